@@ -1,0 +1,284 @@
+/* The child of a launch.  Everything that can be computed was computed by
+ * the parent (plan/, native/); here only the irreversible steps happen, in
+ * this order, each for a reason:
+ *
+ *   1. die with moat (PR_SET_PDEATHSIG), and check moat did not die first;
+ *   2. user namespace maps (only our own uid/gid: no privilege is gained);
+ *   3. mounts in the new mount namespace: private propagation, masks over
+ *      secrets, private /tmp, /dev/shm and /run, a fresh /proc;
+ *   4. with a pid namespace, this process is its init: it forks the
+ *      command and stays behind to reap and forward signals;
+ *   5. in the command: setsid() (no controlling terminal: no TIOCSTI into
+ *      the caller's terminal), rlimits (core dumps off), chdir;
+ *   6. PR_SET_NO_NEW_PRIVS, then Landlock (which needs NNP when there is
+ *      no CAP_SYS_ADMIN; NNP before it costs nothing);
+ *   7. close every fd but 0, 1, 2, the declared ones and the error pipe;
+ *   8. seccomp last, so the filter need not allow anything the steps above
+ *      use; then execve of the path resolved in the parent, with the exact
+ *      environment the plan built.
+ *
+ * No allocation after the fork: the parent may have held malloc's lock. */
+#include "launch/child.h"
+
+#include <errno.h>
+#include <stdarg.h>
+#include <fcntl.h>
+#include <net/if.h>
+#include <poll.h>
+#include <sched.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/prctl.h>
+#include <sys/signalfd.h>
+#include <sys/socket.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "launch/signals.h"
+#include "util/cleanup.h"
+
+static _Noreturn void fail(const struct child_args *a, int exit_code, int errnum, const char *fmt, ...)
+	__attribute__((format(printf, 4, 5)));
+
+static _Noreturn void fail(const struct child_args *a, int exit_code, int errnum, const char *fmt, ...)
+{
+	struct child_failure f;
+	va_list ap;
+	ssize_t unused;
+
+	memset(&f, 0, sizeof(f));
+	f.errnum = errnum;
+	f.exit_code = exit_code;
+	va_start(ap, fmt);
+	vsnprintf(f.what, sizeof(f.what), fmt, ap);
+	va_end(ap);
+	unused = write(a->err_fd, &f, sizeof(f));
+	(void)unused;
+	_exit(exit_code);
+}
+
+static int write_file(const char *path, const char *text)
+{
+	int fd = open(path, O_WRONLY | O_CLOEXEC);
+	ssize_t n;
+	size_t len = strlen(text);
+
+	if (fd < 0)
+		return -errno;
+	n = write(fd, text, len);
+	close(fd);
+	if (n < 0)
+		return -errno;
+	return (size_t)n == len ? 0 : -EIO;
+}
+
+static void map_ids(const struct child_args *a)
+{
+	const struct native_plan *np = &a->plan->native;
+	char line[64];
+	int rc;
+
+	/* setgroups must be denied before an unprivileged gid_map is
+	 * accepted (CVE-2014-8989: dropping groups could grant access). */
+	rc = write_file("/proc/self/setgroups", "deny");
+	if (rc < 0 && rc != -ENOENT)
+		fail(a, 125, -rc, "writing /proc/self/setgroups");
+	snprintf(line, sizeof(line), "%u %u 1\n", np->outer_uid, np->outer_uid);
+	if ((rc = write_file("/proc/self/uid_map", line)) < 0)
+		fail(a, 125, -rc, "writing /proc/self/uid_map");
+	snprintf(line, sizeof(line), "%u %u 1\n", np->outer_gid, np->outer_gid);
+	if ((rc = write_file("/proc/self/gid_map", line)) < 0)
+		fail(a, 125, -rc, "writing /proc/self/gid_map");
+}
+
+/* A new network namespace starts with lo down; loopback mode wants it up. */
+static void loopback_up(const struct child_args *a)
+{
+	struct ifreq ifr;
+	int s = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+
+	if (s < 0)
+		fail(a, 125, errno, "socket for bringing lo up");
+	memset(&ifr, 0, sizeof(ifr));
+	snprintf(ifr.ifr_name, sizeof(ifr.ifr_name), "lo");
+	if (ioctl(s, SIOCGIFFLAGS, &ifr) < 0)
+		fail(a, 125, errno, "SIOCGIFFLAGS lo");
+	ifr.ifr_flags |= IFF_UP;
+	if (ioctl(s, SIOCSIFFLAGS, &ifr) < 0)
+		fail(a, 125, errno, "SIOCSIFFLAGS lo");
+	close(s);
+}
+
+static int cmp_int(const void *x, const void *y)
+{
+	int a = *(const int *)x, b = *(const int *)y;
+	return (a > b) - (a < b);
+}
+
+/* Close everything above 2 except the kept fds (sorted), with close_range
+ * over the gaps; the kept ones lose FD_CLOEXEC so they survive execve. */
+static void close_fds(const struct child_args *a)
+{
+	const struct moat_policy *p = a->policy;
+	int keep[66];
+	size_t n = 0, i;
+	unsigned int from = 3;
+
+	for (i = 0; i < p->n_keep_fds && n < 64; i++)
+		keep[n++] = p->keep_fds[i];
+	keep[n++] = a->err_fd;
+	qsort(keep, n, sizeof(int), cmp_int);
+	for (i = 0; i < n; i++) {
+		if (keep[i] < 3)
+			continue;
+		if ((unsigned)keep[i] > from && syscall(SYS_close_range, from, (unsigned)keep[i] - 1, 0) != 0)
+			fail(a, 125, errno, "close_range");
+		from = (unsigned)keep[i] + 1;
+		if (keep[i] != a->err_fd) {
+			int fl = fcntl(keep[i], F_GETFD);
+			if (fl < 0 || fcntl(keep[i], F_SETFD, fl & ~FD_CLOEXEC) < 0)
+				fail(a, 125, errno, "--keep-fd %d", keep[i]);
+		}
+	}
+	if (syscall(SYS_close_range, from, ~0U, 0) != 0)
+		fail(a, 125, errno, "close_range");
+}
+
+/* Step 5 onwards, in the process that becomes the command. */
+static _Noreturn void exec_command(const struct child_args *a)
+{
+	const struct moat_policy *p = a->policy;
+	const struct moat_plan *plan = a->plan;
+	const struct native_plan *np = &plan->native;
+	bool sandboxed = plan->status != MOAT_STATUS_OFF;
+	size_t i;
+	int rc;
+
+	if (sandboxed) {
+		if (setsid() < 0)
+			fail(a, 125, errno, "setsid");
+		for (i = 0; i < np->n_rlimits; i++) {
+			struct rlimit rl = {.rlim_cur = np->rlimits[i].value, .rlim_max = np->rlimits[i].value};
+			if (setrlimit(np->rlimits[i].resource, &rl) != 0)
+				fail(a, 125, errno, "setrlimit(%d)", np->rlimits[i].resource);
+		}
+	}
+	if (chdir(p->cwd) != 0)
+		fail(a, 125, errno, "chdir %s", p->cwd);
+	if (sandboxed) {
+		if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0)
+			fail(a, 125, errno, "PR_SET_NO_NEW_PRIVS");
+		if (np->landlock.ruleset_fd >= 0) {
+			if (np->mounts.enabled) {
+				/* File systems mounted in step 3 are new inodes:
+				 * their rules can only be added now. */
+				if (p->private_tmp && (rc = landlock_child_add(&np->landlock, "/tmp", true)) < 0)
+					fail(a, 125, -rc, "landlock rule for /tmp");
+				if (p->private_tmp && access("/dev/shm", F_OK) == 0 &&
+				    (rc = landlock_child_add(&np->landlock, "/dev/shm", true)) < 0)
+					fail(a, 125, -rc, "landlock rule for /dev/shm");
+				if ((rc = landlock_child_add(&np->landlock, "/proc", false)) < 0)
+					fail(a, 125, -rc, "landlock rule for /proc");
+			}
+			if ((rc = landlock_child_restrict(&np->landlock)) < 0)
+				fail(a, 125, -rc, "landlock_restrict_self");
+		}
+		close_fds(a);
+	}
+	/* Signals moat blocked for itself must not stay blocked in the
+	 * command: the mask survives execve. */
+	signals_reset_for_exec(&a->saved_mask);
+	if (sandboxed && np->use_seccomp && (rc = moat_seccomp_load(&np->bpf)) < 0)
+		fail(a, 125, -rc, "loading the seccomp filter");
+
+	execve(p->exe, p->argv, sandboxed ? plan->envp : environ);
+	fail(a, errno == ENOENT ? 127 : 126, errno, "execve %s", p->exe);
+}
+
+/* pid 1 of the new pid namespace.  When it exits the kernel kills every
+ * process left in the namespace, double-forked daemons included; it is
+ * itself killed (PR_SET_PDEATHSIG) when moat dies, even by SIGKILL. */
+static _Noreturn void run_init(const struct child_args *a, pid_t cmd)
+{
+	sigset_t set;
+	int sfd;
+
+	close(a->err_fd);
+	signals_forwarded_set(&set);
+	sigaddset(&set, SIGCHLD);
+	sfd = signalfd(-1, &set, SFD_CLOEXEC);
+	if (sfd < 0)
+		_exit(125);
+	for (;;) {
+		struct signalfd_siginfo si;
+		ssize_t n = read(sfd, &si, sizeof(si));
+		int status;
+		pid_t w;
+
+		if (n != (ssize_t)sizeof(si)) {
+			if (n < 0 && errno == EINTR)
+				continue;
+			_exit(125);
+		}
+		if (si.ssi_signo != SIGCHLD) {
+			kill(cmd, (int)si.ssi_signo);
+			continue;
+		}
+		while ((w = waitpid(-1, &status, WNOHANG)) > 0) {
+			if (w == cmd) {
+				ssize_t unused = write(a->status_fd, &status, sizeof(status));
+				(void)unused;
+				_exit(0);
+			}
+		}
+	}
+}
+
+_Noreturn void child_main(const struct child_args *a)
+{
+	const struct native_plan *np = &a->plan->native;
+	struct pollfd pf = {.fd = a->lifeline_fd, .events = POLLIN};
+	pid_t cmd;
+
+	/* 1. Die with moat.  If moat died before prctl took effect, the
+	 * lifeline pipe (whose only writer is moat) has hung up already. */
+	if (prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0) != 0)
+		fail(a, 125, errno, "PR_SET_PDEATHSIG");
+	if (poll(&pf, 1, 0) > 0 && (pf.revents & (POLLHUP | POLLERR)))
+		_exit(125);
+
+	if (a->plan->status == MOAT_STATUS_OFF)
+		exec_command(a);
+
+	/* 2. */
+	if (np->clone_flags & CLONE_NEWUSER)
+		map_ids(a);
+	/* 3. */
+	if (np->mounts.enabled) {
+		const char *failed = NULL;
+		int rc = mounts_apply(&np->mounts, &failed);
+		if (rc < 0)
+			fail(a, 125, -rc, "mount namespace: %s", failed);
+	}
+	if ((np->clone_flags & CLONE_NEWNET) && a->policy->net == MOAT_NET_LOOPBACK)
+		loopback_up(a);
+	if (!np->pid_init) {
+		close(a->lifeline_fd);
+		exec_command(a);
+	}
+
+	/* 4. */
+	cmd = fork();
+	if (cmd < 0)
+		fail(a, 125, errno, "fork in the pid namespace");
+	if (cmd == 0) {
+		close(a->status_fd);
+		close(a->lifeline_fd);
+		exec_command(a);
+	}
+	close(a->lifeline_fd);
+	run_init(a, cmd);
+}

@@ -1,0 +1,31 @@
+/* The child side of a launch: the irreversible steps, in their fixed
+ * order, then execve.  Internal to launch/. */
+#ifndef MOAT_LAUNCH_CHILD_H
+#define MOAT_LAUNCH_CHILD_H
+
+#include <signal.h>
+
+#include "plan/plan.h"
+#include "policy/policy.h"
+
+/* What the child tells the parent when a step fails, through the
+ * close-on-exec error pipe (EOF on that pipe means execve succeeded). */
+struct child_failure {
+	int errnum;
+	int exit_code; /* 125 setup, 126 not executable, 127 not found */
+	char what[256];
+};
+
+struct child_args {
+	const struct moat_policy *policy;
+	const struct moat_plan *plan;
+	sigset_t saved_mask; /* moat's mask before it blocked signals */
+	int err_fd;          /* write end of the error pipe */
+	int status_fd;       /* pid-namespace init: write end for the command's wait status */
+	int lifeline_fd;     /* read end: hangs up when moat dies */
+};
+
+/* Runs in the first child; never returns. */
+_Noreturn void child_main(const struct child_args *a);
+
+#endif

@@ -1,0 +1,225 @@
+#include "launch/launch.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/signalfd.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "launch/child.h"
+#include "launch/signals.h"
+#include "util/cleanup.h"
+
+long long moat_now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (long long)ts.tv_sec * 1000000000LL + ts.tv_nsec;
+}
+
+static void noop_handler(int sig)
+{
+	(void)sig;
+}
+
+/* Kill and reap whatever is left of the tree after the command ended:
+ * without a pid namespace, moat is a subreaper, so orphans (double-forked
+ * daemons) are reparented to it and can be found as its children. */
+static void reap_orphans(void)
+{
+	int round;
+
+	for (round = 0; round < 100; round++) {
+		char path[64];
+		cleanup_fclose FILE *f = NULL;
+		int pid, found = 0;
+
+		snprintf(path, sizeof(path), "/proc/self/task/%d/children", (int)getpid());
+		f = fopen(path, "re");
+		if (f) {
+			while (fscanf(f, "%d", &pid) == 1) {
+				kill(pid, SIGKILL);
+				found = 1;
+			}
+		}
+		while (waitpid(-1, NULL, WNOHANG) > 0)
+			found = 1;
+		if (!found)
+			return;
+		usleep(1000);
+	}
+}
+
+static void decode_status(int status, struct moat_launch_result *r)
+{
+	if (WIFEXITED(status)) {
+		r->exited = true;
+		r->exit_status = WEXITSTATUS(status);
+		r->exit_code = r->exit_status;
+	} else if (WIFSIGNALED(status)) {
+		r->signal = WTERMSIG(status);
+		r->exit_code = 128 + r->signal;
+	}
+}
+
+int launch_run(const struct moat_policy *p, const struct moat_plan *plan, long long moat_start_ns,
+	       struct moat_launch_result *r, struct moat_error *err)
+{
+	const struct native_plan *np = &plan->native;
+	int errp[2] = {-1, -1}, statp[2] = {-1, -1}, life[2] = {-1, -1};
+	cleanup_close int sfd = -1;
+	sigset_t fwd, saved;
+	struct sigaction sa = {.sa_handler = noop_handler};
+	struct child_args args;
+	long long exec_ns = 0, deadline_ns = 0, kill_ns = 0;
+	bool have_status = false, child_done = false, err_eof = false;
+	int status = 0, child_status = 0, flags;
+	pid_t child;
+	size_t i;
+
+	memset(r, 0, sizeof(*r));
+	if (pipe2(errp, O_CLOEXEC) != 0 || pipe2(statp, O_CLOEXEC) != 0 || pipe2(life, O_CLOEXEC) != 0)
+		return moat_error_set(err, MOAT_E_SYSTEM, errno, "pipe2");
+
+	/* Block the forwarded signals and read them from a signalfd: no
+	 * signal can be lost between fork and the loop.  A no-op handler
+	 * keeps SIGINT from the terminal from killing moat before the child. */
+	signals_forwarded_set(&fwd);
+	sigaddset(&fwd, SIGCHLD);
+	sigprocmask(SIG_BLOCK, &fwd, &saved);
+	for (i = 1; i < NSIG; i++)
+		if (sigismember(&fwd, (int)i) == 1)
+			sigaction((int)i, &sa, NULL);
+	sfd = signalfd(-1, &fwd, SFD_CLOEXEC | SFD_NONBLOCK);
+	if (sfd < 0)
+		return moat_error_set(err, MOAT_E_SYSTEM, errno, "signalfd");
+	if (!np->pid_init)
+		prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0);
+
+	args = (struct child_args){.policy = p, .plan = plan, .saved_mask = saved, .err_fd = errp[1],
+				   .status_fd = statp[1], .lifeline_fd = life[0]};
+	flags = plan->status == MOAT_STATUS_OFF ? 0 : np->clone_flags;
+	/* Raw clone, not clone(3): it behaves like fork with the namespace
+	 * flags applied, so the child is pid 1 of its new pid namespace. */
+	child = (pid_t)syscall(SYS_clone, (unsigned long)flags | SIGCHLD, NULL, NULL, NULL, 0UL);
+	if (child < 0) {
+		int e = errno;
+		moat_error_set(err, MOAT_E_SYSTEM, e, "creating the sandbox (clone flags 0x%x)", flags);
+		if (e == EPERM || e == ENOSPC)
+			moat_error_hint(err, "user namespaces may be restricted here; `moat probe` says why, and "
+					     "--mode prefer runs without them");
+		return -1;
+	}
+	if (child == 0)
+		child_main(&args);
+
+	close(errp[1]);
+	close(statp[1]);
+	close(life[0]);
+	if (p->limits.timeout_s > 0)
+		deadline_ns = moat_now_ns() + (long long)(p->limits.timeout_s * 1e9);
+
+	while (!(child_done && err_eof)) {
+		struct pollfd pfd[3] = {{.fd = sfd, .events = POLLIN},
+					{.fd = err_eof ? -1 : errp[0], .events = POLLIN},
+					{.fd = -1}};
+		int timeout_ms = -1;
+		long long now = moat_now_ns();
+
+		if (deadline_ns && !r->timed_out) {
+			if (now >= deadline_ns) {
+				r->timed_out = true;
+				kill(child, SIGTERM);
+				if (!np->pid_init)
+					kill(-child, SIGTERM);
+				kill_ns = now + (long long)MOAT_TIMEOUT_GRACE_MS * 1000000LL;
+			} else {
+				timeout_ms = (int)((deadline_ns - now) / 1000000LL) + 1;
+			}
+		}
+		if (kill_ns) {
+			if (now >= kill_ns) {
+				kill(child, SIGKILL);
+				if (!np->pid_init)
+					kill(-child, SIGKILL);
+				kill_ns = 0;
+			} else {
+				timeout_ms = (int)((kill_ns - now) / 1000000LL) + 1;
+			}
+		}
+		if (poll(pfd, 2, timeout_ms) < 0 && errno != EINTR)
+			return moat_error_set(err, MOAT_E_SYSTEM, errno, "poll");
+
+		if (pfd[1].revents) {
+			struct child_failure f;
+			ssize_t n = read(errp[0], &f, sizeof(f));
+
+			if (n == (ssize_t)sizeof(f)) {
+				f.what[sizeof(f.what) - 1] = '\0';
+				snprintf(r->failure, sizeof(r->failure), "%s%s%s", f.what, f.errnum ? ": " : "",
+					 f.errnum ? strerror(f.errnum) : "");
+			} else if (n == 0) {
+				err_eof = true;
+				if (!r->failure[0]) {
+					r->executed = !child_done;
+					exec_ns = moat_now_ns();
+				}
+			} else if (n < 0 && errno != EINTR) {
+				err_eof = true;
+			}
+		}
+		if (pfd[0].revents & POLLIN) {
+			struct signalfd_siginfo si;
+
+			while (read(sfd, &si, sizeof(si)) == (ssize_t)sizeof(si)) {
+				if (si.ssi_signo != SIGCHLD) {
+					kill(child, (int)si.ssi_signo);
+					continue;
+				}
+				for (;;) {
+					pid_t w = waitpid(-1, &status, WNOHANG);
+					if (w <= 0)
+						break;
+					if (w == child) {
+						child_done = true;
+						child_status = status;
+					}
+				}
+			}
+		}
+	}
+
+	/* The exec happened if the error pipe closed without a failure
+	 * record; with a pid namespace, the command's own status comes from
+	 * the init, and the init's own status says only that it ended. */
+	if (r->failure[0])
+		r->executed = false;
+	else
+		r->executed = true;
+	if (np->pid_init && plan->status != MOAT_STATUS_OFF &&
+	    read(statp[0], &status, sizeof(status)) == (ssize_t)sizeof(status))
+		have_status = true;
+	close(statp[0]);
+	close(errp[0]);
+	close(life[1]);
+	decode_status(have_status ? status : child_status, r);
+	if (!np->pid_init || plan->status == MOAT_STATUS_OFF)
+		reap_orphans();
+
+	r->exec_ms = exec_ns ? (double)(exec_ns - moat_start_ns) / 1e6 : 0;
+	r->run_ms = exec_ns ? (double)(moat_now_ns() - exec_ns) / 1e6 : 0;
+	if (r->timed_out)
+		r->exit_code = MOAT_EXIT_TIMEOUT;
+	sigprocmask(SIG_SETMASK, &saved, NULL);
+	return 0;
+}

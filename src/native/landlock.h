@@ -1,0 +1,55 @@
+/* Landlock: file-system rights, TCP ports (ABI >= 4), and abstract-socket
+ * and signal scoping (ABI >= 6).  The ruleset is built in the parent, with
+ * every rule's path opened there; the child adds the rules for file systems
+ * it mounts itself (/tmp, /proc) and then restricts itself. */
+#ifndef MOAT_NATIVE_LANDLOCK_H
+#define MOAT_NATIVE_LANDLOCK_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "policy/policy.h"
+#include "util/err.h"
+
+/* Constants Debian 12's <linux/landlock.h> (6.1) lacks. */
+#ifndef LANDLOCK_ACCESS_FS_REFER
+#define LANDLOCK_ACCESS_FS_REFER (1ULL << 13)
+#endif
+#ifndef LANDLOCK_ACCESS_FS_TRUNCATE
+#define LANDLOCK_ACCESS_FS_TRUNCATE (1ULL << 14)
+#endif
+#ifndef LANDLOCK_ACCESS_FS_IOCTL_DEV
+#define LANDLOCK_ACCESS_FS_IOCTL_DEV (1ULL << 15)
+#endif
+#define MOAT_LANDLOCK_ACCESS_NET_BIND_TCP (1ULL << 0)
+#define MOAT_LANDLOCK_ACCESS_NET_CONNECT_TCP (1ULL << 1)
+#define MOAT_LANDLOCK_SCOPE_ABSTRACT_UNIX_SOCKET (1ULL << 0)
+#define MOAT_LANDLOCK_SCOPE_SIGNAL (1ULL << 1)
+#define MOAT_LANDLOCK_RULE_PATH_BENEATH 1
+#define MOAT_LANDLOCK_RULE_NET_PORT 2
+
+struct native_landlock {
+	int abi;          /* the ABI used; 0: Landlock not used */
+	int ruleset_fd;   /* -1 when not used */
+	uint64_t handled_fs, handled_net, scoped;
+	uint64_t read_rights, write_rights; /* for rules the child adds */
+	size_t n_rules;   /* rules added in the parent */
+	bool expanded;    /* deny-inside-allow done by expansion */
+};
+
+void landlock_plan_init(struct native_landlock *l);
+void landlock_plan_free(struct native_landlock *l);
+
+/* Build the ruleset for the policy's path rules.  `expand_denies`: no mount
+ * namespace will mask denied paths, so grants that contain one are
+ * expanded into their other children.  `extra_write` is a directory to
+ * grant write (the per-run tmp), or NULL. */
+int landlock_compile(const struct moat_policy *p, int abi, bool expand_denies, const char *extra_write,
+		     struct native_landlock *l, struct moat_error *err);
+
+/* Child: grant `path` (opened now, after mounts) read or write. */
+int landlock_child_add(const struct native_landlock *l, const char *path, bool write);
+/* Child: enforce.  Needs no_new_privs or CAP_SYS_ADMIN.  Returns 0/-errno. */
+int landlock_child_restrict(const struct native_landlock *l);
+
+#endif

@@ -1,0 +1,262 @@
+#include "native/native.h"
+
+#include <errno.h>
+#include <ftw.h>
+#include <sched.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "plan/plan.h"
+#include "util/cleanup.h"
+#include "util/mem.h"
+
+#define HINT_USERNS                                                                                                    \
+	"enable unprivileged user namespaces: `sysctl -w kernel.unprivileged_userns_clone=1` (Debian), "          \
+	"`sysctl -w kernel.apparmor_restrict_unprivileged_userns=0` (Ubuntu 24.04+), "                            \
+	"`sysctl -w user.max_user_namespaces=15000` (Fedora/RHEL)"
+#define HINT_LANDLOCK                                                                                                  \
+	"use a kernel >= 6.7 with CONFIG_SECURITY_LANDLOCK=y and landlock in the lsm= boot parameter "           \
+	"(check /sys/kernel/security/lsm); Debian: linux-image from bookworm-backports"
+#define HINT_SECCOMP "use a kernel built with CONFIG_SECCOMP_FILTER=y"
+
+/* Sockets and agents live under /run; when the network is on, /run holds
+ * the resolver's files too, so only the socket directories are masked. */
+static const char *const run_sockets[] = {
+	"/run/dbus", "/run/docker.sock", "/run/docker", "/run/containerd", "/run/podman", "/run/user",
+	"/run/systemd/private", "/run/systemd/journal", "/var/run/docker.sock", "/run/snapd.socket",
+};
+
+void native_plan_init(struct native_plan *np)
+{
+	memset(np, 0, sizeof(*np));
+	landlock_plan_init(&np->landlock);
+}
+
+void native_plan_free(struct native_plan *np)
+{
+	mounts_free(&np->mounts);
+	landlock_plan_free(&np->landlock);
+	moat_bpf_free(&np->bpf);
+	free(np->private_tmp_dir);
+	memset(np, 0, sizeof(*np));
+	np->landlock.ruleset_fd = -1;
+}
+
+static void add_rlimit(struct native_plan *np, int resource, rlim_t value)
+{
+	if (np->n_rlimits < ARRAY_LEN(np->rlimits)) {
+		np->rlimits[np->n_rlimits].resource = resource;
+		np->rlimits[np->n_rlimits].value = value;
+		np->n_rlimits++;
+	}
+}
+
+static void plan_masks(const struct moat_policy *p, struct native_plan *np)
+{
+	size_t i;
+
+	for (i = 0; i < p->n_paths; i++) {
+		struct stat st;
+
+		if (p->paths[i].access != MOAT_ACCESS_DENY || stat(p->paths[i].path, &st) != 0)
+			continue;
+		mounts_add(&np->mounts, S_ISDIR(st.st_mode) ? NATIVE_MOUNT_MASK_DIR : NATIVE_MOUNT_MASK_FILE,
+			   p->paths[i].path);
+	}
+	if (p->private_tmp) {
+		mounts_add(&np->mounts, NATIVE_MOUNT_TMPFS, "/tmp");
+		if (access("/dev/shm", F_OK) == 0)
+			mounts_add(&np->mounts, NATIVE_MOUNT_TMPFS, "/dev/shm");
+	}
+	if (p->net != MOAT_NET_ALL) {
+		mounts_add(&np->mounts, NATIVE_MOUNT_TMPFS, "/run");
+	} else {
+		for (i = 0; i < ARRAY_LEN(run_sockets); i++) {
+			struct stat st;
+			if (stat(run_sockets[i], &st) == 0)
+				mounts_add(&np->mounts, S_ISDIR(st.st_mode) ? NATIVE_MOUNT_MASK_DIR
+									    : NATIVE_MOUNT_MASK_FILE,
+					   run_sockets[i]);
+		}
+	}
+}
+
+static size_t count_denies(const struct moat_policy *p)
+{
+	size_t i, n = 0;
+
+	for (i = 0; i < p->n_paths; i++)
+		n += p->paths[i].access == MOAT_ACCESS_DENY;
+	return n;
+}
+
+int native_compile(const struct moat_policy *p, const struct moat_host *h, struct native_plan *np,
+		   struct moat_verdict *props, struct moat_error *err)
+{
+	bool ns = h->userns || h->root;
+	bool netns = ns && p->net != MOAT_NET_ALL;
+	int abi = h->landlock_abi;
+	const char *tmp_extra = NULL;
+	char rl[160];
+
+	np->outer_uid = h->uid;
+	np->outer_gid = h->gid;
+
+	/* Namespaces.  As root without user namespaces the others can still
+	 * be made; with them, even root is mapped into one, so that the
+	 * sandbox holds no capability over the host. */
+	if (ns) {
+		np->clone_flags = CLONE_NEWNS | CLONE_NEWPID | CLONE_NEWIPC | CLONE_NEWUTS;
+		if (h->userns)
+			np->clone_flags |= CLONE_NEWUSER;
+		if (netns)
+			np->clone_flags |= CLONE_NEWNET;
+		np->pid_init = true;
+		np->mounts.enabled = true;
+		plan_masks(p, np);
+		mounts_add(&np->mounts, NATIVE_MOUNT_PROC, "/proc");
+	} else if (p->private_tmp && abi > 0) {
+		char tmpl[] = "/tmp/moat-tmp.XXXXXX";
+		if (!mkdtemp(tmpl))
+			return moat_error_set(err, MOAT_E_SYSTEM, errno, "creating a private tmp under /tmp");
+		np->private_tmp_dir = moat_xstrdup(tmpl);
+		tmp_extra = np->private_tmp_dir;
+	}
+
+	if (abi > 0 && landlock_compile(p, abi, !np->mounts.enabled, tmp_extra, &np->landlock, err) < 0)
+		return -1;
+
+	if (h->seccomp) {
+		struct moat_seccomp_opts so = {.net = p->net, .allow_ptrace = false};
+		if (moat_seccomp_compile(&so, &np->bpf, err) < 0)
+			return moat_error_wrap(err, "compiling the seccomp filter");
+		np->use_seccomp = true;
+	}
+
+	add_rlimit(np, RLIMIT_CORE, 0);
+	snprintf(rl, sizeof(rl), "setrlimit: core 0");
+	if (p->limits.memory_bytes != MOAT_LIMIT_UNSET)
+		add_rlimit(np, RLIMIT_AS, (rlim_t)p->limits.memory_bytes);
+	if (p->limits.pids != MOAT_LIMIT_UNSET)
+		add_rlimit(np, RLIMIT_NPROC, (rlim_t)p->limits.pids);
+	if (p->limits.files != MOAT_LIMIT_UNSET)
+		add_rlimit(np, RLIMIT_NOFILE, (rlim_t)p->limits.files);
+	if (p->limits.cpu_seconds != MOAT_LIMIT_UNSET)
+		add_rlimit(np, RLIMIT_CPU, (rlim_t)p->limits.cpu_seconds);
+	if (np->n_rlimits > 1)
+		snprintf(rl, sizeof(rl), "setrlimit: core 0 and %zu declared limits", np->n_rlimits - 1);
+
+	/* Verdicts, from what was compiled above and nothing else. */
+	if (np->landlock.abi > 0)
+		verdict_enforce(&props[MOAT_P_FS_READ], "landlock ABI %d, %zu rules", np->landlock.abi,
+				np->landlock.n_rules);
+	else
+		verdict_missing(&props[MOAT_P_FS_READ], HINT_LANDLOCK, "Landlock is not available on this kernel");
+
+	if (np->landlock.abi >= 3)
+		verdict_enforce(&props[MOAT_P_FS_WRITE], "landlock ABI %d", np->landlock.abi);
+	else if (np->landlock.abi > 0)
+		verdict_missing(&props[MOAT_P_FS_WRITE], HINT_LANDLOCK,
+				"Landlock ABI %d cannot refuse truncate(2); ABI 3 is needed", np->landlock.abi);
+	else
+		verdict_missing(&props[MOAT_P_FS_WRITE], HINT_LANDLOCK, "Landlock is not available on this kernel");
+
+	if (np->mounts.enabled && np->landlock.abi > 0)
+		verdict_enforce(&props[MOAT_P_FS_SECRETS], "mount masks over %zu denied paths, landlock",
+				count_denies(p));
+	else if (np->landlock.abi > 0)
+		verdict_enforce(&props[MOAT_P_FS_SECRETS], "landlock: grants expanded around %zu denied paths",
+				count_denies(p));
+	else
+		verdict_missing(&props[MOAT_P_FS_SECRETS], HINT_LANDLOCK,
+				"neither Landlock nor a mount namespace is available");
+
+	if (np->mounts.enabled && p->private_tmp)
+		verdict_enforce(&props[MOAT_P_FS_TMP], "tmpfs on /tmp and /dev/shm in a mount namespace");
+	else if (np->private_tmp_dir)
+		verdict_enforce(&props[MOAT_P_FS_TMP], "per-run TMPDIR, removed afterwards (landlock)");
+	else
+		verdict_missing(&props[MOAT_P_FS_TMP], HINT_USERNS, "no mount namespace and no Landlock");
+
+	if (netns && np->use_seccomp)
+		verdict_enforce(&props[MOAT_P_NET_NONE], "network namespace; seccomp: socket() AF_UNIX only");
+	else if (np->use_seccomp)
+		verdict_enforce(&props[MOAT_P_NET_NONE], "seccomp: socket() AF_UNIX only");
+	else if (netns)
+		verdict_enforce(&props[MOAT_P_NET_NONE], "network namespace without interfaces");
+	else
+		verdict_missing(&props[MOAT_P_NET_NONE], HINT_SECCOMP, "neither seccomp nor a network namespace");
+
+	if (netns)
+		verdict_enforce(&props[MOAT_P_NET_LOOPBACK], "network namespace with only lo");
+	else
+		verdict_missing(&props[MOAT_P_NET_LOOPBACK], HINT_USERNS,
+				"loopback-only needs a network namespace: %s", h->userns_why);
+
+	if (netns)
+		verdict_enforce(&props[MOAT_P_IPC_ABSTRACT], "network namespace%s",
+				np->landlock.scoped ? ", landlock scope" : "");
+	else if (np->landlock.scoped & MOAT_LANDLOCK_SCOPE_ABSTRACT_UNIX_SOCKET)
+		verdict_enforce(&props[MOAT_P_IPC_ABSTRACT], "landlock ABI %d abstract-socket scope", np->landlock.abi);
+	else
+		verdict_missing(&props[MOAT_P_IPC_ABSTRACT], HINT_USERNS,
+				"needs a network namespace or Landlock ABI 6");
+
+	if (np->mounts.enabled)
+		verdict_enforce(&props[MOAT_P_IPC_UNIX], "mount namespace: private /tmp, /run%s masked",
+				p->net == MOAT_NET_ALL ? " socket dirs" : "");
+	else
+		verdict_missing(&props[MOAT_P_IPC_UNIX], HINT_USERNS,
+				"Landlock before ABI 9 does not govern connect(2) to unix sockets; a mount namespace "
+				"is needed: %s",
+				h->userns_why);
+
+	if (np->pid_init)
+		verdict_enforce(&props[MOAT_P_PROC_PID], "pid namespace with a fresh /proc");
+	else
+		verdict_missing(&props[MOAT_P_PROC_PID], HINT_USERNS, "no pid namespace: %s", h->userns_why);
+
+	if (np->use_seccomp && (np->landlock.abi > 0 || np->pid_init))
+		verdict_enforce(&props[MOAT_P_PROC_PTRACE], "seccomp: ptrace, process_vm_* refused; %s",
+				np->landlock.abi > 0 ? "landlock ptrace scoping" : "pid namespace");
+	else
+		verdict_missing(&props[MOAT_P_PROC_PTRACE], HINT_SECCOMP,
+				"needs seccomp and Landlock or a pid namespace");
+
+	if (np->use_seccomp)
+		verdict_enforce(&props[MOAT_P_SYS_FILTER], "seccomp-bpf, %u instructions", np->bpf.len);
+	else
+		verdict_missing(&props[MOAT_P_SYS_FILTER], HINT_SECCOMP, "seccomp filters are not available");
+
+	if (np->use_seccomp)
+		verdict_enforce(&props[MOAT_P_TTY_INJECT], "setsid; seccomp: TIOCSTI, TIOCLINUX refused");
+	else if (h->userns || !h->root)
+		verdict_enforce(&props[MOAT_P_TTY_INJECT], "setsid: no controlling terminal, no CAP_SYS_ADMIN");
+	else
+		verdict_missing(&props[MOAT_P_TTY_INJECT], HINT_SECCOMP,
+				"root keeps TIOCSTI on any terminal without seccomp or a user namespace");
+
+	verdict_enforce(&props[MOAT_P_ENV_CURATED], "exact environment built by moat");
+	verdict_enforce(&props[MOAT_P_FD_CLEAN], "close_range: 0, 1, 2 and %zu declared", p->n_keep_fds);
+	verdict_enforce(&props[MOAT_P_RES_LIMITS], "%s", rl);
+	return 0;
+}
+
+static int remove_entry(const char *path, const struct stat *st, int type, struct FTW *ftw)
+{
+	(void)st;
+	(void)type;
+	(void)ftw;
+	remove(path);
+	return 0;
+}
+
+void native_cleanup(struct native_plan *np)
+{
+	/* FTW_PHYS: never follow a link the sandbox planted in its tmp. */
+	if (np->private_tmp_dir)
+		nftw(np->private_tmp_dir, remove_entry, 16, FTW_DEPTH | FTW_PHYS | FTW_MOUNT);
+}

@@ -1,0 +1,59 @@
+/* The native Linux backend: a compiler from the policy to kernel
+ * mechanisms (namespaces, mounts, rlimits, Landlock, seccomp), and the
+ * child-side steps that apply what was compiled.  native_compile() runs in
+ * the parent and decides, per property, what will enforce it; the launcher
+ * (launch/) applies the plan in the order written in launch/child.c. */
+#ifndef MOAT_NATIVE_NATIVE_H
+#define MOAT_NATIVE_NATIVE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <sys/resource.h>
+#include <sys/types.h>
+
+#include "native/landlock.h"
+#include "native/mounts.h"
+#include "native/seccomp.h"
+#include "plan/host.h"
+#include "policy/policy.h"
+#include "util/err.h"
+
+struct moat_verdict;
+
+struct native_rlimit {
+	int resource;
+	rlim_t value;
+};
+
+struct native_plan {
+	/* Namespaces: clone flags for the first child. */
+	int clone_flags;
+	bool pid_init;      /* a pid namespace: the first child is its init */
+	uid_t outer_uid;    /* mapped to the same id inside the user namespace */
+	gid_t outer_gid;
+
+	struct native_mounts mounts; /* applied in the mount namespace */
+	struct native_landlock landlock;
+	bool use_seccomp;
+	struct moat_bpf bpf;
+
+	struct native_rlimit rlimits[8];
+	size_t n_rlimits;
+
+	char *private_tmp_dir; /* without a mount namespace: a per-run TMPDIR */
+};
+
+void native_plan_init(struct native_plan *np);
+void native_plan_free(struct native_plan *np);
+
+/* Compile the policy for this host; fill props[] verdicts for everything the
+ * native backend enforces.  Fails only on errors (bad paths in require mode,
+ * libseccomp failures), never because a feature is missing: that is a
+ * verdict. */
+int native_compile(const struct moat_policy *p, const struct moat_host *h, struct native_plan *np,
+		   struct moat_verdict *props, struct moat_error *err);
+
+/* After the run: remove what the run created on the host (the per-run tmp). */
+void native_cleanup(struct native_plan *np);
+
+#endif

@@ -1,0 +1,502 @@
+/* seccomp filter: compiled in the parent with libseccomp, loaded in the
+ * child with a raw seccomp(2).  See seccomp.h for the contract and
+ * docs/seccomp.md for the policy written out for users.
+ *
+ * Errno choices.  A refused call must look like something the caller's
+ * runtime already handles, or the server crashes instead of degrading:
+ *   ENOSYS  where the usual fallback is keyed on "kernel too old / built
+ *           without it": io_uring (liburing users, libuv, tokio-uring and
+ *           Java's io_uring back ends fall back to epoll/threads), clone3
+ *           (glibc >= 2.34 falls back to clone(2) only on ENOSYS, and clone's
+ *           flags are visible to the filter, clone3's are behind a pointer),
+ *           the keyring calls (as LXC does: runc and crun treat ENOSYS from
+ *           keyctl as "no keyring support"; a kernel without CONFIG_KEYS
+ *           answers the same).
+ *   EAFNOSUPPORT  for refused socket families: what a kernel without that
+ *           family says, which every network stack handles as "no such
+ *           network" (Go, Node, Python, the JVM, glibc's resolver).
+ *   EPROTONOSUPPORT  for refused netlink protocols: what the kernel says
+ *           for a protocol it does not have (libaudit treats it as "no audit").
+ *   EOPNOTSUPP  for name_to_handle_at: what a filesystem without export
+ *           support answers, so callers already fall back (mount-id lookups
+ *           via /proc/self/mountinfo).
+ *   EPERM   everything else: what an unprivileged caller gets from these
+ *           calls anyway (mount, modules, kexec, clock setting, ...), so no
+ *           new failure mode is introduced.
+ *
+ * libseccomp 2.5.4 quirks this file works around:
+ *   - SCMP_A1_32() only casts the datum to 32 bits and still compares all 64
+ *     bits, so ioctl(fd, TIOCSTI | 0xdeadbeef00000000) would slip past it
+ *     while the kernel (which takes `unsigned int cmd`) runs TIOCSTI.  Every
+ *     int-typed argument is therefore compared with SCMP_CMP_MASKED_EQ and
+ *     mask 0xffffffff, which checks only the low word.
+ *   - A rule may compare each argument only once (a second comparison of
+ *     the same argument is -EINVAL), so "not in this set" needs several
+ *     rules; see add_personality_rules() and add_socket_rules().
+ *   - seccomp_export_bpf_mem() appeared in 2.6; before it the program is
+ *     exported into a memfd and read back.
+ *   - Adding SCMP_ARCH_X86 or SCMP_ARCH_X32 to the filter would apply the
+ *     filter's default action (ALLOW) to those ABIs: libseccomp has no
+ *     per-architecture default.  Instead only the native arch is in the
+ *     filter and SCMP_FLTATR_ACT_BADARCH is KILL_PROCESS: libseccomp then
+ *     kills i386 (AUDIT_ARCH_I386) and, for x86_64, also emits a check that
+ *     kills any nr >= __X32_SYSCALL_BIT (x32 syscalls report
+ *     AUDIT_ARCH_X86_64).  tests/unit/test_seccomp.c proves both. */
+#include "native/seccomp.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <linux/filter.h>
+#include <linux/netlink.h>
+#include <linux/seccomp.h>
+#include <sched.h>
+#include <seccomp.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/mman.h>
+#include <sys/prctl.h>
+#include <sys/socket.h>
+#include <sys/syscall.h>
+#include <sys/types.h>
+#include <unistd.h>
+
+#include "util/cleanup.h"
+#include "util/mem.h"
+
+#ifndef CLONE_NEWTIME
+#define CLONE_NEWTIME 0x00000080
+#endif
+#ifndef CLONE_NEWCGROUP
+#define CLONE_NEWCGROUP 0x02000000
+#endif
+#ifndef TIOCLINUX
+#define TIOCLINUX 0x541C
+#endif
+#ifndef SOCK_PACKET
+#define SOCK_PACKET 10
+#endif
+
+/* The first address family the kernel does not have yet (AF_MCTP = 45 is
+ * the last one as of 6.18).  Families from here up are refused, so a family
+ * added by a later kernel is denied until someone reviews it. */
+#define MOAT_AF_FIRST_UNKNOWN 46
+
+/* Low 32 bits: for arguments the kernel declares int / unsigned int. */
+#define LOW32 UINT64_C(0xffffffff)
+
+enum deny_class {
+	DENY_ALWAYS,
+	DENY_PTRACE, /* lifted by opts.allow_ptrace */
+};
+
+/* Syscalls refused whatever their arguments.  Columns: name, errno, class,
+ * x86_64 number to use when libseccomp 2.5.4's table does not know the name
+ * (0: none needed).  Names that libseccomp knows but x86_64 lacks (stime,
+ * pciconfig_*) resolve to a negative pseudo number and are skipped. */
+#define MOAT_SECCOMP_DENY(X)                                                                                           \
+	/* io_uring performs its operations (openat, connect, ...) from kernel \
+	 * workers without passing through this filter, so argument checks on \
+	 * those calls would be moot. */                                              \
+	X(io_uring_setup, ENOSYS, DENY_ALWAYS, 0)                                                                      \
+	X(io_uring_enter, ENOSYS, DENY_ALWAYS, 0)                                                                      \
+	X(io_uring_register, ENOSYS, DENY_ALWAYS, 0)                                                                   \
+	/* Kernel attack surface with a long CVE record, of no use to a tool. */ \
+	X(bpf, EPERM, DENY_ALWAYS, 0)                                                                                  \
+	X(perf_event_open, EPERM, DENY_ALWAYS, 0)                                                                      \
+	X(userfaultfd, EPERM, DENY_ALWAYS, 0) /* stalls the kernel at will: race exploits */                          \
+	/* Keyrings are not fully namespaced: they hold the caller's secrets. */   \
+	X(keyctl, ENOSYS, DENY_ALWAYS, 0)                                                                              \
+	X(add_key, ENOSYS, DENY_ALWAYS, 0)                                                                             \
+	X(request_key, ENOSYS, DENY_ALWAYS, 0)                                                                         \
+	/* proc.ptrace: reading or steering another process. */                   \
+	X(ptrace, EPERM, DENY_PTRACE, 0)                                                                               \
+	X(process_vm_readv, EPERM, DENY_PTRACE, 0)                                                                     \
+	X(process_vm_writev, EPERM, DENY_PTRACE, 0)                                                                    \
+	X(kcmp, EPERM, DENY_PTRACE, 0)                                                                                 \
+	X(pidfd_getfd, EPERM, DENY_PTRACE, 0) /* steals another process's fd */                                      \
+	X(process_madvise, EPERM, DENY_PTRACE, 0)                                                                      \
+	/* The mount family: would undo the masks over secret paths. */           \
+	X(mount, EPERM, DENY_ALWAYS, 0)                                                                                \
+	X(umount2, EPERM, DENY_ALWAYS, 0)                                                                              \
+	X(pivot_root, EPERM, DENY_ALWAYS, 0)                                                                           \
+	X(chroot, EPERM, DENY_ALWAYS, 0)                                                                               \
+	X(fsopen, EPERM, DENY_ALWAYS, 0)                                                                               \
+	X(fsconfig, EPERM, DENY_ALWAYS, 0)                                                                             \
+	X(fsmount, EPERM, DENY_ALWAYS, 0)                                                                              \
+	X(fspick, EPERM, DENY_ALWAYS, 0)                                                                               \
+	X(open_tree, EPERM, DENY_ALWAYS, 0)                                                                            \
+	X(open_tree_attr, EPERM, DENY_ALWAYS, 467) /* Linux 6.15 */                                                    \
+	X(move_mount, EPERM, DENY_ALWAYS, 0)                                                                           \
+	X(mount_setattr, EPERM, DENY_ALWAYS, 0)                                                                        \
+	/* New namespaces give the child a root of its own: a user namespace   \
+	 * is the entry to most unprivileged kernel exploits.  unshare is      \
+	 * refused whole (its harmless flags, CLONE_FS/FILES, are unused by   \
+	 * runtimes); clone is filtered on its flags below. */                     \
+	X(unshare, EPERM, DENY_ALWAYS, 0)                                                                              \
+	X(setns, EPERM, DENY_ALWAYS, 0)                                                                                \
+	/* clone3 passes its flags in memory, out of the filter's sight. */        \
+	X(clone3, ENOSYS, DENY_ALWAYS, 0)                                                                              \
+	X(init_module, EPERM, DENY_ALWAYS, 0)                                                                          \
+	X(finit_module, EPERM, DENY_ALWAYS, 0)                                                                         \
+	X(delete_module, EPERM, DENY_ALWAYS, 0)                                                                        \
+	X(kexec_load, EPERM, DENY_ALWAYS, 0)                                                                           \
+	X(kexec_file_load, EPERM, DENY_ALWAYS, 0)                                                                      \
+	/* Opens any inode by handle, bypassing the mount view (CVE "shocker"). */ \
+	X(open_by_handle_at, EPERM, DENY_ALWAYS, 0)                                                                    \
+	X(name_to_handle_at, EOPNOTSUPP, DENY_ALWAYS, 0)                                                               \
+	X(acct, EPERM, DENY_ALWAYS, 0)                                                                                 \
+	X(swapon, EPERM, DENY_ALWAYS, 0)                                                                               \
+	X(swapoff, EPERM, DENY_ALWAYS, 0)                                                                              \
+	X(reboot, EPERM, DENY_ALWAYS, 0)                                                                               \
+	X(syslog, EPERM, DENY_ALWAYS, 0) /* kernel log: addresses, other users */                                     \
+	X(settimeofday, EPERM, DENY_ALWAYS, 0)                                                                         \
+	X(clock_settime, EPERM, DENY_ALWAYS, 0)                                                                        \
+	X(clock_adjtime, EPERM, DENY_ALWAYS, 0)                                                                        \
+	X(adjtimex, EPERM, DENY_ALWAYS, 0)                                                                             \
+	X(stime, EPERM, DENY_ALWAYS, 0)                                                                                \
+	X(iopl, EPERM, DENY_ALWAYS, 0)                                                                                 \
+	X(ioperm, EPERM, DENY_ALWAYS, 0)                                                                               \
+	X(quotactl, EPERM, DENY_ALWAYS, 0)                                                                             \
+	X(quotactl_fd, EPERM, DENY_ALWAYS, 0)                                                                          \
+	X(lookup_dcookie, EPERM, DENY_ALWAYS, 0)                                                                       \
+	X(vhangup, EPERM, DENY_ALWAYS, 0)                                                                              \
+	X(nfsservctl, EPERM, DENY_ALWAYS, 0)                                                                           \
+	X(uselib, EPERM, DENY_ALWAYS, 0)                                                                               \
+	X(_sysctl, EPERM, DENY_ALWAYS, 0)                                                                              \
+	X(pciconfig_read, EPERM, DENY_ALWAYS, 0)                                                                       \
+	X(pciconfig_write, EPERM, DENY_ALWAYS, 0)                                                                      \
+	X(pciconfig_iobase, EPERM, DENY_ALWAYS, 0)                                                                     \
+	X(create_module, EPERM, DENY_ALWAYS, 0)                                                                        \
+	X(get_kernel_syms, EPERM, DENY_ALWAYS, 0)                                                                      \
+	X(query_module, EPERM, DENY_ALWAYS, 0)                                                                         \
+	/* Unprivileged fanotify (5.13+) watches whole filesystems' access. */     \
+	X(fanotify_init, EPERM, DENY_ALWAYS, 0)
+
+struct deny_row {
+	const char *name;
+	int errnum;
+	enum deny_class cls;
+	int fallback_nr;
+};
+
+#define DENY_ROW(name, e, cls, nr) {#name, e, cls, nr},
+#define DENY_NAME(name, e, cls, nr) #name,
+
+static const struct deny_row deny_rows[] = {MOAT_SECCOMP_DENY(DENY_ROW)};
+static const char *const blocked_names[] = {MOAT_SECCOMP_DENY(DENY_NAME)};
+static const char *const filtered_names[] = {"clone", "ioctl", "personality", "socket", "socketpair"};
+
+const char *const *moat_seccomp_blocked_names(size_t *n)
+{
+	*n = ARRAY_LEN(blocked_names);
+	return blocked_names;
+}
+
+const char *const *moat_seccomp_filtered_names(size_t *n)
+{
+	*n = ARRAY_LEN(filtered_names);
+	return filtered_names;
+}
+
+void moat_bpf_free(struct moat_bpf *b)
+{
+	if (!b)
+		return;
+	free(b->insns);
+	b->insns = NULL;
+	b->len = 0;
+}
+
+/* libseccomp returns -errno; keep the message naming the rule. */
+static int rule_error(struct moat_error *err, int rc, const char *what)
+{
+	return moat_error_set(err, MOAT_E_SYSTEM, rc < 0 ? -rc : EINVAL, "seccomp: adding the rule for %s", what);
+}
+
+static int add_deny_rules(scmp_filter_ctx ctx, const struct moat_seccomp_opts *o, struct moat_error *err)
+{
+	for (size_t i = 0; i < ARRAY_LEN(deny_rows); i++) {
+		const struct deny_row *r = &deny_rows[i];
+		int nr, rc;
+
+		if (r->cls == DENY_PTRACE && o->allow_ptrace)
+			continue;
+		nr = seccomp_syscall_resolve_name(r->name);
+		if (nr == __NR_SCMP_ERROR)
+			nr = r->fallback_nr > 0 ? r->fallback_nr : __NR_SCMP_ERROR;
+		/* Unknown, or a pseudo number for a syscall this arch lacks. */
+		if (nr < 0)
+			continue;
+		rc = seccomp_rule_add(ctx, SCMP_ACT_ERRNO((uint32_t)r->errnum), nr, 0);
+		if (rc < 0)
+			return rule_error(err, rc, r->name);
+	}
+	return 0;
+}
+
+/* clone(flags, ...): flags is argument 0 on x86_64 (the order differs on
+ * s390 and cris, one reason this module is x86_64 only).  One rule per
+ * flag, since "any of these bits" is not one comparison.  CLONE_NEWTIME
+ * (0x80) overlaps clone's exit-signal byte; no valid signal (<= 64) has
+ * that bit, so refusing it costs nothing. */
+static int add_clone_rules(scmp_filter_ctx ctx, struct moat_error *err)
+{
+	static const uint64_t new_flags[] = {CLONE_NEWUSER, CLONE_NEWNS,     CLONE_NEWPID,  CLONE_NEWNET,
+					     CLONE_NEWIPC,  CLONE_NEWUTS,    CLONE_NEWCGROUP, CLONE_NEWTIME};
+
+	for (size_t i = 0; i < ARRAY_LEN(new_flags); i++) {
+		int rc = seccomp_rule_add(ctx, SCMP_ACT_ERRNO(EPERM), SCMP_SYS(clone), 1,
+					  SCMP_A0_64(SCMP_CMP_MASKED_EQ, new_flags[i], new_flags[i]));
+		if (rc < 0)
+			return rule_error(err, rc, "clone");
+	}
+	return 0;
+}
+
+/* tty.inject: TIOCSTI pushes bytes into the terminal's input queue (the
+ * classic sandbox escape through a shared tty); TIOCLINUX's paste does the
+ * same on a virtual console.  The kernel reads `unsigned int cmd`, so the
+ * match is on the low 32 bits only (see the quirk note at the top). */
+static int add_ioctl_rules(scmp_filter_ctx ctx, struct moat_error *err)
+{
+	static const uint64_t reqs[] = {TIOCSTI, TIOCLINUX};
+
+	for (size_t i = 0; i < ARRAY_LEN(reqs); i++) {
+		int rc = seccomp_rule_add(ctx, SCMP_ACT_ERRNO(EPERM), SCMP_SYS(ioctl), 1,
+					  SCMP_A1_64(SCMP_CMP_MASKED_EQ, LOW32, reqs[i]));
+		if (rc < 0)
+			return rule_error(err, rc, "ioctl");
+	}
+	return 0;
+}
+
+/* personality(2): only PER_LINUX (0) and the 0xffffffff query pass.  The
+ * flags are what matters -- READ_IMPLIES_EXEC makes every readable mapping
+ * executable, ADDR_NO_RANDOMIZE turns ASLR off for the next execve, and
+ * they survive execve -- and the exec-domain byte has been ignored since
+ * Linux 4.1, so nothing legitimate is lost.
+ *
+ * "Not 0 and not all ones" cannot be one rule (a rule compares an argument
+ * once), so: for each bit b, refuse "bit b set and bit b+1 (mod 32)
+ * clear".  Any 32-bit value other than 0 and 0xffffffff has both a set and
+ * a clear bit, hence, going round the word, a set bit followed by a clear
+ * one; 0 and 0xffffffff match no rule.  The masks have a zero high word,
+ * so the high 32 bits, which the kernel ignores, are ignored here too. */
+static int add_personality_rules(scmp_filter_ctx ctx, struct moat_error *err)
+{
+	for (unsigned b = 0; b < 32; b++) {
+		uint64_t set = UINT64_C(1) << b;
+		uint64_t clear = UINT64_C(1) << ((b + 1) % 32);
+		int rc = seccomp_rule_add(ctx, SCMP_ACT_ERRNO(EPERM), SCMP_SYS(personality), 1,
+					  SCMP_A0_64(SCMP_CMP_MASKED_EQ, set | clear, set));
+		if (rc < 0)
+			return rule_error(err, rc, "personality");
+	}
+	return 0;
+}
+
+static bool family_allowed(const struct moat_seccomp_opts *o, unsigned family)
+{
+	if (family == AF_UNIX)
+		return true;
+	if (o->net == MOAT_NET_NONE)
+		return false;
+	return family == AF_INET || family == AF_INET6 || family == AF_NETLINK;
+}
+
+/* socket(domain, type, protocol) and socketpair(domain, type, protocol, sv).
+ * "Family not in the allowed set" is spelled as one EQ rule per refused
+ * family below MOAT_AF_FIRST_UNKNOWN (low 32 bits: the kernel takes int),
+ * plus a 64-bit ">= MOAT_AF_FIRST_UNKNOWN", which also refuses any value
+ * with high bits set -- stricter than the kernel, never looser. */
+static int add_family_rules(scmp_filter_ctx ctx, int sys, const char *name, const struct moat_seccomp_opts *o,
+			    struct moat_error *err)
+{
+	int rc;
+
+	for (unsigned f = 0; f < MOAT_AF_FIRST_UNKNOWN; f++) {
+		if (family_allowed(o, f))
+			continue;
+		rc = seccomp_rule_add(ctx, SCMP_ACT_ERRNO(EAFNOSUPPORT), sys, 1,
+				      SCMP_A0_64(SCMP_CMP_MASKED_EQ, LOW32, (uint64_t)f));
+		if (rc < 0)
+			return rule_error(err, rc, name);
+	}
+	rc = seccomp_rule_add(ctx, SCMP_ACT_ERRNO(EAFNOSUPPORT), sys, 1,
+			      SCMP_A0_64(SCMP_CMP_GE, (uint64_t)MOAT_AF_FIRST_UNKNOWN, 0));
+	if (rc < 0)
+		return rule_error(err, rc, name);
+	return 0;
+}
+
+static int add_socket_rules(scmp_filter_ctx ctx, const struct moat_seccomp_opts *o, struct moat_error *err)
+{
+	/* The kernel masks the type with SOCK_TYPE_MASK (0xf) after taking the
+	 * SOCK_NONBLOCK / SOCK_CLOEXEC flags off. */
+	static const struct {
+		uint64_t family, type;
+		int errnum;
+	} type_rules[] = {
+		/* Raw IP needs CAP_NET_RAW, which a child that is root in its own
+		 * user and network namespace has: refuse it as an unprivileged
+		 * caller would be refused. */
+		{AF_INET, SOCK_RAW, EPERM},
+		{AF_INET6, SOCK_RAW, EPERM},
+		/* The kernel turns (PF_INET, SOCK_PACKET) into a PF_PACKET socket:
+		 * AF_PACKET under another name. */
+		{AF_INET, SOCK_PACKET, EAFNOSUPPORT},
+	};
+	int rc;
+
+	if (add_family_rules(ctx, SCMP_SYS(socket), "socket", o, err) < 0 ||
+	    add_family_rules(ctx, SCMP_SYS(socketpair), "socketpair", o, err) < 0)
+		return -1;
+	if (o->net == MOAT_NET_NONE)
+		return 0; /* AF_INET, AF_INET6 and AF_NETLINK are refused whole */
+
+	for (size_t i = 0; i < ARRAY_LEN(type_rules); i++) {
+		rc = seccomp_rule_add(ctx, SCMP_ACT_ERRNO((uint32_t)type_rules[i].errnum), SCMP_SYS(socket), 2,
+				      SCMP_A0_64(SCMP_CMP_MASKED_EQ, LOW32, type_rules[i].family),
+				      SCMP_A1_64(SCMP_CMP_MASKED_EQ, UINT64_C(0xf), type_rules[i].type));
+		if (rc < 0)
+			return rule_error(err, rc, "socket");
+	}
+	/* Netlink: NETLINK_ROUTE only.  It is what getifaddrs(3) and
+	 * if_nametoindex use, and reads are harmless (changes need
+	 * CAP_NET_ADMIN over the network namespace).  Audit, netfilter,
+	 * sock_diag (lists every socket on the host without a network
+	 * namespace), generic netlink and uevents are refused.  A 64-bit NE
+	 * refuses a NETLINK_ROUTE with garbage high bits too: stricter only. */
+	rc = seccomp_rule_add(ctx, SCMP_ACT_ERRNO(EPROTONOSUPPORT), SCMP_SYS(socket), 2,
+			      SCMP_A0_64(SCMP_CMP_MASKED_EQ, LOW32, (uint64_t)AF_NETLINK),
+			      SCMP_A2_64(SCMP_CMP_NE, (uint64_t)NETLINK_ROUTE, 0));
+	if (rc < 0)
+		return rule_error(err, rc, "socket");
+	return 0;
+}
+
+/* Export the program into freshly allocated memory. */
+static int export_bpf(scmp_filter_ctx ctx, struct moat_bpf *out, struct moat_error *err)
+{
+	cleanup_free void *buf = NULL;
+	size_t size;
+
+#if SCMP_VER_MAJOR > 2 || (SCMP_VER_MAJOR == 2 && SCMP_VER_MINOR >= 6)
+	int rc;
+
+	size = 0;
+	rc = seccomp_export_bpf_mem(ctx, NULL, &size);
+	if (rc < 0)
+		return moat_error_set(err, MOAT_E_SYSTEM, -rc, "seccomp: exporting the filter");
+	buf = moat_xmalloc(size ? size : 1);
+	rc = seccomp_export_bpf_mem(ctx, buf, &size);
+	if (rc < 0)
+		return moat_error_set(err, MOAT_E_SYSTEM, -rc, "seccomp: exporting the filter");
+#else
+	cleanup_close int fd = memfd_create("moat-seccomp", MFD_CLOEXEC);
+	off_t end;
+	size_t got = 0;
+	int rc;
+
+	if (fd < 0)
+		return moat_error_set(err, MOAT_E_SYSTEM, errno, "seccomp: memfd_create for the filter");
+	rc = seccomp_export_bpf(ctx, fd);
+	if (rc < 0)
+		return moat_error_set(err, MOAT_E_SYSTEM, -rc, "seccomp: exporting the filter");
+	end = lseek(fd, 0, SEEK_END);
+	if (end < 0)
+		return moat_error_set(err, MOAT_E_SYSTEM, errno, "seccomp: sizing the exported filter");
+	size = (size_t)end;
+	buf = moat_xmalloc(size ? size : 1);
+	while (got < size) {
+		ssize_t n = pread(fd, (char *)buf + got, size - got, (off_t)got);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0)
+			return moat_error_set(err, MOAT_E_SYSTEM, errno, "seccomp: reading the exported filter");
+		if (n == 0)
+			return moat_error_set(err, MOAT_E_SYSTEM, EIO, "seccomp: exported filter is truncated");
+		got += (size_t)n;
+	}
+#endif
+	if (size == 0 || size % sizeof(struct sock_filter) != 0 ||
+	    size / sizeof(struct sock_filter) > BPF_MAXINSNS)
+		return moat_error_set(err, MOAT_E_SYSTEM, 0,
+				      "seccomp: exported filter has an invalid size (%zu bytes)", size);
+	out->insns = steal_ptr(&buf);
+	out->len = (unsigned short)(size / sizeof(struct sock_filter));
+	return 0;
+}
+
+static void release_ctx(scmp_filter_ctx *ctx)
+{
+	if (*ctx)
+		seccomp_release(*ctx);
+}
+
+int moat_seccomp_compile(const struct moat_seccomp_opts *o, struct moat_bpf *out, struct moat_error *err)
+{
+	__attribute__((cleanup(release_ctx))) scmp_filter_ctx ctx = NULL;
+	struct moat_bpf bpf = {0};
+	int rc;
+
+	/* The rules below (clone's argument order, the x32 kill, the syscall
+	 * list) are reviewed for x86_64 only. */
+	if (seccomp_arch_native() != SCMP_ARCH_X86_64) {
+		moat_error_set(err, MOAT_E_UNAVAIL, 0, "seccomp: the filter supports only x86_64 (native arch %#x)",
+			       seccomp_arch_native());
+		return moat_error_hint(err, "use --mode prefer to run without sys.filter, or another backend");
+	}
+	if (o->net != MOAT_NET_NONE && o->net != MOAT_NET_LOOPBACK && o->net != MOAT_NET_ALL)
+		return moat_error_set(err, MOAT_E_USAGE, 0, "seccomp: unknown network policy %d", (int)o->net);
+
+	ctx = seccomp_init(SCMP_ACT_ALLOW);
+	if (!ctx)
+		return moat_error_set(err, MOAT_E_SYSTEM, ENOMEM, "seccomp: seccomp_init");
+
+	/* Any ABI but native x86_64 -- i386 through int $0x80 or sysenter, and
+	 * x32 numbers -- is a way around every rule below: kill it outright. */
+	rc = seccomp_attr_set(ctx, SCMP_FLTATR_ACT_BADARCH, SCMP_ACT_KILL_PROCESS);
+	if (rc < 0)
+		return moat_error_set(err, MOAT_E_SYSTEM, -rc, "seccomp: setting the bad-arch action");
+	/* moat sets no_new_privs itself, right before loading, and loads the
+	 * program with its own seccomp(2) call; libseccomp does neither. */
+	rc = seccomp_attr_set(ctx, SCMP_FLTATR_CTL_NNP, 0);
+	if (rc < 0)
+		return moat_error_set(err, MOAT_E_SYSTEM, -rc, "seccomp: clearing the NNP attribute");
+	/* The child is single-threaded when it loads: no TSYNC (the default). */
+	/* A binary tree over syscall numbers instead of a linear list: every
+	 * syscall of the sandboxed program pays for the filter.  Best effort:
+	 * the filter means the same without it. */
+	(void)seccomp_attr_set(ctx, SCMP_FLTATR_CTL_OPTIMIZE, 2);
+
+	if (add_deny_rules(ctx, o, err) < 0 || add_clone_rules(ctx, err) < 0 || add_ioctl_rules(ctx, err) < 0 ||
+	    add_personality_rules(ctx, err) < 0 || add_socket_rules(ctx, o, err) < 0)
+		return -1;
+
+	if (export_bpf(ctx, &bpf, err) < 0)
+		return -1;
+	*out = bpf;
+	return 0;
+}
+
+/* Runs between fork and execve: nothing here may allocate or take a lock. */
+int moat_seccomp_load(const struct moat_bpf *b)
+{
+	struct sock_fprog prog;
+
+	if (!b || !b->insns || b->len == 0)
+		return -EINVAL;
+	prog.len = b->len;
+	prog.filter = b->insns;
+	if (syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER, 0, &prog) == 0)
+		return 0;
+	if (errno != ENOSYS)
+		return -errno;
+	/* Kernels before 3.17 have no seccomp(2). */
+	if (prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &prog, 0, 0) == 0)
+		return 0;
+	return -errno;
+}

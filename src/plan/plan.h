@@ -1,0 +1,50 @@
+/* Policy -> plan.  The plan picks the backend, compiles everything that can
+ * fail (paths, BPF, Landlock rules, environment) in the parent, and gives
+ * each property a verdict computed from what the backend will apply. */
+#ifndef MOAT_PLAN_PLAN_H
+#define MOAT_PLAN_PLAN_H
+
+#include <stdbool.h>
+
+#include "native/native.h"
+#include "plan/host.h"
+#include "plan/properties.h"
+#include "policy/policy.h"
+#include "util/err.h"
+
+enum moat_status {
+	MOAT_STATUS_ENFORCED,    /* everything asked is enforced */
+	MOAT_STATUS_DEGRADED,    /* prefer mode, something is missing */
+	MOAT_STATUS_UNAVAILABLE, /* require mode, something is missing: nothing runs */
+	MOAT_STATUS_OFF,         /* the sandbox is off */
+};
+
+struct moat_verdict {
+	bool requested;        /* the policy asks for it */
+	bool enforced;         /* the backend will apply it */
+	char mechanism[160];   /* what enforces it, when enforced */
+	char reason[256];      /* why not, when missing */
+	char hint[256];        /* how to get it, when known */
+};
+
+struct moat_plan {
+	const char *backend; /* "native" or "none" */
+	enum moat_status status;
+	struct moat_verdict props[MOAT_P__COUNT];
+	char **envp;      /* the child's exact environment */
+	char **env_names; /* its names, sorted, for the report */
+	struct native_plan native;
+};
+
+int plan_build(const struct moat_policy *p, const struct moat_host *h, struct moat_plan *plan,
+	       struct moat_error *err);
+void plan_free(struct moat_plan *plan);
+
+const char *moat_status_name(enum moat_status s);
+
+/* Helpers for backends filling verdicts. */
+void verdict_enforce(struct moat_verdict *v, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+void verdict_missing(struct moat_verdict *v, const char *hint, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
+#endif

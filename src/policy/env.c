@@ -1,0 +1,168 @@
+#include "policy/env.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "util/cleanup.h"
+#include "util/mem.h"
+
+static const char *const hook_names[] = {
+	"LD_PRELOAD", "LD_LIBRARY_PATH", "LD_AUDIT", "NODE_OPTIONS", "PYTHONPATH", "PYTHONSTARTUP",
+	"PYTHONHOME", "BASH_ENV", "ENV", "PERL5OPT", "PERL5LIB", "RUBYOPT", "RUBYLIB", "NODE_PATH",
+	"GCONV_PATH", "JAVA_TOOL_OPTIONS", "_JAVA_OPTIONS",
+};
+
+/* Whole families: every LD_* variable is read by the dynamic loader
+ * (LD_DEBUG_OUTPUT, LD_BIND_NOW...), and DYLD_* by macOS's. */
+static const char *const hook_prefixes[] = {"LD_", "DYLD_"};
+
+bool env_is_hook(const char *name)
+{
+	size_t i;
+
+	for (i = 0; i < ARRAY_LEN(hook_names); i++)
+		if (strcmp(name, hook_names[i]) == 0)
+			return true;
+	for (i = 0; i < ARRAY_LEN(hook_prefixes); i++)
+		if (strncmp(name, hook_prefixes[i], strlen(hook_prefixes[i])) == 0)
+			return true;
+	return false;
+}
+
+bool env_name_valid(const char *name)
+{
+	const char *c;
+
+	if (!((name[0] >= 'A' && name[0] <= 'Z') || (name[0] >= 'a' && name[0] <= 'z') || name[0] == '_'))
+		return false;
+	for (c = name + 1; *c; c++)
+		if (!((*c >= 'A' && *c <= 'Z') || (*c >= 'a' && *c <= 'z') || (*c >= '0' && *c <= '9') || *c == '_'))
+			return false;
+	return true;
+}
+
+void env_add_safe_set(struct moat_policy *p)
+{
+	static const char *const safe[] = {"PATH", "HOME", "LANG", "LC_*", "SSL_CERT_FILE", "XDG_*"};
+	struct moat_origin o = {.source = "safe environment set"};
+	size_t i;
+
+	for (i = 0; i < ARRAY_LEN(safe); i++)
+		policy_add_env(p, safe[i], NULL, o);
+}
+
+static bool env_is_hook_n(const char *name, size_t len)
+{
+	char buf[256];
+
+	if (len >= sizeof(buf))
+		return false;
+	memcpy(buf, name, len);
+	buf[len] = '\0';
+	return env_is_hook(buf);
+}
+
+static bool name_matches(const char *pattern, const char *name, size_t name_len)
+{
+	size_t pl = strlen(pattern);
+
+	if (pl > 0 && pattern[pl - 1] == '*')
+		return name_len >= pl - 1 && strncmp(pattern, name, pl - 1) == 0;
+	return pl == name_len && strncmp(pattern, name, pl) == 0;
+}
+
+/* One variable being built: later rules replace earlier values. */
+struct env_slot {
+	char *name;
+	char *value;
+};
+
+static void slot_set(struct env_slot **slots, size_t *n, size_t *cap, const char *name, size_t name_len,
+		     const char *value)
+{
+	size_t i;
+
+	for (i = 0; i < *n; i++) {
+		if (strlen((*slots)[i].name) == name_len && strncmp((*slots)[i].name, name, name_len) == 0) {
+			free((*slots)[i].value);
+			(*slots)[i].value = moat_xstrdup(value);
+			return;
+		}
+	}
+	*slots = moat_xgrow(*slots, cap, *n, sizeof(**slots));
+	(*slots)[*n].name = moat_xstrndup(name, name_len);
+	(*slots)[*n].value = moat_xstrdup(value);
+	(*n)++;
+}
+
+static int cmp_slot(const void *a, const void *b)
+{
+	return strcmp(((const struct env_slot *)a)->name, ((const struct env_slot *)b)->name);
+}
+
+int env_build(const struct moat_policy *p, char *const *environ_in, char ***envp_out, char ***names_out,
+	      struct moat_error *err)
+{
+	struct env_slot *slots = NULL;
+	size_t n = 0, cap = 0, i;
+	char **envp, **names;
+
+	for (i = 0; i < p->n_env; i++) {
+		const struct moat_env_rule *r = &p->env[i];
+		char *const *e;
+
+		if (r->value) {
+			slot_set(&slots, &n, &cap, r->name, strlen(r->name), r->value);
+			continue;
+		}
+		/* The safe set is built in, so it never passes a hook even if
+		 * one were added to it by mistake; user pass-through rules were
+		 * checked when parsed, and are checked again here. */
+		if (env_is_hook(r->name) && strchr(r->name, '*') == NULL) {
+			for (i = 0; i < n; i++) {
+				free(slots[i].name);
+				free(slots[i].value);
+			}
+			free(slots);
+			moat_error_set(err, MOAT_E_USAGE, 0, "refusing to pass %s through from moat's environment",
+				       r->name);
+			return moat_error_hint(err, "it can run code before the program's own; set it explicitly "
+						    "with --env %s=VALUE if it is really wanted",
+					       r->name);
+		}
+		for (e = environ_in; e && *e; e++) {
+			const char *eq = strchr(*e, '=');
+			size_t len;
+
+			if (!eq)
+				continue;
+			len = (size_t)(eq - *e);
+			if (name_matches(r->name, *e, len) && !env_is_hook_n(*e, len))
+				slot_set(&slots, &n, &cap, *e, len, eq + 1);
+		}
+	}
+
+	qsort(slots, n, sizeof(*slots), cmp_slot);
+	envp = moat_xcalloc(n + 1, sizeof(char *));
+	names = moat_xcalloc(n + 1, sizeof(char *));
+	for (i = 0; i < n; i++) {
+		envp[i] = moat_xasprintf("%s=%s", slots[i].name, slots[i].value);
+		names[i] = slots[i].name;
+		free(slots[i].value);
+	}
+	free(slots);
+	*envp_out = envp;
+	*names_out = names;
+	return 0;
+}
+
+void env_strv_free(char **v)
+{
+	size_t i;
+
+	if (!v)
+		return;
+	for (i = 0; v[i]; i++)
+		free(v[i]);
+	free(v);
+}

@@ -1,0 +1,34 @@
+/* Environment curation: the child gets exactly the safe set plus what the
+ * policy adds, never moat's whole environment (tokens live there). */
+#ifndef MOAT_POLICY_ENV_H
+#define MOAT_POLICY_ENV_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "policy/policy.h"
+#include "util/err.h"
+
+/* Variables that change how a loader or an interpreter runs code before the
+ * program's own (LD_PRELOAD, NODE_OPTIONS, ...).  Passing one through from
+ * moat's environment would let whoever set moat's environment run code in
+ * the sandbox unseen, so it is only accepted with an explicit value. */
+bool env_is_hook(const char *name);
+
+/* Is `name` a valid variable name ([A-Za-z_][A-Za-z0-9_]*)? */
+bool env_name_valid(const char *name);
+
+/* Add the safe set (PATH, HOME, LANG, LC_*, SSL_CERT_FILE, XDG_*) as
+ * pass-through rules; patterns ending in '*' match by prefix. */
+void env_add_safe_set(struct moat_policy *p);
+
+/* Build the child's environment from the policy's rules and `environ`:
+ * later rules win over earlier ones.  *envp_out is a NULL-terminated array
+ * of "NAME=VALUE" strings; *names_out the sorted names (for the report,
+ * which never shows values). */
+int env_build(const struct moat_policy *p, char *const *environ_in, char ***envp_out, char ***names_out,
+	      struct moat_error *err);
+
+void env_strv_free(char **v);
+
+#endif

@@ -1,0 +1,203 @@
+#include "policy/policy.h"
+
+#include <string.h>
+
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "util/mem.h"
+
+void policy_init(struct moat_policy *p)
+{
+	memset(p, 0, sizeof(*p));
+	p->mode = MOAT_MODE_REQUIRE;
+	p->net = MOAT_NET_NONE;
+	p->backend = moat_xstrdup("auto");
+	p->secrets_masked = true;
+	p->limits.memory_bytes = MOAT_LIMIT_UNSET;
+	p->limits.pids = MOAT_LIMIT_UNSET;
+	p->limits.files = MOAT_LIMIT_UNSET;
+	p->limits.cpu_seconds = MOAT_LIMIT_UNSET;
+}
+
+void policy_free(struct moat_policy *p)
+{
+	size_t i;
+
+	free(p->profile);
+	free(p->backend);
+	for (i = 0; i < p->argc; i++)
+		free(p->argv[i]);
+	free(p->argv);
+	free(p->exe);
+	free(p->cwd);
+	for (i = 0; i < p->n_paths; i++)
+		free(p->paths[i].path);
+	free(p->paths);
+	for (i = 0; i < p->n_env; i++) {
+		free(p->env[i].name);
+		free(p->env[i].value);
+	}
+	free(p->env);
+	free(p->keep_fds);
+	memset(p, 0, sizeof(*p));
+}
+
+void policy_add_path(struct moat_policy *p, const char *abs_path, enum moat_access access, bool optional,
+		     struct moat_origin origin)
+{
+	struct moat_path_rule *r;
+
+	p->paths = moat_xgrow(p->paths, &p->cap_paths, p->n_paths, sizeof(*p->paths));
+	r = &p->paths[p->n_paths++];
+	r->path = moat_xstrdup(abs_path);
+	r->access = access;
+	r->optional = optional;
+	r->origin = origin;
+}
+
+void policy_add_env(struct moat_policy *p, const char *name, const char *value, struct moat_origin origin)
+{
+	struct moat_env_rule *r;
+
+	p->env = moat_xgrow(p->env, &p->cap_env, p->n_env, sizeof(*p->env));
+	r = &p->env[p->n_env++];
+	r->name = moat_xstrdup(name);
+	r->value = value ? moat_xstrdup(value) : NULL;
+	r->origin = origin;
+}
+
+void policy_add_keep_fd(struct moat_policy *p, int fd)
+{
+	size_t i;
+
+	for (i = 0; i < p->n_keep_fds; i++)
+		if (p->keep_fds[i] == fd)
+			return;
+	p->keep_fds = moat_xgrow(p->keep_fds, &p->cap_keep_fds, p->n_keep_fds, sizeof(*p->keep_fds));
+	p->keep_fds[p->n_keep_fds++] = fd;
+}
+
+void policy_set_argv(struct moat_policy *p, char *const *argv, size_t argc)
+{
+	size_t i;
+
+	for (i = 0; i < p->argc; i++)
+		free(p->argv[i]);
+	free(p->argv);
+	p->argv = moat_xcalloc(argc + 1, sizeof(char *));
+	for (i = 0; i < argc; i++)
+		p->argv[i] = moat_xstrdup(argv[i]);
+	p->argc = argc;
+}
+
+const struct moat_env_rule *policy_find_env(const struct moat_policy *p, const char *name)
+{
+	size_t i;
+
+	for (i = p->n_env; i-- > 0;)
+		if (strcmp(p->env[i].name, name) == 0)
+			return &p->env[i];
+	return NULL;
+}
+
+static const char *origin_text(const struct moat_origin *o, char *buf, size_t len)
+{
+	if (o->line > 0)
+		snprintf(buf, len, "%s:%d:%d", o->source, o->line, o->col);
+	else
+		snprintf(buf, len, "%s", o->source ? o->source : "policy");
+	return buf;
+}
+
+int policy_validate(const struct moat_policy *p, struct moat_error *err)
+{
+	char where[512];
+	size_t i, j;
+
+	if (p->argc == 0 || !p->argv || !p->argv[0] || p->argv[0][0] == '\0')
+		return moat_error_set(err, MOAT_E_USAGE, 0, "empty command: nothing to run");
+
+	/* A path that is both writable and denied is a contradiction the user
+	 * must resolve; guessing either way would surprise someone. */
+	for (i = 0; i < p->n_paths; i++) {
+		if (p->paths[i].access != MOAT_ACCESS_WRITE)
+			continue;
+		for (j = 0; j < p->n_paths; j++) {
+			if (p->paths[j].access != MOAT_ACCESS_DENY || p->paths[j].optional)
+				continue;
+			if (strcmp(p->paths[i].path, p->paths[j].path) == 0) {
+				moat_error_set(err, MOAT_E_USAGE, 0, "%s: path %s is both writable and denied",
+					       origin_text(&p->paths[i].origin, where, sizeof(where)),
+					       p->paths[i].path);
+				return moat_error_hint(err, "remove it from one of the two lists");
+			}
+		}
+	}
+	return 0;
+}
+
+const char *moat_mode_name(enum moat_mode m)
+{
+	switch (m) {
+	case MOAT_MODE_REQUIRE:
+		return "require";
+	case MOAT_MODE_PREFER:
+		return "prefer";
+	case MOAT_MODE_OFF:
+		return "off";
+	}
+	return "?";
+}
+
+int moat_mode_parse(const char *s, enum moat_mode *out)
+{
+	if (strcmp(s, "require") == 0)
+		*out = MOAT_MODE_REQUIRE;
+	else if (strcmp(s, "prefer") == 0)
+		*out = MOAT_MODE_PREFER;
+	else if (strcmp(s, "off") == 0)
+		*out = MOAT_MODE_OFF;
+	else
+		return -1;
+	return 0;
+}
+
+const char *moat_net_name(enum moat_net n)
+{
+	switch (n) {
+	case MOAT_NET_NONE:
+		return "none";
+	case MOAT_NET_LOOPBACK:
+		return "loopback";
+	case MOAT_NET_ALL:
+		return "all";
+	}
+	return "?";
+}
+
+int moat_net_parse(const char *s, enum moat_net *out)
+{
+	if (strcmp(s, "none") == 0)
+		*out = MOAT_NET_NONE;
+	else if (strcmp(s, "loopback") == 0)
+		*out = MOAT_NET_LOOPBACK;
+	else if (strcmp(s, "all") == 0)
+		*out = MOAT_NET_ALL;
+	else
+		return -1;
+	return 0;
+}
+
+const char *moat_access_name(enum moat_access a)
+{
+	switch (a) {
+	case MOAT_ACCESS_READ:
+		return "read";
+	case MOAT_ACCESS_WRITE:
+		return "write";
+	case MOAT_ACCESS_DENY:
+		return "deny";
+	}
+	return "?";
+}

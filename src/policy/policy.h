@@ -1,0 +1,113 @@
+/* The one policy model.  Every source (command-line flags, TOML and JSON
+ * configs, built-in profiles) fills this plain-data struct; nothing after
+ * the sources knows where a rule came from, except through `origin`, which
+ * is kept only for error messages.  A JSON dump of it (policy_to_json) is
+ * the oracle the tests compare against. */
+#ifndef MOAT_POLICY_POLICY_H
+#define MOAT_POLICY_POLICY_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "util/err.h"
+
+enum moat_mode {
+	MOAT_MODE_REQUIRE = 0, /* default: refuse to run with less than asked */
+	MOAT_MODE_PREFER,      /* run with what the host has, say what is missing */
+	MOAT_MODE_OFF,         /* run unsandboxed, and say so */
+};
+
+enum moat_net {
+	MOAT_NET_NONE = 0, /* default */
+	MOAT_NET_LOOPBACK,
+	MOAT_NET_ALL,
+};
+
+enum moat_access {
+	MOAT_ACCESS_READ,  /* read and execute, like a read-only bind mount */
+	MOAT_ACCESS_WRITE, /* read, write and execute */
+	MOAT_ACCESS_DENY,  /* neither, even inside a granted parent */
+};
+
+/* Where a rule came from: "command line", a profile, or file:line:col. */
+struct moat_origin {
+	const char *source; /* static string or owned by the policy's strings */
+	int line, col;      /* 0 when not from a file */
+};
+
+struct moat_path_rule {
+	char *path; /* absolute and lexically normalised; symlinks not resolved */
+	enum moat_access access;
+	bool optional; /* from a profile: silently absent paths are fine */
+	struct moat_origin origin;
+};
+
+struct moat_env_rule {
+	char *name;
+	char *value; /* NULL: pass the value from moat's own environment */
+	struct moat_origin origin;
+};
+
+#define MOAT_LIMIT_UNSET (-1)
+
+struct moat_limits {
+	int64_t memory_bytes; /* RLIMIT_AS; MOAT_LIMIT_UNSET when not set */
+	int64_t pids;         /* RLIMIT_NPROC */
+	int64_t files;        /* RLIMIT_NOFILE */
+	int64_t cpu_seconds;  /* RLIMIT_CPU */
+	double timeout_s;     /* wall clock; 0 = none */
+};
+
+struct moat_policy {
+	char *profile; /* name of the built-in or user profile applied */
+	enum moat_mode mode;
+	char *backend; /* "auto", "native", ... */
+	enum moat_net net;
+	bool private_tmp;    /* fresh /tmp and /dev/shm, discarded afterwards */
+	bool secrets_masked; /* the built-in credential list is denied */
+
+	char **argv; /* NULL-terminated; argv[0] as the user wrote it */
+	size_t argc;
+	char *exe; /* argv[0] resolved once via PATH, absolute; the path executed */
+	char *cwd; /* absolute; the child starts here */
+
+	struct moat_path_rule *paths;
+	size_t n_paths, cap_paths;
+
+	struct moat_env_rule *env;
+	size_t n_env, cap_env;
+
+	int *keep_fds;
+	size_t n_keep_fds, cap_keep_fds;
+
+	/* Property bits (plan/properties.h) required on top of the profile. */
+	uint32_t require;
+
+	struct moat_limits limits;
+};
+
+void policy_init(struct moat_policy *p);
+void policy_free(struct moat_policy *p);
+
+/* Adders copy their string arguments. */
+void policy_add_path(struct moat_policy *p, const char *abs_path, enum moat_access access, bool optional,
+		     struct moat_origin origin);
+void policy_add_env(struct moat_policy *p, const char *name, const char *value, struct moat_origin origin);
+void policy_add_keep_fd(struct moat_policy *p, int fd);
+void policy_set_argv(struct moat_policy *p, char *const *argv, size_t argc);
+
+/* The last rule for `name`, or NULL. */
+const struct moat_env_rule *policy_find_env(const struct moat_policy *p, const char *name);
+
+/* Checks that do not touch the host: rules that contradict each other,
+ * hooks passed through, empty commands.  Host checks are the plan's. */
+int policy_validate(const struct moat_policy *p, struct moat_error *err);
+
+const char *moat_mode_name(enum moat_mode m);
+int moat_mode_parse(const char *s, enum moat_mode *out);
+const char *moat_net_name(enum moat_net n);
+int moat_net_parse(const char *s, enum moat_net *out);
+const char *moat_access_name(enum moat_access a);
+
+#endif

@@ -1,0 +1,210 @@
+#include "policy/profiles.h"
+
+#include <errno.h>
+#include <limits.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "policy/env.h"
+#include "util/cleanup.h"
+#include "util/mem.h"
+#include "util/path.h"
+
+/* The system, read-only: enough for dynamically linked programs and the
+ * common runtimes to start.  Paths that do not exist are skipped. */
+static const char *const system_read[] = {
+	"/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "/etc", "/opt",
+	/* Runtimes size their thread pools and heaps from these. */
+	"/sys/devices/system/cpu", "/sys/fs/cgroup", "/sys/kernel/mm/transparent_hugepage",
+	"/proc", "/dev/urandom", "/dev/random",
+};
+
+/* Device files every program may write: harmless sinks and sources. */
+static const char *const system_write[] = {"/dev/null", "/dev/zero", "/dev/full"};
+
+/* System files that hold secrets even though their parent is granted. */
+static const char *const system_deny[] = {
+	"/etc/shadow", "/etc/shadow-", "/etc/gshadow", "/etc/gshadow-", "/etc/sudoers", "/etc/sudoers.d",
+	"/etc/ssl/private", "/etc/ssh/ssh_host_rsa_key", "/etc/ssh/ssh_host_ecdsa_key",
+	"/etc/ssh/ssh_host_ed25519_key", "/etc/ssh/ssh_host_dsa_key",
+};
+
+/* Credentials under HOME (relative to it): denied even when HOME or a parent
+ * of it is granted.  Keep in sync with docs/policy.md. */
+static const char *const home_secrets[] = {
+	".ssh", ".aws", ".gnupg", ".netrc", ".kube", ".docker", ".config/gcloud", ".azure",
+	".git-credentials", ".config/git/credentials", ".npmrc", ".pypirc", ".claude", ".claude.json",
+	".vault-token", ".password-store", ".config/gh", ".config/hub", ".terraform.d", ".local/share/keyrings",
+	".pgpass", ".my.cnf", ".cargo/credentials", ".cargo/credentials.toml", ".gem/credentials",
+	".config/op", ".bash_history", ".zsh_history", ".python_history", ".node_repl_history",
+	".psql_history", ".mysql_history", ".sqlite_history", ".lesshst", ".local/share/fish/fish_history",
+};
+
+/* Caches the runtimes read when an MCP server starts (npx, pip, uv, go). */
+static const char *const mcp_home_read[] = {
+	".npm", ".cache/node", ".nvm", ".volta", ".local/lib", ".local/bin", ".local/share/pnpm",
+	".cache/uv", ".local/share/uv", ".pyenv", ".cache/pip", ".cargo/bin", "go/pkg/mod", ".bun", ".deno",
+};
+
+static const char *const profile_names[] = {"strict", "exec", "mcp", "network"};
+
+static const char *const profile_help[] = {
+	"the system read-only, the command's own install dir, a private /tmp, no network",
+	"strict plus read access to the current directory",
+	"strict plus the runtime caches MCP servers need (~/.npm, ~/.nvm, ~/.local/lib, ...)",
+	"mcp with network",
+};
+
+static void add(struct moat_policy *p, const char *path, enum moat_access a, bool optional, const char *why)
+{
+	struct moat_origin o = {.source = why};
+	policy_add_path(p, path, a, optional, o);
+}
+
+void profile_add_secrets(struct moat_policy *p, const char *home)
+{
+	size_t i;
+
+	for (i = 0; i < ARRAY_LEN(system_deny); i++)
+		add(p, system_deny[i], MOAT_ACCESS_DENY, true, "built-in secrets");
+	if (!home)
+		return;
+	for (i = 0; i < ARRAY_LEN(home_secrets); i++) {
+		cleanup_free char *abs = moat_xasprintf("%s/%s", home, home_secrets[i]);
+		add(p, abs, MOAT_ACCESS_DENY, true, "built-in secrets");
+	}
+}
+
+/* The directory a command is installed in: /x/bin/prog gives /x, so that its
+ * lib/ and share/ come along; anything else gives its own directory.  The
+ * system prefixes are already granted and are not widened. */
+static char *install_dir(const char *exe)
+{
+	char real[PATH_MAX];
+	char *dir, *slash;
+	const char *base;
+
+	if (!realpath(exe, real))
+		return NULL;
+	dir = moat_xstrdup(real);
+	slash = strrchr(dir, '/');
+	if (!slash || slash == dir) {
+		free(dir);
+		return NULL;
+	}
+	*slash = '\0';
+	base = strrchr(dir, '/');
+	base = base ? base + 1 : dir;
+	if ((strcmp(base, "bin") == 0 || strcmp(base, "sbin") == 0 || strcmp(base, "shims") == 0) &&
+	    strrchr(dir, '/') != dir) {
+		slash = strrchr(dir, '/');
+		*slash = '\0';
+	}
+	return dir;
+}
+
+/* Granting a whole home (or "/") implicitly would surprise: the user must
+ * say so with --read. */
+static bool too_broad(const char *dir, const char *home)
+{
+	return strcmp(dir, "/") == 0 || (home && path_within(home, dir));
+}
+
+static int add_command_dirs(struct moat_policy *p, const struct profile_context *ctx, struct moat_error *err)
+{
+	cleanup_free char *dir = install_dir(ctx->exe);
+
+	(void)err;
+	if (dir && !too_broad(dir, ctx->home))
+		add(p, dir, MOAT_ACCESS_READ, false, "the command's install dir");
+	/* An interpreter's script: `node /x/server.js`, `python3 /x/s.py`. */
+	if (ctx->argv && ctx->argv[0] && ctx->argv[1] && ctx->argv[1][0] != '-') {
+		cleanup_free char *script = path_resolve_lexical(ctx->argv[1], ctx->cwd, ctx->home);
+		struct stat st;
+
+		if (script && stat(script, &st) == 0 && S_ISREG(st.st_mode)) {
+			cleanup_free char *sdir = install_dir(script);
+			if (sdir && !too_broad(sdir, ctx->home))
+				add(p, sdir, MOAT_ACCESS_READ, false, "the command's script dir");
+		}
+	}
+	return 0;
+}
+
+static void add_strict(struct moat_policy *p, const struct profile_context *ctx)
+{
+	size_t i;
+
+	for (i = 0; i < ARRAY_LEN(system_read); i++)
+		add(p, system_read[i], MOAT_ACCESS_READ, true, "system");
+	for (i = 0; i < ARRAY_LEN(system_write); i++)
+		add(p, system_write[i], MOAT_ACCESS_WRITE, true, "system");
+	profile_add_secrets(p, ctx->home);
+	p->private_tmp = true;
+	p->secrets_masked = true;
+	p->net = MOAT_NET_NONE;
+	env_add_safe_set(p);
+}
+
+int profile_apply(struct moat_policy *p, const char *name, const struct profile_context *ctx, struct moat_error *err)
+{
+	size_t i;
+
+	if (strcmp(name, "strict") == 0 || strcmp(name, "exec") == 0 || strcmp(name, "mcp") == 0 ||
+	    strcmp(name, "network") == 0) {
+		add_strict(p, ctx);
+		if (add_command_dirs(p, ctx, err) < 0)
+			return -1;
+	} else {
+		moat_error_set(err, MOAT_E_USAGE, 0, "unknown profile '%s'", name);
+		return moat_error_hint(err, "known profiles: strict, exec, mcp, network (see `moat profiles`)");
+	}
+
+	if (strcmp(name, "exec") == 0) {
+		if (too_broad(ctx->cwd, ctx->home)) {
+			moat_error_set(err, MOAT_E_USAGE, 0,
+				       "profile exec grants the current directory, and %s is %s", ctx->cwd,
+				       strcmp(ctx->cwd, "/") == 0 ? "the root" : "your home or above it");
+			return moat_error_hint(err, "run from the project directory, pass --cwd DIR, or name "
+						    "another profile (--profile strict)");
+		}
+		add(p, ctx->cwd, MOAT_ACCESS_READ, false, "profile exec: current directory");
+	}
+	if ((strcmp(name, "mcp") == 0 || strcmp(name, "network") == 0) && ctx->home) {
+		for (i = 0; i < ARRAY_LEN(mcp_home_read); i++) {
+			cleanup_free char *abs = moat_xasprintf("%s/%s", ctx->home, mcp_home_read[i]);
+			add(p, abs, MOAT_ACCESS_READ, true, "profile mcp: runtime cache");
+		}
+	}
+	if (strcmp(name, "network") == 0)
+		p->net = MOAT_NET_ALL;
+
+	free(p->profile);
+	p->profile = moat_xstrdup(name);
+	return 0;
+}
+
+void profile_list(FILE *out)
+{
+	size_t i;
+
+	for (i = 0; i < ARRAY_LEN(profile_names); i++)
+		fprintf(out, "%-8s %s%s\n", profile_names[i], profile_help[i],
+			strcmp(profile_names[i], MOAT_DEFAULT_PROFILE) == 0 ? " (default)" : "");
+	fprintf(out, "\nstrict reads:");
+	for (i = 0; i < ARRAY_LEN(system_read); i++)
+		fprintf(out, " %s", system_read[i]);
+	fprintf(out, "\nstrict writes:");
+	for (i = 0; i < ARRAY_LEN(system_write); i++)
+		fprintf(out, " %s", system_write[i]);
+	fprintf(out, " and a private /tmp\ndenied in every profile:");
+	for (i = 0; i < ARRAY_LEN(system_deny); i++)
+		fprintf(out, " %s", system_deny[i]);
+	for (i = 0; i < ARRAY_LEN(home_secrets); i++)
+		fprintf(out, " ~/%s", home_secrets[i]);
+	fprintf(out, "\nmcp also reads:");
+	for (i = 0; i < ARRAY_LEN(mcp_home_read); i++)
+		fprintf(out, " ~/%s", mcp_home_read[i]);
+	fprintf(out, "\n");
+}

@@ -1,0 +1,32 @@
+/* Built-in profiles: named starting points that fill a policy with rules.
+ * Every rule a profile adds is visible in `moat profiles` and in the
+ * effective policy (`--dry-run`), so nothing is granted unseen. */
+#ifndef MOAT_POLICY_PROFILES_H
+#define MOAT_POLICY_PROFILES_H
+
+#include <stdio.h>
+
+#include "policy/policy.h"
+#include "util/err.h"
+
+/* The profile `moat run` uses when none is named. */
+#define MOAT_DEFAULT_PROFILE "exec"
+
+struct profile_context {
+	const char *home; /* absolute, or NULL when unknown */
+	const char *cwd;  /* absolute */
+	const char *exe;  /* the resolved command */
+	char *const *argv;
+};
+
+/* Add the profile's rules to p (p->exe and p->cwd must be set).  Unknown
+ * names are an error that lists the known ones. */
+int profile_apply(struct moat_policy *p, const char *name, const struct profile_context *ctx, struct moat_error *err);
+
+/* Add the built-in credential paths under `home` as deny rules. */
+void profile_add_secrets(struct moat_policy *p, const char *home);
+
+/* `moat profiles`: every profile with its rules, to `out`. */
+void profile_list(FILE *out);
+
+#endif

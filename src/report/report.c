@@ -1,0 +1,176 @@
+#include "report/report.h"
+
+#include <errno.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "plan/properties.h"
+#include "util/cleanup.h"
+#include "util/sha256.h"
+
+#ifndef MOAT_VERSION
+#define MOAT_VERSION "0.0.0"
+#endif
+
+static json_t *str_or_null(const char *s)
+{
+	return s ? json_string(s) : json_null();
+}
+
+static json_t *limit_json(int64_t v)
+{
+	return v == MOAT_LIMIT_UNSET ? json_null() : json_integer(v);
+}
+
+static json_t *origin_json(const struct moat_origin *o)
+{
+	if (o->line > 0)
+		return json_pack("{s:s, s:i, s:i}", "source", o->source ? o->source : "", "line", o->line, "col",
+				 o->col);
+	return json_pack("{s:s}", "source", o->source ? o->source : "");
+}
+
+json_t *policy_to_json(const struct moat_policy *p)
+{
+	json_t *j = json_object(), *argv = json_array(), *paths = json_array(), *env = json_array(),
+	       *fds = json_array(), *req = json_array();
+	size_t i;
+
+	for (i = 0; i < p->argc; i++)
+		json_array_append_new(argv, json_string(p->argv[i]));
+	for (i = 0; i < p->n_paths; i++)
+		json_array_append_new(paths, json_pack("{s:s, s:s, s:b, s:o}", "path", p->paths[i].path, "access",
+						       moat_access_name(p->paths[i].access), "optional",
+						       p->paths[i].optional, "origin",
+						       origin_json(&p->paths[i].origin)));
+	for (i = 0; i < p->n_env; i++)
+		json_array_append_new(env, json_pack("{s:s, s:s}", "name", p->env[i].name, "from",
+						     p->env[i].value ? "set" : "pass"));
+	for (i = 0; i < p->n_keep_fds; i++)
+		json_array_append_new(fds, json_integer(p->keep_fds[i]));
+	for (i = 0; i < MOAT_P__COUNT; i++)
+		if (p->require & MOAT_PBIT(i))
+			json_array_append_new(req, json_string(moat_property_name((enum moat_property)i)));
+
+	json_object_set_new(j, "profile", str_or_null(p->profile));
+	json_object_set_new(j, "mode", json_string(moat_mode_name(p->mode)));
+	json_object_set_new(j, "backend", json_string(p->backend));
+	json_object_set_new(j, "net", json_string(moat_net_name(p->net)));
+	json_object_set_new(j, "private_tmp", json_boolean(p->private_tmp));
+	json_object_set_new(j, "argv", argv);
+	json_object_set_new(j, "exe", str_or_null(p->exe));
+	json_object_set_new(j, "cwd", str_or_null(p->cwd));
+	json_object_set_new(j, "paths", paths);
+	json_object_set_new(j, "env", env);
+	json_object_set_new(j, "keep_fds", fds);
+	json_object_set_new(j, "require", req);
+	json_object_set_new(j, "limits",
+			    json_pack("{s:o, s:o, s:o, s:o, s:o}", "memory_bytes", limit_json(p->limits.memory_bytes),
+				      "pids", limit_json(p->limits.pids), "files", limit_json(p->limits.files),
+				      "cpu_seconds", limit_json(p->limits.cpu_seconds), "timeout_s",
+				      p->limits.timeout_s > 0 ? json_real(p->limits.timeout_s) : json_null()));
+	return j;
+}
+
+static json_t *host_json(const struct moat_host *h)
+{
+	return json_pack("{s:s, s:s, s:i, s:b, s:b, s:s, s:b, s:i, s:i, s:s}", "kernel", h->kernel, "machine",
+			 h->machine, "landlock_abi", h->landlock_abi, "seccomp", h->seccomp, "userns", h->userns,
+			 "userns_blocked_by", h->userns_why, "root", h->root, "uid", (int)h->uid, "gid", (int)h->gid,
+			 "limited_by", h->limited_by);
+}
+
+static json_t *properties_json(const struct moat_plan *plan, json_t *missing)
+{
+	json_t *props = json_object();
+	int i;
+
+	for (i = 0; i < MOAT_P__COUNT; i++) {
+		const struct moat_verdict *v = &plan->props[i];
+		const char *name = moat_property_name((enum moat_property)i);
+		json_t *o;
+
+		if (plan->status == MOAT_STATUS_OFF) {
+			o = json_pack("{s:s, s:b}", "status", "off", "requested", false);
+		} else if (v->enforced) {
+			o = json_pack("{s:s, s:b, s:s}", "status", "enforced", "requested", v->requested,
+				      "mechanism", v->mechanism);
+		} else if (v->requested) {
+			o = json_pack("{s:s, s:b, s:s, s:s}", "status", "missing", "requested", true, "reason",
+				      v->reason, "hint", v->hint);
+			json_array_append_new(missing, json_string(name));
+		} else {
+			o = json_pack("{s:s, s:b}", "status", "not-requested", "requested", false);
+		}
+		json_object_set_new(props, name, o);
+	}
+	return props;
+}
+
+json_t *report_build(const struct moat_policy *p, const struct moat_host *h, const struct moat_plan *plan,
+		     const struct moat_launch_result *run)
+{
+	json_t *j = json_object(), *pol = policy_to_json(p), *missing = json_array(), *names = json_array();
+	cleanup_free char *canon = json_dumps(pol, JSON_SORT_KEYS | JSON_COMPACT);
+	char digest[65];
+	size_t i;
+
+	sha256_hex(canon ? canon : "", canon ? strlen(canon) : 0, digest);
+	for (i = 0; plan->env_names && plan->env_names[i]; i++)
+		json_array_append_new(names, json_string(plan->env_names[i]));
+
+	json_object_set_new(j, "schema", json_string(MOAT_REPORT_SCHEMA));
+	json_object_set_new(j, "moat_version", json_string(MOAT_VERSION));
+	json_object_set_new(j, "status", json_string(moat_status_name(plan->status)));
+	json_object_set_new(j, "mode", json_string(moat_mode_name(p->mode)));
+	json_object_set_new(j, "backend", json_string(plan->backend ? plan->backend : "none"));
+	json_object_set_new(j, "profile", str_or_null(p->profile));
+	json_object_set_new(j, "host", host_json(h));
+	json_object_set_new(j, "command", json_pack("{s:O, s:s, s:s}", "argv", json_object_get(pol, "argv"), "exe",
+						    p->exe ? p->exe : "", "cwd", p->cwd ? p->cwd : ""));
+	json_object_set_new(j, "environment", json_pack("{s:o}", "names", names));
+	json_object_set_new(j, "properties", properties_json(plan, missing));
+	json_object_set_new(j, "missing", missing);
+	json_object_set_new(j, "policy_digest", json_sprintf("sha256:%s", digest));
+	if (run) {
+		json_t *r = json_object();
+
+		json_object_set_new(r, "executed", json_boolean(run->executed));
+		json_object_set_new(r, "exit_code", json_integer(run->exit_code));
+		json_object_set_new(r, "exit_status", run->exited ? json_integer(run->exit_status) : json_null());
+		json_object_set_new(r, "signal", run->signal ? json_integer(run->signal) : json_null());
+		json_object_set_new(r, "timed_out", json_boolean(run->timed_out));
+		json_object_set_new(r, "exec_ms", json_real(run->exec_ms));
+		json_object_set_new(r, "run_ms", json_real(run->run_ms));
+		if (run->failure[0])
+			json_object_set_new(r, "failure", json_string(run->failure));
+		json_object_set_new(j, "run", r);
+		json_decref(pol);
+	} else {
+		json_object_set_new(j, "policy", pol);
+	}
+	return j;
+}
+
+int report_write_fd(json_t *j, int fd, struct moat_error *err)
+{
+	cleanup_free char *text = json_dumps(j, JSON_INDENT(2) | JSON_SORT_KEYS);
+	size_t len, off = 0;
+
+	if (!text)
+		return moat_error_set(err, MOAT_E_SYSTEM, 0, "serialising the report");
+	len = strlen(text);
+	text[len] = '\0';
+	while (off < len) {
+		ssize_t n = write(fd, text + off, len - off);
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			return moat_error_set(err, MOAT_E_SYSTEM, errno, "writing the report");
+		}
+		off += (size_t)n;
+	}
+	if (write(fd, "\n", 1) != 1)
+		return moat_error_set(err, MOAT_E_SYSTEM, errno, "writing the report");
+	return 0;
+}

@@ -1,0 +1,497 @@
+#include "sources/cli.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "plan/properties.h"
+#include "policy/env.h"
+#include "policy/profiles.h"
+#include "sources/resolve.h"
+#include "util/cleanup.h"
+#include "util/mem.h"
+#include "util/path.h"
+
+void run_options_init(struct moat_run_options *o)
+{
+	memset(o, 0, sizeof(*o));
+	o->report_fd = -1;
+}
+
+void run_options_free(struct moat_run_options *o)
+{
+	free(o->report_path);
+	memset(o, 0, sizeof(*o));
+}
+
+/* Flags are gathered first and applied after the profile, so that
+ * `--read X --profile Y` and `--profile Y --read X` mean the same. */
+struct flag_rule {
+	const char *opt;
+	const char *value;
+};
+
+struct cli_state {
+	struct moat_policy *p;
+	struct moat_run_options *o;
+	const char *profile;
+	const char *cwd;
+	const char *mode, *net, *backend;
+	struct flag_rule *rules;
+	size_t n_rules, cap_rules;
+};
+
+typedef int (*opt_fn)(struct cli_state *s, const char *opt, const char *val, struct moat_error *err);
+
+struct option_def {
+	const char *name;
+	bool takes_value;
+	opt_fn fn;
+	const char *metavar;
+	const char *help;
+};
+
+static int usage_error(struct moat_error *err, const char *fmt, const char *a, const char *b)
+{
+	moat_error_set(err, MOAT_E_USAGE, 0, fmt, a, b);
+	return moat_error_hint(err, "see `moat run --help`");
+}
+
+static int parse_int(const char *s, long long min, long long max, long long *out)
+{
+	char *end;
+	long long v;
+
+	if (!*s)
+		return -1;
+	errno = 0;
+	v = strtoll(s, &end, 10);
+	if (errno || *end || v < min || v > max)
+		return -1;
+	*out = v;
+	return 0;
+}
+
+/* "512M", "2G", "1048576": bytes. */
+static int parse_size(const char *s, int64_t *out)
+{
+	char *end;
+	unsigned long long v;
+	unsigned long long mul = 1;
+
+	if (!*s || *s == '-')
+		return -1;
+	errno = 0;
+	v = strtoull(s, &end, 10);
+	if (errno || end == s)
+		return -1;
+	switch (*end) {
+	case '\0':
+		break;
+	case 'K': case 'k':
+		mul = 1ULL << 10;
+		break;
+	case 'M': case 'm':
+		mul = 1ULL << 20;
+		break;
+	case 'G': case 'g':
+		mul = 1ULL << 30;
+		break;
+	default:
+		return -1;
+	}
+	if (*end && end[1] != '\0' && !(end[1] == 'i' && end[2] == 'B' && end[3] == '\0') &&
+	    !(end[1] == 'B' && end[2] == '\0'))
+		return -1;
+	if (v > (unsigned long long)INT64_MAX / mul)
+		return -1;
+	*out = (int64_t)(v * mul);
+	return 0;
+}
+
+static int opt_rule(struct cli_state *s, const char *opt, const char *val, struct moat_error *err)
+{
+	if (!*val)
+		return usage_error(err, "%s needs a path, got '%s'", opt, val);
+	s->rules = moat_xgrow(s->rules, &s->cap_rules, s->n_rules, sizeof(*s->rules));
+	s->rules[s->n_rules].opt = opt;
+	s->rules[s->n_rules].value = val;
+	s->n_rules++;
+	return 0;
+}
+
+static int opt_env(struct cli_state *s, const char *opt, const char *val, struct moat_error *err)
+{
+	const char *eq = strchr(val, '=');
+	cleanup_free char *name = NULL;
+
+	if (!eq)
+		return usage_error(err, "%s %s: expected NAME=VALUE", opt, val);
+	name = moat_xstrndup(val, (size_t)(eq - val));
+	if (!env_name_valid(name))
+		return usage_error(err, "%s %s: not a valid variable name", opt, val);
+	return opt_rule(s, opt, val, err);
+}
+
+static int opt_env_pass(struct cli_state *s, const char *opt, const char *val, struct moat_error *err)
+{
+	if (!env_name_valid(val))
+		return usage_error(err, "%s %s: not a valid variable name", opt, val);
+	if (env_is_hook(val)) {
+		moat_error_set(err, MOAT_E_USAGE, 0, "%s %s: refusing to pass a loader or interpreter hook through",
+			       opt, val);
+		return moat_error_hint(err, "it would run code before the program's own; if it is really "
+					    "wanted, give its value explicitly: --env %s=VALUE",
+				       val);
+	}
+	return opt_rule(s, opt, val, err);
+}
+
+static int opt_profile(struct cli_state *s, const char *opt, const char *val, struct moat_error *err)
+{
+	(void)opt;
+	(void)err;
+	s->profile = val;
+	return 0;
+}
+
+static int opt_cwd(struct cli_state *s, const char *opt, const char *val, struct moat_error *err)
+{
+	(void)opt;
+	(void)err;
+	s->cwd = val;
+	return 0;
+}
+
+static int opt_mode(struct cli_state *s, const char *opt, const char *val, struct moat_error *err)
+{
+	enum moat_mode m;
+
+	if (moat_mode_parse(val, &m) < 0)
+		return usage_error(err, "%s %s: expected require, prefer or off", opt, val);
+	s->p->mode = m;
+	return 0;
+}
+
+static int opt_net(struct cli_state *s, const char *opt, const char *val, struct moat_error *err)
+{
+	enum moat_net n;
+
+	if (moat_net_parse(val, &n) < 0)
+		return usage_error(err, "%s %s: expected none, loopback or all", opt, val);
+	s->net = val;
+	return 0;
+}
+
+static int opt_backend(struct cli_state *s, const char *opt, const char *val, struct moat_error *err)
+{
+	if (strcmp(val, "auto") != 0 && strcmp(val, "native") != 0 && strcmp(val, "none") != 0)
+		return usage_error(err, "%s %s: expected auto, native or none", opt, val);
+	s->backend = val;
+	return 0;
+}
+
+static int opt_require(struct cli_state *s, const char *opt, const char *val, struct moat_error *err)
+{
+	cleanup_free char *copy = moat_xstrdup(val);
+	char *save = NULL, *tok;
+
+	for (tok = strtok_r(copy, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+		int prop = moat_property_parse(tok);
+		if (prop < 0) {
+			moat_error_set(err, MOAT_E_USAGE, 0, "%s: unknown property '%s'", opt, tok);
+			return moat_error_hint(err, "see `moat help properties` for the names");
+		}
+		s->p->require |= MOAT_PBIT(prop);
+	}
+	return 0;
+}
+
+static int opt_timeout(struct cli_state *s, const char *opt, const char *val, struct moat_error *err)
+{
+	char *end;
+	double t;
+
+	errno = 0;
+	t = strtod(val, &end);
+	if (!*val || errno || *end || !isfinite(t) || t <= 0 || t > 1e9)
+		return usage_error(err, "%s %s: expected a positive number of seconds", opt, val);
+	s->p->limits.timeout_s = t;
+	return 0;
+}
+
+static int opt_limit(struct cli_state *s, const char *opt, const char *val, struct moat_error *err)
+{
+	long long v;
+	int64_t bytes;
+
+	if (strcmp(opt, "--memory") == 0) {
+		if (parse_size(val, &bytes) < 0 || bytes < (1 << 20))
+			return usage_error(err, "%s %s: expected a size of at least 1M (e.g. 512M, 2G)", opt, val);
+		s->p->limits.memory_bytes = bytes;
+		return 0;
+	}
+	if (parse_int(val, 1, INT64_MAX, &v) < 0)
+		return usage_error(err, "%s %s: expected a positive whole number", opt, val);
+	if (strcmp(opt, "--pids") == 0)
+		s->p->limits.pids = v;
+	else if (strcmp(opt, "--files") == 0)
+		s->p->limits.files = v;
+	else
+		s->p->limits.cpu_seconds = v;
+	return 0;
+}
+
+static int opt_report(struct cli_state *s, const char *opt, const char *val, struct moat_error *err)
+{
+	if (!*val)
+		return usage_error(err, "%s needs a file name%s", opt, "");
+	free(s->o->report_path);
+	s->o->report_path = moat_xstrdup(val);
+	return 0;
+}
+
+static int parse_open_fd(const char *opt, const char *val, int *out, struct moat_error *err)
+{
+	long long v;
+
+	if (parse_int(val, 0, INT_MAX, &v) < 0)
+		return usage_error(err, "%s %s: expected a file descriptor number", opt, val);
+	if (fcntl((int)v, F_GETFD) < 0) {
+		moat_error_set(err, MOAT_E_USAGE, 0, "%s %s: file descriptor %s is not open", opt, val, val);
+		return moat_error_hint(err, "open it in the calling process first, e.g. `%s 3 3>file`", opt);
+	}
+	*out = (int)v;
+	return 0;
+}
+
+static int opt_report_fd(struct cli_state *s, const char *opt, const char *val, struct moat_error *err)
+{
+	int fd;
+
+	if (parse_open_fd(opt, val, &fd, err) < 0)
+		return -1;
+	if (fd <= STDERR_FILENO)
+		return usage_error(err, "%s %s: stdio belongs to the command; use a descriptor above 2", opt, val);
+	s->o->report_fd = fd;
+	return 0;
+}
+
+static int opt_keep_fd(struct cli_state *s, const char *opt, const char *val, struct moat_error *err)
+{
+	int fd;
+
+	if (parse_open_fd(opt, val, &fd, err) < 0)
+		return -1;
+	policy_add_keep_fd(s->p, fd);
+	return 0;
+}
+
+static int opt_flag(struct cli_state *s, const char *opt, const char *val, struct moat_error *err)
+{
+	(void)val;
+	(void)err;
+	if (strcmp(opt, "--dry-run") == 0)
+		s->o->dry_run = true;
+	else
+		s->o->help = true;
+	return 0;
+}
+
+/* The option table: later issues add rows, not parsing code. */
+static const struct option_def options[] = {
+	{"--profile", true, opt_profile, "NAME", "start from a built-in profile (default " MOAT_DEFAULT_PROFILE ")"},
+	{"--read", true, opt_rule, "PATH", "allow reading PATH (and executing below it)"},
+	{"--write", true, opt_rule, "PATH", "allow reading and writing PATH"},
+	{"--deny", true, opt_rule, "PATH", "deny PATH even inside an allowed parent"},
+	{"--net", true, opt_net, "MODE", "network: none (default), loopback or all"},
+	{"--env", true, opt_env, "NAME=VALUE", "set a variable in the command's environment"},
+	{"--env-pass", true, opt_env_pass, "NAME", "pass NAME from moat's environment"},
+	{"--cwd", true, opt_cwd, "DIR", "run the command in DIR"},
+	{"--timeout", true, opt_timeout, "SECONDS", "SIGTERM after SECONDS, SIGKILL 2 s later, exit 124"},
+	{"--memory", true, opt_limit, "SIZE", "address-space limit (e.g. 2G)"},
+	{"--pids", true, opt_limit, "N", "process limit (RLIMIT_NPROC)"},
+	{"--files", true, opt_limit, "N", "open-file limit"},
+	{"--cpu", true, opt_limit, "SECONDS", "CPU time limit"},
+	{"--mode", true, opt_mode, "MODE", "require (default), prefer or off"},
+	{"--require", true, opt_require, "PROPS", "also require these properties (comma-separated)"},
+	{"--backend", true, opt_backend, "NAME", "auto (default), native or none"},
+	{"--report", true, opt_report, "FILE", "write the JSON report to FILE"},
+	{"--report-fd", true, opt_report_fd, "N", "write the JSON report to descriptor N"},
+	{"--keep-fd", true, opt_keep_fd, "N", "let the command inherit descriptor N"},
+	{"--dry-run", false, opt_flag, NULL, "print the policy and plan as JSON; run nothing"},
+	{"--help", false, opt_flag, NULL, "this help"},
+};
+
+void cli_run_usage(FILE *out)
+{
+	size_t i;
+
+	fprintf(out, "usage: moat run [OPTIONS] -- COMMAND [ARGS...]\n\n"
+		     "Runs COMMAND in the strongest sandbox the host gives, and reports what was enforced.\n\n"
+		     "options:\n");
+	for (i = 0; i < ARRAY_LEN(options); i++) {
+		char left[64];
+		snprintf(left, sizeof(left), "%s%s%s", options[i].name, options[i].metavar ? " " : "",
+			 options[i].metavar ? options[i].metavar : "");
+		fprintf(out, "  %-24s %s\n", left, options[i].help);
+	}
+	fprintf(out, "\nexit status: the command's own; 124 timeout; 125 moat could not start the command;\n"
+		     "126 not executable; 127 not found; 128+N killed by signal N.\n");
+}
+
+static const struct option_def *find_option(const char *arg, const char **inline_val)
+{
+	size_t i;
+
+	*inline_val = NULL;
+	for (i = 0; i < ARRAY_LEN(options); i++) {
+		size_t n = strlen(options[i].name);
+		if (strncmp(arg, options[i].name, n) != 0)
+			continue;
+		if (arg[n] == '\0')
+			return &options[i];
+		if (arg[n] == '=' && options[i].takes_value) {
+			*inline_val = arg + n + 1;
+			return &options[i];
+		}
+	}
+	return NULL;
+}
+
+static const char *getenv_from(char *const *env, const char *name)
+{
+	size_t n = strlen(name);
+
+	for (; env && *env; env++)
+		if (strncmp(*env, name, n) == 0 && (*env)[n] == '=')
+			return *env + n + 1;
+	return NULL;
+}
+
+/* Apply the gathered flag rules on top of the profile. */
+static int apply_rules(struct cli_state *s, const char *home, struct moat_error *err)
+{
+	struct moat_origin o = {.source = "command line"};
+	size_t i;
+
+	for (i = 0; i < s->n_rules; i++) {
+		const struct flag_rule *r = &s->rules[i];
+
+		if (strcmp(r->opt, "--env") == 0) {
+			const char *eq = strchr(r->value, '=');
+			cleanup_free char *name = moat_xstrndup(r->value, (size_t)(eq - r->value));
+			policy_add_env(s->p, name, eq + 1, o);
+		} else if (strcmp(r->opt, "--env-pass") == 0) {
+			policy_add_env(s->p, r->value, NULL, o);
+		} else {
+			enum moat_access a = strcmp(r->opt, "--read") == 0	  ? MOAT_ACCESS_READ
+					     : strcmp(r->opt, "--write") == 0 ? MOAT_ACCESS_WRITE
+									      : MOAT_ACCESS_DENY;
+			cleanup_free char *abs = path_resolve_lexical(r->value, s->p->cwd, home);
+
+			if (!abs)
+				return usage_error(err, "%s %s: cannot expand ~ without HOME", r->opt, r->value);
+			policy_add_path(s->p, abs, a, false, o);
+		}
+	}
+	return 0;
+}
+
+static int set_cwd(struct cli_state *s, struct moat_error *err)
+{
+	char here[PATH_MAX];
+	cleanup_free char *abs = NULL;
+
+	if (!getcwd(here, sizeof(here)))
+		return moat_error_set(err, MOAT_E_SYSTEM, errno, "cannot read the current directory");
+	if (!s->cwd) {
+		s->p->cwd = moat_xstrdup(here);
+		return 0;
+	}
+	abs = path_resolve_lexical(s->cwd, here, NULL);
+	if (!abs || access(abs, F_OK) != 0)
+		return moat_error_set(err, MOAT_E_USAGE, abs ? errno : 0, "--cwd %s", s->cwd);
+	if (chdir(abs) != 0 || chdir(here) != 0)
+		return moat_error_set(err, MOAT_E_USAGE, errno, "--cwd %s: cannot enter it", s->cwd);
+	s->p->cwd = steal_ptr(&abs);
+	return 0;
+}
+
+int cli_parse_run(int argc, char **argv, char *const *environ_in, struct moat_policy *p,
+		  struct moat_run_options *o, struct moat_error *err)
+{
+	struct cli_state s = {.p = p, .o = o};
+	const char *home = getenv_from(environ_in, "HOME");
+	struct profile_context ctx;
+	int i, cmd_start = -1, rc = -1;
+
+	for (i = 1; i < argc; i++) {
+		const struct option_def *def;
+		const char *val;
+
+		if (strcmp(argv[i], "--") == 0) {
+			cmd_start = i + 1;
+			break;
+		}
+		def = find_option(argv[i], &val);
+		if (!def) {
+			if (argv[i][0] == '-')
+				usage_error(err, "unknown option '%s'%s", argv[i], "");
+			else
+				usage_error(err, "'%s': expected an option; put `--` before the command%s", argv[i],
+					    "");
+			goto out;
+		}
+		if (def->takes_value && !val) {
+			if (i + 1 >= argc || strcmp(argv[i + 1], "--") == 0) {
+				usage_error(err, "%s needs a value (%s)", def->name, def->metavar);
+				goto out;
+			}
+			val = argv[++i];
+		} else if (!def->takes_value && val) {
+			usage_error(err, "%s takes no value%s", def->name, "");
+			goto out;
+		}
+		if (def->fn(&s, def->name, val ? val : "", err) < 0)
+			goto out;
+	}
+	if (o->help) {
+		rc = 0;
+		goto out;
+	}
+	if (cmd_start < 0) {
+		usage_error(err, "missing `--` before the command%s%s", "", "");
+		goto out;
+	}
+	if (cmd_start >= argc || argv[cmd_start][0] == '\0') {
+		usage_error(err, "empty command: nothing to run after `--`%s%s", "", "");
+		goto out;
+	}
+	if (set_cwd(&s, err) < 0)
+		goto out;
+	policy_set_argv(p, argv + cmd_start, (size_t)(argc - cmd_start));
+	p->exe = resolve_command(argv[cmd_start], getenv_from(environ_in, "PATH"), p->cwd, err);
+	if (!p->exe)
+		goto out;
+	if (s.backend) {
+		free(p->backend);
+		p->backend = moat_xstrdup(s.backend);
+	}
+
+	ctx = (struct profile_context){.home = home, .cwd = p->cwd, .exe = p->exe, .argv = p->argv};
+	if (profile_apply(p, s.profile ? s.profile : MOAT_DEFAULT_PROFILE, &ctx, err) < 0)
+		goto out;
+	if (s.net)
+		moat_net_parse(s.net, &p->net);
+	if (apply_rules(&s, home, err) < 0)
+		goto out;
+	rc = policy_validate(p, err);
+out:
+	free(s.rules);
+	return rc;
+}

@@ -1,0 +1,77 @@
+#include "sources/resolve.h"
+
+#include <errno.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "util/cleanup.h"
+#include "util/mem.h"
+#include "util/path.h"
+
+/* 0: executable regular file; else the errno execve would give. */
+static int check_exec(const char *path)
+{
+	struct stat st;
+
+	if (stat(path, &st) != 0)
+		return errno;
+	if (S_ISDIR(st.st_mode))
+		return EISDIR;
+	if (!S_ISREG(st.st_mode) || access(path, X_OK) != 0)
+		return EACCES;
+	return 0;
+}
+
+char *resolve_command(const char *cmd, const char *path_env, const char *cwd, struct moat_error *err)
+{
+	cleanup_free char *copy = NULL;
+	char *save = NULL, *dir;
+	int first_denied = 0;
+
+	if (cmd[0] == '\0') {
+		moat_error_set(err, MOAT_E_USAGE, 0, "empty command: nothing to run");
+		return NULL;
+	}
+	if (strchr(cmd, '/')) {
+		char *abs = path_resolve_lexical(cmd, cwd, NULL);
+		int e;
+
+		if (!abs) {
+			moat_error_set(err, MOAT_E_NOTFOUND, 0, "%s: cannot make the path absolute", cmd);
+			return NULL;
+		}
+		e = check_exec(abs);
+		if (e == 0)
+			return abs;
+		moat_error_set(err, e == ENOENT || e == ENOTDIR ? MOAT_E_NOTFOUND : MOAT_E_NOEXEC, e, "%s", abs);
+		free(abs);
+		return NULL;
+	}
+	copy = moat_xstrdup(path_env && *path_env ? path_env : "/usr/bin:/bin");
+	/* strsep, not strtok: an empty PATH entry means the cwd. */
+	for (char *rest = copy; (dir = strsep(&rest, ":")) != NULL;) {
+		cleanup_free char *cand = NULL;
+		char *abs;
+		int e;
+
+		cand = moat_xasprintf("%s/%s", *dir ? dir : ".", cmd);
+		abs = path_resolve_lexical(cand, cwd, NULL);
+		if (!abs)
+			continue;
+		e = check_exec(abs);
+		if (e == 0)
+			return abs;
+		if (e == EACCES && !first_denied)
+			first_denied = 1;
+		free(abs);
+	}
+	(void)save;
+	if (first_denied) {
+		moat_error_set(err, MOAT_E_NOEXEC, 0, "%s: found in PATH but not executable", cmd);
+		return NULL;
+	}
+	moat_error_set(err, MOAT_E_NOTFOUND, 0, "%s: command not found in PATH", cmd);
+	moat_error_hint(err, "give the absolute path, or check PATH (%s)", path_env ? path_env : "unset");
+	return NULL;
+}

@@ -1,0 +1,60 @@
+#include "util/err.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+int moat_error_set(struct moat_error *err, enum moat_error_kind kind, int errnum, const char *fmt, ...)
+{
+	va_list ap;
+	int n;
+
+	err->kind = kind;
+	err->errnum = errnum;
+	err->hint[0] = '\0';
+	va_start(ap, fmt);
+	n = vsnprintf(err->message, sizeof(err->message), fmt, ap);
+	va_end(ap);
+	if (errnum != 0 && n >= 0 && (size_t)n < sizeof(err->message))
+		snprintf(err->message + n, sizeof(err->message) - (size_t)n, ": %s", strerror(errnum));
+	return -1;
+}
+
+int moat_error_hint(struct moat_error *err, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(err->hint, sizeof(err->hint), fmt, ap);
+	va_end(ap);
+	return -1;
+}
+
+int moat_error_wrap(struct moat_error *err, const char *fmt, ...)
+{
+	char old[MOAT_ERR_MSG_MAX];
+	va_list ap;
+	int n;
+
+	memcpy(old, err->message, sizeof(old));
+	va_start(ap, fmt);
+	n = vsnprintf(err->message, sizeof(err->message), fmt, ap);
+	va_end(ap);
+	if (n >= 0 && (size_t)n + 2 < sizeof(err->message)) {
+		memcpy(err->message + n, ": ", 3);
+		strncat(err->message, old, sizeof(err->message) - (size_t)n - 3);
+	}
+	return -1;
+}
+
+int moat_error_exit_status(const struct moat_error *err)
+{
+	switch (err->kind) {
+	case MOAT_E_NOEXEC:
+		return 126;
+	case MOAT_E_NOTFOUND:
+		return 127;
+	default:
+		return 125;
+	}
+}

@@ -1,0 +1,48 @@
+/* moat's one error convention (see docs/errors.md).
+ *
+ * A function that can fail returns an int: >= 0 on success, -1 on failure.
+ * On failure it has filled the caller's `struct moat_error` with a message
+ * (one line, naming the path or file:line:col) and, where the fix is known,
+ * a hint.  Callers add context with moat_error_wrap(); only main() turns an
+ * error into output on stderr and an exit status.  Out-parameters are written
+ * only on success. */
+#ifndef MOAT_UTIL_ERR_H
+#define MOAT_UTIL_ERR_H
+
+#include <stddef.h>
+
+#define MOAT_ERR_MSG_MAX 1024
+#define MOAT_ERR_HINT_MAX 512
+
+/* What kind of failure it was: decides moat's exit status (README). */
+enum moat_error_kind {
+	MOAT_E_NONE = 0,
+	MOAT_E_USAGE,      /* bad command line or config: 125 */
+	MOAT_E_CONFIG,     /* config file error: 125 */
+	MOAT_E_UNAVAIL,    /* a required protection is missing: 125 */
+	MOAT_E_SYSTEM,     /* a system call failed while setting up: 125 */
+	MOAT_E_NOEXEC,     /* command found but not executable: 126 */
+	MOAT_E_NOTFOUND,   /* command not found: 127 */
+};
+
+struct moat_error {
+	enum moat_error_kind kind;
+	int errnum; /* errno at the failure, or 0 */
+	char message[MOAT_ERR_MSG_MAX];
+	char hint[MOAT_ERR_HINT_MAX];
+};
+
+/* Fill err and return -1.  errnum != 0 appends ": strerror(errnum)". */
+int moat_error_set(struct moat_error *err, enum moat_error_kind kind, int errnum, const char *fmt, ...)
+	__attribute__((format(printf, 4, 5)));
+
+/* Attach a hint to an error already set; returns -1 for tail calls. */
+int moat_error_hint(struct moat_error *err, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+/* Prefix the message with context ("loading policy: ..."); returns -1. */
+int moat_error_wrap(struct moat_error *err, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+/* The exit status main() uses for an error of this kind. */
+int moat_error_exit_status(const struct moat_error *err);
+
+#endif

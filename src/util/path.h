@@ -1,0 +1,17 @@
+/* Lexical path helpers: no file system access, so they are unit-testable and
+ * cannot be raced.  Symlinks are resolved later, by the plan, with O_PATH. */
+#ifndef MOAT_UTIL_PATH_H
+#define MOAT_UTIL_PATH_H
+
+#include <stdbool.h>
+
+/* Make `path` absolute and normalised: "~" and "~/" expand to `home`, a
+ * relative path is taken against `base`, and ".", ".." and repeated slashes
+ * are folded.  Returns a new string, or NULL when "~" is used with no home
+ * or `base` is not absolute. */
+char *path_resolve_lexical(const char *path, const char *base, const char *home);
+
+/* Is `inner` equal to `outer` or below it?  Both normalised. */
+bool path_within(const char *inner, const char *outer);
+
+#endif

@@ -60,7 +60,7 @@ $(BUILD)/%.o: %.c
 
 $(BUILD)/tests/%: tests/unit/%.c tests/unit/tap.h $(BUILD)/libmoat.a
 	@mkdir -p $(@D)
-	$(CC) $(ALL_CFLAGS) -Itests/unit -o $@ $< $(BUILD)/libmoat.a $(ALL_LDFLAGS) $(PKG_LIBS)
+	$(CC) $(ALL_CFLAGS) -Wno-write-strings -Itests/unit -o $@ $< $(BUILD)/libmoat.a $(ALL_LDFLAGS) $(PKG_LIBS)
 
 $(BUILD)/helpers/%: tests/helpers/%.c
 	@mkdir -p $(@D)

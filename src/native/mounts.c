@@ -71,7 +71,8 @@ static int apply_one(const struct native_mount *it)
 			return -errno;
 		return 0;
 	case NATIVE_MOUNT_MASK_FILE:
-		return 0; /* done in the first pass */
+	case NATIVE_MOUNT_KEEP:
+		return 0; /* done in their own passes */
 	case NATIVE_MOUNT_TMPFS:
 		if (mount("moat-tmp", it->target, "tmpfs", MS_NOSUID | MS_NODEV, "mode=1777") != 0)
 			return -errno;
@@ -84,11 +85,101 @@ static int apply_one(const struct native_mount *it)
 	return -EINVAL;
 }
 
+#define ARRAY_SIZE_FDS 128
+
+/* mkdir -p of the directories above `path`, then the mount point itself,
+ * of the same type as what will be bound there. */
+static int make_mountpoint(const char *path, bool dir)
+{
+	char buf[4096];
+	size_t i, len = strlen(path);
+
+	if (len >= sizeof(buf))
+		return -ENAMETOOLONG;
+	memcpy(buf, path, len + 1);
+	for (i = 1; i < len; i++) {
+		if (buf[i] != '/')
+			continue;
+		buf[i] = '\0';
+		if (mkdir(buf, 0755) != 0 && errno != EEXIST)
+			return -errno;
+		buf[i] = '/';
+	}
+	if (dir) {
+		if (mkdir(path, 0755) != 0 && errno != EEXIST)
+			return -errno;
+	} else {
+		int fd = open(path, O_CREAT | O_WRONLY | O_CLOEXEC, 0600);
+		if (fd < 0)
+			return -errno;
+		close(fd);
+	}
+	return 0;
+}
+
+static bool below(const char *path, const char *dir)
+{
+	size_t n = strlen(dir);
+	return strncmp(path, dir, n) == 0 && path[n] == '/';
+}
+
+/* Bind the kept paths below `dir` (just replaced by a tmpfs) back, from the
+ * O_PATH fds opened before it was covered. */
+static int restore_kept(const struct native_mounts *m, const int *fds, const char *dir, const char **failed)
+{
+	size_t i;
+
+	for (i = 0; i < m->n; i++) {
+		char src[64];
+		struct stat st;
+		int rc;
+
+		if (m->items[i].kind != NATIVE_MOUNT_KEEP || fds[i] < 0 || !below(m->items[i].target, dir))
+			continue;
+		*failed = m->items[i].target;
+		if (fstat(fds[i], &st) != 0)
+			return -errno;
+		if ((rc = make_mountpoint(m->items[i].target, S_ISDIR(st.st_mode))) < 0)
+			return rc;
+		snprintf(src, sizeof(src), "/proc/self/fd/%d", fds[i]);
+		if (mount(src, m->items[i].target, NULL, MS_BIND | MS_REC, NULL) != 0)
+			return -errno;
+	}
+	return 0;
+}
+
+static int apply_all(const struct native_mounts *m, const int *fds, const char **failed)
+{
+	size_t i;
+	int rc;
+
+	for (i = 0; i < m->n; i++) {
+		*failed = m->items[i].target;
+		if ((rc = apply_one(&m->items[i])) < 0)
+			return rc;
+		if (m->items[i].kind == NATIVE_MOUNT_TMPFS &&
+		    (rc = restore_kept(m, fds, m->items[i].target, failed)) < 0)
+			return rc;
+	}
+	return 0;
+}
+
 int mounts_apply(const struct native_mounts *m, const char **failed)
 {
+	int fds[ARRAY_SIZE_FDS];
 	bool staged = false;
 	size_t i;
 	int rc;
+
+	if (m->n > ARRAY_SIZE_FDS)
+		return -E2BIG;
+	/* Open what must survive before anything covers it.  Opened here, in
+	 * the new mount namespace: a bind mount's source must be in it. */
+	for (i = 0; i < m->n; i++) {
+		fds[i] = -1;
+		if (m->items[i].kind == NATIVE_MOUNT_KEEP)
+			fds[i] = open(m->items[i].target, O_PATH | O_CLOEXEC);
+	}
 
 	*failed = "/";
 	/* Private propagation first: nothing mounted here may leak back to the
@@ -111,10 +202,9 @@ int mounts_apply(const struct native_mounts *m, const char **failed)
 		*failed = STAGING;
 		return -errno;
 	}
-	for (i = 0; i < m->n; i++) {
-		*failed = m->items[i].target;
-		if ((rc = apply_one(&m->items[i])) < 0)
-			return rc;
-	}
-	return 0;
+	rc = apply_all(m, fds, failed);
+	for (i = 0; i < m->n; i++)
+		if (fds[i] >= 0)
+			close(fds[i]);
+	return rc;
 }

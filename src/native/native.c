@@ -12,6 +12,7 @@
 #include "plan/plan.h"
 #include "util/cleanup.h"
 #include "util/mem.h"
+#include "util/path.h"
 
 #define HINT_USERNS                                                                                                    \
 	"enable unprivileged user namespaces: `sysctl -w kernel.unprivileged_userns_clone=1` (Debian), "          \
@@ -70,6 +71,18 @@ static void plan_masks(const struct moat_policy *p, struct native_plan *np)
 		mounts_add(&np->mounts, NATIVE_MOUNT_TMPFS, "/tmp");
 		if (access("/dev/shm", F_OK) == 0)
 			mounts_add(&np->mounts, NATIVE_MOUNT_TMPFS, "/dev/shm");
+	}
+	/* Granted paths and the cwd below a directory replaced by a tmpfs are
+	 * bound back into it, so `--write /tmp/x` still means /tmp/x. */
+	for (i = 0; i <= p->n_paths; i++) {
+		const char *path = i < p->n_paths ? p->paths[i].path : p->cwd;
+		if (!path || (i < p->n_paths && p->paths[i].access == MOAT_ACCESS_DENY))
+			continue;
+		if ((p->private_tmp && (path_within(path, "/tmp") || path_within(path, "/dev/shm"))) ||
+		    (p->net != MOAT_NET_ALL && path_within(path, "/run")))
+			if (strcmp(path, "/tmp") != 0 && strcmp(path, "/run") != 0 && strcmp(path, "/dev/shm") != 0 &&
+			    access(path, F_OK) == 0)
+				mounts_add(&np->mounts, NATIVE_MOUNT_KEEP, path);
 	}
 	if (p->net != MOAT_NET_ALL) {
 		mounts_add(&np->mounts, NATIVE_MOUNT_TMPFS, "/run");

@@ -77,6 +77,9 @@
 #ifndef SOCK_PACKET
 #define SOCK_PACKET 10
 #endif
+#ifndef USERFAULTFD_IOC_NEW
+#define USERFAULTFD_IOC_NEW 0xAA00 /* _IO(0xAA, 0x00), <linux/userfaultfd.h> 6.1 */
+#endif
 
 /* The first address family the kernel does not have yet (AF_MCTP = 45 is
  * the last one as of 6.18).  Families from here up are refused, so a family
@@ -96,28 +99,28 @@ enum deny_class {
  * (0: none needed).  Names that libseccomp knows but x86_64 lacks (stime,
  * pciconfig_*) resolve to a negative pseudo number and are skipped. */
 #define MOAT_SECCOMP_DENY(X)                                                                                           \
-	/* io_uring performs its operations (openat, connect, ...) from kernel \
-	 * workers without passing through this filter, so argument checks on \
-	 * those calls would be moot. */                                              \
+	/* io_uring performs its operations (openat, connect, ...) from kernel                                         \
+	 * workers without passing through this filter, so argument checks on                                          \
+	 * those calls would be moot. */                                                                               \
 	X(io_uring_setup, ENOSYS, DENY_ALWAYS, 0)                                                                      \
 	X(io_uring_enter, ENOSYS, DENY_ALWAYS, 0)                                                                      \
 	X(io_uring_register, ENOSYS, DENY_ALWAYS, 0)                                                                   \
-	/* Kernel attack surface with a long CVE record, of no use to a tool. */ \
+	/* Kernel attack surface with a long CVE record, of no use to a tool. */                                       \
 	X(bpf, EPERM, DENY_ALWAYS, 0)                                                                                  \
 	X(perf_event_open, EPERM, DENY_ALWAYS, 0)                                                                      \
-	X(userfaultfd, EPERM, DENY_ALWAYS, 0) /* stalls the kernel at will: race exploits */                          \
-	/* Keyrings are not fully namespaced: they hold the caller's secrets. */   \
+	X(userfaultfd, EPERM, DENY_ALWAYS, 0) /* stalls the kernel at will: race exploits */                           \
+	/* Keyrings are not fully namespaced: they hold the caller's secrets. */                                       \
 	X(keyctl, ENOSYS, DENY_ALWAYS, 0)                                                                              \
 	X(add_key, ENOSYS, DENY_ALWAYS, 0)                                                                             \
 	X(request_key, ENOSYS, DENY_ALWAYS, 0)                                                                         \
-	/* proc.ptrace: reading or steering another process. */                   \
+	/* proc.ptrace: reading or steering another process. */                                                        \
 	X(ptrace, EPERM, DENY_PTRACE, 0)                                                                               \
 	X(process_vm_readv, EPERM, DENY_PTRACE, 0)                                                                     \
 	X(process_vm_writev, EPERM, DENY_PTRACE, 0)                                                                    \
 	X(kcmp, EPERM, DENY_PTRACE, 0)                                                                                 \
-	X(pidfd_getfd, EPERM, DENY_PTRACE, 0) /* steals another process's fd */                                      \
+	X(pidfd_getfd, EPERM, DENY_PTRACE, 0) /* steals another process's fd */                                        \
 	X(process_madvise, EPERM, DENY_PTRACE, 0)                                                                      \
-	/* The mount family: would undo the masks over secret paths. */           \
+	/* The mount family: would undo the masks over secret paths. */                                                \
 	X(mount, EPERM, DENY_ALWAYS, 0)                                                                                \
 	X(umount2, EPERM, DENY_ALWAYS, 0)                                                                              \
 	X(pivot_root, EPERM, DENY_ALWAYS, 0)                                                                           \
@@ -130,27 +133,27 @@ enum deny_class {
 	X(open_tree_attr, EPERM, DENY_ALWAYS, 467) /* Linux 6.15 */                                                    \
 	X(move_mount, EPERM, DENY_ALWAYS, 0)                                                                           \
 	X(mount_setattr, EPERM, DENY_ALWAYS, 0)                                                                        \
-	/* New namespaces give the child a root of its own: a user namespace   \
-	 * is the entry to most unprivileged kernel exploits.  unshare is      \
-	 * refused whole (its harmless flags, CLONE_FS/FILES, are unused by   \
-	 * runtimes); clone is filtered on its flags below. */                     \
+	/* New namespaces give the child a root of its own: a user namespace                                           \
+	 * is the entry to most unprivileged kernel exploits.  unshare is                                              \
+	 * refused whole (its harmless flags, CLONE_FS/FILES, are unused by                                            \
+	 * runtimes); clone is filtered on its flags below. */                                                         \
 	X(unshare, EPERM, DENY_ALWAYS, 0)                                                                              \
 	X(setns, EPERM, DENY_ALWAYS, 0)                                                                                \
-	/* clone3 passes its flags in memory, out of the filter's sight. */        \
+	/* clone3 passes its flags in memory, out of the filter's sight. */                                            \
 	X(clone3, ENOSYS, DENY_ALWAYS, 0)                                                                              \
 	X(init_module, EPERM, DENY_ALWAYS, 0)                                                                          \
 	X(finit_module, EPERM, DENY_ALWAYS, 0)                                                                         \
 	X(delete_module, EPERM, DENY_ALWAYS, 0)                                                                        \
 	X(kexec_load, EPERM, DENY_ALWAYS, 0)                                                                           \
 	X(kexec_file_load, EPERM, DENY_ALWAYS, 0)                                                                      \
-	/* Opens any inode by handle, bypassing the mount view (CVE "shocker"). */ \
+	/* Opens any inode by handle, bypassing the mount view (CVE "shocker"). */                                     \
 	X(open_by_handle_at, EPERM, DENY_ALWAYS, 0)                                                                    \
 	X(name_to_handle_at, EOPNOTSUPP, DENY_ALWAYS, 0)                                                               \
 	X(acct, EPERM, DENY_ALWAYS, 0)                                                                                 \
 	X(swapon, EPERM, DENY_ALWAYS, 0)                                                                               \
 	X(swapoff, EPERM, DENY_ALWAYS, 0)                                                                              \
 	X(reboot, EPERM, DENY_ALWAYS, 0)                                                                               \
-	X(syslog, EPERM, DENY_ALWAYS, 0) /* kernel log: addresses, other users */                                     \
+	X(syslog, EPERM, DENY_ALWAYS, 0) /* kernel log: addresses, other users */                                      \
 	X(settimeofday, EPERM, DENY_ALWAYS, 0)                                                                         \
 	X(clock_settime, EPERM, DENY_ALWAYS, 0)                                                                        \
 	X(clock_adjtime, EPERM, DENY_ALWAYS, 0)                                                                        \
@@ -171,7 +174,7 @@ enum deny_class {
 	X(create_module, EPERM, DENY_ALWAYS, 0)                                                                        \
 	X(get_kernel_syms, EPERM, DENY_ALWAYS, 0)                                                                      \
 	X(query_module, EPERM, DENY_ALWAYS, 0)                                                                         \
-	/* Unprivileged fanotify (5.13+) watches whole filesystems' access. */     \
+	/* Unprivileged fanotify (5.13+) watches whole filesystems' access. */                                         \
 	X(fanotify_init, EPERM, DENY_ALWAYS, 0)
 
 struct deny_row {
@@ -181,7 +184,7 @@ struct deny_row {
 	int fallback_nr;
 };
 
-#define DENY_ROW(name, e, cls, nr) {#name, e, cls, nr},
+#define DENY_ROW(name, e, cls, nr)  {#name, e, cls, nr},
 #define DENY_NAME(name, e, cls, nr) #name,
 
 static const struct deny_row deny_rows[] = {MOAT_SECCOMP_DENY(DENY_ROW)};
@@ -243,8 +246,8 @@ static int add_deny_rules(scmp_filter_ctx ctx, const struct moat_seccomp_opts *o
  * that bit, so refusing it costs nothing. */
 static int add_clone_rules(scmp_filter_ctx ctx, struct moat_error *err)
 {
-	static const uint64_t new_flags[] = {CLONE_NEWUSER, CLONE_NEWNS,     CLONE_NEWPID,  CLONE_NEWNET,
-					     CLONE_NEWIPC,  CLONE_NEWUTS,    CLONE_NEWCGROUP, CLONE_NEWTIME};
+	static const uint64_t new_flags[] = {CLONE_NEWUSER, CLONE_NEWNS,  CLONE_NEWPID,	   CLONE_NEWNET,
+					     CLONE_NEWIPC,  CLONE_NEWUTS, CLONE_NEWCGROUP, CLONE_NEWTIME};
 
 	for (size_t i = 0; i < ARRAY_LEN(new_flags); i++) {
 		int rc = seccomp_rule_add(ctx, SCMP_ACT_ERRNO(EPERM), SCMP_SYS(clone), 1,
@@ -257,11 +260,12 @@ static int add_clone_rules(scmp_filter_ctx ctx, struct moat_error *err)
 
 /* tty.inject: TIOCSTI pushes bytes into the terminal's input queue (the
  * classic sandbox escape through a shared tty); TIOCLINUX's paste does the
- * same on a virtual console.  The kernel reads `unsigned int cmd`, so the
- * match is on the low 32 bits only (see the quirk note at the top). */
+ * same on a virtual console.  USERFAULTFD_IOC_NEW on /dev/userfaultfd is
+ * the other way to get a userfaultfd.  The kernel reads `unsigned int cmd`,
+ * so the match is on the low 32 bits only (see the quirk note at the top). */
 static int add_ioctl_rules(scmp_filter_ctx ctx, struct moat_error *err)
 {
-	static const uint64_t reqs[] = {TIOCSTI, TIOCLINUX};
+	static const uint64_t reqs[] = {TIOCSTI, TIOCLINUX, USERFAULTFD_IOC_NEW};
 
 	for (size_t i = 0; i < ARRAY_LEN(reqs); i++) {
 		int rc = seccomp_rule_add(ctx, SCMP_ACT_ERRNO(EPERM), SCMP_SYS(ioctl), 1,
@@ -339,14 +343,14 @@ static int add_socket_rules(scmp_filter_ctx ctx, const struct moat_seccomp_opts 
 		uint64_t family, type;
 		int errnum;
 	} type_rules[] = {
-		/* Raw IP needs CAP_NET_RAW, which a child that is root in its own
-		 * user and network namespace has: refuse it as an unprivileged
-		 * caller would be refused. */
-		{AF_INET, SOCK_RAW, EPERM},
-		{AF_INET6, SOCK_RAW, EPERM},
-		/* The kernel turns (PF_INET, SOCK_PACKET) into a PF_PACKET socket:
-		 * AF_PACKET under another name. */
-		{AF_INET, SOCK_PACKET, EAFNOSUPPORT},
+	    /* Raw IP needs CAP_NET_RAW, which a child that is root in its own
+	     * user and network namespace has: refuse it as an unprivileged
+	     * caller would be refused. */
+	    {AF_INET, SOCK_RAW, EPERM},
+	    {AF_INET6, SOCK_RAW, EPERM},
+	    /* The kernel turns (PF_INET, SOCK_PACKET) into a PF_PACKET socket:
+	     * AF_PACKET under another name. */
+	    {AF_INET, SOCK_PACKET, EAFNOSUPPORT},
 	};
 	int rc;
 
@@ -421,10 +425,9 @@ static int export_bpf(scmp_filter_ctx ctx, struct moat_bpf *out, struct moat_err
 		got += (size_t)n;
 	}
 #endif
-	if (size == 0 || size % sizeof(struct sock_filter) != 0 ||
-	    size / sizeof(struct sock_filter) > BPF_MAXINSNS)
-		return moat_error_set(err, MOAT_E_SYSTEM, 0,
-				      "seccomp: exported filter has an invalid size (%zu bytes)", size);
+	if (size == 0 || size % sizeof(struct sock_filter) != 0 || size / sizeof(struct sock_filter) > BPF_MAXINSNS)
+		return moat_error_set(err, MOAT_E_SYSTEM, 0, "seccomp: exported filter has an invalid size (%zu bytes)",
+				      size);
 	out->insns = steal_ptr(&buf);
 	out->len = (unsigned short)(size / sizeof(struct sock_filter));
 	return 0;

@@ -62,7 +62,7 @@ struct moat_bpf {
  * libseccomp fails).  *out is written only on success.  Deterministic: the
  * same options give the same bytes. */
 int moat_seccomp_compile(const struct moat_seccomp_opts *o, struct moat_bpf *out, struct moat_error *err)
-	__attribute__((nonnull, warn_unused_result));
+    __attribute__((nonnull, warn_unused_result));
 
 /* Free the program and zero *b; safe on a zeroed or already freed struct. */
 void moat_bpf_free(struct moat_bpf *b);
@@ -81,7 +81,7 @@ int moat_seccomp_load(const struct moat_bpf *b) __attribute__((warn_unused_resul
 const char *const *moat_seccomp_blocked_names(size_t *n) __attribute__((nonnull));
 
 /* The syscalls refused only for some arguments: clone (CLONE_NEW* flags),
- * ioctl (TIOCSTI, TIOCLINUX), personality (anything but 0 and the
+ * ioctl (TIOCSTI, TIOCLINUX, USERFAULTFD_IOC_NEW), personality (anything but 0 and the
  * 0xffffffff query), socket and socketpair (families, see above). */
 const char *const *moat_seccomp_filtered_names(size_t *n) __attribute__((nonnull));
 

@@ -40,9 +40,14 @@ int moat_error_wrap(struct moat_error *err, const char *fmt, ...)
 	va_start(ap, fmt);
 	n = vsnprintf(err->message, sizeof(err->message), fmt, ap);
 	va_end(ap);
-	if (n >= 0 && (size_t)n + 2 < sizeof(err->message)) {
-		memcpy(err->message + n, ": ", 3);
-		strncat(err->message, old, sizeof(err->message) - (size_t)n - 3);
+	if (n >= 0 && (size_t)n + 3 < sizeof(err->message)) {
+		size_t room = sizeof(err->message) - (size_t)n - 3, len = strlen(old);
+
+		memcpy(err->message + n, ": ", 2);
+		if (len > room)
+			len = room;
+		memcpy(err->message + n + 2, old, len);
+		err->message[(size_t)n + 2 + len] = '\0';
 	}
 	return -1;
 }

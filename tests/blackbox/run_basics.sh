@@ -1,0 +1,180 @@
+#!/usr/bin/env bash
+# Black-box tests of `moat run` (issue 2): stdio, exit codes, signals,
+# timeout, the process tree, environment, fds, session, bad input, report.
+set -u
+. "$(dirname "$0")/../lib/tap.sh"
+scratch
+cd "$SCRATCH"
+mkdir -p proj
+cd proj
+run() { "$MOAT" run --write "$SCRATCH" "$@"; }
+
+# --- stdio is byte-exact, and moat writes nothing to stdout itself
+head -c $((64 << 20)) /dev/urandom >"$SCRATCH/in.bin"
+want=$(sha256sum <"$SCRATCH/in.bin" | cut -d' ' -f1)
+got=$(run -- cat <"$SCRATCH/in.bin" | sha256sum | cut -d' ' -f1)
+is "$got" "$want" "64 MiB through moat run -- cat is byte-exact (sha256)"
+rm -f "$SCRATCH/in.bin"
+out=$(run -- true)
+is "$out" "" "moat writes nothing to stdout"
+out=$("$MOAT" run --bogus -- true 2>/dev/null)
+is "$out" "" "not even on a usage error"
+err=$(run -- sh -c 'echo to-stderr >&2' 2>&1 >/dev/null)
+is "$err" "to-stderr" "stderr reaches the caller"
+
+# --- exit status contract
+run -- "$HELPER" exit 0; is $? 0 "exit 0 passes through"
+run -- "$HELPER" exit 3; is $? 3 "exit 3 passes through"
+run -- "$HELPER" exit 42; is $? 42 "exit 42 passes through"
+run -- "$HELPER" killself 15; is $? 143 "killed by SIGTERM gives 143"
+run -- "$HELPER" killself 9; is $? 137 "killed by SIGKILL gives 137"
+run -- no-such-command-xyz 2>"$SCRATCH/err"; is $? 127 "command not found gives 127"
+like "$(cat "$SCRATCH/err")" "no-such-command-xyz" "  and names the command"
+printf '#!/bin/sh\necho hi\n' >"$SCRATCH/noexec.sh"; chmod 0644 "$SCRATCH/noexec.sh"
+run -- "$SCRATCH/noexec.sh" 2>/dev/null; is $? 126 "not executable gives 126"
+run -- "$SCRATCH" 2>/dev/null; is $? 126 "a directory gives 126"
+
+# --- the command is resolved once via PATH in the parent
+mkdir -p "$SCRATCH/bin"; printf '#!/bin/sh\necho from-scratch-bin\n' >"$SCRATCH/bin/mytool"; chmod 0755 "$SCRATCH/bin/mytool"
+out=$(PATH="$SCRATCH/bin:/usr/bin:/bin" run --read "$SCRATCH/bin" -- mytool)
+is "$out" "from-scratch-bin" "the command is found via PATH"
+"$MOAT" run --dry-run -- sh >"$SCRATCH/dry.json"
+like "$(json_get "$SCRATCH/dry.json" '["command"]["exe"]')" '^/.*/sh$' "the resolved absolute path is what runs (dry run shows it)"
+
+# --- signals are forwarded
+rm -f "$SCRATCH/sig" "$SCRATCH/sig.ready"
+"$MOAT" run --write "$SCRATCH" -- "$HELPER" signals "$SCRATCH/sig" &
+pid=$!
+for _ in $(seq 100); do [ -e "$SCRATCH/sig.ready" ] && break; sleep 0.05; done
+for s in TERM INT HUP QUIT USR1 USR2 WINCH; do kill -s "$s" "$pid"; sleep 0.05; done
+wait "$pid"
+is "$(sort "$SCRATCH/sig" 2>/dev/null | tr '\n' ' ')" "HUP INT QUIT TERM USR1 USR2 WINCH " \
+	"SIGTERM, SIGINT, SIGHUP, SIGQUIT, SIGUSR1, SIGUSR2, SIGWINCH reach the command"
+
+# --- --timeout: SIGTERM, then SIGKILL after the grace period, then 124
+start=$(date +%s%N)
+run --timeout 0.5 -- "$HELPER" sleep 30; rc=$?
+ms=$((($(date +%s%N) - start) / 1000000))
+is "$rc" 124 "--timeout gives exit 124"
+ok $([ "$ms" -lt 2000 ] && echo 0 || echo 1) "  a command that honours SIGTERM stops at once (${ms} ms)"
+start=$(date +%s%N)
+run --timeout 0.3 -- "$HELPER" ignore-term 30; rc=$?
+ms=$((($(date +%s%N) - start) / 1000000))
+is "$rc" 124 "--timeout with SIGTERM ignored still gives 124"
+ok $([ "$ms" -ge 2200 ] && [ "$ms" -lt 5000 ] && echo 0 || echo 1) "  SIGKILL follows after the 2 s grace (${ms} ms)"
+
+# --- moat killed by SIGKILL: the whole tree dies, double-forked daemon included
+marker="moat-daemon-$$-$RANDOM"
+"$MOAT" run --write "$SCRATCH" -- "$HELPER" daemon "$marker" >"$SCRATCH/daemon.out" &
+mpid=$!
+for _ in $(seq 100); do pgrep -f "$marker" >/dev/null && grep -q daemonized "$SCRATCH/daemon.out" && break; sleep 0.05; done
+ok $(pgrep -f "$marker" >/dev/null && echo 0 || echo 1) "the double-forked daemon runs (control)"
+kill -KILL "$mpid"; wait "$mpid" 2>/dev/null
+gone=1
+for _ in $(seq 20); do pgrep -f "$marker" >/dev/null || { gone=0; break; }; sleep 0.05; done
+ok $gone "after SIGKILL of moat, the daemon is gone within a second"
+pkill -KILL -f "$marker" 2>/dev/null
+
+# --- environment: exactly the safe set plus what was declared
+out=$(env -i PATH=/usr/bin:/bin HOME=/nonexistent-home LANG=C.UTF-8 LC_ALL=C XDG_DATA_HOME=/x \
+	SSL_CERT_FILE=/etc/ssl/certs/ca-certificates.crt AWS_SECRET_ACCESS_KEY=leak GITHUB_TOKEN=leak \
+	SSH_AUTH_SOCK=/tmp/agent LD_PRELOAD=/nonexistent.so FOO=passed \
+	"$MOAT" run --profile strict --env A=1 --env-pass FOO -- /usr/bin/env 2>/dev/null | sort | tr '\n' ' ')
+is "$out" "A=1 FOO=passed HOME=/nonexistent-home LANG=C.UTF-8 LC_ALL=C PATH=/usr/bin:/bin SSL_CERT_FILE=/etc/ssl/certs/ca-certificates.crt XDG_DATA_HOME=/x " \
+	"the child's environment is exactly the safe set plus --env and --env-pass"
+out=$(env -i PATH=/usr/bin:/bin LD_PRELOAD=x "$MOAT" run --env-pass LD_PRELOAD -- true 2>&1); rc=$?
+is "$rc" 125 "--env-pass LD_PRELOAD is refused with 125"
+like "$out" "LD_PRELOAD" "  naming the variable"
+for v in LD_LIBRARY_PATH LD_AUDIT NODE_OPTIONS PYTHONPATH PYTHONSTARTUP BASH_ENV ENV PERL5OPT RUBYOPT DYLD_INSERT_LIBRARIES; do
+	"$MOAT" run --env-pass "$v" -- true 2>/dev/null; rc=$?
+	[ "$rc" = 125 ] || break
+done
+is "$rc" 125 "every loader/interpreter hook is refused with --env-pass"
+out=$(run --env NODE_OPTIONS=--no-warnings -- /usr/bin/env | grep '^NODE_OPTIONS=')
+is "$out" "NODE_OPTIONS=--no-warnings" "an explicit --env NAME=VALUE of a hook is allowed"
+run --report "$SCRATCH/env.json" --env TOKEN=s3cr3t-value -- true
+unlike "$(cat "$SCRATCH/env.json")" "s3cr3t-value" "the report never holds environment values"
+like "$(json_get "$SCRATCH/env.json" '["environment"]["names"]')" '"TOKEN"' "  but lists the names"
+
+# --- fds: only 0, 1, 2 and --keep-fd
+exec 7<"$SCRATCH/proj" 8>"$SCRATCH/canary.fd"
+out=$(run -- "$HELPER" fds)
+is "$out" "0 1 2" "a canary fd the test opened is not visible inside"
+out=$(run --keep-fd 8 -- "$HELPER" fds)
+is "$out" "0 1 2 8" "--keep-fd 8 passes exactly that fd"
+out=$("$MOAT" run --mode off -- "$HELPER" fds)
+like "$out" "7" "control: without the sandbox the canary fd is visible"
+exec 7<&- 8>&-
+
+# --- session: no controlling terminal, no TIOCSTI
+if command -v script >/dev/null; then
+	out=$(script -qec "$MOAT run -- $HELPER tty" /dev/null | tr -d '\r')
+	like "$out" "session_leader=1 devtty=(ENXIO|EACCES) sti=(EPERM|EIO|ENOTTY)" \
+		"started from a pty: new session, no controlling terminal, TIOCSTI refused"
+	out=$(script -qec "$HELPER tty" /dev/null | tr -d '\r')
+	like "$out" "devtty=OK" "control: outside moat the pty is the controlling terminal"
+fi
+
+# --- core dumps off, no_new_privs
+out=$(run -- /bin/sh -c 'grep -E "^(NoNewPrivs|Seccomp):" /proc/self/status; grep "core file" /proc/self/limits' | tr -s ' ')
+like "$out" "NoNewPrivs:.1" "no_new_privs is set"
+like "$out" "Max core file size 0 0" "core dumps are off"
+
+# --- bad input: each exits 125 with one line naming the problem
+bad() { # bad DESCRIPTION REGEX ARGS...
+	local desc=$1 re=$2
+	shift 2
+	local out rc
+	out=$("$MOAT" "$@" 2>&1 >/dev/null); rc=$?
+	is "$rc" 125 "bad input: $desc exits 125"
+	like "$(printf '%s' "$out" | head -n1)" "$re" "  and says: $re"
+}
+bad "an unknown option" "unknown option '--frobnicate'" run --frobnicate -- true
+bad "a missing --" "missing \`--\`" run --read /tmp
+bad "a command without --" "expected an option; put \`--\`" run true
+bad "an empty command" "empty command" run --
+bad "an empty command string" "empty command" run -- ''
+bad "a non-existent --cwd" "--cwd /nonexistent-dir" run --cwd /nonexistent-dir -- true
+bad "--keep-fd of a closed fd" "file descriptor 57 is not open" run --keep-fd 57 -- true
+bad "a non-numeric timeout" "--timeout abc" run --timeout abc -- true
+bad "a negative timeout" "--timeout -1" run --timeout -1 -- true
+bad "--env without =" "--env FOO: expected NAME=VALUE" run --env FOO -- true
+bad "an unknown mode" "--mode maybe" run --mode maybe -- true
+bad "an unknown profile" "unknown profile 'nope'" run --profile nope -- true
+bad "an unknown property" "unknown property 'fs.bogus'" run --require fs.bogus -- true
+
+# --- --dry-run runs nothing and prints policy and plan
+"$MOAT" run --dry-run --write "$SCRATCH" -- "$HELPER" write "$SCRATCH/dry-created" >"$SCRATCH/dry.json"; rc=$?
+is "$rc" 0 "--dry-run exits 0"
+ok $([ ! -e "$SCRATCH/dry-created" ] && echo 0 || echo 1) "--dry-run runs nothing"
+like "$(json_get "$SCRATCH/dry.json" '["policy"]["paths"]')" "\"$SCRATCH\"" "--dry-run shows the effective policy"
+is "$(json_get "$SCRATCH/dry.json" '["schema"]')" "moat.report/1" "--dry-run has the report's shape"
+
+# --- --cwd
+out=$(run --cwd "$SCRATCH" -- /bin/pwd)
+is "$out" "$SCRATCH" "--cwd sets the command's directory"
+
+# --- the report, to a file and to a descriptor
+run --report "$SCRATCH/r.json" -- "$HELPER" exit 7
+is "$(json_get "$SCRATCH/r.json" '["run"]["exit_code"]')" 7 "the report holds the exit status"
+for p in env.curated fd.clean tty.inject res.limits; do
+	is "$(json_get "$SCRATCH/r.json" "[\"properties\"][\"$p\"][\"status\"]")" enforced "the report says $p enforced"
+done
+like "$(json_get "$SCRATCH/r.json" '["run"]["exec_ms"]')" '^[0-9.]+$' "the report holds the time to exec"
+like "$(json_get "$SCRATCH/r.json" '["policy_digest"]')" '^sha256:[0-9a-f]{64}$' "the report holds a policy digest"
+run --report "$SCRATCH/s.json" -- "$HELPER" killself 15
+is "$(json_get "$SCRATCH/s.json" '["run"]["signal"]')" 15 "the report holds the signal"
+out=$(run --report-fd 3 -- "$HELPER" fds 3>"$SCRATCH/fd.json")
+is "$out" "0 1 2" "the --report-fd descriptor does not leak into the command"
+is "$(json_get "$SCRATCH/fd.json" '["status"]')" "enforced" "--report-fd 3 receives the report"
+
+# --- real programs, as a new user would run them
+out=$(run -- sh -c 'echo hi'); is "$out" "hi" "moat run -- sh -c 'echo hi'"
+if command -v node >/dev/null; then
+	out=$(run -- node -e 'console.log(1)' 2>&1); is "$out" "1" "moat run -- node -e 'console.log(1)'"
+fi
+if command -v python3 >/dev/null; then
+	out=$(run -- python3 -c 'print(1)' 2>&1); is "$out" "1" "moat run -- python3 -c 'print(1)'"
+fi
+
+done_testing

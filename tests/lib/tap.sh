@@ -1,0 +1,92 @@
+# TAP helpers for the black-box tests (bash).  Source it; call `done_testing`
+# at the end.  tests/run-all aggregates the TAP and prints the summary line.
+#
+# Skips: `skip_feature FEATURE REASON` marks a test skipped because a kernel
+# feature is missing.  When MOAT_TEST_STRICT_SKIPS=1 (CI sets it) and the
+# feature is in fact present (tests/lib/feature-present says so, independently
+# of moat's own probe), the skip is a failure: a broken probe cannot hide.
+
+TAP_N=0
+TAP_FAILED=0
+ROOT=${ROOT:-$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)}
+BUILD=${BUILD:-$ROOT/build}
+MOAT=${MOAT:-$BUILD/moat}
+HELPER=${HELPER:-$BUILD/helpers/testhelper}
+
+ok() { # ok COND_STATUS DESCRIPTION
+	local status=$1
+	shift
+	TAP_N=$((TAP_N + 1))
+	if [ "$status" -eq 0 ]; then
+		echo "ok $TAP_N - $*"
+	else
+		echo "not ok $TAP_N - $*"
+		TAP_FAILED=$((TAP_FAILED + 1))
+	fi
+}
+
+is() { # is GOT WANT DESCRIPTION
+	local got=$1 want=$2
+	shift 2
+	if [ "$got" = "$want" ]; then
+		ok 0 "$*"
+	else
+		ok 1 "$*"
+		printf '#   got:  %s\n#   want: %s\n' "$got" "$want"
+	fi
+}
+
+like() { # like GOT REGEX DESCRIPTION
+	local got=$1 re=$2
+	shift 2
+	if printf '%s' "$got" | grep -Eq -- "$re"; then
+		ok 0 "$*"
+	else
+		ok 1 "$*"
+		printf '#   got:  %s\n#   want match: %s\n' "$(printf '%s' "$got" | head -c 600)" "$re"
+	fi
+}
+
+unlike() {
+	local got=$1 re=$2
+	shift 2
+	if printf '%s' "$got" | grep -Eq -- "$re"; then
+		ok 1 "$*"
+		printf '#   got:  %s\n#   must not match: %s\n' "$(printf '%s' "$got" | head -c 600)" "$re"
+	else
+		ok 0 "$*"
+	fi
+}
+
+diag() { printf '# %s\n' "$*"; }
+
+feature_present() { "$ROOT/tests/lib/feature-present" "$1"; }
+
+skip_feature() { # skip_feature FEATURE REASON
+	local feature=$1
+	shift
+	TAP_N=$((TAP_N + 1))
+	if [ "${MOAT_TEST_STRICT_SKIPS:-0}" = 1 ] && feature_present "$feature"; then
+		echo "not ok $TAP_N - skipped for missing $feature, but the host has it: $*"
+		TAP_FAILED=$((TAP_FAILED + 1))
+	else
+		echo "ok $TAP_N # SKIP kernel feature missing: $feature: $*"
+	fi
+}
+
+done_testing() {
+	echo "1..$TAP_N"
+	[ "$TAP_FAILED" -eq 0 ]
+}
+
+# A scratch directory every user can write, removed at exit.
+scratch() {
+	SCRATCH=$(mktemp -d /tmp/moat-test.XXXXXX)
+	chmod 0777 "$SCRATCH"
+	trap 'rm -rf "$SCRATCH"' EXIT
+}
+
+# Report field via python3 (Debian's, standard library only).
+json_get() { # json_get FILE EXPR   e.g. json_get r.json '["status"]'
+	/usr/bin/python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); v=eval("d"+sys.argv[2]); print(json.dumps(v) if isinstance(v,(dict,list)) else v)' "$1" "$2"
+}

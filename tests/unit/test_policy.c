@@ -1,0 +1,142 @@
+/* Unit tests: the policy model, lexical paths and environment curation. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "plan/properties.h"
+#include "policy/env.h"
+#include "policy/policy.h"
+#include "policy/profiles.h"
+#include "report/report.h"
+#include "tap.h"
+#include "util/path.h"
+
+static void test_paths(void)
+{
+	struct {
+		const char *in, *base, *home, *want;
+	} rows[] = {
+		{"/a/b/../c", NULL, NULL, "/a/c"},
+		{"/a//b/./c/", NULL, NULL, "/a/b/c"},
+		{"/../..", NULL, NULL, "/"},
+		{"x/y", "/base", NULL, "/base/x/y"},
+		{"..", "/base/sub", NULL, "/base"},
+		{"~", NULL, "/home/u", "/home/u"},
+		{"~/.ssh", NULL, "/home/u", "/home/u/.ssh"},
+		{"~user", "/b", "/home/u", "/b/~user"},
+		{".", "/", NULL, "/"},
+	};
+	size_t i;
+
+	for (i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
+		char *got = path_resolve_lexical(rows[i].in, rows[i].base, rows[i].home);
+		is_str(got, rows[i].want, "path %s -> %s", rows[i].in, rows[i].want);
+		free(got);
+	}
+	ok(path_resolve_lexical("~/x", "/b", NULL) == NULL, "~ without HOME is refused");
+	ok(path_resolve_lexical("rel", NULL, NULL) == NULL, "relative without base is refused");
+	ok(path_within("/a/b", "/a"), "/a/b within /a");
+	ok(!path_within("/ab", "/a"), "/ab not within /a");
+	ok(path_within("/a", "/a"), "/a within /a");
+	ok(path_within("/x", "/"), "everything within /");
+}
+
+static void test_env(void)
+{
+	struct moat_policy p;
+	struct moat_error err = {0};
+	struct moat_origin o = {.source = "test"};
+	char *env_in[] = {"PATH=/bin", "HOME=/h", "LC_ALL=C", "XDG_RUNTIME_DIR=/run/u", "AWS_SECRET=s3cr3t",
+			  "LD_PRELOAD=/evil.so", "LD_XYZ=1", "FOO=bar", "NOEQUALS", NULL};
+	char **envp = NULL, **names = NULL;
+	char joined[512] = "";
+	size_t i;
+
+	ok(env_is_hook("LD_PRELOAD") && env_is_hook("NODE_OPTIONS") && env_is_hook("DYLD_INSERT_LIBRARIES") &&
+		   env_is_hook("LD_ANYTHING") && env_is_hook("BASH_ENV"),
+	   "loader and interpreter hooks are recognised");
+	ok(!env_is_hook("PATH") && !env_is_hook("LANG") && !env_is_hook("OLD_PRELOAD"), "ordinary names are not hooks");
+	ok(env_name_valid("A_1") && !env_name_valid("1A") && !env_name_valid("A-B") && !env_name_valid(""),
+	   "variable names are validated");
+
+	policy_init(&p);
+	env_add_safe_set(&p);
+	policy_add_env(&p, "FOO", NULL, o);
+	policy_add_env(&p, "SET", "explicit", o);
+	policy_add_env(&p, "PATH", "/override", o);
+	ok(env_build(&p, env_in, &envp, &names, &err) == 0, "env_build succeeds");
+	for (i = 0; envp && envp[i]; i++) {
+		strncat(joined, envp[i], sizeof(joined) - strlen(joined) - 2);
+		strcat(joined, " ");
+	}
+	is_str(joined, "FOO=bar HOME=/h LC_ALL=C PATH=/override SET=explicit XDG_RUNTIME_DIR=/run/u ",
+	       "environment is exactly the safe set plus declared, later rules win, sorted");
+	ok(names && names[0] && strcmp(names[0], "FOO") == 0, "names are listed without values");
+	env_strv_free(envp);
+	env_strv_free(names);
+
+	policy_add_env(&p, "LD_PRELOAD", NULL, o);
+	envp = names = NULL;
+	ok(env_build(&p, env_in, &envp, &names, &err) < 0 && strstr(err.message, "LD_PRELOAD"),
+	   "a pass-through hook is refused, naming it (%s)", err.message);
+	policy_free(&p);
+}
+
+static void test_policy_validate(void)
+{
+	struct moat_policy p;
+	struct moat_error err = {0};
+	struct moat_origin o = {.source = "command line"};
+	char *argv[] = {"true", NULL};
+
+	policy_init(&p);
+	ok(policy_validate(&p, &err) < 0 && strstr(err.message, "empty command"), "empty command is refused");
+	policy_set_argv(&p, argv, 1);
+	ok(policy_validate(&p, &err) == 0, "a command alone is valid");
+	policy_add_path(&p, "/proj", MOAT_ACCESS_WRITE, false, o);
+	policy_add_path(&p, "/proj", MOAT_ACCESS_DENY, false, o);
+	ok(policy_validate(&p, &err) < 0 && strstr(err.message, "both writable and denied"),
+	   "writable and denied at once is refused: %s", err.message);
+	ok(p.mode == MOAT_MODE_REQUIRE && p.net == MOAT_NET_NONE, "defaults are require and no network");
+	policy_free(&p);
+}
+
+static void test_properties(void)
+{
+	int i;
+
+	for (i = 0; i < MOAT_P__COUNT; i++)
+		if (moat_property_parse(moat_property_name((enum moat_property)i)) != i)
+			break;
+	ok(i == MOAT_P__COUNT, "every property name parses back to itself");
+	ok(moat_property_parse("fs.bogus") < 0, "unknown property names are refused");
+}
+
+static void test_policy_json(void)
+{
+	struct moat_policy p;
+	struct moat_origin o = {.source = "command line"};
+	char *argv[] = {"echo", "hi", NULL};
+	json_t *j;
+	char *s;
+
+	policy_init(&p);
+	policy_set_argv(&p, argv, 2);
+	policy_add_env(&p, "TOKEN", "supersecret", o);
+	j = policy_to_json(&p);
+	s = json_dumps(j, JSON_COMPACT);
+	ok(s && strstr(s, "\"TOKEN\"") && !strstr(s, "supersecret"), "the policy dump names variables, never values");
+	ok(s && strstr(s, "\"argv\":[\"echo\",\"hi\"]"), "the policy dump has the argv");
+	free(s);
+	json_decref(j);
+	policy_free(&p);
+}
+
+int main(void)
+{
+	test_paths();
+	test_env();
+	test_policy_validate();
+	test_properties();
+	test_policy_json();
+	return tap_done();
+}

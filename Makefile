@@ -43,7 +43,7 @@ HELPER_CFLAGS = -std=c11 -D_GNU_SOURCE -O2 -g -Wall -Wextra -Werror -Isrc
 
 VERSION := $(shell cat VERSION 2>/dev/null || echo 0.0.0)
 
-.PHONY: all clean check unit-tests helpers fuzz-toml format
+.PHONY: all clean check demo bench unit-tests helpers fuzz-toml format
 all: $(BUILD)/moat $(BUILD)/libmoat.a helpers unit-tests
 
 $(BUILD)/libmoat.a: $(LIB_OBJ)
@@ -72,6 +72,14 @@ helpers: $(HELPER_BIN)
 # The whole suite: builds both variants and runs every test in each.
 check:
 	./tests/run-all
+
+# Build moat and run a command under the default profile, showing the report.
+demo:
+	./scripts/demo
+
+# Benchmarks against bare exec and the peers (not part of `check`).
+bench:
+	./bench/run
 
 fuzz-toml:
 	./tests/fuzz/run-fuzz-toml $(FUZZ_SECONDS)

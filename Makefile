@@ -15,7 +15,9 @@ endif
 
 PKGS      := libseccomp jansson
 PKG_CFLAGS := $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
-PKG_LIBS   := $(shell pkg-config --libs $(PKGS) 2>/dev/null || echo -lseccomp -ljansson)
+# Linked statically: moat starts before every sandboxed command, and the
+# dynamic loader's work for two libraries is a visible part of that start.
+PKG_LIBS   := -Wl,-Bstatic $(shell pkg-config --libs $(PKGS) 2>/dev/null || echo -lseccomp -ljansson) -Wl,-Bdynamic
 
 WARN = -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes -Wmissing-prototypes \
        -Wformat=2 -Wno-format-nonliteral -Wconversion -Wno-sign-conversion -Wvla \

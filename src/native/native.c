@@ -72,11 +72,15 @@ static void plan_masks(const struct moat_policy *p, struct native_plan *np)
 		if (access("/dev/shm", F_OK) == 0)
 			mounts_add(&np->mounts, NATIVE_MOUNT_TMPFS, "/dev/shm");
 	}
-	/* Granted paths and the cwd below a directory replaced by a tmpfs are
-	 * bound back into it, so `--write /tmp/x` still means /tmp/x. */
-	for (i = 0; i <= p->n_paths; i++) {
-		const char *path = i < p->n_paths ? p->paths[i].path : p->cwd;
-		if (!path || (i < p->n_paths && p->paths[i].access == MOAT_ACCESS_DENY))
+	/* Granted paths below a directory replaced by a tmpfs are bound back
+	 * into it, so `--write /tmp/x` still means /tmp/x.
+	 * Fix: not the cwd.  Below the private tmpfs Landlock's rule for /tmp
+	 * covers whatever is bound there, so binding an ungranted cwd exposed
+	 * it read-write; a granted cwd comes with its grant, and an ungranted
+	 * one is made as an empty directory by the child (launch/child.c). */
+	for (i = 0; i < p->n_paths; i++) {
+		const char *path = p->paths[i].path;
+		if (p->paths[i].access == MOAT_ACCESS_DENY)
 			continue;
 		if ((p->private_tmp && (path_within(path, "/tmp") || path_within(path, "/dev/shm"))) ||
 		    (p->net != MOAT_NET_ALL && path_within(path, "/run")))
@@ -110,7 +114,13 @@ int native_compile(const struct moat_policy *p, const struct moat_host *h, struc
 		   struct moat_verdict *props, struct moat_error *err)
 {
 	bool ns = h->userns || h->root;
-	bool netns = ns && p->net != MOAT_NET_ALL;
+	/* A network namespace costs ~1.5 ms to create (and can stall under
+	 * load).  With no network at all, seccomp (AF_UNIX only) and Landlock's
+	 * abstract-socket scope (ABI >= 6) already give net.none and
+	 * ipc.abstract, so it is made only when it adds something: loopback
+	 * mode, or a host without one of those two. */
+	bool netns = ns && (p->net == MOAT_NET_LOOPBACK ||
+			    (p->net == MOAT_NET_NONE && !(h->seccomp && h->landlock_abi >= 6)));
 	int abi = h->landlock_abi;
 	const char *tmp_extra = NULL;
 	char rl[160];
@@ -254,7 +264,14 @@ int native_compile(const struct moat_policy *p, const struct moat_host *h, struc
 
 	verdict_enforce(&props[MOAT_P_ENV_CURATED], "exact environment built by moat");
 	verdict_enforce(&props[MOAT_P_FD_CLEAN], "close_range: 0, 1, 2 and %zu declared", p->n_keep_fds);
-	verdict_enforce(&props[MOAT_P_RES_LIMITS], "%s", rl);
+	/* The kernel never applies RLIMIT_NPROC to uid 0 (INIT_USER), even
+	 * inside a user namespace where uid 0 is mapped to itself: as root a
+	 * process limit would be a claim without enforcement. */
+	if (p->limits.pids != MOAT_LIMIT_UNSET && h->uid == 0)
+		verdict_missing(&props[MOAT_P_RES_LIMITS], "run moat as an unprivileged user for --pids",
+				"--pids: RLIMIT_NPROC does not apply to uid 0, and moat has no cgroup support yet");
+	else
+		verdict_enforce(&props[MOAT_P_RES_LIMITS], "%s", rl);
 	return 0;
 }
 

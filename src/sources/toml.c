@@ -468,13 +468,32 @@ static const struct toml_keyval *table_find(const struct toml_value *t, const ch
 	return NULL;
 }
 
+/* Tables and arrays start small and double: most hold a handful of
+ * entries, and a document of many tiny tables must not cost hundreds of
+ * bytes per table (moat_xgrow starts at 8). */
+static void *grow_items(void *p, size_t *cap, size_t need, size_t size)
+{
+	size_t ncap;
+
+	if (need < *cap)
+		return p;
+	ncap = *cap ? *cap * 2 : 1;
+	while (ncap <= need)
+		ncap *= 2;
+	if (ncap > SIZE_MAX / size)
+		abort(); /* cannot happen: counts are bounded by TOML_MAX_INPUT */
+	p = moat_xrealloc(p, ncap * size);
+	*cap = ncap;
+	return p;
+}
+
 /* Takes ownership of key and value.  The caller has checked that the key is
  * new.  Keyval pointers into the table are invalid afterwards. */
 static void table_insert(struct toml_value *t, char *key, size_t len, struct toml_pos pos, struct toml_value *v)
 {
 	struct toml_keyval *kv;
 
-	t->u.tab.items = moat_xgrow(t->u.tab.items, &t->u.tab.cap, t->u.tab.len, sizeof(*t->u.tab.items));
+	t->u.tab.items = grow_items(t->u.tab.items, &t->u.tab.cap, t->u.tab.len, sizeof(*t->u.tab.items));
 	kv = &t->u.tab.items[t->u.tab.len++];
 	kv->key = key;
 	kv->key_len = len;
@@ -488,7 +507,7 @@ static void table_insert(struct toml_value *t, char *key, size_t len, struct tom
 
 static void array_push(struct toml_value *a, struct toml_value *v)
 {
-	a->u.arr.items = moat_xgrow(a->u.arr.items, &a->u.arr.cap, a->u.arr.len, sizeof(*a->u.arr.items));
+	a->u.arr.items = grow_items(a->u.arr.items, &a->u.arr.cap, a->u.arr.len, sizeof(*a->u.arr.items));
 	a->u.arr.items[a->u.arr.len++] = v;
 }
 

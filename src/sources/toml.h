@@ -57,7 +57,7 @@ struct toml_datetime {
 	int offset_minutes; /* TOML_DATETIME only: east of UTC; Z is 0 */
 	/* Normalised spelling: 'T' between date and time, 'Z' for UTC, the
 	 * fraction digits as written, e.g. "1979-05-27T07:32:00.5-07:00". */
-	char text[64];
+	char text[40];
 };
 
 struct toml_value;

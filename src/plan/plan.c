@@ -102,6 +102,10 @@ int plan_build(const struct moat_policy *p, const struct moat_host *h, struct mo
 	mark_requested(p, plan);
 	if (native_compile(p, h, &plan->native, plan->props, err) < 0)
 		return -1;
+	/* Without a mount namespace the private tmp is a per-run directory:
+	 * programs find it through TMPDIR. */
+	if (plan->native.private_tmp_dir)
+		env_strv_set(&plan->envp, &plan->env_names, "TMPDIR", plan->native.private_tmp_dir);
 
 	for (i = 0; i < MOAT_P__COUNT; i++)
 		if (plan->props[i].requested && !plan->props[i].enforced)

@@ -166,3 +166,36 @@ void env_strv_free(char **v)
 		free(v[i]);
 	free(v);
 }
+
+static size_t strv_len(char **v)
+{
+	size_t n = 0;
+
+	while (v && v[n])
+		n++;
+	return n;
+}
+
+void env_strv_set(char ***envp, char ***names, const char *name, const char *value)
+{
+	size_t n = strv_len(*envp), len = strlen(name), i, pos;
+	char **e = *envp, **nm = *names;
+
+	for (i = 0; i < n; i++) {
+		if (strncmp(e[i], name, len) == 0 && e[i][len] == '=') {
+			free(e[i]);
+			e[i] = moat_xasprintf("%s=%s", name, value);
+			return;
+		}
+	}
+	e = moat_xrealloc(e, (n + 2) * sizeof(char *));
+	e[n] = moat_xasprintf("%s=%s", name, value);
+	e[n + 1] = NULL;
+	nm = moat_xrealloc(nm, (n + 2) * sizeof(char *));
+	for (pos = 0; pos < n && strcmp(nm[pos], name) < 0; pos++)
+		;
+	memmove(nm + pos + 1, nm + pos, (n - pos + 1) * sizeof(char *));
+	nm[pos] = moat_xstrdup(name);
+	*envp = e;
+	*names = nm;
+}

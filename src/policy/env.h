@@ -29,6 +29,10 @@ void env_add_safe_set(struct moat_policy *p);
 int env_build(const struct moat_policy *p, char *const *environ_in, char ***envp_out, char ***names_out,
 	      struct moat_error *err);
 
+/* Set NAME=VALUE in a built environment (replacing an existing NAME), and
+ * keep the sorted name list in step. */
+void env_strv_set(char ***envp, char ***names, const char *name, const char *value);
+
 void env_strv_free(char **v);
 
 #endif

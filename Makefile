@@ -30,7 +30,7 @@ ALL_LDFLAGS = $(LDFLAGS) $(SANFLAGS) -Wl,-z,relro,-z,now
 LIB_SRC  := $(sort $(wildcard src/*/*.c))
 LIB_SRC  := $(filter-out src/cli/%,$(LIB_SRC))
 CLI_SRC  := $(wildcard src/cli/*.c)
-LIB_OBJ  := $(LIB_SRC:%.c=$(BUILD)/%.o)
+LIB_OBJ  := $(LIB_SRC:%.c=$(BUILD)/%.o) $(BUILD)/gen/seccomp_prebuilt.o
 CLI_OBJ  := $(CLI_SRC:%.c=$(BUILD)/%.o)
 
 UNIT_SRC := $(wildcard tests/unit/test_*.c)
@@ -54,6 +54,20 @@ $(BUILD)/libmoat.a: $(LIB_OBJ)
 
 $(BUILD)/moat: $(CLI_OBJ) $(BUILD)/libmoat.a
 	$(CC) $(ALL_LDFLAGS) -o $@ $(CLI_OBJ) $(BUILD)/libmoat.a $(PKG_LIBS)
+
+# The seccomp filters, compiled once at build time (src/native/seccomp.c).
+GEN_SRC := tools/gen-seccomp.c src/native/seccomp.c src/util/err.c src/util/mem.c
+$(BUILD)/gen/gen-seccomp: $(GEN_SRC) src/native/seccomp.h
+	@mkdir -p $(@D)
+	@echo "  GEN     $@"
+	@$(CC) $(filter-out -MMD -MP,$(ALL_CFLAGS)) -DMOAT_SECCOMP_NO_PREBUILT -o $@ $(GEN_SRC) $(ALL_LDFLAGS) $(PKG_LIBS)
+
+$(BUILD)/gen/seccomp_prebuilt.c: $(BUILD)/gen/gen-seccomp
+	@$< >$@.tmp && mv $@.tmp $@
+
+$(BUILD)/gen/seccomp_prebuilt.o: $(BUILD)/gen/seccomp_prebuilt.c
+	@echo "  CC      $<"
+	@$(CC) $(ALL_CFLAGS) -c -o $@ $<
 
 $(BUILD)/%.o: %.c
 	@mkdir -p $(@D)

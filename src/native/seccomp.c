@@ -439,7 +439,7 @@ static void release_ctx(scmp_filter_ctx *ctx)
 		seccomp_release(*ctx);
 }
 
-int moat_seccomp_compile(const struct moat_seccomp_opts *o, struct moat_bpf *out, struct moat_error *err)
+int moat_seccomp_compile_fresh(const struct moat_seccomp_opts *o, struct moat_bpf *out, struct moat_error *err)
 {
 	__attribute__((cleanup(release_ctx))) scmp_filter_ctx ctx = NULL;
 	struct moat_bpf bpf = {0};
@@ -483,6 +483,46 @@ int moat_seccomp_compile(const struct moat_seccomp_opts *o, struct moat_bpf *out
 		return -1;
 	*out = bpf;
 	return 0;
+}
+
+#ifndef MOAT_SECCOMP_NO_PREBUILT
+/* Filters compiled at build time (build/gen/seccomp_prebuilt.c, written by
+ * tools/gen-seccomp with moat_seccomp_compile_fresh): compiling with
+ * libseccomp costs most of a millisecond on every start, and the program
+ * depends only on the options.  tests/unit/test_seccomp.c checks that each
+ * prebuilt program equals a fresh compile on this host. */
+extern const struct moat_seccomp_prebuilt moat_seccomp_prebuilt_table[];
+extern const size_t moat_seccomp_prebuilt_count;
+
+static const struct moat_seccomp_prebuilt *find_prebuilt(const struct moat_seccomp_opts *o)
+{
+	size_t i;
+
+	for (i = 0; i < moat_seccomp_prebuilt_count; i++)
+		if (moat_seccomp_prebuilt_table[i].net == o->net &&
+		    moat_seccomp_prebuilt_table[i].allow_ptrace == o->allow_ptrace)
+			return &moat_seccomp_prebuilt_table[i];
+	return NULL;
+}
+#else
+static const struct moat_seccomp_prebuilt *find_prebuilt(const struct moat_seccomp_opts *o)
+{
+	(void)o;
+	return NULL;
+}
+#endif
+
+int moat_seccomp_compile(const struct moat_seccomp_opts *o, struct moat_bpf *out, struct moat_error *err)
+{
+	const struct moat_seccomp_prebuilt *pre = find_prebuilt(o);
+
+	if (pre && seccomp_arch_native() == SCMP_ARCH_X86_64) {
+		out->insns = moat_xmalloc(pre->len * sizeof(struct sock_filter));
+		memcpy(out->insns, pre->insns, pre->len * sizeof(struct sock_filter));
+		out->len = pre->len;
+		return 0;
+	}
+	return moat_seccomp_compile_fresh(o, out, err);
 }
 
 /* Runs between fork and execve: nothing here may allocate or take a lock. */

@@ -64,6 +64,20 @@ struct moat_bpf {
 int moat_seccomp_compile(const struct moat_seccomp_opts *o, struct moat_bpf *out, struct moat_error *err)
     __attribute__((nonnull, warn_unused_result));
 
+/* The same, always with libseccomp, never from the build-time table: for
+ * tools/gen-seccomp, which writes that table, and for the test that checks
+ * the table against it. */
+int moat_seccomp_compile_fresh(const struct moat_seccomp_opts *o, struct moat_bpf *out, struct moat_error *err)
+	__attribute__((nonnull, warn_unused_result));
+
+/* One build-time compiled filter (generated file). */
+struct moat_seccomp_prebuilt {
+	enum moat_net net;
+	bool allow_ptrace;
+	unsigned short len;
+	const struct sock_filter *insns;
+};
+
 /* Free the program and zero *b; safe on a zeroed or already freed struct. */
 void moat_bpf_free(struct moat_bpf *b);
 

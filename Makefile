@@ -17,6 +17,7 @@ PKGS      := libseccomp jansson
 PKG_CFLAGS := $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
 # Linked statically: moat starts before every sandboxed command, and the
 # dynamic loader's work for two libraries is a visible part of that start.
+PKG_DYNLIBS := $(shell pkg-config --libs $(PKGS) 2>/dev/null || echo -lseccomp -ljansson)
 PKG_LIBS   := -Wl,-Bstatic $(shell pkg-config --libs $(PKGS) 2>/dev/null || echo -lseccomp -ljansson) -Wl,-Bdynamic
 
 WARN = -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes -Wmissing-prototypes \
@@ -24,7 +25,7 @@ WARN = -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes -Wmissing-prototypes \
        -Wundef -Wpointer-arith -Wcast-align -Wwrite-strings -Wimplicit-fallthrough
 CFLAGS ?= -O2 -g
 ALL_CFLAGS = -std=c11 -D_GNU_SOURCE $(WARN) $(CFLAGS) $(SANFLAGS) -fvisibility=hidden \
-             -fstack-protector-strong -D_FORTIFY_SOURCE=2 -Isrc -Iinclude $(PKG_CFLAGS) -MMD -MP
+             -fPIC -fstack-protector-strong -D_FORTIFY_SOURCE=2 -Isrc -Iinclude $(PKG_CFLAGS) -MMD -MP
 ALL_LDFLAGS = $(LDFLAGS) $(SANFLAGS) -Wl,-z,relro,-z,now
 
 LIB_SRC  := $(sort $(wildcard src/*/*.c))
@@ -46,11 +47,15 @@ HELPER_CFLAGS = -std=c11 -D_GNU_SOURCE -O2 -g -Wall -Wextra -Werror -Isrc
 VERSION := $(shell cat VERSION 2>/dev/null || echo 0.0.0)
 
 .PHONY: all clean check demo bench unit-tests helpers fuzz-toml format
-all: $(BUILD)/moat $(BUILD)/libmoat.a helpers unit-tests
+all: $(BUILD)/moat $(BUILD)/libmoat.a $(BUILD)/libmoat.so helpers unit-tests
 
 $(BUILD)/libmoat.a: $(LIB_OBJ)
 	@mkdir -p $(@D)
 	ar rcs $@ $^
+
+# The shared library exports only what include/moat/moat.h marks MOAT_EXPORT.
+$(BUILD)/libmoat.so: $(LIB_OBJ)
+	$(CC) -shared $(ALL_LDFLAGS) -Wl,-soname,libmoat.so.0 -o $@ $^ $(PKG_DYNLIBS)
 
 $(BUILD)/moat: $(CLI_OBJ) $(BUILD)/libmoat.a
 	$(CC) $(ALL_LDFLAGS) -o $@ $(CLI_OBJ) $(BUILD)/libmoat.a $(PKG_LIBS)

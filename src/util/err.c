@@ -63,3 +63,11 @@ int moat_error_exit_status(const struct moat_error *err)
 		return 125;
 	}
 }
+
+int moat_error_print(const struct moat_error *err)
+{
+	fprintf(stderr, "moat: %s\n", err->message);
+	if (err->hint[0])
+		fprintf(stderr, "moat: hint: %s\n", err->hint);
+	return moat_error_exit_status(err);
+}

@@ -42,6 +42,10 @@ int moat_error_hint(struct moat_error *err, const char *fmt, ...) __attribute__(
 /* Prefix the message with context ("loading policy: ..."); returns -1. */
 int moat_error_wrap(struct moat_error *err, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
+/* Print "moat: message" and "moat: hint: ..." to stderr; return the exit
+ * status for the error.  For entry points only (main, moat_run_main). */
+int moat_error_print(const struct moat_error *err);
+
 /* The exit status main() uses for an error of this kind. */
 int moat_error_exit_status(const struct moat_error *err);
 

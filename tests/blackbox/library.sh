@@ -1,0 +1,13 @@
+#!/usr/bin/env bash
+# libmoat under a thin CLI: the shared library exports exactly the public
+# API of include/moat/moat.h, and that API runs the same pipeline.
+set -u
+. "$(dirname "$0")/../lib/tap.sh"
+lib=$BUILD/libmoat.so
+ok $([ -f "$lib" ] && echo 0 || echo 1) "libmoat.so is built"
+exports=$(nm -D --defined-only "$lib" 2>/dev/null | awk '{print $3}' | sort | tr '\n' ' ')
+is "$exports" "moat_run_main moat_version " "libmoat.so exports only the public API (-fvisibility=hidden)"
+want=$(grep -o 'MOAT_EXPORT [a-z ]*\*\?moat_[a-z_]*' "$ROOT/include/moat/moat.h" | sed 's/.*\(moat_[a-z_]*\)$/\1/' | sort | tr '\n' ' ')
+is "$want" "$exports" "and that is what include/moat/moat.h declares"
+is "$("$MOAT" --version)" "moat $(cat "$ROOT/VERSION" 2>/dev/null || echo 0.1.0)" "moat --version prints the version"
+done_testing

@@ -204,7 +204,11 @@ int native_compile(const struct moat_policy *p, const struct moat_host *h, struc
 	else
 		verdict_missing(&props[MOAT_P_FS_TMP], HINT_USERNS, "no mount namespace and no Landlock");
 
-	if (netns && np->use_seccomp)
+	if (p->net != MOAT_NET_NONE)
+		verdict_missing(&props[MOAT_P_NET_NONE], "drop --net (or use a profile without network): net.none "
+							 "needs --net none",
+				"the policy opens the network (net %s)", moat_net_name(p->net));
+	else if (netns && np->use_seccomp)
 		verdict_enforce(&props[MOAT_P_NET_NONE], "network namespace; seccomp: socket() AF_UNIX only");
 	else if (np->use_seccomp)
 		verdict_enforce(&props[MOAT_P_NET_NONE], "seccomp: socket() AF_UNIX only");
@@ -216,8 +220,13 @@ int native_compile(const struct moat_policy *p, const struct moat_host *h, struc
 	if (netns)
 		verdict_enforce(&props[MOAT_P_NET_LOOPBACK], "network namespace with only lo");
 	else
-		verdict_missing(&props[MOAT_P_NET_LOOPBACK], HINT_USERNS,
-				"loopback-only needs a network namespace: %s", h->userns_why);
+		verdict_missing(&props[MOAT_P_NET_LOOPBACK], ns ? "use --net loopback" : HINT_USERNS,
+				"loopback-only needs a network namespace%s%s", ns ? ", made only for --net loopback" : ": ",
+				ns ? "" : h->userns_why);
+
+	verdict_missing(&props[MOAT_P_NET_ALLOW], "--net all gives the whole network, unfiltered; --net loopback or "
+						  "none are enforced",
+			"the native backend has no per-destination network rules");
 
 	if (netns)
 		verdict_enforce(&props[MOAT_P_IPC_ABSTRACT], "network namespace%s",

@@ -7,15 +7,30 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sched.h>
+#include <sys/mount.h>
 #include <sys/prctl.h>
 #include <sys/syscall.h>
 #include <sys/utsname.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "util/cleanup.h"
 
 #ifndef LANDLOCK_CREATE_RULESET_VERSION
 #define LANDLOCK_CREATE_RULESET_VERSION (1U << 0)
+#endif
+#ifndef LANDLOCK_CREATE_RULESET_ERRATA
+#define LANDLOCK_CREATE_RULESET_ERRATA (1U << 1)
+#endif
+#ifndef SECCOMP_RET_USER_NOTIF
+#define SECCOMP_RET_USER_NOTIF 0x7fc00000U
+#endif
+#ifndef SECCOMP_RET_LOG
+#define SECCOMP_RET_LOG 0x7ffc0000U
+#endif
+#ifndef SECCOMP_FILTER_FLAG_TSYNC
+#define SECCOMP_FILTER_FLAG_TSYNC (1UL << 0)
 #endif
 
 static int read_int_file(const char *path, int fallback)
@@ -34,6 +49,7 @@ static int probe_landlock(void)
 	long abi = syscall(SYS_landlock_create_ruleset, NULL, 0, LANDLOCK_CREATE_RULESET_VERSION);
 	return abi > 0 ? (int)abi : 0;
 #else
+	errno = ENOSYS;
 	return 0;
 #endif
 }
@@ -44,6 +60,44 @@ static bool probe_seccomp(void)
 	 * means the kernel was built without CONFIG_SECCOMP_FILTER. */
 	unsigned int action = SECCOMP_RET_ERRNO;
 	return syscall(SYS_seccomp, SECCOMP_GET_ACTION_AVAIL, 0, &action) == 0;
+}
+
+static bool seccomp_action_avail(unsigned int action)
+{
+	return syscall(SYS_seccomp, SECCOMP_GET_ACTION_AVAIL, 0, &action) == 0;
+}
+
+/* A filter flag is known to the kernel when SECCOMP_SET_MODE_FILTER with a
+ * NULL program fails with EFAULT (flags are checked before the program is
+ * copied in) rather than EINVAL.  Nothing is installed either way. */
+static bool seccomp_flag_known(unsigned long flag)
+{
+	errno = 0;
+	return syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER, flag, NULL) < 0 && errno == EFAULT;
+}
+
+/* Why Landlock is absent, from the errno of the version query. */
+static void landlock_absent_why(int e, char *why, size_t len)
+{
+	if (e == EOPNOTSUPP)
+		snprintf(why, len, "Landlock is built into this kernel but not enabled at boot "
+				   "(not in the lsm= list)");
+	else if (e == ENOSYS)
+		snprintf(why, len, "this kernel has no Landlock (older than 5.13, or built without "
+				   "CONFIG_SECURITY_LANDLOCK), or a seccomp filter around moat refuses it");
+	else
+		snprintf(why, len, "landlock_create_ruleset: %s", strerror(e));
+}
+
+static int probe_landlock_errata(void)
+{
+#ifdef SYS_landlock_create_ruleset
+	/* Kernels before the errata query (6.15) reject the flag: unknown. */
+	long v = syscall(SYS_landlock_create_ruleset, NULL, 0, LANDLOCK_CREATE_RULESET_ERRATA);
+	return v >= 0 ? (int)v : -1;
+#else
+	return -1;
+#endif
 }
 
 /* Unprivileged user namespaces: ask the knobs that distributions use to
@@ -98,19 +152,32 @@ static int apply_limit(struct moat_host *h, const char *spec, struct moat_error 
 		if (errno || *end || v < 0)
 			goto bad;
 		if (strcmp(tok, "landlock") == 0) {
-			if (v < h->landlock_abi)
+			if (v < h->landlock_abi) {
 				h->landlock_abi = (int)v;
+				/* The errata of the real ABI would claim more than
+				 * the pretended one has. */
+				h->landlock_errata = -1;
+				if (v == 0)
+					snprintf(h->landlock_why, sizeof(h->landlock_why), "disabled by MOAT_HOST_LIMIT");
+			}
 		} else if (strcmp(tok, "userns") == 0) {
 			if (v == 0 && h->userns) {
 				h->userns = false;
 				snprintf(h->userns_why, sizeof(h->userns_why), "disabled by MOAT_HOST_LIMIT");
 			}
 		} else if (strcmp(tok, "seccomp") == 0) {
-			if (v == 0)
+			if (v == 0 && h->seccomp) {
 				h->seccomp = false;
+				snprintf(h->seccomp_why, sizeof(h->seccomp_why), "disabled by MOAT_HOST_LIMIT");
+			}
+			if (v == 0)
+				h->seccomp_user_notif = h->seccomp_tsync = h->seccomp_log = false;
 		} else if (strcmp(tok, "root") == 0) {
 			if (v == 0)
 				h->root = false;
+		} else if (strcmp(tok, "cgroup") == 0) {
+			if (v == 0)
+				h->cgroup_limited = true;
 		} else {
 			goto bad;
 		}
@@ -119,7 +186,7 @@ static int apply_limit(struct moat_host *h, const char *spec, struct moat_error 
 	return 0;
 bad:
 	moat_error_set(err, MOAT_E_USAGE, 0, "MOAT_HOST_LIMIT=%s: cannot parse '%s'", spec, tok);
-	return moat_error_hint(err, "expected a comma-separated list of landlock=N, userns=0, seccomp=0, root=0");
+	return moat_error_hint(err, "expected a comma-separated list of landlock=N, userns=0, seccomp=0, root=0, cgroup=0");
 }
 
 int host_probe(struct moat_host *h, struct moat_error *err)
@@ -136,7 +203,19 @@ int host_probe(struct moat_host *h, struct moat_error *err)
 	h->gid = getgid();
 	h->root = geteuid() == 0;
 	h->landlock_abi = probe_landlock();
+	if (h->landlock_abi == 0)
+		landlock_absent_why(errno, h->landlock_why, sizeof(h->landlock_why));
+	h->landlock_errata = h->landlock_abi > 0 ? probe_landlock_errata() : -1;
 	h->seccomp = probe_seccomp();
+	if (h->seccomp) {
+		h->seccomp_user_notif = seccomp_action_avail(SECCOMP_RET_USER_NOTIF);
+		h->seccomp_log = seccomp_action_avail(SECCOMP_RET_LOG);
+		h->seccomp_tsync = seccomp_flag_known(SECCOMP_FILTER_FLAG_TSYNC);
+	} else {
+		snprintf(h->seccomp_why, sizeof(h->seccomp_why), "%s",
+			 errno == EINVAL ? "this kernel was built without CONFIG_SECCOMP_FILTER"
+					 : "seccomp(2) is refused here (an outer seccomp filter or an old kernel)");
+	}
 	h->userns = probe_userns(h->userns_why, sizeof(h->userns_why));
 	h->yama_ptrace_scope = read_int_file("/proc/sys/kernel/yama/ptrace_scope", -1);
 	h->tiocsti_legacy = read_int_file("/proc/sys/dev/tty/legacy_tiocsti", 1) != 0;
@@ -145,4 +224,289 @@ int host_probe(struct moat_host *h, struct moat_error *err)
 	if (limit && *limit)
 		return apply_limit(h, limit, err);
 	return 0;
+}
+
+/* ---- Probe-only checks (moat probe): they fork. ---- */
+
+/* Run fn in a forked child; it returns 0 or an errno and writes what it was
+ * doing to `step`.  Returns that errno (0: success); the step comes back
+ * through a pipe. */
+struct trial {
+	char step[64];
+};
+
+static int run_trial(int (*fn)(const struct moat_host *, struct trial *), const struct moat_host *h,
+		     struct trial *t)
+{
+	int fds[2], status = 0, e;
+	pid_t pid;
+	ssize_t n;
+
+	snprintf(t->step, sizeof(t->step), "fork");
+	if (pipe2(fds, O_CLOEXEC) < 0)
+		return errno;
+	pid = fork();
+	if (pid < 0) {
+		e = errno;
+		close(fds[0]);
+		close(fds[1]);
+		return e;
+	}
+	if (pid == 0) {
+		struct trial mine = {{0}};
+		int rc;
+
+		close(fds[0]);
+		rc = fn(h, &mine);
+		if (write(fds[1], mine.step, strlen(mine.step)) < 0)
+			_exit(255);
+		_exit(rc > 0 && rc < 255 ? rc : (rc ? 254 : 0));
+	}
+	close(fds[1]);
+	n = read(fds[0], t->step, sizeof(t->step) - 1);
+	t->step[n > 0 ? n : 0] = '\0';
+	close(fds[0]);
+	while (waitpid(pid, &status, 0) < 0)
+		if (errno != EINTR)
+			return errno;
+	if (WIFEXITED(status))
+		return WEXITSTATUS(status);
+	return EINTR;
+}
+
+static int trial_userns(const struct moat_host *h, struct trial *t)
+{
+	(void)h;
+	snprintf(t->step, sizeof(t->step), "unshare(CLONE_NEWUSER)");
+	return unshare(CLONE_NEWUSER) == 0 ? 0 : errno;
+}
+
+static void explain_unshare(int e, const char *step, char *why, size_t len)
+{
+	const char *more = "";
+
+	if (e == EPERM)
+		more = " (refused by a sysctl, an LSM such as AppArmor, or a container's seccomp profile)";
+	else if (e == ENOSPC)
+		more = " (user.max_user_namespaces or another namespace limit is reached)";
+	else if (e == EINVAL)
+		more = " (the kernel lacks this namespace type)";
+	snprintf(why, len, "%s: %s%s", step, strerror(e), more);
+}
+
+bool host_try_userns(const struct moat_host *h, char *why, size_t len)
+{
+	struct trial t;
+	int e;
+
+	if (!h->userns) {
+		snprintf(why, len, "%s", h->userns_why);
+		return false;
+	}
+	e = run_trial(trial_userns, h, &t);
+	if (e) {
+		explain_unshare(e, t.step, why, len);
+		return false;
+	}
+	why[0] = '\0';
+	return true;
+}
+
+static int write_file(const char *path, const char *text)
+{
+	int fd = open(path, O_WRONLY | O_CLOEXEC), e = 0;
+
+	if (fd < 0)
+		return errno;
+	if (write(fd, text, strlen(text)) != (ssize_t)strlen(text))
+		e = errno ? errno : EIO;
+	close(fd);
+	return e;
+}
+
+/* In the child: the namespaces the native backend would make, then, as pid
+ * 1 of the new pid namespace, a private mount tree and a fresh /proc.  The
+ * mount is made in the child's own mount namespace: the host's /proc is
+ * never touched. */
+static int trial_proc(const struct moat_host *h, struct trial *t)
+{
+	int flags = CLONE_NEWNS | CLONE_NEWPID | (h->userns ? CLONE_NEWUSER : 0);
+	uid_t uid = getuid();
+	gid_t gid = getgid();
+	int status, e;
+	pid_t pid;
+
+	snprintf(t->step, sizeof(t->step), "unshare(%s)",
+		 h->userns ? "CLONE_NEWUSER|CLONE_NEWNS|CLONE_NEWPID" : "CLONE_NEWNS|CLONE_NEWPID");
+	if (unshare(flags) < 0)
+		return errno;
+	if (h->userns) {
+		char map[64];
+
+		snprintf(t->step, sizeof(t->step), "writing uid_map");
+		if ((e = write_file("/proc/self/setgroups", "deny")) && e != ENOENT)
+			return e;
+		snprintf(map, sizeof(map), "%u %u 1", (unsigned)uid, (unsigned)uid);
+		if ((e = write_file("/proc/self/uid_map", map)))
+			return e;
+		snprintf(map, sizeof(map), "%u %u 1", (unsigned)gid, (unsigned)gid);
+		snprintf(t->step, sizeof(t->step), "writing gid_map");
+		if ((e = write_file("/proc/self/gid_map", map)))
+			return e;
+	}
+	snprintf(t->step, sizeof(t->step), "fork into the pid namespace");
+	pid = fork();
+	if (pid < 0)
+		return errno;
+	if (pid == 0) {
+		if (mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) < 0)
+			_exit(100);
+		if (mount("proc", "/proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC, NULL) < 0)
+			_exit(errno < 100 ? errno : 101);
+		_exit(0);
+	}
+	while (waitpid(pid, &status, 0) < 0)
+		if (errno != EINTR)
+			return errno;
+	if (!WIFEXITED(status))
+		return EINTR;
+	e = WEXITSTATUS(status);
+	if (e == 100) {
+		snprintf(t->step, sizeof(t->step), "making / private");
+		return EPERM;
+	}
+	snprintf(t->step, sizeof(t->step), "mount(\"proc\", \"/proc\")");
+	return e == 101 ? EIO : e;
+}
+
+bool host_try_proc_mount(const struct moat_host *h, char *how, size_t how_len, char *why, size_t len)
+{
+	struct trial t;
+	int e;
+
+	snprintf(how, how_len, "%s", h->userns ? "user, mount and pid namespaces" : "mount and pid namespaces (root)");
+	if (!h->userns && !h->root) {
+		snprintf(why, len, "needs a user namespace (%s) or root", h->userns_why);
+		how[0] = '\0';
+		return false;
+	}
+	e = run_trial(trial_proc, h, &t);
+	if (e) {
+		if (strncmp(t.step, "mount", 5) == 0 && (e == EPERM || e == EACCES))
+			snprintf(why, len, "%s: %s (the current /proc has masked or over-mounted parts, as in "
+					   "many containers, and the kernel refuses a fresh one)",
+				 t.step, strerror(e));
+		else
+			explain_unshare(e, t.step, why, len);
+		return false;
+	}
+	why[0] = '\0';
+	return true;
+}
+
+/* Unescape the octal sequences (\040) of a mountinfo field, in place. */
+static void mountinfo_unescape(char *s)
+{
+	char *o = s;
+
+	for (; *s; s++) {
+		if (s[0] == '\\' && s[1] >= '0' && s[1] <= '3' && s[2] >= '0' && s[2] <= '7' && s[3] >= '0' &&
+		    s[3] <= '7') {
+			*o++ = (char)(((s[1] - '0') << 6) | ((s[2] - '0') << 3) | (s[3] - '0'));
+			s += 3;
+		} else {
+			*o++ = *s;
+		}
+	}
+	*o = '\0';
+}
+
+void host_probe_cgroup(const struct moat_host *h, struct moat_cgroup_info *c)
+{
+	cleanup_fclose FILE *mi = NULL, *cg = NULL;
+	char line[4096], root[512] = "", rel[512] = "", *p;
+	bool v1 = false;
+
+	memset(c, 0, sizeof(*c));
+	snprintf(c->layout, sizeof(c->layout), "none");
+	if (h->cgroup_limited) {
+		snprintf(c->why, sizeof(c->why), "disabled by MOAT_HOST_LIMIT");
+		return;
+	}
+	mi = fopen("/proc/self/mountinfo", "re");
+	while (mi && fgets(line, sizeof(line), mi)) {
+		/* id parent major:minor root mountpoint opts... - fstype source superopts */
+		char *fields[5] = {0}, *save = NULL, *dash = strstr(line, " - "), *fstype;
+		int i = 0;
+
+		if (!dash)
+			continue;
+		*dash = '\0';
+		fstype = strtok_r(dash + 3, " \n", &save);
+		if (!fstype)
+			continue;
+		if (strcmp(fstype, "cgroup") == 0) {
+			v1 = true;
+			continue;
+		}
+		if (strcmp(fstype, "cgroup2") != 0 || c->mount[0])
+			continue;
+		save = NULL;
+		for (p = strtok_r(line, " ", &save); p && i < 5; p = strtok_r(NULL, " ", &save))
+			fields[i++] = p;
+		if (i < 5)
+			continue;
+		mountinfo_unescape(fields[3]);
+		mountinfo_unescape(fields[4]);
+		snprintf(root, sizeof(root), "%s", fields[3]);
+		snprintf(c->mount, sizeof(c->mount), "%s", fields[4]);
+	}
+	snprintf(c->layout, sizeof(c->layout), "%s",
+		 c->mount[0] ? (v1 ? "hybrid" : "unified") : (v1 ? "legacy" : "none"));
+	if (!c->mount[0]) {
+		snprintf(c->why, sizeof(c->why), "%s",
+			 v1 ? "only cgroup v1 hierarchies are mounted" : "no cgroup hierarchy is mounted");
+		return;
+	}
+	cg = fopen("/proc/self/cgroup", "re");
+	while (cg && fgets(line, sizeof(line), cg))
+		if (strncmp(line, "0::", 3) == 0) {
+			size_t n = strcspn(line + 3, "\n");
+			if (n < sizeof(rel)) {
+				memcpy(rel, line + 3, n);
+				rel[n] = '\0';
+			}
+		}
+	if (!rel[0]) {
+		snprintf(c->why, sizeof(c->why), "/proc/self/cgroup has no cgroup v2 entry");
+		return;
+	}
+	/* A mount of a sub-tree (root != "/") shows paths below its root. */
+	p = rel;
+	if (strcmp(root, "/") != 0 && strncmp(rel, root, strlen(root)) == 0)
+		p = rel + strlen(root);
+	snprintf(c->path, sizeof(c->path), "%s%s%s", c->mount, *p == '/' ? "" : "/", p);
+	if (strlen(c->path) > 1 && c->path[strlen(c->path) - 1] == '/')
+		c->path[strlen(c->path) - 1] = '\0';
+	if (access(c->path, F_OK) != 0) {
+		snprintf(c->why, sizeof(c->why), "our cgroup %s is not visible in this mount namespace", c->path);
+		c->path[0] = '\0';
+		return;
+	}
+	c->v2 = true;
+	snprintf(line, sizeof(line), "%s/cgroup.controllers", c->path);
+	{
+		cleanup_fclose FILE *f = fopen(line, "re");
+		if (f && fgets(c->controllers, sizeof(c->controllers), f))
+			c->controllers[strcspn(c->controllers, "\n")] = '\0';
+	}
+	/* Delegation: the directory (to make child cgroups) and its
+	 * cgroup.procs (to move processes) are writable by us. */
+	snprintf(line, sizeof(line), "%s/cgroup.procs", c->path);
+	if (access(c->path, W_OK) != 0 || access(line, W_OK) != 0) {
+		snprintf(c->why, sizeof(c->why), "%s is not writable by uid %u: %s", c->path, (unsigned)h->uid,
+			 strerror(errno));
+		return;
+	}
+	c->delegated = true;
 }

@@ -5,6 +5,7 @@
 #define MOAT_PLAN_HOST_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <sys/types.h>
 
 #include "util/err.h"
@@ -22,10 +23,45 @@ struct moat_host {
 	char limited_by[256]; /* the MOAT_HOST_LIMIT text that was applied, or "" */
 	uid_t uid;
 	gid_t gid;
+
+	/* Added for `moat probe` (issue 5).  Cheap: a few syscalls, no fork. */
+	char landlock_why[256];  /* when landlock_abi == 0: why */
+	int landlock_errata;     /* bitmask of fixed Landlock issues; -1: unknown */
+	char seccomp_why[256];   /* when !seccomp: why */
+	bool seccomp_user_notif; /* SECCOMP_RET_USER_NOTIF can be used (Linux 5.0) */
+	bool seccomp_tsync;      /* SECCOMP_FILTER_FLAG_TSYNC is accepted (3.17) */
+	bool seccomp_log;        /* SECCOMP_RET_LOG can be used (4.14) */
+	bool cgroup_limited;     /* MOAT_HOST_LIMIT has cgroup=0 */
 };
 
 /* Fill *h.  Never fails: a feature that cannot be probed is reported absent,
  * with the reason. A malformed MOAT_HOST_LIMIT is the one error. */
 int host_probe(struct moat_host *h, struct moat_error *err);
+
+/* Facts only `moat probe` asks for: they fork, create namespaces or read
+ * mount tables, which is too costly for every run.  Each honours the
+ * MOAT_HOST_LIMIT already applied to h: it never reports more than h does,
+ * and never tries a mechanism the limit turned off. */
+
+/* Can a user namespace really be created (in a forked child)?  false with
+ * the reason in why when h->userns is false or unshare(2) fails. */
+bool host_try_userns(const struct moat_host *h, char *why, size_t len);
+
+/* Can a fresh /proc be mounted the way the native backend does it (new
+ * user (unless root without userns), mount and pid namespaces; in a forked
+ * child)?  `how` says which namespaces were used. */
+bool host_try_proc_mount(const struct moat_host *h, char *how, size_t how_len, char *why, size_t len);
+
+struct moat_cgroup_info {
+	char layout[16];        /* "unified" (v2 only), "hybrid" (v1 and v2), "legacy" (v1 only), "none" */
+	char mount[256];        /* where cgroup2 is mounted, or "" */
+	char path[512];         /* this process's cgroup v2 directory, or "" */
+	char controllers[256];  /* its cgroup.controllers */
+	bool v2;                /* a cgroup2 hierarchy is mounted and holds us */
+	bool delegated;         /* we may create child cgroups and move processes into them */
+	char why[256];          /* when !v2 or !delegated */
+};
+
+void host_probe_cgroup(const struct moat_host *h, struct moat_cgroup_info *c);
 
 #endif

@@ -1,0 +1,436 @@
+"""Run a subprocess under moat, from Python: standard library only.
+
+moat (https://... this repository) runs an untrusted command -- an MCP server
+spoken to over stdio, or a command a compliance check executes -- in the
+strongest sandbox the host gives, and writes a JSON report of what was
+enforced (docs/report.md, docs/report.schema.json).  This module
+
+* builds the argv (:func:`moat_argv`),
+* runs a command with the report delivered on a private pipe
+  (``--report-fd``) and returns the exit status and the parsed report
+  (:func:`run`),
+* starts an MCP server whose stdio JSON-RPC passes through unchanged and
+  whose report is read after it exits (:func:`spawn_mcp`), and
+* maps a result to pass / fail / inconclusive / error (:func:`classify`), as
+  docs/integration.md describes.
+
+Nothing here is moat's own logic: the verdicts are the report's.  The module
+only never pretends: no report means an error, never a pass.
+"""
+
+import json
+import os
+import re
+import shutil
+import subprocess
+import threading
+
+__all__ = [
+    "MoatError", "Report", "Result", "Outcome", "MoatPopen",
+    "find_moat", "moat_argv", "run", "spawn_mcp", "classify", "parse_report",
+    "PASS", "FAIL", "INCONCLUSIVE", "ERROR",
+    "EXIT_TIMEOUT", "EXIT_MOAT", "EXIT_NOEXEC", "EXIT_NOTFOUND",
+]
+
+# moat's reserved exit statuses (README: exit status).
+EXIT_TIMEOUT = 124   # --timeout expired
+EXIT_MOAT = 125      # moat could not start the command (usage, config, refusal)
+EXIT_NOEXEC = 126    # found but not executable
+EXIT_NOTFOUND = 127  # not found
+
+# Outcomes of a check run under moat.
+PASS = "pass"
+FAIL = "fail"
+INCONCLUSIVE = "inconclusive"
+ERROR = "error"
+
+MODES = ("require", "prefer", "off")
+NETS = ("none", "loopback", "all")
+REPORT_SCHEMA = "moat.report/1"
+
+_ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+_PROPERTY = re.compile(r"^[a-z]+\.[a-z]+$")
+
+
+class MoatError(Exception):
+    """A usage error in this module (a bad argument), raised before anything runs."""
+
+
+def find_moat(moat=None):
+    """The moat executable: `moat` if given, else $MOAT, else `moat` in PATH."""
+    exe = moat or os.environ.get("MOAT") or shutil.which("moat")
+    if not exe:
+        raise MoatError("moat not found: pass moat=PATH, set $MOAT, or put moat in PATH")
+    return os.fspath(exe)
+
+
+def _strs(name, values):
+    if values is None:
+        return []
+    if isinstance(values, (str, bytes, os.PathLike)):
+        values = [values]
+    out = []
+    for v in values:
+        v = os.fspath(v)
+        if isinstance(v, bytes):
+            v = os.fsdecode(v)
+        if not v or "\0" in v:
+            raise MoatError("%s: empty or NUL-containing value %r" % (name, v))
+        out.append(v)
+    return out
+
+
+def moat_argv(command, profile=None, read=(), write=(), deny=(), net=None, env=None, env_pass=(),
+              mode=None, timeout=None, require=(), backend=None, cwd=None, memory=None, pids=None,
+              files=None, cpu=None, keep_fds=(), report=None, report_fd=None, dry_run=False,
+              extra_args=(), moat=None):
+    """The argv that runs `command` (a list: the program and its arguments) under moat.
+
+    Policy arguments map to `moat run` options one to one: profile
+    (--profile), read/write/deny (paths, --read/--write/--deny), net
+    ("none", "loopback" or "all"), env (a dict NAME -> VALUE, --env), env_pass
+    (names, --env-pass), mode ("require", "prefer" or "off"), timeout
+    (seconds, --timeout), require (property names, --require), backend, cwd,
+    memory ("512M" or bytes), pids, files, cpu (seconds), keep_fds.  report
+    (a file) or report_fd (an open descriptor) say where the report goes;
+    dry_run prints the plan instead of running.  extra_args are passed before
+    `--` as they are, for options this module does not know yet.
+    """
+    if isinstance(command, (str, bytes)):
+        raise MoatError("command must be a list (program and arguments), not a string: "
+                        "moat runs no shell")
+    cmd = _strs("command", list(command))
+    if not cmd:
+        raise MoatError("command is empty")
+    argv = [find_moat(moat), "run"]
+    if profile:
+        argv += ["--profile", str(profile)]
+    for opt, values in (("--read", read), ("--write", write), ("--deny", deny)):
+        for v in _strs(opt, values):
+            argv += [opt, v]
+    if net is not None:
+        if net not in NETS:
+            raise MoatError("net must be one of %s, not %r" % (", ".join(NETS), net))
+        argv += ["--net", net]
+    for name, value in (env or {}).items():
+        if not _ENV_NAME.match(name):
+            raise MoatError("env: %r is not a valid variable name" % name)
+        value = str(value)
+        if "\0" in value:
+            raise MoatError("env: the value of %s contains NUL" % name)
+        argv += ["--env", "%s=%s" % (name, value)]
+    for name in _strs("env_pass", env_pass):
+        if not _ENV_NAME.match(name):
+            raise MoatError("env_pass: %r is not a valid variable name" % name)
+        argv += ["--env-pass", name]
+    if cwd is not None:
+        argv += ["--cwd", _strs("cwd", cwd)[0]]
+    if timeout is not None:
+        if isinstance(timeout, bool) or not isinstance(timeout, (int, float)) or not timeout > 0:
+            raise MoatError("timeout must be a positive number of seconds, not %r" % (timeout,))
+        argv += ["--timeout", repr(float(timeout)) if isinstance(timeout, float) else str(timeout)]
+    for opt, value in (("--memory", memory), ("--pids", pids), ("--files", files), ("--cpu", cpu)):
+        if value is not None:
+            argv += [opt, str(value)]
+    if mode is not None:
+        if mode not in MODES:
+            raise MoatError("mode must be one of %s, not %r" % (", ".join(MODES), mode))
+        argv += ["--mode", mode]
+    req = _strs("require", require)
+    for p in req:
+        if not _PROPERTY.match(p):
+            raise MoatError("require: %r is not a property name (see `moat help properties`)" % p)
+    if req:
+        argv += ["--require", ",".join(req)]
+    if backend is not None:
+        argv += ["--backend", str(backend)]
+    for fd in keep_fds or ():
+        argv += ["--keep-fd", str(int(fd))]
+    if report is not None:
+        argv += ["--report", _strs("report", report)[0]]
+    if report_fd is not None:
+        if int(report_fd) <= 2:
+            raise MoatError("report_fd must be above 2: stdio belongs to the command")
+        argv += ["--report-fd", str(int(report_fd))]
+    if dry_run:
+        argv.append("--dry-run")
+    argv += _strs("extra_args", extra_args)
+    return argv + ["--"] + cmd
+
+
+class Report(dict):
+    """The parsed moat report: a dict, with accessors for what tools need."""
+
+    @property
+    def status(self):
+        """"enforced", "degraded", "unavailable" or "off"."""
+        return self.get("status")
+
+    @property
+    def missing(self):
+        """The requested properties that are not enforced."""
+        return list(self.get("missing", []))
+
+    @property
+    def enforced(self):
+        """{property: mechanism} for every enforced property."""
+        return {k: v.get("mechanism", "") for k, v in self.get("properties", {}).items()
+                if v.get("status") == "enforced"}
+
+    @property
+    def hints(self):
+        """{property: hint} for every missing property."""
+        props = self.get("properties", {})
+        return {p: props.get(p, {}).get("hint", "") for p in self.missing}
+
+    @property
+    def reasons(self):
+        """{property: reason} for every missing property."""
+        props = self.get("properties", {})
+        return {p: props.get(p, {}).get("reason", "") for p in self.missing}
+
+    @property
+    def run_info(self):
+        """The "run" object (exit status, signal, timings), or {} for a dry run."""
+        return self.get("run") or {}
+
+    @property
+    def executed(self):
+        return bool(self.run_info.get("executed"))
+
+
+def parse_report(text):
+    """A Report from the JSON text moat wrote, or None when there is none."""
+    if isinstance(text, bytes):
+        text = text.decode("utf-8", "replace")
+    if not text or not text.strip():
+        return None
+    data = json.loads(text)
+    if not isinstance(data, dict) or data.get("schema") != REPORT_SCHEMA:
+        raise ValueError("not a %s report: schema %r" % (REPORT_SCHEMA, data.get("schema")
+                                                         if isinstance(data, dict) else None))
+    return Report(data)
+
+
+class Result:
+    """How a command run under moat ended."""
+
+    def __init__(self, argv, returncode, report, stdout=None, stderr=None, report_error=None):
+        self.argv = argv
+        self.returncode = returncode  # moat's exit status (the command's, or 124-127)
+        self.report = report          # a Report, or None when moat wrote none
+        self.stdout = stdout          # bytes/str when captured, else None
+        self.stderr = stderr
+        self.report_error = report_error  # why the report could not be parsed, or None
+
+    @property
+    def status(self):
+        return self.report.status if self.report else None
+
+    @property
+    def timed_out(self):
+        return bool(self.report and self.report.run_info.get("timed_out"))
+
+    @property
+    def signal(self):
+        return self.report.run_info.get("signal") if self.report else None
+
+    def outcome(self, **kw):
+        """classify(self, **kw)."""
+        return classify(self, **kw)
+
+    def __repr__(self):
+        return "Result(returncode=%r, status=%r)" % (self.returncode, self.status)
+
+
+class MoatPopen(subprocess.Popen):
+    """A subprocess.Popen of moat running `command`, with the report on a pipe.
+
+    Popen keyword arguments (stdin, stdout, stderr, cwd, env, ...) are
+    subprocess's; `env` there is moat's own process environment (the
+    command's environment is built by moat from the policy: use policy_env
+    for --env).  Every other keyword is a policy argument of moat_argv().
+    After the process has ended, .report is the parsed Report (or None) and
+    .report_error says why not.
+    """
+
+    def __init__(self, command, *, policy_env=None, moat=None, pass_fds=(), **kw):
+        popen_keys = {"stdin", "stdout", "stderr", "cwd", "env", "bufsize", "text", "encoding", "errors",
+                      "universal_newlines", "start_new_session", "process_group", "preexec_fn",
+                      "restore_signals", "user", "group", "extra_groups", "umask"}
+        popen_kw = {k: kw.pop(k) for k in list(kw) if k in popen_keys}
+        if "report" in kw or "report_fd" in kw or kw.get("dry_run"):
+            raise MoatError("MoatPopen delivers the report itself; use moat_argv() for report/report_fd/dry_run")
+        rfd, wfd = os.pipe()
+        try:
+            argv = moat_argv(command, env=policy_env, report_fd=wfd, moat=moat, **kw)
+            self._report_chunks = []
+            self._reader = threading.Thread(target=self._read_report, args=(rfd,), daemon=True)
+            super().__init__(argv, pass_fds=tuple(pass_fds) + (wfd,), close_fds=True, **popen_kw)
+        except BaseException:
+            os.close(rfd)
+            os.close(wfd)
+            raise
+        # Only moat holds the write end now: EOF comes when moat exits.
+        os.close(wfd)
+        self.moat_argv = argv
+        self._reader.start()
+        self._report = None
+        self._report_done = False
+        self.report_error = None
+
+    def _read_report(self, fd):
+        # A thread, so that a report larger than the pipe buffer never
+        # blocks moat at exit.
+        with os.fdopen(fd, "rb") as f:
+            while True:
+                chunk = f.read(65536)
+                if not chunk:
+                    break
+                self._report_chunks.append(chunk)
+
+    @property
+    def report(self):
+        """The parsed report, once moat has exited (waits for it)."""
+        if not self._report_done:
+            self.wait()
+            self._reader.join()
+            try:
+                self._report = parse_report(b"".join(self._report_chunks))
+                if self._report is None:
+                    self.report_error = "moat wrote no report (exit %s)" % self.returncode
+            except ValueError as exc:
+                self.report_error = "unreadable report: %s" % exc
+            self._report_done = True
+        return self._report
+
+    def result(self, stdout=None, stderr=None):
+        """A Result, once moat has exited."""
+        rep = self.report
+        return Result(self.moat_argv, self.returncode, rep, stdout, stderr, self.report_error)
+
+
+def run(command, *, input=None, capture_output=False, stdin=None, stdout=None, stderr=None, text=False,
+        cwd=None, process_env=None, policy_env=None, moat=None, wait_timeout=None, **policy):
+    """Run `command` under moat and wait; return a Result.
+
+    stdio passes through (the default: the command owns the caller's
+    stdin/stdout/stderr) or is captured (capture_output=True, or
+    stdout=subprocess.PIPE, ...), as with subprocess.run().  process_env is
+    moat's own environment (None: this process's); policy_env the --env
+    variables the command gets.  policy: the moat_argv() policy arguments
+    (profile, read, write, deny, net, env_pass, mode, timeout, require, ...).
+    wait_timeout bounds the wait on the Python side (moat's own `timeout=`
+    is the one that kills the command and says so in the report).
+    """
+    if capture_output:
+        if stdout is not None or stderr is not None:
+            raise MoatError("capture_output cannot be combined with stdout or stderr")
+        stdout = stderr = subprocess.PIPE
+    if input is not None:
+        if stdin is not None:
+            raise MoatError("input cannot be combined with stdin")
+        stdin = subprocess.PIPE
+    p = MoatPopen(command, policy_env=policy_env, moat=moat, stdin=stdin, stdout=stdout, stderr=stderr,
+                  text=text, cwd=cwd, env=process_env, **policy)
+    with p:
+        try:
+            out, err = p.communicate(input, timeout=wait_timeout)
+        except subprocess.TimeoutExpired:
+            p.kill()  # moat is the supervisor: its death takes the sandbox with it
+            out, err = p.communicate()
+            res = p.result(out, err)
+            res.report_error = res.report_error or "killed after wait_timeout=%s s" % wait_timeout
+            return res
+    return p.result(out, err)
+
+
+def spawn_mcp(command, *, stderr=None, cwd=None, process_env=None, policy_env=None, moat=None, **policy):
+    """Start an MCP server under moat for stdio JSON-RPC; return a MoatPopen.
+
+    Its stdin and stdout are pipes connected straight to the server: moat
+    never writes to them, so JSON-RPC passes through byte for byte.  stderr
+    passes through unless given.  Write requests to .stdin, read responses
+    from .stdout; after the server exits (close .stdin, or .terminate()),
+    .report holds the report and classify(proc.result()) the outcome.  The
+    default profile is "mcp".
+    """
+    policy.setdefault("profile", "mcp")
+    return MoatPopen(command, policy_env=policy_env, moat=moat, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                     stderr=stderr, cwd=cwd, env=process_env, bufsize=0, **policy)
+
+
+class Outcome:
+    """What a check run under moat means: kind is pass, fail, inconclusive or error."""
+
+    def __init__(self, kind, message, status=None, exit_code=None, missing=(), hints=None, caveats=()):
+        self.kind = kind
+        self.message = message
+        self.status = status          # the report's status, or None
+        self.exit_code = exit_code
+        self.missing = list(missing)  # properties not enforced
+        self.hints = dict(hints or {})  # {property: how to get it}
+        self.caveats = list(caveats)  # e.g. "sandbox degraded: ..."
+
+    def __repr__(self):
+        return "Outcome(%r, %r)" % (self.kind, self.message)
+
+    def __str__(self):
+        lines = ["%s: %s" % (self.kind, self.message)]
+        lines += ["  caveat: %s" % c for c in self.caveats]
+        lines += ["  %s: %s" % (p, h) for p, h in self.hints.items() if h]
+        return "\n".join(lines)
+
+
+def classify(result, *, passed=None, degraded="caveat", off="caveat"):
+    """Map a Result to an Outcome (pass, fail, inconclusive or error).
+
+    * no report: moat could not even plan (bad usage or config, an internal
+      failure) -> error;
+    * status "unavailable": the required sandbox is missing on this host ->
+      inconclusive, with each missing property's hint;
+    * the command did not start (executed false: setup failure, not found,
+      not executable) -> error, with the report's failure;
+    * killed by a signal or by moat's timeout -> error;
+    * otherwise the exit status decides: `passed(exit_code)` (default: 0 is
+      a pass) -> pass, else fail.
+    degraded / off: "caveat" (the default) keeps pass/fail and adds a
+    caveat naming what was missing; "inconclusive" turns the run into
+    inconclusive, for a tool that must not trust a weaker sandbox.
+    """
+    passed = passed or (lambda code: code == 0)
+    rep = result.report
+    if rep is None:
+        why = result.report_error or "moat wrote no report"
+        detail = result.stderr.strip() if isinstance(result.stderr, str) else (
+            result.stderr.decode("utf-8", "replace").strip() if result.stderr else "")
+        return Outcome(ERROR, "%s (exit %s)%s" % (why, result.returncode, ": " + detail if detail else ""),
+                       exit_code=result.returncode)
+    status = rep.status
+    runinfo = rep.run_info
+    if status == "unavailable":
+        miss = rep.missing
+        return Outcome(INCONCLUSIVE, "the required sandbox is not available here: missing %s" % ", ".join(miss),
+                       status, result.returncode, miss, rep.hints)
+    if not runinfo:
+        return Outcome(ERROR, "a dry-run report: nothing ran", status, result.returncode)
+    if not runinfo.get("executed"):
+        return Outcome(ERROR, "the command did not start: %s" % runinfo.get("failure", "unknown failure"),
+                       status, result.returncode)
+    if runinfo.get("timed_out"):
+        return Outcome(ERROR, "timed out (moat --timeout): no verdict", status, result.returncode)
+    if runinfo.get("signal"):
+        return Outcome(ERROR, "the command was killed by signal %s" % runinfo["signal"], status,
+                       result.returncode)
+    caveats = []
+    for st, how in (("degraded", degraded), ("off", off)):
+        if status != st:
+            continue
+        what = ("sandbox degraded: %s not enforced" % ", ".join(rep.missing) if st == "degraded"
+                else "sandbox off: the command ran unsandboxed")
+        if how == "inconclusive":
+            return Outcome(INCONCLUSIVE, what, status, result.returncode, rep.missing, rep.hints)
+        caveats.append(what)
+    code = runinfo.get("exit_status")
+    kind = PASS if passed(code) else FAIL
+    return Outcome(kind, "exit status %s" % code, status, result.returncode, rep.missing, rep.hints, caveats)

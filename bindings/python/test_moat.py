@@ -1,0 +1,348 @@
+"""Tests of bindings/python/moat.py against the real moat binary.
+
+Run: /usr/bin/python3 -m unittest discover -s bindings/python -v
+The binary is $MOAT, or ../../build/moat relative to this file.  Works as
+root and as an unprivileged user; tests that need a host feature (Landlock,
+user namespaces) lower detection with MOAT_HOST_LIMIT instead of needing a
+host without it.
+"""
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import textwrap
+import unittest
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+import moat  # noqa: E402
+
+MOAT = os.environ.get("MOAT") or os.path.normpath(os.path.join(HERE, "..", "..", "build", "moat"))
+PY = "/usr/bin/python3"
+
+# Every report these tests get is checked against the checked-in schema,
+# with the tests' own validator, when the tree has them.
+SCHEMA = os.path.join(HERE, "..", "..", "docs", "report.schema.json")
+VALIDATOR_DIR = os.path.join(HERE, "..", "..", "tests", "lib")
+try:
+    sys.path.insert(0, VALIDATOR_DIR)
+    import validate_schema  # noqa: E402
+    with open(SCHEMA) as _f:
+        _SCHEMA = json.load(_f)
+except (ImportError, OSError):
+    validate_schema = _SCHEMA = None
+finally:
+    sys.path.remove(VALIDATOR_DIR)
+
+
+def moat_env(**extra):
+    """moat's own environment: this one without MOAT_HOST_LIMIT, plus extra."""
+    env = {k: v for k, v in os.environ.items() if k != "MOAT_HOST_LIMIT"}
+    env.update(extra)
+    return env
+
+
+@unittest.skipUnless(os.access(MOAT, os.X_OK), "moat binary not built at %s (set MOAT)" % MOAT)
+class BinaryTest(unittest.TestCase):
+    def setUp(self):
+        # exec (the default profile) grants the cwd: a scratch dir, never HOME or /.
+        self.dir = tempfile.mkdtemp(prefix="moat-py-")
+        os.chmod(self.dir, 0o755)
+        self.out = os.path.join(self.dir, "out")
+        os.mkdir(self.out)
+        os.chmod(self.out, 0o777)
+
+    def tearDown(self):
+        shutil.rmtree(self.dir, ignore_errors=True)
+
+    def run_moat(self, command, **kw):
+        kw.setdefault("cwd", self.dir)
+        kw.setdefault("process_env", moat_env())
+        kw.setdefault("wait_timeout", 60)
+        r = moat.run(command, moat=MOAT, **kw)
+        self.check_schema(r.report)
+        return r
+
+    def check_schema(self, report):
+        if report is not None and _SCHEMA is not None:
+            self.assertEqual(validate_schema.validate(_SCHEMA, dict(report)), [], "the report fits docs/report.schema.json")
+
+
+class TestArgv(unittest.TestCase):
+    def test_minimal_argv(self):
+        self.assertEqual(moat.moat_argv(["true"], moat="/m"), ["/m", "run", "--", "true"])
+
+    def test_every_policy_option(self):
+        argv = moat.moat_argv(["make", "lint"], moat="/m", profile="strict", read=[".", "/opt/x"], write="/tmp/o",
+                              deny=["~/.ssh"], net="loopback", env={"A": "1", "B": "x y"}, env_pass=["TOKEN"],
+                              mode="prefer", timeout=2.5, require=["fs.secrets", "net.none"], memory="512M",
+                              pids=64, files=100, cpu=10, report_fd=9)
+        self.assertEqual(argv, [
+            "/m", "run", "--profile", "strict", "--read", ".", "--read", "/opt/x", "--write", "/tmp/o",
+            "--deny", "~/.ssh", "--net", "loopback", "--env", "A=1", "--env", "B=x y", "--env-pass", "TOKEN",
+            "--timeout", "2.5", "--memory", "512M", "--pids", "64", "--files", "100", "--cpu", "10",
+            "--mode", "prefer", "--require", "fs.secrets,net.none", "--report-fd", "9", "--", "make", "lint"])
+
+    def test_command_after_double_dash_verbatim(self):
+        argv = moat.moat_argv(["--weird", "--", "-x"], moat="/m")
+        self.assertEqual(argv[argv.index("--") + 1:], ["--weird", "--", "-x"])
+
+    def test_moat_from_environment(self):
+        old = os.environ.get("MOAT")
+        os.environ["MOAT"] = "/from/env/moat"
+        try:
+            self.assertEqual(moat.moat_argv(["true"])[0], "/from/env/moat")
+        finally:
+            if old is None:
+                del os.environ["MOAT"]
+            else:
+                os.environ["MOAT"] = old
+
+    def test_rejects_a_string_command(self):
+        with self.assertRaises(moat.MoatError):
+            moat.moat_argv("ls -l", moat="/m")
+
+    def test_rejects_bad_values(self):
+        for kw in ({"mode": "maybe"}, {"net": "some"}, {"env": {"A=B": "1"}}, {"env_pass": ["1X"]},
+                   {"timeout": 0}, {"timeout": -1}, {"require": ["fs"]}, {"report_fd": 1}, {"read": [""]}):
+            with self.assertRaises(moat.MoatError, msg=repr(kw)):
+                moat.moat_argv(["true"], moat="/m", **kw)
+        with self.assertRaises(moat.MoatError):
+            moat.moat_argv([], moat="/m")
+
+    def test_paths_accept_pathlike(self):
+        import pathlib
+        argv = moat.moat_argv([pathlib.Path("/bin/true")], moat="/m", read=pathlib.Path("/srv"))
+        self.assertEqual(argv, ["/m", "run", "--read", "/srv", "--", "/bin/true"])
+
+
+class TestClassifyOffline(unittest.TestCase):
+    def rep(self, status, run=None, missing=(), props=None):
+        d = {"schema": "moat.report/1", "status": status, "missing": list(missing),
+             "properties": props or {}}
+        if run is not None:
+            d["run"] = run
+        return moat.Report(d)
+
+    def res(self, report, code=0, stderr=b""):
+        return moat.Result(["moat"], code, report, None, stderr)
+
+    def test_no_report_is_an_error(self):
+        o = moat.classify(self.res(None, 125, b"moat: unknown option '--x'\n"))
+        self.assertEqual(o.kind, moat.ERROR)
+        self.assertIn("unknown option", o.message)
+
+    def test_unavailable_is_inconclusive_with_hints(self):
+        r = self.rep("unavailable", {"executed": False, "exit_code": 125, "failure": "x"}, ["fs.read"],
+                     {"fs.read": {"status": "missing", "reason": "no landlock", "hint": "get landlock"}})
+        o = moat.classify(self.res(r, 125))
+        self.assertEqual((o.kind, o.missing, o.hints), (moat.INCONCLUSIVE, ["fs.read"], {"fs.read": "get landlock"}))
+
+    def test_setup_failure_is_an_error(self):
+        o = moat.classify(self.res(self.rep("enforced", {"executed": False, "exit_code": 125,
+                                                          "failure": "mount failed"}), 125))
+        self.assertEqual(o.kind, moat.ERROR)
+        self.assertIn("mount failed", o.message)
+
+    def test_exit_status_decides(self):
+        ok = self.rep("enforced", {"executed": True, "exit_status": 0, "signal": None, "timed_out": False})
+        bad = self.rep("enforced", {"executed": True, "exit_status": 2, "signal": None, "timed_out": False})
+        self.assertEqual(moat.classify(self.res(ok)).kind, moat.PASS)
+        self.assertEqual(moat.classify(self.res(bad, 2)).kind, moat.FAIL)
+        self.assertEqual(moat.classify(self.res(bad, 2), passed=lambda c: c in (0, 2)).kind, moat.PASS)
+
+    def test_degraded_caveat_or_inconclusive(self):
+        r = self.rep("degraded", {"executed": True, "exit_status": 0, "signal": None, "timed_out": False},
+                     ["proc.pid"], {"proc.pid": {"status": "missing", "reason": "r", "hint": "h"}})
+        o = moat.classify(self.res(r))
+        self.assertEqual(o.kind, moat.PASS)
+        self.assertTrue(any("proc.pid" in c for c in o.caveats))
+        self.assertEqual(moat.classify(self.res(r), degraded="inconclusive").kind, moat.INCONCLUSIVE)
+
+    def test_signal_and_timeout_are_errors(self):
+        sig = self.rep("enforced", {"executed": True, "exit_status": None, "signal": 9, "timed_out": False})
+        tmo = self.rep("enforced", {"executed": True, "exit_status": None, "signal": 15, "timed_out": True})
+        self.assertEqual(moat.classify(self.res(sig, 137)).kind, moat.ERROR)
+        self.assertIn("timed out", moat.classify(self.res(tmo, 124)).message)
+
+    def test_parse_report_rejects_other_json(self):
+        with self.assertRaises(ValueError):
+            moat.parse_report('{"schema": "something/2"}')
+        self.assertIsNone(moat.parse_report(b""))
+
+
+class TestRun(BinaryTest):
+    def test_true_is_enforced_and_passes(self):
+        r = self.run_moat(["true"])
+        self.assertEqual(r.returncode, 0)
+        self.assertEqual(r.status, "enforced", r.report)
+        self.assertEqual(r.report["schema"], "moat.report/1")
+        self.assertEqual(moat.classify(r).kind, moat.PASS)
+        self.assertIn("fs.read", r.report.enforced)
+
+    def test_exit_status_passes_through_and_fails(self):
+        r = self.run_moat(["sh", "-c", "exit 3"])
+        self.assertEqual((r.returncode, r.report.run_info["exit_status"]), (3, 3))
+        self.assertEqual(moat.classify(r).kind, moat.FAIL)
+
+    def test_captured_stdout_is_exact(self):
+        payload = "".join(chr(c) for c in range(32, 127)) * 100
+        r = self.run_moat(["cat"], input=payload.encode(), capture_output=True)
+        self.assertEqual(r.stdout, payload.encode())
+        self.assertEqual(r.stderr, b"")
+
+    def test_text_mode(self):
+        r = self.run_moat(["sh", "-c", "echo out; echo err >&2"], capture_output=True, text=True)
+        self.assertEqual((r.stdout, r.stderr), ("out\n", "err\n"))
+
+    def test_report_fd_does_not_leak_into_the_command(self):
+        r = self.run_moat(["sh", "-c", "ls /proc/$$/fd"], capture_output=True, text=True)
+        self.assertEqual(sorted(r.stdout.split()), ["0", "1", "2"], r.stdout)
+
+    def test_policy_env_reaches_the_command(self):
+        r = self.run_moat(["sh", "-c", 'printf %s "$GREETING"'], capture_output=True, policy_env={"GREETING": "hi there"})
+        self.assertEqual(r.stdout, b"hi there")
+        self.assertIn("GREETING", r.report["environment"]["names"])
+        self.assertNotIn("hi there", json.dumps(r.report))
+
+    def test_required_sandbox_missing_is_inconclusive_and_nothing_runs(self):
+        target = os.path.join(self.out, "made")
+        r = self.run_moat(["sh", "-c", 'echo x > "$0"', target], write=[self.out], capture_output=True,
+                          process_env=moat_env(MOAT_HOST_LIMIT="landlock=0"))
+        self.assertEqual((r.returncode, r.status), (moat.EXIT_MOAT, "unavailable"))
+        self.assertFalse(os.path.exists(target), "the command ran although the sandbox was unavailable")
+        o = moat.classify(r)
+        self.assertEqual(o.kind, moat.INCONCLUSIVE)
+        self.assertIn("fs.read", o.missing)
+        self.assertRegex(o.hints["fs.read"], "[Ll]andlock")
+        self.assertIn(b"cannot enforce fs.read", r.stderr)
+
+    def test_prefer_runs_degraded_with_a_caveat(self):
+        target = os.path.join(self.out, "made")
+        r = self.run_moat(["sh", "-c", 'echo x > "$0"', target], write=[self.out], mode="prefer", capture_output=True,
+                          process_env=moat_env(MOAT_HOST_LIMIT="userns=0,root=0"))
+        self.assertEqual((r.returncode, r.status), (0, "degraded"))
+        self.assertTrue(os.path.exists(target))
+        o = moat.classify(r)
+        self.assertEqual(o.kind, moat.PASS)
+        self.assertIn("proc.pid", o.missing)
+        self.assertTrue(o.caveats)
+        self.assertEqual(moat.classify(r, degraded="inconclusive").kind, moat.INCONCLUSIVE)
+
+    def test_mode_off(self):
+        r = self.run_moat(["true"], mode="off", capture_output=True)
+        self.assertEqual((r.returncode, r.status, r.report["backend"]), (0, "off", "none"))
+        self.assertIn(b"unsandboxed", r.stderr)
+
+    def test_require_on_top_of_the_profile(self):
+        r = self.run_moat(["true"], net="loopback", require=["net.loopback", "fs.secrets"], capture_output=True,
+                          process_env=moat_env(MOAT_HOST_LIMIT="userns=0,root=0"))
+        self.assertEqual((r.returncode, r.status), (moat.EXIT_MOAT, "unavailable"))
+        self.assertIn("net.loopback", r.report.missing)
+        self.assertTrue(r.report["properties"]["fs.secrets"]["requested"])
+
+    def test_command_not_found_is_an_error(self):
+        r = self.run_moat(["/nonexistent/command-xyz"], capture_output=True)
+        self.assertEqual(r.returncode, moat.EXIT_NOTFOUND)
+        self.assertEqual(moat.classify(r).kind, moat.ERROR)
+
+    def test_bad_usage_is_an_error_without_report(self):
+        r = self.run_moat(["true"], extra_args=["--frobnicate"], capture_output=True)
+        self.assertEqual((r.returncode, r.report), (moat.EXIT_MOAT, None))
+        o = moat.classify(r)
+        self.assertEqual(o.kind, moat.ERROR)
+        self.assertIn("frobnicate", o.message)
+
+    def test_timeout(self):
+        r = self.run_moat(["sleep", "30"], timeout=0.3, capture_output=True)
+        self.assertEqual(r.returncode, moat.EXIT_TIMEOUT)
+        self.assertTrue(r.timed_out)
+        self.assertEqual(moat.classify(r).kind, moat.ERROR)
+
+    def test_signal(self):
+        r = self.run_moat(["sh", "-c", "kill -TERM $$"], capture_output=True)
+        self.assertEqual((r.returncode, r.signal), (143, 15))
+        self.assertEqual(moat.classify(r).kind, moat.ERROR)
+
+    def test_dry_run_argv_prints_the_plan(self):
+        argv = moat.moat_argv(["true"], moat=MOAT, dry_run=True)
+        out = subprocess.run(argv, cwd=self.dir, env=moat_env(), stdout=subprocess.PIPE, check=True).stdout
+        rep = moat.parse_report(out)
+        self.check_schema(rep)
+        self.assertIn("policy", rep)
+        self.assertNotIn("run", rep)
+
+    def test_stdio_passes_through_by_default(self):
+        # The command writes to the caller's own stdout (a file here): moat
+        # relays nothing and adds nothing.
+        path = os.path.join(self.dir, "stdout.txt")
+        with open(path, "wb") as f:
+            r = self.run_moat(["sh", "-c", "echo direct"], stdout=f)
+        self.assertEqual(r.returncode, 0)
+        with open(path, "rb") as f:
+            self.assertEqual(f.read(), b"direct\n")
+
+
+SERVER = textwrap.dedent("""\
+    import json, sys
+    for line in sys.stdin:
+        req = json.loads(line)
+        if req.get("method") == "initialize":
+            res = {"protocolVersion": "2025-06-18", "capabilities": {}, "serverInfo": {"name": "echo", "version": "1"}}
+        else:
+            res = {"echo": req.get("params")}
+        sys.stdout.write(json.dumps({"jsonrpc": "2.0", "id": req["id"], "result": res}) + "\\n")
+        sys.stdout.flush()
+    """)
+
+
+class TestMcp(BinaryTest):
+    def server(self):
+        path = os.path.join(self.dir, "srv", "server.py")
+        os.mkdir(os.path.dirname(path))
+        with open(path, "w") as f:
+            f.write(SERVER)
+        os.chmod(os.path.dirname(path), 0o755)
+        os.chmod(path, 0o644)
+        return path
+
+    def call(self, proc, rid, method, params=None):
+        proc.stdin.write((json.dumps({"jsonrpc": "2.0", "id": rid, "method": method, "params": params}) + "\n").encode())
+        return json.loads(proc.stdout.readline())
+
+    def test_json_rpc_round_trip_and_report_after_exit(self):
+        proc = moat.spawn_mcp([PY, self.server()], moat=MOAT, cwd=self.dir, process_env=moat_env(),
+                              stderr=subprocess.DEVNULL)
+        try:
+            init = self.call(proc, 1, "initialize", {"capabilities": {}})
+            self.assertEqual(init["result"]["serverInfo"]["name"], "echo")
+            echo = self.call(proc, 2, "tools/call", {"name": "x", "arguments": {"s": "é ✓"}})
+            self.assertEqual(echo, {"jsonrpc": "2.0", "id": 2, "result": {"echo": {"name": "x", "arguments": {"s": "é ✓"}}}})
+        finally:
+            proc.stdin.close()
+            proc.wait(timeout=30)
+            proc.stdout.close()
+        self.assertEqual(proc.returncode, 0)
+        self.check_schema(proc.report)
+        self.assertEqual(proc.report.status, "enforced")
+        self.assertEqual(proc.report["profile"], "mcp")
+        self.assertEqual(moat.classify(proc.result()).kind, moat.PASS)
+
+    def test_unavailable_server_exits_125_and_is_inconclusive(self):
+        proc = moat.spawn_mcp([PY, self.server()], moat=MOAT, cwd=self.dir,
+                              process_env=moat_env(MOAT_HOST_LIMIT="seccomp=0"), stderr=subprocess.DEVNULL)
+        self.assertEqual(proc.stdout.read(), b"", "nothing may answer on stdout when the sandbox is refused")
+        proc.stdin.close()
+        proc.stdout.close()
+        self.assertEqual(proc.wait(timeout=30), moat.EXIT_MOAT)
+        self.check_schema(proc.report)
+        o = moat.classify(proc.result())
+        self.assertEqual(o.kind, moat.INCONCLUSIVE)
+        self.assertIn("sys.filter", o.missing)
+
+
+if __name__ == "__main__":
+    unittest.main()

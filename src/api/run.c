@@ -122,8 +122,14 @@ int moat_run_main(int argc, char **argv)
 		fprintf(stderr, "moat: sandbox off (mode off): running %s unsandboxed\n", policy.argv[0]);
 
 	if (launch_run(&policy, &plan, start_ns, &result, &err) < 0) {
+		/* The sandbox could not be created: still say so in the report,
+		 * so an embedder sees an error, not a missing file. */
 		code = moat_error_print(&err);
-		goto out;
+		memset(&result, 0, sizeof(result));
+		result.exit_code = code;
+		snprintf(result.failure, sizeof(result.failure), "%s", err.message);
+		report = report_build(&policy, &host, &plan, &result);
+		goto write_report;
 	}
 	if (!result.executed)
 		fprintf(stderr, "moat: %s\n", result.failure);

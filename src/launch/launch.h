@@ -23,7 +23,7 @@ struct moat_launch_result {
 	int exit_code;       /* what moat exits with */
 	double exec_ms;      /* from moat's start to execve */
 	double run_ms;       /* from execve to the end */
-	char failure[512];   /* when !executed: what failed in the child */
+	char failure[MOAT_ERR_MSG_MAX]; /* when !executed: what failed */
 };
 
 /* `moat_start_ns`: CLOCK_MONOTONIC at moat's start, for exec_ms.

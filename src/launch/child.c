@@ -5,7 +5,8 @@
  *   1. die with moat (PR_SET_PDEATHSIG), and check moat did not die first;
  *   2. user namespace maps (only our own uid/gid: no privilege is gained);
  *   3. mounts in the new mount namespace: private propagation, masks over
- *      secrets, private /tmp, /dev/shm and /run, a fresh /proc;
+ *      secrets, private /tmp, /dev/shm and /run, a fresh /proc; grants
+ *      below those kept (bound back), read-only ones as read-only mounts;
  *   4. with a pid namespace, this process is its init: it forks the
  *      command and stays behind to reap and forward signals;
  *   5. in the command: setsid() (no controlling terminal: no TIOCSTI into
@@ -23,6 +24,7 @@
 #include <errno.h>
 #include <stdarg.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <net/if.h>
 #include <poll.h>
 #include <sched.h>
@@ -32,12 +34,16 @@
 #include <sys/ioctl.h>
 #include <sys/prctl.h>
 #include <sys/signalfd.h>
+#include <sys/mount.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/statvfs.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include "launch/signals.h"
+#include "util/path.h"
 #include "util/cleanup.h"
 
 static _Noreturn void fail(const struct child_args *a, int exit_code, int errnum, const char *fmt, ...)
@@ -147,6 +153,68 @@ static void close_fds(const struct child_args *a)
 		fail(a, 125, errno, "close_range");
 }
 
+/* Step 3, after the mounts.  Fix: a read-only grant kept below a private
+ * tmpfs (`--read /tmp/x`, the command's own dir under /tmp) must be a
+ * read-only mount, because Landlock's write rule for the private /tmp
+ * covers everything mounted below it.  A kept path inside a writable grant
+ * stays writable, as Landlock would have it.  Flags the bind inherited
+ * (nosuid, nodev, noexec, ...) are kept: a user namespace may not drop them. */
+static void keep_read_only(const struct child_args *a)
+{
+	const struct moat_policy *p = a->policy;
+	const struct native_mounts *m = &a->plan->native.mounts;
+	size_t i, j;
+
+	for (i = 0; i < m->n; i++) {
+		const char *t = m->items[i].target;
+		unsigned long fl = MS_BIND | MS_REMOUNT | MS_RDONLY;
+		bool writable = false;
+		struct statvfs sv;
+
+		if (m->items[i].kind != NATIVE_MOUNT_KEEP)
+			continue;
+		for (j = 0; j < p->n_paths && !writable; j++)
+			writable = p->paths[j].access == MOAT_ACCESS_WRITE && path_within(t, p->paths[j].path);
+		if (writable)
+			continue;
+		if (statvfs(t, &sv) != 0) {
+			if (errno == ENOENT)
+				continue; /* not kept (vanished, or inside a denied path) */
+			fail(a, 125, errno, "statvfs %s", t);
+		}
+		if (sv.f_flag & ST_RDONLY)
+			continue;
+		fl |= (sv.f_flag & ST_NOSUID ? MS_NOSUID : 0) | (sv.f_flag & ST_NODEV ? MS_NODEV : 0) |
+		      (sv.f_flag & ST_NOEXEC ? MS_NOEXEC : 0) | (sv.f_flag & ST_NOATIME ? MS_NOATIME : 0) |
+		      (sv.f_flag & ST_NODIRATIME ? MS_NODIRATIME : 0) | (sv.f_flag & ST_RELATIME ? MS_RELATIME : 0);
+		if (mount(NULL, t, NULL, fl, NULL) != 0)
+			fail(a, 125, errno, "making %s read-only", t);
+	}
+}
+
+/* Fix: a cwd below a private tmpfs that no grant brought along is made as
+ * an empty directory there (mkdir -p), as outside /tmp an ungranted cwd is
+ * entered but not readable.  Before, it was bound in whole, read-write. */
+static int make_dirs(const char *path)
+{
+	char buf[PATH_MAX];
+	size_t i, len = strlen(path);
+
+	if (len >= sizeof(buf))
+		return -1;
+	memcpy(buf, path, len + 1);
+	for (i = 1; i <= len; i++) {
+		if (buf[i] != '/' && buf[i] != '\0')
+			continue;
+		buf[i] = '\0';
+		if (mkdir(buf, 0755) != 0 && errno != EEXIST)
+			return -1;
+		if (i < len)
+			buf[i] = '/';
+	}
+	return 0;
+}
+
 /* Step 5 onwards, in the process that becomes the command. */
 static _Noreturn void exec_command(const struct child_args *a)
 {
@@ -166,7 +234,8 @@ static _Noreturn void exec_command(const struct child_args *a)
 				fail(a, 125, errno, "setrlimit(%d)", np->rlimits[i].resource);
 		}
 	}
-	if (chdir(p->cwd) != 0)
+	if (chdir(p->cwd) != 0 && !(sandboxed && np->mounts.enabled && errno == ENOENT && make_dirs(p->cwd) == 0 &&
+				      chdir(p->cwd) == 0))
 		fail(a, 125, errno, "chdir %s", p->cwd);
 	if (sandboxed) {
 		if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0)
@@ -262,6 +331,7 @@ _Noreturn void child_main(const struct child_args *a)
 		int rc = mounts_apply(&np->mounts, &failed);
 		if (rc < 0)
 			fail(a, 125, -rc, "mount namespace: %s", failed);
+		keep_read_only(a);
 	}
 	if ((np->clone_flags & CLONE_NEWNET) && a->policy->net == MOAT_NET_LOOPBACK)
 		loopback_up(a);

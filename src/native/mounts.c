@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "util/mem.h"
+#include "util/path.h"
 
 void mounts_add(struct native_mounts *m, enum native_mount_kind kind, const char *target)
 {
@@ -31,20 +32,45 @@ void mounts_free(struct native_mounts *m)
 }
 
 /* An empty file with no permissions, to bind over denied files.  It is made
- * on a tmpfs mounted over /tmp only for this, which is detached again at
- * once: the bind mounts keep the file alive, nothing else can reach it, and
- * /tmp is then whatever the plan puts there.  (A memfd cannot be the source
- * of a bind mount: it lives on a kernel-internal mount.) */
-#define STAGING "/tmp"
-#define MASK_FILE STAGING "/moat-mask"
+ * on a tmpfs mounted only for this over a staging directory, which is
+ * detached again at once: the bind mounts keep the file alive, nothing else
+ * can reach it, and the directory is then whatever the plan puts there.  (A
+ * memfd cannot be the source of a bind mount: it lives on a kernel-internal
+ * mount.)
+ *
+ * Fix: the staging directory must not be an ancestor of any file to mask,
+ * or the targets (a HOME or a project under /tmp: ~/.netrc) are hidden by
+ * the staging tmpfs while they are bound over, and the run fails with
+ * ENOENT.  The first candidate that covers no target is used. */
+static const char *const staging_candidates[] = {"/tmp", "/mnt", "/media", "/srv", "/var/tmp", "/opt", "/dev/shm"};
 
-static int make_mask_file(void)
+static char mask_file[64];
+
+static const char *pick_staging(const struct native_mounts *m)
+{
+	for (size_t c = 0; c < sizeof(staging_candidates) / sizeof(staging_candidates[0]); c++) {
+		const char *dir = staging_candidates[c];
+		struct stat st;
+		bool covers = false;
+
+		if (lstat(dir, &st) != 0 || !S_ISDIR(st.st_mode))
+			continue;
+		for (size_t i = 0; i < m->n && !covers; i++)
+			covers = m->items[i].kind == NATIVE_MOUNT_MASK_FILE && path_within(m->items[i].target, dir);
+		if (!covers)
+			return dir;
+	}
+	return NULL;
+}
+
+static int make_mask_file(const char *staging)
 {
 	int fd;
 
-	if (mount("moat-stage", STAGING, "tmpfs", MS_NOSUID | MS_NODEV | MS_NOEXEC, "size=4k,mode=0700") != 0)
+	if (mount("moat-stage", staging, "tmpfs", MS_NOSUID | MS_NODEV | MS_NOEXEC, "size=4k,mode=0700") != 0)
 		return -errno;
-	fd = open(MASK_FILE, O_CREAT | O_EXCL | O_WRONLY | O_CLOEXEC, 0);
+	snprintf(mask_file, sizeof(mask_file), "%s/moat-mask", staging);
+	fd = open(mask_file, O_CREAT | O_EXCL | O_WRONLY | O_CLOEXEC, 0);
 	if (fd < 0)
 		return -errno;
 	close(fd);
@@ -55,7 +81,7 @@ static int make_mask_file(void)
 
 static int bind_mask_file(const char *target)
 {
-	if (mount(MASK_FILE, target, NULL, MS_BIND, NULL) != 0 ||
+	if (mount(mask_file, target, NULL, MS_BIND, NULL) != 0 ||
 	    mount(NULL, target, NULL, MS_BIND | MS_REMOUNT | MS_RDONLY | MASK_FLAGS, NULL) != 0)
 		return -errno;
 	return 0;
@@ -123,29 +149,74 @@ static bool below(const char *path, const char *dir)
 	return strncmp(path, dir, n) == 0 && path[n] == '/';
 }
 
+/* Is `path` (lexically) inside a masked, denied path? */
+static bool masked(const struct native_mounts *m, const char *path)
+{
+	for (size_t i = 0; i < m->n; i++)
+		if ((m->items[i].kind == NATIVE_MOUNT_MASK_DIR || m->items[i].kind == NATIVE_MOUNT_MASK_FILE) &&
+		    path_within(path, m->items[i].target))
+			return true;
+	return false;
+}
+
 /* Bind the kept paths below `dir` (just replaced by a tmpfs) back, from the
- * O_PATH fds opened before it was covered. */
+ * O_PATH fds opened before it was covered.
+ *
+ * Fix 1: shortest path first, so that a grant nested in another kept grant
+ * is bound on top of it, not hidden under it.
+ * Fix 2: a kept path that is, or resolves to (a planted symlink), a path
+ * inside a denied one is not bound.  Landlock cannot refuse it here: the
+ * rule on the private tmpfs covers everything mounted below it, so the mask
+ * is all that stands in the way, and a mask over .ssh does not come along
+ * with a bind of .ssh/id_ed25519 itself.  (Read-only grants are made
+ * read-only mounts by the child, launch/child.c, for the same reason.) */
 static int restore_kept(const struct native_mounts *m, const int *fds, const char *dir, const char **failed)
 {
-	size_t i;
+	size_t last_len = 0, last_i = 0;
+	bool first = true;
 
-	for (i = 0; i < m->n; i++) {
-		char src[64];
+	for (;;) {
+		char src[64], real[4096];
 		struct stat st;
+		size_t i, pick = m->n, pick_len = 0;
+		ssize_t n;
 		int rc;
 
-		if (m->items[i].kind != NATIVE_MOUNT_KEEP || fds[i] < 0 || !below(m->items[i].target, dir))
-			continue;
+		for (i = 0; i < m->n; i++) {
+			size_t len;
+
+			if (m->items[i].kind != NATIVE_MOUNT_KEEP || fds[i] < 0 || !below(m->items[i].target, dir))
+				continue;
+			len = strlen(m->items[i].target);
+			if (!first && (len < last_len || (len == last_len && i <= last_i)))
+				continue;
+			if (pick == m->n || len < pick_len) {
+				pick = i;
+				pick_len = len;
+			}
+		}
+		if (pick == m->n)
+			return 0;
+		first = false;
+		last_len = pick_len;
+		last_i = pick;
+		i = pick;
+
 		*failed = m->items[i].target;
+		snprintf(src, sizeof(src), "/proc/self/fd/%d", fds[i]);
+		n = readlink(src, real, sizeof(real) - 1);
+		if (n < 0)
+			return -errno;
+		real[n] = '\0';
+		if (masked(m, m->items[i].target) || masked(m, real))
+			continue;
 		if (fstat(fds[i], &st) != 0)
 			return -errno;
 		if ((rc = make_mountpoint(m->items[i].target, S_ISDIR(st.st_mode))) < 0)
 			return rc;
-		snprintf(src, sizeof(src), "/proc/self/fd/%d", fds[i]);
 		if (mount(src, m->items[i].target, NULL, MS_BIND | MS_REC, NULL) != 0)
 			return -errno;
 	}
-	return 0;
 }
 
 static int apply_all(const struct native_mounts *m, const int *fds, const char **failed)
@@ -167,7 +238,7 @@ static int apply_all(const struct native_mounts *m, const int *fds, const char *
 int mounts_apply(const struct native_mounts *m, const char **failed)
 {
 	int fds[ARRAY_SIZE_FDS];
-	bool staged = false;
+	const char *staging = NULL;
 	size_t i;
 	int rc;
 
@@ -187,19 +258,23 @@ int mounts_apply(const struct native_mounts *m, const char **failed)
 	if (mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) != 0)
 		return -errno;
 
-	/* First pass: file masks, while the staging tmpfs is on /tmp. */
+	/* First pass: file masks, while the staging tmpfs is mounted. */
 	for (i = 0; i < m->n; i++) {
 		if (m->items[i].kind != NATIVE_MOUNT_MASK_FILE)
 			continue;
 		*failed = m->items[i].target;
-		if (!staged && (rc = make_mask_file()) < 0)
-			return rc;
-		staged = true;
+		if (!staging) {
+			staging = pick_staging(m);
+			if (!staging)
+				return -ENOTDIR; /* every staging candidate covers a target */
+			if ((rc = make_mask_file(staging)) < 0)
+				return rc;
+		}
 		if ((rc = bind_mask_file(m->items[i].target)) < 0)
 			return rc;
 	}
-	if (staged && umount2(STAGING, MNT_DETACH) != 0) {
-		*failed = STAGING;
+	if (staging && umount2(staging, MNT_DETACH) != 0) {
+		*failed = staging;
 		return -errno;
 	}
 	rc = apply_all(m, fds, failed);

@@ -238,7 +238,9 @@ int native_compile(const struct moat_policy *p, const struct moat_host *h, struc
 				"needs a network namespace or Landlock ABI 6");
 
 	if (np->mounts.enabled)
-		verdict_enforce(&props[MOAT_P_IPC_UNIX], "mount namespace: private /tmp, /run%s masked",
+		verdict_enforce(&props[MOAT_P_IPC_UNIX],
+				"mount namespace: private /tmp, /run%s masked; sockets inside granted paths stay "
+				"reachable (Landlock before ABI 9 does not govern connect)",
 				p->net == MOAT_NET_ALL ? " socket dirs" : "");
 	else
 		verdict_missing(&props[MOAT_P_IPC_UNIX], HINT_USERNS,

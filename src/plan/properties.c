@@ -14,7 +14,7 @@ static const struct {
 	[MOAT_P_NET_LOOPBACK] = {"net.loopback", "network only to a private loopback"},
 	[MOAT_P_NET_ALLOW] = {"net.allow", "network as declared"},
 	[MOAT_P_IPC_ABSTRACT] = {"ipc.abstract", "no abstract unix sockets outside the sandbox"},
-	[MOAT_P_IPC_UNIX] = {"ipc.unix", "no pathname unix sockets outside the sandbox"},
+	[MOAT_P_IPC_UNIX] = {"ipc.unix", "no pathname unix sockets outside the sandbox, except inside granted paths"},
 	[MOAT_P_PROC_PID] = {"proc.pid", "cannot see or signal processes outside"},
 	[MOAT_P_PROC_PTRACE] = {"proc.ptrace", "cannot ptrace or read memory of other processes"},
 	[MOAT_P_SYS_FILTER] = {"sys.filter", "dangerous system calls blocked"},

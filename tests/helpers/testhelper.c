@@ -10,9 +10,16 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <linux/keyctl.h>
 #include <sys/ioctl.h>
+#include <sys/mount.h>
+#include <sys/personality.h>
+#include <sys/ptrace.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
+#include <sys/uio.h>
 #include <sys/un.h>
 #include <sys/wait.h>
 #include <netinet/in.h>
@@ -192,8 +199,9 @@ static int cmd_unix(const char *path, int abstract)
 	}
 	if (connect(s, (struct sockaddr *)&a, len) < 0)
 		return result(-1);
-	if (write(s, "unix-probe\n", 11) < 0)
-		return result(-1);
+	/* Connected is the answer; the peer may have closed already (no
+	 * SIGPIPE, and the send's result does not matter). */
+	(void)send(s, "unix-probe\n", 11, MSG_NOSIGNAL);
 	return result(0);
 }
 
@@ -233,6 +241,324 @@ static int cmd_alloc(int mb)
 		memset(p, 1, 1 << 20);
 	}
 	printf("OK allocated %d MiB\n", mb);
+	return 0;
+}
+
+static const char *ename(int e)
+{
+	const char *n = strerrorname_np(e);
+	return n ? n : "?";
+}
+
+/* name=OK or name=ERRNO, for one attempted call. */
+static void report(const char *name, long rc, int e)
+{
+	printf("%s=%s\n", name, rc < 0 ? ename(e) : "OK");
+}
+
+#define TRY(name, expr)                                                                                                \
+	do {                                                                                                           \
+		long rc_;                                                                                              \
+		errno = 0;                                                                                             \
+		rc_ = (long)(expr);                                                                                    \
+		report(name, rc_, errno);                                                                              \
+	} while (0)
+
+/* In a throw-away child: calls whose success changes the caller. */
+static void try_in_child(const char *name, int which)
+{
+	pid_t p = fork();
+	int st;
+
+	if (p < 0) {
+		report(name, -1, errno);
+		return;
+	}
+	if (p == 0) {
+		long rc = -1;
+		if (which == 0)
+			rc = syscall(SYS_unshare, CLONE_NEWUSER);
+		else if (which == 1) {
+			/* raw clone(CLONE_NEWUSER): the flags the filter inspects */
+			rc = syscall(SYS_clone, (unsigned long)CLONE_NEWUSER | SIGCHLD, NULL, NULL, NULL, 0UL);
+			if (rc == 0)
+				_exit(0);
+			if (rc > 0)
+				waitpid((pid_t)rc, NULL, 0);
+		} else if (which == 2)
+			rc = syscall(SYS_unshare, CLONE_NEWNS);
+		_exit(rc < 0 ? (errno & 0xff) : 0);
+	}
+	if (waitpid(p, &st, 0) < 0 || !WIFEXITED(st)) {
+		printf("%s=?\n", name);
+		return;
+	}
+	report(name, WEXITSTATUS(st) ? -1 : 0, WEXITSTATUS(st));
+}
+
+/* Each call is made with arguments that make an allowed call fail
+ * harmlessly (NULL pointers, fd -1, invalid sizes), so that outside a
+ * sandbox the answer is EFAULT/EBADF/EINVAL and inside it is the filter's
+ * EPERM/ENOSYS: the difference is the filter, not a side effect. */
+static int cmd_syscalls(void)
+{
+	char c = 'x';
+
+	TRY("io_uring_setup", syscall(SYS_io_uring_setup, 1, NULL));
+	TRY("clone3", syscall(SYS_clone3, NULL, 0));
+	try_in_child("unshare_user", 0);
+	try_in_child("clone_newuser", 1);
+	try_in_child("unshare_mount", 2);
+	TRY("setns", syscall(SYS_setns, -1, 0));
+	TRY("mount", syscall(SYS_mount, NULL, NULL, NULL, 0, NULL));
+	TRY("umount2", syscall(SYS_umount2, NULL, 0));
+	TRY("pivot_root", syscall(SYS_pivot_root, NULL, NULL));
+	TRY("chroot", syscall(SYS_chroot, NULL));
+	TRY("fsopen", syscall(SYS_fsopen, NULL, 0));
+	TRY("open_tree", syscall(SYS_open_tree, -1, NULL, 0));
+	TRY("move_mount", syscall(SYS_move_mount, -1, NULL, -1, NULL, 0));
+	TRY("keyctl", syscall(SYS_keyctl, -1, 0, 0, 0, 0));
+	TRY("add_key", syscall(SYS_add_key, NULL, NULL, NULL, 0, 0));
+	TRY("request_key", syscall(SYS_request_key, NULL, NULL, NULL, 0));
+	TRY("bpf", syscall(SYS_bpf, 0 /* BPF_MAP_CREATE */, (void *)1, 16));
+	TRY("perf_event_open", syscall(SYS_perf_event_open, NULL, 0, -1, -1, 0));
+	TRY("userfaultfd", syscall(SYS_userfaultfd, -1));
+	TRY("ptrace_traceme_bad", syscall(SYS_ptrace, -1L, 0, NULL, NULL));
+	TRY("process_vm_readv", syscall(SYS_process_vm_readv, 0, NULL, 0, NULL, 0, 0));
+	TRY("kcmp", syscall(SYS_kcmp, -1, -1, -1, 0, 0));
+	TRY("init_module", syscall(SYS_init_module, NULL, 0, NULL));
+	TRY("finit_module", syscall(SYS_finit_module, -1, NULL, 0));
+	TRY("kexec_load", syscall(SYS_kexec_load, 0, 0, NULL, 0xffffffffUL));
+	TRY("open_by_handle_at", syscall(SYS_open_by_handle_at, -1, NULL, 0));
+	TRY("acct", syscall(SYS_acct, (void *)1));
+	TRY("swapon", syscall(SYS_swapon, NULL, 0));
+	TRY("syslog", syscall(SYS_syslog, -1, NULL, 0));
+	TRY("clock_settime", syscall(SYS_clock_settime, -1, NULL));
+	TRY("iopl", syscall(SYS_iopl, 4)); /* level > 3: EINVAL when allowed */
+	TRY("personality_rie", syscall(SYS_personality, 0xffffffffUL)); /* a query: allowed */
+	{
+		/* READ_IMPLIES_EXEC on a throw-away child. */
+		pid_t p = fork();
+		int st;
+		if (p == 0)
+			_exit(syscall(SYS_personality, (unsigned long)READ_IMPLIES_EXEC) < 0 ? (errno & 0xff) : 0);
+		waitpid(p, &st, 0);
+		report("personality_set", WIFEXITED(st) && WEXITSTATUS(st) == 0 ? 0 : -1,
+		       WIFEXITED(st) ? WEXITSTATUS(st) : 0);
+	}
+	TRY("tiocsti_badfd", ioctl(-1, TIOCSTI, &c));
+	TRY("tiocsti_hibit_badfd", syscall(SYS_ioctl, -1, (unsigned long)TIOCSTI | 0xdeadbeef00000000UL, &c));
+	TRY("tioclinux_badfd", ioctl(-1, TIOCLINUX, &c));
+	TRY("socket_inet", socket(AF_INET, SOCK_STREAM, 0));
+	TRY("socket_inet6", socket(AF_INET6, SOCK_DGRAM, 0));
+	TRY("socket_netlink", socket(AF_NETLINK, SOCK_RAW, 0));
+	TRY("socket_packet", socket(AF_PACKET, SOCK_RAW, 0));
+	TRY("socket_unix", socket(AF_UNIX, SOCK_STREAM, 0));
+	return 0;
+}
+
+static int cmd_ptrace(const char *pid_s)
+{
+	pid_t pid = (pid_t)atoi(pid_s);
+	long rc = ptrace(PTRACE_ATTACH, pid, NULL, NULL);
+
+	if (rc < 0)
+		return result(-1);
+	waitpid(pid, NULL, __WALL);
+	ptrace(PTRACE_DETACH, pid, NULL, NULL);
+	return result(0);
+}
+
+static int cmd_vmread(const char *pid_s)
+{
+	char buf[16];
+	int x = 42;
+	struct iovec local = {buf, sizeof(buf)}, remote = {&x, sizeof(x)};
+	/* Our own address is valid in a fork of ours only; for another
+	 * process the read may fail with EFAULT, which still means "allowed". */
+	ssize_t n = syscall(SYS_process_vm_readv, (pid_t)atoi(pid_s), &local, 1, &remote, 1, 0);
+
+	if (n < 0 && errno != EFAULT)
+		return result(-1);
+	printf("OK%s\n", n < 0 ? " (EFAULT)" : "");
+	return 0;
+}
+
+/* Read /proc/PID/environ and look for MARKER. */
+static int cmd_proc_environ(const char *pid_s, const char *marker)
+{
+	char path[64], buf[65536];
+	ssize_t n, tot = 0;
+	int fd;
+
+	snprintf(path, sizeof(path), "/proc/%s/environ", pid_s);
+	fd = open(path, O_RDONLY);
+	if (fd < 0)
+		return result(-1);
+	while ((n = read(fd, buf + tot, sizeof(buf) - 1 - (size_t)tot)) > 0)
+		tot += n;
+	close(fd);
+	if (n < 0)
+		return result(-1);
+	for (ssize_t i = 0; i < tot; i++)
+		if (buf[i] == '\0')
+			buf[i] = '\n';
+	buf[tot] = '\0';
+	printf("OK %s\n", strstr(buf, marker) ? "found" : "notfound");
+	return 0;
+}
+
+/* Every /proc/N/environ and cmdline that can be read: is MARKER there?
+ * MARKER is given reversed, so that our own cmdline (and moat's) does not
+ * hold it. */
+static int cmd_proc_scan(const char *reversed)
+{
+	char marker[256];
+	size_t len = strlen(reversed);
+	DIR *d;
+
+	if (len >= sizeof(marker))
+		return 2;
+	for (size_t i = 0; i < len; i++)
+		marker[i] = reversed[len - 1 - i];
+	marker[len] = '\0';
+	d = opendir("/proc");
+	struct dirent *e;
+	int seen = 0, readable = 0, found = 0;
+
+	if (!d)
+		return result(-1);
+	while ((e = readdir(d)) != NULL) {
+		static const char *const files[] = {"environ", "cmdline"};
+		if (e->d_name[0] < '0' || e->d_name[0] > '9')
+			continue;
+		seen++;
+		for (size_t k = 0; k < 2; k++) {
+			char path[300], buf[65536];
+			ssize_t n, tot = 0;
+			int fd;
+
+			snprintf(path, sizeof(path), "/proc/%s/%s", e->d_name, files[k]);
+			fd = open(path, O_RDONLY);
+			if (fd < 0)
+				continue;
+			while ((n = read(fd, buf + tot, sizeof(buf) - 1 - (size_t)tot)) > 0)
+				tot += n;
+			close(fd);
+			if (n < 0)
+				continue;
+			readable++;
+			for (ssize_t i = 0; i < tot; i++)
+				if (buf[i] == '\0')
+					buf[i] = ' ';
+			buf[tot] = '\0';
+			if (strstr(buf, marker))
+				found++;
+		}
+	}
+	closedir(d);
+	printf("pids=%d readable=%d found=%d\n", seen, readable, found);
+	return 0;
+}
+
+/* TIOCSTI of each byte of TEXT into fd 0. */
+static int cmd_sti(const char *text)
+{
+	for (const char *p = text; *p; p++)
+		if (ioctl(0, TIOCSTI, p) < 0)
+			return result(-1);
+	return result(0);
+}
+
+static int cmd_pidfd_kill(const char *pid_s)
+{
+	int fd = (int)syscall(SYS_pidfd_open, (pid_t)atoi(pid_s), 0);
+
+	if (fd < 0)
+		return result(-1);
+	return result((int)syscall(SYS_pidfd_send_signal, fd, SIGTERM, NULL, 0));
+}
+
+/* bind+listen on 127.0.0.1, connect to it, pass a byte: the sandbox's own
+ * loopback. */
+static int cmd_loopback_selftest(void)
+{
+	struct sockaddr_in a = {.sin_family = AF_INET};
+	socklen_t len = sizeof(a);
+	int l, c, s;
+	char b = 0;
+
+	a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	l = socket(AF_INET, SOCK_STREAM, 0);
+	if (l < 0 || bind(l, (struct sockaddr *)&a, sizeof(a)) < 0 || listen(l, 1) < 0 ||
+	    getsockname(l, (struct sockaddr *)&a, &len) < 0)
+		return result(-1);
+	c = socket(AF_INET, SOCK_STREAM, 0);
+	if (c < 0 || connect(c, (struct sockaddr *)&a, sizeof(a)) < 0)
+		return result(-1);
+	s = accept(l, NULL, NULL);
+	if (s < 0 || write(c, "L", 1) != 1 || read(s, &b, 1) != 1 || b != 'L')
+		return result(-1);
+	return result(0);
+}
+
+static int cmd_rlimit(const char *which)
+{
+	static const struct {
+		const char *name;
+		int res;
+	} t[] = {{"core", RLIMIT_CORE}, {"nproc", RLIMIT_NPROC}, {"as", RLIMIT_AS}, {"nofile", RLIMIT_NOFILE},
+		 {"cpu", RLIMIT_CPU}};
+
+	for (size_t i = 0; i < sizeof(t) / sizeof(t[0]); i++) {
+		struct rlimit rl;
+		if (strcmp(t[i].name, which) != 0)
+			continue;
+		if (getrlimit(t[i].res, &rl) < 0)
+			return result(-1);
+		if (rl.rlim_cur == RLIM_INFINITY)
+			printf("%s=unlimited\n", which);
+		else
+			printf("%s=%llu\n", which, (unsigned long long)rl.rlim_cur);
+		return 0;
+	}
+	return 2;
+}
+
+/* truncate(2) and open(O_TRUNC), each on its own. */
+static int cmd_truncate(const char *path)
+{
+	int fd;
+
+	int rc = truncate(path, 0);
+
+	report("truncate", rc, errno);
+	fd = open(path, O_WRONLY | O_TRUNC);
+	report("open_trunc", fd, errno);
+	if (fd >= 0)
+		close(fd);
+	return 0;
+}
+
+/* stat(2) of PATH: OK or the errno. */
+static int cmd_exists(const char *path)
+{
+	struct stat st;
+	return result(stat(path, &st));
+}
+
+/* Entries of DIR, sorted by the caller. */
+static int cmd_ls(const char *dir)
+{
+	DIR *d = opendir(dir);
+	struct dirent *e;
+
+	if (!d)
+		return result(-1);
+	while ((e = readdir(d)) != NULL)
+		if (strcmp(e->d_name, ".") && strcmp(e->d_name, ".."))
+			printf("%s\n", e->d_name);
+	closedir(d);
 	return 0;
 }
 
@@ -284,6 +610,30 @@ int main(int argc, char **argv)
 		return cmd_forkbomb(atoi(argv[2]));
 	if (!strcmp(c, "alloc") && argc > 2)
 		return cmd_alloc(atoi(argv[2]));
+	if (!strcmp(c, "syscalls"))
+		return cmd_syscalls();
+	if (!strcmp(c, "ptrace") && argc > 2)
+		return cmd_ptrace(argv[2]);
+	if (!strcmp(c, "vmread") && argc > 2)
+		return cmd_vmread(argv[2]);
+	if (!strcmp(c, "proc-environ") && argc > 3)
+		return cmd_proc_environ(argv[2], argv[3]);
+	if (!strcmp(c, "proc-scan") && argc > 2)
+		return cmd_proc_scan(argv[2]);
+	if (!strcmp(c, "sti") && argc > 2)
+		return cmd_sti(argv[2]);
+	if (!strcmp(c, "pidfd-kill") && argc > 2)
+		return cmd_pidfd_kill(argv[2]);
+	if (!strcmp(c, "loopback-selftest"))
+		return cmd_loopback_selftest();
+	if (!strcmp(c, "rlimit") && argc > 2)
+		return cmd_rlimit(argv[2]);
+	if (!strcmp(c, "truncate") && argc > 2)
+		return cmd_truncate(argv[2]);
+	if (!strcmp(c, "exists") && argc > 2)
+		return cmd_exists(argv[2]);
+	if (!strcmp(c, "ls") && argc > 2)
+		return cmd_ls(argv[2]);
 	fprintf(stderr, "testhelper: unknown subcommand '%s'\n", c);
 	return 2;
 }

@@ -1,0 +1,576 @@
+#!/usr/bin/env bash
+# Break every property of the native backend (issue 3, Tests).
+#
+# For each property moat's report marks "enforced" on this host, an attempt
+# of the forbidden operation is made inside the sandbox and must fail, and a
+# control run with that protection removed (--mode off, --net all, no
+# --memory, ...) must succeed: a test that cannot fail proves nothing.  The
+# host side is checked from outside (listeners count what reached them, the
+# canary process is still alive, files are unchanged).
+#
+# Runs as root, as an unprivileged user and with the sanitizer build of moat
+# ($MOAT); the probes are $HELPER (tests/helpers/testhelper.c).  Every
+# canary is under $SCRATCH; every background process is bounded by timeout
+# and killed at exit.
+set -u
+. "$(dirname "$0")/../lib/tap.sh"
+scratch
+unset MOAT_HOST_LIMIT
+PY=/usr/bin/python3
+UID_NOW=$(id -u)
+UNIQ="$$-$RANDOM$RANDOM"
+BG_PIDS=""
+cleanup() {
+	local p
+	for p in $BG_PIDS; do kill -9 "$p" 2>/dev/null; done
+	rm -f "/tmp/moat-inside-$UNIQ"
+	rm -rf "$SCRATCH"
+}
+trap cleanup EXIT
+
+skip_test() { TAP_N=$((TAP_N + 1)); echo "ok $TAP_N # SKIP $*"; }
+declare -A COVERED
+cover() { COVERED[$1]=1; }
+
+# --- fixtures ---------------------------------------------------------------
+HOMED=$SCRATCH/home
+PROJ=$SCRATCH/proj
+OUTSIDE=$SCRATCH/outside
+RO=$SCRATCH/ro
+SOCKD=$SCRATCH/sock
+mkdir -p "$HOMED/.ssh" "$HOMED/.aws" "$PROJ" "$OUTSIDE" "$RO" "$SOCKD"
+SSH_MARK="moat-ssh-key-$UNIQ" AWS_MARK="moat-aws-secret-$UNIQ" NETRC_MARK="moat-netrc-pass-$UNIQ"
+OUT_MARK="moat-outside-$UNIQ" RO_MARK="moat-readonly-$UNIQ" ENV_MARK="moat-env-secret-$UNIQ"
+echo "$SSH_MARK" >"$HOMED/.ssh/id_ed25519"
+echo "$AWS_MARK" >"$HOMED/.aws/credentials"
+echo "machine example.com password $NETRC_MARK" >"$HOMED/.netrc"
+chmod 0600 "$HOMED/.ssh/id_ed25519" "$HOMED/.aws/credentials" "$HOMED/.netrc"
+echo "$OUT_MARK" >"$OUTSIDE/canary.txt"
+echo "$RO_MARK" >"$RO/file.txt"
+echo "home file" >"$HOMED/notes.txt"
+# Planted before launch in the writable project dir, pointing at a secret.
+ln -s "$HOMED/.ssh/id_ed25519" "$PROJ/key-link"
+ln -s "$HOMED/.ssh" "$PROJ/ssh-dir-link"
+CANARIES=("$HOMED/.ssh/id_ed25519" "$HOMED/.aws/credentials" "$HOMED/.netrc")
+MARKS=("$SSH_MARK" "$AWS_MARK" "$NETRC_MARK")
+cd /
+
+# moat run with the fake HOME; moat's stderr is kept for the checks below
+# and for the sanitizer scan at the end.
+M() {
+	local rc
+	env HOME="$HOMED" "$MOAT" run "$@" 2>"$SCRATCH/last.err"
+	rc=$?
+	cat "$SCRATCH/last.err" >>"$SCRATCH/all.err"
+	return $rc
+}
+# Same, with the host made to look weaker.
+ML() { # ML LIMIT ARGS...
+	local lim=$1
+	shift
+	MOAT_HOST_LIMIT=$lim M "$@"
+}
+S=(--profile strict)
+# Control runs: the same command unsandboxed.
+OFF=(--mode off --profile strict)
+# The fallback with no namespace at all, even as root: Landlock, seccomp and
+# rlimits alone.
+LL_ONLY="userns=0,root=0"
+
+# The report of a plain strict run: which properties are enforced here.
+M "${S[@]}" --report "$SCRATCH/base.json" -- "$HELPER" exit 0
+is "$?" 0 "strict run of the helper works"
+M "${S[@]}" --net loopback --report "$SCRATCH/lo.json" -- "$HELPER" exit 0
+prop_status() { json_get "$1" "[\"properties\"][\"$2\"][\"status\"]" 2>/dev/null; }
+diag "host: uid $UID_NOW, $(json_get "$SCRATCH/base.json" '["host"]["kernel"]'), landlock ABI $(json_get "$SCRATCH/base.json" '["host"]["landlock_abi"]')"
+
+# --- fs.secrets -------------------------------------------------------------
+cover fs.secrets
+for i in 0 1 2; do
+	c=${CANARIES[$i]} mk=${MARKS[$i]} name=${c#"$HOMED"/}
+	out=$(M "${S[@]}" --read "$HOMED" -- "$HELPER" read "$c")
+	unlike "$out" "$mk" "fs.secrets: ~/$name under a granted HOME: marker not read ($out)"
+	like "$out" '^(ERR |OK $)' "fs.secrets: ~/$name refused or masked empty"
+	out=$(M "${OFF[@]}" -- "$HELPER" read "$c")
+	like "$out" "$mk" "fs.secrets control (--mode off): ~/$name is readable"
+done
+out=$(M "${S[@]}" --write "$HOMED" -- "$HELPER" read "$HOMED/.ssh/../.ssh/id_ed25519")
+unlike "$out" "$SSH_MARK" "fs.secrets: a '..' walk under a writable HOME does not reach the key"
+out=$(M "${S[@]}" --read "$HOMED" -- "$HELPER" read "$HOMED/notes.txt")
+like "$out" "^OK home file" "fs.secrets: the rest of the granted HOME stays readable"
+for g in "--read $HOMED" ""; do
+	# shellcheck disable=SC2086
+	out=$(M "${S[@]}" --write "$PROJ" $g -- "$HELPER" read "$PROJ/key-link")
+	unlike "$out" "$SSH_MARK" "fs.secrets: planted symlink in the writable project dir ${g:+(HOME granted) }does not lead to the key ($out)"
+done
+out=$(M "${S[@]}" --read "$PROJ/key-link" -- "$HELPER" read "$PROJ/key-link")
+unlike "$out" "$SSH_MARK" "fs.secrets: granting the planted link itself does not grant the key ($out)"
+out=$(M "${S[@]}" --read "$HOMED/.ssh/id_ed25519" -- "$HELPER" read "$HOMED/.ssh/id_ed25519")
+unlike "$out" "$SSH_MARK" "fs.secrets: an explicit --read of the key loses to the built-in deny ($out)"
+out=$(M "${S[@]}" --read "$PROJ/ssh-dir-link" -- "$HELPER" read "$PROJ/ssh-dir-link/id_ed25519")
+unlike "$out" "$SSH_MARK" "fs.secrets: a granted link to ~/.ssh does not open it ($out)"
+out=$(M "${S[@]}" --read "$HOMED" -- /bin/sh -c "ln '$HOMED/.ssh/id_ed25519' /tmp/h 2>&1; cat /tmp/h 2>&1")
+unlike "$out" "$SSH_MARK" "fs.secrets: a hard link made inside to the key gives nothing"
+out=$(M "${OFF[@]}" -- "$HELPER" read "$PROJ/key-link")
+like "$out" "$SSH_MARK" "fs.secrets control: the planted link leads to the key without the sandbox"
+out=$(M "${S[@]}" --read "$HOMED" --deny "$HOMED/notes.txt" -- "$HELPER" read "$HOMED/notes.txt")
+unlike "$out" "home file" "fs.secrets: --deny of a file inside a granted dir wins ($out)"
+
+# --- fs.read ----------------------------------------------------------------
+cover fs.read
+out=$(M "${S[@]}" --read "$PROJ" -- "$HELPER" read "$OUTSIDE/canary.txt")
+like "$out" "^ERR " "fs.read: a file outside every grant is unreadable ($out)"
+out=$(M "${S[@]}" -- "$HELPER" ls "$SCRATCH")
+unlike "$out" "outside|home|proj" "fs.read: the ungranted scratch dir lists nothing"
+out=$(M "${OFF[@]}" -- "$HELPER" read "$OUTSIDE/canary.txt")
+like "$out" "$OUT_MARK" "fs.read control: the canary is readable without the sandbox"
+# A cwd below /tmp that no grant covers is entered, but it is not the host's.
+out=$(cd "$OUTSIDE" && M "${S[@]}" -- "$HELPER" read canary.txt)
+like "$out" "^ERR " "fs.read: an ungranted cwd (below /tmp) does not expose its files ($out)"
+out=$(cd "$OUTSIDE" && M "${S[@]}" -- "$HELPER" write new-in-cwd)
+[ ! -e "$OUTSIDE/new-in-cwd" ]
+ok $? "fs.write: an ungranted cwd is not writable on the host ($out)"
+out=$(cd "$OUTSIDE" && M "${OFF[@]}" -- "$HELPER" read canary.txt)
+like "$out" "$OUT_MARK" "fs.read control: the cwd's file is readable without the sandbox"
+
+# --- fs.write ---------------------------------------------------------------
+cover fs.write
+out=$(M "${S[@]}" --write "$PROJ" -- "$HELPER" write "$OUTSIDE/new.txt")
+[ ! -e "$OUTSIDE/new.txt" ]
+ok $? "fs.write: creating a file outside the writable paths fails ($out)"
+out=$(M "${S[@]}" --write "$PROJ" --read "$OUTSIDE" -- "$HELPER" write "$OUTSIDE/canary.txt")
+is "$(cat "$OUTSIDE/canary.txt")" "$OUT_MARK" "fs.write: overwriting a read-granted file fails, host file unchanged ($out)"
+out=$(M "${S[@]}" --read "$HOMED" -- "$HELPER" write "$HOMED/new.txt")
+[ ! -e "$HOMED/new.txt" ]
+ok $? "fs.write: writing into the read-only HOME fails ($out)"
+out=$(M "${S[@]}" --write "$PROJ" -- "$HELPER" write "$PROJ/made-inside.txt")
+is "$(cat "$PROJ/made-inside.txt" 2>/dev/null)" "written" "fs.write: writing inside --write works and reaches the host"
+out=$(M "${S[@]}" --read "$RO" -- "$HELPER" truncate "$RO/file.txt")
+like "$out" "truncate=E" "fs.write: truncate(2) of a read-only granted file fails"
+like "$out" "open_trunc=E" "fs.write: O_TRUNC of a read-only granted file fails"
+is "$(cat "$RO/file.txt")" "$RO_MARK" "fs.write: the read-only file is intact"
+out=$(M "${S[@]}" --read "$RO" -- /bin/sh -c "mv '$RO/file.txt' '$RO/moved' 2>&1; chmod 0777 '$RO/file.txt' 2>&1; ln -s x '$RO/l' 2>&1")
+[ -e "$RO/file.txt" ] && [ ! -e "$RO/moved" ] && [ ! -e "$RO/l" ] && [ "$(stat -c %a "$RO/file.txt")" != 777 ]
+ok $? "fs.write: rename, chmod, symlink in a read-only grant fail"
+out=$(M "${OFF[@]}" -- "$HELPER" write "$OUTSIDE/new.txt")
+[ -e "$OUTSIDE/new.txt" ]
+ok $? "fs.write control: the same write works without the sandbox"
+out=$(M "${OFF[@]}" -- "$HELPER" truncate "$RO/file.txt")
+like "$out" "truncate=OK" "fs.write control: truncate works without the sandbox"
+echo "$RO_MARK" >"$RO/file.txt"
+
+# --- fs.tmp -----------------------------------------------------------------
+cover fs.tmp
+out=$(M "${S[@]}" -- "$HELPER" write "/tmp/moat-inside-$UNIQ")
+is "$out" "OK" "fs.tmp: /tmp is writable inside"
+[ ! -e "/tmp/moat-inside-$UNIQ" ]
+ok $? "fs.tmp: the file written to /tmp inside is not on the host afterwards"
+out=$(M "${S[@]}" -- "$HELPER" exists "$OUTSIDE/canary.txt")
+like "$out" "^ERR ENOENT" "fs.tmp: the host's /tmp canary is not visible inside"
+out=$(M "${S[@]}" -- "$HELPER" ls /tmp)
+unlike "$out" "$(basename "$SCRATCH")" "fs.tmp: the host's /tmp entries are not listed inside"
+out=$(M "${OFF[@]}" -- "$HELPER" exists "$OUTSIDE/canary.txt")
+is "$out" "OK" "fs.tmp control: the canary is there without the sandbox"
+
+# --- listeners for net.* and ipc.* -------------------------------------------
+cat >"$SCRATCH/listen.py" <<'EOF'
+# Loopback TCP and UDP, a pathname and an abstract unix socket; one log line
+# per connection or datagram.  Bounded by a deadline.
+import os, select, socket, sys, time
+ready, log, upath, aname = sys.argv[1:5]
+t = socket.socket(); t.bind(("127.0.0.1", 0)); t.listen(16)
+u = socket.socket(socket.AF_INET, socket.SOCK_DGRAM); u.bind(("127.0.0.1", 0))
+p = socket.socket(socket.AF_UNIX); p.bind(upath); p.listen(16); os.chmod(upath, 0o777)
+a = socket.socket(socket.AF_UNIX); a.bind("\0" + aname); a.listen(16)
+kinds = {t: "tcp", u: "udp", p: "unix", a: "abstract"}
+with open(ready + ".tmp", "w") as f:
+    f.write("%d %d\n" % (t.getsockname()[1], u.getsockname()[1]))
+os.rename(ready + ".tmp", ready)
+end = time.time() + 40
+with open(log, "a", buffering=1) as out:
+    while time.time() < end:
+        r, _, _ = select.select(list(kinds), [], [], 0.5)
+        for s in r:
+            if s is u:
+                data, _ = u.recvfrom(100)
+                out.write("udp %r\n" % data)
+            else:
+                c, _ = s.accept()
+                out.write("%s conn\n" % kinds[s])
+                c.close()
+EOF
+ABS_NAME="moat-test-abstract-$UNIQ"
+# Its own 40 s deadline bounds it (no timeout(1) in between: killing that
+# would leave the listener behind).  No background process keeps the TAP
+# pipe open.
+"$PY" "$SCRATCH/listen.py" "$SCRATCH/ports" "$SCRATCH/listen.log" "$SOCKD/s.sock" "$ABS_NAME" \
+	</dev/null >/dev/null 2>"$SCRATCH/listen.err" &
+BG_PIDS="$BG_PIDS $!"
+disown $!
+for _ in $(seq 100); do [ -s "$SCRATCH/ports" ] && break; sleep 0.05; done
+read -r TCP_PORT UDP_PORT <"$SCRATCH/ports" 2>/dev/null
+: >>"$SCRATCH/listen.log"
+# count KIND: how many connections/datagrams of KIND reached the listener,
+# after waiting (bounded) for at least WANT of them.
+count() { # count KIND WANT
+	local n i
+	for i in $(seq 40); do
+		n=$(grep -c "^$1 " "$SCRATCH/listen.log")
+		[ "$n" -ge "$2" ] && break
+		sleep 0.05
+	done
+	echo "$n"
+}
+
+if [ -z "${TCP_PORT:-}" ]; then
+	ok 1 "listeners started ($(cat "$SCRATCH/listen.err"))"
+else
+	cover net.none
+	out=$(M "${S[@]}" -- "$HELPER" tcp 127.0.0.1 "$TCP_PORT")
+	like "$out" "^ERR " "net.none: TCP connect to the host's loopback listener fails ($out)"
+	out=$(M "${S[@]}" -- "$HELPER" udp 127.0.0.1 "$UDP_PORT")
+	like "$out" "^ERR " "net.none: UDP sendto the host's loopback listener fails ($out)"
+	out=$(M "${S[@]}" -- "$HELPER" loopback-selftest)
+	like "$out" "^ERR " "net.none: not even an own loopback ($out)"
+	is "$(count tcp 0)/$(count udp 0)" "0/0" "net.none: the listeners received nothing"
+	out=$(M "${S[@]}" --net all -- "$HELPER" tcp 127.0.0.1 "$TCP_PORT")
+	is "$out" "OK" "net control (--net all): TCP connect works"
+	out=$(M "${S[@]}" --net all -- "$HELPER" udp 127.0.0.1 "$UDP_PORT")
+	is "$out" "OK" "net control (--net all): UDP sendto works"
+	is "$(count tcp 1)/$(count udp 1)" "1/1" "net control: the listeners saw exactly the control runs"
+
+	if [ "$(prop_status "$SCRATCH/lo.json" net.loopback)" = enforced ]; then
+		cover net.loopback
+		out=$(M "${S[@]}" --net loopback -- "$HELPER" loopback-selftest)
+		is "$out" "OK" "net.loopback: the sandbox's own loopback works (bind, connect, accept)"
+		out=$(M "${S[@]}" --net loopback -- "$HELPER" tcp 127.0.0.1 "$TCP_PORT")
+		like "$out" "^ERR " "net.loopback: the host's loopback TCP listener is unreachable ($out)"
+		out=$(M "${S[@]}" --net loopback -- "$HELPER" udp 127.0.0.1 "$UDP_PORT")
+		diag "net.loopback: UDP sendto inside answers $out (its own lo)"
+		out=$(M "${S[@]}" --net loopback -- "$HELPER" unix "$SOCKD/s.sock")
+		is "$(count tcp 1)/$(count udp 1)" "1/1" "net.loopback: the host listeners received nothing from it"
+	else
+		skip_feature userns "net.loopback is not enforced here: $(json_get "$SCRATCH/lo.json" '["properties"]["net.loopback"]["reason"]')"
+	fi
+
+	cover ipc.abstract
+	out=$(M "${S[@]}" -- "$HELPER" abstract "$ABS_NAME")
+	like "$out" "^ERR " "ipc.abstract: connecting to the host's abstract socket fails ($out)"
+	out=$(M "${S[@]}" --net all -- "$HELPER" abstract "$ABS_NAME")
+	like "$out" "^ERR " "ipc.abstract: refused with --net all too ($out)"
+	is "$(count abstract 0)" 0 "ipc.abstract: the listener saw nothing"
+	out=$(M "${OFF[@]}" -- "$HELPER" abstract "$ABS_NAME")
+	is "$out" "OK" "ipc.abstract control (--mode off): connecting works"
+	is "$(count abstract 1)" 1 "ipc.abstract control reached the listener"
+
+	cover ipc.unix
+	out=$(M "${S[@]}" -- "$HELPER" unix "$SOCKD/s.sock")
+	like "$out" "^ERR " "ipc.unix: the host's pathname socket (dir not granted) is unreachable ($out)"
+	is "$(count unix 0)" 0 "ipc.unix: the listener saw nothing"
+	# The socket's directory granted: Landlock before ABI 9 does not govern
+	# connect(2), so a socket inside a granted path stays reachable.  moat
+	# must say so in the mechanism, not claim more (docs/policy.md).
+	M "${S[@]}" --read "$SOCKD" --report "$SCRATCH/unix.json" -- "$HELPER" unix "$SOCKD/s.sock" >/dev/null
+	like "$(json_get "$SCRATCH/unix.json" '["properties"]["ipc.unix"]["mechanism"]')" "inside granted paths stay reachable" \
+		"ipc.unix: the report says sockets inside granted paths stay reachable"
+	n=$(count unix 0)
+	out=$(M "${OFF[@]}" -- "$HELPER" unix "$SOCKD/s.sock")
+	is "$out" "OK" "ipc.unix control (--mode off): connecting works"
+	is "$(count unix $((n + 1)))" $((n + 1)) "ipc.unix control reached the listener"
+fi
+
+# --- proc.pid, signals, proc.ptrace -------------------------------------------
+CANARY_SECRET="moat-canary-environ-$UNIQ"
+start_canary() {
+	env MOAT_CANARY_SECRET="$CANARY_SECRET" sleep 40 </dev/null >/dev/null 2>&1 &
+	CANARY=$!
+	BG_PIDS="$BG_PIDS $CANARY"
+	disown $!
+}
+alive() { kill -0 "$CANARY" 2>/dev/null && [ "$(cut -d' ' -f3 "/proc/$CANARY/stat" 2>/dev/null)" != Z ]; }
+start_canary
+sleep 0.1
+cover proc.pid
+out=$(M "${S[@]}" -- "$HELPER" kill "$CANARY")
+like "$out" "^ERR " "proc.pid: kill(canary) from inside fails ($out)"
+out=$(M "${S[@]}" -- "$HELPER" pidfd-kill "$CANARY")
+like "$out" "^ERR " "proc.pid: pidfd_open/pidfd_send_signal(canary) fails ($out)"
+out=$(M "${S[@]}" -- "$HELPER" exists "/proc/$CANARY")
+like "$out" "^ERR " "proc.pid: /proc/<canary> is not visible ($out)"
+out=$(M "${S[@]}" -- "$HELPER" proc-environ "$CANARY" "$CANARY_SECRET")
+like "$out" "^ERR " "proc.pid: /proc/<canary>/environ is unreadable ($out)"
+out=$(M "${S[@]}" -- "$HELPER" proc-scan "$(echo "$CANARY_SECRET" | rev)")
+like "$out" "found=0$" "proc.pid: no /proc/*/environ or cmdline inside holds the secret ($out)"
+cover proc.ptrace
+out=$(M "${S[@]}" -- "$HELPER" ptrace "$CANARY")
+like "$out" "^ERR " "proc.ptrace: ptrace(ATTACH, canary) fails ($out)"
+out=$(M "${S[@]}" -- "$HELPER" vmread "$CANARY")
+like "$out" "^ERR " "proc.ptrace: process_vm_readv(canary) fails ($out)"
+alive
+ok $? "proc.pid: the canary is still alive"
+out=$(M "${OFF[@]}" -- "$HELPER" proc-environ "$CANARY" "$CANARY_SECRET")
+is "$out" "OK found" "proc.pid control: the canary's environ holds the secret"
+out=$(M "${OFF[@]}" -- "$HELPER" proc-scan "$(echo "$CANARY_SECRET" | rev)")
+unlike "$out" "found=0$" "proc.pid control: the scan finds it ($out)"
+out=$(M "${OFF[@]}" -- "$HELPER" ptrace "$CANARY")
+is "$out" "OK" "proc.ptrace control: ptrace(ATTACH) works without the sandbox"
+out=$(M "${OFF[@]}" -- "$HELPER" vmread "$CANARY")
+like "$out" "^OK" "proc.ptrace control: process_vm_readv is allowed without the sandbox"
+out=$(M "${OFF[@]}" -- "$HELPER" kill "$CANARY")
+is "$out" "OK" "proc.pid control: kill(canary) works without the sandbox"
+sleep 0.1
+! alive
+ok $? "proc.pid control: the canary is gone"
+
+# --- sys.filter -------------------------------------------------------------
+cover sys.filter
+in=$(M "${S[@]}" -- "$HELPER" syscalls)
+outside=$(M "${OFF[@]}" -- "$HELPER" syscalls)
+# Unprivileged, the kernel itself refuses mount & co with EPERM; as root of
+# a user namespace of its own it does not, which proves the filter there.
+outside_ns=""
+[ "$UID_NOW" -ne 0 ] && outside_ns=$(unshare -Urm "$HELPER" syscalls 2>/dev/null)
+val() { printf '%s\n' "$1" | sed -n "s/^$2=//p"; }
+for want in io_uring_setup=ENOSYS clone3=ENOSYS unshare_user=EPERM clone_newuser=EPERM mount=EPERM \
+	keyctl=ENOSYS bpf=EPERM; do
+	is "$(val "$in" "${want%%=*}")" "${want#*=}" "sys.filter: ${want%%=*} refused with ${want#*=}"
+done
+# Every other call the helper tries must be refused with a filter errno,
+# and must answer differently without the sandbox.
+for name in $(printf '%s\n' "$in" | sed 's/=.*//'); do
+	i=$(val "$in" "$name") o=$(val "$outside" "$name")
+	case $name in
+	socket_unix | personality_rie)
+		is "$i" OK "sys.filter: $name stays allowed"
+		continue ;;
+	esac
+	like "$i" '^(EPERM|ENOSYS|EAFNOSUPPORT)$' "sys.filter: $name refused inside ($i)"
+	if [ "$i" != "$o" ]; then
+		ok 0 "sys.filter control: $name is not refused the same way outside ($o)"
+	elif [ -n "$outside_ns" ] && [ "$(val "$outside_ns" "$name")" != "$i" ]; then
+		ok 0 "sys.filter control: $name answers $(val "$outside_ns" "$name") outside as root of an own user namespace"
+	else
+		# Unprivileged, some calls are refused by the kernel itself.
+		ok 0 "sys.filter control: $name answers $o outside too (the kernel refuses uid $UID_NOW there too: no filter proof)"
+	fi
+done
+printf '%s\n' "$outside" | grep -q '^io_uring_setup=EFAULT'
+ok $? "sys.filter control: io_uring_setup reaches the kernel outside (EFAULT)"
+printf '%s\n' "$outside" | grep -q '^unshare_user=OK'
+ok $? "sys.filter control: unshare(CLONE_NEWUSER) succeeds outside"
+printf '%s\n' "$outside" | grep -q '^mount=EFAULT'
+ok $? "sys.filter control: mount() reaches the kernel outside (EFAULT for bad pointers)"
+
+# --- tty.inject -------------------------------------------------------------
+cover tty.inject
+STI_MARK="MOATSTI$RANDOM"
+if command -v script >/dev/null; then
+	out=$(timeout 10 script -qec "env HOME='$HOMED' '$MOAT' run --profile strict -- '$HELPER' sti $STI_MARK" /dev/null </dev/null 2>&1)
+	like "$out" "ERR " "tty.inject: TIOCSTI on the pty (fd 0) inside fails ($(echo "$out" | head -1 | tr -d '\r'))"
+	unlike "$out" "$STI_MARK" "tty.inject: no injected byte is echoed by the terminal"
+	out=$(timeout 10 script -qec "'$HELPER' sti $STI_MARK" /dev/null </dev/null 2>&1)
+	like "$out" "$STI_MARK" "tty.inject control: TIOCSTI outside (own ctty) injects, and the terminal echoes it"
+	out=$(timeout 10 script -qec "env HOME='$HOMED' MOAT_HOST_LIMIT=seccomp=0 '$MOAT' run --mode prefer --profile strict -- '$HELPER' sti $STI_MARK" /dev/null </dev/null 2>&1)
+	unlike "$out" "$STI_MARK" "tty.inject without seccomp (setsid and no CAP_SYS_ADMIN alone): nothing injected"
+else
+	skip_test "script(1) missing: no pty for the tty.inject test"
+fi
+
+# --- res.limits -------------------------------------------------------------
+cover res.limits
+M "${S[@]}" --pids 20 --report "$SCRATCH/pids.json" -- "$HELPER" exit 0 >/dev/null
+pids_status=$(prop_status "$SCRATCH/pids.json" res.limits)
+if [ "$UID_NOW" -eq 0 ]; then
+	# RLIMIT_NPROC is not enforced for uid 0: moat must not claim it.
+	is "$pids_status" missing "res.limits: --pids as root is reported missing (RLIMIT_NPROC does not bind uid 0)"
+	M "${S[@]}" --pids 20 -- "$HELPER" write "$PROJ/pids-ran" >/dev/null
+	is "$?:$([ -e "$PROJ/pids-ran" ] && echo ran)" "125:" "res.limits: --pids as root in require mode refuses, nothing run"
+	out=$(M "${S[@]}" --mode prefer --pids 20 -- "$HELPER" forkbomb 200)
+	diag "as root, --mode prefer --pids 20: $out (not bounded, and reported so)"
+else
+	is "$pids_status" enforced "res.limits: --pids is enforced as uid $UID_NOW"
+	out=$(M "${S[@]}" --pids 20 -- "$HELPER" forkbomb 200)
+	n=$(echo "$out" | sed -n 's/^forked //p')
+	[ -n "$n" ] && [ "$n" -lt 25 ]
+	ok $? "res.limits: --pids 20 bounds a fork bomb ($out)"
+	out=$(M "${S[@]}" -- "$HELPER" forkbomb 200)
+	is "$out" "forked 200" "res.limits control: without --pids the same fork bomb is not bounded"
+fi
+out=$(M "${S[@]}" --memory 256M -- "$HELPER" alloc 512)
+like "$out" "^ERR allocation failed" "res.limits: --memory 256M makes a 512 MiB allocation fail ($out)"
+out=$(M "${S[@]}" -- "$HELPER" alloc 512)
+is "$out" "OK allocated 512 MiB" "res.limits control: without --memory it succeeds"
+out=$(M "${S[@]}" --files 12 -- "$HELPER" rlimit nofile)
+is "$out" "nofile=12" "res.limits: --files 12 sets RLIMIT_NOFILE"
+out=$(M "${S[@]}" --cpu 7 -- "$HELPER" rlimit cpu)
+is "$out" "cpu=7" "res.limits: --cpu 7 sets RLIMIT_CPU"
+out=$(ulimit -S -c unlimited 2>/dev/null || ulimit -S -c 4096 2>/dev/null; M "${S[@]}" -- "$HELPER" rlimit core)
+is "$out" "core=0" "res.limits: core dumps are off inside (RLIMIT_CORE 0)"
+[ "$(ulimit -H -c)" = 0 ] && diag "the hard RLIMIT_CORE is 0 here: the next control cannot raise it"
+# (Directly, not through `moat --mode off`: the sanitizer build of moat
+# turns core dumps off for itself, and its children inherit that.)
+out=$(ulimit -S -c unlimited 2>/dev/null || ulimit -S -c 4096 2>/dev/null; "$HELPER" rlimit core)
+unlike "$out" "^core=0$" "res.limits control: the caller's RLIMIT_CORE, that moat was started with, is not 0 ($out)"
+out=$(M "${S[@]}" -- /bin/sh -c 'grep "Max core file size" /proc/self/limits')
+like "$out" "Max core file size +0 +0" "res.limits: /proc/self/limits inside shows core 0 0"
+
+# --- env.curated, fd.clean ----------------------------------------------------
+cover env.curated
+out=$(MOAT_TEST_TOKEN="$ENV_MARK" LD_PRELOAD='' M "${S[@]}" -- /usr/bin/env)
+unlike "$out" "$ENV_MARK|LD_PRELOAD" "env.curated: the caller's variables do not leak in"
+out=$(MOAT_TEST_TOKEN="$ENV_MARK" M "${OFF[@]}" -- /usr/bin/env)
+like "$out" "$ENV_MARK" "env.curated control: they do without the sandbox"
+cover fd.clean
+out=$(M "${S[@]}" -- "$HELPER" fds 7<"$OUTSIDE/canary.txt" 9<"$SCRATCH")
+is "$out" "0 1 2" "fd.clean: inherited fds 7 and 9 are closed inside"
+out=$(M "${OFF[@]}" -- "$HELPER" fds 7<"$OUTSIDE/canary.txt")
+like "$out" "(^| )7( |$)" "fd.clean control: fd 7 is inherited without the sandbox ($out)"
+
+# --- degradation: the Landlock-only fallback (no namespace at all) ---------------
+# Detection made to report no user namespaces (and, as root, no root either):
+# no mount, pid or network namespace.  What is reported missing must be
+# exactly what a mount/pid namespace gives, and what is still reported
+# enforced must still hold.
+ML "$LL_ONLY" "${S[@]}" --report "$SCRATCH/ll.json" --write "$PROJ" -- "$HELPER" write "$PROJ/ran-require"
+rc=$?
+is "$rc" 125 "degradation: $LL_ONLY in require mode exits 125"
+[ ! -e "$PROJ/ran-require" ]
+ok $? "degradation: nothing was run"
+err=$(cat "$SCRATCH/last.err")
+like "$err" "proc.pid" "degradation: stderr names proc.pid"
+like "$err" "ipc.unix" "degradation: stderr names ipc.unix"
+is "$(json_get "$SCRATCH/ll.json" '["status"]')" unavailable "degradation: report status unavailable"
+for p in proc.pid ipc.unix; do
+	is "$(prop_status "$SCRATCH/ll.json" "$p")" missing "degradation: $p reported missing"
+done
+ML "$LL_ONLY" "${S[@]}" --net loopback --report "$SCRATCH/ll-lo.json" -- "$HELPER" exit 0
+is "$?:$(prop_status "$SCRATCH/ll-lo.json" net.loopback)" "125:missing" "degradation: --net loopback without namespaces: missing, refused"
+out=$(ML "$LL_ONLY" "${S[@]}" --mode prefer --report "$SCRATCH/llp.json" --write "$PROJ" -- "$HELPER" write "$PROJ/ran-prefer")
+is "$out" OK "degradation: --mode prefer runs the command"
+is "$(json_get "$SCRATCH/llp.json" '["status"]')" degraded "degradation: report status degraded"
+like "$(cat "$SCRATCH/last.err")" "proc.pid" "degradation: prefer names the missing properties on stderr"
+
+LLP=(--mode prefer "${S[@]}")
+for p in fs.read fs.write fs.secrets fs.tmp proc.ptrace; do
+	is "$(prop_status "$SCRATCH/llp.json" "$p")" enforced "fallback: $p still reported enforced"
+done
+for i in 0 1 2; do
+	out=$(ML "$LL_ONLY" "${LLP[@]}" --read "$HOMED" -- "$HELPER" read "${CANARIES[$i]}")
+	unlike "$out" "${MARKS[$i]}" "fallback fs.secrets (landlock expansion): ${CANARIES[$i]#"$HOMED"/} not read ($out)"
+done
+out=$(ML "$LL_ONLY" "${LLP[@]}" --read "$HOMED" -- "$HELPER" read "$HOMED/notes.txt")
+like "$out" "^OK home file" "fallback fs.secrets: the rest of HOME stays readable"
+out=$(ML "$LL_ONLY" "${LLP[@]}" --write "$PROJ" --read "$HOMED" -- "$HELPER" read "$PROJ/key-link")
+unlike "$out" "$SSH_MARK" "fallback fs.secrets: the planted link does not lead to the key ($out)"
+out=$(ML "$LL_ONLY" "${LLP[@]}" --read "$HOMED" -- /bin/sh -c "ln '$HOMED/.ssh/id_ed25519' \"\$TMPDIR/k\" 2>&1; cat \"\$TMPDIR/k\" 2>&1")
+unlike "$out" "$SSH_MARK" "fallback fs.secrets: a hard link to the key made in the per-run TMPDIR gives nothing"
+out=$(ML "$LL_ONLY" "${LLP[@]}" --read "$PROJ" -- "$HELPER" read "$OUTSIDE/canary.txt")
+like "$out" "^ERR EACCES" "fallback fs.read: landlock refuses the outside canary ($out)"
+out=$(ML "$LL_ONLY" "${LLP[@]}" --write "$PROJ" -- "$HELPER" write "$OUTSIDE/ll-new")
+[ ! -e "$OUTSIDE/ll-new" ]
+ok $? "fallback fs.write: landlock refuses a write outside ($out)"
+out=$(ML "$LL_ONLY" "${LLP[@]}" --read "$RO" -- "$HELPER" truncate "$RO/file.txt")
+is "$out" "$(printf 'truncate=EACCES\nopen_trunc=EACCES')" "fallback fs.write: truncate of a read-only file refused"
+is "$(cat "$RO/file.txt")" "$RO_MARK" "fallback fs.write: the file is intact"
+out=$(ML "$LL_ONLY" "${LLP[@]}" -- /bin/sh -c 'echo "$TMPDIR"; echo x >"$TMPDIR/f" && echo tmpdir-ok; echo y >/tmp/moat-inside-'"$UNIQ"' 2>/dev/null && echo slash-tmp-writable')
+tmpd=$(echo "$out" | head -1)
+like "$out" "tmpdir-ok" "fallback fs.tmp: the per-run TMPDIR is writable ($tmpd)"
+unlike "$out" "slash-tmp-writable" "fallback fs.tmp: the host's /tmp itself is not"
+[ -n "$tmpd" ] && [ ! -e "$tmpd" ]
+ok $? "fallback fs.tmp: the per-run TMPDIR is removed afterwards"
+start_canary
+sleep 0.1
+out=$(ML "$LL_ONLY" "${LLP[@]}" -- "$HELPER" proc-environ "$CANARY" "$CANARY_SECRET")
+if [ "$UID_NOW" -eq 0 ]; then
+	# Only reachable through the root=0 test knob: real root always gets
+	# namespaces (checked below).  Landlock's ptrace scope does not stop
+	# uid 0 from opening /proc/<pid>/environ (PTRACE_MODE_READ) here.
+	diag "fallback as real root (root=0 knob): /proc/<canary>/environ answers $out"
+else
+	like "$out" "^ERR " "fallback proc.ptrace: the canary's environ is unreadable (landlock scope) ($out)"
+fi
+out=$(ML "$LL_ONLY" "${LLP[@]}" -- "$HELPER" ptrace "$CANARY")
+like "$out" "^ERR " "fallback proc.ptrace: ptrace(ATTACH) fails ($out)"
+out=$(ML "$LL_ONLY" "${LLP[@]}" -- "$HELPER" kill "$CANARY")
+like "$out" "^ERR " "fallback: kill(canary) refused by landlock's signal scope ($out)"
+alive
+ok $? "fallback: the canary is still alive"
+if [ -n "${TCP_PORT:-}" ]; then
+	out=$(ML "$LL_ONLY" "${LLP[@]}" -- "$HELPER" abstract "$ABS_NAME")
+	like "$out" "^ERR " "fallback ipc.abstract: landlock scope refuses the abstract socket ($out)"
+	out=$(ML "$LL_ONLY" "${LLP[@]}" -- "$HELPER" tcp 127.0.0.1 "$TCP_PORT")
+	like "$out" "^ERR " "fallback net.none: TCP to the host listener fails ($out)"
+	is "$(count abstract 1)/$(count tcp 1)" "1/1" "fallback: the listeners saw nothing new"
+fi
+# As root, userns=0 alone leaves the namespaces (root needs no user
+# namespace to make them).
+if [ "$UID_NOW" -eq 0 ]; then
+	ML userns=0 "${S[@]}" --report "$SCRATCH/root-nouserns.json" -- "$HELPER" exit 0
+	is "$?:$(prop_status "$SCRATCH/root-nouserns.json" proc.pid)" "0:enforced" "degradation: as root userns=0 still gives proc.pid"
+fi
+
+# --- degradation: Landlock ABI capped ----------------------------------------
+ML landlock=0 "${S[@]}" --report "$SCRATCH/ll0.json" -- "$HELPER" write "$PROJ/ran-ll0"
+rc=$?
+is "$rc:$(prop_status "$SCRATCH/ll0.json" fs.read)" "125:missing" "degradation: landlock=0: fs.read missing, refused"
+[ ! -e "$PROJ/ran-ll0" ]
+ok $? "degradation: landlock=0: nothing run"
+like "$(cat "$SCRATCH/last.err")" "fs\.read" "degradation: landlock=0: stderr names fs.read"
+ML landlock=2,$LL_ONLY "${S[@]}" --mode prefer --report "$SCRATCH/ll2.json" -- "$HELPER" exit 0
+is "$(prop_status "$SCRATCH/ll2.json" fs.write)" missing "degradation: landlock=2: fs.write missing (no truncate right)"
+for abi in 3 5; do
+	ML "landlock=$abi,$LL_ONLY" "${LLP[@]}" --report "$SCRATCH/ll$abi.json" -- "$HELPER" exit 0
+	st="$(prop_status "$SCRATCH/ll$abi.json" fs.read)/$(prop_status "$SCRATCH/ll$abi.json" fs.write)/$(prop_status "$SCRATCH/ll$abi.json" fs.secrets)"
+	is "$st" "enforced/enforced/enforced" "landlock=$abi: fs.read, fs.write, fs.secrets reported enforced"
+	out=$(ML "landlock=$abi,$LL_ONLY" "${LLP[@]}" --read "$PROJ" -- "$HELPER" read "$OUTSIDE/canary.txt")
+	like "$out" "^ERR " "landlock=$abi: the outside canary is unreadable ($out)"
+	out=$(ML "landlock=$abi,$LL_ONLY" "${LLP[@]}" --read "$HOMED" -- "$HELPER" read "$HOMED/.ssh/id_ed25519")
+	unlike "$out" "$SSH_MARK" "landlock=$abi: the ssh key is not read ($out)"
+	out=$(ML "landlock=$abi,$LL_ONLY" "${LLP[@]}" --write "$PROJ" -- "$HELPER" write "$OUTSIDE/abi$abi")
+	[ ! -e "$OUTSIDE/abi$abi" ]
+	ok $? "landlock=$abi: writing outside fails ($out)"
+	out=$(ML "landlock=$abi,$LL_ONLY" "${LLP[@]}" --read "$RO" -- "$HELPER" truncate "$RO/file.txt")
+	is "$(cat "$RO/file.txt")" "$RO_MARK" "landlock=$abi: truncate of a read-only file refused ($(printf '%s' "$out" | tr '\n' ' '))"
+	ipc=$(prop_status "$SCRATCH/ll$abi.json" ipc.abstract)
+	if [ "$abi" -lt 6 ]; then
+		is "$ipc" missing "landlock=$abi without namespaces: ipc.abstract missing (scope needs ABI 6)"
+	fi
+done
+ML seccomp=0 "${S[@]}" --report "$SCRATCH/sc0.json" -- "$HELPER" write "$PROJ/ran-sc0"
+is "$?:$(prop_status "$SCRATCH/sc0.json" sys.filter)" "125:missing" "degradation: seccomp=0: sys.filter missing, refused"
+[ ! -e "$PROJ/ran-sc0" ]
+ok $? "degradation: seccomp=0: nothing run"
+
+# --- real programs under --profile mcp ----------------------------------------
+# With the caller's own HOME, so the runtimes find their installs.
+RP() { "$MOAT" run --profile mcp "$@" 2>>"$SCRATCH/all.err"; }
+out=$(RP -- /bin/sh -c 'echo $((6*7))')
+is "$out" 42 "real programs (mcp): sh -c"
+out=$(RP -- "$HELPER" fds)
+is "$out" "0 1 2" "real programs (mcp): the static testhelper"
+PYS=$(printf '%s\n' "$(command -v python3 2>/dev/null)" "$PY" | awk 'NF && !seen[$0]++')
+for py in $PYS; do
+	[ -x "$py" ] || continue
+	out=$(RP -- "$py" -c 'import json, os, ssl, sys; print(json.dumps(6*7))')
+	is "$out" 42 "real programs (mcp): $py -c"
+done
+if NODE=$(command -v node 2>/dev/null); then
+	out=$(RP -- "$NODE" -e 'const os=require("os"); console.log(6*7, os.cpus().length > 0)')
+	is "$out" "42 true" "real programs (mcp): node -e"
+else
+	skip_test "node is not installed"
+fi
+printf 'import sys\nprint("script", sys.argv[1])\n' >"$PROJ/s.py"
+out=$(RP -- "$PY" "$PROJ/s.py" arg)
+is "$out" "script arg" "real programs (mcp): python3 script from a project dir (its dir granted)"
+
+# --- coverage: every enforced property was attacked ---------------------------
+for f in "$SCRATCH/base.json" "$SCRATCH/lo.json"; do
+	for p in $("$PY" -c 'import json,sys; d=json.load(open(sys.argv[1])); print(" ".join(k for k,v in d["properties"].items() if v["status"]=="enforced"))' "$f"); do
+		[ -n "${COVERED[$p]:-}" ]
+		ok $? "coverage: enforced property $p ($(basename "$f" .json) report) has an attempt above"
+	done
+done
+! grep -Eq 'ERROR: AddressSanitizer|runtime error:|LeakSanitizer' "$SCRATCH/all.err"
+ok $? "no sanitizer report from moat"
+done_testing

@@ -87,6 +87,34 @@ static int bind_mask_file(const char *target)
 	return 0;
 }
 
+/* A minimal /dev, as bubblewrap makes it: no disks, no /dev/kvm, no
+ * /dev/mem, nothing to mknod into.  The device nodes themselves (null,
+ * zero, full, random, urandom) are KEEP items bound back by restore_kept;
+ * their bind mounts keep the host's flags, so this tmpfs can be nodev. */
+static int make_dev(const char *dev)
+{
+	static const char *const links[][2] = {
+		{"fd", "/proc/self/fd"},
+		{"stdin", "/proc/self/fd/0"},
+		{"stdout", "/proc/self/fd/1"},
+		{"stderr", "/proc/self/fd/2"},
+	};
+	char path[256];
+	size_t i;
+
+	if (mount("moat-dev", dev, "tmpfs", MS_NOSUID | MS_NODEV | MS_NOEXEC, "mode=0755,size=64k") != 0)
+		return -errno;
+	for (i = 0; i < sizeof(links) / sizeof(links[0]); i++) {
+		snprintf(path, sizeof(path), "%s/%s", dev, links[i][0]);
+		if (symlink(links[i][1], path) != 0)
+			return -errno;
+	}
+	snprintf(path, sizeof(path), "%s/shm", dev);
+	if (mkdir(path, 01777) != 0)
+		return -errno;
+	return 0;
+}
+
 static int apply_one(const struct native_mount *it)
 {
 	switch (it->kind) {
@@ -107,6 +135,8 @@ static int apply_one(const struct native_mount *it)
 		if (mount("proc", it->target, "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC, NULL) != 0)
 			return -errno;
 		return 0;
+	case NATIVE_MOUNT_DEV:
+		return make_dev(it->target);
 	}
 	return -EINVAL;
 }
@@ -228,7 +258,7 @@ static int apply_all(const struct native_mounts *m, const int *fds, const char *
 		*failed = m->items[i].target;
 		if ((rc = apply_one(&m->items[i])) < 0)
 			return rc;
-		if (m->items[i].kind == NATIVE_MOUNT_TMPFS &&
+		if ((m->items[i].kind == NATIVE_MOUNT_TMPFS || m->items[i].kind == NATIVE_MOUNT_DEV) &&
 		    (rc = restore_kept(m, fds, m->items[i].target, failed)) < 0)
 			return rc;
 	}

@@ -12,6 +12,8 @@ enum native_mount_kind {
 	NATIVE_MOUNT_MASK_FILE, /* an empty unreadable file bound over a file */
 	NATIVE_MOUNT_TMPFS,     /* a fresh writable tmpfs (private tmp) */
 	NATIVE_MOUNT_PROC,      /* a fresh procfs for the new pid namespace */
+	NATIVE_MOUNT_DEV,       /* a minimal /dev: a tmpfs with the kept device
+				 * nodes bound in, and the /proc/self/fd links */
 	NATIVE_MOUNT_KEEP,      /* a granted path (or the cwd) below a replaced
 				 * directory: bound back into the fresh tmpfs */
 };

@@ -30,6 +30,9 @@ static const char *const run_sockets[] = {
 	"/run/systemd/private", "/run/systemd/journal", "/var/run/docker.sock", "/run/snapd.socket",
 };
 
+/* The device nodes of the sandbox's minimal /dev. */
+static const char *const dev_nodes[] = {"/dev/null", "/dev/zero", "/dev/full", "/dev/random", "/dev/urandom"};
+
 void native_plan_init(struct native_plan *np)
 {
 	memset(np, 0, sizeof(*np));
@@ -67,6 +70,11 @@ static void plan_masks(const struct moat_policy *p, struct native_plan *np)
 		mounts_add(&np->mounts, S_ISDIR(st.st_mode) ? NATIVE_MOUNT_MASK_DIR : NATIVE_MOUNT_MASK_FILE,
 			   p->paths[i].path);
 	}
+	/* A minimal /dev (before /dev/shm, which is mounted inside it). */
+	for (i = 0; i < ARRAY_LEN(dev_nodes); i++)
+		if (access(dev_nodes[i], F_OK) == 0)
+			mounts_add(&np->mounts, NATIVE_MOUNT_KEEP, dev_nodes[i]);
+	mounts_add(&np->mounts, NATIVE_MOUNT_DEV, "/dev");
 	if (p->private_tmp) {
 		mounts_add(&np->mounts, NATIVE_MOUNT_TMPFS, "/tmp");
 		if (access("/dev/shm", F_OK) == 0)
@@ -83,8 +91,10 @@ static void plan_masks(const struct moat_policy *p, struct native_plan *np)
 		if (p->paths[i].access == MOAT_ACCESS_DENY)
 			continue;
 		if ((p->private_tmp && (path_within(path, "/tmp") || path_within(path, "/dev/shm"))) ||
+		    (path_within(path, "/dev") && !path_within(path, "/dev/shm")) ||
 		    (p->net != MOAT_NET_ALL && path_within(path, "/run")))
 			if (strcmp(path, "/tmp") != 0 && strcmp(path, "/run") != 0 && strcmp(path, "/dev/shm") != 0 &&
+			    strcmp(path, "/dev") != 0 &&
 			    access(path, F_OK) == 0)
 				mounts_add(&np->mounts, NATIVE_MOUNT_KEEP, path);
 	}

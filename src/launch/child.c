@@ -263,7 +263,7 @@ static _Noreturn void exec_command(const struct child_args *a)
 	if (sandboxed && np->use_seccomp && (rc = moat_seccomp_load(&np->bpf)) < 0)
 		fail(a, 125, -rc, "loading the seccomp filter");
 
-	execve(p->exe, p->argv, sandboxed ? plan->envp : environ);
+	execve(p->exe, p->argv, plan->envp);
 	fail(a, errno == ENOENT ? 127 : 126, errno, "execve %s", p->exe);
 }
 

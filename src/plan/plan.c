@@ -5,6 +5,8 @@
 #include <string.h>
 
 #include "policy/env.h"
+#include "util/cleanup.h"
+#include "util/mem.h"
 
 extern char **environ;
 
@@ -90,6 +92,22 @@ int plan_build(const struct moat_policy *p, const struct moat_host *h, struct mo
 		return -1;
 
 	if (p->mode == MOAT_MODE_OFF || strcmp(p->backend, "none") == 0) {
+		/* Unsandboxed: moat's own environment, with the policy's
+		 * explicit --env values on top (they are what the user asked
+		 * the command to see, sandbox or not). */
+		env_strv_free(plan->envp);
+		env_strv_free(plan->env_names);
+		plan->envp = moat_xcalloc(1, sizeof(char *));
+		plan->env_names = moat_xcalloc(1, sizeof(char *));
+		for (i = 0; environ && environ[i]; i++) {
+			const char *eq = strchr(environ[i], '=');
+			cleanup_free char *name = eq ? moat_xstrndup(environ[i], (size_t)(eq - environ[i])) : NULL;
+			if (name)
+				env_strv_set(&plan->envp, &plan->env_names, name, eq + 1);
+		}
+		for (i = 0; i < p->n_env; i++)
+			if (p->env[i].value)
+				env_strv_set(&plan->envp, &plan->env_names, p->env[i].name, p->env[i].value);
 		plan->backend = "none";
 		plan->status = MOAT_STATUS_OFF;
 		return 0;

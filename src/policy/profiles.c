@@ -104,6 +104,24 @@ static char *install_dir(const char *exe)
 	return dir;
 }
 
+/* A file inside an npm tree (/p/node_modules/pkg/dist/index.js, or a
+ * node_modules/.bin link to it) imports its dependencies from anywhere in
+ * that tree, hoisted or nested: the tree is the package's install dir.  Gives
+ * the outermost node_modules directory (/p/node_modules), never the project
+ * above it. */
+static char *node_modules_root(const char *file)
+{
+	char real[PATH_MAX];
+	char *hit;
+
+	if (!realpath(file, real))
+		return NULL;
+	hit = strstr(real, "/node_modules/");
+	if (!hit)
+		return NULL;
+	return moat_xstrndup(real, (size_t)(hit - real) + strlen("/node_modules"));
+}
+
 /* Granting a whole home (or "/") implicitly would surprise: the user must
  * say so with --read. */
 static bool too_broad(const char *dir, const char *home)
@@ -114,10 +132,13 @@ static bool too_broad(const char *dir, const char *home)
 static int add_command_dirs(struct moat_policy *p, const struct profile_context *ctx, struct moat_error *err)
 {
 	cleanup_free char *dir = install_dir(ctx->exe);
+	cleanup_free char *npm_tree = node_modules_root(ctx->exe);
 
 	(void)err;
 	if (dir && !too_broad(dir, ctx->home))
 		add(p, dir, MOAT_ACCESS_READ, false, "the command's install dir");
+	if (npm_tree && !too_broad(npm_tree, ctx->home))
+		add(p, npm_tree, MOAT_ACCESS_READ, false, "the command's node_modules tree");
 	/* An interpreter's script: `node /x/server.js`, `python3 /x/s.py`. */
 	if (ctx->argv && ctx->argv[0] && ctx->argv[1] && ctx->argv[1][0] != '-') {
 		cleanup_free char *script = path_resolve_lexical(ctx->argv[1], ctx->cwd, ctx->home);
@@ -125,8 +146,11 @@ static int add_command_dirs(struct moat_policy *p, const struct profile_context 
 
 		if (script && stat(script, &st) == 0 && S_ISREG(st.st_mode)) {
 			cleanup_free char *sdir = install_dir(script);
+			cleanup_free char *stree = node_modules_root(script);
 			if (sdir && !too_broad(sdir, ctx->home))
 				add(p, sdir, MOAT_ACCESS_READ, false, "the command's script dir");
+			if (stree && !too_broad(stree, ctx->home))
+				add(p, stree, MOAT_ACCESS_READ, false, "the command's script's node_modules tree");
 		}
 	}
 	return 0;

@@ -14,6 +14,7 @@
 #include "policy/policy.h"
 #include "report/report.h"
 #include "sources/cli.h"
+#include "sources/config.h"
 #include "util/cleanup.h"
 
 #ifndef MOAT_VERSION
@@ -21,6 +22,14 @@
 #endif
 
 extern char **environ;
+
+/* The selected server's metadata from the config (name, install hint, ...),
+ * when the command came from one. */
+static void add_server(json_t *report, const struct moat_server_meta *meta)
+{
+	if (meta->name)
+		json_object_set_new(report, "server", config_server_meta_json(meta));
+}
 
 const char *moat_version(void)
 {
@@ -70,6 +79,7 @@ int moat_run_main(int argc, char **argv)
 	struct moat_plan plan;
 	struct moat_launch_result result;
 	struct moat_error err = {0};
+	struct moat_server_meta meta = {0};
 	cleanup_close int report_fd = -1;
 	json_t *report = NULL;
 	int code = 125;
@@ -77,7 +87,7 @@ int moat_run_main(int argc, char **argv)
 
 	policy_init(&policy);
 	run_options_init(&opts);
-	if (host_probe(&host, &err) < 0 || cli_parse_run(argc, argv, environ, &policy, &opts, &err) < 0) {
+	if (host_probe(&host, &err) < 0 || cli_parse_run_meta(argc, argv, environ, &policy, &opts, &meta, &err) < 0) {
 		code = moat_error_print(&err);
 		goto out;
 	}
@@ -98,6 +108,7 @@ int moat_run_main(int argc, char **argv)
 
 	if (opts.dry_run) {
 		report = report_build(&policy, &host, &plan, NULL);
+		add_server(report, &meta);
 		if (report_write_fd(report, STDOUT_FILENO, &err) < 0)
 			code = moat_error_print(&err);
 		else
@@ -113,6 +124,7 @@ int moat_run_main(int argc, char **argv)
 		result.exit_code = 125;
 		snprintf(result.failure, sizeof(result.failure), "required protections unavailable");
 		report = report_build(&policy, &host, &plan, &result);
+		add_server(report, &meta);
 		code = 125;
 		goto write_report;
 	}
@@ -129,12 +141,14 @@ int moat_run_main(int argc, char **argv)
 		result.exit_code = code;
 		snprintf(result.failure, sizeof(result.failure), "%s", err.message);
 		report = report_build(&policy, &host, &plan, &result);
+		add_server(report, &meta);
 		goto write_report;
 	}
 	if (!result.executed)
 		fprintf(stderr, "moat: %s\n", result.failure);
 	code = result.exit_code;
 	report = report_build(&policy, &host, &plan, &result);
+	add_server(report, &meta);
 write_report:
 	if (report_fd >= 0 && report_write_fd(report, report_fd, &err) < 0) {
 		moat_error_print(&err);
@@ -151,6 +165,7 @@ out:
 		report_fd = -1; /* the caller's descriptor: not ours to close */
 	policy_free(&policy);
 	run_options_free(&opts);
+	config_server_meta_free(&meta);
 	return code;
 }
 

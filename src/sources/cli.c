@@ -11,6 +11,7 @@
 #include "plan/properties.h"
 #include "policy/env.h"
 #include "policy/profiles.h"
+#include "sources/config.h"
 #include "sources/resolve.h"
 #include "util/cleanup.h"
 #include "util/mem.h"
@@ -35,12 +36,18 @@ struct flag_rule {
 	const char *value;
 };
 
+/* Scalars are gathered too: with --config they must win over the file,
+ * which is read after the flags. */
 struct cli_state {
 	struct moat_policy *p;
 	struct moat_run_options *o;
 	const char *profile;
 	const char *cwd;
-	const char *mode, *net, *backend;
+	const char *net, *backend;
+	const char *config, *server;
+	int mode; /* enum moat_mode, or -1 */
+	uint32_t require;
+	struct moat_limits limits;
 	struct flag_rule *rules;
 	size_t n_rules, cap_rules;
 };
@@ -76,43 +83,6 @@ static int parse_int(const char *s, long long min, long long max, long long *out
 	return 0;
 }
 
-/* "512M", "2G", "1048576": bytes. */
-static int parse_size(const char *s, int64_t *out)
-{
-	char *end;
-	unsigned long long v;
-	unsigned long long mul = 1;
-
-	if (!*s || *s == '-')
-		return -1;
-	errno = 0;
-	v = strtoull(s, &end, 10);
-	if (errno || end == s)
-		return -1;
-	switch (*end) {
-	case '\0':
-		break;
-	case 'K': case 'k':
-		mul = 1ULL << 10;
-		break;
-	case 'M': case 'm':
-		mul = 1ULL << 20;
-		break;
-	case 'G': case 'g':
-		mul = 1ULL << 30;
-		break;
-	default:
-		return -1;
-	}
-	if (*end && end[1] != '\0' && !(end[1] == 'i' && end[2] == 'B' && end[3] == '\0') &&
-	    !(end[1] == 'B' && end[2] == '\0'))
-		return -1;
-	if (v > (unsigned long long)INT64_MAX / mul)
-		return -1;
-	*out = (int64_t)(v * mul);
-	return 0;
-}
-
 static int opt_rule(struct cli_state *s, const char *opt, const char *val, struct moat_error *err)
 {
 	if (!*val)
@@ -144,8 +114,9 @@ static int opt_env_pass(struct cli_state *s, const char *opt, const char *val, s
 	if (env_is_hook(val)) {
 		moat_error_set(err, MOAT_E_USAGE, 0, "%s %s: refusing to pass a loader or interpreter hook through",
 			       opt, val);
-		return moat_error_hint(err, "it would run code before the program's own; if it is really "
-					    "wanted, give its value explicitly: --env %s=VALUE",
+		return moat_error_hint(err,
+				       "it would run code before the program's own; if it is really "
+				       "wanted, give its value explicitly: --env %s=VALUE",
 				       val);
 	}
 	return opt_rule(s, opt, val, err);
@@ -156,6 +127,19 @@ static int opt_profile(struct cli_state *s, const char *opt, const char *val, st
 	(void)opt;
 	(void)err;
 	s->profile = val;
+	return 0;
+}
+
+static int opt_config(struct cli_state *s, const char *opt, const char *val, struct moat_error *err)
+{
+	const char **slot = strcmp(opt, "--config") == 0 ? &s->config : &s->server;
+
+	if (!*val)
+		return usage_error(err, "%s needs a value, got '%s'", opt, val);
+	/* Two files or two servers: which one was meant is a guess. */
+	if (*slot)
+		return usage_error(err, "%s given twice ('%s')", opt, val);
+	*slot = val;
 	return 0;
 }
 
@@ -173,7 +157,7 @@ static int opt_mode(struct cli_state *s, const char *opt, const char *val, struc
 
 	if (moat_mode_parse(val, &m) < 0)
 		return usage_error(err, "%s %s: expected require, prefer or off", opt, val);
-	s->p->mode = m;
+	s->mode = (int)m;
 	return 0;
 }
 
@@ -206,7 +190,7 @@ static int opt_require(struct cli_state *s, const char *opt, const char *val, st
 			moat_error_set(err, MOAT_E_USAGE, 0, "%s: unknown property '%s'", opt, tok);
 			return moat_error_hint(err, "see `moat help properties` for the names");
 		}
-		s->p->require |= MOAT_PBIT(prop);
+		s->require |= MOAT_PBIT(prop);
 	}
 	return 0;
 }
@@ -220,7 +204,7 @@ static int opt_timeout(struct cli_state *s, const char *opt, const char *val, st
 	t = strtod(val, &end);
 	if (!*val || errno || *end || !isfinite(t) || t <= 0 || t > 1e9)
 		return usage_error(err, "%s %s: expected a positive number of seconds", opt, val);
-	s->p->limits.timeout_s = t;
+	s->limits.timeout_s = t;
 	return 0;
 }
 
@@ -230,19 +214,19 @@ static int opt_limit(struct cli_state *s, const char *opt, const char *val, stru
 	int64_t bytes;
 
 	if (strcmp(opt, "--memory") == 0) {
-		if (parse_size(val, &bytes) < 0 || bytes < (1 << 20))
+		if (moat_parse_size(val, &bytes) < 0 || bytes < (1 << 20))
 			return usage_error(err, "%s %s: expected a size of at least 1M (e.g. 512M, 2G)", opt, val);
-		s->p->limits.memory_bytes = bytes;
+		s->limits.memory_bytes = bytes;
 		return 0;
 	}
 	if (parse_int(val, 1, INT64_MAX, &v) < 0)
 		return usage_error(err, "%s %s: expected a positive whole number", opt, val);
 	if (strcmp(opt, "--pids") == 0)
-		s->p->limits.pids = v;
+		s->limits.pids = v;
 	else if (strcmp(opt, "--files") == 0)
-		s->p->limits.files = v;
+		s->limits.files = v;
 	else
-		s->p->limits.cpu_seconds = v;
+		s->limits.cpu_seconds = v;
 	return 0;
 }
 
@@ -304,34 +288,38 @@ static int opt_flag(struct cli_state *s, const char *opt, const char *val, struc
 
 /* The option table: later issues add rows, not parsing code. */
 static const struct option_def options[] = {
-	{"--profile", true, opt_profile, "NAME", "start from a built-in profile (default " MOAT_DEFAULT_PROFILE ")"},
-	{"--read", true, opt_rule, "PATH", "allow reading PATH (and executing below it)"},
-	{"--write", true, opt_rule, "PATH", "allow reading and writing PATH"},
-	{"--deny", true, opt_rule, "PATH", "deny PATH even inside an allowed parent"},
-	{"--net", true, opt_net, "MODE", "network: none (default), loopback or all"},
-	{"--env", true, opt_env, "NAME=VALUE", "set a variable in the command's environment"},
-	{"--env-pass", true, opt_env_pass, "NAME", "pass NAME from moat's environment"},
-	{"--cwd", true, opt_cwd, "DIR", "run the command in DIR"},
-	{"--timeout", true, opt_timeout, "SECONDS", "SIGTERM after SECONDS, SIGKILL 2 s later, exit 124"},
-	{"--memory", true, opt_limit, "SIZE", "address-space limit (e.g. 2G)"},
-	{"--pids", true, opt_limit, "N", "process limit (RLIMIT_NPROC)"},
-	{"--files", true, opt_limit, "N", "open-file limit"},
-	{"--cpu", true, opt_limit, "SECONDS", "CPU time limit"},
-	{"--mode", true, opt_mode, "MODE", "require (default), prefer or off"},
-	{"--require", true, opt_require, "PROPS", "also require these properties (comma-separated)"},
-	{"--backend", true, opt_backend, "NAME", "auto (default), native or none"},
-	{"--report", true, opt_report, "FILE", "write the JSON report to FILE"},
-	{"--report-fd", true, opt_report_fd, "N", "write the JSON report to descriptor N"},
-	{"--keep-fd", true, opt_keep_fd, "N", "let the command inherit descriptor N"},
-	{"--dry-run", false, opt_flag, NULL, "print the policy and plan as JSON; run nothing"},
-	{"--help", false, opt_flag, NULL, "this help"},
+    {"--config", true, opt_config, "FILE", "read servers, [sandbox] and [profiles] from FILE (docs/config.md)"},
+    {"--server", true, opt_config, "NAME", "run server NAME of --config FILE (then `--` is optional)"},
+    {"--profile", true, opt_profile, "NAME",
+     "start from a profile: built-in or from --config (default " MOAT_DEFAULT_PROFILE ")"},
+    {"--read", true, opt_rule, "PATH", "allow reading PATH (and executing below it)"},
+    {"--write", true, opt_rule, "PATH", "allow reading and writing PATH"},
+    {"--deny", true, opt_rule, "PATH", "deny PATH even inside an allowed parent"},
+    {"--net", true, opt_net, "MODE", "network: none (default), loopback or all"},
+    {"--env", true, opt_env, "NAME=VALUE", "set a variable in the command's environment"},
+    {"--env-pass", true, opt_env_pass, "NAME", "pass NAME from moat's environment"},
+    {"--cwd", true, opt_cwd, "DIR", "run the command in DIR"},
+    {"--timeout", true, opt_timeout, "SECONDS", "SIGTERM after SECONDS, SIGKILL 2 s later, exit 124"},
+    {"--memory", true, opt_limit, "SIZE", "address-space limit (e.g. 2G)"},
+    {"--pids", true, opt_limit, "N", "process limit (RLIMIT_NPROC)"},
+    {"--files", true, opt_limit, "N", "open-file limit"},
+    {"--cpu", true, opt_limit, "SECONDS", "CPU time limit"},
+    {"--mode", true, opt_mode, "MODE", "require (default), prefer or off"},
+    {"--require", true, opt_require, "PROPS", "also require these properties (comma-separated)"},
+    {"--backend", true, opt_backend, "NAME", "auto (default), native or none"},
+    {"--report", true, opt_report, "FILE", "write the JSON report to FILE"},
+    {"--report-fd", true, opt_report_fd, "N", "write the JSON report to descriptor N"},
+    {"--keep-fd", true, opt_keep_fd, "N", "let the command inherit descriptor N"},
+    {"--dry-run", false, opt_flag, NULL, "print the policy and plan as JSON; run nothing"},
+    {"--help", false, opt_flag, NULL, "this help"},
 };
 
 void cli_run_usage(FILE *out)
 {
 	size_t i;
 
-	fprintf(out, "usage: moat run [OPTIONS] -- COMMAND [ARGS...]\n\n"
+	fprintf(out, "usage: moat run [OPTIONS] -- COMMAND [ARGS...]\n"
+		     "       moat run --config FILE --server NAME [OPTIONS] [-- EXTRA ARGS...]\n\n"
 		     "Runs COMMAND in the strongest sandbox the host gives, and reports what was enforced.\n\n"
 		     "options:\n");
 	for (i = 0; i < ARRAY_LEN(options); i++) {
@@ -340,6 +328,7 @@ void cli_run_usage(FILE *out)
 			 options[i].metavar ? options[i].metavar : "");
 		fprintf(out, "  %-24s %s\n", left, options[i].help);
 	}
+	fprintf(out, "\nWith --config, the file's settings apply first and the flags on top of them.\n");
 	fprintf(out, "\nexit status: the command's own; 124 timeout; 125 moat could not start the command;\n"
 		     "126 not executable; 127 not found; 128+N killed by signal N.\n");
 }
@@ -363,16 +352,6 @@ static const struct option_def *find_option(const char *arg, const char **inline
 	return NULL;
 }
 
-static const char *getenv_from(char *const *env, const char *name)
-{
-	size_t n = strlen(name);
-
-	for (; env && *env; env++)
-		if (strncmp(*env, name, n) == 0 && (*env)[n] == '=')
-			return *env + n + 1;
-	return NULL;
-}
-
 /* Apply the gathered flag rules on top of the profile. */
 static int apply_rules(struct cli_state *s, const char *home, struct moat_error *err)
 {
@@ -389,7 +368,7 @@ static int apply_rules(struct cli_state *s, const char *home, struct moat_error 
 		} else if (strcmp(r->opt, "--env-pass") == 0) {
 			policy_add_env(s->p, r->value, NULL, o);
 		} else {
-			enum moat_access a = strcmp(r->opt, "--read") == 0	  ? MOAT_ACCESS_READ
+			enum moat_access a = strcmp(r->opt, "--read") == 0    ? MOAT_ACCESS_READ
 					     : strcmp(r->opt, "--write") == 0 ? MOAT_ACCESS_WRITE
 									      : MOAT_ACCESS_DENY;
 			cleanup_free char *abs = path_resolve_lexical(r->value, s->p->cwd, home);
@@ -402,34 +381,117 @@ static int apply_rules(struct cli_state *s, const char *home, struct moat_error 
 	return 0;
 }
 
-static int set_cwd(struct cli_state *s, struct moat_error *err)
+/* --cwd, made absolute against moat's own cwd and checked; NULL if not given. */
+static int cli_cwd(const struct cli_state *s, char **out, struct moat_error *err)
 {
 	char here[PATH_MAX];
 	cleanup_free char *abs = NULL;
 
+	*out = NULL;
+	if (!s->cwd)
+		return 0;
 	if (!getcwd(here, sizeof(here)))
 		return moat_error_set(err, MOAT_E_SYSTEM, errno, "cannot read the current directory");
-	if (!s->cwd) {
-		s->p->cwd = moat_xstrdup(here);
-		return 0;
-	}
 	abs = path_resolve_lexical(s->cwd, here, NULL);
 	if (!abs || access(abs, F_OK) != 0)
 		return moat_error_set(err, MOAT_E_USAGE, abs ? errno : 0, "--cwd %s", s->cwd);
 	if (chdir(abs) != 0 || chdir(here) != 0)
 		return moat_error_set(err, MOAT_E_USAGE, errno, "--cwd %s: cannot enter it", s->cwd);
-	s->p->cwd = steal_ptr(&abs);
+	*out = steal_ptr(&abs);
 	return 0;
 }
 
-int cli_parse_run(int argc, char **argv, char *const *environ_in, struct moat_policy *p,
-		  struct moat_run_options *o, struct moat_error *err)
+/* Without --config: the command, cwd, then the profile. */
+static int build_plain(struct cli_state *s, char **cmd, size_t n_cmd, char *const *environ_in, const char *home,
+		       struct moat_error *err)
 {
-	struct cli_state s = {.p = p, .o = o};
-	const char *home = getenv_from(environ_in, "HOME");
+	struct moat_policy *p = s->p;
 	struct profile_context ctx;
+	char here[PATH_MAX];
+
+	if (cli_cwd(s, &p->cwd, err) < 0)
+		return -1;
+	if (!p->cwd) {
+		if (!getcwd(here, sizeof(here)))
+			return moat_error_set(err, MOAT_E_SYSTEM, errno, "cannot read the current directory");
+		p->cwd = moat_xstrdup(here);
+	}
+	policy_set_argv(p, cmd, n_cmd);
+	p->exe = resolve_command(cmd[0], config_getenv(environ_in, "PATH"), p->cwd, err);
+	if (!p->exe)
+		return -1;
+	if (s->mode >= 0)
+		p->mode = (enum moat_mode)s->mode;
+	ctx = (struct profile_context){.home = home, .cwd = p->cwd, .exe = p->exe, .argv = p->argv};
+	return profile_apply(p, s->profile ? s->profile : MOAT_DEFAULT_PROFILE, &ctx, err);
+}
+
+static int build_from_config(struct cli_state *s, char **cmd, size_t n_cmd, char *const *environ_in, const char *home,
+			     struct moat_server_meta *meta, struct moat_error *err)
+{
+	struct moat_config *cfg = NULL;
+	cleanup_free char *cwd = NULL;
+	struct config_request req = {
+	    .server = s->server,
+	    .argv = cmd,
+	    .argc = n_cmd,
+	    .profile = s->profile,
+	    .mode = s->mode,
+	    .env = environ_in,
+	};
+	int rc;
+
+	if (cli_cwd(s, &cwd, err) < 0)
+		return -1;
+	req.cwd = cwd;
+	if (config_load(s->config, home, &cfg, err) < 0)
+		return -1;
+	rc = config_build(cfg, &req, s->p, meta, err);
+	config_free(cfg);
+	return rc;
+}
+
+/* The flags win over the profile and the file. */
+static int apply_flags(struct cli_state *s, const char *home, struct moat_error *err)
+{
+	struct moat_policy *p = s->p;
+
+	if (s->backend) {
+		free(p->backend);
+		p->backend = moat_xstrdup(s->backend);
+	}
+	if (s->net)
+		moat_net_parse(s->net, &p->net);
+	if (s->mode >= 0)
+		p->mode = (enum moat_mode)s->mode;
+	p->require |= s->require;
+	if (s->limits.memory_bytes != MOAT_LIMIT_UNSET)
+		p->limits.memory_bytes = s->limits.memory_bytes;
+	if (s->limits.pids != MOAT_LIMIT_UNSET)
+		p->limits.pids = s->limits.pids;
+	if (s->limits.files != MOAT_LIMIT_UNSET)
+		p->limits.files = s->limits.files;
+	if (s->limits.cpu_seconds != MOAT_LIMIT_UNSET)
+		p->limits.cpu_seconds = s->limits.cpu_seconds;
+	if (s->limits.timeout_s > 0)
+		p->limits.timeout_s = s->limits.timeout_s;
+	return apply_rules(s, home, err);
+}
+
+int cli_parse_run_meta(int argc, char **argv, char *const *environ_in, struct moat_policy *p,
+		       struct moat_run_options *o, struct moat_server_meta *meta, struct moat_error *err)
+{
+	struct cli_state s = {.p = p, .o = o, .mode = -1};
+	const char *home = config_getenv(environ_in, "HOME");
+	struct moat_server_meta found = {0};
+	char **cmd = NULL;
+	size_t n_cmd = 0;
 	int i, cmd_start = -1, rc = -1;
 
+	s.limits = (struct moat_limits){.memory_bytes = MOAT_LIMIT_UNSET,
+					.pids = MOAT_LIMIT_UNSET,
+					.files = MOAT_LIMIT_UNSET,
+					.cpu_seconds = MOAT_LIMIT_UNSET};
 	for (i = 1; i < argc; i++) {
 		const struct option_def *def;
 		const char *val;
@@ -443,8 +505,8 @@ int cli_parse_run(int argc, char **argv, char *const *environ_in, struct moat_po
 			if (argv[i][0] == '-')
 				usage_error(err, "unknown option '%s'%s", argv[i], "");
 			else
-				usage_error(err, "'%s': expected an option; put `--` before the command%s", argv[i],
-					    "");
+				usage_error(err, "'%s': expected an option; put `--` before the %s", argv[i],
+					    s.server ? "extra arguments" : "command");
 			goto out;
 		}
 		if (def->takes_value && !val) {
@@ -464,34 +526,46 @@ int cli_parse_run(int argc, char **argv, char *const *environ_in, struct moat_po
 		rc = 0;
 		goto out;
 	}
-	if (cmd_start < 0) {
-		usage_error(err, "missing `--` before the command%s%s", "", "");
+	if (s.server && !s.config) {
+		usage_error(err, "--server %s needs --config FILE, the file that defines it%s", s.server, "");
 		goto out;
 	}
-	if (cmd_start >= argc || argv[cmd_start][0] == '\0') {
-		usage_error(err, "empty command: nothing to run after `--`%s%s", "", "");
+	if (cmd_start >= 0) {
+		cmd = argv + cmd_start;
+		n_cmd = (size_t)(argc - cmd_start);
+	}
+	/* A server brings its command: `--` only introduces extra arguments. */
+	if (!s.server) {
+		if (cmd_start < 0) {
+			usage_error(err, "missing `--` before the command%s%s", "", "");
+			goto out;
+		}
+		if (n_cmd == 0 || cmd[0][0] == '\0') {
+			usage_error(err, "empty command: nothing to run after `--`%s%s", "", "");
+			goto out;
+		}
+	}
+	if (s.config) {
+		if (build_from_config(&s, cmd, n_cmd, environ_in, home, &found, err) < 0)
+			goto out;
+	} else if (build_plain(&s, cmd, n_cmd, environ_in, home, err) < 0) {
 		goto out;
 	}
-	if (set_cwd(&s, err) < 0)
-		goto out;
-	policy_set_argv(p, argv + cmd_start, (size_t)(argc - cmd_start));
-	p->exe = resolve_command(argv[cmd_start], getenv_from(environ_in, "PATH"), p->cwd, err);
-	if (!p->exe)
-		goto out;
-	if (s.backend) {
-		free(p->backend);
-		p->backend = moat_xstrdup(s.backend);
-	}
-
-	ctx = (struct profile_context){.home = home, .cwd = p->cwd, .exe = p->exe, .argv = p->argv};
-	if (profile_apply(p, s.profile ? s.profile : MOAT_DEFAULT_PROFILE, &ctx, err) < 0)
-		goto out;
-	if (s.net)
-		moat_net_parse(s.net, &p->net);
-	if (apply_rules(&s, home, err) < 0)
+	if (apply_flags(&s, home, err) < 0)
 		goto out;
 	rc = policy_validate(p, err);
+	if (rc == 0 && meta) {
+		*meta = found;
+		memset(&found, 0, sizeof(found));
+	}
 out:
+	config_server_meta_free(&found);
 	free(s.rules);
 	return rc;
+}
+
+int cli_parse_run(int argc, char **argv, char *const *environ_in, struct moat_policy *p, struct moat_run_options *o,
+		  struct moat_error *err)
+{
+	return cli_parse_run_meta(argc, argv, environ_in, p, o, NULL, err);
 }

@@ -1,0 +1,197 @@
+/* Source: configuration files (docs/config.md).
+ *
+ * One schema, read from the files users already have: moat's own TOML
+ * (`[sandbox]`, `[profiles.NAME]`), darnit-style `[mcp_servers.NAME]` with
+ * `command = [argv]`, Codex-style `command` + `args` + `env_vars` + `cwd`, and
+ * Claude Desktop JSON `{"mcpServers": {...}}`.  JSON is converted to the same
+ * tree as TOML (every key and value with its line and column), so both are
+ * checked by the same code and every error names `file:line:col`, the key
+ * path and what was expected.
+ *
+ * Loading validates everything that does not depend on the host (keys,
+ * types, names, profile `extends` chains, `$VAR` syntax) and resolves paths
+ * against the file's directory.  config_build() then turns one server (or a
+ * profile and a command) into the policy; what depends on the host (paths
+ * that must exist in mode require, the command, cwd) is checked there.
+ *
+ * A typo must never weaken a sandbox silently: unknown keys, wrong types,
+ * duplicate servers and contradictions are all errors (MOAT_E_CONFIG, 125). */
+#ifndef MOAT_SOURCES_CONFIG_H
+#define MOAT_SOURCES_CONFIG_H
+
+#include <jansson.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "policy/policy.h"
+#include "sources/cli.h"
+#include "sources/toml.h"
+#include "util/err.h"
+
+/* The profile a server runs under when neither it, [sandbox] nor the
+ * command line names one: servers need the runtime caches, and are often
+ * started from a client's cwd (HOME or /), which `exec` refuses to grant. */
+#define MOAT_SERVER_DEFAULT_PROFILE "mcp"
+
+/* A read, write or deny rule, resolved at load time. */
+struct config_path {
+	char *path; /* absolute, normalised */
+	enum moat_access access;
+	char *key; /* key path for messages: "mcp_servers.x.sandbox.read" */
+	struct moat_origin origin;
+};
+
+/* An `env_pass` / `env_vars` name. */
+struct config_name {
+	char *name;
+	char *key;
+	struct moat_origin origin;
+};
+
+/* An `env = { K = "value" }` entry; $VAR is expanded by config_build(). */
+struct config_env {
+	char *name;
+	char *value; /* as written; syntax already checked */
+	char *key;
+	struct moat_origin origin;
+};
+
+/* A [sandbox] table, a [profiles.NAME] table or a server's sandbox (the
+ * `sandbox = "BACKEND"` shorthand sets only `backend`).  Unset scalars are
+ * NULL / has_* false / MOAT_LIMIT_UNSET / timeout 0. */
+struct config_layer {
+	bool present;
+	char *key;
+	struct moat_origin origin;
+	char *backend;
+	bool has_mode;
+	enum moat_mode mode;
+	bool has_net;
+	enum moat_net net;
+	char *profile; /* `profile` in sandbox tables, `extends` in profiles */
+	struct moat_origin profile_origin;
+	struct config_path *paths;
+	size_t n_paths;
+	struct config_name *env_pass;
+	size_t n_env_pass;
+	uint32_t require; /* property bits */
+	struct moat_limits limits;
+};
+
+struct config_profile {
+	char *name;
+	struct config_layer layer;
+};
+
+struct config_server {
+	char *name;
+	char *key; /* "mcp_servers.NAME" or "mcpServers.NAME" */
+	struct moat_origin origin;
+	char **argv; /* command and args, NULL-terminated */
+	size_t argc;
+	struct moat_origin command_origin;
+	char *cwd; /* absolute, or NULL */
+	char *cwd_key;
+	struct moat_origin cwd_origin;
+	struct config_env *env;
+	size_t n_env;
+	struct config_name *env_vars;
+	size_t n_env_vars;
+	bool optional;
+	char *install_hint;	 /* or NULL */
+	char *trusted_publisher; /* or NULL */
+	struct config_layer sandbox;
+};
+
+struct moat_config {
+	const char *file; /* as given; interned for the life of the process,
+			   * because policy origins point at it */
+	char *dir;	  /* absolute directory of the file */
+	bool json;
+	struct config_layer defaults; /* [sandbox] */
+	struct config_profile *profiles;
+	size_t n_profiles;
+	struct config_server *servers;
+	size_t n_servers;
+};
+
+/* What a server declares about itself, kept for the report. */
+struct moat_server_meta {
+	char *name;   /* NULL when no server was selected */
+	char *config; /* the file it came from */
+	bool optional;
+	char *install_hint;
+	char *trusted_publisher;
+};
+
+/* Read and validate FILE.  JSON when the name ends in ".json" or the text
+ * starts with '{', TOML otherwise.  `home` expands "~" (NULL: "~" is an
+ * error).  *out is set only on success; free it with config_free. */
+int config_load(const char *file, const char *home, struct moat_config **out, struct moat_error *err);
+
+/* The same from memory: `file` names the source in messages and its
+ * directory is the base for relative paths. */
+int config_load_buffer(const char *file, const char *buf, size_t len, const char *home, struct moat_config **out,
+		       struct moat_error *err);
+
+void config_free(struct moat_config *c);
+
+const struct config_server *config_find_server(const struct moat_config *c, const char *name);
+
+/* The policy for one server or for a command run with the file's
+ * [sandbox] defaults and profiles.  The order, later winning: the profile's
+ * rules (built-in, then the user profiles it extends, base first), then
+ * [sandbox], then the server's sandbox, then the server's env_vars and env.
+ * The caller applies command-line flags on top. */
+struct config_request {
+	const char *server; /* NULL: no server, the command is argv */
+	char *const *argv;  /* the command after `--`, or a server's extra args */
+	size_t argc;
+	const char *profile; /* --profile (built-in or from the file), or NULL */
+	const char *cwd;     /* --cwd, absolute, or NULL */
+	int mode;	     /* --mode as enum moat_mode, or -1 */
+	char *const *env;    /* moat's environment: $VAR, PATH, HOME */
+	bool lenient_exe;    /* `config check`: a command not installed here is fine */
+};
+
+int config_build(const struct moat_config *c, const struct config_request *r, struct moat_policy *p,
+		 struct moat_server_meta *meta, struct moat_error *err);
+
+/* `moat config check`: config_build() and policy_validate() for every
+ * server and every user profile (with a placeholder command), so that an
+ * error anywhere in the file is found before a client starts a server. */
+int config_check(const struct moat_config *c, char *const *env, struct moat_error *err);
+
+void config_server_meta_free(struct moat_server_meta *m);
+/* {"name", "config", "optional", "install_hint", "trusted_publisher"}, for the report. */
+json_t *config_server_meta_json(const struct moat_server_meta *m);
+
+/* `moat run` with config support: cli_parse_run() plus the selected
+ * server's metadata (meta->name NULL when no server was selected).  For the
+ * lead to move into sources/cli.h when the report gets a "server" field. */
+int cli_parse_run_meta(int argc, char **argv, char *const *environ_in, struct moat_policy *p,
+		       struct moat_run_options *o, struct moat_server_meta *meta, struct moat_error *err);
+
+/* "512M", "2G", "1048576", "1GiB": bytes.  Shared with the command line. */
+int moat_parse_size(const char *s, int64_t *out);
+
+/* Internal to the config sources. */
+/* Parse JSON text into the TOML tree shape (objects as tables), with the
+ * position of every key and value.  Duplicate keys are errors. */
+int config_json_parse(const char *file, const char *buf, size_t len, struct toml_value **out, struct moat_error *err);
+/* `parent` + "." + key, the key quoted when it is not a bare TOML key. */
+char *config_keypath(const char *parent, const char *key, size_t key_len);
+/* The file name, kept for the life of the process (origins point at it). */
+const char *config_intern(const char *s);
+/* "FILE:LINE:COL: KEY: message" (KEY may be NULL), MOAT_E_CONFIG; -1. */
+int config_fail(struct moat_error *err, const struct moat_origin *o, const char *key, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+/* NAME's value in a NULL-terminated "NAME=VALUE" array, or NULL. */
+const char *config_getenv(char *const *env, const char *name);
+/* $NAME, ${NAME} and $$ in env values: with `env`, the expansion in *out
+ * (unset names give ""); *has_ref: whether a variable was named.  A bad
+ * reference gives -1 and its place, s[*bad_at .. *bad_at + *bad_len]. */
+int config_expand_vars(const char *s, char *const *env, char **out, bool *has_ref, size_t *bad_at, size_t *bad_len);
+
+#endif

@@ -1,0 +1,215 @@
+/* JSON configs (Claude Desktop's `{"mcpServers": {...}}`) in the shape of
+ * the TOML tree, so that one schema checker serves both formats.
+ *
+ * jansson parses and validates the text (duplicate keys are refused), and
+ * its error gives line and column.  jansson keeps no positions for values,
+ * so a second, trusting walk over the same text, in step with jansson's
+ * tree (objects iterate in document order), records where every key and
+ * value starts: every later error can then say file:line:col. */
+#include <string.h>
+
+#include "sources/config.h"
+#include "util/cleanup.h"
+#include "util/mem.h"
+
+struct scan {
+	const char *p, *end;
+	int line, col;
+	const char *file;
+	struct moat_error *err;
+};
+
+static void adv(struct scan *s)
+{
+	unsigned char c = (unsigned char)*s->p++;
+
+	/* Columns count characters, as the TOML parser and jansson do. */
+	if (c == '\n') {
+		s->line++;
+		s->col = 1;
+	} else if ((c & 0xC0) != 0x80) {
+		s->col++;
+	}
+}
+
+static void skip_ws(struct scan *s)
+{
+	while (s->p < s->end && (*s->p == ' ' || *s->p == '\t' || *s->p == '\n' || *s->p == '\r'))
+		adv(s);
+}
+
+static struct toml_pos here(const struct scan *s)
+{
+	return (struct toml_pos){.line = s->line, .col = s->col};
+}
+
+/* The text was accepted by jansson: a mismatch here is moat's own bug. */
+static int lost(struct scan *s)
+{
+	return moat_error_set(s->err, MOAT_E_CONFIG, 0, "%s:%d:%d: internal error reading the JSON text", s->file,
+			      s->line, s->col);
+}
+
+static int expect(struct scan *s, char c)
+{
+	skip_ws(s);
+	if (s->p >= s->end || *s->p != c)
+		return lost(s);
+	adv(s);
+	return 0;
+}
+
+static int skip_string(struct scan *s)
+{
+	if (s->p >= s->end || *s->p != '"')
+		return lost(s);
+	adv(s);
+	while (s->p < s->end && *s->p != '"') {
+		if (*s->p == '\\' && s->p + 1 < s->end)
+			adv(s);
+		adv(s);
+	}
+	if (s->p >= s->end)
+		return lost(s);
+	adv(s);
+	return 0;
+}
+
+static void skip_scalar(struct scan *s)
+{
+	while (s->p < s->end && ((*s->p >= '0' && *s->p <= '9') || (*s->p >= 'a' && *s->p <= 'z') || *s->p == '-' ||
+				 *s->p == '+' || *s->p == '.' || *s->p == 'E'))
+		adv(s);
+}
+
+static struct toml_value *node(enum toml_type type, struct toml_pos pos)
+{
+	struct toml_value *v = moat_xcalloc(1, sizeof(*v));
+
+	v->type = type;
+	v->pos = pos;
+	return v;
+}
+
+static int convert(struct scan *s, json_t *j, const char *key, int depth, struct toml_value **out)
+{
+	struct toml_value *v = NULL;
+	struct toml_pos pos;
+
+	skip_ws(s);
+	pos = here(s);
+	if (depth > TOML_MAX_DEPTH)
+		return moat_error_set(s->err, MOAT_E_CONFIG, 0, "%s:%d:%d: nesting deeper than %d levels", s->file,
+				      pos.line, pos.col, TOML_MAX_DEPTH);
+	switch (json_typeof(j)) {
+	case JSON_OBJECT: {
+		const char *k;
+		json_t *child;
+		size_t n = json_object_size(j), i = 0;
+
+		if (expect(s, '{') < 0)
+			return -1;
+		v = node(TOML_TABLE, pos);
+		v->u.tab.items = moat_xcalloc(n ? n : 1, sizeof(*v->u.tab.items));
+		v->u.tab.cap = n;
+		json_object_foreach(j, k, child)
+		{
+			struct toml_keyval *kv = &v->u.tab.items[i];
+			cleanup_free char *kp = config_keypath(key, k, strlen(k));
+
+			if (i > 0 && expect(s, ',') < 0)
+				goto fail;
+			skip_ws(s);
+			kv->pos = here(s);
+			kv->key = moat_xstrdup(k);
+			kv->key_len = strlen(k);
+			v->u.tab.len = ++i;
+			if (skip_string(s) < 0 || expect(s, ':') < 0 ||
+			    convert(s, child, kp, depth + 1, &kv->value) < 0)
+				goto fail;
+		}
+		if (expect(s, '}') < 0)
+			goto fail;
+		break;
+	}
+	case JSON_ARRAY: {
+		size_t n = json_array_size(j), i;
+
+		if (expect(s, '[') < 0)
+			return -1;
+		v = node(TOML_ARRAY, pos);
+		v->u.arr.items = moat_xcalloc(n ? n : 1, sizeof(*v->u.arr.items));
+		v->u.arr.cap = n;
+		for (i = 0; i < n; i++) {
+			if (i > 0 && expect(s, ',') < 0)
+				goto fail;
+			if (convert(s, json_array_get(j, i), key, depth + 1, &v->u.arr.items[i]) < 0)
+				goto fail;
+			v->u.arr.len = i + 1;
+		}
+		if (expect(s, ']') < 0)
+			goto fail;
+		break;
+	}
+	case JSON_STRING:
+		if (skip_string(s) < 0)
+			return -1;
+		v = node(TOML_STRING, pos);
+		v->u.str.len = json_string_length(j);
+		v->u.str.ptr = moat_xstrndup(json_string_value(j), v->u.str.len);
+		break;
+	case JSON_INTEGER:
+		skip_scalar(s);
+		v = node(TOML_INTEGER, pos);
+		v->u.integer = (int64_t)json_integer_value(j);
+		break;
+	case JSON_REAL:
+		skip_scalar(s);
+		v = node(TOML_FLOAT, pos);
+		v->u.flt = json_real_value(j);
+		break;
+	case JSON_TRUE:
+	case JSON_FALSE:
+		skip_scalar(s);
+		v = node(TOML_BOOL, pos);
+		v->u.boolean = json_is_true(j);
+		break;
+	case JSON_NULL:
+		/* TOML has no null, and a config means something by every key:
+		 * an absent value is written by leaving the key out. */
+		return moat_error_set(s->err, MOAT_E_CONFIG, 0,
+				      "%s:%d:%d: %s: expected a value, got null; leave the "
+				      "key out instead",
+				      s->file, pos.line, pos.col, key ? key : "(top)");
+	}
+	*out = v;
+	return 0;
+fail:
+	toml_free(v);
+	return -1;
+}
+
+int config_json_parse(const char *file, const char *buf, size_t len, struct toml_value **out, struct moat_error *err)
+{
+	json_error_t jerr;
+	json_t *j = json_loadb(buf, len, JSON_REJECT_DUPLICATES, &jerr);
+	struct scan s = {.p = buf, .end = buf + len, .line = 1, .col = 1, .file = file, .err = err};
+	struct toml_value *root = NULL;
+	int rc;
+
+	if (!j)
+		return moat_error_set(err, MOAT_E_CONFIG, 0, "%s:%d:%d: %s", file, jerr.line < 1 ? 1 : jerr.line,
+				      jerr.column < 1 ? 1 : jerr.column, jerr.text);
+	if (!json_is_object(j)) {
+		json_decref(j);
+		skip_ws(&s);
+		return moat_error_set(err, MOAT_E_CONFIG, 0, "%s:%d:%d: expected an object at the top, got an array",
+				      file, s.line, s.col);
+	}
+	rc = convert(&s, j, NULL, 0, &root);
+	json_decref(j);
+	if (rc < 0)
+		return -1;
+	*out = root;
+	return 0;
+}

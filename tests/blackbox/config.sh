@@ -1,0 +1,219 @@
+#!/usr/bin/env bash
+# Black-box tests of issue 4, sections 2-5: `moat run --config FILE --server
+# NAME`, `--config FILE --profile NAME -- CMD`, `moat config check` and
+# `moat config show`, errors with file:line:col and exit 125, and every
+# example of docs/config.md loaded and its effective policy checked.
+#
+# Runs as root, as an unprivileged user and with the sanitizer build
+# ($MOAT); nothing here hard-codes the tree ($ROOT, $HELPER).
+set -u
+. "$(dirname "$0")/../lib/tap.sh"
+scratch
+PY=/usr/bin/python3
+DOC=$ROOT/docs/config.md
+SCHEMA=$ROOT/docs/report.schema.json
+VALIDATOR=$ROOT/tests/lib/validate_schema.py
+mkdir -p "$SCRATCH/proj" "$SCRATCH/data" "$SCRATCH/outside" "$SCRATCH/bin"
+echo granted >"$SCRATCH/data/file"
+echo secret >"$SCRATCH/outside/file"
+cd "$SCRATCH/proj"
+
+# get FILE PYTHON-EXPR-ON-d: one value of a JSON document.
+get() {
+	"$PY" -c 'import json,sys; d=json.load(open(sys.argv[1])); v=eval(sys.argv[2]); print(json.dumps(v) if isinstance(v,(dict,list)) else v)' "$1" "$2" 2>/dev/null
+}
+
+# --- a config with two servers, in darnit and Codex form
+cat >"$SCRATCH/proj/servers.toml" <<EOF
+[sandbox]
+net = "none"
+
+[mcp_servers.reader]
+command = ["$HELPER", "read"]
+install_hint = "build it: make helpers"
+trusted_publisher = "moat tests"
+optional = true
+[mcp_servers.reader.sandbox]
+read = ["../data"]
+
+[mcp_servers.env]
+command = "/usr/bin/env"
+env = { GREETING = "hello \$MOAT_T_NAME", LITERAL = "\$\$HOME", EMPTY = "\$MOAT_T_UNSET" }
+env_vars = ["MOAT_T_PASS"]
+
+[mcp_servers.net]
+command = "$HELPER"
+args = ["tcp", "127.0.0.1", "9"]
+sandbox = { net = "loopback" }
+EOF
+
+err=$("$MOAT" config check "$SCRATCH/proj/servers.toml" 2>&1); rc=$?
+is "$rc" 0 "moat config check: a good file exits 0"
+is "$err" "$SCRATCH/proj/servers.toml: ok (3 servers)" "  and says so on stderr, with the number of servers"
+out=$("$MOAT" config check "$SCRATCH/proj/servers.toml" 2>/dev/null)
+is "$out" "" "  stdout stays empty"
+
+# --- moat run --server runs the server's command in the sandbox
+out=$("$MOAT" run --config servers.toml --server reader -- "$SCRATCH/data/file" 2>&1); rc=$?
+is "$rc:$out" "0:OK granted" "run --server: the server's command runs, extra args appended, its read rule granted"
+out=$("$MOAT" run --config servers.toml --server reader -- "$SCRATCH/outside/file" 2>&1); rc=$?
+is "$rc" 1 "  a file outside the server's rules cannot be read"
+like "$out" "ERR E(ACCES|PERM|NOENT)" "  (the sandbox refused it: $out)"
+out=$("$MOAT" run --config servers.toml --server reader --read "$SCRATCH/outside" -- "$SCRATCH/outside/file" 2>&1)
+is "$out" "OK secret" "  flags given with the file apply on top of it (--read)"
+out=$(cd / && "$MOAT" run --config "$SCRATCH/proj/servers.toml" --server reader -- "$SCRATCH/data/file" 2>&1)
+is "$out" "OK granted" "  a relative path in the file is relative to the file, not to the cwd"
+
+out=$(MOAT_T_NAME=world MOAT_T_PASS=passed "$MOAT" run --config servers.toml --server env 2>/dev/null | grep -E '^(GREETING|LITERAL|EMPTY|MOAT_T_PASS)=' | sort | tr '\n' ' ')
+is "$out" 'EMPTY= GREETING=hello world LITERAL=$HOME MOAT_T_PASS=passed ' \
+	"env: \$VAR from moat's environment (\"\" when unset), \$\$ literal, env_vars passed through"
+out=$(MOAT_T_NAME=world "$MOAT" run --config servers.toml --server env 2>/dev/null | grep -c '^MOAT_T_NAME=')
+is "$out" 0 "  a variable named in a value is not passed itself"
+
+out=$("$MOAT" run --config servers.toml --server net 2>&1)
+like "$out" "ERR ECONNREFUSED" "sandbox net = \"loopback\": a loopback connect reaches the (empty) loopback"
+out=$("$MOAT" run --config servers.toml --server net --net none 2>&1)
+like "$out" "ERR E(ACCES|PERM|AFNOSUPPORT)" "  --net none on the command line wins over the file ($out)"
+
+# --- --config FILE --profile NAME -- CMD, with a user profile
+cat >"$SCRATCH/proj/profiles.toml" <<EOF
+[profiles.data-reader]
+extends = "strict"
+read = ["../data"]
+EOF
+out=$("$MOAT" run --config profiles.toml --profile data-reader -- "$HELPER" read "$SCRATCH/data/file" 2>&1)
+is "$out" "OK granted" "--config FILE --profile NAME -- CMD: the user profile's rules apply"
+out=$("$MOAT" run --config profiles.toml --profile data-reader --dry-run -- "$HELPER" exit 0 2>/dev/null | \
+	"$PY" -c 'import json,sys; d=json.load(sys.stdin); print(d["policy"]["profile"])')
+is "$out" "data-reader" "  and the report names it"
+"$MOAT" run --config profiles.toml --profile data-reader 2>/dev/null; rc=$?
+is "$rc" 125 "  without --server the command still needs \`--\`"
+
+# --- moat config show: the effective policy in the shape of --dry-run
+"$MOAT" config show servers.toml --server reader >"$SCRATCH/show.json" 2>"$SCRATCH/show.err"; rc=$?
+ok $([ "$rc" = 0 ] || [ "$rc" = 125 ] && echo 0 || echo 1) "moat config show exits like --dry-run ($rc: $(head -c 200 "$SCRATCH/show.err"))"
+is "$(get "$SCRATCH/show.json" 'd["schema"]')" "moat.report/1" "  it prints a report"
+is "$(get "$SCRATCH/show.json" 'd["policy"]["argv"]')" "[\"$HELPER\", \"read\"]" "  with the server's command"
+is "$(get "$SCRATCH/show.json" '[r["access"] for r in d["policy"]["paths"] if r["path"] == "'"$SCRATCH/data"'"]')" '["read"]' \
+	"  and its read rule"
+is "$(get "$SCRATCH/show.json" '[(r["origin"]["source"], r["origin"]["line"], r["origin"]["col"]) for r in d["policy"]["paths"] if r["path"].endswith("/data")]')" \
+	'[["servers.toml", 10, 9]]' "  whose origin is file:line:col"
+"$MOAT" run --config servers.toml --server reader --dry-run >"$SCRATCH/dry.json" 2>/dev/null
+is "$(get "$SCRATCH/show.json" 'd["policy_digest"]')" "$(get "$SCRATCH/dry.json" 'd["policy_digest"]')" \
+	"  the same policy as moat run --config --server --dry-run (digest)"
+if [ -f "$SCHEMA" ] && [ -f "$VALIDATOR" ]; then
+	out=$("$PY" "$VALIDATOR" "$SCHEMA" "$SCRATCH/show.json" 2>&1)
+	ok $? "  and valid against docs/report.schema.json $out"
+fi
+"$MOAT" config show servers.toml >/dev/null 2>"$SCRATCH/err"; rc=$?
+is "$rc" 125 "config show of a file with several servers needs --server"
+like "$(cat "$SCRATCH/err")" "defines 3 servers; name one with --server NAME" "  and says so"
+
+# --- errors: exit 125 with file:line:col, key path, what was expected
+bad() { # bad NAME TEXT REGEX [ARGS]: `moat config check` of TEXT must fail with REGEX
+	local name=$1 text=$2 re=$3 f="$SCRATCH/proj/$1"
+	printf '%s\n' "$text" >"$f"
+	out=$("$MOAT" config check "$f" 2>&1 >/dev/null); rc=$?
+	is "$rc" 125 "bad config $name: exit 125"
+	like "$out" "$re" "  $(printf '%s' "$re" | head -c 80)"
+}
+bad unknown.toml $'[mcp_servers.scorecard]\ncomand = ["x"]' \
+	"^moat: $SCRATCH/proj/unknown.toml:2:1: mcp_servers.scorecard.comand: unknown key; expected one of command, .*
+moat: hint: did you mean 'command'\\?"
+bad type.toml $'[mcp_servers.s]\ncommand = "sh"\nsandbox = { read = "." }' \
+	":3:20: mcp_servers.s.sandbox.read: expected an array of paths \\(strings\\), got a string"
+bad net.toml $'[mcp_servers.scorecard]\ncommand = "sh"\n[mcp_servers.scorecard.sandbox]\nnet = "internet"' \
+	":4:7: mcp_servers.scorecard.sandbox.net: expected \"none\", \"loopback\" or \"all\", got \"internet\""
+bad dup.toml $'[mcp_servers.s]\ncommand = "sh"\n[mcpServers.s]\ncommand = "sh"' \
+	":3:13: mcpServers.s: server \"s\" is defined twice \\(first at 1:14 as mcp_servers.s\\)"
+bad dup.json '{"mcpServers": {"s": {"command": "sh"}, "s": {"command": "sh"}}}' \
+	"dup.json:1:43: duplicate object key"
+bad wd.toml $'[mcp_servers.s]\ncommand = "sh"\nsandbox = { write = ["."], deny = ["."] }' \
+	":3:22: mcp_servers.s.sandbox.write: $SCRATCH/proj is both writable and denied \\(at .*wd.toml:3:36\\)"
+bad missing.toml $'[mcp_servers.s]\ncommand = "sh"\nsandbox = { read = ["./not-there"] }' \
+	":3:21: mcp_servers.s.sandbox.read: $SCRATCH/proj/not-there does not exist; expected an existing path \\(mode require\\)"
+bad var.toml $'[mcp_servers.s]\ncommand = "sh"\nenv = { T = "${TOKEN" }' \
+	":3:13: mcp_servers.s.env.T: bad variable reference \"\\$\\{TOKEN\"; expected \\\$NAME"
+bad hook.toml $'[mcp_servers.s]\ncommand = "sh"\nenv_vars = ["LD_PRELOAD"]' \
+	":3:13: mcp_servers.s.env_vars: refusing to pass the loader or interpreter hook LD_PRELOAD through"
+bad cycle.toml $'[profiles.a]\nextends = "b"\n[profiles.b]\nextends = "a"' \
+	":4:11: profiles.b.extends: profiles extend each other in a cycle \\(b -> a -> b\\)"
+bad syntax.toml $'[mcp_servers.s]\ncommand = ["sh"' "syntax.toml:3:1: expected ',' or ']' after an array element"
+bad syntax.json '{"mcpServers": {"s": {"command": "sh",}}}' "syntax.json:1:39: "
+
+out=$("$MOAT" run --config servers.toml --server nope 2>&1); rc=$?
+is "$rc" 125 "run --server with a name the file does not define: exit 125"
+like "$out" "no server named \"nope\".*
+moat: hint: known servers: reader, env, net" "  the hint lists the known servers"
+out=$("$MOAT" run --config unknown.toml --server scorecard 2>&1); rc=$?
+is "$rc" 125 "run with a bad config: exit 125"
+like "$out" "unknown.toml:2:1: " "  with file:line:col"
+"$MOAT" run --config "$SCRATCH/no-such.toml" --server x 2>/dev/null; rc=$?
+is "$rc" 125 "a config file that does not exist: exit 125"
+"$MOAT" run --server reader 2>/dev/null; rc=$?
+is "$rc" 125 "--server without --config: exit 125"
+printf '[mcp_servers.gone]\ncommand = "no-such-server-moat"\ninstall_hint = "pip install gone"\n' >gone.toml
+out=$("$MOAT" run --config gone.toml --server gone 2>&1); rc=$?
+is "$rc" 127 "a server whose command is not installed: 127, as for any command"
+like "$out" "gone.toml:2:11: mcp_servers.gone.command: .*
+moat: hint: pip install gone" "  its install_hint is the hint"
+"$MOAT" config check gone.toml 2>/dev/null; rc=$?
+is "$rc" 0 "  config check does not need the command installed"
+
+# --- every example of docs/config.md: loaded, and its policy checked
+# Stub programs for the examples' commands, first in PATH, so that the
+# examples resolve the same way on every host.
+for p in scorecard-mcp npx uvx python3; do
+	printf '#!/bin/sh\nexit 0\n' >"$SCRATCH/bin/$p"
+	chmod 0755 "$SCRATCH/bin/$p"
+done
+mkdir -p "$SCRATCH/examples"
+"$PY" - "$DOC" "$SCRATCH/examples" <<'EOF'
+import re, sys
+doc, out = sys.argv[1], sys.argv[2]
+text = open(doc).read()
+for m in re.finditer(r'<!-- example: ([A-Za-z0-9_-]+) -->\n```(\w+)\n(.*?)```', text, re.S):
+    name, lang, body = m.groups()
+    open(f"{out}/{name}.{lang}", "w").write(body)
+
+EOF
+examples=$(cd "$SCRATCH/examples" && ls)
+markers=$(grep -c '^<!-- example: ' "$DOC")
+is "$(echo "$examples" | grep -c .)" "$markers" "every example marker of docs/config.md is followed by a fenced block ($markers)"
+
+# NAME SERVER ARGV0 NET PATH ACCESS: what each example's policy must hold
+# (PATH relative to the example's directory, or absolute).
+expect() {
+	case $1 in
+	darnit) echo "scorecard scorecard-mcp all . read" ;;
+	codex) echo "files npx none . write" ;;
+	claude) echo "fetch uvx none /usr read" ;;
+	shorthand) echo "git uvx none /usr read" ;;
+	sandbox-table) echo "scanner python3 loopback .env deny" ;;
+	limits) echo "indexer python3 none . read" ;;
+	defaults) echo "web npx all secrets deny" ;;
+	profiles) echo "formatter npx none . write" ;;
+	*) echo "" ;;
+	esac
+}
+for f in $examples; do
+	name=${f%.*}
+	set -- $(expect "$name")
+	if [ $# -ne 5 ]; then
+		ok 1 "example $name: the test knows what its policy must hold"
+		continue
+	fi
+	server=$1 argv0=$2 net=$3 path=$4 access=$5
+	case $path in /*) ;; *) path=$(cd "$SCRATCH/examples" && realpath -ms "$path") ;; esac
+	err=$(PATH="$SCRATCH/bin:$PATH" "$MOAT" config check "$SCRATCH/examples/$f" 2>&1); rc=$?
+	is "$rc" 0 "example $name: moat config check accepts it ($err)"
+	PATH="$SCRATCH/bin:$PATH" "$MOAT" config show "$SCRATCH/examples/$f" --server "$server" >"$SCRATCH/ex.json" 2>"$SCRATCH/ex.err"
+	rc=$?
+	ok $([ "$rc" = 0 ] || [ "$rc" = 125 ] && echo 0 || echo 1) "  config show --server $server ($rc $(head -c 200 "$SCRATCH/ex.err"))"
+	is "$(get "$SCRATCH/ex.json" 'd["policy"]["argv"][0]')" "$argv0" "  command: $argv0"
+	is "$(get "$SCRATCH/ex.json" 'd["policy"]["net"]')" "$net" "  net: $net"
+	is "$(get "$SCRATCH/ex.json" '"'$access'" in [r["access"] for r in d["policy"]["paths"] if r["path"] == "'"$path"'"]')" True \
+		"  path rule: $path $access"
+done
+
+done_testing

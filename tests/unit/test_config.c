@@ -1,0 +1,632 @@
+/* Unit tests: configuration files (src/sources/config*.c).
+ *
+ * A table of bad configs, each with the exact message it must give
+ * (file:line:col, key path, what was expected); the three client formats
+ * giving the same policy for the same server; layering (profiles, [sandbox],
+ * the server, the command line on top); $VAR expansion; paths. */
+#include <limits.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "policy/policy.h"
+#include "report/report.h"
+#include "sources/config.h"
+#include "tap.h"
+#include "util/cleanup.h"
+
+static char *test_env[] = {"PATH=/usr/bin:/bin", "HOME=/home/u", "T=tok-value", "EMPTY=", NULL};
+
+static struct moat_config *load(const char *file, const char *text, struct moat_error *err)
+{
+	struct moat_config *c = NULL;
+
+	memset(err, 0, sizeof(*err));
+	if (config_load_buffer(file, text, strlen(text), "/home/u", &c, err) < 0)
+		return NULL;
+	return c;
+}
+
+/* Load, then (when `server` is set) build that server's policy.  Returns 0
+ * when both succeed; fills err otherwise. */
+static int load_and_build(const char *file, const char *text, const char *server, struct moat_error *err)
+{
+	struct moat_config *c = load(file, text, err);
+	struct moat_policy p;
+	struct config_request r = {.server = server, .mode = -1, .env = test_env};
+	int rc;
+
+	if (!c)
+		return -1;
+	policy_init(&p);
+	rc = server ? config_build(c, &r, &p, NULL, err) : 0;
+	if (rc == 0 && server)
+		rc = policy_validate(&p, err);
+	policy_free(&p);
+	config_free(c);
+	return rc;
+}
+
+struct bad_row {
+	const char *file;
+	const char *text;
+	const char *server; /* NULL: the error is found by loading alone */
+	const char *message;
+	const char *hint; /* NULL: no hint expected */
+};
+
+static const struct bad_row bad_rows[] = {
+    /* unknown keys, with a suggestion when one is close */
+    {"t.toml", "[mcp_servers.x]\ncomand = [\"sh\"]\n", NULL,
+     "t.toml:2:1: mcp_servers.x.comand: unknown key; expected one of command, args, env, env_vars, cwd, optional, "
+     "install_hint, trusted_publisher, sandbox, type",
+     "did you mean 'command'?"},
+    {"t.toml", "[mcp_servers.x]\ncommand = \"sh\"\nfrobnicate = 1\n", NULL,
+     "t.toml:3:1: mcp_servers.x.frobnicate: unknown key; expected one of command, args, env, env_vars, cwd, "
+     "optional, install_hint, trusted_publisher, sandbox, type",
+     NULL},
+    {"t.toml", "[sandbox]\nnett = \"none\"\n", NULL,
+     "t.toml:2:1: sandbox.nett: unknown key; expected one of backend, mode, profile, read, write, deny, net, "
+     "env_pass, require, memory, pids, files, cpu, timeout",
+     "did you mean 'net'?"},
+    {"t.toml", "[mcp_servers.scorecard]\ncommand = \"sh\"\n[mcp_servers.scorecard.sandbox]\nreed = []\n", NULL,
+     "t.toml:4:1: mcp_servers.scorecard.sandbox.reed: unknown key; expected one of backend, mode, profile, read, "
+     "write, deny, net, env_pass, require, memory, pids, files, cpu, timeout",
+     "did you mean 'read'?"},
+    {"t.toml", "[profiles.p]\nprofile = \"strict\"\n", NULL,
+     "t.toml:2:1: profiles.p.profile: unknown key; expected one of extends, backend, mode, read, write, deny, net, "
+     "env_pass, require, memory, pids, files, cpu, timeout",
+     NULL},
+    {"t.toml", "model = \"o3\"\n", NULL,
+     "t.toml:1:1: model: unknown key; expected one of mcp_servers, mcpServers, sandbox, profiles", NULL},
+    {"t.toml", "[mcp_server.x]\ncommand = \"sh\"\n", NULL,
+     "t.toml:1:2: mcp_server: unknown key; expected one of mcp_servers, mcpServers, sandbox, profiles",
+     "did you mean 'mcp_servers'?"},
+    {"t.toml", "[mcp_servers.\"my.server\"]\ncommand = \"sh\"\nenv_var = []\n", NULL,
+     "t.toml:3:1: mcp_servers.\"my.server\".env_var: unknown key; expected one of command, args, env, env_vars, cwd, "
+     "optional, install_hint, trusted_publisher, sandbox, type",
+     "did you mean 'env_vars'?"},
+    {"c.json", "{\n  \"mcpServers\": {\n    \"x\": {\"comand\": \"sh\"}\n  }\n}\n", NULL,
+     "c.json:3:11: mcpServers.x.comand: unknown key; expected one of command, args, env, env_vars, cwd, optional, "
+     "install_hint, trusted_publisher, sandbox, type",
+     "did you mean 'command'?"},
+
+    /* wrong types */
+    {"t.toml", "[mcp_servers.x]\ncommand = 5\n", NULL,
+     "t.toml:2:11: mcp_servers.x.command: expected a program name or an array of strings (the program and its "
+     "arguments), got an integer",
+     NULL},
+    {"t.toml", "[mcp_servers.x]\ncommand = []\n", NULL,
+     "t.toml:2:11: mcp_servers.x.command: expected a program name or an array of strings (the program and its "
+     "arguments), got an empty array",
+     NULL},
+    {"t.toml", "[mcp_servers.x]\ncommand = [\"sh\", 1]\n", NULL,
+     "t.toml:2:18: mcp_servers.x.command: expected strings, got an integer in the array", NULL},
+    {"t.toml", "[mcp_servers.x]\ncommand = \"\"\n", NULL,
+     "t.toml:2:11: mcp_servers.x.command: expected a program name, got an empty string", NULL},
+    {"t.toml", "[mcp_servers.x]\nargs = [\"a\"]\n", NULL,
+     "t.toml:1:14: mcp_servers.x: missing key \"command\" (the program to run)", NULL},
+    {"t.toml", "[mcp_servers.x]\ncommand = [\"sh\"]\nargs = [\"-c\"]\n", NULL,
+     "t.toml:3:1: mcp_servers.x.args: not allowed when command is an array; put the arguments in command", NULL},
+    {"t.toml", "[mcp_servers.x]\ncommand = \"sh\"\nargs = \"-c\"\n", NULL,
+     "t.toml:3:8: mcp_servers.x.args: expected an array of strings, got a string", NULL},
+    {"t.toml", "[mcp_servers.x]\ncommand = \"sh\"\noptional = \"yes\"\n", NULL,
+     "t.toml:3:12: mcp_servers.x.optional: expected true or false (a bool), got a string", NULL},
+    {"t.toml", "[mcp_servers.x]\ncommand = \"sh\"\nsandbox = 3\n", NULL,
+     "t.toml:3:11: mcp_servers.x.sandbox: expected \"auto\", \"native\", \"bwrap\", \"firejail\", \"gvisor\", \"oci\" "
+     "or \"none\", or a table of sandbox settings, got an integer",
+     NULL},
+    {"t.toml", "[mcp_servers.x]\ncommand = \"sh\"\nsandbox = \"bwrapp\"\n", NULL,
+     "t.toml:3:11: mcp_servers.x.sandbox: expected \"auto\", \"native\", \"bwrap\", \"firejail\", \"gvisor\", \"oci\" "
+     "or \"none\", got \"bwrapp\"",
+     "did you mean \"bwrap\"?"},
+    {"t.toml", "[mcp_servers.scorecard]\ncommand = \"sh\"\n[mcp_servers.scorecard.sandbox]\nnet = \"internet\"\n", NULL,
+     "t.toml:4:7: mcp_servers.scorecard.sandbox.net: expected \"none\", \"loopback\" or \"all\", got \"internet\"",
+     NULL},
+    {"t.toml", "[sandbox]\nnet = true\n", NULL,
+     "t.toml:2:7: sandbox.net: expected \"none\", \"loopback\" or \"all\", got a bool", NULL},
+    {"t.toml", "[sandbox]\nmode = \"requir\"\n", NULL,
+     "t.toml:2:8: sandbox.mode: expected \"require\", \"prefer\" or \"off\", got \"requir\"",
+     "did you mean \"require\"?"},
+    {"t.toml", "[sandbox]\nread = \".\"\n", NULL,
+     "t.toml:2:8: sandbox.read: expected an array of paths (strings), got a string", NULL},
+    {"t.toml", "[sandbox]\nwrite = [\"/tmp\", 7]\n", NULL,
+     "t.toml:2:18: sandbox.write: expected an array of paths (strings), got an integer in the array", NULL},
+    {"t.toml", "[sandbox]\nrequire = [\"fs.raed\"]\n", NULL,
+     "t.toml:2:12: sandbox.require: expected a property name (fs.read, net.none, ...), got \"fs.raed\"",
+     "did you mean \"fs.read\"?"},
+    {"t.toml", "[sandbox]\nmemory = \"12Q\"\n", NULL,
+     "t.toml:2:10: sandbox.memory: expected a size of at least 1M (e.g. \"512M\", \"2G\") or a number of bytes, got "
+     "\"12Q\"",
+     NULL},
+    {"t.toml", "[sandbox]\nmemory = 1024\n", NULL,
+     "t.toml:2:10: sandbox.memory: expected a size of at least 1M (e.g. \"512M\", \"2G\") or a number of bytes, got "
+     "1024",
+     NULL},
+    {"t.toml", "[sandbox]\npids = 0\n", NULL, "t.toml:2:8: sandbox.pids: expected a positive whole number, got 0",
+     NULL},
+    {"t.toml", "[sandbox]\ncpu = 1.5\n", NULL, "t.toml:2:7: sandbox.cpu: expected a positive whole number, got a float",
+     NULL},
+    {"t.toml", "[sandbox]\ntimeout = -1\n", NULL,
+     "t.toml:2:11: sandbox.timeout: expected a positive number of seconds, got -1", NULL},
+    {"t.toml", "[sandbox]\ntimeout = \"5s\"\n", NULL,
+     "t.toml:2:11: sandbox.timeout: expected a positive number of seconds, got a string", NULL},
+    {"t.toml", "sandbox = 1\n", NULL, "t.toml:1:11: sandbox: expected a table, got an integer", NULL},
+    {"t.toml", "mcp_servers = []\n", NULL, "t.toml:1:15: mcp_servers: expected a table of servers, got an array", NULL},
+    {"t.toml", "[mcp_servers]\nx = \"sh\"\n", NULL,
+     "t.toml:2:5: mcp_servers.x: expected a table (the server's command, args, env, ...), got a string", NULL},
+    {"c.json", "{\"mcpServers\": {\"x\": {\"command\": \"sh\", \"args\": [\"-c\", true]}}}", NULL,
+     "c.json:1:55: mcpServers.x.args: expected strings, got a boolean in the array", NULL},
+    {"c.json", "{\"mcpServers\": {\"x\": {\"command\": \"sh\", \"env\": {\"A\": 1}}}}", NULL,
+     "c.json:1:53: mcpServers.x.env.A: expected a string, got a number", NULL},
+    {"c.json", "{\"mcpServers\": {\"x\": \"sh\"}}", NULL,
+     "c.json:1:22: mcpServers.x: expected an object (the server's command, args, env, ...), got a string", NULL},
+    {"c.json", "{\"mcpServers\": {\"x\": {\"command\": \"sh\", \"cwd\": null}}}", NULL,
+     "c.json:1:47: mcpServers.x.cwd: expected a value, got null; leave the key out instead", NULL},
+    {"c.json", "{\"mcpServers\": {\"x\": {\"command\": \"sh\", \"type\": \"sse\"}}}", NULL,
+     "c.json:1:48: mcpServers.x.type: expected \"stdio\" (moat runs servers spoken to over stdio), got \"sse\"", NULL},
+
+    /* syntax errors of the two formats */
+    {"t.toml", "[mcp_servers.x]\ncommand = \n", NULL, "t.toml:2:11: expected a value, found end of line", NULL},
+    {"c.json", "{\"mcpServers\": {\"x\": {\"command\": \"sh\",}}}", NULL,
+     "c.json:1:39: string or '}' expected near '}'", NULL},
+    {"c.json", "[1]", NULL, "c.json:1:1: expected an object at the top, got an array", NULL},
+    {"t.json.bak", "{\"mcpServers\": 5}", NULL,
+     "t.json.bak:1:16: mcpServers: expected an object of servers, got a number", NULL},
+
+    /* duplicate servers: twice in one form, or in two forms */
+    {"t.toml", "[mcp_servers.x]\ncommand = \"sh\"\n[mcpServers.x]\ncommand = \"sh\"\n", NULL,
+     "t.toml:3:13: mcpServers.x: server \"x\" is defined twice (first at 1:14 as mcp_servers.x)",
+     "keep one of them, or give the other another name"},
+    {"t.toml", "[mcp_servers.x]\ncommand = \"sh\"\n[mcp_servers.x]\ncommand = \"sh\"\n", NULL,
+     "t.toml:3:14: table 'mcp_servers.x' is defined twice", NULL},
+    {"c.json", "{\"mcpServers\": {\"x\": {\"command\": \"sh\"},\n  \"x\": {\"command\": \"sh\"}}}", NULL,
+     "c.json:2:5: duplicate object key near '\"x\"'", NULL},
+    {"c.json", "{\"mcpServers\": {\"x\": {\"command\": \"sh\"}}, \"mcp_servers\": {\"x\": {\"command\": \"sh\"}}}",
+     NULL, "c.json:1:58: mcp_servers.x: server \"x\" is defined twice (first at 1:17 as mcpServers.x)",
+     "keep one of them, or give the other another name"},
+
+    /* environment: $VAR syntax and hooks */
+    {"t.toml", "[mcp_servers.x]\ncommand = \"sh\"\nenv = { A = \"${B\" }\n", NULL,
+     "t.toml:3:13: mcp_servers.x.env.A: bad variable reference \"${B\"; expected $NAME, ${NAME} or $$ (a literal $)",
+     NULL},
+    {"t.toml", "[mcp_servers.x]\ncommand = \"sh\"\nenv = { A = \"x-$1\" }\n", NULL,
+     "t.toml:3:13: mcp_servers.x.env.A: bad variable reference \"$1\"; expected $NAME, ${NAME} or $$ (a literal $)",
+     NULL},
+    {"t.toml", "[mcp_servers.x]\ncommand = \"sh\"\nenv = { A = \"cost: 5$\" }\n", NULL,
+     "t.toml:3:13: mcp_servers.x.env.A: bad variable reference \"$\"; expected $NAME, ${NAME} or $$ (a literal $)",
+     NULL},
+    {"t.toml", "[mcp_servers.x]\ncommand = \"sh\"\nenv = { A = \"${}\" }\n", NULL,
+     "t.toml:3:13: mcp_servers.x.env.A: bad variable reference \"${}\"; expected $NAME, ${NAME} or $$ (a literal $)",
+     NULL},
+    {"t.toml", "[mcp_servers.x]\ncommand = \"sh\"\nenv = { A = \"${B:-x}\" }\n", NULL,
+     "t.toml:3:13: mcp_servers.x.env.A: bad variable reference \"${B:-x}\"; expected $NAME, ${NAME} or $$ (a literal "
+     "$)",
+     NULL},
+    {"t.toml", "[mcp_servers.x]\ncommand = \"sh\"\nenv = { \"A.B\" = \"1\" }\n", NULL,
+     "t.toml:3:9: mcp_servers.x.env.\"A.B\": expected a variable name ([A-Za-z_][A-Za-z0-9_]*) as the key", NULL},
+    {"t.toml", "[mcp_servers.x]\ncommand = \"sh\"\nenv = { LD_PRELOAD = \"$EVIL\" }\n", NULL,
+     "t.toml:3:22: mcp_servers.x.env.LD_PRELOAD: refusing to take the loader or interpreter hook LD_PRELOAD from "
+     "moat's environment",
+     "give it a literal value, without $"},
+    {"t.toml", "[mcp_servers.x]\ncommand = \"sh\"\nenv_vars = [\"TERM\", \"NODE_OPTIONS\"]\n", NULL,
+     "t.toml:3:21: mcp_servers.x.env_vars: refusing to pass the loader or interpreter hook NODE_OPTIONS through",
+     "it would run code before the program's own; if it is really wanted, give its value explicitly in env"},
+    {"t.toml", "[sandbox]\nenv_pass = [\"not valid\"]\n", NULL,
+     "t.toml:2:13: sandbox.env_pass: expected a variable name ([A-Za-z_][A-Za-z0-9_]*), got \"not valid\"", NULL},
+
+    /* profiles */
+    {"t.toml", "[profiles.a]\nextends = \"b\"\n[profiles.b]\nextends = \"a\"\n", NULL,
+     "t.toml:4:11: profiles.b.extends: profiles extend each other in a cycle (b -> a -> b); expected a chain that "
+     "ends in a built-in profile",
+     NULL},
+    {"t.toml", "[profiles.a]\nextends = \"a\"\n", NULL,
+     "t.toml:2:11: profiles.a.extends: profiles extend each other in a cycle (a -> a); expected a chain that ends "
+     "in a built-in profile",
+     NULL},
+    {"t.toml", "[profiles.a]\nextends = \"stricter\"\n", NULL,
+     "t.toml:2:11: profiles.a.extends: unknown profile \"stricter\"; expected a built-in profile or one defined under "
+     "[profiles]",
+     "known profiles: strict, exec, mcp, network, a"},
+    {"t.toml", "[sandbox]\nprofile = \"nope\"\n", NULL,
+     "t.toml:2:11: sandbox.profile: unknown profile \"nope\"; expected a built-in profile or one defined under "
+     "[profiles]",
+     "known profiles: strict, exec, mcp, network"},
+    {"t.toml", "[profiles.mcp]\nread = []\n", NULL,
+     "t.toml:1:11: profiles.mcp: \"mcp\" is a built-in profile; expected another name (a profile can extend it: "
+     "extends = \"mcp\")",
+     NULL},
+
+    /* found when the server's policy is built */
+    {"t.toml", "[mcp_servers.x]\ncommand = \"sh\"\nsandbox = { write = [\"/tmp\"], deny = [\"/tmp\"] }\n", "x",
+     "t.toml:3:22: mcp_servers.x.sandbox.write: /tmp is both writable and denied (at t.toml:3:39); expected one of "
+     "the two",
+     "remove it from one of the two lists"},
+    {"t.toml", "[sandbox]\ndeny = [\"/tmp\"]\n[mcp_servers.x]\ncommand = \"sh\"\nsandbox = { write = [\"/tmp\"] }\n",
+     "x",
+     "t.toml:5:22: mcp_servers.x.sandbox.write: /tmp is both writable and denied (at t.toml:2:9); expected one of "
+     "the two",
+     "remove it from one of the two lists"},
+    {"t.toml", "[mcp_servers.x]\ncommand = \"sh\"\nsandbox = { read = [\"/nonexistent-moat/x\"] }\n", "x",
+     "t.toml:3:21: mcp_servers.x.sandbox.read: /nonexistent-moat/x does not exist; expected an existing path (mode "
+     "require)",
+     "create it, remove it from mcp_servers.x.sandbox.read, or set mode = \"prefer\" to skip missing paths"},
+    {"t.toml",
+     "[profiles.p]\nread = [\"/nonexistent-moat\"]\n[mcp_servers.x]\ncommand = \"sh\"\nsandbox = "
+     "{ profile = \"p\" }\n",
+     "x", "t.toml:2:9: profiles.p.read: /nonexistent-moat does not exist; expected an existing path (mode require)",
+     "create it, remove it from profiles.p.read, or set mode = \"prefer\" to skip missing paths"},
+    {"t.toml", "[mcp_servers.x]\ncommand = \"sh\"\ncwd = \"/nonexistent-moat\"\n", "x",
+     "t.toml:3:7: mcp_servers.x.cwd: /nonexistent-moat does not exist; expected a directory", NULL},
+    {"t.toml", "[mcp_servers.x]\ncommand = \"sh\"\n", "y", "t.toml: no server named \"y\"", "known servers: x"},
+    {"t.toml", "[mcp_servers.x]\ncommand = [\"no-such-program-moat\"]\n", "x",
+     "t.toml:2:11: mcp_servers.x.command: no-such-program-moat: command not found in PATH",
+     "give the absolute path, or check PATH (/usr/bin:/bin)"},
+};
+
+static void test_bad_configs(void)
+{
+	size_t i;
+
+	for (i = 0; i < ARRAY_LEN(bad_rows); i++) {
+		const struct bad_row *r = &bad_rows[i];
+		struct moat_error err;
+		int rc = load_and_build(r->file, r->text, r->server, &err);
+
+		ok(rc < 0 && moat_error_exit_status(&err) == 125 + (strstr(r->message, "command not found") ? 2 : 0),
+		   "bad config %zu is refused with its exit status", i);
+		is_str(err.message, r->message, "  message %zu", i);
+		is_str(err.hint[0] ? err.hint : NULL, r->hint, "  hint %zu", i);
+	}
+}
+
+/* policy_to_json without the origins: they differ between files. */
+static char *policy_sans_origins(const struct moat_policy *p)
+{
+	json_t *j = policy_to_json(p), *paths = json_object_get(j, "paths"), *item;
+	size_t i;
+	char *s;
+
+	json_array_foreach(paths, i, item) json_object_del(item, "origin");
+	s = json_dumps(j, JSON_SORT_KEYS | JSON_COMPACT);
+	json_decref(j);
+	return s;
+}
+
+static char *build_server(const char *file, const char *text, const char *server, struct moat_policy *p)
+{
+	struct moat_error err;
+	struct moat_config *c = load(file, text, &err);
+	struct config_request r = {.server = server, .mode = -1, .env = test_env};
+	char *s = NULL;
+
+	policy_init(p);
+	if (!c) {
+		printf("# load %s: %s\n", file, err.message);
+		return NULL;
+	}
+	if (config_build(c, &r, p, NULL, &err) < 0 || policy_validate(p, &err) < 0)
+		printf("# build %s: %s\n", file, err.message);
+	else
+		s = policy_sans_origins(p);
+	config_free(c);
+	return s;
+}
+
+static void test_three_formats(void)
+{
+	static const char darnit[] = "[mcp_servers.fs]\n"
+				     "command = [\"sh\", \"-c\", \"exit 0\"]\n"
+				     "env = { TOKEN = \"$T\", MODE = \"fast\", BOTH = \"${T}-$$\" }\n"
+				     "env_vars = [\"TERM\"]\n"
+				     "optional = true\n"
+				     "[mcp_servers.fs.sandbox]\n"
+				     "net = \"loopback\"\n"
+				     "read = [\"/usr/share\"]\n"
+				     "deny = [\"/usr/share/doc\"]\n"
+				     "pids = 64\n";
+	static const char codex[] =
+	    "[mcp_servers.fs]\n"
+	    "command = \"sh\"\n"
+	    "args = [\"-c\", \"exit 0\"]\n"
+	    "env_vars = [\"TERM\"]\n"
+	    "optional = true\n"
+	    "env.TOKEN = \"$T\"\n"
+	    "env.MODE = \"fast\"\n"
+	    "env.BOTH = \"${T}-$$\"\n"
+	    "sandbox = { net = \"loopback\", read = [\"/usr/share\"], deny = [\"/usr/share/doc\"], "
+	    "pids = 64 }\n";
+	static const char claude[] = "{\n"
+				     "  \"mcpServers\": {\n"
+				     "    \"fs\": {\n"
+				     "      \"command\": \"sh\",\n"
+				     "      \"args\": [\"-c\", \"exit 0\"],\n"
+				     "      \"env\": {\"TOKEN\": \"$T\", \"MODE\": \"fast\", \"BOTH\": \"${T}-$$\"},\n"
+				     "      \"env_vars\": [\"TERM\"],\n"
+				     "      \"optional\": true,\n"
+				     "      \"sandbox\": {\"net\": \"loopback\", \"read\": [\"/usr/share\"],\n"
+				     "                  \"deny\": [\"/usr/share/doc\"], \"pids\": 64}\n"
+				     "    }\n"
+				     "  }\n"
+				     "}\n";
+	struct moat_policy pd, pc, pj;
+	char *d = build_server("/cfg/darnit.toml", darnit, "fs", &pd);
+	char *x = build_server("/cfg/codex.toml", codex, "fs", &pc);
+	char *j = build_server("/cfg/claude_desktop_config.json", claude, "fs", &pj);
+	const struct moat_env_rule *e;
+
+	ok(d && x && j, "the darnit, Codex and Claude forms all load and build");
+	is_str(x, d, "Codex TOML gives the same policy as darnit TOML");
+	is_str(j, d, "Claude JSON gives the same policy as darnit TOML");
+	ok(d && strstr(d, "\"argv\":[\"sh\",\"-c\",\"exit 0\"]") && strstr(d, "\"net\":\"loopback\"") &&
+	       strstr(d, "\"profile\":\"mcp\"") && strstr(d, "\"pids\":64"),
+	   "  which has the command, the net mode, the server default profile and the limit");
+	e = policy_find_env(&pj, "TOKEN");
+	is_str(e ? e->value : NULL, "tok-value", "$T is taken from moat's environment");
+	e = policy_find_env(&pj, "BOTH");
+	is_str(e ? e->value : NULL, "tok-value-$", "${T} and $$ expand inside a value");
+	e = policy_find_env(&pj, "TERM");
+	ok(e && e->value == NULL, "env_vars are passed through");
+	ok(pd.n_paths > 0 && strcmp(pd.paths[pd.n_paths - 2].path, "/usr/share") == 0 &&
+	       pd.paths[pd.n_paths - 2].origin.line == 8 && pd.paths[pd.n_paths - 2].origin.col == 9 &&
+	       strcmp(pd.paths[pd.n_paths - 2].origin.source, "/cfg/darnit.toml") == 0,
+	   "a rule keeps its file:line:col as its origin");
+	ok(pj.n_paths > 0 && pj.paths[pj.n_paths - 2].origin.line == 9 && pj.paths[pj.n_paths - 2].origin.col == 47,
+	   "  in JSON too (%d:%d)", pj.n_paths ? pj.paths[pj.n_paths - 2].origin.line : 0,
+	   pj.n_paths ? pj.paths[pj.n_paths - 2].origin.col : 0);
+	free(d);
+	free(x);
+	free(j);
+	policy_free(&pd);
+	policy_free(&pc);
+	policy_free(&pj);
+}
+
+static bool has_rule(const struct moat_policy *p, const char *path, enum moat_access a)
+{
+	size_t i;
+
+	for (i = 0; i < p->n_paths; i++)
+		if (strcmp(p->paths[i].path, path) == 0 && p->paths[i].access == a)
+			return true;
+	return false;
+}
+
+static void test_layers(void)
+{
+	static const char text[] = "[sandbox]\n"
+				   "net = \"loopback\"\n"
+				   "mode = \"prefer\"\n"
+				   "read = [\"data\", \"~/notes\"]\n"
+				   "timeout = 30\n"
+				   "[profiles.base]\n"
+				   "extends = \"network\"\n"
+				   "write = [\"out\"]\n"
+				   "memory = \"1G\"\n"
+				   "env_pass = [\"BASE_VAR\"]\n"
+				   "[profiles.leaf]\n"
+				   "extends = \"base\"\n"
+				   "deny = [\"out/secret\"]\n"
+				   "require = [\"proc.pid\"]\n"
+				   "[mcp_servers.a]\n"
+				   "command = [\"sh\"]\n"
+				   "cwd = \"../..\"\n"
+				   "sandbox = { profile = \"leaf\", net = \"none\", timeout = 5 }\n"
+				   "[mcp_servers.b]\n"
+				   "command = \"sh\"\n"
+				   "sandbox = \"none\"\n";
+	struct moat_error err;
+	struct moat_config *c = load("/cfg/dir/layers.toml", text, &err);
+	struct moat_policy p;
+	struct config_request r = {.server = "a", .mode = -1, .env = test_env};
+	struct moat_server_meta meta;
+
+	ok(c != NULL, "a config with [sandbox], two profiles and two servers loads (%s)", c ? "" : err.message);
+	if (!c)
+		return;
+	ok(c->n_servers == 2 && c->n_profiles == 2 && !c->json, "  with its servers and profiles");
+	is_str(c->dir, "/cfg/dir", "  the file's directory is the base for relative paths");
+	policy_init(&p);
+	ok(config_build(c, &r, &p, &meta, &err) == 0, "server a builds (%s)", err.message);
+	is_str(p.profile, "leaf", "the server's profile is the user profile");
+	ok(p.net == MOAT_NET_NONE, "the server's net wins over [sandbox], which won over the built-in network");
+	ok(p.mode == MOAT_MODE_PREFER, "the mode comes from [sandbox]");
+	ok(has_rule(&p, "/cfg/dir/data", MOAT_ACCESS_READ) && has_rule(&p, "/home/u/notes", MOAT_ACCESS_READ),
+	   "relative paths resolve against the file's directory, ~ against HOME");
+	ok(has_rule(&p, "/cfg/dir/out", MOAT_ACCESS_WRITE) && has_rule(&p, "/cfg/dir/out/secret", MOAT_ACCESS_DENY),
+	   "the profile chain's rules are applied (base, then leaf)");
+	ok(has_rule(&p, "/home/u/.npm", MOAT_ACCESS_READ), "  on top of the built-in profile the chain ends in");
+	ok(p.limits.memory_bytes == (1 << 30) && p.limits.timeout_s == 5, "limits: the profile's and the server's");
+	ok(p.require & (1u << 9), "require adds properties");
+	ok(policy_find_env(&p, "BASE_VAR") != NULL, "env_pass from the profile");
+	is_str(p.cwd, "/", "the server's cwd, relative to the file");
+	ok(p.paths[p.n_paths - 1].optional, "in mode prefer a path to read may be missing (optional)");
+	is_str(meta.name, "a", "the server's metadata is returned");
+	config_server_meta_free(&meta);
+	policy_free(&p);
+
+	policy_init(&p);
+	r.server = "b";
+	ok(config_build(c, &r, &p, NULL, &err) == 0 && strcmp(p.backend, "none") == 0,
+	   "sandbox = \"none\" sets the backend");
+	is_str(p.profile, "mcp", "a server without a profile runs under mcp");
+	policy_free(&p);
+
+	policy_init(&p);
+	r.server = "a";
+	r.profile = "strict";
+	r.mode = MOAT_MODE_REQUIRE;
+	ok(config_build(c, &r, &p, NULL, &err) < 0 && strstr(err.message, "does not exist"),
+	   "a --profile and --mode from the command line win (and require makes missing paths errors): %s",
+	   err.message);
+	policy_free(&p);
+
+	policy_init(&p);
+	r.server = NULL;
+	r.profile = "nope";
+	r.mode = -1;
+	{
+		char *argv[] = {"sh", NULL};
+		r.argv = argv;
+		r.argc = 1;
+		ok(config_build(c, &r, &p, NULL, &err) < 0 &&
+		       strcmp(err.message, "unknown profile 'nope' (neither built in nor in /cfg/dir/layers.toml)") ==
+			   0 &&
+		       strcmp(err.hint, "known profiles: strict, exec, mcp, network, base, leaf") == 0,
+		   "an unknown --profile lists the built-in and the file's profiles: %s / %s", err.message, err.hint);
+	}
+	policy_free(&p);
+	config_free(c);
+}
+
+static void test_expand(void)
+{
+	struct {
+		const char *in, *want;
+	} rows[] = {
+	    {"plain", "plain"},
+	    {"$T", "tok-value"},
+	    {"${T}", "tok-value"},
+	    {"a$T-b", "atok-value-b"},
+	    {"$UNSET", ""},
+	    {"x${UNSET}y", "xy"},
+	    {"$$T", "$T"},
+	    {"$EMPTY.", "."},
+	    {"$T$T", "tok-valuetok-value"},
+	};
+	size_t i, at = 0, len = 0;
+	bool ref;
+
+	for (i = 0; i < ARRAY_LEN(rows); i++) {
+		char *out = NULL;
+		ok(config_expand_vars(rows[i].in, test_env, &out, &ref, NULL, NULL) == 0, "expand '%s'", rows[i].in);
+		is_str(out, rows[i].want, "  gives '%s'", rows[i].want);
+		free(out);
+	}
+	ok(config_expand_vars("a $1 b", NULL, NULL, &ref, &at, &len) < 0 && at == 2 && len == 2,
+	   "a bad reference says where it is");
+	ok(config_expand_vars("no refs $$", NULL, NULL, &ref, NULL, NULL) == 0 && !ref, "$$ is not a reference");
+}
+
+static void test_helpers(void)
+{
+	int64_t v = 0;
+	char *k;
+
+	ok(moat_parse_size("512M", &v) == 0 && v == 512 << 20, "512M");
+	ok(moat_parse_size("2GiB", &v) == 0 && v == (int64_t)2 << 30, "2GiB");
+	ok(moat_parse_size("-1", &v) < 0 && moat_parse_size("1X", &v) < 0 && moat_parse_size("", &v) < 0,
+	   "bad sizes are refused");
+	k = config_keypath("mcp_servers", "a.b", 3);
+	is_str(k, "mcp_servers.\"a.b\"", "a key with a dot is quoted in a key path");
+	free(k);
+	k = config_keypath(NULL, "x-y_1", 5);
+	is_str(k, "x-y_1", "a bare key is not");
+	free(k);
+	ok(config_intern("f.toml") == config_intern("f.toml"), "file names are interned once");
+}
+
+static void test_cli(void)
+{
+	char dir[] = "/tmp/moat-test-config.XXXXXX", file[PATH_MAX];
+	struct moat_policy p;
+	struct moat_run_options o;
+	struct moat_error err = {0};
+	struct moat_server_meta meta;
+	FILE *f;
+
+	if (!mkdtemp(dir)) {
+		ok(0, "mkdtemp");
+		return;
+	}
+	snprintf(file, sizeof(file), "%s/servers.toml", dir);
+	f = fopen(file, "w");
+	fputs("[mcp_servers.s]\ncommand = [\"sh\", \"-c\", \"exit 0\"]\ninstall_hint = \"apt install dash\"\n"
+	      "trusted_publisher = \"debian\"\nsandbox = { net = \"loopback\", pids = 10 }\n",
+	      f);
+	fclose(f);
+
+	{
+		char *argv[] = {"run", "--config", file, "--server", "s", "--net",
+				"all", "--pids",   "20", "--",	     "x", NULL};
+		policy_init(&p);
+		run_options_init(&o);
+		ok(cli_parse_run_meta(11, argv, test_env, &p, &o, &meta, &err) == 0, "moat run --config --server (%s)",
+		   err.message);
+		ok(p.argc == 4 && strcmp(p.argv[3], "x") == 0, "  extra args after -- are appended to the command");
+		ok(p.net == MOAT_NET_ALL && p.limits.pids == 20, "  flags win over the file");
+		is_str(meta.trusted_publisher, "debian", "  the server's metadata comes back");
+		is_str(meta.install_hint, "apt install dash", "  with the install hint");
+		config_server_meta_free(&meta);
+		policy_free(&p);
+		run_options_free(&o);
+	}
+	{
+		char *argv[] = {"run", "--config", file, "--server", "s", NULL};
+		policy_init(&p);
+		run_options_init(&o);
+		ok(cli_parse_run(5, argv, test_env, &p, &o, &err) == 0 && p.argc == 3 && p.net == MOAT_NET_LOOPBACK,
+		   "with --server, `--` is optional (%s)", err.message);
+		policy_free(&p);
+		run_options_free(&o);
+	}
+	{
+		char *argv[] = {"run", "--server", "s", NULL};
+		policy_init(&p);
+		run_options_init(&o);
+		ok(cli_parse_run(3, argv, test_env, &p, &o, &err) < 0 && strstr(err.message, "needs --config"),
+		   "--server without --config is refused: %s", err.message);
+		policy_free(&p);
+		run_options_free(&o);
+	}
+	{
+		char *argv[] = {"run", "--config", file, "--profile", "strict", NULL};
+		policy_init(&p);
+		run_options_init(&o);
+		ok(cli_parse_run(5, argv, test_env, &p, &o, &err) < 0 && strstr(err.message, "missing `--`"),
+		   "without --server the command still needs `--`: %s", err.message);
+		policy_free(&p);
+		run_options_free(&o);
+	}
+	{
+		char *argv[] = {"run", "--config", file, "--profile", "strict", "--", "sh", NULL};
+		policy_init(&p);
+		run_options_init(&o);
+		ok(cli_parse_run(7, argv, test_env, &p, &o, &err) == 0 && strcmp(p.profile, "strict") == 0 &&
+		       p.argc == 1,
+		   "--config FILE --profile NAME -- CMD (%s)", err.message);
+		policy_free(&p);
+		run_options_free(&o);
+	}
+	{
+		char *argv[] = {"run", "--config", file, "--config", file, "--server", "s", NULL};
+		policy_init(&p);
+		run_options_init(&o);
+		ok(cli_parse_run(7, argv, test_env, &p, &o, &err) < 0 && strstr(err.message, "given twice"),
+		   "--config twice is refused: %s", err.message);
+		policy_free(&p);
+		run_options_free(&o);
+	}
+	{
+		char *argv[] = {"run", "--config", file, "--server", "nope", NULL};
+		policy_init(&p);
+		run_options_init(&o);
+		ok(cli_parse_run(5, argv, test_env, &p, &o, &err) < 0 && strstr(err.hint, "known servers: s"),
+		   "an unknown --server lists the known ones: %s", err.hint);
+		policy_free(&p);
+		run_options_free(&o);
+	}
+	unlink(file);
+	rmdir(dir);
+}
+
+int main(void)
+{
+	test_bad_configs();
+	test_three_formats();
+	test_layers();
+	test_expand();
+	test_helpers();
+	test_cli();
+	return tap_done();
+}

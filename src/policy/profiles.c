@@ -175,8 +175,7 @@ int profile_apply(struct moat_policy *p, const char *name, const struct profile_
 {
 	size_t i;
 
-	if (strcmp(name, "strict") == 0 || strcmp(name, "exec") == 0 || strcmp(name, "mcp") == 0 ||
-	    strcmp(name, "network") == 0) {
+	if (profile_is_builtin(name)) {
 		add_strict(p, ctx);
 		if (add_command_dirs(p, ctx, err) < 0)
 			return -1;
@@ -207,6 +206,16 @@ int profile_apply(struct moat_policy *p, const char *name, const struct profile_
 	free(p->profile);
 	p->profile = moat_xstrdup(name);
 	return 0;
+}
+
+bool profile_is_builtin(const char *name)
+{
+	size_t i;
+
+	for (i = 0; i < ARRAY_LEN(profile_names); i++)
+		if (strcmp(profile_names[i], name) == 0)
+			return true;
+	return false;
 }
 
 void profile_list(FILE *out)

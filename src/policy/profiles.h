@@ -4,6 +4,7 @@
 #ifndef MOAT_POLICY_PROFILES_H
 #define MOAT_POLICY_PROFILES_H
 
+#include <stdbool.h>
 #include <stdio.h>
 
 #include "policy/policy.h"
@@ -25,6 +26,9 @@ int profile_apply(struct moat_policy *p, const char *name, const struct profile_
 
 /* Add the built-in credential paths under `home` as deny rules. */
 void profile_add_secrets(struct moat_policy *p, const char *home);
+
+/* Is `name` one of the built-in profiles? */
+bool profile_is_builtin(const char *name);
 
 /* `moat profiles`: every profile with its rules, to `out`. */
 void profile_list(FILE *out);

@@ -17,6 +17,7 @@
 
 #include "plan/properties.h"
 #include "policy/env.h"
+#include "policy/profiles.h"
 #include "util/cleanup.h"
 #include "util/mem.h"
 #include "util/path.h"
@@ -991,7 +992,7 @@ static int load_servers(const struct loader *L, const struct toml_keyval *top)
 	return 0;
 }
 
-static const struct config_profile *find_profile(const struct moat_config *c, const char *name)
+const struct config_profile *config_find_profile(const struct moat_config *c, const char *name)
 {
 	size_t i;
 
@@ -1015,7 +1016,7 @@ static int load_profiles(const struct loader *L, const struct toml_keyval *top)
 
 		if (kv->key_len == 0 || kv->key_len != strlen(kv->key))
 			return fail(L, kv->pos, kp, "expected a profile name, without NUL characters");
-		if (in_list(kv->key, builtin_profiles))
+		if (profile_is_builtin(kv->key))
 			return fail(L, kv->pos, kp,
 				    "\"%s\" is a built-in profile; expected another name (a profile "
 				    "can extend it: extends = \"%s\")",
@@ -1037,7 +1038,7 @@ static int check_profile_name(const struct loader *L, const struct config_layer 
 	char list[1024];
 	size_t i, o;
 
-	if (!layer->profile || in_list(layer->profile, builtin_profiles) || find_profile(L->c, layer->profile))
+	if (!layer->profile || profile_is_builtin(layer->profile) || config_find_profile(L->c, layer->profile))
 		return 0;
 	known = join_plain(builtin_profiles);
 	o = (size_t)snprintf(list, sizeof(list), "%s", known);
@@ -1065,7 +1066,7 @@ static int check_profiles(const struct loader *L)
 		size_t o;
 
 		for (j = 0; pr && j <= L->c->n_profiles; j++)
-			pr = pr->layer.profile ? find_profile(L->c, pr->layer.profile) : NULL;
+			pr = pr->layer.profile ? config_find_profile(L->c, pr->layer.profile) : NULL;
 		if (!pr)
 			continue;
 		/* pr is on the cycle: name it from there round to itself. */
@@ -1075,7 +1076,7 @@ static int check_profiles(const struct loader *L)
 
 			o = (size_t)snprintf(chain, sizeof(chain), "%s", start->name);
 			do {
-				pr = find_profile(L->c, pr->layer.profile);
+				pr = config_find_profile(L->c, pr->layer.profile);
 				if (o < sizeof(chain))
 					o += (size_t)snprintf(chain + o, sizeof(chain) - o, " -> %s", pr->name);
 			} while (pr != start);

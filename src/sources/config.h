@@ -138,6 +138,7 @@ int config_load_buffer(const char *file, const char *buf, size_t len, const char
 void config_free(struct moat_config *c);
 
 const struct config_server *config_find_server(const struct moat_config *c, const char *name);
+const struct config_profile *config_find_profile(const struct moat_config *c, const char *name);
 
 /* The policy for one server or for a command run with the file's
  * [sandbox] defaults and profiles.  The order, later winning: the profile's

@@ -18,15 +18,6 @@
 #include "util/mem.h"
 #include "util/path.h"
 
-static const struct config_profile *find_profile(const struct moat_config *c, const char *name)
-{
-	size_t i;
-
-	for (i = 0; i < c->n_profiles; i++)
-		if (strcmp(c->profiles[i].name, name) == 0)
-			return &c->profiles[i];
-	return NULL;
-}
 
 static void known_servers(const struct moat_config *c, char *buf, size_t len)
 {
@@ -59,14 +50,13 @@ static int collect_layers(const struct moat_config *c, const struct config_serve
 	size_t depth = 0, i;
 	const char *name = profile;
 
-	while (name && depth < c->n_profiles && (pr = find_profile(c, name)) != NULL) {
+	while (name && depth < c->n_profiles && (pr = config_find_profile(c, name)) != NULL) {
 		chain[depth++] = pr;
 		name = pr->layer.profile;
 	}
 	if (!name)
 		name = "strict"; /* a user profile without `extends` */
-	if (strcmp(name, "strict") != 0 && strcmp(name, "exec") != 0 && strcmp(name, "mcp") != 0 &&
-	    strcmp(name, "network") != 0) {
+	if (!profile_is_builtin(name)) {
 		char list[1024];
 		size_t o = (size_t)snprintf(list, sizeof(list), "strict, exec, mcp, network");
 

@@ -131,6 +131,51 @@ static void test_policy_json(void)
 	policy_free(&p);
 }
 
+static bool has_rule(const struct moat_policy *p, const char *path, enum moat_access a)
+{
+	size_t i;
+
+	for (i = 0; i < p->n_paths; i++)
+		if (strcmp(p->paths[i].path, path) == 0 && p->paths[i].access == a)
+			return true;
+	return false;
+}
+
+/* A script inside a node_modules tree gets the whole tree (its imports are
+ * anywhere in it), never the project above it. */
+static void test_node_modules_tree(void)
+{
+	char tmpl[] = "/tmp/moat-unit.XXXXXX";
+	char *dir = mkdtemp(tmpl), script[512], tree[512], proj[512], cmd[1200];
+	char *argv[] = {"node", script, NULL};
+	struct moat_policy p;
+	struct moat_error err = {0};
+	struct profile_context ctx;
+	FILE *f;
+
+	ok(dir != NULL, "scratch dir");
+	if (!dir)
+		return;
+	snprintf(proj, sizeof(proj), "%s/proj", dir);
+	snprintf(tree, sizeof(tree), "%s/proj/node_modules", dir);
+	snprintf(script, sizeof(script), "%s/proj/node_modules/pkg/dist/index.js", dir);
+	snprintf(cmd, sizeof(cmd), "mkdir -p %s/proj/node_modules/pkg/dist", dir);
+	ok(system(cmd) == 0, "made a node_modules tree");
+	f = fopen(script, "w");
+	if (f)
+		fclose(f);
+	policy_init(&p);
+	policy_set_argv(&p, argv, 2);
+	ctx = (struct profile_context){.home = "/nonexistent-home", .cwd = "/", .exe = "/bin/sh", .argv = p.argv};
+	ok(profile_apply(&p, "strict", &ctx, &err) == 0, "strict applies (%s)", err.message);
+	ok(has_rule(&p, tree, MOAT_ACCESS_READ), "the script's node_modules tree is granted read-only");
+	ok(!has_rule(&p, proj, MOAT_ACCESS_READ) && !has_rule(&p, proj, MOAT_ACCESS_WRITE),
+	   "the project above node_modules is not granted");
+	policy_free(&p);
+	snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
+	ok(system(cmd) == 0, "cleaned up");
+}
+
 int main(void)
 {
 	test_paths();
@@ -138,5 +183,6 @@ int main(void)
 	test_policy_validate();
 	test_properties();
 	test_policy_json();
+	test_node_modules_tree();
 	return tap_done();
 }

@@ -1,0 +1,279 @@
+#!/usr/bin/env python3
+"""bench/measure.py: the measurements of bench/run that hyperfine does not do.
+
+    measure.py seccomp     OUT.json LOOP MOAT ROUNDS N
+    measure.py stdio       OUT.json MOAT ROUNDS BYTES
+    measure.py memory      OUT.json MOAT ROUNDS
+    measure.py concurrency OUT.json MOAT BATCHES WIDTH LEAKDIR
+
+Each writes one JSON file.  Conditions are interleaved round by round (A B C,
+A B C, ...) so that drift on a shared 2-core VM hits them alike.  Only the
+standard library: it runs wherever bench/run does.
+"""
+import json
+import os
+import re
+import shutil
+import statistics
+import subprocess
+import sys
+import time
+
+FALLBACK_ENV = {"MOAT_HOST_LIMIT": "userns=0,root=0"}
+BWRAP = ["bwrap", "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--tmpfs", "/tmp",
+         "--unshare-all", "--new-session", "--die-with-parent"]
+
+
+def env_with(extra):
+    e = dict(os.environ)
+    e.update(extra or {})
+    return e
+
+
+def summary(xs):
+    xs = [x for x in xs if x is not None]
+    if not xs:
+        return None
+    return {"median": statistics.median(xs), "min": min(xs), "max": max(xs),
+            "stdev": statistics.stdev(xs) if len(xs) > 1 else 0.0, "n": len(xs), "samples": xs}
+
+
+def write(path, obj):
+    with open(path, "w") as f:
+        json.dump(obj, f, indent=1, sort_keys=True)
+        f.write("\n")
+
+
+# --- seccomp: ns per syscall, bare / trivial filter / moat / moat without its filter
+def cmd_seccomp(out, loop, moat, rounds, n):
+    conds = [
+        ("bare", [loop, n], None),
+        ("trivial_filter", [loop, n, "trivial"], None),
+        ("moat_strict", [moat, "run", "--profile", "strict", "--", loop, n], None),
+        ("moat_strict_no_seccomp", [moat, "run", "--profile", "strict", "--mode", "prefer", "--", loop, n],
+         {"MOAT_HOST_LIMIT": "seccomp=0"}),
+    ]
+    samples = {c[0]: {"getppid_ns": [], "ioctl_ns": []} for c in conds}
+    errors = []
+    for _ in range(int(rounds)):
+        for name, argv, extra in conds:
+            p = subprocess.run(argv, capture_output=True, text=True, env=env_with(extra))
+            try:
+                d = json.loads(p.stdout)
+                for k in ("getppid_ns", "ioctl_ns"):
+                    samples[name][k].append(d[k])
+            except (ValueError, KeyError):
+                errors.append(f"{name}: exit {p.returncode}: {p.stderr.strip()[:300]}")
+    res = {"n_per_pass": int(n), "rounds": int(rounds), "errors": errors,
+           "conditions": {k: {m: summary(v) for m, v in d.items()} for k, d in samples.items()}}
+    write(out, res)
+
+
+# --- stdio: bytes per second through cat
+def pin_cpu0():
+    os.sched_setaffinity(0, {0})
+
+
+def cmd_stdio(out, moat, rounds, nbytes, withenv=None):
+    """Each condition twice: unpinned (the scheduler places head and cat as
+    it likes, which on 2 vCPUs swings the figure by 2x from run to run) and
+    with both ends pinned to CPU 0 (sched_setaffinity before exec; moat and
+    its children inherit it), which leaves mostly the copying itself."""
+    nbytes = int(nbytes)
+    base = [
+        ("bare", ["/bin/cat"]),
+        ("moat_strict", [moat, "run", "--profile", "strict", "--", "/bin/cat"]),
+    ]
+    if shutil.which("bwrap"):
+        base.append(("bwrap", BWRAP + ["/bin/cat"]))
+    conds = [(n, a, False) for n, a in base] + [(n + "_pinned", a, True) for n, a in base]
+    # Pinned only: which part of a sandbox the difference comes from.
+    if withenv:
+        conds.append(("moat_no_seccomp_pinned", [withenv, "MOAT_HOST_LIMIT=seccomp=0", moat, "run", "--profile",
+                                                 "strict", "--mode", "prefer", "--", "/bin/cat"], True))
+    if shutil.which("unshare"):
+        conds.append(("userns_only_pinned", ["unshare", "--user", "/bin/cat"], True))
+    secs = {c[0]: [] for c in conds}
+    errors = []
+    for _ in range(int(rounds)):
+        for name, argv, pinned in conds:
+            pre = pin_cpu0 if pinned else None
+            with open(os.devnull, "wb") as null:
+                t0 = time.perf_counter()
+                head = subprocess.Popen(["head", "-c", str(nbytes), "/dev/zero"], stdout=subprocess.PIPE,
+                                        preexec_fn=pre)
+                cat = subprocess.Popen(argv, stdin=head.stdout, stdout=null, stderr=subprocess.PIPE,
+                                       preexec_fn=pre)
+                head.stdout.close()
+                _, err = cat.communicate()
+                head.wait()
+                dt = time.perf_counter() - t0
+            if cat.returncode != 0 or head.returncode != 0:
+                errors.append(f"{name}: exit {cat.returncode}: {err.decode(errors='replace')[:300]}")
+                continue
+            secs[name].append(dt)
+    res = {"bytes": nbytes, "rounds": int(rounds), "errors": errors, "conditions": {}}
+    for name, xs in secs.items():
+        s = summary(xs)
+        if s:
+            s["bytes_per_s_median"] = nbytes / s["median"]
+            s["bytes_per_s_min"] = nbytes / s["max"]
+            s["bytes_per_s_max"] = nbytes / s["min"]
+        res["conditions"][name] = s
+    write(out, res)
+
+
+# --- memory: moat's own resident memory while the command runs
+STATUS_KEYS = ("VmHWM", "VmRSS", "RssAnon", "RssFile", "RssShmem", "VmPeak", "VmSize")
+
+
+def proc_status(pid):
+    d = {}
+    try:
+        with open(f"/proc/{pid}/status") as f:
+            for line in f:
+                k, _, v = line.partition(":")
+                if k in STATUS_KEYS or k == "Name":
+                    d[k] = int(v.split()[0]) if k != "Name" else v.strip()
+        with open(f"/proc/{pid}/smaps_rollup") as f:
+            for line in f:
+                m = re.match(r"^(Pss|Pss_Anon|Pss_File):\s+(\d+)", line)
+                if m:
+                    d[m.group(1)] = int(m.group(2))
+    except OSError:
+        return None
+    return d
+
+
+def children(pid):
+    try:
+        with open(f"/proc/{pid}/task/{pid}/children") as f:
+            return [int(x) for x in f.read().split()]
+    except OSError:
+        return []
+
+
+def cmd_memory(out, moat, rounds):
+    conds = [
+        ("strict", [moat, "run", "--profile", "strict", "--", "/bin/sleep", "1"], None),
+        ("mcp", [moat, "run", "--profile", "mcp", "--", "/bin/sleep", "1"], None),
+        ("fallback", [moat, "run", "--profile", "strict", "--mode", "prefer", "--", "/bin/sleep", "1"], FALLBACK_ENV),
+    ]
+    res = {"unit": "kB", "rounds": int(rounds), "conditions": {}}
+    for name, argv, extra in conds:
+        samples = []
+        for _ in range(int(rounds)):
+            p = subprocess.Popen(argv, env=env_with(extra), stderr=subprocess.DEVNULL)
+            time.sleep(0.5)  # planning done, the command (sleep 1) running
+            sup = proc_status(p.pid)
+            kids = children(p.pid)
+            init = proc_status(kids[0]) if kids else None
+            # With a pid namespace the first child is moat's init (a fork of
+            # moat, comm "moat") and the command is its child; without one
+            # the first child is the command itself.
+            if init is not None and init.get("Name") != "moat":
+                init = None
+            p.wait()
+            samples.append({"supervisor": sup, "init": init})
+        def agg(role, key):
+            xs = [s[role][key] for s in samples if s.get(role) and key in s[role]]
+            return summary(xs)
+        res["conditions"][name] = {
+            "argv": argv, "env": extra or {},
+            "supervisor": {k: agg("supervisor", k) for k in ("VmHWM", "VmRSS", "RssAnon", "RssFile", "Pss")},
+            "init": {k: agg("init", k) for k in ("VmHWM", "VmRSS", "RssAnon", "RssFile", "Pss")}
+            if any(s.get("init") for s in samples) else None,
+        }
+    write(out, res)
+
+
+# --- concurrency: 100 sandboxes in parallel batches, then look for leaks
+def snapshot(leakdir):
+    procs = []
+    for pid in os.listdir("/proc"):
+        if not pid.isdigit():
+            continue
+        try:
+            with open(f"/proc/{pid}/cmdline", "rb") as f:
+                cmd = f.read().replace(b"\0", b" ").decode(errors="replace")
+        except OSError:
+            continue
+        if leakdir in cmd and "measure.py" not in cmd:
+            procs.append(f"{pid}: {cmd.strip()[:200]}")
+    with open("/proc/self/mountinfo") as f:
+        mounts = [l.strip() for l in f if "moat" in l]
+    tmp = sorted(e for e in os.listdir("/tmp") if e.startswith("moat-"))
+    return {"processes": procs, "mounts": mounts, "tmp_entries": tmp}
+
+
+def cmd_concurrency(out, moat, batches, width, leakdir):
+    batches, width = int(batches), int(width)
+    sleeper = os.path.join(leakdir, "moatbench-leak-sleep")
+    os.makedirs(leakdir, exist_ok=True)
+    shutil.copy2("/bin/sleep", sleeper)
+    # The command leaves a 30 s grandchild behind when it exits: moat must
+    # not leave it running (pid namespace, or subreaper + kill).
+    script = f"{sleeper} 30 & {sleeper} 0.05"
+    conds = [
+        ("strict", [moat, "run", "--profile", "strict", "--read", leakdir, "--", "/bin/sh", "-c", script], None),
+        ("fallback", [moat, "run", "--profile", "strict", "--mode", "prefer", "--read", leakdir, "--",
+                      "/bin/sh", "-c", script], FALLBACK_ENV),
+    ]
+    res = {"batches": batches, "width": width, "command": script, "conditions": {}}
+    for name, argv, extra in conds:
+        before = snapshot(leakdir)
+        failures, batch_s = [], []
+        t0 = time.perf_counter()
+        for _ in range(batches):
+            b0 = time.perf_counter()
+            ps = [subprocess.Popen(argv, env=env_with(extra), stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+                  for _ in range(width)]
+            for p in ps:
+                _, err = p.communicate()
+                if p.returncode != 0:
+                    failures.append(f"exit {p.returncode}: {err.decode(errors='replace').strip()[:300]}")
+            batch_s.append(time.perf_counter() - b0)
+        wall = time.perf_counter() - t0
+        time.sleep(0.5)  # let the kernel finish tearing namespaces down
+        after = snapshot(leakdir)
+        # Other sessions may run moat's own tests on this machine meanwhile:
+        # only moat-tmp.* is what these runs create (the fallback's per-run
+        # tmp), and only what is still there 2 s later counts as leaked.
+        new_tmp = [t for t in after["tmp_entries"] if t not in before["tmp_entries"]]
+        if new_tmp:
+            time.sleep(2)
+        still = set(snapshot(leakdir)["tmp_entries"])
+        leaked_tmp = [t for t in new_tmp if t in still and t.startswith("moat-tmp.")]
+        other_tmp = [t for t in new_tmp if t in still and not t.startswith("moat-tmp.")]
+        res["conditions"][name] = {
+            "argv": argv, "env": extra or {}, "sandboxes": batches * width, "wall_s": wall,
+            "batch_s": summary(batch_s), "failures": failures,
+            "leaked_processes": [p for p in after["processes"] if p not in before["processes"]],
+            "leaked_mounts": [m for m in after["mounts"] if m not in before["mounts"]],
+            "leaked_tmp": leaked_tmp, "other_new_moat_entries_in_tmp": other_tmp,
+            "tmp_before": len(before["tmp_entries"]), "tmp_after": len(after["tmp_entries"]),
+        }
+        # Clean up after a leak so the next condition starts clean.
+        for p in after["processes"]:
+            try:
+                os.kill(int(p.split(":")[0]), 9)
+            except (OSError, ValueError):
+                pass
+    write(out, res)
+
+
+def main():
+    if len(sys.argv) < 3:
+        print(__doc__, file=sys.stderr)
+        sys.exit(2)
+    cmd, args = sys.argv[1], sys.argv[2:]
+    fn = {"seccomp": cmd_seccomp, "stdio": cmd_stdio, "memory": cmd_memory,
+          "concurrency": cmd_concurrency}.get(cmd)
+    if fn is None:
+        print(__doc__, file=sys.stderr)
+        sys.exit(2)
+    fn(*args)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,121 @@
+/* bench/phases: where moat's own (parent-side, user-space) start-up time goes.
+ *
+ *   phases ITER -- [moat run options] -- COMMAND...
+ *
+ * Links libmoat.a and times, in one process, the steps `moat run` takes
+ * before and after the launch (src/cli/main.c: cmd_run), each ITER times:
+ *   host_probe     what the kernel offers (uname, Landlock ABI, seccomp, userns);
+ *   cli_parse_run  flags and profile to the one policy, command resolved;
+ *   plan_build     policy to plan: paths, Landlock ruleset, BPF, environment;
+ *   report_build   the JSON report (incl. the policy digest), which cmd_run
+ *                  builds after every run, even without --report;
+ *   free           plan_free + policy_free.
+ * The first iteration is reported apart (cold: page faults, first malloc
+ * arenas) from the median of the rest (warm).  Prints one JSON object, in
+ * microseconds.  It measures moat's code as it is in the tree it was built
+ * from; it depends on libmoat's internal headers, so bench/run treats a
+ * build failure here as "not measured" rather than an error. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "launch/launch.h"
+#include "plan/host.h"
+#include "plan/plan.h"
+#include "policy/policy.h"
+#include "report/report.h"
+#include "sources/cli.h"
+
+extern char **environ;
+
+enum { P_PROBE, P_PARSE, P_PLAN, P_REPORT, P_FREE, P__N };
+static const char *const names[P__N] = {"host_probe", "cli_parse_run", "plan_build", "report_build", "free"};
+
+static double now_us(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec * 1e6 + (double)ts.tv_nsec / 1e3;
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+	return (x > y) - (x < y);
+}
+
+int main(int argc, char **argv)
+{
+	int iter = argc > 1 ? atoi(argv[1]) : 0;
+	double *t[P__N];
+	int i, k;
+
+	if (iter < 2 || argc < 4 || strcmp(argv[2], "--") != 0) {
+		fprintf(stderr, "usage: phases ITER -- [moat run options] -- COMMAND...\n");
+		return 2;
+	}
+	for (k = 0; k < P__N; k++)
+		t[k] = calloc((size_t)iter, sizeof(double));
+	/* cli_parse_run wants argv[0] == "run". */
+	argv[2] = (char *)"run";
+	for (i = 0; i < iter; i++) {
+		struct moat_policy policy;
+		struct moat_run_options opts;
+		struct moat_host host;
+		struct moat_plan plan;
+		struct moat_launch_result result;
+		struct moat_error err = {0};
+		json_t *report;
+		char *dump;
+		double a, b;
+
+		policy_init(&policy);
+		run_options_init(&opts);
+		a = now_us();
+		if (host_probe(&host, &err) < 0) {
+			fprintf(stderr, "phases: host_probe failed\n");
+			return 1;
+		}
+		b = now_us();
+		t[P_PROBE][i] = b - a;
+		if (cli_parse_run(argc - 2, argv + 2, environ, &policy, &opts, &err) < 0) {
+			fprintf(stderr, "phases: cli_parse_run failed\n");
+			return 1;
+		}
+		a = now_us();
+		t[P_PARSE][i] = a - b;
+		if (plan_build(&policy, &host, &plan, &err) < 0) {
+			fprintf(stderr, "phases: plan_build failed\n");
+			return 1;
+		}
+		b = now_us();
+		t[P_PLAN][i] = b - a;
+		memset(&result, 0, sizeof(result));
+		result.executed = true;
+		result.exited = true;
+		report = report_build(&policy, &host, &plan, &result);
+		/* cmd_run serializes it only with --report; the digest inside
+		 * report_build is paid either way. */
+		a = now_us();
+		t[P_REPORT][i] = a - b;
+		dump = json_dumps(report, JSON_COMPACT);
+		free(dump);
+		json_decref(report);
+		b = now_us();
+		native_cleanup(&plan.native);
+		plan_free(&plan);
+		policy_free(&policy);
+		run_options_free(&opts);
+		t[P_FREE][i] = now_us() - b;
+	}
+	printf("{\"iterations\": %d", iter);
+	for (k = 0; k < P__N; k++) {
+		double cold = t[k][0];
+		qsort(t[k] + 1, (size_t)iter - 1, sizeof(double), cmp_double);
+		printf(", \"%s\": {\"cold_us\": %.1f, \"warm_median_us\": %.1f}", names[k], cold, t[k][1 + (iter - 1) / 2]);
+	}
+	printf("}\n");
+	return 0;
+}

@@ -56,35 +56,57 @@ static const char *pick_staging(const struct native_mounts *m)
 		if (lstat(dir, &st) != 0 || !S_ISDIR(st.st_mode))
 			continue;
 		for (size_t i = 0; i < m->n && !covers; i++)
-			covers = m->items[i].kind == NATIVE_MOUNT_MASK_FILE && path_within(m->items[i].target, dir);
+			covers = (m->items[i].kind == NATIVE_MOUNT_MASK_FILE || m->items[i].kind == NATIVE_MOUNT_MASK_DIR) &&
+				 path_within(m->items[i].target, dir);
 		if (!covers)
 			return dir;
 	}
 	return NULL;
 }
 
-static int make_mask_file(const char *staging)
+static char mask_dir[64];
+
+#define MASK_FLAGS (MS_NOSUID | MS_NODEV | MS_NOEXEC)
+
+/* The staging tmpfs holds one empty file and one empty directory, both mode
+ * 0, and is then made read-only as a whole (the superblock, not a mount):
+ * every mask is a single bind from it and is read-only and empty with no
+ * remount of its own. */
+static int make_masks_source(const char *staging)
 {
 	int fd;
 
-	if (mount("moat-stage", staging, "tmpfs", MS_NOSUID | MS_NODEV | MS_NOEXEC, "size=4k,mode=0700") != 0)
+	if (mount("moat-stage", staging, "tmpfs", MASK_FLAGS, "size=4k,nr_inodes=4,mode=0700") != 0)
 		return -errno;
 	snprintf(mask_file, sizeof(mask_file), "%s/moat-mask", staging);
+	snprintf(mask_dir, sizeof(mask_dir), "%s/moat-mask-dir", staging);
 	fd = open(mask_file, O_CREAT | O_EXCL | O_WRONLY | O_CLOEXEC, 0);
 	if (fd < 0)
 		return -errno;
 	close(fd);
+	if (mkdir(mask_dir, 0) != 0)
+		return -errno;
+	if (mount(NULL, staging, NULL, MS_REMOUNT | MS_RDONLY | MASK_FLAGS, "size=4k,nr_inodes=4,mode=0700") != 0)
+		return -errno;
 	return 0;
 }
 
-#define MASK_FLAGS (MS_NOSUID | MS_NODEV | MS_NOEXEC)
-
-static int bind_mask_file(const char *target)
+static int bind_mask(const char *target, bool dir)
 {
-	if (mount(mask_file, target, NULL, MS_BIND, NULL) != 0 ||
-	    mount(NULL, target, NULL, MS_BIND | MS_REMOUNT | MS_RDONLY | MASK_FLAGS, NULL) != 0)
+	if (mount(dir ? mask_dir : mask_file, target, NULL, MS_BIND, NULL) != 0)
 		return -errno;
 	return 0;
+}
+
+/* Will a fresh tmpfs be mounted on `dir` anyway?  Then the staging tmpfs
+ * can stay beneath it instead of being detached (umount2 waits for an RCU
+ * grace period). */
+static bool covered_later(const struct native_mounts *m, const char *dir)
+{
+	for (size_t i = 0; i < m->n; i++)
+		if (m->items[i].kind == NATIVE_MOUNT_TMPFS && strcmp(m->items[i].target, dir) == 0)
+			return true;
+	return false;
 }
 
 /* A minimal /dev, as bubblewrap makes it: no disks, no /dev/kvm, no
@@ -119,11 +141,6 @@ static int apply_one(const struct native_mount *it)
 {
 	switch (it->kind) {
 	case NATIVE_MOUNT_MASK_DIR:
-		/* Read-only and empty: the secret is not there to read, and
-		 * nothing can be hidden in its place either. */
-		if (mount("moat-mask", it->target, "tmpfs", MASK_FLAGS | MS_RDONLY, "size=4k,nr_inodes=1,mode=0000") != 0)
-			return -errno;
-		return 0;
 	case NATIVE_MOUNT_MASK_FILE:
 	case NATIVE_MOUNT_KEEP:
 		return 0; /* done in their own passes */
@@ -288,22 +305,26 @@ int mounts_apply(const struct native_mounts *m, const char **failed)
 	if (mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) != 0)
 		return -errno;
 
-	/* First pass: file masks, while the staging tmpfs is mounted. */
+	/* First pass: masks (read-only and empty: the secret is not there to
+	 * read, and nothing can be hidden in its place either), while the
+	 * staging tmpfs is mounted. */
 	for (i = 0; i < m->n; i++) {
-		if (m->items[i].kind != NATIVE_MOUNT_MASK_FILE)
+		enum native_mount_kind k = m->items[i].kind;
+
+		if (k != NATIVE_MOUNT_MASK_FILE && k != NATIVE_MOUNT_MASK_DIR)
 			continue;
 		*failed = m->items[i].target;
 		if (!staging) {
 			staging = pick_staging(m);
 			if (!staging)
 				return -ENOTDIR; /* every staging candidate covers a target */
-			if ((rc = make_mask_file(staging)) < 0)
+			if ((rc = make_masks_source(staging)) < 0)
 				return rc;
 		}
-		if ((rc = bind_mask_file(m->items[i].target)) < 0)
+		if ((rc = bind_mask(m->items[i].target, k == NATIVE_MOUNT_MASK_DIR)) < 0)
 			return rc;
 	}
-	if (staging && umount2(staging, MNT_DETACH) != 0) {
+	if (staging && !covered_later(m, staging) && umount2(staging, MNT_DETACH) != 0) {
 		*failed = staging;
 		return -errno;
 	}

@@ -46,7 +46,7 @@ HELPER_CFLAGS = -std=c11 -D_GNU_SOURCE -O2 -g -Wall -Wextra -Werror -Isrc
 
 VERSION := $(shell cat VERSION 2>/dev/null || echo 0.0.0)
 
-.PHONY: all clean check demo bench unit-tests helpers fuzz-toml format
+.PHONY: all clean check demo bench conformance unit-tests helpers fuzz-toml format
 all: $(BUILD)/moat $(BUILD)/libmoat.a $(BUILD)/libmoat.so helpers unit-tests
 
 $(BUILD)/libmoat.a: $(LIB_OBJ)
@@ -101,6 +101,11 @@ demo:
 # Benchmarks against bare exec and the peers (not part of `check`).
 bench:
 	./bench/run
+
+# The escape suite: every probe against every installed backend, as root and
+# as uid 65534 (when run as root); writes docs/conformance.md and .json.
+conformance: $(BUILD)/moat
+	ROOT=$(CURDIR) BUILD=$(abspath $(BUILD)) MOAT=$(abspath $(BUILD)/moat) /usr/bin/python3 tests/escape/run-conformance --out-dir docs
 
 fuzz-toml:
 	./tests/fuzz/run-fuzz-toml $(FUZZ_SECONDS)

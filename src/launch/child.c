@@ -13,7 +13,12 @@
  *      the caller's terminal), rlimits (core dumps off), chdir;
  *   6. PR_SET_NO_NEW_PRIVS, then Landlock (which needs NNP when there is
  *      no CAP_SYS_ADMIN; NNP before it costs nothing);
- *   7. close every fd but 0, 1, 2, the declared ones and the error pipe;
+ *   7. drop every capability (bounding, ambient, effective, permitted,
+ *      inheritable) and lock the securebits, so that even a command run by
+ *      root, mapped to root in its user namespace, has no CAP_DAC_OVERRIDE
+ *      or CAP_FOWNER over host files owned by root, and execve cannot give
+ *      them back; close every fd but 0, 1, 2, the declared ones and the
+ *      error pipe;
  *   8. seccomp last, so the filter need not allow anything the steps above
  *      use; then execve of the path resolved in the parent, with the exact
  *      environment the plan built.
@@ -32,6 +37,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
+#include <linux/capability.h>
+#include <linux/securebits.h>
 #include <sys/prctl.h>
 #include <sys/signalfd.h>
 #include <sys/mount.h>
@@ -116,6 +123,31 @@ static void loopback_up(const struct child_args *a)
 	if (ioctl(s, SIOCSIFFLAGS, &ifr) < 0)
 		fail(a, 125, errno, "SIOCSIFFLAGS lo");
 	close(s);
+}
+
+/* Step 7.  PR_CAPBSET_DROP and the securebits need CAP_SETPCAP: without it
+ * (an unprivileged run without namespaces) there is nothing to drop there,
+ * and EPERM is expected.  capset to nothing is always allowed. */
+static void drop_capabilities(const struct child_args *a)
+{
+	struct __user_cap_header_struct hdr = {.version = _LINUX_CAPABILITY_VERSION_3, .pid = 0};
+	struct __user_cap_data_struct data[2];
+	int cap;
+
+	for (cap = 0; cap <= 63; cap++)
+		if (prctl(PR_CAPBSET_DROP, cap, 0, 0, 0) != 0 && errno != EINVAL && errno != EPERM)
+			fail(a, 125, errno, "PR_CAPBSET_DROP %d", cap);
+	if (prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0) != 0 && errno != EINVAL)
+		fail(a, 125, errno, "PR_CAP_AMBIENT_CLEAR_ALL");
+	/* uid 0 must not regain capabilities at execve. */
+	if (prctl(PR_SET_SECUREBITS, SECBIT_NOROOT | SECBIT_NOROOT_LOCKED | SECBIT_NO_SETUID_FIXUP |
+					     SECBIT_NO_SETUID_FIXUP_LOCKED | SECBIT_KEEP_CAPS_LOCKED,
+		  0, 0, 0) != 0 &&
+	    errno != EPERM)
+		fail(a, 125, errno, "PR_SET_SECUREBITS");
+	memset(data, 0, sizeof(data));
+	if (syscall(SYS_capset, &hdr, data) != 0)
+		fail(a, 125, errno, "capset");
 }
 
 static int cmp_int(const void *x, const void *y)
@@ -255,6 +287,7 @@ static _Noreturn void exec_command(const struct child_args *a)
 			if ((rc = landlock_child_restrict(&np->landlock)) < 0)
 				fail(a, 125, -rc, "landlock_restrict_self");
 		}
+		drop_capabilities(a);
 		close_fds(a);
 	}
 	/* Signals moat blocked for itself must not stay blocked in the

@@ -2,12 +2,14 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/mount.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include "util/mem.h"
@@ -140,6 +142,7 @@ static int make_dev(const char *dev)
 static int apply_one(const struct native_mount *it)
 {
 	switch (it->kind) {
+	case NATIVE_MOUNT_WRITABLE:
 	case NATIVE_MOUNT_MASK_DIR:
 	case NATIVE_MOUNT_MASK_FILE:
 	case NATIVE_MOUNT_KEEP:
@@ -282,6 +285,50 @@ static int apply_all(const struct native_mounts *m, const int *fds, const char *
 	return 0;
 }
 
+/* mount_setattr(2), from Linux 5.12; declared here for older headers. */
+struct moat_mount_attr {
+	uint64_t attr_set, attr_clr, propagation, userns_fd;
+};
+#define MOAT_MOUNT_ATTR_RDONLY 0x00000001
+#define MOAT_MOUNT_ATTR_NOSUID 0x00000002
+#ifndef SYS_mount_setattr
+#define SYS_mount_setattr 442
+#endif
+#ifndef AT_RECURSIVE
+#define AT_RECURSIVE 0x8000
+#endif
+
+static int set_attr(const char *path, uint64_t set, uint64_t clr)
+{
+	struct moat_mount_attr attr = {.attr_set = set, .attr_clr = clr};
+
+	if (syscall(SYS_mount_setattr, AT_FDCWD, path, AT_RECURSIVE, &attr, sizeof(attr)) != 0)
+		return -errno;
+	return 0;
+}
+
+/* The last pass: write grants become read-write mounts again (a bind of the
+ * path onto itself, so that only it is cleared).  EPERM: the host mount is
+ * itself read-only and locked so; nothing could be written there anyway. */
+static int reopen_writable(const struct native_mounts *m, const char **failed)
+{
+	size_t i;
+	int rc;
+
+	for (i = 0; i < m->n; i++) {
+		const char *t = m->items[i].target;
+
+		if (m->items[i].kind != NATIVE_MOUNT_WRITABLE)
+			continue;
+		*failed = t;
+		if (mount(t, t, NULL, MS_BIND | MS_REC, NULL) != 0)
+			return errno == ENOENT ? 0 : -errno;
+		if ((rc = set_attr(t, 0, MOAT_MOUNT_ATTR_RDONLY)) < 0 && rc != -EPERM)
+			return rc;
+	}
+	return 0;
+}
+
 int mounts_apply(const struct native_mounts *m, const char **failed)
 {
 	int fds[ARRAY_SIZE_FDS];
@@ -304,6 +351,13 @@ int mounts_apply(const struct native_mounts *m, const char **failed)
 	 * host's mount namespace, and no host mount event reaches in. */
 	if (mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) != 0)
 		return -errno;
+	/* The whole view read-only and nosuid, in one call: Landlock governs
+	 * file contents but not chmod, chown, utimes or xattrs, so without this
+	 * a command could change the metadata of host files outside its write
+	 * grants (as root: make a host binary setuid).  Write grants are made
+	 * read-write again at the end. */
+	if ((rc = set_attr("/", MOAT_MOUNT_ATTR_RDONLY | MOAT_MOUNT_ATTR_NOSUID, 0)) < 0)
+		return rc;
 
 	/* First pass: masks (read-only and empty: the secret is not there to
 	 * read, and nothing can be hidden in its place either), while the
@@ -329,6 +383,8 @@ int mounts_apply(const struct native_mounts *m, const char **failed)
 		return -errno;
 	}
 	rc = apply_all(m, fds, failed);
+	if (rc == 0)
+		rc = reopen_writable(m, failed);
 	for (i = 0; i < m->n; i++)
 		if (fds[i] >= 0)
 			close(fds[i]);

@@ -14,6 +14,8 @@ enum native_mount_kind {
 	NATIVE_MOUNT_PROC,      /* a fresh procfs for the new pid namespace */
 	NATIVE_MOUNT_DEV,       /* a minimal /dev: a tmpfs with the kept device
 				 * nodes bound in, and the /proc/self/fd links */
+	NATIVE_MOUNT_WRITABLE,  /* a write grant: made a read-write mount again
+				 * after the whole view was made read-only */
 	NATIVE_MOUNT_KEEP,      /* a granted path (or the cwd) below a replaced
 				 * directory: bound back into the fresh tmpfs */
 };

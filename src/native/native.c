@@ -58,8 +58,24 @@ static void add_rlimit(struct native_plan *np, int resource, rlim_t value)
 	}
 }
 
+/* The HOME to hide, or NULL: when it is unknown, "/", or inside a grant. */
+static const char *private_home(const struct moat_policy *p)
+{
+	const char *home = getenv("HOME");
+	struct stat st;
+	size_t i;
+
+	if (!home || home[0] != '/' || strcmp(home, "/") == 0 || stat(home, &st) != 0 || !S_ISDIR(st.st_mode))
+		return NULL;
+	for (i = 0; i < p->n_paths; i++)
+		if (p->paths[i].access != MOAT_ACCESS_DENY && path_within(home, p->paths[i].path))
+			return NULL;
+	return home;
+}
+
 static void plan_masks(const struct moat_policy *p, struct native_plan *np)
 {
+	const char *home;
 	size_t i;
 
 	for (i = 0; i < p->n_paths; i++) {
@@ -70,6 +86,13 @@ static void plan_masks(const struct moat_policy *p, struct native_plan *np)
 		mounts_add(&np->mounts, S_ISDIR(st.st_mode) ? NATIVE_MOUNT_MASK_DIR : NATIVE_MOUNT_MASK_FILE,
 			   p->paths[i].path);
 	}
+	/* HOME, unless granted as a whole: an empty tmpfs with only the grants
+	 * below it bound back.  Agent sockets live there (~/.1password,
+	 * ~/.gnupg, editors' and password managers' sockets), and Landlock
+	 * before ABI 9 does not govern connect(2): hiding is the only defence. */
+	home = private_home(p);
+	if (home)
+		mounts_add(&np->mounts, NATIVE_MOUNT_TMPFS, home);
 	/* A minimal /dev (before /dev/shm, which is mounted inside it). */
 	for (i = 0; i < ARRAY_LEN(dev_nodes); i++)
 		if (access(dev_nodes[i], F_OK) == 0)
@@ -92,11 +115,20 @@ static void plan_masks(const struct moat_policy *p, struct native_plan *np)
 			continue;
 		if ((p->private_tmp && (path_within(path, "/tmp") || path_within(path, "/dev/shm"))) ||
 		    (path_within(path, "/dev") && !path_within(path, "/dev/shm")) ||
-		    (p->net != MOAT_NET_ALL && path_within(path, "/run")))
+		    (home && path_within(path, home)) || (p->net != MOAT_NET_ALL && path_within(path, "/run")))
 			if (strcmp(path, "/tmp") != 0 && strcmp(path, "/run") != 0 && strcmp(path, "/dev/shm") != 0 &&
-			    strcmp(path, "/dev") != 0 &&
+			    strcmp(path, "/dev") != 0 && !(home && strcmp(path, home) == 0) &&
 			    access(path, F_OK) == 0)
 				mounts_add(&np->mounts, NATIVE_MOUNT_KEEP, path);
+	}
+	/* Write grants (directories and regular files: device nodes can be
+	 * written on a read-only mount) are re-opened for writing last. */
+	for (i = 0; i < p->n_paths; i++) {
+		struct stat st;
+
+		if (p->paths[i].access == MOAT_ACCESS_WRITE && stat(p->paths[i].path, &st) == 0 &&
+		    (S_ISDIR(st.st_mode) || S_ISREG(st.st_mode)))
+			mounts_add(&np->mounts, NATIVE_MOUNT_WRITABLE, p->paths[i].path);
 	}
 	if (p->net != MOAT_NET_ALL) {
 		mounts_add(&np->mounts, NATIVE_MOUNT_TMPFS, "/run");
@@ -189,8 +221,18 @@ int native_compile(const struct moat_policy *p, const struct moat_host *h, struc
 	else
 		verdict_missing(&props[MOAT_P_FS_READ], HINT_LANDLOCK, "Landlock is not available on this kernel");
 
-	if (np->landlock.abi >= 3)
-		verdict_enforce(&props[MOAT_P_FS_WRITE], "landlock ABI %d", np->landlock.abi);
+	/* Landlock governs contents, not metadata: chmod, chown, utimes and
+	 * xattrs outside the write grants are refused only by the read-only
+	 * mount view (native/mounts.c), so without a mount namespace fs.write
+	 * is not claimed. */
+	if (np->landlock.abi >= 3 && np->mounts.enabled)
+		verdict_enforce(&props[MOAT_P_FS_WRITE], "landlock ABI %d; read-only mount view outside the write grants",
+				np->landlock.abi);
+	else if (np->landlock.abi >= 3)
+		verdict_missing(&props[MOAT_P_FS_WRITE], HINT_USERNS,
+				"Landlock does not govern chmod, chown, utimes or xattrs; without a mount namespace "
+				"(%s) files outside the write grants can have their metadata changed",
+				h->userns_why[0] ? h->userns_why : "none here");
 	else if (np->landlock.abi > 0)
 		verdict_missing(&props[MOAT_P_FS_WRITE], HINT_LANDLOCK,
 				"Landlock ABI %d cannot refuse truncate(2); ABI 3 is needed", np->landlock.abi);

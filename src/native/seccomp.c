@@ -58,6 +58,7 @@
 #include <sys/mman.h>
 #include <sys/prctl.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/types.h>
 #include <unistd.h>
@@ -263,6 +264,46 @@ static int add_clone_rules(scmp_filter_ctx ctx, struct moat_error *err)
  * same on a virtual console.  USERFAULTFD_IOC_NEW on /dev/userfaultfd is
  * the other way to get a userfaultfd.  The kernel reads `unsigned int cmd`,
  * so the match is on the low 32 bits only (see the quirk note at the top). */
+/* No setuid or setgid files.  A command run by root is root on the host's
+ * files too (its user namespace maps 0 to 0), so a setuid binary it leaves
+ * in a write grant would be a setuid-root binary for every local user.  The
+ * mode argument of each call that sets one is checked for S_ISUID and
+ * S_ISGID.  openat2 passes its mode inside a struct that seccomp cannot
+ * read: it gets ENOSYS, and callers fall back to openat. */
+static int add_setid_rules(scmp_filter_ctx ctx, struct moat_error *err)
+{
+	static const struct {
+		const char *name;
+		int nr; /* when libseccomp 2.5 does not know the name */
+		unsigned arg;
+	} calls[] = {
+		{"chmod", 0, 1}, {"fchmod", 0, 1}, {"fchmodat", 0, 2}, {NULL, 452 /* fchmodat2 */, 2},
+		{"open", 0, 2},	 {"openat", 0, 3}, {"creat", 0, 1},    {"mknod", 0, 1},
+		{"mknodat", 0, 2},
+	};
+	static const uint64_t bits[] = {S_ISUID, S_ISGID};
+
+	for (size_t i = 0; i < ARRAY_LEN(calls); i++) {
+		int nr = calls[i].name ? seccomp_syscall_resolve_name(calls[i].name) : calls[i].nr;
+
+		if (nr == __NR_SCMP_ERROR)
+			continue;
+		for (size_t b = 0; b < ARRAY_LEN(bits); b++) {
+			struct scmp_arg_cmp cmp = {.arg = calls[i].arg, .op = SCMP_CMP_MASKED_EQ, .datum_a = bits[b],
+						   .datum_b = bits[b]};
+			int rc = seccomp_rule_add_array(ctx, SCMP_ACT_ERRNO(EPERM), nr, 1, &cmp);
+			if (rc < 0)
+				return rule_error(err, rc, calls[i].name ? calls[i].name : "fchmodat2");
+		}
+	}
+	{
+		int rc = seccomp_rule_add(ctx, SCMP_ACT_ERRNO(ENOSYS), SCMP_SYS(openat2), 0);
+		if (rc < 0)
+			return rule_error(err, rc, "openat2");
+	}
+	return 0;
+}
+
 static int add_ioctl_rules(scmp_filter_ctx ctx, struct moat_error *err)
 {
 	static const uint64_t reqs[] = {TIOCSTI, TIOCLINUX, USERFAULTFD_IOC_NEW};
@@ -475,7 +516,7 @@ int moat_seccomp_compile_fresh(const struct moat_seccomp_opts *o, struct moat_bp
 	 * the filter means the same without it. */
 	(void)seccomp_attr_set(ctx, SCMP_FLTATR_CTL_OPTIMIZE, 2);
 
-	if (add_deny_rules(ctx, o, err) < 0 || add_clone_rules(ctx, err) < 0 || add_ioctl_rules(ctx, err) < 0 ||
+	if (add_deny_rules(ctx, o, err) < 0 || add_clone_rules(ctx, err) < 0 || add_ioctl_rules(ctx, err) < 0 || add_setid_rules(ctx, err) < 0 ||
 	    add_personality_rules(ctx, err) < 0 || add_socket_rules(ctx, o, err) < 0)
 		return -1;
 

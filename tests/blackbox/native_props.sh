@@ -451,9 +451,12 @@ is "$(json_get "$SCRATCH/llp.json" '["status"]')" degraded "degradation: report 
 like "$(cat "$SCRATCH/last.err")" "proc.pid" "degradation: prefer names the missing properties on stderr"
 
 LLP=(--mode prefer "${S[@]}")
-for p in fs.read fs.write fs.secrets fs.tmp proc.ptrace; do
+for p in fs.read fs.secrets fs.tmp proc.ptrace; do
 	is "$(prop_status "$SCRATCH/llp.json" "$p")" enforced "fallback: $p still reported enforced"
 done
+# Landlock does not govern chmod/chown/utimes/xattrs: without the read-only
+# mount view, fs.write is not claimed.
+is "$(prop_status "$SCRATCH/llp.json" fs.write)" missing "fallback: fs.write reported missing (metadata not governed)"
 for i in 0 1 2; do
 	out=$(ML "$LL_ONLY" "${LLP[@]}" --read "$HOMED" -- "$HELPER" read "${CANARIES[$i]}")
 	unlike "$out" "${MARKS[$i]}" "fallback fs.secrets (landlock expansion): ${CANARIES[$i]#"$HOMED"/} not read ($out)"
@@ -521,7 +524,7 @@ is "$(prop_status "$SCRATCH/ll2.json" fs.write)" missing "degradation: landlock=
 for abi in 3 5; do
 	ML "landlock=$abi,$LL_ONLY" "${LLP[@]}" --report "$SCRATCH/ll$abi.json" -- "$HELPER" exit 0
 	st="$(prop_status "$SCRATCH/ll$abi.json" fs.read)/$(prop_status "$SCRATCH/ll$abi.json" fs.write)/$(prop_status "$SCRATCH/ll$abi.json" fs.secrets)"
-	is "$st" "enforced/enforced/enforced" "landlock=$abi: fs.read, fs.write, fs.secrets reported enforced"
+	is "$st" "enforced/missing/enforced" "landlock=$abi without namespaces: fs.read, fs.secrets enforced, fs.write missing"
 	out=$(ML "landlock=$abi,$LL_ONLY" "${LLP[@]}" --read "$PROJ" -- "$HELPER" read "$OUTSIDE/canary.txt")
 	like "$out" "^ERR " "landlock=$abi: the outside canary is unreadable ($out)"
 	out=$(ML "landlock=$abi,$LL_ONLY" "${LLP[@]}" --read "$HOMED" -- "$HELPER" read "$HOMED/.ssh/id_ed25519")
@@ -573,4 +576,26 @@ for f in "$SCRATCH/base.json" "$SCRATCH/lo.json"; do
 done
 ! grep -Eq 'ERROR: AddressSanitizer|runtime error:|LeakSanitizer' "$SCRATCH/all.err"
 ok $? "no sanitizer report from moat"
+
+# --- fs.write, metadata: Landlock does not govern chmod/chown/utimes/xattrs;
+# the read-only mount view outside the write grants does.  And no setuid or
+# setgid file can be made even inside a write grant (as root it would be a
+# setuid-root binary on the host), and no capability survives into the command.
+META=$SCRATCH/meta; mkdir -p "$META/w"; echo m >"$META/outside"; chmod 0600 "$META/outside"
+"$MOAT" run --profile strict --cwd / -- /bin/chmod 0666 "$META/outside" 2>/dev/null
+is "$(stat -c %a "$META/outside")" 600 "fs.write: chmod of a file outside the write grants fails (mode unchanged)"
+"$MOAT" run --profile strict --cwd / -- /usr/bin/touch -d 2001-01-01 "$META/outside" 2>/dev/null
+unlike "$(stat -c %y "$META/outside")" "^2001" "fs.write: utimes of a file outside the write grants fails"
+"$MOAT" run --mode off --profile strict --cwd / -- /bin/chmod 0644 "$META/outside" 2>/dev/null
+is "$(stat -c %a "$META/outside")" 644 "fs.write control (--mode off): the same chmod works"
+cp "$HELPER" "$META/w/bin"
+"$MOAT" run --profile strict --cwd / --write "$META/w" -- /bin/chmod u+s,g+s "$META/w/bin" 2>/dev/null
+is "$(stat -c %a "$META/w/bin")" "$(stat -c %a "$HELPER")" "fs.write: chmod u+s/g+s inside a write grant is refused"
+"$MOAT" run --profile strict --cwd / --write "$META/w" -- /bin/chmod 0700 "$META/w/bin" 2>/dev/null
+is "$(stat -c %a "$META/w/bin")" 700 "fs.write: an ordinary chmod inside a write grant works"
+"$MOAT" run --mode off --profile strict --cwd / -- /bin/chmod u+s "$META/w/bin" 2>/dev/null
+is "$(stat -c %a "$META/w/bin")" 4700 "fs.write control (--mode off): chmod u+s works"
+caps=$("$MOAT" run --profile strict --cwd / -- /bin/grep -E '^Cap(Prm|Eff|Bnd|Amb)' /proc/self/status | awk '{print $2}' | sort -u | tr '\n' ' ')
+is "$caps" "0000000000000000 " "caps: no capability in the command (permitted, effective, bounding, ambient)"
+
 done_testing

@@ -274,12 +274,12 @@ is "$rc" 125 "MOAT_HOST_LIMIT=landlock=-1 is refused by moat run too"
 matrix="-||-
 landlock=0|fs.read fs.secrets fs.write|[Ll]andlock
 landlock=2|fs.write|[Ll]andlock
-userns=0,root=0|ipc.unix proc.pid|namespace
+userns=0,root=0|fs.write ipc.unix proc.pid|namespace
 seccomp=0|proc.ptrace sys.filter|[Ss]eccomp|SECCOMP
-landlock=5,userns=0,root=0|ipc.abstract ipc.unix proc.pid|-
+landlock=5,userns=0,root=0|fs.write ipc.abstract ipc.unix proc.pid|-
 landlock=0,userns=0,root=0|fs.read fs.secrets fs.tmp fs.write ipc.abstract ipc.unix proc.pid proc.ptrace|-
 landlock=0,seccomp=0|fs.read fs.secrets fs.write proc.ptrace sys.filter|-
-seccomp=0,userns=0,root=0|ipc.unix net.none proc.pid proc.ptrace sys.filter|-
+seccomp=0,userns=0,root=0|fs.write ipc.unix net.none proc.pid proc.ptrace sys.filter|-
 landlock=0,seccomp=0,userns=0,root=0|fs.read fs.secrets fs.tmp fs.write ipc.abstract ipc.unix net.none proc.pid proc.ptrace sys.filter|-"
 if [ "$(id -u)" = 0 ]; then
 	# root makes the namespaces without a user namespace; without seccomp

@@ -60,6 +60,27 @@ static void reap_orphans(void)
 	}
 }
 
+/* Both ends of a pipe, closed at scope exit unless already closed (-1). */
+static void close_pair(int (*pair)[2])
+{
+	moat_closep(&(*pair)[0]);
+	moat_closep(&(*pair)[1]);
+}
+#define cleanup_pair __attribute__((cleanup(close_pair)))
+
+static void close_end(int *fd)
+{
+	moat_closep(fd);
+	*fd = -1;
+}
+
+/* moat's signal mask as it was before launch_run blocked the forwarded
+ * signals: restored on every way out. */
+static void restore_mask(sigset_t *saved)
+{
+	sigprocmask(SIG_SETMASK, saved, NULL);
+}
+
 static void decode_status(int status, struct moat_launch_result *r)
 {
 	if (WIFEXITED(status)) {
@@ -76,18 +97,23 @@ int launch_run(const struct moat_policy *p, const struct moat_plan *plan, long l
 	       struct moat_launch_result *r, struct moat_error *err)
 {
 	const struct native_plan *np = &plan->native;
-	int errp[2] = {-1, -1}, statp[2] = {-1, -1}, life[2] = {-1, -1};
+	cleanup_pair int errp[2] = {-1, -1};
+	cleanup_pair int statp[2] = {-1, -1};
+	cleanup_pair int life[2] = {-1, -1};
 	cleanup_close int sfd = -1;
-	sigset_t fwd, saved;
+	sigset_t fwd;
+	__attribute__((cleanup(restore_mask))) sigset_t saved;
 	struct sigaction sa = {.sa_handler = noop_handler};
 	struct child_args args;
 	long long exec_ns = 0, deadline_ns = 0, kill_ns = 0;
 	bool have_status = false, child_done = false, err_eof = false;
 	int status = 0, child_status = 0, flags;
-	pid_t child;
+	/* Killed and reaped at scope exit if an error leaves it running. */
+	cleanup_pid pid_t child = -1;
 	size_t i;
 
 	memset(r, 0, sizeof(*r));
+	sigprocmask(SIG_BLOCK, NULL, &saved); /* what restore_mask puts back */
 	if (pipe2(errp, O_CLOEXEC) != 0 || pipe2(statp, O_CLOEXEC) != 0 || pipe2(life, O_CLOEXEC) != 0)
 		return moat_error_set(err, MOAT_E_SYSTEM, errno, "pipe2");
 
@@ -123,9 +149,9 @@ int launch_run(const struct moat_policy *p, const struct moat_plan *plan, long l
 	if (child == 0)
 		child_main(&args);
 
-	close(errp[1]);
-	close(statp[1]);
-	close(life[0]);
+	close_end(&errp[1]);
+	close_end(&statp[1]);
+	close_end(&life[0]);
 	if (p->limits.timeout_s > 0)
 		deadline_ns = moat_now_ns() + (long long)(p->limits.timeout_s * 1e9);
 
@@ -209,9 +235,9 @@ int launch_run(const struct moat_policy *p, const struct moat_plan *plan, long l
 	if (np->pid_init && plan->status != MOAT_STATUS_OFF &&
 	    read(statp[0], &status, sizeof(status)) == (ssize_t)sizeof(status))
 		have_status = true;
-	close(statp[0]);
-	close(errp[0]);
-	close(life[1]);
+	close_end(&statp[0]);
+	close_end(&errp[0]);
+	close_end(&life[1]);
 	decode_status(have_status ? status : child_status, r);
 	if (!np->pid_init || plan->status == MOAT_STATUS_OFF)
 		reap_orphans();
@@ -220,6 +246,6 @@ int launch_run(const struct moat_policy *p, const struct moat_plan *plan, long l
 	r->run_ms = exec_ns ? (double)(moat_now_ns() - exec_ns) / 1e6 : 0;
 	if (r->timed_out)
 		r->exit_code = MOAT_EXIT_TIMEOUT;
-	sigprocmask(SIG_SETMASK, &saved, NULL);
+	child = -1; /* reaped in the loop: nothing left for cleanup_pid */
 	return 0;
 }

@@ -95,6 +95,17 @@ static void slot_set(struct env_slot **slots, size_t *n, size_t *cap, const char
 	(*n)++;
 }
 
+static void slots_free(struct env_slot *slots, size_t n)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++) {
+		free(slots[i].name);
+		free(slots[i].value);
+	}
+	free(slots);
+}
+
 static int cmp_slot(const void *a, const void *b)
 {
 	return strcmp(((const struct env_slot *)a)->name, ((const struct env_slot *)b)->name);
@@ -119,11 +130,7 @@ int env_build(const struct moat_policy *p, char *const *environ_in, char ***envp
 		 * one were added to it by mistake; user pass-through rules were
 		 * checked when parsed, and are checked again here. */
 		if (env_is_hook(r->name) && strchr(r->name, '*') == NULL) {
-			for (i = 0; i < n; i++) {
-				free(slots[i].name);
-				free(slots[i].value);
-			}
-			free(slots);
+			slots_free(slots, n);
 			moat_error_set(err, MOAT_E_USAGE, 0, "refusing to pass %s through from moat's environment",
 				       r->name);
 			return moat_error_hint(err, "it can run code before the program's own; set it explicitly "

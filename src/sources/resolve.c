@@ -26,7 +26,7 @@ static int check_exec(const char *path)
 char *resolve_command(const char *cmd, const char *path_env, const char *cwd, struct moat_error *err)
 {
 	cleanup_free char *copy = NULL;
-	char *save = NULL, *dir;
+	char *dir;
 	int first_denied = 0;
 
 	if (cmd[0] == '\0') {
@@ -66,7 +66,6 @@ char *resolve_command(const char *cmd, const char *path_env, const char *cwd, st
 			first_denied = 1;
 		free(abs);
 	}
-	(void)save;
 	if (first_denied) {
 		moat_error_set(err, MOAT_E_NOEXEC, 0, "%s: found in PATH but not executable", cmd);
 		return NULL;

@@ -74,7 +74,16 @@ $(BUILD)/gen/seccomp_prebuilt.o: $(BUILD)/gen/seccomp_prebuilt.c
 	@echo "  CC      $<"
 	@$(CC) $(ALL_CFLAGS) -c -o $@ $<
 
-$(BUILD)/%.o: %.c
+# Objects depend on the flags they were built with: changing CFLAGS or SAN
+# rebuilds them instead of linking stale ones.
+FLAGS_STAMP := $(BUILD)/.cflags
+$(FLAGS_STAMP): FORCE
+	@mkdir -p $(@D)
+	@echo '$(ALL_CFLAGS)' | cmp -s - $@ 2>/dev/null || echo '$(ALL_CFLAGS)' >$@
+.PHONY: FORCE
+FORCE:
+
+$(BUILD)/%.o: %.c $(FLAGS_STAMP)
 	@mkdir -p $(@D)
 	@echo "  CC      $<"
 	@$(CC) $(ALL_CFLAGS) -DMOAT_VERSION='"$(VERSION)"' -c -o $@ $<

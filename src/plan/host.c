@@ -485,7 +485,10 @@ void host_probe_cgroup(const struct moat_host *h, struct moat_cgroup_info *c)
 	p = rel;
 	if (strcmp(root, "/") != 0 && strncmp(rel, root, strlen(root)) == 0)
 		p = rel + strlen(root);
-	snprintf(c->path, sizeof(c->path), "%s%s%s", c->mount, *p == '/' ? "" : "/", p);
+	if ((size_t)snprintf(c->path, sizeof(c->path), "%s%s%s", c->mount, *p == '/' ? "" : "/", p) >= sizeof(c->path)) {
+		snprintf(c->why, sizeof(c->why), "the cgroup path is too long to probe");
+		return;
+	}
 	if (strlen(c->path) > 1 && c->path[strlen(c->path) - 1] == '/')
 		c->path[strlen(c->path) - 1] = '\0';
 	if (access(c->path, F_OK) != 0) {

@@ -14,10 +14,7 @@
 #include "util/mem.h"
 #include "util/path.h"
 
-#define HINT_USERNS                                                                                                    \
-	"enable unprivileged user namespaces: `sysctl -w kernel.unprivileged_userns_clone=1` (Debian), "          \
-	"`sysctl -w kernel.apparmor_restrict_unprivileged_userns=0` (Ubuntu 24.04+), "                            \
-	"`sysctl -w user.max_user_namespaces=15000` (Fedora/RHEL)"
+#define HINT_USERNS NATIVE_HINT_USERNS
 #define HINT_LANDLOCK                                                                                                  \
 	"use a kernel >= 6.7 with CONFIG_SECURITY_LANDLOCK=y and landlock in the lsm= boot parameter "           \
 	"(check /sys/kernel/security/lsm); Debian: linux-image from bookworm-backports"
@@ -58,8 +55,7 @@ static void add_rlimit(struct native_plan *np, int resource, rlim_t value)
 	}
 }
 
-/* The HOME to hide, or NULL: when it is unknown, "/", or inside a grant. */
-static const char *private_home(const struct moat_policy *p)
+const char *native_private_home(const struct moat_policy *p)
 {
 	const char *home = getenv("HOME");
 	struct stat st;
@@ -90,7 +86,7 @@ static void plan_masks(const struct moat_policy *p, struct native_plan *np)
 	 * below it bound back.  Agent sockets live there (~/.1password,
 	 * ~/.gnupg, editors' and password managers' sockets), and Landlock
 	 * before ABI 9 does not govern connect(2): hiding is the only defence. */
-	home = private_home(p);
+	home = native_private_home(p);
 	if (home)
 		mounts_add(&np->mounts, NATIVE_MOUNT_TMPFS, home);
 	/* A minimal /dev (before /dev/shm, which is mounted inside it). */

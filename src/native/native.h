@@ -20,6 +20,17 @@
 
 struct moat_verdict;
 
+/* The hint for a host without unprivileged user namespaces; backends that
+ * need them (native, bwrap) give the same one. */
+#define NATIVE_HINT_USERNS                                                                                             \
+	"enable unprivileged user namespaces: `sysctl -w kernel.unprivileged_userns_clone=1` (Debian), "          \
+	"`sysctl -w kernel.apparmor_restrict_unprivileged_userns=0` (Ubuntu 24.04+), "                            \
+	"`sysctl -w user.max_user_namespaces=15000` (Fedora/RHEL)"
+
+/* The HOME to hide behind a private one, or NULL: when it is unknown, "/",
+ * or inside a grant. */
+const char *native_private_home(const struct moat_policy *p);
+
 struct native_rlimit {
 	int resource;
 	rlim_t value;

@@ -70,6 +70,24 @@ static void say_missing(const struct moat_plan *plan, const char *prefix)
 	}
 }
 
+static void say_backend_absent(const struct moat_plan *plan, const char *cmd)
+{
+	int i;
+
+	for (i = 0; i < MOAT_P__COUNT; i++) {
+		const struct moat_verdict *v = &plan->props[i];
+		if (!v->requested || v->enforced)
+			continue;
+		fprintf(stderr, "moat: backend %s cannot run here: %s\n", plan->backend, v->reason);
+		if (v->hint[0])
+			fprintf(stderr, "moat:   hint: %s\n", v->hint);
+		break;
+	}
+	fprintf(stderr, "moat: refusing to run %s (in every mode: running it bare would be --mode off); "
+			"--backend auto picks one that is here\n",
+		cmd);
+}
+
 int moat_run_main(int argc, char **argv)
 {
 	long long start_ns = moat_now_ns();
@@ -114,6 +132,18 @@ int moat_run_main(int argc, char **argv)
 		else
 			code = plan.status == MOAT_STATUS_UNAVAILABLE ? 125 : 0;
 		goto out;
+	}
+	if (plan.status == MOAT_STATUS_UNAVAILABLE && plan.external && plan.ext.argv == NULL) {
+		/* The backend's tool is absent (or this is not its OS): one
+		 * line for the cause, not one per property. */
+		say_backend_absent(&plan, policy.argv[0]);
+		memset(&result, 0, sizeof(result));
+		result.exit_code = 125;
+		snprintf(result.failure, sizeof(result.failure), "backend %s cannot run on this host", plan.backend);
+		report = report_build(&policy, &host, &plan, &result);
+		add_server(report, &meta);
+		code = 125;
+		goto write_report;
 	}
 	if (plan.status == MOAT_STATUS_UNAVAILABLE) {
 		say_missing(&plan, "cannot enforce");

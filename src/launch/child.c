@@ -23,6 +23,12 @@
  *      use; then execve of the path resolved in the parent, with the exact
  *      environment the plan built.
  *
+ * With an external backend (backends/backend.h) the tool makes the sandbox:
+ * after step 1 the child does only what moat keeps owning -- setsid,
+ * rlimits, chdir, no_new_privs (not for setuid tools), closing every fd but
+ * the declared ones and the tool's own -- and executes the tool
+ * (exec_external).
+ *
  * No allocation after the fork: the parent may have held malloc's lock. */
 #include "launch/child.h"
 
@@ -161,12 +167,14 @@ static int cmp_int(const void *x, const void *y)
 static void close_fds(const struct child_args *a)
 {
 	const struct moat_policy *p = a->policy;
-	int keep[66];
+	int keep[66]; /* declared (60 at most), the backend's, the error pipe */
 	size_t n = 0, i;
 	unsigned int from = 3;
 
-	for (i = 0; i < p->n_keep_fds && n < 64; i++)
+	for (i = 0; i < p->n_keep_fds && n < 60; i++)
 		keep[n++] = p->keep_fds[i];
+	for (i = 0; a->plan->external && i < a->plan->ext.n_pass_fds; i++)
+		keep[n++] = a->plan->ext.pass_fds[i];
 	keep[n++] = a->err_fd;
 	qsort(keep, n, sizeof(int), cmp_int);
 	for (i = 0; i < n; i++) {
@@ -300,6 +308,33 @@ static _Noreturn void exec_command(const struct child_args *a)
 	fail(a, errno == ENOENT ? 127 : 126, errno, "execve %s", p->exe);
 }
 
+/* An external backend (backends/backend.h): the tool builds the sandbox;
+ * moat gives it what moat owns -- a new session, the rlimits, the cwd,
+ * no_new_privs unless the tool is setuid, only the declared fds (and the
+ * backend's own, such as bwrap's seccomp program) -- and the exact
+ * environment. */
+static _Noreturn void exec_external(const struct child_args *a)
+{
+	const struct backend_plan *bp = &a->plan->ext;
+	size_t i;
+
+	if (setsid() < 0)
+		fail(a, 125, errno, "setsid");
+	for (i = 0; i < bp->n_rlimits; i++) {
+		struct rlimit rl = {.rlim_cur = (rlim_t)bp->rlimits[i].value, .rlim_max = (rlim_t)bp->rlimits[i].value};
+		if (setrlimit(bp->rlimits[i].resource, &rl) != 0)
+			fail(a, 125, errno, "setrlimit(%s)", bp->rlimits[i].oci_name);
+	}
+	if (chdir(a->policy->cwd) != 0)
+		fail(a, 125, errno, "chdir %s", a->policy->cwd);
+	if (bp->no_new_privs && prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0)
+		fail(a, 125, errno, "PR_SET_NO_NEW_PRIVS");
+	close_fds(a);
+	signals_reset_for_exec(&a->saved_mask);
+	execve(bp->tool_path, bp->argv, a->plan->envp);
+	fail(a, errno == ENOENT ? 127 : 126, errno, "execve %s", bp->tool_path);
+}
+
 /* pid 1 of the new pid namespace.  When it exits the kernel kills every
  * process left in the namespace, double-forked daemons included; it is
  * itself killed (PR_SET_PDEATHSIG) when moat dies, even by SIGKILL. */
@@ -354,6 +389,10 @@ _Noreturn void child_main(const struct child_args *a)
 
 	if (a->plan->status == MOAT_STATUS_OFF)
 		exec_command(a);
+	if (a->plan->external) {
+		close(a->lifeline_fd);
+		exec_external(a);
+	}
 
 	/* 2. */
 	if (np->clone_flags & CLONE_NEWUSER)

@@ -80,18 +80,177 @@ static void mark_requested(const struct moat_policy *p, struct moat_plan *plan)
 			plan->props[i].requested = true;
 }
 
-int plan_build(const struct moat_policy *p, const struct moat_host *h, struct moat_plan *plan,
-	       struct moat_error *err)
+/* Requested properties the verdicts leave missing: how many, and their
+ * names (comma-separated) in `names`. */
+static size_t missing_names(const struct moat_verdict *props, char *names, size_t len)
+{
+	size_t n = 0, used = 0;
+	int i;
+
+	if (len)
+		names[0] = '\0';
+	for (i = 0; i < MOAT_P__COUNT; i++) {
+		if (!props[i].requested || props[i].enforced)
+			continue;
+		if (used < len) {
+			int w = snprintf(names + used, len - used, "%s%s", n ? ", " : "",
+					 moat_property_name((enum moat_property)i));
+			used += w > 0 ? (size_t)w : 0;
+		}
+		n++;
+	}
+	return n;
+}
+
+static void reset_verdicts(struct moat_verdict *props)
+{
+	int i;
+
+	for (i = 0; i < MOAT_P__COUNT; i++) {
+		bool requested = props[i].requested;
+		memset(&props[i], 0, sizeof(props[i]));
+		props[i].requested = requested;
+	}
+}
+
+/* One candidate backend, compiled into its own plan parts. */
+struct candidate {
+	const char *name;
+	bool external;
+	struct native_plan native;
+	struct backend_plan ext;
+	struct moat_verdict props[MOAT_P__COUNT];
+};
+
+static void candidate_free(struct candidate *c)
+{
+	if (c->external) {
+		backend_plan_free(&c->ext);
+	} else {
+		native_cleanup(&c->native);
+		native_plan_free(&c->native);
+	}
+}
+
+static int candidate_compile(struct candidate *c, const char *name, const struct moat_policy *p,
+			     const struct moat_host *h, const struct moat_plan *plan, const char *export_dir,
+			     struct moat_error *err)
+{
+	const struct moat_backend *b = backend_lookup(name);
+
+	memset(c, 0, sizeof(*c));
+	memcpy(c->props, plan->props, sizeof(c->props));
+	reset_verdicts(c->props);
+	native_plan_init(&c->native);
+	backend_plan_init(&c->ext);
+	c->name = b ? b->name : "native";
+	c->external = b != NULL;
+	if (b)
+		return backend_prepare(b, p, h, plan->envp, export_dir, &c->ext, c->props, err);
+	return native_compile(p, h, &c->native, c->props, err);
+}
+
+static void candidate_adopt(struct moat_plan *plan, struct candidate *c)
+{
+	plan->backend = c->name;
+	plan->external = c->external;
+	memcpy(plan->props, c->props, sizeof(plan->props));
+	native_plan_free(&plan->native);
+	plan->native = c->native;
+	plan->ext = c->ext;
+	memset(c, 0, sizeof(*c));
+}
+
+static void appendf(char *buf, size_t len, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+static void appendf(char *buf, size_t len, const char *fmt, ...)
+{
+	size_t used = strlen(buf);
+	va_list ap;
+
+	if (used + 1 >= len)
+		return;
+	va_start(ap, fmt);
+	vsnprintf(buf + used, len - used, fmt, ap);
+	va_end(ap);
+}
+
+/* Why a backend that compiled nothing (not installed, wrong OS) cannot be
+ * used: the reason its verdicts give. */
+static const char *first_reason(const struct moat_verdict *props)
+{
+	int i;
+
+	for (i = 0; i < MOAT_P__COUNT; i++)
+		if (props[i].requested && !props[i].enforced)
+			return props[i].reason;
+	return "";
+}
+
+/* `auto`: the first backend in the ranking (registry.c, docs/backends.md)
+ * that enforces every requested property; when none does, the one that
+ * misses the fewest, the higher-ranked on a tie.  The ranking is walked
+ * only as far as needed: on a host where native enforces everything, no
+ * other backend is looked at (no cost). */
+static int choose_auto(const struct moat_policy *p, const struct moat_host *h, struct moat_plan *plan,
+		       struct moat_error *err)
+{
+	const char *const *rank = backend_ranking();
+	struct candidate best, cand;
+	size_t best_missing = (size_t)-1, i;
+	char names[256];
+
+	memset(&best, 0, sizeof(best));
+	plan->backend_reason[0] = '\0';
+	for (i = 0; rank[i]; i++) {
+		size_t missing;
+
+		if (candidate_compile(&cand, rank[i], p, h, plan, NULL, err) < 0) {
+			if (best_missing != (size_t)-1)
+				candidate_free(&best);
+			return -1;
+		}
+		missing = missing_names(cand.props, names, sizeof(names));
+		if (missing == 0)
+			appendf(plan->backend_reason, sizeof(plan->backend_reason),
+				"%s%s enforces every requested property", i ? "; " : "", cand.name);
+		else if (cand.external && cand.ext.argv == NULL)
+			appendf(plan->backend_reason, sizeof(plan->backend_reason), "%s%s", i ? "; " : "",
+				first_reason(cand.props));
+		else
+			appendf(plan->backend_reason, sizeof(plan->backend_reason), "%s%s lacks %s", i ? "; " : "",
+				cand.name, names);
+		if (missing < best_missing) {
+			if (best_missing != (size_t)-1)
+				candidate_free(&best);
+			best = cand;
+			best_missing = missing;
+		} else {
+			candidate_free(&cand);
+		}
+		if (missing == 0)
+			break;
+	}
+	if (best_missing > 0)
+		appendf(plan->backend_reason, sizeof(plan->backend_reason),
+			"; none enforces every requested property: %s misses the fewest", best.name);
+	candidate_adopt(plan, &best);
+	return 0;
+}
+
+static int build(const struct moat_policy *p, const struct moat_host *h, const char *export_dir,
+		 struct moat_plan *plan, struct moat_error *err)
 {
 	bool missing = false;
 	size_t i;
 
 	memset(plan, 0, sizeof(*plan));
 	native_plan_init(&plan->native);
+	backend_plan_init(&plan->ext);
+	plan->backend_asked = p->backend;
 	if (env_build(p, environ, &plan->envp, &plan->env_names, err) < 0)
 		return -1;
 
-	if (p->mode == MOAT_MODE_OFF || strcmp(p->backend, "none") == 0) {
+	if (!export_dir && (p->mode == MOAT_MODE_OFF || strcmp(p->backend, "none") == 0)) {
 		/* Unsandboxed: moat's own environment, with the policy's
 		 * explicit --env values on top (they are what the user asked
 		 * the command to see, sandbox or not). */
@@ -109,26 +268,51 @@ int plan_build(const struct moat_policy *p, const struct moat_host *h, struct mo
 			if (p->env[i].value)
 				env_strv_set(&plan->envp, &plan->env_names, p->env[i].name, p->env[i].value);
 		plan->backend = "none";
+		snprintf(plan->backend_reason, sizeof(plan->backend_reason), "%s",
+			 p->mode == MOAT_MODE_OFF ? "mode off" : "--backend none");
 		plan->status = MOAT_STATUS_OFF;
 		return 0;
 	}
-	if (strcmp(p->backend, "auto") != 0 && strcmp(p->backend, "native") != 0) {
-		moat_error_set(err, MOAT_E_USAGE, 0, "backend '%s' is not available in this build", p->backend);
-		return moat_error_hint(err, "use --backend native or auto");
+	if (!backend_name_valid(p->backend)) {
+		moat_error_set(err, MOAT_E_USAGE, 0, "unknown backend '%s'", p->backend);
+		return moat_error_hint(err, "backends: auto, native, bwrap, gvisor, oci, firejail, nono, seatbelt, none");
 	}
-	plan->backend = "native";
 	mark_requested(p, plan);
-	if (native_compile(p, h, &plan->native, plan->props, err) < 0)
-		return -1;
+	if (export_dir) {
+		struct candidate c;
+		if (!backend_lookup(p->backend)) {
+			moat_error_set(err, MOAT_E_USAGE, 0, "moat export needs an external backend, not '%s'",
+				       p->backend);
+			return moat_error_hint(err, "--backend bwrap, firejail, gvisor, oci, nono or seatbelt");
+		}
+		if (candidate_compile(&c, p->backend, p, h, plan, export_dir, err) < 0)
+			return -1;
+		candidate_adopt(plan, &c);
+		snprintf(plan->backend_reason, sizeof(plan->backend_reason), "exported with --backend %s", p->backend);
+	} else if (strcmp(p->backend, "auto") == 0) {
+		if (choose_auto(p, h, plan, err) < 0)
+			return -1;
+	} else {
+		struct candidate c;
+		if (candidate_compile(&c, p->backend, p, h, plan, NULL, err) < 0)
+			return -1;
+		candidate_adopt(plan, &c);
+		snprintf(plan->backend_reason, sizeof(plan->backend_reason), "--backend %s", p->backend);
+	}
 	/* Without a mount namespace the private tmp is a per-run directory:
 	 * programs find it through TMPDIR. */
-	if (plan->native.private_tmp_dir)
+	if (!plan->external && plan->native.private_tmp_dir)
 		env_strv_set(&plan->envp, &plan->env_names, "TMPDIR", plan->native.private_tmp_dir);
 
 	for (i = 0; i < MOAT_P__COUNT; i++)
 		if (plan->props[i].requested && !plan->props[i].enforced)
 			missing = true;
-	if (!missing)
+	/* A backend whose tool is absent here (or whose OS this is not)
+	 * compiled nothing to run: it is unavailable in every mode, since
+	 * running the command bare under `prefer` would be a silent `off`. */
+	if (plan->external && plan->ext.argv == NULL && !export_dir)
+		plan->status = MOAT_STATUS_UNAVAILABLE;
+	else if (!missing)
 		plan->status = MOAT_STATUS_ENFORCED;
 	else if (p->mode == MOAT_MODE_PREFER)
 		plan->status = MOAT_STATUS_DEGRADED;
@@ -137,10 +321,23 @@ int plan_build(const struct moat_policy *p, const struct moat_host *h, struct mo
 	return 0;
 }
 
+int plan_build(const struct moat_policy *p, const struct moat_host *h, struct moat_plan *plan,
+	       struct moat_error *err)
+{
+	return build(p, h, NULL, plan, err);
+}
+
+int plan_build_export(const struct moat_policy *p, const struct moat_host *h, const char *export_dir,
+		      struct moat_plan *plan, struct moat_error *err)
+{
+	return build(p, h, export_dir, plan, err);
+}
+
 void plan_free(struct moat_plan *plan)
 {
 	env_strv_free(plan->envp);
 	env_strv_free(plan->env_names);
 	native_plan_free(&plan->native);
+	backend_plan_free(&plan->ext);
 	memset(plan, 0, sizeof(*plan));
 }

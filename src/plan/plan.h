@@ -6,6 +6,7 @@
 
 #include <stdbool.h>
 
+#include "backends/backend.h"
 #include "native/native.h"
 #include "plan/host.h"
 #include "plan/properties.h"
@@ -28,7 +29,13 @@ struct moat_verdict {
 };
 
 struct moat_plan {
-	const char *backend; /* "native" or "none" */
+	const char *backend;     /* the backend chosen: "native", "none" or an
+				  * external backend's name */
+	const char *backend_asked; /* what the policy asked for ("auto", ...) */
+	char backend_reason[768];  /* why this backend (for auto: what the
+				    * stronger ones lacked) */
+	bool external;           /* an external backend: ext is what runs */
+	struct backend_plan ext;
 	enum moat_status status;
 	struct moat_verdict props[MOAT_P__COUNT];
 	char **envp;      /* the child's exact environment */
@@ -38,6 +45,11 @@ struct moat_plan {
 
 int plan_build(const struct moat_policy *p, const struct moat_host *h, struct moat_plan *plan,
 	       struct moat_error *err);
+/* The same for `moat export`: the named external backend is compiled with
+ * export_dir as its work directory, and nothing is created that a run
+ * would need (no fds, no per-run directories). */
+int plan_build_export(const struct moat_policy *p, const struct moat_host *h, const char *export_dir,
+		      struct moat_plan *plan, struct moat_error *err);
 void plan_free(struct moat_plan *plan);
 
 const char *moat_status_name(enum moat_status s);

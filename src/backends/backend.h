@@ -1,0 +1,170 @@
+/* External backends: compilers from the one policy to another sandbox tool's
+ * own terms (an argv, a generated profile, an OCI bundle), each with a
+ * declaration of which properties that tool enforces on this host.
+ *
+ * A backend's compile() runs in the parent, during planning, like
+ * native_compile(): it writes every verdict in props[] (enforced with the
+ * mechanism, or missing with the reason and a hint), builds the argv moat
+ * will execute, and writes any files into ctx->work_dir.  It never claims a
+ * property the tool does not enforce; a property moat itself keeps owning
+ * (the environment, fds, session, rlimits applied before the tool's execve)
+ * is claimed only when the tool is known to pass it through unchanged.
+ *
+ * The launcher (launch/child.c) runs the result: setsid, rlimits (when
+ * apply_rlimits), chdir, no_new_privs (when allowed), close every fd but
+ * 0-2, the declared ones and pass_fds, then execve(tool_path, argv, envp).
+ * moat supervises the tool's process as it would the command: signals are
+ * forwarded to it, --timeout kills its process group, its exit status is
+ * the command's (each tool propagates the command's status).
+ *
+ * See docs/backends.md for the tools, their trust models and the ranking
+ * that `--backend auto` uses. */
+#ifndef MOAT_BACKENDS_BACKEND_H
+#define MOAT_BACKENDS_BACKEND_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "plan/host.h"
+#include "plan/properties.h"
+#include "policy/policy.h"
+#include "util/err.h"
+
+struct moat_verdict;
+
+#define BACKEND_MAX_PASS_FDS 4
+#define BACKEND_MAX_RLIMITS 8
+
+/* One resource limit of the policy, with its name in OCI's terms. */
+struct backend_rlimit {
+	int resource;          /* RLIMIT_* */
+	unsigned long long value;
+	const char *oci_name;  /* "RLIMIT_CORE", ... */
+};
+
+/* What a compiled external backend runs.  Owned strings; backend_plan_free
+ * releases them, closes pass_fds and removes work_dir when owns_work_dir. */
+struct backend_plan {
+	char *tool_path;       /* absolute path executed */
+	char **argv;           /* NULL-terminated; argv[0] is the tool's name */
+	size_t argc, cap_argv; /* for backend_argv_add() */
+	int pass_fds[BACKEND_MAX_PASS_FDS]; /* moat's own fds the tool inherits
+					     * (e.g. bwrap --seccomp FD) */
+	size_t n_pass_fds;
+	bool no_new_privs;  /* moat may set PR_SET_NO_NEW_PRIVS before the
+			     * tool's execve (false for setuid tools) */
+	bool apply_rlimits; /* moat applies the policy's rlimits (and core 0)
+			     * to the tool: the command inherits them.  false
+			     * when the tool applies them itself (OCI
+			     * process.rlimits), because e.g. RLIMIT_AS on a Go
+			     * runtime breaks the runtime, not the command */
+	char *work_dir;     /* files of this run (bundle, profile, state) */
+	bool owns_work_dir; /* remove work_dir after the run */
+	struct backend_rlimit rlimits[BACKEND_MAX_RLIMITS]; /* what moat applies
+							     * when apply_rlimits */
+	size_t n_rlimits;
+	char *runtime;      /* for oci/gvisor: which runtime ("crun", "runc",
+			     * "runsc"), for the report; else NULL */
+};
+
+/* What compile() gets. */
+struct backend_ctx {
+	const struct moat_policy *policy;
+	const struct moat_host *host;
+	char *const *envp;     /* the exact environment the command must see */
+	const char *tool_path; /* where the tool was found; NULL when it is not
+				* installed (export, golden tests): compile then
+				* uses the bare tool name and must not fail */
+	const char *work_dir;  /* an existing, empty, private directory for the
+				* backend's files, or NULL when the backend
+				* declared needs_work_dir false */
+	bool exporting;        /* `moat export`: write files, create no fds,
+				* start nothing; argv must still be complete */
+};
+
+struct moat_backend {
+	const char *name;          /* as in --backend and configs */
+	const char *tools[4];      /* executables looked up in PATH, in order of
+				    * preference; NULL-terminated */
+	const char *summary;       /* one line: what the tool is */
+	const char *install_hint;  /* e.g. "apt-get install bubblewrap" */
+	const char *os;            /* "linux" or "macos": where it can run */
+	bool needs_work_dir;
+	/* Fill every props[] verdict (requested flags are already set) and
+	 * bp->argv.  Returns -1 only on errors (a file that cannot be
+	 * written, a policy the tool cannot express at all in require mode),
+	 * never because a property is missing: that is a verdict. */
+	int (*compile)(const struct backend_ctx *ctx, struct backend_plan *bp, struct moat_verdict *props,
+		       struct moat_error *err);
+};
+
+/* --- registry (backends/registry.c) ------------------------------------ */
+
+/* The external backend called `name`, or NULL ("native", "none", "auto"
+ * and unknown names are not external backends). */
+const struct moat_backend *backend_lookup(const char *name);
+
+/* Every name --backend accepts, NULL-terminated: auto, native, the
+ * external backends, none. */
+const char *const *backend_names(void);
+bool backend_name_valid(const char *name);
+
+/* The ranking `auto` follows, strongest first (docs/backends.md): names,
+ * "native" included, NULL-terminated. */
+const char *const *backend_ranking(void);
+
+/* The first of b->tools found in PATH (then /usr/bin, /usr/sbin, /bin,
+ * /sbin), as a new absolute path, or NULL.  `which` (may be NULL) receives
+ * the tool's name. */
+char *backend_find_tool(const struct moat_backend *b, const char **which);
+
+/* Compile `b` for the policy: find the tool, make the work dir, call
+ * compile().  When the tool is not installed, every requested property is
+ * missing with the install hint (and compile() is still run when
+ * `exporting`).  On success *bp is filled; on error nothing is left behind. */
+int backend_prepare(const struct moat_backend *b, const struct moat_policy *p, const struct moat_host *h,
+		    char *const *envp, const char *export_dir, struct backend_plan *bp, struct moat_verdict *props,
+		    struct moat_error *err);
+
+/* --- helpers for compile() (backends/util.c) ----------------------------- */
+
+void backend_plan_init(struct backend_plan *bp);
+void backend_plan_free(struct backend_plan *bp);
+/* Append a copy of each string (printf-style for the one-argument form). */
+void backend_argv_add(struct backend_plan *bp, const char *arg);
+void backend_argv_addf(struct backend_plan *bp, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* Append the command: "--" unless sep is NULL, then exe (the resolved
+ * path) and argv[1..]. */
+void backend_argv_add_command(struct backend_plan *bp, const struct moat_policy *p, const char *sep);
+/* The policy's resource limits, core 0 first; returns how many. */
+size_t backend_rlimits(const struct moat_policy *p, struct backend_rlimit out[BACKEND_MAX_RLIMITS]);
+/* Register an fd for the tool to inherit; returns it. */
+int backend_pass_fd(struct backend_plan *bp, int fd);
+
+/* Write `len` bytes to `dir`/`name` (mode 0644), creating or replacing it. */
+int backend_write_file(const char *dir, const char *name, const void *data, size_t len, struct moat_error *err);
+
+/* Verdicts moat keeps owning for every external backend: env.curated
+ * (when env_passed_through: the tool hands the command moat's environment
+ * unchanged, or writes exactly it), fd.clean (when fds_closed_or_passed:
+ * the tool adds no fd of its own), res.limits (when the rlimits reach the
+ * command: apply_rlimits, or the tool sets them).  `tool` names the tool in
+ * the mechanism text. */
+void backend_verdict_moat_owned(const struct backend_ctx *ctx, const struct backend_plan *bp, const char *tool,
+				bool env_passed_through, bool fds_closed_or_passed, bool limits_applied,
+				struct moat_verdict *props);
+
+/* Every requested property missing with `reason` and `hint` (a tool that
+ * is not installed, an OS it cannot run on). */
+void backend_verdict_all_missing(struct moat_verdict *props, const char *hint, const char *reason);
+
+/* --- the backends -------------------------------------------------------- */
+
+extern const struct moat_backend backend_bwrap;    /* backends/bwrap.c */
+extern const struct moat_backend backend_firejail; /* backends/firejail.c */
+extern const struct moat_backend backend_gvisor;   /* backends/oci_run.c */
+extern const struct moat_backend backend_oci;      /* backends/oci_run.c */
+extern const struct moat_backend backend_nono;     /* backends/nono.c */
+extern const struct moat_backend backend_seatbelt; /* backends/seatbelt.c */
+
+#endif

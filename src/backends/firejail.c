@@ -1,0 +1,249 @@
+/* The firejail backend: the policy compiled into a firejail argv
+ * (docs/backends.md, "firejail").
+ *
+ * Trust model: firejail is setuid root, so the trusted base is firejail
+ * itself, and /etc/firejail/firejail.users decides who may run it (without
+ * that file every user but `nobody` may; with it, only the users it lists
+ * and root).  moat must not set no_new_privs before it (that would stop
+ * the setuid); firejail sets it itself (--nonewprivs).
+ *
+ * What it cannot give, measured with 0.9.72 (and reported missing, never
+ * claimed): a read allow-list (the host file system stays visible; only
+ * the denied paths are blacklisted), hence no ipc.unix either, and an exact
+ * environment (firejail adds container=firejail, SHELL, PROMPT_COMMAND,
+ * SHLVL, QT_*, ... after --rmenv is applied). */
+#include "backends/backend.h"
+
+#include <pwd.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "plan/plan.h"
+#include "util/cleanup.h"
+#include "util/mem.h"
+#include "util/path.h"
+
+#define FIREJAIL_USERS "/etc/firejail/firejail.users"
+#define HINT_SECCOMP "use a kernel built with CONFIG_SECCOMP_FILTER=y"
+#define HINT_OTHER "use --backend bwrap or native"
+
+/* Is `name` a line of firejail.users?  (One user name a line, # comments.) */
+static bool users_file_lists(FILE *f, const char *name)
+{
+	char line[256];
+
+	while (fgets(line, sizeof(line), f)) {
+		line[strcspn(line, " \t\r\n#")] = '\0';
+		if (strcmp(line, name) == 0)
+			return true;
+	}
+	return false;
+}
+
+/* Would firejail run for this user?  false with the reason when it would
+ * refuse ("Error: the user is not allowed to use Firejail"). */
+static bool firejail_user_allowed(const struct moat_host *h, char *why, size_t len)
+{
+	cleanup_fclose FILE *f = NULL;
+	struct passwd *pw;
+
+	if (h->uid == 0)
+		return true;
+	pw = getpwuid(h->uid);
+	if (!pw) {
+		snprintf(why, len, "firejail refuses uid %u: it has no passwd entry", (unsigned)h->uid);
+		return false;
+	}
+	/* Measured with 0.9.72: `nobody` is refused even when listed. */
+	if (h->uid == 65534 || strcmp(pw->pw_name, "nobody") == 0) {
+		snprintf(why, len, "firejail (setuid root) refuses the user nobody");
+		return false;
+	}
+	f = fopen(FIREJAIL_USERS, "re");
+	if (f && !users_file_lists(f, pw->pw_name)) {
+		snprintf(why, len, "firejail (setuid root) refuses %.64s: " FIREJAIL_USERS " does not list it",
+			 pw->pw_name);
+		return false;
+	}
+	return true;
+}
+
+static bool exists(const char *path)
+{
+	struct stat st;
+
+	return stat(path, &st) == 0;
+}
+
+/* Grants under /tmp would vanish under --private-tmp: firejail's
+ * --whitelist brings them back (made read-only again below, because a
+ * whitelisted path is writable whatever --read-only=/ said). */
+static bool under_private_tmp(const struct moat_policy *p, const char *path)
+{
+	return p->private_tmp && path_within(path, "/tmp") && strcmp(path, "/tmp") != 0;
+}
+
+static void emit_filesystem(struct backend_plan *bp, const struct moat_policy *p, size_t *n_denied,
+			    size_t *n_writable)
+{
+	size_t i;
+
+	if (p->private_tmp)
+		backend_argv_add(bp, "--private-tmp");
+	backend_argv_add(bp, "--private-dev");
+	for (i = 0; i < p->n_paths; i++)
+		if (p->paths[i].access != MOAT_ACCESS_DENY && under_private_tmp(p, p->paths[i].path) &&
+		    exists(p->paths[i].path))
+			backend_argv_addf(bp, "--whitelist=%s", p->paths[i].path);
+	for (i = 0; i < p->n_paths; i++)
+		if (p->paths[i].access == MOAT_ACCESS_DENY && exists(p->paths[i].path)) {
+			backend_argv_addf(bp, "--blacklist=%s", p->paths[i].path);
+			(*n_denied)++;
+		}
+	backend_argv_add(bp, "--read-only=/");
+	for (i = 0; i < p->n_paths; i++)
+		if (p->paths[i].access == MOAT_ACCESS_READ && under_private_tmp(p, p->paths[i].path) &&
+		    exists(p->paths[i].path))
+			backend_argv_addf(bp, "--read-only=%s", p->paths[i].path);
+	for (i = 0; i < p->n_paths; i++)
+		if (p->paths[i].access == MOAT_ACCESS_WRITE && exists(p->paths[i].path) &&
+		    !path_within(p->paths[i].path, "/dev") && !(p->private_tmp && strcmp(p->paths[i].path, "/tmp") == 0)) {
+			backend_argv_addf(bp, "--read-write=%s", p->paths[i].path);
+			(*n_writable)++;
+		}
+}
+
+static void emit_isolation(struct backend_plan *bp, const struct moat_policy *p, bool seccomp)
+{
+	size_t i;
+
+	if (p->net != MOAT_NET_ALL)
+		backend_argv_add(bp, "--net=none"); /* a network namespace with only lo (up) */
+	if (seccomp) {
+		/* firejail's own default list, plus io_uring (not in it), which
+		 * bypasses the filter's view of file and socket calls. */
+		backend_argv_add(bp, "--seccomp=io_uring_setup,io_uring_enter,io_uring_register");
+		backend_argv_add(bp, "--seccomp.block-secondary");
+		backend_argv_add(bp, p->net == MOAT_NET_NONE ? "--protocol=unix" : "--protocol=unix,inet,inet6,netlink");
+		/* Also makes clone3 ENOSYS, so glibc falls back to clone,
+		 * whose flags the filter sees. */
+		backend_argv_add(bp, "--restrict-namespaces");
+	}
+	backend_argv_add(bp, "--caps.drop=all");
+	backend_argv_add(bp, "--nonewprivs");
+	backend_argv_add(bp, "--noroot");
+	backend_argv_add(bp, "--nogroups");
+	for (i = 0; i < p->n_keep_fds; i++)
+		backend_argv_addf(bp, "--keep-fd=%d", p->keep_fds[i]);
+}
+
+static void verdicts(const struct backend_ctx *ctx, const struct backend_plan *bp, bool seccomp, size_t n_denied,
+		     size_t n_writable, struct moat_verdict *props)
+{
+	const struct moat_policy *p = ctx->policy;
+	bool netns = p->net != MOAT_NET_ALL;
+
+	verdict_missing(&props[MOAT_P_FS_READ], HINT_OTHER,
+			"firejail has no read allow-list: the host file system stays visible, only denied paths "
+			"are blacklisted");
+	verdict_enforce(&props[MOAT_P_FS_WRITE], "firejail --read-only=/, --read-write for %zu write grants",
+			n_writable);
+	verdict_enforce(&props[MOAT_P_FS_SECRETS], "firejail --blacklist over %zu denied paths", n_denied);
+	if (p->private_tmp)
+		verdict_enforce(&props[MOAT_P_FS_TMP], "firejail --private-tmp");
+	else
+		verdict_missing(&props[MOAT_P_FS_TMP], "drop the option that shares /tmp",
+				"the policy shares the host's /tmp");
+	if (p->net != MOAT_NET_NONE)
+		verdict_missing(&props[MOAT_P_NET_NONE], "drop --net (or use a profile without network): net.none "
+							 "needs --net none",
+				"the policy opens the network (net %s)", moat_net_name(p->net));
+	else if (seccomp)
+		verdict_enforce(&props[MOAT_P_NET_NONE], "firejail --net=none; --protocol=unix (seccomp)");
+	else
+		verdict_missing(&props[MOAT_P_NET_NONE], HINT_SECCOMP,
+				"firejail --net=none brings lo up: without seccomp, inet sockets work (to the "
+				"sandbox's own loopback)");
+	if (netns)
+		verdict_enforce(&props[MOAT_P_NET_LOOPBACK], "firejail --net=none: network namespace with only lo");
+	else
+		verdict_missing(&props[MOAT_P_NET_LOOPBACK], "use --net loopback", "the policy opens the network (net all)");
+	verdict_missing(&props[MOAT_P_NET_ALLOW], "--net all gives the whole network, unfiltered; --net loopback or "
+						  "none are enforced",
+			"moat does not compile per-destination rules for firejail");
+	if (netns)
+		verdict_enforce(&props[MOAT_P_IPC_ABSTRACT], "firejail --net=none: abstract sockets are per network "
+							     "namespace");
+	else
+		verdict_missing(&props[MOAT_P_IPC_ABSTRACT], "use --net loopback or none, or --backend native",
+				"with net all firejail shares the host's network namespace, and its abstract sockets");
+	verdict_missing(&props[MOAT_P_IPC_UNIX], HINT_OTHER,
+			"the host file system stays visible under firejail: unix sockets outside /tmp (/run, ...) "
+			"are reachable");
+	verdict_enforce(&props[MOAT_P_PROC_PID], "firejail: pid namespace with a fresh /proc");
+	if (seccomp) {
+		verdict_enforce(&props[MOAT_P_PROC_PTRACE], "firejail seccomp default list: ptrace, process_vm_* "
+							    "refused; pid namespace");
+		verdict_enforce(&props[MOAT_P_SYS_FILTER], "firejail's own seccomp list (not moat's program), "
+							   "+io_uring, block-secondary, restrict-namespaces");
+	} else {
+		verdict_missing(&props[MOAT_P_PROC_PTRACE], HINT_SECCOMP, "needs seccomp, which is not available here");
+		verdict_missing(&props[MOAT_P_SYS_FILTER], HINT_SECCOMP, "seccomp filters are not available");
+	}
+	/* firejail's list does not look at ioctl numbers: TIOCSTI is refused
+	 * by the kernel, because moat's setsid leaves no controlling
+	 * terminal and --caps.drop=all removes CAP_SYS_ADMIN. */
+	verdict_enforce(&props[MOAT_P_TTY_INJECT], "setsid before firejail: no controlling terminal; "
+						   "--caps.drop=all");
+	backend_verdict_moat_owned(ctx, bp, "firejail", false, true, bp->apply_rlimits, props);
+	verdict_missing(&props[MOAT_P_ENV_CURATED], HINT_OTHER,
+			"firejail adds container=firejail, SHELL, PROMPT_COMMAND, SHLVL, QT_* and more to the "
+			"environment, after --rmenv");
+}
+
+static int firejail_compile(const struct backend_ctx *ctx, struct backend_plan *bp, struct moat_verdict *props,
+			    struct moat_error *err)
+{
+	const struct moat_policy *p = ctx->policy;
+	size_t n_denied = 0, n_writable = 0;
+	bool allowed;
+	char why[256];
+
+	(void)err;
+	/* setuid root: no_new_privs would make the kernel ignore the setuid
+	 * bit.  The rlimits are inherited through the setuid exec and reach
+	 * the command (measured: nofile, core, as). */
+	bp->no_new_privs = false;
+	bp->apply_rlimits = true;
+	allowed = firejail_user_allowed(ctx->host, why, sizeof(why));
+	if (!allowed) {
+		cleanup_free char *hint = moat_xasprintf("as root, add the user to " FIREJAIL_USERS
+							 " (a user other than nobody); or %s",
+							 HINT_OTHER);
+		backend_verdict_all_missing(props, hint, why);
+		if (!ctx->exporting)
+			return 0; /* no argv: nothing to run */
+	}
+
+	backend_argv_add(bp, "firejail");
+	backend_argv_add(bp, "--quiet");
+	backend_argv_add(bp, "--noprofile");
+	emit_filesystem(bp, p, &n_denied, &n_writable);
+	emit_isolation(bp, p, ctx->host->seccomp);
+	backend_argv_add_command(bp, p, "--");
+	if (allowed)
+		verdicts(ctx, bp, ctx->host->seccomp, n_denied, n_writable, props);
+	return 0;
+}
+
+const struct moat_backend backend_firejail = {
+	.name = "firejail",
+	.tools = {"firejail"},
+	.summary = "firejail: a setuid-root sandbox (namespaces, blacklists, its own seccomp list)",
+	.install_hint = "apt-get install firejail",
+	.os = "linux",
+	.needs_work_dir = false,
+	.compile = firejail_compile,
+};

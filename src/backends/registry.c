@@ -1,0 +1,158 @@
+/* The backends moat knows, the names --backend accepts, and the ranking
+ * `auto` follows.  Why this order: docs/backends.md, "auto". */
+#include "backends/backend.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "plan/plan.h"
+#include "util/cleanup.h"
+#include "util/mem.h"
+
+static const struct moat_backend *const externals[] = {
+	&backend_bwrap, &backend_gvisor, &backend_oci, &backend_firejail, &backend_nono, &backend_seatbelt,
+};
+
+static const char *const names[] = {"auto", "native", "bwrap", "gvisor", "oci", "firejail", "nono", "seatbelt",
+				    "none", NULL};
+
+/* Strongest first.  native leads: moat compiles and checks every one of its
+ * mechanisms itself (Landlock, seccomp, namespaces), trusts no further
+ * binary, and enforces the most properties on a current kernel.  bwrap
+ * next: the same kernel mechanisms with moat's own seccomp program, and
+ * file-system rules that do not need Landlock.  gVisor's own kernel is the
+ * strongest wall against kernel bugs, but a sandbox start costs ~100x more;
+ * the OCI runtimes are below it; firejail is setuid root (a larger trusted
+ * base); nono and seatbelt last. */
+static const char *const ranking[] = {"native", "bwrap", "gvisor", "oci", "firejail", "nono", "seatbelt", NULL};
+
+const struct moat_backend *backend_lookup(const char *name)
+{
+	size_t i;
+
+	for (i = 0; i < ARRAY_LEN(externals); i++)
+		if (strcmp(externals[i]->name, name) == 0)
+			return externals[i];
+	return NULL;
+}
+
+const char *const *backend_names(void)
+{
+	return names;
+}
+
+bool backend_name_valid(const char *name)
+{
+	size_t i;
+
+	for (i = 0; names[i]; i++)
+		if (strcmp(names[i], name) == 0)
+			return true;
+	return false;
+}
+
+const char *const *backend_ranking(void)
+{
+	return ranking;
+}
+
+static char *find_in(const char *dirs, const char *tool)
+{
+	const char *d = dirs;
+
+	while (d && *d) {
+		const char *end = strchr(d, ':');
+		size_t len = end ? (size_t)(end - d) : strlen(d);
+		if (len > 0 && d[0] == '/') {
+			char path[4096];
+			struct stat st;
+			snprintf(path, sizeof(path), "%.*s/%s", (int)len, d, tool);
+			if (stat(path, &st) == 0 && S_ISREG(st.st_mode) && access(path, X_OK) == 0)
+				return moat_xstrdup(path);
+		}
+		d = end ? end + 1 : NULL;
+	}
+	return NULL;
+}
+
+char *backend_find_tool(const struct moat_backend *b, const char **which)
+{
+	const char *path_env = getenv("PATH");
+	size_t i;
+
+	for (i = 0; i < ARRAY_LEN(b->tools) && b->tools[i]; i++) {
+		char *found = find_in(path_env, b->tools[i]);
+		if (!found)
+			found = find_in("/usr/bin:/usr/sbin:/bin:/sbin", b->tools[i]);
+		if (found) {
+			if (which)
+				*which = b->tools[i];
+			return found;
+		}
+	}
+	return NULL;
+}
+
+static const char *this_os(void)
+{
+#ifdef __APPLE__
+	return "macos";
+#else
+	return "linux";
+#endif
+}
+
+int backend_prepare(const struct moat_backend *b, const struct moat_policy *p, const struct moat_host *h,
+		    char *const *envp, const char *export_dir, struct backend_plan *bp, struct moat_verdict *props,
+		    struct moat_error *err)
+{
+	struct backend_ctx ctx = {.policy = p, .host = h, .envp = envp, .exporting = export_dir != NULL};
+	cleanup_free char *tool = NULL;
+	bool runs_here = strcmp(b->os, this_os()) == 0;
+	char reason[256];
+
+	backend_plan_init(bp);
+	if (!ctx.exporting) {
+		if (!runs_here) {
+			snprintf(reason, sizeof(reason), "the %s backend runs only on %s; this is %s", b->name, b->os,
+				 this_os());
+			backend_verdict_all_missing(props, b->install_hint, reason);
+			return 0;
+		}
+		tool = backend_find_tool(b, NULL);
+		if (!tool) {
+			snprintf(reason, sizeof(reason), "%s is not installed (looked for %s%s%s in PATH)", b->name,
+				 b->tools[0], b->tools[1] ? " or " : "", b->tools[1] ? b->tools[1] : "");
+			backend_verdict_all_missing(props, b->install_hint, reason);
+			return 0;
+		}
+	} else if (runs_here) {
+		tool = backend_find_tool(b, NULL);
+	}
+	ctx.tool_path = tool;
+	if (b->needs_work_dir) {
+		if (export_dir) {
+			bp->work_dir = moat_xstrdup(export_dir);
+		} else {
+			char tmpl[64];
+			snprintf(tmpl, sizeof(tmpl), "/tmp/moat-%s.XXXXXX", b->name);
+			if (!mkdtemp(tmpl))
+				return moat_error_set(err, MOAT_E_SYSTEM, errno, "creating a work directory under /tmp");
+			bp->work_dir = moat_xstrdup(tmpl);
+			bp->owns_work_dir = true;
+		}
+		ctx.work_dir = bp->work_dir;
+	}
+	bp->tool_path = tool ? steal_ptr(&tool) : moat_xstrdup(b->tools[0]);
+	if (b->compile(&ctx, bp, props, err) < 0) {
+		backend_plan_free(bp);
+		return moat_error_wrap(err, "backend %s", b->name);
+	}
+	if (bp->apply_rlimits)
+		bp->n_rlimits = backend_rlimits(p, bp->rlimits);
+	return 0;
+}

@@ -1,0 +1,166 @@
+/* Helpers shared by the external backends' compilers. */
+#include "backends/backend.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <ftw.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <unistd.h>
+
+#include "plan/plan.h"
+#include "util/cleanup.h"
+#include "util/mem.h"
+
+void backend_plan_init(struct backend_plan *bp)
+{
+	memset(bp, 0, sizeof(*bp));
+}
+
+static int remove_entry(const char *path, const struct stat *st, int type, struct FTW *ftw)
+{
+	(void)st;
+	(void)type;
+	(void)ftw;
+	remove(path);
+	return 0;
+}
+
+void backend_plan_free(struct backend_plan *bp)
+{
+	size_t i;
+
+	for (i = 0; bp->argv && i < bp->argc; i++)
+		free(bp->argv[i]);
+	free(bp->argv);
+	for (i = 0; i < bp->n_pass_fds; i++)
+		if (bp->pass_fds[i] >= 0)
+			close(bp->pass_fds[i]);
+	/* FTW_PHYS and FTW_MOUNT: never follow a link or cross into a mount
+	 * that the tool or the sandbox left in the work dir. */
+	if (bp->owns_work_dir && bp->work_dir)
+		nftw(bp->work_dir, remove_entry, 16, FTW_DEPTH | FTW_PHYS | FTW_MOUNT);
+	free(bp->work_dir);
+	free(bp->tool_path);
+	free(bp->runtime);
+	memset(bp, 0, sizeof(*bp));
+}
+
+void backend_argv_add(struct backend_plan *bp, const char *arg)
+{
+	bp->argv = moat_xgrow(bp->argv, &bp->cap_argv, bp->argc + 2, sizeof(char *));
+	bp->argv[bp->argc++] = moat_xstrdup(arg);
+	bp->argv[bp->argc] = NULL;
+}
+
+void backend_argv_addf(struct backend_plan *bp, const char *fmt, ...)
+{
+	va_list ap;
+	char *s;
+
+	va_start(ap, fmt);
+	if (vasprintf(&s, fmt, ap) < 0)
+		s = NULL;
+	va_end(ap);
+	if (!s) {
+		fprintf(stderr, "moat: out of memory\n");
+		exit(125);
+	}
+	backend_argv_add(bp, s);
+	free(s);
+}
+
+void backend_argv_add_command(struct backend_plan *bp, const struct moat_policy *p, const char *sep)
+{
+	size_t i;
+
+	if (sep)
+		backend_argv_add(bp, sep);
+	backend_argv_add(bp, p->exe);
+	for (i = 1; i < p->argc; i++)
+		backend_argv_add(bp, p->argv[i]);
+}
+
+int backend_pass_fd(struct backend_plan *bp, int fd)
+{
+	if (bp->n_pass_fds < BACKEND_MAX_PASS_FDS)
+		bp->pass_fds[bp->n_pass_fds++] = fd;
+	return fd;
+}
+
+size_t backend_rlimits(const struct moat_policy *p, struct backend_rlimit out[BACKEND_MAX_RLIMITS])
+{
+	size_t n = 0;
+
+	out[n++] = (struct backend_rlimit){RLIMIT_CORE, 0, "RLIMIT_CORE"};
+	if (p->limits.memory_bytes != MOAT_LIMIT_UNSET)
+		out[n++] = (struct backend_rlimit){RLIMIT_AS, (unsigned long long)p->limits.memory_bytes, "RLIMIT_AS"};
+	if (p->limits.pids != MOAT_LIMIT_UNSET)
+		out[n++] = (struct backend_rlimit){RLIMIT_NPROC, (unsigned long long)p->limits.pids, "RLIMIT_NPROC"};
+	if (p->limits.files != MOAT_LIMIT_UNSET)
+		out[n++] = (struct backend_rlimit){RLIMIT_NOFILE, (unsigned long long)p->limits.files, "RLIMIT_NOFILE"};
+	if (p->limits.cpu_seconds != MOAT_LIMIT_UNSET)
+		out[n++] = (struct backend_rlimit){RLIMIT_CPU, (unsigned long long)p->limits.cpu_seconds, "RLIMIT_CPU"};
+	return n;
+}
+
+int backend_write_file(const char *dir, const char *name, const void *data, size_t len, struct moat_error *err)
+{
+	cleanup_free char *path = moat_xasprintf("%s/%s", dir, name);
+	cleanup_close int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0644);
+	const char *c = data;
+
+	if (fd < 0)
+		return moat_error_set(err, MOAT_E_SYSTEM, errno, "writing %s", path);
+	while (len > 0) {
+		ssize_t n = write(fd, c, len);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			return moat_error_set(err, MOAT_E_SYSTEM, n < 0 ? errno : EIO, "writing %s", path);
+		c += n;
+		len -= (size_t)n;
+	}
+	return 0;
+}
+
+void backend_verdict_moat_owned(const struct backend_ctx *ctx, const struct backend_plan *bp, const char *tool,
+				bool env_passed_through, bool fds_closed_or_passed, bool limits_applied,
+				struct moat_verdict *props)
+{
+	const struct moat_policy *p = ctx->policy;
+
+	if (env_passed_through)
+		verdict_enforce(&props[MOAT_P_ENV_CURATED], "exact environment built by moat, passed on by %s", tool);
+	else
+		verdict_missing(&props[MOAT_P_ENV_CURATED], "use --backend native or bwrap",
+				"%s changes the environment moat gives it", tool);
+	if (fds_closed_or_passed)
+		verdict_enforce(&props[MOAT_P_FD_CLEAN], "close_range before %s: 0, 1, 2 and %zu declared", tool,
+				p->n_keep_fds);
+	else
+		verdict_missing(&props[MOAT_P_FD_CLEAN], "use --backend native or bwrap",
+				"%s may hand the command descriptors of its own", tool);
+	if (p->limits.pids != MOAT_LIMIT_UNSET && ctx->host->uid == 0)
+		verdict_missing(&props[MOAT_P_RES_LIMITS], "run moat as an unprivileged user for --pids",
+				"--pids: RLIMIT_NPROC does not apply to uid 0, and moat has no cgroup support yet");
+	else if (limits_applied)
+		verdict_enforce(&props[MOAT_P_RES_LIMITS], "setrlimit %s %s: core 0%s",
+				bp->apply_rlimits ? "before exec of" : "by", tool,
+				backend_rlimits(p, (struct backend_rlimit[BACKEND_MAX_RLIMITS]){{0}}) > 1
+					? " and the declared limits"
+					: "");
+	else
+		verdict_missing(&props[MOAT_P_RES_LIMITS], "use --backend native", "%s does not apply the limits", tool);
+}
+
+void backend_verdict_all_missing(struct moat_verdict *props, const char *hint, const char *reason)
+{
+	int i;
+
+	for (i = 0; i < MOAT_P__COUNT; i++)
+		verdict_missing(&props[i], hint, "%s", reason);
+}

@@ -6,6 +6,8 @@
 
 int cmd_probe(int argc, char **argv);
 int cmd_config(int argc, char **argv);
+int cmd_export(int argc, char **argv);
+int cmd_oci(int argc, char **argv);
 /* Print err (and its hint) to stderr; return the exit status for it. */
 int cli_report_error(const struct moat_error *err);
 

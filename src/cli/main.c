@@ -23,6 +23,8 @@ static void usage(FILE *out)
 		     "       moat config check FILE                      validate a config (exit 0 or 125)\n"
 		     "       moat config show FILE [--server NAME]       the effective policy as JSON\n"
 		     "       moat config decode                          TOML on stdin to tagged JSON\n"
+		     "       moat export --backend NAME -o DIR [OPTIONS] -- COMMAND  what a backend would run\n"
+		     "       moat oci export -o DIR [OPTIONS] -- COMMAND   an OCI bundle for crun, runc, runsc\n"
 		     "       moat --version | help [properties]\n\n"
 		     "`moat run --help` lists the options.  stdout belongs to the command; moat writes\n"
 		     "diagnostics to stderr and its JSON report to --report FILE or --report-fd N.\n");
@@ -66,6 +68,10 @@ int main(int argc, char **argv)
 		return cmd_probe(argc - 1, argv + 1);
 	if (strcmp(argv[1], "config") == 0)
 		return cmd_config(argc - 1, argv + 1);
+	if (strcmp(argv[1], "export") == 0)
+		return cmd_export(argc - 1, argv + 1);
+	if (strcmp(argv[1], "oci") == 0)
+		return cmd_oci(argc - 1, argv + 1);
 	fprintf(stderr, "moat: unknown command '%s'\n", argv[1]);
 	usage(stderr);
 	return 125;

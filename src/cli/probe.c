@@ -22,6 +22,7 @@
 
 #include <jansson.h>
 
+#include "backends/backend.h"
 #include "cli/commands.h"
 #include "plan/host.h"
 #include "plan/plan.h"
@@ -304,8 +305,10 @@ struct native_probe {
 	struct moat_verdict props[MOAT_P__COUNT];
 };
 
-/* The verdicts of a plan for the strict profile with network `net`. */
-static int plan_strict(const struct moat_host *h, enum moat_net net, struct moat_verdict *props, struct moat_error *err)
+/* The verdicts of a plan for the strict profile with network `net`, under
+ * `backend`. */
+static int plan_strict(const struct moat_host *h, const char *backend, enum moat_net net, struct moat_verdict *props,
+		       struct moat_error *err)
 {
 	struct moat_policy p;
 	struct moat_plan plan;
@@ -325,6 +328,8 @@ static int plan_strict(const struct moat_host *h, enum moat_net net, struct moat
 	if (profile_apply(&p, "strict", &ctx, err) < 0)
 		goto out;
 	p.net = net;
+	free(p.backend);
+	p.backend = moat_xstrdup(backend);
 	/* prefer: the plan is computed in full whatever is missing. */
 	p.mode = MOAT_MODE_PREFER;
 	if (plan_build(&p, h, &plan, err) < 0)
@@ -338,17 +343,18 @@ out:
 	return rc;
 }
 
-/* What the native backend enforces here: the verdicts of the plan for the
- * strict profile (no network), and net.loopback from the same profile with
- * --net loopback, which is the only policy that asks for it. */
-static void probe_native(const struct moat_host *h, struct native_probe *np)
+/* What a backend enforces here: the verdicts of the plan for the strict
+ * profile (no network), and net.loopback from the same profile with --net
+ * loopback, which is the only policy that asks for it. */
+static void probe_backend(const struct moat_host *h, const char *backend, struct native_probe *np)
 {
 	struct moat_verdict loop[MOAT_P__COUNT];
 	struct moat_error err = {0};
 	int i;
 
 	memset(np, 0, sizeof(*np));
-	if (plan_strict(h, MOAT_NET_NONE, np->props, &err) < 0 || plan_strict(h, MOAT_NET_LOOPBACK, loop, &err) < 0) {
+	if (plan_strict(h, backend, MOAT_NET_NONE, np->props, &err) < 0 ||
+	    plan_strict(h, backend, MOAT_NET_LOOPBACK, loop, &err) < 0) {
 		snprintf(np->error, sizeof(np->error), "%s", err.message);
 		return;
 	}
@@ -356,7 +362,7 @@ static void probe_native(const struct moat_host *h, struct native_probe *np)
 	for (i = 0; i < MOAT_P__COUNT; i++) {
 		struct moat_verdict *v = &np->props[i];
 		if (!v->enforced && !v->reason[0]) {
-			snprintf(v->reason, sizeof(v->reason), "the native backend does not implement %s",
+			snprintf(v->reason, sizeof(v->reason), "the %s backend does not implement %s", backend,
 				 moat_property_name((enum moat_property)i));
 			snprintf(v->hint, sizeof(v->hint), "%s",
 				 i == MOAT_P_NET_ALLOW ? "--net all gives the whole network, unfiltered; --net "
@@ -392,6 +398,9 @@ struct probe {
 	struct feature f[F__COUNT];
 	struct tool_info t[ARRAY_LEN(tools)];
 	struct native_probe native;
+	struct native_probe ext[8]; /* the external backends, in ranking order */
+	const char *ext_name[8];
+	size_t n_ext;
 };
 
 static void landlock_abi_feature(struct probe *pr, int idx, const char *name, const char *label, int need,
@@ -511,7 +520,17 @@ static void gather(struct probe *pr)
 
 	for (i = 0; i < ARRAY_LEN(tools); i++)
 		probe_tool(&tools[i], &pr->t[i]);
-	probe_native(h, &pr->native);
+	probe_backend(h, "native", &pr->native);
+	{
+		const char *const *rank = backend_ranking();
+		size_t k;
+		for (k = 0; rank[k] && pr->n_ext < ARRAY_LEN(pr->ext); k++) {
+			if (strcmp(rank[k], "native") == 0)
+				continue;
+			pr->ext_name[pr->n_ext] = rank[k];
+			probe_backend(h, rank[k], &pr->ext[pr->n_ext++]);
+		}
+	}
 }
 
 /* ---- output ---- */
@@ -608,7 +627,7 @@ static json_t *probe_json(const struct probe *pr)
 	for (i = 0; i < ARRAY_LEN(tools); i++) {
 		const struct tool_info *t = &pr->t[i];
 		json_t *o = json_pack("{s:b, s:s, s:b}", "installed", t->installed, "what", tools[i].what,
-				      "backend_in_this_build", false);
+				      "backend_in_this_build", true);
 
 		if (t->installed) {
 			json_object_set_new(o, "path", json_string(t->path));
@@ -625,6 +644,8 @@ static json_t *probe_json(const struct probe *pr)
 	json_object_set_new(j, "tools", tl);
 
 	json_object_set_new(be, "native", native_json(&pr->native));
+	for (i = 0; i < pr->n_ext; i++)
+		json_object_set_new(be, pr->ext_name[i], native_json(&pr->ext[i]));
 	json_object_set_new(be, "none",
 			    json_pack("{s:b, s:s, s:[], s:[], s:{}}", "available", true, "policy",
 				      "--mode off / --backend none: runs unsandboxed", "enforced", "missing",
@@ -655,7 +676,7 @@ static void print_table(const struct probe *pr)
 	for (i = 0; i < F__COUNT; i++)
 		print_feature(&pr->f[i]);
 
-	printf("\nexternal sandboxes (not yet backends of this build)\n");
+	printf("\nexternal sandbox tools\n");
 	for (i = 0; i < ARRAY_LEN(tools); i++) {
 		const struct tool_info *t = &pr->t[i];
 
@@ -678,6 +699,38 @@ static void print_table(const struct probe *pr)
 		       v->enforced ? "enforced" : "missing", v->enforced ? v->mechanism : v->reason);
 		if (!v->enforced && v->hint[0])
 			printf("  %-14s %-9s hint: %s\n", "", "", v->hint);
+	}
+
+	printf("\nother backends (profile strict; --backend NAME; auto takes the first, in this order,\n"
+	       "after native, that enforces every requested property)\n");
+	for (i = 0; i < pr->n_ext; i++) {
+		const struct native_probe *e = &pr->ext[i];
+		char missing[512] = "";
+		size_t used = 0, n_enf = 0, n_req = 0;
+		const char *why = "";
+
+		for (p = 0; p < MOAT_P__COUNT && e->ok; p++) {
+			const struct moat_verdict *v = &e->props[p];
+			if (p == MOAT_P_NET_ALLOW)
+				continue;
+			n_req++;
+			if (v->enforced) {
+				n_enf++;
+				continue;
+			}
+			if (!why[0])
+				why = v->reason;
+			if (used < sizeof(missing))
+				used += (size_t)snprintf(missing + used, sizeof(missing) - used, "%s%s", used ? " " : "",
+							 moat_property_name((enum moat_property)p));
+		}
+		if (!e->ok)
+			printf("  %-10s cannot plan: %s\n", pr->ext_name[i], e->error);
+		else if (n_enf == 0)
+			printf("  %-10s unusable: %s\n", pr->ext_name[i], why);
+		else
+			printf("  %-10s %zu/%zu enforced%s%s\n", pr->ext_name[i], n_enf, n_req, missing[0] ? "; missing: " : "",
+			       missing);
 	}
 }
 

@@ -1,5 +1,7 @@
 #include "sources/cli.h"
 
+#include "backends/backend.h"
+
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -173,8 +175,9 @@ static int opt_net(struct cli_state *s, const char *opt, const char *val, struct
 
 static int opt_backend(struct cli_state *s, const char *opt, const char *val, struct moat_error *err)
 {
-	if (strcmp(val, "auto") != 0 && strcmp(val, "native") != 0 && strcmp(val, "none") != 0)
-		return usage_error(err, "%s %s: expected auto, native or none", opt, val);
+	if (!backend_name_valid(val))
+		return usage_error(err, "%s %s: expected auto, native, bwrap, gvisor, oci, firejail, nono, seatbelt or none",
+				   opt, val);
 	s->backend = val;
 	return 0;
 }
@@ -306,7 +309,7 @@ static const struct option_def options[] = {
     {"--cpu", true, opt_limit, "SECONDS", "CPU time limit"},
     {"--mode", true, opt_mode, "MODE", "require (default), prefer or off"},
     {"--require", true, opt_require, "PROPS", "also require these properties (comma-separated)"},
-    {"--backend", true, opt_backend, "NAME", "auto (default), native or none"},
+    {"--backend", true, opt_backend, "NAME", "auto (default), native, bwrap, gvisor, oci, firejail, nono, seatbelt, none"},
     {"--report", true, opt_report, "FILE", "write the JSON report to FILE"},
     {"--report-fd", true, opt_report_fd, "N", "write the JSON report to descriptor N"},
     {"--keep-fd", true, opt_keep_fd, "N", "let the command inherit descriptor N"},

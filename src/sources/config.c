@@ -4,6 +4,8 @@
  * moat_config.  Nothing here touches the host except reading the file. */
 #include "sources/config.h"
 
+#include "backends/backend.h"
+
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -33,9 +35,6 @@ static const char *const sandbox_keys[] = {"backend", "mode",  "profile",  "read
 					   "pids",    "files", "cpu",	   "timeout", NULL};
 static const char *const profile_keys[] = {"extends", "backend", "mode", "read",  "write", "deny",    "net", "env_pass",
 					   "require", "memory",	 "pids", "files", "cpu",   "timeout", NULL};
-/* Backends other than auto, native and none are accepted here and refused
- * by the plan while they are not built ("not available in this build"). */
-static const char *const backend_names[] = {"auto", "native", "bwrap", "firejail", "gvisor", "oci", "none", NULL};
 static const char *const mode_names[] = {"require", "prefer", "off", NULL};
 static const char *const net_names[] = {"none", "loopback", "all", NULL};
 /* Kept in step with src/policy/profiles.c (profile_apply refuses others). */
@@ -659,8 +658,8 @@ static int load_layer(const struct loader *L, struct config_layer *layer, const 
 		int rc = 0;
 
 		if (strcmp(k, "backend") == 0) {
-			if ((rc = get_enum(L, v, kp, backend_names, &idx)) == 0)
-				layer->backend = moat_xstrdup(backend_names[idx]);
+			if ((rc = get_enum(L, v, kp, backend_names(), &idx)) == 0)
+				layer->backend = moat_xstrdup(backend_names()[idx]);
 		} else if (strcmp(k, "mode") == 0) {
 			if ((rc = get_enum(L, v, kp, mode_names, &idx)) == 0) {
 				layer->has_mode = true;
@@ -868,14 +867,14 @@ static int load_server(const struct loader *L, struct config_server *srv, const 
 			srv->sandbox.present = true;
 			srv->sandbox.key = moat_xstrdup(kp);
 			srv->sandbox.origin = at(L, v->pos);
-			if (get_enum(L, v, kp, backend_names, &idx) < 0)
+			if (get_enum(L, v, kp, backend_names(), &idx) < 0)
 				return -1;
-			srv->sandbox.backend = moat_xstrdup(backend_names[idx]);
+			srv->sandbox.backend = moat_xstrdup(backend_names()[idx]);
 		} else if (v->type == TOML_TABLE) {
 			if (load_layer(L, &srv->sandbox, v, kp, false) < 0)
 				return -1;
 		} else {
-			cleanup_free char *list = join_quoted(backend_names);
+			cleanup_free char *list = join_quoted(backend_names());
 			cleanup_free char *what = moat_xasprintf("%s, or %s of sandbox settings", list, table_word(L));
 			return wrong_type(L, v, kp, what);
 		}

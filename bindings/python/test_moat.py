@@ -211,7 +211,7 @@ class TestRun(BinaryTest):
     def test_required_sandbox_missing_is_inconclusive_and_nothing_runs(self):
         target = os.path.join(self.out, "made")
         r = self.run_moat(["sh", "-c", 'echo x > "$0"', target], write=[self.out], capture_output=True,
-                          process_env=moat_env(MOAT_HOST_LIMIT="landlock=0"))
+                          backend="native", process_env=moat_env(MOAT_HOST_LIMIT="landlock=0"))
         self.assertEqual((r.returncode, r.status), (moat.EXIT_MOAT, "unavailable"))
         self.assertFalse(os.path.exists(target), "the command ran although the sandbox was unavailable")
         o = moat.classify(r)
@@ -223,7 +223,7 @@ class TestRun(BinaryTest):
     def test_prefer_runs_degraded_with_a_caveat(self):
         target = os.path.join(self.out, "made")
         r = self.run_moat(["sh", "-c", 'echo x > "$0"', target], write=[self.out], mode="prefer", capture_output=True,
-                          process_env=moat_env(MOAT_HOST_LIMIT="userns=0,root=0"))
+                          backend="native", process_env=moat_env(MOAT_HOST_LIMIT="userns=0,root=0"))
         self.assertEqual((r.returncode, r.status), (0, "degraded"))
         self.assertTrue(os.path.exists(target))
         o = moat.classify(r)
@@ -239,7 +239,7 @@ class TestRun(BinaryTest):
 
     def test_require_on_top_of_the_profile(self):
         r = self.run_moat(["true"], net="loopback", require=["net.loopback", "fs.secrets"], capture_output=True,
-                          process_env=moat_env(MOAT_HOST_LIMIT="userns=0,root=0"))
+                          backend="native", process_env=moat_env(MOAT_HOST_LIMIT="userns=0,root=0"))
         self.assertEqual((r.returncode, r.status), (moat.EXIT_MOAT, "unavailable"))
         self.assertIn("net.loopback", r.report.missing)
         self.assertTrue(r.report["properties"]["fs.secrets"]["requested"])
@@ -333,7 +333,7 @@ class TestMcp(BinaryTest):
 
     def test_unavailable_server_exits_125_and_is_inconclusive(self):
         proc = moat.spawn_mcp([PY, self.server()], moat=MOAT, cwd=self.dir,
-                              process_env=moat_env(MOAT_HOST_LIMIT="seccomp=0"), stderr=subprocess.DEVNULL)
+                              backend="native", process_env=moat_env(MOAT_HOST_LIMIT="seccomp=0"), stderr=subprocess.DEVNULL)
         self.assertEqual(proc.stdout.read(), b"", "nothing may answer on stdout when the sandbox is refused")
         proc.stdin.close()
         proc.stdout.close()

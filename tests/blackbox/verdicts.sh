@@ -300,7 +300,7 @@ run_case() {
 		env -u MOAT_HOST_LIMIT "$MOAT" run --mode "$mode" --read "$HELPER_DIR" --write "$SCRATCH/out" --report "$REPORT" \
 			-- /bin/sh -c '"$0" write "$1" >/dev/null && exit 7' "$HELPER" "$target" 2>"$ERR"
 	else
-		MOAT_HOST_LIMIT=$limit "$MOAT" run --mode "$mode" --read "$HELPER_DIR" --write "$SCRATCH/out" --report "$REPORT" \
+		MOAT_HOST_LIMIT=$limit "$MOAT" run --backend native --mode "$mode" --read "$HELPER_DIR" --write "$SCRATCH/out" --report "$REPORT" \
 			-- /bin/sh -c '"$0" write "$1" >/dev/null && exit 7' "$HELPER" "$target" 2>"$ERR"
 	fi
 	RC=$?
@@ -342,7 +342,7 @@ if [ "$ll_abi" -ge 6 ] && [ "$have_seccomp" = True ] && [ "$userns_want" = True 
 		if [ "$limit" = - ]; then
 			env -u MOAT_HOST_LIMIT "$MOAT" run --dry-run -- "$HELPER" exit 0 >"$REPORT" 2>/dev/null
 		else
-			MOAT_HOST_LIMIT=$limit "$MOAT" run --dry-run -- "$HELPER" exit 0 >"$REPORT" 2>/dev/null
+			MOAT_HOST_LIMIT=$limit "$MOAT" run --backend native --dry-run -- "$HELPER" exit 0 >"$REPORT" 2>/dev/null
 		fi
 		rc=$?
 		is "$rc/$(j missing "$REPORT")" "$([ -n "$want" ] && echo 125 || echo 0)/$want" \
@@ -368,7 +368,7 @@ if [ "$ll_abi" -gt 0 ] && [ "$have_seccomp" = True ]; then
 fi
 # fs.secrets needs Landlock: without it, requiring it refuses to run
 newreport require-landlock0
-MOAT_HOST_LIMIT=landlock=0 "$MOAT" run --mode require --require fs.secrets,net.none --read "$HELPER_DIR" --write "$SCRATCH/out" \
+MOAT_HOST_LIMIT=landlock=0 "$MOAT" run --backend native --mode require --require fs.secrets,net.none --read "$HELPER_DIR" --write "$SCRATCH/out" \
 	--report "$REPORT" -- "$HELPER" write "$SCRATCH/out/req-made" >/dev/null 2>"$SCRATCH/err-req"
 is "$?/$([ -e "$SCRATCH/out/req-made" ] && echo ran || echo not-run)" "125/not-run" \
 	"--require fs.secrets,net.none without Landlock: exit 125, nothing runs"

@@ -1,0 +1,311 @@
+#!/usr/bin/env bash
+# The same small policy suite, for real, under every backend installed here
+# (issue 6, Tests): native, bwrap, firejail, gvisor (runsc) and oci (crun
+# and runc).  For each backend:
+#
+#   - what it claims on this host is read from its report, and must hold
+#     at least the properties listed in EXPECT below (a backend that starts
+#     claiming less is a failure here, not a silent skip);
+#   - every property it claims is attacked inside the sandbox and the
+#     attempt must fail; the same attempt under --mode off must succeed
+#     (the controls run once, they do not depend on the backend);
+#   - exit status, the exact environment and --timeout are checked too.
+#
+# A backend that is not installed must give `unavailable` with its install
+# hint; one that cannot run for this user must say why in its verdicts.
+# Runs as root, as uid 65534 and with the sanitizer moat (tests/run-all).
+set -u
+. "$(dirname "$0")/../lib/tap.sh"
+scratch
+unset MOAT_HOST_LIMIT MOAT_OCI_RUNTIME
+PY=/usr/bin/python3
+UID_NOW=$(id -u)
+UNIQ="$$-$RANDOM$RANDOM"
+BG_PIDS=""
+cleanup() {
+	local p
+	for p in $BG_PIDS; do kill -9 "$p" 2>/dev/null; done
+	rm -f "/tmp/moat-inside-$UNIQ"
+	rm -rf "$SCRATCH"
+}
+trap cleanup EXIT
+
+# --- fixtures ---------------------------------------------------------------
+HOMED=$SCRATCH/home
+PROJ=$SCRATCH/proj
+OUTSIDE=$SCRATCH/outside
+RO=$SCRATCH/ro
+SOCKD=$SCRATCH/sock
+mkdir -p "$HOMED/.ssh" "$PROJ" "$OUTSIDE" "$RO" "$SOCKD"
+SSH_MARK="moat-ssh-key-$UNIQ" OUT_MARK="moat-outside-$UNIQ" RO_MARK="moat-ro-$UNIQ" ENV_MARK="moat-env-$UNIQ"
+echo "$SSH_MARK" >"$HOMED/.ssh/id_ed25519"
+chmod 0600 "$HOMED/.ssh/id_ed25519"
+echo "$OUT_MARK" >"$OUTSIDE/canary.txt"
+echo "$RO_MARK" >"$RO/file.txt"
+chmod -R a+rwX "$PROJ"
+cd /
+
+M() { # M BACKEND ARGS... : moat run under BACKEND with the fake HOME
+	local b=$1 rc
+	shift
+	env HOME="$HOMED" MOAT_TEST_TOKEN="$ENV_MARK" "$MOAT" run --backend "$b" "$@" 2>"$SCRATCH/last.err"
+	rc=$?
+	cat "$SCRATCH/last.err" >>"$SCRATCH/all.err"
+	return $rc
+}
+S=(--profile strict --read "$RO" --write "$PROJ")
+OFF=(--mode off --profile strict)
+prop_status() { json_get "$1" "[\"properties\"][\"$2\"][\"status\"]" 2>/dev/null; }
+claims() { # claims REPORT: the enforced properties, sorted, space-separated
+	"$PY" -c 'import json,sys; d=json.load(open(sys.argv[1])); print(" ".join(sorted(k for k,v in d["properties"].items() if v["status"]=="enforced")))' "$1"
+}
+
+# What each backend must claim on this host (kernel with Landlock, seccomp
+# and user namespaces), as root and unprivileged.  Derived from what each
+# tool does (docs/backends.md); anything extra it claims is attacked too.
+declare -A EXPECT
+EXPECT[native]="fs.read fs.write fs.secrets fs.tmp net.none ipc.abstract ipc.unix proc.pid proc.ptrace sys.filter tty.inject env.curated fd.clean res.limits"
+EXPECT[bwrap]="fs.read fs.write fs.secrets fs.tmp net.none ipc.abstract ipc.unix proc.pid proc.ptrace sys.filter tty.inject env.curated fd.clean res.limits"
+EXPECT[firejail]="fs.secrets fs.tmp net.none proc.pid sys.filter fd.clean res.limits"
+EXPECT[gvisor]="fs.read fs.write fs.secrets fs.tmp net.none ipc.abstract ipc.unix proc.pid proc.ptrace env.curated fd.clean res.limits"
+EXPECT[oci]="fs.read fs.write fs.secrets fs.tmp net.none ipc.abstract ipc.unix proc.pid proc.ptrace sys.filter env.curated fd.clean res.limits"
+
+# --- listeners for net.* and ipc.* (bounded by their own deadline) -------------
+cat >"$SCRATCH/listen.py" <<'EOF'
+import os, select, socket, sys, time
+ready, log, upath, aname = sys.argv[1:5]
+t = socket.socket(); t.bind(("127.0.0.1", 0)); t.listen(16)
+p = socket.socket(socket.AF_UNIX); p.bind(upath); p.listen(16); os.chmod(upath, 0o777)
+a = socket.socket(socket.AF_UNIX); a.bind("\0" + aname); a.listen(16)
+kinds = {t: "tcp", p: "unix", a: "abstract"}
+with open(ready + ".tmp", "w") as f:
+    f.write("%d\n" % t.getsockname()[1])
+os.rename(ready + ".tmp", ready)
+end = time.time() + 600
+with open(log, "a", buffering=1) as out:
+    while time.time() < end:
+        r, _, _ = select.select(list(kinds), [], [], 0.5)
+        for s in r:
+            c, _ = s.accept()
+            out.write("%s conn\n" % kinds[s])
+            c.close()
+EOF
+ABS_NAME="moat-test-abstract-$UNIQ"
+"$PY" "$SCRATCH/listen.py" "$SCRATCH/ports" "$SCRATCH/listen.log" "$SOCKD/s.sock" "$ABS_NAME" \
+	</dev/null >/dev/null 2>"$SCRATCH/listen.err" &
+BG_PIDS="$BG_PIDS $!"
+disown $!
+for _ in $(seq 100); do [ -s "$SCRATCH/ports" ] && break; sleep 0.05; done
+read -r TCP_PORT <"$SCRATCH/ports" 2>/dev/null
+: >>"$SCRATCH/listen.log"
+count() { grep -c "^$1 " "$SCRATCH/listen.log"; }
+
+env MOAT_CANARY=1 sleep 600 </dev/null >/dev/null 2>&1 &
+CANARY=$!
+BG_PIDS="$BG_PIDS $CANARY"
+disown $!
+alive() { kill -0 "$CANARY" 2>/dev/null; }
+
+# --- the controls: every attempt below works without a sandbox ---------------
+c() { env HOME="$HOMED" MOAT_TEST_TOKEN="$ENV_MARK" "$MOAT" run "${OFF[@]}" -- "$@" 2>/dev/null; }
+like "$(c "$HELPER" read "$HOMED/.ssh/id_ed25519")" "$SSH_MARK" "control: the key is readable unsandboxed"
+like "$(c "$HELPER" read "$OUTSIDE/canary.txt")" "$OUT_MARK" "control: the outside canary is readable unsandboxed"
+c "$HELPER" write "$OUTSIDE/control.txt" >/dev/null
+[ -e "$OUTSIDE/control.txt" ]
+ok $? "control: writing outside works unsandboxed"
+if [ -n "${TCP_PORT:-}" ]; then
+	is "$(c "$HELPER" tcp 127.0.0.1 "$TCP_PORT")" OK "control: the loopback listener is reachable unsandboxed"
+	is "$(c "$HELPER" abstract "$ABS_NAME")" OK "control: the abstract socket is reachable unsandboxed"
+	is "$(c "$HELPER" unix "$SOCKD/s.sock")" OK "control: the pathname socket is reachable unsandboxed"
+else
+	ok 1 "listeners started ($(cat "$SCRATCH/listen.err"))"
+fi
+is "$(c "$HELPER" exists "/proc/$CANARY")" OK "control: the host canary is visible unsandboxed"
+like "$(c /usr/bin/env)" "$ENV_MARK" "control: the caller's variable is there unsandboxed"
+like "$(c "$HELPER" fds 7<"$OUTSIDE/canary.txt")" "^0 1 2 7( |$)" "control: an inherited fd 7 stays open unsandboxed"
+out=$(c "$HELPER" syscalls)
+is "$(printf '%s\n' "$out" | grep -E '^(io_uring_setup|unshare_user)=' | tr '\n' ' ')" "io_uring_setup=EFAULT unshare_user=OK " \
+	"control: io_uring_setup reaches the kernel and unshare(CLONE_NEWUSER) works unsandboxed"
+STI_MARK="MOATSTI$RANDOM"
+if command -v script >/dev/null; then
+	like "$(timeout 10 script -qec "'$HELPER' sti $STI_MARK" /dev/null </dev/null 2>&1)" "$STI_MARK" \
+		"control: TIOCSTI on its own terminal injects unsandboxed"
+fi
+
+# --- one backend -----------------------------------------------------------------
+suite() { # suite BACKEND (LABEL)
+	local b=$1 label=${2:-$1} rep=$SCRATCH/$2.json out have want p n missing=""
+	M "$b" "${S[@]}" --report "$rep" -- "$HELPER" exit 0 >/dev/null
+	n=$?
+	if [ ! -s "$rep" ]; then
+		ok 1 "$label: a report was written (exit $n: $(tail -2 "$SCRATCH/last.err" | tr '\n' ' '))"
+		return
+	fi
+	have=" $(claims "$rep") "
+	diag "$label claims:$have"
+	for want in ${EXPECT[$b]}; do
+		case "$have" in *" $want "*) ;; *) missing="$missing $want" ;; esac
+	done
+	is "$n/$(json_get "$rep" '["status"]')/${missing# }" "0/enforced/" \
+		"$label: runs the helper, status enforced, claims at least the expected set"
+	[ -n "$missing" ] && diag "$label: $(json_get "$rep" '["properties"]' | head -c 3000)"
+	is "$(json_get "$rep" '["backend"]')" "$b" "$label: the report names the backend"
+	if [ "$b" != native ]; then
+		out=$(json_get "$rep" '["launcher"]["tool"]' 2>/dev/null)
+		[ -x "$out" ]
+		ok $? "$label: the report names the tool that ran ($out)"
+	fi
+
+	M "$b" "${S[@]}" -- "$HELPER" exit 3 >/dev/null
+	is "$?" 3 "$label: the command's exit status comes through"
+	M "$b" "${S[@]}" -- "$HELPER" killself 15 >/dev/null
+	is "$?" 143 "$label: a command killed by SIGTERM gives 128+15"
+	is "$(M "$b" "${S[@]}" -- "$HELPER" read "$RO/file.txt")" "OK $RO_MARK" "$label: a read grant is readable"
+
+	for p in $have; do
+		case $p in
+		fs.secrets)
+			out=$(M "$b" "${S[@]}" --read "$HOMED" -- "$HELPER" read "$HOMED/.ssh/id_ed25519")
+			unlike "$out" "$SSH_MARK" "$label fs.secrets: ~/.ssh key under a granted HOME is not read ($out)" ;;
+		fs.read)
+			out=$(M "$b" "${S[@]}" -- "$HELPER" read "$OUTSIDE/canary.txt")
+			like "$out" "^ERR " "$label fs.read: a file outside every grant is unreadable ($out)" ;;
+		fs.write)
+			out=$(M "$b" "${S[@]}" --read "$OUTSIDE" -- "$HELPER" write "$OUTSIDE/$label.txt")
+			[ ! -e "$OUTSIDE/$label.txt" ]
+			ok $? "$label fs.write: creating a file in a read-only grant fails ($out)"
+			out=$(M "$b" "${S[@]}" -- "$HELPER" write "$PROJ/$label.txt")
+			[ -e "$PROJ/$label.txt" ]
+			ok $? "$label fs.write: the write grant is writable on the host ($out)" ;;
+		fs.tmp)
+			out=$(M "$b" "${S[@]}" -- "$HELPER" write "/tmp/moat-inside-$UNIQ")
+			[ "$out" = OK ] && [ ! -e "/tmp/moat-inside-$UNIQ" ]
+			ok $? "$label fs.tmp: /tmp is writable inside and the file is gone afterwards ($out)"
+			out=$(M "$b" "${S[@]}" -- "$HELPER" exists "$OUTSIDE/canary.txt")
+			like "$out" "^ERR " "$label fs.tmp: the host's /tmp is not visible ($out)" ;;
+		net.none)
+			[ -n "${TCP_PORT:-}" ] || continue
+			n=$(count tcp)
+			out=$(M "$b" "${S[@]}" -- "$HELPER" tcp 127.0.0.1 "$TCP_PORT")
+			like "$out" "^ERR " "$label net.none: TCP to the host's loopback listener fails ($out)"
+			is "$(count tcp)" "$n" "$label net.none: the listener saw nothing" ;;
+		ipc.abstract)
+			[ -n "${TCP_PORT:-}" ] || continue
+			out=$(M "$b" "${S[@]}" -- "$HELPER" abstract "$ABS_NAME")
+			like "$out" "^ERR " "$label ipc.abstract: the host's abstract socket is unreachable ($out)" ;;
+		ipc.unix)
+			[ -n "${TCP_PORT:-}" ] || continue
+			out=$(M "$b" "${S[@]}" -- "$HELPER" unix "$SOCKD/s.sock")
+			like "$out" "^ERR " "$label ipc.unix: the host's pathname socket (not granted) is unreachable ($out)" ;;
+		proc.pid)
+			out=$(M "$b" "${S[@]}" -- "$HELPER" kill "$CANARY")
+			like "$out" "^ERR " "$label proc.pid: kill(host canary) fails ($out)"
+			alive
+			ok $? "$label proc.pid: the canary is alive" ;;
+		proc.ptrace)
+			out=$(M "$b" "${S[@]}" -- "$HELPER" ptrace "$CANARY")
+			like "$out" "^ERR " "$label proc.ptrace: ptrace(host canary) fails ($out)" ;;
+		sys.filter)
+			out=$(M "$b" "${S[@]}" -- "$HELPER" syscalls)
+			is "$(printf '%s\n' "$out" | grep '^io_uring_setup=')" "io_uring_setup=ENOSYS" "$label sys.filter: io_uring_setup() refused"
+			like "$(printf '%s\n' "$out" | grep '^unshare_user=')" "unshare_user=(EPERM|ENOSYS|EINVAL)" \
+				"$label sys.filter: unshare(CLONE_NEWUSER) refused" ;;
+		tty.inject)
+			command -v script >/dev/null || continue
+			out=$(timeout 20 script -qec "env HOME='$HOMED' '$MOAT' run --backend $b --profile strict -- '$HELPER' sti $STI_MARK" /dev/null </dev/null 2>&1)
+			unlike "$out" "$STI_MARK" "$label tty.inject: TIOCSTI from inside injects nothing into the terminal ($(echo "$out" | head -1 | tr -d '\r'))" ;;
+		env.curated)
+			out=$(M "$b" "${S[@]}" -- /usr/bin/env)
+			unlike "$out" "$ENV_MARK" "$label env.curated: the caller's variable does not leak in"
+			is "$(printf '%s\n' "$out" | sed -n 's/=.*//p' | sort | xargs)" \
+				"$(json_get "$rep" '["environment"]["names"]' | tr -d '[]",' | xargs -n1 | sort | xargs)" \
+				"$label env.curated: the command sees exactly the names the report lists" ;;
+		fd.clean)
+			out=$(M "$b" "${S[@]}" -- "$HELPER" fds 7<"$OUTSIDE/canary.txt" 9<"$SCRATCH")
+			is "$out" "0 1 2" "$label fd.clean: inherited fds 7 and 9 are closed inside" ;;
+		res.limits)
+			is "$(M "$b" "${S[@]}" --files 40 -- "$HELPER" rlimit nofile)" "nofile=40" \
+				"$label res.limits: --files 40 reaches the command"
+			is "$(M "$b" "${S[@]}" -- "$HELPER" rlimit core)" "core=0" "$label res.limits: core dumps off" ;;
+		esac
+	done
+
+	M "$b" "${S[@]}" --timeout 1 -- "$HELPER" sleep 30 >/dev/null
+	is "$?" 124 "$label: --timeout 1 ends the run with 124"
+}
+
+absent() { # absent BACKEND: not installed (or not this OS) -> unavailable + hint
+	local b=$1 out
+	out=$(M "$b" "${S[@]}" --dry-run -- "$HELPER" exit 0)
+	is "$?" 125 "$b (not usable here): --dry-run exits 125"
+	printf '%s\n' "$out" >"$SCRATCH/$b-absent.json"
+	is "$(json_get "$SCRATCH/$b-absent.json" '["status"]')" unavailable "$b: status unavailable"
+	like "$(json_get "$SCRATCH/$b-absent.json" '["properties"]["fs.read"]["hint"]')" "." "$b: an install hint is given"
+	M "$b" "${S[@]}" -- "$HELPER" write "$PROJ/$b-ran" >/dev/null
+	[ "$?" = 125 ] && [ ! -e "$PROJ/$b-ran" ]
+	ok $? "$b: moat run refuses (125) and runs nothing"
+	like "$(cat "$SCRATCH/last.err")" "hint: " "$b: stderr carries the hint"
+}
+
+installed() { command -v "$1" >/dev/null 2>&1 || [ -x "/usr/bin/$1" ] || [ -x "/usr/sbin/$1" ]; }
+
+suite native native
+if installed bwrap; then suite bwrap bwrap; else absent bwrap; fi
+if installed firejail; then suite firejail firejail; else absent firejail; fi
+if installed runsc; then suite gvisor gvisor; else absent gvisor; fi
+for rt in crun runc; do
+	if installed $rt; then
+		MOAT_OCI_RUNTIME=$rt
+		export MOAT_OCI_RUNTIME
+		suite oci "oci-$rt"
+		unset MOAT_OCI_RUNTIME
+	else
+		diag "$rt is not installed: oci under $rt not run"
+	fi
+done
+installed crun || installed runc || absent oci
+absent nono
+absent seatbelt
+
+# --- auto: the ranking (docs/backends.md) -------------------------------------
+A() { # A LIMIT ARGS...: moat run with the default backend (auto), host lowered
+	local lim=$1
+	shift
+	env HOME="$HOMED" MOAT_HOST_LIMIT="$lim" "$MOAT" run "$@" 2>"$SCRATCH/last.err"
+}
+A "" "${S[@]}" --dry-run -- "$HELPER" exit 0 >"$SCRATCH/auto.json"
+is "$(json_get "$SCRATCH/auto.json" '["backend"]')/$(json_get "$SCRATCH/auto.json" '["backend_choice"]["asked"]')" "native/auto" \
+	"auto: native is chosen where it enforces everything"
+like "$(json_get "$SCRATCH/auto.json" '["backend_choice"]["reason"]')" "^native enforces every requested property$" \
+	"auto: the report says why (and no other backend was looked at)"
+# Without Landlock, native cannot give fs.read; the next backend in the
+# ranking that enforces everything is chosen, and the run is enforced.
+A landlock=0 "${S[@]}" --dry-run -- "$HELPER" exit 0 >"$SCRATCH/auto-noll.json"
+b=$(json_get "$SCRATCH/auto-noll.json" '["backend"]')
+if [ "$(json_get "$SCRATCH/bwrap.json" '["status"]' 2>/dev/null)" = enforced ]; then
+	is "$b/$(json_get "$SCRATCH/auto-noll.json" '["status"]')" "bwrap/enforced" \
+		"auto without Landlock: bwrap (next in the ranking, enforces everything) is chosen"
+	like "$(json_get "$SCRATCH/auto-noll.json" '["backend_choice"]["reason"]')" "^native lacks fs.read.*; bwrap enforces every requested property$" \
+		"auto without Landlock: the reason names what native lacked"
+	out=$(A landlock=0 "${S[@]}" -- "$HELPER" read "$OUTSIDE/canary.txt")
+	like "$out" "^ERR " "auto without Landlock: fs.read holds for real under the chosen backend ($out)"
+else
+	diag "bwrap does not enforce everything here: auto without Landlock picks $b"
+fi
+# Nothing can run a sandbox: the one missing the fewest is chosen, and
+# require mode refuses.
+A landlock=0,userns=0,root=0,seccomp=0 "${S[@]}" --dry-run -- "$HELPER" exit 0 >"$SCRATCH/auto-none.json"
+is "$?/$(json_get "$SCRATCH/auto-none.json" '["status"]')" "125/unavailable" \
+	"auto on a host with nothing: unavailable, exit 125"
+like "$(json_get "$SCRATCH/auto-none.json" '["backend_choice"]["reason"]')" "none enforces every requested property: [a-z]+ misses the fewest$" \
+	"auto on a host with nothing: the reason says none was complete"
+
+# A binary that is not in PATH makes the backend unavailable, with the hint.
+out=$(env PATH=/nonexistent HOME="$HOMED" "$MOAT" run --backend bwrap --dry-run "${S[@]}" -- "$HELPER" exit 0 2>/dev/null)
+printf '%s\n' "$out" >"$SCRATCH/nopath.json"
+if [ -x /usr/bin/bwrap ]; then
+	# moat also looks in /usr/bin: the tool is found there.
+	like "$(json_get "$SCRATCH/nopath.json" '["launcher"]["tool"]')" "^/usr/bin/bwrap$" "bwrap: found in /usr/bin when PATH lacks it"
+fi
+
+done_testing

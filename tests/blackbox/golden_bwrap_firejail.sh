@@ -1,0 +1,75 @@
+#!/usr/bin/env bash
+# Golden tests of the bwrap and firejail compilers: `moat export` on fixed
+# policies over a fixed scratch tree, in a fixed environment, and the argv
+# it writes (argv.json) compared with tests/golden/{bwrap,firejail}/CASE.json
+# after the host-specific parts are normalised (the scratch dir -> @ROOT@).
+# Nothing is run: export needs neither tool nor privilege, so the argv is
+# the same as root and as nobody.  The system paths in the goldens are a
+# Debian 12 host's (which optional ones exist).
+#
+# Regenerate after a deliberate change, then READ the diff:
+#   MOAT_GOLDEN_UPDATE=1 bash tests/blackbox/golden_bwrap_firejail.sh
+set -u
+. "$(dirname "$0")/../lib/tap.sh"
+scratch
+GOLDEN=$ROOT/tests/golden
+T=$SCRATCH/t
+mkdir -p "$T/home/.ssh" "$T/home/.aws" "$T/home/.cache" "$T/proj/sub" "$T/out" "$T/data"
+echo key >"$T/home/.ssh/id_ed25519"
+echo token >"$T/proj/secret.txt"
+echo x >"$T/proj/sub/f"
+
+# export_case BACKEND CASE [env VAR=VALUE...] -- [moat options]
+export_case() {
+	local backend=$1 name=$2 out="$SCRATCH/out-$1-$2"
+	shift 2
+	local envs=()
+	while [ "$1" != "--" ]; do
+		envs+=("$1")
+		shift
+	done
+	shift
+	rm -rf "$out"
+	(cd "$T/proj" && env -i HOME="$T/home" PATH=/usr/bin:/bin LANG=C.UTF-8 "${envs[@]}" \
+		"$MOAT" export --backend "$backend" -o "$out" "$@" -- /bin/sh -c 'echo hi' 2>"$out.err")
+	local rc=$?
+	is "$rc" 0 "$backend $name: moat export exits 0"
+	[ "$rc" -eq 0 ] || { sed 's/^/#   /' "$out.err"; return; }
+	sed "s#$SCRATCH/t#@ROOT@#g" "$out/argv.json" >"$out/argv.norm.json"
+	local want="$GOLDEN/$backend/$name.json"
+	if [ "${MOAT_GOLDEN_UPDATE:-0}" = 1 ]; then
+		cp "$out/argv.norm.json" "$want"
+		ok 0 "$backend $name: golden regenerated"
+		return
+	fi
+	if [ ! -f "$want" ]; then
+		ok 1 "$backend $name: golden $want is missing (MOAT_GOLDEN_UPDATE=1 makes it)"
+		return
+	fi
+	if diff -u "$want" "$out/argv.norm.json" >"$out.diff"; then
+		ok 0 "$backend $name: argv matches the golden"
+	else
+		ok 1 "$backend $name: argv differs from the golden"
+		sed 's/^/#   /' "$out.diff" | head -40
+	fi
+}
+
+exec 3</dev/null
+COMMON=(--write "$T/out" --deny "$T/proj/secret.txt" --keep-fd 3)
+
+for b in bwrap firejail; do
+	export_case $b default -- "${COMMON[@]}"
+	export_case $b loopback-home -- "${COMMON[@]}" --net loopback --read "$T/home" --write "$T/data"
+	export_case $b net-all -- "${COMMON[@]}" --net all
+	export_case $b no-seccomp MOAT_HOST_LIMIT=seccomp=0 -- "${COMMON[@]}"
+done
+export_case bwrap no-userns MOAT_HOST_LIMIT=userns=0 -- "${COMMON[@]}"
+
+# Properties the argv must show whatever the goldens say.
+A=$SCRATCH/out-bwrap-default/argv.json
+like "$(tr -d '\n ' <"$A")" '"--seccomp","FD"' "bwrap export: the seccomp fd is a placeholder, no fd is made"
+like "$(tr -d '\n ' <"$A")" '"--remount-ro","/","--chdir"' "bwrap: the root tmpfs is made read-only after every mount"
+A=$SCRATCH/out-firejail-default/argv.json
+unlike "$(cat "$A")" 'no-new-privs|--private"' "firejail: no --private (HOME stays; secrets are blacklisted)"
+like "$(tr -d '\n ' <"$A")" '"--keep-fd=3"' "firejail: the declared fd is kept"
+done_testing

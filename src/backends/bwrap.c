@@ -15,14 +15,13 @@
  * open and adds none, drops every capability (--cap-drop ALL, also as
  * root) and sets no_new_privs itself. */
 #include "backends/backend.h"
+#include "backends/mounts.h"
 
 #include <errno.h>
-#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 #include <linux/filter.h>
@@ -32,7 +31,6 @@
 #include "plan/plan.h"
 #include "util/cleanup.h"
 #include "util/mem.h"
-#include "util/path.h"
 
 #define HINT_USERNS NATIVE_HINT_USERNS "; or run moat as root"
 #define HINT_SECCOMP "use a kernel built with CONFIG_SECCOMP_FILTER=y"
@@ -40,283 +38,30 @@
 /* In argv.json when exporting: the fd is made by the run, not by export. */
 #define EXPORT_FD_PLACEHOLDER "FD"
 
-/* Socket directories of /run, masked when /run is visible (net all). */
-static const char *const run_sockets[] = {
-	"/run/dbus", "/run/docker.sock", "/run/docker", "/run/containerd", "/run/podman", "/run/user",
-	"/run/systemd/private", "/run/systemd/journal", "/var/run/docker.sock", "/run/snapd.socket",
-};
-
-/* Device nodes bwrap's --dev already provides: grants of them add nothing. */
-static const char *const dev_nodes[] = {"/dev/null", "/dev/zero", "/dev/full", "/dev/random", "/dev/urandom",
-					"/dev/tty"};
-
-/* In the order they are emitted when two share a destination. */
-enum op_kind {
-	OP_PROC,      /* --proc */
-	OP_DEV,       /* --dev */
-	OP_TMPFS,     /* --perms MODE --tmpfs: /tmp, /dev/shm, HOME, /run */
-	OP_BIND_RO,   /* --ro-bind */
-	OP_BIND_RW,   /* --bind */
-	OP_DEV_BIND,  /* --dev-bind (+ --remount-ro for a read grant) */
-	OP_SYMLINK,   /* --symlink: a granted link whose target is granted too */
-	OP_MASK_DIR,  /* --perms 0000 --tmpfs, --remount-ro */
-	OP_MASK_FILE, /* --ro-bind /dev/null: nodev, so open(2) is EACCES */
-	OP_DIR,       /* --dir: the cwd when nothing shows it */
-};
-
-struct op {
-	enum op_kind kind;
-	char *dest;     /* path inside the sandbox */
-	char *src;      /* bind source, symlink target */
-	char *src_real; /* binds: the host directory the view shows */
-	bool read_only; /* OP_DEV_BIND */
-	unsigned mode;  /* OP_TMPFS */
-};
-
-struct ops {
-	struct op *v;
-	size_t n, cap;
-};
-
-static void ops_free(struct ops *o)
-{
-	size_t i;
-
-	for (i = 0; i < o->n; i++) {
-		free(o->v[i].dest);
-		free(o->v[i].src);
-		free(o->v[i].src_real);
-	}
-	free(o->v);
-	memset(o, 0, sizeof(*o));
-}
-
-static bool is_bind(enum op_kind k)
-{
-	return k == OP_BIND_RO || k == OP_BIND_RW || k == OP_DEV_BIND;
-}
-
-static struct op *ops_find(struct ops *o, const char *dest)
-{
-	size_t i;
-
-	for (i = 0; i < o->n; i++)
-		if (strcmp(o->v[i].dest, dest) == 0)
-			return &o->v[i];
-	return NULL;
-}
-
-static struct op *ops_add(struct ops *o, enum op_kind kind, const char *dest, const char *src)
-{
-	struct op *op;
-
-	o->v = moat_xgrow(o->v, &o->cap, o->n + 1, sizeof(*o->v));
-	op = &o->v[o->n++];
-	memset(op, 0, sizeof(*op));
-	op->kind = kind;
-	op->dest = moat_xstrdup(dest);
-	op->src = src ? moat_xstrdup(src) : NULL;
-	return op;
-}
-
-/* The op whose destination is the longest ancestor-or-equal of `path`
- * (masks and --dir excluded): what shows `path` in the sandbox, or NULL
- * when only the root tmpfs does. */
-static const struct op *ops_cover(const struct ops *o, const char *path)
-{
-	const struct op *best = NULL;
-	size_t i;
-
-	for (i = 0; i < o->n; i++) {
-		const struct op *op = &o->v[i];
-		if (op->kind >= OP_MASK_DIR || !path_within(path, op->dest))
-			continue;
-		if (!best || strlen(op->dest) > strlen(best->dest))
-			best = op;
-	}
-	return best;
-}
-
-static int cmp_op(const void *x, const void *y)
-{
-	const struct op *a = x, *b = y;
-	int c = strcmp(a->dest, b->dest);
-
-	return c ? c : (int)a->kind - (int)b->kind;
-}
-
-static bool is_dev_node(const char *path)
-{
-	size_t i;
-
-	for (i = 0; i < ARRAY_LEN(dev_nodes); i++)
-		if (strcmp(path, dev_nodes[i]) == 0)
-			return true;
-	return false;
-}
-
-/* Is `real` shown by a grant that is not itself a symlink? */
-static bool real_path_granted(const struct moat_policy *p, const char *real)
-{
-	size_t i;
-
-	for (i = 0; i < p->n_paths; i++) {
-		struct stat st;
-		if (p->paths[i].access != MOAT_ACCESS_DENY && path_within(real, p->paths[i].path) &&
-		    lstat(p->paths[i].path, &st) == 0 && !S_ISLNK(st.st_mode))
-			return true;
-	}
-	return false;
-}
-
-/* Paths the sandbox makes fresh itself: a grant of exactly one of them
- * means the fresh one (as in the native backend). */
-static bool is_fresh_dir(const struct moat_policy *p, const char *path, const char *home)
-{
-	return (p->private_tmp && (strcmp(path, "/tmp") == 0 || strcmp(path, "/dev/shm") == 0)) ||
-	       strcmp(path, "/dev") == 0 || (home && strcmp(path, home) == 0) ||
-	       (p->net != MOAT_NET_ALL && strcmp(path, "/run") == 0);
-}
-
-/* One grant.  A symlink whose target is granted stays a symlink (/bin ->
- * usr/bin on Debian), so that one view, and one set of masks, shows the
- * files; any other link is bound through, like Landlock follows it. */
-static void add_grant(struct ops *o, const struct moat_policy *p, const struct moat_path_rule *r, const char *home)
-{
-	bool rw = r->access == MOAT_ACCESS_WRITE;
-	char real[PATH_MAX], link[PATH_MAX];
-	struct stat lst, st;
-	struct op *op;
-	ssize_t n;
-
-	if (path_within(r->path, "/proc") || is_fresh_dir(p, r->path, home) || is_dev_node(r->path))
-		return;
-	if (lstat(r->path, &lst) != 0 || stat(r->path, &st) != 0 || !realpath(r->path, real))
-		return; /* absent: nothing to show (a required one was refused by the plan) */
-	if (S_ISLNK(lst.st_mode) && real_path_granted(p, real) && (n = readlink(r->path, link, sizeof(link) - 1)) > 0) {
-		link[n] = '\0';
-		if (!ops_find(o, r->path))
-			ops_add(o, OP_SYMLINK, r->path, link);
-		return;
-	}
-	op = ops_find(o, r->path);
-	if (op && op->kind == OP_SYMLINK)
-		return;
-	if (op) {
-		/* The same path granted twice: the wider access wins. */
-		if (rw && op->kind == OP_BIND_RO)
-			op->kind = OP_BIND_RW;
-		op->read_only = op->read_only && !rw;
-		return;
-	}
-	if (S_ISCHR(st.st_mode) || S_ISBLK(st.st_mode))
-		op = ops_add(o, OP_DEV_BIND, r->path, r->path);
-	else
-		op = ops_add(o, rw ? OP_BIND_RW : OP_BIND_RO, r->path, r->path);
-	op->read_only = !rw;
-	op->src_real = moat_xstrdup(real);
-}
-
-static void add_tmpfs(struct ops *o, const char *dest, unsigned mode)
-{
-	ops_add(o, OP_TMPFS, dest, NULL)->mode = mode;
-}
-
-/* Mask the denied host path at every place the sandbox shows it: for each
- * bind whose source holds it and which is what shows that place. */
-static size_t add_mask(struct ops *o, const char *denied)
-{
-	char real[PATH_MAX];
-	struct stat st;
-	size_t i, n = o->n, added = 0;
-
-	if (stat(denied, &st) != 0 || !realpath(denied, real))
-		return 0;
-	for (i = 0; i < n; i++) {
-		const struct op *b = &o->v[i];
-		cleanup_free char *loc = NULL;
-		const struct op *cover;
-
-		if (!is_bind(b->kind) || !b->src_real || !path_within(real, b->src_real))
-			continue;
-		loc = moat_xasprintf("%s%s", strcmp(b->dest, "/") == 0 ? "" : b->dest,
-				     real + (strcmp(b->src_real, "/") == 0 ? 0 : strlen(b->src_real)));
-		if (loc[0] == '\0') {
-			free(loc);
-			loc = moat_xstrdup("/");
-		}
-		cover = ops_cover(o, loc);
-		if (cover != &o->v[i] || ops_find(o, loc))
-			continue;
-		ops_add(o, S_ISDIR(st.st_mode) ? OP_MASK_DIR : OP_MASK_FILE, loc, NULL);
-		added++;
-	}
-	return added;
-}
-
-/* Every mount of the sandbox, sorted; *n_masks receives the masks' count. */
-static void plan_ops(const struct moat_policy *p, struct ops *o, size_t *n_masks)
-{
-	const char *home = native_private_home(p);
-	const struct op *cover;
-	size_t i;
-
-	*n_masks = 0;
-	ops_add(o, OP_PROC, "/proc", NULL);
-	ops_add(o, OP_DEV, "/dev", NULL);
-	for (i = 0; i < p->n_paths; i++)
-		if (p->paths[i].access != MOAT_ACCESS_DENY)
-			add_grant(o, p, &p->paths[i], home);
-	if (p->private_tmp) {
-		add_tmpfs(o, "/tmp", 01777);
-		add_tmpfs(o, "/dev/shm", 01777);
-	}
-	/* HOME, unless granted as a whole: an empty tmpfs with only the grants
-	 * below it bound back (agent sockets live there). */
-	if (home)
-		add_tmpfs(o, home, 0700);
-	/* /run only matters when a grant above it (`--read /`) shows it. */
-	cover = ops_cover(o, "/run");
-	if (p->net != MOAT_NET_ALL && cover && is_bind(cover->kind))
-		add_tmpfs(o, "/run", 0755);
-	for (i = 0; i < p->n_paths; i++)
-		if (p->paths[i].access == MOAT_ACCESS_DENY)
-			*n_masks += add_mask(o, p->paths[i].path);
-	if (p->net == MOAT_NET_ALL)
-		for (i = 0; i < ARRAY_LEN(run_sockets); i++)
-			*n_masks += add_mask(o, run_sockets[i]);
-	/* The cwd is entered even when not granted: then it is empty (the
-	 * native child makes it the same way). */
-	cover = ops_cover(o, p->cwd);
-	if (!cover || !(is_bind(cover->kind) || cover->kind == OP_SYMLINK))
-		ops_add(o, OP_DIR, p->cwd, NULL);
-	qsort(o->v, o->n, sizeof(*o->v), cmp_op);
-}
-
-static void emit_op(struct backend_plan *bp, const struct op *op)
+static void emit_op(struct backend_plan *bp, const struct mount_op *op)
 {
 	switch (op->kind) {
-	case OP_PROC:
+	case MOUNT_PROC:
 		backend_argv_add(bp, "--proc");
 		backend_argv_add(bp, op->dest);
 		break;
-	case OP_DEV:
+	case MOUNT_DEV:
 		backend_argv_add(bp, "--dev");
 		backend_argv_add(bp, op->dest);
 		break;
-	case OP_TMPFS:
+	case MOUNT_TMPFS:
 		backend_argv_add(bp, "--perms");
 		backend_argv_addf(bp, "%04o", op->mode);
 		backend_argv_add(bp, "--tmpfs");
 		backend_argv_add(bp, op->dest);
 		break;
-	case OP_BIND_RO:
-	case OP_BIND_RW:
-		backend_argv_add(bp, op->kind == OP_BIND_RO ? "--ro-bind" : "--bind");
+	case MOUNT_BIND_RO:
+	case MOUNT_BIND_RW:
+		backend_argv_add(bp, op->kind == MOUNT_BIND_RO ? "--ro-bind" : "--bind");
 		backend_argv_add(bp, op->src);
 		backend_argv_add(bp, op->dest);
 		break;
-	case OP_DEV_BIND:
+	case MOUNT_DEV_BIND:
 		backend_argv_add(bp, "--dev-bind");
 		backend_argv_add(bp, op->src);
 		backend_argv_add(bp, op->dest);
@@ -325,12 +70,12 @@ static void emit_op(struct backend_plan *bp, const struct op *op)
 			backend_argv_add(bp, op->dest);
 		}
 		break;
-	case OP_SYMLINK:
+	case MOUNT_SYMLINK:
 		backend_argv_add(bp, "--symlink");
 		backend_argv_add(bp, op->src);
 		backend_argv_add(bp, op->dest);
 		break;
-	case OP_MASK_DIR:
+	case MOUNT_MASK_DIR:
 		backend_argv_add(bp, "--perms");
 		backend_argv_add(bp, "0000");
 		backend_argv_add(bp, "--tmpfs");
@@ -338,12 +83,12 @@ static void emit_op(struct backend_plan *bp, const struct op *op)
 		backend_argv_add(bp, "--remount-ro");
 		backend_argv_add(bp, op->dest);
 		break;
-	case OP_MASK_FILE:
+	case MOUNT_MASK_FILE:
 		backend_argv_add(bp, "--ro-bind");
 		backend_argv_add(bp, "/dev/null");
 		backend_argv_add(bp, op->dest);
 		break;
-	case OP_DIR:
+	case MOUNT_DIR:
 		backend_argv_add(bp, "--dir");
 		backend_argv_add(bp, op->dest);
 		break;
@@ -491,7 +236,7 @@ static int bwrap_compile(const struct backend_ctx *ctx, struct backend_plan *bp,
 	const struct moat_policy *p = ctx->policy;
 	struct bwrap_facts f = {0};
 	struct moat_bpf bpf = {0};
-	struct ops o = {0};
+	struct mount_plan o = {0};
 	bool can_run;
 	size_t i;
 
@@ -535,17 +280,21 @@ static int bwrap_compile(const struct backend_ctx *ctx, struct backend_plan *bp,
 	}
 	moat_bpf_free(&bpf);
 
-	plan_ops(p, &o, &f.n_masks);
+	mount_plan_build(p, &o);
+	f.n_masks = o.n_masks;
 	for (i = 0; i < o.n; i++) {
-		f.n_grants += is_bind(o.v[i].kind) || o.v[i].kind == OP_SYMLINK;
+		f.n_grants += mount_is_bind(o.v[i].kind) || o.v[i].kind == MOUNT_SYMLINK;
 		emit_op(bp, &o.v[i]);
 	}
-	ops_free(&o);
+	mount_plan_free(&o);
 	/* Last: the root tmpfs (where the mount points were made) read-only. */
 	backend_argv_add(bp, "--remount-ro");
 	backend_argv_add(bp, "/");
 	backend_argv_add(bp, "--chdir");
 	backend_argv_add(bp, p->cwd);
+	/* bwrap sets PWD to the --chdir directory, whatever the environment
+	 * said (0.8.0, measured). */
+	backend_env_set(bp, "PWD", p->cwd);
 	backend_argv_add_command(bp, p, "--");
 
 	if (can_run)

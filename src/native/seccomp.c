@@ -213,13 +213,33 @@ void moat_bpf_free(struct moat_bpf *b)
 	b->len = 0;
 }
 
+/* Where the rules go: libseccomp (the BPF program native and bwrap load) or
+ * any other consumer of moat_seccomp_rules() (the OCI bundle's JSON). */
+struct rule_sink {
+	moat_seccomp_sink fn;
+	void *arg;
+};
+
+/* One rule: refuse syscall `nr` (`name`) with errno when all `n` argument
+ * comparisons hold (n == 0: always). */
+static int emit(const struct rule_sink *s, const char *name, int nr, int errnum, unsigned n,
+		const struct scmp_arg_cmp *cmp, struct moat_error *err)
+{
+	struct moat_seccomp_rule r = {.name = name, .nr = nr, .errnum = errnum, .n_args = n};
+
+	for (unsigned i = 0; i < n && i < ARRAY_LEN(r.args); i++)
+		r.args[i] = (struct moat_seccomp_arg){.index = cmp[i].arg, .op = (unsigned)cmp[i].op,
+						      .value = cmp[i].datum_a, .value_two = cmp[i].datum_b};
+	return s->fn(s->arg, &r, err);
+}
+
 /* libseccomp returns -errno; keep the message naming the rule. */
 static int rule_error(struct moat_error *err, int rc, const char *what)
 {
 	return moat_error_set(err, MOAT_E_SYSTEM, rc < 0 ? -rc : EINVAL, "seccomp: adding the rule for %s", what);
 }
 
-static int add_deny_rules(scmp_filter_ctx ctx, const struct moat_seccomp_opts *o, struct moat_error *err)
+static int add_deny_rules(const struct rule_sink *s, const struct moat_seccomp_opts *o, struct moat_error *err)
 {
 	for (size_t i = 0; i < ARRAY_LEN(deny_rows); i++) {
 		const struct deny_row *r = &deny_rows[i];
@@ -233,9 +253,9 @@ static int add_deny_rules(scmp_filter_ctx ctx, const struct moat_seccomp_opts *o
 		/* Unknown, or a pseudo number for a syscall this arch lacks. */
 		if (nr < 0)
 			continue;
-		rc = seccomp_rule_add(ctx, SCMP_ACT_ERRNO((uint32_t)r->errnum), nr, 0);
+		rc = emit(s, r->name, nr, r->errnum, 0, NULL, err);
 		if (rc < 0)
-			return rule_error(err, rc, r->name);
+			return rc;
 	}
 	return 0;
 }
@@ -245,16 +265,15 @@ static int add_deny_rules(scmp_filter_ctx ctx, const struct moat_seccomp_opts *o
  * flag, since "any of these bits" is not one comparison.  CLONE_NEWTIME
  * (0x80) overlaps clone's exit-signal byte; no valid signal (<= 64) has
  * that bit, so refusing it costs nothing. */
-static int add_clone_rules(scmp_filter_ctx ctx, struct moat_error *err)
+static int add_clone_rules(const struct rule_sink *s, struct moat_error *err)
 {
 	static const uint64_t new_flags[] = {CLONE_NEWUSER, CLONE_NEWNS,  CLONE_NEWPID,	   CLONE_NEWNET,
 					     CLONE_NEWIPC,  CLONE_NEWUTS, CLONE_NEWCGROUP, CLONE_NEWTIME};
 
 	for (size_t i = 0; i < ARRAY_LEN(new_flags); i++) {
-		int rc = seccomp_rule_add(ctx, SCMP_ACT_ERRNO(EPERM), SCMP_SYS(clone), 1,
-					  SCMP_A0_64(SCMP_CMP_MASKED_EQ, new_flags[i], new_flags[i]));
-		if (rc < 0)
-			return rule_error(err, rc, "clone");
+		struct scmp_arg_cmp c[] = {SCMP_A0_64(SCMP_CMP_MASKED_EQ, new_flags[i], new_flags[i])};
+		if (emit(s, "clone", SCMP_SYS(clone), EPERM, 1, c, err) < 0)
+			return -1;
 	}
 	return 0;
 }
@@ -270,7 +289,7 @@ static int add_clone_rules(scmp_filter_ctx ctx, struct moat_error *err)
  * mode argument of each call that sets one is checked for S_ISUID and
  * S_ISGID.  openat2 passes its mode inside a struct that seccomp cannot
  * read: it gets ENOSYS, and callers fall back to openat. */
-static int add_setid_rules(scmp_filter_ctx ctx, struct moat_error *err)
+static int add_setid_rules(const struct rule_sink *s, struct moat_error *err)
 {
 	static const struct {
 		const char *name;
@@ -291,28 +310,21 @@ static int add_setid_rules(scmp_filter_ctx ctx, struct moat_error *err)
 		for (size_t b = 0; b < ARRAY_LEN(bits); b++) {
 			struct scmp_arg_cmp cmp = {.arg = calls[i].arg, .op = SCMP_CMP_MASKED_EQ, .datum_a = bits[b],
 						   .datum_b = bits[b]};
-			int rc = seccomp_rule_add_array(ctx, SCMP_ACT_ERRNO(EPERM), nr, 1, &cmp);
-			if (rc < 0)
-				return rule_error(err, rc, calls[i].name ? calls[i].name : "fchmodat2");
+			if (emit(s, calls[i].name ? calls[i].name : "fchmodat2", nr, EPERM, 1, &cmp, err) < 0)
+				return -1;
 		}
 	}
-	{
-		int rc = seccomp_rule_add(ctx, SCMP_ACT_ERRNO(ENOSYS), SCMP_SYS(openat2), 0);
-		if (rc < 0)
-			return rule_error(err, rc, "openat2");
-	}
-	return 0;
+	return emit(s, "openat2", SCMP_SYS(openat2), ENOSYS, 0, NULL, err);
 }
 
-static int add_ioctl_rules(scmp_filter_ctx ctx, struct moat_error *err)
+static int add_ioctl_rules(const struct rule_sink *s, struct moat_error *err)
 {
 	static const uint64_t reqs[] = {TIOCSTI, TIOCLINUX, USERFAULTFD_IOC_NEW};
 
 	for (size_t i = 0; i < ARRAY_LEN(reqs); i++) {
-		int rc = seccomp_rule_add(ctx, SCMP_ACT_ERRNO(EPERM), SCMP_SYS(ioctl), 1,
-					  SCMP_A1_64(SCMP_CMP_MASKED_EQ, LOW32, reqs[i]));
-		if (rc < 0)
-			return rule_error(err, rc, "ioctl");
+		struct scmp_arg_cmp c[] = {SCMP_A1_64(SCMP_CMP_MASKED_EQ, LOW32, reqs[i])};
+		if (emit(s, "ioctl", SCMP_SYS(ioctl), EPERM, 1, c, err) < 0)
+			return -1;
 	}
 	return 0;
 }
@@ -329,15 +341,14 @@ static int add_ioctl_rules(scmp_filter_ctx ctx, struct moat_error *err)
  * a clear bit, hence, going round the word, a set bit followed by a clear
  * one; 0 and 0xffffffff match no rule.  The masks have a zero high word,
  * so the high 32 bits, which the kernel ignores, are ignored here too. */
-static int add_personality_rules(scmp_filter_ctx ctx, struct moat_error *err)
+static int add_personality_rules(const struct rule_sink *s, struct moat_error *err)
 {
 	for (unsigned b = 0; b < 32; b++) {
 		uint64_t set = UINT64_C(1) << b;
 		uint64_t clear = UINT64_C(1) << ((b + 1) % 32);
-		int rc = seccomp_rule_add(ctx, SCMP_ACT_ERRNO(EPERM), SCMP_SYS(personality), 1,
-					  SCMP_A0_64(SCMP_CMP_MASKED_EQ, set | clear, set));
-		if (rc < 0)
-			return rule_error(err, rc, "personality");
+		struct scmp_arg_cmp c[] = {SCMP_A0_64(SCMP_CMP_MASKED_EQ, set | clear, set)};
+		if (emit(s, "personality", SCMP_SYS(personality), EPERM, 1, c, err) < 0)
+			return -1;
 	}
 	return 0;
 }
@@ -356,27 +367,23 @@ static bool family_allowed(const struct moat_seccomp_opts *o, unsigned family)
  * family below MOAT_AF_FIRST_UNKNOWN (low 32 bits: the kernel takes int),
  * plus a 64-bit ">= MOAT_AF_FIRST_UNKNOWN", which also refuses any value
  * with high bits set -- stricter than the kernel, never looser. */
-static int add_family_rules(scmp_filter_ctx ctx, int sys, const char *name, const struct moat_seccomp_opts *o,
+static int add_family_rules(const struct rule_sink *s, int sys, const char *name, const struct moat_seccomp_opts *o,
 			    struct moat_error *err)
 {
-	int rc;
-
 	for (unsigned f = 0; f < MOAT_AF_FIRST_UNKNOWN; f++) {
 		if (family_allowed(o, f))
 			continue;
-		rc = seccomp_rule_add(ctx, SCMP_ACT_ERRNO(EAFNOSUPPORT), sys, 1,
-				      SCMP_A0_64(SCMP_CMP_MASKED_EQ, LOW32, (uint64_t)f));
-		if (rc < 0)
-			return rule_error(err, rc, name);
+		struct scmp_arg_cmp c[] = {SCMP_A0_64(SCMP_CMP_MASKED_EQ, LOW32, (uint64_t)f)};
+		if (emit(s, name, sys, EAFNOSUPPORT, 1, c, err) < 0)
+			return -1;
 	}
-	rc = seccomp_rule_add(ctx, SCMP_ACT_ERRNO(EAFNOSUPPORT), sys, 1,
-			      SCMP_A0_64(SCMP_CMP_GE, (uint64_t)MOAT_AF_FIRST_UNKNOWN, 0));
-	if (rc < 0)
-		return rule_error(err, rc, name);
-	return 0;
+	{
+		struct scmp_arg_cmp c[] = {SCMP_A0_64(SCMP_CMP_GE, (uint64_t)MOAT_AF_FIRST_UNKNOWN, 0)};
+		return emit(s, name, sys, EAFNOSUPPORT, 1, c, err);
+	}
 }
 
-static int add_socket_rules(scmp_filter_ctx ctx, const struct moat_seccomp_opts *o, struct moat_error *err)
+static int add_socket_rules(const struct rule_sink *s, const struct moat_seccomp_opts *o, struct moat_error *err)
 {
 	/* The kernel masks the type with SOCK_TYPE_MASK (0xf) after taking the
 	 * SOCK_NONBLOCK / SOCK_CLOEXEC flags off. */
@@ -393,20 +400,17 @@ static int add_socket_rules(scmp_filter_ctx ctx, const struct moat_seccomp_opts 
 	     * AF_PACKET under another name. */
 	    {AF_INET, SOCK_PACKET, EAFNOSUPPORT},
 	};
-	int rc;
-
-	if (add_family_rules(ctx, SCMP_SYS(socket), "socket", o, err) < 0 ||
-	    add_family_rules(ctx, SCMP_SYS(socketpair), "socketpair", o, err) < 0)
+	if (add_family_rules(s, SCMP_SYS(socket), "socket", o, err) < 0 ||
+	    add_family_rules(s, SCMP_SYS(socketpair), "socketpair", o, err) < 0)
 		return -1;
 	if (o->net == MOAT_NET_NONE)
 		return 0; /* AF_INET, AF_INET6 and AF_NETLINK are refused whole */
 
 	for (size_t i = 0; i < ARRAY_LEN(type_rules); i++) {
-		rc = seccomp_rule_add(ctx, SCMP_ACT_ERRNO((uint32_t)type_rules[i].errnum), SCMP_SYS(socket), 2,
-				      SCMP_A0_64(SCMP_CMP_MASKED_EQ, LOW32, type_rules[i].family),
-				      SCMP_A1_64(SCMP_CMP_MASKED_EQ, UINT64_C(0xf), type_rules[i].type));
-		if (rc < 0)
-			return rule_error(err, rc, "socket");
+		struct scmp_arg_cmp c[] = {SCMP_A0_64(SCMP_CMP_MASKED_EQ, LOW32, type_rules[i].family),
+					   SCMP_A1_64(SCMP_CMP_MASKED_EQ, UINT64_C(0xf), type_rules[i].type)};
+		if (emit(s, "socket", SCMP_SYS(socket), type_rules[i].errnum, 2, c, err) < 0)
+			return -1;
 	}
 	/* Netlink: NETLINK_ROUTE only.  It is what getifaddrs(3) and
 	 * if_nametoindex use, and reads are harmless (changes need
@@ -414,12 +418,11 @@ static int add_socket_rules(scmp_filter_ctx ctx, const struct moat_seccomp_opts 
 	 * sock_diag (lists every socket on the host without a network
 	 * namespace), generic netlink and uevents are refused.  A 64-bit NE
 	 * refuses a NETLINK_ROUTE with garbage high bits too: stricter only. */
-	rc = seccomp_rule_add(ctx, SCMP_ACT_ERRNO(EPROTONOSUPPORT), SCMP_SYS(socket), 2,
-			      SCMP_A0_64(SCMP_CMP_MASKED_EQ, LOW32, (uint64_t)AF_NETLINK),
-			      SCMP_A2_64(SCMP_CMP_NE, (uint64_t)NETLINK_ROUTE, 0));
-	if (rc < 0)
-		return rule_error(err, rc, "socket");
-	return 0;
+	{
+		struct scmp_arg_cmp c[] = {SCMP_A0_64(SCMP_CMP_MASKED_EQ, LOW32, (uint64_t)AF_NETLINK),
+					   SCMP_A2_64(SCMP_CMP_NE, (uint64_t)NETLINK_ROUTE, 0)};
+		return emit(s, "socket", SCMP_SYS(socket), EPROTONOSUPPORT, 2, c, err);
+	}
 }
 
 /* Export the program into freshly allocated memory. */
@@ -474,6 +477,70 @@ static int export_bpf(scmp_filter_ctx ctx, struct moat_bpf *out, struct moat_err
 	return 0;
 }
 
+/* The rules below (clone's argument order, the x32 kill, the syscall list)
+ * are reviewed for x86_64 only. */
+static int check_opts(const struct moat_seccomp_opts *o, struct moat_error *err)
+{
+	if (seccomp_arch_native() != SCMP_ARCH_X86_64) {
+		moat_error_set(err, MOAT_E_UNAVAIL, 0, "seccomp: the filter supports only x86_64 (native arch %#x)",
+			       seccomp_arch_native());
+		return moat_error_hint(err, "use --mode prefer to run without sys.filter, or another backend");
+	}
+	if (o->net != MOAT_NET_NONE && o->net != MOAT_NET_LOOPBACK && o->net != MOAT_NET_ALL)
+		return moat_error_set(err, MOAT_E_USAGE, 0, "seccomp: unknown network policy %d", (int)o->net);
+	return 0;
+}
+
+/* Every rule of the filter, in a fixed order. */
+static int walk_rules(const struct moat_seccomp_opts *o, const struct rule_sink *s, struct moat_error *err)
+{
+	if (add_deny_rules(s, o, err) < 0 || add_clone_rules(s, err) < 0 || add_ioctl_rules(s, err) < 0 ||
+	    add_setid_rules(s, err) < 0 || add_personality_rules(s, err) < 0 || add_socket_rules(s, o, err) < 0)
+		return -1;
+	return 0;
+}
+
+static int libseccomp_sink(void *arg, const struct moat_seccomp_rule *r, struct moat_error *err)
+{
+	struct scmp_arg_cmp cmp[2];
+	int rc;
+
+	for (unsigned i = 0; i < r->n_args; i++)
+		cmp[i] = (struct scmp_arg_cmp){.arg = r->args[i].index, .op = (enum scmp_compare)r->args[i].op,
+					       .datum_a = r->args[i].value, .datum_b = r->args[i].value_two};
+	rc = seccomp_rule_add_array((scmp_filter_ctx)arg, SCMP_ACT_ERRNO((uint32_t)r->errnum), r->nr, r->n_args, cmp);
+	return rc < 0 ? rule_error(err, rc, r->name) : 0;
+}
+
+int moat_seccomp_rules(const struct moat_seccomp_opts *o, moat_seccomp_sink fn, void *arg, struct moat_error *err)
+{
+	if (check_opts(o, err) < 0)
+		return -1;
+	return walk_rules(o, &(struct rule_sink){.fn = fn, .arg = arg}, err);
+}
+
+const char *moat_seccomp_op_name(unsigned op)
+{
+	switch ((enum scmp_compare)op) {
+	case SCMP_CMP_NE:
+		return "SCMP_CMP_NE";
+	case SCMP_CMP_LT:
+		return "SCMP_CMP_LT";
+	case SCMP_CMP_LE:
+		return "SCMP_CMP_LE";
+	case SCMP_CMP_EQ:
+		return "SCMP_CMP_EQ";
+	case SCMP_CMP_GE:
+		return "SCMP_CMP_GE";
+	case SCMP_CMP_GT:
+		return "SCMP_CMP_GT";
+	case SCMP_CMP_MASKED_EQ:
+		return "SCMP_CMP_MASKED_EQ";
+	default:
+		return NULL;
+	}
+}
+
 static void release_ctx(scmp_filter_ctx *ctx)
 {
 	if (*ctx)
@@ -486,15 +553,8 @@ int moat_seccomp_compile_fresh(const struct moat_seccomp_opts *o, struct moat_bp
 	struct moat_bpf bpf = {0};
 	int rc;
 
-	/* The rules below (clone's argument order, the x32 kill, the syscall
-	 * list) are reviewed for x86_64 only. */
-	if (seccomp_arch_native() != SCMP_ARCH_X86_64) {
-		moat_error_set(err, MOAT_E_UNAVAIL, 0, "seccomp: the filter supports only x86_64 (native arch %#x)",
-			       seccomp_arch_native());
-		return moat_error_hint(err, "use --mode prefer to run without sys.filter, or another backend");
-	}
-	if (o->net != MOAT_NET_NONE && o->net != MOAT_NET_LOOPBACK && o->net != MOAT_NET_ALL)
-		return moat_error_set(err, MOAT_E_USAGE, 0, "seccomp: unknown network policy %d", (int)o->net);
+	if (check_opts(o, err) < 0)
+		return -1;
 
 	ctx = seccomp_init(SCMP_ACT_ALLOW);
 	if (!ctx)
@@ -516,8 +576,7 @@ int moat_seccomp_compile_fresh(const struct moat_seccomp_opts *o, struct moat_bp
 	 * the filter means the same without it. */
 	(void)seccomp_attr_set(ctx, SCMP_FLTATR_CTL_OPTIMIZE, 2);
 
-	if (add_deny_rules(ctx, o, err) < 0 || add_clone_rules(ctx, err) < 0 || add_ioctl_rules(ctx, err) < 0 || add_setid_rules(ctx, err) < 0 ||
-	    add_personality_rules(ctx, err) < 0 || add_socket_rules(ctx, o, err) < 0)
+	if (walk_rules(o, &(struct rule_sink){.fn = libseccomp_sink, .arg = ctx}, err) < 0)
 		return -1;
 
 	if (export_bpf(ctx, &bpf, err) < 0)

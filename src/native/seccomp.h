@@ -22,6 +22,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 #include "policy/policy.h"
 #include "util/err.h"
@@ -69,6 +70,35 @@ int moat_seccomp_compile(const struct moat_seccomp_opts *o, struct moat_bpf *out
  * the table against it. */
 int moat_seccomp_compile_fresh(const struct moat_seccomp_opts *o, struct moat_bpf *out, struct moat_error *err)
 	__attribute__((nonnull, warn_unused_result));
+
+/* The filter as rules, for consumers other than the kernel: the oci backend
+ * writes them into config.json (linux.seccomp), which the OCI runtime
+ * compiles with its own libseccomp.  A rule refuses syscall `nr` (`name`,
+ * as libseccomp spells it) with `errnum` when every argument comparison
+ * holds; `op` is libseccomp's enum scmp_compare.  The program that
+ * moat_seccomp_compile() builds is exactly these rules, default ALLOW,
+ * with every ABI but x86_64 killed. */
+struct moat_seccomp_arg {
+	unsigned index, op;
+	uint64_t value, value_two;
+};
+struct moat_seccomp_rule {
+	const char *name;
+	int nr;
+	int errnum;
+	unsigned n_args;
+	struct moat_seccomp_arg args[2];
+};
+typedef int (*moat_seccomp_sink)(void *arg, const struct moat_seccomp_rule *r, struct moat_error *err);
+
+/* Call fn for every rule under `o`, in a fixed order; stops at the first
+ * error (fn's, or MOAT_E_UNAVAIL on an unsupported architecture). */
+int moat_seccomp_rules(const struct moat_seccomp_opts *o, moat_seccomp_sink fn, void *arg, struct moat_error *err)
+	__attribute__((warn_unused_result));
+
+/* "SCMP_CMP_MASKED_EQ" for the op of a moat_seccomp_arg (the names OCI's
+ * seccomp JSON uses), or NULL. */
+const char *moat_seccomp_op_name(unsigned op);
 
 /* One build-time compiled filter (generated file). */
 struct moat_seccomp_prebuilt {

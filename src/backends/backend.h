@@ -34,6 +34,7 @@ struct moat_verdict;
 
 #define BACKEND_MAX_PASS_FDS 4
 #define BACKEND_MAX_RLIMITS 8
+#define BACKEND_MAX_ENV_SET 4
 
 /* One resource limit of the policy, with its name in OCI's terms. */
 struct backend_rlimit {
@@ -65,6 +66,12 @@ struct backend_plan {
 	size_t n_rlimits;
 	char *runtime;      /* for oci/gvisor: which runtime ("crun", "runc",
 			     * "runsc"), for the report; else NULL */
+	/* Variables the tool itself sets in the command's environment, as
+	 * "NAME=VALUE" (bwrap sets PWD after its chdir).  The plan puts them
+	 * into moat's environment too, so the report lists exactly what the
+	 * command sees.  backend_env_set() adds one. */
+	char *env_set[BACKEND_MAX_ENV_SET];
+	size_t n_env_set;
 };
 
 /* What compile() gets. */
@@ -138,6 +145,8 @@ void backend_argv_addf(struct backend_plan *bp, const char *fmt, ...) __attribut
 void backend_argv_add_command(struct backend_plan *bp, const struct moat_policy *p, const char *sep);
 /* The policy's resource limits, core 0 first; returns how many. */
 size_t backend_rlimits(const struct moat_policy *p, struct backend_rlimit out[BACKEND_MAX_RLIMITS]);
+/* Record that the tool sets NAME=VALUE in the command's environment. */
+void backend_env_set(struct backend_plan *bp, const char *name, const char *value);
 /* Register an fd for the tool to inherit; returns it. */
 int backend_pass_fd(struct backend_plan *bp, int fd);
 

@@ -46,7 +46,20 @@ void backend_plan_free(struct backend_plan *bp)
 	free(bp->work_dir);
 	free(bp->tool_path);
 	free(bp->runtime);
+	for (i = 0; i < bp->n_env_set; i++)
+		free(bp->env_set[i]);
 	memset(bp, 0, sizeof(*bp));
+}
+
+void backend_env_set(struct backend_plan *bp, const char *name, const char *value)
+{
+	/* A compiler bug, not an input error: the table is sized for the
+	 * known tools. */
+	if (bp->n_env_set >= BACKEND_MAX_ENV_SET) {
+		fprintf(stderr, "moat: internal error: too many variables set by the backend\n");
+		abort();
+	}
+	bp->env_set[bp->n_env_set++] = moat_xasprintf("%s=%s", name, value);
 }
 
 void backend_argv_add(struct backend_plan *bp, const char *arg)

@@ -299,6 +299,13 @@ static int build(const struct moat_policy *p, const struct moat_host *h, const c
 		candidate_adopt(plan, &c);
 		snprintf(plan->backend_reason, sizeof(plan->backend_reason), "--backend %s", p->backend);
 	}
+	/* What the tool adds to the command's environment is listed as moat's
+	 * own, so envp and the report say exactly what the command sees. */
+	for (i = 0; plan->external && i < plan->ext.n_env_set; i++) {
+		const char *kv = plan->ext.env_set[i], *eq = strchr(kv, '=');
+		cleanup_free char *name = moat_xstrndup(kv, (size_t)(eq - kv));
+		env_strv_set(&plan->envp, &plan->env_names, name, eq + 1);
+	}
 	/* Without a mount namespace the private tmp is a per-run directory:
 	 * programs find it through TMPDIR. */
 	if (!plan->external && plan->native.private_tmp_dir)

@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "cli/commands.h"
+#include "launch/init.h"
 #include "moat/moat.h"
 #include "plan/properties.h"
 #include "policy/profiles.h"
@@ -47,6 +48,9 @@ int main(int argc, char **argv)
 	}
 	if (strcmp(argv[1], "run") == 0)
 		return moat_run_main(argc - 1, argv + 1);
+	/* Internal: pid 1 inside the oci and gvisor backends' containers. */
+	if (strcmp(argv[1], "__init") == 0)
+		return moat_init_main(argc - 1, argv + 1);
 	if (strcmp(argv[1], "--version") == 0 || strcmp(argv[1], "version") == 0) {
 		printf("moat %s\n", moat_version());
 		return 0;

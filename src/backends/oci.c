@@ -1,0 +1,719 @@
+/* The oci and gvisor backends: the policy compiled into an OCI bundle (a
+ * config.json and an empty root directory), run by crun, runc or runsc
+ * (docs/backends.md, "oci" and "gvisor").
+ *
+ * The bundle mirrors the bwrap view (backends/mounts.h): the root is an
+ * empty directory of the work dir, read-only, with only the grants bound
+ * into it, masks over the denied paths, fresh /proc, /dev, /tmp and HOME.
+ * Symlinks and the empty cwd are made in that directory before the run,
+ * since OCI has no symlink mount.  The namespaces are pid, ipc, uts,
+ * mount, cgroup, network (unless net all) and user (mapping the caller's
+ * uid and gid to themselves, as the native backend does).  No capability
+ * is kept, no_new_privs is set, the rlimits are process.rlimits, and moat's
+ * own seccomp filter is written as linux.seccomp rules, which the runtime
+ * compiles with its own libseccomp.
+ *
+ * pid 1 inside is moat itself (`moat __init`, launch/init.h), bound into the
+ * bundle read-only: without it the command would be pid 1 and survive its
+ * own SIGTERM.
+ *
+ * The same bundle is what `moat oci export -o DIR` writes, for container
+ * platforms: there the runtime's own argv (argv.json) is for reference, and
+ * the init mount points at this host's moat binary. */
+#include "backends/backend.h"
+#include "backends/mounts.h"
+
+#include <errno.h>
+#include <limits.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/statfs.h>
+#include <linux/magic.h>
+#include <unistd.h>
+
+#include <jansson.h>
+#include <seccomp.h>
+
+#include "native/native.h"
+#include "native/seccomp.h"
+#include "plan/plan.h"
+#include "util/cleanup.h"
+#include "util/mem.h"
+#include "util/path.h"
+
+#define HINT_USERNS NATIVE_HINT_USERNS "; or run moat as root"
+#define HINT_SECCOMP "use a kernel built with CONFIG_SECCOMP_FILTER=y"
+#define INIT_PATH "/.moat/init"
+#define ROOTFS "rootfs"
+
+/* Which runtime runs the bundle: they differ in flags and in what they can
+ * do unprivileged. */
+enum runtime { RT_CRUN, RT_RUNC, RT_RUNSC };
+
+static const char *const runtime_names[] = {"crun", "runc", "runsc"};
+
+struct oci_facts {
+	enum runtime rt;
+	bool userns;       /* a user namespace is made */
+	bool seccomp;      /* linux.seccomp is in the bundle and applied */
+	char seccomp_why[256];
+	size_t n_rules, n_unknown;
+	size_t n_grants, n_masks;
+};
+
+static void release_json(json_t **j)
+{
+	if (*j)
+		json_decref(*j);
+}
+#define cleanup_json __attribute__((cleanup(release_json)))
+
+/* --- the root directory ---------------------------------------------------- */
+
+/* mkdir -p of `rel` (absolute inside the sandbox) below `root`. */
+static int mkdirs_below(const char *root, const char *rel, struct moat_error *err)
+{
+	cleanup_free char *path = moat_xasprintf("%s%s", root, rel);
+	char *s;
+
+	for (s = path + strlen(root) + 1; *s; s++) {
+		if (*s != '/')
+			continue;
+		*s = '\0';
+		if (mkdir(path, 0755) != 0 && errno != EEXIST)
+			return moat_error_set(err, MOAT_E_SYSTEM, errno, "creating %s in the bundle", path);
+		*s = '/';
+	}
+	if (mkdir(path, 0755) != 0 && errno != EEXIST)
+		return moat_error_set(err, MOAT_E_SYSTEM, errno, "creating %s in the bundle", path);
+	return 0;
+}
+
+static int symlink_below(const char *root, const char *dest, const char *target, struct moat_error *err)
+{
+	cleanup_free char *dir = moat_xstrdup(dest);
+	cleanup_free char *path = moat_xasprintf("%s%s", root, dest);
+	char *slash = strrchr(dir, '/');
+
+	if (slash && slash != dir) {
+		*slash = '\0';
+		if (mkdirs_below(root, dir, err) < 0)
+			return -1;
+	}
+	if (symlink(target, path) != 0 && errno != EEXIST)
+		return moat_error_set(err, MOAT_E_SYSTEM, errno, "creating the symlink %s in the bundle", path);
+	return 0;
+}
+
+/* --- mounts ------------------------------------------------------------------ */
+
+static json_t *strs(const char *first, ...)
+{
+	json_t *a = json_array();
+	va_list ap;
+	const char *s;
+
+	va_start(ap, first);
+	for (s = first; s; s = va_arg(ap, const char *))
+		json_array_append_new(a, json_string(s));
+	va_end(ap);
+	return a;
+}
+
+static void add_mount(json_t *mounts, const char *dest, const char *type, const char *src, json_t *options)
+{
+	json_array_append_new(mounts, json_pack("{s:s, s:s, s:s, s:o}", "destination", dest, "type", type, "source",
+						src, "options", options));
+}
+
+static void add_bind(json_t *mounts, const struct oci_facts *f, const char *src, const char *dest, bool ro,
+		     bool dev)
+{
+	/* runsc has no recursive read-only (rro): there a plain, non-recursive
+	 * bind, whose submounts are then not shown at all (stricter). */
+	bool recursive = f->rt != RT_RUNSC;
+	json_t *o = strs(recursive ? "rbind" : "bind", NULL);
+
+	if (ro)
+		json_array_append_new(o, json_string(recursive ? "rro" : "ro"));
+	else
+		json_array_append_new(o, json_string("rw"));
+	json_array_append_new(o, json_string("nosuid"));
+	if (!dev)
+		json_array_append_new(o, json_string("nodev"));
+	add_mount(mounts, dest, "bind", src, o);
+}
+
+static void add_tmpfs(json_t *mounts, const char *dest, unsigned mode, bool ro)
+{
+	char m[32];
+	json_t *o = strs("nosuid", "nodev", NULL);
+
+	snprintf(m, sizeof(m), "mode=%04o", mode);
+	json_array_append_new(o, json_string(m));
+	if (ro) {
+		json_array_append_new(o, json_string("ro"));
+		json_array_append_new(o, json_string("noexec"));
+		json_array_append_new(o, json_string("size=4k"));
+	}
+	add_mount(mounts, dest, "tmpfs", "tmpfs", o);
+}
+
+/* Every mount, in the planner's order; symlinks and plain directories are
+ * made in the root directory instead where nothing covers them. */
+static json_t *build_mounts(const struct moat_policy *p, const char *rootfs, const char *self_exe,
+			    struct oci_facts *f, struct moat_error *err)
+{
+	cleanup_json json_t *mounts = json_array();
+	struct mount_plan o;
+	size_t i;
+	int rc = 0;
+
+	mount_plan_build(p, &o);
+	f->n_masks = o.n_masks;
+	for (i = 0; i < o.n && rc == 0; i++) {
+		const struct mount_op *op = &o.v[i];
+		const struct mount_op *cover;
+
+		switch (op->kind) {
+		case MOUNT_PROC:
+			add_mount(mounts, "/proc", "proc", "proc", strs("nosuid", "noexec", "nodev", NULL));
+			break;
+		case MOUNT_DEV:
+			/* The runtime makes the standard nodes (null, zero, full,
+			 * random, urandom, tty) in it: binds of the host's in a
+			 * user namespace. */
+			add_mount(mounts, "/dev", "tmpfs", "tmpfs",
+				  strs("nosuid", "strictatime", "mode=0755", "size=65536k", NULL));
+			add_mount(mounts, "/dev/pts", "devpts", "devpts",
+				  strs("nosuid", "noexec", "newinstance", "ptmxmode=0666", "mode=0620", NULL));
+			break;
+		case MOUNT_TMPFS:
+			add_tmpfs(mounts, op->dest, op->mode, false);
+			break;
+		case MOUNT_BIND_RO:
+		case MOUNT_BIND_RW:
+			/* runsc cannot bind the host's /sys mounts (EINVAL for
+			 * the cgroup tmpfs): under gVisor they are left out, which
+			 * only hides more. */
+			if (f->rt == RT_RUNSC && path_within(op->dest, "/sys"))
+				break;
+			add_bind(mounts, f, op->src, op->dest, op->kind == MOUNT_BIND_RO, false);
+			f->n_grants++;
+			break;
+		case MOUNT_DEV_BIND:
+			add_bind(mounts, f, op->src, op->dest, op->read_only, true);
+			f->n_grants++;
+			break;
+		case MOUNT_SYMLINK:
+			f->n_grants++;
+			cover = mount_plan_cover(&o, op->dest);
+			if (cover == op)
+				cover = NULL;
+			{
+				/* What shows the link's parent: the link is already
+				 * there when a bind does; the root directory takes
+				 * it when nothing does; under a tmpfs the target is
+				 * bound through instead. */
+				cleanup_free char *parent = moat_xstrdup(op->dest);
+				char *slash = strrchr(parent, '/');
+				const struct mount_op *pc;
+				char real[PATH_MAX];
+				if (slash)
+					slash[slash == parent ? 1 : 0] = '\0';
+				pc = strcmp(parent, "/") == 0 ? NULL : mount_plan_cover(&o, parent);
+				if (pc && (mount_is_bind(pc->kind) || pc->kind == MOUNT_SYMLINK))
+					break;
+				if (!pc) {
+					rc = symlink_below(rootfs, op->dest, op->src, err);
+					break;
+				}
+				if (realpath(op->dest, real))
+					add_bind(mounts, f, real, op->dest, true, false);
+			}
+			break;
+		case MOUNT_MASK_DIR:
+			add_tmpfs(mounts, op->dest, 0, true);
+			break;
+		case MOUNT_MASK_FILE:
+			/* nodev: open(2) of it is EACCES, as under bwrap. */
+			add_mount(mounts, op->dest, "bind", "/dev/null",
+				  strs("bind", "ro", "nosuid", "nodev", "noexec", NULL));
+			break;
+		case MOUNT_DIR:
+			cover = mount_plan_cover(&o, op->dest);
+			if (cover && strcmp(cover->dest, op->dest) == 0)
+				break; /* a fresh tmpfs is there already */
+			if (!cover)
+				rc = mkdirs_below(rootfs, op->dest, err);
+			else
+				add_tmpfs(mounts, op->dest, 0755, true);
+			break;
+		}
+	}
+	mount_plan_free(&o);
+	if (rc < 0)
+		return NULL;
+	/* Last, so nothing the grants show can hide it. */
+	if (self_exe)
+		add_mount(mounts, INIT_PATH, "bind", self_exe, strs("bind", "ro", "nosuid", "nodev", NULL));
+	return steal_ptr(&mounts);
+}
+
+/* --- seccomp ------------------------------------------------------------------ */
+
+struct rules_sink {
+	json_t *syscalls;
+	struct oci_facts *f;
+};
+
+static int json_rule(void *arg, const struct moat_seccomp_rule *r, struct moat_error *err)
+{
+	struct rules_sink *s = arg;
+	json_t *args = json_array();
+	unsigned i;
+
+	(void)err;
+	/* The runtime resolves names with its own libseccomp: one it does not
+	 * know would be an error (crun) or skipped (runc); moat's own
+	 * libseccomp is the same Debian package, so a name it cannot resolve
+	 * (a syscall newer than the library) is left out, and counted. */
+	if (seccomp_syscall_resolve_name(r->name) < 0) {
+		s->f->n_unknown++;
+		json_decref(args);
+		return 0;
+	}
+	for (i = 0; i < r->n_args; i++)
+		json_array_append_new(args, json_pack("{s:I, s:I, s:I, s:s}", "index", (json_int_t)r->args[i].index,
+						      "value", (json_int_t)r->args[i].value, "valueTwo",
+						      (json_int_t)r->args[i].value_two, "op",
+						      moat_seccomp_op_name(r->args[i].op)));
+	json_array_append_new(s->syscalls, json_pack("{s:[s], s:s, s:i, s:o}", "names", r->name, "action",
+						     "SCMP_ACT_ERRNO", "errnoRet", r->errnum, "args", args));
+	s->f->n_rules++;
+	return 0;
+}
+
+static json_t *build_seccomp(const struct moat_policy *p, struct oci_facts *f, struct moat_error *err)
+{
+	struct moat_seccomp_opts so = {.net = p->net, .allow_ptrace = false};
+	cleanup_json json_t *syscalls = json_array();
+	struct rules_sink s = {.syscalls = syscalls, .f = f};
+	struct moat_error serr = {0};
+
+	if (moat_seccomp_rules(&so, json_rule, &s, &serr) < 0) {
+		if (serr.kind != MOAT_E_UNAVAIL) {
+			*err = serr;
+			return NULL;
+		}
+		snprintf(f->seccomp_why, sizeof(f->seccomp_why), "%.200s", serr.message);
+		return json_null();
+	}
+	f->seccomp = true;
+	/* Only x86_64 is listed: the runtime's libseccomp kills any other ABI
+	 * (its default bad-arch action), x32 numbers included. */
+	return json_pack("{s:s, s:[s], s:O}", "defaultAction", "SCMP_ACT_ALLOW", "architectures", "SCMP_ARCH_X86_64",
+			 "syscalls", syscalls);
+}
+
+/* --- config.json ----------------------------------------------------------- */
+
+/* The ids inside.  Rootless runc and runsc need the container's root
+ * mapped ("no user mapping found" otherwise): unprivileged, the caller is
+ * uid 0 inside, with no capability; as root the ids stay what they are. */
+static unsigned inner_uid(const struct backend_ctx *ctx)
+{
+	(void)ctx; /* 0 either way */
+	return 0;
+}
+
+static unsigned inner_gid(const struct backend_ctx *ctx)
+{
+	return ctx->host->uid == 0 ? ctx->host->gid : 0;
+}
+
+static json_t *build_process(const struct backend_ctx *ctx, const struct oci_facts *f, bool with_init)
+{
+	const struct moat_policy *p = ctx->policy;
+	struct backend_rlimit rl[BACKEND_MAX_RLIMITS];
+	json_t *args = json_array(), *env = json_array(), *rlimits = json_array();
+	size_t i, n = backend_rlimits(p, rl);
+
+	if (with_init) {
+		json_array_append_new(args, json_string(INIT_PATH));
+		json_array_append_new(args, json_string("__init"));
+		json_array_append_new(args, json_string("--"));
+	}
+	json_array_append_new(args, json_string(p->exe));
+	for (i = 1; p->argv[i]; i++)
+		json_array_append_new(args, json_string(p->argv[i]));
+	for (i = 0; ctx->envp && ctx->envp[i]; i++)
+		json_array_append_new(env, json_string(ctx->envp[i]));
+	for (i = 0; i < n; i++)
+		json_array_append_new(rlimits, json_pack("{s:s, s:I, s:I}", "type", rl[i].oci_name, "hard",
+							 (json_int_t)rl[i].value, "soft", (json_int_t)rl[i].value));
+	(void)f;
+	return json_pack("{s:b, s:{s:i, s:i}, s:o, s:o, s:s, s:b, s:{s:[], s:[], s:[], s:[], s:[]}, s:o}", "terminal",
+			 0, "user", "uid", (int)inner_uid(ctx), "gid", (int)inner_gid(ctx), "args", args, "env", env,
+			 "cwd", p->cwd, "noNewPrivileges", 1, "capabilities", "bounding", "effective", "inheritable",
+			 "permitted", "ambient", "rlimits", rlimits);
+}
+
+static json_t *build_linux(const struct backend_ctx *ctx, const struct oci_facts *f, json_t *seccomp)
+{
+	const struct moat_policy *p = ctx->policy;
+	json_t *ns = json_array();
+	json_t *linux_ = json_object();
+
+	json_array_append_new(ns, json_pack("{s:s}", "type", "pid"));
+	json_array_append_new(ns, json_pack("{s:s}", "type", "ipc"));
+	json_array_append_new(ns, json_pack("{s:s}", "type", "uts"));
+	json_array_append_new(ns, json_pack("{s:s}", "type", "mount"));
+	json_array_append_new(ns, json_pack("{s:s}", "type", "cgroup"));
+	if (p->net != MOAT_NET_ALL)
+		json_array_append_new(ns, json_pack("{s:s}", "type", "network"));
+	if (f->userns) {
+		json_array_append_new(ns, json_pack("{s:s}", "type", "user"));
+		json_object_set_new(linux_, "uidMappings",
+				    json_pack("[{s:i, s:i, s:i}]", "containerID", (int)inner_uid(ctx), "hostID",
+					      (int)ctx->host->uid, "size", 1));
+		json_object_set_new(linux_, "gidMappings",
+				    json_pack("[{s:i, s:i, s:i}]", "containerID", (int)inner_gid(ctx), "hostID",
+					      (int)ctx->host->gid, "size", 1));
+	}
+	json_object_set_new(linux_, "namespaces", ns);
+	/* What `crun spec` masks in /proc and /sys: kernel state that says
+	 * more about the host than a command needs. */
+	json_object_set_new(linux_, "maskedPaths",
+			    strs("/proc/acpi", "/proc/asound", "/proc/kcore", "/proc/keys", "/proc/latency_stats",
+				 "/proc/timer_list", "/proc/timer_stats", "/proc/sched_debug", "/proc/scsi",
+				 "/sys/firmware", NULL));
+	json_object_set_new(linux_, "readonlyPaths",
+			    strs("/proc/bus", "/proc/fs", "/proc/irq", "/proc/sys", "/proc/sysrq-trigger", NULL));
+	if (seccomp && !json_is_null(seccomp))
+		json_object_set(linux_, "seccomp", seccomp);
+	return linux_;
+}
+
+/* --- runtime and verdicts --------------------------------------------------- */
+
+/* crun 1.8 refuses to start any container on a hybrid cgroup host whose
+ * cgroup2 hierarchy (/sys/fs/cgroup/unified) has controllers ("cgroups in
+ * hybrid mode not supported, drop all controllers from cgroupv2"), even
+ * with --cgroup-manager=disabled.  Same test as crun's. */
+static bool crun_refuses_host(char *why, size_t len)
+{
+	struct statfs root, unified;
+	char controllers[256] = "";
+	cleanup_fclose FILE *f = NULL;
+
+	if (statfs("/sys/fs/cgroup", &root) != 0 || root.f_type == CGROUP2_SUPER_MAGIC)
+		return false;
+	if (statfs("/sys/fs/cgroup/unified", &unified) != 0 || unified.f_type != CGROUP2_SUPER_MAGIC)
+		return false;
+	f = fopen("/sys/fs/cgroup/unified/cgroup.controllers", "re");
+	if (!f || !fgets(controllers, sizeof(controllers), f))
+		return false;
+	controllers[strcspn(controllers, "\n")] = '\0';
+	if (!controllers[0])
+		return false;
+	snprintf(why, len, "crun refuses this hybrid cgroup host: the cgroup2 hierarchy has controllers (%.80s)",
+		 controllers);
+	return true;
+}
+
+/* MOAT_OCI_RUNTIME=crun|runc|runsc picks the runtime of --backend oci (the
+ * test suite runs the bundle under each); otherwise the one found. */
+static int pick_runtime(const struct moat_backend *self, const struct backend_ctx *ctx, struct backend_plan *bp,
+			enum runtime *rt, char *why, size_t why_len)
+{
+	const char *want = getenv("MOAT_OCI_RUNTIME");
+	const char *base;
+	size_t i;
+
+	if (strcmp(self->name, "gvisor") == 0) {
+		*rt = RT_RUNSC;
+		return 0;
+	}
+	if (want && *want) {
+		struct moat_backend one = {.name = want, .tools = {want}};
+		char *found;
+		for (i = 0; i < ARRAY_LEN(runtime_names); i++)
+			if (strcmp(want, runtime_names[i]) == 0)
+				break;
+		if (i == ARRAY_LEN(runtime_names)) {
+			snprintf(why, why_len, "MOAT_OCI_RUNTIME=%.40s: not one of crun, runc, runsc", want);
+			return -1;
+		}
+		*rt = (enum runtime)i;
+		if (*rt == RT_CRUN && !ctx->exporting && crun_refuses_host(why, why_len))
+			return -1;
+		found = backend_find_tool(&one, NULL);
+		if (!found && !ctx->exporting) {
+			snprintf(why, why_len, "MOAT_OCI_RUNTIME=%s, which is not installed", want);
+			return -1;
+		}
+		free(bp->tool_path);
+		bp->tool_path = found ? found : moat_xstrdup(want);
+		return 0;
+	}
+	base = strrchr(bp->tool_path, '/');
+	base = base ? base + 1 : bp->tool_path;
+	*rt = strcmp(base, "runc") == 0 ? RT_RUNC : RT_CRUN;
+	if (*rt == RT_CRUN && !ctx->exporting && crun_refuses_host(why, why_len)) {
+		struct moat_backend runc = {.name = "runc", .tools = {"runc"}};
+		char *found = backend_find_tool(&runc, NULL);
+		if (!found)
+			return -1;
+		free(bp->tool_path);
+		bp->tool_path = found;
+		*rt = RT_RUNC;
+	}
+	return 0;
+}
+
+static void runtime_argv(struct backend_plan *bp, const struct backend_ctx *ctx, const struct oci_facts *f,
+			 const char *id)
+{
+	const struct moat_policy *p = ctx->policy;
+	int max_fd = 2;
+	size_t i;
+
+	for (i = 0; i < p->n_keep_fds; i++)
+		if (p->keep_fds[i] > max_fd)
+			max_fd = p->keep_fds[i];
+	backend_argv_add(bp, runtime_names[f->rt]);
+	backend_argv_addf(bp, "--root=%s/state", bp->work_dir);
+	switch (f->rt) {
+	case RT_CRUN:
+		/* moat's run has no cgroup of its own yet; unprivileged there
+		 * may be no delegated one to make. */
+		backend_argv_add(bp, "--cgroup-manager=disabled");
+		break;
+	case RT_RUNC:
+		break;
+	case RT_RUNSC:
+		/* net none and loopback: gVisor's own stack with only lo. */
+		backend_argv_addf(bp, "--network=%s", p->net == MOAT_NET_ALL ? "host" : "none");
+		backend_argv_add(bp, "--ignore-cgroups");
+		if (f->seccomp)
+			backend_argv_add(bp, "--oci-seccomp");
+		break;
+	}
+	backend_argv_add(bp, "run");
+	backend_argv_add(bp, "--bundle");
+	backend_argv_add(bp, bp->work_dir);
+	/* The declared fds, 3..max: moat closed every other one before. */
+	if (max_fd > 2 && f->rt != RT_RUNSC)
+		backend_argv_addf(bp, "--preserve-fds=%d", max_fd - 2);
+	if (f->rt == RT_RUNC)
+		backend_argv_add(bp, "--no-new-keyring");
+	backend_argv_add(bp, id);
+}
+
+static void verdicts(const struct backend_ctx *ctx, const struct backend_plan *bp, const struct oci_facts *f,
+		     struct moat_verdict *props)
+{
+	const struct moat_policy *p = ctx->policy;
+	const char *rt = runtime_names[f->rt];
+	bool gvisor = f->rt == RT_RUNSC;
+	bool netns = p->net != MOAT_NET_ALL;
+
+	verdict_enforce(&props[MOAT_P_FS_READ], "%s: empty read-only root, %zu grants bound", rt, f->n_grants);
+	verdict_enforce(&props[MOAT_P_FS_WRITE], "%s: read-only binds outside the write grants, read-only root", rt);
+	verdict_enforce(&props[MOAT_P_FS_SECRETS], "%s: %zu masks over denied paths", rt, f->n_masks);
+	if (p->private_tmp)
+		verdict_enforce(&props[MOAT_P_FS_TMP], "%s: tmpfs on /tmp and /dev/shm", rt);
+	else
+		verdict_missing(&props[MOAT_P_FS_TMP], "drop the option that shares /tmp",
+				"the policy shares the host's /tmp");
+
+	if (p->net != MOAT_NET_NONE)
+		verdict_missing(&props[MOAT_P_NET_NONE], "drop --net (or use a profile without network): net.none "
+							 "needs --net none",
+				"the policy opens the network (net %s)", moat_net_name(p->net));
+	else if (f->seccomp)
+		verdict_enforce(&props[MOAT_P_NET_NONE], "%s; seccomp: socket() AF_UNIX only",
+				gvisor ? "runsc --network=none" : "network namespace");
+	else
+		verdict_missing(&props[MOAT_P_NET_NONE], HINT_SECCOMP,
+				"the sandbox has its own loopback: without seccomp, inet sockets work (to it)");
+	if (netns)
+		verdict_enforce(&props[MOAT_P_NET_LOOPBACK], "%s", gvisor ? "runsc --network=none: gVisor's stack "
+									    "with only lo"
+									  : "network namespace with only lo");
+	else
+		verdict_missing(&props[MOAT_P_NET_LOOPBACK], "use --net loopback", "the policy opens the network (net all)");
+	verdict_missing(&props[MOAT_P_NET_ALLOW], "--net all gives the whole network, unfiltered; --net loopback or "
+						  "none are enforced",
+			"%s has no per-destination network rules", rt);
+	if (netns)
+		verdict_enforce(&props[MOAT_P_IPC_ABSTRACT], "%s: abstract sockets are per network namespace",
+				gvisor ? "gVisor's own network stack" : "network namespace");
+	else
+		verdict_missing(&props[MOAT_P_IPC_ABSTRACT], "use --net loopback or none, or --backend native",
+				"with net all the host's network namespace, and its abstract sockets, are shared");
+	verdict_enforce(&props[MOAT_P_IPC_UNIX], "%s: only granted paths exist, private /tmp; sockets inside granted "
+						 "paths stay reachable",
+			rt);
+	verdict_enforce(&props[MOAT_P_PROC_PID], "%s: pid namespace with a fresh /proc", rt);
+	if (gvisor)
+		verdict_enforce(&props[MOAT_P_PROC_PTRACE], "gVisor: ptrace works only inside its own kernel; pid "
+							    "namespace");
+	else if (f->seccomp)
+		verdict_enforce(&props[MOAT_P_PROC_PTRACE], "seccomp (via %s): ptrace, process_vm_* refused; pid "
+							    "namespace",
+				rt);
+	else
+		verdict_missing(&props[MOAT_P_PROC_PTRACE], HINT_SECCOMP, "needs seccomp: %s", f->seccomp_why);
+	if (f->seccomp)
+		verdict_enforce(&props[MOAT_P_SYS_FILTER], "moat's seccomp rules as OCI linux.seccomp (%zu rules, %zu "
+							   "names unknown to libseccomp left out), applied by %s",
+				f->n_rules, f->n_unknown, gvisor ? "runsc --oci-seccomp inside gVisor" : rt);
+	else
+		verdict_missing(&props[MOAT_P_SYS_FILTER], HINT_SECCOMP, "%s", f->seccomp_why);
+	/* process.terminal false: the runtime runs the container in a new
+	 * session, without the caller's terminal as controlling tty, but fds
+	 * 0-2 may still be that terminal, and TIOCSTI on it works unless the
+	 * filter refuses it.  gVisor implements ioctls itself: not measured. */
+	if (f->seccomp && !gvisor)
+		verdict_enforce(&props[MOAT_P_TTY_INJECT], "seccomp (via %s): TIOCSTI, TIOCLINUX refused", rt);
+	else if (gvisor)
+		verdict_missing(&props[MOAT_P_TTY_INJECT], "use --backend native or bwrap",
+				"gVisor passes a host terminal on fds 0-2 through; TIOCSTI on it is not refused by a "
+				"filter moat checked");
+	else
+		verdict_missing(&props[MOAT_P_TTY_INJECT], HINT_SECCOMP, "needs seccomp: %s", f->seccomp_why);
+	/* The runtime gives process.env exactly (measured: crun 1.8.1, runc
+	 * 1.1.5, runsc 20221219 add nothing when HOME and PATH are set), the
+	 * fds moat leaves open (0-2 and, but for runsc, the declared ones),
+	 * and applies process.rlimits. */
+	backend_verdict_moat_owned(ctx, bp, rt, true, true, true, props);
+}
+
+static bool can_run(const struct backend_ctx *ctx, struct oci_facts *f, struct moat_verdict *props)
+{
+	const struct moat_host *h = ctx->host;
+	char reason[256];
+
+	f->userns = h->userns;
+	if (f->rt == RT_RUNSC && h->uid != 0) {
+		/* Measured with runsc 20221219 as uid 65534, --rootless:
+		 * "cannot create gofer process: fork/exec /proc/self/exe:
+		 * operation not permitted". */
+		backend_verdict_all_missing(props, "run moat as root for --backend gvisor, or use --backend bwrap",
+					    "runsc cannot start its sandbox unprivileged here (its gofer fails with EPERM)");
+		return false;
+	}
+	if (h->userns || h->root)
+		return true;
+	snprintf(reason, sizeof(reason), "%s needs unprivileged user namespaces when moat is not root: %.160s",
+		 runtime_names[f->rt], h->userns_why[0] ? h->userns_why : "not available here");
+	backend_verdict_all_missing(props, HINT_USERNS, reason);
+	return false;
+}
+
+static int write_config(const char *dir, json_t *config, struct moat_error *err)
+{
+	cleanup_free char *text = json_dumps(config, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
+
+	if (!text)
+		return moat_error_set(err, MOAT_E_SYSTEM, ENOMEM, "encoding config.json");
+	return backend_write_file(dir, "config.json", text, strlen(text), err);
+}
+
+static int compile_bundle(const struct moat_backend *self, const struct backend_ctx *ctx, struct backend_plan *bp,
+			  struct moat_verdict *props, struct moat_error *err)
+{
+	const struct moat_policy *p = ctx->policy;
+	struct oci_facts f = {0};
+	cleanup_free char *rootfs = NULL, *state = NULL, *self_exe = NULL, *id = NULL;
+	cleanup_json json_t *mounts = NULL, *seccomp = NULL, *config = NULL;
+	char why[256], exe[PATH_MAX];
+	bool runnable;
+
+	bp->no_new_privs = true;
+	bp->apply_rlimits = false; /* process.rlimits: RLIMIT_AS on runc or
+				    * runsc (Go) would break the runtime */
+	if (pick_runtime(self, ctx, bp, &f.rt, why, sizeof(why)) < 0) {
+		backend_verdict_all_missing(props, "install runc (apt-get install runc), or use --backend bwrap", why);
+		return 0;
+	}
+	bp->runtime = moat_xstrdup(runtime_names[f.rt]);
+	runnable = can_run(ctx, &f, props);
+	if (!runnable && !ctx->exporting)
+		return 0;
+
+	rootfs = moat_xasprintf("%s/" ROOTFS, bp->work_dir);
+	state = moat_xasprintf("%s/state", bp->work_dir);
+	if ((mkdir(rootfs, 0755) != 0 && errno != EEXIST) || (mkdir(state, 0700) != 0 && errno != EEXIST))
+		return moat_error_set(err, MOAT_E_SYSTEM, errno, "creating the bundle in %s", bp->work_dir);
+	/* moat itself is pid 1 inside (launch/init.h). */
+	{
+		ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+		if (n <= 0)
+			return moat_error_set(err, MOAT_E_SYSTEM, errno, "reading /proc/self/exe");
+		exe[n] = '\0';
+		self_exe = moat_xstrdup(exe);
+	}
+	if (ctx->host->seccomp) {
+		seccomp = build_seccomp(p, &f, err);
+		if (!seccomp)
+			return -1;
+	} else {
+		snprintf(f.seccomp_why, sizeof(f.seccomp_why), "%.200s",
+			 ctx->host->seccomp_why[0] ? ctx->host->seccomp_why : "seccomp filters are not available");
+	}
+	mounts = build_mounts(p, rootfs, self_exe, &f, err);
+	if (!mounts)
+		return -1;
+	config = json_pack("{s:s, s:{s:s, s:b}, s:s, s:O, s:o, s:o}", "ociVersion", "1.0.2", "root", "path", ROOTFS,
+			   "readonly", 1, "hostname", "moat", "mounts", mounts, "process",
+			   build_process(ctx, &f, true), "linux", build_linux(ctx, &f, seccomp));
+	if (!config)
+		return moat_error_set(err, MOAT_E_SYSTEM, ENOMEM, "building config.json");
+	if (write_config(bp->work_dir, config, err) < 0)
+		return -1;
+
+	/* One container per run: its id is the work dir's name. */
+	id = ctx->exporting ? moat_xstrdup("moat") : moat_xstrdup(strrchr(bp->work_dir, '/') + 1);
+	runtime_argv(bp, ctx, &f, id);
+	if (runnable)
+		verdicts(ctx, bp, &f, props);
+	return 0;
+}
+
+static int oci_compile(const struct backend_ctx *ctx, struct backend_plan *bp, struct moat_verdict *props,
+		       struct moat_error *err)
+{
+	return compile_bundle(&backend_oci, ctx, bp, props, err);
+}
+
+static int gvisor_compile(const struct backend_ctx *ctx, struct backend_plan *bp, struct moat_verdict *props,
+			  struct moat_error *err)
+{
+	return compile_bundle(&backend_gvisor, ctx, bp, props, err);
+}
+
+const struct moat_backend backend_oci = {
+	.name = "oci",
+	.tools = {"crun", "runc"},
+	.summary = "an OCI bundle (moat's mounts, namespaces, seccomp) run by crun or runc",
+	.install_hint = "apt-get install crun (or runc)",
+	.os = "linux",
+	.needs_work_dir = true,
+	.compile = oci_compile,
+};
+
+const struct moat_backend backend_gvisor = {
+	.name = "gvisor",
+	.tools = {"runsc"},
+	.summary = "gVisor: the OCI bundle run by runsc, under gVisor's own kernel",
+	.install_hint = "apt-get install runsc",
+	.os = "linux",
+	.needs_work_dir = true,
+	.compile = gvisor_compile,
+};

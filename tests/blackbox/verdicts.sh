@@ -397,7 +397,7 @@ if [ "$userns_want" = True ] || [ "$(id -u)" = 0 ]; then
 	is "$?/$(j get "$REPORT" '["properties"]["net.loopback"]["status"]')" "0/enforced" "--net loopback --require net.loopback: enforced"
 fi
 newreport require-loopback-nons
-MOAT_HOST_LIMIT=userns=0,root=0 "$MOAT" run --net loopback --require net.loopback --report "$REPORT" -- "$HELPER" exit 0 2>"$SCRATCH/err-lo"
+MOAT_HOST_LIMIT=userns=0,root=0 "$MOAT" run --backend native --net loopback --require net.loopback --report "$REPORT" -- "$HELPER" exit 0 2>"$SCRATCH/err-lo"
 is "$?/$(j get "$REPORT" '["status"]')" "125/unavailable" "  without namespaces: 125, unavailable"
 like "$(cat "$SCRATCH/err-lo")" "cannot enforce net.loopback: .*MOAT_HOST_LIMIT" "  naming net.loopback and what blocks it"
 

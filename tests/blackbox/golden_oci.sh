@@ -1,0 +1,117 @@
+#!/usr/bin/env bash
+# Golden tests of the OCI bundle writer (`moat oci export`, used by the oci
+# and gvisor backends): config.json and argv.json on fixed policies over a
+# fixed scratch tree, compared with tests/golden/oci/CASE.{config,argv}.json
+# after the host-specific parts are normalised: the scratch dir -> @ROOT@,
+# the bundle dir -> @BUNDLE@, moat's own binary -> @MOAT@, the caller's
+# uid/gid -> "@UID@"/"@GID@".  Nothing is run, so the result is the same
+# as root and as nobody.  The seccomp rules are those libseccomp 2.5.4
+# (Debian 12) can name.
+#
+# Regenerate after a deliberate change, then READ the diff:
+#   MOAT_GOLDEN_UPDATE=1 bash tests/blackbox/golden_oci.sh
+set -u
+. "$(dirname "$0")/../lib/tap.sh"
+scratch
+GOLDEN=$ROOT/tests/golden/oci
+PY=/usr/bin/python3
+T=$SCRATCH/t
+mkdir -p "$T/home/.ssh" "$T/proj/sub" "$T/out" "$T/data"
+echo key >"$T/home/.ssh/id_ed25519"
+echo token >"$T/proj/secret.txt"
+MOAT_REAL=$(readlink -f "$MOAT")
+
+normalise() { # normalise FILE BUNDLE: stdout the normalised JSON
+	"$PY" - "$1" "$2" "$SCRATCH/t" "$MOAT_REAL" "$(id -u)" "$(id -g)" <<'PYEOF'
+import json, sys
+path, bundle, root, moat, uid, gid = sys.argv[1:7]
+def walk(v):
+    if isinstance(v, str):
+        return v.replace(bundle, "@BUNDLE@").replace(root, "@ROOT@").replace(moat, "@MOAT@")
+    if isinstance(v, list):
+        return [walk(x) for x in v]
+    if isinstance(v, dict):
+        return {k: walk(x) for k, x in v.items()}
+    return v
+d = walk(json.load(open(path)))
+if isinstance(d, dict):
+    lin = d.get("linux", {})
+    for key, real in (("uidMappings", uid), ("gidMappings", gid)):
+        for m in lin.get(key, []):
+            if str(m["hostID"]) == real:
+                m["hostID"] = "@UID@" if key == "uidMappings" else "@GID@"
+print(json.dumps(d, indent=2, sort_keys=False))
+PYEOF
+}
+
+check() { # check CASE KIND FILE
+	local name=$1 kind=$2 got=$3 want="$GOLDEN/$1.$2.json"
+	if [ "${MOAT_GOLDEN_UPDATE:-0}" = 1 ]; then
+		mkdir -p "$GOLDEN"
+		cp "$got" "$want"
+		ok 0 "oci $name: $kind golden regenerated"
+	elif [ ! -f "$want" ]; then
+		ok 1 "oci $name: golden $want is missing (MOAT_GOLDEN_UPDATE=1 makes it)"
+	elif diff -u "$want" "$got" >"$got.diff"; then
+		ok 0 "oci $name: $kind matches the golden"
+	else
+		ok 1 "oci $name: $kind differs from the golden"
+		sed 's/^/#   /' "$got.diff" | head -40
+	fi
+}
+
+# export_case CASE [env VAR=VALUE...] -- [moat options]
+export_case() {
+	local name=$1 out="$SCRATCH/out-$1"
+	shift
+	local envs=()
+	while [ "$1" != "--" ]; do
+		envs+=("$1")
+		shift
+	done
+	shift
+	rm -rf "$out"
+	(cd "$T/proj" && env -i HOME="$T/home" PATH=/usr/bin:/bin LANG=C.UTF-8 "${envs[@]}" \
+		"$MOAT" oci export -o "$out" "$@" -- /bin/sh -c 'echo hi' 2>"$out.err")
+	local rc=$?
+	is "$rc" 0 "oci $name: moat oci export exits 0"
+	[ "$rc" -eq 0 ] || { sed 's/^/#   /' "$out.err"; return; }
+	normalise "$out/config.json" "$out" >"$out.config.json"
+	normalise "$out/argv.json" "$out" >"$out.argv.json"
+	check "$name" config "$out.config.json"
+	check "$name" argv "$out.argv.json"
+}
+
+COMMON=(--write "$T/out" --deny "$T/proj/secret.txt")
+export_case default -- "${COMMON[@]}"
+export_case loopback-home -- "${COMMON[@]}" --net loopback --read "$T/home" --write "$T/data" --files 64
+export_case net-all -- "${COMMON[@]}" --net all
+export_case no-seccomp MOAT_HOST_LIMIT=seccomp=0 -- "${COMMON[@]}"
+
+# Properties the bundle must show whatever the goldens say.
+C=$SCRATCH/out-default/config.json
+q() { "$PY" -c "import json,sys; d=json.load(open(sys.argv[1])); print($2)" "$1"; }
+is "$(q "$C" 'd["root"]["readonly"], d["root"]["path"]')" "True rootfs" "oci: the root is the bundle's empty rootfs, read-only"
+is "$(q "$C" 'd["process"]["noNewPrivileges"], sum(len(v) for v in d["process"]["capabilities"].values())')" "True 0" \
+	"oci: no_new_privs, and no capability in any set"
+is "$(q "$C" '" ".join(sorted(n["type"] for n in d["linux"]["namespaces"]))')" "cgroup ipc mount network pid user uts" \
+	"oci: every namespace, the network one included"
+is "$(q "$SCRATCH/out-net-all/config.json" '"network" in [n["type"] for n in d["linux"]["namespaces"]]')" "False" \
+	"oci net all: the host network namespace is shared"
+is "$(q "$C" 'd["process"]["args"][:3]')" "['/.moat/init', '__init', '--']" "oci: moat's init is pid 1"
+is "$(q "$C" '[m["options"] for m in d["mounts"] if m["destination"] == "/.moat/init"][0]')" \
+	"['bind', 'ro', 'nosuid', 'nodev']" "oci: the init is bound read-only"
+like "$(q "$C" '[m["source"] for m in d["mounts"] if m["destination"].endswith("/secret.txt")]')" "/dev/null" \
+	"oci: the denied file is masked with /dev/null"
+is "$(q "$C" 'd["linux"]["seccomp"]["defaultAction"], d["linux"]["seccomp"]["architectures"]')" \
+	"SCMP_ACT_ALLOW ['SCMP_ARCH_X86_64']" "oci: seccomp is a deny list over x86_64 only"
+is "$(q "$C" '[r["errnoRet"] for r in d["linux"]["seccomp"]["syscalls"] if r["names"] == ["io_uring_setup"]]')" "[38]" \
+	"oci: io_uring_setup is refused with ENOSYS"
+is "$(q "$SCRATCH/out-no-seccomp/config.json" '"seccomp" in d["linux"]')" "False" "oci without seccomp: no linux.seccomp"
+is "$(q "$SCRATCH/out-loopback-home/config.json" '[r for r in d["process"]["rlimits"] if r["type"] == "RLIMIT_NOFILE"][0]["hard"]')" "64" \
+	"oci: --files reaches process.rlimits"
+# The rules in the bundle are the ones moat loads natively: one JSON rule
+# per rule, each naming a syscall libseccomp knows.
+like "$(q "$SCRATCH/out-default/report.json" 'd["properties"]["sys.filter"]["mechanism"]')" \
+	"OCI linux.seccomp \($(q "$C" 'len(d["linux"]["seccomp"]["syscalls"])') rules" "oci: the report counts the rules the bundle holds"
+done_testing

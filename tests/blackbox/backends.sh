@@ -72,6 +72,7 @@ EXPECT[native]="fs.read fs.write fs.secrets fs.tmp net.none ipc.abstract ipc.uni
 EXPECT[bwrap]="fs.read fs.write fs.secrets fs.tmp net.none ipc.abstract ipc.unix proc.pid proc.ptrace sys.filter tty.inject env.curated fd.clean res.limits"
 EXPECT[firejail]="fs.secrets fs.tmp net.none proc.pid sys.filter fd.clean res.limits"
 EXPECT[gvisor]="fs.read fs.write fs.secrets fs.tmp net.none ipc.abstract ipc.unix proc.pid proc.ptrace sys.filter env.curated fd.clean res.limits"
+EXPECT[nono]="fs.read fs.write res.limits"
 EXPECT[oci]="fs.read fs.write fs.secrets fs.tmp net.none ipc.abstract ipc.unix proc.pid proc.ptrace sys.filter tty.inject env.curated fd.clean res.limits"
 
 # --- listeners for net.* and ipc.* (bounded by their own deadline) -------------
@@ -311,7 +312,9 @@ for rt in crun runc; do
 	fi
 done
 installed crun || installed runc || absent oci
-absent nono
+# nono is not a Debian package: where someone installed it, its claims are
+# attacked like any other backend's.
+if installed nono; then suite nono nono; else absent nono; fi
 absent seatbelt
 
 # --- auto: the ranking (docs/backends.md) -------------------------------------

@@ -163,6 +163,12 @@ void backend_verdict_moat_owned(const struct backend_ctx *ctx, const struct back
 				bool env_passed_through, bool fds_closed_or_passed, bool limits_applied,
 				struct moat_verdict *props);
 
+/* The verdicts the policy itself decides, the same for every backend: fs.tmp
+ * is missing when the policy shares /tmp, net.none when it opens the
+ * network.  Each returns true when the backend must still decide. */
+bool backend_verdict_policy_tmp(const struct moat_policy *p, struct moat_verdict *props);
+bool backend_verdict_policy_net_none(const struct moat_policy *p, struct moat_verdict *props);
+
 /* Every requested property missing with `reason` and `hint` (a tool that
  * is not installed, an OS it cannot run on). */
 void backend_verdict_all_missing(struct moat_verdict *props, const char *hint, const char *reason);

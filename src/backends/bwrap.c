@@ -160,17 +160,12 @@ static void verdicts(const struct backend_ctx *ctx, const struct backend_plan *b
 	verdict_enforce(&props[MOAT_P_FS_WRITE], "bwrap: read-only binds outside the write grants, read-only root");
 	verdict_enforce(&props[MOAT_P_FS_SECRETS], "bwrap: %zu masks over denied paths (empty, unreadable)",
 			f->n_masks);
-	if (p->private_tmp)
+	if (backend_verdict_policy_tmp(p, props))
 		verdict_enforce(&props[MOAT_P_FS_TMP], "bwrap: tmpfs on /tmp and /dev/shm");
-	else
-		verdict_missing(&props[MOAT_P_FS_TMP], "drop the option that shares /tmp",
-				"the policy shares the host's /tmp");
 
-	if (p->net != MOAT_NET_NONE)
-		verdict_missing(&props[MOAT_P_NET_NONE], "drop --net (or use a profile without network): net.none "
-							 "needs --net none",
-				"the policy opens the network (net %s)", moat_net_name(p->net));
-	else if (f->seccomp)
+	if (!backend_verdict_policy_net_none(p, props)) {
+		/* missing: the policy opens the network */
+	} else if (f->seccomp)
 		verdict_enforce(&props[MOAT_P_NET_NONE], "bwrap --unshare-net; seccomp: socket() AF_UNIX only");
 	else
 		verdict_missing(&props[MOAT_P_NET_NONE], HINT_SECCOMP,

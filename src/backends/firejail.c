@@ -151,16 +151,11 @@ static void verdicts(const struct backend_ctx *ctx, const struct backend_plan *b
 	verdict_enforce(&props[MOAT_P_FS_WRITE], "firejail --read-only=/, --read-write for %zu write grants",
 			n_writable);
 	verdict_enforce(&props[MOAT_P_FS_SECRETS], "firejail --blacklist over %zu denied paths", n_denied);
-	if (p->private_tmp)
+	if (backend_verdict_policy_tmp(p, props))
 		verdict_enforce(&props[MOAT_P_FS_TMP], "firejail --private-tmp");
-	else
-		verdict_missing(&props[MOAT_P_FS_TMP], "drop the option that shares /tmp",
-				"the policy shares the host's /tmp");
-	if (p->net != MOAT_NET_NONE)
-		verdict_missing(&props[MOAT_P_NET_NONE], "drop --net (or use a profile without network): net.none "
-							 "needs --net none",
-				"the policy opens the network (net %s)", moat_net_name(p->net));
-	else if (seccomp)
+	if (!backend_verdict_policy_net_none(p, props)) {
+		/* missing: the policy opens the network */
+	} else if (seccomp)
 		verdict_enforce(&props[MOAT_P_NET_NONE], "firejail --net=none; --protocol=unix (seccomp)");
 	else
 		verdict_missing(&props[MOAT_P_NET_NONE], HINT_SECCOMP,

@@ -525,17 +525,12 @@ static void verdicts(const struct backend_ctx *ctx, const struct backend_plan *b
 	verdict_enforce(&props[MOAT_P_FS_READ], "%s: empty read-only root, %zu grants bound", rt, f->n_grants);
 	verdict_enforce(&props[MOAT_P_FS_WRITE], "%s: read-only binds outside the write grants, read-only root", rt);
 	verdict_enforce(&props[MOAT_P_FS_SECRETS], "%s: %zu masks over denied paths", rt, f->n_masks);
-	if (p->private_tmp)
+	if (backend_verdict_policy_tmp(p, props))
 		verdict_enforce(&props[MOAT_P_FS_TMP], "%s: tmpfs on /tmp and /dev/shm", rt);
-	else
-		verdict_missing(&props[MOAT_P_FS_TMP], "drop the option that shares /tmp",
-				"the policy shares the host's /tmp");
 
-	if (p->net != MOAT_NET_NONE)
-		verdict_missing(&props[MOAT_P_NET_NONE], "drop --net (or use a profile without network): net.none "
-							 "needs --net none",
-				"the policy opens the network (net %s)", moat_net_name(p->net));
-	else if (f->seccomp)
+	if (!backend_verdict_policy_net_none(p, props)) {
+		/* missing: the policy opens the network */
+	} else if (f->seccomp)
 		verdict_enforce(&props[MOAT_P_NET_NONE], "%s; seccomp: socket() AF_UNIX only",
 				gvisor ? "runsc --network=none" : "network namespace");
 	else

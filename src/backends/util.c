@@ -177,3 +177,20 @@ void backend_verdict_all_missing(struct moat_verdict *props, const char *hint, c
 	for (i = 0; i < MOAT_P__COUNT; i++)
 		verdict_missing(&props[i], hint, "%s", reason);
 }
+
+bool backend_verdict_policy_tmp(const struct moat_policy *p, struct moat_verdict *props)
+{
+	if (p->private_tmp)
+		return true;
+	verdict_missing(&props[MOAT_P_FS_TMP], "drop the option that shares /tmp", "the policy shares the host's /tmp");
+	return false;
+}
+
+bool backend_verdict_policy_net_none(const struct moat_policy *p, struct moat_verdict *props)
+{
+	if (p->net == MOAT_NET_NONE)
+		return true;
+	verdict_missing(&props[MOAT_P_NET_NONE], "drop --net (or use a profile without network): net.none needs --net none",
+			"the policy opens the network (net %s)", moat_net_name(p->net));
+	return false;
+}

@@ -328,16 +328,27 @@ static int build(const struct moat_policy *p, const struct moat_host *h, const c
 	return 0;
 }
 
+/* On failure nothing is left for the caller to free. */
+static int build_or_free(const struct moat_policy *p, const struct moat_host *h, const char *export_dir,
+			 struct moat_plan *plan, struct moat_error *err)
+{
+	if (build(p, h, export_dir, plan, err) < 0) {
+		plan_free(plan);
+		return -1;
+	}
+	return 0;
+}
+
 int plan_build(const struct moat_policy *p, const struct moat_host *h, struct moat_plan *plan,
 	       struct moat_error *err)
 {
-	return build(p, h, NULL, plan, err);
+	return build_or_free(p, h, NULL, plan, err);
 }
 
 int plan_build_export(const struct moat_policy *p, const struct moat_host *h, const char *export_dir,
 		      struct moat_plan *plan, struct moat_error *err)
 {
-	return build(p, h, export_dir, plan, err);
+	return build_or_free(p, h, export_dir, plan, err);
 }
 
 void plan_free(struct moat_plan *plan)

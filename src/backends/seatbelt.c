@@ -15,7 +15,7 @@
  *   sysctl-read; the directory service lookup (getpwuid); file metadata
  *   everywhere (what Landlock leaves readable to the native backend too);
  *   read and map the few system paths the loader needs to start anything;
- *   each grant, shortest path first: read grants file-read*, write grants
+ *   each grant, parents first: read grants file-read*, write grants
  *   file-read* file-write*, both process-exec and file-map-executable (a
  *   read grant inside a write grant also denies writes again);
  *   with a private /tmp, a per-run TMPDIR inside the work directory;
@@ -68,7 +68,7 @@ static void out_of_memory(void)
 }
 
 /* An SBPL string literal: "..." with '"' and '\' escaped.  The caller has
- * refused control characters (check_strings). */
+ * refused control characters (has_control). */
 static void put_string(FILE *f, const char *s)
 {
 	fputc('"', f);
@@ -86,16 +86,6 @@ static bool has_control(const char *s)
 		if ((unsigned char)*s < 0x20 || (unsigned char)*s == 0x7f)
 			return true;
 	return false;
-}
-
-static int check_string(const char *what, const char *s, struct moat_error *err)
-{
-	if (!has_control(s))
-		return 0;
-	moat_error_set(err, MOAT_E_USAGE, 0, "%s contains a control character: it cannot be written into an SBPL "
-					     "profile",
-		       what);
-	return moat_error_hint(err, "rename the path, or %s", HINT_LINUX);
 }
 
 /* The path as the kernel names it: realpath of the path, or of its longest
@@ -120,15 +110,26 @@ static char *resolved(const char *path)
 	}
 }
 
+struct seatbelt_facts {
+	size_t n_read, n_write, n_deny;
+	bool private_tmpdir;
+	bool unwritable; /* a resolved path holds a control character */
+};
+
 /* (VERB OPS (FILTER "path")), for the path and, when it differs, for its
  * resolved form. */
-static void rule(FILE *f, const char *verb, const char *ops, const char *filter, const char *path)
+static void rule(FILE *f, struct seatbelt_facts *facts, const char *verb, const char *ops, const char *filter,
+		 const char *path)
 {
 	cleanup_free char *real = resolved(path);
 
 	fprintf(f, "(%s %s (%s ", verb, ops, filter);
 	put_string(f, path);
 	fputs("))\n", f);
+	if (has_control(real)) {
+		facts->unwritable = true; /* a symlink's target: the profile is not used */
+		return;
+	}
 	if (strcmp(real, path) != 0) {
 		fprintf(f, "(%s %s (%s ", verb, ops, filter);
 		put_string(f, real);
@@ -140,23 +141,27 @@ static void rule(FILE *f, const char *verb, const char *ops, const char *filter,
 #define OPS_WRITE "file-read* file-write* file-map-executable process-exec"
 #define OPS_DENY "file-read* file-write* file-map-executable process-exec"
 
-/* Shorter (parent) paths first, then policy order (the rules are one
+static size_t depth(const char *path)
+{
+	size_t n = 0;
+
+	for (; *path; path++)
+		n += *path == '/';
+	return n;
+}
+
+/* Fewer components (a parent) first, then policy order (the rules are one
  * array): a nested grant comes after its parent and so wins. */
-static int by_length(const void *a, const void *b)
+static int by_depth(const void *a, const void *b)
 {
 	const struct moat_path_rule *ra = *(const struct moat_path_rule *const *)a;
 	const struct moat_path_rule *rb = *(const struct moat_path_rule *const *)b;
-	size_t la = strlen(ra->path), lb = strlen(rb->path);
+	size_t da = depth(ra->path), db = depth(rb->path);
 
-	if (la != lb)
-		return la < lb ? -1 : 1;
+	if (da != db)
+		return da < db ? -1 : 1;
 	return ra < rb ? -1 : ra > rb;
 }
-
-struct seatbelt_facts {
-	size_t n_read, n_write, n_deny;
-	bool private_tmpdir;
-};
 
 /* The grants that exist here, parents first. */
 static void emit_grants(FILE *f, const struct moat_policy *p, struct seatbelt_facts *facts)
@@ -169,24 +174,24 @@ static void emit_grants(FILE *f, const struct moat_policy *p, struct seatbelt_fa
 		if (p->paths[i].access != MOAT_ACCESS_DENY && stat(p->paths[i].path, &st) == 0)
 			g[n++] = &p->paths[i];
 	}
-	qsort(g, n, sizeof(*g), by_length);
+	qsort(g, n, sizeof(*g), by_depth);
 	fputs("\n; the policy's grants, parents first\n", f);
 	for (i = 0; i < n; i++) {
 		struct stat st;
 		const char *filter = stat(g[i]->path, &st) == 0 && S_ISDIR(st.st_mode) ? "subpath" : "literal";
 		if (g[i]->access == MOAT_ACCESS_READ) {
-			rule(f, "allow", OPS_READ, filter, g[i]->path);
+			rule(f, facts, "allow", OPS_READ, filter, g[i]->path);
 			/* Read-only inside a writable parent, as a read-only
 			 * bind mount over it would be. */
 			for (j = 0; j < i; j++)
 				if (g[j]->access == MOAT_ACCESS_WRITE && strcmp(g[j]->path, g[i]->path) != 0 &&
 				    path_within(g[i]->path, g[j]->path)) {
-					rule(f, "deny", "file-write*", filter, g[i]->path);
+					rule(f, facts, "deny", "file-write*", filter, g[i]->path);
 					break;
 				}
 			facts->n_read++;
 		} else {
-			rule(f, "allow", OPS_WRITE, filter, g[i]->path);
+			rule(f, facts, "allow", OPS_WRITE, filter, g[i]->path);
 			facts->n_write++;
 		}
 	}
@@ -246,13 +251,13 @@ static void build_profile(const struct backend_ctx *ctx, const char *tmpdir, str
 	emit_grants(f, p, facts);
 	if (tmpdir) {
 		fputs("\n; the private TMPDIR of this run (Seatbelt cannot replace /tmp)\n", f);
-		rule(f, "allow", OPS_WRITE, "subpath", tmpdir);
+		rule(f, facts, "allow", OPS_WRITE, "subpath", tmpdir);
 	}
 	emit_network(f, p->net);
 	fputs("\n; denied paths, after every grant so that they win\n", f);
 	for (i = 0; i < p->n_paths; i++)
 		if (p->paths[i].access == MOAT_ACCESS_DENY) {
-			rule(f, "deny", OPS_DENY, "subpath", p->paths[i].path);
+			rule(f, facts, "deny", OPS_DENY, "subpath", p->paths[i].path);
 			facts->n_deny++;
 		}
 	if (ferror(f) || fclose(f) != 0)
@@ -272,21 +277,15 @@ static void verdicts(const struct backend_ctx *ctx, const struct backend_plan *b
 	verdict_enforce(&props[MOAT_P_FS_SECRETS], "Seatbelt: %zu deny rules after every grant (the later rule "
 						   "wins)",
 			facts->n_deny);
-	if (p->private_tmp)
+	if (backend_verdict_policy_tmp(p, props))
 		verdict_missing(&props[MOAT_P_FS_TMP], "point the command at $TMPDIR, or " HINT_LINUX,
 				"Seatbelt cannot replace /tmp: it stays the host's and unwritable; TMPDIR is a private "
 				"directory removed after the run");
-	else
-		verdict_missing(&props[MOAT_P_FS_TMP], "drop the option that shares /tmp",
-				"the policy shares the host's /tmp");
-	if (p->net == MOAT_NET_NONE) {
+	if (backend_verdict_policy_net_none(p, props)) {
 		verdict_enforce(&props[MOAT_P_NET_NONE], "Seatbelt (deny default): AF_UNIX sockets only, no "
 							 "connect or bind");
 		verdict_enforce(&props[MOAT_P_NET_LOOPBACK], "Seatbelt (deny default): no network at all");
 	} else {
-		verdict_missing(&props[MOAT_P_NET_NONE], "drop --net (or use a profile without network): net.none "
-							 "needs --net none",
-				"the policy opens the network (net %s)", moat_net_name(p->net));
 		if (p->net == MOAT_NET_LOOPBACK)
 			verdict_missing(&props[MOAT_P_NET_LOOPBACK], HINT_LINUX,
 					"the loopback is the host's: Seatbelt allows localhost:*, where host services "
@@ -321,6 +320,19 @@ static void verdicts(const struct backend_ctx *ctx, const struct backend_plan *b
 	backend_verdict_moat_owned(ctx, bp, "sandbox-exec", true, true, bp->apply_rlimits, props);
 }
 
+/* A policy that cannot be written as a profile: unavailable in every mode
+ * (no argv), and an error for `moat export`, which must not write it. */
+static int refuse(const struct backend_ctx *ctx, struct moat_verdict *props, struct moat_error *err,
+		  const char *why)
+{
+	if (ctx->exporting) {
+		moat_error_set(err, MOAT_E_USAGE, 0, "%s", why);
+		return moat_error_hint(err, "rename the path, or %s", HINT_LINUX);
+	}
+	backend_verdict_all_missing(props, "rename the path, or " HINT_LINUX, why);
+	return 0;
+}
+
 static int seatbelt_compile(const struct backend_ctx *ctx, struct backend_plan *bp, struct moat_verdict *props,
 			    struct moat_error *err)
 {
@@ -331,11 +343,15 @@ static int seatbelt_compile(const struct backend_ctx *ctx, struct backend_plan *
 
 	bp->no_new_privs = true;
 	bp->apply_rlimits = true;
+	/* A control character could end an SBPL line or literal in ways no
+	 * escape is documented for. */
 	for (i = 0; i < p->n_paths; i++)
-		if (check_string("the path", p->paths[i].path, err) < 0)
-			return moat_error_wrap(err, "%s", p->paths[i].path);
-	if (check_string("the work directory", ctx->work_dir, err) < 0)
-		return -1;
+		if (has_control(p->paths[i].path))
+			return refuse(ctx, props, err, "a path of the policy contains a control character: it "
+						       "cannot be written into an SBPL profile");
+	if (has_control(ctx->work_dir))
+		return moat_error_set(err, MOAT_E_SYSTEM, 0, "the work directory %s contains a control character",
+				      ctx->work_dir);
 	if (!ctx->exporting) {
 		/* Only the system's own copy, whatever PATH says. */
 		if (access(SANDBOX_EXEC, X_OK) != 0) {
@@ -353,6 +369,9 @@ static int seatbelt_compile(const struct backend_ctx *ctx, struct backend_plan *
 		facts.private_tmpdir = true;
 	}
 	build_profile(ctx, tmpdir, &facts, &text, &len);
+	if (facts.unwritable)
+		return refuse(ctx, props, err, "a path of the policy resolves (through a symlink) to a name with a "
+					       "control character: it cannot be written into an SBPL profile");
 	if (backend_write_file(ctx->work_dir, "profile.sb", text, len, err) < 0)
 		return -1;
 	if (tmpdir)

@@ -36,22 +36,7 @@ export_case() {
 	is "$rc" 0 "$backend $name: moat export exits 0"
 	[ "$rc" -eq 0 ] || { sed 's/^/#   /' "$out.err"; return; }
 	sed "s#$SCRATCH/t#@ROOT@#g" "$out/argv.json" >"$out/argv.norm.json"
-	local want="$GOLDEN/$backend/$name.json"
-	if [ "${MOAT_GOLDEN_UPDATE:-0}" = 1 ]; then
-		cp "$out/argv.norm.json" "$want"
-		ok 0 "$backend $name: golden regenerated"
-		return
-	fi
-	if [ ! -f "$want" ]; then
-		ok 1 "$backend $name: golden $want is missing (MOAT_GOLDEN_UPDATE=1 makes it)"
-		return
-	fi
-	if diff -u "$want" "$out/argv.norm.json" >"$out.diff"; then
-		ok 0 "$backend $name: argv matches the golden"
-	else
-		ok 1 "$backend $name: argv differs from the golden"
-		sed 's/^/#   /' "$out.diff" | head -40
-	fi
+	golden_check "$out/argv.norm.json" "$GOLDEN/$backend/$name.json" "$backend $name: argv"
 }
 
 exec 3</dev/null

@@ -23,19 +23,7 @@ echo token >"$T/proj/secret.txt"
 echo x >"$T/proj/sub/f"
 
 compare() { # compare BACKEND CASE GOT GOLDEN-FILE
-	local backend=$1 name=$2 got=$3 want="$GOLDEN/$1/$4"
-	if [ "${MOAT_GOLDEN_UPDATE:-0}" = 1 ]; then
-		mkdir -p "$GOLDEN/$backend"
-		cp "$got" "$want"
-		ok 0 "$backend $name: $4 regenerated"
-	elif [ ! -f "$want" ]; then
-		ok 1 "$backend $name: golden $want is missing (MOAT_GOLDEN_UPDATE=1 makes it)"
-	elif diff -u "$want" "$got" >"$got.diff"; then
-		ok 0 "$backend $name: $4 matches the golden"
-	else
-		ok 1 "$backend $name: $4 differs from the golden"
-		sed 's/^/#   /' "$got.diff" | head -40
-	fi
+	golden_check "$3" "$GOLDEN/$1/$4" "$1 $2: $4"
 }
 
 norm() { sed -e "s#$2#@OUT@#g" -e "s#$SCRATCH/t#@ROOT@#g" "$1"; }

@@ -45,19 +45,7 @@ PYEOF
 }
 
 check() { # check CASE KIND FILE
-	local name=$1 kind=$2 got=$3 want="$GOLDEN/$1.$2.json"
-	if [ "${MOAT_GOLDEN_UPDATE:-0}" = 1 ]; then
-		mkdir -p "$GOLDEN"
-		cp "$got" "$want"
-		ok 0 "oci $name: $kind golden regenerated"
-	elif [ ! -f "$want" ]; then
-		ok 1 "oci $name: golden $want is missing (MOAT_GOLDEN_UPDATE=1 makes it)"
-	elif diff -u "$want" "$got" >"$got.diff"; then
-		ok 0 "oci $name: $kind matches the golden"
-	else
-		ok 1 "oci $name: $kind differs from the golden"
-		sed 's/^/#   /' "$got.diff" | head -40
-	fi
+	golden_check "$3" "$GOLDEN/$1.$2.json" "oci $1: $2"
 }
 
 # export_case CASE [env VAR=VALUE...] -- [moat options]

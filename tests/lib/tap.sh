@@ -90,3 +90,21 @@ scratch() {
 json_get() { # json_get FILE EXPR   e.g. json_get r.json '["status"]'
 	/usr/bin/python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); v=eval("d"+sys.argv[2]); print(json.dumps(v) if isinstance(v,(dict,list)) else v)' "$1" "$2"
 }
+
+# golden_check GOT WANT LABEL: GOT must equal the golden file WANT (diff on
+# failure); MOAT_GOLDEN_UPDATE=1 copies GOT over WANT instead.
+golden_check() {
+	local got=$1 want=$2 label=$3
+	if [ "${MOAT_GOLDEN_UPDATE:-0}" = 1 ]; then
+		mkdir -p "$(dirname "$want")"
+		cp "$got" "$want"
+		ok 0 "$label: golden regenerated"
+	elif [ ! -f "$want" ]; then
+		ok 1 "$label: golden $want is missing (MOAT_GOLDEN_UPDATE=1 makes it)"
+	elif diff -u "$want" "$got" >"$got.diff"; then
+		ok 0 "$label matches the golden"
+	else
+		ok 1 "$label differs from the golden"
+		sed 's/^/#   /' "$got.diff" | head -40
+	fi
+}

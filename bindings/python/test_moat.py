@@ -211,7 +211,7 @@ class TestRun(BinaryTest):
     def test_required_sandbox_missing_is_inconclusive_and_nothing_runs(self):
         target = os.path.join(self.out, "made")
         r = self.run_moat(["sh", "-c", 'echo x > "$0"', target], write=[self.out], capture_output=True,
-                          backend="native", process_env=moat_env(MOAT_HOST_LIMIT="landlock=0"))
+                          backend="native", process_env=moat_env(MOAT_HOST_LIMIT="landlock=0,userns=0,root=0"))
         self.assertEqual((r.returncode, r.status), (moat.EXIT_MOAT, "unavailable"))
         self.assertFalse(os.path.exists(target), "the command ran although the sandbox was unavailable")
         o = moat.classify(r)

@@ -25,6 +25,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 
+#include "plan/fsplan.h"
 #include "plan/host.h"
 #include "plan/properties.h"
 #include "policy/policy.h"
@@ -32,7 +33,6 @@
 
 struct moat_verdict;
 
-#define BACKEND_MAX_PASS_FDS 4
 #define BACKEND_MAX_RLIMITS 8
 #define BACKEND_MAX_ENV_SET 4
 
@@ -49,9 +49,14 @@ struct backend_plan {
 	char *tool_path;       /* absolute path executed */
 	char **argv;           /* NULL-terminated; argv[0] is the tool's name */
 	size_t argc, cap_argv; /* for backend_argv_add() */
-	int pass_fds[BACKEND_MAX_PASS_FDS]; /* moat's own fds the tool inherits
-					     * (e.g. bwrap --seccomp FD) */
-	size_t n_pass_fds;
+	int *pass_fds;      /* moat's own fds the tool inherits (bwrap --seccomp
+			     * FD, --ro-bind-fd FD), kept sorted ascending */
+	size_t n_pass_fds, cap_pass_fds;
+	/* An fd the child moves to a fixed number before executing the tool:
+	 * OCI runtimes pass only fds 3..N, contiguous (--preserve-fds), so the
+	 * Landlock ruleset goes right above the declared ones.  -1: none.  The
+	 * parent's fd (from) is closed with the plan. */
+	int fd_remap_from, fd_remap_to;
 	bool no_new_privs;  /* moat may set PR_SET_NO_NEW_PRIVS before the
 			     * tool's execve (false for setuid tools) */
 	bool apply_rlimits; /* moat applies the policy's rlimits (and core 0)
@@ -77,6 +82,7 @@ struct backend_plan {
 /* What compile() gets. */
 struct backend_ctx {
 	const struct moat_policy *policy;
+	const struct fs_plan *fs; /* every path resolved to its object (plan/fsplan.h) */
 	const struct moat_host *host;
 	char *const *envp;     /* the exact environment the command must see */
 	const char *tool_path; /* where the tool was found; NULL when it is not
@@ -129,8 +135,8 @@ char *backend_find_tool(const struct moat_backend *b, const char **which);
  * compile().  When the tool is not installed, every requested property is
  * missing with the install hint (and compile() is still run when
  * `exporting`).  On success *bp is filled; on error nothing is left behind. */
-int backend_prepare(const struct moat_backend *b, const struct moat_policy *p, const struct moat_host *h,
-		    char *const *envp, const char *export_dir, struct backend_plan *bp, struct moat_verdict *props,
+int backend_prepare(const struct moat_backend *b, const struct moat_policy *p, const struct fs_plan *fs,
+		    const struct moat_host *h, char *const *envp, const char *export_dir, struct backend_plan *bp, struct moat_verdict *props,
 		    struct moat_error *err);
 
 /* --- helpers for compile() (backends/util.c) ----------------------------- */
@@ -168,6 +174,19 @@ void backend_verdict_moat_owned(const struct backend_ctx *ctx, const struct back
  * network.  Each returns true when the backend must still decide. */
 bool backend_verdict_policy_tmp(const struct moat_policy *p, struct moat_verdict *props);
 bool backend_verdict_policy_net_none(const struct moat_policy *p, struct moat_verdict *props);
+
+/* The Landlock layer of an external backend (launch/init.h): when the host
+ * has Landlock and the run is real (not an export), the ruleset is built
+ * from the plan's objects here, passed to the tool as an fd, and applied
+ * inside by `moat __init`, which adds rules for the view's own mounts (its
+ * root, the private tmpfs, /proc, the device nodes).  Appends the __init
+ * arguments up to and including "--" to *args (NULL-terminated, owned).
+ * Returns the Landlock ABI used, 0 when there is no layer (args untouched),
+ * or -1 with err. */
+struct view;
+int backend_landlock_layer(const struct backend_ctx *ctx, struct backend_plan *bp, const struct view *v,
+			   bool exec_only, char ***args, size_t *n_args, struct moat_error *err);
+void backend_strv_free(char **v);
 
 /* Every requested property missing with `reason` and `hint` (a tool that
  * is not installed, an OS it cannot run on). */

@@ -15,9 +15,9 @@
  * open and adds none, drops every capability (--cap-drop ALL, also as
  * root) and sets no_new_privs itself. */
 #include "backends/backend.h"
-#include "backends/mounts.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -29,6 +29,7 @@
 #include "native/native.h"
 #include "native/seccomp.h"
 #include "plan/plan.h"
+#include "plan/view.h"
 #include "util/cleanup.h"
 #include "util/mem.h"
 
@@ -38,58 +39,100 @@
 /* In argv.json when exporting: the fd is made by the run, not by export. */
 #define EXPORT_FD_PLACEHOLDER "FD"
 
-static void emit_op(struct backend_plan *bp, const struct mount_op *op)
+/* Device nodes bwrap's --dev makes itself: binds of them add nothing. */
+static bool bwrap_dev_node(const char *path)
 {
-	switch (op->kind) {
-	case MOUNT_PROC:
-		backend_argv_add(bp, "--proc");
-		backend_argv_add(bp, op->dest);
-		break;
-	case MOUNT_DEV:
-		backend_argv_add(bp, "--dev");
-		backend_argv_add(bp, op->dest);
-		break;
-	case MOUNT_TMPFS:
-		backend_argv_add(bp, "--perms");
-		backend_argv_addf(bp, "%04o", op->mode);
-		backend_argv_add(bp, "--tmpfs");
-		backend_argv_add(bp, op->dest);
-		break;
-	case MOUNT_BIND_RO:
-	case MOUNT_BIND_RW:
-		backend_argv_add(bp, op->kind == MOUNT_BIND_RO ? "--ro-bind" : "--bind");
-		backend_argv_add(bp, op->src);
-		backend_argv_add(bp, op->dest);
-		break;
-	case MOUNT_DEV_BIND:
+	static const char *const nodes[] = {"/dev/null", "/dev/zero", "/dev/full", "/dev/random", "/dev/urandom",
+					    "/dev/tty"};
+	size_t i;
+
+	for (i = 0; i < ARRAY_LEN(nodes); i++)
+		if (strcmp(path, nodes[i]) == 0)
+			return true;
+	return false;
+}
+
+/* A bind of an object.  From its descriptor when one can be passed: bwrap
+ * then checks that what it mounted is that object (device and inode), so a
+ * name swapped between moat's planning and bwrap's mount fails the start
+ * instead of widening it.  By path when exporting (no descriptor exists),
+ * and for placeholders, made after this argv. */
+static void emit_bind(const struct backend_ctx *ctx, struct backend_plan *bp, const struct view_op *op, bool pin)
+{
+	const struct fs_obj *o = &ctx->fs->obj[op->obj];
+	bool by_fd = !ctx->exporting && o->fd >= 0 && !o->placeholder;
+
+	if (op->device) {
 		backend_argv_add(bp, "--dev-bind");
-		backend_argv_add(bp, op->src);
+		backend_argv_add(bp, o->real);
 		backend_argv_add(bp, op->dest);
 		if (op->read_only) {
 			backend_argv_add(bp, "--remount-ro");
 			backend_argv_add(bp, op->dest);
 		}
-		break;
-	case MOUNT_SYMLINK:
-		backend_argv_add(bp, "--symlink");
-		backend_argv_add(bp, op->src);
+		return;
+	}
+	if (by_fd) {
+		int fd = fcntl(o->fd, F_DUPFD_CLOEXEC, 3);
+		if (fd >= 0) {
+			backend_argv_add(bp, op->read_only ? "--ro-bind-fd" : "--bind-fd");
+			backend_argv_addf(bp, "%d", backend_pass_fd(bp, fd));
+			backend_argv_add(bp, op->dest);
+			return;
+		}
+	}
+	backend_argv_add(bp, op->read_only ? "--ro-bind" : "--bind");
+	backend_argv_add(bp, pin ? op->dest : o->real);
+	backend_argv_add(bp, op->dest);
+}
+
+static void emit_op(const struct backend_ctx *ctx, struct backend_plan *bp, const struct view_op *op)
+{
+	switch (op->kind) {
+	case VIEW_PROC:
+		backend_argv_add(bp, "--proc");
 		backend_argv_add(bp, op->dest);
 		break;
-	case MOUNT_MASK_DIR:
+	case VIEW_DEV:
+		backend_argv_add(bp, "--dev");
+		backend_argv_add(bp, op->dest);
+		break;
+	case VIEW_TMPFS:
+	case VIEW_SKELETON:
 		backend_argv_add(bp, "--perms");
-		backend_argv_add(bp, "0000");
+		backend_argv_addf(bp, "%04o", op->mode);
 		backend_argv_add(bp, "--tmpfs");
 		backend_argv_add(bp, op->dest);
-		backend_argv_add(bp, "--remount-ro");
-		backend_argv_add(bp, op->dest);
 		break;
-	case MOUNT_MASK_FILE:
-		backend_argv_add(bp, "--ro-bind");
-		backend_argv_add(bp, "/dev/null");
-		backend_argv_add(bp, op->dest);
+	case VIEW_BIND:
+		if (op->device && bwrap_dev_node(op->dest))
+			break;
+		emit_bind(ctx, bp, op, false);
 		break;
-	case MOUNT_DIR:
+	case VIEW_PIN:
+		emit_bind(ctx, bp, op, true);
+		break;
+	case VIEW_MASK:
+		if (op->dir) {
+			backend_argv_add(bp, "--perms");
+			backend_argv_add(bp, "0000");
+			backend_argv_add(bp, "--tmpfs");
+			backend_argv_add(bp, op->dest);
+			backend_argv_add(bp, "--remount-ro");
+			backend_argv_add(bp, op->dest);
+		} else {
+			backend_argv_add(bp, "--ro-bind");
+			backend_argv_add(bp, "/dev/null");
+			backend_argv_add(bp, op->dest);
+		}
+		break;
+	case VIEW_DIR:
 		backend_argv_add(bp, "--dir");
+		backend_argv_add(bp, op->dest);
+		break;
+	case VIEW_SYMLINK:
+		backend_argv_add(bp, "--symlink");
+		backend_argv_add(bp, op->text);
 		backend_argv_add(bp, op->dest);
 		break;
 	}
@@ -146,8 +189,22 @@ struct bwrap_facts {
 	bool seccomp;
 	unsigned short seccomp_len;
 	char seccomp_why[256];
-	size_t n_grants, n_masks;
+	size_t n_grants, n_expanded, n_pins, n_unpinned;
+	int landlock_abi; /* moat's ruleset applied inside by __init, or 0 */
 };
+
+/* moat's own binary, read-only at /.moat/init, for the Landlock layer. */
+static int emit_self(struct backend_plan *bp, struct moat_error *err)
+{
+	int fd = open("/proc/self/exe", O_PATH | O_CLOEXEC);
+
+	if (fd < 0)
+		return moat_error_set(err, MOAT_E_SYSTEM, errno, "opening moat's own binary (/proc/self/exe)");
+	backend_argv_add(bp, "--ro-bind-fd");
+	backend_argv_addf(bp, "%d", backend_pass_fd(bp, fd));
+	backend_argv_add(bp, "/.moat/init");
+	return 0;
+}
 
 static void verdicts(const struct backend_ctx *ctx, const struct backend_plan *bp, const struct bwrap_facts *f,
 		     struct moat_verdict *props)
@@ -156,10 +213,26 @@ static void verdicts(const struct backend_ctx *ctx, const struct backend_plan *b
 	const struct moat_host *h = ctx->host;
 	bool netns = p->net != MOAT_NET_ALL;
 
-	verdict_enforce(&props[MOAT_P_FS_READ], "bwrap: empty read-only tmpfs root, %zu grants bound", f->n_grants);
-	verdict_enforce(&props[MOAT_P_FS_WRITE], "bwrap: read-only binds outside the write grants, read-only root");
-	verdict_enforce(&props[MOAT_P_FS_SECRETS], "bwrap: %zu masks over denied paths (empty, unreadable)",
-			f->n_masks);
+	verdict_enforce(&props[MOAT_P_FS_READ], "bwrap: empty read-only tmpfs root, %zu objects bound (by "
+						"descriptor, checked by bwrap)%s",
+			f->n_grants, f->landlock_abi ? "; moat's landlock rules on their inodes (moat __init)" : "");
+	if (f->n_unpinned)
+		verdict_missing(&props[MOAT_P_FS_WRITE], "run it with moat run --backend bwrap, which makes them",
+				"%zu absent protected entries of the write grants (.git, .mcp.json, ...) can be created: "
+				"an exported argv has no placeholders for them",
+				f->n_unpinned);
+	else
+		verdict_enforce(&props[MOAT_P_FS_WRITE], "bwrap: read-only binds outside the write grants, read-only "
+							 "root; %zu protected entries pinned read-only",
+				f->n_pins);
+	if (f->landlock_abi)
+		verdict_enforce(&props[MOAT_P_FS_SECRETS], "landlock ABI %d (moat __init): rules only on the entries "
+							   "around the denied paths (inode-bound); masks in the view",
+				f->landlock_abi);
+	else
+		verdict_enforce(&props[MOAT_P_FS_SECRETS], "bwrap: denied paths left out of the view (%zu grants "
+							   "mounted entry by entry)",
+				f->n_expanded);
 	if (backend_verdict_policy_tmp(p, props))
 		verdict_enforce(&props[MOAT_P_FS_TMP], "bwrap: tmpfs on /tmp and /dev/shm");
 
@@ -178,15 +251,23 @@ static void verdicts(const struct backend_ctx *ctx, const struct backend_plan *b
 	verdict_missing(&props[MOAT_P_NET_ALLOW], "--net all gives the whole network, unfiltered; --net loopback or "
 						  "none are enforced",
 			"bwrap has no per-destination network rules");
-	if (netns)
+	if (f->seccomp && !p->unix_sockets)
+		verdict_enforce(&props[MOAT_P_IPC_ABSTRACT], "seccomp (via bwrap): socket(AF_UNIX) refused%s",
+				netns ? "; bwrap --unshare-net" : "");
+	else if (netns)
 		verdict_enforce(&props[MOAT_P_IPC_ABSTRACT], "bwrap --unshare-net: abstract sockets are per network "
 							     "namespace");
 	else
 		verdict_missing(&props[MOAT_P_IPC_ABSTRACT], "use --net loopback or none, or --backend native",
 				"with net all bwrap shares the host's network namespace, and its abstract sockets");
-	verdict_enforce(&props[MOAT_P_IPC_UNIX], "bwrap: only granted paths exist, private /tmp%s; sockets inside "
-						 "granted paths stay reachable",
-			p->net == MOAT_NET_ALL ? ", /run socket dirs masked" : "");
+	if (f->seccomp && !p->unix_sockets)
+		verdict_enforce(&props[MOAT_P_IPC_UNIX], "seccomp (via bwrap): socket(AF_UNIX) refused (connected "
+							 "socketpairs only)");
+	else
+		verdict_missing(&props[MOAT_P_IPC_UNIX], p->unix_sockets ? "drop --unix-sockets" : HINT_SECCOMP,
+				"%s: a host socket inside a granted path stays reachable",
+				p->unix_sockets ? "--unix-sockets lets the command make unix sockets"
+						: "without seccomp socket(AF_UNIX) cannot be refused");
 	verdict_enforce(&props[MOAT_P_PROC_PID], "bwrap --unshare-pid with a fresh /proc");
 	if (f->seccomp)
 		verdict_enforce(&props[MOAT_P_PROC_PTRACE], "seccomp (via bwrap): ptrace, process_vm_* refused; pid "
@@ -231,7 +312,17 @@ static int bwrap_compile(const struct backend_ctx *ctx, struct backend_plan *bp,
 	const struct moat_policy *p = ctx->policy;
 	struct bwrap_facts f = {0};
 	struct moat_bpf bpf = {0};
-	struct mount_plan o = {0};
+	/* With Landlock, moat's own ruleset (inode-bound, as the native
+	 * backend's) is applied inside by moat __init, and denied paths are
+	 * masked in a view that binds each grant whole; without it (or when
+	 * exporting, where no descriptor can be handed over), a grant holding a
+	 * denied path is mounted entry by entry so the denied objects are not
+	 * in the view at all. */
+	bool landlock = !ctx->exporting && ctx->host->landlock_abi > 0;
+	struct view_opts vo = {.landlock = landlock, .private_tmp = p->private_tmp, .no_placeholders = ctx->exporting};
+	char **init_args = NULL;
+	size_t n_init = 0;
+	struct view v;
 	bool can_run;
 	size_t i;
 
@@ -242,7 +333,7 @@ static int bwrap_compile(const struct backend_ctx *ctx, struct backend_plan *bp,
 		return 0; /* no argv: nothing to run */
 
 	if (ctx->host->seccomp) {
-		struct moat_seccomp_opts so = {.net = p->net, .allow_ptrace = false};
+		struct moat_seccomp_opts so = {.net = p->net, .allow_ptrace = false, .allow_unix = p->unix_sockets};
 		struct moat_error serr = {0};
 		if (moat_seccomp_compile(&so, &bpf, &serr) == 0) {
 			f.seccomp = true;
@@ -275,14 +366,35 @@ static int bwrap_compile(const struct backend_ctx *ctx, struct backend_plan *bp,
 	}
 	moat_bpf_free(&bpf);
 
-	mount_plan_build(p, &o);
-	f.n_masks = o.n_masks;
-	for (i = 0; i < o.n; i++) {
-		f.n_grants += mount_is_bind(o.v[i].kind) || o.v[i].kind == MOUNT_SYMLINK;
-		emit_op(bp, &o.v[i]);
+	view_build(p, ctx->fs, &vo, &v);
+	if (landlock) {
+		int abi = backend_landlock_layer(ctx, bp, &v, true, &init_args, &n_init, err);
+		if (abi < 0) {
+			view_free(&v);
+			return -1;
+		}
+		f.landlock_abi = abi;
 	}
-	mount_plan_free(&o);
-	/* Last: the root tmpfs (where the mount points were made) read-only. */
+	f.n_expanded = v.n_expanded;
+	f.n_pins = v.n_pins;
+	f.n_unpinned = v.n_unpinned;
+	for (i = 0; i < v.n; i++) {
+		f.n_grants += v.v[i].kind == VIEW_BIND;
+		emit_op(ctx, bp, &v.v[i]);
+	}
+	if (f.landlock_abi && emit_self(bp, err) < 0) {
+		view_free(&v);
+		backend_strv_free(init_args);
+		return -1;
+	}
+	/* Last: the skeletons and the root tmpfs (where the mount points were
+	 * made) read-only. */
+	for (i = 0; i < v.n; i++)
+		if (v.v[i].kind == VIEW_SKELETON) {
+			backend_argv_add(bp, "--remount-ro");
+			backend_argv_add(bp, v.v[i].dest);
+		}
+	view_free(&v);
 	backend_argv_add(bp, "--remount-ro");
 	backend_argv_add(bp, "/");
 	backend_argv_add(bp, "--chdir");
@@ -290,7 +402,11 @@ static int bwrap_compile(const struct backend_ctx *ctx, struct backend_plan *bp,
 	/* bwrap sets PWD to the --chdir directory, whatever the environment
 	 * said (0.8.0, measured). */
 	backend_env_set(bp, "PWD", p->cwd);
-	backend_argv_add_command(bp, p, "--");
+	backend_argv_add(bp, "--");
+	for (i = 0; i < n_init; i++)
+		backend_argv_add(bp, init_args[i]);
+	backend_strv_free(init_args);
+	backend_argv_add_command(bp, p, NULL);
 
 	if (can_run)
 		verdicts(ctx, bp, &f, props);

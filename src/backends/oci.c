@@ -2,9 +2,12 @@
  * config.json and an empty root directory), run by crun, runc or runsc
  * (docs/backends.md, "oci" and "gvisor").
  *
- * The bundle mirrors the bwrap view (backends/mounts.h): the root is an
- * empty directory of the work dir, read-only, with only the grants bound
- * into it, masks over the denied paths, fresh /proc, /dev, /tmp and HOME.
+ * The bundle holds the view planned for every backend (plan/view.h, without
+ * Landlock): the root is an empty directory of the work dir, read-only,
+ * with only the grants bound into it -- a grant holding a denied path
+ * mounted entry by entry, so the denied objects are not there -- fresh
+ * /proc, /dev, /tmp, /run and HOME, and the protected entries of write
+ * grants bound read-only onto themselves.
  * Symlinks and the empty cwd are made in that directory before the run,
  * since OCI has no symlink mount.  The namespaces are pid, ipc, uts,
  * mount, cgroup, network (unless net all) and user (mapping the caller's
@@ -21,7 +24,6 @@
  * platforms: there the runtime's own argv (argv.json) is for reference, and
  * the init mount points at this host's moat binary. */
 #include "backends/backend.h"
-#include "backends/mounts.h"
 
 #include <errno.h>
 #include <limits.h>
@@ -40,6 +42,7 @@
 #include "native/native.h"
 #include "native/seccomp.h"
 #include "plan/plan.h"
+#include "plan/view.h"
 #include "util/cleanup.h"
 #include "util/mem.h"
 #include "util/path.h"
@@ -61,7 +64,8 @@ struct oci_facts {
 	bool seccomp;      /* linux.seccomp is in the bundle and applied */
 	char seccomp_why[256];
 	size_t n_rules, n_unknown;
-	size_t n_grants, n_masks;
+	size_t n_grants, n_expanded, n_pins, n_unpinned;
+	int landlock_abi; /* moat's ruleset applied inside by __init, or 0 */
 };
 
 static void release_json(json_t **j)
@@ -162,27 +166,47 @@ static void add_tmpfs(json_t *mounts, const char *dest, unsigned mode, bool ro)
 	add_mount(mounts, dest, "tmpfs", "tmpfs", o);
 }
 
-/* Every mount, in the planner's order; symlinks and plain directories are
- * made in the root directory instead where nothing covers them. */
-static json_t *build_mounts(const struct moat_policy *p, const char *rootfs, const char *self_exe,
-			    struct oci_facts *f, struct moat_error *err)
+/* Is `dest` in the bundle's root directory itself: covered by nothing, or
+ * by skeletons that are themselves directories of it? */
+static bool in_rootfs(const struct view *v, const char *dest)
 {
+	const struct view_op *c = view_cover(v, dest);
+
+	while (c && c->kind == VIEW_SKELETON) {
+		cleanup_free char *parent = moat_xstrdup(c->dest);
+		char *slash = strrchr(parent, '/');
+		if (!slash || slash == parent)
+			return true;
+		*slash = '\0';
+		c = view_cover(v, parent);
+	}
+	return c == NULL;
+}
+
+/* Every mount of the view, in its order.  Directories and symlinks the
+ * view makes in the root are made in the root directory before the run
+ * (OCI has no symlink mount); where a private tmpfs holds them, a symlink
+ * is bound through to its target and a directory is a tiny tmpfs. */
+static json_t *build_mounts(const struct backend_ctx *ctx, const struct view *vp, const char *rootfs,
+			    const char *self_exe, struct oci_facts *f, struct moat_error *err)
+{
+	const struct view v = *vp;
 	cleanup_json json_t *mounts = json_array();
-	struct mount_plan o;
 	size_t i;
 	int rc = 0;
 
-	mount_plan_build(p, &o);
-	f->n_masks = o.n_masks;
-	for (i = 0; i < o.n && rc == 0; i++) {
-		const struct mount_op *op = &o.v[i];
-		const struct mount_op *cover;
+	f->n_expanded = v.n_expanded;
+	f->n_pins = v.n_pins;
+	f->n_unpinned = v.n_unpinned;
+	for (i = 0; i < v.n && rc == 0; i++) {
+		const struct view_op *op = &v.v[i];
+		const struct fs_obj *o = op->obj >= 0 ? &ctx->fs->obj[op->obj] : NULL;
 
 		switch (op->kind) {
-		case MOUNT_PROC:
+		case VIEW_PROC:
 			add_mount(mounts, "/proc", "proc", "proc", strs("nosuid", "noexec", "nodev", NULL));
 			break;
-		case MOUNT_DEV:
+		case VIEW_DEV:
 			/* The runtime makes the standard nodes (null, zero, full,
 			 * random, urandom, tty) in it: binds of the host's in a
 			 * user namespace. */
@@ -191,70 +215,54 @@ static json_t *build_mounts(const struct moat_policy *p, const char *rootfs, con
 			add_mount(mounts, "/dev/pts", "devpts", "devpts",
 				  strs("nosuid", "noexec", "newinstance", "ptmxmode=0666", "mode=0620", NULL));
 			break;
-		case MOUNT_TMPFS:
+		case VIEW_TMPFS:
 			add_tmpfs(mounts, op->dest, op->mode, false);
 			break;
-		case MOUNT_BIND_RO:
-		case MOUNT_BIND_RW:
+		case VIEW_SKELETON:
+			/* A directory of the read-only root directory where
+			 * nothing else covers it; below a private tmpfs, a tmpfs
+			 * of its own. */
+			if (in_rootfs(&v, op->dest))
+				rc = mkdirs_below(rootfs, op->dest, err);
+			else
+				add_tmpfs(mounts, op->dest, 0755, false);
+			break;
+		case VIEW_BIND:
 			/* runsc cannot bind the host's /sys mounts (EINVAL for
 			 * the cgroup tmpfs): under gVisor they are left out, which
 			 * only hides more. */
 			if (f->rt == RT_RUNSC && path_within(op->dest, "/sys"))
 				break;
-			add_bind(mounts, f, op->src, op->dest, op->kind == MOUNT_BIND_RO, false);
+			if (op->device && path_within(op->dest, "/dev"))
+				break; /* the runtime's own /dev has the standard nodes */
+			add_bind(mounts, f, o->real, op->dest, op->read_only, op->device);
 			f->n_grants++;
 			break;
-		case MOUNT_DEV_BIND:
-			add_bind(mounts, f, op->src, op->dest, op->read_only, true);
-			f->n_grants++;
+		case VIEW_PIN:
+			add_bind(mounts, f, op->dest, op->dest, op->read_only, false);
 			break;
-		case MOUNT_SYMLINK:
-			f->n_grants++;
-			cover = mount_plan_cover(&o, op->dest);
-			if (cover == op)
-				cover = NULL;
-			{
-				/* What shows the link's parent: the link is already
-				 * there when a bind does; the root directory takes
-				 * it when nothing does; under a tmpfs the target is
-				 * bound through instead. */
-				cleanup_free char *parent = moat_xstrdup(op->dest);
-				char *slash = strrchr(parent, '/');
-				const struct mount_op *pc;
+		case VIEW_MASK:
+			if (op->dir)
+				add_tmpfs(mounts, op->dest, 0, true);
+			else
+				add_mount(mounts, op->dest, "bind", "/dev/null",
+					  strs("bind", "ro", "nosuid", "nodev", "noexec", NULL));
+			break;
+		case VIEW_DIR:
+		case VIEW_SYMLINK:
+			if (in_rootfs(&v, op->dest)) {
+				rc = op->kind == VIEW_DIR ? mkdirs_below(rootfs, op->dest, err)
+							  : symlink_below(rootfs, op->dest, op->text, err);
+			} else if (op->kind == VIEW_DIR) {
+				add_tmpfs(mounts, op->dest, 0755, true);
+			} else {
 				char real[PATH_MAX];
-				if (slash)
-					slash[slash == parent ? 1 : 0] = '\0';
-				pc = strcmp(parent, "/") == 0 ? NULL : mount_plan_cover(&o, parent);
-				if (pc && (mount_is_bind(pc->kind) || pc->kind == MOUNT_SYMLINK))
-					break;
-				if (!pc) {
-					rc = symlink_below(rootfs, op->dest, op->src, err);
-					break;
-				}
 				if (realpath(op->dest, real))
 					add_bind(mounts, f, real, op->dest, true, false);
 			}
 			break;
-		case MOUNT_MASK_DIR:
-			add_tmpfs(mounts, op->dest, 0, true);
-			break;
-		case MOUNT_MASK_FILE:
-			/* nodev: open(2) of it is EACCES, as under bwrap. */
-			add_mount(mounts, op->dest, "bind", "/dev/null",
-				  strs("bind", "ro", "nosuid", "nodev", "noexec", NULL));
-			break;
-		case MOUNT_DIR:
-			cover = mount_plan_cover(&o, op->dest);
-			if (cover && strcmp(cover->dest, op->dest) == 0)
-				break; /* a fresh tmpfs is there already */
-			if (!cover)
-				rc = mkdirs_below(rootfs, op->dest, err);
-			else
-				add_tmpfs(mounts, op->dest, 0755, true);
-			break;
 		}
 	}
-	mount_plan_free(&o);
 	if (rc < 0)
 		return NULL;
 	/* Last, so nothing the grants show can hide it. */
@@ -299,7 +307,7 @@ static int json_rule(void *arg, const struct moat_seccomp_rule *r, struct moat_e
 
 static json_t *build_seccomp(const struct moat_policy *p, struct oci_facts *f, struct moat_error *err)
 {
-	struct moat_seccomp_opts so = {.net = p->net, .allow_ptrace = false};
+	struct moat_seccomp_opts so = {.net = p->net, .allow_ptrace = false, .allow_unix = p->unix_sockets};
 	cleanup_json json_t *syscalls = json_array();
 	struct rules_sink s = {.syscalls = syscalls, .f = f};
 	struct moat_error serr = {0};
@@ -335,14 +343,17 @@ static unsigned inner_gid(const struct backend_ctx *ctx)
 	return ctx->host->uid == 0 ? ctx->host->gid : 0;
 }
 
-static json_t *build_process(const struct backend_ctx *ctx, const struct oci_facts *f, bool with_init)
+static json_t *build_process(const struct backend_ctx *ctx, const struct oci_facts *f, char *const *init_args)
 {
 	const struct moat_policy *p = ctx->policy;
 	struct backend_rlimit rl[BACKEND_MAX_RLIMITS];
 	json_t *args = json_array(), *env = json_array(), *rlimits = json_array();
 	size_t i, n = backend_rlimits(p, rl);
 
-	if (with_init) {
+	if (init_args) {
+		for (i = 0; init_args[i]; i++)
+			json_array_append_new(args, json_string(init_args[i]));
+	} else {
 		json_array_append_new(args, json_string(INIT_PATH));
 		json_array_append_new(args, json_string("__init"));
 		json_array_append_new(args, json_string("--"));
@@ -485,6 +496,11 @@ static void runtime_argv(struct backend_plan *bp, const struct backend_ctx *ctx,
 	for (i = 0; i < p->n_keep_fds; i++)
 		if (p->keep_fds[i] > max_fd)
 			max_fd = p->keep_fds[i];
+	for (i = 0; i < bp->n_pass_fds; i++)
+		if (bp->pass_fds[i] > max_fd)
+			max_fd = bp->pass_fds[i];
+	if (bp->fd_remap_to > max_fd)
+		max_fd = bp->fd_remap_to;
 	backend_argv_add(bp, runtime_names[f->rt]);
 	backend_argv_addf(bp, "--root=%s/state", bp->work_dir);
 	switch (f->rt) {
@@ -522,9 +538,25 @@ static void verdicts(const struct backend_ctx *ctx, const struct backend_plan *b
 	bool gvisor = f->rt == RT_RUNSC;
 	bool netns = p->net != MOAT_NET_ALL;
 
-	verdict_enforce(&props[MOAT_P_FS_READ], "%s: empty read-only root, %zu grants bound", rt, f->n_grants);
-	verdict_enforce(&props[MOAT_P_FS_WRITE], "%s: read-only binds outside the write grants, read-only root", rt);
-	verdict_enforce(&props[MOAT_P_FS_SECRETS], "%s: %zu masks over denied paths", rt, f->n_masks);
+	verdict_enforce(&props[MOAT_P_FS_READ], "%s: empty read-only root, %zu objects bound%s", rt, f->n_grants,
+			f->landlock_abi ? "; moat's landlock rules on their inodes (moat __init)" : "");
+	if (f->n_unpinned)
+		verdict_missing(&props[MOAT_P_FS_WRITE], "run it with moat run, which makes them",
+				"%zu absent protected entries of the write grants (.git, .mcp.json, ...) can be created: "
+				"an exported bundle has no placeholders for them",
+				f->n_unpinned);
+	else
+		verdict_enforce(&props[MOAT_P_FS_WRITE], "%s: read-only binds outside the write grants, read-only "
+							 "root; %zu protected entries bound read-only",
+				rt, f->n_pins);
+	if (f->landlock_abi)
+		verdict_enforce(&props[MOAT_P_FS_SECRETS], "landlock ABI %d (moat __init): rules only on the entries "
+							   "around the denied paths (inode-bound); masks in the view",
+				f->landlock_abi);
+	else
+		verdict_enforce(&props[MOAT_P_FS_SECRETS], "%s: denied paths left out of the view (%zu grants mounted "
+							   "entry by entry)",
+				rt, f->n_expanded);
 	if (backend_verdict_policy_tmp(p, props))
 		verdict_enforce(&props[MOAT_P_FS_TMP], "%s: tmpfs on /tmp and /dev/shm", rt);
 
@@ -545,15 +577,23 @@ static void verdicts(const struct backend_ctx *ctx, const struct backend_plan *b
 	verdict_missing(&props[MOAT_P_NET_ALLOW], "--net all gives the whole network, unfiltered; --net loopback or "
 						  "none are enforced",
 			"%s has no per-destination network rules", rt);
-	if (netns)
+	if (f->seccomp && !p->unix_sockets)
+		verdict_enforce(&props[MOAT_P_IPC_ABSTRACT], "seccomp (via %s): socket(AF_UNIX) refused", rt);
+	else if (netns)
 		verdict_enforce(&props[MOAT_P_IPC_ABSTRACT], "%s: abstract sockets are per network namespace",
 				gvisor ? "gVisor's own network stack" : "network namespace");
 	else
 		verdict_missing(&props[MOAT_P_IPC_ABSTRACT], "use --net loopback or none, or --backend native",
 				"with net all the host's network namespace, and its abstract sockets, are shared");
-	verdict_enforce(&props[MOAT_P_IPC_UNIX], "%s: only granted paths exist, private /tmp; sockets inside granted "
-						 "paths stay reachable",
-			rt);
+	if (f->seccomp && !p->unix_sockets)
+		verdict_enforce(&props[MOAT_P_IPC_UNIX], "seccomp (via %s): socket(AF_UNIX) refused (connected "
+							 "socketpairs only)",
+				rt);
+	else
+		verdict_missing(&props[MOAT_P_IPC_UNIX], p->unix_sockets ? "drop --unix-sockets" : HINT_SECCOMP,
+				"%s: a host socket inside a granted path stays reachable",
+				p->unix_sockets ? "--unix-sockets lets the command make unix sockets"
+						: "without seccomp socket(AF_UNIX) cannot be refused");
 	verdict_enforce(&props[MOAT_P_PROC_PID], "%s: pid namespace with a fresh /proc", rt);
 	if (gvisor)
 		verdict_enforce(&props[MOAT_P_PROC_PTRACE], "gVisor: ptrace works only inside its own kernel; pid "
@@ -628,6 +668,10 @@ static int compile_bundle(const struct moat_backend *self, const struct backend_
 	cleanup_free char *rootfs = NULL, *state = NULL, *self_exe = NULL, *id = NULL;
 	cleanup_json json_t *mounts = NULL, *seccomp = NULL, *config = NULL;
 	char why[256], exe[PATH_MAX];
+	struct view_opts vo = {.private_tmp = p->private_tmp, .no_placeholders = ctx->exporting};
+	char **init_args = NULL;
+	size_t n_init = 0;
+	struct view v;
 	bool runnable;
 
 	bp->no_new_privs = true;
@@ -662,12 +706,27 @@ static int compile_bundle(const struct moat_backend *self, const struct backend_
 		snprintf(f.seccomp_why, sizeof(f.seccomp_why), "%.200s",
 			 ctx->host->seccomp_why[0] ? ctx->host->seccomp_why : "seccomp filters are not available");
 	}
-	mounts = build_mounts(p, rootfs, self_exe, &f, err);
-	if (!mounts)
+	/* With Landlock (not inside gVisor, whose kernel has none, and not
+	 * in an export, which cannot carry a descriptor) moat __init applies
+	 * moat's own inode-bound ruleset, and the view binds each grant whole
+	 * with masks; otherwise a grant holding a denied path is mounted entry
+	 * by entry, so the denied objects are not in the bundle at all. */
+	vo.landlock = !ctx->exporting && f.rt != RT_RUNSC && ctx->host->landlock_abi > 0;
+	view_build(p, ctx->fs, &vo, &v);
+	if (vo.landlock && (f.landlock_abi = backend_landlock_layer(ctx, bp, &v, false, &init_args, &n_init, err)) < 0) {
+		view_free(&v);
 		return -1;
+	}
+	mounts = build_mounts(ctx, &v, rootfs, self_exe, &f, err);
+	view_free(&v);
+	if (!mounts) {
+		backend_strv_free(init_args);
+		return -1;
+	}
 	config = json_pack("{s:s, s:{s:s, s:b}, s:s, s:O, s:o, s:o}", "ociVersion", "1.0.2", "root", "path", ROOTFS,
 			   "readonly", 1, "hostname", "moat", "mounts", mounts, "process",
-			   build_process(ctx, &f, true), "linux", build_linux(ctx, &f, seccomp));
+			   build_process(ctx, &f, init_args), "linux", build_linux(ctx, &f, seccomp));
+	backend_strv_free(init_args);
 	if (!config)
 		return moat_error_set(err, MOAT_E_SYSTEM, ENOMEM, "building config.json");
 	if (write_config(bp->work_dir, config, err) < 0)

@@ -106,11 +106,11 @@ static const char *this_os(void)
 #endif
 }
 
-int backend_prepare(const struct moat_backend *b, const struct moat_policy *p, const struct moat_host *h,
-		    char *const *envp, const char *export_dir, struct backend_plan *bp, struct moat_verdict *props,
-		    struct moat_error *err)
+int backend_prepare(const struct moat_backend *b, const struct moat_policy *p, const struct fs_plan *fs,
+		    const struct moat_host *h, char *const *envp, const char *export_dir, struct backend_plan *bp,
+		    struct moat_verdict *props, struct moat_error *err)
 {
-	struct backend_ctx ctx = {.policy = p, .host = h, .envp = envp, .exporting = export_dir != NULL};
+	struct backend_ctx ctx = {.policy = p, .fs = fs, .host = h, .envp = envp, .exporting = export_dir != NULL};
 	cleanup_free char *tool = NULL;
 	bool runs_here = strcmp(b->os, this_os()) == 0;
 	char reason[256];

@@ -11,13 +11,17 @@
 #include <sys/resource.h>
 #include <unistd.h>
 
+#include "native/landlock.h"
 #include "plan/plan.h"
+#include "plan/view.h"
 #include "util/cleanup.h"
 #include "util/mem.h"
+#include "util/path.h"
 
 void backend_plan_init(struct backend_plan *bp)
 {
 	memset(bp, 0, sizeof(*bp));
+	bp->fd_remap_from = bp->fd_remap_to = -1;
 }
 
 static int remove_entry(const char *path, const struct stat *st, int type, struct FTW *ftw)
@@ -39,6 +43,9 @@ void backend_plan_free(struct backend_plan *bp)
 	for (i = 0; i < bp->n_pass_fds; i++)
 		if (bp->pass_fds[i] >= 0)
 			close(bp->pass_fds[i]);
+	free(bp->pass_fds);
+	if (bp->fd_remap_from >= 0)
+		close(bp->fd_remap_from);
 	/* FTW_PHYS and FTW_MOUNT: never follow a link or cross into a mount
 	 * that the tool or the sandbox left in the work dir. */
 	if (bp->owns_work_dir && bp->work_dir)
@@ -99,8 +106,14 @@ void backend_argv_add_command(struct backend_plan *bp, const struct moat_policy 
 
 int backend_pass_fd(struct backend_plan *bp, int fd)
 {
-	if (bp->n_pass_fds < BACKEND_MAX_PASS_FDS)
-		bp->pass_fds[bp->n_pass_fds++] = fd;
+	size_t pos;
+
+	/* Sorted, so the child can keep them without allocating. */
+	bp->pass_fds = moat_xgrow(bp->pass_fds, &bp->cap_pass_fds, bp->n_pass_fds, sizeof(int));
+	for (pos = bp->n_pass_fds; pos > 0 && bp->pass_fds[pos - 1] > fd; pos--)
+		bp->pass_fds[pos] = bp->pass_fds[pos - 1];
+	bp->pass_fds[pos] = fd;
+	bp->n_pass_fds++;
 	return fd;
 }
 
@@ -193,4 +206,74 @@ bool backend_verdict_policy_net_none(const struct moat_policy *p, struct moat_ve
 	verdict_missing(&props[MOAT_P_NET_NONE], "drop --net (or use a profile without network): net.none needs --net none",
 			"the policy opens the network (net %s)", moat_net_name(p->net));
 	return false;
+}
+
+static void strv_add(char ***v, size_t *n, const char *s)
+{
+	*v = moat_xrealloc(*v, (*n + 2) * sizeof(char *));
+	(*v)[(*n)++] = moat_xstrdup(s);
+	(*v)[*n] = NULL;
+}
+
+void backend_strv_free(char **v)
+{
+	size_t i;
+
+	for (i = 0; v && v[i]; i++)
+		free(v[i]);
+	free(v);
+}
+
+int backend_landlock_layer(const struct backend_ctx *ctx, struct backend_plan *bp, const struct view *v,
+			   bool exec_only, char ***args, size_t *n_args, struct moat_error *err)
+{
+	struct native_landlock l;
+	char buf[4200];
+	size_t i;
+	int abi = ctx->host->landlock_abi, at;
+
+	if (ctx->exporting || abi <= 0)
+		return 0;
+	if (landlock_compile(ctx->policy, ctx->fs, abi, -1, &l, err) < 0)
+		return -1;
+	/* The fd goes to the tool (and through it to __init); the plan owns
+	 * it from here.  For bwrap (exec_only) as it is; an OCI runtime passes
+	 * only 3..N, so it is moved right above the declared fds. */
+	if (exec_only) {
+		at = backend_pass_fd(bp, l.ruleset_fd);
+	} else {
+		at = 2;
+		for (i = 0; i < ctx->policy->n_keep_fds; i++)
+			if (ctx->policy->keep_fds[i] > at)
+				at = ctx->policy->keep_fds[i];
+		at++;
+		bp->fd_remap_from = l.ruleset_fd;
+		bp->fd_remap_to = at;
+	}
+	strv_add(args, n_args, "/.moat/init");
+	strv_add(args, n_args, "__init");
+	strv_add(args, n_args, "--landlock");
+	snprintf(buf, sizeof(buf), "%d:%d", at, l.abi);
+	strv_add(args, n_args, buf);
+	strv_add(args, n_args, "--ll");
+	strv_add(args, n_args, "l:/");
+	for (i = 0; i < v->n; i++) {
+		const struct view_op *op = &v->v[i];
+		char right = op->kind == VIEW_TMPFS ? 'w' : op->kind == VIEW_PROC ? 'r' : 0;
+
+		/* Device nodes: the tool makes (or binds) its own. */
+		if (op->kind == VIEW_BIND && op->device && path_within(op->dest, "/dev"))
+			right = op->read_only ? 'r' : 'w';
+		if (!right)
+			continue;
+		snprintf(buf, sizeof(buf), "%c:%s", right, op->dest);
+		strv_add(args, n_args, "--ll");
+		strv_add(args, n_args, buf);
+	}
+	if (exec_only)
+		strv_add(args, n_args, "--exec");
+	strv_add(args, n_args, "--");
+	l.ruleset_fd = -1; /* passed: closed with the plan */
+	landlock_plan_free(&l);
+	return abi;
 }

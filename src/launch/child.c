@@ -4,13 +4,14 @@
  *
  *   1. die with moat (PR_SET_PDEATHSIG), and check moat did not die first;
  *   2. user namespace maps (only our own uid/gid: no privilege is gained);
- *   3. mounts in the new mount namespace: private propagation, masks over
- *      secrets, private /tmp, /dev/shm and /run, a fresh /proc; grants
- *      below those kept (bound back), read-only ones as read-only mounts;
+ *   3. the view (native/mounts.h): a new root holding only the grants, each
+ *      bound from the object the parent planned (checked again here), the
+ *      private /tmp, /dev/shm, /run and HOME, a fresh /proc, a minimal
+ *      /dev, masks and pins; the old root detached;
  *   4. with a pid namespace, this process is its init: it forks the
  *      command and stays behind to reap and forward signals;
  *   5. in the command: setsid() (no controlling terminal: no TIOCSTI into
- *      the caller's terminal), rlimits (core dumps off), chdir;
+ *      the caller's terminal), chdir;
  *   6. PR_SET_NO_NEW_PRIVS, then Landlock (which needs NNP when there is
  *      no CAP_SYS_ADMIN; NNP before it costs nothing);
  *   7. drop every capability (bounding, ambient, effective, permitted,
@@ -18,7 +19,8 @@
  *      root, mapped to root in its user namespace, has no CAP_DAC_OVERRIDE
  *      or CAP_FOWNER over host files owned by root, and execve cannot give
  *      them back; close every fd but 0, 1, 2, the declared ones and the
- *      error pipe;
+ *      error pipe; then the rlimits (core dumps off), once nothing of the
+ *      setup needs a descriptor any more;
  *   8. seccomp last, so the filter need not allow anything the steps above
  *      use; then execve of the path resolved in the parent, with the exact
  *      environment the plan built.
@@ -156,103 +158,74 @@ static void drop_capabilities(const struct child_args *a)
 		fail(a, 125, errno, "capset");
 }
 
-static int cmp_int(const void *x, const void *y)
-{
-	int a = *(const int *)x, b = *(const int *)y;
-	return (a > b) - (a < b);
-}
-
-/* Close everything above 2 except the kept fds (sorted), with close_range
- * over the gaps; the kept ones lose FD_CLOEXEC so they survive execve. */
-static void close_fds(const struct child_args *a)
+/* The smallest fd above `after` that must stay open: a declared one, one
+ * the backend passes to its tool, or the error pipe; INT_MAX when none.
+ * No allocation (the child runs between clone and execve): the lists are
+ * short, so a scan per kept fd is fine. */
+static int next_kept(const struct child_args *a, int after)
 {
 	const struct moat_policy *p = a->policy;
-	int keep[66]; /* declared (60 at most), the backend's, the error pipe */
-	size_t n = 0, i;
-	unsigned int from = 3;
+	int best = a->err_fd > after ? a->err_fd : INT_MAX;
+	size_t i;
 
-	for (i = 0; i < p->n_keep_fds && n < 60; i++)
-		keep[n++] = p->keep_fds[i];
+	for (i = 0; i < p->n_keep_fds; i++)
+		if (p->keep_fds[i] > after && p->keep_fds[i] < best)
+			best = p->keep_fds[i];
 	for (i = 0; a->plan->external && i < a->plan->ext.n_pass_fds; i++)
-		keep[n++] = a->plan->ext.pass_fds[i];
-	keep[n++] = a->err_fd;
-	qsort(keep, n, sizeof(int), cmp_int);
-	for (i = 0; i < n; i++) {
-		if (keep[i] < 3)
-			continue;
-		if ((unsigned)keep[i] > from && syscall(SYS_close_range, from, (unsigned)keep[i] - 1, 0) != 0)
+		if (a->plan->ext.pass_fds[i] > after && a->plan->ext.pass_fds[i] < best)
+			best = a->plan->ext.pass_fds[i];
+	if (a->plan->external && a->plan->ext.fd_remap_to > after && a->plan->ext.fd_remap_to < best)
+		best = a->plan->ext.fd_remap_to;
+	return best;
+}
+
+/* Close everything above 2 except the kept fds, with close_range over the
+ * gaps; the kept ones lose FD_CLOEXEC so they survive execve. */
+static void close_fds(const struct child_args *a)
+{
+	unsigned int from = 3;
+	int k = 2;
+
+	while ((k = next_kept(a, k)) != INT_MAX) {
+		if ((unsigned)k > from && syscall(SYS_close_range, from, (unsigned)k - 1, 0) != 0)
 			fail(a, 125, errno, "close_range");
-		from = (unsigned)keep[i] + 1;
-		if (keep[i] != a->err_fd) {
-			int fl = fcntl(keep[i], F_GETFD);
-			if (fl < 0 || fcntl(keep[i], F_SETFD, fl & ~FD_CLOEXEC) < 0)
-				fail(a, 125, errno, "--keep-fd %d", keep[i]);
+		from = (unsigned)k + 1;
+		if (k != a->err_fd) {
+			int fl = fcntl(k, F_GETFD);
+			if (fl < 0 || fcntl(k, F_SETFD, fl & ~FD_CLOEXEC) < 0)
+				fail(a, 125, errno, "--keep-fd %d", k);
 		}
 	}
 	if (syscall(SYS_close_range, from, ~0U, 0) != 0)
 		fail(a, 125, errno, "close_range");
 }
 
-/* Step 3, after the mounts.  Fix: a read-only grant kept below a private
- * tmpfs (`--read /tmp/x`, the command's own dir under /tmp) must be a
- * read-only mount, because Landlock's write rule for the private /tmp
- * covers everything mounted below it.  A kept path inside a writable grant
- * stays writable, as Landlock would have it.  Flags the bind inherited
- * (nosuid, nodev, noexec, ...) are kept: a user namespace may not drop them. */
-static void keep_read_only(const struct child_args *a)
+/* File systems the view mounted in step 3 are new inodes: their Landlock
+ * rules can only be added now.  The root (and so every directory of the
+ * view) may be listed, which shows only what is granted; the private tmpfs
+ * are writable; /proc is readable. */
+static void landlock_view_rules(const struct child_args *a)
 {
-	const struct moat_policy *p = a->policy;
-	const struct native_mounts *m = &a->plan->native.mounts;
-	size_t i, j;
+	const struct native_plan *np = &a->plan->native;
+	const struct view *v = &np->mounts.view;
+	size_t i;
+	int rc;
 
-	for (i = 0; i < m->n; i++) {
-		const char *t = m->items[i].target;
-		unsigned long fl = MS_BIND | MS_REMOUNT | MS_RDONLY;
-		bool writable = false;
-		struct statvfs sv;
+	if ((rc = landlock_child_add(&np->landlock, "/", LANDLOCK_CHILD_LIST)) < 0)
+		fail(a, 125, -rc, "landlock rule for the root");
+	for (i = 0; i < v->n; i++) {
+		const char *what = v->v[i].dest;
+		uint64_t rights;
 
-		if (m->items[i].kind != NATIVE_MOUNT_KEEP)
+		if (v->v[i].kind == VIEW_TMPFS)
+			rights = np->landlock.write_rights;
+		else if (v->v[i].kind == VIEW_PROC)
+			rights = np->landlock.read_rights;
+		else
 			continue;
-		for (j = 0; j < p->n_paths && !writable; j++)
-			writable = p->paths[j].access == MOAT_ACCESS_WRITE && path_within(t, p->paths[j].path);
-		if (writable)
-			continue;
-		if (statvfs(t, &sv) != 0) {
-			if (errno == ENOENT)
-				continue; /* not kept (vanished, or inside a denied path) */
-			fail(a, 125, errno, "statvfs %s", t);
-		}
-		if (sv.f_flag & ST_RDONLY)
-			continue;
-		fl |= (sv.f_flag & ST_NOSUID ? MS_NOSUID : 0) | (sv.f_flag & ST_NODEV ? MS_NODEV : 0) |
-		      (sv.f_flag & ST_NOEXEC ? MS_NOEXEC : 0) | (sv.f_flag & ST_NOATIME ? MS_NOATIME : 0) |
-		      (sv.f_flag & ST_NODIRATIME ? MS_NODIRATIME : 0) | (sv.f_flag & ST_RELATIME ? MS_RELATIME : 0);
-		if (mount(NULL, t, NULL, fl, NULL) != 0)
-			fail(a, 125, errno, "making %s read-only", t);
+		if ((rc = landlock_child_add(&np->landlock, what, rights)) < 0)
+			fail(a, 125, -rc, "landlock rule for %s", what);
 	}
-}
-
-/* Fix: a cwd below a private tmpfs that no grant brought along is made as
- * an empty directory there (mkdir -p), as outside /tmp an ungranted cwd is
- * entered but not readable.  Before, it was bound in whole, read-write. */
-static int make_dirs(const char *path)
-{
-	char buf[PATH_MAX];
-	size_t i, len = strlen(path);
-
-	if (len >= sizeof(buf))
-		return -1;
-	memcpy(buf, path, len + 1);
-	for (i = 1; i <= len; i++) {
-		if (buf[i] != '/' && buf[i] != '\0')
-			continue;
-		buf[i] = '\0';
-		if (mkdir(buf, 0755) != 0 && errno != EEXIST)
-			return -1;
-		if (i < len)
-			buf[i] = '/';
-	}
-	return 0;
 }
 
 /* Step 5 onwards, in the process that becomes the command. */
@@ -265,38 +238,29 @@ static _Noreturn void exec_command(const struct child_args *a)
 	size_t i;
 	int rc;
 
-	if (sandboxed) {
-		if (setsid() < 0)
-			fail(a, 125, errno, "setsid");
-		for (i = 0; i < np->n_rlimits; i++) {
-			struct rlimit rl = {.rlim_cur = np->rlimits[i].value, .rlim_max = np->rlimits[i].value};
-			if (setrlimit(np->rlimits[i].resource, &rl) != 0)
-				fail(a, 125, errno, "setrlimit(%d)", np->rlimits[i].resource);
-		}
-	}
-	if (chdir(p->cwd) != 0 && !(sandboxed && np->mounts.enabled && errno == ENOENT && make_dirs(p->cwd) == 0 &&
-				      chdir(p->cwd) == 0))
+	if (sandboxed && setsid() < 0)
+		fail(a, 125, errno, "setsid");
+	if (chdir(p->cwd) != 0)
 		fail(a, 125, errno, "chdir %s", p->cwd);
 	if (sandboxed) {
 		if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0)
 			fail(a, 125, errno, "PR_SET_NO_NEW_PRIVS");
 		if (np->landlock.ruleset_fd >= 0) {
-			if (np->mounts.enabled) {
-				/* File systems mounted in step 3 are new inodes:
-				 * their rules can only be added now. */
-				if (p->private_tmp && (rc = landlock_child_add(&np->landlock, "/tmp", true)) < 0)
-					fail(a, 125, -rc, "landlock rule for /tmp");
-				if (p->private_tmp && access("/dev/shm", F_OK) == 0 &&
-				    (rc = landlock_child_add(&np->landlock, "/dev/shm", true)) < 0)
-					fail(a, 125, -rc, "landlock rule for /dev/shm");
-				if ((rc = landlock_child_add(&np->landlock, "/proc", false)) < 0)
-					fail(a, 125, -rc, "landlock rule for /proc");
-			}
+			if (np->mounts.enabled)
+				landlock_view_rules(a);
 			if ((rc = landlock_child_restrict(&np->landlock)) < 0)
 				fail(a, 125, -rc, "landlock_restrict_self");
 		}
 		drop_capabilities(a);
 		close_fds(a);
+		/* After the steps that open files (Landlock's own rules, the
+		 * fds still open until close_fds): --files 12 must bind the
+		 * command, not moat's setup. */
+		for (i = 0; i < np->n_rlimits; i++) {
+			struct rlimit rl = {.rlim_cur = np->rlimits[i].value, .rlim_max = np->rlimits[i].value};
+			if (setrlimit(np->rlimits[i].resource, &rl) != 0)
+				fail(a, 125, errno, "setrlimit(%d)", np->rlimits[i].resource);
+		}
 	}
 	/* Signals moat blocked for itself must not stay blocked in the
 	 * command: the mask survives execve. */
@@ -329,6 +293,9 @@ static _Noreturn void exec_external(const struct child_args *a)
 		fail(a, 125, errno, "chdir %s", a->policy->cwd);
 	if (bp->no_new_privs && prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0)
 		fail(a, 125, errno, "PR_SET_NO_NEW_PRIVS");
+	/* launch.c keeps its own pipes above the target (launch_run). */
+	if (bp->fd_remap_from >= 0 && dup2(bp->fd_remap_from, bp->fd_remap_to) < 0)
+		fail(a, 125, errno, "dup2 %d to %d", bp->fd_remap_from, bp->fd_remap_to);
 	close_fds(a);
 	signals_reset_for_exec(&a->saved_mask);
 	execve(bp->tool_path, bp->argv, a->plan->envp);
@@ -399,11 +366,10 @@ _Noreturn void child_main(const struct child_args *a)
 		map_ids(a);
 	/* 3. */
 	if (np->mounts.enabled) {
-		const char *failed = NULL;
-		int rc = mounts_apply(&np->mounts, &failed);
+		char what[200];
+		int rc = mounts_apply(&np->mounts, &a->plan->fs, what, sizeof(what));
 		if (rc < 0)
-			fail(a, 125, -rc, "mount namespace: %s", failed);
-		keep_read_only(a);
+			fail(a, 125, rc == -ESTALE ? 0 : -rc, "mount namespace: %s", what);
 	}
 	if ((np->clone_flags & CLONE_NEWNET) && a->policy->net == MOAT_NET_LOOPBACK)
 		loopback_up(a);

@@ -1,26 +1,111 @@
-/* pid 1 of an OCI container: see init.h. */
+/* moat's helper inside an external sandbox: see init.h. */
 #include "launch/init.h"
 
 #include <errno.h>
+#include <stdbool.h>
+#include <fcntl.h>
 #include <signal.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/signalfd.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include "launch/signals.h"
+#include "native/landlock.h"
+
+static int usage(void)
+{
+	fprintf(stderr, "moat: __init is internal: moat __init [--landlock FD:ABI] [--ll r|w|l:PATH]... [--exec] -- "
+			"COMMAND [ARGS...]\n");
+	return 125;
+}
+
+/* The ruleset the parent built from the planned objects (their inodes),
+ * the rules for the sandbox tool's own mounts (its root, /tmp, /proc: new
+ * inodes only this side can name), then restrict.  The ruleset fd is
+ * closed: the command does not inherit it. */
+static int apply_landlock(const char *spec, char **rules, int n_rules)
+{
+	struct native_landlock l;
+	char *end;
+	long fd, abi;
+	int i, rc;
+
+	fd = strtol(spec, &end, 10);
+	if (end == spec || *end != ':' || fd < 3)
+		return -EINVAL;
+	abi = strtol(end + 1, &end, 10);
+	if (*end || abi < 1 || abi > 64)
+		return -EINVAL;
+	landlock_plan_init(&l);
+	l.ruleset_fd = (int)fd;
+	l.abi = (int)abi;
+	l.handled_fs = landlock_rights_for_abi(l.abi, &l.read_rights, &l.write_rights);
+	for (i = 0; i < n_rules; i++) {
+		const char *r = rules[i];
+		uint64_t rights = r[0] == 'w' ? l.write_rights : r[0] == 'r' ? l.read_rights : LANDLOCK_CHILD_LIST;
+
+		if ((r[0] != 'w' && r[0] != 'r' && r[0] != 'l') || r[1] != ':')
+			return -EINVAL;
+		rc = landlock_child_add(&l, r + 2, rights);
+		if (rc < 0 && rc != -ENOENT) {
+			fprintf(stderr, "moat: init: landlock rule for %s: %s\n", r + 2, strerror(-rc));
+			return rc;
+		}
+	}
+	/* no_new_privs is the tool's (bwrap and the OCI runtimes set it); set
+	 * again here, it costs nothing and landlock_restrict_self needs it. */
+	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0)
+		return -errno;
+	rc = landlock_child_restrict(&l);
+	close(l.ruleset_fd);
+	return rc;
+}
 
 int moat_init_main(int argc, char **argv)
 {
 	extern char **environ;
 	sigset_t set, saved;
+	const char *landlock = NULL;
+	char **rules;
+	int n_rules = 0, i, cmd_at = -1, rc;
+	bool exec_only = false;
 	pid_t cmd;
 	int sfd;
 
-	if (argc < 3 || strcmp(argv[1], "--") != 0) {
-		fprintf(stderr, "moat: __init is internal: moat __init -- COMMAND [ARGS...]\n");
+	rules = calloc((size_t)argc + 1, sizeof(char *));
+	if (!rules)
 		return 125;
+	for (i = 1; i < argc; i++) {
+		if (strcmp(argv[i], "--") == 0) {
+			cmd_at = i + 1;
+			break;
+		}
+		if (strcmp(argv[i], "--landlock") == 0 && i + 1 < argc)
+			landlock = argv[++i];
+		else if (strcmp(argv[i], "--ll") == 0 && i + 1 < argc)
+			rules[n_rules++] = argv[++i];
+		else if (strcmp(argv[i], "--exec") == 0)
+			exec_only = true;
+		else
+			return usage();
+	}
+	if (cmd_at < 0 || cmd_at >= argc)
+		return usage();
+	if (landlock && (rc = apply_landlock(landlock, rules, n_rules)) < 0) {
+		fprintf(stderr, "moat: init: landlock: %s\n", strerror(-rc));
+		return 125;
+	}
+	free(rules);
+	/* Under bwrap, which is an init already: become the command. */
+	if (exec_only) {
+		execve(argv[cmd_at], argv + cmd_at, environ);
+		fprintf(stderr, "moat: execve %s: %s\n", argv[cmd_at], strerror(errno));
+		return errno == ENOENT ? 127 : 126;
 	}
 	signals_forwarded_set(&set);
 	sigaddset(&set, SIGCHLD);
@@ -40,8 +125,8 @@ int moat_init_main(int argc, char **argv)
 	}
 	if (cmd == 0) {
 		signals_reset_for_exec(&saved);
-		execve(argv[2], argv + 2, environ);
-		fprintf(stderr, "moat: execve %s: %s\n", argv[2], strerror(errno));
+		execve(argv[cmd_at], argv + cmd_at, environ);
+		fprintf(stderr, "moat: execve %s: %s\n", argv[cmd_at], strerror(errno));
 		_exit(errno == ENOENT ? 127 : 126);
 	}
 	for (;;) {

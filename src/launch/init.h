@@ -1,6 +1,18 @@
-/* `moat __init -- COMMAND [ARGS...]`: pid 1 inside an OCI container (the
- * oci and gvisor backends bind moat's own binary into the bundle and run
- * the command under it).
+/* `moat __init [--landlock FD:ABI] [--ll r|w|l:PATH]... [--exec] -- COMMAND
+ * [ARGS...]`: moat's own helper inside an external sandbox (the bwrap, oci
+ * and gvisor backends bind moat's binary read-only at /.moat/init).
+ *
+ * --landlock: restrict itself, and so the command, with the Landlock
+ * ruleset the parent built from the planned objects (inherited as fd FD,
+ * built for ABI), after adding rules for the tool's own mounts that only
+ * this side can name (--ll: r read, w write, l list, for a path inside).
+ * The rules are on inodes, so a name the tool resolved again -- a bind
+ * source swapped since moat planned it -- gains nothing, and a denied path
+ * stays denied whatever is renamed or replaced around it.
+ *
+ * --exec: only that, then become the command (bwrap is an init already).
+ *
+ * Otherwise it is pid 1 of an OCI container:
  *
  * Why: in a pid namespace the kernel ignores every signal sent to pid 1
  * that pid 1 has no handler for, its own kill(getpid(), SIGTERM) included,
@@ -15,8 +27,8 @@
 #ifndef MOAT_LAUNCH_INIT_H
 #define MOAT_LAUNCH_INIT_H
 
-/* argv[0] is "__init"; argv[1] must be "--"; argv[2] is the absolute path
- * executed.  Returns only on a usage error (125). */
+/* argv[0] is "__init"; the options, then "--" and the absolute path
+ * executed.  Returns only on an error (125, 126, 127). */
 int moat_init_main(int argc, char **argv);
 
 #endif

@@ -116,6 +116,22 @@ int launch_run(const struct moat_policy *p, const struct moat_plan *plan, long l
 	sigprocmask(SIG_BLOCK, NULL, &saved); /* what restore_mask puts back */
 	if (pipe2(errp, O_CLOEXEC) != 0 || pipe2(statp, O_CLOEXEC) != 0 || pipe2(life, O_CLOEXEC) != 0)
 		return moat_error_set(err, MOAT_E_SYSTEM, errno, "pipe2");
+	/* The child moves an fd of the backend's to a fixed low number before
+	 * executing the tool (backend.h, fd_remap_to): moat's own pipes must
+	 * not be there. */
+	if (plan->external && plan->ext.fd_remap_to >= 0) {
+		int *ends[] = {&errp[0], &errp[1], &statp[0], &statp[1], &life[0], &life[1]};
+		for (i = 0; i < ARRAY_LEN(ends); i++) {
+			if (*ends[i] > plan->ext.fd_remap_to)
+				continue;
+			int moved = fcntl(*ends[i], F_DUPFD_CLOEXEC, plan->ext.fd_remap_to + 1);
+			if (moved < 0)
+				return moat_error_set(err, MOAT_E_SYSTEM, errno, "moving a pipe above fd %d",
+						      plan->ext.fd_remap_to);
+			close(*ends[i]);
+			*ends[i] = moved;
+		}
+	}
 
 	/* Block the forwarded signals and read them from a signalfd: no
 	 * signal can be lost between fork and the loop.  A no-op handler

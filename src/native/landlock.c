@@ -44,10 +44,6 @@ struct moat_ll_path_beneath {
 	 LANDLOCK_ACCESS_FS_MAKE_SOCK | LANDLOCK_ACCESS_FS_MAKE_FIFO | LANDLOCK_ACCESS_FS_MAKE_BLOCK |               \
 	 LANDLOCK_ACCESS_FS_MAKE_SYM | LANDLOCK_ACCESS_FS_REFER)
 
-/* Expansion of a granted parent around a denied child recurses one level
- * per path component; bound it so a hostile tree cannot blow the stack. */
-#define EXPAND_MAX_DEPTH 32
-
 void landlock_plan_init(struct native_landlock *l)
 {
 	memset(l, 0, sizeof(*l));
@@ -79,88 +75,7 @@ static int add_rule_fd(const struct native_landlock *l, int fd, uint64_t rights)
 	return 0;
 }
 
-static int add_rule_path(struct native_landlock *l, const char *path, uint64_t rights, bool optional,
-			 struct moat_error *err)
-{
-	cleanup_close int fd = open(path, O_PATH | O_CLOEXEC);
-	int rc;
-
-	if (fd < 0) {
-		if (optional && (errno == ENOENT || errno == ENOTDIR || errno == EACCES))
-			return 0;
-		moat_error_set(err, MOAT_E_USAGE, errno, "%s", path);
-		return moat_error_hint(err, "the path must exist for moat to grant it (mode require)");
-	}
-	rc = add_rule_fd(l, fd, rights);
-	if (rc < 0)
-		return moat_error_set(err, MOAT_E_SYSTEM, -rc, "landlock_add_rule %s", path);
-	l->n_rules++;
-	return 0;
-}
-
-static bool denied_below(const struct moat_policy *p, const char *dir)
-{
-	size_t i;
-
-	for (i = 0; i < p->n_paths; i++)
-		if (p->paths[i].access == MOAT_ACCESS_DENY && path_within(p->paths[i].path, dir))
-			return true;
-	return false;
-}
-
-static bool is_denied(const struct moat_policy *p, const char *path)
-{
-	size_t i;
-
-	for (i = 0; i < p->n_paths; i++)
-		if (p->paths[i].access == MOAT_ACCESS_DENY && path_within(path, p->paths[i].path))
-			return true;
-	return false;
-}
-
-/* Grant `dir` minus the denied paths below it: every entry is granted on its
- * own, and entries with a denied path below are expanded in turn.  Entries
- * created later directly in an expanded directory are not covered (the
- * trade-off documented in docs/policy.md); a mount namespace avoids it. */
-static int grant_expanded(struct native_landlock *l, const struct moat_policy *p, const char *dir, uint64_t rights,
-			  int depth, struct moat_error *err)
-{
-	DIR *d;
-	struct dirent *e;
-	int rc = 0;
-
-	if (depth > EXPAND_MAX_DEPTH)
-		return moat_error_set(err, MOAT_E_SYSTEM, 0, "%s: too deep to expand around denied paths", dir);
-	d = opendir(dir);
-	if (!d)
-		return errno == ENOENT ? 0 : moat_error_set(err, MOAT_E_SYSTEM, errno, "expanding %s", dir);
-	l->expanded = true;
-	while ((e = readdir(d)) != NULL) {
-		cleanup_free char *child = NULL;
-		struct stat st;
-
-		if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0)
-			continue;
-		child = strcmp(dir, "/") == 0 ? moat_xasprintf("/%s", e->d_name)
-					      : moat_xasprintf("%s/%s", dir, e->d_name);
-		if (is_denied(p, child))
-			continue;
-		/* A symlink is not granted: its target is judged by its own
-		 * rules, so a planted link cannot widen a grant. */
-		if (lstat(child, &st) != 0 || S_ISLNK(st.st_mode))
-			continue;
-		if (S_ISDIR(st.st_mode) && denied_below(p, child))
-			rc = grant_expanded(l, p, child, rights, depth + 1, err);
-		else
-			rc = add_rule_path(l, child, rights, true, err);
-		if (rc < 0)
-			break;
-	}
-	closedir(d);
-	return rc;
-}
-
-static uint64_t rights_for_abi(int abi, uint64_t *read_out, uint64_t *write_out)
+uint64_t landlock_rights_for_abi(int abi, uint64_t *read_out, uint64_t *write_out)
 {
 	uint64_t fs = FS_READ_ABI1 | FS_WRITE_ABI1, rd = FS_READ_ABI1, wr = FS_READ_ABI1 | FS_WRITE_ABI1;
 
@@ -183,17 +98,17 @@ static uint64_t rights_for_abi(int abi, uint64_t *read_out, uint64_t *write_out)
 	return fs;
 }
 
-int landlock_compile(const struct moat_policy *p, int abi, bool expand_denies, const char *extra_write,
+int landlock_compile(const struct moat_policy *p, const struct fs_plan *fp, int abi, int extra_write_fd,
 		     struct native_landlock *l, struct moat_error *err)
 {
 	struct moat_ll_ruleset_attr attr = {0};
 	size_t attr_size, i;
-	int fd;
+	int fd, rc;
 
 	landlock_plan_init(l);
 	if (abi <= 0)
 		return 0;
-	attr.handled_access_fs = rights_for_abi(abi, &l->read_rights, &l->write_rights);
+	attr.handled_access_fs = landlock_rights_for_abi(abi, &l->read_rights, &l->write_rights);
 	/* TCP: without network, handle bind and connect and grant no port; the
 	 * seccomp filter and the network namespace refuse the rest. */
 	if (abi >= 4 && p->net != MOAT_NET_ALL)
@@ -214,43 +129,42 @@ int landlock_compile(const struct moat_policy *p, int abi, bool expand_denies, c
 	l->handled_net = attr.handled_access_net;
 	l->scoped = attr.scoped;
 
-	for (i = 0; i < p->n_paths; i++) {
-		const struct moat_path_rule *r = &p->paths[i];
-		uint64_t rights;
-		char real[PATH_MAX];
-		int rc;
+	/* One rule per granted object, on its descriptor.  A grant with a
+	 * denied path below it has none of its own: its entries have them
+	 * (fsplan.h), so nothing created, renamed or replaced later in the
+	 * directories leading to a deny is covered. */
+	for (i = 0; i < fp->n; i++) {
+		const struct fs_obj *o = &fp->obj[i];
+		enum fs_role role = o->rule ? o->role : o->parent >= 0 ? fp->obj[o->parent].role : o->role;
 
-		if (r->access == MOAT_ACCESS_DENY)
+		if ((o->role != FS_READ && o->role != FS_WRITE) || !o->present || o->dropped || o->expanded ||
+		    o->chain || o->fd < 0)
 			continue;
-		rights = r->access == MOAT_ACCESS_WRITE ? l->write_rights : l->read_rights;
-		/* Deny wins: a grant whose real path is denied, or that is a
-		 * link into a denied path, is dropped. */
-		if (realpath(r->path, real) && (is_denied(p, real) || is_denied(p, r->path)))
-			continue;
-		if (expand_denies && denied_below(p, r->path))
-			rc = grant_expanded(l, p, r->path, rights, 0, err);
-		else
-			rc = add_rule_path(l, r->path, rights, r->optional, err);
+		rc = add_rule_fd(l, o->fd, role == FS_WRITE ? l->write_rights : l->read_rights);
 		if (rc < 0) {
+			moat_error_set(err, MOAT_E_SYSTEM, -rc, "landlock_add_rule %s", o->real);
 			landlock_plan_free(l);
 			return -1;
 		}
+		l->n_rules++;
+		l->expanded = l->expanded || o->parent >= 0;
 	}
-	if (extra_write && add_rule_path(l, extra_write, l->write_rights, false, err) < 0) {
+	if (extra_write_fd >= 0 && (rc = add_rule_fd(l, extra_write_fd, l->write_rights)) < 0) {
+		moat_error_set(err, MOAT_E_SYSTEM, -rc, "landlock_add_rule for the private tmp");
 		landlock_plan_free(l);
 		return -1;
 	}
 	return 0;
 }
 
-int landlock_child_add(const struct native_landlock *l, const char *path, bool write)
+int landlock_child_add(const struct native_landlock *l, const char *path, uint64_t rights)
 {
-	int fd = open(path, O_PATH | O_CLOEXEC);
+	int fd = open(path, O_PATH | O_NOFOLLOW | O_CLOEXEC);
 	int rc;
 
 	if (fd < 0)
 		return -errno;
-	rc = add_rule_fd(l, fd, write ? l->write_rights : l->read_rights);
+	rc = add_rule_fd(l, fd, rights);
 	close(fd);
 	return rc;
 }

@@ -8,6 +8,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "plan/fsplan.h"
 #include "policy/policy.h"
 #include "util/err.h"
 
@@ -34,21 +35,27 @@ struct native_landlock {
 	uint64_t handled_fs, handled_net, scoped;
 	uint64_t read_rights, write_rights; /* for rules the child adds */
 	size_t n_rules;   /* rules added in the parent */
-	bool expanded;    /* deny-inside-allow done by expansion */
+	bool expanded;    /* some grant's rules went to its entries */
 };
 
 void landlock_plan_init(struct native_landlock *l);
 void landlock_plan_free(struct native_landlock *l);
 
-/* Build the ruleset for the policy's path rules.  `expand_denies`: no mount
- * namespace will mask denied paths, so grants that contain one are
- * expanded into their other children.  `extra_write` is a directory to
- * grant write (the per-run tmp), or NULL. */
-int landlock_compile(const struct moat_policy *p, int abi, bool expand_denies, const char *extra_write,
+/* The file-system rights moat handles at `abi`, and those it grants for a
+ * read and for a write grant. */
+uint64_t landlock_rights_for_abi(int abi, uint64_t *read_out, uint64_t *write_out);
+
+/* Build the ruleset: one rule per granted object of `fp`, on its
+ * descriptor (expanded grants: per entry).  `extra_write_fd` is a directory
+ * to grant write (the per-run tmp without a mount namespace), or -1. */
+int landlock_compile(const struct moat_policy *p, const struct fs_plan *fp, int abi, int extra_write_fd,
 		     struct native_landlock *l, struct moat_error *err);
 
-/* Child: grant `path` (opened now, after mounts) read or write. */
-int landlock_child_add(const struct native_landlock *l, const char *path, bool write);
+/* Rights for the child's own rules. */
+#define LANDLOCK_CHILD_LIST (1ULL << 3) /* LANDLOCK_ACCESS_FS_READ_DIR */
+/* Child: a rule for `path` (opened now, after the mounts: file systems the
+ * child made itself, /tmp, /proc, the root). */
+int landlock_child_add(const struct native_landlock *l, const char *path, uint64_t rights);
 /* Child: enforce.  Needs no_new_privs or CAP_SYS_ADMIN.  Returns 0/-errno. */
 int landlock_child_restrict(const struct native_landlock *l);
 

@@ -1,3 +1,5 @@
+/* The view, applied by the child (native/mounts.h).  No allocation here:
+ * the child runs between clone and execve. */
 #include "native/mounts.h"
 
 #include <errno.h>
@@ -6,116 +8,305 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
 #include <sys/mount.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
 #include "util/mem.h"
-#include "util/path.h"
 
-void mounts_add(struct native_mounts *m, enum native_mount_kind kind, const char *target)
+/* The new mount API (Linux 5.2; mount_setattr 5.12), declared here for
+ * older headers. */
+#ifndef SYS_open_tree
+#define SYS_open_tree 428
+#endif
+#ifndef SYS_move_mount
+#define SYS_move_mount 429
+#endif
+#ifndef SYS_fsopen
+#define SYS_fsopen 430
+#endif
+#ifndef SYS_fsconfig
+#define SYS_fsconfig 431
+#endif
+#ifndef SYS_fsmount
+#define SYS_fsmount 432
+#endif
+#ifndef SYS_mount_setattr
+#define SYS_mount_setattr 442
+#endif
+#define M_OPEN_TREE_CLONE 1
+#define M_MOVE_MOUNT_F_EMPTY_PATH 0x04
+#define M_MOVE_MOUNT_T_EMPTY_PATH 0x40
+#define M_FSOPEN_CLOEXEC 0x01
+#define M_FSMOUNT_CLOEXEC 0x01
+#define M_FSCONFIG_SET_STRING 1
+#define M_FSCONFIG_CMD_CREATE 6
+#define M_ATTR_RDONLY 0x01ULL
+#define M_ATTR_NOSUID 0x02ULL
+#define M_ATTR_NODEV 0x04ULL
+#define M_ATTR_NOEXEC 0x08ULL
+#ifndef AT_RECURSIVE
+#define AT_RECURSIVE 0x8000
+#endif
+
+struct m_attr {
+	uint64_t attr_set, attr_clr, propagation, userns_fd;
+};
+
+void native_mounts_init(struct native_mounts *m)
 {
-	m->items = moat_xgrow(m->items, &m->cap, m->n, sizeof(*m->items));
-	m->items[m->n].kind = kind;
-	m->items[m->n].target = moat_xstrdup(target);
-	m->n++;
-}
-
-void mounts_free(struct native_mounts *m)
-{
-	size_t i;
-
-	for (i = 0; i < m->n; i++)
-		free(m->items[i].target);
-	free(m->items);
 	memset(m, 0, sizeof(*m));
 }
 
-/* An empty file with no permissions, to bind over denied files.  It is made
- * on a tmpfs mounted only for this over a staging directory, which is
- * detached again at once: the bind mounts keep the file alive, nothing else
- * can reach it, and the directory is then whatever the plan puts there.  (A
- * memfd cannot be the source of a bind mount: it lives on a kernel-internal
- * mount.)
- *
- * Fix: the staging directory must not be an ancestor of any file to mask,
- * or the targets (a HOME or a project under /tmp: ~/.netrc) are hidden by
- * the staging tmpfs while they are bound over, and the run fails with
- * ENOENT.  The first candidate that covers no target is used. */
-static const char *const staging_candidates[] = {"/tmp", "/mnt", "/media", "/srv", "/var/tmp", "/opt", "/dev/shm"};
-
-static char mask_file[64];
-
-static const char *pick_staging(const struct native_mounts *m)
+void native_mounts_plan(struct native_mounts *m, const struct moat_policy *p, const struct fs_plan *fp, bool landlock)
 {
-	for (size_t c = 0; c < sizeof(staging_candidates) / sizeof(staging_candidates[0]); c++) {
-		const char *dir = staging_candidates[c];
-		struct stat st;
-		bool covers = false;
+	struct view_opts o = {.landlock = landlock, .private_tmp = p->private_tmp};
+	size_t i;
 
-		if (lstat(dir, &st) != 0 || !S_ISDIR(st.st_mode))
-			continue;
-		for (size_t i = 0; i < m->n && !covers; i++)
-			covers = (m->items[i].kind == NATIVE_MOUNT_MASK_FILE || m->items[i].kind == NATIVE_MOUNT_MASK_DIR) &&
-				 path_within(m->items[i].target, dir);
-		if (!covers)
-			return dir;
-	}
-	return NULL;
+	m->enabled = true;
+	view_build(p, fp, &o, &m->view);
+	m->fds = moat_xcalloc(m->view.n + 1, sizeof(int));
+	m->mfds = moat_xcalloc(m->view.n + 1, sizeof(int));
+	for (i = 0; i <= m->view.n; i++)
+		m->fds[i] = m->mfds[i] = -1;
 }
 
-static char mask_dir[64];
+void native_mounts_free(struct native_mounts *m)
+{
+	view_free(&m->view);
+	free(m->fds);
+	free(m->mfds);
+	memset(m, 0, sizeof(*m));
+}
 
-#define MASK_FLAGS (MS_NOSUID | MS_NODEV | MS_NOEXEC)
+/* --- child helpers ------------------------------------------------------- */
 
-/* The staging tmpfs holds one empty file and one empty directory, both mode
- * 0, and is then made read-only as a whole (the superblock, not a mount):
- * every mask is a single bind from it and is read-only and empty with no
- * remount of its own. */
-static int make_masks_source(const char *staging)
+static int say(char *what, size_t len, int rc, const char *step, const char *path)
+{
+	snprintf(what, len, "%s %s", step, path);
+	return rc;
+}
+
+static int set_attr(int fd, uint64_t set, bool recursive)
+{
+	struct m_attr a = {.attr_set = set};
+
+	if (syscall(SYS_mount_setattr, fd, "", AT_EMPTY_PATH | (recursive ? AT_RECURSIVE : 0), &a, sizeof(a)) != 0)
+		return -errno;
+	return 0;
+}
+
+static int move_onto(int tree, int target)
+{
+	if (syscall(SYS_move_mount, tree, "", target, "", M_MOVE_MOUNT_F_EMPTY_PATH | M_MOVE_MOUNT_T_EMPTY_PATH) != 0)
+		return -errno;
+	return 0;
+}
+
+/* A fresh tmpfs (or proc), detached; the caller moves it into place. */
+static int new_fs(const char *type, const char *mode, uint64_t attrs)
+{
+	int fs = (int)syscall(SYS_fsopen, type, M_FSOPEN_CLOEXEC), m, e;
+
+	if (fs < 0)
+		return -errno;
+	if ((mode && syscall(SYS_fsconfig, fs, M_FSCONFIG_SET_STRING, "mode", mode, 0) != 0) ||
+	    syscall(SYS_fsconfig, fs, M_FSCONFIG_CMD_CREATE, NULL, NULL, 0) != 0) {
+		e = errno;
+		close(fs);
+		return -e;
+	}
+	m = (int)syscall(SYS_fsmount, fs, M_FSMOUNT_CLOEXEC, attrs);
+	e = errno;
+	close(fs);
+	return m < 0 ? -e : m;
+}
+
+/* Open `rel` (relative, no leading '/') below `root`, never following a
+ * link; with `make`, missing components are made as directories (and the
+ * last as a file when !dir): only on the sandbox's own tmpfs.  Returns an
+ * O_PATH descriptor or -errno. */
+static int open_beneath(int root, const char *rel, bool make, bool dir)
+{
+	char comp[256];
+	int cur = fcntl(root, F_DUPFD_CLOEXEC, 3);
+	const char *p = rel;
+
+	if (cur < 0)
+		return -errno;
+	while (*p) {
+		const char *slash = strchr(p, '/');
+		size_t n = slash ? (size_t)(slash - p) : strlen(p);
+		bool last = !slash || !slash[1];
+		struct stat st;
+		int next;
+
+		if (n == 0 || n >= sizeof(comp)) {
+			close(cur);
+			return -ENAMETOOLONG;
+		}
+		memcpy(comp, p, n);
+		comp[n] = '\0';
+		next = openat(cur, comp, O_PATH | O_NOFOLLOW | O_CLOEXEC);
+		if (next < 0 && errno == ENOENT && make) {
+			if (!last || dir) {
+				if (mkdirat(cur, comp, 0755) != 0 && errno != EEXIST)
+					goto fail;
+			} else {
+				int f = openat(cur, comp, O_CREAT | O_EXCL | O_WRONLY | O_NOFOLLOW | O_CLOEXEC, 0644);
+				if (f < 0 && errno != EEXIST)
+					goto fail;
+				if (f >= 0)
+					close(f);
+			}
+			next = openat(cur, comp, O_PATH | O_NOFOLLOW | O_CLOEXEC);
+		}
+		if (next < 0)
+			goto fail;
+		close(cur);
+		cur = next;
+		if (!last) {
+			if (fstat(cur, &st) != 0)
+				goto fail;
+			if (!S_ISDIR(st.st_mode)) {
+				close(cur);
+				return S_ISLNK(st.st_mode) ? -ELOOP : -ENOTDIR;
+			}
+		}
+		p += n;
+		while (*p == '/')
+			p++;
+	}
+	return cur;
+fail: {
+	int e = errno;
+	close(cur);
+	return -e;
+}
+}
+
+static bool same_object(int fd, const struct fs_obj *o)
+{
+	struct stat st;
+
+	return fstat(fd, &st) == 0 && st.st_dev == o->dev && st.st_ino == o->ino &&
+	       (st.st_mode & S_IFMT) == (o->mode & S_IFMT);
+}
+
+/* The object as the parent planned it, opened again here (a bind's source
+ * must belong to this mount namespace).  Whatever path the kernel took,
+ * only the planned object is accepted. */
+static int open_planned(const struct fs_obj *o)
+{
+	int fd = open(o->real, O_PATH | O_NOFOLLOW | O_CLOEXEC);
+
+	if (fd < 0)
+		return -errno;
+	if (!same_object(fd, o)) {
+		close(fd);
+		return -ESTALE;
+	}
+	return fd;
+}
+
+static const char *rel_of(const char *dest)
+{
+	while (*dest == '/')
+		dest++;
+	return dest;
+}
+
+/* The target of an op: made on the sandbox's own tmpfs, or an existing
+ * entry of a bound host directory that must be the object itself. */
+static int open_target(int root, const struct view_op *op, const struct fs_plan *fp, bool dir)
 {
 	int fd;
 
-	if (mount("moat-stage", staging, "tmpfs", MASK_FLAGS, "size=4k,nr_inodes=4,mode=0700") != 0)
-		return -errno;
-	snprintf(mask_file, sizeof(mask_file), "%s/moat-mask", staging);
-	snprintf(mask_dir, sizeof(mask_dir), "%s/moat-mask-dir", staging);
-	fd = open(mask_file, O_CREAT | O_EXCL | O_WRONLY | O_CLOEXEC, 0);
+	if (strcmp(op->dest, "/") == 0) {
+		fd = fcntl(root, F_DUPFD_CLOEXEC, 3);
+		return fd < 0 ? -errno : fd;
+	}
+	fd = open_beneath(root, rel_of(op->dest), op->made_here, dir);
 	if (fd < 0)
-		return -errno;
-	close(fd);
-	if (mkdir(mask_dir, 0) != 0)
-		return -errno;
-	if (mount(NULL, staging, NULL, MS_REMOUNT | MS_RDONLY | MASK_FLAGS, "size=4k,nr_inodes=4,mode=0700") != 0)
-		return -errno;
-	return 0;
+		return fd;
+	if (!op->made_here && op->obj >= 0 && !same_object(fd, &fp->obj[op->obj])) {
+		close(fd);
+		return -ESTALE;
+	}
+	return fd;
 }
 
-static int bind_mask(const char *target, bool dir)
+/* Bind `src` (or, for a pin, the target itself) onto the target. */
+static int bind_at(int root, const struct view_op *op, const struct fs_plan *fp, int src)
 {
-	if (mount(dir ? mask_dir : mask_file, target, NULL, MS_BIND, NULL) != 0)
-		return -errno;
-	return 0;
+	const struct fs_obj *o = &fp->obj[op->obj];
+	uint64_t attrs = M_ATTR_NOSUID | (op->device ? 0 : M_ATTR_NODEV) | (op->read_only ? M_ATTR_RDONLY : 0);
+	int target, tree, rc;
+
+	target = open_target(root, op, fp, S_ISDIR(o->mode));
+	if (target < 0)
+		return target;
+	tree = (int)syscall(SYS_open_tree, src >= 0 ? src : target, "",
+			    M_OPEN_TREE_CLONE | O_CLOEXEC | AT_EMPTY_PATH | AT_RECURSIVE);
+	if (tree < 0) {
+		rc = -errno;
+		close(target);
+		return rc;
+	}
+	rc = set_attr(tree, attrs, true);
+	if (rc == 0)
+		rc = move_onto(tree, target);
+	close(tree);
+	close(target);
+	return rc;
 }
 
-/* Will a fresh tmpfs be mounted on `dir` anyway?  Then the staging tmpfs
- * can stay beneath it instead of being detached (umount2 waits for an RCU
- * grace period). */
-static bool covered_later(const struct native_mounts *m, const char *dir)
+static int mask_at(int root, const struct view_op *op, const struct fs_plan *fp, int mask_dir, int mask_file)
 {
-	for (size_t i = 0; i < m->n; i++)
-		if (m->items[i].kind == NATIVE_MOUNT_TMPFS && strcmp(m->items[i].target, dir) == 0)
-			return true;
-	return false;
+	int target = open_target(root, op, fp, op->dir), tree, rc;
+
+	if (target < 0)
+		return target;
+	tree = (int)syscall(SYS_open_tree, op->dir ? mask_dir : mask_file, "",
+			    M_OPEN_TREE_CLONE | O_CLOEXEC | AT_EMPTY_PATH);
+	if (tree < 0) {
+		rc = -errno;
+		close(target);
+		return rc;
+	}
+	rc = set_attr(tree, M_ATTR_RDONLY | M_ATTR_NOSUID | M_ATTR_NODEV | M_ATTR_NOEXEC, false);
+	if (rc == 0)
+		rc = move_onto(tree, target);
+	close(tree);
+	close(target);
+	return rc;
+}
+
+static int fs_at(int root, const struct view_op *op, const char *type, const char *mode, uint64_t attrs, int *keep)
+{
+	int target = open_target(root, op, NULL, true), m, rc;
+
+	if (target < 0)
+		return target;
+	m = new_fs(type, mode, attrs);
+	if (m < 0) {
+		close(target);
+		return m;
+	}
+	rc = move_onto(m, target);
+	close(target);
+	if (rc == 0 && keep)
+		*keep = m;
+	else
+		close(m);
+	return rc;
 }
 
 /* A minimal /dev, as bubblewrap makes it: no disks, no /dev/kvm, no
- * /dev/mem, nothing to mknod into.  The device nodes themselves (null,
- * zero, full, random, urandom) are KEEP items bound back by restore_kept;
- * their bind mounts keep the host's flags, so this tmpfs can be nodev. */
-static int make_dev(const char *dev)
+ * /dev/mem, nothing to mknod into.  The device nodes are binds of their
+ * own (the grants of /dev/null, ...). */
+static int make_dev(int root, const struct view_op *op)
 {
 	static const char *const links[][2] = {
 		{"fd", "/proc/self/fd"},
@@ -123,270 +314,228 @@ static int make_dev(const char *dev)
 		{"stdout", "/proc/self/fd/1"},
 		{"stderr", "/proc/self/fd/2"},
 	};
-	char path[256];
+	int rc = fs_at(root, op, "tmpfs", "0755", M_ATTR_NOSUID | M_ATTR_NOEXEC, NULL), dev;
 	size_t i;
 
-	if (mount("moat-dev", dev, "tmpfs", MS_NOSUID | MS_NODEV | MS_NOEXEC, "mode=0755,size=64k") != 0)
-		return -errno;
-	for (i = 0; i < sizeof(links) / sizeof(links[0]); i++) {
-		snprintf(path, sizeof(path), "%s/%s", dev, links[i][0]);
-		if (symlink(links[i][1], path) != 0)
-			return -errno;
-	}
-	snprintf(path, sizeof(path), "%s/shm", dev);
-	if (mkdir(path, 01777) != 0)
-		return -errno;
-	return 0;
-}
-
-static int apply_one(const struct native_mount *it)
-{
-	switch (it->kind) {
-	case NATIVE_MOUNT_WRITABLE:
-	case NATIVE_MOUNT_MASK_DIR:
-	case NATIVE_MOUNT_MASK_FILE:
-	case NATIVE_MOUNT_KEEP:
-		return 0; /* done in their own passes */
-	case NATIVE_MOUNT_TMPFS:
-		if (mount("moat-tmp", it->target, "tmpfs", MS_NOSUID | MS_NODEV, "mode=1777") != 0)
-			return -errno;
-		return 0;
-	case NATIVE_MOUNT_PROC:
-		if (mount("proc", it->target, "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC, NULL) != 0)
-			return -errno;
-		return 0;
-	case NATIVE_MOUNT_DEV:
-		return make_dev(it->target);
-	}
-	return -EINVAL;
-}
-
-#define ARRAY_SIZE_FDS 128
-
-/* mkdir -p of the directories above `path`, then the mount point itself,
- * of the same type as what will be bound there. */
-static int make_mountpoint(const char *path, bool dir)
-{
-	char buf[4096];
-	size_t i, len = strlen(path);
-
-	if (len >= sizeof(buf))
-		return -ENAMETOOLONG;
-	memcpy(buf, path, len + 1);
-	for (i = 1; i < len; i++) {
-		if (buf[i] != '/')
-			continue;
-		buf[i] = '\0';
-		if (mkdir(buf, 0755) != 0 && errno != EEXIST)
-			return -errno;
-		buf[i] = '/';
-	}
-	if (dir) {
-		if (mkdir(path, 0755) != 0 && errno != EEXIST)
-			return -errno;
-	} else {
-		int fd = open(path, O_CREAT | O_WRONLY | O_CLOEXEC, 0600);
-		if (fd < 0)
-			return -errno;
-		close(fd);
-	}
-	return 0;
-}
-
-static bool below(const char *path, const char *dir)
-{
-	size_t n = strlen(dir);
-	return strncmp(path, dir, n) == 0 && path[n] == '/';
-}
-
-/* Is `path` (lexically) inside a masked, denied path? */
-static bool masked(const struct native_mounts *m, const char *path)
-{
-	for (size_t i = 0; i < m->n; i++)
-		if ((m->items[i].kind == NATIVE_MOUNT_MASK_DIR || m->items[i].kind == NATIVE_MOUNT_MASK_FILE) &&
-		    path_within(path, m->items[i].target))
-			return true;
-	return false;
-}
-
-/* Bind the kept paths below `dir` (just replaced by a tmpfs) back, from the
- * O_PATH fds opened before it was covered.
- *
- * Fix 1: shortest path first, so that a grant nested in another kept grant
- * is bound on top of it, not hidden under it.
- * Fix 2: a kept path that is, or resolves to (a planted symlink), a path
- * inside a denied one is not bound.  Landlock cannot refuse it here: the
- * rule on the private tmpfs covers everything mounted below it, so the mask
- * is all that stands in the way, and a mask over .ssh does not come along
- * with a bind of .ssh/id_ed25519 itself.  (Read-only grants are made
- * read-only mounts by the child, launch/child.c, for the same reason.) */
-static int restore_kept(const struct native_mounts *m, const int *fds, const char *dir, const char **failed)
-{
-	size_t last_len = 0, last_i = 0;
-	bool first = true;
-
-	for (;;) {
-		char src[64], real[4096];
-		struct stat st;
-		size_t i, pick = m->n, pick_len = 0;
-		ssize_t n;
-		int rc;
-
-		for (i = 0; i < m->n; i++) {
-			size_t len;
-
-			if (m->items[i].kind != NATIVE_MOUNT_KEEP || fds[i] < 0 || !below(m->items[i].target, dir))
-				continue;
-			len = strlen(m->items[i].target);
-			if (!first && (len < last_len || (len == last_len && i <= last_i)))
-				continue;
-			if (pick == m->n || len < pick_len) {
-				pick = i;
-				pick_len = len;
-			}
-		}
-		if (pick == m->n)
-			return 0;
-		first = false;
-		last_len = pick_len;
-		last_i = pick;
-		i = pick;
-
-		*failed = m->items[i].target;
-		snprintf(src, sizeof(src), "/proc/self/fd/%d", fds[i]);
-		n = readlink(src, real, sizeof(real) - 1);
-		if (n < 0)
-			return -errno;
-		real[n] = '\0';
-		if (masked(m, m->items[i].target) || masked(m, real))
-			continue;
-		if (fstat(fds[i], &st) != 0)
-			return -errno;
-		if ((rc = make_mountpoint(m->items[i].target, S_ISDIR(st.st_mode))) < 0)
-			return rc;
-		if (mount(src, m->items[i].target, NULL, MS_BIND | MS_REC, NULL) != 0)
-			return -errno;
-	}
-}
-
-static int apply_all(const struct native_mounts *m, const int *fds, const char **failed)
-{
-	size_t i;
-	int rc;
-
-	for (i = 0; i < m->n; i++) {
-		*failed = m->items[i].target;
-		if ((rc = apply_one(&m->items[i])) < 0)
-			return rc;
-		if ((m->items[i].kind == NATIVE_MOUNT_TMPFS || m->items[i].kind == NATIVE_MOUNT_DEV) &&
-		    (rc = restore_kept(m, fds, m->items[i].target, failed)) < 0)
-			return rc;
-	}
-	return 0;
-}
-
-/* mount_setattr(2), from Linux 5.12; declared here for older headers. */
-struct moat_mount_attr {
-	uint64_t attr_set, attr_clr, propagation, userns_fd;
-};
-#define MOAT_MOUNT_ATTR_RDONLY 0x00000001
-#define MOAT_MOUNT_ATTR_NOSUID 0x00000002
-#ifndef SYS_mount_setattr
-#define SYS_mount_setattr 442
-#endif
-#ifndef AT_RECURSIVE
-#define AT_RECURSIVE 0x8000
-#endif
-
-static int set_attr(const char *path, uint64_t set, uint64_t clr)
-{
-	struct moat_mount_attr attr = {.attr_set = set, .attr_clr = clr};
-
-	if (syscall(SYS_mount_setattr, AT_FDCWD, path, AT_RECURSIVE, &attr, sizeof(attr)) != 0)
-		return -errno;
-	return 0;
-}
-
-/* The last pass: write grants become read-write mounts again (a bind of the
- * path onto itself, so that only it is cleared).  EPERM: the host mount is
- * itself read-only and locked so; nothing could be written there anyway. */
-static int reopen_writable(const struct native_mounts *m, const char **failed)
-{
-	size_t i;
-	int rc;
-
-	for (i = 0; i < m->n; i++) {
-		const char *t = m->items[i].target;
-
-		if (m->items[i].kind != NATIVE_MOUNT_WRITABLE)
-			continue;
-		*failed = t;
-		if (mount(t, t, NULL, MS_BIND | MS_REC, NULL) != 0)
-			return errno == ENOENT ? 0 : -errno;
-		if ((rc = set_attr(t, 0, MOAT_MOUNT_ATTR_RDONLY)) < 0 && rc != -EPERM)
-			return rc;
-	}
-	return 0;
-}
-
-int mounts_apply(const struct native_mounts *m, const char **failed)
-{
-	int fds[ARRAY_SIZE_FDS];
-	const char *staging = NULL;
-	size_t i;
-	int rc;
-
-	if (m->n > ARRAY_SIZE_FDS)
-		return -E2BIG;
-	/* Open what must survive before anything covers it.  Opened here, in
-	 * the new mount namespace: a bind mount's source must be in it. */
-	for (i = 0; i < m->n; i++) {
-		fds[i] = -1;
-		if (m->items[i].kind == NATIVE_MOUNT_KEEP)
-			fds[i] = open(m->items[i].target, O_PATH | O_CLOEXEC);
-	}
-
-	*failed = "/";
-	/* Private propagation first: nothing mounted here may leak back to the
-	 * host's mount namespace, and no host mount event reaches in. */
-	if (mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) != 0)
-		return -errno;
-	/* The whole view read-only and nosuid, in one call: Landlock governs
-	 * file contents but not chmod, chown, utimes or xattrs, so without this
-	 * a command could change the metadata of host files outside its write
-	 * grants (as root: make a host binary setuid).  Write grants are made
-	 * read-write again at the end. */
-	if ((rc = set_attr("/", MOAT_MOUNT_ATTR_RDONLY | MOAT_MOUNT_ATTR_NOSUID, 0)) < 0)
+	if (rc < 0)
 		return rc;
-
-	/* First pass: masks (read-only and empty: the secret is not there to
-	 * read, and nothing can be hidden in its place either), while the
-	 * staging tmpfs is mounted. */
-	for (i = 0; i < m->n; i++) {
-		enum native_mount_kind k = m->items[i].kind;
-
-		if (k != NATIVE_MOUNT_MASK_FILE && k != NATIVE_MOUNT_MASK_DIR)
-			continue;
-		*failed = m->items[i].target;
-		if (!staging) {
-			staging = pick_staging(m);
-			if (!staging)
-				return -ENOTDIR; /* every staging candidate covers a target */
-			if ((rc = make_masks_source(staging)) < 0)
-				return rc;
+	dev = open_beneath(root, rel_of(op->dest), false, true);
+	if (dev < 0)
+		return dev;
+	for (i = 0; i < sizeof(links) / sizeof(links[0]); i++)
+		if (symlinkat(links[i][1], dev, links[i][0]) != 0 && errno != EEXIST) {
+			rc = -errno;
+			break;
 		}
-		if ((rc = bind_mask(m->items[i].target, k == NATIVE_MOUNT_MASK_DIR)) < 0)
-			return rc;
-	}
-	if (staging && !covered_later(m, staging) && umount2(staging, MNT_DETACH) != 0) {
-		*failed = staging;
-		return -errno;
-	}
-	rc = apply_all(m, fds, failed);
-	if (rc == 0)
-		rc = reopen_writable(m, failed);
-	for (i = 0; i < m->n; i++)
-		if (fds[i] >= 0)
-			close(fds[i]);
+	close(dev);
 	return rc;
+}
+
+static int symlink_at(int root, const struct view_op *op)
+{
+	char parent[4096];
+	const char *base = strrchr(op->dest, '/') + 1;
+	size_t n = (size_t)(base - op->dest);
+	int dir, rc = 0;
+
+	if (n >= sizeof(parent))
+		return -ENAMETOOLONG;
+	memcpy(parent, op->dest, n);
+	parent[n] = '\0';
+	dir = open_beneath(root, rel_of(parent), true, true);
+	if (dir < 0)
+		return dir;
+	if (symlinkat(op->text, dir, base) != 0 && errno != EEXIST)
+		rc = -errno;
+	close(dir);
+	return rc;
+}
+
+/* The staging tmpfs: holds the mask sources and the new root's mount
+ * point, and goes away with the old root.  Its first candidate that is a
+ * plain directory: covering it hides nothing still needed, since every
+ * object was opened before. */
+static const char *const staging_candidates[] = {"/tmp", "/mnt", "/media", "/srv", "/opt", "/var/tmp", "/dev"};
+
+static int make_staging(int *stage, int *mask_dir, int *mask_file, char *what, size_t len)
+{
+	size_t i;
+	int rc, f;
+
+	for (i = 0; i < sizeof(staging_candidates) / sizeof(staging_candidates[0]); i++) {
+		struct stat st;
+		if (lstat(staging_candidates[i], &st) == 0 && S_ISDIR(st.st_mode))
+			break;
+	}
+	if (i == sizeof(staging_candidates) / sizeof(staging_candidates[0]))
+		return say(what, len, -ENOENT, "no directory to stage the new root on:", "/tmp");
+	if (mount("moat-stage", staging_candidates[i], "tmpfs", MS_NOSUID | MS_NODEV | MS_NOEXEC, "mode=0700") != 0)
+		return say(what, len, -errno, "staging tmpfs on", staging_candidates[i]);
+	*stage = open(staging_candidates[i], O_PATH | O_DIRECTORY | O_CLOEXEC);
+	if (*stage < 0)
+		return say(what, len, -errno, "opening", staging_candidates[i]);
+	/* Masks: an empty file and an empty directory, both mode 0, never
+	 * visible themselves (the staging tmpfs is detached with the old
+	 * root); their binds stay read-only and empty. */
+	f = openat(*stage, "mask", O_CREAT | O_EXCL | O_WRONLY | O_CLOEXEC, 0);
+	if (f < 0 || mkdirat(*stage, "mask-dir", 0) != 0 || mkdirat(*stage, "root", 0755) != 0) {
+		rc = -errno;
+		if (f >= 0)
+			close(f);
+		return say(what, len, rc, "making the mask sources in", staging_candidates[i]);
+	}
+	close(f);
+	*mask_file = openat(*stage, "mask", O_PATH | O_CLOEXEC);
+	*mask_dir = openat(*stage, "mask-dir", O_PATH | O_CLOEXEC);
+	if (*mask_file < 0 || *mask_dir < 0)
+		return say(what, len, -errno, "opening the mask sources in", staging_candidates[i]);
+	return 0;
+}
+
+/* --- the view ------------------------------------------------------------ */
+
+int mounts_apply(const struct native_mounts *m, const struct fs_plan *fp, char *what, size_t len)
+{
+	const struct view *v = &m->view;
+	int stage = -1, mask_dir = -1, mask_file = -1, root = -1, rc;
+	bool root_is_host = false;
+	size_t i;
+
+	/* 1.  Nothing mounted here may reach the host's namespace. */
+	if (mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) != 0)
+		return say(what, len, -errno, "making mounts private:", "/");
+
+	/* 2.  Every source, by its real path, checked against the plan. */
+	for (i = 0; i < v->n; i++) {
+		const struct view_op *op = &v->v[i];
+
+		if (op->kind != VIEW_BIND || op->obj < 0)
+			continue;
+		m->fds[i] = open_planned(&fp->obj[op->obj]);
+		if (m->fds[i] < 0)
+			return say(what, len, m->fds[i],
+				   m->fds[i] == -ESTALE ? "changed since moat planned it (replaced, or a link swapped in):"
+							: "opening",
+				   fp->obj[op->obj].real);
+		if (strcmp(op->dest, "/") == 0)
+			root_is_host = true;
+	}
+
+	/* 3.  The new root, on the staging tmpfs. */
+	if ((rc = make_staging(&stage, &mask_dir, &mask_file, what, len)) < 0)
+		return rc;
+	{
+		int slot = openat(stage, "root", O_PATH | O_DIRECTORY | O_CLOEXEC), mnt;
+		if (slot < 0)
+			return say(what, len, -errno, "opening the new root's", "mount point");
+		if (!root_is_host) {
+			mnt = new_fs("tmpfs", "0755", M_ATTR_NOSUID | M_ATTR_NODEV);
+			if (mnt < 0 || (rc = move_onto(mnt, slot)) < 0) {
+				rc = mnt < 0 ? mnt : rc;
+				close(slot);
+				return say(what, len, rc, "mounting the new root", "(tmpfs)");
+			}
+			m->mfds[v->n] = mnt; /* sealed read-only at the end */
+		}
+		close(slot);
+		root = openat(stage, "root", O_PATH | O_DIRECTORY | O_CLOEXEC);
+		if (root < 0)
+			return say(what, len, -errno, "opening the new root", "");
+	}
+
+	for (i = 0; i < v->n; i++) {
+		const struct view_op *op = &v->v[i];
+
+		switch (op->kind) {
+		case VIEW_PROC:
+			rc = fs_at(root, op, "proc", NULL, M_ATTR_NOSUID | M_ATTR_NODEV | M_ATTR_NOEXEC, NULL);
+			break;
+		case VIEW_DEV:
+			rc = make_dev(root, op);
+			break;
+		case VIEW_TMPFS: {
+			char mode[8];
+			snprintf(mode, sizeof(mode), "%o", op->mode);
+			rc = fs_at(root, op, "tmpfs", mode, M_ATTR_NOSUID | M_ATTR_NODEV, NULL);
+			break;
+		}
+		case VIEW_SKELETON:
+			rc = fs_at(root, op, "tmpfs", "0755", M_ATTR_NOSUID | M_ATTR_NODEV, &m->mfds[i]);
+			break;
+		case VIEW_BIND:
+			if (strcmp(op->dest, "/") == 0) {
+				/* The host's root, granted whole: it is the new
+				 * root (attached under the staging tmpfs). */
+				int slot = openat(stage, "root", O_PATH | O_DIRECTORY | O_CLOEXEC);
+				int tree = (int)syscall(SYS_open_tree, m->fds[i], "",
+							M_OPEN_TREE_CLONE | O_CLOEXEC | AT_EMPTY_PATH | AT_RECURSIVE);
+				rc = slot < 0 || tree < 0 ? -errno : set_attr(tree, M_ATTR_NOSUID | (op->read_only ? M_ATTR_RDONLY : 0), true);
+				if (rc == 0)
+					rc = move_onto(tree, slot);
+				if (tree >= 0)
+					close(tree);
+				if (slot >= 0)
+					close(slot);
+				if (rc == 0) {
+					close(root);
+					root = openat(stage, "root", O_PATH | O_DIRECTORY | O_CLOEXEC);
+					rc = root < 0 ? -errno : 0;
+				}
+				break;
+			}
+			rc = bind_at(root, op, fp, m->fds[i]);
+			break;
+		case VIEW_PIN:
+			rc = bind_at(root, op, fp, -1);
+			break;
+		case VIEW_MASK:
+			rc = mask_at(root, op, fp, mask_dir, mask_file);
+			break;
+		case VIEW_DIR: {
+			int d = open_beneath(root, rel_of(op->dest), true, true);
+			rc = d < 0 ? d : 0;
+			if (d >= 0)
+				close(d);
+			break;
+		}
+		case VIEW_SYMLINK:
+			rc = symlink_at(root, op);
+			break;
+		default:
+			rc = -EINVAL;
+		}
+		if (rc < 0)
+			return say(what, len, rc,
+				   rc == -ESTALE ? "changed since moat planned it (replaced, or a link swapped in):"
+				   : rc == -ELOOP ? "a symlink where moat planned a directory:"
+						  : view_kind_name(op->kind),
+				   op->dest);
+	}
+
+	/* 4.  Skeletons and the root read-only (the superblock of each: the
+	 * mounts below keep their own flags), then the new root is the root. */
+	for (i = 0; i <= v->n; i++)
+		if (m->mfds[i] >= 0 && (rc = set_attr(m->mfds[i], M_ATTR_RDONLY, false)) < 0)
+			return say(what, len, rc, "making read-only:", i < v->n ? v->v[i].dest : "/");
+	if (fchdir(root) != 0)
+		return say(what, len, -errno, "entering the new root", "");
+	if (syscall(SYS_pivot_root, ".", ".") != 0)
+		return say(what, len, -errno, "pivot_root", "");
+	/* The old root now sits on top of the new one: detach it, and with
+	 * it every host mount and the staging tmpfs. */
+	if (umount2(".", MNT_DETACH) != 0)
+		return say(what, len, -errno, "detaching the old root", "");
+	if (chdir("/") != 0)
+		return say(what, len, -errno, "chdir", "/");
+	close(root);
+	close(stage);
+	close(mask_dir);
+	close(mask_file);
+	for (i = 0; i <= v->n; i++) {
+		if (m->fds[i] >= 0)
+			close(m->fds[i]);
+		if (m->mfds[i] >= 0)
+			close(m->mfds[i]);
+	}
+	return 0;
 }

@@ -1,41 +1,44 @@
-/* Mount-namespace steps: private propagation, masks over denied paths, a
- * private /tmp, /dev/shm and /run, and a fresh /proc for the pid namespace.
- * Planned in the parent as a list; applied by the child in list order. */
+/* The native backend's mount namespace: the view planned in plan/view.h,
+ * applied by the child.  The parent plans (and allocates everything the
+ * child needs: the child allocates nothing); the child, in its new user and
+ * mount namespace,
+ *
+ *   1. makes propagation private, so nothing reaches back to the host;
+ *   2. opens every object the view binds, by its real path, and checks it is
+ *      the object the parent planned (device and inode): a name swapped since
+ *      planning (a link planted, a directory renamed) fails the start;
+ *   3. builds the new root on a tmpfs: the binds (new mount API: open_tree,
+ *      mount_setattr on the detached copy, move_mount onto a target resolved
+ *      without following any link and checked like the source), the private
+ *      tmpfs, masks, pins, /dev, /proc, the symlinks and directories the view
+ *      makes;
+ *   4. makes the skeletons and the root read-only, and pivots into it; the old
+ *      root is detached, so nothing of the host remains but what is bound. */
 #ifndef MOAT_NATIVE_MOUNTS_H
 #define MOAT_NATIVE_MOUNTS_H
 
 #include <stdbool.h>
 #include <stddef.h>
 
-enum native_mount_kind {
-	NATIVE_MOUNT_MASK_DIR,  /* an empty read-only tmpfs over a directory */
-	NATIVE_MOUNT_MASK_FILE, /* an empty unreadable file bound over a file */
-	NATIVE_MOUNT_TMPFS,     /* a fresh writable tmpfs (private tmp) */
-	NATIVE_MOUNT_PROC,      /* a fresh procfs for the new pid namespace */
-	NATIVE_MOUNT_DEV,       /* a minimal /dev: a tmpfs with the kept device
-				 * nodes bound in, and the /proc/self/fd links */
-	NATIVE_MOUNT_WRITABLE,  /* a write grant: made a read-write mount again
-				 * after the whole view was made read-only */
-	NATIVE_MOUNT_KEEP,      /* a granted path (or the cwd) below a replaced
-				 * directory: bound back into the fresh tmpfs */
-};
-
-struct native_mount {
-	enum native_mount_kind kind;
-	char *target;
-};
+#include "plan/fsplan.h"
+#include "plan/view.h"
 
 struct native_mounts {
 	bool enabled;
-	struct native_mount *items;
-	size_t n, cap;
+	struct view view;
+	int *fds;  /* per op, for the child: the source it opened, and the
+		    * skeleton mounts to seal (allocated by the parent) */
+	int *mfds;
 };
 
-void mounts_add(struct native_mounts *m, enum native_mount_kind kind, const char *target);
-void mounts_free(struct native_mounts *m);
+void native_mounts_init(struct native_mounts *m);
+/* Plan the view for `fp` and allocate what the child needs. */
+void native_mounts_plan(struct native_mounts *m, const struct moat_policy *p, const struct fs_plan *fp, bool landlock);
+void native_mounts_free(struct native_mounts *m);
 
-/* Child, inside the new user+mount namespace.  On failure returns -errno
- * and points *failed at the target that failed. */
-int mounts_apply(const struct native_mounts *m, const char **failed);
+/* Child, inside the new user and mount namespace, as pid 1 of the new pid
+ * namespace (for /proc).  Returns 0, or -errno with `what` (len bytes)
+ * naming the step and the path. */
+int mounts_apply(const struct native_mounts *m, const struct fs_plan *fp, char *what, size_t len);
 
 #endif

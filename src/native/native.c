@@ -1,6 +1,7 @@
 #include "native/native.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <ftw.h>
 #include <sched.h>
 #include <stdio.h>
@@ -20,30 +21,25 @@
 	"(check /sys/kernel/security/lsm); Debian: linux-image from bookworm-backports"
 #define HINT_SECCOMP "use a kernel built with CONFIG_SECCOMP_FILTER=y"
 
-/* Sockets and agents live under /run; when the network is on, /run holds
- * the resolver's files too, so only the socket directories are masked. */
-static const char *const run_sockets[] = {
-	"/run/dbus", "/run/docker.sock", "/run/docker", "/run/containerd", "/run/podman", "/run/user",
-	"/run/systemd/private", "/run/systemd/journal", "/var/run/docker.sock", "/run/snapd.socket",
-};
-
-/* The device nodes of the sandbox's minimal /dev. */
-static const char *const dev_nodes[] = {"/dev/null", "/dev/zero", "/dev/full", "/dev/random", "/dev/urandom"};
-
 void native_plan_init(struct native_plan *np)
 {
 	memset(np, 0, sizeof(*np));
+	native_mounts_init(&np->mounts);
 	landlock_plan_init(&np->landlock);
+	np->private_tmp_fd = -1;
 }
 
 void native_plan_free(struct native_plan *np)
 {
-	mounts_free(&np->mounts);
+	native_mounts_free(&np->mounts);
 	landlock_plan_free(&np->landlock);
 	moat_bpf_free(&np->bpf);
 	free(np->private_tmp_dir);
+	if (np->private_tmp_fd >= 0)
+		close(np->private_tmp_fd);
 	memset(np, 0, sizeof(*np));
 	np->landlock.ruleset_fd = -1;
+	np->private_tmp_fd = -1;
 }
 
 static void add_rlimit(struct native_plan *np, int resource, rlim_t value)
@@ -55,112 +51,32 @@ static void add_rlimit(struct native_plan *np, int resource, rlim_t value)
 	}
 }
 
-const char *native_private_home(const struct moat_policy *p)
-{
-	const char *home = getenv("HOME");
-	struct stat st;
-	size_t i;
-
-	if (!home || home[0] != '/' || strcmp(home, "/") == 0 || stat(home, &st) != 0 || !S_ISDIR(st.st_mode))
-		return NULL;
-	for (i = 0; i < p->n_paths; i++)
-		if (p->paths[i].access != MOAT_ACCESS_DENY && path_within(home, p->paths[i].path))
-			return NULL;
-	return home;
-}
-
-static void plan_masks(const struct moat_policy *p, struct native_plan *np)
-{
-	const char *home;
-	size_t i;
-
-	for (i = 0; i < p->n_paths; i++) {
-		struct stat st;
-
-		if (p->paths[i].access != MOAT_ACCESS_DENY || stat(p->paths[i].path, &st) != 0)
-			continue;
-		mounts_add(&np->mounts, S_ISDIR(st.st_mode) ? NATIVE_MOUNT_MASK_DIR : NATIVE_MOUNT_MASK_FILE,
-			   p->paths[i].path);
-	}
-	/* HOME, unless granted as a whole: an empty tmpfs with only the grants
-	 * below it bound back.  Agent sockets live there (~/.1password,
-	 * ~/.gnupg, editors' and password managers' sockets), and Landlock
-	 * before ABI 9 does not govern connect(2): hiding is the only defence. */
-	home = native_private_home(p);
-	if (home)
-		mounts_add(&np->mounts, NATIVE_MOUNT_TMPFS, home);
-	/* A minimal /dev (before /dev/shm, which is mounted inside it). */
-	for (i = 0; i < ARRAY_LEN(dev_nodes); i++)
-		if (access(dev_nodes[i], F_OK) == 0)
-			mounts_add(&np->mounts, NATIVE_MOUNT_KEEP, dev_nodes[i]);
-	mounts_add(&np->mounts, NATIVE_MOUNT_DEV, "/dev");
-	if (p->private_tmp) {
-		mounts_add(&np->mounts, NATIVE_MOUNT_TMPFS, "/tmp");
-		if (access("/dev/shm", F_OK) == 0)
-			mounts_add(&np->mounts, NATIVE_MOUNT_TMPFS, "/dev/shm");
-	}
-	/* Granted paths below a directory replaced by a tmpfs are bound back
-	 * into it, so `--write /tmp/x` still means /tmp/x.
-	 * Fix: not the cwd.  Below the private tmpfs Landlock's rule for /tmp
-	 * covers whatever is bound there, so binding an ungranted cwd exposed
-	 * it read-write; a granted cwd comes with its grant, and an ungranted
-	 * one is made as an empty directory by the child (launch/child.c). */
-	for (i = 0; i < p->n_paths; i++) {
-		const char *path = p->paths[i].path;
-		if (p->paths[i].access == MOAT_ACCESS_DENY)
-			continue;
-		if ((p->private_tmp && (path_within(path, "/tmp") || path_within(path, "/dev/shm"))) ||
-		    (path_within(path, "/dev") && !path_within(path, "/dev/shm")) ||
-		    (home && path_within(path, home)) || (p->net != MOAT_NET_ALL && path_within(path, "/run")))
-			if (strcmp(path, "/tmp") != 0 && strcmp(path, "/run") != 0 && strcmp(path, "/dev/shm") != 0 &&
-			    strcmp(path, "/dev") != 0 && !(home && strcmp(path, home) == 0) &&
-			    access(path, F_OK) == 0)
-				mounts_add(&np->mounts, NATIVE_MOUNT_KEEP, path);
-	}
-	/* Write grants (directories and regular files: device nodes can be
-	 * written on a read-only mount) are re-opened for writing last. */
-	for (i = 0; i < p->n_paths; i++) {
-		struct stat st;
-
-		if (p->paths[i].access == MOAT_ACCESS_WRITE && stat(p->paths[i].path, &st) == 0 &&
-		    (S_ISDIR(st.st_mode) || S_ISREG(st.st_mode)))
-			mounts_add(&np->mounts, NATIVE_MOUNT_WRITABLE, p->paths[i].path);
-	}
-	if (p->net != MOAT_NET_ALL) {
-		mounts_add(&np->mounts, NATIVE_MOUNT_TMPFS, "/run");
-	} else {
-		for (i = 0; i < ARRAY_LEN(run_sockets); i++) {
-			struct stat st;
-			if (stat(run_sockets[i], &st) == 0)
-				mounts_add(&np->mounts, S_ISDIR(st.st_mode) ? NATIVE_MOUNT_MASK_DIR
-									    : NATIVE_MOUNT_MASK_FILE,
-					   run_sockets[i]);
-		}
-	}
-}
-
-static size_t count_denies(const struct moat_policy *p)
+static size_t count_role(const struct fs_plan *fp, enum fs_role role, bool only_present)
 {
 	size_t i, n = 0;
 
-	for (i = 0; i < p->n_paths; i++)
-		n += p->paths[i].access == MOAT_ACCESS_DENY;
+	for (i = 0; i < fp->n; i++)
+		n += fp->obj[i].role == role && (!only_present || fp->obj[i].present) && !fp->obj[i].lifted;
 	return n;
 }
 
-int native_compile(const struct moat_policy *p, const struct moat_host *h, struct native_plan *np,
-		   struct moat_verdict *props, struct moat_error *err)
+static size_t count_denies(const struct fs_plan *fp)
+{
+	return count_role(fp, FS_DENY, false);
+}
+
+int native_compile(const struct moat_policy *p, const struct moat_host *h, const struct fs_plan *fp,
+		   struct native_plan *np, struct moat_verdict *props, struct moat_error *err)
 {
 	bool ns = h->userns || h->root;
-	/* A network namespace costs ~1.5 ms to create (and can stall under
-	 * load).  With no network at all, seccomp (AF_UNIX only) and Landlock's
-	 * abstract-socket scope (ABI >= 6) already give net.none and
-	 * ipc.abstract, so it is made only when it adds something: loopback
-	 * mode, or a host without one of those two. */
-	bool netns = ns && (p->net == MOAT_NET_LOOPBACK ||
-			    (p->net == MOAT_NET_NONE && !(h->seccomp && h->landlock_abi >= 6)));
+	/* A network namespace whenever namespaces can be made and the policy
+	 * does not share the host's network: besides refusing the network, it
+	 * gives the sandbox its own /proc/net, so the host's sockets
+	 * (/proc/net/unix lists every bound path) and connections are not
+	 * listed inside. */
+	bool netns = ns && p->net != MOAT_NET_ALL;
 	int abi = h->landlock_abi;
-	const char *tmp_extra = NULL;
+	size_t n_denies = count_denies(fp), n_protected = count_role(fp, FS_PROTECT, false);
 	char rl[160];
 
 	np->outer_uid = h->uid;
@@ -176,22 +92,22 @@ int native_compile(const struct moat_policy *p, const struct moat_host *h, struc
 		if (netns)
 			np->clone_flags |= CLONE_NEWNET;
 		np->pid_init = true;
-		np->mounts.enabled = true;
-		plan_masks(p, np);
-		mounts_add(&np->mounts, NATIVE_MOUNT_PROC, "/proc");
+		native_mounts_plan(&np->mounts, p, fp, abi > 0);
 	} else if (p->private_tmp && abi > 0) {
 		char tmpl[] = "/tmp/moat-tmp.XXXXXX";
 		if (!mkdtemp(tmpl))
 			return moat_error_set(err, MOAT_E_SYSTEM, errno, "creating a private tmp under /tmp");
 		np->private_tmp_dir = moat_xstrdup(tmpl);
-		tmp_extra = np->private_tmp_dir;
+		np->private_tmp_fd = open(tmpl, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+		if (np->private_tmp_fd < 0)
+			return moat_error_set(err, MOAT_E_SYSTEM, errno, "%s", tmpl);
 	}
 
-	if (abi > 0 && landlock_compile(p, abi, !np->mounts.enabled, tmp_extra, &np->landlock, err) < 0)
+	if (abi > 0 && landlock_compile(p, fp, abi, np->private_tmp_fd, &np->landlock, err) < 0)
 		return -1;
 
 	if (h->seccomp) {
-		struct moat_seccomp_opts so = {.net = p->net, .allow_ptrace = false};
+		struct moat_seccomp_opts so = {.net = p->net, .allow_ptrace = false, .allow_unix = p->unix_sockets};
 		if (moat_seccomp_compile(&so, &np->bpf, err) < 0)
 			return moat_error_wrap(err, "compiling the seccomp filter");
 		np->use_seccomp = true;
@@ -211,36 +127,55 @@ int native_compile(const struct moat_policy *p, const struct moat_host *h, struc
 		snprintf(rl, sizeof(rl), "setrlimit: core 0 and %zu declared limits", np->n_rlimits - 1);
 
 	/* Verdicts, from what was compiled above and nothing else. */
-	if (np->landlock.abi > 0)
-		verdict_enforce(&props[MOAT_P_FS_READ], "landlock ABI %d, %zu rules", np->landlock.abi,
-				np->landlock.n_rules);
+	if (np->landlock.abi > 0 && np->mounts.enabled)
+		verdict_enforce(&props[MOAT_P_FS_READ], "a view with only the grants (%zu binds); landlock ABI %d, %zu "
+							"rules on their inodes",
+				np->mounts.view.n_binds, np->landlock.abi, np->landlock.n_rules);
+	else if (np->landlock.abi > 0)
+		verdict_enforce(&props[MOAT_P_FS_READ], "landlock ABI %d, %zu rules on the granted inodes",
+				np->landlock.abi, np->landlock.n_rules);
+	else if (np->mounts.enabled)
+		verdict_enforce(&props[MOAT_P_FS_READ], "a view with only the grants (%zu binds; no Landlock)",
+				np->mounts.view.n_binds);
 	else
-		verdict_missing(&props[MOAT_P_FS_READ], HINT_LANDLOCK, "Landlock is not available on this kernel");
+		verdict_missing(&props[MOAT_P_FS_READ], HINT_LANDLOCK, "neither Landlock nor a mount namespace here");
 
-	/* Landlock governs contents, not metadata: chmod, chown, utimes and
-	 * xattrs outside the write grants are refused only by the read-only
-	 * mount view (native/mounts.c), so without a mount namespace fs.write
-	 * is not claimed. */
-	if (np->landlock.abi >= 3 && np->mounts.enabled)
-		verdict_enforce(&props[MOAT_P_FS_WRITE], "landlock ABI %d; read-only mount view outside the write grants",
-				np->landlock.abi);
+	/* Writes outside the grants: read-only binds (contents and metadata)
+	 * with a mount namespace; Landlock alone governs contents but not
+	 * chmod, chown, utimes or xattrs, and cannot hold the protected
+	 * entries of a write grant (.git/hooks, ...) read-only. */
+	if (np->mounts.enabled)
+		verdict_enforce(&props[MOAT_P_FS_WRITE], "read-only binds outside the write grants, read-only root%s; "
+							 "%zu protected entries pinned read-only",
+				np->landlock.abi >= 3 ? "; landlock" : "", n_protected);
 	else if (np->landlock.abi >= 3)
 		verdict_missing(&props[MOAT_P_FS_WRITE], HINT_USERNS,
-				"Landlock does not govern chmod, chown, utimes or xattrs; without a mount namespace "
-				"(%s) files outside the write grants can have their metadata changed",
-				h->userns_why[0] ? h->userns_why : "none here");
+				"without a mount namespace (%s) files outside the write grants can have their metadata "
+				"changed (Landlock does not govern chmod, chown, utimes or xattrs), and the %zu protected "
+				"entries of the write grants (.git/hooks, ...) stay writable",
+				h->userns_why[0] ? h->userns_why : "none here", n_protected);
 	else if (np->landlock.abi > 0)
 		verdict_missing(&props[MOAT_P_FS_WRITE], HINT_LANDLOCK,
 				"Landlock ABI %d cannot refuse truncate(2); ABI 3 is needed", np->landlock.abi);
 	else
 		verdict_missing(&props[MOAT_P_FS_WRITE], HINT_LANDLOCK, "Landlock is not available on this kernel");
 
+	/* Denies are bound to inodes: no rule covers a directory on the way
+	 * to a denied path (its entries are granted one by one), so a rename,
+	 * a replacement or a file created there later is not granted; the
+	 * mount view hides the denied names, or leaves them out. */
 	if (np->mounts.enabled && np->landlock.abi > 0)
-		verdict_enforce(&props[MOAT_P_FS_SECRETS], "mount masks over %zu denied paths, landlock",
-				count_denies(p));
+		verdict_enforce(&props[MOAT_P_FS_SECRETS], "%zu denied paths: landlock rules only on the entries "
+							   "around them (inode-bound); masks or absent in the view",
+				n_denies);
 	else if (np->landlock.abi > 0)
-		verdict_enforce(&props[MOAT_P_FS_SECRETS], "landlock: grants expanded around %zu denied paths",
-				count_denies(p));
+		verdict_enforce(&props[MOAT_P_FS_SECRETS], "%zu denied paths: landlock rules only on the entries "
+							   "around them (inode-bound)",
+				n_denies);
+	else if (np->mounts.enabled)
+		verdict_enforce(&props[MOAT_P_FS_SECRETS], "%zu denied paths left out of the view: grants holding them "
+							   "mounted entry by entry (%zu)",
+				n_denies, np->mounts.view.n_expanded);
 	else
 		verdict_missing(&props[MOAT_P_FS_SECRETS], HINT_LANDLOCK,
 				"neither Landlock nor a mount namespace is available");
@@ -257,9 +192,9 @@ int native_compile(const struct moat_policy *p, const struct moat_host *h, struc
 							 "needs --net none",
 				"the policy opens the network (net %s)", moat_net_name(p->net));
 	else if (netns && np->use_seccomp)
-		verdict_enforce(&props[MOAT_P_NET_NONE], "network namespace; seccomp: socket() AF_UNIX only");
+		verdict_enforce(&props[MOAT_P_NET_NONE], "network namespace; seccomp: no inet sockets");
 	else if (np->use_seccomp)
-		verdict_enforce(&props[MOAT_P_NET_NONE], "seccomp: socket() AF_UNIX only");
+		verdict_enforce(&props[MOAT_P_NET_NONE], "seccomp: no inet sockets");
 	else if (netns)
 		verdict_enforce(&props[MOAT_P_NET_NONE], "network namespace without interfaces");
 	else
@@ -269,32 +204,42 @@ int native_compile(const struct moat_policy *p, const struct moat_host *h, struc
 		verdict_enforce(&props[MOAT_P_NET_LOOPBACK], "network namespace with only lo");
 	else
 		verdict_missing(&props[MOAT_P_NET_LOOPBACK], ns ? "use --net loopback" : HINT_USERNS,
-				"loopback-only needs a network namespace%s%s", ns ? ", made only for --net loopback" : ": ",
+				"loopback-only needs a network namespace%s%s", ns ? " (the policy shares the host's)" : ": ",
 				ns ? "" : h->userns_why);
 
 	verdict_missing(&props[MOAT_P_NET_ALLOW], "--net all gives the whole network, unfiltered; --net loopback or "
 						  "none are enforced",
 			"the native backend has no per-destination network rules");
 
-	if (netns)
+	if (np->use_seccomp && !p->unix_sockets)
+		verdict_enforce(&props[MOAT_P_IPC_ABSTRACT], "seccomp: socket(AF_UNIX) refused%s%s",
+				netns ? "; network namespace" : "", np->landlock.scoped ? "; landlock scope" : "");
+	else if (netns)
 		verdict_enforce(&props[MOAT_P_IPC_ABSTRACT], "network namespace%s",
 				np->landlock.scoped ? ", landlock scope" : "");
 	else if (np->landlock.scoped & MOAT_LANDLOCK_SCOPE_ABSTRACT_UNIX_SOCKET)
 		verdict_enforce(&props[MOAT_P_IPC_ABSTRACT], "landlock ABI %d abstract-socket scope", np->landlock.abi);
 	else
 		verdict_missing(&props[MOAT_P_IPC_ABSTRACT], HINT_USERNS,
-				"needs a network namespace or Landlock ABI 6");
+				"needs seccomp, a network namespace or Landlock ABI 6");
 
-	if (np->mounts.enabled)
-		verdict_enforce(&props[MOAT_P_IPC_UNIX],
-				"mount namespace: private /tmp, /run%s masked; sockets inside granted paths stay "
-				"reachable (Landlock before ABI 9 does not govern connect)",
-				p->net == MOAT_NET_ALL ? " socket dirs" : "");
+	/* Pathname sockets: Landlock before ABI 9 does not govern connect(2)
+	 * on them, and a read-only mount does not either, so any socket inside
+	 * a granted path -- or bound there by the host during the run -- would
+	 * be reachable.  Only refusing the command unix sockets of its own
+	 * holds for every path. */
+	if (np->use_seccomp && !p->unix_sockets)
+		verdict_enforce(&props[MOAT_P_IPC_UNIX], "seccomp: socket(AF_UNIX) refused (connected socketpairs "
+							 "only)%s",
+				np->mounts.enabled ? "; the view has no host /run, /var, /tmp or HOME" : "");
+	else if (p->unix_sockets)
+		verdict_missing(&props[MOAT_P_IPC_UNIX], "drop --unix-sockets",
+				"--unix-sockets lets the command make unix sockets: a host socket inside a granted "
+				"path stays reachable");
 	else
-		verdict_missing(&props[MOAT_P_IPC_UNIX], HINT_USERNS,
-				"Landlock before ABI 9 does not govern connect(2) to unix sockets; a mount namespace "
-				"is needed: %s",
-				h->userns_why);
+		verdict_missing(&props[MOAT_P_IPC_UNIX], HINT_SECCOMP,
+				"without seccomp, socket(AF_UNIX) cannot be refused: a host socket inside a granted "
+				"path stays reachable (Landlock before ABI 9 does not govern connect)");
 
 	if (np->pid_init)
 		verdict_enforce(&props[MOAT_P_PROC_PID], "pid namespace with a fresh /proc");

@@ -14,6 +14,7 @@
 #include "native/landlock.h"
 #include "native/mounts.h"
 #include "native/seccomp.h"
+#include "plan/fsplan.h"
 #include "plan/host.h"
 #include "policy/policy.h"
 #include "util/err.h"
@@ -26,10 +27,6 @@ struct moat_verdict;
 	"enable unprivileged user namespaces: `sysctl -w kernel.unprivileged_userns_clone=1` (Debian), "          \
 	"`sysctl -w kernel.apparmor_restrict_unprivileged_userns=0` (Ubuntu 24.04+), "                            \
 	"`sysctl -w user.max_user_namespaces=15000` (Fedora/RHEL)"
-
-/* The HOME to hide behind a private one, or NULL: when it is unknown, "/",
- * or inside a grant. */
-const char *native_private_home(const struct moat_policy *p);
 
 struct native_rlimit {
 	int resource;
@@ -52,6 +49,7 @@ struct native_plan {
 	size_t n_rlimits;
 
 	char *private_tmp_dir; /* without a mount namespace: a per-run TMPDIR */
+	int private_tmp_fd;    /* its descriptor, for the Landlock rule */
 };
 
 void native_plan_init(struct native_plan *np);
@@ -61,8 +59,8 @@ void native_plan_free(struct native_plan *np);
  * native backend enforces.  Fails only on errors (bad paths in require mode,
  * libseccomp failures), never because a feature is missing: that is a
  * verdict. */
-int native_compile(const struct moat_policy *p, const struct moat_host *h, struct native_plan *np,
-		   struct moat_verdict *props, struct moat_error *err);
+int native_compile(const struct moat_policy *p, const struct moat_host *h, const struct fs_plan *fp,
+		   struct native_plan *np, struct moat_verdict *props, struct moat_error *err);
 
 /* After the run: remove what the run created on the host (the per-run tmp). */
 void native_cleanup(struct native_plan *np);

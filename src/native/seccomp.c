@@ -403,6 +403,14 @@ static int add_socket_rules(const struct rule_sink *s, const struct moat_seccomp
 	if (add_family_rules(s, SCMP_SYS(socket), "socket", o, err) < 0 ||
 	    add_family_rules(s, SCMP_SYS(socketpair), "socketpair", o, err) < 0)
 		return -1;
+	if (!o->allow_unix) {
+		struct scmp_arg_cmp c[] = {SCMP_A0_64(SCMP_CMP_MASKED_EQ, LOW32, (uint64_t)AF_UNIX)};
+		struct scmp_arg_cmp d[] = {SCMP_A0_64(SCMP_CMP_MASKED_EQ, LOW32, (uint64_t)AF_UNIX),
+					   SCMP_A1_64(SCMP_CMP_MASKED_EQ, UINT64_C(0xf), (uint64_t)SOCK_DGRAM)};
+		if (emit(s, "socket", SCMP_SYS(socket), EACCES, 1, c, err) < 0 ||
+		    emit(s, "socketpair", SCMP_SYS(socketpair), EACCES, 2, d, err) < 0)
+			return -1;
+	}
 	if (o->net == MOAT_NET_NONE)
 		return 0; /* AF_INET, AF_INET6 and AF_NETLINK are refused whole */
 
@@ -600,7 +608,8 @@ static const struct moat_seccomp_prebuilt *find_prebuilt(const struct moat_secco
 
 	for (i = 0; i < moat_seccomp_prebuilt_count; i++)
 		if (moat_seccomp_prebuilt_table[i].net == o->net &&
-		    moat_seccomp_prebuilt_table[i].allow_ptrace == o->allow_ptrace)
+		    moat_seccomp_prebuilt_table[i].allow_ptrace == o->allow_ptrace &&
+		    moat_seccomp_prebuilt_table[i].allow_unix == o->allow_unix)
 			return &moat_seccomp_prebuilt_table[i];
 	return NULL;
 }

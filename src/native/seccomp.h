@@ -49,6 +49,14 @@ struct moat_seccomp_opts {
 	 * EPERM.  true: they are left to the kernel's own checks (Yama,
 	 * PTRACE_MODE_ATTACH), e.g. for a debugger run inside the sandbox. */
 	bool allow_ptrace;
+	/* false (the default, and what `ipc.unix` needs): socket(AF_UNIX) is
+	 * EACCES, so no pathname or abstract unix socket can be connected to,
+	 * whatever the view shows (a socket inside a grant, one the host binds
+	 * there during the run); socketpair(AF_UNIX) is allowed for
+	 * SOCK_STREAM and SOCK_SEQPACKET only -- already connected, they can
+	 * reach nothing else, while a SOCK_DGRAM pair could sendto(2) any
+	 * address.  true: AF_UNIX sockets of every type (--unix-sockets). */
+	bool allow_unix;
 };
 
 /* A compiled filter: `len` instructions at `insns` (len fits the kernel's
@@ -104,6 +112,7 @@ const char *moat_seccomp_op_name(unsigned op);
 struct moat_seccomp_prebuilt {
 	enum moat_net net;
 	bool allow_ptrace;
+	bool allow_unix;
 	unsigned short len;
 	const struct sock_filter *insns;
 };

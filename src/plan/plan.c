@@ -67,7 +67,8 @@ static void mark_requested(const struct moat_policy *p, struct moat_plan *plan)
 	plan->props[MOAT_P_NET_NONE].requested = p->net == MOAT_NET_NONE;
 	plan->props[MOAT_P_NET_LOOPBACK].requested = p->net == MOAT_NET_LOOPBACK;
 	plan->props[MOAT_P_IPC_ABSTRACT].requested = true;
-	plan->props[MOAT_P_IPC_UNIX].requested = true;
+	/* --unix-sockets gives pathname sockets to the command on purpose. */
+	plan->props[MOAT_P_IPC_UNIX].requested = !p->unix_sockets;
 	plan->props[MOAT_P_PROC_PID].requested = true;
 	plan->props[MOAT_P_PROC_PTRACE].requested = true;
 	plan->props[MOAT_P_SYS_FILTER].requested = true;
@@ -146,8 +147,8 @@ static int candidate_compile(struct candidate *c, const char *name, const struct
 	c->name = b ? b->name : "native";
 	c->external = b != NULL;
 	if (b)
-		return backend_prepare(b, p, h, plan->envp, export_dir, &c->ext, c->props, err);
-	return native_compile(p, h, &c->native, c->props, err);
+		return backend_prepare(b, p, &plan->fs, h, plan->envp, export_dir, &c->ext, c->props, err);
+	return native_compile(p, h, &plan->fs, &c->native, c->props, err);
 }
 
 static void candidate_adopt(struct moat_plan *plan, struct candidate *c)
@@ -278,6 +279,9 @@ static int build(const struct moat_policy *p, const struct moat_host *h, const c
 		return moat_error_hint(err, "backends: auto, native, bwrap, gvisor, oci, firejail, nono, seatbelt, none");
 	}
 	mark_requested(p, plan);
+	/* Every path, once, to its object: what each backend compiles from. */
+	if (fs_plan_build(p, env_strv_get(plan->envp, "HOME"), &plan->fs, err) < 0)
+		return -1;
 	if (export_dir) {
 		struct candidate c;
 		if (!backend_lookup(p->backend)) {
@@ -357,5 +361,6 @@ void plan_free(struct moat_plan *plan)
 	env_strv_free(plan->env_names);
 	native_plan_free(&plan->native);
 	backend_plan_free(&plan->ext);
+	fs_plan_free(&plan->fs);
 	memset(plan, 0, sizeof(*plan));
 }

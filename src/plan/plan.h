@@ -8,6 +8,7 @@
 
 #include "backends/backend.h"
 #include "native/native.h"
+#include "plan/fsplan.h"
 #include "plan/host.h"
 #include "plan/properties.h"
 #include "policy/policy.h"
@@ -40,6 +41,7 @@ struct moat_plan {
 	struct moat_verdict props[MOAT_P__COUNT];
 	char **envp;      /* the child's exact environment */
 	char **env_names; /* its names, sorted, for the report */
+	struct fs_plan fs; /* every path of the policy, resolved once */
 	struct native_plan native;
 };
 

@@ -183,6 +183,16 @@ static size_t strv_len(char **v)
 	return n;
 }
 
+const char *env_strv_get(char *const *envp, const char *name)
+{
+	size_t len = strlen(name), i;
+
+	for (i = 0; envp && envp[i]; i++)
+		if (strncmp(envp[i], name, len) == 0 && envp[i][len] == '=')
+			return envp[i] + len + 1;
+	return NULL;
+}
+
 void env_strv_set(char ***envp, char ***names, const char *name, const char *value)
 {
 	size_t n = strv_len(*envp), len = strlen(name), i, pos;

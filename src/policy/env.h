@@ -33,6 +33,9 @@ int env_build(const struct moat_policy *p, char *const *environ_in, char ***envp
  * keep the sorted name list in step. */
 void env_strv_set(char ***envp, char ***names, const char *name, const char *value);
 
+/* The value of NAME in a built environment, or NULL. */
+const char *env_strv_get(char *const *envp, const char *name);
+
 void env_strv_free(char **v);
 
 #endif

@@ -34,6 +34,9 @@ void policy_free(struct moat_policy *p)
 	for (i = 0; i < p->n_paths; i++)
 		free(p->paths[i].path);
 	free(p->paths);
+	for (i = 0; i < p->n_unprotect; i++)
+		free(p->unprotect[i].path);
+	free(p->unprotect);
 	for (i = 0; i < p->n_env; i++) {
 		free(p->env[i].name);
 		free(p->env[i].value);
@@ -50,9 +53,21 @@ void policy_add_path(struct moat_policy *p, const char *abs_path, enum moat_acce
 
 	p->paths = moat_xgrow(p->paths, &p->cap_paths, p->n_paths, sizeof(*p->paths));
 	r = &p->paths[p->n_paths++];
+	memset(r, 0, sizeof(*r));
 	r->path = moat_xstrdup(abs_path);
 	r->access = access;
 	r->optional = optional;
+	r->origin = origin;
+}
+
+void policy_add_unprotect(struct moat_policy *p, const char *abs_path, struct moat_origin origin)
+{
+	struct moat_path_rule *r;
+
+	p->unprotect = moat_xgrow(p->unprotect, &p->cap_unprotect, p->n_unprotect, sizeof(*p->unprotect));
+	r = &p->unprotect[p->n_unprotect++];
+	memset(r, 0, sizeof(*r));
+	r->path = moat_xstrdup(abs_path);
 	r->origin = origin;
 }
 
@@ -101,7 +116,7 @@ const struct moat_env_rule *policy_find_env(const struct moat_policy *p, const c
 	return NULL;
 }
 
-static const char *origin_text(const struct moat_origin *o, char *buf, size_t len)
+const char *moat_origin_text(const struct moat_origin *o, char *buf, size_t len)
 {
 	if (o->line > 0)
 		snprintf(buf, len, "%s:%d:%d", o->source, o->line, o->col);
@@ -128,7 +143,7 @@ int policy_validate(const struct moat_policy *p, struct moat_error *err)
 				continue;
 			if (strcmp(p->paths[i].path, p->paths[j].path) == 0) {
 				moat_error_set(err, MOAT_E_USAGE, 0, "%s: path %s is both writable and denied",
-					       origin_text(&p->paths[i].origin, where, sizeof(where)),
+					       moat_origin_text(&p->paths[i].origin, where, sizeof(where)),
 					       p->paths[i].path);
 				return moat_error_hint(err, "remove it from one of the two lists");
 			}

@@ -40,6 +40,8 @@ struct moat_path_rule {
 	char *path; /* absolute and lexically normalised; symlinks not resolved */
 	enum moat_access access;
 	bool optional; /* from a profile: silently absent paths are fine */
+	bool from_profile; /* added by a built-in profile, not named by the user:
+			    * a user's deny overrides it instead of conflicting */
 	struct moat_origin origin;
 };
 
@@ -81,6 +83,18 @@ struct moat_policy {
 	int *keep_fds;
 	size_t n_keep_fds, cap_keep_fds;
 
+	/* Protected entries of write grants (.git/hooks, .bashrc, ...: files
+	 * the host runs code from later) stay read-only unless a path here
+	 * names them or a directory above them (--unprotect; absolute,
+	 * lexically normalised; `access` unused). */
+	struct moat_path_rule *unprotect;
+	size_t n_unprotect, cap_unprotect;
+
+	/* socket(AF_UNIX) allowed (--unix-sockets): the command may make its
+	 * own unix sockets, and could then reach a host socket inside a grant,
+	 * so ipc.unix is not asked for.  Off: only connected socketpair(2). */
+	bool unix_sockets;
+
 	/* Property bits (plan/properties.h) required on top of the profile. */
 	uint32_t require;
 
@@ -93,6 +107,7 @@ void policy_free(struct moat_policy *p);
 /* Adders copy their string arguments. */
 void policy_add_path(struct moat_policy *p, const char *abs_path, enum moat_access access, bool optional,
 		     struct moat_origin origin);
+void policy_add_unprotect(struct moat_policy *p, const char *abs_path, struct moat_origin origin);
 void policy_add_env(struct moat_policy *p, const char *name, const char *value, struct moat_origin origin);
 void policy_add_keep_fd(struct moat_policy *p, int fd);
 void policy_set_argv(struct moat_policy *p, char *const *argv, size_t argc);
@@ -103,6 +118,9 @@ const struct moat_env_rule *policy_find_env(const struct moat_policy *p, const c
 /* Checks that do not touch the host: rules that contradict each other,
  * hooks passed through, empty commands.  Host checks are the plan's. */
 int policy_validate(const struct moat_policy *p, struct moat_error *err);
+
+/* "file:line:col", or the source's name ("command line", "system"). */
+const char *moat_origin_text(const struct moat_origin *o, char *buf, size_t len);
 
 const char *moat_mode_name(enum moat_mode m);
 int moat_mode_parse(const char *s, enum moat_mode *out);

@@ -6,6 +6,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "plan/fsplan.h"
 #include "policy/env.h"
 #include "util/cleanup.h"
 #include "util/mem.h"
@@ -60,6 +61,7 @@ static void add(struct moat_policy *p, const char *path, enum moat_access a, boo
 {
 	struct moat_origin o = {.source = why};
 	policy_add_path(p, path, a, optional, o);
+	p->paths[p->n_paths - 1].from_profile = true;
 }
 
 void profile_add_secrets(struct moat_policy *p, const char *home)
@@ -129,6 +131,40 @@ static bool too_broad(const char *dir, const char *home)
 	return strcmp(dir, "/") == 0 || (home && path_within(home, dir));
 }
 
+/* Programs that run a script named by their first argument: only for these
+ * is that argument's directory the program's own code.  For any other
+ * command the first argument is data (`cat ~/projects/other.txt`), and
+ * granting its directory would widen the sandbox from the command line. */
+static const char *const interpreters[] = {
+	"sh", "bash", "dash", "zsh", "ksh", "mksh", "fish", "node", "nodejs", "deno", "bun", "ruby", "perl",
+	"php", "lua", "luajit", "tclsh", "wish", "Rscript", "julia",
+};
+
+/* Is the resolved executable (following links: /usr/bin/python3 ->
+ * python3.11) an interpreter?  python*, lua5.4, perl5.36, ... count. */
+bool profile_is_interpreter(const char *exe)
+{
+	char real[PATH_MAX];
+	const char *names[2];
+	size_t i, k;
+
+	names[0] = strrchr(exe, '/') ? strrchr(exe, '/') + 1 : exe;
+	names[1] = realpath(exe, real) ? (strrchr(real, '/') ? strrchr(real, '/') + 1 : real) : names[0];
+	for (k = 0; k < 2; k++) {
+		const char *b = names[k];
+		if (strncmp(b, "python", 6) == 0 || strncmp(b, "pypy", 4) == 0)
+			return true;
+		for (i = 0; i < ARRAY_LEN(interpreters); i++) {
+			size_t n = strlen(interpreters[i]);
+			/* ruby3.1, perl5.36, lua5.4: a version after the name */
+			if (strncmp(b, interpreters[i], n) == 0 &&
+			    (b[n] == '\0' || (b[n] >= '0' && b[n] <= '9') || (b[n] == '-' && b[n + 1] >= '0' && b[n + 1] <= '9')))
+				return true;
+		}
+	}
+	return false;
+}
+
 static int add_command_dirs(struct moat_policy *p, const struct profile_context *ctx, struct moat_error *err)
 {
 	cleanup_free char *dir = install_dir(ctx->exe);
@@ -140,7 +176,7 @@ static int add_command_dirs(struct moat_policy *p, const struct profile_context 
 	if (npm_tree && !too_broad(npm_tree, ctx->home))
 		add(p, npm_tree, MOAT_ACCESS_READ, false, "the command's node_modules tree");
 	/* An interpreter's script: `node /x/server.js`, `python3 /x/s.py`. */
-	if (ctx->argv && ctx->argv[0] && ctx->argv[1] && ctx->argv[1][0] != '-') {
+	if (ctx->argv && ctx->argv[0] && ctx->argv[1] && ctx->argv[1][0] != '-' && profile_is_interpreter(ctx->exe)) {
 		cleanup_free char *script = path_resolve_lexical(ctx->argv[1], ctx->cwd, ctx->home);
 		struct stat st;
 
@@ -148,9 +184,9 @@ static int add_command_dirs(struct moat_policy *p, const struct profile_context 
 			cleanup_free char *sdir = install_dir(script);
 			cleanup_free char *stree = node_modules_root(script);
 			if (sdir && !too_broad(sdir, ctx->home))
-				add(p, sdir, MOAT_ACCESS_READ, false, "the command's script dir");
+				add(p, sdir, MOAT_ACCESS_READ, false, "the interpreter's script dir");
 			if (stree && !too_broad(stree, ctx->home))
-				add(p, stree, MOAT_ACCESS_READ, false, "the command's script's node_modules tree");
+				add(p, stree, MOAT_ACCESS_READ, false, "the interpreter's script's node_modules tree");
 		}
 	}
 	return 0;
@@ -239,5 +275,16 @@ void profile_list(FILE *out)
 	fprintf(out, "\nmcp also reads:");
 	for (i = 0; i < ARRAY_LEN(mcp_home_read); i++)
 		fprintf(out, " ~/%s", mcp_home_read[i]);
+	{
+		size_t n;
+		const char *const *names = fs_protected_names(&n);
+		fprintf(out, "\nread-only inside every write grant (--unprotect lifts one):");
+		for (i = 0; i < n; i++)
+			fprintf(out, " %s", names[i]);
+		names = fs_protected_home_names(&n);
+		fprintf(out, "\nand inside a granted HOME:");
+		for (i = 0; i < n; i++)
+			fprintf(out, " ~/%s", names[i]);
+	}
 	fprintf(out, "\n");
 }

@@ -27,6 +27,11 @@ int profile_apply(struct moat_policy *p, const char *name, const struct profile_
 /* Add the built-in credential paths under `home` as deny rules. */
 void profile_add_secrets(struct moat_policy *p, const char *home);
 
+/* Is `exe` (a resolved path) an interpreter that runs the script its first
+ * argument names (sh, bash, python3.11, node, ...)?  Only then is that
+ * script's directory granted as the command's own. */
+bool profile_is_interpreter(const char *exe);
+
 /* Is `name` one of the built-in profiles? */
 bool profile_is_builtin(const char *name);
 

@@ -107,6 +107,45 @@ static json_t *properties_json(const struct moat_plan *plan, json_t *missing)
 	return props;
 }
 
+static const char *role_name(enum fs_role r)
+{
+	return r == FS_READ ? "read" : r == FS_WRITE ? "write" : "deny";
+}
+
+/* What each path of the policy resolved to: the object granted or denied
+ * (the target of a read grant's symlink is what it grants), and the
+ * protected entries of the write grants with what became of them. */
+static json_t *filesystem_json(const struct fs_plan *fp)
+{
+	json_t *paths = json_array(), *prot = json_array();
+	size_t i, n_entries = 0;
+
+	for (i = 0; i < fp->n; i++) {
+		const struct fs_obj *o = &fp->obj[i];
+		json_t *e;
+
+		if (o->role == FS_PROTECT) {
+			const char *state = o->lifted ? "lifted" : o->placeholder ? "placeholder" : "read-only";
+			json_array_append_new(prot, json_pack("{s:s, s:s}", "path", o->real, "state", state));
+			continue;
+		}
+		if (!o->rule) {
+			n_entries += o->role == FS_READ || o->role == FS_WRITE;
+			continue;
+		}
+		e = json_pack("{s:s, s:s, s:b}", "path", o->path, "access", role_name(o->role), "present", o->present);
+		if (o->real && strcmp(o->real, o->path) != 0)
+			json_object_set_new(e, "resolved", json_string(o->real));
+		if (o->dropped)
+			json_object_set_new(e, "granted", json_false());
+		if (o->expanded)
+			json_object_set_new(e, "expanded", json_true());
+		json_array_append_new(paths, e);
+	}
+	return json_pack("{s:o, s:o, s:I}", "paths", paths, "protected", prot, "expanded_entries",
+			 (json_int_t)n_entries);
+}
+
 json_t *report_build(const struct moat_policy *p, const struct moat_host *h, const struct moat_plan *plan,
 		     const struct moat_launch_result *run)
 {
@@ -140,6 +179,8 @@ json_t *report_build(const struct moat_policy *p, const struct moat_host *h, con
 						    p->exe ? p->exe : "", "cwd", p->cwd ? p->cwd : ""));
 	json_object_set_new(j, "environment", json_pack("{s:o}", "names", names));
 	json_object_set_new(j, "properties", properties_json(plan, missing));
+	if (plan->status != MOAT_STATUS_OFF)
+		json_object_set_new(j, "filesystem", filesystem_json(&plan->fs));
 	json_object_set_new(j, "missing", missing);
 	json_object_set_new(j, "policy_digest", json_sprintf("sha256:%s", digest));
 	if (run) {

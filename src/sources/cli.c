@@ -49,6 +49,7 @@ struct cli_state {
 	const char *config, *server;
 	int mode; /* enum moat_mode, or -1 */
 	uint32_t require;
+	bool unix_sockets;
 	struct moat_limits limits;
 	struct flag_rule *rules;
 	size_t n_rules, cap_rules;
@@ -284,6 +285,8 @@ static int opt_flag(struct cli_state *s, const char *opt, const char *val, struc
 	(void)err;
 	if (strcmp(opt, "--dry-run") == 0)
 		s->o->dry_run = true;
+	else if (strcmp(opt, "--unix-sockets") == 0)
+		s->unix_sockets = true;
 	else
 		s->o->help = true;
 	return 0;
@@ -298,7 +301,11 @@ static const struct option_def options[] = {
     {"--read", true, opt_rule, "PATH", "allow reading PATH (and executing below it)"},
     {"--write", true, opt_rule, "PATH", "allow reading and writing PATH"},
     {"--deny", true, opt_rule, "PATH", "deny PATH even inside an allowed parent"},
+    {"--unprotect", true, opt_rule, "PATH",
+     "let the command write a protected entry of a write grant (.git/hooks, .mcp.json, ...)"},
     {"--net", true, opt_net, "MODE", "network: none (default), loopback or all"},
+    {"--unix-sockets", false, opt_flag, NULL,
+     "let the command make unix sockets (ipc.unix is then not enforced)"},
     {"--env", true, opt_env, "NAME=VALUE", "set a variable in the command's environment"},
     {"--env-pass", true, opt_env_pass, "NAME", "pass NAME from moat's environment"},
     {"--cwd", true, opt_cwd, "DIR", "run the command in DIR"},
@@ -370,6 +377,12 @@ static int apply_rules(struct cli_state *s, const char *home, struct moat_error 
 			policy_add_env(s->p, name, eq + 1, o);
 		} else if (strcmp(r->opt, "--env-pass") == 0) {
 			policy_add_env(s->p, r->value, NULL, o);
+		} else if (strcmp(r->opt, "--unprotect") == 0) {
+			cleanup_free char *abs = path_resolve_lexical(r->value, s->p->cwd, home);
+
+			if (!abs)
+				return usage_error(err, "%s %s: cannot expand ~ without HOME", r->opt, r->value);
+			policy_add_unprotect(s->p, abs, o);
 		} else {
 			enum moat_access a = strcmp(r->opt, "--read") == 0    ? MOAT_ACCESS_READ
 					     : strcmp(r->opt, "--write") == 0 ? MOAT_ACCESS_WRITE
@@ -468,6 +481,8 @@ static int apply_flags(struct cli_state *s, const char *home, struct moat_error 
 	if (s->mode >= 0)
 		p->mode = (enum moat_mode)s->mode;
 	p->require |= s->require;
+	if (s->unix_sockets)
+		p->unix_sockets = true;
 	if (s->limits.memory_bytes != MOAT_LIMIT_UNSET)
 		p->limits.memory_bytes = s->limits.memory_bytes;
 	if (s->limits.pids != MOAT_LIMIT_UNSET)

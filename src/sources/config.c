@@ -30,11 +30,14 @@ static const char *const top_keys[] = {"mcp_servers", "mcpServers", "sandbox", "
 static const char *const server_keys[] = {
     "command",		 "args",    "env",  "env_vars", "cwd", "optional", "install_hint",
     "trusted_publisher", "sandbox", "type", NULL};
-static const char *const sandbox_keys[] = {"backend", "mode",  "profile",  "read",    "write",
-					   "deny",    "net",   "env_pass", "require", "memory",
-					   "pids",    "files", "cpu",	   "timeout", NULL};
-static const char *const profile_keys[] = {"extends", "backend", "mode", "read",  "write", "deny",    "net", "env_pass",
-					   "require", "memory",	 "pids", "files", "cpu",   "timeout", NULL};
+static const char *const sandbox_keys[] = {"backend", "mode",	"profile",  "read",	"write",
+					   "deny",    "unprotect", "unix_sockets", "net",	"env_pass",
+					   "require", "memory",	"pids",	    "files",	"cpu",
+					   "timeout", NULL};
+static const char *const profile_keys[] = {"extends", "backend",   "mode",	   "read",   "write",
+					   "deny",    "unprotect", "unix_sockets", "net",    "env_pass",
+					   "require", "memory",	   "pids",	   "files",  "cpu",
+					   "timeout", NULL};
 static const char *const mode_names[] = {"require", "prefer", "off", NULL};
 static const char *const net_names[] = {"none", "loopback", "all", NULL};
 /* Kept in step with src/policy/profiles.c (profile_apply refuses others). */
@@ -472,8 +475,8 @@ static char *resolve_path(const struct loader *L, const struct toml_value *v, co
 	return abs;
 }
 
-static int load_paths(const struct loader *L, struct config_layer *layer, const struct toml_value *v, const char *key,
-		      enum moat_access access)
+static int load_paths_into(const struct loader *L, struct config_path **list, size_t *n, const struct toml_value *v,
+			   const char *key, enum moat_access access)
 {
 	const char *what = "an array of paths (strings)";
 	size_t i;
@@ -493,14 +496,20 @@ static int load_paths(const struct loader *L, struct config_layer *layer, const 
 			return -1;
 		if (!(abs = resolve_path(L, item, key, s)))
 			return -1;
-		layer->paths = moat_xrealloc(layer->paths, (layer->n_paths + 1) * sizeof(*layer->paths));
-		r = &layer->paths[layer->n_paths++];
+		*list = moat_xrealloc(*list, (*n + 1) * sizeof(**list));
+		r = &(*list)[(*n)++];
 		r->path = abs;
 		r->access = access;
 		r->key = moat_xstrdup(key);
 		r->origin = at(L, item->pos);
 	}
 	return 0;
+}
+
+static int load_paths(const struct loader *L, struct config_layer *layer, const struct toml_value *v, const char *key,
+		      enum moat_access access)
+{
+	return load_paths_into(L, &layer->paths, &layer->n_paths, v, key, access);
 }
 
 /* Variable names for pass-through (`env_pass`, `env_vars`): valid, and
@@ -681,6 +690,13 @@ static int load_layer(const struct loader *L, struct config_layer *layer, const 
 			rc = load_paths(L, layer, v, kp, MOAT_ACCESS_WRITE);
 		} else if (strcmp(k, "deny") == 0) {
 			rc = load_paths(L, layer, v, kp, MOAT_ACCESS_DENY);
+		} else if (strcmp(k, "unprotect") == 0) {
+			rc = load_paths_into(L, &layer->unprotect, &layer->n_unprotect, v, kp, MOAT_ACCESS_WRITE);
+		} else if (strcmp(k, "unix_sockets") == 0) {
+			if (v->type != TOML_BOOL)
+				rc = wrong_type(L, v, kp, L->c->json ? "true or false" : "true or false (a bool)");
+			else
+				layer->has_unix_sockets = true, layer->unix_sockets = v->u.boolean;
 		} else if (strcmp(k, "env_pass") == 0) {
 			rc = load_names(L, v, kp, &layer->env_pass, &layer->n_env_pass);
 		} else if (strcmp(k, "require") == 0) {
@@ -894,6 +910,11 @@ static void layer_free(struct config_layer *l)
 		free(l->paths[i].key);
 	}
 	free(l->paths);
+	for (i = 0; i < l->n_unprotect; i++) {
+		free(l->unprotect[i].path);
+		free(l->unprotect[i].key);
+	}
+	free(l->unprotect);
 	for (i = 0; i < l->n_env_pass; i++) {
 		free(l->env_pass[i].name);
 		free(l->env_pass[i].key);

@@ -73,6 +73,10 @@ struct config_layer {
 	struct moat_origin profile_origin;
 	struct config_path *paths;
 	size_t n_paths;
+	struct config_path *unprotect; /* `unprotect`: lifted protected entries */
+	size_t n_unprotect;
+	bool has_unix_sockets;
+	bool unix_sockets;
 	struct config_name *env_pass;
 	size_t n_env_pass;
 	uint32_t require; /* property bits */

@@ -110,6 +110,10 @@ static void apply_layer(const struct config_layer *l, struct moat_policy *p)
 		bool optional = r->access != MOAT_ACCESS_DENY && p->mode != MOAT_MODE_REQUIRE;
 		policy_add_path(p, r->path, r->access, optional, r->origin);
 	}
+	for (i = 0; i < l->n_unprotect; i++)
+		policy_add_unprotect(p, l->unprotect[i].path, l->unprotect[i].origin);
+	if (l->has_unix_sockets)
+		p->unix_sockets = l->unix_sockets;
 	for (i = 0; i < l->n_env_pass; i++)
 		policy_add_env(p, l->env_pass[i].name, NULL, l->env_pass[i].origin);
 	p->require |= l->require;

@@ -185,7 +185,10 @@ worked "$SCRATCH/fs1.json" tree "  directory_tree of the project works"
 refused "$SCRATCH/fs1.json" read_canary "  reading ~/.ssh/id_ed25519 is a tool error from the kernel"
 unlike "$(jg "$SCRATCH/fs1.json" '["read_canary_multi"]["text"]')" "$MARKER" "  read_multiple_files of the canary does not leak it"
 refused "$SCRATCH/fs1.json" list_ssh "  listing ~/.ssh is refused"
-refused "$SCRATCH/fs1.json" list_home "  listing HOME is refused"
+# HOME is a parent of grants (the mcp profile's runtime caches): it lists,
+# showing only what is granted below it.
+worked "$SCRATCH/fs1.json" list_home "  listing HOME works (a parent of grants)"
+unlike "$(jg "$SCRATCH/fs1.json" '["list_home"]["text"]')" 'notes\.txt|\.ssh|\.profile' "    and shows none of its ungranted entries"
 refused "$SCRATCH/fs1.json" read_outside "  reading a plain file in HOME is refused"
 refused "$SCRATCH/fs1.json" write_home "  creating a file in HOME is refused"
 refused "$SCRATCH/fs1.json" overwrite_home "  overwriting ~/.profile is refused"
@@ -193,13 +196,29 @@ refused "$SCRATCH/fs1.json" overwrite_canary "  overwriting the canary is refuse
 refused "$SCRATCH/fs1.json" mkdir_home "  creating a directory in HOME is refused"
 refused "$SCRATCH/fs1.json" write_etc "  creating a file in /etc is refused"
 [ -n "$ETC_CANARY" ] && refused "$SCRATCH/fs1.json" overwrite_etc "  overwriting a file in /etc is refused (as root)"
-diag "with root /, creating a new project file gives: $(jg "$SCRATCH/fs1.json" '["create"]["text"]' | head -c 120)" \
-	"(the server readdir()s every ancestor from its root; see docs/clients.md)"
+# Creating a path walks down from the server's root with readdir() on every
+# ancestor: with "/" as its root it lists "/", which the view shows.
+worked "$SCRATCH/fs1.json" create "  with root /, write_file of a new project file works"
+worked "$SCRATCH/fs1.json" mkdir "  with root /, create_directory in the project works"
+worked "$SCRATCH/fs1.json" move "  with root /, move_file in the project works"
+is "$(cat "$PROJ/sub/dir/moved.txt" 2>/dev/null)" "new file" "    and the file is on disk where it was moved"
+rm -rf "$PROJ/sub/dir" "$PROJ/created-by-server.txt"
 # Seen from outside, afterwards.
 is "$(sha "$FAKEHOME/.ssh/id_ed25519")" "$canary_sum" "  the canary is unchanged (checked outside)"
 is "$(home_state)" "$home_before" "  nothing in HOME was created, changed or removed"
 ok $([ ! -e "$ETC_NEW" ] && echo 0 || echo 1) "  no file was created in /etc"
 [ -n "$ETC_CANARY" ] && is "$(sha "$ETC_CANARY")" "$etc_sum" "  the /etc canary is unchanged"
+
+# The server's root a parent of the grant: it lists that parent (the view
+# shows only the granted entries), and works inside the grant.
+run_client fs "$SCRATCH/fs3.json" "${fsvars[@]}" -- \
+	moat run --profile mcp --write "$PROJ" -- node "$SRV_FS" "$(dirname "$PROJ")"
+is $? 0 "filesystem server with a parent of the grant as root under moat: the session completes"
+worked "$SCRATCH/fs3.json" list "  list_directory in the project works"
+worked "$SCRATCH/fs3.json" create "  write_file of a new project file works"
+worked "$SCRATCH/fs3.json" move "  move_file in the project works"
+is "$(cat "$PROJ/sub/dir/moved.txt" 2>/dev/null)" "new file" "    and the file is on disk where it was moved"
+rm -rf "$PROJ/sub/dir" "$PROJ/created-by-server.txt"
 
 # The server's root set to the project: creating works too.
 run_client fs "$SCRATCH/fs2.json" "${fsvars[@]}" -- \

@@ -35,7 +35,14 @@ export_case() {
 	local rc=$?
 	is "$rc" 0 "$backend $name: moat export exits 0"
 	[ "$rc" -eq 0 ] || { sed 's/^/#   /' "$out.err"; return; }
-	sed "s#$SCRATCH/t#@ROOT@#g" "$out/argv.json" >"$out/argv.norm.json"
+	sed "s#$SCRATCH/t#@ROOT@#g" "$out/argv.json" >"$out/argv.sed.json"
+	if [ "$backend" = bwrap ]; then
+		# /etc around its secrets, entry by entry: host-dependent.
+		"$ROOT/tests/lib/collapse-expanded.py" "$out/argv.sed.json" >"$out/argv.norm.json"
+		ok $? "$backend $name: no denied path among the expanded entries of /etc"
+	else
+		cp "$out/argv.sed.json" "$out/argv.norm.json"
+	fi
 	golden_check "$out/argv.norm.json" "$GOLDEN/$backend/$name.json" "$backend $name: argv"
 }
 

@@ -95,6 +95,9 @@ is "$(json_get "$SCRATCH/out-seatbelt-net-all/report.json" '["properties"]["ipc.
 # A path that tries to end its string and add a rule stays one literal.
 EVIL="$T/ev\"il) (allow file-read* (subpath \"/\")) (\\x"
 mkdir -p "$EVIL" || true
+# It exists: a deny of an absent path with '*' in it would be refused as a
+# glob (moat does not support them).
+touch "$EVIL/secret"
 out=$SCRATCH/out-evil
 (cd "$T/proj" && env -i HOME="$T/home" PATH=/usr/bin:/bin "$MOAT" export --backend seatbelt -o "$out" \
 	--read "$EVIL" --deny "$EVIL/secret" -- /bin/true 2>"$out.err")

@@ -121,7 +121,9 @@ cover fs.read
 out=$(M "${S[@]}" --read "$PROJ" -- "$HELPER" read "$OUTSIDE/canary.txt")
 like "$out" "^ERR " "fs.read: a file outside every grant is unreadable ($out)"
 out=$(M "${S[@]}" -- "$HELPER" ls "$SCRATCH")
-unlike "$out" "outside|home|proj" "fs.read: the ungranted scratch dir lists nothing"
+# Only the fake HOME's own directory shows there (the view's skeleton of a
+# parent of what it holds), none of the host's entries.
+unlike "$out" "outside|proj|ro|sock" "fs.read: the ungranted scratch dir lists none of its host entries ($out)"
 out=$(M "${OFF[@]}" -- "$HELPER" read "$OUTSIDE/canary.txt")
 like "$out" "$OUT_MARK" "fs.read control: the canary is readable without the sandbox"
 # A cwd below /tmp that no grant covers is entered, but it is not the host's.
@@ -167,8 +169,10 @@ is "$out" "OK" "fs.tmp: /tmp is writable inside"
 ok $? "fs.tmp: the file written to /tmp inside is not on the host afterwards"
 out=$(M "${S[@]}" -- "$HELPER" exists "$OUTSIDE/canary.txt")
 like "$out" "^ERR ENOENT" "fs.tmp: the host's /tmp canary is not visible inside"
+touch "/tmp/moat-tmp-canary-$UNIQ"
 out=$(M "${S[@]}" -- "$HELPER" ls /tmp)
-unlike "$out" "$(basename "$SCRATCH")" "fs.tmp: the host's /tmp entries are not listed inside"
+rm -f "/tmp/moat-tmp-canary-$UNIQ"
+unlike "$out" "moat-tmp-canary-$UNIQ" "fs.tmp: the host's /tmp entries are not listed inside"
 out=$(M "${OFF[@]}" -- "$HELPER" exists "$OUTSIDE/canary.txt")
 is "$out" "OK" "fs.tmp control: the canary is there without the sandbox"
 
@@ -268,12 +272,17 @@ else
 	like "$out" "^ERR " "ipc.unix: the host's pathname socket (dir not granted) is unreachable ($out)"
 	is "$(count unix 0)" 0 "ipc.unix: the listener saw nothing"
 	# The socket's directory granted: Landlock before ABI 9 does not govern
-	# connect(2), so a socket inside a granted path stays reachable.  moat
-	# must say so in the mechanism, not claim more (docs/policy.md).
-	M "${S[@]}" --read "$SOCKD" --report "$SCRATCH/unix.json" -- "$HELPER" unix "$SOCKD/s.sock" >/dev/null
-	like "$(json_get "$SCRATCH/unix.json" '["properties"]["ipc.unix"]["mechanism"]')" "inside granted paths stay reachable" \
-		"ipc.unix: the report says sockets inside granted paths stay reachable"
-	n=$(count unix 0)
+	# connect(2), and neither does a read-only bind, so only refusing the
+	# command unix sockets of its own keeps a socket inside a grant away.
+	out=$(M "${S[@]}" --read "$SOCKD" --report "$SCRATCH/unix.json" -- "$HELPER" unix "$SOCKD/s.sock")
+	like "$out" "^ERR EACCES" "ipc.unix: a host socket inside a granted directory is unreachable too ($out)"
+	is "$(count unix 0)" 0 "ipc.unix: the listener saw nothing"
+	is "$(prop_status "$SCRATCH/unix.json" ipc.unix)" enforced "ipc.unix: reported enforced with its socket dir granted"
+	out=$(M "${S[@]}" --read "$SOCKD" --unix-sockets --report "$SCRATCH/unix-lifted.json" -- "$HELPER" unix "$SOCKD/s.sock")
+	is "$out" "OK" "ipc.unix control (--unix-sockets): the granted socket is reachable"
+	is "$(count unix 1)" 1 "ipc.unix control reached the listener"
+	is "$(prop_status "$SCRATCH/unix-lifted.json" ipc.unix)" not-requested "ipc.unix: --unix-sockets gives it up (not-requested)"
+	n=$(count unix 1)
 	out=$(M "${OFF[@]}" -- "$HELPER" unix "$SOCKD/s.sock")
 	is "$out" "OK" "ipc.unix control (--mode off): connecting works"
 	is "$(count unix $((n + 1)))" $((n + 1)) "ipc.unix control reached the listener"
@@ -340,8 +349,13 @@ done
 for name in $(printf '%s\n' "$in" | sed 's/=.*//'); do
 	i=$(val "$in" "$name") o=$(val "$outside" "$name")
 	case $name in
-	socket_unix | personality_rie)
+	personality_rie)
 		is "$i" OK "sys.filter: $name stays allowed"
+		continue ;;
+	socket_unix)
+		is "$i" EACCES "sys.filter: socket(AF_UNIX) refused (ipc.unix)"
+		is "$(val "$(M "${S[@]}" --unix-sockets -- "$HELPER" syscalls)" "$name")" OK \
+			"sys.filter control: socket(AF_UNIX) allowed with --unix-sockets"
 		continue ;;
 	esac
 	like "$i" '^(EPERM|ENOSYS|EAFNOSUPPORT)$' "sys.filter: $name refused inside ($i)"
@@ -438,11 +452,16 @@ is "$rc" 125 "degradation: $LL_ONLY in require mode exits 125"
 ok $? "degradation: nothing was run"
 err=$(cat "$SCRATCH/last.err")
 like "$err" "proc.pid" "degradation: stderr names proc.pid"
-like "$err" "ipc.unix" "degradation: stderr names ipc.unix"
+like "$err" "fs.write.*protected entries" "degradation: stderr names fs.write and the protected entries left writable"
 is "$(json_get "$SCRATCH/ll.json" '["status"]')" unavailable "degradation: report status unavailable"
-for p in proc.pid ipc.unix; do
+for p in proc.pid fs.write; do
 	is "$(prop_status "$SCRATCH/ll.json" "$p")" missing "degradation: $p reported missing"
 done
+# ipc.unix holds without namespaces (seccomp refuses socket(AF_UNIX)); not
+# without seccomp either.
+is "$(prop_status "$SCRATCH/ll.json" ipc.unix)" enforced "degradation: ipc.unix still enforced without namespaces (seccomp)"
+ML "$LL_ONLY,seccomp=0" "${S[@]}" --report "$SCRATCH/ll-sc0.json" -- "$HELPER" exit 0
+is "$?:$(prop_status "$SCRATCH/ll-sc0.json" ipc.unix)" "125:missing" "degradation: no namespaces and no seccomp: ipc.unix missing, refused"
 ML "$LL_ONLY" "${S[@]}" --net loopback --report "$SCRATCH/ll-lo.json" -- "$HELPER" exit 0
 is "$?:$(prop_status "$SCRATCH/ll-lo.json" net.loopback)" "125:missing" "degradation: --net loopback without namespaces: missing, refused"
 out=$(ML "$LL_ONLY" "${S[@]}" --mode prefer --report "$SCRATCH/llp.json" --write "$PROJ" -- "$HELPER" write "$PROJ/ran-prefer")
@@ -513,12 +532,23 @@ if [ "$UID_NOW" -eq 0 ]; then
 fi
 
 # --- degradation: Landlock ABI capped ----------------------------------------
-ML landlock=0 "${S[@]}" --report "$SCRATCH/ll0.json" -- "$HELPER" write "$PROJ/ran-ll0"
+# Without Landlock the mount view alone holds the file system (as under
+# bubblewrap): fs.read, fs.write and fs.secrets stay enforced, each tried.
+ML landlock=0 "${S[@]}" --report "$SCRATCH/ll0.json" -- "$HELPER" exit 0
+st="$(prop_status "$SCRATCH/ll0.json" fs.read)/$(prop_status "$SCRATCH/ll0.json" fs.write)/$(prop_status "$SCRATCH/ll0.json" fs.secrets)"
+is "$?:$st" "0:enforced/enforced/enforced" "landlock=0 with namespaces: the view enforces fs.read, fs.write, fs.secrets"
+out=$(ML landlock=0 "${S[@]}" --read "$PROJ" -- "$HELPER" read "$OUTSIDE/canary.txt")
+like "$out" "^ERR " "landlock=0: the outside canary is not in the view ($out)"
+out=$(ML landlock=0 "${S[@]}" --read "$HOMED" -- "$HELPER" read "$HOMED/.ssh/id_ed25519")
+unlike "$out" "$SSH_MARK" "landlock=0: the ssh key under a granted HOME is not read ($out)"
+out=$(ML landlock=0 "${S[@]}" --read "$RO" -- "$HELPER" write "$RO/file.txt")
+is "$(cat "$RO/file.txt")" "$RO_MARK" "landlock=0: a read grant stays unchanged ($out)"
+ML "landlock=0,$LL_ONLY" "${S[@]}" --report "$SCRATCH/ll0n.json" -- "$HELPER" write "$PROJ/ran-ll0"
 rc=$?
-is "$rc:$(prop_status "$SCRATCH/ll0.json" fs.read)" "125:missing" "degradation: landlock=0: fs.read missing, refused"
+is "$rc:$(prop_status "$SCRATCH/ll0n.json" fs.read)" "125:missing" "degradation: no Landlock, no namespaces: fs.read missing, refused"
 [ ! -e "$PROJ/ran-ll0" ]
-ok $? "degradation: landlock=0: nothing run"
-like "$(cat "$SCRATCH/last.err")" "fs\.read" "degradation: landlock=0: stderr names fs.read"
+ok $? "degradation: landlock=0 without namespaces: nothing run"
+like "$(cat "$SCRATCH/last.err")" "fs\.read" "degradation: landlock=0 without namespaces: stderr names fs.read"
 ML landlock=2,$LL_ONLY "${S[@]}" --mode prefer --report "$SCRATCH/ll2.json" -- "$HELPER" exit 0
 is "$(prop_status "$SCRATCH/ll2.json" fs.write)" missing "degradation: landlock=2: fs.write missing (no truncate right)"
 for abi in 3 5; do
@@ -536,7 +566,10 @@ for abi in 3 5; do
 	is "$(cat "$RO/file.txt")" "$RO_MARK" "landlock=$abi: truncate of a read-only file refused ($(printf '%s' "$out" | tr '\n' ' '))"
 	ipc=$(prop_status "$SCRATCH/ll$abi.json" ipc.abstract)
 	if [ "$abi" -lt 6 ]; then
-		is "$ipc" missing "landlock=$abi without namespaces: ipc.abstract missing (scope needs ABI 6)"
+		is "$ipc" enforced "landlock=$abi without namespaces: ipc.abstract still enforced (seccomp: no AF_UNIX)"
+		ML "landlock=$abi,$LL_ONLY,seccomp=0" "${LLP[@]}" --mode prefer --report "$SCRATCH/ll$abi-sc0.json" -- "$HELPER" exit 0
+		is "$(prop_status "$SCRATCH/ll$abi-sc0.json" ipc.abstract)" missing \
+			"landlock=$abi without namespaces and seccomp: ipc.abstract missing (scope needs ABI 6)"
 	fi
 done
 ML seccomp=0 "${S[@]}" --report "$SCRATCH/sc0.json" -- "$HELPER" write "$PROJ/ran-sc0"

@@ -71,6 +71,7 @@ enum filter_kind {
 	F_NONE,	    /* net = none */
 	F_LOOPBACK, /* net = loopback */
 	F_PTRACE,   /* net = none, allow_ptrace */
+	F_UNIX,     /* net = none, allow_unix (--unix-sockets) */
 	F__COUNT,
 };
 
@@ -271,7 +272,7 @@ static bool same_outcome(const struct outcome *a, const struct outcome *b)
 
 static const char *filter_name(enum filter_kind f)
 {
-	return f == F_NONE ? "net=none" : f == F_LOOPBACK ? "net=loopback" : "net=none,ptrace";
+	return f == F_NONE ? "net=none" : f == F_LOOPBACK ? "net=loopback" : f == F_PTRACE ? "net=none,ptrace" : "net=none,unix";
 }
 
 static void check_row(const struct row *r, const struct moat_bpf *bpf)
@@ -500,15 +501,32 @@ static void test_rows(const struct moat_bpf bpf[F__COUNT])
 	     {AF_INET, SOCK_STREAM, 0, 0},
 	     E_ERRNO,
 	     EAFNOSUPPORT},
-	    {"socket(AF_UNIX, STREAM)", F_NONE, A_RAW, SYS_socket, {AF_UNIX, SOCK_STREAM, 0}, E_SAME, 0},
+	    /* ipc.unix: no unix socket of the command's own (it could connect
+	     * to a host socket in a grant); connected pairs only, and not
+	     * SOCK_DGRAM ones (sendto(2) can still name any address). */
+	    {"socket(AF_UNIX, STREAM)", F_NONE, A_RAW, SYS_socket, {AF_UNIX, SOCK_STREAM, 0}, E_ERRNO, EACCES},
 	    {"socket(AF_UNIX, DGRAM|CLOEXEC)",
 	     F_NONE,
 	     A_RAW,
 	     SYS_socket,
 	     {AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0},
-	     E_SAME,
-	     0},
+	     E_ERRNO,
+	     EACCES},
+	    {"socket(AF_UNIX, STREAM) high bits", F_NONE, A_RAW, SYS_socket, {AF_UNIX | 0x100000000UL, SOCK_STREAM, 0},
+	     E_ERRNO, EACCES},
 	    {"socketpair(AF_UNIX, NULL)", F_NONE, A_RAW, SYS_socketpair, {AF_UNIX, SOCK_STREAM, 0, 0}, E_SAME, 0},
+	    {"socketpair(AF_UNIX, SEQPACKET, NULL)", F_NONE, A_RAW, SYS_socketpair, {AF_UNIX, SOCK_SEQPACKET, 0, 0},
+	     E_SAME, 0},
+	    {"socketpair(AF_UNIX, DGRAM|CLOEXEC, NULL)",
+	     F_NONE,
+	     A_RAW,
+	     SYS_socketpair,
+	     {AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0, 0},
+	     E_ERRNO,
+	     EACCES},
+	    {"socket(AF_UNIX, STREAM)", F_UNIX, A_RAW, SYS_socket, {AF_UNIX, SOCK_STREAM, 0}, E_SAME, 0},
+	    {"socketpair(AF_UNIX, DGRAM, NULL)", F_UNIX, A_RAW, SYS_socketpair, {AF_UNIX, SOCK_DGRAM, 0, 0}, E_SAME, 0},
+	    {"socket(AF_INET, STREAM)", F_UNIX, A_RAW, SYS_socket, {AF_INET, SOCK_STREAM, 0}, E_ERRNO, EAFNOSUPPORT},
 	    /* sockets under net=loopback (net=all compiles to the same bytes) */
 	    {"socket(AF_INET, STREAM)", F_LOOPBACK, A_RAW, SYS_socket, {AF_INET, SOCK_STREAM, 0}, E_SAME, 0},
 	    {"socket(AF_INET, DGRAM|NONBLOCK)",
@@ -519,7 +537,7 @@ static void test_rows(const struct moat_bpf bpf[F__COUNT])
 	     E_SAME,
 	     0},
 	    {"socket(AF_INET6, STREAM)", F_LOOPBACK, A_RAW, SYS_socket, {AF_INET6, SOCK_STREAM, 0}, E_SAME, 0},
-	    {"socket(AF_UNIX, STREAM)", F_LOOPBACK, A_RAW, SYS_socket, {AF_UNIX, SOCK_STREAM, 0}, E_SAME, 0},
+	    {"socket(AF_UNIX, STREAM)", F_LOOPBACK, A_RAW, SYS_socket, {AF_UNIX, SOCK_STREAM, 0}, E_ERRNO, EACCES},
 	    {"socket(AF_NETLINK, RAW, ROUTE)",
 	     F_LOOPBACK,
 	     A_RAW,
@@ -678,6 +696,7 @@ static void test_compile(struct moat_bpf bpf[F__COUNT])
 	    [F_NONE] = {.net = MOAT_NET_NONE},
 	    [F_LOOPBACK] = {.net = MOAT_NET_LOOPBACK},
 	    [F_PTRACE] = {.net = MOAT_NET_NONE, .allow_ptrace = true},
+	    [F_UNIX] = {.net = MOAT_NET_NONE, .allow_unix = true},
 	};
 	struct moat_seccomp_opts all = {.net = MOAT_NET_ALL}, bad = {.net = (enum moat_net)42};
 	struct moat_bpf again = {0}, b_all = {0}, untouched = {(void *)&err, 7};
@@ -700,6 +719,7 @@ static void test_compile(struct moat_bpf bpf[F__COUNT])
 	   "net=all compiles to the same program as net=loopback");
 	ok(!bpf_equal(&bpf[F_NONE], &bpf[F_LOOPBACK]), "net=none differs from net=loopback");
 	ok(!bpf_equal(&bpf[F_NONE], &bpf[F_PTRACE]), "allow_ptrace changes the program");
+	ok(!bpf_equal(&bpf[F_NONE], &bpf[F_UNIX]), "allow_unix changes the program");
 	ok(moat_seccomp_compile(&bad, &untouched, &err) == -1 && err.message[0] && untouched.insns == (void *)&err &&
 	       untouched.len == 7,
 	   "unknown net value is an error; out untouched (%s)", err.message);

@@ -1,0 +1,1051 @@
+/* Every path resolved once, to an object (fsplan.h, docs/filesystem.md). */
+#include "plan/fsplan.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "util/cleanup.h"
+#include "util/mem.h"
+#include "util/path.h"
+
+/* As the kernel's own limit on nested links (MAXSYMLINKS). */
+#define FS_MAX_LINKS 40
+/* Expansion recurses one level per path component towards a deny. */
+#define FS_MAX_DEPTH 32
+
+/* Entries of a write grant that make the host run code later: git hooks and
+ * config (core.fsmonitor, core.hooksPath and aliases run by the `git status`
+ * of a shell prompt), submodules, direnv, editor, agent and MCP client
+ * project configs (tasks, hooks, servers).  Read-only inside every write
+ * grant unless lifted (--unprotect); an absent one gets a placeholder for
+ * the run, so it cannot be created either.  Names ending in '/' are
+ * directories. */
+static const char *const protected_names[] = {
+	".git/hooks/", ".git/config", ".gitmodules", ".mcp.json", ".envrc", ".vscode/", ".idea/", ".claude/",
+	".codex/", ".cursor/", ".husky/",
+};
+
+/* And in a granted HOME: what a login shell, git, the desktop session and
+ * the user's own PATH run from there. */
+static const char *const protected_home_names[] = {
+	".bashrc", ".bash_profile", ".bash_login", ".bash_logout", ".profile", ".zshrc", ".zprofile", ".zshenv",
+	".zlogin", ".inputrc", ".gitconfig", ".ripgreprc", ".config/git/", ".config/fish/", ".config/systemd/user/",
+	".config/autostart/", ".local/bin/", "bin/",
+};
+
+const char *const *fs_protected_names(size_t *n)
+{
+	*n = ARRAY_LEN(protected_names);
+	return protected_names;
+}
+
+const char *const *fs_protected_home_names(size_t *n)
+{
+	*n = ARRAY_LEN(protected_home_names);
+	return protected_home_names;
+}
+
+void fs_plan_init(struct fs_plan *fp)
+{
+	memset(fp, 0, sizeof(*fp));
+}
+
+void fs_plan_free(struct fs_plan *fp)
+{
+	size_t i;
+
+	for (i = 0; i < fp->n; i++) {
+		struct fs_obj *o = &fp->obj[i];
+		if (o->fd >= 0)
+			close(o->fd);
+		if (o->dirfd >= 0)
+			close(o->dirfd);
+		free(o->path);
+		free(o->real);
+		free(o->anchor);
+		free(o->link_text);
+	}
+	free(fp->obj);
+	for (i = 0; i < fp->n_links; i++) {
+		free(fp->links[i].real);
+		free(fp->links[i].text);
+	}
+	free(fp->links);
+	for (i = 0; i < fp->n_excluded; i++)
+		free(fp->excluded[i]);
+	free(fp->excluded);
+	free(fp->home_real);
+	memset(fp, 0, sizeof(*fp));
+}
+
+static struct fs_obj *obj_add(struct fs_plan *fp, enum fs_role role, const char *path)
+{
+	struct fs_obj *o;
+
+	fp->obj = moat_xgrow(fp->obj, &fp->cap, fp->n, sizeof(*fp->obj));
+	o = &fp->obj[fp->n++];
+	memset(o, 0, sizeof(*o));
+	o->role = role;
+	o->path = moat_xstrdup(path);
+	o->fd = -1;
+	o->dirfd = -1;
+	o->parent = -1;
+	return o;
+}
+
+static void excluded_add(struct fs_plan *fp, const char *real)
+{
+	size_t i;
+
+	for (i = 0; i < fp->n_excluded; i++)
+		if (strcmp(fp->excluded[i], real) == 0)
+			return;
+	fp->excluded = moat_xgrow(fp->excluded, &fp->cap_excluded, fp->n_excluded, sizeof(char *));
+	fp->excluded[fp->n_excluded++] = moat_xstrdup(real);
+}
+
+bool fs_is_excluded(const struct fs_plan *fp, const char *real)
+{
+	size_t i;
+
+	for (i = 0; i < fp->n_excluded; i++)
+		if (path_within(real, fp->excluded[i]))
+			return true;
+	return false;
+}
+
+bool fs_has_excluded_below(const struct fs_plan *fp, const char *real)
+{
+	size_t i;
+
+	for (i = 0; i < fp->n_excluded; i++)
+		if (strcmp(fp->excluded[i], real) != 0 && path_within(fp->excluded[i], real))
+			return true;
+	return false;
+}
+
+int fs_find_real(const struct fs_plan *fp, const char *real)
+{
+	size_t i;
+
+	for (i = 0; i < fp->n; i++)
+		if ((fp->obj[i].role == FS_READ || fp->obj[i].role == FS_WRITE) && fp->obj[i].rule &&
+		    !fp->obj[i].dropped && fp->obj[i].present && strcmp(fp->obj[i].real, real) == 0)
+			return (int)i;
+	return -1;
+}
+
+static char *join(const char *dir, const char *name)
+{
+	return strcmp(dir, "/") == 0 ? moat_xasprintf("/%s", name) : moat_xasprintf("%s/%s", dir, name);
+}
+
+/* --- resolution ---------------------------------------------------------- */
+
+struct walk_out {
+	int fd;            /* the object, or -1 when absent */
+	struct stat st;
+	char *real;        /* owned */
+	bool present;
+	bool via_symlink;
+	char *anchor;      /* absent: the last directory reached (owned) */
+	char *first_missing; /* absent: anchor + the first missing name (owned) */
+	int parent_fd;     /* absent: the anchor's descriptor (owned), else -1 */
+};
+
+static void walk_out_free(struct walk_out *w)
+{
+	if (w->fd >= 0)
+		close(w->fd);
+	if (w->parent_fd >= 0)
+		close(w->parent_fd);
+	free(w->real);
+	free(w->anchor);
+	free(w->first_missing);
+	memset(w, 0, sizeof(*w));
+	w->fd = w->parent_fd = -1;
+}
+
+struct moat_open_how {
+	uint64_t flags, mode, resolve;
+};
+#ifndef SYS_openat2
+#define SYS_openat2 437
+#endif
+#define MOAT_RESOLVE_NO_MAGICLINKS 0x02
+#define MOAT_RESOLVE_NO_SYMLINKS 0x04
+
+/* Does the absolute, normalised `path` resolve without any symlink?  Then
+ * one openat2(2) gives the object.  -1 with errno otherwise (ELOOP: a link on
+ * the way; ENOENT; ENOSYS on kernels before 5.6): the caller walks. */
+static int open_no_symlinks(const char *path)
+{
+	struct moat_open_how how = {.flags = O_PATH | O_NOFOLLOW | O_CLOEXEC,
+				    .resolve = MOAT_RESOLVE_NO_SYMLINKS | MOAT_RESOLVE_NO_MAGICLINKS};
+
+	return (int)syscall(SYS_openat2, AT_FDCWD, path, &how, sizeof(how));
+}
+
+static void record_link(struct fs_plan *fp, const char *real, const char *text, bool for_deny)
+{
+	size_t i;
+	struct fs_link *l;
+
+	for (i = 0; i < fp->n_links; i++)
+		if (strcmp(fp->links[i].real, real) == 0) {
+			fp->links[i].for_deny = fp->links[i].for_deny || for_deny;
+			return;
+		}
+	fp->links = moat_xgrow(fp->links, &fp->cap_links, fp->n_links, sizeof(*fp->links));
+	l = &fp->links[fp->n_links++];
+	l->real = moat_xstrdup(real);
+	l->text = moat_xstrdup(text);
+	l->for_deny = for_deny;
+}
+
+/* The object's current location as the kernel sees it, to catch a rename
+ * that raced the component walk.  NULL when /proc is not there. */
+static bool location_matches(int fd, const char *real)
+{
+	char link[64], buf[PATH_MAX];
+	ssize_t n;
+
+	snprintf(link, sizeof(link), "/proc/self/fd/%d", fd);
+	n = readlink(link, buf, sizeof(buf) - 1);
+	if (n < 0)
+		return errno == ENOENT; /* no /proc: nothing to compare with */
+	buf[n] = '\0';
+	return strcmp(buf, real) == 0;
+}
+
+/* Resolve `path` (absolute, normalised) one component at a time from `start`
+ * (a directory descriptor whose real path is `start_real`), never letting
+ * the kernel follow a link: each link is read and its text walked in turn,
+ * and recorded in fp->links.  `follow`: follow links at all (else a link
+ * component ends the walk and is the result, as O_NOFOLLOW would give);
+ * `follow_final`: also a trailing one.  An absent component ends the walk
+ * with the anchor.  Returns 0 with *w filled, or -1 with err. */
+static int walk_from(struct fs_plan *fp, int start, const char *start_real, const char *path, bool follow,
+		     bool follow_final, bool for_deny, struct walk_out *w, struct moat_error *err)
+{
+	cleanup_close int cur = fcntl(start, F_DUPFD_CLOEXEC, 3);
+	cleanup_free char *rest = moat_xstrdup(path);
+	char real[PATH_MAX];
+	size_t links = 0, off = 0;
+
+	memset(w, 0, sizeof(*w));
+	w->fd = w->parent_fd = -1;
+	if (cur < 0)
+		return moat_error_set(err, MOAT_E_SYSTEM, errno, "%s", path);
+	snprintf(real, sizeof(real), "%s", start_real);
+	for (;;) {
+		char *p = rest + off, *end, *comp;
+		const char *remaining;
+		size_t len;
+		bool last;
+		int nfd;
+
+		while (*p == '/')
+			p++;
+		if (!*p)
+			break;
+		end = strchr(p, '/');
+		len = end ? (size_t)(end - p) : strlen(p);
+		remaining = end ? end : "";
+		last = strspn(remaining, "/") == strlen(remaining);
+		comp = moat_xstrndup(p, len);
+		off = (size_t)(p - rest) + len;
+		if (strcmp(comp, ".") == 0) {
+			free(comp);
+			continue;
+		}
+		if (strcmp(comp, "..") == 0) {
+			free(comp);
+			if (strcmp(real, "/") != 0) {
+				char *slash = strrchr(real, '/');
+				int up = openat(cur, "..", O_PATH | O_DIRECTORY | O_CLOEXEC);
+				if (up < 0)
+					return moat_error_set(err, MOAT_E_SYSTEM, errno, "%s: resolving ..", path);
+				close(cur);
+				cur = up;
+				if (slash == real)
+					real[1] = '\0';
+				else
+					*slash = '\0';
+			}
+			continue;
+		}
+		nfd = openat(cur, comp, O_PATH | O_NOFOLLOW | O_CLOEXEC);
+		if (nfd < 0) {
+			int e = errno;
+			if (e != ENOENT && e != ENOTDIR && e != EACCES) {
+				free(comp);
+				return moat_error_set(err, MOAT_E_SYSTEM, e, "%s", path);
+			}
+			w->anchor = moat_xstrdup(real);
+			w->first_missing = join(real, comp);
+			{
+				cleanup_free char *tail = moat_xasprintf("%s%s", comp, remaining);
+				w->real = path_resolve_lexical(tail, real, NULL);
+			}
+			w->parent_fd = steal_fd(&cur);
+			free(comp);
+			return 0;
+		}
+		{
+			struct stat st;
+			cleanup_close int ofd = nfd;
+			if (fstat(ofd, &st) != 0) {
+				free(comp);
+				return moat_error_set(err, MOAT_E_SYSTEM, errno, "%s", path);
+			}
+			if (S_ISLNK(st.st_mode) && follow && (!last || follow_final)) {
+				char text[PATH_MAX];
+				ssize_t n = readlinkat(ofd, "", text, sizeof(text) - 1);
+				cleanup_free char *at = join(real, comp);
+				char *next;
+
+				free(comp);
+				if (n < 0)
+					return moat_error_set(err, MOAT_E_SYSTEM, errno, "%s: reading the link %s", path,
+							      at);
+				text[n] = '\0';
+				if (++links > FS_MAX_LINKS) {
+					moat_error_set(err, MOAT_E_USAGE, ELOOP, "%s", path);
+					return moat_error_hint(err, "a symlink cycle (or more than %d links) on the way: "
+								    "fix the links, or name the target",
+							       FS_MAX_LINKS);
+				}
+				record_link(fp, at, text, for_deny);
+				w->via_symlink = true;
+				next = moat_xasprintf("%s%s", text, remaining);
+				free(rest);
+				rest = next;
+				off = 0;
+				if (text[0] == '/') {
+					int root = open("/", O_PATH | O_DIRECTORY | O_CLOEXEC);
+					if (root < 0)
+						return moat_error_set(err, MOAT_E_SYSTEM, errno, "/");
+					close(cur);
+					cur = root;
+					snprintf(real, sizeof(real), "/");
+				}
+				continue;
+			}
+			if (!last && !S_ISDIR(st.st_mode) && !S_ISLNK(st.st_mode)) {
+				/* A file where a directory would be: the path cannot
+				 * exist unless that file is replaced. */
+				w->anchor = moat_xstrdup(real);
+				w->first_missing = join(real, comp);
+				{
+					cleanup_free char *tail = moat_xasprintf("%s%s", comp, remaining);
+					w->real = path_resolve_lexical(tail, real, NULL);
+				}
+				w->parent_fd = steal_fd(&cur);
+				free(comp);
+				return 0;
+			}
+			{
+				cleanup_free char *nreal = join(real, comp);
+				free(comp);
+				if (strlen(nreal) >= sizeof(real))
+					return moat_error_set(err, MOAT_E_USAGE, ENAMETOOLONG, "%s", path);
+				snprintf(real, sizeof(real), "%s", nreal);
+			}
+			close(cur);
+			cur = steal_fd(&ofd);
+			if (S_ISLNK(st.st_mode))
+				break; /* a link not followed: it is the result */
+		}
+	}
+	if (fstat(cur, &w->st) != 0)
+		return moat_error_set(err, MOAT_E_SYSTEM, errno, "%s", path);
+	if (w->via_symlink && !location_matches(cur, real))
+		return moat_error_set(err, MOAT_E_USAGE, 0, "%s changed while moat was resolving it (now %s moved)",
+				      path, real);
+	w->real = moat_xstrdup(real);
+	w->present = true;
+	w->fd = steal_fd(&cur);
+	return 0;
+}
+
+/* An absent path with no link on the way (most of the built-in secrets):
+ * climb with openat2 to the nearest existing directory, one call a level,
+ * instead of walking every component.  Returns 1 with *w filled (absent),
+ * 0 when the climb meets a link or anything unusual (the caller walks), or
+ * -1 with err. */
+static int climb_absent(const char *path, struct walk_out *w, struct moat_error *err)
+{
+	cleanup_free char *prefix = moat_xstrdup(path);
+	cleanup_free char *below = NULL; /* the level that was missing */
+
+	for (;;) {
+		char *slash = strrchr(prefix, '/');
+		struct stat st;
+		int fd;
+
+		free(below);
+		below = moat_xstrdup(prefix);
+		if (!slash)
+			return 0;
+		if (slash == prefix)
+			slash[1] = '\0';
+		else
+			*slash = '\0';
+		fd = open_no_symlinks(prefix);
+		if (fd < 0) {
+			if (errno == ENOENT && strcmp(prefix, "/") != 0)
+				continue;
+			return 0; /* a link (ELOOP), or no openat2: walk */
+		}
+		if (fstat(fd, &st) != 0) {
+			close(fd);
+			return moat_error_set(err, MOAT_E_SYSTEM, errno, "%s", prefix);
+		}
+		if (!S_ISDIR(st.st_mode)) {
+			close(fd);
+			return 0; /* a file where a directory would be: walk */
+		}
+		memset(w, 0, sizeof(*w));
+		w->fd = -1;
+		w->parent_fd = fd;
+		w->anchor = steal_ptr(&prefix);
+		w->first_missing = steal_ptr(&below);
+		w->real = moat_xstrdup(path);
+		return 1;
+	}
+}
+
+static int walk(struct fs_plan *fp, const char *path, bool for_deny, struct walk_out *w, struct moat_error *err)
+{
+	cleanup_close int root = -1;
+	int fd = open_no_symlinks(path), rc;
+
+	if (fd < 0 && errno == ENOENT && (rc = climb_absent(path, w, err)) != 0)
+		return rc < 0 ? -1 : 0;
+	if (fd >= 0) {
+		memset(w, 0, sizeof(*w));
+		w->parent_fd = -1;
+		if (fstat(fd, &w->st) != 0) {
+			close(fd);
+			return moat_error_set(err, MOAT_E_SYSTEM, errno, "%s", path);
+		}
+		if (!S_ISLNK(w->st.st_mode)) {
+			w->fd = fd;
+			w->real = moat_xstrdup(path);
+			w->present = true;
+			return 0;
+		}
+		close(fd); /* a trailing link: walked below, like any other */
+	}
+	root = open("/", O_PATH | O_DIRECTORY | O_CLOEXEC);
+	if (root < 0)
+		return moat_error_set(err, MOAT_E_SYSTEM, errno, "/");
+	return walk_from(fp, root, "/", path, true, true, for_deny, w, err);
+}
+
+/* --- rules --------------------------------------------------------------- */
+
+static void fill_present(struct fs_obj *o, struct walk_out *w)
+{
+	o->present = true;
+	o->fd = steal_fd(&w->fd);
+	o->dev = w->st.st_dev;
+	o->ino = w->st.st_ino;
+	o->mode = w->st.st_mode;
+	o->real = steal_ptr(&w->real);
+	o->via_symlink = w->via_symlink;
+}
+
+static const char *where(const struct moat_path_rule *r, char *buf, size_t len)
+{
+	return moat_origin_text(&r->origin, buf, len);
+}
+
+/* Directories the sandbox makes itself: a grant of one of them would mean
+ * the host's, which the view never shows (the private one wins). */
+static const char *sandbox_made(const struct moat_policy *p, const char *path)
+{
+	if (path_within(path, "/proc"))
+		return "the sandbox has its own /proc (for its own processes)";
+	if (strcmp(path, "/dev") == 0)
+		return "the sandbox has a minimal /dev; grant device nodes one by one (--write /dev/ttyUSB0)";
+	if (strcmp(path, "/run") == 0)
+		return "the sandbox has a private, empty /run (it holds the host's sockets); grant what you need "
+		       "below it";
+	if (p->private_tmp && (strcmp(path, "/tmp") == 0 || strcmp(path, "/dev/shm") == 0))
+		return "the sandbox has a private, fresh one (fs.tmp); grant a directory below it "
+		       "(e.g. --write /tmp/work) to share that";
+	return NULL;
+}
+
+static bool has_glob(const char *s)
+{
+	return strpbrk(s, "*?[") != NULL;
+}
+
+static int resolve_rule(struct fs_plan *fp, const struct moat_policy *p, const struct moat_path_rule *r,
+			struct moat_error *err)
+{
+	enum fs_role role = r->access == MOAT_ACCESS_READ ? FS_READ : r->access == MOAT_ACCESS_WRITE ? FS_WRITE : FS_DENY;
+	struct walk_out w;
+	struct fs_obj *o;
+	const char *made;
+	char loc[512];
+
+	if (role != FS_DENY && (made = sandbox_made(p, r->path)) != NULL) {
+		if (r->from_profile)
+			return 0; /* the profile means the sandbox's own (/proc) */
+		moat_error_set(err, MOAT_E_USAGE, 0, "%s: --%s %s: %s", where(r, loc, sizeof(loc)),
+			       moat_access_name(r->access), r->path, made);
+		return moat_error_hint(err, "remove the grant, or name a path below it");
+	}
+	if (walk(fp, r->path, role == FS_DENY, &w, err) < 0) {
+		moat_error_wrap(err, "%s: %s", where(r, loc, sizeof(loc)), r->path);
+		return -1;
+	}
+	o = obj_add(fp, role, r->path);
+	o->rule = r;
+	if (w.present) {
+		fill_present(o, &w);
+	} else {
+		o->real = steal_ptr(&w.real);
+		o->anchor = steal_ptr(&w.anchor);
+		if (role == FS_DENY) {
+			if (has_glob(r->path)) {
+				walk_out_free(&w);
+				moat_error_set(err, MOAT_E_USAGE, 0, "%s: --deny %s: globs are not supported",
+					       where(r, loc, sizeof(loc)), r->path);
+				return moat_error_hint(err, "the pattern would only cover files that exist now; deny "
+							    "each path, or the directory that holds them");
+			}
+			/* Nothing created later in the anchor may be granted:
+			 * its first missing name is excluded, which expands
+			 * every grant holding the anchor. */
+			excluded_add(fp, w.first_missing);
+		} else if (r->optional) {
+			o->dropped = true;
+		} else {
+			walk_out_free(&w);
+			moat_error_set(err, MOAT_E_USAGE, ENOENT, "%s: --%s %s", where(r, loc, sizeof(loc)),
+				       moat_access_name(r->access), r->path);
+			return moat_error_hint(err, "a granted path must exist when moat starts: create it first, "
+						    "or drop the grant");
+		}
+	}
+	walk_out_free(&w);
+	if (role != FS_DENY && o->present && o->via_symlink && (made = sandbox_made(p, o->real)) != NULL) {
+		if (r->from_profile) {
+			o->dropped = true;
+			return 0;
+		}
+		moat_error_set(err, MOAT_E_USAGE, 0, "%s: --%s %s resolves to %s: %s", where(r, loc, sizeof(loc)),
+			       moat_access_name(r->access), r->path, o->real, made);
+		return moat_error_hint(err, "remove the grant, or name a path below it");
+	}
+	if (role == FS_WRITE && o->present && o->via_symlink) {
+		moat_error_set(err, MOAT_E_USAGE, 0, "%s: --write %s passes through a symlink: it is %s",
+			       where(r, loc, sizeof(loc)), r->path, o->real);
+		return moat_error_hint(err, "a write grant must name the real directory (--write %s): a link in a "
+					    "writable place can be swapped between runs to point anywhere",
+				       o->real);
+	}
+	if (role == FS_DENY && o->present)
+		excluded_add(fp, o->real);
+	return 0;
+}
+
+/* A grant inside a denied path, or resolving into one.  The more specific
+ * rule wins between the user's own rules (peers do the same); a built-in
+ * secret is never granted; a profile's grant loses to any deny. */
+static int check_conflicts(struct fs_plan *fp, struct moat_error *err)
+{
+	size_t i, j;
+	char a[512], b[512];
+
+	for (i = 0; i < fp->n; i++) {
+		struct fs_obj *g = &fp->obj[i];
+
+		if ((g->role != FS_READ && g->role != FS_WRITE) || !g->present || g->dropped)
+			continue;
+		for (j = 0; j < fp->n && !g->dropped; j++) {
+			const struct fs_obj *d = &fp->obj[j];
+			bool lex_equal, lex_inside, real_inside;
+
+			if (d->role != FS_DENY)
+				continue;
+			lex_equal = strcmp(g->path, d->path) == 0;
+			lex_inside = !lex_equal && path_within(g->path, d->path);
+			real_inside = path_within(g->real, d->real) || (d->present && path_within(g->real, d->path));
+			if (!lex_equal && !lex_inside && !real_inside)
+				continue;
+			if (g->rule->from_profile) {
+				g->dropped = true;
+				continue;
+			}
+			if (lex_equal) {
+				moat_error_set(err, MOAT_E_USAGE, 0, "%s: %s is both granted (--%s) and denied (%s)",
+					       where(g->rule, a, sizeof(a)), g->path, moat_access_name(g->rule->access),
+					       where(d->rule, b, sizeof(b)));
+				return moat_error_hint(err, "remove it from one of the two lists");
+			}
+			if (lex_inside && d->rule->from_profile) {
+				moat_error_set(err, MOAT_E_USAGE, 0, "%s: --%s %s: it lies inside %s, which moat always "
+								     "denies (built-in secrets)",
+					       where(g->rule, a, sizeof(a)), moat_access_name(g->rule->access), g->path,
+					       d->path);
+				return moat_error_hint(err, "moat does not grant credentials; give the command a copy of "
+							    "what it needs (in the project, say)");
+			}
+			if (lex_inside)
+				continue; /* the user's more specific grant wins */
+			moat_error_set(err, MOAT_E_USAGE, 0, "%s: --%s %s resolves to %s, inside the denied %s",
+				       where(g->rule, a, sizeof(a)), moat_access_name(g->rule->access), g->path, g->real,
+				       d->path);
+			return moat_error_hint(err, "a symlink on the way leads into a denied path: remove the link "
+						    "or the grant");
+		}
+	}
+	return 0;
+}
+
+/* --- expansion ----------------------------------------------------------- */
+
+/* Give the grant's rules to each entry of `dir` (the descriptor of a
+ * directory at `real`) instead of to the directory, leaving out what is
+ * excluded and expanding again each entry with an excluded path below it.
+ * Links are recorded as FS_LINK (the view shows them; no rule follows them:
+ * their targets are judged by their own grants). */
+static int expand(struct fs_plan *fp, size_t grant, int dir, const char *real, int depth, struct moat_error *err)
+{
+	enum fs_role role = fp->obj[grant].role;
+	cleanup_close int rd = -1;
+	DIR *d;
+	struct dirent *e;
+	int rc = 0;
+
+	if (depth > FS_MAX_DEPTH)
+		return moat_error_set(err, MOAT_E_USAGE, 0, "%s: too deep to expand around the denied paths below it",
+				      real);
+	rd = openat(dir, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (rd < 0)
+		return moat_error_set(err, MOAT_E_SYSTEM, errno, "listing %s (to grant it around a denied path)",
+				      real);
+	d = fdopendir(rd);
+	if (!d)
+		return moat_error_set(err, MOAT_E_SYSTEM, errno, "listing %s", real);
+	rd = -1; /* owned by d */
+	while ((e = readdir(d)) != NULL && rc == 0) {
+		cleanup_free char *child = NULL;
+		struct stat st;
+		struct fs_obj *o;
+		int efd;
+
+		if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0)
+			continue;
+		child = join(real, e->d_name);
+		if (fs_is_excluded(fp, child))
+			continue;
+		efd = openat(dirfd(d), e->d_name, O_PATH | O_NOFOLLOW | O_CLOEXEC);
+		if (efd < 0) {
+			if (errno == ENOENT)
+				continue; /* gone since readdir */
+			rc = moat_error_set(err, MOAT_E_SYSTEM, errno, "%s", child);
+			break;
+		}
+		if (fstat(efd, &st) != 0) {
+			rc = moat_error_set(err, MOAT_E_SYSTEM, errno, "%s", child);
+			close(efd);
+			break;
+		}
+		o = obj_add(fp, S_ISLNK(st.st_mode) ? FS_LINK : role, child);
+		o->parent = (int)grant;
+		o->present = true;
+		o->fd = efd;
+		o->real = moat_xstrdup(child);
+		o->dev = st.st_dev;
+		o->ino = st.st_ino;
+		o->mode = st.st_mode;
+		if (S_ISLNK(st.st_mode)) {
+			char text[PATH_MAX];
+			ssize_t n = readlinkat(efd, "", text, sizeof(text) - 1);
+			if (n < 0) {
+				rc = moat_error_set(err, MOAT_E_SYSTEM, errno, "%s", child);
+				break;
+			}
+			text[n] = '\0';
+			o->link_text = moat_xstrdup(text);
+		} else if (S_ISDIR(st.st_mode) && fs_has_excluded_below(fp, child)) {
+			o->chain = true;
+			rc = expand(fp, grant, efd, child, depth + 1, err);
+		}
+	}
+	closedir(d);
+	return rc;
+}
+
+/* --- protected entries --------------------------------------------------- */
+
+static bool protect_known(const struct fs_plan *fp, const char *real)
+{
+	size_t i;
+
+	for (i = 0; i < fp->n; i++)
+		if ((fp->obj[i].role == FS_PROTECT || fp->obj[i].role == FS_PIN) && strcmp(fp->obj[i].real, real) == 0)
+			return true;
+	return false;
+}
+
+static bool lifted(const struct moat_policy *p, const char *lexical, const char *real, bool *used)
+{
+	size_t i;
+	bool hit = false;
+
+	for (i = 0; i < p->n_unprotect; i++)
+		if (path_within(lexical, p->unprotect[i].path) || path_within(real, p->unprotect[i].path)) {
+			used[i] = true;
+			hit = true;
+		}
+	return hit;
+}
+
+
+/* An explicit write grant of exactly this object: the user asked for it. */
+static bool granted_write_exactly(const struct fs_plan *fp, const char *real)
+{
+	size_t i;
+
+	for (i = 0; i < fp->n; i++) {
+		const struct fs_obj *g = &fp->obj[i];
+		if (g->role == FS_WRITE && g->rule && !g->rule->from_profile && g->present && !g->dropped &&
+		    strcmp(g->real, real) == 0)
+			return true;
+	}
+	return false;
+}
+
+/* The directories from the grant down to (not including) `real`: pinned,
+ * because renaming one would carry the protected entry away with it and
+ * leave its name free (`mv .git .git-old; mkdir .git`). */
+static int pin_between(struct fs_plan *fp, size_t grant, const char *real, struct moat_error *err)
+{
+	const struct fs_obj *g = &fp->obj[grant];
+	size_t glen = strlen(g->real);
+	cleanup_close int cur = fcntl(g->fd, F_DUPFD_CLOEXEC, 3);
+	char at[PATH_MAX];
+	const char *p, *slash;
+
+	if (cur < 0)
+		return moat_error_set(err, MOAT_E_SYSTEM, errno, "%s", g->real);
+	snprintf(at, sizeof(at), "%s", g->real);
+	p = real + glen + (strcmp(g->real, "/") == 0 ? 0 : 1);
+	while ((slash = strchr(p, '/')) != NULL) {
+		cleanup_free char *comp = moat_xstrndup(p, (size_t)(slash - p));
+		cleanup_free char *next = join(at, comp);
+		struct stat st;
+		struct fs_obj *o;
+		int fd = openat(cur, comp, O_PATH | O_NOFOLLOW | O_DIRECTORY | O_CLOEXEC);
+
+		if (fd < 0 || fstat(fd, &st) != 0) {
+			if (fd >= 0)
+				close(fd);
+			return moat_error_set(err, MOAT_E_SYSTEM, errno, "%s", next);
+		}
+		snprintf(at, sizeof(at), "%s", next);
+		p = slash + 1;
+		close(cur);
+		cur = fd;
+		if (protect_known(fp, at))
+			continue;
+		o = obj_add(fp, FS_PIN, at);
+		o->real = moat_xstrdup(at);
+		o->present = true;
+		o->fd = fcntl(fd, F_DUPFD_CLOEXEC, 3);
+		o->dev = st.st_dev;
+		o->ino = st.st_ino;
+		o->mode = st.st_mode;
+		o->parent = (int)grant;
+	}
+	return 0;
+}
+
+static int protect_one(struct fs_plan *fp, const struct moat_policy *p, size_t grant, const char *name,
+		       bool *used, struct moat_error *err)
+{
+	const struct fs_obj *g = &fp->obj[grant];
+	size_t nlen = strlen(name);
+	bool is_dir = nlen > 0 && name[nlen - 1] == '/';
+	cleanup_free char *rel = moat_xstrndup(name, is_dir ? nlen - 1 : nlen);
+	cleanup_free char *lexical = join(g->path, rel);
+	struct walk_out w;
+	struct fs_obj *o;
+
+	/* Inside the grant nothing is followed: a link on the way is itself
+	 * what is protected (it cannot be swapped), and a file where a
+	 * directory was expected (.git as a worktree's pointer file) too. */
+	if (walk_from(fp, g->fd, g->real, rel, false, false, false, &w, err) < 0)
+		return -1;
+	if (!w.present && w.first_missing && strcmp(w.first_missing, w.real) != 0) {
+		/* An intermediate component is missing, or is not a
+		 * directory: stop there. */
+		struct stat st;
+		cleanup_free char *comp_real = moat_xstrdup(w.first_missing);
+		const char *base = strrchr(comp_real, '/') + 1;
+		if (fstatat(w.parent_fd, base, &st, AT_SYMLINK_NOFOLLOW) == 0) {
+			/* A file (or link) where the directory would be. */
+			int fd = openat(w.parent_fd, base, O_PATH | O_NOFOLLOW | O_CLOEXEC);
+			walk_out_free(&w);
+			if (fd < 0)
+				return moat_error_set(err, MOAT_E_SYSTEM, errno, "%s", comp_real);
+			if (protect_known(fp, comp_real) || fs_is_excluded(fp, comp_real)) {
+				close(fd);
+				return 0;
+			}
+			if (lifted(p, lexical, comp_real, used) || granted_write_exactly(fp, comp_real)) {
+				close(fd);
+				o = obj_add(fp, FS_PROTECT, comp_real);
+				o->real = moat_xstrdup(comp_real);
+				o->parent = (int)grant;
+				o->protect_name = name;
+				o->lifted = true;
+				return 0;
+			}
+			if (pin_between(fp, grant, comp_real, err) < 0) {
+				close(fd);
+				return -1;
+			}
+			o = obj_add(fp, FS_PROTECT, comp_real);
+			o->fd = fd;
+			o->present = true;
+			o->real = moat_xstrdup(comp_real);
+			o->dev = st.st_dev;
+			o->ino = st.st_ino;
+			o->mode = st.st_mode;
+			o->parent = (int)grant;
+			o->protect_name = name;
+			return 0;
+		}
+		/* Missing: the placeholder is the first missing directory. */
+		free(w.real);
+		w.real = moat_xstrdup(w.first_missing);
+		is_dir = true;
+	}
+	if (protect_known(fp, w.real) || fs_is_excluded(fp, w.real)) {
+		walk_out_free(&w);
+		return 0;
+	}
+	if (lifted(p, lexical, w.real, used) || granted_write_exactly(fp, w.real)) {
+		o = obj_add(fp, FS_PROTECT, w.real);
+		o->real = steal_ptr(&w.real);
+		o->parent = (int)grant;
+		o->protect_name = name;
+		o->lifted = true;
+		walk_out_free(&w);
+		return 0;
+	}
+	if (pin_between(fp, grant, w.real, err) < 0) {
+		walk_out_free(&w);
+		return -1;
+	}
+	/* A write grant names its real path (no link on the way), so the
+	 * real path is also the name the policy would use. */
+	o = obj_add(fp, FS_PROTECT, w.real);
+	o->parent = (int)grant;
+	o->protect_name = name;
+	if (w.present) {
+		fill_present(o, &w);
+		if (S_ISLNK(o->mode)) {
+			char text[PATH_MAX];
+			ssize_t n = readlinkat(o->fd, "", text, sizeof(text) - 1);
+			if (n >= 0) {
+				text[n] = '\0';
+				o->link_text = moat_xstrdup(text);
+			}
+		}
+	} else {
+		o->real = steal_ptr(&w.real);
+		o->anchor = steal_ptr(&w.anchor);
+		o->dirfd = steal_fd(&w.parent_fd); /* the directory to make it in */
+		o->placeholder = true;
+		/* Always an empty, read-only directory, even where a file
+		 * would be: it blocks the file as well, and git, editors and
+		 * `git add -A` ignore an empty directory, where an empty
+		 * .mcp.json or .envrc would be picked up (and committed). */
+		o->placeholder_dir = true;
+		(void)is_dir;
+	}
+	walk_out_free(&w);
+	return 0;
+}
+
+static int protect_grants(struct fs_plan *fp, const struct moat_policy *p, struct moat_error *err)
+{
+	cleanup_free bool *used = moat_xcalloc(p->n_unprotect + 1, sizeof(bool));
+	size_t i, j, n_grants = fp->n, nn, nh;
+	const char *const *names = fs_protected_names(&nn);
+	const char *const *home_names = fs_protected_home_names(&nh);
+	char loc[512];
+
+	for (i = 0; i < n_grants; i++) {
+		const struct fs_obj *g = &fp->obj[i];
+
+		if (g->role != FS_WRITE || !g->rule || !g->present || g->dropped || !S_ISDIR(g->mode))
+			continue;
+		for (j = 0; j < nn; j++)
+			if (protect_one(fp, p, i, names[j], used, err) < 0)
+				return -1;
+		if (fp->home_real && strcmp(fp->obj[i].real, fp->home_real) == 0)
+			for (j = 0; j < nh; j++)
+				if (protect_one(fp, p, i, home_names[j], used, err) < 0)
+					return -1;
+	}
+	for (i = 0; i < p->n_unprotect; i++) {
+		if (used[i])
+			continue;
+		moat_error_set(err, MOAT_E_USAGE, 0, "%s: --unprotect %s: not a protected entry of any write grant",
+			       moat_origin_text(&p->unprotect[i].origin, loc, sizeof(loc)), p->unprotect[i].path);
+		return moat_error_hint(err, "protected inside a write grant: .git/hooks, .git/config, .mcp.json, .vscode, "
+					    "... (`moat profiles` lists them)");
+	}
+	return 0;
+}
+
+/* --- the plan ------------------------------------------------------------ */
+
+static void resolve_home(struct fs_plan *fp, const char *home)
+{
+	struct moat_error ignored;
+	struct walk_out w;
+	cleanup_free char *norm = NULL;
+
+	if (!home || home[0] != '/')
+		return;
+	norm = path_resolve_lexical(home, "/", NULL);
+	if (!norm || strcmp(norm, "/") == 0 || walk(fp, norm, false, &w, &ignored) < 0)
+		return;
+	if (w.present && S_ISDIR(w.st.st_mode))
+		fp->home_real = steal_ptr(&w.real);
+	walk_out_free(&w);
+}
+
+int fs_plan_build(const struct moat_policy *p, const char *home, struct fs_plan *fp, struct moat_error *err)
+{
+	size_t i, n_rules;
+
+	fs_plan_init(fp);
+	resolve_home(fp, home);
+	for (i = 0; i < p->n_paths; i++)
+		if (resolve_rule(fp, p, &p->paths[i], err) < 0)
+			goto fail;
+	/* Links a deny was reached through are excluded too: replacing one
+	 * would move the denied name somewhere else. */
+	for (i = 0; i < fp->n_links; i++)
+		if (fp->links[i].for_deny)
+			excluded_add(fp, fp->links[i].real);
+	if (check_conflicts(fp, err) < 0)
+		goto fail;
+	n_rules = fp->n;
+	for (i = 0; i < n_rules; i++) {
+		struct fs_obj *g = &fp->obj[i];
+
+		if ((g->role != FS_READ && g->role != FS_WRITE) || !g->present || g->dropped || !S_ISDIR(g->mode) ||
+		    !fs_has_excluded_below(fp, g->real))
+			continue;
+		g->expanded = true;
+		if (expand(fp, i, g->fd, g->real, 0, err) < 0)
+			goto fail;
+	}
+	if (protect_grants(fp, p, err) < 0)
+		goto fail;
+	return 0;
+fail:
+	fs_plan_free(fp);
+	return -1;
+}
+
+/* --- placeholders -------------------------------------------------------- */
+
+int fs_placeholders_make(struct fs_plan *fp, struct moat_error *err)
+{
+	size_t i;
+
+	for (i = 0; i < fp->n; i++) {
+		struct fs_obj *o = &fp->obj[i];
+		const char *base;
+		struct stat st;
+		int fd;
+
+		if (o->role != FS_PROTECT || !o->placeholder || o->present)
+			continue;
+		base = strrchr(o->real, '/') + 1;
+		/* The directory descriptor came from the grant's own: no
+		 * name outside it is followed, and O_NOFOLLOW|O_EXCL refuse a
+		 * link planted at the name since planning. */
+		if (o->placeholder_dir) {
+			if (mkdirat(o->dirfd, base, 0555) == 0)
+				o->placeholder_made = true;
+			else if (errno != EEXIST)
+				goto fail;
+		} else {
+			fd = openat(o->dirfd, base, O_CREAT | O_EXCL | O_WRONLY | O_NOFOLLOW | O_CLOEXEC, 0444);
+			if (fd >= 0) {
+				close(fd);
+				o->placeholder_made = true;
+			} else if (errno != EEXIST) {
+				goto fail;
+			}
+		}
+		/* Made now, or made by someone else since planning: either
+		 * way, the object there is what gets pinned. */
+		fd = openat(o->dirfd, base, O_PATH | O_NOFOLLOW | O_CLOEXEC);
+		if (fd < 0 || fstat(fd, &st) != 0) {
+			if (fd >= 0)
+				close(fd);
+			goto fail;
+		}
+		o->dev = st.st_dev;
+		o->ino = st.st_ino;
+		o->mode = st.st_mode;
+		o->present = true;
+		o->fd = fd;
+		continue;
+fail:
+		moat_error_set(err, MOAT_E_SYSTEM, errno, "making the placeholder %s (a protected entry of a write grant)",
+			       o->real);
+		fs_placeholders_remove(fp);
+		return moat_error_hint(err, "lift the protection with --unprotect %s if the command must create it",
+				       o->path);
+	}
+	return 0;
+}
+
+void fs_placeholders_remove(struct fs_plan *fp)
+{
+	size_t i;
+
+	for (i = 0; i < fp->n; i++) {
+		struct fs_obj *o = &fp->obj[i];
+		const char *base;
+		struct stat st;
+
+		if (o->role != FS_PROTECT || !o->placeholder_made || o->dirfd < 0)
+			continue;
+		base = strrchr(o->real, '/') + 1;
+		o->placeholder_made = false;
+		if (fstatat(o->dirfd, base, &st, AT_SYMLINK_NOFOLLOW) != 0 || st.st_dev != o->dev || st.st_ino != o->ino)
+			continue; /* replaced by the host meanwhile: not ours */
+		if (S_ISDIR(st.st_mode))
+			(void)unlinkat(o->dirfd, base, AT_REMOVEDIR); /* only when still empty */
+		else if (S_ISREG(st.st_mode) && st.st_size == 0)
+			(void)unlinkat(o->dirfd, base, 0);
+	}
+}

@@ -1,0 +1,136 @@
+/* The file-system half of the plan: every path of the policy resolved once,
+ * in the parent, to an object -- an O_PATH descriptor and its identity
+ * (device, inode, type) -- and what follows from the objects:
+ *
+ *   - grants, with the real path each one resolves to (read grants may pass
+ *     through symlinks; write grants may not);
+ *   - denied objects, and for a denied path that does not exist yet the
+ *     nearest existing directory above it;
+ *   - the "excluded" set: denied objects, the symlinks a deny was reached
+ *     through, and absent denied names.  A grant with an excluded path below
+ *     it is *expanded*: its rules go to its entries one by one, never to the
+ *     grant itself, so that nothing created, renamed or replaced later in
+ *     the directories leading to a deny is covered by any rule;
+ *   - protected entries of write grants (.git/hooks, .bashrc, ...: what the
+ *     host runs code from later), pinned read-only, with a placeholder made
+ *     for the run where one is absent.
+ *
+ * Every backend builds its rules from these objects (Landlock rules from the
+ * descriptors, the mount view from the identities, which the child checks
+ * again after opening each one in its own mount namespace), never from the
+ * names: a name that changes between planning and use cannot widen what is
+ * granted.  The rules, and why, are in docs/filesystem.md. */
+#ifndef MOAT_PLAN_FSPLAN_H
+#define MOAT_PLAN_FSPLAN_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <sys/types.h>
+
+#include "policy/policy.h"
+#include "util/err.h"
+
+enum fs_role {
+	FS_READ,    /* a read grant (or an entry of an expanded one) */
+	FS_WRITE,   /* a write grant (or an entry of an expanded one) */
+	FS_DENY,    /* a denied path */
+	FS_PROTECT, /* a protected entry inside a write grant: read-only */
+	FS_LINK,    /* a symlink entry of an expanded grant: shown, not granted */
+	FS_PIN,     /* a directory between a write grant and a protected entry:
+		     * bound onto itself, so it cannot be renamed away */
+};
+
+/* One object.  Strings and the descriptor are owned by the plan. */
+struct fs_obj {
+	enum fs_role role;
+	char *path;   /* as the policy names it: absolute, lexically normalised */
+	char *real;   /* where the object is: every symlink resolved.  Absent:
+		       * where it would be (the anchor's real path + the rest) */
+	bool present;
+	int fd;       /* O_PATH|O_NOFOLLOW of the object; -1 when absent */
+	dev_t dev;
+	ino_t ino;
+	mode_t mode;  /* S_IFMT bits and permissions */
+	bool via_symlink; /* a symlink was followed to reach it */
+	char *anchor;     /* absent: the real path of the nearest existing
+			   * directory above it */
+	const struct moat_path_rule *rule; /* its policy rule; NULL for
+					    * entries and protected objects */
+	int parent;       /* entries: the expanded grant (index); protected:
+			   * the write grant it sits in; else -1 */
+	bool expanded;    /* grants: an excluded path lies below it, so its
+			   * rules go to its entries, not to itself */
+	bool chain;       /* entries: a directory with an excluded path below
+			   * it, expanded in turn (no rule of its own) */
+	bool dropped;     /* grants: a profile grant a deny overrides, or an
+			   * optional one that is absent: not granted */
+	/* FS_PROTECT */
+	const char *protect_name; /* the list entry: ".git/hooks" */
+	bool placeholder;         /* absent: moat makes `real` for the run */
+	bool placeholder_dir;     /* as a directory (always, today: see fsplan.c) */
+	bool placeholder_made;    /* made by this run: removed after it */
+	int dirfd;                /* placeholders: the directory it is made in */
+	bool lifted;              /* protected entries: lifted (--unprotect, or
+				   * an explicit --write of it): kept for the
+				   * report, not pinned */
+	char *link_text;          /* FS_LINK and protected symlinks: the text */
+};
+
+/* A symlink that resolving a grant passed through: the view shows it at
+ * `real` (its own location, symlinks above it resolved) with its `text`, so
+ * that the name the policy used still leads to the granted object. */
+struct fs_link {
+	char *real;
+	char *text;
+	bool for_deny; /* passed through by a deny: excluded, not recreated */
+};
+
+struct fs_plan {
+	struct fs_obj *obj;
+	size_t n, cap;
+	struct fs_link *links;
+	size_t n_links, cap_links;
+	char **excluded; /* real paths no rule of a grant may cover */
+	size_t n_excluded, cap_excluded;
+	char *home_real; /* HOME resolved, or NULL (unknown, "/", absent) */
+};
+
+void fs_plan_init(struct fs_plan *fp);
+/* Closes every descriptor.  Placeholders are not removed here: see
+ * fs_placeholders_remove(). */
+void fs_plan_free(struct fs_plan *fp);
+
+/* Resolve every path rule of `p` (HOME from `home`, may be NULL) into *fp:
+ * objects, excluded set, expansion entries, protected entries.  Fails,
+ * naming the path and the rule's origin, on: a required grant that does not
+ * exist; a write grant that passes through a symlink (the hint names the
+ * target to grant instead); a grant that resolves into a denied path; a
+ * user's grant inside a built-in secret; a path granted and denied; a deny
+ * that is a glob or a symlink cycle; a grant of a directory the sandbox
+ * makes itself (/tmp and /dev/shm when private, /dev, /proc, /run). */
+int fs_plan_build(const struct moat_policy *p, const char *home, struct fs_plan *fp, struct moat_error *err);
+
+/* The index of the grant whose real path is `real`, or -1. */
+int fs_find_real(const struct fs_plan *fp, const char *real);
+
+/* Is `real` one of the excluded paths, or below one? */
+bool fs_is_excluded(const struct fs_plan *fp, const char *real);
+
+/* Is there an excluded path strictly below `real`? */
+bool fs_has_excluded_below(const struct fs_plan *fp, const char *real);
+
+/* Launch (not planning: a dry run or an export must not touch the host):
+ * make the placeholders of absent protected entries, each from its write
+ * grant's descriptor without following any link, and record their
+ * identities.  Returns 0, or -1 with err (what was made is removed). */
+int fs_placeholders_make(struct fs_plan *fp, struct moat_error *err);
+/* After the run: remove each placeholder this run made if it is still the
+ * same, empty object.  Never fails; what is left is left. */
+void fs_placeholders_remove(struct fs_plan *fp);
+
+/* The protected list, for `moat profiles` and docs: names relative to the
+ * root of every write grant, and those that apply only to a granted HOME. */
+const char *const *fs_protected_names(size_t *n);
+const char *const *fs_protected_home_names(size_t *n);
+
+#endif

@@ -57,6 +57,15 @@ struct backend_plan {
 	 * Landlock ruleset goes right above the declared ones.  -1: none.  The
 	 * parent's fd (from) is closed with the plan. */
 	int fd_remap_from, fd_remap_to;
+	/* The child fills the gaps below the highest kept fd with /dev/null, so
+	 * that an OCI runtime's 3..N are all open (moat __init --keep-fds
+	 * closes the fillers again inside). */
+	bool fill_fd_gaps;
+	/* moat's lifeline (a pipe whose only writer is moat) moved to this fd
+	 * for the tool to pass on: moat __init --lifeline ends the sandbox when
+	 * it hangs up, since a tool killed with moat does not take an OCI
+	 * container with it.  -1: not passed. */
+	int lifeline_to;
 	bool no_new_privs;  /* moat may set PR_SET_NO_NEW_PRIVS before the
 			     * tool's execve (false for setuid tools) */
 	bool apply_rlimits; /* moat applies the policy's rlimits (and core 0)
@@ -180,7 +189,7 @@ bool backend_verdict_policy_net_none(const struct moat_policy *p, struct moat_ve
  * from the plan's objects here, passed to the tool as an fd, and applied
  * inside by `moat __init`, which adds rules for the view's own mounts (its
  * root, the private tmpfs, /proc, the device nodes).  Appends the __init
- * arguments up to and including "--" to *args (NULL-terminated, owned).
+ * arguments, without the closing "--", to *args (NULL-terminated, owned).
  * Returns the Landlock ABI used, 0 when there is no layer (args untouched),
  * or -1 with err. */
 struct view;

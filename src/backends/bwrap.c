@@ -405,6 +405,8 @@ static int bwrap_compile(const struct backend_ctx *ctx, struct backend_plan *bp,
 	backend_argv_add(bp, "--");
 	for (i = 0; i < n_init; i++)
 		backend_argv_add(bp, init_args[i]);
+	if (n_init)
+		backend_argv_add(bp, "--");
 	backend_strv_free(init_args);
 	backend_argv_add_command(bp, p, NULL);
 

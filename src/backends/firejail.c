@@ -123,8 +123,10 @@ static void emit_isolation(struct backend_plan *bp, const struct moat_policy *p,
 		backend_argv_add(bp, "--net=none"); /* a network namespace with only lo (up) */
 	if (seccomp) {
 		/* firejail's own default list, plus io_uring (not in it), which
-		 * bypasses the filter's view of file and socket calls. */
-		backend_argv_add(bp, "--seccomp=io_uring_setup,io_uring_enter,io_uring_register");
+		 * bypasses the filter's view of file and socket calls, and kcmp
+		 * (compares other processes' kernel objects; the conformance
+		 * suite found it reached). */
+		backend_argv_add(bp, "--seccomp=io_uring_setup,io_uring_enter,io_uring_register,kcmp");
 		backend_argv_add(bp, "--seccomp.block-secondary");
 		backend_argv_add(bp, p->net == MOAT_NET_NONE ? "--protocol=unix" : "--protocol=unix,inet,inet6,netlink");
 		/* Also makes clone3 ENOSYS, so glibc falls back to clone,
@@ -148,9 +150,31 @@ static void verdicts(const struct backend_ctx *ctx, const struct backend_plan *b
 	verdict_missing(&props[MOAT_P_FS_READ], HINT_OTHER,
 			"firejail has no read allow-list: the host file system stays visible, only denied paths "
 			"are blacklisted");
-	verdict_enforce(&props[MOAT_P_FS_WRITE], "firejail --read-only=/, --read-write for %zu write grants",
-			n_writable);
-	verdict_enforce(&props[MOAT_P_FS_SECRETS], "firejail --blacklist over %zu denied paths", n_denied);
+	/* firejail takes paths and resolves them again when it starts, and
+	 * its read-only and blacklist options are mounts on names: they hold
+	 * neither against a rename of a directory above them nor against the
+	 * host replacing a file during the run, and cannot refuse a file
+	 * created after start (docs/filesystem.md). */
+	if (n_writable == 0)
+		verdict_enforce(&props[MOAT_P_FS_WRITE], "firejail --read-only=/ (no write grant)");
+	else
+		verdict_missing(&props[MOAT_P_FS_WRITE], HINT_OTHER,
+				"firejail binds the %zu write grants by name (resolved again at its start) and cannot "
+				"keep their protected entries (.git/hooks, .mcp.json, ...) read-only",
+				n_writable);
+	{
+		size_t i, n_deny_rules = 0;
+		for (i = 0; i < p->n_paths; i++)
+			n_deny_rules += p->paths[i].access == MOAT_ACCESS_DENY;
+		if (n_deny_rules == 0)
+			verdict_enforce(&props[MOAT_P_FS_SECRETS], "no denied path");
+		else
+			verdict_missing(&props[MOAT_P_FS_SECRETS], HINT_OTHER,
+					"firejail --blacklist is a mount on a name (%zu of the %zu denied paths exist): a "
+					"denied file the host replaces during the run, one created after start, or one "
+					"under a directory the command renames is not covered",
+					n_denied, n_deny_rules);
+	}
 	if (backend_verdict_policy_tmp(p, props))
 		verdict_enforce(&props[MOAT_P_FS_TMP], "firejail --private-tmp");
 	if (!backend_verdict_policy_net_none(p, props)) {

@@ -66,6 +66,7 @@ struct oci_facts {
 	size_t n_rules, n_unknown;
 	size_t n_grants, n_expanded, n_pins, n_unpinned;
 	int landlock_abi; /* moat's ruleset applied inside by __init, or 0 */
+	int lifeline_to;  /* where __init finds moat's lifeline, or -1 */
 };
 
 static void release_json(json_t **j)
@@ -356,8 +357,23 @@ static json_t *build_process(const struct backend_ctx *ctx, const struct oci_fac
 	} else {
 		json_array_append_new(args, json_string(INIT_PATH));
 		json_array_append_new(args, json_string("__init"));
-		json_array_append_new(args, json_string("--"));
 	}
+	if (f->lifeline_to >= 0) {
+		char num[16];
+		snprintf(num, sizeof(num), "%d", f->lifeline_to);
+		json_array_append_new(args, json_string("--lifeline"));
+		json_array_append_new(args, json_string(num));
+	}
+	/* The runtime passes 3..N: the gaps between the declared fds are
+	 * filled with /dev/null by the launcher, and closed again by __init. */
+	if (p->n_keep_fds && f->rt != RT_RUNSC) {
+		char list[512] = "";
+		for (i = 0; i < p->n_keep_fds; i++)
+			snprintf(list + strlen(list), sizeof(list) - strlen(list), "%s%d", i ? "," : "", p->keep_fds[i]);
+		json_array_append_new(args, json_string("--keep-fds"));
+		json_array_append_new(args, json_string(list));
+	}
+	json_array_append_new(args, json_string("--"));
 	json_array_append_new(args, json_string(p->exe));
 	for (i = 1; p->argv[i]; i++)
 		json_array_append_new(args, json_string(p->argv[i]));
@@ -501,6 +517,8 @@ static void runtime_argv(struct backend_plan *bp, const struct backend_ctx *ctx,
 			max_fd = bp->pass_fds[i];
 	if (bp->fd_remap_to > max_fd)
 		max_fd = bp->fd_remap_to;
+	if (bp->lifeline_to > max_fd)
+		max_fd = bp->lifeline_to;
 	backend_argv_add(bp, runtime_names[f->rt]);
 	backend_argv_addf(bp, "--root=%s/state", bp->work_dir);
 	switch (f->rt) {
@@ -523,8 +541,10 @@ static void runtime_argv(struct backend_plan *bp, const struct backend_ctx *ctx,
 	backend_argv_add(bp, "--bundle");
 	backend_argv_add(bp, bp->work_dir);
 	/* The declared fds, 3..max: moat closed every other one before. */
-	if (max_fd > 2 && f->rt != RT_RUNSC)
+	if (max_fd > 2 && f->rt != RT_RUNSC) {
 		backend_argv_addf(bp, "--preserve-fds=%d", max_fd - 2);
+		bp->fill_fd_gaps = true;
+	}
 	if (f->rt == RT_RUNC)
 		backend_argv_add(bp, "--no-new-keyring");
 	backend_argv_add(bp, id);
@@ -713,9 +733,21 @@ static int compile_bundle(const struct moat_backend *self, const struct backend_
 	 * by entry, so the denied objects are not in the bundle at all. */
 	vo.landlock = !ctx->exporting && f.rt != RT_RUNSC && ctx->host->landlock_abi > 0;
 	view_build(p, ctx->fs, &vo, &v);
+	f.lifeline_to = -1;
 	if (vo.landlock && (f.landlock_abi = backend_landlock_layer(ctx, bp, &v, false, &init_args, &n_init, err)) < 0) {
 		view_free(&v);
 		return -1;
+	}
+	/* moat's lifeline, right above the declared fds and the ruleset: if
+	 * moat dies, the runtime dies with it (PDEATHSIG), but the container
+	 * would not; __init ends it when the pipe hangs up. */
+	if (!ctx->exporting && f.rt != RT_RUNSC) {
+		int at = bp->fd_remap_to;
+		size_t k;
+		for (k = 0; k < p->n_keep_fds; k++)
+			if (p->keep_fds[k] > at)
+				at = p->keep_fds[k];
+		f.lifeline_to = bp->lifeline_to = (at < 2 ? 2 : at) + 1;
 	}
 	mounts = build_mounts(ctx, &v, rootfs, self_exe, &f, err);
 	view_free(&v);

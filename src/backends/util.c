@@ -22,6 +22,7 @@ void backend_plan_init(struct backend_plan *bp)
 {
 	memset(bp, 0, sizeof(*bp));
 	bp->fd_remap_from = bp->fd_remap_to = -1;
+	bp->lifeline_to = -1;
 }
 
 static int remove_entry(const char *path, const struct stat *st, int type, struct FTW *ftw)
@@ -272,7 +273,6 @@ int backend_landlock_layer(const struct backend_ctx *ctx, struct backend_plan *b
 	}
 	if (exec_only)
 		strv_add(args, n_args, "--exec");
-	strv_add(args, n_args, "--");
 	l.ruleset_fd = -1; /* passed: closed with the plan */
 	landlock_plan_free(&l);
 	return abi;

@@ -176,6 +176,8 @@ static int next_kept(const struct child_args *a, int after)
 			best = a->plan->ext.pass_fds[i];
 	if (a->plan->external && a->plan->ext.fd_remap_to > after && a->plan->ext.fd_remap_to < best)
 		best = a->plan->ext.fd_remap_to;
+	if (a->plan->external && a->plan->ext.lifeline_to > after && a->plan->ext.lifeline_to < best)
+		best = a->plan->ext.lifeline_to;
 	return best;
 }
 
@@ -198,6 +200,27 @@ static void close_fds(const struct child_args *a)
 	}
 	if (syscall(SYS_close_range, from, ~0U, 0) != 0)
 		fail(a, 125, errno, "close_range");
+}
+
+/* After close_fds: every fd from 3 to the highest kept one open, the gaps
+ * on /dev/null (open(2) takes the lowest free number, so the fillers land
+ * exactly in the gaps); the error pipe is above them all (launch.c). */
+static void fill_fd_gaps(const struct child_args *a)
+{
+	int top = 2, k = 2, fd;
+
+	while ((k = next_kept(a, k)) != INT_MAX)
+		if (k != a->err_fd && k > top)
+			top = k;
+	for (;;) {
+		fd = open("/dev/null", O_RDONLY);
+		if (fd < 0)
+			fail(a, 125, errno, "/dev/null (filling fds below %d)", top);
+		if (fd >= top) {
+			close(fd);
+			return;
+		}
+	}
 }
 
 /* File systems the view mounted in step 3 are new inodes: their Landlock
@@ -293,10 +316,14 @@ static _Noreturn void exec_external(const struct child_args *a)
 		fail(a, 125, errno, "chdir %s", a->policy->cwd);
 	if (bp->no_new_privs && prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0)
 		fail(a, 125, errno, "PR_SET_NO_NEW_PRIVS");
-	/* launch.c keeps its own pipes above the target (launch_run). */
+	/* launch.c keeps its own pipes above the targets (launch_run). */
 	if (bp->fd_remap_from >= 0 && dup2(bp->fd_remap_from, bp->fd_remap_to) < 0)
 		fail(a, 125, errno, "dup2 %d to %d", bp->fd_remap_from, bp->fd_remap_to);
+	if (bp->lifeline_to >= 0 && dup2(a->lifeline_fd, bp->lifeline_to) < 0)
+		fail(a, 125, errno, "dup2 the lifeline to %d", bp->lifeline_to);
 	close_fds(a);
+	if (bp->fill_fd_gaps)
+		fill_fd_gaps(a);
 	signals_reset_for_exec(&a->saved_mask);
 	execve(bp->tool_path, bp->argv, a->plan->envp);
 	fail(a, errno == ENOENT ? 127 : 126, errno, "execve %s", bp->tool_path);
@@ -357,7 +384,9 @@ _Noreturn void child_main(const struct child_args *a)
 	if (a->plan->status == MOAT_STATUS_OFF)
 		exec_command(a);
 	if (a->plan->external) {
-		close(a->lifeline_fd);
+		/* The lifeline is moved for the tool to pass on, or closed. */
+		if (a->plan->ext.lifeline_to < 0)
+			close(a->lifeline_fd);
 		exec_external(a);
 	}
 

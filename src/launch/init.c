@@ -2,6 +2,7 @@
 #include "launch/init.h"
 
 #include <errno.h>
+#include <poll.h>
 #include <stdbool.h>
 #include <fcntl.h>
 #include <signal.h>
@@ -19,8 +20,8 @@
 
 static int usage(void)
 {
-	fprintf(stderr, "moat: __init is internal: moat __init [--landlock FD:ABI] [--ll r|w|l:PATH]... [--exec] -- "
-			"COMMAND [ARGS...]\n");
+	fprintf(stderr, "moat: __init is internal: moat __init [--landlock FD:ABI] [--ll r|w|l:PATH]... [--keep-fds "
+			"N,...] [--exec] -- COMMAND [ARGS...]\n");
 	return 125;
 }
 
@@ -66,13 +67,48 @@ static int apply_landlock(const char *spec, char **rules, int n_rules)
 	return rc;
 }
 
+/* --keep-fds LIST: every fd above 2 but these is closed (the runtime
+ * passed 3..N, the gaps filled by moat's launcher).  NULL: keep all. */
+static int close_unkept(const char *list, int also)
+{
+	unsigned from = 3;
+
+	if (!list)
+		return 0;
+	for (;;) {
+		const char *p = list;
+		char *end;
+		long best = -1;
+
+		/* The smallest listed fd at or above `from`. */
+		while (*p) {
+			long v = strtol(p, &end, 10);
+			if (end == p || (*end && *end != ','))
+				return -EINVAL;
+			if (v >= (long)from && (best < 0 || v < best))
+				best = v;
+			p = *end ? end + 1 : end;
+		}
+		if (also >= (int)from && (best < 0 || also < best))
+			best = also;
+		if (best < 0)
+			break;
+		if ((unsigned)best > from && syscall(SYS_close_range, from, (unsigned)best - 1, 0) != 0)
+			return -errno;
+		from = (unsigned)best + 1;
+	}
+	if (syscall(SYS_close_range, from, ~0U, 0) != 0)
+		return -errno;
+	return 0;
+}
+
 int moat_init_main(int argc, char **argv)
 {
 	extern char **environ;
 	sigset_t set, saved;
-	const char *landlock = NULL;
+	const char *landlock = NULL, *keep = NULL;
 	char **rules;
-	int n_rules = 0, i, cmd_at = -1, rc;
+	int n_rules = 0, i, cmd_at = -1, rc, lifeline = -1;
 	bool exec_only = false;
 	pid_t cmd;
 	int sfd;
@@ -91,6 +127,10 @@ int moat_init_main(int argc, char **argv)
 			rules[n_rules++] = argv[++i];
 		else if (strcmp(argv[i], "--exec") == 0)
 			exec_only = true;
+		else if (strcmp(argv[i], "--keep-fds") == 0 && i + 1 < argc)
+			keep = argv[++i];
+		else if (strcmp(argv[i], "--lifeline") == 0 && i + 1 < argc)
+			lifeline = atoi(argv[++i]);
 		else
 			return usage();
 	}
@@ -101,6 +141,15 @@ int moat_init_main(int argc, char **argv)
 		return 125;
 	}
 	free(rules);
+	/* The lifeline is moat's, not the command's: close-on-exec. */
+	if (lifeline >= 3 && fcntl(lifeline, F_SETFD, FD_CLOEXEC) != 0) {
+		fprintf(stderr, "moat: init: --lifeline %d: %s\n", lifeline, strerror(errno));
+		return 125;
+	}
+	if ((rc = close_unkept(keep, lifeline)) < 0) {
+		fprintf(stderr, "moat: init: --keep-fds %s: %s\n", keep, strerror(-rc));
+		return 125;
+	}
 	/* Under bwrap, which is an init already: become the command. */
 	if (exec_only) {
 		execve(argv[cmd_at], argv + cmd_at, environ);
@@ -130,11 +179,25 @@ int moat_init_main(int argc, char **argv)
 		_exit(errno == ENOENT ? 127 : 126);
 	}
 	for (;;) {
+		struct pollfd pfd[2] = {{.fd = sfd, .events = POLLIN}, {.fd = lifeline, .events = POLLIN}};
 		struct signalfd_siginfo si;
-		ssize_t n = read(sfd, &si, sizeof(si));
+		ssize_t n;
 		int status;
 		pid_t w;
 
+		if (poll(pfd, lifeline >= 0 ? 2 : 1, -1) < 0) {
+			if (errno == EINTR)
+				continue;
+			kill(cmd, SIGKILL);
+			return 125;
+		}
+		/* moat is gone (its lifeline hung up): end the sandbox.  As pid 1
+		 * of the container, exiting takes every process of it along. */
+		if (lifeline >= 0 && (pfd[1].revents & (POLLHUP | POLLERR | POLLIN)))
+			_exit(137);
+		if (!(pfd[0].revents & POLLIN))
+			continue;
+		n = read(sfd, &si, sizeof(si));
 		if (n != (ssize_t)sizeof(si)) {
 			if (n < 0 && errno == EINTR)
 				continue;

@@ -1,4 +1,4 @@
-/* `moat __init [--landlock FD:ABI] [--ll r|w|l:PATH]... [--exec] -- COMMAND
+/* `moat __init [--landlock FD:ABI] [--ll r|w|l:PATH]... [--keep-fds N,...] [--exec] -- COMMAND
  * [ARGS...]`: moat's own helper inside an external sandbox (the bwrap, oci
  * and gvisor backends bind moat's binary read-only at /.moat/init).
  *
@@ -9,6 +9,9 @@
  * The rules are on inodes, so a name the tool resolved again -- a bind
  * source swapped since moat planned it -- gains nothing, and a denied path
  * stays denied whatever is renamed or replaced around it.
+ *
+ * --keep-fds N,...: close every fd above 2 but these (an OCI runtime passes
+ * 3..N, contiguous: moat's launcher filled the gaps with /dev/null).
  *
  * --exec: only that, then become the command (bwrap is an init already).
  *

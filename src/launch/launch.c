@@ -119,15 +119,15 @@ int launch_run(const struct moat_policy *p, const struct moat_plan *plan, long l
 	/* The child moves an fd of the backend's to a fixed low number before
 	 * executing the tool (backend.h, fd_remap_to): moat's own pipes must
 	 * not be there. */
-	if (plan->external && plan->ext.fd_remap_to >= 0) {
+	if (plan->external && (plan->ext.fd_remap_to >= 0 || plan->ext.lifeline_to >= 0)) {
 		int *ends[] = {&errp[0], &errp[1], &statp[0], &statp[1], &life[0], &life[1]};
+		int floor = plan->ext.fd_remap_to > plan->ext.lifeline_to ? plan->ext.fd_remap_to : plan->ext.lifeline_to;
 		for (i = 0; i < ARRAY_LEN(ends); i++) {
-			if (*ends[i] > plan->ext.fd_remap_to)
+			if (*ends[i] > floor)
 				continue;
-			int moved = fcntl(*ends[i], F_DUPFD_CLOEXEC, plan->ext.fd_remap_to + 1);
+			int moved = fcntl(*ends[i], F_DUPFD_CLOEXEC, floor + 1);
 			if (moved < 0)
-				return moat_error_set(err, MOAT_E_SYSTEM, errno, "moving a pipe above fd %d",
-						      plan->ext.fd_remap_to);
+				return moat_error_set(err, MOAT_E_SYSTEM, errno, "moving a pipe above fd %d", floor);
 			close(*ends[i]);
 			*ends[i] = moved;
 		}

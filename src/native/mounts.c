@@ -230,7 +230,7 @@ static int open_target(int root, const struct view_op *op, const struct fs_plan 
 	fd = open_beneath(root, rel_of(op->dest), op->made_here, dir);
 	if (fd < 0)
 		return fd;
-	if (!op->made_here && op->obj >= 0 && !same_object(fd, &fp->obj[op->obj])) {
+	if (!op->made_here && op->obj >= 0 && fp && !same_object(fd, &fp->obj[op->obj])) {
 		close(fd);
 		return -ESTALE;
 	}
@@ -283,9 +283,10 @@ static int mask_at(int root, const struct view_op *op, const struct fs_plan *fp,
 	return rc;
 }
 
-static int fs_at(int root, const struct view_op *op, const char *type, const char *mode, uint64_t attrs, int *keep)
+static int fs_at(int root, const struct view_op *op, const struct fs_plan *fp, const char *type, const char *mode,
+		 uint64_t attrs, int *keep)
 {
-	int target = open_target(root, op, NULL, true), m, rc;
+	int target = open_target(root, op, fp, true), m, rc;
 
 	if (target < 0)
 		return target;
@@ -314,7 +315,7 @@ static int make_dev(int root, const struct view_op *op)
 		{"stdout", "/proc/self/fd/1"},
 		{"stderr", "/proc/self/fd/2"},
 	};
-	int rc = fs_at(root, op, "tmpfs", "0755", M_ATTR_NOSUID | M_ATTR_NOEXEC, NULL), dev;
+	int rc = fs_at(root, op, NULL, "tmpfs", "0755", M_ATTR_NOSUID | M_ATTR_NOEXEC, NULL), dev;
 	size_t i;
 
 	if (rc < 0)
@@ -448,7 +449,7 @@ int mounts_apply(const struct native_mounts *m, const struct fs_plan *fp, char *
 
 		switch (op->kind) {
 		case VIEW_PROC:
-			rc = fs_at(root, op, "proc", NULL, M_ATTR_NOSUID | M_ATTR_NODEV | M_ATTR_NOEXEC, NULL);
+			rc = fs_at(root, op, NULL, "proc", NULL, M_ATTR_NOSUID | M_ATTR_NODEV | M_ATTR_NOEXEC, NULL);
 			break;
 		case VIEW_DEV:
 			rc = make_dev(root, op);
@@ -456,11 +457,11 @@ int mounts_apply(const struct native_mounts *m, const struct fs_plan *fp, char *
 		case VIEW_TMPFS: {
 			char mode[8];
 			snprintf(mode, sizeof(mode), "%o", op->mode);
-			rc = fs_at(root, op, "tmpfs", mode, M_ATTR_NOSUID | M_ATTR_NODEV, NULL);
+			rc = fs_at(root, op, NULL, "tmpfs", mode, M_ATTR_NOSUID | M_ATTR_NODEV, NULL);
 			break;
 		}
 		case VIEW_SKELETON:
-			rc = fs_at(root, op, "tmpfs", "0755", M_ATTR_NOSUID | M_ATTR_NODEV, &m->mfds[i]);
+			rc = fs_at(root, op, fp, "tmpfs", "0755", M_ATTR_NOSUID | M_ATTR_NODEV, &m->mfds[i]);
 			break;
 		case VIEW_BIND:
 			if (strcmp(op->dest, "/") == 0) {

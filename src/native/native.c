@@ -228,10 +228,15 @@ int native_compile(const struct moat_policy *p, const struct moat_host *h, const
 	 * a granted path -- or bound there by the host during the run -- would
 	 * be reachable.  Only refusing the command unix sockets of its own
 	 * holds for every path. */
-	if (np->use_seccomp && !p->unix_sockets)
+	if (np->use_seccomp && !p->unix_sockets && (np->clone_flags & CLONE_NEWIPC))
 		verdict_enforce(&props[MOAT_P_IPC_UNIX], "seccomp: socket(AF_UNIX) refused (connected socketpairs "
-							 "only)%s",
+							 "only); IPC namespace%s",
 				np->mounts.enabled ? "; the view has no host /run, /var, /tmp or HOME" : "");
+	else if (!(np->clone_flags & CLONE_NEWIPC))
+		verdict_missing(&props[MOAT_P_IPC_UNIX], HINT_USERNS,
+				"without an IPC namespace (%s) the host's SysV shared memory, semaphores and message "
+				"queues are reachable",
+				h->userns_why[0] ? h->userns_why : "none here");
 	else if (p->unix_sockets)
 		verdict_missing(&props[MOAT_P_IPC_UNIX], "drop --unix-sockets",
 				"--unix-sockets lets the command make unix sockets: a host socket inside a granted "

@@ -10,6 +10,7 @@
 #include <string.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
+#include <sys/statvfs.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -733,6 +734,18 @@ static bool granted_write_exactly(const struct fs_plan *fp, const char *real)
 	return false;
 }
 
+/* Could this process create an entry in the directory `dirfd`?  Its own
+ * permission (the effective ids; root's capabilities count) and a
+ * writable file system. */
+static bool can_create_in(int dirfd)
+{
+	struct statvfs sv;
+
+	if (fstatvfs(dirfd, &sv) == 0 && (sv.f_flag & ST_RDONLY))
+		return false;
+	return faccessat(dirfd, ".", W_OK | X_OK, AT_EACCESS) == 0;
+}
+
 /* The directories from the grant down to (not including) `real`: pinned,
  * because renaming one would carry the protected entry away with it and
  * leave its name free (`mv .git .git-old; mkdir .git`). */
@@ -871,6 +884,12 @@ static int protect_one(struct fs_plan *fp, const struct moat_policy *p, size_t g
 				o->link_text = moat_xstrdup(text);
 			}
 		}
+	} else if (!can_create_in(w.parent_fd)) {
+		/* The caller cannot create it there, so neither can the
+		 * command (the same uid, without capabilities): nothing to
+		 * hold in its place. */
+		o->real = steal_ptr(&w.real);
+		o->anchor = steal_ptr(&w.anchor);
 	} else {
 		o->real = steal_ptr(&w.real);
 		o->anchor = steal_ptr(&w.anchor);

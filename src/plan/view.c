@@ -281,7 +281,7 @@ static void add_pins(struct view *v, const struct fs_plan *fp, bool no_placehold
 			op_add(v, VIEW_PIN, o->real, (int)i);
 		} else if (o->role == FS_PROTECT && !o->lifted && o->placeholder && no_placeholders) {
 			v->n_unpinned++;
-		} else if (o->role == FS_PROTECT && !o->lifted) {
+		} else if (o->role == FS_PROTECT && !o->lifted && (o->present || o->placeholder)) {
 			op_add(v, VIEW_PIN, o->real, (int)i)->read_only = true;
 			v->n_pins++;
 		}

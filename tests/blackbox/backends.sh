@@ -70,7 +70,7 @@ claims() { # claims REPORT: the enforced properties, sorted, space-separated
 declare -A EXPECT
 EXPECT[native]="fs.read fs.write fs.secrets fs.tmp net.none ipc.abstract ipc.unix proc.pid proc.ptrace sys.filter tty.inject env.curated fd.clean res.limits"
 EXPECT[bwrap]="fs.read fs.write fs.secrets fs.tmp net.none ipc.abstract ipc.unix proc.pid proc.ptrace sys.filter tty.inject env.curated fd.clean res.limits"
-EXPECT[firejail]="fs.secrets fs.tmp net.none proc.pid sys.filter fd.clean res.limits"
+EXPECT[firejail]="fs.tmp net.none proc.pid sys.filter fd.clean res.limits"
 EXPECT[gvisor]="fs.read fs.write fs.secrets fs.tmp net.none ipc.abstract ipc.unix proc.pid proc.ptrace sys.filter env.curated fd.clean res.limits"
 EXPECT[nono]="proc.ptrace res.limits"
 EXPECT[oci]="fs.read fs.write fs.secrets fs.tmp net.none ipc.abstract ipc.unix proc.pid proc.ptrace sys.filter tty.inject env.curated fd.clean res.limits"

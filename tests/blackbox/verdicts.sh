@@ -272,14 +272,14 @@ is "$rc" 125 "MOAT_HOST_LIMIT=landlock=-1 is refused by moat run too"
 # LIMIT|MISSING|HINT_REGEX (the hint every missing property must carry;
 # "-" when the causes are mixed).  With namespaces the mount view holds the
 # file system without Landlock (as under bubblewrap); ipc.unix needs seccomp
-# (socket(AF_UNIX) refused), not namespaces.
+# (socket(AF_UNIX) refused) and an IPC namespace (for SysV IPC).
 matrix="-||-
 landlock=0||-
 landlock=2||-
-userns=0,root=0|fs.write proc.pid|namespace
+userns=0,root=0|fs.write ipc.unix proc.pid|namespace
 seccomp=0|ipc.unix proc.ptrace sys.filter|[Ss]eccomp|SECCOMP
-landlock=5,userns=0,root=0|fs.write proc.pid|-
-landlock=0,userns=0,root=0|fs.read fs.secrets fs.tmp fs.write proc.pid proc.ptrace|-
+landlock=5,userns=0,root=0|fs.write ipc.unix proc.pid|-
+landlock=0,userns=0,root=0|fs.read fs.secrets fs.tmp fs.write ipc.unix proc.pid proc.ptrace|-
 landlock=0,seccomp=0|ipc.unix proc.ptrace sys.filter|-
 seccomp=0,userns=0,root=0|fs.write ipc.unix net.none proc.pid proc.ptrace sys.filter|-
 landlock=0,seccomp=0,userns=0,root=0|fs.read fs.secrets fs.tmp fs.write ipc.abstract ipc.unix net.none proc.pid proc.ptrace sys.filter|-"

@@ -202,6 +202,20 @@ static void close_fds(const struct child_args *a)
 		fail(a, 125, errno, "close_range");
 }
 
+/* The caller's soft RLIMIT_NOFILE, which moat raised for its own
+ * descriptors while planning (plan/fsplan.h); a declared --files, applied
+ * after this, wins. */
+static void restore_nofile(const struct child_args *a)
+{
+	struct rlimit rl;
+
+	if (!a->plan->fs.nofile_soft || getrlimit(RLIMIT_NOFILE, &rl) != 0)
+		return;
+	rl.rlim_cur = (rlim_t)a->plan->fs.nofile_soft;
+	if (setrlimit(RLIMIT_NOFILE, &rl) != 0)
+		fail(a, 125, errno, "restoring RLIMIT_NOFILE");
+}
+
 /* After close_fds: every fd from 3 to the highest kept one open, the gaps
  * on /dev/null (open(2) takes the lowest free number, so the fillers land
  * exactly in the gaps); the error pipe is above them all (launch.c). */
@@ -279,6 +293,7 @@ static _Noreturn void exec_command(const struct child_args *a)
 		/* After the steps that open files (Landlock's own rules, the
 		 * fds still open until close_fds): --files 12 must bind the
 		 * command, not moat's setup. */
+		restore_nofile(a);
 		for (i = 0; i < np->n_rlimits; i++) {
 			struct rlimit rl = {.rlim_cur = np->rlimits[i].value, .rlim_max = np->rlimits[i].value};
 			if (setrlimit(np->rlimits[i].resource, &rl) != 0)
@@ -307,6 +322,7 @@ static _Noreturn void exec_external(const struct child_args *a)
 
 	if (setsid() < 0)
 		fail(a, 125, errno, "setsid");
+	restore_nofile(a);
 	for (i = 0; i < bp->n_rlimits; i++) {
 		struct rlimit rl = {.rlim_cur = (rlim_t)bp->rlimits[i].value, .rlim_max = (rlim_t)bp->rlimits[i].value};
 		if (setrlimit(bp->rlimits[i].resource, &rl) != 0)

@@ -661,6 +661,11 @@ static int expand(struct fs_plan *fp, size_t grant, int dir, const char *real, i
 			if (errno == ENOENT)
 				continue; /* gone since readdir */
 			rc = moat_error_set(err, MOAT_E_SYSTEM, errno, "%s", child);
+			if (errno == EMFILE)
+				moat_error_hint(err, "%s holds a denied path, so each of its entries is granted on its own, "
+						     "with a descriptor each: raise the hard open-file limit (ulimit -Hn), "
+						     "or grant a directory below it",
+						real);
 			break;
 		}
 		if (fstat(efd, &st) != 0) {
@@ -956,11 +961,26 @@ static void resolve_home(struct fs_plan *fp, const char *home)
 	walk_out_free(&w);
 }
 
+/* Room for every object's descriptor: moat's soft limit up to the hard one,
+ * the caller's soft limit remembered for the command (fsplan.h). */
+static void raise_nofile(struct fs_plan *fp)
+{
+	struct rlimit rl;
+
+	if (getrlimit(RLIMIT_NOFILE, &rl) != 0 || rl.rlim_cur >= rl.rlim_max)
+		return;
+	fp->nofile_soft = (unsigned long long)rl.rlim_cur;
+	rl.rlim_cur = rl.rlim_max > (1 << 20) ? (1 << 20) : rl.rlim_max;
+	if (setrlimit(RLIMIT_NOFILE, &rl) != 0)
+		fp->nofile_soft = 0;
+}
+
 int fs_plan_build(const struct moat_policy *p, const char *home, struct fs_plan *fp, struct moat_error *err)
 {
 	size_t i, n_rules;
 
 	fs_plan_init(fp);
+	raise_nofile(fp);
 	resolve_home(fp, home);
 	for (i = 0; i < p->n_paths; i++)
 		if (resolve_rule(fp, p, &p->paths[i], err) < 0)

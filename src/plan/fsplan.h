@@ -93,6 +93,11 @@ struct fs_plan {
 	char **excluded; /* real paths no rule of a grant may cover */
 	size_t n_excluded, cap_excluded;
 	char *home_real; /* HOME resolved, or NULL (unknown, "/", absent) */
+	/* The objects are held open until the run: moat raised its own soft
+	 * RLIMIT_NOFILE for them (a granted HOME can have thousands of
+	 * entries), and the command gets this, the caller's, back.  0: not
+	 * raised. */
+	unsigned long long nofile_soft;
 };
 
 void fs_plan_init(struct fs_plan *fp);

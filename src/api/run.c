@@ -166,16 +166,8 @@ int moat_run_main(int argc, char **argv)
 	/* Placeholders for absent protected entries of the write grants: made
 	 * now (a dry run or a refusal above touches nothing on the host),
 	 * removed after the run. */
-	if (plan.status != MOAT_STATUS_OFF && fs_placeholders_make(&plan.fs, &err) < 0) {
-		code = moat_error_print(&err);
-		memset(&result, 0, sizeof(result));
-		result.exit_code = code;
-		snprintf(result.failure, sizeof(result.failure), "%s", err.message);
-		report = report_build(&policy, &host, &plan, &result);
-		add_server(report, &meta);
-		goto write_report;
-	}
-	if (launch_run(&policy, &plan, start_ns, &result, &err) < 0) {
+	if ((plan.status != MOAT_STATUS_OFF && fs_placeholders_make(&plan.fs, &err) < 0) ||
+	    launch_run(&policy, &plan, start_ns, &result, &err) < 0) {
 		/* The sandbox could not be created: still say so in the report,
 		 * so an embedder sees an error, not a missing file. */
 		code = moat_error_print(&err);

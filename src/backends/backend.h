@@ -197,6 +197,13 @@ int backend_landlock_layer(const struct backend_ctx *ctx, struct backend_plan *b
 			   bool exec_only, char ***args, size_t *n_args, struct moat_error *err);
 void backend_strv_free(char **v);
 
+/* fs.read, fs.write and fs.secrets for a tool that mounts the view of
+ * plan/view.h (bwrap, the OCI runtimes): `n_unpinned` absent protected
+ * entries an export cannot hold, `landlock_abi` of moat's ruleset applied
+ * inside (0: none, grants holding a denied path mounted entry by entry). */
+void backend_verdict_fs(const char *tool, size_t n_bound, size_t n_pins, size_t n_unpinned, int landlock_abi,
+			size_t n_expanded, struct moat_verdict *props);
+
 /* Every requested property missing with `reason` and `hint` (a tool that
  * is not installed, an OS it cannot run on). */
 void backend_verdict_all_missing(struct moat_verdict *props, const char *hint, const char *reason);

@@ -213,26 +213,9 @@ static void verdicts(const struct backend_ctx *ctx, const struct backend_plan *b
 	const struct moat_host *h = ctx->host;
 	bool netns = p->net != MOAT_NET_ALL;
 
-	verdict_enforce(&props[MOAT_P_FS_READ], "bwrap: empty read-only tmpfs root, %zu objects bound (by "
-						"descriptor, checked by bwrap)%s",
-			f->n_grants, f->landlock_abi ? "; moat's landlock rules on their inodes (moat __init)" : "");
-	if (f->n_unpinned)
-		verdict_missing(&props[MOAT_P_FS_WRITE], "run it with moat run --backend bwrap, which makes them",
-				"%zu absent protected entries of the write grants (.git, .mcp.json, ...) can be created: "
-				"an exported argv has no placeholders for them",
-				f->n_unpinned);
-	else
-		verdict_enforce(&props[MOAT_P_FS_WRITE], "bwrap: read-only binds outside the write grants, read-only "
-							 "root; %zu protected entries pinned read-only",
-				f->n_pins);
-	if (f->landlock_abi)
-		verdict_enforce(&props[MOAT_P_FS_SECRETS], "landlock ABI %d (moat __init): rules only on the entries "
-							   "around the denied paths (inode-bound); masks in the view",
-				f->landlock_abi);
-	else
-		verdict_enforce(&props[MOAT_P_FS_SECRETS], "bwrap: denied paths left out of the view (%zu grants "
-							   "mounted entry by entry)",
-				f->n_expanded);
+	/* bwrap binds by descriptor, and checks that what it mounted is that
+	 * object. */
+	backend_verdict_fs("bwrap", f->n_grants, f->n_pins, f->n_unpinned, f->landlock_abi, f->n_expanded, props);
 	if (backend_verdict_policy_tmp(p, props))
 		verdict_enforce(&props[MOAT_P_FS_TMP], "bwrap: tmpfs on /tmp and /dev/shm");
 

@@ -558,25 +558,7 @@ static void verdicts(const struct backend_ctx *ctx, const struct backend_plan *b
 	bool gvisor = f->rt == RT_RUNSC;
 	bool netns = p->net != MOAT_NET_ALL;
 
-	verdict_enforce(&props[MOAT_P_FS_READ], "%s: empty read-only root, %zu objects bound%s", rt, f->n_grants,
-			f->landlock_abi ? "; moat's landlock rules on their inodes (moat __init)" : "");
-	if (f->n_unpinned)
-		verdict_missing(&props[MOAT_P_FS_WRITE], "run it with moat run, which makes them",
-				"%zu absent protected entries of the write grants (.git, .mcp.json, ...) can be created: "
-				"an exported bundle has no placeholders for them",
-				f->n_unpinned);
-	else
-		verdict_enforce(&props[MOAT_P_FS_WRITE], "%s: read-only binds outside the write grants, read-only "
-							 "root; %zu protected entries bound read-only",
-				rt, f->n_pins);
-	if (f->landlock_abi)
-		verdict_enforce(&props[MOAT_P_FS_SECRETS], "landlock ABI %d (moat __init): rules only on the entries "
-							   "around the denied paths (inode-bound); masks in the view",
-				f->landlock_abi);
-	else
-		verdict_enforce(&props[MOAT_P_FS_SECRETS], "%s: denied paths left out of the view (%zu grants mounted "
-							   "entry by entry)",
-				rt, f->n_expanded);
+	backend_verdict_fs(rt, f->n_grants, f->n_pins, f->n_unpinned, f->landlock_abi, f->n_expanded, props);
 	if (backend_verdict_policy_tmp(p, props))
 		verdict_enforce(&props[MOAT_P_FS_TMP], "%s: tmpfs on /tmp and /dev/shm", rt);
 

@@ -277,3 +277,27 @@ int backend_landlock_layer(const struct backend_ctx *ctx, struct backend_plan *b
 	landlock_plan_free(&l);
 	return abi;
 }
+
+void backend_verdict_fs(const char *tool, size_t n_bound, size_t n_pins, size_t n_unpinned, int landlock_abi,
+			size_t n_expanded, struct moat_verdict *props)
+{
+	verdict_enforce(&props[MOAT_P_FS_READ], "%s: empty read-only root, %zu objects bound%s", tool, n_bound,
+			landlock_abi ? "; moat's landlock rules on their inodes (moat __init)" : "");
+	if (n_unpinned)
+		verdict_missing(&props[MOAT_P_FS_WRITE], "run it with moat run, which makes them",
+				"%zu absent protected entries of the write grants (.git, .mcp.json, ...) can be created: "
+				"an export has no placeholders for them",
+				n_unpinned);
+	else
+		verdict_enforce(&props[MOAT_P_FS_WRITE], "%s: read-only binds outside the write grants, read-only "
+							 "root; %zu protected entries pinned read-only",
+				tool, n_pins);
+	if (landlock_abi)
+		verdict_enforce(&props[MOAT_P_FS_SECRETS], "landlock ABI %d (moat __init): rules only on the entries "
+							   "around the denied paths (inode-bound); masks in the view",
+				landlock_abi);
+	else
+		verdict_enforce(&props[MOAT_P_FS_SECRETS], "%s: denied paths left out of the view (%zu grants mounted "
+							   "entry by entry)",
+				tool, n_expanded);
+}

@@ -317,6 +317,33 @@ static int add_setid_rules(const struct rule_sink *s, struct moat_error *err)
 	return emit(s, "openat2", SCMP_SYS(openat2), ENOSYS, 0, NULL, err);
 }
 
+/* No device nodes: mknod of a character or block device.  The kernel
+ * already refuses it without CAP_MKNOD in the initial user namespace, but
+ * a user-space kernel (gVisor) lets container root make one in its own
+ * tmpfs, and the filter is the same program everywhere. */
+static int add_devnode_rules(const struct rule_sink *s, struct moat_error *err)
+{
+	static const struct {
+		const char *name;
+		unsigned arg;
+	} calls[] = {{"mknod", 1}, {"mknodat", 2}};
+	static const uint64_t kinds[] = {S_IFCHR, S_IFBLK};
+
+	for (size_t i = 0; i < ARRAY_LEN(calls); i++) {
+		int nr = seccomp_syscall_resolve_name(calls[i].name);
+
+		if (nr == __NR_SCMP_ERROR)
+			continue;
+		for (size_t k = 0; k < ARRAY_LEN(kinds); k++) {
+			struct scmp_arg_cmp cmp = {.arg = calls[i].arg, .op = SCMP_CMP_MASKED_EQ, .datum_a = S_IFMT,
+						   .datum_b = kinds[k]};
+			if (emit(s, calls[i].name, nr, EPERM, 1, &cmp, err) < 0)
+				return -1;
+		}
+	}
+	return 0;
+}
+
 static int add_ioctl_rules(const struct rule_sink *s, struct moat_error *err)
 {
 	static const uint64_t reqs[] = {TIOCSTI, TIOCLINUX, USERFAULTFD_IOC_NEW};
@@ -503,7 +530,8 @@ static int check_opts(const struct moat_seccomp_opts *o, struct moat_error *err)
 static int walk_rules(const struct moat_seccomp_opts *o, const struct rule_sink *s, struct moat_error *err)
 {
 	if (add_deny_rules(s, o, err) < 0 || add_clone_rules(s, err) < 0 || add_ioctl_rules(s, err) < 0 ||
-	    add_setid_rules(s, err) < 0 || add_personality_rules(s, err) < 0 || add_socket_rules(s, o, err) < 0)
+	    add_setid_rules(s, err) < 0 || add_devnode_rules(s, err) < 0 || add_personality_rules(s, err) < 0 ||
+	    add_socket_rules(s, o, err) < 0)
 		return -1;
 	return 0;
 }

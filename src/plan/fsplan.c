@@ -228,6 +228,18 @@ static bool location_matches(int fd, const char *real)
 	return strcmp(buf, real) == 0;
 }
 
+/* The walk ends at a missing component `comp` of the directory `*cur` (real
+ * path `real`), `remaining` after it: absent, with its anchor. */
+static void walk_absent(struct walk_out *w, const char *real, const char *comp, const char *remaining, int *cur)
+{
+	cleanup_free char *tail = moat_xasprintf("%s%s", comp, remaining);
+
+	w->anchor = moat_xstrdup(real);
+	w->first_missing = join(real, comp);
+	w->real = path_resolve_lexical(tail, real, NULL);
+	w->parent_fd = steal_fd(cur);
+}
+
 /* Resolve `path` (absolute, normalised) one component at a time from `start`
  * (a directory descriptor whose real path is `start_real`), never letting
  * the kernel follow a link: each link is read and its text walked in turn,
@@ -292,13 +304,7 @@ static int walk_from(struct fs_plan *fp, int start, const char *start_real, cons
 				free(comp);
 				return moat_error_set(err, MOAT_E_SYSTEM, e, "%s", path);
 			}
-			w->anchor = moat_xstrdup(real);
-			w->first_missing = join(real, comp);
-			{
-				cleanup_free char *tail = moat_xasprintf("%s%s", comp, remaining);
-				w->real = path_resolve_lexical(tail, real, NULL);
-			}
-			w->parent_fd = steal_fd(&cur);
+			walk_absent(w, real, comp, remaining, &cur);
 			free(comp);
 			return 0;
 		}
@@ -345,13 +351,7 @@ static int walk_from(struct fs_plan *fp, int start, const char *start_real, cons
 			if (!last && !S_ISDIR(st.st_mode) && !S_ISLNK(st.st_mode)) {
 				/* A file where a directory would be: the path cannot
 				 * exist unless that file is replaced. */
-				w->anchor = moat_xstrdup(real);
-				w->first_missing = join(real, comp);
-				{
-					cleanup_free char *tail = moat_xasprintf("%s%s", comp, remaining);
-					w->real = path_resolve_lexical(tail, real, NULL);
-				}
-				w->parent_fd = steal_fd(&cur);
+				walk_absent(w, real, comp, remaining, &cur);
 				free(comp);
 				return 0;
 			}

@@ -501,6 +501,14 @@ static void test_rows(const struct moat_bpf bpf[F__COUNT])
 	     {AF_INET, SOCK_STREAM, 0, 0},
 	     E_ERRNO,
 	     EAFNOSUPPORT},
+	    /* No device nodes (gVisor's kernel lets container root make one). */
+	    {"mknodat(NULL, S_IFCHR)", F_NONE, A_RAW, SYS_mknodat, {(unsigned long)AT_FDCWD, 0, S_IFCHR | 0600, 0x103},
+	     E_ERRNO, EPERM},
+	    {"mknodat(NULL, S_IFBLK)", F_NONE, A_RAW, SYS_mknodat, {(unsigned long)AT_FDCWD, 0, S_IFBLK | 0600, 0},
+	     E_ERRNO, EPERM},
+	    {"mknod(NULL, S_IFCHR)", F_NONE, A_RAW, SYS_mknod, {0, S_IFCHR | 0600, 0x103}, E_ERRNO, EPERM},
+	    {"mknodat(NULL, S_IFIFO)", F_NONE, A_RAW, SYS_mknodat, {(unsigned long)AT_FDCWD, 0, S_IFIFO | 0600, 0},
+	     E_SAME, 0},
 	    /* ipc.unix: no unix socket of the command's own (it could connect
 	     * to a host socket in a grant); connected pairs only, and not
 	     * SOCK_DGRAM ones (sendto(2) can still name any address). */

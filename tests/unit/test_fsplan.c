@@ -1,0 +1,358 @@
+/* Unit tests: every path resolved once to an object (plan/fsplan.c), and
+ * the view planned from the objects (plan/view.c).  Plain data on a tree
+ * this test makes under a temporary directory: no sandbox is run. */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "plan/fsplan.h"
+#include "plan/view.h"
+#include "policy/policy.h"
+#include "tap.h"
+#include "util/mem.h"
+
+static char T[256];
+
+static char *at(const char *rel)
+{
+	return moat_xasprintf("%s/%s", T, rel);
+}
+
+static void mkfile(const char *rel, const char *text)
+{
+	char *p = at(rel);
+	FILE *f = fopen(p, "w");
+	if (f) {
+		fputs(text, f);
+		fclose(f);
+	}
+	free(p);
+}
+
+static void mkd(const char *rel)
+{
+	char *p = at(rel);
+	mkdir(p, 0755);
+	free(p);
+}
+
+static void mklink(const char *target, const char *rel)
+{
+	char *p = at(rel);
+	if (symlink(target, p) != 0)
+		perror(p);
+	free(p);
+}
+
+static void add(struct moat_policy *p, const char *rel, enum moat_access a)
+{
+	char *path = at(rel);
+	struct moat_origin o = {.source = "test"};
+	policy_add_path(p, path, a, false, o);
+	free(path);
+}
+
+static const struct fs_obj *find(const struct fs_plan *fp, enum fs_role role, const char *rel)
+{
+	char *path = at(rel);
+	const struct fs_obj *hit = NULL;
+	size_t i;
+
+	for (i = 0; i < fp->n && !hit; i++)
+		if (fp->obj[i].role == role && (strcmp(fp->obj[i].path, path) == 0 || strcmp(fp->obj[i].real, path) == 0))
+			hit = &fp->obj[i];
+	free(path);
+	return hit;
+}
+
+static const struct view_op *op_at(const struct view *v, const char *rel, enum view_kind kind)
+{
+	char *path = at(rel);
+	const struct view_op *hit = NULL;
+	size_t i;
+
+	for (i = 0; i < v->n && !hit; i++)
+		if (v->v[i].kind == kind && strcmp(v->v[i].dest, path) == 0)
+			hit = &v->v[i];
+	free(path);
+	return hit;
+}
+
+static void policy_fresh(struct moat_policy *p)
+{
+	policy_init(p);
+	p->private_tmp = true;
+	p->cwd = moat_xstrdup(T);
+}
+
+/* A write grant through a link is refused, naming the target; a read grant
+ * through one grants the target and records the link. */
+static void test_symlinks(void)
+{
+	struct moat_policy p;
+	struct fs_plan fp;
+	struct moat_error err = {0};
+	const struct fs_obj *o;
+	char *want;
+
+	policy_fresh(&p);
+	add(&p, "lnk-data", MOAT_ACCESS_WRITE);
+	ok(fs_plan_build(&p, NULL, &fp, &err) < 0, "a write grant through a symlink is refused");
+	ok(strstr(err.message, "passes through a symlink") != NULL, "  the message says why (%s)", err.message);
+	want = at("data");
+	ok(strstr(err.hint, want) != NULL, "  the hint names the target (%s)", err.hint);
+	free(want);
+	policy_free(&p);
+
+	policy_fresh(&p);
+	add(&p, "lnk-data", MOAT_ACCESS_READ);
+	ok(fs_plan_build(&p, NULL, &fp, &err) == 0, "a read grant through a symlink is accepted");
+	o = find(&fp, FS_READ, "lnk-data");
+	want = at("data");
+	ok(o && o->present && o->via_symlink && strcmp(o->real, want) == 0, "  it grants the target");
+	free(want);
+	ok(fp.n_links == 1 && !fp.links[0].for_deny && strcmp(fp.links[0].text, "data") == 0,
+	   "  the link is recorded for the view");
+	fs_plan_free(&fp);
+	policy_free(&p);
+
+	policy_fresh(&p);
+	add(&p, "lnk-home-ssh", MOAT_ACCESS_READ);
+	add(&p, "home/.ssh", MOAT_ACCESS_DENY);
+	ok(fs_plan_build(&p, NULL, &fp, &err) < 0 && strstr(err.message, "inside the denied"),
+	   "a read grant that resolves into a denied path is refused");
+	policy_free(&p);
+
+	policy_fresh(&p);
+	add(&p, ".", MOAT_ACCESS_READ);
+	add(&p, "cyc-a", MOAT_ACCESS_DENY);
+	ok(fs_plan_build(&p, NULL, &fp, &err) < 0 && strstr(err.hint, "cycle"), "a deny through a symlink cycle is refused");
+	policy_free(&p);
+}
+
+/* A grant holding a deny is expanded: its rules go to its entries; the
+ * entry on the way to the deny is expanded in turn, the deny left out. */
+static void test_expansion(void)
+{
+	struct moat_policy p;
+	struct fs_plan fp;
+	struct moat_error err = {0};
+	const struct fs_obj *g, *conf, *gh, *notes;
+	struct view v;
+	struct view_opts vo = {.landlock = true, .private_tmp = true};
+
+	policy_fresh(&p);
+	add(&p, "home", MOAT_ACCESS_READ);
+	add(&p, "home/.config/gh", MOAT_ACCESS_DENY);
+	add(&p, "home/.pgpass", MOAT_ACCESS_DENY); /* absent */
+	ok(fs_plan_build(&p, NULL, &fp, &err) == 0, "plan with denies inside a grant (%s)", err.message);
+	g = find(&fp, FS_READ, "home");
+	ok(g && g->expanded, "the grant holding denies is expanded");
+	conf = find(&fp, FS_READ, "home/.config");
+	ok(conf && conf->chain && conf->parent >= 0, "  the directory on the way to a deny is a chain entry");
+	gh = find(&fp, FS_READ, "home/.config/gh");
+	ok(gh == NULL, "  the denied directory is no entry");
+	notes = find(&fp, FS_READ, "home/notes");
+	ok(notes && !notes->chain && notes->fd >= 0, "  a sibling is an entry with its own descriptor");
+	ok(fs_is_excluded(&fp, T) == false, "the scratch dir itself is not excluded");
+	{
+		char *pg = at("home/.pgpass");
+		ok(fs_is_excluded(&fp, pg), "an absent denied name is excluded (nothing created later is granted)");
+		free(pg);
+	}
+
+	view_build(&p, &fp, &vo, &v);
+	ok(op_at(&v, "home", VIEW_BIND) != NULL, "with Landlock the grant is bound whole");
+	ok(op_at(&v, "home/.config/gh", VIEW_MASK) != NULL, "  and the present deny is masked");
+	view_free(&v);
+	vo.landlock = false;
+	view_build(&p, &fp, &vo, &v);
+	ok(op_at(&v, "home", VIEW_SKELETON) != NULL, "without Landlock the grant is a skeleton");
+	ok(op_at(&v, "home/notes", VIEW_BIND) != NULL, "  its entries are bound one by one");
+	ok(op_at(&v, "home/.config/gh", VIEW_BIND) == NULL && op_at(&v, "home/.config/gh", VIEW_MASK) == NULL,
+	   "  and the denied directory is not in the view at all");
+	ok(op_at(&v, "home/.config/app", VIEW_BIND) != NULL, "  the chain's other entries are bound");
+	view_free(&v);
+	fs_plan_free(&fp);
+	policy_free(&p);
+
+	/* Below the private /tmp, whose own Landlock rule would cover what is
+	 * mounted beneath it: entry by entry even with Landlock. */
+	{
+		char tdir[] = "/tmp/moat-fsplan-tmp.XXXXXX";
+		char *sub, *deny;
+		struct moat_origin o = {.source = "test"};
+
+		if (mkdtemp(tdir)) {
+			sub = moat_xasprintf("%s/secret", tdir);
+			mkdir(sub, 0755);
+			deny = moat_xstrdup(sub);
+			policy_fresh(&p);
+			policy_add_path(&p, tdir, MOAT_ACCESS_READ, false, o);
+			policy_add_path(&p, deny, MOAT_ACCESS_DENY, false, o);
+			vo.landlock = true;
+			ok(fs_plan_build(&p, NULL, &fp, &err) == 0, "plan with a deny in a grant below /tmp");
+			view_build(&p, &fp, &vo, &v);
+			{
+				size_t i;
+				bool skeleton = false, mask = false;
+				for (i = 0; i < v.n; i++) {
+					skeleton |= v.v[i].kind == VIEW_SKELETON && strcmp(v.v[i].dest, tdir) == 0;
+					mask |= v.v[i].kind == VIEW_MASK && strcmp(v.v[i].dest, deny) == 0;
+				}
+				ok(skeleton && !mask, "  below the private /tmp it is mounted entry by entry, even with Landlock");
+			}
+			view_free(&v);
+			fs_plan_free(&fp);
+			policy_free(&p);
+			rmdir(sub);
+			rmdir(tdir);
+			free(sub);
+			free(deny);
+		}
+	}
+}
+
+/* Protected entries of a write grant: present ones pinned read-only with
+ * their directories pinned, absent ones a placeholder, lifted ones kept
+ * for the report. */
+static void test_protected(void)
+{
+	struct moat_policy p;
+	struct fs_plan fp;
+	struct moat_error err = {0};
+	const struct fs_obj *cfg, *hooks, *mcp, *dotgit, *vs;
+	struct view v;
+	struct view_opts vo = {.landlock = true, .private_tmp = true};
+	struct moat_origin o = {.source = "test"};
+	char *lift = at("repo/.vscode");
+
+	policy_fresh(&p);
+	add(&p, "repo", MOAT_ACCESS_WRITE);
+	policy_add_unprotect(&p, lift, o);
+	free(lift);
+	ok(fs_plan_build(&p, NULL, &fp, &err) == 0, "plan with a write grant (%s)", err.message);
+	cfg = find(&fp, FS_PROTECT, "repo/.git/config");
+	ok(cfg && cfg->present && !cfg->placeholder, ".git/config is protected as it is");
+	hooks = find(&fp, FS_PROTECT, "repo/.git/hooks");
+	ok(hooks && hooks->placeholder && hooks->placeholder_dir, "an absent .git/hooks gets a placeholder directory");
+	dotgit = find(&fp, FS_PIN, "repo/.git");
+	ok(dotgit && dotgit->present, "  .git, between the grant and them, is pinned");
+	mcp = find(&fp, FS_PROTECT, "repo/.mcp.json");
+	ok(mcp && mcp->placeholder && mcp->placeholder_dir, "an absent .mcp.json gets a placeholder (a directory)");
+	vs = find(&fp, FS_PROTECT, "repo/.vscode");
+	ok(vs && vs->lifted, "--unprotect .vscode lifts it (kept for the report)");
+	view_build(&p, &fp, &vo, &v);
+	ok(op_at(&v, "repo/.git/config", VIEW_PIN) && op_at(&v, "repo/.git/config", VIEW_PIN)->read_only,
+	   "the view pins .git/config read-only");
+	ok(op_at(&v, "repo/.git", VIEW_PIN) && !op_at(&v, "repo/.git", VIEW_PIN)->read_only,
+	   "  and .git read-write (it only cannot move)");
+	ok(op_at(&v, "repo/.vscode", VIEW_PIN) == NULL, "  a lifted entry is not pinned");
+	view_free(&v);
+	vo.no_placeholders = true;
+	view_build(&p, &fp, &vo, &v);
+	ok(op_at(&v, "repo/.mcp.json", VIEW_PIN) == NULL && v.n_unpinned > 0,
+	   "an export has no placeholders, and counts what it cannot pin (%zu)", v.n_unpinned);
+	view_free(&v);
+	ok(fs_placeholders_make(&fp, &err) == 0, "placeholders are made at launch");
+	{
+		char *pm = at("repo/.mcp.json");
+		struct stat st;
+		ok(stat(pm, &st) == 0 && S_ISDIR(st.st_mode), "  .mcp.json is an empty directory for the run");
+		fs_placeholders_remove(&fp);
+		ok(stat(pm, &st) != 0 && errno == ENOENT, "  and it is gone after");
+		free(pm);
+	}
+	fs_plan_free(&fp);
+	policy_free(&p);
+
+	policy_fresh(&p);
+	{
+		char *nothing = at("repo/nothing");
+		add(&p, "repo", MOAT_ACCESS_WRITE);
+		policy_add_unprotect(&p, nothing, o);
+		free(nothing);
+	}
+	ok(fs_plan_build(&p, NULL, &fp, &err) < 0 && strstr(err.message, "not a protected entry"),
+	   "--unprotect of a path that is no protected entry is an error");
+	policy_free(&p);
+}
+
+static void test_refusals(void)
+{
+	struct moat_policy p;
+	struct fs_plan fp;
+	struct moat_error err = {0};
+	struct moat_origin o = {.source = "command line"};
+
+	policy_fresh(&p);
+	policy_add_path(&p, "/dev/shm", MOAT_ACCESS_WRITE, false, o);
+	ok(fs_plan_build(&p, NULL, &fp, &err) < 0 && strstr(err.message, "private"),
+	   "--write /dev/shm is refused: the sandbox's is private");
+	policy_free(&p);
+
+	policy_fresh(&p);
+	add(&p, ".", MOAT_ACCESS_READ);
+	add(&p, "repo/*.key", MOAT_ACCESS_DENY);
+	ok(fs_plan_build(&p, NULL, &fp, &err) < 0 && strstr(err.message, "globs are not supported"),
+	   "a deny with a glob that does not exist is refused");
+	policy_free(&p);
+
+	policy_fresh(&p);
+	add(&p, "home", MOAT_ACCESS_READ);
+	add(&p, "home", MOAT_ACCESS_DENY);
+	ok(fs_plan_build(&p, NULL, &fp, &err) < 0 && strstr(err.message, "both granted"),
+	   "a path both granted and denied is an error");
+	policy_free(&p);
+
+	policy_fresh(&p);
+	add(&p, "home", MOAT_ACCESS_DENY);
+	add(&p, "home/.config/app", MOAT_ACCESS_WRITE);
+	memset(&err, 0, sizeof(err));
+	ok(fs_plan_build(&p, NULL, &fp, &err) == 0, "a user's write grant inside his own deny is accepted%s",
+	   err.message);
+	fs_plan_free(&fp);
+	policy_free(&p);
+}
+
+int main(void)
+{
+	char cmd[512];
+
+	/* Not below /tmp: the view makes /tmp a private tmpfs, and a grant
+	 * below it is always mounted entry by entry (checked on its own). */
+	snprintf(T, sizeof(T), "/var/tmp/moat-fsplan.XXXXXX");
+	if (!mkdtemp(T))
+		return 1;
+	mkd("data");
+	mkfile("data/f", "data\n");
+	mklink("data", "lnk-data");
+	mkd("home");
+	mkd("home/.ssh");
+	mkfile("home/.ssh/key", "key\n");
+	mkd("home/.config");
+	mkd("home/.config/gh");
+	mkd("home/.config/app");
+	mkfile("home/notes", "notes\n");
+	mklink("home/.ssh", "lnk-home-ssh");
+	mklink("cyc-b", "cyc-a");
+	mklink("cyc-a", "cyc-b");
+	mkd("repo");
+	mkd("repo/.git");
+	mkfile("repo/.git/config", "[core]\n");
+
+	test_symlinks();
+	test_expansion();
+	test_protected();
+	test_refusals();
+
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", T);
+	if (system(cmd) != 0)
+		fprintf(stderr, "could not remove %s\n", T);
+	return tap_done();
+}

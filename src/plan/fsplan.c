@@ -936,8 +936,9 @@ static int protect_grants(struct fs_plan *fp, const struct moat_policy *p, struc
 	for (i = 0; i < p->n_unprotect; i++) {
 		if (used[i])
 			continue;
-		moat_error_set(err, MOAT_E_USAGE, 0, "%s: --unprotect %s: not a protected entry of any write grant",
-			       moat_origin_text(&p->unprotect[i].origin, loc, sizeof(loc)), p->unprotect[i].path);
+		moat_error_set(err, MOAT_E_USAGE, 0, "%s: %s %s: not a protected entry of any write grant",
+			       moat_origin_text(&p->unprotect[i].origin, loc, sizeof(loc)),
+			       p->unprotect[i].origin.line > 0 ? "unprotect" : "--unprotect", p->unprotect[i].path);
 		return moat_error_hint(err, "protected inside a write grant: .git/hooks, .git/config, .mcp.json, .vscode, "
 					    "... (`moat profiles` lists them)");
 	}

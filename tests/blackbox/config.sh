@@ -138,8 +138,32 @@ bad hook.toml $'[mcp_servers.s]\ncommand = "sh"\nenv_vars = ["LD_PRELOAD"]' \
 	":3:13: mcp_servers.s.env_vars: refusing to pass the loader or interpreter hook LD_PRELOAD through"
 bad cycle.toml $'[profiles.a]\nextends = "b"\n[profiles.b]\nextends = "a"' \
 	":4:11: profiles.b.extends: profiles extend each other in a cycle \\(b -> a -> b\\)"
+bad sockets.toml $'[mcp_servers.s]\ncommand = "sh"\nsandbox = { unix_sockets = "yes" }' \
+	":3:28: mcp_servers.s.sandbox.unix_sockets: expected true or false \\(a bool\\), got a string"
+bad unprotect.toml $'[mcp_servers.s]\ncommand = "sh"\nsandbox = { unprotect = ".vscode" }' \
+	":3:25: mcp_servers.s.sandbox.unprotect: expected an array of paths \\(strings\\), got a string"
 bad syntax.toml $'[mcp_servers.s]\ncommand = ["sh"' "syntax.toml:3:1: expected ',' or ']' after an array element"
 bad syntax.json '{"mcpServers": {"s": {"command": "sh",}}}' "syntax.json:1:39: "
+
+# --- unprotect and unix_sockets reach the policy: a lifted protected entry
+# is writable, and the command may make unix sockets (ipc.unix then not
+# requested); an unprotect naming nothing protected is refused at start.
+mkdir -p "$SCRATCH/proj/w/.vscode"
+cat >"$SCRATCH/proj/lift.toml" <<EOF
+[mcp_servers.editor]
+command = ["/bin/sh", "-c", "echo lifted > w/.vscode/settings.json; echo kept > w/.mcp.json"]
+sandbox = { profile = "strict", write = ["./w"], unprotect = ["./w/.vscode"], unix_sockets = true }
+[mcp_servers.typo]
+command = "/bin/true"
+sandbox = { profile = "strict", write = ["./w"], unprotect = ["./w/.vscodee"] }
+EOF
+"$MOAT" run --config lift.toml --server editor --report "$SCRATCH/lift.json" >/dev/null 2>&1
+is "$(cat "$SCRATCH/proj/w/.vscode/settings.json" 2>/dev/null)/$([ -e "$SCRATCH/proj/w/.mcp.json" ] && echo exists)" "lifted/" \
+	"config unprotect: the lifted entry is written, the others stay protected"
+is "$(get "$SCRATCH/lift.json" 'd["properties"]["ipc.unix"]["status"]')" "not-requested" "config unix_sockets: ipc.unix is not requested"
+"$MOAT" run --config lift.toml --server typo >/dev/null 2>"$SCRATCH/err"; rc=$?
+is "$rc" 125 "config unprotect of a path that is no protected entry: exit 125"
+like "$(cat "$SCRATCH/err")" "lift.toml:6:[0-9]+: unprotect .*/w/.vscodee: not a protected entry" "  naming the file, line and column"
 
 out=$("$MOAT" run --config servers.toml --server nope 2>&1); rc=$?
 is "$rc" 125 "run --server with a name the file does not define: exit 125"

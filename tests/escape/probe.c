@@ -1,5 +1,5 @@
 /* probe: the escape and conformance probes of docs/escape-probes.md
- * (../shared/docs/escape-probes.md), run INSIDE a sandbox.
+ * (the project's design notes on escape probes), run INSIDE a sandbox.
  *
  * Each probe attempts one kind of escape and prints ONE JSON line:
  *   {"id", "attempt", "result" (errno name or value), "verdict", "detail"}

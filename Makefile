@@ -1,5 +1,7 @@
 # moat — build.  `make` builds build/moat; `make SAN=1` builds the ASan+UBSan
-# variant into build-san/; `make check` runs the whole test suite.
+# variant into build-san/; `make check` runs the whole test suite;
+# `make install` (PREFIX=/usr/local, DESTDIR) installs the binary, libmoat.so
+# with its header and pkg-config file, the Python module and moat(1).
 # Every .c under src/ except src/cli/ is part of libmoat; src/cli/ is the
 # thin command-line front end.
 
@@ -45,9 +47,29 @@ HELPER_BIN := $(HELPER_SRC:tests/helpers/%.c=$(BUILD)/helpers/%)
 HELPER_CFLAGS = -std=c11 -D_GNU_SOURCE -O2 -g -Wall -Wextra -Werror -Isrc
 
 VERSION := $(shell cat VERSION 2>/dev/null || echo 0.0.0)
+# The git revision, for `moat --version`: from git when this is a checkout
+# (only then: a copy inside some other repository must not take its
+# revision), else from .git-revision (written by .ci/run into its copy),
+# else "unknown".
+REVISION := $(shell if [ -e .git ]; then git describe --always --dirty --abbrev=12 --exclude='*' 2>/dev/null; \
+	    elif [ -f .git-revision ]; then head -c 64 .git-revision; fi)
+REVISION := $(or $(REVISION),unknown)
 
-.PHONY: all clean check demo bench conformance unit-tests helpers fuzz-toml format
-all: $(BUILD)/moat $(BUILD)/libmoat.a $(BUILD)/libmoat.so helpers unit-tests
+# Where `make install` puts things.  PYTHON's own version names the module
+# directory Debian's python3 searches (/usr/local/lib/python3.N/dist-packages).
+PREFIX     ?= /usr/local
+BINDIR     ?= $(PREFIX)/bin
+LIBDIR     ?= $(PREFIX)/lib
+INCLUDEDIR ?= $(PREFIX)/include
+MANDIR     ?= $(PREFIX)/share/man
+PKGCONFIGDIR ?= $(LIBDIR)/pkgconfig
+PYTHON     ?= $(firstword $(wildcard /usr/bin/python3) python3)
+PYTHONDIR  ?= $(LIBDIR)/python$(shell $(PYTHON) -c 'import sys; print("%d.%d" % sys.version_info[:2])' 2>/dev/null || echo 3)/dist-packages
+INSTALL    ?= install
+SOVERSION  := 0
+
+.PHONY: all clean check demo bench conformance unit-tests helpers fuzz-toml format install uninstall man
+all: $(BUILD)/moat $(BUILD)/libmoat.a $(BUILD)/libmoat.so $(BUILD)/moat.1 $(BUILD)/moat.pc helpers unit-tests
 
 $(BUILD)/libmoat.a: $(LIB_OBJ)
 	@mkdir -p $(@D)
@@ -83,10 +105,18 @@ $(FLAGS_STAMP): FORCE
 .PHONY: FORCE
 FORCE:
 
+# Only main.o carries the revision, and it is rebuilt when the revision moves.
+REVISION_STAMP := $(BUILD)/.revision
+$(REVISION_STAMP): FORCE
+	@mkdir -p $(@D)
+	@echo '$(REVISION)' | cmp -s - $@ 2>/dev/null || echo '$(REVISION)' >$@
+$(BUILD)/src/cli/main.o: $(REVISION_STAMP)
+$(BUILD)/src/cli/main.o: REVISION_DEF = -DMOAT_REVISION='"$(REVISION)"'
+
 $(BUILD)/%.o: %.c $(FLAGS_STAMP)
 	@mkdir -p $(@D)
 	@echo "  CC      $<"
-	@$(CC) $(ALL_CFLAGS) -DMOAT_VERSION='"$(VERSION)"' -c -o $@ $<
+	@$(CC) $(ALL_CFLAGS) -DMOAT_VERSION='"$(VERSION)"' $(REVISION_DEF) -c -o $@ $<
 
 $(BUILD)/tests/%: tests/unit/%.c tests/unit/tap.h $(BUILD)/libmoat.a
 	@mkdir -p $(@D)
@@ -95,6 +125,46 @@ $(BUILD)/tests/%: tests/unit/%.c tests/unit/tap.h $(BUILD)/libmoat.a
 $(BUILD)/helpers/%: tests/helpers/%.c
 	@mkdir -p $(@D)
 	$(CC) $(HELPER_CFLAGS) -static -o $@ $< 2>/dev/null || $(CC) $(HELPER_CFLAGS) -o $@ $<
+
+# moat(1) comes from the binary itself: `moat help man` prints it from the
+# tables --help is made of.
+$(BUILD)/moat.1: $(BUILD)/moat
+	$(BUILD)/moat help man >$@.tmp && mv $@.tmp $@
+man: $(BUILD)/moat.1
+
+# The pkg-config file carries the installed paths: rewritten when they change.
+PC_LINES = 'prefix=$(PREFIX)' 'libdir=$(LIBDIR)' 'includedir=$(INCLUDEDIR)' '' 'Name: moat' \
+	   'Description: run an untrusted command in the strongest sandbox the host gives' \
+	   'Version: $(VERSION)' 'Libs: -L$${libdir} -lmoat' 'Cflags: -I$${includedir}'
+$(BUILD)/moat.pc: FORCE
+	@mkdir -p $(@D)
+	@printf '%s\n' $(PC_LINES) | cmp -s - $@ 2>/dev/null || printf '%s\n' $(PC_LINES) >$@
+
+# The installed files, each listed once: install writes them, uninstall
+# removes exactly them (and the directories only moat uses).
+INSTALLED = $(BINDIR)/moat $(LIBDIR)/libmoat.so.$(VERSION) $(LIBDIR)/libmoat.so.$(SOVERSION) \
+	    $(LIBDIR)/libmoat.so $(INCLUDEDIR)/moat/moat.h $(PKGCONFIGDIR)/moat.pc \
+	    $(PYTHONDIR)/moat.py $(MANDIR)/man1/moat.1
+
+install: $(BUILD)/moat $(BUILD)/libmoat.so $(BUILD)/moat.1 $(BUILD)/moat.pc
+	$(INSTALL) -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(LIBDIR) $(DESTDIR)$(INCLUDEDIR)/moat \
+		$(DESTDIR)$(PKGCONFIGDIR) $(DESTDIR)$(PYTHONDIR) $(DESTDIR)$(MANDIR)/man1
+	$(INSTALL) -m 0755 $(BUILD)/moat $(DESTDIR)$(BINDIR)/moat
+	$(INSTALL) -m 0755 $(BUILD)/libmoat.so $(DESTDIR)$(LIBDIR)/libmoat.so.$(VERSION)
+	ln -sf libmoat.so.$(VERSION) $(DESTDIR)$(LIBDIR)/libmoat.so.$(SOVERSION)
+	ln -sf libmoat.so.$(SOVERSION) $(DESTDIR)$(LIBDIR)/libmoat.so
+	$(INSTALL) -m 0644 include/moat/moat.h $(DESTDIR)$(INCLUDEDIR)/moat/moat.h
+	$(INSTALL) -m 0644 $(BUILD)/moat.pc $(DESTDIR)$(PKGCONFIGDIR)/moat.pc
+	$(INSTALL) -m 0644 bindings/python/moat.py $(DESTDIR)$(PYTHONDIR)/moat.py
+	$(INSTALL) -m 0644 $(BUILD)/moat.1 $(DESTDIR)$(MANDIR)/man1/moat.1
+	@if [ -z "$(DESTDIR)" ] && [ "$$(id -u)" = 0 ] && command -v ldconfig >/dev/null; then ldconfig; fi
+
+uninstall:
+	rm -f $(addprefix $(DESTDIR),$(INSTALLED))
+	rm -f $(DESTDIR)$(PYTHONDIR)/__pycache__/moat.*.pyc
+	-rmdir $(DESTDIR)$(INCLUDEDIR)/moat 2>/dev/null
+	-rmdir $(DESTDIR)$(PYTHONDIR)/__pycache__ 2>/dev/null
+	@if [ -z "$(DESTDIR)" ] && [ "$$(id -u)" = 0 ] && command -v ldconfig >/dev/null; then ldconfig; fi
 
 unit-tests: $(UNIT_BIN)
 helpers: $(HELPER_BIN)

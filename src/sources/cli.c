@@ -324,23 +324,51 @@ static const struct option_def options[] = {
     {"--help", false, opt_flag, NULL, "this help"},
 };
 
+/* The exit statuses, for --help and the man page alike. */
+static const struct cli_exit_doc exit_docs[] = {
+    {"the command's own", "the command ran and exited; its status passes through unchanged"},
+    {"128+N", "the command was killed by signal N"},
+    {"124", "--timeout expired: SIGTERM was sent, then SIGKILL 2 s later"},
+    {"125", "moat could not start the command: bad usage or config, or a required protection is "
+	    "unavailable (the report and stderr say which)"},
+    {"126", "the command was found but is not executable"},
+    {"127", "the command was not found"},
+};
+
+const char *cli_run_option_doc(size_t i, const char **metavar, const char **help)
+{
+	if (i >= ARRAY_LEN(options))
+		return NULL;
+	*metavar = options[i].metavar;
+	*help = options[i].help;
+	return options[i].name;
+}
+
+const struct cli_exit_doc *cli_exit_docs(size_t *n)
+{
+	*n = ARRAY_LEN(exit_docs);
+	return exit_docs;
+}
+
 void cli_run_usage(FILE *out)
 {
+	const char *name, *metavar, *help;
 	size_t i;
 
 	fprintf(out, "usage: moat run [OPTIONS] -- COMMAND [ARGS...]\n"
 		     "       moat run --config FILE --server NAME [OPTIONS] [-- EXTRA ARGS...]\n\n"
-		     "Runs COMMAND in the strongest sandbox the host gives, and reports what was enforced.\n\n"
-		     "options:\n");
-	for (i = 0; i < ARRAY_LEN(options); i++) {
+		     "%s.\n\n"
+		     "options:\n",
+		CLI_RUN_SUMMARY);
+	for (i = 0; (name = cli_run_option_doc(i, &metavar, &help)); i++) {
 		char left[64];
-		snprintf(left, sizeof(left), "%s%s%s", options[i].name, options[i].metavar ? " " : "",
-			 options[i].metavar ? options[i].metavar : "");
-		fprintf(out, "  %-24s %s\n", left, options[i].help);
+		snprintf(left, sizeof(left), "%s%s%s", name, metavar ? " " : "", metavar ? metavar : "");
+		fprintf(out, "  %-24s %s\n", left, help);
 	}
-	fprintf(out, "\nWith --config, the file's settings apply first and the flags on top of them.\n");
-	fprintf(out, "\nexit status: the command's own; 124 timeout; 125 moat could not start the command;\n"
-		     "126 not executable; 127 not found; 128+N killed by signal N.\n");
+	fprintf(out, "\n%s\n", CLI_RUN_CONFIG_NOTE);
+	fprintf(out, "\nexit status:\n");
+	for (i = 0; i < ARRAY_LEN(exit_docs); i++)
+		fprintf(out, "  %-18s %s\n", exit_docs[i].status, exit_docs[i].meaning);
 }
 
 static const struct option_def *find_option(const char *arg, const char **inline_val)

@@ -28,4 +28,20 @@ int cli_parse_run(int argc, char **argv, char *const *environ_in, struct moat_po
 
 void cli_run_usage(FILE *out);
 
+/* What `moat run --help` and the man page (cli/man.c) are both made from, so
+ * they cannot drift. */
+#define CLI_RUN_SUMMARY "Runs COMMAND in the strongest sandbox the host gives, and reports what was enforced"
+#define CLI_RUN_CONFIG_NOTE "With --config, the file's settings apply first and the flags on top of them."
+
+/* Option I of the table, in --help order: its name (NULL past the end), its
+ * value's placeholder (NULL for a flag) and its one-line help. */
+const char *cli_run_option_doc(size_t i, const char **metavar, const char **help);
+
+struct cli_exit_doc {
+	const char *status;
+	const char *meaning;
+};
+/* The exit statuses of `moat run`, *n of them. */
+const struct cli_exit_doc *cli_exit_docs(size_t *n);
+
 #endif

@@ -413,13 +413,15 @@ rm -f "$FAKEHOME/hostile-was-here"
 
 # ============================================================ 6. client configs
 # The examples in docs/clients.md, with their placeholder paths pointed at
-# this test's install dir and fake HOME, parsed as each client parses them.
+# this test's install dir and fake HOME, and moat's installed path
+# (/usr/local/bin/moat, from `make install`: tests/repo/install.sh checks that
+# install) at the moat under test, parsed as each client parses them.
 docblock() { # docblock NAME: the fenced block after <!-- e2e: NAME -->
 	awk -v tag="<!-- e2e: $1 -->" '
 		$0 == tag { want = 1; next }
 		want && /^```/ { if (inblock) exit; inblock = 1; next }
 		inblock { print }' "$ROOT/docs/clients.md" |
-		sed -e "s#/opt/mcp#$E2E#g" -e "s#/home/you#$FAKEHOME#g"
+		sed -e "s#/usr/local/bin/moat#$MOAT#g" -e "s#/opt/mcp#$E2E#g" -e "s#/home/you#$FAKEHOME#g"
 }
 if [ ! -f "$ROOT/docs/clients.md" ]; then
 	echo "ok $((TAP_N += 1)) # SKIP $ROOT/docs/clients.md is not in this copy of the tree: the client configs come from it"

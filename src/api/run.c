@@ -15,6 +15,7 @@
 #include "report/report.h"
 #include "sources/cli.h"
 #include "sources/config.h"
+#include "launch/guard.h"
 #include "util/cleanup.h"
 
 #ifndef MOAT_VERSION
@@ -98,6 +99,7 @@ int moat_run_main(int argc, char **argv)
 	struct moat_launch_result result;
 	struct moat_error err = {0};
 	struct moat_server_meta meta = {0};
+	struct moat_guard guard = {.pid = -1, .fd = -1};
 	cleanup_close int report_fd = -1;
 	json_t *report = NULL;
 	int code = 125;
@@ -166,8 +168,11 @@ int moat_run_main(int argc, char **argv)
 	/* Placeholders for absent protected entries of the write grants: made
 	 * now (a dry run or a refusal above touches nothing on the host),
 	 * removed after the run. */
-	if ((plan.status != MOAT_STATUS_OFF && fs_placeholders_make(&plan.fs, &err) < 0) ||
-	    launch_run(&policy, &plan, start_ns, &result, &err) < 0) {
+	/* The guard first: it undoes what moat leaves on the host from here
+	 * on if moat dies without doing it itself (launch/guard.h). */
+	if (guard_start(&guard, &plan, &err) < 0 ||
+	    (plan.status != MOAT_STATUS_OFF && fs_placeholders_make(&plan.fs, &err) < 0) ||
+	    (guard_note_placeholders(&guard, &plan.fs), launch_run(&policy, &plan, start_ns, guard.pid, &result, &err) < 0)) {
 		/* The sandbox could not be created: still say so in the report,
 		 * so an embedder sees an error, not a missing file. */
 		code = moat_error_print(&err);
@@ -194,8 +199,8 @@ write_report:
 out:
 	json_decref(report);
 	if (have_plan) {
-		fs_placeholders_remove(&plan.fs);
-		native_cleanup(&plan.native);
+		host_cleanup(&plan, false);
+		guard_done(&guard);
 		plan_free(&plan);
 	}
 	if (report_fd == opts.report_fd)

@@ -26,6 +26,7 @@
 #include <stddef.h>
 
 #include "plan/fsplan.h"
+#include "plan/limits.h"
 #include "plan/host.h"
 #include "plan/properties.h"
 #include "policy/policy.h"
@@ -75,6 +76,9 @@ struct backend_plan {
 			     * runtime breaks the runtime, not the command */
 	char *work_dir;     /* files of this run (bundle, profile, state) */
 	bool owns_work_dir; /* remove work_dir after the run */
+	char **cleanup_argv; /* run by moat's guard when moat died during the run
+			      * (`runc delete --force ID`: the runtime's state);
+			      * NULL-terminated, owned; NULL: none */
 	struct backend_rlimit rlimits[BACKEND_MAX_RLIMITS]; /* what moat applies
 							     * when apply_rlimits */
 	size_t n_rlimits;
@@ -86,6 +90,11 @@ struct backend_plan {
 	 * command sees.  backend_env_set() adds one. */
 	char *env_set[BACKEND_MAX_ENV_SET];
 	size_t n_env_set;
+	/* Limits: what the tool offers (compile fills caps before
+	 * backend_limits() or backend_verdict_moat_owned()), and what that
+	 * decides (plan/limits.h). */
+	struct limit_caps caps;
+	struct limits_plan limits;
 };
 
 /* What compile() gets. */
@@ -93,6 +102,8 @@ struct backend_ctx {
 	const struct moat_policy *policy;
 	const struct fs_plan *fs; /* every path resolved to its object (plan/fsplan.h) */
 	const struct moat_host *host;
+	struct moat_cgroup_info *cgroup; /* the host's cgroups, read on first use
+					  * (plan/limits.h limits_decide) */
 	char *const *envp;     /* the exact environment the command must see */
 	const char *tool_path; /* where the tool was found; NULL when it is not
 				* installed (export, golden tests): compile then
@@ -145,21 +156,31 @@ char *backend_find_tool(const struct moat_backend *b, const char **which);
  * missing with the install hint (and compile() is still run when
  * `exporting`).  On success *bp is filled; on error nothing is left behind. */
 int backend_prepare(const struct moat_backend *b, const struct moat_policy *p, const struct fs_plan *fs,
-		    const struct moat_host *h, char *const *envp, const char *export_dir, struct backend_plan *bp, struct moat_verdict *props,
-		    struct moat_error *err);
+		    const struct moat_host *h, struct moat_cgroup_info *cg, char *const *envp,
+		    const char *export_dir, struct backend_plan *bp, struct moat_verdict *props, struct moat_error *err);
 
 /* --- helpers for compile() (backends/util.c) ----------------------------- */
 
 void backend_plan_init(struct backend_plan *bp);
 void backend_plan_free(struct backend_plan *bp);
+/* Remove the work directory when the plan owns it (also done by
+ * backend_plan_free); safe to call twice. */
+void backend_remove_work_dir(struct backend_plan *bp);
 /* Append a copy of each string (printf-style for the one-argument form). */
 void backend_argv_add(struct backend_plan *bp, const char *arg);
 void backend_argv_addf(struct backend_plan *bp, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 /* Append the command: "--" unless sep is NULL, then exe (the resolved
  * path) and argv[1..]. */
 void backend_argv_add_command(struct backend_plan *bp, const struct moat_policy *p, const char *sep);
-/* The policy's resource limits, core 0 first; returns how many. */
-size_t backend_rlimits(const struct moat_policy *p, struct backend_rlimit out[BACKEND_MAX_RLIMITS]);
+/* Decide the limits from bp->caps (plan/limits.h) into bp->limits, and
+ * return them: compile() calls it when what it writes depends on them (an
+ * OCI config's resources); backend_verdict_moat_owned() calls it again. */
+const struct limits_plan *backend_limits(const struct backend_ctx *ctx, struct backend_plan *bp);
+/* The per-process limits moat or the tool applies, core 0 first: RLIMIT_AS,
+ * RLIMIT_NOFILE, RLIMIT_CPU (each process's share of --cpu) and
+ * RLIMIT_NPROC when the limits chose it for --pids.  Returns how many. */
+size_t backend_rlimits(const struct moat_policy *p, const struct limits_plan *lp,
+		       struct backend_rlimit out[BACKEND_MAX_RLIMITS]);
 /* Record that the tool sets NAME=VALUE in the command's environment. */
 void backend_env_set(struct backend_plan *bp, const char *name, const char *value);
 /* Register an fd for the tool to inherit; returns it. */
@@ -171,12 +192,10 @@ int backend_write_file(const char *dir, const char *name, const void *data, size
 /* Verdicts moat keeps owning for every external backend: env.curated
  * (when env_passed_through: the tool hands the command moat's environment
  * unchanged, or writes exactly it), fd.clean (when fds_closed_or_passed:
- * the tool adds no fd of its own), res.limits (when the rlimits reach the
- * command: apply_rlimits, or the tool sets them).  `tool` names the tool in
- * the mechanism text. */
-void backend_verdict_moat_owned(const struct backend_ctx *ctx, const struct backend_plan *bp, const char *tool,
-				bool env_passed_through, bool fds_closed_or_passed, bool limits_applied,
-				struct moat_verdict *props);
+ * the tool adds no fd of its own), res.limits and proc.tree (from bp->caps,
+ * plan/limits.h).  `tool` names the tool in the mechanism text. */
+void backend_verdict_moat_owned(const struct backend_ctx *ctx, struct backend_plan *bp, const char *tool,
+				bool env_passed_through, bool fds_closed_or_passed, struct moat_verdict *props);
 
 /* The verdicts the policy itself decides, the same for every backend: fs.tmp
  * is missing when the policy shares /tmp, net.none when it opens the

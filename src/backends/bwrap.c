@@ -101,6 +101,10 @@ static void emit_op(const struct backend_ctx *ctx, struct backend_plan *bp, cons
 	case VIEW_SKELETON:
 		backend_argv_add(bp, "--perms");
 		backend_argv_addf(bp, "%04o", op->mode);
+		if (op->kind == VIEW_TMPFS && op->size > 0) {
+			backend_argv_add(bp, "--size");
+			backend_argv_addf(bp, "%lld", (long long)op->size);
+		}
 		backend_argv_add(bp, "--tmpfs");
 		backend_argv_add(bp, op->dest);
 		break;
@@ -206,7 +210,7 @@ static int emit_self(struct backend_plan *bp, struct moat_error *err)
 	return 0;
 }
 
-static void verdicts(const struct backend_ctx *ctx, const struct backend_plan *bp, const struct bwrap_facts *f,
+static void verdicts(const struct backend_ctx *ctx, struct backend_plan *bp, const struct bwrap_facts *f,
 		     struct moat_verdict *props)
 {
 	const struct moat_policy *p = ctx->policy;
@@ -272,7 +276,11 @@ static void verdicts(const struct backend_ctx *ctx, const struct backend_plan *b
 				"root keeps TIOCSTI on any terminal without seccomp or a user namespace");
 	/* Measured with 0.8.0: the environment and the rlimits reach the
 	 * command unchanged, the --seccomp fd is closed, no fd is added. */
-	backend_verdict_moat_owned(ctx, bp, "bwrap", true, true, bp->apply_rlimits, props);
+	bp->caps = (struct limit_caps){.rlimits = bp->apply_rlimits, .in_cgroup = true, .runtime = "bwrap",
+				       .tmp_size = ctx->policy->private_tmp, .pid_tree = true};
+	snprintf(bp->caps.tree_mechanism, sizeof(bp->caps.tree_mechanism),
+		 "bwrap --unshare-pid --die-with-parent: the namespace ends with the command and with moat");
+	backend_verdict_moat_owned(ctx, bp, "bwrap", true, true, props);
 }
 
 /* bwrap is not setuid here: it needs a user namespace unless moat is

@@ -141,7 +141,7 @@ static void emit_isolation(struct backend_plan *bp, const struct moat_policy *p,
 		backend_argv_addf(bp, "--keep-fd=%d", p->keep_fds[i]);
 }
 
-static void verdicts(const struct backend_ctx *ctx, const struct backend_plan *bp, bool seccomp, size_t n_denied,
+static void verdicts(const struct backend_ctx *ctx, struct backend_plan *bp, bool seccomp, size_t n_denied,
 		     size_t n_writable, struct moat_verdict *props)
 {
 	const struct moat_policy *p = ctx->policy;
@@ -216,7 +216,10 @@ static void verdicts(const struct backend_ctx *ctx, const struct backend_plan *b
 	 * terminal and --caps.drop=all removes CAP_SYS_ADMIN. */
 	verdict_enforce(&props[MOAT_P_TTY_INJECT], "setsid before firejail: no controlling terminal; "
 						   "--caps.drop=all");
-	backend_verdict_moat_owned(ctx, bp, "firejail", false, true, bp->apply_rlimits, props);
+	/* firejail's pid namespace does not end with moat (measured: a fork
+	 * chain outlives a SIGKILLed moat), so the tree is moat's cgroup's. */
+	bp->caps = (struct limit_caps){.rlimits = bp->apply_rlimits, .in_cgroup = true, .runtime = "firejail"};
+	backend_verdict_moat_owned(ctx, bp, "firejail", false, true, props);
 	verdict_missing(&props[MOAT_P_ENV_CURATED], HINT_OTHER,
 			"firejail adds container=firejail, SHELL, PROMPT_COMMAND, SHLVL, QT_* and more to the "
 			"environment, after --rmenv");

@@ -126,7 +126,7 @@ static bool deny_inside_grant(const struct moat_policy *p, const char **denied, 
 	return false;
 }
 
-static void verdicts(const struct backend_ctx *ctx, const struct backend_plan *bp, size_t n_read, size_t n_write,
+static void verdicts(const struct backend_ctx *ctx, struct backend_plan *bp, size_t n_read, size_t n_write,
 		     struct moat_verdict *props)
 {
 	const struct moat_policy *p = ctx->policy;
@@ -182,7 +182,10 @@ static void verdicts(const struct backend_ctx *ctx, const struct backend_plan *b
 				"nono keeps root's CAP_SYS_ADMIN: TIOCSTI works on any terminal");
 	/* The rlimits moat sets before exec are inherited through nono's
 	 * fork and exec (it is not setuid and documents no limit of its own). */
-	backend_verdict_moat_owned(ctx, bp, "nono", false, false, bp->apply_rlimits, props);
+	bp->caps = (struct limit_caps){.rlimits = bp->apply_rlimits, .in_cgroup = true, .runtime = "nono",
+				       .tree_missing = "nono makes no pid namespace, and moat has no cgroup here to hold "
+						       "the tree"};
+	backend_verdict_moat_owned(ctx, bp, "nono", false, false, props);
 	verdict_missing(&props[MOAT_P_ENV_CURATED], HINT_OTHER,
 			"nono drops LD_*, DYLD_*, PYTHONPATH, NODE_OPTIONS and more from the environment, and may "
 			"set variables of its own");

@@ -67,6 +67,7 @@ struct oci_facts {
 	size_t n_grants, n_expanded, n_pins, n_unpinned;
 	int landlock_abi; /* moat's ruleset applied inside by __init, or 0 */
 	int lifeline_to;  /* where __init finds moat's lifeline, or -1 */
+	const struct limits_plan *lp; /* the limits, decided from bp->caps */
 };
 
 static void release_json(json_t **j)
@@ -152,13 +153,17 @@ static void add_bind(json_t *mounts, const struct oci_facts *f, const char *src,
 	add_mount(mounts, dest, "bind", src, o);
 }
 
-static void add_tmpfs(json_t *mounts, const char *dest, unsigned mode, bool ro)
+static void add_tmpfs(json_t *mounts, const char *dest, unsigned mode, bool ro, int64_t size)
 {
 	char m[32];
 	json_t *o = strs("nosuid", "nodev", NULL);
 
 	snprintf(m, sizeof(m), "mode=%04o", mode);
 	json_array_append_new(o, json_string(m));
+	if (size > 0) {
+		snprintf(m, sizeof(m), "size=%lld", (long long)size);
+		json_array_append_new(o, json_string(m));
+	}
 	if (ro) {
 		json_array_append_new(o, json_string("ro"));
 		json_array_append_new(o, json_string("noexec"));
@@ -217,7 +222,7 @@ static json_t *build_mounts(const struct backend_ctx *ctx, const struct view *vp
 				  strs("nosuid", "noexec", "newinstance", "ptmxmode=0666", "mode=0620", NULL));
 			break;
 		case VIEW_TMPFS:
-			add_tmpfs(mounts, op->dest, op->mode, false);
+			add_tmpfs(mounts, op->dest, op->mode, false, op->size);
 			break;
 		case VIEW_SKELETON:
 			/* A directory of the read-only root directory where
@@ -226,7 +231,7 @@ static json_t *build_mounts(const struct backend_ctx *ctx, const struct view *vp
 			if (in_rootfs(&v, op->dest))
 				rc = mkdirs_below(rootfs, op->dest, err);
 			else
-				add_tmpfs(mounts, op->dest, 0755, false);
+				add_tmpfs(mounts, op->dest, 0755, false, 0);
 			break;
 		case VIEW_BIND:
 			/* runsc cannot bind the host's /sys mounts (EINVAL for
@@ -244,7 +249,7 @@ static json_t *build_mounts(const struct backend_ctx *ctx, const struct view *vp
 			break;
 		case VIEW_MASK:
 			if (op->dir)
-				add_tmpfs(mounts, op->dest, 0, true);
+				add_tmpfs(mounts, op->dest, 0, true, 0);
 			else
 				add_mount(mounts, op->dest, "bind", "/dev/null",
 					  strs("bind", "ro", "nosuid", "nodev", "noexec", NULL));
@@ -255,7 +260,7 @@ static json_t *build_mounts(const struct backend_ctx *ctx, const struct view *vp
 				rc = op->kind == VIEW_DIR ? mkdirs_below(rootfs, op->dest, err)
 							  : symlink_below(rootfs, op->dest, op->text, err);
 			} else if (op->kind == VIEW_DIR) {
-				add_tmpfs(mounts, op->dest, 0755, true);
+				add_tmpfs(mounts, op->dest, 0755, true, 0);
 			} else {
 				char real[PATH_MAX];
 				if (realpath(op->dest, real))
@@ -349,7 +354,7 @@ static json_t *build_process(const struct backend_ctx *ctx, const struct oci_fac
 	const struct moat_policy *p = ctx->policy;
 	struct backend_rlimit rl[BACKEND_MAX_RLIMITS];
 	json_t *args = json_array(), *env = json_array(), *rlimits = json_array();
-	size_t i, n = backend_rlimits(p, rl);
+	size_t i, n = backend_rlimits(p, f->lp, rl);
 
 	if (init_args) {
 		for (i = 0; init_args[i]; i++)
@@ -412,6 +417,17 @@ static json_t *build_linux(const struct backend_ctx *ctx, const struct oci_facts
 					      (int)ctx->host->gid, "size", 1));
 	}
 	json_object_set_new(linux_, "namespaces", ns);
+	/* The tree limits the runtime's own cgroup holds (runc as root). */
+	if (f->lp->oci_memory || f->lp->oci_pids) {
+		json_t *res = json_object();
+		if (f->lp->oci_memory)
+			json_object_set_new(res, "memory",
+					    json_pack("{s:I, s:I}", "limit", (json_int_t)p->limits.memory_bytes, "swap",
+						      (json_int_t)p->limits.memory_bytes));
+		if (f->lp->oci_pids)
+			json_object_set_new(res, "pids", json_pack("{s:I}", "limit", (json_int_t)p->limits.pids));
+		json_object_set_new(linux_, "resources", res);
+	}
 	/* What `crun spec` masks in /proc and /sys: kernel state that says
 	 * more about the host than a command needs. */
 	json_object_set_new(linux_, "maskedPaths",
@@ -550,7 +566,7 @@ static void runtime_argv(struct backend_plan *bp, const struct backend_ctx *ctx,
 	backend_argv_add(bp, id);
 }
 
-static void verdicts(const struct backend_ctx *ctx, const struct backend_plan *bp, const struct oci_facts *f,
+static void verdicts(const struct backend_ctx *ctx, struct backend_plan *bp, const struct oci_facts *f,
 		     struct moat_verdict *props)
 {
 	const struct moat_policy *p = ctx->policy;
@@ -628,7 +644,7 @@ static void verdicts(const struct backend_ctx *ctx, const struct backend_plan *b
 	 * 1.1.5, runsc 20221219 add nothing when HOME and PATH are set), the
 	 * fds moat leaves open (0-2 and, but for runsc, the declared ones),
 	 * and applies process.rlimits. */
-	backend_verdict_moat_owned(ctx, bp, rt, true, true, true, props);
+	backend_verdict_moat_owned(ctx, bp, rt, true, true, props);
 }
 
 static bool can_run(const struct backend_ctx *ctx, struct oci_facts *f, struct moat_verdict *props)
@@ -684,6 +700,31 @@ static int compile_bundle(const struct moat_backend *self, const struct backend_
 		return 0;
 	}
 	bp->runtime = moat_xstrdup(runtime_names[f.rt]);
+	/* runc makes the container's cgroup itself (linux.resources, as root),
+	 * out of moat's; crun (--cgroup-manager=disabled) and runsc
+	 * (--ignore-cgroups) leave the tree in the cgroup they start in,
+	 * moat's.  The container's pid namespace ends when its init, moat
+	 * __init, ends: with the command, or when moat's lifeline hangs up
+	 * (runsc: the sandbox ends with runsc, which dies with moat). */
+	bp->caps = (struct limit_caps){.rlimits = true,
+				       .in_cgroup = f.rt != RT_RUNC,
+				       .oci_resources = f.rt == RT_RUNC && ctx->host->uid == 0,
+				       .runtime = runtime_names[f.rt],
+				       .tmp_size = p->private_tmp,
+				       .pid_tree = true,
+				       .no_address_space = f.rt == RT_RUNC
+								   ? "runc's own init (Go) runs under the container's "
+								     "rlimits and fails with RLIMIT_AS"
+								   : NULL,
+				       .no_pids = f.rt == RT_RUNSC
+							  ? "gVisor's processes are tasks of its own kernel, not the "
+							    "host's: a host pids cgroup would count gVisor's threads"
+							  : NULL};
+	snprintf(bp->caps.tree_mechanism, sizeof(bp->caps.tree_mechanism), "%s",
+		 f.rt == RT_RUNSC ? "runsc: the sandbox's pid namespace, which ends with runsc (PDEATHSIG from moat)"
+				  : "the container's pid namespace: its init, moat __init, ends with the command and "
+				    "when moat's lifeline hangs up");
+	f.lp = backend_limits(ctx, bp);
 	runnable = can_run(ctx, &f, props);
 	if (!runnable && !ctx->exporting)
 		return 0;
@@ -749,6 +790,17 @@ static int compile_bundle(const struct moat_backend *self, const struct backend_
 	/* One container per run: its id is the work dir's name. */
 	id = ctx->exporting ? moat_xstrdup("moat") : moat_xstrdup(strrchr(bp->work_dir, '/') + 1);
 	runtime_argv(bp, ctx, &f, id);
+	/* If moat dies during the run, the runtime dies with it (PDEATHSIG)
+	 * and leaves its container's record, and runc its cgroups: moat's
+	 * guard deletes them (launch/guard.h). */
+	if (!ctx->exporting) {
+		bp->cleanup_argv = moat_xcalloc(6, sizeof(char *));
+		bp->cleanup_argv[0] = moat_xstrdup(bp->tool_path);
+		bp->cleanup_argv[1] = moat_xasprintf("--root=%s/state", bp->work_dir);
+		bp->cleanup_argv[2] = moat_xstrdup("delete");
+		bp->cleanup_argv[3] = moat_xstrdup("--force");
+		bp->cleanup_argv[4] = moat_xstrdup(id);
+	}
 	if (runnable)
 		verdicts(ctx, bp, &f, props);
 	return 0;

@@ -107,10 +107,11 @@ static const char *this_os(void)
 }
 
 int backend_prepare(const struct moat_backend *b, const struct moat_policy *p, const struct fs_plan *fs,
-		    const struct moat_host *h, char *const *envp, const char *export_dir, struct backend_plan *bp,
-		    struct moat_verdict *props, struct moat_error *err)
+		    const struct moat_host *h, struct moat_cgroup_info *cg, char *const *envp,
+		    const char *export_dir, struct backend_plan *bp, struct moat_verdict *props, struct moat_error *err)
 {
-	struct backend_ctx ctx = {.policy = p, .fs = fs, .host = h, .envp = envp, .exporting = export_dir != NULL};
+	struct backend_ctx ctx = {
+	    .policy = p, .fs = fs, .host = h, .cgroup = cg, .envp = envp, .exporting = export_dir != NULL};
 	cleanup_free char *tool = NULL;
 	bool runs_here = strcmp(b->os, this_os()) == 0;
 	char reason[256];
@@ -153,6 +154,6 @@ int backend_prepare(const struct moat_backend *b, const struct moat_policy *p, c
 		return moat_error_wrap(err, "backend %s", b->name);
 	}
 	if (bp->apply_rlimits)
-		bp->n_rlimits = backend_rlimits(p, bp->rlimits);
+		bp->n_rlimits = backend_rlimits(p, &bp->limits, bp->rlimits);
 	return 0;
 }

@@ -264,7 +264,7 @@ static void build_profile(const struct backend_ctx *ctx, const char *tmpdir, str
 		out_of_memory();
 }
 
-static void verdicts(const struct backend_ctx *ctx, const struct backend_plan *bp,
+static void verdicts(const struct backend_ctx *ctx, struct backend_plan *bp,
 		     const struct seatbelt_facts *facts, struct moat_verdict *props)
 {
 	const struct moat_policy *p = ctx->policy;
@@ -317,7 +317,10 @@ static void verdicts(const struct backend_ctx *ctx, const struct backend_plan *b
 				"root may use TIOCSTI on any terminal");
 	/* sandbox-exec applies the profile to itself and execs the command:
 	 * moat's environment, fds and rlimits reach it unchanged. */
-	backend_verdict_moat_owned(ctx, bp, "sandbox-exec", true, true, bp->apply_rlimits, props);
+	bp->caps = (struct limit_caps){.rlimits = bp->apply_rlimits, .runtime = "sandbox-exec",
+				       .tree_missing = "macOS has no pid namespace or cgroup: a process that forks "
+						       "fast enough outlives the command"};
+	backend_verdict_moat_owned(ctx, bp, "sandbox-exec", true, true, props);
 }
 
 /* A policy that cannot be written as a profile: unavailable in every mode

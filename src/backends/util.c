@@ -34,6 +34,15 @@ static int remove_entry(const char *path, const struct stat *st, int type, struc
 	return 0;
 }
 
+void backend_remove_work_dir(struct backend_plan *bp)
+{
+	/* FTW_PHYS and FTW_MOUNT: never follow a link or cross into a mount
+	 * that the tool or the sandbox left in the work dir. */
+	if (bp->owns_work_dir && bp->work_dir)
+		nftw(bp->work_dir, remove_entry, 16, FTW_DEPTH | FTW_PHYS | FTW_MOUNT);
+	bp->owns_work_dir = false;
+}
+
 void backend_plan_free(struct backend_plan *bp)
 {
 	size_t i;
@@ -47,11 +56,9 @@ void backend_plan_free(struct backend_plan *bp)
 	free(bp->pass_fds);
 	if (bp->fd_remap_from >= 0)
 		close(bp->fd_remap_from);
-	/* FTW_PHYS and FTW_MOUNT: never follow a link or cross into a mount
-	 * that the tool or the sandbox left in the work dir. */
-	if (bp->owns_work_dir && bp->work_dir)
-		nftw(bp->work_dir, remove_entry, 16, FTW_DEPTH | FTW_PHYS | FTW_MOUNT);
+	backend_remove_work_dir(bp);
 	free(bp->work_dir);
+	backend_strv_free(bp->cleanup_argv);
 	free(bp->tool_path);
 	free(bp->runtime);
 	for (i = 0; i < bp->n_env_set; i++)
@@ -118,14 +125,22 @@ int backend_pass_fd(struct backend_plan *bp, int fd)
 	return fd;
 }
 
-size_t backend_rlimits(const struct moat_policy *p, struct backend_rlimit out[BACKEND_MAX_RLIMITS])
+const struct limits_plan *backend_limits(const struct backend_ctx *ctx, struct backend_plan *bp)
+{
+	limits_decide(ctx->policy, ctx->host, ctx->cgroup, &bp->caps, &bp->limits);
+	return &bp->limits;
+}
+
+size_t backend_rlimits(const struct moat_policy *p, const struct limits_plan *lp,
+		       struct backend_rlimit out[BACKEND_MAX_RLIMITS])
 {
 	size_t n = 0;
 
 	out[n++] = (struct backend_rlimit){RLIMIT_CORE, 0, "RLIMIT_CORE"};
-	if (p->limits.memory_bytes != MOAT_LIMIT_UNSET)
-		out[n++] = (struct backend_rlimit){RLIMIT_AS, (unsigned long long)p->limits.memory_bytes, "RLIMIT_AS"};
-	if (p->limits.pids != MOAT_LIMIT_UNSET)
+	if (lp->lim[LIM_ADDRESS_SPACE].declared && lp->lim[LIM_ADDRESS_SPACE].enforced)
+		out[n++] = (struct backend_rlimit){RLIMIT_AS, (unsigned long long)p->limits.address_space_bytes,
+						   "RLIMIT_AS"};
+	if (lp->nproc_rlimit)
 		out[n++] = (struct backend_rlimit){RLIMIT_NPROC, (unsigned long long)p->limits.pids, "RLIMIT_NPROC"};
 	if (p->limits.files != MOAT_LIMIT_UNSET)
 		out[n++] = (struct backend_rlimit){RLIMIT_NOFILE, (unsigned long long)p->limits.files, "RLIMIT_NOFILE"};
@@ -154,9 +169,8 @@ int backend_write_file(const char *dir, const char *name, const void *data, size
 	return 0;
 }
 
-void backend_verdict_moat_owned(const struct backend_ctx *ctx, const struct backend_plan *bp, const char *tool,
-				bool env_passed_through, bool fds_closed_or_passed, bool limits_applied,
-				struct moat_verdict *props)
+void backend_verdict_moat_owned(const struct backend_ctx *ctx, struct backend_plan *bp, const char *tool,
+				bool env_passed_through, bool fds_closed_or_passed, struct moat_verdict *props)
 {
 	const struct moat_policy *p = ctx->policy;
 
@@ -171,17 +185,9 @@ void backend_verdict_moat_owned(const struct backend_ctx *ctx, const struct back
 	else
 		verdict_missing(&props[MOAT_P_FD_CLEAN], "use --backend native or bwrap",
 				"%s may hand the command descriptors of its own", tool);
-	if (p->limits.pids != MOAT_LIMIT_UNSET && ctx->host->uid == 0)
-		verdict_missing(&props[MOAT_P_RES_LIMITS], "run moat as an unprivileged user for --pids",
-				"--pids: RLIMIT_NPROC does not apply to uid 0, and moat has no cgroup support yet");
-	else if (limits_applied)
-		verdict_enforce(&props[MOAT_P_RES_LIMITS], "setrlimit %s %s: core 0%s",
-				bp->apply_rlimits ? "before exec of" : "by", tool,
-				backend_rlimits(p, (struct backend_rlimit[BACKEND_MAX_RLIMITS]){{0}}) > 1
-					? " and the declared limits"
-					: "");
-	else
-		verdict_missing(&props[MOAT_P_RES_LIMITS], "use --backend native", "%s does not apply the limits", tool);
+	if (!bp->caps.runtime)
+		bp->caps.runtime = tool;
+	limits_verdicts(backend_limits(ctx, bp), &props[MOAT_P_RES_LIMITS], &props[MOAT_P_PROC_TREE]);
 }
 
 void backend_verdict_all_missing(struct moat_verdict *props, const char *hint, const char *reason)

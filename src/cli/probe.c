@@ -303,12 +303,20 @@ struct native_probe {
 	bool ok;
 	char error[MOAT_ERR_MSG_MAX];
 	struct moat_verdict props[MOAT_P__COUNT];
+	struct limits_plan limits; /* with the tree limits declared */
 };
 
+/* The limits the probe declares, so that res.limits and "limits" say what a
+ * run with --memory, --pids and --cpu gets here: the same decision a run
+ * makes (plan/limits.h), so probe and run agree. */
+#define PROBE_MEMORY (INT64_C(1) << 30)
+#define PROBE_PIDS 4096
+#define PROBE_CPU 3600
+
 /* The verdicts of a plan for the strict profile with network `net`, under
- * `backend`. */
+ * `backend`, with the tree limits declared. */
 static int plan_strict(const struct moat_host *h, const char *backend, enum moat_net net, struct moat_verdict *props,
-		       struct moat_error *err)
+		       struct limits_plan *limits, struct moat_error *err)
 {
 	struct moat_policy p;
 	struct moat_plan plan;
@@ -328,6 +336,9 @@ static int plan_strict(const struct moat_host *h, const char *backend, enum moat
 	if (profile_apply(&p, "strict", &ctx, err) < 0)
 		goto out;
 	p.net = net;
+	p.limits.memory_bytes = PROBE_MEMORY;
+	p.limits.pids = PROBE_PIDS;
+	p.limits.cpu_seconds = PROBE_CPU;
 	free(p.backend);
 	p.backend = moat_xstrdup(backend);
 	/* prefer: the plan is computed in full whatever is missing. */
@@ -335,6 +346,8 @@ static int plan_strict(const struct moat_host *h, const char *backend, enum moat
 	if (plan_build(&p, h, &plan, err) < 0)
 		goto out;
 	memcpy(props, plan.props, sizeof(plan.props));
+	if (limits)
+		*limits = plan.limits;
 	native_cleanup(&plan.native);
 	plan_free(&plan);
 	rc = 0;
@@ -353,8 +366,8 @@ static void probe_backend(const struct moat_host *h, const char *backend, struct
 	int i;
 
 	memset(np, 0, sizeof(*np));
-	if (plan_strict(h, backend, MOAT_NET_NONE, np->props, &err) < 0 ||
-	    plan_strict(h, backend, MOAT_NET_LOOPBACK, loop, &err) < 0) {
+	if (plan_strict(h, backend, MOAT_NET_NONE, np->props, &np->limits, &err) < 0 ||
+	    plan_strict(h, backend, MOAT_NET_LOOPBACK, loop, NULL, &err) < 0) {
 		snprintf(np->error, sizeof(np->error), "%s", err.message);
 		return;
 	}
@@ -589,6 +602,20 @@ static json_t *native_json(const struct native_probe *np)
 	json_object_set_new(o, "enforced", enf);
 	json_object_set_new(o, "missing", miss);
 	json_object_set_new(o, "properties", props);
+	{
+		json_t *lim = json_object();
+		for (i = 0; i < LIM__COUNT; i++) {
+			const struct limit_verdict *l = &np->limits.lim[i];
+			if (!l->declared)
+				continue;
+			json_object_set_new(lim, limit_name((enum limit_kind)i),
+					    l->enforced ? json_pack("{s:s, s:s}", "status", "enforced", "mechanism",
+								    l->mechanism)
+							: json_pack("{s:s, s:s, s:s}", "status", "missing", "reason",
+								    l->reason, "hint", l->hint));
+		}
+		json_object_set_new(o, "limits", lim);
+	}
 	return o;
 }
 
@@ -687,7 +714,7 @@ static void print_table(const struct probe *pr)
 			printf("  %-14s %-4s not installed; %s\n", tools[i].name, "no", tools[i].hint);
 	}
 
-	printf("\nnative backend: what it enforces here (profile strict)\n");
+	printf("\nnative backend: what it enforces here (profile strict, with --memory, --pids and --cpu)\n");
 	if (!pr->native.ok) {
 		printf("  cannot plan: %s\n", pr->native.error);
 		return;
@@ -699,6 +726,16 @@ static void print_table(const struct probe *pr)
 		       v->enforced ? "enforced" : "missing", v->enforced ? v->mechanism : v->reason);
 		if (!v->enforced && v->hint[0])
 			printf("  %-14s %-9s hint: %s\n", "", "", v->hint);
+	}
+	printf("\nlimits under the native backend: what holds each one here\n");
+	for (p = 0; p < LIM__COUNT; p++) {
+		const struct limit_verdict *l = &pr->native.limits.lim[p];
+		if (!l->declared)
+			continue;
+		printf("  %-14s %-9s %s\n", limit_name((enum limit_kind)p), l->enforced ? "enforced" : "missing",
+		       l->enforced ? l->mechanism : l->reason);
+		if (!l->enforced && l->hint[0])
+			printf("  %-14s %-9s hint: %s\n", "", "", l->hint);
 	}
 
 	printf("\nother backends (profile strict; --backend NAME; auto takes the first, in this order,\n"

@@ -3,6 +3,8 @@
  * this order, each for a reason:
  *
  *   1. die with moat (PR_SET_PDEATHSIG), and check moat did not die first;
+ *      with a cgroup for the tree, wait until moat has put this process
+ *      in it (launch/cgroup.h);
  *   2. user namespace maps (only our own uid/gid: no privilege is gained);
  *   3. the view (native/mounts.h): a new root holding only the grants, each
  *      bound from the object the parent planned (checked again here), the
@@ -396,6 +398,19 @@ _Noreturn void child_main(const struct child_args *a)
 		fail(a, 125, errno, "PR_SET_PDEATHSIG");
 	if (poll(&pf, 1, 0) > 0 && (pf.revents & (POLLHUP | POLLERR)))
 		_exit(125);
+	/* Nothing of the command may run before it is in the tree's cgroup
+	 * (its limits, its kill): moat moves this process there, then says
+	 * go.  End of file means moat is gone. */
+	if (a->go_fd >= 0) {
+		char go = 0;
+		ssize_t n;
+		do
+			n = read(a->go_fd, &go, 1);
+		while (n < 0 && errno == EINTR);
+		if (n != 1 || go != 'g')
+			_exit(125);
+		close(a->go_fd);
+	}
 
 	if (a->plan->status == MOAT_STATUS_OFF)
 		exec_command(a);

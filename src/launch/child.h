@@ -23,6 +23,8 @@ struct child_args {
 	int err_fd;          /* write end of the error pipe */
 	int status_fd;       /* pid-namespace init: write end for the command's wait status */
 	int lifeline_fd;     /* read end: hangs up when moat dies */
+	int go_fd;           /* read end: one byte once moat put the child in the
+			      * tree's cgroup; -1: no cgroup, no wait */
 };
 
 /* Runs in the first child; never returns. */

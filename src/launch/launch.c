@@ -15,6 +15,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "launch/cgroup.h"
 #include "launch/child.h"
 #include "launch/signals.h"
 #include "util/cleanup.h"
@@ -35,7 +36,7 @@ static void noop_handler(int sig)
 /* Kill and reap whatever is left of the tree after the command ended:
  * without a pid namespace, moat is a subreaper, so orphans (double-forked
  * daemons) are reparented to it and can be found as its children. */
-static void reap_orphans(void)
+static void reap_orphans(pid_t spare)
 {
 	int round;
 
@@ -48,12 +49,19 @@ static void reap_orphans(void)
 		f = fopen(path, "re");
 		if (f) {
 			while (fscanf(f, "%d", &pid) == 1) {
+				if (pid == spare)
+					continue;
 				kill(pid, SIGKILL);
 				found = 1;
 			}
 		}
-		while (waitpid(-1, NULL, WNOHANG) > 0)
-			found = 1;
+		for (;;) {
+			pid_t w = waitpid(-1, NULL, WNOHANG);
+			if (w <= 0)
+				break;
+			if (w != spare)
+				found = 1;
+		}
 		if (!found)
 			return;
 		usleep(1000);
@@ -93,13 +101,32 @@ static void decode_status(int status, struct moat_launch_result *r)
 	}
 }
 
-int launch_run(const struct moat_policy *p, const struct moat_plan *plan, long long moat_start_ns,
+/* --cpu: how often the tree's CPU time is read.  The tree may overrun the
+ * limit by this much wall time per CPU. */
+#define CPU_POLL_MS 50
+
+/* The tree's cgroup ends the tree: killed through it, or (with a pid
+ * namespace) by killing the namespace's init. */
+static void end_tree(const struct moat_plan *plan, pid_t child)
+{
+	kill(child, SIGKILL);
+	if (plan->limits.tree_kill != CG_KILL_NONE)
+		tree_cgroup_kill(&plan->limits);
+}
+
+int launch_run(const struct moat_policy *p, const struct moat_plan *plan, long long moat_start_ns, pid_t spare,
 	       struct moat_launch_result *r, struct moat_error *err)
 {
 	const struct native_plan *np = &plan->native;
+	const struct limits_plan *lp = &plan->limits;
+	bool sandboxed = plan->status != MOAT_STATUS_OFF;
+	bool cgroup = sandboxed && limits_uses_cgroup(lp);
+	bool cpu_watch = cgroup && lp->lim[LIM_CPU].declared && lp->lim[LIM_CPU].enforced;
+	long long cpu_limit_usec = cpu_watch ? (long long)p->limits.cpu_seconds * 1000000LL : 0;
 	cleanup_pair int errp[2] = {-1, -1};
 	cleanup_pair int statp[2] = {-1, -1};
 	cleanup_pair int life[2] = {-1, -1};
+	cleanup_pair int go[2] = {-1, -1};
 	cleanup_close int sfd = -1;
 	sigset_t fwd;
 	__attribute__((cleanup(restore_mask))) sigset_t saved;
@@ -113,17 +140,21 @@ int launch_run(const struct moat_policy *p, const struct moat_plan *plan, long l
 	size_t i;
 
 	memset(r, 0, sizeof(*r));
+	r->memory_peak = r->oom_kills = r->cpu_usec = -1;
 	sigprocmask(SIG_BLOCK, NULL, &saved); /* what restore_mask puts back */
-	if (pipe2(errp, O_CLOEXEC) != 0 || pipe2(statp, O_CLOEXEC) != 0 || pipe2(life, O_CLOEXEC) != 0)
+	if (pipe2(errp, O_CLOEXEC) != 0 || pipe2(statp, O_CLOEXEC) != 0 || pipe2(life, O_CLOEXEC) != 0 ||
+	    (cgroup && pipe2(go, O_CLOEXEC) != 0))
 		return moat_error_set(err, MOAT_E_SYSTEM, errno, "pipe2");
+	if (cgroup && tree_cgroup_create(lp, &p->limits, err) < 0)
+		return -1;
 	/* The child moves an fd of the backend's to a fixed low number before
 	 * executing the tool (backend.h, fd_remap_to): moat's own pipes must
 	 * not be there. */
 	if (plan->external && (plan->ext.fd_remap_to >= 0 || plan->ext.lifeline_to >= 0)) {
-		int *ends[] = {&errp[0], &errp[1], &statp[0], &statp[1], &life[0], &life[1]};
+		int *ends[] = {&errp[0], &errp[1], &statp[0], &statp[1], &life[0], &life[1], &go[0], &go[1]};
 		int floor = plan->ext.fd_remap_to > plan->ext.lifeline_to ? plan->ext.fd_remap_to : plan->ext.lifeline_to;
 		for (i = 0; i < ARRAY_LEN(ends); i++) {
-			if (*ends[i] > floor)
+			if (*ends[i] < 0 || *ends[i] > floor)
 				continue;
 			int moved = fcntl(*ends[i], F_DUPFD_CLOEXEC, floor + 1);
 			if (moved < 0)
@@ -149,7 +180,7 @@ int launch_run(const struct moat_policy *p, const struct moat_plan *plan, long l
 		prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0);
 
 	args = (struct child_args){.policy = p, .plan = plan, .saved_mask = saved, .err_fd = errp[1],
-				   .status_fd = statp[1], .lifeline_fd = life[0]};
+				   .status_fd = statp[1], .lifeline_fd = life[0], .go_fd = go[0]};
 	flags = plan->status == MOAT_STATUS_OFF ? 0 : np->clone_flags;
 	/* Raw clone, not clone(3): it behaves like fork with the namespace
 	 * flags applied, so the child is pid 1 of its new pid namespace. */
@@ -168,6 +199,15 @@ int launch_run(const struct moat_policy *p, const struct moat_plan *plan, long l
 	close_end(&errp[1]);
 	close_end(&statp[1]);
 	close_end(&life[0]);
+	close_end(&go[0]);
+	if (cgroup) {
+		/* The child waits for this before anything else (child.c). */
+		if (tree_cgroup_add(lp, child, err) < 0)
+			return -1; /* cleanup_pid kills and reaps it */
+		if (write(go[1], "g", 1) != 1)
+			return moat_error_set(err, MOAT_E_SYSTEM, errno, "starting the sandbox");
+		close_end(&go[1]);
+	}
 	if (p->limits.timeout_s > 0)
 		deadline_ns = moat_now_ns() + (long long)(p->limits.timeout_s * 1e9);
 
@@ -191,12 +231,21 @@ int launch_run(const struct moat_policy *p, const struct moat_plan *plan, long l
 		}
 		if (kill_ns) {
 			if (now >= kill_ns) {
-				kill(child, SIGKILL);
 				if (!np->pid_init)
 					kill(-child, SIGKILL);
+				end_tree(plan, child);
 				kill_ns = 0;
 			} else {
 				timeout_ms = (int)((kill_ns - now) / 1000000LL) + 1;
+			}
+		}
+		if (cpu_watch && !r->limit_hit) {
+			long long used = tree_cgroup_cpu_usec(lp);
+			if (used >= cpu_limit_usec) {
+				r->limit_hit = "cpu";
+				end_tree(plan, child);
+			} else if (timeout_ms < 0 || timeout_ms > CPU_POLL_MS) {
+				timeout_ms = CPU_POLL_MS;
 			}
 		}
 		if (poll(pfd, 2, timeout_ms) < 0 && errno != EINTR)
@@ -255,8 +304,16 @@ int launch_run(const struct moat_policy *p, const struct moat_plan *plan, long l
 	close_end(&errp[0]);
 	close_end(&life[1]);
 	decode_status(have_status ? status : child_status, r);
+	/* Without a pid namespace the command's end is not the tree's: what
+	 * it left running dies through the tree's cgroup. */
+	if (cgroup && !np->pid_init && lp->tree_kill != CG_KILL_NONE)
+		tree_cgroup_kill(lp);
 	if (!np->pid_init || plan->status == MOAT_STATUS_OFF)
-		reap_orphans();
+		reap_orphans(spare);
+	if (cgroup) {
+		tree_cgroup_memory_stats(lp, &r->memory_peak, &r->oom_kills);
+		r->cpu_usec = tree_cgroup_cpu_usec(lp);
+	}
 
 	r->exec_ms = exec_ns ? (double)(exec_ns - moat_start_ns) / 1e6 : 0;
 	r->run_ms = exec_ns ? (double)(moat_now_ns() - exec_ns) / 1e6 : 0;

@@ -4,6 +4,8 @@
 #define MOAT_LAUNCH_LAUNCH_H
 
 #include <stdbool.h>
+#include <stdint.h>
+#include <sys/types.h>
 
 #include "plan/plan.h"
 #include "policy/policy.h"
@@ -20,6 +22,10 @@ struct moat_launch_result {
 	int exit_status;     /* when exited */
 	int signal;          /* when killed by a signal, else 0 */
 	bool timed_out;
+	const char *limit_hit; /* "cpu" when --cpu ended the tree, else NULL */
+	int64_t memory_peak;   /* the tree's memory cgroup's peak, bytes; -1: none */
+	int64_t oom_kills;     /* processes the OOM killer ended there; -1: none */
+	int64_t cpu_usec;      /* the tree's CPU time, from its cgroup; -1: none */
 	int exit_code;       /* what moat exits with */
 	double exec_ms;      /* from moat's start to execve */
 	double run_ms;       /* from execve to the end */
@@ -27,10 +33,13 @@ struct moat_launch_result {
 };
 
 /* `moat_start_ns`: CLOCK_MONOTONIC at moat's start, for exec_ms.
- * `close_fd`: a descriptor of moat's own (the report) the child must not get.
+ * `spare`: a child of moat's that is not the command's (moat's guard, or
+ * -1): left alone when the tree is killed.
+ * Makes the tree's cgroup (plan->limits) when there is one; the caller
+ * removes it (host_cleanup, launch/guard.h).
  * Returns 0 when the command ran or failed in a way the result says (exit
  * codes 126/127/125 with `failure`); -1 only when moat could not start. */
-int launch_run(const struct moat_policy *p, const struct moat_plan *plan, long long moat_start_ns,
+int launch_run(const struct moat_policy *p, const struct moat_plan *plan, long long moat_start_ns, pid_t spare,
 	       struct moat_launch_result *r, struct moat_error *err);
 
 long long moat_now_ns(void);

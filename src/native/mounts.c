@@ -105,13 +105,16 @@ static int move_onto(int tree, int target)
 }
 
 /* A fresh tmpfs (or proc), detached; the caller moves it into place. */
-static int new_fs(const char *type, const char *mode, uint64_t attrs)
+static int new_fs(const char *type, const char *mode, int64_t size, uint64_t attrs)
 {
 	int fs = (int)syscall(SYS_fsopen, type, M_FSOPEN_CLOEXEC), m, e;
+	char size_text[24];
 
 	if (fs < 0)
 		return -errno;
+	snprintf(size_text, sizeof(size_text), "%lld", (long long)size);
 	if ((mode && syscall(SYS_fsconfig, fs, M_FSCONFIG_SET_STRING, "mode", mode, 0) != 0) ||
+	    (size > 0 && syscall(SYS_fsconfig, fs, M_FSCONFIG_SET_STRING, "size", size_text, 0) != 0) ||
 	    syscall(SYS_fsconfig, fs, M_FSCONFIG_CMD_CREATE, NULL, NULL, 0) != 0) {
 		e = errno;
 		close(fs);
@@ -290,7 +293,7 @@ static int fs_at(int root, const struct view_op *op, const struct fs_plan *fp, c
 
 	if (target < 0)
 		return target;
-	m = new_fs(type, mode, attrs);
+	m = new_fs(type, mode, op->kind == VIEW_TMPFS ? op->size : 0, attrs);
 	if (m < 0) {
 		close(target);
 		return m;
@@ -430,7 +433,7 @@ int mounts_apply(const struct native_mounts *m, const struct fs_plan *fp, char *
 		if (slot < 0)
 			return say(what, len, -errno, "opening the new root's", "mount point");
 		if (!root_is_host) {
-			mnt = new_fs("tmpfs", "0755", M_ATTR_NOSUID | M_ATTR_NODEV);
+			mnt = new_fs("tmpfs", "0755", 0, M_ATTR_NOSUID | M_ATTR_NODEV);
 			if (mnt < 0 || (rc = move_onto(mnt, slot)) < 0) {
 				rc = mnt < 0 ? mnt : rc;
 				close(slot);

@@ -65,8 +65,25 @@ static size_t count_denies(const struct fs_plan *fp)
 	return count_role(fp, FS_DENY, false);
 }
 
-int native_compile(const struct moat_policy *p, const struct moat_host *h, const struct fs_plan *fp,
-		   struct native_plan *np, struct moat_verdict *props, struct moat_error *err)
+/* What the native backend offers for limits: moat applies the rlimits,
+ * puts the first child in its cgroup, sizes the private tmpfs it mounts,
+ * and with a pid namespace the tree dies with its init. */
+static void native_caps(const struct native_plan *np, struct limit_caps *c)
+{
+	memset(c, 0, sizeof(*c));
+	c->rlimits = true;
+	c->in_cgroup = true;
+	c->runtime = "native";
+	c->tmp_size = np->mounts.enabled;
+	c->pid_tree = np->pid_init;
+	snprintf(c->tree_mechanism, sizeof(c->tree_mechanism),
+		 "pid namespace: its init dies with moat (PR_SET_PDEATHSIG), and when it ends the kernel kills the "
+		 "rest");
+}
+
+int native_compile(const struct moat_policy *p, const struct moat_host *h, struct moat_cgroup_info *cg,
+		   const struct fs_plan *fp, struct native_plan *np, struct moat_verdict *props,
+		   struct moat_error *err)
 {
 	bool ns = h->userns || h->root;
 	/* A network namespace whenever namespaces can be made and the policy
@@ -77,7 +94,7 @@ int native_compile(const struct moat_policy *p, const struct moat_host *h, const
 	bool netns = ns && p->net != MOAT_NET_ALL;
 	int abi = h->landlock_abi;
 	size_t n_denies = count_denies(fp), n_protected = count_role(fp, FS_PROTECT, false);
-	char rl[160];
+	struct limit_caps caps;
 
 	np->outer_uid = h->uid;
 	np->outer_gid = h->gid;
@@ -113,18 +130,19 @@ int native_compile(const struct moat_policy *p, const struct moat_host *h, const
 		np->use_seccomp = true;
 	}
 
+	native_caps(np, &caps);
+	limits_decide(p, h, cg, &caps, &np->limits);
 	add_rlimit(np, RLIMIT_CORE, 0);
-	snprintf(rl, sizeof(rl), "setrlimit: core 0");
-	if (p->limits.memory_bytes != MOAT_LIMIT_UNSET)
-		add_rlimit(np, RLIMIT_AS, (rlim_t)p->limits.memory_bytes);
-	if (p->limits.pids != MOAT_LIMIT_UNSET)
+	if (p->limits.address_space_bytes != MOAT_LIMIT_UNSET)
+		add_rlimit(np, RLIMIT_AS, (rlim_t)p->limits.address_space_bytes);
+	if (np->limits.nproc_rlimit)
 		add_rlimit(np, RLIMIT_NPROC, (rlim_t)p->limits.pids);
 	if (p->limits.files != MOAT_LIMIT_UNSET)
 		add_rlimit(np, RLIMIT_NOFILE, (rlim_t)p->limits.files);
+	/* Each process's share, besides the tree's total (launch/cgroup.c):
+	 * the kernel stops one busy process on its own. */
 	if (p->limits.cpu_seconds != MOAT_LIMIT_UNSET)
 		add_rlimit(np, RLIMIT_CPU, (rlim_t)p->limits.cpu_seconds);
-	if (np->n_rlimits > 1)
-		snprintf(rl, sizeof(rl), "setrlimit: core 0 and %zu declared limits", np->n_rlimits - 1);
 
 	/* Verdicts, from what was compiled above and nothing else. */
 	if (np->landlock.abi > 0 && np->mounts.enabled)
@@ -273,14 +291,7 @@ int native_compile(const struct moat_policy *p, const struct moat_host *h, const
 
 	verdict_enforce(&props[MOAT_P_ENV_CURATED], "exact environment built by moat");
 	verdict_enforce(&props[MOAT_P_FD_CLEAN], "close_range: 0, 1, 2 and %zu declared", p->n_keep_fds);
-	/* The kernel never applies RLIMIT_NPROC to uid 0 (INIT_USER), even
-	 * inside a user namespace where uid 0 is mapped to itself: as root a
-	 * process limit would be a claim without enforcement. */
-	if (p->limits.pids != MOAT_LIMIT_UNSET && h->uid == 0)
-		verdict_missing(&props[MOAT_P_RES_LIMITS], "run moat as an unprivileged user for --pids",
-				"--pids: RLIMIT_NPROC does not apply to uid 0, and moat has no cgroup support yet");
-	else
-		verdict_enforce(&props[MOAT_P_RES_LIMITS], "%s", rl);
+	limits_verdicts(&np->limits, &props[MOAT_P_RES_LIMITS], &props[MOAT_P_PROC_TREE]);
 	return 0;
 }
 

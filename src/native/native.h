@@ -16,6 +16,7 @@
 #include "native/seccomp.h"
 #include "plan/fsplan.h"
 #include "plan/host.h"
+#include "plan/limits.h"
 #include "policy/policy.h"
 #include "util/err.h"
 
@@ -47,6 +48,7 @@ struct native_plan {
 
 	struct native_rlimit rlimits[8];
 	size_t n_rlimits;
+	struct limits_plan limits; /* each limit's mechanism; the tree's cgroup */
 
 	char *private_tmp_dir; /* without a mount namespace: a per-run TMPDIR */
 	int private_tmp_fd;    /* its descriptor, for the Landlock rule */
@@ -59,8 +61,8 @@ void native_plan_free(struct native_plan *np);
  * native backend enforces.  Fails only on errors (bad paths in require mode,
  * libseccomp failures), never because a feature is missing: that is a
  * verdict. */
-int native_compile(const struct moat_policy *p, const struct moat_host *h, const struct fs_plan *fp,
-		   struct native_plan *np, struct moat_verdict *props, struct moat_error *err);
+int native_compile(const struct moat_policy *p, const struct moat_host *h, struct moat_cgroup_info *cg,
+		   const struct fs_plan *fp, struct native_plan *np, struct moat_verdict *props, struct moat_error *err);
 
 /* After the run: remove what the run created on the host (the per-run tmp). */
 void native_cleanup(struct native_plan *np);

@@ -178,6 +178,12 @@ static int apply_limit(struct moat_host *h, const char *spec, struct moat_error 
 		} else if (strcmp(tok, "cgroup") == 0) {
 			if (v == 0)
 				h->cgroup_limited = true;
+		} else if (strcmp(tok, "cgroupv1") == 0) {
+			if (v == 0)
+				h->cgroup_v1_limited = true;
+		} else if (strcmp(tok, "cgroupv2") == 0) {
+			if (v == 0)
+				h->cgroup_v2_limited = true;
 		} else {
 			goto bad;
 		}
@@ -186,7 +192,7 @@ static int apply_limit(struct moat_host *h, const char *spec, struct moat_error 
 	return 0;
 bad:
 	moat_error_set(err, MOAT_E_USAGE, 0, "MOAT_HOST_LIMIT=%s: cannot parse '%s'", spec, tok);
-	return moat_error_hint(err, "expected a comma-separated list of landlock=N, userns=0, seccomp=0, root=0, cgroup=0");
+	return moat_error_hint(err, "expected a comma-separated list of landlock=N, userns=0, seccomp=0, root=0, cgroup=0, cgroupv1=0, cgroupv2=0");
 }
 
 int host_probe(struct moat_host *h, struct moat_error *err)
@@ -402,114 +408,4 @@ bool host_try_proc_mount(const struct moat_host *h, char *how, size_t how_len, c
 	}
 	why[0] = '\0';
 	return true;
-}
-
-/* Unescape the octal sequences (\040) of a mountinfo field, in place. */
-static void mountinfo_unescape(char *s)
-{
-	char *o = s;
-
-	for (; *s; s++) {
-		if (s[0] == '\\' && s[1] >= '0' && s[1] <= '3' && s[2] >= '0' && s[2] <= '7' && s[3] >= '0' &&
-		    s[3] <= '7') {
-			*o++ = (char)(((s[1] - '0') << 6) | ((s[2] - '0') << 3) | (s[3] - '0'));
-			s += 3;
-		} else {
-			*o++ = *s;
-		}
-	}
-	*o = '\0';
-}
-
-void host_probe_cgroup(const struct moat_host *h, struct moat_cgroup_info *c)
-{
-	cleanup_fclose FILE *mi = NULL, *cg = NULL;
-	char line[4096], root[512] = "", rel[512] = "", *p;
-	bool v1 = false;
-
-	memset(c, 0, sizeof(*c));
-	snprintf(c->layout, sizeof(c->layout), "none");
-	if (h->cgroup_limited) {
-		snprintf(c->why, sizeof(c->why), "disabled by MOAT_HOST_LIMIT");
-		return;
-	}
-	mi = fopen("/proc/self/mountinfo", "re");
-	while (mi && fgets(line, sizeof(line), mi)) {
-		/* id parent major:minor root mountpoint opts... - fstype source superopts */
-		char *fields[5] = {0}, *save = NULL, *dash = strstr(line, " - "), *fstype;
-		int i = 0;
-
-		if (!dash)
-			continue;
-		*dash = '\0';
-		fstype = strtok_r(dash + 3, " \n", &save);
-		if (!fstype)
-			continue;
-		if (strcmp(fstype, "cgroup") == 0) {
-			v1 = true;
-			continue;
-		}
-		if (strcmp(fstype, "cgroup2") != 0 || c->mount[0])
-			continue;
-		save = NULL;
-		for (p = strtok_r(line, " ", &save); p && i < 5; p = strtok_r(NULL, " ", &save))
-			fields[i++] = p;
-		if (i < 5)
-			continue;
-		mountinfo_unescape(fields[3]);
-		mountinfo_unescape(fields[4]);
-		snprintf(root, sizeof(root), "%s", fields[3]);
-		snprintf(c->mount, sizeof(c->mount), "%s", fields[4]);
-	}
-	snprintf(c->layout, sizeof(c->layout), "%s",
-		 c->mount[0] ? (v1 ? "hybrid" : "unified") : (v1 ? "legacy" : "none"));
-	if (!c->mount[0]) {
-		snprintf(c->why, sizeof(c->why), "%s",
-			 v1 ? "only cgroup v1 hierarchies are mounted" : "no cgroup hierarchy is mounted");
-		return;
-	}
-	cg = fopen("/proc/self/cgroup", "re");
-	while (cg && fgets(line, sizeof(line), cg))
-		if (strncmp(line, "0::", 3) == 0) {
-			size_t n = strcspn(line + 3, "\n");
-			if (n < sizeof(rel)) {
-				memcpy(rel, line + 3, n);
-				rel[n] = '\0';
-			}
-		}
-	if (!rel[0]) {
-		snprintf(c->why, sizeof(c->why), "/proc/self/cgroup has no cgroup v2 entry");
-		return;
-	}
-	/* A mount of a sub-tree (root != "/") shows paths below its root. */
-	p = rel;
-	if (strcmp(root, "/") != 0 && strncmp(rel, root, strlen(root)) == 0)
-		p = rel + strlen(root);
-	if ((size_t)snprintf(c->path, sizeof(c->path), "%s%s%s", c->mount, *p == '/' ? "" : "/", p) >= sizeof(c->path)) {
-		snprintf(c->why, sizeof(c->why), "the cgroup path is too long to probe");
-		return;
-	}
-	if (strlen(c->path) > 1 && c->path[strlen(c->path) - 1] == '/')
-		c->path[strlen(c->path) - 1] = '\0';
-	if (access(c->path, F_OK) != 0) {
-		snprintf(c->why, sizeof(c->why), "our cgroup %s is not visible in this mount namespace", c->path);
-		c->path[0] = '\0';
-		return;
-	}
-	c->v2 = true;
-	snprintf(line, sizeof(line), "%s/cgroup.controllers", c->path);
-	{
-		cleanup_fclose FILE *f = fopen(line, "re");
-		if (f && fgets(c->controllers, sizeof(c->controllers), f))
-			c->controllers[strcspn(c->controllers, "\n")] = '\0';
-	}
-	/* Delegation: the directory (to make child cgroups) and its
-	 * cgroup.procs (to move processes) are writable by us. */
-	snprintf(line, sizeof(line), "%s/cgroup.procs", c->path);
-	if (access(c->path, W_OK) != 0 || access(line, W_OK) != 0) {
-		snprintf(c->why, sizeof(c->why), "%s is not writable by uid %u: %s", c->path, (unsigned)h->uid,
-			 strerror(errno));
-		return;
-	}
-	c->delegated = true;
 }

@@ -6,6 +6,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 #include <sys/types.h>
 
 #include "util/err.h"
@@ -32,6 +33,8 @@ struct moat_host {
 	bool seccomp_tsync;      /* SECCOMP_FILTER_FLAG_TSYNC is accepted (3.17) */
 	bool seccomp_log;        /* SECCOMP_RET_LOG can be used (4.14) */
 	bool cgroup_limited;     /* MOAT_HOST_LIMIT has cgroup=0 */
+	bool cgroup_v1_limited;  /* MOAT_HOST_LIMIT has cgroupv1=0 */
+	bool cgroup_v2_limited;  /* MOAT_HOST_LIMIT has cgroupv2=0 */
 };
 
 /* Fill *h.  Never fails: a feature that cannot be probed is reported absent,
@@ -52,16 +55,40 @@ bool host_try_userns(const struct moat_host *h, char *why, size_t len);
  * child)?  `how` says which namespaces were used. */
 bool host_try_proc_mount(const struct moat_host *h, char *how, size_t how_len, char *why, size_t len);
 
+/* The cgroup v1 controllers moat uses, each possibly in its own hierarchy. */
+enum cg_v1_controller { CGV1_MEMORY, CGV1_PIDS, CGV1_CPUACCT, CGV1_FREEZER, CGV1__COUNT };
+const char *cg_v1_name(enum cg_v1_controller c);
+
+/* "No limit" as cgroup files say it, and moat's value for it. */
+#define CG_UNLIMITED (-1)
+
 struct moat_cgroup_info {
+	bool probed;
 	char layout[16];        /* "unified" (v2 only), "hybrid" (v1 and v2), "legacy" (v1 only), "none" */
 	char mount[256];        /* where cgroup2 is mounted, or "" */
 	char path[512];         /* this process's cgroup v2 directory, or "" */
 	char controllers[256];  /* its cgroup.controllers */
+	char subtree[256];      /* its cgroup.subtree_control: the controllers a child of it has */
 	bool v2;                /* a cgroup2 hierarchy is mounted and holds us */
 	bool delegated;         /* we may create child cgroups and move processes into them */
+	bool v2_kill;           /* a child has cgroup.kill (Linux 5.14) */
+	bool v2_freeze;         /* a child has cgroup.freeze (Linux 5.2) */
 	char why[256];          /* when !v2 or !delegated */
+	struct {
+		char path[512];  /* our cgroup's directory in the hierarchy holding it, or "" */
+		bool writable;   /* we may create a child and move processes into it */
+		char why[160];   /* when !path[0] or !writable */
+	} v1[CGV1__COUNT];
+	/* The tightest memory and process limits of the cgroups holding moat
+	 * (its own and their ancestors), which bind the whole tree too;
+	 * CG_UNLIMITED when none.  `at` names the cgroup that sets it. */
+	int64_t enclosing_memory, enclosing_pids;
+	char enclosing_memory_at[512], enclosing_pids_at[512];
 };
 
+/* Fill *c from /proc/self/mountinfo, /proc/self/cgroup and the cgroup
+ * files: no cgroup is created.  Honours MOAT_HOST_LIMIT (cgroup=0,
+ * cgroupv1=0, cgroupv2=0). */
 void host_probe_cgroup(const struct moat_host *h, struct moat_cgroup_info *c);
 
 #endif

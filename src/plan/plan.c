@@ -71,6 +71,7 @@ static void mark_requested(const struct moat_policy *p, struct moat_plan *plan)
 	plan->props[MOAT_P_IPC_UNIX].requested = !p->unix_sockets;
 	plan->props[MOAT_P_PROC_PID].requested = true;
 	plan->props[MOAT_P_PROC_PTRACE].requested = true;
+	plan->props[MOAT_P_PROC_TREE].requested = true;
 	plan->props[MOAT_P_SYS_FILTER].requested = true;
 	plan->props[MOAT_P_TTY_INJECT].requested = true;
 	plan->props[MOAT_P_ENV_CURATED].requested = true;
@@ -134,10 +135,11 @@ static void candidate_free(struct candidate *c)
 }
 
 static int candidate_compile(struct candidate *c, const char *name, const struct moat_policy *p,
-			     const struct moat_host *h, const struct moat_plan *plan, const char *export_dir,
+			     const struct moat_host *h, struct moat_plan *plan, const char *export_dir,
 			     struct moat_error *err)
 {
 	const struct moat_backend *b = backend_lookup(name);
+	struct moat_cgroup_info *cg = &plan->cgroup;
 
 	memset(c, 0, sizeof(*c));
 	memcpy(c->props, plan->props, sizeof(c->props));
@@ -147,8 +149,8 @@ static int candidate_compile(struct candidate *c, const char *name, const struct
 	c->name = b ? b->name : "native";
 	c->external = b != NULL;
 	if (b)
-		return backend_prepare(b, p, &plan->fs, h, plan->envp, export_dir, &c->ext, c->props, err);
-	return native_compile(p, h, &plan->fs, &c->native, c->props, err);
+		return backend_prepare(b, p, &plan->fs, h, cg, plan->envp, export_dir, &c->ext, c->props, err);
+	return native_compile(p, h, cg, &plan->fs, &c->native, c->props, err);
 }
 
 static void candidate_adopt(struct moat_plan *plan, struct candidate *c)
@@ -156,6 +158,7 @@ static void candidate_adopt(struct moat_plan *plan, struct candidate *c)
 	plan->backend = c->name;
 	plan->external = c->external;
 	memcpy(plan->props, c->props, sizeof(plan->props));
+	plan->limits = c->external ? c->ext.limits : c->native.limits;
 	native_plan_free(&plan->native);
 	plan->native = c->native;
 	plan->ext = c->ext;
@@ -303,6 +306,8 @@ static int build(const struct moat_policy *p, const struct moat_host *h, const c
 		candidate_adopt(plan, &c);
 		snprintf(plan->backend_reason, sizeof(plan->backend_reason), "--backend %s", p->backend);
 	}
+	if (!export_dir && limits_uses_cgroup(&plan->limits))
+		limits_name_cgroup(&plan->limits, &plan->cgroup);
 	/* What the tool adds to the command's environment is listed as moat's
 	 * own, so envp and the report say exactly what the command sees. */
 	for (i = 0; plan->external && i < plan->ext.n_env_set; i++) {

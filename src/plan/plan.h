@@ -10,6 +10,7 @@
 #include "native/native.h"
 #include "plan/fsplan.h"
 #include "plan/host.h"
+#include "plan/limits.h"
 #include "plan/properties.h"
 #include "policy/policy.h"
 #include "util/err.h"
@@ -24,8 +25,8 @@ enum moat_status {
 struct moat_verdict {
 	bool requested;        /* the policy asks for it */
 	bool enforced;         /* the backend will apply it */
-	char mechanism[160];   /* what enforces it, when enforced */
-	char reason[256];      /* why not, when missing */
+	char mechanism[256];   /* what enforces it, when enforced */
+	char reason[512];      /* why not, when missing */
 	char hint[256];        /* how to get it, when known */
 };
 
@@ -43,6 +44,12 @@ struct moat_plan {
 	char **env_names; /* its names, sorted, for the report */
 	struct fs_plan fs; /* every path of the policy, resolved once */
 	struct native_plan native;
+	/* The host's cgroups, probed only when the policy needs them
+	 * (limits_need_cgroups); !cgroup.probed otherwise. */
+	struct moat_cgroup_info cgroup;
+	/* The chosen backend's limits: each limit's mechanism, the tree's
+	 * cgroup (launch/cgroup.c), proc.tree. */
+	struct limits_plan limits;
 };
 
 int plan_build(const struct moat_policy *p, const struct moat_host *h, struct moat_plan *plan,

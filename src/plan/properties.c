@@ -17,6 +17,7 @@ static const struct {
 	[MOAT_P_IPC_UNIX] = {"ipc.unix", "no pathname unix sockets outside the sandbox, except inside granted paths"},
 	[MOAT_P_PROC_PID] = {"proc.pid", "cannot see or signal processes outside"},
 	[MOAT_P_PROC_PTRACE] = {"proc.ptrace", "cannot ptrace or read memory of other processes"},
+	[MOAT_P_PROC_TREE] = {"proc.tree", "every process of the command ends with it, at --timeout and when moat dies"},
 	[MOAT_P_SYS_FILTER] = {"sys.filter", "dangerous system calls blocked"},
 	[MOAT_P_TTY_INJECT] = {"tty.inject", "cannot inject input into the caller's terminal"},
 	[MOAT_P_ENV_CURATED] = {"env.curated", "environment is exactly the allowed set"},

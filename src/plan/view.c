@@ -350,6 +350,11 @@ void view_build(const struct moat_policy *p, const struct fs_plan *fp, const str
 		op_add(v, VIEW_TMPFS, "/tmp", -1)->mode = 01777;
 		op_add(v, VIEW_TMPFS, "/dev/shm", -1)->mode = 01777;
 	}
+	/* Each private tmpfs is bounded: unbounded, each could take half of the
+	 * host's memory (plan/limits.h). */
+	for (i = 0; i < v->n; i++)
+		if (v->v[i].kind == VIEW_TMPFS)
+			v->v[i].size = p->limits.tmp_bytes != MOAT_LIMIT_UNSET ? p->limits.tmp_bytes : MOAT_TMP_SIZE_DEFAULT;
 	/* HOME, unless granted whole: a read-only skeleton showing only the
 	 * grants below it (agent sockets and every credential live there). */
 	if (v->home)

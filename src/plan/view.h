@@ -61,6 +61,7 @@ struct view_op {
 			  * view binds, must exist, and is the object itself) */
 	char *text;      /* SYMLINK: owned */
 	unsigned mode;   /* TMPFS, SKELETON */
+	int64_t size;    /* TMPFS: its size in bytes (the policy's tmp size) */
 };
 
 struct view {

@@ -14,10 +14,32 @@ void policy_init(struct moat_policy *p)
 	p->net = MOAT_NET_NONE;
 	p->backend = moat_xstrdup("auto");
 	p->secrets_masked = true;
-	p->limits.memory_bytes = MOAT_LIMIT_UNSET;
-	p->limits.pids = MOAT_LIMIT_UNSET;
-	p->limits.files = MOAT_LIMIT_UNSET;
-	p->limits.cpu_seconds = MOAT_LIMIT_UNSET;
+	limits_init(&p->limits);
+}
+
+void limits_init(struct moat_limits *l)
+{
+	*l = (struct moat_limits){.memory_bytes = MOAT_LIMIT_UNSET,
+				  .pids = MOAT_LIMIT_UNSET,
+				  .cpu_seconds = MOAT_LIMIT_UNSET,
+				  .address_space_bytes = MOAT_LIMIT_UNSET,
+				  .files = MOAT_LIMIT_UNSET,
+				  .tmp_bytes = MOAT_LIMIT_UNSET};
+}
+
+void limits_overlay(struct moat_limits *base, const struct moat_limits *over)
+{
+	int64_t *const dst[] = {&base->memory_bytes, &base->pids, &base->cpu_seconds, &base->address_space_bytes,
+				&base->files, &base->tmp_bytes};
+	const int64_t src[] = {over->memory_bytes, over->pids, over->cpu_seconds, over->address_space_bytes,
+			       over->files, over->tmp_bytes};
+	size_t i;
+
+	for (i = 0; i < sizeof(src) / sizeof(src[0]); i++)
+		if (src[i] != MOAT_LIMIT_UNSET)
+			*dst[i] = src[i];
+	if (over->timeout_s > 0)
+		base->timeout_s = over->timeout_s;
 }
 
 void policy_free(struct moat_policy *p)

@@ -53,13 +53,26 @@ struct moat_env_rule {
 
 #define MOAT_LIMIT_UNSET (-1)
 
+/* Declared limits; MOAT_LIMIT_UNSET when not set.  Those marked "tree"
+ * bound the whole process tree (a cgroup; docs/limits.md), the others each
+ * process. */
 struct moat_limits {
-	int64_t memory_bytes; /* RLIMIT_AS; MOAT_LIMIT_UNSET when not set */
-	int64_t pids;         /* RLIMIT_NPROC */
-	int64_t files;        /* RLIMIT_NOFILE */
-	int64_t cpu_seconds;  /* RLIMIT_CPU */
-	double timeout_s;     /* wall clock; 0 = none */
+	int64_t memory_bytes;        /* tree: memory incl. tmpfs and memfd, no swap */
+	int64_t pids;                /* tree: processes and threads */
+	int64_t cpu_seconds;         /* tree: CPU time of all processes together */
+	int64_t address_space_bytes; /* per process: RLIMIT_AS */
+	int64_t files;               /* per process: RLIMIT_NOFILE */
+	int64_t tmp_bytes;           /* size of the private /tmp and of /dev/shm, each */
+	double timeout_s;            /* wall clock; 0 = none */
 };
+
+/* The size of the private /tmp and /dev/shm when no --tmp-size is given. */
+#define MOAT_TMP_SIZE_DEFAULT (INT64_C(1) << 30)
+
+/* Every limit unset. */
+void limits_init(struct moat_limits *l);
+/* The limits set in `over` replace those of `base`. */
+void limits_overlay(struct moat_limits *base, const struct moat_limits *over);
 
 struct moat_policy {
 	char *profile; /* name of the built-in or user profile applied */

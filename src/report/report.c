@@ -65,9 +65,11 @@ json_t *policy_to_json(const struct moat_policy *p)
 	json_object_set_new(j, "keep_fds", fds);
 	json_object_set_new(j, "require", req);
 	json_object_set_new(j, "limits",
-			    json_pack("{s:o, s:o, s:o, s:o, s:o}", "memory_bytes", limit_json(p->limits.memory_bytes),
-				      "pids", limit_json(p->limits.pids), "files", limit_json(p->limits.files),
-				      "cpu_seconds", limit_json(p->limits.cpu_seconds), "timeout_s",
+			    json_pack("{s:o, s:o, s:o, s:o, s:o, s:o, s:o}", "memory_bytes",
+				      limit_json(p->limits.memory_bytes), "pids", limit_json(p->limits.pids), "files",
+				      limit_json(p->limits.files), "cpu_seconds", limit_json(p->limits.cpu_seconds),
+				      "address_space_bytes", limit_json(p->limits.address_space_bytes), "tmp_bytes",
+				      limit_json(p->limits.tmp_bytes), "timeout_s",
 				      p->limits.timeout_s > 0 ? json_real(p->limits.timeout_s) : json_null()));
 	return j;
 }
@@ -105,6 +107,28 @@ static json_t *properties_json(const struct moat_plan *plan, json_t *missing)
 		json_object_set_new(props, name, o);
 	}
 	return props;
+}
+
+/* Each limit that binds this run, with what holds it (plan/limits.h). */
+static json_t *limits_json(const struct limits_plan *lp)
+{
+	json_t *o = json_object();
+	int k;
+
+	for (k = 0; k < LIM__COUNT; k++) {
+		const struct limit_verdict *v = &lp->lim[k];
+		if (!v->declared)
+			continue;
+		if (v->enforced)
+			json_object_set_new(o, limit_name((enum limit_kind)k),
+					    json_pack("{s:I, s:s, s:s}", "value", (json_int_t)v->value, "status",
+						      "enforced", "mechanism", v->mechanism));
+		else
+			json_object_set_new(o, limit_name((enum limit_kind)k),
+					    json_pack("{s:I, s:s, s:s, s:s}", "value", (json_int_t)v->value, "status",
+						      "missing", "reason", v->reason, "hint", v->hint));
+	}
+	return o;
 }
 
 static const char *role_name(enum fs_role r)
@@ -179,8 +203,10 @@ json_t *report_build(const struct moat_policy *p, const struct moat_host *h, con
 						    p->exe ? p->exe : "", "cwd", p->cwd ? p->cwd : ""));
 	json_object_set_new(j, "environment", json_pack("{s:o}", "names", names));
 	json_object_set_new(j, "properties", properties_json(plan, missing));
-	if (plan->status != MOAT_STATUS_OFF)
+	if (plan->status != MOAT_STATUS_OFF) {
 		json_object_set_new(j, "filesystem", filesystem_json(&plan->fs));
+		json_object_set_new(j, "limits", limits_json(&plan->limits));
+	}
 	json_object_set_new(j, "missing", missing);
 	json_object_set_new(j, "policy_digest", json_sprintf("sha256:%s", digest));
 	if (run) {
@@ -191,6 +217,14 @@ json_t *report_build(const struct moat_policy *p, const struct moat_host *h, con
 		json_object_set_new(r, "exit_status", run->exited ? json_integer(run->exit_status) : json_null());
 		json_object_set_new(r, "signal", run->signal ? json_integer(run->signal) : json_null());
 		json_object_set_new(r, "timed_out", json_boolean(run->timed_out));
+		json_object_set_new(r, "limit_exceeded", run->limit_hit ? json_string(run->limit_hit) : json_null());
+		if (run->cpu_usec > 0)
+			json_object_set_new(r, "cpu_seconds", json_real((double)run->cpu_usec / 1e6));
+		/* Known only with a memory cgroup of moat's (a refusal has none). */
+		if (run->memory_peak > 0) {
+			json_object_set_new(r, "memory_peak_bytes", json_integer(run->memory_peak));
+			json_object_set_new(r, "oom_kills", json_integer(run->oom_kills > 0 ? run->oom_kills : 0));
+		}
 		json_object_set_new(r, "exec_ms", json_real(run->exec_ms));
 		json_object_set_new(r, "run_ms", json_real(run->run_ms));
 		if (run->failure[0])

@@ -217,10 +217,15 @@ static int opt_limit(struct cli_state *s, const char *opt, const char *val, stru
 	long long v;
 	int64_t bytes;
 
-	if (strcmp(opt, "--memory") == 0) {
+	int64_t *size_slot = strcmp(opt, "--memory") == 0	  ? &s->limits.memory_bytes
+			     : strcmp(opt, "--address-space") == 0 ? &s->limits.address_space_bytes
+			     : strcmp(opt, "--tmp-size") == 0	  ? &s->limits.tmp_bytes
+								  : NULL;
+
+	if (size_slot) {
 		if (moat_parse_size(val, &bytes) < 0 || bytes < (1 << 20))
 			return usage_error(err, "%s %s: expected a size of at least 1M (e.g. 512M, 2G)", opt, val);
-		s->limits.memory_bytes = bytes;
+		*size_slot = bytes;
 		return 0;
 	}
 	if (parse_int(val, 1, INT64_MAX, &v) < 0)
@@ -310,10 +315,12 @@ static const struct option_def options[] = {
     {"--env-pass", true, opt_env_pass, "NAME", "pass NAME from moat's environment"},
     {"--cwd", true, opt_cwd, "DIR", "run the command in DIR"},
     {"--timeout", true, opt_timeout, "SECONDS", "SIGTERM after SECONDS, SIGKILL 2 s later, exit 124"},
-    {"--memory", true, opt_limit, "SIZE", "address-space limit (e.g. 2G)"},
-    {"--pids", true, opt_limit, "N", "process limit (RLIMIT_NPROC)"},
-    {"--files", true, opt_limit, "N", "open-file limit"},
-    {"--cpu", true, opt_limit, "SECONDS", "CPU time limit"},
+    {"--memory", true, opt_limit, "SIZE", "memory of the whole tree, tmpfs and memfd included (e.g. 512M; a cgroup)"},
+    {"--pids", true, opt_limit, "N", "processes and threads of the whole tree (a cgroup)"},
+    {"--cpu", true, opt_limit, "SECONDS", "CPU time of the whole tree together, then SIGKILL (a cgroup)"},
+    {"--address-space", true, opt_limit, "SIZE", "address space of each process (RLIMIT_AS)"},
+    {"--files", true, opt_limit, "N", "open files of each process (RLIMIT_NOFILE)"},
+    {"--tmp-size", true, opt_limit, "SIZE", "size of the private /tmp and of /dev/shm, each (default 1G)"},
     {"--mode", true, opt_mode, "MODE", "require (default), prefer or off"},
     {"--require", true, opt_require, "PROPS", "also require these properties (comma-separated)"},
     {"--backend", true, opt_backend, "NAME", "auto (default), native, bwrap, gvisor, oci, firejail, nono, seatbelt, none"},
@@ -511,16 +518,7 @@ static int apply_flags(struct cli_state *s, const char *home, struct moat_error 
 	p->require |= s->require;
 	if (s->unix_sockets)
 		p->unix_sockets = true;
-	if (s->limits.memory_bytes != MOAT_LIMIT_UNSET)
-		p->limits.memory_bytes = s->limits.memory_bytes;
-	if (s->limits.pids != MOAT_LIMIT_UNSET)
-		p->limits.pids = s->limits.pids;
-	if (s->limits.files != MOAT_LIMIT_UNSET)
-		p->limits.files = s->limits.files;
-	if (s->limits.cpu_seconds != MOAT_LIMIT_UNSET)
-		p->limits.cpu_seconds = s->limits.cpu_seconds;
-	if (s->limits.timeout_s > 0)
-		p->limits.timeout_s = s->limits.timeout_s;
+	limits_overlay(&p->limits, &s->limits);
 	return apply_rules(s, home, err);
 }
 
@@ -534,10 +532,7 @@ int cli_parse_run_meta(int argc, char **argv, char *const *environ_in, struct mo
 	size_t n_cmd = 0;
 	int i, cmd_start = -1, rc = -1;
 
-	s.limits = (struct moat_limits){.memory_bytes = MOAT_LIMIT_UNSET,
-					.pids = MOAT_LIMIT_UNSET,
-					.files = MOAT_LIMIT_UNSET,
-					.cpu_seconds = MOAT_LIMIT_UNSET};
+	limits_init(&s.limits);
 	for (i = 1; i < argc; i++) {
 		const struct option_def *def;
 		const char *val;

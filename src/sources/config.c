@@ -33,11 +33,11 @@ static const char *const server_keys[] = {
 static const char *const sandbox_keys[] = {"backend", "mode",	"profile",  "read",	"write",
 					   "deny",    "unprotect", "unix_sockets", "net",	"env_pass",
 					   "require", "memory",	"pids",	    "files",	"cpu",
-					   "timeout", NULL};
+					   "address_space", "tmp_size", "timeout", NULL};
 static const char *const profile_keys[] = {"extends", "backend",   "mode",	   "read",   "write",
 					   "deny",    "unprotect", "unix_sockets", "net",    "env_pass",
 					   "require", "memory",	   "pids",	   "files",  "cpu",
-					   "timeout", NULL};
+					   "address_space", "tmp_size", "timeout", NULL};
 static const char *const mode_names[] = {"require", "prefer", "off", NULL};
 static const char *const net_names[] = {"none", "loopback", "all", NULL};
 /* Kept in step with src/policy/profiles.c (profile_apply refuses others). */
@@ -587,8 +587,12 @@ static int load_limit(const struct loader *L, struct config_layer *layer, const 
 		      const char *key)
 {
 	struct moat_limits *lim = &layer->limits;
+	int64_t *size_slot = strcmp(name, "memory") == 0	? &lim->memory_bytes
+			     : strcmp(name, "address_space") == 0 ? &lim->address_space_bytes
+			     : strcmp(name, "tmp_size") == 0	? &lim->tmp_bytes
+								: NULL;
 
-	if (strcmp(name, "memory") == 0) {
+	if (size_slot) {
 		const char *what = "a size of at least 1M (e.g. \"512M\", \"2G\") or a number of bytes";
 		int64_t bytes = -1;
 
@@ -605,7 +609,7 @@ static int load_limit(const struct loader *L, struct config_layer *layer, const 
 				return fail(L, v->pos, key, "expected %s, got \"%s\"", what, v->u.str.ptr);
 			return fail(L, v->pos, key, "expected %s, got %lld", what, (long long)v->u.integer);
 		}
-		lim->memory_bytes = bytes;
+		*size_slot = bytes;
 		return 0;
 	}
 	if (strcmp(name, "timeout") == 0) {
@@ -639,10 +643,7 @@ static int load_limit(const struct loader *L, struct config_layer *layer, const 
 static void layer_init(struct config_layer *l)
 {
 	memset(l, 0, sizeof(*l));
-	l->limits.memory_bytes = MOAT_LIMIT_UNSET;
-	l->limits.pids = MOAT_LIMIT_UNSET;
-	l->limits.files = MOAT_LIMIT_UNSET;
-	l->limits.cpu_seconds = MOAT_LIMIT_UNSET;
+	limits_init(&l->limits);
 }
 
 /* A sandbox table (`profile` allowed) or a profile table (`extends`). */

@@ -117,16 +117,7 @@ static void apply_layer(const struct config_layer *l, struct moat_policy *p)
 	for (i = 0; i < l->n_env_pass; i++)
 		policy_add_env(p, l->env_pass[i].name, NULL, l->env_pass[i].origin);
 	p->require |= l->require;
-	if (l->limits.memory_bytes != MOAT_LIMIT_UNSET)
-		p->limits.memory_bytes = l->limits.memory_bytes;
-	if (l->limits.pids != MOAT_LIMIT_UNSET)
-		p->limits.pids = l->limits.pids;
-	if (l->limits.files != MOAT_LIMIT_UNSET)
-		p->limits.files = l->limits.files;
-	if (l->limits.cpu_seconds != MOAT_LIMIT_UNSET)
-		p->limits.cpu_seconds = l->limits.cpu_seconds;
-	if (l->limits.timeout_s > 0)
-		p->limits.timeout_s = l->limits.timeout_s;
+	limits_overlay(&p->limits, &l->limits);
 }
 
 /* A writable path the file also denies is a contradiction (policy_validate

@@ -390,30 +390,69 @@ else
 	skip_test "script(1) missing: no pty for the tty.inject test"
 fi
 
-# --- res.limits -------------------------------------------------------------
-cover res.limits
-M "${S[@]}" --pids 20 --report "$SCRATCH/pids.json" -- "$HELPER" exit 0 >/dev/null
-pids_status=$(prop_status "$SCRATCH/pids.json" res.limits)
-if [ "$UID_NOW" -eq 0 ]; then
-	# RLIMIT_NPROC is not enforced for uid 0: moat must not claim it.
-	is "$pids_status" missing "res.limits: --pids as root is reported missing (RLIMIT_NPROC does not bind uid 0)"
-	M "${S[@]}" --pids 20 -- "$HELPER" write "$PROJ/pids-ran" >/dev/null
-	is "$?:$([ -e "$PROJ/pids-ran" ] && echo ran)" "125:" "res.limits: --pids as root in require mode refuses, nothing run"
-	out=$(M "${S[@]}" --mode prefer --pids 20 -- "$HELPER" forkbomb 200)
-	diag "as root, --mode prefer --pids 20: $out (not bounded, and reported so)"
+# --- proc.tree: nothing of the command outlives it, its --timeout or moat ------
+# A fork chain (a member every 0.5 ms, each gone before a scan of /proc can
+# see it) appends to a heartbeat file in a write grant: the file stops
+# growing once the chain is dead.
+cover proc.tree
+mkdir -p "$PROJ/tree" && chmod 0777 "$PROJ/tree"
+M "${S[@]}" --mode prefer --write "$PROJ/tree" --timeout 1 --report "$SCRATCH/tree.json" -- "$HELPER" forkchain "$PROJ/tree/hb1" 500 2 >/dev/null
+! chain_alive "$PROJ/tree/hb1"
+ok $? "proc.tree: a fork chain dies with the command's --timeout ($(prop_status "$SCRATCH/tree.json" proc.tree))"
+# (exec: $! must be moat itself, not a subshell around it.)
+(exec env HOME="$HOMED" "$MOAT" run --backend native "${S[@]}" --mode prefer --write "$PROJ/tree" -- \
+	"$HELPER" forkchain "$PROJ/tree/hb2" 500 2 >/dev/null 2>&1) &
+mpid=$!
+sleep 0.5
+kill -9 "$mpid"
+wait "$mpid" 2>/dev/null
+if [ "$(prop_status "$SCRATCH/tree.json" proc.tree)" = enforced ]; then
+	! chain_alive "$PROJ/tree/hb2"
+	ok $? "proc.tree: a fork chain dies when moat is SIGKILLed ($(json_get "$SCRATCH/tree.json" '["properties"]["proc.tree"]["mechanism"]'))"
 else
-	is "$pids_status" enforced "res.limits: --pids is enforced as uid $UID_NOW"
+	chain_alive "$PROJ/tree/hb2"
+	ok $? "proc.tree is missing here, and truly: the chain outlives a SIGKILLed moat"
+fi
+rm -f "$PROJ/tree/hb2" # a live chain ends when its heartbeat file is gone
+# Control: no pid namespace and no cgroup (MOAT_HOST_LIMIT), the same attack
+# outlives moat, and the report says proc.tree is missing.
+ML "$LL_ONLY,cgroup=0" "${S[@]}" --mode prefer --write "$PROJ/tree" --dry-run -- "$HELPER" exit 0 >"$SCRATCH/tree0.json"
+(exec env HOME="$HOMED" MOAT_HOST_LIMIT="$LL_ONLY,cgroup=0" "$MOAT" run --backend native "${S[@]}" --mode prefer \
+	--write "$PROJ/tree" -- "$HELPER" forkchain "$PROJ/tree/hb3" 500 2 >/dev/null 2>&1) &
+mpid=$!
+sleep 0.5
+kill -9 "$mpid"
+wait "$mpid" 2>/dev/null
+chain_alive "$PROJ/tree/hb3"
+ok $? "proc.tree control: without a pid namespace or a cgroup the chain outlives a SIGKILLed moat"
+is "$(prop_status "$SCRATCH/tree0.json" proc.tree)" missing "proc.tree control: and the plan says missing"
+rm -f "$PROJ/tree/hb3"
+
+# --- res.limits -------------------------------------------------------------
+# (The tree limits -- --memory, --pids, --cpu through moat's cgroup -- are
+# attacked in full in limits_tree.sh, on every backend; here, what decides
+# the native verdict on this host.)
+cover res.limits
+M "${S[@]}" --mode prefer --pids 20 --report "$SCRATCH/pids.json" -- "$HELPER" exit 0 >/dev/null
+pids_status=$(prop_status "$SCRATCH/pids.json" res.limits)
+if [ "$pids_status" = enforced ]; then
 	out=$(M "${S[@]}" --pids 20 -- "$HELPER" forkbomb 200)
 	n=$(echo "$out" | sed -n 's/^forked //p')
 	[ -n "$n" ] && [ "$n" -lt 25 ]
-	ok $? "res.limits: --pids 20 bounds a fork bomb ($out)"
+	ok $? "res.limits: --pids 20 (enforced as uid $UID_NOW: $(json_get "$SCRATCH/pids.json" '["limits"]["pids"]["mechanism"]')) bounds a fork bomb ($out)"
 	out=$(M "${S[@]}" -- "$HELPER" forkbomb 200)
 	is "$out" "forked 200" "res.limits control: without --pids the same fork bomb is not bounded"
+else
+	# As root without a pids cgroup RLIMIT_NPROC binds nothing: the claim
+	# must not be made, and require mode must refuse.
+	is "$pids_status" missing "res.limits: --pids is reported missing here ($(json_get "$SCRATCH/pids.json" '["limits"]["pids"]["reason"]'))"
+	M "${S[@]}" --pids 20 -- "$HELPER" write "$PROJ/pids-ran" >/dev/null
+	is "$?:$([ -e "$PROJ/pids-ran" ] && echo ran)" "125:" "res.limits: --pids missing in require mode refuses, nothing run"
 fi
-out=$(M "${S[@]}" --memory 256M -- "$HELPER" alloc 512)
-like "$out" "^ERR allocation failed" "res.limits: --memory 256M makes a 512 MiB allocation fail ($out)"
+out=$(M "${S[@]}" --address-space 256M -- "$HELPER" alloc 512)
+like "$out" "^ERR allocation failed" "res.limits: --address-space 256M makes a 512 MiB allocation fail ($out)"
 out=$(M "${S[@]}" -- "$HELPER" alloc 512)
-is "$out" "OK allocated 512 MiB" "res.limits control: without --memory it succeeds"
+is "$out" "OK allocated 512 MiB" "res.limits control: without --address-space it succeeds"
 out=$(M "${S[@]}" --files 12 -- "$HELPER" rlimit nofile)
 is "$out" "nofile=12" "res.limits: --files 12 sets RLIMIT_NOFILE"
 out=$(M "${S[@]}" --cpu 7 -- "$HELPER" rlimit cpu)

@@ -205,6 +205,102 @@ static int cmd_unix(const char *path, int abstract)
 	return result(0);
 }
 
+/* A fork chain: every `interval_us` a member forks its successor and
+ * exits, so that a killer walking the tree always finds a new pid, while
+ * the first process stays (the command moat waits for).  A member lives
+ * for `interval_us` only, too short for a scan of /proc to see it: each
+ * appends a byte to `heartbeat` (when given), so the test sees the chain
+ * alive by the file growing.  The chain ends when the file is removed, or
+ * by itself after 30 s, so a failing test leaves nothing for long. */
+static int cmd_forkchain(const char *heartbeat, int interval_us, int chains)
+{
+	struct timespec start, now;
+	int i, hb = -1;
+
+	if (strcmp(heartbeat, "-") != 0 && (hb = open(heartbeat, O_WRONLY | O_APPEND | O_CREAT, 0644)) < 0)
+		return result(-1);
+	clock_gettime(CLOCK_MONOTONIC, &start);
+	printf("OK chain\n");
+	fflush(stdout);
+	for (i = 0; i < chains; i++)
+		if (fork() == 0)
+			break;
+	if (i == chains) {
+		sleep(30);
+		return 0;
+	}
+	setsid();
+	for (;;) {
+		struct stat st;
+		pid_t p;
+
+		clock_gettime(CLOCK_MONOTONIC, &now);
+		if (now.tv_sec - start.tv_sec > 30)
+			_exit(0);
+		if (hb >= 0 && (write(hb, "x", 1) < 0 || fstat(hb, &st) != 0 || st.st_nlink == 0))
+			_exit(0);
+		usleep((useconds_t)interval_us);
+		p = fork();
+		if (p > 0)
+			_exit(0);
+	}
+}
+
+/* `n` processes spinning for `seconds` of wall time each. */
+static int cmd_cpuburn(int n, int seconds)
+{
+	int i;
+
+	for (i = 0; i < n; i++) {
+		if (fork() == 0) {
+			struct timespec start, now;
+			volatile unsigned long x = 0;
+			clock_gettime(CLOCK_MONOTONIC, &start);
+			do {
+				for (int k = 0; k < 100000; k++)
+					x++;
+				clock_gettime(CLOCK_MONOTONIC, &now);
+			} while (now.tv_sec - start.tv_sec < seconds);
+			_exit(0);
+		}
+	}
+	while (wait(NULL) > 0)
+		;
+	printf("OK burned\n");
+	return 0;
+}
+
+/* Fill memory through what a memory limit must count: 1 MiB at a time,
+ * in turn to /tmp, /dev/shm and a memfd, printing the running total in MiB
+ * after each (so the test sees how far it got even when the OOM killer
+ * ends this process), up to `max_mb`. */
+static int cmd_fill(int max_mb)
+{
+	static char chunk[1 << 20];
+	int fds[3], total = 0, i;
+
+	fds[0] = open("/tmp/moat-fill", O_WRONLY | O_CREAT | O_TRUNC, 0600);
+	fds[1] = open("/dev/shm/moat-fill", O_WRONLY | O_CREAT | O_TRUNC, 0600);
+	fds[2] = (int)syscall(SYS_memfd_create, "moat-fill", 0);
+	for (i = 0; i < 3; i++)
+		if (fds[i] < 0) {
+			printf("ERR open %d: %s\n", i, strerror(errno));
+			return 1;
+		}
+	memset(chunk, 1, sizeof(chunk));
+	while (total < max_mb) {
+		if (write(fds[total % 3], chunk, sizeof(chunk)) != (ssize_t)sizeof(chunk)) {
+			printf("STOP %d %s\n", total, strerror(errno));
+			return 0;
+		}
+		total++;
+		printf("MB %d\n", total);
+		fflush(stdout);
+	}
+	printf("DONE %d\n", total);
+	return 0;
+}
+
 static int cmd_forkbomb(int max)
 {
 	int n = 0;
@@ -608,6 +704,12 @@ int main(int argc, char **argv)
 		return result(kill(atoi(argv[2]), SIGTERM));
 	if (!strcmp(c, "forkbomb") && argc > 2)
 		return cmd_forkbomb(atoi(argv[2]));
+	if (!strcmp(c, "forkchain") && argc > 3)
+		return cmd_forkchain(argv[2], atoi(argv[3]), argc > 4 ? atoi(argv[4]) : 1);
+	if (!strcmp(c, "cpuburn") && argc > 3)
+		return cmd_cpuburn(atoi(argv[2]), atoi(argv[3]));
+	if (!strcmp(c, "fill") && argc > 2)
+		return cmd_fill(atoi(argv[2]));
 	if (!strcmp(c, "alloc") && argc > 2)
 		return cmd_alloc(atoi(argv[2]));
 	if (!strcmp(c, "syscalls"))

@@ -79,6 +79,17 @@ done_testing() {
 	[ "$TAP_FAILED" -eq 0 ]
 }
 
+# chain_alive FILE: the heartbeat file of `testhelper forkchain` still grows
+# (the chain is alive; its members live too briefly for a scan of /proc).
+chain_alive() {
+	local a b
+	sleep 0.3
+	a=$(stat -c %s "$1" 2>/dev/null || echo 0)
+	sleep 0.5
+	b=$(stat -c %s "$1" 2>/dev/null || echo 0)
+	[ "$a" != "$b" ]
+}
+
 # A scratch directory every user can write, removed at exit.
 scratch() {
 	SCRATCH=$(mktemp -d /tmp/moat-test.XXXXXX)

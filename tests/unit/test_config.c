@@ -67,15 +67,15 @@ static const struct bad_row bad_rows[] = {
      NULL},
     {"t.toml", "[sandbox]\nnett = \"none\"\n", NULL,
      "t.toml:2:1: sandbox.nett: unknown key; expected one of backend, mode, profile, read, write, deny, unprotect, "
-     "unix_sockets, net, env_pass, require, memory, pids, files, cpu, timeout",
+     "unix_sockets, net, env_pass, require, memory, pids, files, cpu, address_space, tmp_size, timeout",
      "did you mean 'net'?"},
     {"t.toml", "[mcp_servers.scorecard]\ncommand = \"sh\"\n[mcp_servers.scorecard.sandbox]\nreed = []\n", NULL,
      "t.toml:4:1: mcp_servers.scorecard.sandbox.reed: unknown key; expected one of backend, mode, profile, read, "
-     "write, deny, unprotect, unix_sockets, net, env_pass, require, memory, pids, files, cpu, timeout",
+     "write, deny, unprotect, unix_sockets, net, env_pass, require, memory, pids, files, cpu, address_space, tmp_size, timeout",
      "did you mean 'read'?"},
     {"t.toml", "[profiles.p]\nprofile = \"strict\"\n", NULL,
      "t.toml:2:1: profiles.p.profile: unknown key; expected one of extends, backend, mode, read, write, deny, "
-     "unprotect, unix_sockets, net, env_pass, require, memory, pids, files, cpu, timeout",
+     "unprotect, unix_sockets, net, env_pass, require, memory, pids, files, cpu, address_space, tmp_size, timeout",
      NULL},
     {"t.toml", "model = \"o3\"\n", NULL,
      "t.toml:1:1: model: unknown key; expected one of mcp_servers, mcpServers, sandbox, profiles", NULL},

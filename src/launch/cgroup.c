@@ -1,0 +1,296 @@
+#include "launch/cgroup.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "util/cleanup.h"
+
+/* How long killing and removing may wait for the kernel: bounded. */
+#define KILL_ROUNDS 2000 /* x 1 ms */
+
+static void pause_ms(long ms)
+{
+	struct timespec ts = {.tv_sec = ms / 1000, .tv_nsec = (ms % 1000) * 1000000L};
+	nanosleep(&ts, NULL);
+}
+
+static int write_at(const char *dir, const char *file, const char *text)
+{
+	char path[768];
+	cleanup_close int fd = -1;
+	size_t len = strlen(text);
+	ssize_t n;
+
+	snprintf(path, sizeof(path), "%s/%s", dir, file);
+	fd = open(path, O_WRONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	n = write(fd, text, len);
+	if (n < 0)
+		return -errno;
+	return (size_t)n == len ? 0 : -EIO;
+}
+
+static int read_at(const char *dir, const char *file, char *out, size_t len)
+{
+	char path[768];
+	cleanup_close int fd = -1;
+	ssize_t n;
+
+	snprintf(path, sizeof(path), "%s/%s", dir, file);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	n = read(fd, out, len - 1);
+	if (n < 0)
+		return -errno;
+	out[n] = '\0';
+	return 0;
+}
+
+static int64_t read_number_at(const char *dir, const char *file)
+{
+	char text[64], *end;
+	long long v;
+
+	if (read_at(dir, file, text, sizeof(text)) < 0)
+		return -1;
+	errno = 0;
+	v = strtoll(text, &end, 10);
+	return errno || end == text ? -1 : v;
+}
+
+/* "key value" lines (cpu.stat, memory.events, memory.oom_control). */
+static int64_t read_key_at(const char *dir, const char *file, const char *key)
+{
+	char text[2048], *line, *save = NULL;
+	size_t n = strlen(key);
+
+	if (read_at(dir, file, text, sizeof(text)) < 0)
+		return -1;
+	for (line = strtok_r(text, "\n", &save); line; line = strtok_r(NULL, "\n", &save))
+		if (strncmp(line, key, n) == 0 && line[n] == ' ')
+			return strtoll(line + n + 1, NULL, 10);
+	return -1;
+}
+
+/* Write a limit and read it back: the kernel must hold what moat claims.
+ * memory.max and memory.limit_in_bytes round down to whole pages. */
+static int set_limit(const char *dir, const char *file, int64_t value, struct moat_error *err)
+{
+	char text[32];
+	int64_t back;
+	int rc;
+
+	snprintf(text, sizeof(text), "%lld", (long long)value);
+	if ((rc = write_at(dir, file, text)) < 0)
+		return moat_error_set(err, MOAT_E_SYSTEM, -rc, "setting %s/%s to %s", dir, file, text);
+	back = read_number_at(dir, file);
+	if (back < 0 || back > value || back < value - 65536)
+		return moat_error_set(err, MOAT_E_SYSTEM, 0, "%s/%s reads %lld after writing %s", dir, file,
+				      (long long)back, text);
+	return 0;
+}
+
+static const char *const *all_paths(const struct limits_plan *lp, const char *out[CGV1__COUNT + 2])
+{
+	size_t n = 0;
+	int i;
+
+	if (lp->cg_path_v2[0])
+		out[n++] = lp->cg_path_v2;
+	for (i = 0; i < CGV1__COUNT; i++)
+		if (lp->cg_path_v1[i][0])
+			out[n++] = lp->cg_path_v1[i];
+	out[n] = NULL;
+	return out;
+}
+
+static int make_dir(const char *path, struct moat_error *err)
+{
+	if (mkdir(path, 0755) != 0)
+		return moat_error_set(err, MOAT_E_SYSTEM, errno, "creating the cgroup %s", path);
+	return 0;
+}
+
+static int create(const struct limits_plan *lp, const struct moat_limits *l, struct moat_error *err)
+{
+	const char *v1m = lp->cg_path_v1[CGV1_MEMORY], *v1p = lp->cg_path_v1[CGV1_PIDS];
+	const char *paths[CGV1__COUNT + 2];
+	const char *const *p;
+	char probe[8];
+
+	for (p = all_paths(lp, paths); *p; p++)
+		if (make_dir(*p, err) < 0)
+			return -1;
+	if (lp->v2_memory) {
+		if (set_limit(lp->cg_path_v2, "memory.max", l->memory_bytes, err) < 0)
+			return -1;
+		/* No swap: the limit is on memory, not on memory plus swap.
+		 * Absent when the kernel does not account swap. */
+		if (read_at(lp->cg_path_v2, "memory.swap.max", probe, sizeof(probe)) == 0 &&
+		    set_limit(lp->cg_path_v2, "memory.swap.max", 0, err) < 0)
+			return -1;
+	}
+	if (lp->v2_pids && set_limit(lp->cg_path_v2, "pids.max", l->pids, err) < 0)
+		return -1;
+	if (v1m[0]) {
+		if (set_limit(v1m, "memory.limit_in_bytes", l->memory_bytes, err) < 0)
+			return -1;
+		if (read_at(v1m, "memory.memsw.limit_in_bytes", probe, sizeof(probe)) == 0 &&
+		    set_limit(v1m, "memory.memsw.limit_in_bytes", l->memory_bytes, err) < 0)
+			return -1;
+	}
+	if (v1p[0] && set_limit(v1p, "pids.max", l->pids, err) < 0)
+		return -1;
+	return 0;
+}
+
+int tree_cgroup_create(const struct limits_plan *lp, const struct moat_limits *l, struct moat_error *err)
+{
+	if (create(lp, l, err) < 0) {
+		tree_cgroup_destroy(lp);
+		return moat_error_hint(err, "moat needs its own cgroup for the declared limits; `moat probe` shows "
+					    "what the host offers");
+	}
+	return 0;
+}
+
+int tree_cgroup_add(const struct limits_plan *lp, pid_t pid, struct moat_error *err)
+{
+	const char *paths[CGV1__COUNT + 2];
+	const char *const *p;
+	char text[24];
+	int rc;
+
+	snprintf(text, sizeof(text), "%d", (int)pid);
+	for (p = all_paths(lp, paths); *p; p++)
+		if ((rc = write_at(*p, "cgroup.procs", text)) < 0)
+			return moat_error_set(err, MOAT_E_SYSTEM, -rc, "moving the sandbox into %s", *p);
+	return 0;
+}
+
+int64_t tree_cgroup_cpu_usec(const struct limits_plan *lp)
+{
+	int64_t ns;
+
+	if (lp->cg_path_v2[0])
+		return read_key_at(lp->cg_path_v2, "cpu.stat", "usage_usec");
+	if (lp->cg_path_v1[CGV1_CPUACCT][0] && (ns = read_number_at(lp->cg_path_v1[CGV1_CPUACCT], "cpuacct.usage")) >= 0)
+		return ns / 1000;
+	return -1;
+}
+
+/* SIGKILL every process listed in dir/cgroup.procs; returns how many. */
+static int kill_listed(const char *dir)
+{
+	char path[768];
+	cleanup_fclose FILE *f = NULL;
+	int pid, n = 0;
+
+	snprintf(path, sizeof(path), "%s/cgroup.procs", dir);
+	f = fopen(path, "re");
+	while (f && fscanf(f, "%d", &pid) == 1)
+		if (pid > 0 && kill(pid, SIGKILL) == 0)
+			n++;
+	return n;
+}
+
+static bool is_empty(const char *dir)
+{
+	char text[64];
+
+	/* A file that cannot be read: the cgroup is gone. */
+	return read_at(dir, "cgroup.procs", text, sizeof(text)) < 0 || text[0] == '\0';
+}
+
+/* Stop the tree from forking while it is killed: frozen processes cannot
+ * make new ones, so one pass over the list gets them all. */
+static void freeze(const struct limits_plan *lp, bool on)
+{
+	const char *fz = lp->cg_path_v1[CGV1_FREEZER];
+	char state[32];
+	int i;
+
+	if (lp->tree_kill == CG_KILL_V2_FREEZE) {
+		write_at(lp->cg_path_v2, "cgroup.freeze", on ? "1" : "0");
+		for (i = 0; on && i < 200 && read_key_at(lp->cg_path_v2, "cgroup.events", "frozen") != 1; i++)
+			pause_ms(1);
+	} else if (fz[0]) {
+		write_at(fz, "freezer.state", on ? "FROZEN" : "THAWED");
+		for (i = 0; on && i < 200; i++) {
+			if (read_at(fz, "freezer.state", state, sizeof(state)) < 0 || strncmp(state, "FROZEN", 6) == 0)
+				break;
+			pause_ms(1);
+		}
+	}
+}
+
+int tree_cgroup_kill(const struct limits_plan *lp)
+{
+	const char *paths[CGV1__COUNT + 2], *dir;
+	int round;
+
+	all_paths(lp, paths);
+	dir = paths[0];
+	if (!dir)
+		return 0;
+	for (round = 0; round < KILL_ROUNDS; round++) {
+		if (is_empty(dir))
+			return 0;
+		if (lp->tree_kill == CG_KILL_V2 && round % 100 == 0) {
+			write_at(lp->cg_path_v2, "cgroup.kill", "1");
+		} else if (round % 20 == 0) {
+			freeze(lp, true);
+			kill_listed(dir);
+			/* SIGKILL is delivered to frozen tasks once thawed. */
+			freeze(lp, false);
+		}
+		pause_ms(1);
+	}
+	return is_empty(dir) ? 0 : -1;
+}
+
+void tree_cgroup_memory_stats(const struct limits_plan *lp, int64_t *peak, int64_t *oom_kills)
+{
+	const char *v1m = lp->cg_path_v1[CGV1_MEMORY];
+
+	*peak = *oom_kills = -1;
+	if (lp->v2_memory) {
+		*peak = read_number_at(lp->cg_path_v2, "memory.peak");
+		*oom_kills = read_key_at(lp->cg_path_v2, "memory.events", "oom_kill");
+	} else if (v1m[0]) {
+		*peak = read_number_at(v1m, "memory.max_usage_in_bytes");
+		*oom_kills = read_key_at(v1m, "memory.oom_control", "oom_kill");
+	}
+}
+
+void tree_cgroup_destroy(const struct limits_plan *lp)
+{
+	const char *paths[CGV1__COUNT + 2];
+	const char *const *p;
+	int round;
+
+	tree_cgroup_kill(lp);
+	for (p = all_paths(lp, paths); *p; p++) {
+		if (lp->cg_path_v1[CGV1_FREEZER][0] && strcmp(*p, lp->cg_path_v1[CGV1_FREEZER]) == 0)
+			write_at(*p, "freezer.state", "THAWED");
+		/* The kernel frees the cgroup once its last task is reaped. */
+		for (round = 0; round < 500; round++) {
+			if (rmdir(*p) == 0 || errno == ENOENT)
+				break;
+			if (errno != EBUSY)
+				break;
+			kill_listed(*p);
+			pause_ms(2);
+		}
+	}
+}

@@ -1,0 +1,39 @@
+/* The cgroup that holds the whole tree (plan/limits.h decides which
+ * hierarchies and names it): made before the first child runs, the child
+ * put in it before it does anything, the limits written and read back,
+ * the tree killed through it, removed after the run -- by moat, or by
+ * moat's guard (launch/guard.h) when moat dies. */
+#ifndef MOAT_LAUNCH_CGROUP_H
+#define MOAT_LAUNCH_CGROUP_H
+
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "plan/limits.h"
+#include "policy/policy.h"
+#include "util/err.h"
+
+/* Make the cgroups lp names and write the limits; each value is read back
+ * and must hold (a kernel that rounds or refuses is an error, not a weaker
+ * sandbox).  On failure nothing is left. */
+int tree_cgroup_create(const struct limits_plan *lp, const struct moat_limits *l, struct moat_error *err);
+
+/* Put `pid` in every one of them. */
+int tree_cgroup_add(const struct limits_plan *lp, pid_t pid, struct moat_error *err);
+
+/* The tree's CPU time so far in microseconds (for --cpu), or -1. */
+int64_t tree_cgroup_cpu_usec(const struct limits_plan *lp);
+
+/* Kill every process in the tree's cgroup and wait (bounded) until none is
+ * left.  Returns 0 when the cgroup is empty, -1 when processes remain. */
+int tree_cgroup_kill(const struct limits_plan *lp);
+
+/* After the run: the memory cgroup's peak usage and how many processes the
+ * kernel's OOM killer ended there (-1: no memory cgroup of moat's). */
+void tree_cgroup_memory_stats(const struct limits_plan *lp, int64_t *peak, int64_t *oom_kills);
+
+/* Kill what is left and remove the cgroups (what does not exist is
+ * skipped: safe to call twice, and from the guard). */
+void tree_cgroup_destroy(const struct limits_plan *lp);
+
+#endif

@@ -1,0 +1,246 @@
+#include "launch/guard.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "launch/cgroup.h"
+#include "util/cleanup.h"
+
+/* One message on the pipe: moat made a placeholder (the guard learns its
+ * object, to remove exactly it), or moat is done.  Smaller than PIPE_BUF:
+ * each write is atomic. */
+struct guard_msg {
+	char kind; /* 'P' placeholder made, 'D' done */
+	unsigned index;
+	dev_t dev;
+	ino_t ino;
+};
+
+static bool any_placeholder(const struct fs_plan *fp)
+{
+	size_t i;
+
+	for (i = 0; i < fp->n; i++)
+		if (fp->obj[i].role == FS_PROTECT && fp->obj[i].placeholder && !fp->obj[i].present)
+			return true;
+	return false;
+}
+
+bool guard_needed(const struct moat_plan *plan)
+{
+	if (plan->status == MOAT_STATUS_OFF)
+		return false;
+	return limits_uses_cgroup(&plan->limits) || (plan->external && plan->ext.owns_work_dir) ||
+	       (plan->external && plan->ext.cleanup_argv) || plan->native.private_tmp_dir || any_placeholder(&plan->fs);
+}
+
+static void pause_ms(long ms)
+{
+	struct timespec ts = {.tv_sec = ms / 1000, .tv_nsec = (ms % 1000) * 1000000L};
+	nanosleep(&ts, NULL);
+}
+
+/* The backend's own clean-up command (`runc delete --force ID`), with a
+ * fixed environment and a bounded wait. */
+static void run_cleanup_argv(char *const *argv)
+{
+	static char path[] = "PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin";
+	char *const env[] = {path, NULL};
+	pid_t pid = fork();
+	int i, status;
+
+	if (pid < 0)
+		return;
+	if (pid == 0) {
+		int null = open("/dev/null", O_RDWR | O_CLOEXEC);
+		if (null >= 0) {
+			dup2(null, 0);
+			dup2(null, 1);
+			dup2(null, 2);
+		}
+		syscall(SYS_close_range, 3U, ~0U, 0);
+		execve(argv[0], argv, env);
+		_exit(127);
+	}
+	for (i = 0; i < 1000; i++) {
+		if (waitpid(pid, &status, WNOHANG) == pid)
+			return;
+		pause_ms(10);
+	}
+	kill(pid, SIGKILL);
+	waitpid(pid, &status, 0);
+}
+
+void host_cleanup(struct moat_plan *plan, bool moat_died)
+{
+	if (limits_uses_cgroup(&plan->limits))
+		tree_cgroup_destroy(&plan->limits);
+	/* After a normal run the runtime removed its container itself (runc
+	 * run); after moat died, the runtime was killed before it could. */
+	if (moat_died && plan->external && plan->ext.cleanup_argv)
+		run_cleanup_argv(plan->ext.cleanup_argv);
+	fs_placeholders_remove(&plan->fs);
+	native_cleanup(&plan->native);
+	if (plan->external)
+		backend_remove_work_dir(&plan->ext);
+}
+
+static int cmp_int(const void *a, const void *b)
+{
+	return *(const int *)a - *(const int *)b;
+}
+
+/* Close every descriptor but the guard's pipe and the directories the
+ * placeholders were made in (fs_placeholders_remove works from them): no
+ * pipe or file of the caller's stays open in the guard.  The guard is a
+ * process of its own (moat is single-threaded): it may allocate. */
+static void close_all_but_kept(const struct moat_plan *plan, int pipe_fd)
+{
+	int *kept = calloc(plan->fs.n + 1, sizeof(int));
+	size_t n = 0, i;
+	unsigned from = 3;
+
+	if (!kept)
+		_exit(125);
+	kept[n++] = pipe_fd;
+	for (i = 0; i < plan->fs.n; i++)
+		if (plan->fs.obj[i].role == FS_PROTECT && plan->fs.obj[i].dirfd >= 3)
+			kept[n++] = plan->fs.obj[i].dirfd;
+	qsort(kept, n, sizeof(int), cmp_int);
+	for (i = 0; i < n; i++) {
+		if ((unsigned)kept[i] > from)
+			syscall(SYS_close_range, from, (unsigned)kept[i] - 1, 0);
+		if ((unsigned)kept[i] + 1 > from)
+			from = (unsigned)kept[i] + 1;
+	}
+	syscall(SYS_close_range, from, ~0U, 0);
+	free(kept);
+}
+
+/* The guard is a fork of moat: its /proc/PID/cmdline would still be moat's,
+ * the command's argv included, and a scan for the command would find it.
+ * Overwrite that memory (our own copy, after the fork) with "moat-guard". */
+static void retitle(void)
+{
+	cleanup_fclose FILE *f = fopen("/proc/self/stat", "re");
+	char buf[1024], *p;
+	unsigned long long start = 0, end = 0;
+	int field;
+
+	if (!f || !fgets(buf, sizeof(buf), f) || !(p = strrchr(buf, ')')))
+		return;
+	/* Fields 48 and 49 are arg_start and arg_end; p is in field 2. */
+	for (field = 2; field < 48 && p; field++)
+		p = strchr(p + 1, ' ');
+	if (!p || sscanf(p + 1, "%llu %llu", &start, &end) != 2 || end <= start || end - start > (1u << 20))
+		return;
+	memset((void *)(uintptr_t)start, 0, end - start);
+	snprintf((char *)(uintptr_t)start, end - start, "moat-guard");
+}
+
+static _Noreturn void guard_main(struct moat_plan *plan, int fd)
+{
+	struct guard_msg m;
+	int null;
+
+	setsid();
+	prctl(PR_SET_NAME, "moat-guard", 0, 0, 0);
+	retitle();
+	signal(SIGINT, SIG_IGN);
+	signal(SIGHUP, SIG_IGN);
+	signal(SIGPIPE, SIG_IGN);
+	null = open("/dev/null", O_RDWR | O_CLOEXEC);
+	if (null >= 0) {
+		dup2(null, 0);
+		dup2(null, 1);
+		dup2(null, 2);
+		close(null);
+	}
+	close_all_but_kept(plan, fd);
+	for (;;) {
+		ssize_t n = read(fd, &m, sizeof(m));
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n == (ssize_t)sizeof(m) && m.kind == 'D')
+			_exit(0);
+		if (n == (ssize_t)sizeof(m) && m.kind == 'P' && m.index < plan->fs.n) {
+			struct fs_obj *o = &plan->fs.obj[m.index];
+			o->placeholder_made = true;
+			o->dev = m.dev;
+			o->ino = m.ino;
+			continue;
+		}
+		break; /* end of file (or garbage): moat is gone */
+	}
+	host_cleanup(plan, true);
+	_exit(0);
+}
+
+int guard_start(struct moat_guard *g, struct moat_plan *plan, struct moat_error *err)
+{
+	int p[2];
+	pid_t pid;
+
+	g->pid = -1;
+	g->fd = -1;
+	if (!guard_needed(plan))
+		return 0;
+	if (pipe2(p, O_CLOEXEC) != 0)
+		return moat_error_set(err, MOAT_E_SYSTEM, errno, "pipe2 for moat's guard");
+	pid = fork();
+	if (pid < 0) {
+		close(p[0]);
+		close(p[1]);
+		return moat_error_set(err, MOAT_E_SYSTEM, errno, "forking moat's guard");
+	}
+	if (pid == 0) {
+		close(p[1]);
+		guard_main(plan, p[0]);
+	}
+	close(p[0]);
+	g->pid = pid;
+	g->fd = p[1];
+	return 0;
+}
+
+void guard_note_placeholders(struct moat_guard *g, const struct fs_plan *fp)
+{
+	size_t i;
+
+	for (i = 0; g->fd >= 0 && i < fp->n; i++) {
+		const struct fs_obj *o = &fp->obj[i];
+		struct guard_msg m = {.kind = 'P', .index = (unsigned)i, .dev = o->dev, .ino = o->ino};
+		if (o->role == FS_PROTECT && o->placeholder_made && write(g->fd, &m, sizeof(m)) != (ssize_t)sizeof(m))
+			break;
+	}
+}
+
+void guard_done(struct moat_guard *g)
+{
+	struct guard_msg m = {.kind = 'D'};
+	int status;
+
+	if (g->fd >= 0) {
+		if (write(g->fd, &m, sizeof(m)) != (ssize_t)sizeof(m)) {
+			/* The guard is gone already: nothing to tell. */
+		}
+		close(g->fd);
+		g->fd = -1;
+	}
+	if (g->pid > 0) {
+		waitpid(g->pid, &status, 0);
+		g->pid = -1;
+	}
+}

@@ -1,0 +1,361 @@
+#include "plan/limits.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "plan/plan.h"
+#include "util/cleanup.h"
+
+static const char *const names[LIM__COUNT] = {
+    [LIM_MEMORY] = "memory",	       [LIM_PIDS] = "pids",   [LIM_CPU] = "cpu",
+    [LIM_ADDRESS_SPACE] = "address_space", [LIM_FILES] = "files", [LIM_TMP] = "tmp_size",
+};
+
+/* Where the fix is known.  Unprivileged, systemd sets limits on a scope that
+ * holds moat and its whole tree; moat then finds them as the enclosing
+ * cgroup's (host_cgroup.c) and says so. */
+#define HINT_CGROUP_MEMORY                                                                                   \
+	"run moat as root, or inside a scope that carries the limit: `systemd-run --user --scope -p "      \
+	"MemoryMax=SIZE -p MemorySwapMax=0 moat run --memory SIZE ...`"
+#define HINT_CGROUP_PIDS                                                                                     \
+	"run moat as root, or inside a scope that carries the limit: `systemd-run --user --scope -p "      \
+	"TasksMax=N moat run --pids N ...`"
+#define HINT_CGROUP_TREE                                                                                     \
+	"run moat as root, with user namespaces enabled, or in a cgroup it may write: `systemd-run --user " \
+	"--scope -p Delegate=yes moat run ...`"
+#define HINT_NATIVE "use --backend native (or bwrap), which run the tree in moat's own cgroup"
+
+const char *limit_name(enum limit_kind k)
+{
+	return (unsigned)k < LIM__COUNT ? names[k] : "?";
+}
+
+static void say(char *buf, size_t len, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+static void say(char *buf, size_t len, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(buf, len, fmt, ap);
+	va_end(ap);
+}
+
+static void enforce(struct limit_verdict *v, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void enforce(struct limit_verdict *v, const char *fmt, ...)
+{
+	va_list ap;
+
+	v->enforced = true;
+	va_start(ap, fmt);
+	vsnprintf(v->mechanism, sizeof(v->mechanism), fmt, ap);
+	va_end(ap);
+}
+
+static void missing(struct limit_verdict *v, const char *hint, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+static void missing(struct limit_verdict *v, const char *hint, const char *fmt, ...)
+{
+	va_list ap;
+
+	v->enforced = false;
+	snprintf(v->hint, sizeof(v->hint), "%s", hint);
+	va_start(ap, fmt);
+	vsnprintf(v->reason, sizeof(v->reason), fmt, ap);
+	va_end(ap);
+}
+
+/* Is `ctl` among the space-separated controllers a child of our v2 cgroup has? */
+static bool v2_has(const struct moat_cgroup_info *cg, const char *ctl)
+{
+	size_t n = strlen(ctl);
+	const char *s = cg->subtree;
+
+	while ((s = strstr(s, ctl)) != NULL) {
+		if ((s == cg->subtree || s[-1] == ' ') && (s[n] == ' ' || s[n] == '\0'))
+			return true;
+		s += n;
+	}
+	return false;
+}
+
+static bool v2_usable(const struct moat_cgroup_info *cg)
+{
+	return cg && cg->v2 && cg->delegated;
+}
+
+static bool v1_usable(const struct moat_cgroup_info *cg, enum cg_v1_controller c)
+{
+	return cg && cg->v1[c].path[0] && cg->v1[c].writable;
+}
+
+/* Why no cgroup of moat's can hold controller `ctl`: the v2 and the v1 side. */
+static void why_no_controller(const struct moat_cgroup_info *cg, const char *ctl, enum cg_v1_controller c, char *buf,
+			      size_t len)
+{
+	char v2[300];
+
+	if (!cg) {
+		say(buf, len, "cgroups were not probed");
+		return;
+	}
+	if (!cg->v2)
+		say(v2, sizeof(v2), "cgroup v2: %s", cg->why);
+	else if (!cg->delegated)
+		say(v2, sizeof(v2), "cgroup v2: %s", cg->why);
+	else
+		say(v2, sizeof(v2),
+		    "cgroup v2: a child of %s has no %s controller (its cgroup.subtree_control is \"%s\"; the kernel "
+		    "enables none in a cgroup that holds processes, moat's own included)",
+		    cg->path, ctl, cg->subtree);
+	say(buf, len, "%s; cgroup v1: %s", v2, cg->v1[c].why);
+}
+
+static void decide_memory(const struct moat_policy *p, const struct moat_cgroup_info *cg,
+			  const struct limit_caps *caps, struct limits_plan *o)
+{
+	struct limit_verdict *v = &o->lim[LIM_MEMORY];
+	int64_t n = p->limits.memory_bytes;
+	char why[600];
+
+	if (caps->oci_resources) {
+		o->oci_memory = true;
+		enforce(v, "cgroup made by %s: linux.resources.memory limit %lld, swap 0", caps->runtime, (long long)n);
+	} else if (caps->in_cgroup && v2_usable(cg) && v2_has(cg, "memory")) {
+		o->cg_v2 = o->v2_memory = true;
+		enforce(v, "moat's cgroup v2 below %s: memory.max %lld, memory.swap.max 0", cg->path, (long long)n);
+	} else if (caps->in_cgroup && v1_usable(cg, CGV1_MEMORY)) {
+		o->cg_v1[CGV1_MEMORY] = true;
+		enforce(v, "moat's cgroup v1 below %s: memory.limit_in_bytes %lld, no swap", cg->v1[CGV1_MEMORY].path,
+			(long long)n);
+	} else if (cg && cg->enclosing_memory != CG_UNLIMITED && cg->enclosing_memory <= n) {
+		enforce(v, "the cgroup holding moat and the tree, %s, limits memory to %lld", cg->enclosing_memory_at,
+			(long long)cg->enclosing_memory);
+	} else if (!caps->in_cgroup) {
+		missing(v, HINT_NATIVE, "%s runs the tree outside any cgroup moat makes", caps->runtime);
+	} else {
+		why_no_controller(cg, "memory", CGV1_MEMORY, why, sizeof(why));
+		missing(v, HINT_CGROUP_MEMORY, "no memory cgroup moat can make: %s", why);
+	}
+}
+
+static void decide_pids(const struct moat_policy *p, const struct moat_host *h, const struct moat_cgroup_info *cg,
+			const struct limit_caps *caps, struct limits_plan *o)
+{
+	struct limit_verdict *v = &o->lim[LIM_PIDS];
+	int64_t n = p->limits.pids;
+	char why[600];
+
+	if (caps->no_pids) {
+		missing(v, HINT_NATIVE, "%s", caps->no_pids);
+	} else if (caps->oci_resources) {
+		o->oci_pids = true;
+		enforce(v, "cgroup made by %s: linux.resources.pids limit %lld", caps->runtime, (long long)n);
+	} else if (caps->in_cgroup && v2_usable(cg) && v2_has(cg, "pids")) {
+		o->cg_v2 = o->v2_pids = true;
+		enforce(v, "moat's cgroup v2 below %s: pids.max %lld", cg->path, (long long)n);
+	} else if (caps->in_cgroup && v1_usable(cg, CGV1_PIDS)) {
+		o->cg_v1[CGV1_PIDS] = true;
+		enforce(v, "moat's cgroup v1 below %s: pids.max %lld", cg->v1[CGV1_PIDS].path, (long long)n);
+	} else if (cg && cg->enclosing_pids != CG_UNLIMITED && cg->enclosing_pids <= n) {
+		enforce(v, "the cgroup holding moat and the tree, %s, limits processes to %lld", cg->enclosing_pids_at,
+			(long long)cg->enclosing_pids);
+	} else if (caps->rlimits && h->uid != 0) {
+		/* The kernel never applies RLIMIT_NPROC to uid 0. */
+		o->nproc_rlimit = true;
+		enforce(v, "setrlimit RLIMIT_NPROC %lld: every process of uid %u on the host counts, the tree's included",
+			(long long)n, (unsigned)h->uid);
+	} else {
+		why_no_controller(cg, "pids", CGV1_PIDS, why, sizeof(why));
+		missing(v, HINT_CGROUP_PIDS, "no pids cgroup moat can make (and RLIMIT_NPROC %s): %s",
+			h->uid == 0 ? "does not apply to uid 0" : "is not applied by this backend", why);
+	}
+}
+
+static void decide_cpu(const struct moat_policy *p, const struct moat_cgroup_info *cg, const struct limit_caps *caps,
+		       struct limits_plan *o)
+{
+	struct limit_verdict *v = &o->lim[LIM_CPU];
+	long long n = (long long)p->limits.cpu_seconds;
+	char why[600];
+
+	if (caps->in_cgroup && v2_usable(cg)) {
+		o->cg_v2 = o->v2_cpu_watch = true;
+		enforce(v, "moat's cgroup v2 below %s: cpu.stat usage of the tree, SIGKILL at %lld s", cg->path, n);
+	} else if (caps->in_cgroup && v1_usable(cg, CGV1_CPUACCT)) {
+		o->cg_v1[CGV1_CPUACCT] = true;
+		enforce(v, "moat's cgroup v1 below %s: cpuacct.usage of the tree, SIGKILL at %lld s",
+			cg->v1[CGV1_CPUACCT].path, n);
+	} else if (!caps->in_cgroup) {
+		missing(v, HINT_NATIVE, "%s runs the tree outside any cgroup moat makes: no limit on its total CPU "
+			"time (RLIMIT_CPU is per process)",
+			caps->runtime);
+	} else {
+		why_no_controller(cg, "cpu", CGV1_CPUACCT, why, sizeof(why));
+		missing(v, HINT_CGROUP_TREE,
+			"no cgroup moat can make to count the tree's CPU time (RLIMIT_CPU is per process: N "
+			"processes get N times the time): %s",
+			why);
+	}
+}
+
+static void decide_tree(const struct moat_host *h, const struct moat_cgroup_info *cg, const struct limit_caps *caps,
+			struct limits_plan *o)
+{
+	if (caps->pid_tree) {
+		o->tree_enforced = true;
+		snprintf(o->tree_mechanism, sizeof(o->tree_mechanism), "%s", caps->tree_mechanism);
+		return;
+	}
+	if (caps->in_cgroup && v2_usable(cg) && (cg->v2_kill || cg->v2_freeze)) {
+		o->cg_v2 = true;
+		o->tree_kill = cg->v2_kill ? CG_KILL_V2 : CG_KILL_V2_FREEZE;
+		say(o->tree_mechanism, sizeof(o->tree_mechanism),
+		    "moat's cgroup v2 below %s: %s when the command ends, at --timeout, and by moat's guard when moat "
+		    "dies",
+		    cg->path, cg->v2_kill ? "cgroup.kill" : "cgroup.freeze, then SIGKILL to each process");
+		o->tree_enforced = true;
+		return;
+	}
+	if (caps->in_cgroup && v1_usable(cg, CGV1_FREEZER)) {
+		o->cg_v1[CGV1_FREEZER] = true;
+		o->tree_kill = CG_KILL_V1_FREEZER;
+		say(o->tree_mechanism, sizeof(o->tree_mechanism),
+		    "moat's cgroup v1 below %s: frozen, then SIGKILL to each process, when the command ends, at "
+		    "--timeout, and by moat's guard when moat dies",
+		    cg->v1[CGV1_FREEZER].path);
+		o->tree_enforced = true;
+		return;
+	}
+	o->tree_enforced = false;
+	snprintf(o->tree_hint, sizeof(o->tree_hint), "%s", caps->in_cgroup ? HINT_CGROUP_TREE : HINT_NATIVE);
+	if (caps->tree_missing) {
+		snprintf(o->tree_reason, sizeof(o->tree_reason), "%s", caps->tree_missing);
+	} else {
+		char why[600];
+		why_no_controller(cg, "freezer", CGV1_FREEZER, why, sizeof(why));
+		say(o->tree_reason, sizeof(o->tree_reason),
+		    "no pid namespace (%s) and no cgroup moat can make (%s): a process that forks fast enough "
+		    "outlives the command, --timeout and moat",
+		    h->userns_why[0] ? h->userns_why : "not available", why);
+	}
+}
+
+void limits_decide(const struct moat_policy *p, const struct moat_host *h, struct moat_cgroup_info *cache,
+		   const struct limit_caps *caps, struct limits_plan *o)
+{
+	const struct moat_limits *l = &p->limits;
+	const struct moat_cgroup_info *cg;
+	const int64_t values[LIM__COUNT] = {l->memory_bytes, l->pids, l->cpu_seconds, l->address_space_bytes,
+					    l->files, l->tmp_bytes};
+	int k;
+
+	/* The host's cgroups are read only when something needs them: a tree
+	 * limit, or a tree without a pid namespace. */
+	if (cache && !cache->probed &&
+	    (l->memory_bytes != MOAT_LIMIT_UNSET || l->pids != MOAT_LIMIT_UNSET || l->cpu_seconds != MOAT_LIMIT_UNSET ||
+	     !caps->pid_tree))
+		host_probe_cgroup(h, cache);
+	cg = cache && cache->probed ? cache : NULL;
+	memset(o, 0, sizeof(*o));
+	o->core0 = caps->rlimits;
+	o->runtime = caps->runtime;
+	for (k = 0; k < LIM__COUNT; k++) {
+		o->lim[k].declared = values[k] != MOAT_LIMIT_UNSET;
+		o->lim[k].value = values[k];
+	}
+	if (o->lim[LIM_MEMORY].declared)
+		decide_memory(p, cg, caps, o);
+	if (o->lim[LIM_PIDS].declared)
+		decide_pids(p, h, cg, caps, o);
+	if (o->lim[LIM_CPU].declared)
+		decide_cpu(p, cg, caps, o);
+	if (o->lim[LIM_ADDRESS_SPACE].declared) {
+		if (caps->no_address_space)
+			missing(&o->lim[LIM_ADDRESS_SPACE], HINT_NATIVE, "%s", caps->no_address_space);
+		else if (caps->rlimits)
+			enforce(&o->lim[LIM_ADDRESS_SPACE], "setrlimit RLIMIT_AS %lld, each process",
+				(long long)l->address_space_bytes);
+		else
+			missing(&o->lim[LIM_ADDRESS_SPACE], HINT_NATIVE, "this backend does not apply rlimits");
+	}
+	if (o->lim[LIM_FILES].declared) {
+		if (caps->rlimits)
+			enforce(&o->lim[LIM_FILES], "setrlimit RLIMIT_NOFILE %lld, each process", (long long)l->files);
+		else
+			missing(&o->lim[LIM_FILES], HINT_NATIVE, "this backend does not apply rlimits");
+	}
+	/* The private tmpfs always has a size; a default one is listed only
+	 * where it is applied (it is moat's choice, not a declared limit). */
+	o->tmp_bytes = l->tmp_bytes != MOAT_LIMIT_UNSET ? l->tmp_bytes : MOAT_TMP_SIZE_DEFAULT;
+	if (p->private_tmp && caps->tmp_size) {
+		o->lim[LIM_TMP].declared = true;
+		o->lim[LIM_TMP].value = o->tmp_bytes;
+		enforce(&o->lim[LIM_TMP], "tmpfs size=%lld for /tmp and for /dev/shm%s", (long long)o->tmp_bytes,
+			l->tmp_bytes == MOAT_LIMIT_UNSET ? " (the default)" : "");
+	} else if (o->lim[LIM_TMP].declared) {
+		missing(&o->lim[LIM_TMP], "use --backend native with a mount namespace (user namespaces or root)",
+			"%s", p->private_tmp ? "the private /tmp here is not a tmpfs moat makes (no mount namespace)"
+					     : "the policy has no private /tmp");
+	}
+	decide_tree(h, cg, caps, o);
+}
+
+bool limits_uses_cgroup(const struct limits_plan *lp)
+{
+	int i;
+
+	if (lp->cg_v2)
+		return true;
+	for (i = 0; i < CGV1__COUNT; i++)
+		if (lp->cg_v1[i])
+			return true;
+	return false;
+}
+
+void limits_name_cgroup(struct limits_plan *lp, struct moat_cgroup_info *cg)
+{
+	static unsigned seq;
+	char name[64];
+	int i;
+
+	snprintf(name, sizeof(name), "moat-%d-%u", (int)getpid(), seq++);
+	if (lp->cg_v2 && cg)
+		snprintf(lp->cg_path_v2, sizeof(lp->cg_path_v2), "%s/%s", cg->path, name);
+	for (i = 0; i < CGV1__COUNT; i++)
+		if (lp->cg_v1[i] && cg)
+			snprintf(lp->cg_path_v1[i], sizeof(lp->cg_path_v1[i]), "%s/%s", cg->v1[i].path, name);
+}
+
+void limits_verdicts(const struct limits_plan *lp, struct moat_verdict *res, struct moat_verdict *tree)
+{
+	char mech[sizeof(res->mechanism)];
+	size_t used;
+	int k, n_missing = 0, first = -1;
+
+	if (tree) {
+		if (lp->tree_enforced)
+			verdict_enforce(tree, "%s", lp->tree_mechanism);
+		else
+			verdict_missing(tree, lp->tree_hint, "%s", lp->tree_reason);
+	}
+	if (!res)
+		return;
+	if (!lp->core0) {
+		verdict_missing(res, HINT_NATIVE, "%s does not apply rlimits: core dumps stay on", lp->runtime);
+		return;
+	}
+	for (k = 0; k < LIM__COUNT; k++)
+		if (lp->lim[k].declared && !lp->lim[k].enforced && n_missing++ == 0)
+			first = k;
+	if (first >= 0) {
+		verdict_missing(res, lp->lim[first].hint, "%s%s: %s", n_missing > 1 ? "of the declared limits, " : "",
+				limit_name((enum limit_kind)first), lp->lim[first].reason);
+		return;
+	}
+	used = (size_t)snprintf(mech, sizeof(mech), "core 0");
+	for (k = 0; k < LIM__COUNT && used < sizeof(mech); k++)
+		if (lp->lim[k].declared)
+			used += (size_t)snprintf(mech + used, sizeof(mech) - used, ", %s", limit_name((enum limit_kind)k));
+	verdict_enforce(res, "%s (each limit's mechanism under \"limits\")", mech);
+}

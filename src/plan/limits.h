@@ -1,0 +1,99 @@
+/* Limits: which mechanism holds each declared limit for this backend on
+ * this host, and the cgroup moat makes for the tree (docs/limits.md).
+ *
+ * The tree limits (--memory, --pids, --cpu) and the tree's death without a
+ * pid namespace need a cgroup that holds every process of the command:
+ * moat makes one below its own (cgroup v2, or v1 per controller) and puts
+ * the first child in it before anything of the command runs
+ * (launch/cgroup.c).  A per-process limit is a claim about each process
+ * only (--address-space, --files).  Whatever cannot hold is `missing`,
+ * with the reason and the fix; res.limits is enforced only when every
+ * declared limit is.  `moat probe` asks the same function (limits_decide),
+ * so probe and run agree. */
+#ifndef MOAT_PLAN_LIMITS_H
+#define MOAT_PLAN_LIMITS_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "plan/host.h"
+#include "policy/policy.h"
+
+struct moat_verdict;
+
+enum limit_kind { LIM_MEMORY, LIM_PIDS, LIM_CPU, LIM_ADDRESS_SPACE, LIM_FILES, LIM_TMP, LIM__COUNT };
+
+/* The report's and the config's name of a limit: "memory", "tmp_size", ... */
+const char *limit_name(enum limit_kind k);
+
+/* What a backend offers for limits (filled by its compile step). */
+struct limit_caps {
+	bool rlimits;        /* the per-process limits and core 0 are applied */
+	bool in_cgroup;      /* the first process (command or tool) can be put in moat's
+			      * cgroup, and nothing moves the tree out of it */
+	bool oci_resources;  /* memory and pids go to the runtime's linux.resources */
+	const char *runtime; /* its name, for messages ("native", "bwrap", "runc", ...) */
+	bool tmp_size;       /* the private /tmp and /dev/shm are tmpfs of a size moat sets */
+	bool pid_tree;       /* the tree lives in a pid namespace that dies with the
+			      * command and with moat */
+	char tree_mechanism[128];
+	const char *tree_missing; /* when !pid_tree and no cgroup: why not (NULL: the default) */
+	const char *no_address_space; /* why RLIMIT_AS cannot be applied, or NULL */
+	const char *no_pids;          /* why no process limit can hold, or NULL */
+};
+
+struct limit_verdict {
+	bool declared;
+	int64_t value;
+	bool enforced;
+	char mechanism[192];
+	char reason[512];
+	char hint[256];
+};
+
+enum cg_tree_kill { CG_KILL_NONE, CG_KILL_V2, CG_KILL_V2_FREEZE, CG_KILL_V1_FREEZER };
+
+struct limits_plan {
+	struct limit_verdict lim[LIM__COUNT];
+	bool core0;              /* core dumps off (the backend applies rlimits) */
+	const char *runtime;     /* the backend's tool, for messages */
+	/* The cgroup moat makes for the tree, in these hierarchies. */
+	bool cg_v2;
+	bool cg_v1[CGV1__COUNT];
+	bool v2_memory, v2_pids; /* the limits written in the v2 cgroup */
+	bool v2_cpu_watch;       /* CPU time read from the v2 cgroup's cpu.stat */
+	/* How the launcher kills the tree: at the command's end when there is
+	 * no pid namespace, at --timeout, at --cpu, and moat's guard when moat
+	 * dies. */
+	enum cg_tree_kill tree_kill;
+	bool nproc_rlimit;       /* --pids as RLIMIT_NPROC (per uid, host-wide) */
+	bool oci_memory, oci_pids;
+	int64_t tmp_bytes;       /* the size of the private tmpfs (the default when not declared) */
+	/* Where that cgroup is made (limits_name_cgroup): named before
+	 * anything is made, so that moat's guard knows what to remove. */
+	char cg_path_v2[640];
+	char cg_path_v1[CGV1__COUNT][640];
+	/* proc.tree: the whole tree dies with the command, at --timeout and with moat. */
+	bool tree_enforced;
+	char tree_mechanism[192];
+	char tree_reason[512];
+	char tree_hint[256];
+};
+
+/* Decide every limit's mechanism.  `cache` holds the host's cgroups: read
+ * on first use, only when a tree limit is declared or the backend has no
+ * pid namespace for the tree (reading them costs ~0.1 ms); NULL: none. */
+void limits_decide(const struct moat_policy *p, const struct moat_host *h, struct moat_cgroup_info *cache,
+		   const struct limit_caps *caps, struct limits_plan *out);
+
+/* The res.limits and proc.tree verdicts from a decided plan. */
+void limits_verdicts(const struct limits_plan *lp, struct moat_verdict *res_limits, struct moat_verdict *proc_tree);
+
+/* A cgroup is needed at launch. */
+bool limits_uses_cgroup(const struct limits_plan *lp);
+
+/* Name the tree's cgroup in each hierarchy it is made in: a child of moat's
+ * own cgroup there, "moat-PID-N".  Nothing is created. */
+void limits_name_cgroup(struct limits_plan *lp, struct moat_cgroup_info *cg);
+
+#endif

@@ -79,11 +79,16 @@ done_testing() {
 	[ "$TAP_FAILED" -eq 0 ]
 }
 
-# A scratch directory every user can write, removed at exit.
+# A scratch directory every user can write, and $REPORTS, a directory for
+# the report files moat writes: only this user's and outside $SCRATCH,
+# since moat refuses a report in a directory others can write or inside a
+# write grant (docs/report.md).  Both removed at exit (a suite with a trap
+# of its own removes them there).
 scratch() {
 	SCRATCH=$(mktemp -d /tmp/moat-test.XXXXXX)
 	chmod 0777 "$SCRATCH"
-	trap 'rm -rf "$SCRATCH"' EXIT
+	REPORTS=$(mktemp -d /tmp/moat-reports.XXXXXX)
+	trap 'rm -rf "$SCRATCH" "$REPORTS"' EXIT
 }
 
 # Report field via python3 (Debian's, standard library only).

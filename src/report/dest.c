@@ -15,6 +15,10 @@
 #include "util/cleanup.h"
 #include "util/mem.h"
 
+#define FD_HINT                                                                                                        \
+	"give it a pipe only the caller reads (the Python binding does), or a file the caller owns: "                  \
+	"--report-fd 3 3>report.json"
+
 void report_dest_init(struct report_dest *d)
 {
 	memset(d, 0, sizeof(*d));
@@ -71,11 +75,81 @@ static const char *kind_name(const struct stat *st)
 
 /* --- --report-fd ------------------------------------------------------- */
 
+/* A pipe or a socket reaches only whoever holds the other end; a regular
+ * file is accepted when moat's user owns it.  Anything else -- a terminal,
+ * /dev/null, a directory, another user's file -- is a mistake or someone
+ * else's object that root's moat would write into. */
+static int check_fd_kind(int fd, const struct stat *st, struct moat_error *err)
+{
+	char owner[320];
+
+	if (S_ISFIFO(st->st_mode) || S_ISSOCK(st->st_mode) || (S_ISREG(st->st_mode) && st->st_uid == geteuid()))
+		return 0;
+	if (S_ISREG(st->st_mode)) {
+		owner_text(st->st_uid, owner, sizeof(owner));
+		moat_error_set(err, MOAT_E_USAGE, 0, "--report-fd %d: a file owned by %s, not by moat's user (uid %u)",
+			       fd, owner, (unsigned)geteuid());
+	} else {
+		moat_error_set(err, MOAT_E_USAGE, 0,
+			       "--report-fd %d: is a %s; the report goes only to a pipe, a socket or a file moat's "
+			       "user owns",
+			       fd, S_ISCHR(st->st_mode) && isatty(fd) ? "terminal" : kind_name(st));
+	}
+	return moat_error_hint(err, FD_HINT);
+}
+
+static int check_fd_writable(int fd, struct moat_error *err)
+{
+	int fl = fcntl(fd, F_GETFL);
+
+	if (fl < 0)
+		return moat_error_set(err, MOAT_E_USAGE, errno, "--report-fd %d", fd);
+	if ((fl & O_PATH) || (fl & O_ACCMODE) == O_RDONLY) {
+		moat_error_set(err, MOAT_E_USAGE, 0, "--report-fd %d: is not open for writing", fd);
+		return moat_error_hint(err, "open it for writing: --report-fd %d %d>FILE, not %d<FILE", fd, fd, fd);
+	}
+	return 0;
+}
+
+/* The command gets stdio and every --keep-fd.  One of those that is the
+ * report's own pipe or file (`3>&1`, `--keep-fd 4 4>&3`) would let the
+ * command write into the report, or read it. */
+static int check_fd_not_inherited(int fd, const struct stat *st, const struct moat_policy *p, struct moat_error *err)
+{
+	size_t i;
+
+	for (i = 0; i < 3 + p->n_keep_fds; i++) {
+		int other = i < 3 ? (int)i : p->keep_fds[i - 3];
+		struct stat o;
+
+		if (other == fd) {
+			moat_error_set(err, MOAT_E_USAGE, 0,
+				       "--report-fd %d is also --keep-fd %d: the command would "
+				       "inherit the report's descriptor",
+				       fd, fd);
+			return moat_error_hint(err, "give the report a descriptor of its own");
+		}
+		if (fstat(other, &o) < 0 || o.st_dev != st->st_dev || o.st_ino != st->st_ino)
+			continue;
+		moat_error_set(err, MOAT_E_USAGE, 0,
+			       "--report-fd %d: descriptor %d, which the command inherits, is the same %s: the "
+			       "command could write into the report",
+			       fd, other, kind_name(st));
+		return moat_error_hint(err, "give the report a pipe or file of its own");
+	}
+	return 0;
+}
+
 int report_dest_use_fd(struct report_dest *d, int fd, const struct moat_policy *p, struct moat_error *err)
 {
+	struct stat st;
 	int fl;
 
-	(void)p;
+	if (fstat(fd, &st) < 0)
+		return moat_error_set(err, MOAT_E_USAGE, errno, "--report-fd %d", fd);
+	if (check_fd_kind(fd, &st, err) < 0 || check_fd_writable(fd, err) < 0 ||
+	    check_fd_not_inherited(fd, &st, p, err) < 0)
+		return -1;
 	/* moat's own descriptor: the command must not inherit it, even with
 	 * --mode off, where nothing closes the others. */
 	fl = fcntl(fd, F_GETFD);

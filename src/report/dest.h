@@ -5,7 +5,9 @@
  * have), and not another user sharing the directory.  A destination is
  * checked before anything runs and held from the check to the write:
  *
- *   - --report-fd N: close-on-exec;
+ *   - --report-fd N: a pipe or socket, or a regular file moat's user owns;
+ *     close-on-exec, and no descriptor the command inherits may be the
+ *     same object;
  *   - --report FILE: its directory is opened without following a symlink
  *     and held (an O_PATH descriptor); neither it nor any directory above
  *     it may be a write grant (compared by device and inode) or writable
@@ -36,7 +38,10 @@ void report_dest_init(struct report_dest *d);
 void report_dest_free(struct report_dest *d);
 bool report_dest_wanted(const struct report_dest *d);
 
-/* --report-fd N, at start: marks it close-on-exec. */
+/* --report-fd N, at start: refuses a descriptor that is not a pipe, a
+ * socket or a regular file owned by the effective uid, one not open for
+ * writing, and one the command would inherit (a --keep-fd, stdio) or that
+ * is the same object as one it inherits.  Marks it close-on-exec. */
 int report_dest_use_fd(struct report_dest *d, int fd, const struct moat_policy *p, struct moat_error *err);
 
 /* --report FILE, after the plan and before anything runs (never for a dry

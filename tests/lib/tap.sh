@@ -96,6 +96,15 @@ json_get() { # json_get FILE EXPR   e.g. json_get r.json '["status"]'
 	/usr/bin/python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); v=eval("d"+sys.argv[2]); print(json.dumps(v) if isinstance(v,(dict,list)) else v)' "$1" "$2"
 }
 
+# valid_report FILE DESC: FILE is a moat report that fits the checked-in
+# schema (docs/report.schema.json, by tests/lib/validate_schema.py).
+valid_report() {
+	local errs
+	errs=$(/usr/bin/python3 "$ROOT/tests/lib/validate_schema.py" "$ROOT/docs/report.schema.json" "$1" 2>&1)
+	ok $? "$2 ($(basename "$1") is valid against docs/report.schema.json)"
+	[ -z "$errs" ] || printf '%s\n' "$errs" | head -5 | sed 's/^/#   /'
+}
+
 # golden_check GOT WANT LABEL: GOT must equal the golden file WANT (diff on
 # failure); MOAT_GOLDEN_UPDATE=1 copies GOT over WANT instead.
 golden_check() {

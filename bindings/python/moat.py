@@ -382,11 +382,31 @@ class Outcome:
         return "\n".join(lines)
 
 
+def _exit_mismatch(runinfo, returncode):
+    """Why a report is not this run's, or None.
+
+    moat exits with exactly the status it writes as run.exit_code, so a
+    report that says otherwise was not written by this moat for this run:
+    the command forged it, or it is a file left from another run.  Nothing
+    in it can be trusted (docs/integration.md).  A dry run has no `run`.
+    """
+    if not runinfo:
+        return None
+    said = runinfo.get("exit_code")
+    if isinstance(said, int) and not isinstance(said, bool) and said == returncode:
+        return None
+    return ("the report is not this run's: it says moat exited %s, but moat exited %s "
+            "(forged by the command, or left from another run)" % (
+                "(no run.exit_code)" if said is None else said, returncode))
+
+
 def classify(result, *, passed=None, degraded="caveat", off="caveat"):
     """Map a Result to an Outcome (pass, fail, inconclusive or error).
 
     * no report: moat could not even plan (bad usage or config, an internal
       failure) -> error;
+    * a report whose run.exit_code is not moat's exit status: not this
+      run's report (forged, or stale) -> error;
     * status "unavailable": the required sandbox is missing on this host ->
       inconclusive, with each missing property's hint;
     * the command did not start (executed false: setup failure, not found,
@@ -408,6 +428,9 @@ def classify(result, *, passed=None, degraded="caveat", off="caveat"):
                        exit_code=result.returncode)
     status = rep.status
     runinfo = rep.run_info
+    mismatch = _exit_mismatch(runinfo, result.returncode)
+    if mismatch:
+        return Outcome(ERROR, mismatch, exit_code=result.returncode)
     if status == "unavailable":
         miss = rep.missing
         return Outcome(INCONCLUSIVE, "the required sandbox is not available here: missing %s" % ", ".join(miss),

@@ -148,14 +148,17 @@ class TestClassifyOffline(unittest.TestCase):
         self.assertIn("mount failed", o.message)
 
     def test_exit_status_decides(self):
-        ok = self.rep("enforced", {"executed": True, "exit_status": 0, "signal": None, "timed_out": False})
-        bad = self.rep("enforced", {"executed": True, "exit_status": 2, "signal": None, "timed_out": False})
+        ok = self.rep("enforced", {"executed": True, "exit_code": 0, "exit_status": 0, "signal": None,
+                                   "timed_out": False})
+        bad = self.rep("enforced", {"executed": True, "exit_code": 2, "exit_status": 2, "signal": None,
+                                    "timed_out": False})
         self.assertEqual(moat.classify(self.res(ok)).kind, moat.PASS)
         self.assertEqual(moat.classify(self.res(bad, 2)).kind, moat.FAIL)
         self.assertEqual(moat.classify(self.res(bad, 2), passed=lambda c: c in (0, 2)).kind, moat.PASS)
 
     def test_degraded_caveat_or_inconclusive(self):
-        r = self.rep("degraded", {"executed": True, "exit_status": 0, "signal": None, "timed_out": False},
+        r = self.rep("degraded", {"executed": True, "exit_code": 0, "exit_status": 0, "signal": None,
+                                  "timed_out": False},
                      ["proc.pid"], {"proc.pid": {"status": "missing", "reason": "r", "hint": "h"}})
         o = moat.classify(self.res(r))
         self.assertEqual(o.kind, moat.PASS)
@@ -163,10 +166,31 @@ class TestClassifyOffline(unittest.TestCase):
         self.assertEqual(moat.classify(self.res(r), degraded="inconclusive").kind, moat.INCONCLUSIVE)
 
     def test_signal_and_timeout_are_errors(self):
-        sig = self.rep("enforced", {"executed": True, "exit_status": None, "signal": 9, "timed_out": False})
-        tmo = self.rep("enforced", {"executed": True, "exit_status": None, "signal": 15, "timed_out": True})
+        sig = self.rep("enforced", {"executed": True, "exit_code": 137, "exit_status": None, "signal": 9,
+                                    "timed_out": False})
+        tmo = self.rep("enforced", {"executed": True, "exit_code": 124, "exit_status": None, "signal": 15,
+                                    "timed_out": True})
         self.assertEqual(moat.classify(self.res(sig, 137)).kind, moat.ERROR)
         self.assertIn("timed out", moat.classify(self.res(tmo, 124)).message)
+
+    def test_report_must_match_moats_exit_status(self):
+        # A command that can put a file where the caller reads the report
+        # claims a clean pass; moat itself exited 7.  The exit status is
+        # what the command cannot forge.
+        forged = self.rep("enforced", {"executed": True, "exit_code": 0, "exit_status": 0, "signal": None,
+                                       "timed_out": False})
+        o = moat.classify(self.res(forged, 7))
+        self.assertEqual((o.kind, o.status), (moat.ERROR, None))
+        self.assertIn("not this run's", o.message)
+        self.assertIn("it says moat exited 0, but moat exited 7", o.message)
+        # a refusal claimed while moat ran the command, and a run without
+        # exit_code at all: not this run's either
+        refusal = self.rep("unavailable", {"executed": False, "exit_code": 125, "failure": "x"}, ["fs.read"])
+        self.assertEqual(moat.classify(self.res(refusal, 0)).kind, moat.ERROR)
+        no_code = self.rep("enforced", {"executed": True, "exit_status": 0, "signal": None, "timed_out": False})
+        self.assertIn("no run.exit_code", moat.classify(self.res(no_code, 0)).message)
+        # control: the same report with the matching status passes
+        self.assertEqual(moat.classify(self.res(forged, 0)).kind, moat.PASS)
 
     def test_parse_report_rejects_other_json(self):
         with self.assertRaises(ValueError):
@@ -187,6 +211,17 @@ class TestRun(BinaryTest):
         r = self.run_moat(["sh", "-c", "exit 3"])
         self.assertEqual((r.returncode, r.report.run_info["exit_status"]), (3, 3))
         self.assertEqual(moat.classify(r).kind, moat.FAIL)
+
+    def test_a_report_from_another_run_is_an_error(self):
+        # moat's real report of a run that exited 0, presented with the
+        # status of a run that exited 3: classify() must not pass it.
+        good = self.run_moat(["true"])
+        bad = self.run_moat(["sh", "-c", "exit 3"])
+        self.assertEqual(moat.classify(good).kind, moat.PASS)
+        swapped = moat.Result(bad.argv, bad.returncode, good.report)
+        o = moat.classify(swapped)
+        self.assertEqual(o.kind, moat.ERROR)
+        self.assertIn("it says moat exited 0, but moat exited 3", o.message)
 
     def test_captured_stdout_is_exact(self):
         payload = "".join(chr(c) for c in range(32, 127)) * 100

@@ -2,7 +2,6 @@
  * -> report.  Exported as moat_run_main() (include/moat/moat.h); the CLI is
  * a thin caller of it. */
 #include <errno.h>
-#include <fcntl.h>
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
@@ -12,6 +11,7 @@
 #include "plan/host.h"
 #include "plan/plan.h"
 #include "policy/policy.h"
+#include "report/dest.h"
 #include "report/report.h"
 #include "sources/cli.h"
 #include "sources/config.h"
@@ -35,26 +35,6 @@ static void add_server(json_t *report, const struct moat_server_meta *meta)
 const char *moat_version(void)
 {
 	return MOAT_VERSION;
-}
-
-static int open_report(const struct moat_run_options *o, struct moat_error *err)
-{
-	int fd;
-
-	if (o->report_path) {
-		fd = open(o->report_path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
-		if (fd < 0)
-			return moat_error_set(err, MOAT_E_USAGE, errno, "--report %s", o->report_path);
-		return fd;
-	}
-	if (o->report_fd >= 0) {
-		/* moat's own descriptor: the command must not inherit it,
-		 * even with --mode off. */
-		int fl = fcntl(o->report_fd, F_GETFD);
-		fcntl(o->report_fd, F_SETFD, fl | FD_CLOEXEC);
-		return o->report_fd;
-	}
-	return -1;
 }
 
 static void say_missing(const struct moat_plan *plan, const char *prefix)
@@ -100,13 +80,14 @@ int moat_run_main(int argc, char **argv)
 	struct moat_error err = {0};
 	struct moat_server_meta meta = {0};
 	struct moat_guard guard = {.pid = -1, .fd = -1};
-	cleanup_close int report_fd = -1;
+	struct report_dest dest;
 	json_t *report = NULL;
 	int code = 125;
 	bool have_plan = false;
 
 	policy_init(&policy);
 	run_options_init(&opts);
+	report_dest_init(&dest);
 	if (host_probe(&host, &err) < 0 || cli_parse_run_meta(argc, argv, environ, &policy, &opts, &meta, &err) < 0) {
 		code = moat_error_print(&err);
 		goto out;
@@ -116,7 +97,9 @@ int moat_run_main(int argc, char **argv)
 		code = 0;
 		goto out;
 	}
-	if ((report_fd = open_report(&opts, &err)) < 0 && err.kind != MOAT_E_NONE) {
+	/* A dry run writes to stdout and runs nothing: neither destination
+	 * is checked or touched. */
+	if (opts.report_fd >= 0 && !opts.dry_run && report_dest_use_fd(&dest, opts.report_fd, &policy, &err) < 0) {
 		code = moat_error_print(&err);
 		goto out;
 	}
@@ -133,6 +116,12 @@ int moat_run_main(int argc, char **argv)
 			code = moat_error_print(&err);
 		else
 			code = plan.status == MOAT_STATUS_UNAVAILABLE ? 125 : 0;
+		goto out;
+	}
+	/* The report's destination, now that the write grants are known and
+	 * before anything runs: a refusal leaves the command unstarted. */
+	if (opts.report_path && report_dest_open(&dest, opts.report_path, &plan, &err) < 0) {
+		code = moat_error_print(&err);
 		goto out;
 	}
 	if (plan.status == MOAT_STATUS_UNAVAILABLE && plan.external && plan.ext.argv == NULL) {
@@ -165,11 +154,11 @@ int moat_run_main(int argc, char **argv)
 	else if (plan.status == MOAT_STATUS_OFF)
 		fprintf(stderr, "moat: sandbox off (mode off): running %s unsandboxed\n", policy.argv[0]);
 
-	/* Placeholders for absent protected entries of the write grants: made
-	 * now (a dry run or a refusal above touches nothing on the host),
-	 * removed after the run. */
-	/* The guard first: it undoes what moat leaves on the host from here
-	 * on if moat dies without doing it itself (launch/guard.h). */
+	/* From here on moat changes the host (a dry run or a refusal above
+	 * touches nothing): the guard first, which undoes those changes if moat
+	 * dies without doing it itself (launch/guard.h); then the placeholders
+	 * for absent protected entries of the write grants, removed after the
+	 * run; then the tree's cgroup and the run (launch_run). */
 	if (guard_start(&guard, &plan, &err) < 0 ||
 	    (plan.status != MOAT_STATUS_OFF && fs_placeholders_make(&plan.fs, &err) < 0) ||
 	    (guard_note_placeholders(&guard, &plan.fs), launch_run(&policy, &plan, start_ns, guard.pid, &result, &err) < 0)) {
@@ -186,12 +175,12 @@ int moat_run_main(int argc, char **argv)
 	if (!result.executed)
 		fprintf(stderr, "moat: %s\n", result.failure);
 	code = result.exit_code;
-	if (report_fd < 0)
+	if (!report_dest_wanted(&dest))
 		goto out; /* no report asked for: do not build one (~0.3 ms) */
 	report = report_build(&policy, &host, &plan, &result);
 	add_server(report, &meta);
 write_report:
-	if (report_fd >= 0 && report_write_fd(report, report_fd, &err) < 0) {
+	if (report_dest_wanted(&dest) && report_dest_write(&dest, report, &err) < 0) {
 		moat_error_print(&err);
 		if (code == 0)
 			code = 125;
@@ -203,8 +192,7 @@ out:
 		guard_done(&guard);
 		plan_free(&plan);
 	}
-	if (report_fd == opts.report_fd)
-		report_fd = -1; /* the caller's descriptor: not ours to close */
+	report_dest_free(&dest); /* the caller's --report-fd stays open */
 	policy_free(&policy);
 	run_options_free(&opts);
 	config_server_meta_free(&meta);

@@ -243,6 +243,8 @@ static int opt_report(struct cli_state *s, const char *opt, const char *val, str
 {
 	if (!*val)
 		return usage_error(err, "%s needs a file name%s", opt, "");
+	if (s->o->report_fd >= 0)
+		return usage_error(err, "%s %s: give one report destination, --report FILE or --report-fd N", opt, val);
 	free(s->o->report_path);
 	s->o->report_path = moat_xstrdup(val);
 	return 0;
@@ -270,6 +272,8 @@ static int opt_report_fd(struct cli_state *s, const char *opt, const char *val, 
 		return -1;
 	if (fd <= STDERR_FILENO)
 		return usage_error(err, "%s %s: stdio belongs to the command; use a descriptor above 2", opt, val);
+	if (s->o->report_path)
+		return usage_error(err, "%s %s: give one report destination, --report FILE or --report-fd N", opt, val);
 	s->o->report_fd = fd;
 	return 0;
 }
@@ -324,8 +328,10 @@ static const struct option_def options[] = {
     {"--mode", true, opt_mode, "MODE", "require (default), prefer or off"},
     {"--require", true, opt_require, "PROPS", "also require these properties (comma-separated)"},
     {"--backend", true, opt_backend, "NAME", "auto (default), native, bwrap, gvisor, oci, firejail, nono, seatbelt, none"},
-    {"--report", true, opt_report, "FILE", "write the JSON report to FILE"},
-    {"--report-fd", true, opt_report_fd, "N", "write the JSON report to descriptor N"},
+    {"--report", true, opt_report, "FILE",
+     "write the JSON report to FILE after the run (renamed into place; not in a write grant)"},
+    {"--report-fd", true, opt_report_fd, "N",
+     "write the JSON report to descriptor N (a pipe, socket or own file; never inherited)"},
     {"--keep-fd", true, opt_keep_fd, "N", "let the command inherit descriptor N"},
     {"--dry-run", false, opt_flag, NULL, "print the policy and plan as JSON; run nothing"},
     {"--help", false, opt_flag, NULL, "this help"},

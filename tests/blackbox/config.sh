@@ -157,10 +157,10 @@ sandbox = { profile = "strict", write = ["./w"], unprotect = ["./w/.vscode"], un
 command = "/bin/true"
 sandbox = { profile = "strict", write = ["./w"], unprotect = ["./w/.vscodee"] }
 EOF
-"$MOAT" run --config lift.toml --server editor --report "$SCRATCH/lift.json" >/dev/null 2>&1
+"$MOAT" run --config lift.toml --server editor --report "$REPORTS/lift.json" >/dev/null 2>&1
 is "$(cat "$SCRATCH/proj/w/.vscode/settings.json" 2>/dev/null)/$([ -e "$SCRATCH/proj/w/.mcp.json" ] && echo exists)" "lifted/" \
 	"config unprotect: the lifted entry is written, the others stay protected"
-is "$(get "$SCRATCH/lift.json" 'd["properties"]["ipc.unix"]["status"]')" "not-requested" "config unix_sockets: ipc.unix is not requested"
+is "$(get "$REPORTS/lift.json" 'd["properties"]["ipc.unix"]["status"]')" "not-requested" "config unix_sockets: ipc.unix is not requested"
 "$MOAT" run --config lift.toml --server typo >/dev/null 2>"$SCRATCH/err"; rc=$?
 is "$rc" 125 "config unprotect of a path that is no protected entry: exit 125"
 like "$(cat "$SCRATCH/err")" "lift.toml:6:[0-9]+: unprotect .*/w/.vscodee: not a protected entry" "  naming the file, line and column"

@@ -37,7 +37,7 @@ cleanup() {
 	[ -n "$ETC_CANARY" ] && rm -f "$ETC_CANARY"
 	[ -n "$ETC_NEW" ] && rm -rf "$ETC_NEW"
 	[ -n "$FAKEHOME" ] && rm -rf "$FAKEHOME"
-	rm -rf "$SCRATCH"
+	rm -rf "$SCRATCH" "$REPORTS"
 }
 trap cleanup EXIT
 
@@ -78,8 +78,8 @@ SRV_EVERY=$NM/@modelcontextprotocol/server-everything/dist/index.js
 SRV_MEM=$NM/@modelcontextprotocol/server-memory/dist/index.js
 
 # --- the sandbox must be whole on this host, or the results prove nothing
-"$MOAT" run --profile mcp --report "$SCRATCH/probe.json" -- /bin/true 2>"$SCRATCH/probe.err"
-if [ "$(json_get "$SCRATCH/probe.json" '["status"]' 2>/dev/null)" != enforced ]; then
+"$MOAT" run --profile mcp --report "$REPORTS/probe.json" -- /bin/true 2>"$SCRATCH/probe.err"
+if [ "$(json_get "$REPORTS/probe.json" '["status"]' 2>/dev/null)" != enforced ]; then
 	for f in landlock seccomp userns; do
 		if ! feature_present "$f"; then
 			skip_feature "$f" "moat cannot enforce the mcp profile here: $(head -c 300 "$SCRATCH/probe.err")"
@@ -171,9 +171,9 @@ etc_sum=""
 [ -n "$ETC_CANARY" ] && etc_sum=$(sha "$ETC_CANARY")
 
 run_client fs "$SCRATCH/fs1.json" "${fsvars[@]}" -- \
-	moat run --profile mcp --write "$PROJ" --report "$SCRATCH/fs1.report" -- node "$SRV_FS" /
+	moat run --profile mcp --write "$PROJ" --report "$REPORTS/fs1.report" -- node "$SRV_FS" /
 is $? 0 "filesystem server with root / under moat: the client session completes"
-enforced "$SCRATCH/fs1.report" "filesystem server"
+enforced "$REPORTS/fs1.report" "filesystem server"
 is "$(jg "$SCRATCH/fs1.json" '["allowed"]["text"]' | tr '\n' ' ')" "Allowed directories: / " "  the server believes / is allowed"
 worked "$SCRATCH/fs1.json" list "  list_directory in the project works"
 like "$(jg "$SCRATCH/fs1.json" '["list"]["text"]')" 'hello\.txt' "    and lists hello.txt"
@@ -250,14 +250,14 @@ rm -rf "$FAKEHOME/written-by-server.txt" "$FAKEHOME/made-by-server"
 client timeout 60 node "$E2E/everything.mjs" -- node "$SRV_EVERY" stdio >"$SCRATCH/every.bare.json" 2>"$SCRATCH/every.bare.err" &
 BG_PIDS+=($!)
 bare_pid=$!
-client timeout 60 node "$E2E/everything.mjs" -- moat run --profile mcp --report "$SCRATCH/every.report" -- \
+client timeout 60 node "$E2E/everything.mjs" -- moat run --profile mcp --report "$REPORTS/every.report" -- \
 	node "$SRV_EVERY" stdio >"$SCRATCH/every.moat.json" 2>"$SCRATCH/every.moat.err"
 moat_rc=$?
 wait "$bare_pid"
 bare_rc=$?
 is "$bare_rc" 0 "everything server, bare: the sweep completes"
 is "$moat_rc" 0 "everything server under moat: the sweep completes"
-enforced "$SCRATCH/every.report" "everything server"
+enforced "$REPORTS/every.report" "everything server"
 called=$(jg "$SCRATCH/every.moat.json" '["summary"]["tools_called"]')
 listed=$(jg "$SCRATCH/every.moat.json" '["summary"]["tools_listed"]')
 ok $([ "${called:-0}" -ge 15 ] && [ "$called" = "$listed" ] && echo 0 || echo 1) \
@@ -284,9 +284,9 @@ mkdir -p "$MEMDIR" "$SCRATCH/elsewhere"
 memdist=$(dirname "$SRV_MEM")
 dist_before=$(ls -A "$memdist" | sort | tr '\n' ' ')
 run_client memory "$SCRATCH/mem1.json" -- moat run --profile mcp --write "$MEMDIR" \
-	--env MEMORY_FILE_PATH="$MEMDIR/memory.jsonl" --report "$SCRATCH/mem1.report" -- node "$SRV_MEM"
+	--env MEMORY_FILE_PATH="$MEMDIR/memory.jsonl" --report "$REPORTS/mem1.report" -- node "$SRV_MEM"
 is $? 0 "memory server under moat: the session completes"
-enforced "$SCRATCH/mem1.report" "memory server"
+enforced "$REPORTS/mem1.report" "memory server"
 worked "$SCRATCH/mem1.json" create "  create_entities works with the store in the declared path"
 worked "$SCRATCH/mem1.json" observe "  add_observations works"
 like "$(cat "$MEMDIR/memory.jsonl" 2>/dev/null)" '"name":"moat"' "  the store is in the declared path, seen from outside"
@@ -309,11 +309,11 @@ is "$(ls -A "$MEMDIR" | tr '\n' ' ')" "memory.jsonl " "  the declared directory 
 # ============================================================ 4. npx
 npm_before=$(cd "$FAKEHOME" && find .npm -printf '%p %T@\n' | sort)
 run_client memory "$SCRATCH/npx1.json" -- moat run --profile mcp --cwd "$E2E" --read "$E2E" --write "$MEMDIR" \
-	--env npm_config_offline=true --env MEMORY_FILE_PATH="$MEMDIR/npx.jsonl" --report "$SCRATCH/npx1.report" -- \
+	--env npm_config_offline=true --env MEMORY_FILE_PATH="$MEMDIR/npx.jsonl" --report "$REPORTS/npx1.report" -- \
 	npx -y @modelcontextprotocol/server-memory
 is $? 0 "npx -y @modelcontextprotocol/server-memory under moat (installed in --cwd, offline): the session completes"
-enforced "$SCRATCH/npx1.report" "npx"
-is "$(jg "$SCRATCH/npx1.report" '["properties"]["net.none"]["status"]')" enforced "  with no network"
+enforced "$REPORTS/npx1.report" "npx"
+is "$(jg "$REPORTS/npx1.report" '["properties"]["net.none"]["status"]')" enforced "  with no network"
 worked "$SCRATCH/npx1.json" create "  the server started by npx works"
 like "$(cat "$MEMDIR/npx.jsonl" 2>/dev/null)" '"name":"moat"' "  and stores in the declared path"
 is "$(cd "$FAKEHOME" && find .npm -printf '%p %T@\n' | sort)" "$npm_before" "  ~/.npm is untouched (read-only in the mcp profile)"
@@ -357,12 +357,14 @@ done
 # would), the tty attempts have something to attack.
 have_pty=1
 command -v script >/dev/null || have_pty=0
-hostile() { # hostile MODE OUT
-	local mode=$1 outf=$2 cmd
+hostile() { # hostile MODE OUT: moat's report in $REPORTS/<OUT's name>.report (none in mode off:
+	# moat refuses a report file when the command runs unsandboxed)
+	local mode=$1 outf=$2 cmd rep=()
+	[ "$mode" = off ] || rep=(--report "$REPORTS/$(basename "$outf").report")
 	cmd=$(printf '%q ' env -i HOME="$FAKEHOME" PATH="$SCRATCH/bin:$NODE_DIR:/usr/bin:/bin" "${HOSTILE_ENV[@]}" \
 		timeout 60 node "$E2E/client.mjs" report --out "$outf" -- \
 		moat run --mode "$mode" --profile mcp --read "$(dirname "$HELPER")" "${passvars[@]}" \
-		--report "$outf.report" -- node "$E2E/hostile-server.mjs")
+		"${rep[@]}" -- node "$E2E/hostile-server.mjs")
 	printf '%s\n' "$cmd" >"$outf.sh"
 	if [ "$have_pty" = 1 ]; then
 		timeout 90 script -qec "bash $outf.sh" /dev/null </dev/null >"$outf.tty" 2>&1
@@ -372,7 +374,7 @@ hostile() { # hostile MODE OUT
 }
 ATTEMPTS="read_credentials read_outside net_connect write_home signal_parent signal_moat signal_client signal_canary tty_open tty_sti"
 hostile require "$SCRATCH/h1.json"
-enforced "$SCRATCH/h1.json.report" "hostile server"
+enforced "$REPORTS/h1.json.report" "hostile server"
 is "$(jg "$SCRATCH/h1.json" '["echo"]["text"]')" "still answering" "hostile server under moat still answers MCP"
 for a in $ATTEMPTS; do
 	got=$(jg "$SCRATCH/h1.json" "[\"report\"][\"attempts\"][\"$a\"][\"ok\"]")

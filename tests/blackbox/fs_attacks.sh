@@ -37,7 +37,7 @@ cleanup() {
 	for p in $BG_PIDS; do kill -9 "$p" 2>/dev/null; done
 	# shellcheck disable=SC2086
 	[ -n "$EXTRA_DIRS" ] && rm -rf $EXTRA_DIRS
-	rm -rf "$SCRATCH"
+	rm -rf "$SCRATCH" "$REPORTS"
 }
 trap cleanup EXIT
 skip() { TAP_N=$((TAP_N + 1)); echo "ok $TAP_N # SKIP $*"; }
@@ -70,9 +70,22 @@ cd /
 # moat run, with the fake HOME.  In prefer mode: a backend that lacks a
 # property still runs, and the attack then has to be met by its report.
 M() { # M BACKEND ARGS...
-	local b=$1 rc
+	local b=$1 rc args=() rep=/dev/null
 	shift
-	env HOME="$HOMED" "$MOAT" run --backend "$b" --mode prefer "$@" 2>"$SCRATCH/last.err"
+	# A report goes through a descriptor: moat refuses a report file where
+	# fs.write is not enforced (firejail with a write grant), and every
+	# attack must run under every backend.
+	while [ $# -gt 0 ]; do
+		if [ "$1" = --report ]; then
+			rep=$2
+			args+=(--report-fd 3)
+			shift 2
+		else
+			args+=("$1")
+			shift
+		fi
+	done
+	env HOME="$HOMED" "$MOAT" run --backend "$b" --mode prefer "${args[@]}" 2>"$SCRATCH/last.err" 3>"$rep"
 	rc=$?
 	cat "$SCRATCH/last.err" >>"$SCRATCH/all.err"
 	return $rc
@@ -118,7 +131,7 @@ for b in $BACKENDS; do
 	M native --profile strict --write "$P" -- /bin/sh -c "ln -s '$VICTIM' '$P/out'" >/dev/null
 	[ -L "$P/out" ]
 	ok $? "1 [$b]: run 1 planted $P/out -> the victim (a write grant lets it)"
-	out=$(M "$b" --profile strict --read "$P" --write "$P/out" --report "$SCRATCH/r1.json" -- \
+	out=$(M "$b" --profile strict --read "$P" --write "$P/out" --report "$REPORTS/r1.json" -- \
 		/bin/sh -c "echo pwned > '$P/out/planted'; echo x > '$P/out/file'")
 	rc=$?
 	is "$rc" 125 "1 [$b]: --write through the planted link is refused (exit 125)"
@@ -127,9 +140,9 @@ for b in $BACKENDS; do
 	is "$(cat "$VICTIM/file")/$([ -e "$VICTIM/planted" ] && echo planted)" "original/" "1 [$b]:   the victim is unchanged"
 	# A read grant through a link: the target is what it grants, the
 	# report shows both names.
-	M "$b" --profile strict --read "$P/out" --report "$SCRATCH/r1r.json" -- /bin/cat "$P/out/file" >"$SCRATCH/o1"
+	M "$b" --profile strict --read "$P/out" --report "$REPORTS/r1r.json" -- /bin/cat "$P/out/file" >"$SCRATCH/o1"
 	grants_work "$b" && is "$(cat "$SCRATCH/o1")" original "1 [$b]: a read grant through a link reads the target"
-	is "$(jpy "$SCRATCH/r1r.json" "[p['resolved'] for p in d['filesystem']['paths'] if p['path']=='$P/out']")" \
+	is "$(jpy "$REPORTS/r1r.json" "[p['resolved'] for p in d['filesystem']['paths'] if p['path']=='$P/out']")" \
 		"['$VICTIM']" "1 [$b]:   and the report shows the target beside the name"
 	out=$(M "$b" --profile strict --read "$P/out" -- /bin/sh -c "echo x > '$P/out/file'" 2>&1)
 	is "$(cat "$VICTIM/file")" original "1 [$b]:   which stays read-only"
@@ -197,20 +210,20 @@ for b in $BACKENDS; do
 	printf '[core]\n\trepositoryformatversion = 0\n' >"$R/.git/config"
 	chmod -R a+rwX "$R"
 	before=$(sha256sum "$R/.git/config")
-	M "$b" --profile strict --write "$R" --deny "$R/.git/config" --report "$SCRATCH/r2.json" -- /bin/sh -c \
+	M "$b" --profile strict --write "$R" --deny "$R/.git/config" --report "$REPORTS/r2.json" -- /bin/sh -c \
 		"cd '$R' && mv .git .git-orig; mkdir -p .git; echo '[core] fsmonitor = \"id > $BASE/x\"' > .git/config" \
 		>/dev/null 2>&1
 	if [ "$(sha256sum "$R/.git/config")" = "$before" ] && [ ! -e "$R/.git-orig" ]; then o=blocked; else o=done; fi
-	held "$o" fs.secrets "$SCRATCH/r2.json" "2 [$b]: mv .git away and plant .git/config under --deny .git/config"
+	held "$o" fs.secrets "$REPORTS/r2.json" "2 [$b]: mv .git away and plant .git/config under --deny .git/config"
 	rm -rf "$R/.git-orig"
 	# The built-in list: under a granted HOME, rename ~/.config and plant gh's hosts.yml.
 	before=$(sha256sum "$HOMED/.config/gh/hosts.yml")
-	M "$b" --profile strict --write "$HOMED" --report "$SCRATCH/r2h.json" -- /bin/sh -c \
+	M "$b" --profile strict --write "$HOMED" --report "$REPORTS/r2h.json" -- /bin/sh -c \
 		"cd && mv .config .config-x; mkdir -p .config/gh && echo 'oauth_token: planted' > .config/gh/hosts.yml" \
 		>/dev/null 2>&1
 	if [ -d "$HOMED/.config/app" ] && [ "$(sha256sum "$HOMED/.config/gh/hosts.yml")" = "$before" ] &&
 		[ ! -e "$HOMED/.config-x" ]; then o=blocked; else o=done; fi
-	held "$o" fs.secrets "$SCRATCH/r2h.json" "2 [$b]: rename ~/.config and plant ~/.config/gh/hosts.yml under a granted HOME"
+	held "$o" fs.secrets "$REPORTS/r2h.json" "2 [$b]: rename ~/.config and plant ~/.config/gh/hosts.yml under a granted HOME"
 	if [ -e "$HOMED/.config-x" ]; then rm -rf "$HOMED/.config" && mv "$HOMED/.config-x" "$HOMED/.config"; fi
 done
 # Control: without moat both renames and plants work.
@@ -228,18 +241,18 @@ for b in $BACKENDS; do
 	ln -s real/secret "$P/lnk"
 	ln -s notyet "$P/dangle"
 	chmod -R a+rwX "$P"
-	M "$b" --profile strict --write "$P" --deny "$P/conf/settings.json" --report "$SCRATCH/r3.json" -- \
+	M "$b" --profile strict --write "$P" --deny "$P/conf/settings.json" --report "$REPORTS/r3.json" -- \
 		/bin/sh -c "mkdir -p '$P/conf'; echo planted > '$P/conf/settings.json'" >/dev/null 2>&1
 	if [ ! -e "$P/conf/settings.json" ]; then o=blocked; else o=done; fi
-	held "$o" fs.secrets "$SCRATCH/r3.json" "3 [$b]: a denied path absent at start (parents too) cannot be created"
-	M "$b" --profile strict --write "$P" --deny "$P/lnk" --report "$SCRATCH/r3l.json" -- /bin/sh -c \
+	held "$o" fs.secrets "$REPORTS/r3.json" "3 [$b]: a denied path absent at start (parents too) cannot be created"
+	M "$b" --profile strict --write "$P" --deny "$P/lnk" --report "$REPORTS/r3l.json" -- /bin/sh -c \
 		"cat '$P/lnk'; cat '$P/real/secret'; rm -f '$P/lnk'; ln -s elsewhere '$P/lnk'" >"$SCRATCH/o3" 2>&1
 	if ! grep -q "$MARK-real" "$SCRATCH/o3" && [ "$(readlink "$P/lnk")" = real/secret ]; then o=blocked; else o=done; fi
-	held "$o" fs.secrets "$SCRATCH/r3l.json" "3 [$b]: a deny through a link: the target unreadable, the link cannot be replaced"
-	M "$b" --profile strict --write "$P" --deny "$P/dangle" --report "$SCRATCH/r3d.json" -- /bin/sh -c \
+	held "$o" fs.secrets "$REPORTS/r3l.json" "3 [$b]: a deny through a link: the target unreadable, the link cannot be replaced"
+	M "$b" --profile strict --write "$P" --deny "$P/dangle" --report "$REPORTS/r3d.json" -- /bin/sh -c \
 		"echo planted > '$P/notyet'" >/dev/null 2>&1
 	if [ ! -e "$P/notyet" ]; then o=blocked; else o=done; fi
-	held "$o" fs.secrets "$SCRATCH/r3d.json" "3 [$b]: a dangling denied link: its target cannot be created"
+	held "$o" fs.secrets "$REPORTS/r3d.json" "3 [$b]: a dangling denied link: its target cannot be created"
 	rm -rf "$P/notyet" "$P/conf"
 done
 P=$BASE/p3-native
@@ -260,7 +273,7 @@ is "$(cat "$P/conf/settings.json" 2>/dev/null)/$(cat "$P/notyet" 2>/dev/null)" "
 for b in $BACKENDS; do
 	echo "machine x password $MARK-netrc-old" >"$HOMED/.netrc"
 	rm -f "$HOMED/.pgpass"
-	M "$b" --profile strict --read "$HOMED" --report "$SCRATCH/r4.json" -- /bin/sh -c \
+	M "$b" --profile strict --read "$HOMED" --report "$REPORTS/r4.json" -- /bin/sh -c \
 		'sleep 1.5; cat "$HOME/.netrc" "$HOME/.pgpass" 2>&1' >"$SCRATCH/o4" &
 	pid=$!
 	sleep 0.7
@@ -269,7 +282,7 @@ for b in $BACKENDS; do
 	echo "db:5432:*:u:$MARK-pgpass" >"$HOMED/.pgpass"
 	wait $pid
 	if ! grep -q "$MARK" "$SCRATCH/o4"; then o=blocked; else o=done; fi
-	held "$o" fs.secrets "$SCRATCH/r4.json" "4 [$b]: a secret rewritten by the host (mv tmp ~/.netrc) or created during the run stays unreadable"
+	held "$o" fs.secrets "$REPORTS/r4.json" "4 [$b]: a secret rewritten by the host (mv tmp ~/.netrc) or created during the run stays unreadable"
 done
 OFF -- /bin/sh -c 'cat "$HOME/.netrc" "$HOME/.pgpass"' >"$SCRATCH/o4c"
 like "$(cat "$SCRATCH/o4c")" "$MARK-netrc-new" "4 control: without moat the rewritten .netrc is readable"
@@ -311,21 +324,21 @@ for b in $BACKENDS; do
 	for prof in strict mcp exec; do
 		for s in "${SOCK_PATHS[@]}"; do
 			n=$(conns)
-			out=$(cd "$PROJ5" && M "$b" --profile "$prof" --report "$SCRATCH/r5.json" -- "$HELPER" unix "$s")
+			out=$(cd "$PROJ5" && M "$b" --profile "$prof" --report "$REPORTS/r5.json" -- "$HELPER" unix "$s")
 			if [ "$(conns)" = "$n" ]; then o=blocked; else o=done; fi
-			held "$o" ipc.unix "$SCRATCH/r5.json" "5 [$b/$prof]: the host socket $s is unreachable ($out)"
+			held "$o" ipc.unix "$REPORTS/r5.json" "5 [$b/$prof]: the host socket $s is unreachable ($out)"
 		done
 	done
 	# Its directory granted: still unreachable (no unix socket of its own).
 	s=${SOCK_PATHS[0]}
 	n=$(conns)
-	out=$(M "$b" --profile strict --read "$(dirname "$s")" --report "$SCRATCH/r5g.json" -- "$HELPER" unix "$s")
+	out=$(M "$b" --profile strict --read "$(dirname "$s")" --report "$REPORTS/r5g.json" -- "$HELPER" unix "$s")
 	if [ "$(conns)" = "$n" ]; then o=blocked; else o=done; fi
-	held "$o" ipc.unix "$SCRATCH/r5g.json" "5 [$b]: a host socket inside a granted directory is unreachable too ($out)"
+	held "$o" ipc.unix "$REPORTS/r5g.json" "5 [$b]: a host socket inside a granted directory is unreachable too ($out)"
 	# /proc/net lists no host socket path.
 	M "$b" --profile strict -- /bin/cat /proc/net/unix >"$SCRATCH/o5" 2>/dev/null
 	if ! grep -q "moat-fs-sock.$UNIQ" "$SCRATCH/o5"; then o=blocked; else o=done; fi
-	held "$o" ipc.unix "$SCRATCH/r5.json" "5 [$b]: /proc/net/unix inside lists none of the host's socket paths"
+	held "$o" ipc.unix "$REPORTS/r5.json" "5 [$b]: /proc/net/unix inside lists none of the host's socket paths"
 done
 n=$(conns)
 out=$(OFF -- "$HELPER" unix "${SOCK_PATHS[0]}")
@@ -351,21 +364,21 @@ for b in $BACKENDS; do
 	for f in $PROT_FILES; do script="$script; echo planted >> $f"; done
 	for d in $PROT_DIRS; do script="$script; mkdir -p $d; echo planted > $d/planted"; done
 	script="$script; mv .git .git-x; rm -rf .vscode"
-	M "$b" --profile strict --write "$R" --report "$SCRATCH/r6.json" -- /bin/sh -c "$script" >/dev/null 2>&1
+	M "$b" --profile strict --write "$R" --report "$REPORTS/r6.json" -- /bin/sh -c "$script" >/dev/null 2>&1
 	bad=$(cd "$R" && grep -rl planted . 2>/dev/null | tr '\n' ' ')
 	[ -z "$bad" ] && [ -d "$R/.git" ] && [ -d "$R/.vscode" ] && [ ! -e "$R/.git-x" ] && o=blocked || o=done
-	held "$o" fs.write "$SCRATCH/r6.json" "6 [$b]: protected entries are not written, created, renamed or removed (${bad:-none planted})"
+	held "$o" fs.write "$REPORTS/r6.json" "6 [$b]: protected entries are not written, created, renamed or removed (${bad:-none planted})"
 	grants_work "$b" && is "$(cat "$R/src/ok.txt" 2>/dev/null)" x "6 [$b]:   the rest of the write grant is writable"
 	rm -f "$R/src/ok.txt"
 	(cd "$R" && find . | sort) >"$SCRATCH/after6"
 	diff -q "$SCRATCH/before6" "$SCRATCH/after6" >/dev/null
 	ok $? "6 [$b]:   no placeholder is left behind ($(diff "$SCRATCH/before6" "$SCRATCH/after6" | head -3 | tr '\n' ' '))"
 	# --unprotect lifts one, and the report says so.
-	M "$b" --profile strict --write "$R" --unprotect "$R/.git/hooks" --report "$SCRATCH/r6u.json" -- \
+	M "$b" --profile strict --write "$R" --unprotect "$R/.git/hooks" --report "$REPORTS/r6u.json" -- \
 		/bin/sh -c "echo lifted > '$R/.git/hooks/pre-commit'" >/dev/null 2>&1
 	grants_work "$b" && is "$(cat "$R/.git/hooks/pre-commit" 2>/dev/null)" lifted \
 		"6 [$b]: --unprotect .git/hooks lets the command write it (control)"
-	is "$(jpy "$SCRATCH/r6u.json" "[p['state'] for p in d['filesystem']['protected'] if p['path']=='$R/.git/hooks']")" \
+	is "$(jpy "$REPORTS/r6u.json" "[p['state'] for p in d['filesystem']['protected'] if p['path']=='$R/.git/hooks']")" \
 		"['lifted']" "6 [$b]:   and the report shows it lifted"
 	rm -f "$R/.git/hooks/pre-commit"
 done

@@ -62,7 +62,7 @@ R() { # R BACKEND REPORT ARGS... -- CMD
 
 # --- --memory ----------------------------------------------------------------
 for b in $BACKENDS; do
-	rep=$SCRATCH/mem-$b.json
+	rep=$REPORTS/mem-$b.json
 	out=$(R "$b" "$rep" --memory 64M --tmp-size 512M -- "$HELPER" fill 300)
 	st=$(lim "$rep" memory status)
 	last=$(printf '%s\n' "$out" | sed -n 's/^MB //p' | tail -1)
@@ -76,7 +76,7 @@ for b in $BACKENDS; do
 			ok $? "  the tree's peak, $peak bytes, is within the limit (64 KiB of charge batching)"
 		fi
 		schema_ok "$rep"
-		out=$(R "$b" "$SCRATCH/mem0-$b.json" --tmp-size 512M -- "$HELPER" fill 300)
+		out=$(R "$b" "$REPORTS/mem0-$b.json" --tmp-size 512M -- "$HELPER" fill 300)
 		like "$out" "DONE 300" "$b control: without --memory the same writes reach 300 MiB"
 	else
 		"$MOAT" run --backend "$b" --memory 64M -- "$HELPER" write "$PROJ/mem-ran-$b" >/dev/null 2>&1
@@ -89,7 +89,7 @@ done
 
 # --- --tmp-size ------------------------------------------------------------------
 for b in $BACKENDS; do
-	rep=$SCRATCH/tmp-$b.json
+	rep=$REPORTS/tmp-$b.json
 	out=$(R "$b" "$rep" --tmp-size 16M -- /bin/sh -c \
 		'head -c 32M /dev/zero >/tmp/t 2>/dev/null; echo tmp=$(wc -c </tmp/t); head -c 32M /dev/zero >/dev/shm/t 2>/dev/null; echo shm=$(wc -c </dev/shm/t)')
 	st=$(lim "$rep" tmp_size status)
@@ -98,14 +98,14 @@ for b in $BACKENDS; do
 		s=$(printf '%s\n' "$out" | sed -n 's/^shm=//p')
 		[ -n "$t" ] && [ -n "$s" ] && [ "$t" -le $((16 << 20)) ] && [ "$s" -le $((16 << 20)) ]
 		ok $? "$b --tmp-size 16M: /tmp holds $t bytes, /dev/shm $s of the 32 MiB written"
-		out=$(R "$b" "$SCRATCH/tmp0-$b.json" --tmp-size 64M -- /bin/sh -c 'head -c 32M /dev/zero >/tmp/t; wc -c </tmp/t')
+		out=$(R "$b" "$REPORTS/tmp0-$b.json" --tmp-size 64M -- /bin/sh -c 'head -c 32M /dev/zero >/tmp/t; wc -c </tmp/t')
 		is "$out" $((32 << 20)) "$b control: with --tmp-size 64M the 32 MiB fit"
 	else
 		is "$st" "missing" "$b --tmp-size: reported missing ($(lim "$rep" tmp_size reason | head -c 120))"
 	fi
 done
 # The default size, when none is declared.
-rep=$SCRATCH/tmpdef.json
+rep=$REPORTS/tmpdef.json
 R native "$rep" -- /bin/true
 if [ "$(lim "$rep" tmp_size status)" = enforced ]; then
 	is "$(lim "$rep" tmp_size value)" $((1 << 30)) "native: the private /tmp is 1 GiB by default (reported under limits)"
@@ -113,7 +113,7 @@ fi
 
 # --- --cpu: the tree's total ---------------------------------------------------
 for b in $BACKENDS; do
-	rep=$SCRATCH/cpu-$b.json
+	rep=$REPORTS/cpu-$b.json
 	t0=$(date +%s%N)
 	R "$b" "$rep" --cpu 1 -- "$HELPER" cpuburn 8 6 >/dev/null
 	rc=$?
@@ -129,8 +129,8 @@ for b in $BACKENDS; do
 		schema_ok "$rep"
 		# More than the 1 s the limit allowed, on a machine shared with
 		# other work: 3 s of wall time on at least one CPU.
-		R "$b" "$SCRATCH/cpu0-$b.json" --cpu 100 -- "$HELPER" cpuburn 8 3 >/dev/null
-		used=$(runf "$SCRATCH/cpu0-$b.json" cpu_seconds)
+		R "$b" "$REPORTS/cpu0-$b.json" --cpu 100 -- "$HELPER" cpuburn 8 3 >/dev/null
+		used=$(runf "$REPORTS/cpu0-$b.json" cpu_seconds)
 		"$PY" -c "import sys; sys.exit(0 if float(sys.argv[1]) > 1.2 else 1)" "${used:-0}"
 		ok $? "$b control: under --cpu 100 the same processes use ${used:-?} s, more than the 1 s"
 	else
@@ -141,14 +141,14 @@ done
 
 # --- --pids: a fork bomb ----------------------------------------------------------
 for b in $BACKENDS; do
-	rep=$SCRATCH/pids-$b.json
+	rep=$REPORTS/pids-$b.json
 	out=$(R "$b" "$rep" --pids 50 -- "$HELPER" forkbomb 200)
 	st=$(lim "$rep" pids status)
 	n=$(printf '%s\n' "$out" | sed -n 's/^forked //p')
 	if [ "$st" = enforced ]; then
 		[ -n "$n" ] && [ "$n" -lt 50 ]
 		ok $? "$b --pids 50: a fork bomb gets ${n:-?} processes ($(lim "$rep" pids mechanism | head -c 90))"
-		out=$(R "$b" "$SCRATCH/pids0-$b.json" -- "$HELPER" forkbomb 200)
+		out=$(R "$b" "$REPORTS/pids0-$b.json" -- "$HELPER" forkbomb 200)
 		is "$out" "forked 200" "$b control: without --pids it gets 200"
 	else
 		"$MOAT" run --backend "$b" --pids 50 -- "$HELPER" write "$PROJ/pids-ran-$b" >/dev/null 2>&1
@@ -204,7 +204,6 @@ if [ "$UID_NOW" -ne 0 ]; then
 	NONS="userns=0"
 fi
 for variant in "" ",cgroupv2=0"; do
-	"$MOAT" run --mode prefer --dry-run -- /bin/true >"$SCRATCH/p.json" 2>/dev/null
 	MOAT_HOST_LIMIT="$NONS$variant" "$MOAT" run --mode prefer --write "$PROJ" --dry-run -- /bin/true >"$SCRATCH/p.json" 2>/dev/null
 	if [ "$(prop "$SCRATCH/p.json" proc.tree)" = enforced ]; then
 		chain_kill "native, no namespaces$variant" "$NONS$variant" native dead
@@ -260,7 +259,7 @@ ok $? "guard: and the command is gone"
 "$MOAT" probe --json >"$SCRATCH/probe.json" 2>/dev/null
 for l in memory pids cpu; do
 	a=$(json_get "$SCRATCH/probe.json" "[\"backends\"][\"native\"][\"limits\"][\"$l\"][\"status\"]")
-	b=$(lim "$SCRATCH/$([ $l = memory ] && echo mem || echo $l)-native.json" "$l" status)
+	b=$(lim "$REPORTS/$([ $l = memory ] && echo mem || echo $l)-native.json" "$l" status)
 	is "$a" "$b" "moat probe and moat run agree on --$l: $a"
 done
 

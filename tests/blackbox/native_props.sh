@@ -24,7 +24,7 @@ cleanup() {
 	local p
 	for p in $BG_PIDS; do kill -9 "$p" 2>/dev/null; done
 	rm -f "/tmp/moat-inside-$UNIQ"
-	rm -rf "$SCRATCH"
+	rm -rf "$SCRATCH" "$REPORTS"
 }
 trap cleanup EXIT
 
@@ -78,11 +78,11 @@ OFF=(--mode off --profile strict)
 LL_ONLY="userns=0,root=0"
 
 # The report of a plain strict run: which properties are enforced here.
-M "${S[@]}" --report "$SCRATCH/base.json" -- "$HELPER" exit 0
+M "${S[@]}" --report "$REPORTS/base.json" -- "$HELPER" exit 0
 is "$?" 0 "strict run of the helper works"
-M "${S[@]}" --net loopback --report "$SCRATCH/lo.json" -- "$HELPER" exit 0
+M "${S[@]}" --net loopback --report "$REPORTS/lo.json" -- "$HELPER" exit 0
 prop_status() { json_get "$1" "[\"properties\"][\"$2\"][\"status\"]" 2>/dev/null; }
-diag "host: uid $UID_NOW, $(json_get "$SCRATCH/base.json" '["host"]["kernel"]'), landlock ABI $(json_get "$SCRATCH/base.json" '["host"]["landlock_abi"]')"
+diag "host: uid $UID_NOW, $(json_get "$REPORTS/base.json" '["host"]["kernel"]'), landlock ABI $(json_get "$REPORTS/base.json" '["host"]["landlock_abi"]')"
 
 # --- fs.secrets -------------------------------------------------------------
 cover fs.secrets
@@ -243,7 +243,7 @@ else
 	is "$out" "OK" "net control (--net all): UDP sendto works"
 	is "$(count tcp 1)/$(count udp 1)" "1/1" "net control: the listeners saw exactly the control runs"
 
-	if [ "$(prop_status "$SCRATCH/lo.json" net.loopback)" = enforced ]; then
+	if [ "$(prop_status "$REPORTS/lo.json" net.loopback)" = enforced ]; then
 		cover net.loopback
 		out=$(M "${S[@]}" --net loopback -- "$HELPER" loopback-selftest)
 		is "$out" "OK" "net.loopback: the sandbox's own loopback works (bind, connect, accept)"
@@ -254,7 +254,7 @@ else
 		out=$(M "${S[@]}" --net loopback -- "$HELPER" unix "$SOCKD/s.sock")
 		is "$(count tcp 1)/$(count udp 1)" "1/1" "net.loopback: the host listeners received nothing from it"
 	else
-		skip_feature userns "net.loopback is not enforced here: $(json_get "$SCRATCH/lo.json" '["properties"]["net.loopback"]["reason"]')"
+		skip_feature userns "net.loopback is not enforced here: $(json_get "$REPORTS/lo.json" '["properties"]["net.loopback"]["reason"]')"
 	fi
 
 	cover ipc.abstract
@@ -274,14 +274,14 @@ else
 	# The socket's directory granted: Landlock before ABI 9 does not govern
 	# connect(2), and neither does a read-only bind, so only refusing the
 	# command unix sockets of its own keeps a socket inside a grant away.
-	out=$(M "${S[@]}" --read "$SOCKD" --report "$SCRATCH/unix.json" -- "$HELPER" unix "$SOCKD/s.sock")
+	out=$(M "${S[@]}" --read "$SOCKD" --report "$REPORTS/unix.json" -- "$HELPER" unix "$SOCKD/s.sock")
 	like "$out" "^ERR EACCES" "ipc.unix: a host socket inside a granted directory is unreachable too ($out)"
 	is "$(count unix 0)" 0 "ipc.unix: the listener saw nothing"
-	is "$(prop_status "$SCRATCH/unix.json" ipc.unix)" enforced "ipc.unix: reported enforced with its socket dir granted"
-	out=$(M "${S[@]}" --read "$SOCKD" --unix-sockets --report "$SCRATCH/unix-lifted.json" -- "$HELPER" unix "$SOCKD/s.sock")
+	is "$(prop_status "$REPORTS/unix.json" ipc.unix)" enforced "ipc.unix: reported enforced with its socket dir granted"
+	out=$(M "${S[@]}" --read "$SOCKD" --unix-sockets --report "$REPORTS/unix-lifted.json" -- "$HELPER" unix "$SOCKD/s.sock")
 	is "$out" "OK" "ipc.unix control (--unix-sockets): the granted socket is reachable"
 	is "$(count unix 1)" 1 "ipc.unix control reached the listener"
-	is "$(prop_status "$SCRATCH/unix-lifted.json" ipc.unix)" not-requested "ipc.unix: --unix-sockets gives it up (not-requested)"
+	is "$(prop_status "$REPORTS/unix-lifted.json" ipc.unix)" not-requested "ipc.unix: --unix-sockets gives it up (not-requested)"
 	n=$(count unix 1)
 	out=$(M "${OFF[@]}" -- "$HELPER" unix "$SOCKD/s.sock")
 	is "$out" "OK" "ipc.unix control (--mode off): connecting works"
@@ -396,9 +396,9 @@ fi
 # growing once the chain is dead.
 cover proc.tree
 mkdir -p "$PROJ/tree" && chmod 0777 "$PROJ/tree"
-M "${S[@]}" --mode prefer --write "$PROJ/tree" --timeout 1 --report "$SCRATCH/tree.json" -- "$HELPER" forkchain "$PROJ/tree/hb1" 500 2 >/dev/null
+M "${S[@]}" --mode prefer --write "$PROJ/tree" --timeout 1 --report "$REPORTS/tree.json" -- "$HELPER" forkchain "$PROJ/tree/hb1" 500 2 >/dev/null
 ! chain_alive "$PROJ/tree/hb1"
-ok $? "proc.tree: a fork chain dies with the command's --timeout ($(prop_status "$SCRATCH/tree.json" proc.tree))"
+ok $? "proc.tree: a fork chain dies with the command's --timeout ($(prop_status "$REPORTS/tree.json" proc.tree))"
 # (exec: $! must be moat itself, not a subshell around it.)
 (exec env HOME="$HOMED" "$MOAT" run --backend native "${S[@]}" --mode prefer --write "$PROJ/tree" -- \
 	"$HELPER" forkchain "$PROJ/tree/hb2" 500 2 >/dev/null 2>&1) &
@@ -406,9 +406,9 @@ mpid=$!
 sleep 0.5
 kill -9 "$mpid"
 wait "$mpid" 2>/dev/null
-if [ "$(prop_status "$SCRATCH/tree.json" proc.tree)" = enforced ]; then
+if [ "$(prop_status "$REPORTS/tree.json" proc.tree)" = enforced ]; then
 	! chain_alive "$PROJ/tree/hb2"
-	ok $? "proc.tree: a fork chain dies when moat is SIGKILLed ($(json_get "$SCRATCH/tree.json" '["properties"]["proc.tree"]["mechanism"]'))"
+	ok $? "proc.tree: a fork chain dies when moat is SIGKILLed ($(json_get "$REPORTS/tree.json" '["properties"]["proc.tree"]["mechanism"]'))"
 else
 	chain_alive "$PROJ/tree/hb2"
 	ok $? "proc.tree is missing here, and truly: the chain outlives a SIGKILLed moat"
@@ -433,19 +433,19 @@ rm -f "$PROJ/tree/hb3"
 # attacked in full in limits_tree.sh, on every backend; here, what decides
 # the native verdict on this host.)
 cover res.limits
-M "${S[@]}" --mode prefer --pids 20 --report "$SCRATCH/pids.json" -- "$HELPER" exit 0 >/dev/null
-pids_status=$(prop_status "$SCRATCH/pids.json" res.limits)
+M "${S[@]}" --mode prefer --pids 20 --report "$REPORTS/pids.json" -- "$HELPER" exit 0 >/dev/null
+pids_status=$(prop_status "$REPORTS/pids.json" res.limits)
 if [ "$pids_status" = enforced ]; then
 	out=$(M "${S[@]}" --pids 20 -- "$HELPER" forkbomb 200)
 	n=$(echo "$out" | sed -n 's/^forked //p')
 	[ -n "$n" ] && [ "$n" -lt 25 ]
-	ok $? "res.limits: --pids 20 (enforced as uid $UID_NOW: $(json_get "$SCRATCH/pids.json" '["limits"]["pids"]["mechanism"]')) bounds a fork bomb ($out)"
+	ok $? "res.limits: --pids 20 (enforced as uid $UID_NOW: $(json_get "$REPORTS/pids.json" '["limits"]["pids"]["mechanism"]')) bounds a fork bomb ($out)"
 	out=$(M "${S[@]}" -- "$HELPER" forkbomb 200)
 	is "$out" "forked 200" "res.limits control: without --pids the same fork bomb is not bounded"
 else
 	# As root without a pids cgroup RLIMIT_NPROC binds nothing: the claim
 	# must not be made, and require mode must refuse.
-	is "$pids_status" missing "res.limits: --pids is reported missing here ($(json_get "$SCRATCH/pids.json" '["limits"]["pids"]["reason"]'))"
+	is "$pids_status" missing "res.limits: --pids is reported missing here ($(json_get "$REPORTS/pids.json" '["limits"]["pids"]["reason"]'))"
 	M "${S[@]}" --pids 20 -- "$HELPER" write "$PROJ/pids-ran" >/dev/null
 	is "$?:$([ -e "$PROJ/pids-ran" ] && echo ran)" "125:" "res.limits: --pids missing in require mode refuses, nothing run"
 fi
@@ -484,7 +484,7 @@ like "$out" "(^| )7( |$)" "fd.clean control: fd 7 is inherited without the sandb
 # no mount, pid or network namespace.  What is reported missing must be
 # exactly what a mount/pid namespace gives, and what is still reported
 # enforced must still hold.
-ML "$LL_ONLY" "${S[@]}" --report "$SCRATCH/ll.json" --write "$PROJ" -- "$HELPER" write "$PROJ/ran-require"
+ML "$LL_ONLY" "${S[@]}" --report "$REPORTS/ll.json" --write "$PROJ" -- "$HELPER" write "$PROJ/ran-require"
 rc=$?
 is "$rc" 125 "degradation: $LL_ONLY in require mode exits 125"
 [ ! -e "$PROJ/ran-require" ]
@@ -492,28 +492,28 @@ ok $? "degradation: nothing was run"
 err=$(cat "$SCRATCH/last.err")
 like "$err" "proc.pid" "degradation: stderr names proc.pid"
 like "$err" "fs.write.*protected entries" "degradation: stderr names fs.write and the protected entries left writable"
-is "$(json_get "$SCRATCH/ll.json" '["status"]')" unavailable "degradation: report status unavailable"
+is "$(json_get "$REPORTS/ll.json" '["status"]')" unavailable "degradation: report status unavailable"
 # ipc.unix: the host's SysV IPC is reachable without an IPC namespace
 # (the conformance suite's shm-ipc probe), whatever seccomp refuses.
 for p in proc.pid fs.write ipc.unix; do
-	is "$(prop_status "$SCRATCH/ll.json" "$p")" missing "degradation: $p reported missing"
+	is "$(prop_status "$REPORTS/ll.json" "$p")" missing "degradation: $p reported missing"
 done
-like "$(json_get "$SCRATCH/ll.json" '["properties"]["ipc.unix"]["reason"]')" "SysV" \
+like "$(json_get "$REPORTS/ll.json" '["properties"]["ipc.unix"]["reason"]')" "SysV" \
 	"degradation: ipc.unix missing because the host's SysV IPC is reachable"
-ML "$LL_ONLY" "${S[@]}" --net loopback --report "$SCRATCH/ll-lo.json" -- "$HELPER" exit 0
-is "$?:$(prop_status "$SCRATCH/ll-lo.json" net.loopback)" "125:missing" "degradation: --net loopback without namespaces: missing, refused"
-out=$(ML "$LL_ONLY" "${S[@]}" --mode prefer --report "$SCRATCH/llp.json" --write "$PROJ" -- "$HELPER" write "$PROJ/ran-prefer")
+ML "$LL_ONLY" "${S[@]}" --net loopback --report "$REPORTS/ll-lo.json" -- "$HELPER" exit 0
+is "$?:$(prop_status "$REPORTS/ll-lo.json" net.loopback)" "125:missing" "degradation: --net loopback without namespaces: missing, refused"
+out=$(ML "$LL_ONLY" "${S[@]}" --mode prefer --report "$REPORTS/llp.json" --write "$PROJ" -- "$HELPER" write "$PROJ/ran-prefer")
 is "$out" OK "degradation: --mode prefer runs the command"
-is "$(json_get "$SCRATCH/llp.json" '["status"]')" degraded "degradation: report status degraded"
+is "$(json_get "$REPORTS/llp.json" '["status"]')" degraded "degradation: report status degraded"
 like "$(cat "$SCRATCH/last.err")" "proc.pid" "degradation: prefer names the missing properties on stderr"
 
 LLP=(--mode prefer "${S[@]}")
 for p in fs.read fs.secrets fs.tmp proc.ptrace; do
-	is "$(prop_status "$SCRATCH/llp.json" "$p")" enforced "fallback: $p still reported enforced"
+	is "$(prop_status "$REPORTS/llp.json" "$p")" enforced "fallback: $p still reported enforced"
 done
 # Landlock does not govern chmod/chown/utimes/xattrs: without the read-only
 # mount view, fs.write is not claimed.
-is "$(prop_status "$SCRATCH/llp.json" fs.write)" missing "fallback: fs.write reported missing (metadata not governed)"
+is "$(prop_status "$REPORTS/llp.json" fs.write)" missing "fallback: fs.write reported missing (metadata not governed)"
 for i in 0 1 2; do
 	out=$(ML "$LL_ONLY" "${LLP[@]}" --read "$HOMED" -- "$HELPER" read "${CANARIES[$i]}")
 	unlike "$out" "${MARKS[$i]}" "fallback fs.secrets (landlock expansion): ${CANARIES[$i]#"$HOMED"/} not read ($out)"
@@ -565,15 +565,15 @@ fi
 # As root, userns=0 alone leaves the namespaces (root needs no user
 # namespace to make them).
 if [ "$UID_NOW" -eq 0 ]; then
-	ML userns=0 "${S[@]}" --report "$SCRATCH/root-nouserns.json" -- "$HELPER" exit 0
-	is "$?:$(prop_status "$SCRATCH/root-nouserns.json" proc.pid)" "0:enforced" "degradation: as root userns=0 still gives proc.pid"
+	ML userns=0 "${S[@]}" --report "$REPORTS/root-nouserns.json" -- "$HELPER" exit 0
+	is "$?:$(prop_status "$REPORTS/root-nouserns.json" proc.pid)" "0:enforced" "degradation: as root userns=0 still gives proc.pid"
 fi
 
 # --- degradation: Landlock ABI capped ----------------------------------------
 # Without Landlock the mount view alone holds the file system (as under
 # bubblewrap): fs.read, fs.write and fs.secrets stay enforced, each tried.
-ML landlock=0 "${S[@]}" --report "$SCRATCH/ll0.json" -- "$HELPER" exit 0
-st="$(prop_status "$SCRATCH/ll0.json" fs.read)/$(prop_status "$SCRATCH/ll0.json" fs.write)/$(prop_status "$SCRATCH/ll0.json" fs.secrets)"
+ML landlock=0 "${S[@]}" --report "$REPORTS/ll0.json" -- "$HELPER" exit 0
+st="$(prop_status "$REPORTS/ll0.json" fs.read)/$(prop_status "$REPORTS/ll0.json" fs.write)/$(prop_status "$REPORTS/ll0.json" fs.secrets)"
 is "$?:$st" "0:enforced/enforced/enforced" "landlock=0 with namespaces: the view enforces fs.read, fs.write, fs.secrets"
 out=$(ML landlock=0 "${S[@]}" --read "$PROJ" -- "$HELPER" read "$OUTSIDE/canary.txt")
 like "$out" "^ERR " "landlock=0: the outside canary is not in the view ($out)"
@@ -581,17 +581,17 @@ out=$(ML landlock=0 "${S[@]}" --read "$HOMED" -- "$HELPER" read "$HOMED/.ssh/id_
 unlike "$out" "$SSH_MARK" "landlock=0: the ssh key under a granted HOME is not read ($out)"
 out=$(ML landlock=0 "${S[@]}" --read "$RO" -- "$HELPER" write "$RO/file.txt")
 is "$(cat "$RO/file.txt")" "$RO_MARK" "landlock=0: a read grant stays unchanged ($out)"
-ML "landlock=0,$LL_ONLY" "${S[@]}" --report "$SCRATCH/ll0n.json" -- "$HELPER" write "$PROJ/ran-ll0"
+ML "landlock=0,$LL_ONLY" "${S[@]}" --report "$REPORTS/ll0n.json" -- "$HELPER" write "$PROJ/ran-ll0"
 rc=$?
-is "$rc:$(prop_status "$SCRATCH/ll0n.json" fs.read)" "125:missing" "degradation: no Landlock, no namespaces: fs.read missing, refused"
+is "$rc:$(prop_status "$REPORTS/ll0n.json" fs.read)" "125:missing" "degradation: no Landlock, no namespaces: fs.read missing, refused"
 [ ! -e "$PROJ/ran-ll0" ]
 ok $? "degradation: landlock=0 without namespaces: nothing run"
 like "$(cat "$SCRATCH/last.err")" "fs\.read" "degradation: landlock=0 without namespaces: stderr names fs.read"
-ML landlock=2,$LL_ONLY "${S[@]}" --mode prefer --report "$SCRATCH/ll2.json" -- "$HELPER" exit 0
-is "$(prop_status "$SCRATCH/ll2.json" fs.write)" missing "degradation: landlock=2: fs.write missing (no truncate right)"
+ML landlock=2,$LL_ONLY "${S[@]}" --mode prefer --report "$REPORTS/ll2.json" -- "$HELPER" exit 0
+is "$(prop_status "$REPORTS/ll2.json" fs.write)" missing "degradation: landlock=2: fs.write missing (no truncate right)"
 for abi in 3 5; do
-	ML "landlock=$abi,$LL_ONLY" "${LLP[@]}" --report "$SCRATCH/ll$abi.json" -- "$HELPER" exit 0
-	st="$(prop_status "$SCRATCH/ll$abi.json" fs.read)/$(prop_status "$SCRATCH/ll$abi.json" fs.write)/$(prop_status "$SCRATCH/ll$abi.json" fs.secrets)"
+	ML "landlock=$abi,$LL_ONLY" "${LLP[@]}" --report "$REPORTS/ll$abi.json" -- "$HELPER" exit 0
+	st="$(prop_status "$REPORTS/ll$abi.json" fs.read)/$(prop_status "$REPORTS/ll$abi.json" fs.write)/$(prop_status "$REPORTS/ll$abi.json" fs.secrets)"
 	is "$st" "enforced/missing/enforced" "landlock=$abi without namespaces: fs.read, fs.secrets enforced, fs.write missing"
 	out=$(ML "landlock=$abi,$LL_ONLY" "${LLP[@]}" --read "$PROJ" -- "$HELPER" read "$OUTSIDE/canary.txt")
 	like "$out" "^ERR " "landlock=$abi: the outside canary is unreadable ($out)"
@@ -602,16 +602,16 @@ for abi in 3 5; do
 	ok $? "landlock=$abi: writing outside fails ($out)"
 	out=$(ML "landlock=$abi,$LL_ONLY" "${LLP[@]}" --read "$RO" -- "$HELPER" truncate "$RO/file.txt")
 	is "$(cat "$RO/file.txt")" "$RO_MARK" "landlock=$abi: truncate of a read-only file refused ($(printf '%s' "$out" | tr '\n' ' '))"
-	ipc=$(prop_status "$SCRATCH/ll$abi.json" ipc.abstract)
+	ipc=$(prop_status "$REPORTS/ll$abi.json" ipc.abstract)
 	if [ "$abi" -lt 6 ]; then
 		is "$ipc" enforced "landlock=$abi without namespaces: ipc.abstract still enforced (seccomp: no AF_UNIX)"
-		ML "landlock=$abi,$LL_ONLY,seccomp=0" "${LLP[@]}" --mode prefer --report "$SCRATCH/ll$abi-sc0.json" -- "$HELPER" exit 0
-		is "$(prop_status "$SCRATCH/ll$abi-sc0.json" ipc.abstract)" missing \
+		ML "landlock=$abi,$LL_ONLY,seccomp=0" "${LLP[@]}" --mode prefer --report "$REPORTS/ll$abi-sc0.json" -- "$HELPER" exit 0
+		is "$(prop_status "$REPORTS/ll$abi-sc0.json" ipc.abstract)" missing \
 			"landlock=$abi without namespaces and seccomp: ipc.abstract missing (scope needs ABI 6)"
 	fi
 done
-ML seccomp=0 "${S[@]}" --report "$SCRATCH/sc0.json" -- "$HELPER" write "$PROJ/ran-sc0"
-is "$?:$(prop_status "$SCRATCH/sc0.json" sys.filter)" "125:missing" "degradation: seccomp=0: sys.filter missing, refused"
+ML seccomp=0 "${S[@]}" --report "$REPORTS/sc0.json" -- "$HELPER" write "$PROJ/ran-sc0"
+is "$?:$(prop_status "$REPORTS/sc0.json" sys.filter)" "125:missing" "degradation: seccomp=0: sys.filter missing, refused"
 [ ! -e "$PROJ/ran-sc0" ]
 ok $? "degradation: seccomp=0: nothing run"
 
@@ -639,7 +639,7 @@ out=$(RP -- "$PY" "$PROJ/s.py" arg)
 is "$out" "script arg" "real programs (mcp): python3 script from a project dir (its dir granted)"
 
 # --- coverage: every enforced property was attacked ---------------------------
-for f in "$SCRATCH/base.json" "$SCRATCH/lo.json"; do
+for f in "$REPORTS/base.json" "$REPORTS/lo.json"; do
 	for p in $("$PY" -c 'import json,sys; d=json.load(open(sys.argv[1])); print(" ".join(k for k,v in d["properties"].items() if v["status"]=="enforced"))' "$f"); do
 		[ -n "${COVERED[$p]:-}" ]
 		ok $? "coverage: enforced property $p ($(basename "$f" .json) report) has an attempt above"

@@ -92,9 +92,9 @@ done
 is "$rc" 125 "every loader/interpreter hook is refused with --env-pass"
 out=$(run --env NODE_OPTIONS=--no-warnings -- /usr/bin/env | grep '^NODE_OPTIONS=')
 is "$out" "NODE_OPTIONS=--no-warnings" "an explicit --env NAME=VALUE of a hook is allowed"
-run --report "$SCRATCH/env.json" --env TOKEN=s3cr3t-value -- true
-unlike "$(cat "$SCRATCH/env.json")" "s3cr3t-value" "the report never holds environment values"
-like "$(json_get "$SCRATCH/env.json" '["environment"]["names"]')" '"TOKEN"' "  but lists the names"
+run --report "$REPORTS/env.json" --env TOKEN=s3cr3t-value -- true
+unlike "$(cat "$REPORTS/env.json")" "s3cr3t-value" "the report never holds environment values"
+like "$(json_get "$REPORTS/env.json" '["environment"]["names"]')" '"TOKEN"' "  but lists the names"
 
 # --- fds: only 0, 1, 2 and --keep-fd
 exec 7<"$SCRATCH/proj" 8>"$SCRATCH/canary.fd"
@@ -155,15 +155,15 @@ out=$(run --cwd "$SCRATCH" -- /bin/pwd)
 is "$out" "$SCRATCH" "--cwd sets the command's directory"
 
 # --- the report, to a file and to a descriptor
-run --report "$SCRATCH/r.json" -- "$HELPER" exit 7
-is "$(json_get "$SCRATCH/r.json" '["run"]["exit_code"]')" 7 "the report holds the exit status"
+run --report "$REPORTS/r.json" -- "$HELPER" exit 7
+is "$(json_get "$REPORTS/r.json" '["run"]["exit_code"]')" 7 "the report holds the exit status"
 for p in env.curated fd.clean tty.inject res.limits; do
-	is "$(json_get "$SCRATCH/r.json" "[\"properties\"][\"$p\"][\"status\"]")" enforced "the report says $p enforced"
+	is "$(json_get "$REPORTS/r.json" "[\"properties\"][\"$p\"][\"status\"]")" enforced "the report says $p enforced"
 done
-like "$(json_get "$SCRATCH/r.json" '["run"]["exec_ms"]')" '^[0-9.]+$' "the report holds the time to exec"
-like "$(json_get "$SCRATCH/r.json" '["policy_digest"]')" '^sha256:[0-9a-f]{64}$' "the report holds a policy digest"
-run --report "$SCRATCH/s.json" -- "$HELPER" killself 15
-is "$(json_get "$SCRATCH/s.json" '["run"]["signal"]')" 15 "the report holds the signal"
+like "$(json_get "$REPORTS/r.json" '["run"]["exec_ms"]')" '^[0-9.]+$' "the report holds the time to exec"
+like "$(json_get "$REPORTS/r.json" '["policy_digest"]')" '^sha256:[0-9a-f]{64}$' "the report holds a policy digest"
+run --report "$REPORTS/s.json" -- "$HELPER" killself 15
+is "$(json_get "$REPORTS/s.json" '["run"]["signal"]')" 15 "the report holds the signal"
 out=$(run --report-fd 3 -- "$HELPER" fds 3>"$SCRATCH/fd.json")
 is "$out" "0 1 2" "the --report-fd descriptor does not leak into the command"
 is "$(json_get "$SCRATCH/fd.json" '["status"]')" "enforced" "--report-fd 3 receives the report"

@@ -90,16 +90,30 @@ chain_alive() {
 	[ "$a" != "$b" ]
 }
 
-# A scratch directory every user can write, removed at exit.
+# A scratch directory every user can write, and $REPORTS, a directory for
+# the report files moat writes: only this user's and outside $SCRATCH,
+# since moat refuses a report in a directory others can write or inside a
+# write grant (docs/report.md).  Both removed at exit (a suite with a trap
+# of its own removes them there).
 scratch() {
 	SCRATCH=$(mktemp -d /tmp/moat-test.XXXXXX)
 	chmod 0777 "$SCRATCH"
-	trap 'rm -rf "$SCRATCH"' EXIT
+	REPORTS=$(mktemp -d /tmp/moat-reports.XXXXXX)
+	trap 'rm -rf "$SCRATCH" "$REPORTS"' EXIT
 }
 
 # Report field via python3 (Debian's, standard library only).
 json_get() { # json_get FILE EXPR   e.g. json_get r.json '["status"]'
 	/usr/bin/python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); v=eval("d"+sys.argv[2]); print(json.dumps(v) if isinstance(v,(dict,list)) else v)' "$1" "$2"
+}
+
+# valid_report FILE DESC: FILE is a moat report that fits the checked-in
+# schema (docs/report.schema.json, by tests/lib/validate_schema.py).
+valid_report() {
+	local errs
+	errs=$(/usr/bin/python3 "$ROOT/tests/lib/validate_schema.py" "$ROOT/docs/report.schema.json" "$1" 2>&1)
+	ok $? "$2 ($(basename "$1") is valid against docs/report.schema.json)"
+	[ -z "$errs" ] || printf '%s\n' "$errs" | head -5 | sed 's/^/#   /'
 }
 
 # golden_check GOT WANT LABEL: GOT must equal the golden file WANT (diff on

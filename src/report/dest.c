@@ -1,0 +1,499 @@
+#include "report/dest.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <pwd.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/random.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "report/report.h"
+#include "util/cleanup.h"
+#include "util/mem.h"
+
+#define FD_HINT                                                                                                        \
+	"give it a pipe only the caller reads (the Python binding does), or a file the caller owns: "                  \
+	"--report-fd 3 3>report.json"
+
+void report_dest_init(struct report_dest *d)
+{
+	memset(d, 0, sizeof(*d));
+	d->fd = -1;
+	d->dirfd = -1;
+}
+
+void report_dest_free(struct report_dest *d)
+{
+	moat_closep(&d->dirfd);
+	free(d->path);
+	free(d->dir);
+	free(d->name);
+	report_dest_init(d);
+}
+
+bool report_dest_wanted(const struct report_dest *d)
+{
+	return d->fd >= 0 || d->dirfd >= 0;
+}
+
+/* "uid 65534 (nobody)", or "uid N" when the name is unknown. */
+static void owner_text(uid_t uid, char *buf, size_t len)
+{
+	struct passwd pw, *found = NULL;
+	char pwbuf[2048];
+
+	if (getpwuid_r(uid, &pw, pwbuf, sizeof(pwbuf), &found) == 0 && found)
+		snprintf(buf, len, "uid %u (%s)", (unsigned)uid, found->pw_name);
+	else
+		snprintf(buf, len, "uid %u", (unsigned)uid);
+}
+
+static const char *kind_name(const struct stat *st)
+{
+	switch (st->st_mode & S_IFMT) {
+	case S_IFIFO:
+		return "pipe";
+	case S_IFSOCK:
+		return "socket";
+	case S_IFREG:
+		return "file";
+	case S_IFCHR:
+		return "character device";
+	case S_IFBLK:
+		return "block device";
+	case S_IFDIR:
+		return "directory";
+	case S_IFLNK:
+		return "symlink";
+	}
+	return "object";
+}
+
+/* --- --report-fd ------------------------------------------------------- */
+
+/* A pipe or a socket reaches only whoever holds the other end; a regular
+ * file is accepted when moat's user owns it.  Anything else -- a terminal,
+ * /dev/null, a directory, another user's file -- is a mistake or someone
+ * else's object that root's moat would write into. */
+static int check_fd_kind(int fd, const struct stat *st, struct moat_error *err)
+{
+	char owner[320];
+
+	if (S_ISFIFO(st->st_mode) || S_ISSOCK(st->st_mode) || (S_ISREG(st->st_mode) && st->st_uid == geteuid()))
+		return 0;
+	if (S_ISREG(st->st_mode)) {
+		owner_text(st->st_uid, owner, sizeof(owner));
+		moat_error_set(err, MOAT_E_USAGE, 0, "--report-fd %d: a file owned by %s, not by moat's user (uid %u)",
+			       fd, owner, (unsigned)geteuid());
+	} else {
+		moat_error_set(err, MOAT_E_USAGE, 0,
+			       "--report-fd %d: is a %s; the report goes only to a pipe, a socket or a file moat's "
+			       "user owns",
+			       fd, S_ISCHR(st->st_mode) && isatty(fd) ? "terminal" : kind_name(st));
+	}
+	return moat_error_hint(err, FD_HINT);
+}
+
+static int check_fd_writable(int fd, struct moat_error *err)
+{
+	int fl = fcntl(fd, F_GETFL);
+
+	if (fl < 0)
+		return moat_error_set(err, MOAT_E_USAGE, errno, "--report-fd %d", fd);
+	if ((fl & O_PATH) || (fl & O_ACCMODE) == O_RDONLY) {
+		moat_error_set(err, MOAT_E_USAGE, 0, "--report-fd %d: is not open for writing", fd);
+		return moat_error_hint(err, "open it for writing: --report-fd %d %d>FILE, not %d<FILE", fd, fd, fd);
+	}
+	return 0;
+}
+
+/* The command gets stdio and every --keep-fd.  One of those that is the
+ * report's own pipe or file (`3>&1`, `--keep-fd 4 4>&3`) would let the
+ * command write into the report, or read it. */
+static int check_fd_not_inherited(int fd, const struct stat *st, const struct moat_policy *p, struct moat_error *err)
+{
+	size_t i;
+
+	for (i = 0; i < 3 + p->n_keep_fds; i++) {
+		int other = i < 3 ? (int)i : p->keep_fds[i - 3];
+		struct stat o;
+
+		if (other == fd) {
+			moat_error_set(err, MOAT_E_USAGE, 0,
+				       "--report-fd %d is also --keep-fd %d: the command would "
+				       "inherit the report's descriptor",
+				       fd, fd);
+			return moat_error_hint(err, "give the report a descriptor of its own");
+		}
+		if (fstat(other, &o) < 0 || o.st_dev != st->st_dev || o.st_ino != st->st_ino)
+			continue;
+		moat_error_set(err, MOAT_E_USAGE, 0,
+			       "--report-fd %d: descriptor %d, which the command inherits, is the same %s: the "
+			       "command could write into the report",
+			       fd, other, kind_name(st));
+		return moat_error_hint(err, "give the report a pipe or file of its own");
+	}
+	return 0;
+}
+
+int report_dest_use_fd(struct report_dest *d, int fd, const struct moat_policy *p, struct moat_error *err)
+{
+	struct stat st;
+	int fl;
+
+	if (fstat(fd, &st) < 0)
+		return moat_error_set(err, MOAT_E_USAGE, errno, "--report-fd %d", fd);
+	if (check_fd_kind(fd, &st, err) < 0 || check_fd_writable(fd, err) < 0 ||
+	    check_fd_not_inherited(fd, &st, p, err) < 0)
+		return -1;
+	/* moat's own descriptor: the command must not inherit it, even with
+	 * --mode off, where nothing closes the others. */
+	fl = fcntl(fd, F_GETFD);
+	if (fl < 0 || fcntl(fd, F_SETFD, fl | FD_CLOEXEC) < 0)
+		return moat_error_set(err, MOAT_E_SYSTEM, errno, "--report-fd %d: marking it close-on-exec", fd);
+	d->fd = fd;
+	return 0;
+}
+
+/* --- --report FILE: the checks before the run --------------------------- */
+
+static int split_path(struct report_dest *d, const char *path, struct moat_error *err)
+{
+	const char *slash = strrchr(path, '/'), *name = slash ? slash + 1 : path;
+
+	if (!*name || strcmp(name, ".") == 0 || strcmp(name, "..") == 0) {
+		moat_error_set(err, MOAT_E_USAGE, 0, "--report %s: names a directory, not a file", path);
+		return moat_error_hint(err, "name the file: --report %s%smoat-report.json", path, *name ? "/" : "");
+	}
+	d->path = moat_xstrdup(path);
+	d->name = moat_xstrdup(name);
+	if (!slash)
+		d->dir = moat_xstrdup(".");
+	else if (slash == path)
+		d->dir = moat_xstrdup("/");
+	else
+		d->dir = moat_xstrndup(path, (size_t)(slash - path));
+	return 0;
+}
+
+static int symlink_error(const struct report_dest *d, size_t prefix_len, struct moat_error *err)
+{
+	cleanup_free char *real = realpath(d->dir, NULL); /* for the hint only */
+
+	moat_error_set(err, MOAT_E_USAGE, 0,
+		       "--report %s: %.*s is a symlink; the report is written only into a directory reached "
+		       "without one",
+		       d->path, (int)prefix_len, d->dir);
+	if (real)
+		return moat_error_hint(err, "name the directory it leads to: --report %s%s%s", real,
+				       strcmp(real, "/") ? "/" : "", d->name);
+	return moat_error_hint(err, "name the real directory, without a symlink on the way");
+}
+
+/* The directory, one component at a time, never following a symlink: a
+ * link in the directory part (planted in a shared /tmp, or left by an
+ * earlier command in its write grant) could lead anywhere, and root's moat
+ * would replace whatever file has the report's name there.  The same rule
+ * as for a write grant (docs/filesystem.md). */
+static int open_dir(struct report_dest *d, struct moat_error *err)
+{
+	cleanup_close int cur = open(d->dir[0] == '/' ? "/" : ".", O_PATH | O_DIRECTORY | O_CLOEXEC);
+	cleanup_free char *walk = moat_xstrdup(d->dir);
+	char *comp, *save = NULL;
+
+	if (cur < 0)
+		return moat_error_set(err, MOAT_E_USAGE, errno, "--report %s: %s", d->path,
+				      d->dir[0] == '/' ? "/" : "the current directory");
+	for (comp = strtok_r(walk, "/", &save); comp; comp = strtok_r(NULL, "/", &save)) {
+		size_t prefix_len = (size_t)(comp - walk) + strlen(comp);
+		struct stat st;
+		int next;
+
+		if (strcmp(comp, ".") == 0)
+			continue;
+		next = openat(cur, comp, O_PATH | O_NOFOLLOW | O_CLOEXEC);
+		if (next < 0)
+			return moat_error_set(err, MOAT_E_USAGE, errno, "--report %s: %.*s", d->path, (int)prefix_len,
+					      d->dir);
+		close(cur);
+		cur = next;
+		if (fstat(cur, &st) < 0)
+			return moat_error_set(err, MOAT_E_SYSTEM, errno, "--report %s: %.*s", d->path, (int)prefix_len,
+					      d->dir);
+		if (S_ISLNK(st.st_mode))
+			return symlink_error(d, prefix_len, err);
+		if (!S_ISDIR(st.st_mode))
+			return moat_error_set(err, MOAT_E_USAGE, ENOTDIR, "--report %s: %.*s", d->path, (int)prefix_len,
+					      d->dir);
+	}
+	d->dirfd = steal_fd(&cur);
+	return 0;
+}
+
+static const struct fs_obj *write_grant_at(const struct fs_plan *fp, const struct stat *st)
+{
+	size_t i;
+
+	for (i = 0; fp && i < fp->n; i++) {
+		const struct fs_obj *o = &fp->obj[i];
+		if (o->role == FS_WRITE && o->present && !o->dropped && o->dev == st->st_dev && o->ino == st->st_ino)
+			return o;
+	}
+	return NULL;
+}
+
+/* One directory on the way from the report up to the root (`name` says
+ * which, for the message).  Inside a write grant the command can create,
+ * rename and remove entries; a directory anyone else can write (unless the
+ * sticky bit keeps each user to their own entries) lets them replace the
+ * report, or the directory holding it, after moat wrote it. */
+static int check_dir(const struct report_dest *d, const char *name, const struct stat *st, const struct fs_plan *fp,
+		     struct moat_error *err)
+{
+	const struct fs_obj *g = write_grant_at(fp, st);
+
+	if (g) {
+		moat_error_set(err, MOAT_E_USAGE, 0,
+			       "--report %s: the directory %s lies in the write grant %s: the command could replace "
+			       "the report",
+			       d->path, name, g->path);
+		return moat_error_hint(err, "write the report outside every write grant, or use --report-fd N");
+	}
+	if (!(st->st_mode & (S_IWGRP | S_IWOTH)) || (st->st_mode & S_ISVTX))
+		return 0;
+	moat_error_set(err, MOAT_E_USAGE, 0,
+		       "--report %s: the directory %s is writable by %s and not sticky: they could replace the "
+		       "report",
+		       d->path, name, (st->st_mode & S_IWOTH) ? "every user" : "its group");
+	return moat_error_hint(err,
+			       "write the report into a directory only you can write (chmod go-w %s), or a "
+			       "sticky one such as /tmp; or use --report-fd N",
+			       name);
+}
+
+/* "/a/b" -> "/a", "/a" -> "/": the name of the directory ".." reached. */
+static void parent_name(char *name)
+{
+	char *slash = strrchr(name, '/');
+
+	if (slash == name)
+		name[1] = '\0';
+	else if (slash)
+		*slash = '\0';
+}
+
+/* The report's directory and every directory above it, by ".." up to the
+ * root: compared with the write grants as objects (device and inode),
+ * never as names, so a bind mount, a second name or a renamed parent
+ * cannot hide a grant.  `fp` NULL: the modes only (after the run). */
+static int check_ancestry(const struct report_dest *d, const struct fs_plan *fp, struct moat_error *err)
+{
+	cleanup_close int cur = fcntl(d->dirfd, F_DUPFD_CLOEXEC, 3);
+	cleanup_free char *real = realpath(d->dir, NULL); /* for messages only */
+	cleanup_free char *name = moat_xstrdup(real ? real : d->dir);
+	struct stat st, up_st;
+	int depth;
+
+	if (cur < 0 || fstat(cur, &st) < 0)
+		return moat_error_set(err, MOAT_E_SYSTEM, errno, "--report %s: %s", d->path, d->dir);
+	for (depth = 0; depth < PATH_MAX / 2; depth++) {
+		int up;
+
+		if (check_dir(d, name, &st, fp, err) < 0)
+			return -1;
+		up = openat(cur, "..", O_PATH | O_DIRECTORY | O_CLOEXEC);
+		if (up < 0)
+			return moat_error_set(err, MOAT_E_SYSTEM, errno, "--report %s: above %s", d->path, name);
+		close(cur);
+		cur = up;
+		if (fstat(cur, &up_st) < 0)
+			return moat_error_set(err, MOAT_E_SYSTEM, errno, "--report %s: above %s", d->path, name);
+		if (up_st.st_dev == st.st_dev && up_st.st_ino == st.st_ino)
+			return 0; /* the root: its ".." is itself */
+		st = up_st;
+		parent_name(name);
+	}
+	return moat_error_set(err, MOAT_E_SYSTEM, ELOOP, "--report %s: walking up from %s", d->path, d->dir);
+}
+
+/* Only a sandbox that keeps the command's writes to its grants keeps it
+ * away from the report's directory; unsandboxed, it could swap the
+ * directory for its own while moat holds the old one.  Writes into *why
+ * why not; false: confined, or nothing runs. */
+static bool unconfined(const struct moat_plan *plan, char *why, size_t len)
+{
+	if (plan->status == MOAT_STATUS_UNAVAILABLE)
+		return false;
+	if (plan->status == MOAT_STATUS_OFF) {
+		snprintf(why, len, "the sandbox is off (%.80s)", plan->backend_reason);
+		return true;
+	}
+	if (plan->props[MOAT_P_FS_WRITE].enforced)
+		return false;
+	/* Landlock without a mount namespace misses fs.write for metadata
+	 * and protected entries, but nothing outside the write grants can be
+	 * created, renamed or removed: enough for the report. */
+	if (!plan->external && plan->native.landlock.abi > 0)
+		return false;
+	snprintf(why, len, "fs.write is not enforced (backend %.40s)", plan->backend);
+	return true;
+}
+
+static int check_confined(const struct report_dest *d, const struct moat_plan *plan, struct moat_error *err)
+{
+	char why[128];
+
+	if (!unconfined(plan, why, sizeof(why)))
+		return 0;
+	moat_error_set(err, MOAT_E_USAGE, 0,
+		       "--report %s: %s: the command could write anywhere moat's user can, the report too", d->path,
+		       why);
+	return moat_error_hint(err, "use --report-fd N: a pipe only the caller holds");
+}
+
+/* What is at the name now.  A directory cannot be replaced.  In a sticky
+ * directory another user's entry is theirs: the kernel refuses an
+ * unprivileged rename over it, and root's moat leaves it alone as well
+ * (root passes the sticky bit), so that a link someone planted in a
+ * shared /tmp is neither followed nor replaced. */
+static int check_existing(const struct report_dest *d, struct moat_error *err)
+{
+	struct stat dst, st;
+	char owner[320];
+
+	if (fstat(d->dirfd, &dst) < 0)
+		return moat_error_set(err, MOAT_E_SYSTEM, errno, "--report %s: %s", d->path, d->dir);
+	if (fstatat(d->dirfd, d->name, &st, AT_SYMLINK_NOFOLLOW) < 0)
+		return errno == ENOENT ? 0 : moat_error_set(err, MOAT_E_USAGE, errno, "--report %s", d->path);
+	if (S_ISDIR(st.st_mode)) {
+		moat_error_set(err, MOAT_E_USAGE, 0, "--report %s: is a directory", d->path);
+		return moat_error_hint(err, "name a file in it: --report %s/moat-report.json", d->path);
+	}
+	if ((dst.st_mode & S_ISVTX) && st.st_uid != geteuid()) {
+		owner_text(st.st_uid, owner, sizeof(owner));
+		moat_error_set(err, MOAT_E_USAGE, 0,
+			       "--report %s: a %s there belongs to %s, in a sticky directory: moat does not replace "
+			       "another user's entry",
+			       d->path, kind_name(&st), owner);
+		return moat_error_hint(err, "remove it, or choose another name");
+	}
+	return 0;
+}
+
+static int check_can_create(const struct report_dest *d, struct moat_error *err)
+{
+	if (faccessat(d->dirfd, ".", W_OK | X_OK, AT_EACCESS) < 0)
+		return moat_error_set(err, MOAT_E_USAGE, errno, "--report %s: cannot create files in %s", d->path,
+				      d->dir);
+	return 0;
+}
+
+static int open_checked(struct report_dest *d, const char *path, const struct moat_plan *plan, struct moat_error *err)
+{
+	if (split_path(d, path, err) < 0 || open_dir(d, err) < 0)
+		return -1;
+	if (check_ancestry(d, &plan->fs, err) < 0 || check_confined(d, plan, err) < 0 || check_existing(d, err) < 0 ||
+	    check_can_create(d, err) < 0)
+		return -1;
+	return 0;
+}
+
+int report_dest_open(struct report_dest *d, const char *path, const struct moat_plan *plan, struct moat_error *err)
+{
+	struct report_dest tmp;
+
+	report_dest_init(&tmp);
+	if (open_checked(&tmp, path, plan, err) < 0) {
+		report_dest_free(&tmp);
+		return -1;
+	}
+	report_dest_free(d);
+	*d = tmp;
+	return 0;
+}
+
+/* --- --report FILE: the write after the run ----------------------------- */
+
+/* ".NAME.XXXXXX" with a random suffix; NAME cut to fit NAME_MAX. */
+static int temp_name(const struct report_dest *d, char *buf, size_t len)
+{
+	static const char chars[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789";
+	unsigned char rnd[6];
+	char sfx[sizeof(rnd) + 1];
+	size_t i;
+
+	if (getrandom(rnd, sizeof(rnd), 0) != (ssize_t)sizeof(rnd))
+		return -1;
+	for (i = 0; i < sizeof(rnd); i++)
+		sfx[i] = chars[rnd[i] % (sizeof(chars) - 1)];
+	sfx[sizeof(rnd)] = '\0';
+	snprintf(buf, len, ".%.*s.%s", (int)(NAME_MAX - sizeof(rnd) - 2), d->name, sfx);
+	return 0;
+}
+
+/* A new file only moat has: O_EXCL and O_NOFOLLOW, so nothing planted in
+ * the directory is opened instead. */
+static int create_temp(const struct report_dest *d, char *name, size_t len, struct moat_error *err)
+{
+	int tries;
+
+	for (tries = 0; tries < 100; tries++) {
+		int fd;
+
+		if (temp_name(d, name, len) < 0)
+			return moat_error_set(err, MOAT_E_SYSTEM, errno, "--report %s: getrandom", d->path);
+		fd = openat(d->dirfd, name, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+		if (fd >= 0)
+			return fd;
+		if (errno != EEXIST)
+			break;
+	}
+	return moat_error_set(err, MOAT_E_SYSTEM, errno, "--report %s: creating a temporary file in %s", d->path,
+			      d->dir);
+}
+
+/* The written file over the name: atomic, and a symlink at the name is
+ * replaced, never followed.  Checked again first: a directory's mode may
+ * have changed during the run (Landlock alone does not govern chmod), and
+ * in a sticky directory another user may have put an entry at the name. */
+static int replace(const struct report_dest *d, const char *tmp, struct moat_error *err)
+{
+	if (check_ancestry(d, NULL, err) < 0 || check_existing(d, err) < 0)
+		return -1;
+	if (renameat(d->dirfd, tmp, d->dirfd, d->name) == 0)
+		return 0;
+	if ((errno == EPERM || errno == EACCES) && check_existing(d, err) < 0)
+		return -1; /* someone else's entry appeared since: say whose */
+	return moat_error_set(err, MOAT_E_SYSTEM, errno, "--report %s: renaming the report into place", d->path);
+}
+
+static int write_file(const struct report_dest *d, json_t *j, struct moat_error *err)
+{
+	char tmp[NAME_MAX + 1];
+	cleanup_close int fd = create_temp(d, tmp, sizeof(tmp), err);
+	int rc;
+
+	if (fd < 0)
+		return -1;
+	rc = report_write_fd(j, fd, err);
+	if (rc < 0)
+		moat_error_wrap(err, "--report %s", d->path);
+	else if (close(steal_fd(&fd)) < 0)
+		rc = moat_error_set(err, MOAT_E_SYSTEM, errno, "--report %s: writing the report", d->path);
+	if (rc == 0)
+		rc = replace(d, tmp, err);
+	if (rc < 0)
+		unlinkat(d->dirfd, tmp, 0);
+	return rc;
+}
+
+int report_dest_write(const struct report_dest *d, json_t *j, struct moat_error *err)
+{
+	if (d->fd >= 0)
+		return report_write_fd(j, d->fd, err);
+	return write_file(d, j, err);
+}

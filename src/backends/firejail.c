@@ -194,8 +194,9 @@ static int init_fds_make(const struct backend_ctx *ctx, struct backend_plan *bp,
 	if (ctx->exporting)
 		return 0;
 	/* firejail executes moat as /proc/self/fd/N: its --private-tmp view
-	 * need not show moat's path, and a path could be swapped. */
-	f->exe = open("/proc/self/exe", O_RDONLY | O_CLOEXEC);
+	 * need not show moat's path, and a path could be swapped.  O_PATH:
+	 * execve needs no read permission, and the descriptor reads nothing. */
+	f->exe = open("/proc/self/exe", O_PATH | O_CLOEXEC);
 	if (f->exe < 0)
 		return moat_error_set(err, MOAT_E_SYSTEM, errno, "opening moat's own binary (/proc/self/exe)");
 	backend_pass_fd(bp, f->exe);

@@ -36,6 +36,12 @@ struct moat_verdict;
 
 #define BACKEND_MAX_RLIMITS 8
 #define BACKEND_MAX_ENV_SET 4
+#define BACKEND_MAX_TOOL_ENV 4
+
+/* The tool's own PATH: the system's directories only (what Debian's
+ * login.defs gives root), not the caller's, so it finds the helpers it runs
+ * (firejail's /usr/lib/firejail tools, runc's) where the system put them. */
+#define BACKEND_TOOL_PATH "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
 
 /* One resource limit of the policy, with its name in OCI's terms. */
 struct backend_rlimit {
@@ -95,6 +101,22 @@ struct backend_plan {
 	 * decides (plan/limits.h). */
 	struct limit_caps caps;
 	struct limits_plan limits;
+	/* The tool's own environment, NULL-terminated "NAME=VALUE": PATH
+	 * (BACKEND_TOOL_PATH) and what the tool itself needs
+	 * (backend_tool_env()), never the command's.  The tool runs outside
+	 * the sandbox with the caller's rights: a loader hook given to it
+	 * (LD_PRELOAD) would run before any confinement, and a runtime acts on
+	 * variables of its own (runc and crun bind NOTIFY_SOCKET's socket into
+	 * the container and pass LISTEN_FDS' descriptors; firejail reads
+	 * FIREJAIL_*).  The command's environment reaches the command through
+	 * the tool's own mechanism: bwrap --setenv through a descriptor,
+	 * OCI process.env, moat __init --env-fd under firejail. */
+	char *tool_env[BACKEND_MAX_TOOL_ENV + 2];
+	size_t n_tool_env;
+	/* The tool has no such mechanism (nono, sandbox-exec): it is given the
+	 * command's environment, and the backend has refused every hook
+	 * variable in it (backend_env_via_tool()). */
+	bool env_via_tool;
 };
 
 /* What compile() gets. */
@@ -183,8 +205,31 @@ size_t backend_rlimits(const struct moat_policy *p, const struct limits_plan *lp
 		       struct backend_rlimit out[BACKEND_MAX_RLIMITS]);
 /* Record that the tool sets NAME=VALUE in the command's environment. */
 void backend_env_set(struct backend_plan *bp, const char *name, const char *value);
+/* Set NAME=VALUE in the tool's own environment (not the command's). */
+void backend_tool_env(struct backend_plan *bp, const char *name, const char *value);
+/* For a tool that can only hand its own environment on to the command:
+ * marks the plan so (the launcher gives the tool the command's
+ * environment) and returns true, or false with the reason in `why` when a
+ * variable in it is a loader or interpreter hook (policy/env.h), which
+ * would act on the tool itself, outside the sandbox. */
+bool backend_env_via_tool(const struct backend_ctx *ctx, struct backend_plan *bp, const char *tool, char *why,
+			  size_t len);
 /* Register an fd for the tool to inherit; returns it. */
 int backend_pass_fd(struct backend_plan *bp, int fd);
+
+/* `len` bytes in a new memfd named `name`, rewound: for a tool (or moat
+ * __init) to read through an inherited descriptor.  Returns the fd
+ * (close-on-exec: the launcher clears that for pass_fds only), or -1 with
+ * err. */
+int backend_memfd(const char *name, const void *data, size_t len, struct moat_error *err);
+
+/* moat's own seccomp program for the policy (the one the native backend
+ * loads), for the tool or moat __init to load: in a memfd registered with
+ * backend_pass_fd, *fd (-1 when exporting: no descriptor is made), of *len
+ * instructions.  Returns 1; 0 when this host cannot have it, with the
+ * reason in `why`; -1 on error. */
+int backend_seccomp_program(const struct backend_ctx *ctx, struct backend_plan *bp, int *fd, unsigned short *len,
+			    char *why, size_t why_len, struct moat_error *err);
 
 /* Write `len` bytes to `dir`/`name` (mode 0644), creating or replacing it. */
 int backend_write_file(const char *dir, const char *name, const void *data, size_t len, struct moat_error *err);
@@ -202,6 +247,14 @@ void backend_verdict_moat_owned(const struct backend_ctx *ctx, struct backend_pl
  * network.  Each returns true when the backend must still decide. */
 bool backend_verdict_policy_tmp(const struct moat_policy *p, struct moat_verdict *props);
 bool backend_verdict_policy_net_none(const struct moat_policy *p, struct moat_verdict *props);
+
+/* ipc.abstract and ipc.unix for a tool under which moat's seccomp program
+ * runs (`seccomp`: it does here; `via` says how, "via bwrap") and which
+ * makes a network namespace unless net all (`netns` names it, "bwrap
+ * --unshare-net"); `reachable` says which host sockets the command could
+ * connect to without the program ("a host socket inside a granted path"). */
+void backend_verdict_ipc(const struct moat_policy *p, bool seccomp, const char *via, const char *netns,
+			 const char *reachable, struct moat_verdict *props);
 
 /* The Landlock layer of an external backend (launch/init.h): when the host
  * has Landlock and the run is real (not an export), the ruleset is built

@@ -21,10 +21,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
 #include <unistd.h>
-
-#include <linux/filter.h>
 
 #include "native/native.h"
 #include "native/seccomp.h"
@@ -142,29 +139,45 @@ static void emit_op(const struct backend_ctx *ctx, struct backend_plan *bp, cons
 	}
 }
 
-/* moat's seccomp program in a memfd, for --seccomp: the raw sock_filter
- * array, which is what bwrap reads.  Returns the fd (close-on-exec: the
- * launcher clears that for pass_fds only), or -1 with err. */
-static int seccomp_memfd(const struct moat_bpf *bpf, struct moat_error *err)
+/* The command's environment, through a descriptor: bwrap --clearenv, then
+ * --args FD, whose NUL-separated "--setenv NAME VALUE" triples bwrap reads
+ * (and closes) while it parses its arguments.  A value -- a token passed
+ * with --env-pass -- must not be in bwrap's argv, which every user of the
+ * host can read in /proc/PID/cmdline while it runs; and bwrap itself runs
+ * with moat's minimal environment (backend.h, tool_env), so no variable
+ * of the command's acts on bwrap outside the sandbox.  bwrap sets PWD
+ * itself after --chdir (env_set). */
+static int emit_environment(const struct backend_ctx *ctx, struct backend_plan *bp, struct moat_error *err)
 {
-	cleanup_close int fd = memfd_create("moat-seccomp", MFD_CLOEXEC);
-	const char *c = (const char *)bpf->insns;
-	size_t len = (size_t)bpf->len * sizeof(struct sock_filter);
+	cleanup_free char *buf = NULL;
+	size_t len = 0, cap = 0, i;
+	int fd;
 
-	if (fd < 0)
-		return moat_error_set(err, MOAT_E_SYSTEM, errno, "memfd_create for the seccomp program");
-	while (len > 0) {
-		ssize_t n = write(fd, c, len);
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0)
-			return moat_error_set(err, MOAT_E_SYSTEM, n < 0 ? errno : EIO, "writing the seccomp program");
-		c += n;
-		len -= (size_t)n;
+	backend_argv_add(bp, "--clearenv");
+	if (!ctx->envp || !ctx->envp[0])
+		return 0;
+	backend_argv_add(bp, "--args");
+	if (ctx->exporting) {
+		backend_argv_add(bp, EXPORT_FD_PLACEHOLDER);
+		return 0;
 	}
-	if (lseek(fd, 0, SEEK_SET) != 0)
-		return moat_error_set(err, MOAT_E_SYSTEM, errno, "rewinding the seccomp program");
-	return steal_fd(&fd);
+	for (i = 0; ctx->envp[i]; i++) {
+		const char *kv = ctx->envp[i];
+		size_t n = strlen(kv), eq = strcspn(kv, "=");
+
+		buf = moat_xgrow(buf, &cap, len + n + sizeof("--setenv") + 2, 1);
+		memcpy(buf + len, "--setenv", sizeof("--setenv"));
+		len += sizeof("--setenv");
+		memcpy(buf + len, kv, n + 1);
+		if (eq < n)
+			buf[len + eq] = '\0'; /* NAME\0VALUE\0 */
+		len += n + 1;
+	}
+	fd = backend_memfd("moat-bwrap-env", buf, len, err);
+	if (fd < 0)
+		return -1;
+	backend_argv_addf(bp, "%d", backend_pass_fd(bp, fd));
+	return 0;
 }
 
 /* The namespaces: the user namespace only when moat may make one (as root
@@ -238,23 +251,8 @@ static void verdicts(const struct backend_ctx *ctx, struct backend_plan *bp, con
 	verdict_missing(&props[MOAT_P_NET_ALLOW], "--net all gives the whole network, unfiltered; --net loopback or "
 						  "none are enforced",
 			"bwrap has no per-destination network rules");
-	if (f->seccomp && !p->unix_sockets)
-		verdict_enforce(&props[MOAT_P_IPC_ABSTRACT], "seccomp (via bwrap): socket(AF_UNIX) refused%s",
-				netns ? "; bwrap --unshare-net" : "");
-	else if (netns)
-		verdict_enforce(&props[MOAT_P_IPC_ABSTRACT], "bwrap --unshare-net: abstract sockets are per network "
-							     "namespace");
-	else
-		verdict_missing(&props[MOAT_P_IPC_ABSTRACT], "use --net loopback or none, or --backend native",
-				"with net all bwrap shares the host's network namespace, and its abstract sockets");
-	if (f->seccomp && !p->unix_sockets)
-		verdict_enforce(&props[MOAT_P_IPC_UNIX], "seccomp (via bwrap): socket(AF_UNIX) refused (connected "
-							 "socketpairs only)");
-	else
-		verdict_missing(&props[MOAT_P_IPC_UNIX], p->unix_sockets ? "drop --unix-sockets" : HINT_SECCOMP,
-				"%s: a host socket inside a granted path stays reachable",
-				p->unix_sockets ? "--unix-sockets lets the command make unix sockets"
-						: "without seccomp socket(AF_UNIX) cannot be refused");
+	backend_verdict_ipc(p, f->seccomp, "via bwrap", "bwrap --unshare-net", "a host socket inside a granted path",
+			    props);
 	verdict_enforce(&props[MOAT_P_PROC_PID], "bwrap --unshare-pid with a fresh /proc");
 	if (f->seccomp)
 		verdict_enforce(&props[MOAT_P_PROC_PTRACE], "seccomp (via bwrap): ptrace, process_vm_* refused; pid "
@@ -302,7 +300,7 @@ static int bwrap_compile(const struct backend_ctx *ctx, struct backend_plan *bp,
 {
 	const struct moat_policy *p = ctx->policy;
 	struct bwrap_facts f = {0};
-	struct moat_bpf bpf = {0};
+	int rc, seccomp_fd = -1;
 	/* With Landlock, moat's own ruleset (inode-bound, as the native
 	 * backend's) is applied inside by moat __init, and denied paths are
 	 * masked in a view that binds each grant whole; without it (or when
@@ -323,39 +321,22 @@ static int bwrap_compile(const struct backend_ctx *ctx, struct backend_plan *bp,
 	if (!can_run && !ctx->exporting)
 		return 0; /* no argv: nothing to run */
 
-	if (ctx->host->seccomp) {
-		struct moat_seccomp_opts so = {.net = p->net, .allow_ptrace = false, .allow_unix = p->unix_sockets};
-		struct moat_error serr = {0};
-		if (moat_seccomp_compile(&so, &bpf, &serr) == 0) {
-			f.seccomp = true;
-			f.seccomp_len = bpf.len;
-		} else if (serr.kind == MOAT_E_UNAVAIL) {
-			snprintf(f.seccomp_why, sizeof(f.seccomp_why), "%.200s", serr.message);
-		} else {
-			*err = serr;
-			return moat_error_wrap(err, "compiling the seccomp filter");
-		}
-	} else {
-		snprintf(f.seccomp_why, sizeof(f.seccomp_why), "%.200s",
-			 ctx->host->seccomp_why[0] ? ctx->host->seccomp_why : "seccomp filters are not available");
-	}
+	rc = backend_seccomp_program(ctx, bp, &seccomp_fd, &f.seccomp_len, f.seccomp_why, sizeof(f.seccomp_why), err);
+	if (rc < 0)
+		return -1;
+	f.seccomp = rc > 0;
 
 	backend_argv_add(bp, "bwrap");
 	emit_namespaces(bp, p, ctx->host);
+	if (emit_environment(ctx, bp, err) < 0)
+		return -1;
 	if (f.seccomp) {
 		backend_argv_add(bp, "--seccomp");
-		if (ctx->exporting) {
+		if (ctx->exporting)
 			backend_argv_add(bp, EXPORT_FD_PLACEHOLDER);
-		} else {
-			int fd = seccomp_memfd(&bpf, err);
-			if (fd < 0) {
-				moat_bpf_free(&bpf);
-				return -1;
-			}
-			backend_argv_addf(bp, "%d", backend_pass_fd(bp, fd));
-		}
+		else
+			backend_argv_addf(bp, "%d", seccomp_fd);
 	}
-	moat_bpf_free(&bpf);
 
 	view_build(p, ctx->fs, &vo, &v);
 	if (landlock) {

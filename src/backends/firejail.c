@@ -7,13 +7,26 @@
  * and root).  moat must not set no_new_privs before it (that would stop
  * the setuid); firejail sets it itself (--nonewprivs).
  *
+ * firejail runs as root on the caller's input, outside the sandbox: it gets
+ * moat's minimal environment (backend.h), never the command's.  The command
+ * runs as `moat __init --env-fd E --seccomp-fd S --keep-fds ... --exec --
+ * CMD`, moat's own binary executed through an inherited descriptor
+ * (/proc/self/fd/X: the --private-tmp view may not show moat's path): it
+ * reads the command's exact environment from a memfd -- firejail adds
+ * container=firejail, SHELL, PROMPT_COMMAND, SHLVL, QT_*, ... to what it
+ * executes, and --env=NAME=VALUE would put every value into firejail's
+ * argv, which every user can read -- loads moat's own seccomp program (the
+ * native backend's: firejail's list has no rule against a setuid bit, so
+ * root's command could leave a setuid-root binary in a write grant), closes
+ * every fd but the declared ones, and becomes the command.
+ *
  * What it cannot give, measured with 0.9.72 (and reported missing, never
  * claimed): a read allow-list (the host file system stays visible; only
- * the denied paths are blacklisted), hence no ipc.unix either, and an exact
- * environment (firejail adds container=firejail, SHELL, PROMPT_COMMAND,
- * SHLVL, QT_*, ... after --rmenv is applied). */
+ * the denied paths are blacklisted). */
 #include "backends/backend.h"
 
+#include <errno.h>
+#include <fcntl.h>
 #include <pwd.h>
 #include <stdio.h>
 #include <string.h>
@@ -117,8 +130,6 @@ static void emit_filesystem(struct backend_plan *bp, const struct moat_policy *p
 
 static void emit_isolation(struct backend_plan *bp, const struct moat_policy *p, bool seccomp)
 {
-	size_t i;
-
 	if (p->net != MOAT_NET_ALL)
 		backend_argv_add(bp, "--net=none"); /* a network namespace with only lo (up) */
 	if (seccomp) {
@@ -137,13 +148,106 @@ static void emit_isolation(struct backend_plan *bp, const struct moat_policy *p,
 	backend_argv_add(bp, "--nonewprivs");
 	backend_argv_add(bp, "--noroot");
 	backend_argv_add(bp, "--nogroups");
-	for (i = 0; i < p->n_keep_fds; i++)
-		backend_argv_addf(bp, "--keep-fd=%d", p->keep_fds[i]);
 }
 
-static void verdicts(const struct backend_ctx *ctx, struct backend_plan *bp, bool seccomp, size_t n_denied,
-		     size_t n_writable, struct moat_verdict *props)
+/* What moat __init inside firejail is given: descriptors of moat's binary,
+ * of the command's environment and, when the host has seccomp, of moat's
+ * program. */
+struct init_fds {
+	bool placeholders; /* an export: no descriptor exists, "FD" stands for each */
+	bool seccomp;      /* moat's program is passed */
+	unsigned short seccomp_len;
+	char seccomp_why[256];
+	int exe, env, program;
+};
+
+/* The command's environment as moat __init --env-fd reads it:
+ * NUL-terminated NAME=VALUE entries, in a memfd the tool inherits. */
+static int environment_fd(const struct backend_ctx *ctx, struct backend_plan *bp, struct moat_error *err)
 {
+	cleanup_free char *buf = NULL;
+	size_t len = 0, cap = 0, i, n;
+	int fd;
+
+	for (i = 0; ctx->envp && ctx->envp[i]; i++) {
+		n = strlen(ctx->envp[i]) + 1;
+		buf = moat_xgrow(buf, &cap, len + n, 1);
+		memcpy(buf + len, ctx->envp[i], n);
+		len += n;
+	}
+	fd = backend_memfd("moat-firejail-env", buf ? buf : "", len, err);
+	return fd < 0 ? -1 : backend_pass_fd(bp, fd);
+}
+
+/* The descriptors, made here because everything that can fail fails while
+ * planning; none in an export. */
+static int init_fds_make(const struct backend_ctx *ctx, struct backend_plan *bp, struct init_fds *f,
+			 struct moat_error *err)
+{
+	int rc = backend_seccomp_program(ctx, bp, &f->program, &f->seccomp_len, f->seccomp_why,
+					 sizeof(f->seccomp_why), err);
+
+	if (rc < 0)
+		return -1;
+	f->seccomp = rc > 0;
+	f->placeholders = ctx->exporting;
+	if (ctx->exporting)
+		return 0;
+	/* firejail executes moat as /proc/self/fd/N: its --private-tmp view
+	 * need not show moat's path, and a path could be swapped.  O_PATH:
+	 * execve needs no read permission, and the descriptor reads nothing. */
+	f->exe = open("/proc/self/exe", O_PATH | O_CLOEXEC);
+	if (f->exe < 0)
+		return moat_error_set(err, MOAT_E_SYSTEM, errno, "opening moat's own binary (/proc/self/exe)");
+	backend_pass_fd(bp, f->exe);
+	f->env = environment_fd(ctx, bp, err);
+	return f->env < 0 ? -1 : 0;
+}
+
+static void add_fd(struct backend_plan *bp, const struct init_fds *f, const char *prefix, int fd)
+{
+	if (f->placeholders)
+		backend_argv_addf(bp, "%sFD", prefix);
+	else
+		backend_argv_addf(bp, "%s%d", prefix, fd);
+}
+
+/* The kept fds (the declared ones and __init's), then the command as moat
+ * __init's. */
+static void emit_command(struct backend_plan *bp, const struct moat_policy *p, const struct init_fds *f)
+{
+	char list[512] = "";
+	size_t i;
+
+	for (i = 0; i < p->n_keep_fds; i++) {
+		backend_argv_addf(bp, "--keep-fd=%d", p->keep_fds[i]);
+		snprintf(list + strlen(list), sizeof(list) - strlen(list), "%s%d", i ? "," : "", p->keep_fds[i]);
+	}
+	add_fd(bp, f, "--keep-fd=", f->exe);
+	add_fd(bp, f, "--keep-fd=", f->env);
+	if (f->seccomp)
+		add_fd(bp, f, "--keep-fd=", f->program);
+	backend_argv_add(bp, "--");
+	add_fd(bp, f, "/proc/self/fd/", f->exe);
+	backend_argv_add(bp, "__init");
+	backend_argv_add(bp, "--env-fd");
+	add_fd(bp, f, "", f->env);
+	if (f->seccomp) {
+		backend_argv_add(bp, "--seccomp-fd");
+		add_fd(bp, f, "", f->program);
+	}
+	/* Every fd but the declared ones is closed inside: moat's binary, the
+	 * environment's and the program's descriptors are __init's only. */
+	backend_argv_add(bp, "--keep-fds");
+	backend_argv_add(bp, list);
+	backend_argv_add(bp, "--exec");
+	backend_argv_add_command(bp, p, "--");
+}
+
+static void verdicts(const struct backend_ctx *ctx, struct backend_plan *bp, const struct init_fds *f,
+		     size_t n_denied, size_t n_writable, struct moat_verdict *props)
+{
+	bool seccomp = f->seccomp; /* moat's program, and firejail's list */
 	const struct moat_policy *p = ctx->policy;
 	bool netns = p->net != MOAT_NET_ALL;
 
@@ -192,37 +296,38 @@ static void verdicts(const struct backend_ctx *ctx, struct backend_plan *bp, boo
 	verdict_missing(&props[MOAT_P_NET_ALLOW], "--net all gives the whole network, unfiltered; --net loopback or "
 						  "none are enforced",
 			"moat does not compile per-destination rules for firejail");
-	if (netns)
-		verdict_enforce(&props[MOAT_P_IPC_ABSTRACT], "firejail --net=none: abstract sockets are per network "
-							     "namespace");
-	else
-		verdict_missing(&props[MOAT_P_IPC_ABSTRACT], "use --net loopback or none, or --backend native",
-				"with net all firejail shares the host's network namespace, and its abstract sockets");
-	verdict_missing(&props[MOAT_P_IPC_UNIX], HINT_OTHER,
-			"the host file system stays visible under firejail: unix sockets outside /tmp (/run, ...) "
-			"are reachable");
+	/* moat's program refuses socket(AF_UNIX), as under bwrap: the host's
+	 * sockets the visible file system shows cannot be connected to. */
+	backend_verdict_ipc(p, seccomp, "moat __init in firejail", "firejail --net=none",
+			    "any host socket in the file system, which stays visible", props);
 	verdict_enforce(&props[MOAT_P_PROC_PID], "firejail: pid namespace with a fresh /proc");
 	if (seccomp) {
-		verdict_enforce(&props[MOAT_P_PROC_PTRACE], "firejail seccomp default list: ptrace, process_vm_* "
-							    "refused; pid namespace");
-		verdict_enforce(&props[MOAT_P_SYS_FILTER], "firejail's own seccomp list (not moat's program), "
-							   "+io_uring, block-secondary, restrict-namespaces");
+		verdict_enforce(&props[MOAT_P_PROC_PTRACE], "seccomp: moat's program (moat __init) and firejail's "
+							    "default list refuse ptrace, process_vm_*; pid namespace");
+		verdict_enforce(&props[MOAT_P_SYS_FILTER], "moat's seccomp-bpf loaded by moat __init inside firejail, "
+							   "%u instructions; over firejail's own list (+io_uring, "
+							   "block-secondary, restrict-namespaces)",
+				f->seccomp_len);
+		verdict_enforce(&props[MOAT_P_TTY_INJECT], "setsid before firejail: no controlling terminal; "
+							   "--caps.drop=all; seccomp: TIOCSTI, TIOCLINUX refused");
 	} else {
-		verdict_missing(&props[MOAT_P_PROC_PTRACE], HINT_SECCOMP, "needs seccomp, which is not available here");
-		verdict_missing(&props[MOAT_P_SYS_FILTER], HINT_SECCOMP, "seccomp filters are not available");
+		verdict_missing(&props[MOAT_P_PROC_PTRACE], HINT_SECCOMP, "needs seccomp: %s", f->seccomp_why);
+		verdict_missing(&props[MOAT_P_SYS_FILTER], HINT_SECCOMP, "%s", f->seccomp_why);
+		/* TIOCSTI is refused by the kernel: moat's setsid leaves no
+		 * controlling terminal and --caps.drop=all removes
+		 * CAP_SYS_ADMIN. */
+		verdict_enforce(&props[MOAT_P_TTY_INJECT], "setsid before firejail: no controlling terminal; "
+							   "--caps.drop=all");
 	}
-	/* firejail's list does not look at ioctl numbers: TIOCSTI is refused
-	 * by the kernel, because moat's setsid leaves no controlling
-	 * terminal and --caps.drop=all removes CAP_SYS_ADMIN. */
-	verdict_enforce(&props[MOAT_P_TTY_INJECT], "setsid before firejail: no controlling terminal; "
-						   "--caps.drop=all");
-	/* firejail's pid namespace does not end with moat (measured: a fork
-	 * chain outlives a SIGKILLed moat), so the tree is moat's cgroup's. */
+	/* firejail's pid namespace is not shown to end with moat, so the tree is
+	 * held by moat's cgroup (launch/cgroup.h) where there is one. */
 	bp->caps = (struct limit_caps){.rlimits = bp->apply_rlimits, .in_cgroup = true, .runtime = "firejail"};
-	backend_verdict_moat_owned(ctx, bp, "firejail", false, true, props);
-	verdict_missing(&props[MOAT_P_ENV_CURATED], HINT_OTHER,
-			"firejail adds container=firejail, SHELL, PROMPT_COMMAND, SHLVL, QT_* and more to the "
-			"environment, after --rmenv");
+	backend_verdict_moat_owned(ctx, bp, "firejail", true, true, props);
+	/* Measured with 0.9.72: firejail adds container=firejail, SHELL,
+	 * PROMPT_COMMAND, SHLVL, QT_*, ... to what it executes; __init drops
+	 * them all. */
+	verdict_enforce(&props[MOAT_P_ENV_CURATED], "exact environment built by moat, read by moat __init inside "
+						    "firejail from a descriptor (what firejail adds is dropped)");
 }
 
 static int firejail_compile(const struct backend_ctx *ctx, struct backend_plan *bp, struct moat_verdict *props,
@@ -230,10 +335,10 @@ static int firejail_compile(const struct backend_ctx *ctx, struct backend_plan *
 {
 	const struct moat_policy *p = ctx->policy;
 	size_t n_denied = 0, n_writable = 0;
+	struct init_fds fds = {.exe = -1, .env = -1, .program = -1};
 	bool allowed;
 	char why[256];
 
-	(void)err;
 	/* setuid root: no_new_privs would make the kernel ignore the setuid
 	 * bit.  The rlimits are inherited through the setuid exec and reach
 	 * the command (measured: nofile, core, as). */
@@ -249,14 +354,16 @@ static int firejail_compile(const struct backend_ctx *ctx, struct backend_plan *
 			return 0; /* no argv: nothing to run */
 	}
 
+	if (init_fds_make(ctx, bp, &fds, err) < 0)
+		return -1;
 	backend_argv_add(bp, "firejail");
 	backend_argv_add(bp, "--quiet");
 	backend_argv_add(bp, "--noprofile");
 	emit_filesystem(bp, p, &n_denied, &n_writable);
 	emit_isolation(bp, p, ctx->host->seccomp);
-	backend_argv_add_command(bp, p, "--");
+	emit_command(bp, p, &fds);
 	if (allowed)
-		verdicts(ctx, bp, ctx->host->seccomp, n_denied, n_writable, props);
+		verdicts(ctx, bp, &fds, n_denied, n_writable, props);
 	return 0;
 }
 

@@ -200,13 +200,15 @@ static int nono_compile(const struct backend_ctx *ctx, struct backend_plan *bp, 
 	char why[256];
 
 	/* Not runnable at all: unavailable in every mode (no argv), and an
-	 * error for `moat export`, which must not write a wrong argv. */
-	if (!inputs_expressible(ctx, why, sizeof(why))) {
+	 * error for `moat export`, which must not write a wrong argv.  nono has
+	 * no option that sets the command's environment: it hands on its own,
+	 * so no hook may be in it. */
+	if (!inputs_expressible(ctx, why, sizeof(why)) || !backend_env_via_tool(ctx, bp, "nono", why, sizeof(why))) {
 		if (ctx->exporting) {
 			moat_error_set(err, MOAT_E_USAGE, 0, "%s", why);
-			return moat_error_hint(err, "rename the path or drop the NONO_* variable, or %s", HINT_OTHER);
+			return moat_error_hint(err, "rename the path or drop the variable, or %s", HINT_OTHER);
 		}
-		backend_verdict_all_missing(props, "rename the path or drop the NONO_* variable, or " HINT_OTHER, why);
+		backend_verdict_all_missing(props, "rename the path or drop the variable, or " HINT_OTHER, why);
 		return 0;
 	}
 	bp->no_new_privs = true;

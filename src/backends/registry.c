@@ -149,6 +149,7 @@ int backend_prepare(const struct moat_backend *b, const struct moat_policy *p, c
 		ctx.work_dir = bp->work_dir;
 	}
 	bp->tool_path = tool ? steal_ptr(&tool) : moat_xstrdup(b->tools[0]);
+	backend_tool_env(bp, "PATH", BACKEND_TOOL_PATH);
 	if (b->compile(&ctx, bp, props, err) < 0) {
 		backend_plan_free(bp);
 		return moat_error_wrap(err, "backend %s", b->name);

@@ -343,6 +343,7 @@ static int seatbelt_compile(const struct backend_ctx *ctx, struct backend_plan *
 	struct seatbelt_facts facts = {0};
 	cleanup_free char *text = NULL, *tmpdir = NULL, *profile = NULL;
 	size_t len = 0, i;
+	char why[256];
 
 	bp->no_new_privs = true;
 	bp->apply_rlimits = true;
@@ -352,6 +353,12 @@ static int seatbelt_compile(const struct backend_ctx *ctx, struct backend_plan *
 		if (has_control(p->paths[i].path))
 			return refuse(ctx, props, err, "a path of the policy contains a control character: it "
 						       "cannot be written into an SBPL profile");
+	/* sandbox-exec hands its own environment on to the command: no hook
+	 * may be in it (an export writes no environment). */
+	if (!ctx->exporting && !backend_env_via_tool(ctx, bp, "sandbox-exec", why, sizeof(why))) {
+		backend_verdict_all_missing(props, "drop the variable, or " HINT_LINUX, why);
+		return 0;
+	}
 	if (has_control(ctx->work_dir))
 		return moat_error_set(err, MOAT_E_SYSTEM, 0, "the work directory %s contains a control character",
 				      ctx->work_dir);

@@ -8,12 +8,17 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/resource.h>
 #include <unistd.h>
 
+#include <linux/filter.h>
+
 #include "native/landlock.h"
+#include "native/seccomp.h"
 #include "plan/plan.h"
 #include "plan/view.h"
+#include "policy/env.h"
 #include "util/cleanup.h"
 #include "util/mem.h"
 #include "util/path.h"
@@ -63,7 +68,39 @@ void backend_plan_free(struct backend_plan *bp)
 	free(bp->runtime);
 	for (i = 0; i < bp->n_env_set; i++)
 		free(bp->env_set[i]);
+	for (i = 0; i < bp->n_tool_env; i++)
+		free(bp->tool_env[i]);
 	memset(bp, 0, sizeof(*bp));
+}
+
+void backend_tool_env(struct backend_plan *bp, const char *name, const char *value)
+{
+	/* A compiler bug, as for backend_env_set. */
+	if (bp->n_tool_env >= BACKEND_MAX_TOOL_ENV + 1) {
+		fprintf(stderr, "moat: internal error: too many variables in the tool's environment\n");
+		abort();
+	}
+	bp->tool_env[bp->n_tool_env++] = moat_xasprintf("%s=%s", name, value);
+	bp->tool_env[bp->n_tool_env] = NULL;
+}
+
+bool backend_env_via_tool(const struct backend_ctx *ctx, struct backend_plan *bp, const char *tool, char *why,
+			  size_t len)
+{
+	size_t i;
+
+	for (i = 0; ctx->envp && ctx->envp[i]; i++) {
+		size_t n = strcspn(ctx->envp[i], "=");
+		cleanup_free char *name = moat_xstrndup(ctx->envp[i], n);
+		if (env_is_hook(name)) {
+			snprintf(why, len, "%s gets the command's environment, and %.64s in it would act on %s "
+					   "itself, outside the sandbox",
+				 tool, name, tool);
+			return false;
+		}
+	}
+	bp->env_via_tool = true;
+	return true;
 }
 
 void backend_env_set(struct backend_plan *bp, const char *name, const char *value)
@@ -149,24 +186,79 @@ size_t backend_rlimits(const struct moat_policy *p, const struct limits_plan *lp
 	return n;
 }
 
-int backend_write_file(const char *dir, const char *name, const void *data, size_t len, struct moat_error *err)
+static int write_all(int fd, const void *data, size_t len, const char *what, struct moat_error *err)
 {
-	cleanup_free char *path = moat_xasprintf("%s/%s", dir, name);
-	cleanup_close int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0644);
 	const char *c = data;
 
-	if (fd < 0)
-		return moat_error_set(err, MOAT_E_SYSTEM, errno, "writing %s", path);
 	while (len > 0) {
 		ssize_t n = write(fd, c, len);
 		if (n < 0 && errno == EINTR)
 			continue;
 		if (n <= 0)
-			return moat_error_set(err, MOAT_E_SYSTEM, n < 0 ? errno : EIO, "writing %s", path);
+			return moat_error_set(err, MOAT_E_SYSTEM, n < 0 ? errno : EIO, "writing %s", what);
 		c += n;
 		len -= (size_t)n;
 	}
 	return 0;
+}
+
+int backend_write_file(const char *dir, const char *name, const void *data, size_t len, struct moat_error *err)
+{
+	cleanup_free char *path = moat_xasprintf("%s/%s", dir, name);
+	cleanup_close int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0644);
+
+	if (fd < 0)
+		return moat_error_set(err, MOAT_E_SYSTEM, errno, "writing %s", path);
+	return write_all(fd, data, len, path, err);
+}
+
+int backend_memfd(const char *name, const void *data, size_t len, struct moat_error *err)
+{
+	cleanup_close int fd = memfd_create(name, MFD_CLOEXEC);
+
+	if (fd < 0)
+		return moat_error_set(err, MOAT_E_SYSTEM, errno, "memfd_create for %s", name);
+	if (write_all(fd, data, len, name, err) < 0)
+		return -1;
+	if (lseek(fd, 0, SEEK_SET) != 0)
+		return moat_error_set(err, MOAT_E_SYSTEM, errno, "rewinding %s", name);
+	return steal_fd(&fd);
+}
+
+int backend_seccomp_program(const struct backend_ctx *ctx, struct backend_plan *bp, int *fd, unsigned short *len,
+			    char *why, size_t why_len, struct moat_error *err)
+{
+	const struct moat_policy *p = ctx->policy;
+	struct moat_seccomp_opts so = {.net = p->net, .allow_ptrace = false, .allow_unix = p->unix_sockets};
+	struct moat_error serr = {0};
+	struct moat_bpf bpf = {0};
+	int mfd = -1;
+
+	if (!ctx->host->seccomp) {
+		snprintf(why, why_len, "%.200s",
+			 ctx->host->seccomp_why[0] ? ctx->host->seccomp_why : "seccomp filters are not available");
+		return 0;
+	}
+	if (moat_seccomp_compile(&so, &bpf, &serr) < 0) {
+		if (serr.kind == MOAT_E_UNAVAIL) {
+			snprintf(why, why_len, "%.200s", serr.message);
+			return 0;
+		}
+		*err = serr;
+		return moat_error_wrap(err, "compiling the seccomp filter");
+	}
+	if (!ctx->exporting) {
+		mfd = backend_memfd("moat-seccomp", bpf.insns, (size_t)bpf.len * sizeof(struct sock_filter), err);
+		if (mfd < 0) {
+			moat_bpf_free(&bpf);
+			return -1;
+		}
+		backend_pass_fd(bp, mfd);
+	}
+	*fd = mfd;
+	*len = bpf.len;
+	moat_bpf_free(&bpf);
+	return 1;
 }
 
 void backend_verdict_moat_owned(const struct backend_ctx *ctx, struct backend_plan *bp, const char *tool,
@@ -196,6 +288,31 @@ void backend_verdict_all_missing(struct moat_verdict *props, const char *hint, c
 
 	for (i = 0; i < MOAT_P__COUNT; i++)
 		verdict_missing(&props[i], hint, "%s", reason);
+}
+
+void backend_verdict_ipc(const struct moat_policy *p, bool seccomp, const char *via, const char *netns,
+			 const char *reachable, struct moat_verdict *props)
+{
+	const char *hint_seccomp = "use a kernel built with CONFIG_SECCOMP_FILTER=y";
+
+	if (seccomp && !p->unix_sockets)
+		verdict_enforce(&props[MOAT_P_IPC_ABSTRACT], "seccomp (%s): socket(AF_UNIX) refused%s%s", via,
+				p->net != MOAT_NET_ALL ? "; " : "", p->net != MOAT_NET_ALL ? netns : "");
+	else if (p->net != MOAT_NET_ALL)
+		verdict_enforce(&props[MOAT_P_IPC_ABSTRACT], "%s: abstract sockets are per network namespace", netns);
+	else
+		verdict_missing(&props[MOAT_P_IPC_ABSTRACT], "use --net loopback or none, or --backend native",
+				"with net all the host's network namespace, and its abstract sockets, are shared");
+	if (seccomp && !p->unix_sockets)
+		verdict_enforce(&props[MOAT_P_IPC_UNIX], "seccomp (%s): socket(AF_UNIX) refused (connected socketpairs "
+							 "only)",
+				via);
+	else
+		verdict_missing(&props[MOAT_P_IPC_UNIX], p->unix_sockets ? "drop --unix-sockets" : hint_seccomp,
+				"%s: %s stays reachable",
+				p->unix_sockets ? "--unix-sockets lets the command make unix sockets"
+						: "without seccomp socket(AF_UNIX) cannot be refused",
+				reachable);
 }
 
 bool backend_verdict_policy_tmp(const struct moat_policy *p, struct moat_verdict *props)

@@ -315,8 +315,8 @@ static _Noreturn void exec_command(const struct child_args *a)
 /* An external backend (backends/backend.h): the tool builds the sandbox;
  * moat gives it what moat owns -- a new session, the rlimits, the cwd,
  * no_new_privs unless the tool is setuid, only the declared fds (and the
- * backend's own, such as bwrap's seccomp program) -- and the exact
- * environment. */
+ * backend's own, such as bwrap's seccomp program) -- and an environment of
+ * its own, never the command's (backend.h, tool_env). */
 static _Noreturn void exec_external(const struct child_args *a)
 {
 	const struct backend_plan *bp = &a->plan->ext;
@@ -343,7 +343,9 @@ static _Noreturn void exec_external(const struct child_args *a)
 	if (bp->fill_fd_gaps)
 		fill_fd_gaps(a);
 	signals_reset_for_exec(&a->saved_mask);
-	execve(bp->tool_path, bp->argv, a->plan->envp);
+	/* The tool runs outside the sandbox: its own minimal environment; the
+	 * command's reaches the command through the tool (backend.h). */
+	execve(bp->tool_path, bp->argv, bp->env_via_tool ? a->plan->envp : bp->tool_env);
 	fail(a, errno == ENOENT ? 127 : 126, errno, "execve %s", bp->tool_path);
 }
 

@@ -15,13 +15,16 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <linux/filter.h>
+
 #include "launch/signals.h"
 #include "native/landlock.h"
+#include "native/seccomp.h"
 
 static int usage(void)
 {
 	fprintf(stderr, "moat: __init is internal: moat __init [--landlock FD:ABI] [--ll r|w|l:PATH]... [--keep-fds "
-			"N,...] [--exec] -- COMMAND [ARGS...]\n");
+			"N,...] [--env-fd N] [--unsetenv NAME]... [--seccomp-fd N] [--exec] -- COMMAND [ARGS...]\n");
 	return 125;
 }
 
@@ -102,60 +105,214 @@ static int close_unkept(const char *list, int also)
 	return 0;
 }
 
-int moat_init_main(int argc, char **argv)
+/* All of a descriptor moat filled (a memfd), then closed: the command does
+ * not inherit it.  NULL on error (errno set). */
+static char *read_fd_all(int fd, size_t *len_out)
+{
+	size_t len = 0, cap = 4096;
+	char *buf = malloc(cap), *grown;
+	ssize_t n;
+
+	while (buf) {
+		if (len + 1 >= cap) {
+			grown = realloc(buf, cap * 2);
+			if (!grown)
+				break;
+			buf = grown;
+			cap *= 2;
+		}
+		n = read(fd, buf + len, cap - len - 1);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0)
+			break;
+		if (n == 0) {
+			close(fd);
+			buf[len] = '\0';
+			*len_out = len;
+			return buf;
+		}
+		len += (size_t)n;
+	}
+	free(buf);
+	close(fd);
+	return NULL;
+}
+
+/* --env-fd N: the command's exact environment, NUL-separated NAME=VALUE
+ * entries.  Under firejail, which adds variables of its own (container,
+ * SHELL, PROMPT_COMMAND, ...) to what it executes, and gets only moat's
+ * minimal environment itself, this is how the command gets exactly moat's
+ * without any value in an argv.  NULL on error. */
+static char **read_environment(int fd)
+{
+	size_t len = 0, n = 0, i;
+	char *buf = read_fd_all(fd, &len), **env;
+
+	if (!buf)
+		return NULL;
+	for (i = 0; i < len; i++)
+		n += buf[i] == '\0';
+	/* The strings stay in buf, which lives until execve (one more slot
+	 * for a last entry without its NUL: read_fd_all terminates buf). */
+	env = calloc(n + 2, sizeof(char *));
+	for (i = 0, n = 0; env && i < len; i += strlen(buf + i) + 1)
+		env[n++] = buf + i;
+	if (!env || !env[0])
+		free(buf); /* nothing points into it */
+	return env;
+}
+
+/* --seccomp-fd N: moat's own filter (the raw sock_filter program that
+ * bwrap's --seccomp reads), for a tool that cannot load it itself
+ * (firejail).  Loaded right before execve. */
+static int read_seccomp(int fd, struct moat_bpf *bpf)
+{
+	size_t len = 0;
+	char *buf = read_fd_all(fd, &len);
+
+	if (!buf)
+		return -errno;
+	if (len == 0 || len % sizeof(struct sock_filter) != 0 || len / sizeof(struct sock_filter) > BPF_MAXINSNS) {
+		free(buf);
+		return -EINVAL;
+	}
+	bpf->insns = (struct sock_filter *)(void *)buf;
+	bpf->len = (unsigned short)(len / sizeof(struct sock_filter));
+	return 0;
+}
+
+struct init_opts {
+	const char *landlock, *keep;
+	char **rules, **unset;
+	int n_rules, n_unset, cmd_at, lifeline, env_fd, seccomp_fd;
+	bool exec_only;
+};
+
+static int fd_arg(const char *s)
+{
+	char *end;
+	long v = strtol(s, &end, 10);
+
+	return end != s && !*end && v >= 3 && v < 65536 ? (int)v : -1;
+}
+
+/* The options before "--"; false on a usage error. */
+static bool parse_opts(int argc, char **argv, struct init_opts *o)
+{
+	int i;
+
+	for (i = 1; i < argc; i++) {
+		bool more = i + 1 < argc;
+
+		if (strcmp(argv[i], "--") == 0) {
+			o->cmd_at = i + 1;
+			return o->cmd_at < argc;
+		}
+		if (strcmp(argv[i], "--landlock") == 0 && more)
+			o->landlock = argv[++i];
+		else if (strcmp(argv[i], "--ll") == 0 && more)
+			o->rules[o->n_rules++] = argv[++i];
+		else if (strcmp(argv[i], "--unsetenv") == 0 && more)
+			o->unset[o->n_unset++] = argv[++i];
+		else if (strcmp(argv[i], "--exec") == 0)
+			o->exec_only = true;
+		else if (strcmp(argv[i], "--keep-fds") == 0 && more)
+			o->keep = argv[++i];
+		else if (strcmp(argv[i], "--lifeline") == 0 && more)
+			o->lifeline = atoi(argv[++i]);
+		else if (strcmp(argv[i], "--env-fd") == 0 && more && (o->env_fd = fd_arg(argv[i + 1])) >= 0)
+			i++;
+		else if (strcmp(argv[i], "--seccomp-fd") == 0 && more && (o->seccomp_fd = fd_arg(argv[i + 1])) >= 0)
+			i++;
+		else
+			return false;
+	}
+	return false;
+}
+
+/* Every step before the command, in order: its environment, moat's
+ * filter read, Landlock, the descriptors.  0, or 125 with the reason on
+ * stderr. */
+static int init_setup(struct init_opts *o, struct moat_bpf *bpf)
 {
 	extern char **environ;
-	sigset_t set, saved;
-	const char *landlock = NULL, *keep = NULL;
-	char **rules;
-	int n_rules = 0, i, cmd_at = -1, rc, lifeline = -1;
-	bool exec_only = false;
-	pid_t cmd;
-	int sfd;
+	int i, rc;
 
-	rules = calloc((size_t)argc + 1, sizeof(char *));
-	if (!rules)
+	if (o->env_fd >= 0 && !(environ = read_environment(o->env_fd))) {
+		fprintf(stderr, "moat: init: --env-fd %d: %s\n", o->env_fd, strerror(errno));
 		return 125;
-	for (i = 1; i < argc; i++) {
-		if (strcmp(argv[i], "--") == 0) {
-			cmd_at = i + 1;
-			break;
-		}
-		if (strcmp(argv[i], "--landlock") == 0 && i + 1 < argc)
-			landlock = argv[++i];
-		else if (strcmp(argv[i], "--ll") == 0 && i + 1 < argc)
-			rules[n_rules++] = argv[++i];
-		else if (strcmp(argv[i], "--exec") == 0)
-			exec_only = true;
-		else if (strcmp(argv[i], "--keep-fds") == 0 && i + 1 < argc)
-			keep = argv[++i];
-		else if (strcmp(argv[i], "--lifeline") == 0 && i + 1 < argc)
-			lifeline = atoi(argv[++i]);
-		else
-			return usage();
 	}
-	if (cmd_at < 0 || cmd_at >= argc)
-		return usage();
-	if (landlock && (rc = apply_landlock(landlock, rules, n_rules)) < 0) {
+	/* What the runtime added (runc and runsc set HOME when the
+	 * environment has none): the command sees moat's environment only. */
+	for (i = 0; i < o->n_unset; i++)
+		unsetenv(o->unset[i]);
+	if (o->seccomp_fd >= 0 && (rc = read_seccomp(o->seccomp_fd, bpf)) < 0) {
+		fprintf(stderr, "moat: init: --seccomp-fd %d: %s\n", o->seccomp_fd, strerror(-rc));
+		return 125;
+	}
+	if (o->landlock && (rc = apply_landlock(o->landlock, o->rules, o->n_rules)) < 0) {
 		fprintf(stderr, "moat: init: landlock: %s\n", strerror(-rc));
 		return 125;
 	}
-	free(rules);
 	/* The lifeline is moat's, not the command's: close-on-exec. */
-	if (lifeline >= 3 && fcntl(lifeline, F_SETFD, FD_CLOEXEC) != 0) {
-		fprintf(stderr, "moat: init: --lifeline %d: %s\n", lifeline, strerror(errno));
+	if (o->lifeline >= 3 && fcntl(o->lifeline, F_SETFD, FD_CLOEXEC) != 0) {
+		fprintf(stderr, "moat: init: --lifeline %d: %s\n", o->lifeline, strerror(errno));
 		return 125;
 	}
-	if ((rc = close_unkept(keep, lifeline)) < 0) {
-		fprintf(stderr, "moat: init: --keep-fds %s: %s\n", keep, strerror(-rc));
+	if ((rc = close_unkept(o->keep, o->lifeline)) < 0) {
+		fprintf(stderr, "moat: init: --keep-fds %s: %s\n", o->keep, strerror(-rc));
 		return 125;
 	}
-	/* Under bwrap, which is an init already: become the command. */
-	if (exec_only) {
-		execve(argv[cmd_at], argv + cmd_at, environ);
-		fprintf(stderr, "moat: execve %s: %s\n", argv[cmd_at], strerror(errno));
-		return errno == ENOENT ? 127 : 126;
+	return 0;
+}
+
+/* Under bwrap, which is an init already (and under firejail, whose own
+ * process is the sandbox's init): become the command.  The filter last, so
+ * it need not allow what the steps before do; no_new_privs is the tool's,
+ * set again because loading needs it. */
+static int become_command(char **cmd, struct moat_bpf *bpf)
+{
+	extern char **environ;
+	int rc = !bpf->len ? 0 : prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0 ? -errno : moat_seccomp_load(bpf);
+
+	if (rc < 0) {
+		fprintf(stderr, "moat: init: loading the seccomp filter: %s\n", strerror(-rc));
+		rc = 125;
+	} else {
+		execve(cmd[0], cmd, environ);
+		fprintf(stderr, "moat: execve %s: %s\n", cmd[0], strerror(errno));
+		rc = errno == ENOENT ? 127 : 126;
 	}
+	moat_bpf_free(bpf);
+	return rc;
+}
+
+int moat_init_main(int argc, char **argv)
+{
+	extern char **environ;
+	struct init_opts o = {.lifeline = -1, .env_fd = -1, .seccomp_fd = -1, .cmd_at = -1};
+	struct moat_bpf bpf = {0};
+	sigset_t set, saved;
+	int rc, lifeline;
+	pid_t cmd;
+	int sfd;
+
+	o.rules = calloc((size_t)argc + 1, sizeof(char *));
+	o.unset = calloc((size_t)argc + 1, sizeof(char *));
+	if (!o.rules || !o.unset)
+		return 125;
+	/* The filter is loaded only where __init becomes the command. */
+	if (!parse_opts(argc, argv, &o) || (o.seccomp_fd >= 0 && !o.exec_only))
+		return usage();
+	rc = init_setup(&o, &bpf);
+	free(o.rules);
+	free(o.unset);
+	if (rc)
+		return rc;
+	if (o.exec_only)
+		return become_command(argv + o.cmd_at, &bpf);
+	lifeline = o.lifeline;
 	signals_forwarded_set(&set);
 	sigaddset(&set, SIGCHLD);
 	if (sigprocmask(SIG_BLOCK, &set, &saved) != 0)
@@ -174,8 +331,8 @@ int moat_init_main(int argc, char **argv)
 	}
 	if (cmd == 0) {
 		signals_reset_for_exec(&saved);
-		execve(argv[cmd_at], argv + cmd_at, environ);
-		fprintf(stderr, "moat: execve %s: %s\n", argv[cmd_at], strerror(errno));
+		execve(argv[o.cmd_at], argv + o.cmd_at, environ);
+		fprintf(stderr, "moat: execve %s: %s\n", argv[o.cmd_at], strerror(errno));
 		_exit(errno == ENOENT ? 127 : 126);
 	}
 	for (;;) {

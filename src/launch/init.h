@@ -1,6 +1,7 @@
-/* `moat __init [--landlock FD:ABI] [--ll r|w|l:PATH]... [--keep-fds N,...] [--exec] -- COMMAND
- * [ARGS...]`: moat's own helper inside an external sandbox (the bwrap, oci
- * and gvisor backends bind moat's binary read-only at /.moat/init).
+/* `moat __init [--landlock FD:ABI] [--ll r|w|l:PATH]... [--keep-fds N,...] [--env-fd N]
+ * [--unsetenv NAME]... [--seccomp-fd N] [--exec] -- COMMAND [ARGS...]`: moat's own helper inside an
+ * external sandbox (the bwrap, oci and gvisor backends bind moat's binary
+ * read-only at /.moat/init; firejail runs it through an inherited fd).
  *
  * --landlock: restrict itself, and so the command, with the Landlock
  * ruleset the parent built from the planned objects (inherited as fd FD,
@@ -13,7 +14,18 @@
  * --keep-fds N,...: close every fd above 2 but these (an OCI runtime passes
  * 3..N, contiguous: moat's launcher filled the gaps with /dev/null).
  *
- * --exec: only that, then become the command (bwrap is an init already).
+ * --env-fd N: the command's exact environment, read from fd N (NUL-separated
+ * NAME=VALUE), instead of what the tool gave __init: firejail adds variables
+ * of its own, and values must not be in any argv.
+ *
+ * --unsetenv NAME: remove what the runtime added (runc and runsc set HOME
+ * when the environment has none), so the command sees moat's environment.
+ *
+ * --seccomp-fd N (with --exec): load moat's own seccomp program, read from
+ * fd N, right before becoming the command (firejail cannot load it).
+ *
+ * --exec: only that, then become the command (bwrap and firejail are an
+ * init already).
  *
  * Otherwise it is pid 1 of an OCI container:
  *

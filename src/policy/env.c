@@ -6,15 +6,47 @@
 #include "util/cleanup.h"
 #include "util/mem.h"
 
+/* The one list of variables that make a loader, an interpreter or a shell
+ * run code (or load a module) chosen by whoever set them, before the
+ * program's own: each entry says how.  Names only; the families are below. */
 static const char *const hook_names[] = {
-	"LD_PRELOAD", "LD_LIBRARY_PATH", "LD_AUDIT", "NODE_OPTIONS", "PYTHONPATH", "PYTHONSTARTUP",
-	"PYTHONHOME", "BASH_ENV", "ENV", "PERL5OPT", "PERL5LIB", "RUBYOPT", "RUBYLIB", "NODE_PATH",
-	"GCONV_PATH", "JAVA_TOOL_OPTIONS", "_JAVA_OPTIONS",
+	"GCONV_PATH",        /* glibc: iconv(3) loads the .so modules named there */
+	"BASH_ENV",          /* bash: a non-interactive shell sources this file first */
+	"ENV",               /* sh, dash, bash --posix: an interactive shell sources it */
+	"ZDOTDIR",           /* zsh: where .zshenv, sourced by every zsh, is read from */
+	"PROMPT_COMMAND",    /* bash: run before every prompt */
+	"PS0", "PS1", "PS2", "PS4", /* bash: prompts undergo command substitution
+				     * (PS4 with set -x, in scripts too) */
+	"PYTHONSTARTUP",     /* python: an interactive interpreter runs this file */
+	"PYTHONPATH",        /* python: modules found there shadow the stdlib's */
+	"PYTHONHOME",        /* python: the whole standard library from there */
+	"PYTHONUSERBASE",    /* python: its site-packages' .pth files run at start */
+	"PYTHONPLATLIBDIR",  /* python: where the stdlib's compiled modules load from */
+	"PYTHONWARNINGS",    /* python: a warning category is imported by its name */
+	"PYTHONBREAKPOINT",  /* python: breakpoint() imports and calls it */
+	"NODE_OPTIONS",      /* node: --require / --import a module first */
+	"NODE_PATH",         /* node: modules found there before the program's */
+	"PERL5OPT",          /* perl: options such as -M (load a module) */
+	"PERL5LIB", "PERLLIB", /* perl: modules found there first */
+	"PERL5DB",           /* perl: the debugger code run under -d */
+	"RUBYOPT",           /* ruby: options such as -r (require a library) */
+	"RUBYLIB",           /* ruby: libraries found there first */
+	"JAVA_TOOL_OPTIONS", "_JAVA_OPTIONS", "JDK_JAVA_OPTIONS", /* the JVM: -javaagent
+								   * runs an agent */
+	"DOTNET_STARTUP_HOOKS", /* .NET: assemblies whose hook runs before Main */
+	"LUA_PATH", "LUA_CPATH", /* lua: modules (and C modules) found there first */
+	"PHPRC", "PHP_INI_SCAN_DIR", /* php: an ini's auto_prepend_file runs first */
+	"ERL_AFLAGS", "ERL_FLAGS", "ERL_ZFLAGS", /* erlang: -eval, -s run code at start */
+	"OPENSSL_CONF",      /* OpenSSL: its config loads engines and providers (.so) */
+	"OPENSSL_ENGINES", "OPENSSL_MODULES", /* OpenSSL: where those .so are loaded from */
 };
 
 /* Whole families: every LD_* variable is read by the dynamic loader
- * (LD_DEBUG_OUTPUT, LD_BIND_NOW...), and DYLD_* by macOS's. */
-static const char *const hook_prefixes[] = {"LD_", "DYLD_"};
+ * (LD_PRELOAD, LD_AUDIT, LD_LIBRARY_PATH load libraries; the others change
+ * what it does), DYLD_* by macOS's; bash imports every BASH_FUNC_NAME%%
+ * as the function NAME, which then shadows the command NAME; LUA_INIT and
+ * LUA_INIT_5_4 (...) are code lua runs before the script. */
+static const char *const hook_prefixes[] = {"LD_", "DYLD_", "BASH_FUNC_", "LUA_INIT"};
 
 bool env_is_hook(const char *name)
 {

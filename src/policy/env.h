@@ -9,10 +9,12 @@
 #include "policy/policy.h"
 #include "util/err.h"
 
-/* Variables that change how a loader or an interpreter runs code before the
- * program's own (LD_PRELOAD, NODE_OPTIONS, ...).  Passing one through from
- * moat's environment would let whoever set moat's environment run code in
- * the sandbox unseen, so it is only accepted with an explicit value. */
+/* Variables that make a loader, an interpreter or a shell run code before
+ * the program's own (LD_PRELOAD, NODE_OPTIONS, BASH_ENV, ...; the list, with
+ * the reason for each, is in env.c).  Passing one through from moat's
+ * environment would let whoever set moat's environment run code in the
+ * sandbox unseen, and a config file is often a repository's (.mcp.json), so
+ * one is accepted only from the command line with its value: --env NAME=VALUE. */
 bool env_is_hook(const char *name);
 
 /* Is `name` a valid variable name ([A-Za-z_][A-Za-z0-9_]*)? */

@@ -539,7 +539,8 @@ static int load_names(const struct loader *L, const struct toml_value *v, const 
 			fail(L, item->pos, key, "refusing to pass the loader or interpreter hook %s through", s);
 			return moat_error_hint(L->err,
 					       "it would run code before the program's own; if it is really wanted, "
-					       "give its value explicitly in env");
+					       "give its value on the command line: --env %s=VALUE",
+					       s);
 		}
 		*list = moat_xrealloc(*list, (*n + 1) * sizeof(**list));
 		e = &(*list)[(*n)++];
@@ -723,26 +724,29 @@ static int load_env(const struct loader *L, struct config_server *srv, const str
 		struct config_env *e;
 		const char *val;
 		size_t bad_at = 0, bad_len = 0;
-		bool has_ref = false;
 
 		if (kv->key_len != strlen(kv->key) || !env_name_valid(kv->key))
 			return fail(L, kv->pos, kp, "expected a variable name ([A-Za-z_][A-Za-z0-9_]*) as the key");
+		/* A hook runs code before the program's own -- and in the
+		 * sandbox tool itself, which runs outside the sandbox, when a
+		 * backend's tool got the command's environment.  A config file
+		 * is often a repository's (.mcp.json), written by whoever wrote
+		 * the repository: only the command line may set one. */
+		if (env_is_hook(kv->key)) {
+			fail(L, kv->pos, kp, "refusing the loader or interpreter hook %s from a config file", kv->key);
+			return moat_error_hint(L->err,
+					       "it would run code before the program's own; remove it from the file, and "
+					       "if it is really wanted give it on the command line: --env %s=VALUE",
+					       kv->key);
+		}
 		if (get_string(L, kv->value, kp, "a string", &val) < 0)
 			return -1;
-		if (config_expand_vars(val, NULL, NULL, &has_ref, &bad_at, &bad_len) < 0) {
+		if (config_expand_vars(val, NULL, NULL, NULL, &bad_at, &bad_len) < 0) {
 			fail(L, kv->value->pos, kp,
 			     "bad variable reference \"%.*s\"; expected $NAME, ${NAME} or $$ (a "
 			     "literal $)",
 			     (int)bad_len, val + bad_at);
 			return -1;
-		}
-		/* Taking a hook's value from moat's environment is passing it
-		 * through, which --env-pass refuses: someone who can set moat's
-		 * environment would run code in the sandbox unseen. */
-		if (has_ref && env_is_hook(kv->key)) {
-			fail(L, kv->value->pos, kp,
-			     "refusing to take the loader or interpreter hook %s from moat's environment", kv->key);
-			return moat_error_hint(L->err, "give it a literal value, without $");
 		}
 		srv->env = moat_xrealloc(srv->env, (srv->n_env + 1) * sizeof(*srv->env));
 		e = &srv->env[srv->n_env++];

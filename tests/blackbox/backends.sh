@@ -70,7 +70,7 @@ claims() { # claims REPORT: the enforced properties, sorted, space-separated
 declare -A EXPECT
 EXPECT[native]="fs.read fs.write fs.secrets fs.tmp net.none ipc.abstract ipc.unix proc.pid proc.ptrace sys.filter tty.inject env.curated fd.clean res.limits"
 EXPECT[bwrap]="fs.read fs.write fs.secrets fs.tmp net.none ipc.abstract ipc.unix proc.pid proc.ptrace sys.filter tty.inject env.curated fd.clean res.limits"
-EXPECT[firejail]="fs.tmp net.none proc.pid sys.filter fd.clean res.limits"
+EXPECT[firejail]="fs.tmp net.none ipc.abstract ipc.unix proc.pid proc.ptrace sys.filter tty.inject env.curated fd.clean res.limits"
 EXPECT[gvisor]="fs.read fs.write fs.secrets fs.tmp net.none ipc.abstract ipc.unix proc.pid proc.ptrace sys.filter env.curated fd.clean res.limits"
 EXPECT[nono]="proc.ptrace res.limits"
 EXPECT[oci]="fs.read fs.write fs.secrets fs.tmp net.none ipc.abstract ipc.unix proc.pid proc.ptrace sys.filter tty.inject env.curated fd.clean res.limits"
@@ -230,7 +230,7 @@ suite() { # suite BACKEND (LABEL)
 				"$label sys.filter: unshare(CLONE_NEWUSER) refused" ;;
 		tty.inject)
 			command -v script >/dev/null || continue
-			out=$(timeout 20 script -qec "env HOME='$HOMED' '$MOAT' run --backend $b --profile strict -- '$HELPER' sti $STI_MARK" /dev/null </dev/null 2>&1)
+			out=$(timeout 20 script -qec "env HOME='$HOMED' '$MOAT' run --backend $b --mode prefer --profile strict -- '$HELPER' sti $STI_MARK" /dev/null </dev/null 2>&1)
 			unlike "$out" "$STI_MARK" "$label tty.inject: TIOCSTI from inside injects nothing into the terminal ($(echo "$out" | head -1 | tr -d '\r'))" ;;
 		env.curated)
 			out=$(M "$b" "${SP[@]}" -- /usr/bin/env)

@@ -136,6 +136,11 @@ bad var.toml $'[mcp_servers.s]\ncommand = "sh"\nenv = { T = "${TOKEN" }' \
 	":3:13: mcp_servers.s.env.T: bad variable reference \"\\$\\{TOKEN\"; expected \\\$NAME"
 bad hook.toml $'[mcp_servers.s]\ncommand = "sh"\nenv_vars = ["LD_PRELOAD"]' \
 	":3:13: mcp_servers.s.env_vars: refusing to pass the loader or interpreter hook LD_PRELOAD through"
+bad hook-env.toml $'[mcp_servers.s]\ncommand = "sh"\nenv = { LD_PRELOAD = "./x.so" }' \
+	":3:9: mcp_servers.s.env.LD_PRELOAD: refusing the loader or interpreter hook LD_PRELOAD from a config file
+moat: hint: .*--env LD_PRELOAD=VALUE"
+bad hook-env.json $'{"mcpServers": {"s": {"command": "sh",\n "env": {"NODE_OPTIONS": "--require ./x.js"}}}}' \
+	"hook-env.json:2:10: mcpServers.s.env.NODE_OPTIONS: refusing the loader or interpreter hook NODE_OPTIONS from a config file"
 bad cycle.toml $'[profiles.a]\nextends = "b"\n[profiles.b]\nextends = "a"' \
 	":4:11: profiles.b.extends: profiles extend each other in a cycle \\(b -> a -> b\\)"
 bad sockets.toml $'[mcp_servers.s]\ncommand = "sh"\nsandbox = { unix_sockets = "yes" }' \

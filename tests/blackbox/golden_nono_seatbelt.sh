@@ -184,6 +184,15 @@ is "$?" 125 "nono: a grant with ',' is refused (nono would split it into two gra
 	-o "$SCRATCH/out-nonoenv" --env NONO_ALLOW=/ -- /bin/true 2>"$SCRATCH/out-nonoenv.err")
 is "$?" 125 "nono: a NONO_* variable in the command's environment is refused (nono reads it as an option)"
 like "$(cat "$SCRATCH/out-nonoenv.err")" "NONO_ALLOW" "nono: and the error names it"
+# nono can only hand its own environment on: a hook in it would act on nono,
+# outside the sandbox (docs/backends.md); the same run without it exports.
+(cd "$T/proj" && env -i HOME="$T/home" PATH=/usr/bin:/bin "$MOAT" export --backend nono \
+	-o "$SCRATCH/out-nonohook" --env LD_PRELOAD=/x.so -- /bin/true 2>"$SCRATCH/out-nonohook.err")
+is "$?" 125 "nono: a loader hook in the command's environment is refused (nono would load it itself)"
+like "$(cat "$SCRATCH/out-nonohook.err")" "LD_PRELOAD in it would act on nono itself" "nono: and the error names it"
+(cd "$T/proj" && env -i HOME="$T/home" PATH=/usr/bin:/bin "$MOAT" export --backend nono \
+	-o "$SCRATCH/out-nonoplain" --env PLAIN=/x.so -- /bin/true 2>/dev/null)
+is "$?" 0 "nono: control: the same variable under another name exports"
 
 # --- neither runs here: unavailable, with the reason and a hint ---------------
 for b in nono seatbelt; do

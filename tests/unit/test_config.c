@@ -206,12 +206,25 @@ static const struct bad_row bad_rows[] = {
     {"t.toml", "[mcp_servers.x]\ncommand = \"sh\"\nenv = { \"A.B\" = \"1\" }\n", NULL,
      "t.toml:3:9: mcp_servers.x.env.\"A.B\": expected a variable name ([A-Za-z_][A-Za-z0-9_]*) as the key", NULL},
     {"t.toml", "[mcp_servers.x]\ncommand = \"sh\"\nenv = { LD_PRELOAD = \"$EVIL\" }\n", NULL,
-     "t.toml:3:22: mcp_servers.x.env.LD_PRELOAD: refusing to take the loader or interpreter hook LD_PRELOAD from "
-     "moat's environment",
-     "give it a literal value, without $"},
+     "t.toml:3:9: mcp_servers.x.env.LD_PRELOAD: refusing the loader or interpreter hook LD_PRELOAD from a config "
+     "file",
+     "it would run code before the program's own; remove it from the file, and if it is really wanted give it on "
+     "the command line: --env LD_PRELOAD=VALUE"},
+    /* A literal value too: the file may be a repository's. */
+    {"t.toml", "[mcp_servers.x]\ncommand = \"sh\"\n[mcp_servers.x.env]\nA = \"1\"\nBASH_ENV = \"./x.sh\"\n", NULL,
+     "t.toml:5:1: mcp_servers.x.env.BASH_ENV: refusing the loader or interpreter hook BASH_ENV from a config file",
+     "it would run code before the program's own; remove it from the file, and if it is really wanted give it on "
+     "the command line: --env BASH_ENV=VALUE"},
+    {"c.json", "{\"mcpServers\": {\"x\": {\"command\": \"sh\",\n  \"env\": {\"A\": \"1\", \"LD_PRELOAD\": \"./x.so\"}}}}",
+     NULL,
+     "c.json:2:21: mcpServers.x.env.LD_PRELOAD: refusing the loader or interpreter hook LD_PRELOAD from a config "
+     "file",
+     "it would run code before the program's own; remove it from the file, and if it is really wanted give it on "
+     "the command line: --env LD_PRELOAD=VALUE"},
     {"t.toml", "[mcp_servers.x]\ncommand = \"sh\"\nenv_vars = [\"TERM\", \"NODE_OPTIONS\"]\n", NULL,
      "t.toml:3:21: mcp_servers.x.env_vars: refusing to pass the loader or interpreter hook NODE_OPTIONS through",
-     "it would run code before the program's own; if it is really wanted, give its value explicitly in env"},
+     "it would run code before the program's own; if it is really wanted, give its value on the command line: --env "
+     "NODE_OPTIONS=VALUE"},
     {"t.toml", "[sandbox]\nenv_pass = [\"not valid\"]\n", NULL,
      "t.toml:2:13: sandbox.env_pass: expected a variable name ([A-Za-z_][A-Za-z0-9_]*), got \"not valid\"", NULL},
 

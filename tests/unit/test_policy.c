@@ -54,6 +54,10 @@ static void test_env(void)
 	ok(env_is_hook("LD_PRELOAD") && env_is_hook("NODE_OPTIONS") && env_is_hook("DYLD_INSERT_LIBRARIES") &&
 		   env_is_hook("LD_ANYTHING") && env_is_hook("BASH_ENV"),
 	   "loader and interpreter hooks are recognised");
+	ok(env_is_hook("BASH_FUNC_ls%%") && env_is_hook("PYTHONWARNINGS") && env_is_hook("ZDOTDIR") &&
+		   env_is_hook("PROMPT_COMMAND") && env_is_hook("GCONV_PATH") && env_is_hook("LUA_INIT_5_4") &&
+		   env_is_hook("OPENSSL_CONF") && env_is_hook("JDK_JAVA_OPTIONS"),
+	   "shell functions, shell start-up files and the other interpreters' hooks are recognised");
 	ok(!env_is_hook("PATH") && !env_is_hook("LANG") && !env_is_hook("OLD_PRELOAD"), "ordinary names are not hooks");
 	ok(env_name_valid("A_1") && !env_name_valid("1A") && !env_name_valid("A-B") && !env_name_valid(""),
 	   "variable names are validated");

@@ -160,8 +160,8 @@ int moat_run_main(int argc, char **argv)
 	 * for absent protected entries of the write grants, removed after the
 	 * run; then the tree's cgroup and the run (launch_run). */
 	if (guard_start(&guard, &plan, &err) < 0 ||
-	    (plan.status != MOAT_STATUS_OFF && fs_placeholders_make(&plan.fs, &err) < 0) ||
-	    (guard_note_placeholders(&guard, &plan.fs), launch_run(&policy, &plan, start_ns, guard.pid, &result, &err) < 0)) {
+	    (plan.status != MOAT_STATUS_OFF && fs_placeholders_make(&plan.fs, guard_placeholder_made, &guard, &err) < 0) ||
+	    launch_run(&policy, &plan, start_ns, guard.pid, &result, &err) < 0) {
 		/* The sandbox could not be created: still say so in the report,
 		 * so an embedder sees an error, not a missing file. */
 		code = moat_error_print(&err);
@@ -188,7 +188,7 @@ write_report:
 out:
 	json_decref(report);
 	if (have_plan) {
-		host_cleanup(&plan, false);
+		host_cleanup(&plan, getpid(), false);
 		guard_done(&guard);
 		plan_free(&plan);
 	}

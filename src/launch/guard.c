@@ -82,7 +82,7 @@ static void run_cleanup_argv(char *const *argv)
 	waitpid(pid, &status, 0);
 }
 
-void host_cleanup(struct moat_plan *plan, bool moat_died)
+void host_cleanup(struct moat_plan *plan, pid_t moat_pid, bool moat_died)
 {
 	if (limits_uses_cgroup(&plan->limits))
 		tree_cgroup_destroy(&plan->limits);
@@ -90,7 +90,7 @@ void host_cleanup(struct moat_plan *plan, bool moat_died)
 	 * run); after moat died, the runtime was killed before it could. */
 	if (moat_died && plan->external && plan->ext.cleanup_argv)
 		run_cleanup_argv(plan->ext.cleanup_argv);
-	fs_placeholders_remove(&plan->fs);
+	fs_placeholders_remove(&plan->fs, moat_pid);
 	native_cleanup(&plan->native);
 	if (plan->external)
 		backend_remove_work_dir(&plan->ext);
@@ -151,6 +151,7 @@ static void retitle(void)
 
 static _Noreturn void guard_main(struct moat_plan *plan, int fd)
 {
+	pid_t moat_pid = getppid();
 	struct guard_msg m;
 	int null;
 
@@ -184,7 +185,7 @@ static _Noreturn void guard_main(struct moat_plan *plan, int fd)
 		}
 		break; /* end of file (or garbage): moat is gone */
 	}
-	host_cleanup(plan, true);
+	host_cleanup(plan, moat_pid, true);
 	_exit(0);
 }
 
@@ -215,15 +216,13 @@ int guard_start(struct moat_guard *g, struct moat_plan *plan, struct moat_error 
 	return 0;
 }
 
-void guard_note_placeholders(struct moat_guard *g, const struct fs_plan *fp)
+void guard_placeholder_made(void *ctx, size_t index, dev_t dev, ino_t ino)
 {
-	size_t i;
+	struct moat_guard *g = ctx;
+	struct guard_msg m = {.kind = 'P', .index = (unsigned)index, .dev = dev, .ino = ino};
 
-	for (i = 0; g->fd >= 0 && i < fp->n; i++) {
-		const struct fs_obj *o = &fp->obj[i];
-		struct guard_msg m = {.kind = 'P', .index = (unsigned)i, .dev = o->dev, .ino = o->ino};
-		if (o->role == FS_PROTECT && o->placeholder_made && write(g->fd, &m, sizeof(m)) != (ssize_t)sizeof(m))
-			break;
+	if (g->fd >= 0 && write(g->fd, &m, sizeof(m)) != (ssize_t)sizeof(m)) {
+		/* The guard is gone: moat removes the placeholders itself. */
 	}
 }
 

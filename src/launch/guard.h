@@ -36,16 +36,18 @@ bool guard_needed(const struct moat_plan *plan);
 /* Fork the guard for `plan`.  g->pid is -1 when none is needed. */
 int guard_start(struct moat_guard *g, struct moat_plan *plan, struct moat_error *err);
 
-/* moat made the placeholders (fs_placeholders_make): tell the guard which,
- * so that it removes exactly those objects. */
-void guard_note_placeholders(struct moat_guard *g, const struct fs_plan *fp);
+/* fs_placeholders_make's `made` (ctx: the guard): moat made the placeholder
+ * of object `index`, still under its temporary name; tell the guard its
+ * identity, so that it removes exactly that object. */
+void guard_placeholder_made(void *ctx, size_t index, dev_t dev, ino_t ino);
 
 /* moat cleaned up itself: tell the guard, and reap it. */
 void guard_done(struct moat_guard *g);
 
 /* What the guard does, and what moat does after a normal run: kill the tree
  * through its cgroup and remove it, run the backend's clean-up command,
- * remove the placeholders, the per-run tmp and the work directory. */
-void host_cleanup(struct moat_plan *plan, bool moat_died);
+ * remove the placeholders (and the temporary names `moat_pid` made them
+ * under), the per-run tmp and the work directory. */
+void host_cleanup(struct moat_plan *plan, pid_t moat_pid, bool moat_died);
 
 #endif

@@ -1015,12 +1015,18 @@ fail:
 
 /* --- placeholders -------------------------------------------------------- */
 
-int fs_placeholders_make(struct fs_plan *fp, struct moat_error *err)
+void fs_placeholder_temp_name(char *buf, size_t len, pid_t pid, size_t index)
+{
+	snprintf(buf, len, ".moat-placeholder-%d-%zu", (int)pid, index);
+}
+
+int fs_placeholders_make(struct fs_plan *fp, fs_placeholder_made_fn made, void *ctx, struct moat_error *err)
 {
 	size_t i;
 
 	for (i = 0; i < fp->n; i++) {
 		struct fs_obj *o = &fp->obj[i];
+		char tmp[64];
 		const char *base;
 		struct stat st;
 		int fd;
@@ -1028,25 +1034,33 @@ int fs_placeholders_make(struct fs_plan *fp, struct moat_error *err)
 		if (o->role != FS_PROTECT || !o->placeholder || o->present)
 			continue;
 		base = strrchr(o->real, '/') + 1;
+		fs_placeholder_temp_name(tmp, sizeof(tmp), getpid(), i);
 		/* The directory descriptor came from the grant's own: no
 		 * name outside it is followed, and O_NOFOLLOW|O_EXCL refuse a
-		 * link planted at the name since planning. */
+		 * link planted at the name. */
 		if (o->placeholder_dir) {
-			if (mkdirat(o->dirfd, base, 0555) == 0)
-				o->placeholder_made = true;
-			else if (errno != EEXIST)
+			if (mkdirat(o->dirfd, tmp, 0555) != 0)
 				goto fail;
 		} else {
-			fd = openat(o->dirfd, base, O_CREAT | O_EXCL | O_WRONLY | O_NOFOLLOW | O_CLOEXEC, 0444);
-			if (fd >= 0) {
-				close(fd);
-				o->placeholder_made = true;
-			} else if (errno != EEXIST) {
+			fd = openat(o->dirfd, tmp, O_CREAT | O_EXCL | O_WRONLY | O_NOFOLLOW | O_CLOEXEC, 0444);
+			if (fd < 0)
 				goto fail;
-			}
+			close(fd);
 		}
-		/* Made now, or made by someone else since planning: either
-		 * way, the object there is what gets pinned. */
+		if (fstatat(o->dirfd, tmp, &st, AT_SYMLINK_NOFOLLOW) != 0)
+			goto fail;
+		if (made)
+			made(ctx, i, st.st_dev, st.st_ino);
+		/* Into place only if the name is still free; made by someone
+		 * else since planning, the object there is what gets pinned. */
+		if (renameat2(o->dirfd, tmp, o->dirfd, base, RENAME_NOREPLACE) == 0) {
+			o->placeholder_made = true;
+		} else if (errno == EEXIST) {
+			(void)unlinkat(o->dirfd, tmp, o->placeholder_dir ? AT_REMOVEDIR : 0);
+		} else {
+			(void)unlinkat(o->dirfd, tmp, o->placeholder_dir ? AT_REMOVEDIR : 0);
+			goto fail;
+		}
 		fd = openat(o->dirfd, base, O_PATH | O_NOFOLLOW | O_CLOEXEC);
 		if (fd < 0 || fstat(fd, &st) != 0) {
 			if (fd >= 0)
@@ -1062,31 +1076,43 @@ int fs_placeholders_make(struct fs_plan *fp, struct moat_error *err)
 fail:
 		moat_error_set(err, MOAT_E_SYSTEM, errno, "making the placeholder %s (a protected entry of a write grant)",
 			       o->real);
-		fs_placeholders_remove(fp);
+		fs_placeholders_remove(fp, getpid());
 		return moat_error_hint(err, "lift the protection with --unprotect %s if the command must create it",
 				       o->path);
 	}
 	return 0;
 }
 
-void fs_placeholders_remove(struct fs_plan *fp)
+/* Remove `name` in `dirfd` if it is the object dev/ino, still empty. */
+static void remove_if_ours(int dirfd, const char *name, dev_t dev, ino_t ino, bool any)
+{
+	struct stat st;
+
+	if (fstatat(dirfd, name, &st, AT_SYMLINK_NOFOLLOW) != 0 || (!any && (st.st_dev != dev || st.st_ino != ino)))
+		return; /* replaced by the host meanwhile: not ours */
+	if (S_ISDIR(st.st_mode))
+		(void)unlinkat(dirfd, name, AT_REMOVEDIR); /* only when still empty */
+	else if (S_ISREG(st.st_mode) && st.st_size == 0)
+		(void)unlinkat(dirfd, name, 0);
+}
+
+void fs_placeholders_remove(struct fs_plan *fp, pid_t pid)
 {
 	size_t i;
 
 	for (i = 0; i < fp->n; i++) {
 		struct fs_obj *o = &fp->obj[i];
-		const char *base;
-		struct stat st;
+		char tmp[64];
 
-		if (o->role != FS_PROTECT || !o->placeholder_made || o->dirfd < 0)
+		if (o->role != FS_PROTECT || !o->placeholder || o->dirfd < 0)
 			continue;
-		base = strrchr(o->real, '/') + 1;
+		/* A temporary name is this process's alone: what is there is
+		 * a placeholder moat died before renaming into place. */
+		fs_placeholder_temp_name(tmp, sizeof(tmp), pid, i);
+		remove_if_ours(o->dirfd, tmp, 0, 0, true);
+		if (!o->placeholder_made)
+			continue;
 		o->placeholder_made = false;
-		if (fstatat(o->dirfd, base, &st, AT_SYMLINK_NOFOLLOW) != 0 || st.st_dev != o->dev || st.st_ino != o->ino)
-			continue; /* replaced by the host meanwhile: not ours */
-		if (S_ISDIR(st.st_mode))
-			(void)unlinkat(o->dirfd, base, AT_REMOVEDIR); /* only when still empty */
-		else if (S_ISREG(st.st_mode) && st.st_size == 0)
-			(void)unlinkat(o->dirfd, base, 0);
+		remove_if_ours(o->dirfd, strrchr(o->real, '/') + 1, o->dev, o->ino, false);
 	}
 }

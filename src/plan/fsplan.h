@@ -127,11 +127,20 @@ bool fs_has_excluded_below(const struct fs_plan *fp, const char *real);
 /* Launch (not planning: a dry run or an export must not touch the host):
  * make the placeholders of absent protected entries, each from its write
  * grant's descriptor without following any link, and record their
- * identities.  Returns 0, or -1 with err (what was made is removed). */
-int fs_placeholders_make(struct fs_plan *fp, struct moat_error *err);
+ * identities.  Each is made under a temporary name of this process's
+ * (fs_placeholder_temp_name), `made` is told its identity, and only then
+ * is it renamed into place: whoever learns of it from `made` (moat's
+ * guard) can always find and remove exactly it.  Returns 0, or -1 with
+ * err (what was made is removed). */
+typedef void (*fs_placeholder_made_fn)(void *ctx, size_t index, dev_t dev, ino_t ino);
+int fs_placeholders_make(struct fs_plan *fp, fs_placeholder_made_fn made, void *ctx, struct moat_error *err);
+/* The temporary name object `index`'s placeholder is made under by process
+ * `pid` (in the same directory). */
+void fs_placeholder_temp_name(char *buf, size_t len, pid_t pid, size_t index);
 /* After the run: remove each placeholder this run made if it is still the
- * same, empty object.  Never fails; what is left is left. */
-void fs_placeholders_remove(struct fs_plan *fp);
+ * same, empty object, and any temporary name of `pid`'s left behind.
+ * Never fails; what is left is left. */
+void fs_placeholders_remove(struct fs_plan *fp, pid_t pid);
 
 /* The protected list, for `moat profiles` and docs: names relative to the
  * root of every write grant, and those that apply only to a granted HOME. */

@@ -87,6 +87,45 @@ for b in $BACKENDS; do
 	fi
 done
 
+# --- the enclosing cgroup: a limit set around moat binds the tree too ------------------
+# As root, a v1 memory cgroup limited to 64 MiB, holding a shell that becomes
+# uid 65534 and runs moat: moat cannot make a cgroup of its own, finds the
+# limit above it, and says so; the writes stop there.
+MEMROOT=$(awk '$9 == "cgroup" && $NF ~ /(^|,)memory(,|$)/ {print $5; exit}' /proc/self/mountinfo)
+MEMREL=$(sed -n 's/^[0-9]*:memory:\(.*\)$/\1/p' /proc/self/cgroup)
+if [ "$UID_NOW" -eq 0 ] && [ -n "$MEMROOT" ] && mkdir "$MEMROOT$MEMREL/moat-enclosing-$$" 2>/dev/null; then
+	ENC=$MEMROOT$MEMREL/moat-enclosing-$$
+	echo $((64 << 20)) >"$ENC/memory.limit_in_bytes"
+	[ -e "$ENC/memory.memsw.limit_in_bytes" ] && echo $((64 << 20)) >"$ENC/memory.memsw.limit_in_bytes"
+	inside() { # inside ARGS...: moat run ARGS as uid 65534 in the 64 MiB cgroup
+		(cd "$SCRATCH" && sh -c 'echo $$ >"$1/cgroup.procs" && shift && exec "$@"' _ "$ENC" \
+			setpriv --reuid=65534 --regid=65534 --clear-groups env MOAT_HOST_LIMIT=cgroupv2=0 \
+			"$MOAT" run "$@" 2>>"$SCRATCH/moat.err")
+	}
+	# The claim from a dry run: at the limit the OOM killer may end moat
+	# itself, which shares the enclosing cgroup, and its report with it.
+	inside --memory 64M --dry-run -- /bin/true >"$SCRATCH/enc.json"
+	like "$(lim "$SCRATCH/enc.json" memory mechanism)" "the cgroup holding moat and the tree, .*moat-enclosing-$$, limits memory to 67108864" \
+		"enclosing cgroup: uid 65534 inside a 64 MiB cgroup gets --memory 64M from it"
+	out=$(inside --memory 64M -- "$HELPER" fill 300)
+	last=$(printf '%s\n' "$out" | sed -n 's/^MB //p' | tail -1)
+	[ -n "$last" ] && [ "$last" -le 64 ]
+	ok $? "  and the writes stop at ${last:-?} MiB"
+	inside --memory 128M --dry-run -- /bin/true >"$SCRATCH/enc2.json"
+	is "$(lim "$SCRATCH/enc2.json" memory status)" enforced "  a --memory 128M is held by it too (the tree cannot pass 64 MiB)"
+	inside --memory 32M --dry-run -- /bin/true >"$SCRATCH/enc3.json"
+	is "$(lim "$SCRATCH/enc3.json" memory status)" missing "  a --memory 32M below the enclosing limit is not claimed from it"
+	rmdir "$ENC" 2>/dev/null
+fi
+
+# --- command-line errors ------------------------------------------------------------
+for bad in "--tmp-size 12Q" "--tmp-size 64K" "--address-space x" "--memory 0"; do
+	# shellcheck disable=SC2086
+	out=$("$MOAT" run $bad -- /bin/true 2>&1)
+	is "$?" 125 "$bad: a usage error (exit 125)"
+	like "$out" "expected a size of at least 1M" "  that names what is expected"
+done
+
 # --- --tmp-size ------------------------------------------------------------------
 for b in $BACKENDS; do
 	rep=$REPORTS/tmp-$b.json

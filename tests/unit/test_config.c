@@ -145,6 +145,14 @@ static const struct bad_row bad_rows[] = {
      NULL},
     {"t.toml", "[sandbox]\npids = 0\n", NULL, "t.toml:2:8: sandbox.pids: expected a positive whole number, got 0",
      NULL},
+    {"t.toml", "[sandbox]\ntmp_size = \"64K\"\n", NULL,
+     "t.toml:2:12: sandbox.tmp_size: expected a size of at least 1M (e.g. \"512M\", \"2G\") or a number of bytes, got "
+     "\"64K\"",
+     NULL},
+    {"t.toml", "[sandbox]\naddress_space = true\n", NULL,
+     "t.toml:2:17: sandbox.address_space: expected a size of at least 1M (e.g. \"512M\", \"2G\") or a number of "
+     "bytes, got a bool",
+     NULL},
     {"t.toml", "[sandbox]\ncpu = 1.5\n", NULL, "t.toml:2:7: sandbox.cpu: expected a positive whole number, got a float",
      NULL},
     {"t.toml", "[sandbox]\ntimeout = -1\n", NULL,
@@ -412,10 +420,12 @@ static void test_layers(void)
 				   "mode = \"prefer\"\n"
 				   "read = [\"data\", \"~/notes\"]\n"
 				   "timeout = 30\n"
+				   "tmp_size = \"64M\"\n"
 				   "[profiles.base]\n"
 				   "extends = \"network\"\n"
 				   "write = [\"out\"]\n"
 				   "memory = \"1G\"\n"
+				   "address_space = 2147483648\n"
 				   "env_pass = [\"BASE_VAR\"]\n"
 				   "[profiles.leaf]\n"
 				   "extends = \"base\"\n"
@@ -450,6 +460,8 @@ static void test_layers(void)
 	   "the profile chain's rules are applied (base, then leaf)");
 	ok(has_rule(&p, "/home/u/.npm", MOAT_ACCESS_READ), "  on top of the built-in profile the chain ends in");
 	ok(p.limits.memory_bytes == (1 << 30) && p.limits.timeout_s == 5, "limits: the profile's and the server's");
+	ok(p.limits.tmp_bytes == (64 << 20) && p.limits.address_space_bytes == (INT64_C(2) << 30),
+	   "tmp_size from [sandbox], address_space from the profile");
 	ok(p.require & (1u << 9), "require adds properties");
 	ok(policy_find_env(&p, "BASE_VAR") != NULL, "env_pass from the profile");
 	is_str(p.cwd, "/", "the server's cwd, relative to the file");

@@ -23,6 +23,23 @@ static char *at(const char *rel)
 	return moat_xasprintf("%s/%s", T, rel);
 }
 
+/* fs_placeholders_make's announcement: the final name must not exist yet. */
+static int made_calls, made_early;
+static void count_made(void *ctx, size_t index, dev_t dev, ino_t ino)
+{
+	const struct fs_plan *fp = ctx;
+	const struct fs_obj *o = &fp->obj[index];
+	char tmp[64];
+	struct stat st;
+
+	made_calls++;
+	fs_placeholder_temp_name(tmp, sizeof(tmp), getpid(), index);
+	/* The announced object is at the temporary name, not yet at its own. */
+	if (fstatat(o->dirfd, tmp, &st, AT_SYMLINK_NOFOLLOW) == 0 && st.st_dev == dev && st.st_ino == ino &&
+	    fstatat(o->dirfd, strrchr(o->real, '/') + 1, &st, AT_SYMLINK_NOFOLLOW) != 0)
+		made_early++;
+}
+
 static void mkfile(const char *rel, const char *text)
 {
 	char *p = at(rel);
@@ -259,13 +276,25 @@ static void test_protected(void)
 	ok(op_at(&v, "repo/.mcp.json", VIEW_PIN) == NULL && v.n_unpinned > 0,
 	   "an export has no placeholders, and counts what it cannot pin (%zu)", v.n_unpinned);
 	view_free(&v);
-	ok(fs_placeholders_make(&fp, &err) == 0, "placeholders are made at launch");
+	made_calls = made_early = 0;
+	ok(fs_placeholders_make(&fp, count_made, &fp, &err) == 0, "placeholders are made at launch");
+	ok(made_calls > 0 && made_early == made_calls,
+	   "  each is announced (%d) while still under its temporary name, before it takes its own", made_calls);
 	{
-		char *pm = at("repo/.mcp.json");
+		char *pm = at("repo/.mcp.json"), tmp[64];
 		struct stat st;
+		size_t k;
 		ok(stat(pm, &st) == 0 && S_ISDIR(st.st_mode), "  .mcp.json is an empty directory for the run");
-		fs_placeholders_remove(&fp);
+		/* moat killed between making one and renaming it: its
+		 * temporary name is left, and is this process's alone. */
+		for (k = 0; k < fp.n && !(fp.obj[k].role == FS_PROTECT && fp.obj[k].placeholder); k++)
+			;
+		fs_placeholder_temp_name(tmp, sizeof(tmp), getpid(), k);
+		ok(k < fp.n && mkdirat(fp.obj[k].dirfd, tmp, 0555) == 0, "  (a temporary name left by a killed moat)");
+		fs_placeholders_remove(&fp, getpid());
 		ok(stat(pm, &st) != 0 && errno == ENOENT, "  and it is gone after");
+		ok(fstatat(fp.obj[k].dirfd, tmp, &st, AT_SYMLINK_NOFOLLOW) != 0 && errno == ENOENT,
+		   "  and so is a temporary name left behind");
 		free(pm);
 	}
 	fs_plan_free(&fp);

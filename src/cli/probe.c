@@ -303,18 +303,19 @@ struct native_probe {
 	bool ok;
 	char error[MOAT_ERR_MSG_MAX];
 	struct moat_verdict props[MOAT_P__COUNT];
-	struct limits_plan limits; /* with the tree limits declared */
+	struct limits_plan limits; /* of a plan with the tree limits declared */
 };
 
-/* The limits the probe declares, so that res.limits and "limits" say what a
- * run with --memory, --pids and --cpu gets here: the same decision a run
+/* The limits the probe declares for its "limits" table, so that it says what
+ * a run with --memory, --pids and --cpu gets here: the same decision a run
  * makes (plan/limits.h), so probe and run agree. */
 #define PROBE_MEMORY (INT64_C(1) << 30)
 #define PROBE_PIDS 4096
 #define PROBE_CPU 3600
 
 /* The verdicts of a plan for the strict profile with network `net`, under
- * `backend`, with the tree limits declared. */
+ * `backend`; with `limits`, the tree limits are declared and what holds
+ * them is returned there. */
 static int plan_strict(const struct moat_host *h, const char *backend, enum moat_net net, struct moat_verdict *props,
 		       struct limits_plan *limits, struct moat_error *err)
 {
@@ -336,16 +337,19 @@ static int plan_strict(const struct moat_host *h, const char *backend, enum moat
 	if (profile_apply(&p, "strict", &ctx, err) < 0)
 		goto out;
 	p.net = net;
-	p.limits.memory_bytes = PROBE_MEMORY;
-	p.limits.pids = PROBE_PIDS;
-	p.limits.cpu_seconds = PROBE_CPU;
+	if (limits) {
+		p.limits.memory_bytes = PROBE_MEMORY;
+		p.limits.pids = PROBE_PIDS;
+		p.limits.cpu_seconds = PROBE_CPU;
+	}
 	free(p.backend);
 	p.backend = moat_xstrdup(backend);
 	/* prefer: the plan is computed in full whatever is missing. */
 	p.mode = MOAT_MODE_PREFER;
 	if (plan_build(&p, h, &plan, err) < 0)
 		goto out;
-	memcpy(props, plan.props, sizeof(plan.props));
+	if (props)
+		memcpy(props, plan.props, sizeof(plan.props));
 	if (limits)
 		*limits = plan.limits;
 	native_cleanup(&plan.native);
@@ -366,8 +370,9 @@ static void probe_backend(const struct moat_host *h, const char *backend, struct
 	int i;
 
 	memset(np, 0, sizeof(*np));
-	if (plan_strict(h, backend, MOAT_NET_NONE, np->props, &np->limits, &err) < 0 ||
-	    plan_strict(h, backend, MOAT_NET_LOOPBACK, loop, NULL, &err) < 0) {
+	if (plan_strict(h, backend, MOAT_NET_NONE, np->props, NULL, &err) < 0 ||
+	    plan_strict(h, backend, MOAT_NET_LOOPBACK, loop, NULL, &err) < 0 ||
+	    plan_strict(h, backend, MOAT_NET_NONE, NULL, &np->limits, &err) < 0) {
 		snprintf(np->error, sizeof(np->error), "%s", err.message);
 		return;
 	}
@@ -714,7 +719,7 @@ static void print_table(const struct probe *pr)
 			printf("  %-14s %-4s not installed; %s\n", tools[i].name, "no", tools[i].hint);
 	}
 
-	printf("\nnative backend: what it enforces here (profile strict, with --memory, --pids and --cpu)\n");
+	printf("\nnative backend: what it enforces here (profile strict)\n");
 	if (!pr->native.ok) {
 		printf("  cannot plan: %s\n", pr->native.error);
 		return;
@@ -727,7 +732,7 @@ static void print_table(const struct probe *pr)
 		if (!v->enforced && v->hint[0])
 			printf("  %-14s %-9s hint: %s\n", "", "", v->hint);
 	}
-	printf("\nlimits under the native backend: what holds each one here\n");
+	printf("\nlimits under the native backend: what would hold --memory, --pids and --cpu here\n");
 	for (p = 0; p < LIM__COUNT; p++) {
 		const struct limit_verdict *l = &pr->native.limits.lim[p];
 		if (!l->declared)

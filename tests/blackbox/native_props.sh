@@ -455,8 +455,10 @@ out=$(M "${S[@]}" -- "$HELPER" alloc 512)
 is "$out" "OK allocated 512 MiB" "res.limits control: without --address-space it succeeds"
 out=$(M "${S[@]}" --files 12 -- "$HELPER" rlimit nofile)
 is "$out" "nofile=12" "res.limits: --files 12 sets RLIMIT_NOFILE"
-out=$(M "${S[@]}" --cpu 7 -- "$HELPER" rlimit cpu)
-is "$out" "cpu=7" "res.limits: --cpu 7 sets RLIMIT_CPU"
+# (prefer: without a cgroup the tree's total is missing, but each process
+# still gets its share as RLIMIT_CPU.)
+out=$(M "${S[@]}" --mode prefer --cpu 7 -- "$HELPER" rlimit cpu)
+is "$out" "cpu=7" "res.limits: --cpu 7 also sets each process's RLIMIT_CPU"
 out=$(ulimit -S -c unlimited 2>/dev/null || ulimit -S -c 4096 2>/dev/null; M "${S[@]}" -- "$HELPER" rlimit core)
 is "$out" "core=0" "res.limits: core dumps are off inside (RLIMIT_CORE 0)"
 [ "$(ulimit -H -c)" = 0 ] && diag "the hard RLIMIT_CORE is 0 here: the next control cannot raise it"

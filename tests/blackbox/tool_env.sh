@@ -111,12 +111,11 @@ ok $? "control: the same server without the hook runs"
 
 # --- which backends run for this user -------------------------------------------
 # RUNS[b]=1, or WHY[b] the reason the report gives; TOOL[b] the tool it names.
-# (Not validated below: in prefer mode a backend that cannot run at all gives
-# status unavailable, which docs/report.schema.json allows in require mode
-# only.)
+# (In prefer mode a backend that cannot run at all gives status unavailable:
+# validated below with the others.)
 declare -A RUNS WHY TOOL
 for b in bwrap oci gvisor firejail; do
-	REPORT=$SCRATCH/probe-$b.json
+	REPORT=$REPORTS/r-probe-$b.json
 	"$MOAT" run --mode prefer --backend "$b" --profile strict --dry-run -- /bin/true >"$REPORT" 2>/dev/null
 	if [ "$(json_get "$REPORT" '["status"]' 2>/dev/null)" = unavailable ]; then
 		WHY[$b]=$(json_get "$REPORT" '["properties"]["fs.read"]["reason"]' 2>/dev/null)

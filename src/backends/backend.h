@@ -85,6 +85,12 @@ struct backend_plan {
 	char **cleanup_argv; /* run by moat's guard when moat died during the run
 			      * (`runc delete --force ID`: the runtime's state);
 			      * NULL-terminated, owned; NULL: none */
+	char *cleanup_wait_state; /* runc's state.json for this container: the
+				   * guard first waits (bounded) for the init it
+				   * names to end by itself (its lifeline hung up),
+				   * since `delete --force` freezes the cgroup and
+				   * would stop the container mid-exit; NULL: no
+				   * wait */
 	struct backend_rlimit rlimits[BACKEND_MAX_RLIMITS]; /* what moat applies
 							     * when apply_rlimits */
 	size_t n_rlimits;

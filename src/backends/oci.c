@@ -797,6 +797,8 @@ static int compile_bundle(const struct moat_backend *self, const struct backend_
 		bp->cleanup_argv[2] = moat_xstrdup("delete");
 		bp->cleanup_argv[3] = moat_xstrdup("--force");
 		bp->cleanup_argv[4] = moat_xstrdup(id);
+		if (f.rt == RT_RUNC)
+			bp->cleanup_wait_state = moat_xasprintf("%s/state/%s/state.json", bp->work_dir, id);
 	}
 	if (runnable)
 		verdicts(ctx, bp, &f, props);

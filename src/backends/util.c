@@ -64,6 +64,7 @@ void backend_plan_free(struct backend_plan *bp)
 	backend_remove_work_dir(bp);
 	free(bp->work_dir);
 	backend_strv_free(bp->cleanup_argv);
+	free(bp->cleanup_wait_state);
 	free(bp->tool_path);
 	free(bp->runtime);
 	for (i = 0; i < bp->n_env_set; i++)

@@ -2,7 +2,9 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <jansson.h>
 #include <limits.h>
+#include <poll.h>
 #include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -82,14 +84,69 @@ static void run_cleanup_argv(char *const *argv)
 	waitpid(pid, &status, 0);
 }
 
+/* The start time (field 22 of /proc/PID/stat, in clock ticks) of pid: p
+ * starts at the end of field 2, each step moves to the space before the
+ * next field. */
+static long long proc_start_time(pid_t pid)
+{
+	char path[64], buf[1024], *p;
+	cleanup_fclose FILE *f = NULL;
+	long long start = -1;
+	int field;
+
+	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+	if (!(f = fopen(path, "re")) || !fgets(buf, sizeof(buf), f) || !(p = strrchr(buf, ')')))
+		return -1;
+	for (field = 2; field < 22 && p; field++)
+		p = strchr(p + 1, ' ');
+	if (!p || sscanf(p + 1, "%lld", &start) != 1)
+		return -1;
+	return start;
+}
+
+/* Wait up to 2 s for the container's init (named by runc's state.json) to
+ * end by itself: moat's lifeline hung up when moat died, so it is ending
+ * already, and its pid namespace with it.  `runc delete --force` on a live
+ * container freezes its cgroup first, which can catch the tree mid-exit and
+ * keep it (frozen) for seconds.  Only a wait: the pid is checked against
+ * its start time and a pidfd, never signalled from here. */
+static void wait_container_init(const char *state_json)
+{
+	json_t *j = json_load_file(state_json, 0, NULL);
+	json_int_t pid = 0, start = -1;
+	int pfd;
+
+	if (!j)
+		return;
+	pid = json_integer_value(json_object_get(j, "init_process_pid"));
+	start = json_integer_value(json_object_get(j, "init_process_start"));
+	json_decref(j);
+	if (pid <= 1 || pid > INT_MAX)
+		return;
+	pfd = (int)syscall(SYS_pidfd_open, (pid_t)pid, 0);
+	if (pfd < 0)
+		return; /* gone already */
+	/* The pidfd is for whatever process has that pid now: it is the
+	 * container's init only if it started when the state file says. */
+	if (proc_start_time((pid_t)pid) == (long long)start) {
+		struct pollfd p = {.fd = pfd, .events = POLLIN};
+		while (poll(&p, 1, 2000) < 0 && errno == EINTR)
+			;
+	}
+	close(pfd);
+}
+
 void host_cleanup(struct moat_plan *plan, pid_t moat_pid, bool moat_died)
 {
 	if (limits_uses_cgroup(&plan->limits))
 		tree_cgroup_destroy(&plan->limits);
 	/* After a normal run the runtime removed its container itself (runc
 	 * run); after moat died, the runtime was killed before it could. */
-	if (moat_died && plan->external && plan->ext.cleanup_argv)
+	if (moat_died && plan->external && plan->ext.cleanup_argv) {
+		if (plan->ext.cleanup_wait_state)
+			wait_container_init(plan->ext.cleanup_wait_state);
 		run_cleanup_argv(plan->ext.cleanup_argv);
+	}
 	fs_placeholders_remove(&plan->fs, moat_pid);
 	native_cleanup(&plan->native);
 	if (plan->external)

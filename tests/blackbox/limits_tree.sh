@@ -278,6 +278,27 @@ for b in oci gvisor; do
 	is "$left" "" "$b: no cgroup of the container is left"
 done
 
+# --- oci: a container that does not end by itself is still removed ----------------
+# The guard first waits (at most 2 s) for the container's init to end on its
+# lifeline, then deletes it by force.  A stopped init cannot end: only the
+# forced delete removes it.
+case " $BACKENDS " in *" oci "*)
+	mark=OCISTOP$$
+	(exec "$MOAT" run --backend oci --mode prefer -- "$HELPER" sleep 30 "$mark" >/dev/null 2>&1) &
+	mpid=$!
+	ipid=
+	for _ in $(seq 50); do ipid=$(pgrep -f "__init.*$mark" | head -1); [ -n "$ipid" ] && break; sleep 0.1; done
+	[ -n "$ipid" ] && kill -STOP "$ipid"
+	ok $? "oci: the container's init ($ipid) is stopped"
+	kill -9 "$mpid"
+	wait "$mpid" 2>/dev/null
+	for _ in $(seq 100); do pgrep -f "$mark" >/dev/null || break; sleep 0.1; done
+	! pgrep -f "$mark" >/dev/null
+	ok $? "oci: SIGKILL of moat still ends a container whose init is stopped (the guard's forced delete)"
+	pkill -9 -f "$mark" 2>/dev/null
+	;;
+esac
+
 # --- the guard: placeholders go when moat is SIGKILLed -----------------------------
 G=$SCRATCH/guarded
 mkdir -p "$G" && chmod 0777 "$G"

@@ -16,6 +16,8 @@
 #include "sources/cli.h"
 #include "sources/config.h"
 #include "launch/guard.h"
+#include "launch/signals.h"
+#include "util/stdfds.h"
 #include "util/cleanup.h"
 
 #ifndef MOAT_VERSION
@@ -85,6 +87,12 @@ int moat_run_main(int argc, char **argv)
 	int code = 125;
 	bool have_plan = false;
 
+	/* Before anything is opened or any disposition changed (util/stdfds.h,
+	 * launch/signals.h). */
+	if (stdfds_ensure() < 0)
+		return 125;
+	signals_capture_caller();
+	signals_hold();
 	policy_init(&policy);
 	run_options_init(&opts);
 	report_dest_init(&dest);
@@ -180,10 +188,14 @@ int moat_run_main(int argc, char **argv)
 	report = report_build(&policy, &host, &plan, &result);
 	add_server(report, &meta);
 write_report:
+	/* A caller that asked for a report reads the run from it: without one,
+	 * the command's own status would pass for a run moat vouches for. */
 	if (report_dest_wanted(&dest) && report_dest_write(&dest, report, &err) < 0) {
 		moat_error_print(&err);
-		if (code == 0)
-			code = 125;
+		if (code != 125)
+			fprintf(stderr, "moat: the command's exit status was %d; exiting 125 since the report is missing\n",
+				code);
+		code = 125;
 	}
 out:
 	json_decref(report);
@@ -196,6 +208,7 @@ out:
 	policy_free(&policy);
 	run_options_free(&opts);
 	config_server_meta_free(&meta);
+	signals_release();
 	return code;
 }
 

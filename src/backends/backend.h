@@ -73,6 +73,12 @@ struct backend_plan {
 	 * it hangs up, since a tool killed with moat does not take an OCI
 	 * container with it.  -1: not passed. */
 	int lifeline_to;
+	/* moat __init --started-fd: the write end of a pipe moved to this fd
+	 * for the tool to pass on; __init writes 'e' right before it executes
+	 * the command.  A tool that ends without it failed in its own set-up:
+	 * exit 125, not the command's status.  -1: not known (the tool runs
+	 * the command itself). */
+	int started_to;
 	bool no_new_privs;  /* moat may set PR_SET_NO_NEW_PRIVS before the
 			     * tool's execve (false for setuid tools) */
 	bool apply_rlimits; /* moat applies the policy's rlimits (and core 0)

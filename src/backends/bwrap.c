@@ -295,6 +295,28 @@ static bool bwrap_can_run(const struct moat_host *h, struct moat_verdict *props)
 	return false;
 }
 
+/* bwrap parses at most 9000 options, those read through --args included
+ * (bubblewrap.c, MAX_ARGS): a policy over that would fail in bwrap at
+ * start, after the dry run said it runs. */
+#define BWRAP_MAX_ARGS 9000
+
+static int check_arg_count(const struct backend_ctx *ctx, const struct backend_plan *bp, struct moat_error *err)
+{
+	size_t n = 0, i;
+
+	for (i = 1; i < bp->argc && strcmp(bp->argv[i], "--") != 0; i++)
+		n++;
+	for (i = 0; ctx->envp && ctx->envp[i]; i++)
+		n += 3; /* --setenv NAME VALUE */
+	if (n <= BWRAP_MAX_ARGS)
+		return 0;
+	moat_error_set(err, MOAT_E_USAGE, 0,
+		       "this policy needs %zu bwrap options, more than the %d bwrap accepts", n,
+		       BWRAP_MAX_ARGS);
+	return moat_error_hint(err, "grant a common parent instead of many paths, or use --backend native, which "
+				    "has no such limit");
+}
+
 static int bwrap_compile(const struct backend_ctx *ctx, struct backend_plan *bp, struct moat_verdict *props,
 			 struct moat_error *err)
 {
@@ -377,10 +399,25 @@ static int bwrap_compile(const struct backend_ctx *ctx, struct backend_plan *bp,
 	backend_argv_add(bp, "--");
 	for (i = 0; i < n_init; i++)
 		backend_argv_add(bp, init_args[i]);
+	if (n_init && !ctx->exporting) {
+		/* Above every fd the tool is given: bwrap passes it through. */
+		int at = bp->fd_remap_to > 2 ? bp->fd_remap_to : 2;
+		for (i = 0; i < p->n_keep_fds; i++)
+			if (p->keep_fds[i] > at)
+				at = p->keep_fds[i];
+		for (i = 0; i < bp->n_pass_fds; i++)
+			if (bp->pass_fds[i] > at)
+				at = bp->pass_fds[i];
+		bp->started_to = at + 1;
+		backend_argv_add(bp, "--started-fd");
+		backend_argv_addf(bp, "%d", bp->started_to);
+	}
 	if (n_init)
 		backend_argv_add(bp, "--");
 	backend_strv_free(init_args);
 	backend_argv_add_command(bp, p, NULL);
+	if (check_arg_count(ctx, bp, err) < 0)
+		return -1;
 
 	if (can_run)
 		verdicts(ctx, bp, &f, props);

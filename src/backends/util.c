@@ -28,6 +28,7 @@ void backend_plan_init(struct backend_plan *bp)
 	memset(bp, 0, sizeof(*bp));
 	bp->fd_remap_from = bp->fd_remap_to = -1;
 	bp->lifeline_to = -1;
+	bp->started_to = -1;
 }
 
 static int remove_entry(const char *path, const struct stat *st, int type, struct FTW *ftw)

@@ -8,6 +8,7 @@
 #include "moat/moat.h"
 #include "policy/profiles.h"
 #include "sources/cli.h"
+#include "util/stdfds.h"
 
 int cli_report_error(const struct moat_error *err)
 {
@@ -22,6 +23,9 @@ int cli_report_error(const struct moat_error *err)
 
 int main(int argc, char **argv)
 {
+	/* A closed 0, 1 or 2 would be taken by the next file moat opens. */
+	if (stdfds_ensure() < 0)
+		return 125;
 	if (argc < 2) {
 		cli_usage(stderr);
 		return 125;

@@ -180,6 +180,8 @@ static int next_kept(const struct child_args *a, int after)
 		best = a->plan->ext.fd_remap_to;
 	if (a->plan->external && a->plan->ext.lifeline_to > after && a->plan->ext.lifeline_to < best)
 		best = a->plan->ext.lifeline_to;
+	if (a->plan->external && a->plan->ext.started_to > after && a->plan->ext.started_to < best)
+		best = a->plan->ext.started_to;
 	return best;
 }
 
@@ -325,6 +327,10 @@ static _Noreturn void exec_external(const struct child_args *a)
 	if (setsid() < 0)
 		fail(a, 125, errno, "setsid");
 	restore_nofile(a);
+	/* Before --files lowers RLIMIT_NOFILE: the number is above every fd
+	 * the tool is given, and dup2 may not make one above the limit. */
+	if (bp->started_to >= 0 && dup2(a->started_fd, bp->started_to) < 0)
+		fail(a, 125, errno, "dup2 the started pipe to %d", bp->started_to);
 	for (i = 0; i < bp->n_rlimits; i++) {
 		struct rlimit rl = {.rlim_cur = (rlim_t)bp->rlimits[i].value, .rlim_max = (rlim_t)bp->rlimits[i].value};
 		if (setrlimit(bp->rlimits[i].resource, &rl) != 0)
@@ -339,6 +345,7 @@ static _Noreturn void exec_external(const struct child_args *a)
 		fail(a, 125, errno, "dup2 %d to %d", bp->fd_remap_from, bp->fd_remap_to);
 	if (bp->lifeline_to >= 0 && dup2(a->lifeline_fd, bp->lifeline_to) < 0)
 		fail(a, 125, errno, "dup2 the lifeline to %d", bp->lifeline_to);
+
 	close_fds(a);
 	if (bp->fill_fd_gaps)
 		fill_fd_gaps(a);
@@ -394,8 +401,14 @@ _Noreturn void child_main(const struct child_args *a)
 	struct pollfd pf = {.fd = a->lifeline_fd, .events = POLLIN};
 	pid_t cmd;
 
+	size_t i;
+
 	/* 1. Die with moat.  If moat died before prctl took effect, the
-	 * lifeline pipe (whose only writer is moat) has hung up already. */
+	 * lifeline pipe (whose only writer is moat, once this process closed
+	 * its inherited copy) has hung up already. */
+	for (i = 0; i < ARRAY_LEN(a->parent_ends); i++)
+		if (a->parent_ends[i] >= 0)
+			close(a->parent_ends[i]);
 	if (prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0) != 0)
 		fail(a, 125, errno, "PR_SET_PDEATHSIG");
 	if (poll(&pf, 1, 0) > 0 && (pf.revents & (POLLHUP | POLLERR)))

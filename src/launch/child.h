@@ -25,6 +25,12 @@ struct child_args {
 	int lifeline_fd;     /* read end: hangs up when moat dies */
 	int go_fd;           /* read end: one byte once moat put the child in the
 			      * tree's cgroup; -1: no cgroup, no wait */
+	/* moat's own ends of those pipes (-1: none), which the child inherits
+	 * from clone and closes first: while it holds the lifeline's write
+	 * end, the lifeline cannot hang up, and while it holds go's write
+	 * end, its wait for go cannot end when moat dies. */
+	int parent_ends[5];
+	int started_fd; /* write end for moat __init --started-fd; -1: none */
 };
 
 /* Runs in the first child; never returns. */

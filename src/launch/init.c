@@ -72,7 +72,7 @@ static int apply_landlock(const char *spec, char **rules, int n_rules)
 
 /* --keep-fds LIST: every fd above 2 but these is closed (the runtime
  * passed 3..N, the gaps filled by moat's launcher).  NULL: keep all. */
-static int close_unkept(const char *list, int also)
+static int close_unkept(const char *list, int also, int also2)
 {
 	unsigned from = 3;
 
@@ -94,6 +94,8 @@ static int close_unkept(const char *list, int also)
 		}
 		if (also >= (int)from && (best < 0 || also < best))
 			best = also;
+		if (also2 >= (int)from && (best < 0 || also2 < best))
+			best = also2;
 		if (best < 0)
 			break;
 		if ((unsigned)best > from && syscall(SYS_close_range, from, (unsigned)best - 1, 0) != 0)
@@ -185,7 +187,7 @@ static int read_seccomp(int fd, struct moat_bpf *bpf)
 struct init_opts {
 	const char *landlock, *keep;
 	char **rules, **unset;
-	int n_rules, n_unset, cmd_at, lifeline, env_fd, seccomp_fd;
+	int n_rules, n_unset, cmd_at, lifeline, env_fd, seccomp_fd, started_fd;
 	bool exec_only;
 };
 
@@ -225,6 +227,8 @@ static bool parse_opts(int argc, char **argv, struct init_opts *o)
 			i++;
 		else if (strcmp(argv[i], "--seccomp-fd") == 0 && more && (o->seccomp_fd = fd_arg(argv[i + 1])) >= 0)
 			i++;
+		else if (strcmp(argv[i], "--started-fd") == 0 && more && (o->started_fd = fd_arg(argv[i + 1])) >= 0)
+			i++;
 		else
 			return false;
 	}
@@ -260,7 +264,12 @@ static int init_setup(struct init_opts *o, struct moat_bpf *bpf)
 		fprintf(stderr, "moat: init: --lifeline %d: %s\n", o->lifeline, strerror(errno));
 		return 125;
 	}
-	if ((rc = close_unkept(o->keep, o->lifeline)) < 0) {
+	/* So is the started pipe (become_command). */
+	if (o->started_fd >= 3 && fcntl(o->started_fd, F_SETFD, FD_CLOEXEC) != 0) {
+		fprintf(stderr, "moat: init: --started-fd %d: %s\n", o->started_fd, strerror(errno));
+		return 125;
+	}
+	if ((rc = close_unkept(o->keep, o->lifeline, o->started_fd)) < 0) {
 		fprintf(stderr, "moat: init: --keep-fds %s: %s\n", o->keep, strerror(-rc));
 		return 125;
 	}
@@ -271,7 +280,17 @@ static int init_setup(struct init_opts *o, struct moat_bpf *bpf)
  * process is the sandbox's init): become the command.  The filter last, so
  * it need not allow what the steps before do; no_new_privs is the tool's,
  * set again because loading needs it. */
-static int become_command(char **cmd, struct moat_bpf *bpf)
+static void say_started(int fd, char c)
+{
+	if (fd >= 0 && write(fd, &c, 1) != 1) {
+		/* moat is gone or not listening: nothing to tell */
+	}
+}
+
+/* --started-fd N: one byte to moat, 'e' right before execve (the tool's set-up
+ * is over: what follows is the command's) and 'f' if execve failed; moat
+ * reads a tool that ends without 'e' as a set-up failure (exit 125). */
+static int become_command(char **cmd, struct moat_bpf *bpf, int started_fd)
 {
 	extern char **environ;
 	int rc = !bpf->len ? 0 : prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0 ? -errno : moat_seccomp_load(bpf);
@@ -280,9 +299,14 @@ static int become_command(char **cmd, struct moat_bpf *bpf)
 		fprintf(stderr, "moat: init: loading the seccomp filter: %s\n", strerror(-rc));
 		rc = 125;
 	} else {
+		int e;
+
+		say_started(started_fd, 'e');
 		execve(cmd[0], cmd, environ);
-		fprintf(stderr, "moat: execve %s: %s\n", cmd[0], strerror(errno));
-		rc = errno == ENOENT ? 127 : 126;
+		e = errno;
+		say_started(started_fd, 'f');
+		fprintf(stderr, "moat: execve %s: %s\n", cmd[0], strerror(e));
+		rc = e == ENOENT ? 127 : 126;
 	}
 	moat_bpf_free(bpf);
 	return rc;
@@ -291,7 +315,7 @@ static int become_command(char **cmd, struct moat_bpf *bpf)
 int moat_init_main(int argc, char **argv)
 {
 	extern char **environ;
-	struct init_opts o = {.lifeline = -1, .env_fd = -1, .seccomp_fd = -1, .cmd_at = -1};
+	struct init_opts o = {.lifeline = -1, .env_fd = -1, .seccomp_fd = -1, .started_fd = -1, .cmd_at = -1};
 	struct moat_bpf bpf = {0};
 	sigset_t set, saved;
 	int rc, lifeline;
@@ -311,8 +335,10 @@ int moat_init_main(int argc, char **argv)
 	if (rc)
 		return rc;
 	if (o.exec_only)
-		return become_command(argv + o.cmd_at, &bpf);
+		return become_command(argv + o.cmd_at, &bpf, o.started_fd);
 	lifeline = o.lifeline;
+	/* What the runtime left ignored stays so for the command. */
+	signals_capture_caller();
 	signals_forwarded_set(&set);
 	sigaddset(&set, SIGCHLD);
 	if (sigprocmask(SIG_BLOCK, &set, &saved) != 0)

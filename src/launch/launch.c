@@ -101,6 +101,27 @@ static void decode_status(int status, struct moat_launch_result *r)
 	}
 }
 
+/* The tool ended before moat __init ran the command: its own set-up failed
+ * (bwrap: a mount, a namespace, a limit).  Its exit status is not the
+ * command's: 125 with the tool's status in the failure; a tool killed by a
+ * signal keeps 128+N. */
+static void tool_setup_failed(const struct moat_plan *plan, int status, struct moat_launch_result *r)
+{
+	const char *tool = plan->ext.tool_path ? plan->ext.tool_path : plan->backend;
+
+	if (WIFSIGNALED(status)) {
+		snprintf(r->failure, sizeof(r->failure), "%s was killed by signal %d before the command started", tool,
+			 WTERMSIG(status));
+		return;
+	}
+	snprintf(r->failure, sizeof(r->failure),
+		 "%s failed to set up the sandbox (it exited %d before the command started; its message is on stderr)",
+		 tool, WIFEXITED(status) ? WEXITSTATUS(status) : -1);
+	r->exited = false;
+	r->exit_status = 0;
+	r->exit_code = 125;
+}
+
 /* --cpu: how often the tree's CPU time is read.  The tree may overrun the
  * limit by this much wall time per CPU. */
 #define CPU_POLL_MS 50
@@ -127,13 +148,16 @@ int launch_run(const struct moat_policy *p, const struct moat_plan *plan, long l
 	cleanup_pair int statp[2] = {-1, -1};
 	cleanup_pair int life[2] = {-1, -1};
 	cleanup_pair int go[2] = {-1, -1};
+	cleanup_pair int startp[2] = {-1, -1};
+	bool watch_start = sandboxed && plan->external && plan->ext.started_to >= 0;
 	cleanup_close int sfd = -1;
 	sigset_t fwd;
 	__attribute__((cleanup(restore_mask))) sigset_t saved;
 	struct sigaction sa = {.sa_handler = noop_handler};
 	struct child_args args;
+	sigset_t args_mask;
 	long long exec_ns = 0, deadline_ns = 0, kill_ns = 0;
-	bool have_status = false, child_done = false, err_eof = false;
+	bool have_status = false, child_done = false, err_eof = false, tool_failed = false;
 	int status = 0, child_status = 0, flags;
 	/* Killed and reaped at scope exit if an error leaves it running. */
 	cleanup_pid pid_t child = -1;
@@ -142,17 +166,21 @@ int launch_run(const struct moat_policy *p, const struct moat_plan *plan, long l
 	memset(r, 0, sizeof(*r));
 	r->memory_peak = r->oom_kills = r->cpu_usec = -1;
 	sigprocmask(SIG_BLOCK, NULL, &saved); /* what restore_mask puts back */
+	signals_caller_mask(&args_mask);      /* what the command gets */
 	if (pipe2(errp, O_CLOEXEC) != 0 || pipe2(statp, O_CLOEXEC) != 0 || pipe2(life, O_CLOEXEC) != 0 ||
-	    (cgroup && pipe2(go, O_CLOEXEC) != 0))
+	    (cgroup && pipe2(go, O_CLOEXEC) != 0) || (watch_start && pipe2(startp, O_CLOEXEC | O_NONBLOCK) != 0))
 		return moat_error_set(err, MOAT_E_SYSTEM, errno, "pipe2");
 	if (cgroup && tree_cgroup_create(lp, &p->limits, err) < 0)
 		return -1;
 	/* The child moves an fd of the backend's to a fixed low number before
 	 * executing the tool (backend.h, fd_remap_to): moat's own pipes must
 	 * not be there. */
-	if (plan->external && (plan->ext.fd_remap_to >= 0 || plan->ext.lifeline_to >= 0)) {
-		int *ends[] = {&errp[0], &errp[1], &statp[0], &statp[1], &life[0], &life[1], &go[0], &go[1]};
+	if (plan->external && (plan->ext.fd_remap_to >= 0 || plan->ext.lifeline_to >= 0 || plan->ext.started_to >= 0)) {
+		int *ends[] = {&errp[0], &errp[1], &statp[0], &statp[1], &life[0], &life[1], &go[0], &go[1],
+			       &startp[0], &startp[1]};
 		int floor = plan->ext.fd_remap_to > plan->ext.lifeline_to ? plan->ext.fd_remap_to : plan->ext.lifeline_to;
+		if (plan->ext.started_to > floor)
+			floor = plan->ext.started_to;
 		for (i = 0; i < ARRAY_LEN(ends); i++) {
 			if (*ends[i] < 0 || *ends[i] > floor)
 				continue;
@@ -179,8 +207,10 @@ int launch_run(const struct moat_policy *p, const struct moat_plan *plan, long l
 	if (!np->pid_init)
 		prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0);
 
-	args = (struct child_args){.policy = p, .plan = plan, .saved_mask = saved, .err_fd = errp[1],
-				   .status_fd = statp[1], .lifeline_fd = life[0], .go_fd = go[0]};
+	args = (struct child_args){.policy = p, .plan = plan, .saved_mask = args_mask, .err_fd = errp[1],
+				   .status_fd = statp[1], .lifeline_fd = life[0], .go_fd = go[0],
+				   .started_fd = startp[1],
+				   .parent_ends = {errp[0], statp[0], life[1], go[1], startp[0]}};
 	flags = plan->status == MOAT_STATUS_OFF ? 0 : np->clone_flags;
 	/* Raw clone, not clone(3): it behaves like fork with the namespace
 	 * flags applied, so the child is pid 1 of its new pid namespace. */
@@ -200,6 +230,7 @@ int launch_run(const struct moat_policy *p, const struct moat_plan *plan, long l
 	close_end(&statp[1]);
 	close_end(&life[0]);
 	close_end(&go[0]);
+	close_end(&startp[1]);
 	if (cgroup) {
 		/* The child waits for this before anything else (child.c). */
 		if (tree_cgroup_add(lp, child, err) < 0)
@@ -297,6 +328,21 @@ int launch_run(const struct moat_policy *p, const struct moat_plan *plan, long l
 		r->executed = false;
 	else
 		r->executed = true;
+	/* The tool ran, but did it run the command?  moat __init says 'e'
+	 * right before execve, 'f' after a failed one (backend.h, started_to). */
+	if (watch_start && r->executed) {
+		char said[2] = {0, 0};
+		ssize_t n = read(startp[0], said, sizeof(said));
+
+		if (n < 1 || said[0] != 'e') {
+			r->executed = false;
+			tool_failed = true;
+		} else if (n == 2 && said[1] == 'f') {
+			r->executed = false;
+			snprintf(r->failure, sizeof(r->failure), "executing %s failed (the reason is on stderr)",
+				 p->argv[0]);
+		}
+	}
 	if (np->pid_init && plan->status != MOAT_STATUS_OFF &&
 	    read(statp[0], &status, sizeof(status)) == (ssize_t)sizeof(status))
 		have_status = true;
@@ -304,6 +350,8 @@ int launch_run(const struct moat_policy *p, const struct moat_plan *plan, long l
 	close_end(&errp[0]);
 	close_end(&life[1]);
 	decode_status(have_status ? status : child_status, r);
+	if (tool_failed)
+		tool_setup_failed(plan, child_status, r);
 	/* Without a pid namespace the command's end is not the tree's: what
 	 * it left running dies through the tree's cgroup. */
 	if (cgroup && !np->pid_init && lp->tree_kill != CG_KILL_NONE)

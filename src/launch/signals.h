@@ -6,11 +6,37 @@
 
 #include <signal.h>
 
-/* SIGTERM, SIGINT, SIGHUP, SIGQUIT, SIGUSR1, SIGUSR2, SIGWINCH. */
+#include <stdbool.h>
+
+/* Records which signals the caller left ignored (nohup ignores SIGHUP, a
+ * shell's background job SIGINT and SIGQUIT), once, before moat changes any
+ * disposition; then sets moat's own: SIGPIPE ignored (a broken stderr or
+ * report pipe is an error to report, not a death) and SIGCHLD default
+ * (ignored, children would be reaped away from moat's wait).  Called first
+ * by moat_run_main and by moat __init. */
+void signals_capture_caller(void);
+
+/* Blocks the forwarded signals from planning on: a SIGTERM, SIGINT or SIGHUP
+ * then cannot end moat between a change it makes on the host (a private
+ * TMPDIR, a placeholder) and the code that undoes it.  One that arrives is
+ * forwarded to the command once it runs (launch reads it from its signalfd),
+ * or acts when signals_release() restores the caller's mask. */
+void signals_hold(void);
+void signals_release(void);
+
+/* The signal mask the caller started moat with (what the command gets). */
+void signals_caller_mask(sigset_t *mask);
+
+/* The caller had sig ignored when moat started. */
+bool signals_caller_ignores(int sig);
+
+/* SIGTERM, SIGINT, SIGHUP, SIGQUIT, SIGUSR1, SIGUSR2, SIGWINCH, less those
+ * the caller ignores: those stay ignored, in moat and in the command. */
 void signals_forwarded_set(sigset_t *set);
 
-/* Back to default dispositions for the forwarded signals, and the mask
- * moat started with.  Async-signal-safe. */
+/* The dispositions the command gets: what the caller had for the forwarded
+ * signals, SIGPIPE and SIGCHLD (ignored if the caller ignored them, else
+ * default), and the mask moat started with.  Async-signal-safe. */
 void signals_reset_for_exec(const sigset_t *saved_mask);
 
 #endif

@@ -1,7 +1,10 @@
 #include "native/native.h"
 
 #include <errno.h>
+#include <dirent.h>
 #include <fcntl.h>
+#include <limits.h>
+#include <signal.h>
 #include <ftw.h>
 #include <sched.h>
 #include <stdio.h>
@@ -81,6 +84,9 @@ static void native_caps(const struct native_plan *np, struct limit_caps *c)
 		 "rest");
 }
 
+#define STALE_PREFIX "moat-tmp."
+static void sweep_stale_tmp(void);
+
 int native_compile(const struct moat_policy *p, const struct moat_host *h, struct moat_cgroup_info *cg,
 		   const struct fs_plan *fp, struct native_plan *np, struct moat_verdict *props,
 		   struct moat_error *err)
@@ -111,7 +117,11 @@ int native_compile(const struct moat_policy *p, const struct moat_host *h, struc
 		np->pid_init = true;
 		native_mounts_plan(&np->mounts, p, fp, abi > 0);
 	} else if (p->private_tmp && abi > 0) {
-		char tmpl[] = "/tmp/moat-tmp.XXXXXX";
+		char tmpl[64];
+		/* The name carries moat's pid: a directory whose moat is gone
+		 * (SIGKILLed before its guard started) is swept by the next run. */
+		sweep_stale_tmp();
+		snprintf(tmpl, sizeof(tmpl), "/tmp/" STALE_PREFIX "%d.XXXXXX", (int)getpid());
 		if (!mkdtemp(tmpl))
 			return moat_error_set(err, MOAT_E_SYSTEM, errno, "creating a private tmp under /tmp");
 		np->private_tmp_dir = moat_xstrdup(tmpl);
@@ -302,6 +312,36 @@ static int remove_entry(const char *path, const struct stat *st, int type, struc
 	(void)ftw;
 	remove(path);
 	return 0;
+}
+
+
+/* /tmp/moat-tmp.PID.XXXXXX of this user whose moat (PID) no longer runs. */
+static void sweep_stale_tmp(void)
+{
+	cleanup_closedir DIR *d = opendir("/tmp");
+	struct dirent *e;
+
+	if (!d)
+		return;
+	while ((e = readdir(d))) {
+		char path[PATH_MAX], *end;
+		struct stat st;
+		long pid;
+
+		if (strncmp(e->d_name, STALE_PREFIX, strlen(STALE_PREFIX)) != 0)
+			continue;
+		errno = 0;
+		pid = strtol(e->d_name + strlen(STALE_PREFIX), &end, 10);
+		if (errno || pid <= 0 || *end != '.' || strlen(end) != 7)
+			continue;
+		if (kill((pid_t)pid, 0) == 0 || errno != ESRCH)
+			continue; /* its moat runs (or is not ours to ask about) */
+		if (fstatat(dirfd(d), e->d_name, &st, AT_SYMLINK_NOFOLLOW) != 0 || !S_ISDIR(st.st_mode) ||
+		    st.st_uid != geteuid())
+			continue;
+		snprintf(path, sizeof(path), "/tmp/%s", e->d_name);
+		nftw(path, remove_entry, 16, FTW_DEPTH | FTW_PHYS | FTW_MOUNT);
+	}
 }
 
 void native_cleanup(struct native_plan *np)

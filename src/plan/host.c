@@ -142,15 +142,28 @@ static int apply_limit(struct moat_host *h, const char *spec, struct moat_error 
 		return moat_error_set(err, MOAT_E_SYSTEM, errno, "MOAT_HOST_LIMIT");
 	for (tok = strtok_r(copy, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
 		char *eq = strchr(tok, '='), *end;
+		const char *val;
 		long v;
 
-		if (!eq)
-			goto bad;
+		if (!eq) {
+			moat_error_set(err, MOAT_E_USAGE, 0, "MOAT_HOST_LIMIT=%s: '%s' has no '='", spec, tok);
+			goto hint;
+		}
 		*eq = '\0';
+		val = eq + 1;
+		/* Digits only: strtol would take "", "+2" and " 3" too. */
 		errno = 0;
-		v = strtol(eq + 1, &end, 10);
-		if (errno || *end || v < 0)
-			goto bad;
+		v = strtol(val, &end, 10);
+		if (!*val || strspn(val, "0123456789") != strlen(val) || errno || *end) {
+			moat_error_set(err, MOAT_E_USAGE, 0, "MOAT_HOST_LIMIT=%s: %s='%s' is not a number", spec, tok,
+				       val);
+			goto hint;
+		}
+		if (strcmp(tok, "landlock") != 0 && v > 1) {
+			moat_error_set(err, MOAT_E_USAGE, 0, "MOAT_HOST_LIMIT=%s: %s=%s: the value is 0 (take it away) or 1 (as probed)",
+				       spec, tok, val);
+			goto hint;
+		}
 		if (strcmp(tok, "landlock") == 0) {
 			if (v < h->landlock_abi) {
 				h->landlock_abi = (int)v;
@@ -185,13 +198,13 @@ static int apply_limit(struct moat_host *h, const char *spec, struct moat_error 
 			if (v == 0)
 				h->cgroup_v2_limited = true;
 		} else {
-			goto bad;
+			moat_error_set(err, MOAT_E_USAGE, 0, "MOAT_HOST_LIMIT=%s: unknown field '%s'", spec, tok);
+			goto hint;
 		}
 	}
 	snprintf(h->limited_by, sizeof(h->limited_by), "%s", spec);
 	return 0;
-bad:
-	moat_error_set(err, MOAT_E_USAGE, 0, "MOAT_HOST_LIMIT=%s: cannot parse '%s'", spec, tok);
+hint:
 	return moat_error_hint(err, "expected a comma-separated list of landlock=N, userns=0, seccomp=0, root=0, cgroup=0, cgroupv1=0, cgroupv2=0");
 }
 

@@ -131,7 +131,8 @@ static int cmp_op(const void *x, const void *y)
 
 static void sort_ops(struct view *v)
 {
-	qsort(v->v, v->n, sizeof(*v->v), cmp_op);
+	if (v->n > 1)
+		qsort(v->v, v->n, sizeof(*v->v), cmp_op);
 }
 
 static void remove_op(struct view *v, size_t i)

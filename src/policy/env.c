@@ -181,7 +181,8 @@ int env_build(const struct moat_policy *p, char *const *environ_in, char ***envp
 		}
 	}
 
-	qsort(slots, n, sizeof(*slots), cmp_slot);
+	if (n > 1) /* qsort(NULL, 0) is undefined */
+		qsort(slots, n, sizeof(*slots), cmp_slot);
 	envp = moat_xcalloc(n + 1, sizeof(char *));
 	names = moat_xcalloc(n + 1, sizeof(char *));
 	for (i = 0; i < n; i++) {

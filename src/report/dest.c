@@ -373,6 +373,17 @@ static int check_existing(const struct report_dest *d, struct moat_error *err)
 		moat_error_set(err, MOAT_E_USAGE, 0, "--report %s: is a directory", d->path);
 		return moat_error_hint(err, "name a file in it: --report %s/moat-report.json", d->path);
 	}
+	/* The report is renamed over the name: a device node, a FIFO or a
+	 * socket there would be replaced (as root, /dev/null itself). */
+	if (!S_ISREG(st.st_mode) && !S_ISLNK(st.st_mode)) {
+		moat_error_set(err, MOAT_E_USAGE, 0,
+			       "--report %s: is a %s: moat writes a report by replacing a regular file, and does not "
+			       "replace a %s",
+			       d->path, kind_name(&st), kind_name(&st));
+		return moat_error_hint(err, S_ISFIFO(st.st_mode) || S_ISSOCK(st.st_mode)
+						    ? "give a pipe or socket as a descriptor: --report-fd N"
+						    : "name a regular file (leave --report out for no report)");
+	}
 	if ((dst.st_mode & S_ISVTX) && st.st_uid != geteuid()) {
 		owner_text(st.st_uid, owner, sizeof(owner));
 		moat_error_set(err, MOAT_E_USAGE, 0,

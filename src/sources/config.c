@@ -1203,7 +1203,9 @@ out:
 
 int config_load(const char *file, const char *home, struct moat_config **out, struct moat_error *err)
 {
-	cleanup_close int fd = open(file, O_RDONLY | O_CLOEXEC | O_NOCTTY);
+	/* O_NONBLOCK: opening a FIFO for reading would wait for a writer;
+	 * it is refused below as not a regular file. */
+	cleanup_close int fd = open(file, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
 	cleanup_free char *buf = NULL;
 	struct stat st;
 	size_t len = 0;
@@ -1212,8 +1214,14 @@ int config_load(const char *file, const char *home, struct moat_config **out, st
 		return moat_error_set(err, MOAT_E_CONFIG, errno, "%s", file);
 	if (fstat(fd, &st) != 0)
 		return moat_error_set(err, MOAT_E_CONFIG, errno, "%s", file);
-	if (!S_ISREG(st.st_mode))
-		return moat_error_set(err, MOAT_E_CONFIG, 0, "%s: not a regular file", file);
+	if (!S_ISREG(st.st_mode)) {
+		moat_error_set(err, MOAT_E_CONFIG, 0, "%s: not a regular file (%s)", file,
+			       S_ISFIFO(st.st_mode)  ? "a pipe"
+			       : S_ISDIR(st.st_mode) ? "a directory"
+			       : S_ISCHR(st.st_mode) ? "a character device"
+						     : "a special file");
+		return moat_error_hint(err, "moat reads a config only from a regular file; copy it to one");
+	}
 	if ((uint64_t)st.st_size > TOML_MAX_INPUT)
 		return moat_error_set(err, MOAT_E_CONFIG, 0, "%s: larger than %u bytes", file, TOML_MAX_INPUT);
 	buf = moat_xmalloc((size_t)st.st_size + 1);

@@ -7,6 +7,7 @@
 
 #include <errno.h>
 #include <signal.h>
+#include <dirent.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <sys/types.h>
@@ -49,6 +50,13 @@ static inline void moat_killp(pid_t *pid)
 #define cleanup_free __attribute__((cleanup(moat_freep)))
 #define cleanup_close __attribute__((cleanup(moat_closep)))
 #define cleanup_fclose __attribute__((cleanup(moat_fclosep)))
+
+static inline void moat_closedirp(DIR **d)
+{
+	if (*d)
+		closedir(*d);
+}
+#define cleanup_closedir __attribute__((cleanup(moat_closedirp)))
 #define cleanup_pid __attribute__((cleanup(moat_killp)))
 
 static inline void *moat_steal_ptr(void *pp)

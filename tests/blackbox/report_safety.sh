@@ -307,7 +307,7 @@ for code in 0 3; do
 		is "$rc" 125 "9: the directory made writable by all during the run: the command exited 0, moat exits 125"
 		like "$(cat "$ERR")" "the directory $LATE is writable by every user" "9:   saying why"
 	else
-		is "$rc" 3 "9: the same when the command exited 3: moat exits 3 (its status is kept)"
+		is "$rc" 125 "9: the same when the command exited 3: moat exits 125 (no report, whatever the command did)"
 	fi
 	is "$(cat "$LATE/r.json")" old "9:   what was at the name is left as it was"
 	no_temp_left "$LATE" "9:   and the temporary file is removed"

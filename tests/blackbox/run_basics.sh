@@ -43,7 +43,7 @@ like "$(json_get "$SCRATCH/dry.json" '["command"]["exe"]')" '^/.*/sh$' "the reso
 
 # --- signals are forwarded
 rm -f "$SCRATCH/sig" "$SCRATCH/sig.ready"
-"$MOAT" run --write "$SCRATCH" -- "$HELPER" signals "$SCRATCH/sig" &
+with_default_signals "$MOAT" run --write "$SCRATCH" -- "$HELPER" signals "$SCRATCH/sig" &
 pid=$!
 for _ in $(seq 100); do [ -e "$SCRATCH/sig.ready" ] && break; sleep 0.05; done
 for s in TERM INT HUP QUIT USR1 USR2 WINCH; do kill -s "$s" "$pid"; sleep 0.05; done

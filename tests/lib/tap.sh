@@ -74,6 +74,17 @@ skip_feature() { # skip_feature FEATURE REASON
 	fi
 }
 
+# with_default_signals CMD...: exec CMD with SIGINT and SIGQUIT at their
+# defaults, as a terminal's foreground job has them.  A script's `CMD &`
+# starts CMD with both ignored, and moat keeps what its caller ignores
+# ignored for the command (launch/signals.h).
+with_default_signals() {
+	exec /usr/bin/python3 -c 'import os, signal, sys
+signal.signal(signal.SIGINT, signal.SIG_DFL)
+signal.signal(signal.SIGQUIT, signal.SIG_DFL)
+os.execvp(sys.argv[1], sys.argv[1:])' "$@"
+}
+
 done_testing() {
 	echo "1..$TAP_N"
 	[ "$TAP_FAILED" -eq 0 ]

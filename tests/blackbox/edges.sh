@@ -1,0 +1,214 @@
+#!/usr/bin/env bash
+# The supervisor at the edges (issue 24): when moat's surroundings misbehave
+# -- killed at the wrong moment, closed or broken standard streams, ignored
+# signals, a tool that fails in its own set-up, a full disk, a FIFO where a
+# file was expected -- moat's answer (exit status, report, what is left
+# running) is still right.  Each check has its control where one exists.
+set -u
+. "$(dirname "$0")/../lib/tap.sh"
+scratch
+PY=/usr/bin/python3
+UID_NOW=$(id -u)
+cd "$SCRATCH" || exit 1
+W=$SCRATCH/w
+mkdir -p "$W" && chmod 0777 "$W"
+skip() { TAP_N=$((TAP_N + 1)); echo "ok $TAP_N # SKIP $*"; }
+runf() { json_get "$1" "[\"run\"][\"$2\"]" 2>/dev/null; }
+have_bwrap() { "$MOAT" run --backend bwrap --dry-run -- /bin/true 2>/dev/null | grep -q '"status": "enforced"'; }
+BACKENDS="native"
+have_bwrap && BACKENDS="$BACKENDS bwrap"
+diag "backends: $BACKENDS (uid $UID_NOW)"
+
+# --- 1. killed between clone and PR_SET_PDEATHSIG: the command never runs -------
+# strace holds the child's first prctl (PR_SET_PDEATHSIG) for 1 s; moat is
+# SIGKILLed meanwhile.  The child must see the lifeline hung up (it closed
+# its inherited write end first) and not run the command.
+for b in $BACKENDS; do
+	rm -f "$W/ran"
+	strace -f -qq -o /dev/null -e trace=prctl -e inject=prctl:delay_enter=1000000:when=1 \
+		"$MOAT" run --backend "$b" --mode prefer --write "$W" -- /bin/sh -c "echo x >$W/ran" 2>/dev/null &
+	sp=$!
+	mp=
+	for _ in $(seq 50); do mp=$(pgrep -P "$sp" | head -1); [ -n "$mp" ] && break; sleep 0.02; done
+	sleep 0.3
+	[ -n "$mp" ] && kill -9 "$mp"
+	wait "$sp" 2>/dev/null
+	sleep 1.2
+	[ -n "$mp" ] && [ ! -e "$W/ran" ]
+	ok $? "$b: moat SIGKILLed before the child's PR_SET_PDEATHSIG: the command does not run"
+done
+# control: the same delay without the kill runs the command
+rm -f "$W/ran"
+strace -f -qq -o /dev/null -e trace=prctl -e inject=prctl:delay_enter=300000:when=1 \
+	"$MOAT" run --mode prefer --write "$W" -- /bin/sh -c "echo x >$W/ran" 2>/dev/null
+[ -e "$W/ran" ]
+ok $? "control: with the delay and no kill, the command runs"
+
+# --- 3, 5. closed standard descriptors ---------------------------------------------
+for b in $BACKENDS; do
+	for fd in 0 1 2; do
+		rm -f "$W/f"
+		eval "\"\$MOAT\" run --backend $b --mode prefer --write \"\$W\" -- /bin/sh -c 'echo x >$W/f' $fd>&-" 2>/dev/null
+		rc=$?
+		[ $rc = 0 ] && [ -s "$W/f" ]
+		ok $? "$b: fd $fd closed: the command runs and exits 0 (got $rc)"
+	done
+done
+# A closed stderr and --report: the report is the report, not diagnostics.
+rm -f "$REPORTS/closed2.json"
+MOAT_HOST_LIMIT=landlock=0 "$MOAT" run --mode prefer --report "$REPORTS/closed2.json" -- /bin/true 2>&-
+is $? 0 "stderr closed, degraded run (diagnostics to print): exit 0"
+valid_report "$REPORTS/closed2.json" "  and the report is valid JSON"
+
+# --- 5. a broken stderr pipe --------------------------------------------------------
+"$PY" - "$MOAT" "$REPORTS/broken.json" >"$SCRATCH/broken.out" <<'EOF'
+import os, subprocess, sys
+moat, rep = sys.argv[1], sys.argv[2]
+r, w = os.pipe()
+os.close(r)
+env = dict(os.environ, MOAT_HOST_LIMIT="landlock=0")
+p = subprocess.run([moat, "run", "--mode", "prefer", "--report", rep, "--", "/bin/sh", "-c", "exit 3"],
+                   stderr=w, env=env)
+print(p.returncode)
+EOF
+is "$(cat "$SCRATCH/broken.out")" 3 "stderr a pipe nobody reads: moat prints its warnings, survives, exits with the command's 3"
+valid_report "$REPORTS/broken.json" "  and writes its report"
+
+# --- 6. signals the caller ignores stay ignored --------------------------------------
+( exec nohup "$MOAT" run --mode prefer -- /bin/sh -c 'sleep 1; echo survived' >"$SCRATCH/nohup.out" 2>/dev/null ) &
+np=$!
+sleep 0.4
+kill -HUP "$np"
+wait "$np"
+rc=$?
+is "$rc:$(cat "$SCRATCH/nohup.out")" "0:survived" "nohup moat run: SIGHUP is ignored by moat and the command, as by nohup sleep"
+( exec "$MOAT" run --mode prefer -- /bin/sh -c 'sleep 1; echo survived' >"$SCRATCH/hup.out" 2>/dev/null ) &
+np=$!
+sleep 0.4
+kill -HUP "$np"
+wait "$np"
+is "$?" 129 "control: without nohup, SIGHUP ends the command (129)"
+ign=$("$PY" -c 'import os, signal, sys
+signal.signal(signal.SIGPIPE, signal.SIG_IGN)
+os.execv(sys.argv[1], sys.argv[1:])' "$MOAT" run --mode prefer -- /bin/grep SigIgn /proc/self/status)
+dfl=$("$PY" -c 'import os, signal, sys
+signal.signal(signal.SIGPIPE, signal.SIG_DFL)
+os.execv(sys.argv[1], sys.argv[1:])' "$MOAT" run --mode prefer -- /bin/grep SigIgn /proc/self/status)
+pipe_bit() { "$PY" -c 'import sys; print((int(sys.argv[1].split()[1], 16) >> 12) & 1)' "$1"; }
+is "$(pipe_bit "$ign"):$(pipe_bit "$dfl")" "1:0" "SIGPIPE reaches the command as the caller had it (ignored: 1, default: 0)"
+
+# --- 4. a backend tool's own set-up failure is 125, not the command's status ---------
+if case " $BACKENDS " in *" bwrap "*) true ;; *) false ;; esac; then
+	if [ "$UID_NOW" != 0 ]; then
+		# RLIMIT_NPROC counts every process of this user (this shell
+		# too): the lowest limit at which moat starts bwrap and bwrap
+		# cannot make its namespace's pid 1.
+		found=
+		for n in 2 3 4 5 6 7 8; do
+			rm -f "$REPORTS/nproc.json"
+			prlimit --nproc=$n "$MOAT" run --backend bwrap --report "$REPORTS/nproc.json" -- /bin/true 2>"$SCRATCH/nproc.err"
+			rc=$?
+			if [ $rc = 125 ] && runf "$REPORTS/nproc.json" failure | grep -q "bwrap failed to set up the sandbox"; then
+				found=$n
+				break
+			fi
+		done
+		[ -n "$found" ]
+		ok $? "bwrap: its own set-up fails (RLIMIT_NPROC $found): exit 125, the failure names bwrap"
+		is "$(runf "$REPORTS/nproc.json" executed):$(runf "$REPORTS/nproc.json" exit_code)" "False:125" \
+			"  the report says executed false, exit_code 125"
+	else
+		skip "needs an unprivileged caller: root is not held to RLIMIT_NPROC (the uid 65534 pass runs it)"
+	fi
+	"$MOAT" run --backend bwrap -- /bin/sh -c 'exit 1'
+	is $? 1 "control: bwrap running a command that exits 1 gives 1"
+	# --- 9. too many bwrap options: refused at plan time -------------------------
+	args=()
+	for i in $(seq 1 400); do mkdir -p "$W/many/d$i"; args+=(--write "$W/many/d$i"); done
+	"$MOAT" run --backend bwrap --dry-run "${args[@]}" -- /bin/true >/dev/null 2>"$SCRATCH/many.err"
+	is $? 125 "bwrap: 400 write grants (over bwrap's 9000 options): refused by the dry run (125)"
+	like "$(cat "$SCRATCH/many.err")" "more than the 9000 bwrap accepts" "  naming the limit"
+	"$MOAT" run --backend native "${args[@]}" -- /bin/true
+	is $? 0 "  native runs the same 400 grants"
+fi
+
+# --- 8. stale private TMPDIRs of this user are swept -------------------------------
+dead=$($PY -c 'import os
+p = 4000000
+while True:
+    try:
+        os.kill(p, 0)
+    except ProcessLookupError:
+        print(p); break
+    except PermissionError:
+        pass
+    p -= 1')
+stale=/tmp/moat-tmp.$dead.sweep1
+live=/tmp/moat-tmp.$$.live01
+mkdir -p "$stale/sub" "$live"
+touch "$stale/sub/f"
+MOAT_HOST_LIMIT=userns=0,root=0 "$MOAT" run --mode prefer -- /bin/true 2>/dev/null
+if [ "$UID_NOW" != 0 ]; then
+	[ ! -e "$stale" ]
+	ok $? "without namespaces: a private TMPDIR whose moat (pid $dead) is gone is swept by the next run"
+else
+	# as root the native backend has namespaces even without user ones:
+	# no private TMPDIR is made, nothing swept (the uid 65534 pass checks it)
+	skip "root has mount namespaces: no private TMPDIR (the uid 65534 pass runs it)"
+fi
+[ -e "$live" ]
+ok $? "  one whose moat is alive is left alone"
+rm -rf "$stale" "$live"
+
+# --- 10. a report that cannot be written is exit 125 ---------------------------------
+if [ "$UID_NOW" = 0 ]; then
+	FULL=$(mktemp -d /root/moat-full.XXXXXX)
+	if mount -t tmpfs -o size=64k tmpfs "$FULL" 2>/dev/null; then
+		echo old >"$FULL/r.json"
+		head -c 100000 /dev/zero >"$FULL/fill" 2>/dev/null
+		"$MOAT" run --report "$FULL/r.json" -- /bin/sh -c 'exit 3' 2>"$SCRATCH/full.err"
+		is $? 125 "report on a full file system, command exits 3: moat exits 125"
+		is "$(cat "$FULL/r.json")" old "  what was at the name is left as it was"
+		like "$(cat "$SCRATCH/full.err")" "exit status was 3" "  and stderr gives the command's status"
+		is "$(ls -A "$FULL" | grep -c '^\.r\.json')" 0 "  no temporary file is left"
+		umount "$FULL"
+	else
+		ok 1 "mounting a small tmpfs for the full-disk test"
+	fi
+	rmdir "$FULL"
+else
+	skip "needs root to mount a small tmpfs (the root pass runs it)"
+fi
+
+# --- 11. an empty environment ------------------------------------------------------
+env -i "$MOAT" run --mode prefer -- /bin/true 2>"$SCRATCH/envi.err"
+is $? 0 "env -i moat run: exit 0"
+! grep -Eq 'runtime error:|AddressSanitizer|LeakSanitizer' "$SCRATCH/envi.err"
+ok $? "  and no sanitizer report"
+
+# --- 12. FIFOs and devices where a file was expected; MOAT_HOST_LIMIT parsed strictly --
+mkfifo "$SCRATCH/fifo"
+timeout 5 "$MOAT" run --config "$SCRATCH/fifo" -- /bin/true 2>"$SCRATCH/fifo.err"
+is $? 125 "--config FIFO: refused at once (125), no blocking open"
+like "$(cat "$SCRATCH/fifo.err")" "not a regular file \(a pipe\)" "  named as a pipe"
+mkfifo "$REPORTS/rfifo"
+timeout 5 "$MOAT" run --report "$REPORTS/rfifo" -- /bin/true 2>/dev/null
+is $? 125 "--report FIFO: refused (125)"
+[ -p "$REPORTS/rfifo" ]
+ok $? "  and the FIFO is not replaced"
+if [ "$UID_NOW" = 0 ]; then
+	mknod "$REPORTS/null" c 1 3
+	"$MOAT" run --report "$REPORTS/null" -- /bin/true 2>/dev/null
+	is $? 125 "--report on a character device: refused"
+	[ -c "$REPORTS/null" ]
+	ok $? "  and the device node is not replaced by a file"
+fi
+for v in "landlock=" "landlock=+2" "landlock= 3" "userns=2" "bogus=0" "landlock"; do
+	MOAT_HOST_LIMIT="$v" "$MOAT" run --dry-run -- /bin/true >/dev/null 2>"$SCRATCH/hl.err"
+	is $? 125 "MOAT_HOST_LIMIT='$v' is refused"
+	like "$(cat "$SCRATCH/hl.err")" "MOAT_HOST_LIMIT=" "  with a message naming it"
+done
+MOAT_HOST_LIMIT="landlock=3,userns=1" "$MOAT" run --dry-run -- /bin/true >/dev/null
+is $? 0 "control: MOAT_HOST_LIMIT='landlock=3,userns=1' is accepted"
+
+done_testing

@@ -262,7 +262,7 @@ is "$(j get "$SCRATCH/probe-cgroup=0.json" '[d["features"]["cgroup_v2"]["availab
 	"[false, false]" "cgroup=0: no cgroup v2, no delegation"
 out=$(MOAT_HOST_LIMIT=landlock=yes "$MOAT" probe 2>&1 >/dev/null); rc=$?
 is "$rc" 125 "a malformed MOAT_HOST_LIMIT exits 125"
-like "$out" "MOAT_HOST_LIMIT=landlock=yes: cannot parse" "  and says what it could not parse"
+like "$out" "MOAT_HOST_LIMIT=landlock=yes: landlock='yes' is not a number" "  and says what it could not parse"
 out=$(MOAT_HOST_LIMIT=landlock=-1 "$MOAT" run -- true 2>&1); rc=$?
 is "$rc" 125 "MOAT_HOST_LIMIT=landlock=-1 is refused by moat run too"
 

@@ -229,6 +229,12 @@ bool backend_env_via_tool(const struct backend_ctx *ctx, struct backend_plan *bp
 /* Register an fd for the tool to inherit; returns it. */
 int backend_pass_fd(struct backend_plan *bp, int fd);
 
+/* The highest descriptor number the tool is given (at least 2): the
+ * declared --keep-fd ones, the backend's own (pass_fds, fd_remap_to) and
+ * moat's pipes placed so far (lifeline_to, started_to).  A pipe placed for
+ * the tool goes above it. */
+int backend_highest_fd(const struct moat_policy *p, const struct backend_plan *bp);
+
 /* `len` bytes in a new memfd named `name`, rewound: for a tool (or moat
  * __init) to read through an inherited descriptor.  Returns the fd
  * (close-on-exec: the launcher clears that for pass_fds only), or -1 with

@@ -401,14 +401,7 @@ static int bwrap_compile(const struct backend_ctx *ctx, struct backend_plan *bp,
 		backend_argv_add(bp, init_args[i]);
 	if (n_init && !ctx->exporting) {
 		/* Above every fd the tool is given: bwrap passes it through. */
-		int at = bp->fd_remap_to > 2 ? bp->fd_remap_to : 2;
-		for (i = 0; i < p->n_keep_fds; i++)
-			if (p->keep_fds[i] > at)
-				at = p->keep_fds[i];
-		for (i = 0; i < bp->n_pass_fds; i++)
-			if (bp->pass_fds[i] > at)
-				at = bp->pass_fds[i];
-		bp->started_to = at + 1;
+		bp->started_to = backend_highest_fd(p, bp) + 1;
 		backend_argv_add(bp, "--started-fd");
 		backend_argv_addf(bp, "%d", bp->started_to);
 	}

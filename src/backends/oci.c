@@ -530,19 +530,7 @@ static void runtime_argv(struct backend_plan *bp, const struct backend_ctx *ctx,
 			 const char *id)
 {
 	const struct moat_policy *p = ctx->policy;
-	int max_fd = 2;
-	size_t i;
-
-	for (i = 0; i < p->n_keep_fds; i++)
-		if (p->keep_fds[i] > max_fd)
-			max_fd = p->keep_fds[i];
-	for (i = 0; i < bp->n_pass_fds; i++)
-		if (bp->pass_fds[i] > max_fd)
-			max_fd = bp->pass_fds[i];
-	if (bp->fd_remap_to > max_fd)
-		max_fd = bp->fd_remap_to;
-	if (bp->lifeline_to > max_fd)
-		max_fd = bp->lifeline_to;
+	int max_fd = backend_highest_fd(p, bp);
 	backend_argv_add(bp, runtime_names[f->rt]);
 	backend_argv_addf(bp, "--root=%s/state", bp->work_dir);
 	switch (f->rt) {
@@ -762,12 +750,7 @@ static int compile_bundle(const struct moat_backend *self, const struct backend_
 	 * moat dies, the runtime dies with it (PDEATHSIG), but the container
 	 * would not; __init ends it when the pipe hangs up. */
 	if (!ctx->exporting && f.rt != RT_RUNSC) {
-		int at = bp->fd_remap_to;
-		size_t k;
-		for (k = 0; k < p->n_keep_fds; k++)
-			if (p->keep_fds[k] > at)
-				at = p->keep_fds[k];
-		f.lifeline_to = bp->lifeline_to = (at < 2 ? 2 : at) + 1;
+		f.lifeline_to = bp->lifeline_to = backend_highest_fd(p, bp) + 1;
 	}
 	mounts = build_mounts(ctx, &v, rootfs, self_exe, &f, err);
 	view_free(&v);

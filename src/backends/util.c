@@ -151,6 +151,26 @@ void backend_argv_add_command(struct backend_plan *bp, const struct moat_policy 
 		backend_argv_add(bp, p->argv[i]);
 }
 
+int backend_highest_fd(const struct moat_policy *p, const struct backend_plan *bp)
+{
+	int max_fd = 2;
+	size_t i;
+
+	for (i = 0; i < p->n_keep_fds; i++)
+		if (p->keep_fds[i] > max_fd)
+			max_fd = p->keep_fds[i];
+	for (i = 0; i < bp->n_pass_fds; i++)
+		if (bp->pass_fds[i] > max_fd)
+			max_fd = bp->pass_fds[i];
+	if (bp->fd_remap_to > max_fd)
+		max_fd = bp->fd_remap_to;
+	if (bp->lifeline_to > max_fd)
+		max_fd = bp->lifeline_to;
+	if (bp->started_to > max_fd)
+		max_fd = bp->started_to;
+	return max_fd;
+}
+
 int backend_pass_fd(struct backend_plan *bp, int fd)
 {
 	size_t pos;

@@ -3,7 +3,6 @@
 
 #include <errno.h>
 #include <fcntl.h>
-#include <ftw.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -20,6 +19,7 @@
 #include "plan/view.h"
 #include "policy/env.h"
 #include "util/cleanup.h"
+#include "util/rmtree.h"
 #include "util/mem.h"
 #include "util/path.h"
 
@@ -31,21 +31,12 @@ void backend_plan_init(struct backend_plan *bp)
 	bp->started_to = -1;
 }
 
-static int remove_entry(const char *path, const struct stat *st, int type, struct FTW *ftw)
-{
-	(void)st;
-	(void)type;
-	(void)ftw;
-	remove(path);
-	return 0;
-}
-
 void backend_remove_work_dir(struct backend_plan *bp)
 {
-	/* FTW_PHYS and FTW_MOUNT: never follow a link or cross into a mount
-	 * that the tool or the sandbox left in the work dir. */
+	/* By descriptors: never follow a link or enter a mount that the tool
+	 * or the sandbox left in the work dir (util/rmtree.h). */
 	if (bp->owns_work_dir && bp->work_dir)
-		nftw(bp->work_dir, remove_entry, 16, FTW_DEPTH | FTW_PHYS | FTW_MOUNT);
+		rmtree(bp->work_dir);
 	bp->owns_work_dir = false;
 }
 

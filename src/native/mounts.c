@@ -471,9 +471,16 @@ int mounts_apply(const struct native_mounts *m, const struct fs_plan *fp, char *
 				/* The host's root, granted whole: it is the new
 				 * root (attached under the staging tmpfs). */
 				int slot = openat(stage, "root", O_PATH | O_DIRECTORY | O_CLOEXEC);
-				int tree = (int)syscall(SYS_open_tree, m->fds[i], "",
-							M_OPEN_TREE_CLONE | O_CLOEXEC | AT_EMPTY_PATH | AT_RECURSIVE);
-				rc = slot < 0 || tree < 0 ? -errno : set_attr(tree, M_ATTR_NOSUID | (op->read_only ? M_ATTR_RDONLY : 0), true);
+				int tree = slot < 0 ? -1
+						    : (int)syscall(SYS_open_tree, m->fds[i], "",
+								   M_OPEN_TREE_CLONE | O_CLOEXEC | AT_EMPTY_PATH | AT_RECURSIVE);
+				/* nodev as every bind: device nodes outside the
+				 * sandbox's own /dev (a chroot's, a container's)
+				 * must not open. */
+				rc = tree < 0 ? -errno
+					      : set_attr(tree,
+							 M_ATTR_NOSUID | M_ATTR_NODEV | (op->read_only ? M_ATTR_RDONLY : 0),
+							 true);
 				if (rc == 0)
 					rc = move_onto(tree, slot);
 				if (tree >= 0)

@@ -5,7 +5,6 @@
 #include <fcntl.h>
 #include <limits.h>
 #include <signal.h>
-#include <ftw.h>
 #include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -15,6 +14,7 @@
 
 #include "plan/plan.h"
 #include "util/cleanup.h"
+#include "util/rmtree.h"
 #include "util/mem.h"
 #include "util/path.h"
 
@@ -305,15 +305,6 @@ int native_compile(const struct moat_policy *p, const struct moat_host *h, struc
 	return 0;
 }
 
-static int remove_entry(const char *path, const struct stat *st, int type, struct FTW *ftw)
-{
-	(void)st;
-	(void)type;
-	(void)ftw;
-	remove(path);
-	return 0;
-}
-
 
 /* /tmp/moat-tmp.PID.XXXXXX of this user whose moat (PID) no longer runs. */
 static void sweep_stale_tmp(void)
@@ -340,13 +331,14 @@ static void sweep_stale_tmp(void)
 		    st.st_uid != geteuid())
 			continue;
 		snprintf(path, sizeof(path), "/tmp/%s", e->d_name);
-		nftw(path, remove_entry, 16, FTW_DEPTH | FTW_PHYS | FTW_MOUNT);
+		rmtree(path);
 	}
 }
 
 void native_cleanup(struct native_plan *np)
 {
-	/* FTW_PHYS: never follow a link the sandbox planted in its tmp. */
+	/* By descriptors: the tree may still run here (no pid namespace),
+	 * and swap a directory of its tmp for a link (util/rmtree.h). */
 	if (np->private_tmp_dir)
-		nftw(np->private_tmp_dir, remove_entry, 16, FTW_DEPTH | FTW_PHYS | FTW_MOUNT);
+		rmtree(np->private_tmp_dir);
 }

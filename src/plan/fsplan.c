@@ -740,15 +740,21 @@ static bool granted_write_exactly(const struct fs_plan *fp, const char *real)
 	return false;
 }
 
-/* Could this process create an entry in the directory `dirfd`?  Its own
- * permission (the effective ids; root's capabilities count) and a
- * writable file system. */
+/* Could the command create an entry in the directory `dirfd`?  It runs
+ * with this process's uid and no capabilities: it can if this process may
+ * (the effective ids; root's capabilities count), and also if this uid owns
+ * the directory, whatever its mode now -- the owner may chmod it (a run
+ * before this one may have left `chmod 000 .git` for the next).  Not on a
+ * read-only file system. */
 static bool can_create_in(int dirfd)
 {
 	struct statvfs sv;
+	struct stat st;
 
 	if (fstatvfs(dirfd, &sv) == 0 && (sv.f_flag & ST_RDONLY))
 		return false;
+	if (fstat(dirfd, &st) == 0 && st.st_uid == geteuid())
+		return true;
 	return faccessat(dirfd, ".", W_OK | X_OK, AT_EACCESS) == 0;
 }
 
@@ -1074,9 +1080,18 @@ int fs_placeholders_make(struct fs_plan *fp, fs_placeholder_made_fn made, void *
 		o->fd = fd;
 		continue;
 fail:
-		moat_error_set(err, MOAT_E_SYSTEM, errno, "making the placeholder %s (a protected entry of a write grant)",
+		int e = errno;
+
+		moat_error_set(err, MOAT_E_SYSTEM, e, "making the placeholder %s (a protected entry of a write grant)",
 			       o->real);
 		fs_placeholders_remove(fp, getpid());
+		if (e == EACCES)
+			/* Its directory is this user's (can_create_in) but
+			 * not writable now: the command could chmod it. */
+			return moat_error_hint(err, "its directory is yours but not writable (mode changed by an earlier "
+						    "run?): make it writable (chmod u+wx), or lift the protection with "
+						    "--unprotect %s",
+					       o->path);
 		return moat_error_hint(err, "lift the protection with --unprotect %s if the command must create it",
 				       o->path);
 	}

@@ -324,7 +324,7 @@ static const struct option_def options[] = {
     {"--cpu", true, opt_limit, "SECONDS", "CPU time of the whole tree together, then SIGKILL (a cgroup)"},
     {"--address-space", true, opt_limit, "SIZE", "address space of each process (RLIMIT_AS)"},
     {"--files", true, opt_limit, "N", "open files of each process (RLIMIT_NOFILE)"},
-    {"--tmp-size", true, opt_limit, "SIZE", "size of the private /tmp and of /dev/shm, each (default 1G)"},
+    {"--tmp-size", true, opt_limit, "SIZE", "size of the private /tmp, /dev/shm and /run, each (default 1G)"},
     {"--mode", true, opt_mode, "MODE", "require (default), prefer or off"},
     {"--require", true, opt_require, "PROPS", "also require these properties (comma-separated)"},
     {"--backend", true, opt_backend, "NAME", "auto (default), native, bwrap, gvisor, oci, firejail, nono, seatbelt, none"},

@@ -22,7 +22,9 @@ set -u
 E2E=$ROOT/tests/e2e
 
 if ! command -v node >/dev/null || ! command -v npm >/dev/null; then
-	echo "1..0 # SKIP node and npm are not installed"
+	# A skip the summary counts (a bare 1..0 would count as nothing).
+	echo "ok 1 # SKIP node and npm are not installed"
+	echo "1..1"
 	exit 0
 fi
 

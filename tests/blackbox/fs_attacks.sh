@@ -382,6 +382,29 @@ for b in $BACKENDS; do
 		"['lifted']" "6 [$b]:   and the report shows it lifted"
 	rm -f "$R/.git/hooks/pre-commit"
 done
+# A run before left `chmod 000 .git` (the owner may, whatever the grants):
+# moat, this user, could not look into .git or create in it, but the
+# command, the same user, can chmod it back.  The protected entries must
+# still hold: placeholders, or a refusal to start.
+for b in $BACKENDS; do
+	R=$BASE/p6c-$b
+	mkdir -p "$R/.git"
+	M native --profile strict --write "$R" -- /bin/chmod 000 "$R/.git" >/dev/null 2>&1
+	M "$b" --profile strict --write "$R" --report "$REPORTS/r6c.json" -- /bin/sh -c \
+		"cd '$R'; chmod 700 .git; mkdir -p .git/hooks; echo planted > .git/hooks/pre-commit; echo planted > .git/config" \
+		>/dev/null 2>&1
+	chmod 700 "$R/.git" 2>/dev/null
+	bad=$(cd "$R" && grep -rl planted . 2>/dev/null | tr '\n' ' ')
+	[ -z "$bad" ] && o=blocked || o=done
+	held "$o" fs.write "$REPORTS/r6c.json" "6 [$b]: after an earlier run's chmod 000 .git, .git/hooks and .git/config are still not created (${bad:-none planted})"
+done
+# Control: without moat the chmod and the hook work.
+R=$BASE/p6c-ctl
+mkdir -p "$R/.git" && chmod 000 "$R/.git"
+OFF -- /bin/sh -c "cd '$R'; chmod 700 .git; mkdir -p .git/hooks; echo planted > .git/hooks/pre-commit"
+[ -e "$R/.git/hooks/pre-commit" ]
+ok $? "6 control: without moat the owner chmods .git back and plants the hook"
+
 # The same in a granted HOME (shell start-up files, git's config).
 before=$(sha256sum "$HOMED/.bashrc")
 M native --profile strict --write "$HOMED/.config/app" --read "$HOMED" -- /bin/true >/dev/null 2>&1
@@ -430,6 +453,23 @@ for b in $BACKENDS; do
 		>/dev/null 2>&1
 	is "$(cat "$D/f.txt")/$(cat "$D/g.txt")" "new/other" "8 [$b]: --write FILE inside a read grant: the file is writable, its sibling not"
 done
+
+# A device node outside /dev (a chroot's, a container's) under a read grant
+# of the whole root: binds are nodev, so it does not open.  Root only
+# (mknod); the node is a copy of /dev/zero in a directory of the test's.
+if [ "$UID_NOW" = 0 ]; then
+	DN=$(mktemp -d /var/tmp/moat-devnode.XXXXXX)
+	mknod "$DN/zero" c 1 5
+	for b in $BACKENDS; do
+		[ "$b" = gvisor ] || [ "$b" = firejail ] && continue # their own views: no --read / bind
+		M "$b" --profile strict --read / -- /bin/sh -c "head -c1 '$DN/zero' >/dev/null" >/dev/null 2>&1
+		[ $? != 0 ]
+		ok $? "8 [$b]: --read /: a device node outside /dev ($DN/zero) does not open"
+	done
+	OFF -- /bin/sh -c "head -c1 '$DN/zero' >/dev/null"
+	ok $? "8 control: without moat the node opens"
+	rm -rf "$DN"
+fi
 
 # ============================================================== the view
 expected_root() { # the top-level entries the view must show, sorted

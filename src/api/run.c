@@ -4,6 +4,7 @@
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <unistd.h>
 
 #include "launch/launch.h"
@@ -86,6 +87,7 @@ int moat_run_main(int argc, char **argv)
 	json_t *report = NULL;
 	int code = 125;
 	bool have_plan = false;
+	int was_dumpable;
 
 	/* Before anything is opened or any disposition changed (util/stdfds.h,
 	 * launch/signals.h). */
@@ -93,6 +95,12 @@ int moat_run_main(int argc, char **argv)
 		return 125;
 	signals_capture_caller();
 	signals_hold();
+	/* Not dumpable while it runs: a command moat does not confine (mode
+	 * off, or no Landlock and no namespaces) runs as the same user and
+	 * could otherwise open /proc/MOAT/fd/N -- the --report-fd pipe -- or
+	 * ptrace moat.  The child makes itself dumpable again (child.c). */
+	was_dumpable = prctl(PR_GET_DUMPABLE, 0, 0, 0, 0);
+	prctl(PR_SET_DUMPABLE, 0, 0, 0, 0);
 	policy_init(&policy);
 	run_options_init(&opts);
 	report_dest_init(&dest);
@@ -208,6 +216,8 @@ out:
 	policy_free(&policy);
 	run_options_free(&opts);
 	config_server_meta_free(&meta);
+	if (was_dumpable > 0)
+		prctl(PR_SET_DUMPABLE, was_dumpable, 0, 0, 0);
 	signals_release();
 	return code;
 }

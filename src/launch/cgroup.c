@@ -128,6 +128,16 @@ static int create(const struct limits_plan *lp, const struct moat_limits *l, str
 	const char *const *p;
 	char probe[8];
 
+	/* A name that exists is not this run's (moat-PID-N of a moat in
+	 * another pid namespace, or a stale one): never used, killed or
+	 * removed from here. */
+	for (p = all_paths(lp, paths); *p; p++) {
+		struct stat st;
+		if (lstat(*p, &st) == 0) {
+			moat_error_set(err, MOAT_E_SYSTEM, EEXIST, "creating the cgroup %s", *p);
+			return -2;
+		}
+	}
 	for (p = all_paths(lp, paths); *p; p++)
 		if (make_dir(*p, err) < 0)
 			return -1;
@@ -156,8 +166,11 @@ static int create(const struct limits_plan *lp, const struct moat_limits *l, str
 
 int tree_cgroup_create(const struct limits_plan *lp, const struct moat_limits *l, struct moat_error *err)
 {
-	if (create(lp, l, err) < 0) {
-		tree_cgroup_destroy(lp);
+	int rc = create(lp, l, err);
+
+	if (rc < 0) {
+		if (rc == -1)
+			tree_cgroup_destroy(lp); /* what this run made of it */
 		return moat_error_hint(err, "moat needs its own cgroup for the declared limits; `moat probe` shows "
 					    "what the host offers");
 	}

@@ -409,6 +409,9 @@ _Noreturn void child_main(const struct child_args *a)
 	for (i = 0; i < ARRAY_LEN(a->parent_ends); i++)
 		if (a->parent_ends[i] >= 0)
 			close(a->parent_ends[i]);
+	/* moat made itself non-dumpable (api/run.c); this process is the
+	 * sandbox's, and writes its own uid_map, which needs it dumpable. */
+	prctl(PR_SET_DUMPABLE, 1, 0, 0, 0);
 	if (prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0) != 0)
 		fail(a, 125, errno, "PR_SET_PDEATHSIG");
 	if (poll(&pf, 1, 0) > 0 && (pf.revents & (POLLHUP | POLLERR)))

@@ -72,6 +72,17 @@ static void run_cleanup_argv(char *const *argv)
 			dup2(null, 2);
 		}
 		syscall(SYS_close_range, 3U, ~0U, 0);
+		/* The runtime gets neither the guard's ignored signals nor
+		 * moat's blocked ones. */
+		{
+			struct sigaction dfl = {.sa_handler = SIG_DFL};
+			sigset_t none;
+			sigaction(SIGINT, &dfl, NULL);
+			sigaction(SIGHUP, &dfl, NULL);
+			sigaction(SIGPIPE, &dfl, NULL);
+			sigemptyset(&none);
+			sigprocmask(SIG_SETMASK, &none, NULL);
+		}
 		execve(argv[0], argv, env);
 		_exit(127);
 	}
@@ -206,9 +217,8 @@ static void retitle(void)
 	snprintf((char *)(uintptr_t)start, end - start, "moat-guard");
 }
 
-static _Noreturn void guard_main(struct moat_plan *plan, int fd)
+static _Noreturn void guard_main(struct moat_plan *plan, int fd, pid_t moat_pid)
 {
-	pid_t moat_pid = getppid();
 	struct guard_msg m;
 	int null;
 
@@ -249,7 +259,7 @@ static _Noreturn void guard_main(struct moat_plan *plan, int fd)
 int guard_start(struct moat_guard *g, struct moat_plan *plan, struct moat_error *err)
 {
 	int p[2];
-	pid_t pid;
+	pid_t pid, self;
 
 	g->pid = -1;
 	g->fd = -1;
@@ -257,6 +267,10 @@ int guard_start(struct moat_guard *g, struct moat_plan *plan, struct moat_error 
 		return 0;
 	if (pipe2(p, O_CLOEXEC) != 0)
 		return moat_error_set(err, MOAT_E_SYSTEM, errno, "pipe2 for moat's guard");
+	/* moat's pid from moat itself: after the fork, getppid() would give
+	 * whoever reaped the guard if moat had died already, and the
+	 * placeholders' temporary names carry moat's pid. */
+	self = getpid();
 	pid = fork();
 	if (pid < 0) {
 		close(p[0]);
@@ -265,7 +279,7 @@ int guard_start(struct moat_guard *g, struct moat_plan *plan, struct moat_error 
 	}
 	if (pid == 0) {
 		close(p[1]);
-		guard_main(plan, p[0]);
+		guard_main(plan, p[0], self);
 	}
 	close(p[0]);
 	g->pid = pid;

@@ -221,8 +221,8 @@ static bool parse_opts(int argc, char **argv, struct init_opts *o)
 			o->exec_only = true;
 		else if (strcmp(argv[i], "--keep-fds") == 0 && more)
 			o->keep = argv[++i];
-		else if (strcmp(argv[i], "--lifeline") == 0 && more)
-			o->lifeline = atoi(argv[++i]);
+		else if (strcmp(argv[i], "--lifeline") == 0 && more && (o->lifeline = fd_arg(argv[i + 1])) >= 0)
+			i++;
 		else if (strcmp(argv[i], "--env-fd") == 0 && more && (o->env_fd = fd_arg(argv[i + 1])) >= 0)
 			i++;
 		else if (strcmp(argv[i], "--seccomp-fd") == 0 && more && (o->seccomp_fd = fd_arg(argv[i + 1])) >= 0)

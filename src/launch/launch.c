@@ -28,11 +28,6 @@ long long moat_now_ns(void)
 	return (long long)ts.tv_sec * 1000000000LL + ts.tv_nsec;
 }
 
-static void noop_handler(int sig)
-{
-	(void)sig;
-}
-
 /* Kill and reap whatever is left of the tree after the command ended:
  * without a pid namespace, moat is a subreaper, so orphans (double-forked
  * daemons) are reparented to it and can be found as its children. */
@@ -130,7 +125,8 @@ static void tool_setup_failed(const struct moat_plan *plan, int status, struct m
  * namespace) by killing the namespace's init. */
 static void end_tree(const struct moat_plan *plan, pid_t child)
 {
-	kill(child, SIGKILL);
+	if (child > 0) /* -1: reaped already, its pid may be another's */
+		kill(child, SIGKILL);
 	if (plan->limits.tree_kill != CG_KILL_NONE)
 		tree_cgroup_kill(&plan->limits);
 }
@@ -153,7 +149,6 @@ int launch_run(const struct moat_policy *p, const struct moat_plan *plan, long l
 	cleanup_close int sfd = -1;
 	sigset_t fwd;
 	__attribute__((cleanup(restore_mask))) sigset_t saved;
-	struct sigaction sa = {.sa_handler = noop_handler};
 	struct child_args args;
 	sigset_t args_mask;
 	long long exec_ns = 0, deadline_ns = 0, kill_ns = 0;
@@ -193,14 +188,11 @@ int launch_run(const struct moat_policy *p, const struct moat_plan *plan, long l
 	}
 
 	/* Block the forwarded signals and read them from a signalfd: no
-	 * signal can be lost between fork and the loop.  A no-op handler
-	 * keeps SIGINT from the terminal from killing moat before the child. */
+	 * signal can be lost between fork and the loop, and none acts on moat
+	 * while they are blocked (run.c holds them from planning on). */
 	signals_forwarded_set(&fwd);
 	sigaddset(&fwd, SIGCHLD);
 	sigprocmask(SIG_BLOCK, &fwd, &saved);
-	for (i = 1; i < NSIG; i++)
-		if (sigismember(&fwd, (int)i) == 1)
-			sigaction((int)i, &sa, NULL);
 	sfd = signalfd(-1, &fwd, SFD_CLOEXEC | SFD_NONBLOCK);
 	if (sfd < 0)
 		return moat_error_set(err, MOAT_E_SYSTEM, errno, "signalfd");
@@ -252,7 +244,8 @@ int launch_run(const struct moat_policy *p, const struct moat_plan *plan, long l
 		if (deadline_ns && !r->timed_out) {
 			if (now >= deadline_ns) {
 				r->timed_out = true;
-				kill(child, SIGTERM);
+				if (!child_done)
+					kill(child, SIGTERM);
 				if (!np->pid_init)
 					kill(-child, SIGTERM);
 				kill_ns = now + (long long)MOAT_TIMEOUT_GRACE_MS * 1000000LL;
@@ -264,7 +257,7 @@ int launch_run(const struct moat_policy *p, const struct moat_plan *plan, long l
 			if (now >= kill_ns) {
 				if (!np->pid_init)
 					kill(-child, SIGKILL);
-				end_tree(plan, child);
+				end_tree(plan, child_done ? -1 : child);
 				kill_ns = 0;
 			} else {
 				timeout_ms = (int)((kill_ns - now) / 1000000LL) + 1;
@@ -272,9 +265,11 @@ int launch_run(const struct moat_policy *p, const struct moat_plan *plan, long l
 		}
 		if (cpu_watch && !r->limit_hit) {
 			long long used = tree_cgroup_cpu_usec(lp);
-			if (used >= cpu_limit_usec) {
+			/* Unreadable (the cgroup removed under moat): the limit
+			 * can no longer be kept, so it ends the tree. */
+			if (used < 0 || used >= cpu_limit_usec) {
 				r->limit_hit = "cpu";
-				end_tree(plan, child);
+				end_tree(plan, child_done ? -1 : child);
 			} else if (timeout_ms < 0 || timeout_ms > CPU_POLL_MS) {
 				timeout_ms = CPU_POLL_MS;
 			}
@@ -305,7 +300,9 @@ int launch_run(const struct moat_policy *p, const struct moat_plan *plan, long l
 
 			while (read(sfd, &si, sizeof(si)) == (ssize_t)sizeof(si)) {
 				if (si.ssi_signo != SIGCHLD) {
-					kill(child, (int)si.ssi_signo);
+					/* Once reaped, its pid may be another's. */
+					if (!child_done)
+						kill(child, (int)si.ssi_signo);
 					continue;
 				}
 				for (;;) {

@@ -128,7 +128,7 @@ static void decide_memory(const struct moat_policy *p, const struct moat_cgroup_
 		o->cg_v1[CGV1_MEMORY] = true;
 		enforce(v, "moat's cgroup v1 below %s: memory.limit_in_bytes %lld, no swap", cg->v1[CGV1_MEMORY].path,
 			(long long)n);
-	} else if (cg && cg->enclosing_memory != CG_UNLIMITED && cg->enclosing_memory <= n) {
+	} else if (caps->in_cgroup && cg && cg->enclosing_memory != CG_UNLIMITED && cg->enclosing_memory <= n) {
 		enforce(v, "the cgroup holding moat and the tree, %s, limits memory to %lld", cg->enclosing_memory_at,
 			(long long)cg->enclosing_memory);
 	} else if (!caps->in_cgroup) {
@@ -157,7 +157,7 @@ static void decide_pids(const struct moat_policy *p, const struct moat_host *h, 
 	} else if (caps->in_cgroup && v1_usable(cg, CGV1_PIDS)) {
 		o->cg_v1[CGV1_PIDS] = true;
 		enforce(v, "moat's cgroup v1 below %s: pids.max %lld", cg->v1[CGV1_PIDS].path, (long long)n);
-	} else if (cg && cg->enclosing_pids != CG_UNLIMITED && cg->enclosing_pids <= n) {
+	} else if (caps->in_cgroup && cg && cg->enclosing_pids != CG_UNLIMITED && cg->enclosing_pids <= n) {
 		enforce(v, "the cgroup holding moat and the tree, %s, limits processes to %lld", cg->enclosing_pids_at,
 			(long long)cg->enclosing_pids);
 	} else if (caps->rlimits && h->uid != 0) {

@@ -9,6 +9,8 @@
 #include <string.h>
 #include <sys/random.h>
 #include <sys/stat.h>
+#include <linux/fs.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include "report/report.h"
@@ -473,8 +475,22 @@ static int create_temp(const struct report_dest *d, char *name, size_t len, stru
  * in a sticky directory another user may have put an entry at the name. */
 static int replace(const struct report_dest *d, const char *tmp, struct moat_error *err)
 {
+	struct stat st;
+
 	if (check_ancestry(d, NULL, err) < 0 || check_existing(d, err) < 0)
 		return -1;
+	/* Nothing at the name when checked: it must still be so, or an entry
+	 * another user put there since would be replaced unchecked. */
+	if (fstatat(d->dirfd, d->name, &st, AT_SYMLINK_NOFOLLOW) != 0 && errno == ENOENT) {
+		if (syscall(SYS_renameat2, d->dirfd, tmp, d->dirfd, d->name, RENAME_NOREPLACE) == 0)
+			return 0;
+		/* EINVAL, ENOSYS: a file system or kernel without the flag */
+		if (errno != EEXIST && errno != EINVAL && errno != ENOSYS)
+			return moat_error_set(err, MOAT_E_SYSTEM, errno, "--report %s: renaming the report into place",
+					      d->path);
+		if (errno == EEXIST && check_existing(d, err) < 0)
+			return -1;
+	}
 	if (renameat(d->dirfd, tmp, d->dirfd, d->name) == 0)
 		return 0;
 	if ((errno == EPERM || errno == EACCES) && check_existing(d, err) < 0)

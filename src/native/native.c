@@ -79,6 +79,11 @@ static void native_caps(const struct native_plan *np, struct limit_caps *c)
 	c->runtime = "native";
 	c->tmp_size = np->mounts.enabled;
 	c->pid_tree = np->pid_init;
+	/* Without a mount namespace and without Landlock the command sees the
+	 * host's /sys/fs/cgroup writable, and moat's cgroup is its uid's. */
+	if (!np->mounts.enabled && np->landlock.abi == 0)
+		c->cgroup_open = "without a mount namespace or Landlock the command, as the same user, could raise its own "
+				 "cgroup's limits or move itself out of it";
 	snprintf(c->tree_mechanism, sizeof(c->tree_mechanism),
 		 "pid namespace: its init dies with moat (PR_SET_PDEATHSIG), and when it ends the kernel kills the "
 		 "rest");

@@ -1035,7 +1035,7 @@ int fs_placeholders_make(struct fs_plan *fp, fs_placeholder_made_fn made, void *
 		char tmp[64];
 		const char *base;
 		struct stat st;
-		int fd;
+		int fd, e;
 
 		if (o->role != FS_PROTECT || !o->placeholder || o->present)
 			continue;
@@ -1080,8 +1080,7 @@ int fs_placeholders_make(struct fs_plan *fp, fs_placeholder_made_fn made, void *
 		o->fd = fd;
 		continue;
 fail:
-		int e = errno;
-
+		e = errno;
 		moat_error_set(err, MOAT_E_SYSTEM, e, "making the placeholder %s (a protected entry of a write grant)",
 			       o->real);
 		fs_placeholders_remove(fp, getpid());

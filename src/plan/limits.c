@@ -26,6 +26,16 @@ static const char *const names[LIM__COUNT] = {
 	"run moat as root, with user namespaces enabled, or in a cgroup it may write: `systemd-run --user " \
 	"--scope -p Delegate=yes moat run ...`"
 #define HINT_NATIVE "use --backend native (or bwrap), which run the tree in moat's own cgroup"
+#define HINT_CGROUP_OPEN "with user namespaces or Landlock moat keeps the command away from its cgroup's files"
+
+/* The missing text when the tree is not in a cgroup moat can hold it in. */
+static const char *outside_why(const struct limit_caps *caps, char *buf, size_t len)
+{
+	if (caps->cgroup_open)
+		return caps->cgroup_open;
+	snprintf(buf, len, "%s runs the tree outside any cgroup moat makes", caps->runtime);
+	return buf;
+}
 
 const char *limit_name(enum limit_kind k)
 {
@@ -132,7 +142,7 @@ static void decide_memory(const struct moat_policy *p, const struct moat_cgroup_
 		enforce(v, "the cgroup holding moat and the tree, %s, limits memory to %lld", cg->enclosing_memory_at,
 			(long long)cg->enclosing_memory);
 	} else if (!caps->in_cgroup) {
-		missing(v, HINT_NATIVE, "%s runs the tree outside any cgroup moat makes", caps->runtime);
+		missing(v, caps->cgroup_open ? HINT_CGROUP_OPEN : HINT_NATIVE, "%s", outside_why(caps, why, sizeof(why)));
 	} else {
 		why_no_controller(cg, "memory", CGV1_MEMORY, why, sizeof(why));
 		missing(v, HINT_CGROUP_MEMORY, "no memory cgroup moat can make: %s", why);
@@ -187,9 +197,9 @@ static void decide_cpu(const struct moat_policy *p, const struct moat_cgroup_inf
 		enforce(v, "moat's cgroup v1 below %s: cpuacct.usage of the tree, SIGKILL at %lld s",
 			cg->v1[CGV1_CPUACCT].path, n);
 	} else if (!caps->in_cgroup) {
-		missing(v, HINT_NATIVE, "%s runs the tree outside any cgroup moat makes: no limit on its total CPU "
-			"time (RLIMIT_CPU is per process)",
-			caps->runtime);
+		char out[300];
+		missing(v, caps->cgroup_open ? HINT_CGROUP_OPEN : HINT_NATIVE,
+			"%s: no limit on its total CPU time (RLIMIT_CPU is per process)", outside_why(caps, out, sizeof(out)));
 	} else {
 		why_no_controller(cg, "cpu", CGV1_CPUACCT, why, sizeof(why));
 		missing(v, HINT_CGROUP_TREE,
@@ -228,7 +238,8 @@ static void decide_tree(const struct moat_host *h, const struct moat_cgroup_info
 		return;
 	}
 	o->tree_enforced = false;
-	snprintf(o->tree_hint, sizeof(o->tree_hint), "%s", caps->in_cgroup ? HINT_CGROUP_TREE : HINT_NATIVE);
+	snprintf(o->tree_hint, sizeof(o->tree_hint), "%s",
+		 caps->cgroup_open ? HINT_CGROUP_OPEN : caps->in_cgroup ? HINT_CGROUP_TREE : HINT_NATIVE);
 	if (caps->tree_missing) {
 		snprintf(o->tree_reason, sizeof(o->tree_reason), "%s", caps->tree_missing);
 	} else {
@@ -248,6 +259,7 @@ void limits_decide(const struct moat_policy *p, const struct moat_host *h, struc
 	const struct moat_cgroup_info *cg;
 	const int64_t values[LIM__COUNT] = {l->memory_bytes, l->pids, l->cpu_seconds, l->address_space_bytes,
 					    l->files, l->tmp_bytes};
+	struct limit_caps open_caps;
 	int k;
 
 	/* The host's cgroups are read only when something needs them: a tree
@@ -257,6 +269,15 @@ void limits_decide(const struct moat_policy *p, const struct moat_host *h, struc
 	     !caps->pid_tree))
 		host_probe_cgroup(h, cache);
 	cg = cache && cache->probed ? cache : NULL;
+	/* A cgroup the command can write is no limit: decide as if the tree
+	 * were outside any (limits.h, cgroup_open). */
+	if (caps->cgroup_open) {
+		open_caps = *caps;
+		open_caps.in_cgroup = false;
+		if (!open_caps.tree_missing)
+			open_caps.tree_missing = caps->cgroup_open;
+		caps = &open_caps;
+	}
 	memset(o, 0, sizeof(*o));
 	o->core0 = caps->rlimits;
 	o->runtime = caps->runtime;

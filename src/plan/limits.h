@@ -40,6 +40,10 @@ struct limit_caps {
 	const char *tree_missing; /* when !pid_tree and no cgroup: why not (NULL: the default) */
 	const char *no_address_space; /* why RLIMIT_AS cannot be applied, or NULL */
 	const char *no_pids;          /* why no process limit can hold, or NULL */
+	/* Why the command could rewrite or leave moat's cgroup (its files
+	 * are this uid's, and neither a mount namespace nor Landlock keeps the
+	 * command from them), or NULL: then no cgroup mechanism is claimed. */
+	const char *cgroup_open;
 };
 
 struct limit_verdict {

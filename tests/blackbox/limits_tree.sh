@@ -257,6 +257,35 @@ for variant in "" ",cgroupv2=0"; do
 done
 chain_kill "native, no namespaces, cgroup=0" "$NONS,cgroup=0" native alive
 
+# --- the command cannot lift its own cgroup's limit ---------------------------------
+# Without namespaces the host's /sys/fs/cgroup is in view, and moat's cgroup
+# is this uid's: Landlock keeps the command from writing it.  Without
+# Landlock too, the write works -- and the report must say missing.
+# The cgroup moat makes is moat-MOATPID-N below moat's own (this shell's):
+# the command, moat's child here, finds it by its $PPID.  TCG, a cgroup of
+# the test's own beside it, shows what the command can do where moat makes
+# none (without Landlock it says memory is missing and makes no cgroup).
+ENC_MEM=$(awk -F: '$2=="memory"{print $3}' /proc/self/cgroup)
+TCG=/sys/fs/cgroup/memory$ENC_MEM/moat-test-$$
+mkdir "$TCG" 2>/dev/null && echo 67108864 >"$TCG/memory.limit_in_bytes" 2>/dev/null || TCG=
+raise_own_limit='for f in /sys/fs/cgroup/memory'"$ENC_MEM"'/moat-$PPID-*/memory.limit_in_bytes '"$TCG"'/memory.limit_in_bytes; do if echo -1 2>/dev/null >"$f"; then echo RAISED; exit; fi; done; echo HELD'
+MOAT_HOST_LIMIT="$NONS" "$MOAT" run --backend native --mode prefer --memory 64M --report-fd 3 -- \
+	/bin/sh -c "$raise_own_limit" >"$SCRATCH/own.out" 2>/dev/null 3>"$REPORTS/own-ll.json"
+if [ -n "$TCG" ] && [ "$(lim "$REPORTS/own-ll.json" memory status)" = enforced ]; then
+	is "$(tail -1 "$SCRATCH/own.out")" HELD \
+		"no namespaces, Landlock: the command cannot raise its cgroup's memory limit (nor a cgroup beside it)"
+	# --report-fd: moat writes no report file for a run it does not confine
+	MOAT_HOST_LIMIT="$NONS,landlock=0" "$MOAT" run --backend native --mode prefer --memory 64M --report-fd 3 -- \
+		/bin/sh -c "$raise_own_limit" >"$SCRATCH/own.out" 2>/dev/null 3>"$REPORTS/own-open.json"
+	is "$(tail -1 "$SCRATCH/own.out")" RAISED "no namespaces, no Landlock: control: the command raises a cgroup's limit"
+	is "$(lim "$REPORTS/own-open.json" memory status)" missing "  so the report says memory is missing"
+	like "$(lim "$REPORTS/own-open.json" memory reason)" "could raise its own cgroup's limits" "  and why"
+	is "$(prop "$REPORTS/own-open.json" proc.tree)" missing "  and proc.tree too (the tree could leave its cgroup)"
+else
+	skip_feature cgroup_memory "no v1 memory cgroup this user can make without namespaces: $(lim "$REPORTS/own-ll.json" memory reason | head -c 150)"
+fi
+[ -n "$TCG" ] && rmdir "$TCG"
+
 # --- oci, gvisor: the container, its state and its work directory go with moat ----
 for b in oci gvisor; do
 	case " $BACKENDS " in *" $b "*) ;; *) continue ;; esac

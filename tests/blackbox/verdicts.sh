@@ -279,10 +279,10 @@ landlock=2||-
 userns=0,root=0|fs.write ipc.unix proc.pid|namespace
 seccomp=0|ipc.unix proc.ptrace sys.filter|[Ss]eccomp|SECCOMP
 landlock=5,userns=0,root=0|fs.write ipc.unix proc.pid|-
-landlock=0,userns=0,root=0|fs.read fs.secrets fs.tmp fs.write ipc.unix proc.pid proc.ptrace|-
+landlock=0,userns=0,root=0|fs.read fs.secrets fs.tmp fs.write ipc.unix proc.pid proc.ptrace proc.tree|-
 landlock=0,seccomp=0|ipc.unix proc.ptrace sys.filter|-
 seccomp=0,userns=0,root=0|fs.write ipc.unix net.none proc.pid proc.ptrace sys.filter|-
-landlock=0,seccomp=0,userns=0,root=0|fs.read fs.secrets fs.tmp fs.write ipc.abstract ipc.unix net.none proc.pid proc.ptrace sys.filter|-"
+landlock=0,seccomp=0,userns=0,root=0|fs.read fs.secrets fs.tmp fs.write ipc.abstract ipc.unix net.none proc.pid proc.ptrace proc.tree sys.filter|-"
 if [ "$(id -u)" = 0 ]; then
 	# root makes the namespaces without a user namespace; without seccomp
 	# it keeps TIOCSTI on the caller's terminal.
@@ -292,11 +292,13 @@ seccomp=0,userns=0|ipc.unix proc.ptrace sys.filter tty.inject|-"
 fi
 
 # Without namespaces the tree is held by a cgroup of moat's where this user
-# may make one (as root here); else proc.tree is missing too.
+# may make one (as root here); else proc.tree is missing too.  Without
+# Landlock as well it is missing anyway: the command could write that
+# cgroup's files (limits.h, cgroup_open).
 if ! feature_present cgroup_tree; then
 	matrix=$(printf '%s\n' "$matrix" | while IFS='|' read -r limit want hint_re; do
 		case "$limit" in
-		*userns=0,root=0*) want=$(printf '%s\n' $want proc.tree | sort | tr '\n' ' ' | sed 's/ $//') ;;
+		*userns=0,root=0*) want=$(printf '%s\n' $want proc.tree | sort -u | tr '\n' ' ' | sed 's/ $//') ;;
 		esac
 		printf '%s|%s|%s\n' "$limit" "$want" "$hint_re"
 	done)

@@ -235,6 +235,11 @@ int backend_pass_fd(struct backend_plan *bp, int fd);
  * the tool goes above it. */
 int backend_highest_fd(const struct moat_policy *p, const struct backend_plan *bp);
 
+/* The declared --keep-fd numbers as moat __init --keep-fds takes them
+ * ("3,7,9"), allocated: never cut short, since a number cut short is
+ * another descriptor. */
+char *backend_keep_fds_list(const struct moat_policy *p);
+
 /* `len` bytes in a new memfd named `name`, rewound: for a tool (or moat
  * __init) to read through an inherited descriptor.  Returns the fd
  * (close-on-exec: the launcher clears that for pass_fds only), or -1 with
@@ -297,6 +302,12 @@ void backend_verdict_fs(const char *tool, size_t n_bound, size_t n_pins, size_t 
 /* Every requested property missing with `reason` and `hint` (a tool that
  * is not installed, an OS it cannot run on). */
 void backend_verdict_all_missing(struct moat_verdict *props, const char *hint, const char *reason);
+
+/* The tool cannot run this policy (an argv over the tool's own limit): its
+ * argv is dropped and every property missing with the reason, so --backend
+ * auto passes it over and an explicit choice says why, before anything
+ * runs. */
+void backend_cannot_run(struct backend_plan *bp, struct moat_verdict *props, const char *hint, const char *reason);
 
 /* --- the backends -------------------------------------------------------- */
 

@@ -300,21 +300,23 @@ static bool bwrap_can_run(const struct moat_host *h, struct moat_verdict *props)
  * start, after the dry run said it runs. */
 #define BWRAP_MAX_ARGS 9000
 
-static int check_arg_count(const struct backend_ctx *ctx, const struct backend_plan *bp, struct moat_error *err)
+static bool too_many_args(const struct backend_ctx *ctx, struct backend_plan *bp, struct moat_verdict *props)
 {
 	size_t n = 0, i;
+	char why[160];
 
 	for (i = 1; i < bp->argc && strcmp(bp->argv[i], "--") != 0; i++)
 		n++;
 	for (i = 0; ctx->envp && ctx->envp[i]; i++)
 		n += 3; /* --setenv NAME VALUE */
 	if (n <= BWRAP_MAX_ARGS)
-		return 0;
-	moat_error_set(err, MOAT_E_USAGE, 0,
-		       "this policy needs %zu bwrap options, more than the %d bwrap accepts", n,
-		       BWRAP_MAX_ARGS);
-	return moat_error_hint(err, "grant a common parent instead of many paths, or use --backend native, which "
-				    "has no such limit");
+		return false;
+	snprintf(why, sizeof(why), "this policy needs %zu bwrap options, more than the %d bwrap accepts", n,
+		 BWRAP_MAX_ARGS);
+	backend_cannot_run(bp, props, "grant a common parent instead of many paths, or use --backend native, which has "
+				      "no such limit",
+			   why);
+	return true;
 }
 
 static int bwrap_compile(const struct backend_ctx *ctx, struct backend_plan *bp, struct moat_verdict *props,
@@ -409,8 +411,8 @@ static int bwrap_compile(const struct backend_ctx *ctx, struct backend_plan *bp,
 		backend_argv_add(bp, "--");
 	backend_strv_free(init_args);
 	backend_argv_add_command(bp, p, NULL);
-	if (check_arg_count(ctx, bp, err) < 0)
-		return -1;
+	if (!ctx->exporting && too_many_args(ctx, bp, props))
+		return 0;
 
 	if (can_run)
 		verdicts(ctx, bp, &f, props);

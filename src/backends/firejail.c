@@ -204,6 +204,8 @@ static int init_fds_make(const struct backend_ctx *ctx, struct backend_plan *bp,
 	return f->env < 0 ? -1 : 0;
 }
 
+#define FIREJAIL_MAX_ARGS 128
+
 static void add_fd(struct backend_plan *bp, const struct init_fds *f, const char *prefix, int fd)
 {
 	if (f->placeholders)
@@ -216,13 +218,11 @@ static void add_fd(struct backend_plan *bp, const struct init_fds *f, const char
  * __init's. */
 static void emit_command(struct backend_plan *bp, const struct moat_policy *p, const struct init_fds *f)
 {
-	char list[512] = "";
+	cleanup_free char *list = backend_keep_fds_list(p);
 	size_t i;
 
-	for (i = 0; i < p->n_keep_fds; i++) {
+	for (i = 0; i < p->n_keep_fds; i++)
 		backend_argv_addf(bp, "--keep-fd=%d", p->keep_fds[i]);
-		snprintf(list + strlen(list), sizeof(list) - strlen(list), "%s%d", i ? "," : "", p->keep_fds[i]);
-	}
 	add_fd(bp, f, "--keep-fd=", f->exe);
 	add_fd(bp, f, "--keep-fd=", f->env);
 	if (f->seccomp)
@@ -362,6 +362,18 @@ static int firejail_compile(const struct backend_ctx *ctx, struct backend_plan *
 	emit_filesystem(bp, p, &n_denied, &n_writable);
 	emit_isolation(bp, p, ctx->host->seccomp);
 	emit_command(bp, p, &fds);
+	/* firejail refuses an argv of FIREJAIL_MAX_ARGS or more (0.9.72:
+	 * "too many arguments"), after the dry run would have said it runs. */
+	if (bp->argc >= FIREJAIL_MAX_ARGS && !ctx->exporting) {
+		char over[160];
+		snprintf(over, sizeof(over), "this policy needs %zu firejail arguments, and firejail takes fewer than %d",
+			 bp->argc, FIREJAIL_MAX_ARGS);
+		backend_cannot_run(bp, props,
+				   "grant a common parent instead of many paths, keep fewer fds, or use --backend native "
+				   "or bwrap",
+				   over);
+		return 0;
+	}
 	if (allowed)
 		verdicts(ctx, bp, &fds, n_denied, n_writable, props);
 	return 0;

@@ -373,9 +373,7 @@ static json_t *build_process(const struct backend_ctx *ctx, const struct oci_fac
 	/* The runtime passes 3..N: the gaps between the declared fds are
 	 * filled with /dev/null by the launcher, and closed again by __init. */
 	if (p->n_keep_fds && f->rt != RT_RUNSC) {
-		char list[512] = "";
-		for (i = 0; i < p->n_keep_fds; i++)
-			snprintf(list + strlen(list), sizeof(list) - strlen(list), "%s%d", i ? "," : "", p->keep_fds[i]);
+		cleanup_free char *list = backend_keep_fds_list(p);
 		json_array_append_new(args, json_string("--keep-fds"));
 		json_array_append_new(args, json_string(list));
 	}

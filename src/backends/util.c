@@ -162,6 +162,18 @@ int backend_highest_fd(const struct moat_policy *p, const struct backend_plan *b
 	return max_fd;
 }
 
+char *backend_keep_fds_list(const struct moat_policy *p)
+{
+	size_t cap = 0, len = 0, i;
+	char *s = NULL;
+
+	for (i = 0; i < p->n_keep_fds; i++) {
+		s = moat_xgrow(s, &cap, len + 16, 1);
+		len += (size_t)snprintf(s + len, cap - len, "%s%d", i ? "," : "", p->keep_fds[i]);
+	}
+	return s ? s : moat_xstrdup("");
+}
+
 int backend_pass_fd(struct backend_plan *bp, int fd)
 {
 	size_t pos;
@@ -293,6 +305,18 @@ void backend_verdict_moat_owned(const struct backend_ctx *ctx, struct backend_pl
 	if (!bp->caps.runtime)
 		bp->caps.runtime = tool;
 	limits_verdicts(backend_limits(ctx, bp), &props[MOAT_P_RES_LIMITS], &props[MOAT_P_PROC_TREE]);
+}
+
+void backend_cannot_run(struct backend_plan *bp, struct moat_verdict *props, const char *hint, const char *reason)
+{
+	size_t i;
+
+	for (i = 0; bp->argv && i < bp->argc; i++)
+		free(bp->argv[i]);
+	free(bp->argv);
+	bp->argv = NULL;
+	bp->argc = 0;
+	backend_verdict_all_missing(props, hint, reason);
 }
 
 void backend_verdict_all_missing(struct moat_verdict *props, const char *hint, const char *reason)

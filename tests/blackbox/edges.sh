@@ -151,11 +151,16 @@ if case " $BACKENDS " in *" bwrap "*) true ;; *) false ;; esac; then
 	# --- 9. too many bwrap options: refused at plan time -------------------------
 	args=()
 	for i in $(seq 1 400); do mkdir -p "$W/many/d$i"; args+=(--write "$W/many/d$i"); done
-	"$MOAT" run --backend bwrap --dry-run "${args[@]}" -- /bin/true >/dev/null 2>"$SCRATCH/many.err"
+	"$MOAT" run --backend bwrap --dry-run "${args[@]}" -- /bin/true >"$SCRATCH/many.err" 2>&1
 	is $? 125 "bwrap: 400 write grants (over bwrap's 9000 options): refused by the dry run (125)"
-	like "$(cat "$SCRATCH/many.err")" "more than the 9000 bwrap accepts" "  naming the limit"
+	like "$(cat "$SCRATCH/many.err")" "more than the 9000 bwrap accepts" "  the report names the limit"
 	"$MOAT" run --backend native "${args[@]}" -- /bin/true
 	is $? 0 "  native runs the same 400 grants"
+	if "$MOAT" run --backend firejail --mode prefer -- /bin/true 2>/dev/null; then
+		"$MOAT" run --backend firejail --mode prefer "${args[@]:0:120}" -- /bin/true 2>"$SCRATCH/fj.err"
+		is $? 125 "firejail: 60 write grants (over firejail's 128 arguments): refused before it runs (125)"
+		like "$(cat "$SCRATCH/fj.err")" "firejail takes fewer than 128" "  naming the limit"
+	fi
 fi
 
 # --- 8. stale private TMPDIRs of this user are swept -------------------------------

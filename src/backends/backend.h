@@ -14,8 +14,9 @@
  * apply_rlimits), chdir, no_new_privs (when allowed), close every fd but
  * 0-2, the declared ones and pass_fds, then execve(tool_path, argv, envp).
  * moat supervises the tool's process as it would the command: signals are
- * forwarded to it, --timeout kills its process group, its exit status is
- * the command's (each tool propagates the command's status).
+ * forwarded to it (or, with signals_via_lifeline, to moat __init inside),
+ * --timeout ends its tree, its exit status is the command's (each tool
+ * propagates the command's status).
  *
  * See docs/backends.md for the tools, their trust models and the ranking
  * that `--backend auto` uses. */
@@ -73,6 +74,18 @@ struct backend_plan {
 	 * it hangs up, since a tool killed with moat does not take an OCI
 	 * container with it.  -1: not passed. */
 	int lifeline_to;
+	/* With lifeline_to: moat writes each forwarded signal's number to the
+	 * lifeline as one byte, and __init, the sandbox's init, passes it on
+	 * (SIGTSTP and SIGCONT to the whole tree).  The tool gets no signal of
+	 * moat's then: bwrap would die of it and leave the sandbox behind, an
+	 * OCI runtime would pass it a second time. */
+	bool signals_via_lifeline;
+	/* The tool must not die with moat (no PR_SET_PDEATHSIG before its
+	 * execve): bwrap killed between its clone and its first write leaves
+	 * the sandbox's first process blocked forever on an eventfd (bwrap
+	 * 0.8.0, child_wait_fd), out of reach of any lifeline.  Set only with
+	 * lifeline_to: the sandbox still ends with moat, through __init. */
+	bool outlives_moat;
 	/* moat __init --started-fd: the write end of a pipe moved to this fd
 	 * for the tool to pass on; __init writes 'e' right before it executes
 	 * the command.  A tool that ends without it failed in its own set-up:
@@ -285,11 +298,14 @@ void backend_verdict_ipc(const struct moat_policy *p, bool seccomp, const char *
  * inside by `moat __init`, which adds rules for the view's own mounts (its
  * root, the private tmpfs, /proc, the device nodes).  Appends the __init
  * arguments, without the closing "--", to *args (NULL-terminated, owned).
+ * any_fd: the tool passes every inherited fd (bwrap), so the ruleset stays
+ * where it is; else it is moved right above the declared fds (an OCI
+ * runtime passes only 3..N).
  * Returns the Landlock ABI used, 0 when there is no layer (args untouched),
  * or -1 with err. */
 struct view;
 int backend_landlock_layer(const struct backend_ctx *ctx, struct backend_plan *bp, const struct view *v,
-			   bool exec_only, char ***args, size_t *n_args, struct moat_error *err);
+			   bool any_fd, char ***args, size_t *n_args, struct moat_error *err);
 void backend_strv_free(char **v);
 
 /* fs.read, fs.write and fs.secrets for a tool that mounts the view of

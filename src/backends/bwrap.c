@@ -182,8 +182,11 @@ static int emit_environment(const struct backend_ctx *ctx, struct backend_plan *
 
 /* The namespaces: the user namespace only when moat may make one (as root
  * without it, bwrap makes the others with root's own privilege). */
-static void emit_namespaces(struct backend_plan *bp, const struct moat_policy *p, const struct moat_host *h)
+static void emit_namespaces(const struct backend_ctx *ctx, struct backend_plan *bp)
 {
+	const struct moat_policy *p = ctx->policy;
+	const struct moat_host *h = ctx->host;
+
 	if (h->userns)
 		backend_argv_add(bp, "--unshare-user");
 	backend_argv_add(bp, "--unshare-pid");
@@ -196,7 +199,15 @@ static void emit_namespaces(struct backend_plan *bp, const struct moat_policy *p
 	 * this keeps them away when seccomp is off. */
 	if (h->userns)
 		backend_argv_add(bp, "--disable-userns");
-	backend_argv_add(bp, "--die-with-parent");
+	/* A run: moat __init is the namespace's pid 1 and ends it when moat's
+	 * lifeline hangs up (bwrap_compile).  bwrap's own --die-with-parent
+	 * would kill bwrap's parent half before it lets the child go, and the
+	 * child would wait on its eventfd forever.  An export has no moat
+	 * around it: there bwrap's own tie to its parent is all there is. */
+	if (ctx->exporting)
+		backend_argv_add(bp, "--die-with-parent");
+	else
+		backend_argv_add(bp, "--as-pid-1");
 	backend_argv_add(bp, "--new-session");
 	backend_argv_add(bp, "--cap-drop");
 	backend_argv_add(bp, "ALL");
@@ -210,7 +221,7 @@ struct bwrap_facts {
 	int landlock_abi; /* moat's ruleset applied inside by __init, or 0 */
 };
 
-/* moat's own binary, read-only at /.moat/init, for the Landlock layer. */
+/* moat's own binary, read-only at /.moat/init: the sandbox's init. */
 static int emit_self(struct backend_plan *bp, struct moat_error *err)
 {
 	int fd = open("/proc/self/exe", O_PATH | O_CLOEXEC);
@@ -276,8 +287,11 @@ static void verdicts(const struct backend_ctx *ctx, struct backend_plan *bp, con
 	 * command unchanged, the --seccomp fd is closed, no fd is added. */
 	bp->caps = (struct limit_caps){.rlimits = bp->apply_rlimits, .in_cgroup = true, .runtime = "bwrap",
 				       .tmp_size = ctx->policy->private_tmp, .pid_tree = true};
-	snprintf(bp->caps.tree_mechanism, sizeof(bp->caps.tree_mechanism),
-		 "bwrap --unshare-pid --die-with-parent: the namespace ends with the command and with moat");
+	snprintf(bp->caps.tree_mechanism, sizeof(bp->caps.tree_mechanism), "%s",
+		 ctx->exporting ? "bwrap --unshare-pid --die-with-parent: the namespace ends with the command and "
+				  "with bwrap's parent"
+				: "bwrap --unshare-pid --as-pid-1: its pid 1, moat __init, ends the namespace with the "
+				  "command and when moat's lifeline hangs up");
 	backend_verdict_moat_owned(ctx, bp, "bwrap", true, true, props);
 }
 
@@ -351,7 +365,7 @@ static int bwrap_compile(const struct backend_ctx *ctx, struct backend_plan *bp,
 	f.seccomp = rc > 0;
 
 	backend_argv_add(bp, "bwrap");
-	emit_namespaces(bp, p, ctx->host);
+	emit_namespaces(ctx, bp);
 	if (emit_environment(ctx, bp, err) < 0)
 		return -1;
 	if (f.seccomp) {
@@ -371,6 +385,15 @@ static int bwrap_compile(const struct backend_ctx *ctx, struct backend_plan *bp,
 		}
 		f.landlock_abi = abi;
 	}
+	/* A run (not an export): moat __init is pid 1 inside (--as-pid-1),
+	 * with moat's lifeline.  It ends the namespace when moat dies, at any
+	 * moment (bwrap itself is not tied to moat: outlives_moat), gets moat's
+	 * signals through the lifeline, and reaps. */
+	if (!ctx->exporting && !n_init) {
+		init_args = moat_xcalloc(3, sizeof(char *));
+		init_args[n_init++] = moat_xstrdup("/.moat/init");
+		init_args[n_init++] = moat_xstrdup("__init");
+	}
 	f.n_expanded = v.n_expanded;
 	f.n_pins = v.n_pins;
 	f.n_unpinned = v.n_unpinned;
@@ -378,7 +401,7 @@ static int bwrap_compile(const struct backend_ctx *ctx, struct backend_plan *bp,
 		f.n_grants += v.v[i].kind == VIEW_BIND;
 		emit_op(ctx, bp, &v.v[i]);
 	}
-	if (f.landlock_abi && emit_self(bp, err) < 0) {
+	if (n_init && emit_self(bp, err) < 0) {
 		view_free(&v);
 		backend_strv_free(init_args);
 		return -1;
@@ -401,11 +424,16 @@ static int bwrap_compile(const struct backend_ctx *ctx, struct backend_plan *bp,
 	backend_argv_add(bp, "--");
 	for (i = 0; i < n_init; i++)
 		backend_argv_add(bp, init_args[i]);
-	if (n_init && !ctx->exporting) {
-		/* Above every fd the tool is given: bwrap passes it through. */
+	if (n_init) {
+		/* Above every fd the tool is given: bwrap passes them through. */
 		bp->started_to = backend_highest_fd(p, bp) + 1;
 		backend_argv_add(bp, "--started-fd");
 		backend_argv_addf(bp, "%d", bp->started_to);
+		bp->lifeline_to = backend_highest_fd(p, bp) + 1;
+		backend_argv_add(bp, "--lifeline");
+		backend_argv_addf(bp, "%d", bp->lifeline_to);
+		bp->signals_via_lifeline = true;
+		bp->outlives_moat = true;
 	}
 	if (n_init)
 		backend_argv_add(bp, "--");

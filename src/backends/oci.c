@@ -749,6 +749,9 @@ static int compile_bundle(const struct moat_backend *self, const struct backend_
 	 * would not; __init ends it when the pipe hangs up. */
 	if (!ctx->exporting && f.rt != RT_RUNSC) {
 		f.lifeline_to = bp->lifeline_to = backend_highest_fd(p, bp) + 1;
+		/* Signals too: runc would pass them on itself, but not SIGTSTP
+		 * as a stop of the whole container. */
+		bp->signals_via_lifeline = true;
 	}
 	mounts = build_mounts(ctx, &v, rootfs, self_exe, &f, err);
 	view_free(&v);

@@ -386,7 +386,7 @@ void backend_strv_free(char **v)
 }
 
 int backend_landlock_layer(const struct backend_ctx *ctx, struct backend_plan *bp, const struct view *v,
-			   bool exec_only, char ***args, size_t *n_args, struct moat_error *err)
+			   bool any_fd, char ***args, size_t *n_args, struct moat_error *err)
 {
 	struct native_landlock l;
 	char buf[4200];
@@ -398,9 +398,9 @@ int backend_landlock_layer(const struct backend_ctx *ctx, struct backend_plan *b
 	if (landlock_compile(ctx->policy, ctx->fs, abi, -1, &l, err) < 0)
 		return -1;
 	/* The fd goes to the tool (and through it to __init); the plan owns
-	 * it from here.  For bwrap (exec_only) as it is; an OCI runtime passes
+	 * it from here.  For bwrap (any_fd) as it is; an OCI runtime passes
 	 * only 3..N, so it is moved right above the declared fds. */
-	if (exec_only) {
+	if (any_fd) {
 		at = backend_pass_fd(bp, l.ruleset_fd);
 	} else {
 		at = 2;
@@ -431,8 +431,6 @@ int backend_landlock_layer(const struct backend_ctx *ctx, struct backend_plan *b
 		strv_add(args, n_args, "--ll");
 		strv_add(args, n_args, buf);
 	}
-	if (exec_only)
-		strv_add(args, n_args, "--exec");
 	l.ruleset_fd = -1; /* passed: closed with the plan */
 	landlock_plan_free(&l);
 	return abi;

@@ -327,10 +327,16 @@ static _Noreturn void exec_external(const struct child_args *a)
 	if (setsid() < 0)
 		fail(a, 125, errno, "setsid");
 	restore_nofile(a);
-	/* Before --files lowers RLIMIT_NOFILE: the number is above every fd
-	 * the tool is given, and dup2 may not make one above the limit. */
+	/* Before --files lowers RLIMIT_NOFILE: the numbers are above every fd
+	 * the tool is given, and dup2 may not make one above the limit.
+	 * launch.c keeps its own pipes above the targets (launch_run); the
+	 * backend's fd goes first, since its number may be one of them. */
+	if (bp->fd_remap_from >= 0 && dup2(bp->fd_remap_from, bp->fd_remap_to) < 0)
+		fail(a, 125, errno, "dup2 %d to %d", bp->fd_remap_from, bp->fd_remap_to);
 	if (bp->started_to >= 0 && dup2(a->started_fd, bp->started_to) < 0)
 		fail(a, 125, errno, "dup2 the started pipe to %d", bp->started_to);
+	if (bp->lifeline_to >= 0 && dup2(a->lifeline_fd, bp->lifeline_to) < 0)
+		fail(a, 125, errno, "dup2 the lifeline to %d", bp->lifeline_to);
 	for (i = 0; i < bp->n_rlimits; i++) {
 		struct rlimit rl = {.rlim_cur = (rlim_t)bp->rlimits[i].value, .rlim_max = (rlim_t)bp->rlimits[i].value};
 		if (setrlimit(bp->rlimits[i].resource, &rl) != 0)
@@ -340,16 +346,15 @@ static _Noreturn void exec_external(const struct child_args *a)
 		fail(a, 125, errno, "chdir %s", a->policy->cwd);
 	if (bp->no_new_privs && prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0)
 		fail(a, 125, errno, "PR_SET_NO_NEW_PRIVS");
-	/* launch.c keeps its own pipes above the targets (launch_run). */
-	if (bp->fd_remap_from >= 0 && dup2(bp->fd_remap_from, bp->fd_remap_to) < 0)
-		fail(a, 125, errno, "dup2 %d to %d", bp->fd_remap_from, bp->fd_remap_to);
-	if (bp->lifeline_to >= 0 && dup2(a->lifeline_fd, bp->lifeline_to) < 0)
-		fail(a, 125, errno, "dup2 the lifeline to %d", bp->lifeline_to);
 
 	close_fds(a);
 	if (bp->fill_fd_gaps)
 		fill_fd_gaps(a);
 	signals_reset_for_exec(&a->saved_mask);
+	/* Not killed with moat (backend.h): __init ends the sandbox on the
+	 * lifeline, which this process checked was up after its own prctl. */
+	if (bp->outlives_moat && prctl(PR_SET_PDEATHSIG, 0, 0, 0, 0) != 0)
+		fail(a, 125, errno, "PR_SET_PDEATHSIG");
 	/* The tool runs outside the sandbox: its own minimal environment; the
 	 * command's reaches the command through the tool (backend.h). */
 	execve(bp->tool_path, bp->argv, bp->env_via_tool ? a->plan->envp : bp->tool_env);
@@ -382,7 +387,7 @@ static _Noreturn void run_init(const struct child_args *a, pid_t cmd)
 			_exit(125);
 		}
 		if (si.ssi_signo != SIGCHLD) {
-			kill(cmd, (int)si.ssi_signo);
+			signals_deliver_in_tree(cmd, (int)si.ssi_signo);
 			continue;
 		}
 		while ((w = waitpid(-1, &status, WNOHANG)) > 0) {

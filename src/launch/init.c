@@ -356,11 +356,18 @@ int moat_init_main(int argc, char **argv)
 		return 125;
 	}
 	if (cmd == 0) {
+		int e;
+
 		signals_reset_for_exec(&saved);
+		say_started(o.started_fd, 'e');
 		execve(argv[o.cmd_at], argv + o.cmd_at, environ);
-		fprintf(stderr, "moat: execve %s: %s\n", argv[o.cmd_at], strerror(errno));
-		_exit(errno == ENOENT ? 127 : 126);
+		e = errno;
+		say_started(o.started_fd, 'f');
+		fprintf(stderr, "moat: execve %s: %s\n", argv[o.cmd_at], strerror(e));
+		_exit(e == ENOENT ? 127 : 126);
 	}
+	if (o.started_fd >= 0)
+		close(o.started_fd);
 	for (;;) {
 		struct pollfd pfd[2] = {{.fd = sfd, .events = POLLIN}, {.fd = lifeline, .events = POLLIN}};
 		struct signalfd_siginfo si;
@@ -374,10 +381,22 @@ int moat_init_main(int argc, char **argv)
 			kill(cmd, SIGKILL);
 			return 125;
 		}
-		/* moat is gone (its lifeline hung up): end the sandbox.  As pid 1
-		 * of the container, exiting takes every process of it along. */
-		if (lifeline >= 0 && (pfd[1].revents & (POLLHUP | POLLERR | POLLIN)))
-			_exit(137);
+		/* The lifeline: a byte is a signal moat forwards; end of file
+		 * is moat gone, which ends the sandbox.  As pid 1, exiting takes
+		 * every process of the namespace along. */
+		if (lifeline >= 0 && (pfd[1].revents & (POLLHUP | POLLERR | POLLIN))) {
+			unsigned char sigs[64];
+			ssize_t got = read(lifeline, sigs, sizeof(sigs));
+
+			if (got < 0 && errno == EINTR)
+				continue;
+			if (got <= 0)
+				_exit(137);
+			for (n = 0; n < got; n++)
+				if (sigs[n] > 0 && sigs[n] < NSIG && sigs[n] != SIGCHLD && sigs[n] != SIGKILL)
+					signals_deliver_in_tree(cmd, sigs[n]);
+			continue;
+		}
 		if (!(pfd[0].revents & POLLIN))
 			continue;
 		n = read(sfd, &si, sizeof(si));
@@ -388,7 +407,7 @@ int moat_init_main(int argc, char **argv)
 			return 125;
 		}
 		if (si.ssi_signo != SIGCHLD) {
-			kill(cmd, (int)si.ssi_signo);
+			signals_deliver_in_tree(cmd, (int)si.ssi_signo);
 			continue;
 		}
 		while ((w = waitpid(-1, &status, WNOHANG)) > 0) {

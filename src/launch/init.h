@@ -24,10 +24,18 @@
  * --seccomp-fd N (with --exec): load moat's own seccomp program, read from
  * fd N, right before becoming the command (firejail cannot load it).
  *
- * --exec: only that, then become the command (bwrap and firejail are an
- * init already).
+ * --exec: only that, then become the command (firejail is an init
+ * already).
  *
- * Otherwise it is pid 1 of an OCI container:
+ * --lifeline N: moat's pipe.  A byte on it is a signal moat forwards (moat
+ * does not signal the tool: bwrap would die of it); end of file is moat
+ * gone, and __init exits, which ends the namespace.
+ *
+ * --started-fd N: 'e' right before the command's execve, 'f' after a
+ * failed one (backend.h, started_to).
+ *
+ * Otherwise it is pid 1 of an OCI container or of bwrap's namespace
+ * (bwrap --as-pid-1):
  *
  * Why: in a pid namespace the kernel ignores every signal sent to pid 1
  * that pid 1 has no handler for, its own kill(getpid(), SIGTERM) included,
@@ -35,7 +43,8 @@
  * that is pid 1 itself would outlive a SIGTERM and collect zombies.  crun,
  * runc and runsc have no init of their own (docker's --init is tini), so
  * moat brings the one its native backend uses: fork the command, forward
- * the signals moat forwards, reap everything, and exit with the command's
+ * the signals moat forwards (SIGTSTP as a SIGSTOP of the whole namespace,
+ * SIGCONT to all of it), reap everything, and exit with the command's
  * status -- 128+N when a signal N ended it (pid 1 cannot die of a default
  * signal, so the number is passed on as an exit status, which is what
  * moat's exit status contract says for a signal anyway). */

@@ -121,14 +121,111 @@ static void tool_setup_failed(const struct moat_plan *plan, int status, struct m
  * limit by this much wall time per CPU. */
 #define CPU_POLL_MS 50
 
-/* The tree's cgroup ends the tree: killed through it, or (with a pid
- * namespace) by killing the namespace's init. */
-static void end_tree(const struct moat_plan *plan, pid_t child)
+/* How a signal of moat's reaches the tree (launch_run's loop). */
+struct tree_route {
+	const struct moat_plan *plan;
+	pid_t child;       /* moat's child; -1 once reaped (its pid may be
+			    * another's then) */
+	int *lifeline;     /* the write end, with signals_via_lifeline */
+	bool via_lifeline; /* moat __init inside passes them on (backend.h) */
+	bool pid_init;     /* native: the child is the pid namespace's init */
+	bool own_group;    /* the child is the command, leading its own
+			    * session (native without a pid namespace) */
+	bool can_stop;     /* job control can stop the whole tree */
+};
+
+static struct tree_route tree_route_of(const struct moat_plan *plan, pid_t child, int *lifeline)
 {
-	if (child > 0) /* -1: reaped already, its pid may be another's */
-		kill(child, SIGKILL);
-	if (plan->limits.tree_kill != CG_KILL_NONE)
-		tree_cgroup_kill(&plan->limits);
+	bool sandboxed = plan->status != MOAT_STATUS_OFF;
+	struct tree_route t = {.plan = plan, .child = child, .lifeline = lifeline};
+
+	t.via_lifeline = sandboxed && plan->external && plan->ext.lifeline_to >= 0 && plan->ext.signals_via_lifeline;
+	t.pid_init = sandboxed && !plan->external && plan->native.pid_init;
+	t.own_group = sandboxed && !plan->external && !plan->native.pid_init;
+	/* Unsandboxed, the command shares moat's process group: SIGTSTP
+	 * stops it as it stops moat.  firejail and runsc have no way in. */
+	t.can_stop = !sandboxed || t.via_lifeline || !plan->external;
+	return t;
+}
+
+/* One forwarded signal to the tree. */
+static void tree_signal(const struct tree_route *t, int sig)
+{
+	if (t->via_lifeline) {
+		unsigned char b = (unsigned char)sig;
+
+		/* The tool stops with the tree: runc copies the terminal's
+		 * input to the container, and would go on reading what the
+		 * user types at the shell while the job is stopped. */
+		if (sig == SIGCONT && t->child > 0)
+			kill(t->child, SIGCONT);
+		/* Non-blocking: a full pipe (64 KiB of signals unread) drops
+		 * this one rather than stall moat. */
+		if (*t->lifeline >= 0 && write(*t->lifeline, &b, 1) != 1) {
+			/* __init is gone or not reading: nothing to deliver to */
+		}
+		if (sig == SIGTSTP && t->child > 0)
+			kill(t->child, SIGSTOP);
+		return;
+	}
+	if (t->child <= 0)
+		return;
+	if ((sig == SIGTSTP || sig == SIGCONT) && t->own_group) {
+		/* The command leads an orphaned process group, where the
+		 * kernel drops SIGTSTP: stop (or continue) the group. */
+		int how = sig == SIGTSTP ? SIGSTOP : SIGCONT;
+		kill(-t->child, how);
+		kill(t->child, how);
+		return;
+	}
+	kill(t->child, sig);
+}
+
+/* Ctrl-Z (a SIGTSTP to moat): the tree stops, then moat, as any job
+ * would; when the shell continues moat (fg, bg), the tree continues.
+ * Where the tree cannot be stopped, moat does not stop either: the shell
+ * must not get its prompt back while the command writes to the terminal. */
+static void tree_job_stop(const struct tree_route *t)
+{
+	if (!t->can_stop)
+		return;
+	tree_signal(t, SIGTSTP);
+	signals_stop_self();
+	tree_signal(t, SIGCONT);
+}
+
+/* --timeout: SIGTERM to the tree (and to its process group when the
+ * command leads one: what it started there too). */
+static void tree_terminate(const struct tree_route *t, bool child_done)
+{
+	if (t->via_lifeline) {
+		tree_signal(t, SIGTERM);
+		return;
+	}
+	if (!child_done)
+		kill(t->child, SIGTERM);
+	if (!t->pid_init)
+		kill(-t->child, SIGTERM);
+}
+
+/* The tree ends: through its cgroup, by killing the pid namespace's init,
+ * or, when moat __init is that init inside a tool (bwrap), by hanging up
+ * its lifeline, which __init answers by ending the namespace; the tool
+ * then exits by itself, and is killed only if it has not after
+ * MOAT_TOOL_GRACE_MS (*tool_kill_ns).  A tool killed first could strand
+ * its own half-made sandbox (backend.h, outlives_moat). */
+#define MOAT_TOOL_GRACE_MS 2000
+static void end_tree(const struct tree_route *t, bool child_done, long long *tool_kill_ns)
+{
+	if (t->via_lifeline && *t->lifeline >= 0) {
+		close_end(t->lifeline);
+		if (!child_done)
+			*tool_kill_ns = moat_now_ns() + (long long)MOAT_TOOL_GRACE_MS * 1000000LL;
+	} else if (!child_done && !t->via_lifeline) {
+		kill(t->child, SIGKILL);
+	}
+	if (t->plan->limits.tree_kill != CG_KILL_NONE)
+		tree_cgroup_kill(&t->plan->limits);
 }
 
 int launch_run(const struct moat_policy *p, const struct moat_plan *plan, long long moat_start_ns, pid_t spare,
@@ -151,7 +248,8 @@ int launch_run(const struct moat_policy *p, const struct moat_plan *plan, long l
 	__attribute__((cleanup(restore_mask))) sigset_t saved;
 	struct child_args args;
 	sigset_t args_mask;
-	long long exec_ns = 0, deadline_ns = 0, kill_ns = 0;
+	long long exec_ns = 0, deadline_ns = 0, kill_ns = 0, tool_kill_ns = 0;
+	struct tree_route route;
 	bool have_status = false, child_done = false, err_eof = false, tool_failed = false;
 	int status = 0, child_status = 0, flags;
 	/* Killed and reaped at scope exit if an error leaves it running. */
@@ -217,6 +315,9 @@ int launch_run(const struct moat_policy *p, const struct moat_plan *plan, long l
 	}
 	if (child == 0)
 		child_main(&args);
+	route = tree_route_of(plan, child, &life[1]);
+	if (route.via_lifeline)
+		fcntl(life[1], F_SETFL, O_NONBLOCK);
 
 	close_end(&errp[1]);
 	close_end(&statp[1]);
@@ -244,10 +345,7 @@ int launch_run(const struct moat_policy *p, const struct moat_plan *plan, long l
 		if (deadline_ns && !r->timed_out) {
 			if (now >= deadline_ns) {
 				r->timed_out = true;
-				if (!child_done)
-					kill(child, SIGTERM);
-				if (!np->pid_init)
-					kill(-child, SIGTERM);
+				tree_terminate(&route, child_done);
 				kill_ns = now + (long long)MOAT_TIMEOUT_GRACE_MS * 1000000LL;
 			} else {
 				timeout_ms = (int)((deadline_ns - now) / 1000000LL) + 1;
@@ -255,9 +353,9 @@ int launch_run(const struct moat_policy *p, const struct moat_plan *plan, long l
 		}
 		if (kill_ns) {
 			if (now >= kill_ns) {
-				if (!np->pid_init)
+				if (!route.pid_init && !route.via_lifeline)
 					kill(-child, SIGKILL);
-				end_tree(plan, child_done ? -1 : child);
+				end_tree(&route, child_done, &tool_kill_ns);
 				kill_ns = 0;
 			} else {
 				timeout_ms = (int)((kill_ns - now) / 1000000LL) + 1;
@@ -269,9 +367,17 @@ int launch_run(const struct moat_policy *p, const struct moat_plan *plan, long l
 			 * can no longer be kept, so it ends the tree. */
 			if (used < 0 || used >= cpu_limit_usec) {
 				r->limit_hit = "cpu";
-				end_tree(plan, child_done ? -1 : child);
+				end_tree(&route, child_done, &tool_kill_ns);
 			} else if (timeout_ms < 0 || timeout_ms > CPU_POLL_MS) {
 				timeout_ms = CPU_POLL_MS;
+			}
+		}
+		if (tool_kill_ns && !child_done) {
+			if (now >= tool_kill_ns) {
+				kill(child, SIGKILL);
+				tool_kill_ns = 0;
+			} else if (timeout_ms < 0 || timeout_ms > (int)((tool_kill_ns - now) / 1000000LL) + 1) {
+				timeout_ms = (int)((tool_kill_ns - now) / 1000000LL) + 1;
 			}
 		}
 		if (poll(pfd, 2, timeout_ms) < 0 && errno != EINTR)
@@ -299,10 +405,12 @@ int launch_run(const struct moat_policy *p, const struct moat_plan *plan, long l
 			struct signalfd_siginfo si;
 
 			while (read(sfd, &si, sizeof(si)) == (ssize_t)sizeof(si)) {
+				if (si.ssi_signo == SIGTSTP) {
+					tree_job_stop(&route);
+					continue;
+				}
 				if (si.ssi_signo != SIGCHLD) {
-					/* Once reaped, its pid may be another's. */
-					if (!child_done)
-						kill(child, (int)si.ssi_signo);
+					tree_signal(&route, (int)si.ssi_signo);
 					continue;
 				}
 				for (;;) {
@@ -312,6 +420,7 @@ int launch_run(const struct moat_policy *p, const struct moat_plan *plan, long l
 					if (w == child) {
 						child_done = true;
 						child_status = status;
+						route.child = -1; /* may be another's now */
 					}
 				}
 			}

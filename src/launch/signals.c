@@ -1,10 +1,14 @@
 #include "launch/signals.h"
 
 #include <stddef.h>
+#include <unistd.h>
 
 #include "util/cleanup.h"
 
-static const int forwarded[] = {SIGTERM, SIGINT, SIGHUP, SIGQUIT, SIGUSR1, SIGUSR2, SIGWINCH};
+/* SIGTSTP and SIGCONT: job control.  The command is in a session of its
+ * own, so a terminal's Ctrl-Z reaches only moat; moat stops the tree, then
+ * itself, and continues the tree when it is continued (launch.c). */
+static const int forwarded[] = {SIGTERM, SIGINT, SIGHUP, SIGQUIT, SIGUSR1, SIGUSR2, SIGWINCH, SIGTSTP, SIGCONT};
 /* Besides the forwarded ones, what the command gets as the caller had it. */
 static const int restored[] = {SIGPIPE, SIGCHLD};
 
@@ -85,4 +89,40 @@ void signals_reset_for_exec(const sigset_t *saved_mask)
 	for (i = 0; i < ARRAY_LEN(restored); i++)
 		sigaction(restored[i], signals_caller_ignores(restored[i]) ? &ign : &dfl, NULL);
 	sigprocmask(SIG_SETMASK, saved_mask, NULL);
+}
+
+void signals_deliver_in_tree(pid_t cmd, int sig)
+{
+	bool init = getpid() == 1;
+
+	/* The command leads a session of its own, an orphaned process group:
+	 * the kernel drops a SIGTSTP sent to it, so the tree is stopped with
+	 * SIGSTOP.  Only pid 1 of a pid namespace may say -1: there it means
+	 * every process of the namespace but itself. */
+	if (sig == SIGTSTP || sig == SIGCONT) {
+		int how = sig == SIGTSTP ? SIGSTOP : SIGCONT;
+
+		if (init)
+			kill(-1, how);
+		else
+			kill(cmd, how);
+		return;
+	}
+	kill(cmd, sig);
+}
+
+void signals_stop_self(void)
+{
+	struct sigaction dfl = {.sa_handler = SIG_DFL}, old;
+	sigset_t one;
+
+	sigemptyset(&one);
+	sigaddset(&one, SIGTSTP);
+	sigaction(SIGTSTP, &dfl, &old);
+	raise(SIGTSTP); /* blocked: pending until the unblock below */
+	sigprocmask(SIG_UNBLOCK, &one, NULL);
+	/* Here once continued (or at once: a process group without a parent
+	 * in the session, an orphaned one, does not stop on SIGTSTP). */
+	sigprocmask(SIG_BLOCK, &one, NULL);
+	sigaction(SIGTSTP, &old, NULL);
 }

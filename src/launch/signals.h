@@ -7,6 +7,7 @@
 #include <signal.h>
 
 #include <stdbool.h>
+#include <sys/types.h>
 
 /* Records which signals the caller left ignored (nohup ignores SIGHUP, a
  * shell's background job SIGINT and SIGQUIT), once, before moat changes any
@@ -30,13 +31,24 @@ void signals_caller_mask(sigset_t *mask);
 /* The caller had sig ignored when moat started. */
 bool signals_caller_ignores(int sig);
 
-/* SIGTERM, SIGINT, SIGHUP, SIGQUIT, SIGUSR1, SIGUSR2, SIGWINCH, less those
- * the caller ignores: those stay ignored, in moat and in the command. */
+/* SIGTERM, SIGINT, SIGHUP, SIGQUIT, SIGUSR1, SIGUSR2, SIGWINCH, SIGTSTP,
+ * SIGCONT, less those the caller ignores: those stay ignored, in moat and in
+ * the command. */
 void signals_forwarded_set(sigset_t *set);
 
 /* The dispositions the command gets: what the caller had for the forwarded
  * signals, SIGPIPE and SIGCHLD (ignored if the caller ignored them, else
  * default), and the mask moat started with.  Async-signal-safe. */
 void signals_reset_for_exec(const sigset_t *saved_mask);
+
+/* In a sandbox's init (moat's native pid 1, moat __init): pass a forwarded
+ * signal on to the command, SIGTSTP as SIGSTOP and SIGCONT to the whole
+ * namespace when the caller is its pid 1, else to cmd alone. */
+void signals_deliver_in_tree(pid_t cmd, int sig);
+
+/* Job control for moat itself, once it stopped the tree: stop as a
+ * default SIGTSTP would (the shell sees a stopped job, status 148), and
+ * return when continued.  SIGTSTP stays blocked for moat's signalfd. */
+void signals_stop_self(void);
 
 #endif

@@ -85,6 +85,22 @@ signal.signal(signal.SIGQUIT, signal.SIG_DFL)
 os.execvp(sys.argv[1], sys.argv[1:])' "$@"
 }
 
+# tap_relay N DESCRIPTION < LINES: the "ok - ..."/"not ok - ..." lines a
+# helper program printed, numbered here; fewer than N of them (the helper
+# died half-way) is one failure more, naming DESCRIPTION.
+tap_relay() {
+	local want=$1 what=$2 line got=0
+	while IFS= read -r line; do
+		case $line in
+		"ok - "*) ok 0 "${line#ok - }" ;;
+		"not ok - "*) ok 1 "${line#not ok - }" ;;
+		*) continue ;;
+		esac
+		got=$((got + 1))
+	done
+	[ "$got" -ge "$want" ] || ok 1 "$what: $got of $want checks reported (the helper failed; its output is above)"
+}
+
 done_testing() {
 	echo "1..$TAP_N"
 	[ "$TAP_FAILED" -eq 0 ]

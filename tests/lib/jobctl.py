@@ -1,0 +1,154 @@
+#!/usr/bin/env python3
+"""Job control through moat (issue 24, item 7), two ways.
+
+  jobctl.py signals MOAT BACKEND DIR   SIGTSTP/SIGCONT sent to moat as a
+      shell would (moat leads its own process group in this session, so the
+      group is not orphaned and a stop acts)
+  jobctl.py terminal MOAT BACKEND DIR  a real interactive bash in a pty:
+      Ctrl-Z, fg, Ctrl-C typed at it
+
+The command writes a counter to DIR/tick every 50 ms.  Each check prints
+one "ok"/"not ok" line (TAP without numbers: the caller numbers them).
+Every wait is bounded."""
+import os, pty, select, signal, sys, time
+
+mode, moat, backend, wdir = sys.argv[1:5]
+tick = os.path.join(wdir, "tick")
+loop = ("i=0; while [ $i -lt 400 ]; do echo $i >%s/tick.new && mv -f %s/tick.new %s/tick; "
+        "i=$((i+1)); sleep 0.05; done" % (wdir, wdir, wdir))
+for stale in (tick, tick + ".new"):
+    try:
+        os.unlink(stale)
+    except FileNotFoundError:
+        pass
+argv = [moat, "run", "--backend", backend, "--mode", "prefer", "--write", wdir, "--", "/bin/sh", "-c", loop]
+
+
+def say(cond, what):
+    print(("ok - " if cond else "not ok - ") + what, flush=True)
+
+
+def read_tick():
+    try:
+        with open(tick) as f:
+            return int(f.read().strip() or -1)
+    except (OSError, ValueError):
+        return -1
+
+
+def advancing(seconds):
+    a = read_tick()
+    time.sleep(seconds)
+    return read_tick() > a
+
+
+def wait_for(cond, seconds):
+    end = time.time() + seconds
+    while time.time() < end:
+        if cond():
+            return True
+        time.sleep(0.02)
+    return cond()
+
+
+def wait_status(pid, seconds, flags=0):
+    end = time.time() + seconds
+    while time.time() < end:
+        p, st = os.waitpid(pid, os.WNOHANG | flags)
+        if p == pid:
+            return st
+        time.sleep(0.02)
+    return None
+
+
+def by_signals():
+    pid = os.fork()
+    if pid == 0:
+        os.setpgid(0, 0)
+        os.execv(moat, argv)
+    try:
+        say(wait_for(lambda: read_tick() >= 0, 10), "%s: the command runs" % backend)
+        say(advancing(0.4), "%s: control: the counter advances while it runs" % backend)
+        os.kill(pid, signal.SIGTSTP)
+        st = wait_status(pid, 3, os.WUNTRACED)
+        say(st is not None and os.WIFSTOPPED(st) and os.WSTOPSIG(st) == signal.SIGTSTP,
+            "%s: SIGTSTP: moat stops as a job does (stopped by SIGTSTP: %r)" % (backend, st))
+        time.sleep(0.2)  # what was in flight lands
+        say(not advancing(0.6), "%s: SIGTSTP: the command is stopped too" % backend)
+        os.kill(pid, signal.SIGCONT)
+        say(wait_for(lambda: read_tick() >= 0 and advancing(0.3), 3),
+            "%s: SIGCONT: the command continues" % backend)
+        os.kill(pid, signal.SIGTERM)
+        st = wait_status(pid, 5)
+        say(st is not None and os.WIFEXITED(st) and os.WEXITSTATUS(st) == 143,
+            "%s: then SIGTERM ends it: exit 143 (%r)" % (backend, st))
+    finally:
+        try:
+            os.killpg(pid, signal.SIGKILL)
+            os.kill(pid, signal.SIGCONT)
+            os.waitpid(pid, 0)
+        except OSError:
+            pass
+
+
+def by_terminal():
+    pid, fd = pty.fork()
+    if pid == 0:
+        os.environ.update(PS1="PROMPT$ ", TERM="dumb", HISTFILE="/dev/null")
+        os.execv("/bin/bash", ["bash", "--norc", "--noprofile", "-i"])
+    out = bytearray()
+    log = bytearray()
+
+    def expect(needle, seconds):
+        end = time.time() + seconds
+        while time.time() < end:
+            if needle in out:
+                return True
+            r, _, _ = select.select([fd], [], [], 0.1)
+            if r:
+                try:
+                    got = os.read(fd, 65536)
+                    out.extend(got)
+                    log.extend(got)
+                except OSError:
+                    break
+        return needle in out
+
+    def typed(text):
+        os.write(fd, text)
+
+    try:
+        expect(b"PROMPT$ ", 5)
+        del out[:]
+        typed(" ".join("'%s'" % a.replace("'", "'\\''") for a in argv).encode() + b"\n")
+        say(wait_for(lambda: read_tick() >= 0, 10), "%s: terminal: the command runs" % backend)
+        typed(b"\x1a")  # Ctrl-Z
+        say(expect(b"Stopped", 3), "%s: terminal: Ctrl-Z: the shell reports the job stopped" % backend)
+        time.sleep(0.2)
+        say(not advancing(0.6), "%s: terminal: Ctrl-Z: the command is stopped" % backend)
+        del out[:]
+        typed(b"fg\n")
+        say(wait_for(lambda: advancing(0.3), 3), "%s: terminal: fg: the command continues" % backend)
+        expect(b"never", 0.2)
+        del out[:]
+        typed(b"\x03")  # Ctrl-C
+        # Typed only at the prompt: until then the command's stdin is the
+        # terminal, and runc (oci) copies what is typed into the container.
+        expect(b"PROMPT$ ", 5)
+        typed(b"echo rc=$?\n")
+        say(expect(b"rc=130", 5), "%s: terminal: Ctrl-C ends it: exit 130" % backend)
+        time.sleep(0.1)
+        say(not advancing(0.4), "%s: terminal: and nothing of it runs on" % backend)
+        typed(b"exit\n")
+        if os.environ.get("JOBCTL_DEBUG"):
+            expect(b"never", 1)
+            sys.stderr.write(log.decode(errors="replace"))
+    finally:
+        try:
+            os.kill(pid, signal.SIGKILL)
+            os.waitpid(pid, 0)
+        except OSError:
+            pass
+
+
+(by_signals if mode == "signals" else by_terminal)()

@@ -19,6 +19,8 @@ import subprocess
 import sys
 import time
 
+import leftovers  # bench/leftovers.py: the leak check, shared with load.py
+
 FALLBACK_ENV = {"MOAT_HOST_LIMIT": "userns=0,root=0"}
 BWRAP = ["bwrap", "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--tmpfs", "/tmp",
          "--unshare-all", "--new-session", "--die-with-parent"]
@@ -188,24 +190,6 @@ def cmd_memory(out, moat, rounds):
 
 
 # --- concurrency: 100 sandboxes in parallel batches, then look for leaks
-def snapshot(leakdir):
-    procs = []
-    for pid in os.listdir("/proc"):
-        if not pid.isdigit():
-            continue
-        try:
-            with open(f"/proc/{pid}/cmdline", "rb") as f:
-                cmd = f.read().replace(b"\0", b" ").decode(errors="replace")
-        except OSError:
-            continue
-        if leakdir in cmd and "measure.py" not in cmd:
-            procs.append(f"{pid}: {cmd.strip()[:200]}")
-    with open("/proc/self/mountinfo") as f:
-        mounts = [l.strip() for l in f if "moat" in l]
-    tmp = sorted(e for e in os.listdir("/tmp") if e.startswith("moat-"))
-    return {"processes": procs, "mounts": mounts, "tmp_entries": tmp}
-
-
 def cmd_concurrency(out, moat, batches, width, leakdir):
     batches, width = int(batches), int(width)
     sleeper = os.path.join(leakdir, "moatbench-leak-sleep")
@@ -221,44 +205,30 @@ def cmd_concurrency(out, moat, batches, width, leakdir):
     ]
     res = {"batches": batches, "width": width, "command": script, "conditions": {}}
     for name, argv, extra in conds:
-        before = snapshot(leakdir)
-        failures, batch_s = [], []
+        before = leftovers.snapshot(leakdir)
+        failures, batch_s, pids = [], [], set()
         t0 = time.perf_counter()
         for _ in range(batches):
             b0 = time.perf_counter()
             ps = [subprocess.Popen(argv, env=env_with(extra), stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
                   for _ in range(width)]
+            pids.update(p.pid for p in ps)
             for p in ps:
                 _, err = p.communicate()
                 if p.returncode != 0:
                     failures.append(f"exit {p.returncode}: {err.decode(errors='replace').strip()[:300]}")
             batch_s.append(time.perf_counter() - b0)
         wall = time.perf_counter() - t0
-        time.sleep(0.5)  # let the kernel finish tearing namespaces down
-        after = snapshot(leakdir)
-        # Other sessions may run moat's own tests on this machine meanwhile:
-        # only moat-tmp.* is what these runs create (the fallback's per-run
-        # tmp), and only what is still there 2 s later counts as leaked.
-        new_tmp = [t for t in after["tmp_entries"] if t not in before["tmp_entries"]]
-        if new_tmp:
-            time.sleep(2)
-        still = set(snapshot(leakdir)["tmp_entries"])
-        leaked_tmp = [t for t in new_tmp if t in still and t.startswith("moat-tmp.")]
-        other_tmp = [t for t in new_tmp if t in still and not t.startswith("moat-tmp.")]
+        left = leftovers.left_behind(before, leakdir, pids)
         res["conditions"][name] = {
             "argv": argv, "env": extra or {}, "sandboxes": batches * width, "wall_s": wall,
             "batch_s": summary(batch_s), "failures": failures,
-            "leaked_processes": [p for p in after["processes"] if p not in before["processes"]],
-            "leaked_mounts": [m for m in after["mounts"] if m not in before["mounts"]],
-            "leaked_tmp": leaked_tmp, "other_new_moat_entries_in_tmp": other_tmp,
-            "tmp_before": len(before["tmp_entries"]), "tmp_after": len(after["tmp_entries"]),
+            "leaked_processes": left["processes"], "leaked_mounts": left["mounts"],
+            "leaked_tmp": left["tmp"], "leaked_cgroups": left["cgroups"],
+            "other_new_moat_entries_in_tmp": left["other_tmp"], "other_new_moat_cgroups": left["other_cgroups"],
+            "tmp_before": left["tmp_before"], "tmp_after": left["tmp_after"],
         }
-        # Clean up after a leak so the next condition starts clean.
-        for p in after["processes"]:
-            try:
-                os.kill(int(p.split(":")[0]), 9)
-            except (OSError, ValueError):
-                pass
+        leftovers.kill_leaked(left)  # so the next condition starts clean
     write(out, res)
 
 

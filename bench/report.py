@@ -226,7 +226,7 @@ def conc_ok():
         return None, None, None
     fails = sum(len(c["failures"]) for c in conc["conditions"].values())
     leaks = sum(len(c["leaked_processes"]) + len(c["leaked_mounts"]) + len(c["leaked_tmp"])
-                for c in conc["conditions"].values())
+                + len(c.get("leaked_cgroups", [])) for c in conc["conditions"].values())
     return fails == 0 and leaks == 0, fails, leaks
 
 
@@ -491,22 +491,25 @@ if conc:
       "`sleep` named `moatbench-leak-sleep`): it leaves a 30 s grandchild behind when it exits, which moat must "
       "not leave running. After the last batch and 0.5 s: processes whose command line names the marker "
       "directory, lines of the host's `/proc/self/mountinfo` containing `moat`, and new `/tmp/moat-tmp.*` "
-      "entries (the fallback's per-run tmp) still there 2 s later, each compared with before the batches.")
+      "entries (the fallback's per-run tmp) and `moat-PID-N` cgroups of these runs' moats still there 2 s "
+      "later, each compared with before the batches (bench/leftovers.py).")
     w("")
-    w("| mode | sandboxes | wall s | batch s median (min … max) | failures | leaked processes | leaked mounts | leaked tmp dirs |")
-    w("|---|---|---|---|---|---|---|---|")
+    w("| mode | sandboxes | wall s | batch s median (min … max) | failures | leaked processes | leaked mounts | leaked tmp dirs | leaked cgroups |")
+    w("|---|---|---|---|---|---|---|---|---|")
     for k, c in conc["conditions"].items():
         b = c["batch_s"]
         w(f"| {k} | {c['sandboxes']} | {c['wall_s']:.2f} | {b['median']:.3f} ({b['min']:.3f} … {b['max']:.3f}) | "
-          f"{len(c['failures'])} | {len(c['leaked_processes'])} | {len(c['leaked_mounts'])} | {len(c['leaked_tmp'])} |")
+          f"{len(c['failures'])} | {len(c['leaked_processes'])} | {len(c['leaked_mounts'])} | {len(c['leaked_tmp'])} | "
+          f"{len(c.get('leaked_cgroups', []))} |")
     w("")
     for k, c in conc["conditions"].items():
-        if c.get("other_new_moat_entries_in_tmp"):
-            w(f"* {k}: other new `/tmp/moat-*` entries appeared meanwhile, not of the kind these runs create "
-              f"(other sessions' tests run on this machine): {', '.join(c['other_new_moat_entries_in_tmp'][:5])}")
+        others = c.get("other_new_moat_entries_in_tmp", []) + c.get("other_new_moat_cgroups", [])
+        if others:
+            w(f"* {k}: other new `/tmp/moat-*` entries or moat cgroups appeared meanwhile, not these runs' "
+              f"(other sessions' tests run on this machine): {', '.join(others[:5])}")
         for f in c["failures"][:3]:
             w(f"* {k} failure: {f}")
-        for f in (c["leaked_processes"] + c["leaked_mounts"] + c["leaked_tmp"])[:5]:
+        for f in (c["leaked_processes"] + c["leaked_mounts"] + c["leaked_tmp"] + c.get("leaked_cgroups", []))[:5]:
             w(f"* {k} leak: `{f}`")
 else:
     w("Not measured.")

@@ -68,7 +68,7 @@ PYTHONDIR  ?= $(LIBDIR)/python$(shell $(PYTHON) -c 'import sys; print("%d.%d" % 
 INSTALL    ?= install
 SOVERSION  := 0
 
-.PHONY: all clean check demo bench conformance unit-tests helpers fuzz-toml format install uninstall man
+.PHONY: all clean check demo bench bench-load conformance unit-tests helpers fuzz-toml format install uninstall man
 all: $(BUILD)/moat $(BUILD)/libmoat.a $(BUILD)/libmoat.so $(BUILD)/moat.1 $(BUILD)/moat.pc helpers unit-tests
 
 $(BUILD)/libmoat.a: $(LIB_OBJ)
@@ -180,6 +180,11 @@ demo:
 # Benchmarks against bare exec and the peers (not part of `check`).
 bench:
 	./bench/run
+
+# Only the load test of `make bench` (5,000 runs in a row, 500 at once, then
+# what they left behind): bench/results/load.json; BENCH_QUICK=1 for fewer.
+bench-load:
+	./bench/run load
 
 # The escape suite: every probe against every installed backend, as root and
 # as uid 65534 (when run as root); writes docs/conformance.md and .json.

@@ -8,6 +8,7 @@ file is missing is said to be missing, not made up.
 import json
 import os
 import re
+import shlex
 import sys
 
 R = sys.argv[1]
@@ -99,6 +100,7 @@ seccomp = load("seccomp.json")
 stdio = load("stdio.json")
 memory = load("memory.json")
 conc = load("concurrency.json")
+load_res = load("load.json")
 phases = {k: load(f"phases-{k}.json") for k in ("strict", "mcp", "fallback")}
 mcp = {k: load(f"mcp-{k}.json") for k in ("bare", "moat", "bwrap", "srt")}
 rep_strict = load("report-strict.json") or {}
@@ -268,6 +270,18 @@ w(f"| moat's resident memory | ≤ 2 MiB | peak VmHWM of the supervisor {fmt(pea
   f"({fmt(peak / 1024 if peak else None, 2)} MiB) | {verdict(None if peak is None else peak <= 2048)} |")
 w(f"| concurrency run | zero failures, zero leaks | {n_sandboxes} sandboxes: {c_fail} failures, {c_leak} leaks | "
   f"{verdict(c_ok)} |")
+if load_res:
+    l_runs = sum((i.get(ph) or {}).get("done" if ph == "sequential" else "started", 0)
+                 for i in load_res["identities"] for ph in ("sequential", "concurrent"))
+    l_fail = sum((i.get(ph) or {}).get("failures", 0) for i in load_res["identities"]
+                 for ph in ("sequential", "concurrent"))
+    l_left = sum(((i.get(ph) or {}).get("left_behind") or {}).get("count", 0) for i in load_res["identities"]
+                 for ph in ("sequential", "concurrent"))
+    w(f"| load test (§6) | zero failures, nothing left behind | {l_runs} runs: {l_fail} failures, {l_left} "
+      f"leftovers{'; ' + '; '.join(load_res['problems']) if load_res['problems'] else ''} | "
+      f"{verdict(load_res['ok'])} |")
+else:
+    w("| load test (§6) | zero failures, nothing left behind | not measured | — |")
 w("")
 
 # ------------------------------------------------------------------ start-up
@@ -513,6 +527,134 @@ if conc:
             w(f"* {k} leak: `{f}`")
 else:
     w("Not measured.")
+w("")
+
+# ------------------------------------------------------------------ load
+w("## 6. Load")
+w("")
+
+
+def load_section(L):
+    ids = L["identities"]
+    who = " and ".join("root" if i["uid"] == 0 else f"uid {i['uid']}" for i in ids)
+    first = next((i for i in ids if i.get("sequential")), {})
+    seq_n = (first.get("sequential") or {}).get("requested", "?")
+    conc_n = (first.get("concurrent") or {}).get("requested", "?")
+    seq_argv = shlex.join(["moat"] + (first.get("sequential") or {}).get("argv", [])[1:])
+    w(f"`bench/load.py` (`make bench-load` runs it alone), as {who}, on {L['date']}; {L['elapsed_s']:.0f} s in all, "
+      f"1-minute load average {L['loadavg_start'][0]} at the start, {L['loadavg_end'][0]} at the end. Each "
+      "identity runs two phases:")
+    w("")
+    w(f"* **sequential**: {seq_n} runs of `{seq_argv}`, one after the other, each timed from `posix_spawn` to "
+      "its exit (a pidfd);")
+    kinds = (first.get("concurrent") or {}).get("kinds", {})
+    w(f"* **concurrent**: {conc_n} runs started at once, the kinds below in turn. Each command checks in on "
+      "a pipe (`--keep-fd`) and waits on another until every run has checked in (or ended, or "
+      f"{L['barrier_timeout_s']} s passed), then runs `sleep 1`: all of them are inside their sandboxes at "
+      "the same moment, and they end at about the same time. A kind that leaves a grandchild starts a "
+      "`sleep 30` in the background first, which moat must not leave running. Wall time is spawn to exit; "
+      "*start* is spawn to the check-in (the command running inside its sandbox); *after release* is "
+      "the barrier's release to exit (the 1 s sleep plus moat's teardown).")
+    w("")
+    w("| kind | command |")
+    w("|---|---|")
+    for k, v in kinds.items():
+        env = " ".join(f"{a}={b}" for a, b in v["env"].items())
+        w(f"| {k} | `{(env + ' ') if env else ''}{shlex.join(['moat'] + v['argv'][1:])}` |")
+    w("")
+    w(f"A run fails if it exits non-zero, runs past {L['run_timeout_s']} s (then it is killed), or its "
+      "`--report` is missing, not JSON, or says something other than the same command run alone just before: "
+      "the report's `status`, every property's status, `run.executed` and `run.exit_code` 0. After each "
+      "phase, what it left behind (bench/leftovers.py, the check §5 uses too): processes whose command "
+      "line names the run's scratch directory (the marker binary and every report path are in it), lines "
+      "of the host's `/proc/self/mountinfo` naming moat, `/tmp/moat-tmp.PID.*` dirs and `moat-PID-N` "
+      "cgroups anywhere under `/sys/fs/cgroup` (src/plan/limits.c names them) whose PID is one of these "
+      "runs' moats and no longer runs, still there 2 s later. The load test is also the subreaper of "
+      "every run: a process that outlives its moat comes to it. Before the phases the check is shown "
+      "one leftover of each kind it can make (a marker process started without moat, a fake tmp dir and "
+      f"cgroup): it must find them. Counts and a {L['time_limit_s']:.0f} s limit for the whole test bound "
+      "every loop; a phase cut short counts as failed.")
+    w("")
+    w("| identity | phase | runs | failed | p50 ms | p90 ms | p99 ms | max ms | leftovers: processes / mounts / "
+      "tmp dirs / cgroups | outlived moat |")
+    w("|---|---|---|---|---|---|---|---|---|---|")
+    for i in ids:
+        name = "root" if i["uid"] == 0 else f"uid {i['uid']}"
+        if i.get("error"):
+            w(f"| {name} | — | — | — | | | | | | {i['error']} |")
+            continue
+        out = i.get("outlived_moat") or {}
+        for ph, key, n_key in (("sequential", "run_s", "done"), ("concurrent", "wall_s", "started")):
+            p = i.get(ph) or {}
+            r = p.get(key) or {}
+            lb = p.get("left_behind") or {}
+            counts = " / ".join(str(len(lb.get(k, []))) for k in ("processes", "mounts", "tmp", "cgroups"))
+            w(f"| {name} | {ph} | {p.get(n_key, 0)} | {p.get('failures', '—')} | {ms(r.get('p50'))} | "
+              f"{ms(r.get('p90'))} | {ms(r.get('p99'))} | {ms(r.get('max'))} | {counts} | "
+              + (f"{out.get('reaped', 0)} reaped, {len(out.get('still_running', []))} running |"
+                 if ph == "concurrent" else " |"))
+    w("")
+    w("The concurrent phase in detail (ms; p50 / p99 / max):")
+    w("")
+    w("| identity | runs at once | spawning them took | barrier released after | start | after release | "
+      "failed per kind |")
+    w("|---|---|---|---|---|---|---|")
+    for i in ids:
+        c = i.get("concurrent") or {}
+        if not c.get("started"):
+            continue
+        b = c.get("barrier") or {}
+
+        def ppm(d):
+            return f"{ms(d.get('p50'))} / {ms(d.get('p99'))} / {ms(d.get('max'))}" if d else "—"
+        per_kind = ", ".join(f"{k} {v['failures']}/{v['runs']}" for k, v in c["kinds"].items())
+        w(f"| {'root' if i['uid'] == 0 else 'uid ' + str(i['uid'])} | {b.get('checked_in')} of {c['started']} "
+          f"checked in{'' if b.get('complete') else ' (not all: released at the timeout)'} | "
+          f"{c['spawn_s'] * 1000:.0f} ms | {ms(b.get('released_after_s'))} ms | {ppm(c.get('start_s'))} | "
+          f"{ppm(c.get('after_release_s'))} | {per_kind} |")
+    w("")
+    lims = [f"{'root' if i['uid'] == 0 else 'uid ' + str(i['uid'])}: RLIMIT_NOFILE {i['limits']['nofile'][0]}, "
+            f"RLIMIT_NPROC {i['limits']['nproc'][0]}" for i in ids if i.get("limits")]
+    if lims:
+        lim0 = ids[0]["limits"]
+        w(f"Limits the concurrent runs meet first (the test lowers its width to fit them, and says so): "
+          f"{'; '.join(lims)}; pid_max {lim0.get('pid_max')}, threads-max {lim0.get('threads_max')}, "
+          f"user.max_user_namespaces {lim0.get('max_user_namespaces')}. Each run at once is up to six "
+          "processes (moat, its guard, the namespace's init, `sh`, `sleep`, the grandchild) and one "
+          "descriptor here (its pidfd).")
+        w("")
+    for i in ids:
+        name = "root" if i["uid"] == 0 else f"uid {i['uid']}"
+        ctl = i.get("control")
+        if ctl and not ctl.get("ok"):
+            w(f"* {name}: the leftover check missed its control leftovers (made {ctl['made']}, found "
+              f"{ctl['found']}): the leftover counts above prove nothing")
+        for ph in ("sequential", "concurrent"):
+            p = i.get(ph) or {}
+            for n in p.get("notes", []):
+                w(f"* {name} {ph}: {n}")
+            if p.get("stopped"):
+                w(f"* {name} {ph}: stopped: {p['stopped']}")
+            for f in p.get("failure_samples", [])[:5]:
+                w(f"* {name} {ph} failure: {f}")
+            lb = p.get("left_behind") or {}
+            for k in ("processes", "mounts", "tmp", "cgroups"):
+                for x in lb.get(k, [])[:5]:
+                    w(f"* {name} {ph} left behind ({k}): `{x}`")
+            others = lb.get("other_tmp", []) + lb.get("other_cgroups", [])
+            if others:
+                w(f"* {name} {ph}: other new moat entries appeared meanwhile, not these runs' (other work on "
+                  f"this machine): {', '.join(others[:5])}")
+        if (i.get("outlived_moat") or {}).get("still_running"):
+            w(f"* {name}: still running after their moat ended: {i['outlived_moat']['still_running'][:10]}")
+    w("")
+    w(f"Verdict: **{'no run failed and nothing was left behind' if L['ok'] else 'failed: ' + '; '.join(L['problems'])}**.")
+
+
+if load_res:
+    load_section(load_res)
+else:
+    w("Not measured (results/load.json missing).")
 w("")
 
 # ------------------------------------------------------------------ where the time goes

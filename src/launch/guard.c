@@ -34,7 +34,8 @@ static bool any_placeholder(const struct fs_plan *fp)
 	size_t i;
 
 	for (i = 0; i < fp->n; i++)
-		if (fp->obj[i].role == FS_PROTECT && fp->obj[i].placeholder && !fp->obj[i].present)
+		if (fp->obj[i].role == FS_PROTECT &&
+		    ((fp->obj[i].placeholder && !fp->obj[i].present) || fp->obj[i].adopted))
 			return true;
 	return false;
 }
@@ -173,7 +174,7 @@ static int cmp_int(const void *a, const void *b)
  * placeholders were made in (fs_placeholders_remove works from them): no
  * pipe or file of the caller's stays open in the guard.  The guard is a
  * process of its own (moat is single-threaded): it may allocate. */
-static void close_all_but_kept(const struct moat_plan *plan, int pipe_fd)
+static void close_all_but_kept(struct moat_plan *plan, int pipe_fd)
 {
 	int *kept = calloc(plan->fs.n + 1, sizeof(int));
 	size_t n = 0, i;
@@ -194,6 +195,10 @@ static void close_all_but_kept(const struct moat_plan *plan, int pipe_fd)
 	}
 	syscall(SYS_close_range, from, ~0U, 0);
 	free(kept);
+	/* moat's locks on pinned directories were among them: the guard
+	 * takes its own when it removes (plan/sharedlock.h). */
+	for (i = 0; i < plan->fs.n; i++)
+		plan->fs.obj[i].lock_fd = -1;
 }
 
 /* The guard is a fork of moat: its /proc/PID/cmdline would still be moat's,

@@ -8,12 +8,14 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/statvfs.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include "plan/sharedlock.h"
 #include "util/cleanup.h"
 #include "util/mem.h"
 #include "util/path.h"
@@ -70,6 +72,8 @@ void fs_plan_free(struct fs_plan *fp)
 			close(o->fd);
 		if (o->dirfd >= 0)
 			close(o->dirfd);
+		if (o->lock_fd >= 0)
+			close(o->lock_fd);
 		free(o->path);
 		free(o->real);
 		free(o->anchor);
@@ -99,6 +103,7 @@ static struct fs_obj *obj_add(struct fs_plan *fp, enum fs_role role, const char 
 	o->path = moat_xstrdup(path);
 	o->fd = -1;
 	o->dirfd = -1;
+	o->lock_fd = -1;
 	o->parent = -1;
 	return o;
 }
@@ -712,6 +717,21 @@ static bool protect_known(const struct fs_plan *fp, const char *real)
 	return false;
 }
 
+/* Inside a protected directory this run pins read-only whole: nothing
+ * there can be written or created, so nothing more to pin. */
+static bool inside_pinned(const struct fs_plan *fp, const char *real)
+{
+	size_t i;
+
+	for (i = 0; i < fp->n; i++) {
+		const struct fs_obj *o = &fp->obj[i];
+		if (o->role == FS_PROTECT && o->present && !o->lifted && S_ISDIR(o->mode) && strcmp(o->real, real) != 0 &&
+		    path_within(real, o->real))
+			return true;
+	}
+	return false;
+}
+
 static bool lifted(const struct moat_policy *p, const char *lexical, const char *real, bool *used)
 {
 	size_t i;
@@ -756,6 +776,17 @@ static bool can_create_in(int dirfd)
 	if (fstat(dirfd, &st) == 0 && st.st_uid == geteuid())
 		return true;
 	return faccessat(dirfd, ".", W_OK | X_OK, AT_EACCESS) == 0;
+}
+
+/* The directory can be written only after a chmod: this uid owns it, its
+ * mode says no.  The command could chmod it back and create there; moat,
+ * this uid too, could not make a placeholder in it (EACCES). */
+static bool writable_only_after_chmod(int dirfd)
+{
+	struct stat st;
+
+	return fstat(dirfd, &st) == 0 && st.st_uid == geteuid() &&
+	       faccessat(dirfd, ".", W_OK | X_OK, AT_EACCESS) != 0 && errno == EACCES;
 }
 
 /* The directories from the grant down to (not including) `real`: pinned,
@@ -803,14 +834,18 @@ static int pin_between(struct fs_plan *fp, size_t grant, const char *real, struc
 	return 0;
 }
 
-static int protect_one(struct fs_plan *fp, const struct moat_policy *p, size_t grant, const char *name,
-		       bool *used, struct moat_error *err)
+/* Returns 1, before it added anything to the plan, when a directory it
+ * was about to pin was removed while it waited for its lock (another run
+ * removing its placeholder): the caller looks again. */
+static int protect_one_try(struct fs_plan *fp, const struct moat_policy *p, size_t grant, const char *name,
+			   bool *used, struct moat_error *err)
 {
 	const struct fs_obj *g = &fp->obj[grant];
 	size_t nlen = strlen(name);
 	bool is_dir = nlen > 0 && name[nlen - 1] == '/';
 	cleanup_free char *rel = moat_xstrndup(name, is_dir ? nlen - 1 : nlen);
 	cleanup_free char *lexical = join(g->path, rel);
+	cleanup_close int lock_fd = -1;
 	struct walk_out w;
 	struct fs_obj *o;
 
@@ -819,6 +854,16 @@ static int protect_one(struct fs_plan *fp, const struct moat_policy *p, size_t g
 	 * directory was expected (.git as a worktree's pointer file) too. */
 	if (walk_from(fp, g->fd, g->real, rel, false, false, false, &w, err) < 0)
 		return -1;
+	if (inside_pinned(fp, w.real)) {
+		walk_out_free(&w);
+		return 0;
+	}
+	/* A directory to pin: held against removal by another run for as
+	 * long as this one runs (plan/sharedlock.h). */
+	if (w.present && S_ISDIR(w.st.st_mode) && (lock_fd = shared_lock_take(w.fd)) == -2) {
+		walk_out_free(&w);
+		return 1;
+	}
 	if (!w.present && w.first_missing && strcmp(w.first_missing, w.real) != 0) {
 		/* An intermediate component is missing, or is not a
 		 * directory: stop there. */
@@ -864,6 +909,57 @@ static int protect_one(struct fs_plan *fp, const struct moat_policy *p, size_t g
 		w.real = moat_xstrdup(w.first_missing);
 		is_dir = true;
 	}
+	/* Absent, in a directory of the grant that is itself a placeholder
+	 * (another run's `.git`, empty and read-only: moat cannot make
+	 * `.git/hooks` in it) or that this uid could write only after a chmod
+	 * (an earlier run's `chmod 000 .git`): that directory is what is
+	 * protected, pinned read-only whole -- then nothing can be created in
+	 * it, and no chmod made inside, on a read-only mount. */
+	if (!w.present && w.parent_fd >= 0 && w.anchor && strcmp(w.anchor, g->real) != 0 &&
+	    !protect_known(fp, w.anchor)) {
+		int lk = shared_lock_take(w.parent_fd);
+		bool placeholder = lk >= 0 && shared_is_placeholder(lk);
+
+		if (lk == -2) {
+			walk_out_free(&w);
+			return 1;
+		}
+		if (placeholder || writable_only_after_chmod(w.parent_fd)) {
+			struct stat st;
+
+			if (fstat(w.parent_fd, &st) != 0) {
+				if (lk >= 0)
+					close(lk);
+				moat_error_set(err, MOAT_E_SYSTEM, errno, "%s", w.anchor);
+				walk_out_free(&w);
+				return -1;
+			}
+			if (pin_between(fp, grant, w.anchor, err) < 0) {
+				if (lk >= 0)
+					close(lk);
+				walk_out_free(&w);
+				return -1;
+			}
+			o = obj_add(fp, FS_PROTECT, w.anchor);
+			o->parent = (int)grant;
+			o->protect_name = name;
+			o->present = true;
+			o->real = steal_ptr(&w.anchor);
+			o->fd = steal_fd(&w.parent_fd);
+			o->dev = st.st_dev;
+			o->ino = st.st_ino;
+			o->mode = st.st_mode;
+			o->lock_fd = lk;
+			if (placeholder) {
+				o->adopted = true;
+				o->dirfd = openat(o->fd, "..", O_PATH | O_DIRECTORY | O_CLOEXEC);
+			}
+			walk_out_free(&w);
+			return 0;
+		}
+		if (lk >= 0)
+			close(lk);
+	}
 	if (protect_known(fp, w.real) || fs_is_excluded(fp, w.real)) {
 		walk_out_free(&w);
 		return 0;
@@ -888,6 +984,13 @@ static int protect_one(struct fs_plan *fp, const struct moat_policy *p, size_t g
 	o->protect_name = name;
 	if (w.present) {
 		fill_present(o, &w);
+		o->lock_fd = steal_fd(&lock_fd);
+		/* Another run's placeholder: this run removes it too, when it
+		 * is the last to hold it. */
+		if (o->lock_fd >= 0 && shared_is_placeholder(o->lock_fd)) {
+			o->adopted = true;
+			o->dirfd = openat(o->fd, "..", O_PATH | O_DIRECTORY | O_CLOEXEC);
+		}
 		if (S_ISLNK(o->mode)) {
 			char text[PATH_MAX];
 			ssize_t n = readlinkat(o->fd, "", text, sizeof(text) - 1);
@@ -916,6 +1019,20 @@ static int protect_one(struct fs_plan *fp, const struct moat_policy *p, size_t g
 	}
 	walk_out_free(&w);
 	return 0;
+}
+
+static int protect_one(struct fs_plan *fp, const struct moat_policy *p, size_t grant, const char *name,
+		       bool *used, struct moat_error *err)
+{
+	int tries, rc = 1;
+
+	for (tries = 0; tries < 5 && rc == 1; tries++)
+		rc = protect_one_try(fp, p, grant, name, used, err);
+	if (rc == 1)
+		return moat_error_set(err, MOAT_E_SYSTEM, EAGAIN,
+				      "%s/%s: removed and made again while moat planned (another run's placeholder)",
+				      fp->obj[grant].real, name);
+	return rc;
 }
 
 static int protect_grants(struct fs_plan *fp, const struct moat_policy *p, struct moat_error *err)
@@ -1045,8 +1162,24 @@ int fs_placeholders_make(struct fs_plan *fp, fs_placeholder_made_fn made, void *
 		 * name outside it is followed, and O_NOFOLLOW|O_EXCL refuse a
 		 * link planted at the name. */
 		if (o->placeholder_dir) {
-			if (mkdirat(o->dirfd, tmp, 0555) != 0)
+			/* Marked as moat's while still writable (a user xattr
+			 * needs write access), then read-only, and held from
+			 * before it has its name: another run finds it held
+			 * (plan/sharedlock.h). */
+			if (mkdirat(o->dirfd, tmp, 0700) != 0)
 				goto fail;
+			fd = openat(o->dirfd, tmp, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+			if (fd >= 0)
+				shared_mark_placeholder(fd);
+			if (fd < 0 || fchmod(fd, 0555) != 0 || flock(fd, LOCK_SH) != 0) {
+				e = errno;
+				if (fd >= 0)
+					close(fd);
+				(void)unlinkat(o->dirfd, tmp, AT_REMOVEDIR);
+				errno = e;
+				goto fail;
+			}
+			o->lock_fd = fd;
 		} else {
 			fd = openat(o->dirfd, tmp, O_CREAT | O_EXCL | O_WRONLY | O_NOFOLLOW | O_CLOEXEC, 0444);
 			if (fd < 0)
@@ -1063,6 +1196,8 @@ int fs_placeholders_make(struct fs_plan *fp, fs_placeholder_made_fn made, void *
 			o->placeholder_made = true;
 		} else if (errno == EEXIST) {
 			(void)unlinkat(o->dirfd, tmp, o->placeholder_dir ? AT_REMOVEDIR : 0);
+			moat_closep(&o->lock_fd);
+			o->lock_fd = -1;
 		} else {
 			(void)unlinkat(o->dirfd, tmp, o->placeholder_dir ? AT_REMOVEDIR : 0);
 			goto fail;
@@ -1078,6 +1213,17 @@ int fs_placeholders_make(struct fs_plan *fp, fs_placeholder_made_fn made, void *
 		o->mode = st.st_mode;
 		o->present = true;
 		o->fd = fd;
+		/* Made by someone else since planning: held too, and adopted
+		 * when it is another run's placeholder. */
+		if (!o->placeholder_made && S_ISDIR(st.st_mode)) {
+			o->lock_fd = shared_lock_take(fd);
+			if (o->lock_fd == -2) {
+				errno = EAGAIN;
+				o->lock_fd = -1;
+				goto fail;
+			}
+			o->adopted = o->lock_fd >= 0 && shared_is_placeholder(o->lock_fd);
+		}
 		continue;
 fail:
 		e = errno;
@@ -1118,7 +1264,16 @@ void fs_placeholders_remove(struct fs_plan *fp, pid_t pid)
 		struct fs_obj *o = &fp->obj[i];
 		char tmp[64];
 
-		if (o->role != FS_PROTECT || !o->placeholder || o->dirfd < 0)
+		if (o->role != FS_PROTECT || o->dirfd < 0)
+			continue;
+		/* Another run's placeholder this run held: removed by the
+		 * last run that holds it (plan/sharedlock.h). */
+		if (o->adopted) {
+			o->adopted = false;
+			(void)shared_remove_placeholder(o->dirfd, strrchr(o->real, '/') + 1, o->dev, o->ino, o->lock_fd);
+			continue;
+		}
+		if (!o->placeholder)
 			continue;
 		/* A temporary name is this process's alone: what is there is
 		 * a placeholder moat died before renaming into place. */
@@ -1127,6 +1282,9 @@ void fs_placeholders_remove(struct fs_plan *fp, pid_t pid)
 		if (!o->placeholder_made)
 			continue;
 		o->placeholder_made = false;
-		remove_if_ours(o->dirfd, strrchr(o->real, '/') + 1, o->dev, o->ino, false);
+		if (o->placeholder_dir)
+			(void)shared_remove_placeholder(o->dirfd, strrchr(o->real, '/') + 1, o->dev, o->ino, o->lock_fd);
+		else
+			remove_if_ours(o->dirfd, strrchr(o->real, '/') + 1, o->dev, o->ino, false);
 	}
 }

@@ -70,6 +70,10 @@ struct fs_obj {
 	bool placeholder_dir;     /* as a directory (always, today: see fsplan.c) */
 	bool placeholder_made;    /* made by this run: removed after it */
 	int dirfd;                /* placeholders: the directory it is made in */
+	int lock_fd;              /* a pinned directory: this run's shared
+				   * flock on it (plan/sharedlock.h), or -1 */
+	bool adopted;             /* a placeholder another run made: removed
+				   * after this run too, unless still held */
 	bool lifted;              /* protected entries: lifted (--unprotect, or
 				   * an explicit --write of it): kept for the
 				   * report, not pinned */

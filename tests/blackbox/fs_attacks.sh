@@ -405,6 +405,56 @@ OFF -- /bin/sh -c "cd '$R'; chmod 700 .git; mkdir -p .git/hooks; echo planted > 
 [ -e "$R/.git/hooks/pre-commit" ]
 ok $? "6 control: without moat the owner chmods .git back and plants the hook"
 
+# Two runs on one project (two MCP servers of it): the second finds the
+# first's placeholders present and pins them; the first ends and removes
+# its own.  Its removal must not free the names under the second run (a
+# mount on a removed directory is detached in every namespace: the second
+# command could then create .mcp.json and .git/hooks while the report said
+# fs.write enforced), nor refuse the second run (as uid 65534 it could not
+# make .git/hooks inside the first run's read-only .git), nor leave a
+# placeholder behind when both are done.
+for b in $BACKENDS; do
+	R=$BASE/p6s-$b
+	mkdir -p "$R"
+	M "$b" --profile strict --write "$R" -- /bin/sleep 1 >/dev/null 2>&1 &
+	first=$!
+	sleep 0.4
+	M "$b" --profile strict --write "$R" --report "$REPORTS/r6s.json" -- /bin/sh -c \
+		"sleep 1.2; cd '$R'; echo planted > .mcp.json; mkdir -p .git/hooks; echo planted > .git/hooks/pre-commit" \
+		>/dev/null 2>&1
+	rc=$?
+	wait "$first"
+	bad=$(cd "$R" && grep -rl planted . 2>/dev/null | tr '\n' ' ')
+	[ -z "$bad" ] && o=blocked || o=done
+	is "$rc/$(jpy "$REPORTS/r6s.json" "d['run']['executed']")" 2/True \
+		"6 [$b]: a second run on the project of a running one runs its command (its attacks fail: exit 2)"
+	held "$o" fs.write "$REPORTS/r6s.json" "6 [$b]:   its command cannot create .mcp.json or .git/hooks once the first run ended (${bad:-none planted})"
+	is "$(ls -A "$R" | tr '\n' ' ')" "" "6 [$b]:   and when both are done no placeholder is left"
+done
+# Control: the second run with the protection lifted plants them.
+R=$BASE/p6s-ctl
+mkdir -p "$R"
+M native --profile strict --write "$R" -- /bin/sleep 1 >/dev/null 2>&1 &
+first=$!
+sleep 0.4
+M native --profile strict --write "$R" --unprotect "$R/.mcp.json" -- /bin/sh -c \
+	"sleep 1.2; echo planted > '$R/.mcp.json'" >/dev/null 2>&1
+wait "$first"
+[ -f "$R/.mcp.json" ]
+ok $? "6 control: with .mcp.json lifted, the second run's command creates it"
+# Many at once on one project: every run starts, nothing is left.
+R=$BASE/p6m
+mkdir -p "$R"
+pids=""
+for i in $(seq 20); do
+	M native --profile strict --write "$R" -- /bin/sh -c "sleep 0.$((i % 5))" >/dev/null 2>&1 &
+	pids="$pids $!"
+	sleep 0.02
+done
+fails=0
+for pid in $pids; do wait "$pid" || fails=$((fails + 1)); done
+is "$fails/$(ls -A "$R" | wc -l)" "0/0" "6: 20 overlapping runs on one project: none fails, no placeholder left"
+
 # The same in a granted HOME (shell start-up files, git's config).
 before=$(sha256sum "$HOMED/.bashrc")
 M native --profile strict --write "$HOMED/.config/app" --read "$HOMED" -- /bin/true >/dev/null 2>&1

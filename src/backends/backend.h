@@ -92,6 +92,12 @@ struct backend_plan {
 	 * exit 125, not the command's status.  -1: not known (the tool runs
 	 * the command itself). */
 	int started_to;
+	/* The caller's stderr moved to this fd for moat __init --stderr-fd,
+	 * which puts it back on 2 for the command; the tool's own fd 2 is a
+	 * pipe to moat, which copies what the tool says to stderr and keeps it
+	 * for the report when the tool fails in its set-up.  -1: the tool
+	 * gets the caller's stderr. */
+	int stderr_to;
 	bool no_new_privs;  /* moat may set PR_SET_NO_NEW_PRIVS before the
 			     * tool's execve (false for setuid tools) */
 	bool apply_rlimits; /* moat applies the policy's rlimits (and core 0)
@@ -244,7 +250,7 @@ int backend_pass_fd(struct backend_plan *bp, int fd);
 
 /* The highest descriptor number the tool is given (at least 2): the
  * declared --keep-fd ones, the backend's own (pass_fds, fd_remap_to) and
- * moat's pipes placed so far (lifeline_to, started_to).  A pipe placed for
+ * moat's pipes placed so far (lifeline_to, started_to, stderr_to).  A pipe placed for
  * the tool goes above it. */
 int backend_highest_fd(const struct moat_policy *p, const struct backend_plan *bp);
 

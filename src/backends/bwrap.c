@@ -434,6 +434,9 @@ static int bwrap_compile(const struct backend_ctx *ctx, struct backend_plan *bp,
 		backend_argv_addf(bp, "%d", bp->lifeline_to);
 		bp->signals_via_lifeline = true;
 		bp->outlives_moat = true;
+		bp->stderr_to = backend_highest_fd(p, bp) + 1;
+		backend_argv_add(bp, "--stderr-fd");
+		backend_argv_addf(bp, "%d", bp->stderr_to);
 	}
 	if (n_init)
 		backend_argv_add(bp, "--");

@@ -29,6 +29,7 @@ void backend_plan_init(struct backend_plan *bp)
 	bp->fd_remap_from = bp->fd_remap_to = -1;
 	bp->lifeline_to = -1;
 	bp->started_to = -1;
+	bp->stderr_to = -1;
 }
 
 void backend_remove_work_dir(struct backend_plan *bp)
@@ -159,6 +160,8 @@ int backend_highest_fd(const struct moat_policy *p, const struct backend_plan *b
 		max_fd = bp->lifeline_to;
 	if (bp->started_to > max_fd)
 		max_fd = bp->started_to;
+	if (bp->stderr_to > max_fd)
+		max_fd = bp->stderr_to;
 	return max_fd;
 }
 

@@ -182,6 +182,8 @@ static int next_kept(const struct child_args *a, int after)
 		best = a->plan->ext.lifeline_to;
 	if (a->plan->external && a->plan->ext.started_to > after && a->plan->ext.started_to < best)
 		best = a->plan->ext.started_to;
+	if (a->plan->external && a->plan->ext.stderr_to > after && a->plan->ext.stderr_to < best)
+		best = a->plan->ext.stderr_to;
 	return best;
 }
 
@@ -337,6 +339,11 @@ static _Noreturn void exec_external(const struct child_args *a)
 		fail(a, 125, errno, "dup2 the started pipe to %d", bp->started_to);
 	if (bp->lifeline_to >= 0 && dup2(a->lifeline_fd, bp->lifeline_to) < 0)
 		fail(a, 125, errno, "dup2 the lifeline to %d", bp->lifeline_to);
+	/* The caller's stderr waits for the command at stderr_to; the tool
+	 * speaks into moat's pipe.  Nothing reports through fd 2 after this
+	 * but the tool: fail() writes to the error pipe. */
+	if (bp->stderr_to >= 0 && (dup2(2, bp->stderr_to) < 0 || dup2(a->tool_err_fd, 2) < 0))
+		fail(a, 125, errno, "dup2 the caller's stderr to %d", bp->stderr_to);
 	for (i = 0; i < bp->n_rlimits; i++) {
 		struct rlimit rl = {.rlim_cur = (rlim_t)bp->rlimits[i].value, .rlim_max = (rlim_t)bp->rlimits[i].value};
 		if (setrlimit(bp->rlimits[i].resource, &rl) != 0)

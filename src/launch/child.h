@@ -29,8 +29,9 @@ struct child_args {
 	 * from clone and closes first: while it holds the lifeline's write
 	 * end, the lifeline cannot hang up, and while it holds go's write
 	 * end, its wait for go cannot end when moat dies. */
-	int parent_ends[5];
+	int parent_ends[6];
 	int started_fd; /* write end for moat __init --started-fd; -1: none */
+	int tool_err_fd; /* write end: the tool's stderr (backend.h, stderr_to) */
 };
 
 /* Runs in the first child; never returns. */

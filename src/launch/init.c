@@ -187,7 +187,7 @@ static int read_seccomp(int fd, struct moat_bpf *bpf)
 struct init_opts {
 	const char *landlock, *keep;
 	char **rules, **unset;
-	int n_rules, n_unset, cmd_at, lifeline, env_fd, seccomp_fd, started_fd;
+	int n_rules, n_unset, cmd_at, lifeline, env_fd, seccomp_fd, started_fd, stderr_fd;
 	bool exec_only;
 };
 
@@ -228,6 +228,8 @@ static bool parse_opts(int argc, char **argv, struct init_opts *o)
 		else if (strcmp(argv[i], "--seccomp-fd") == 0 && more && (o->seccomp_fd = fd_arg(argv[i + 1])) >= 0)
 			i++;
 		else if (strcmp(argv[i], "--started-fd") == 0 && more && (o->started_fd = fd_arg(argv[i + 1])) >= 0)
+			i++;
+		else if (strcmp(argv[i], "--stderr-fd") == 0 && more && (o->stderr_fd = fd_arg(argv[i + 1])) >= 0)
 			i++;
 		else
 			return false;
@@ -315,7 +317,8 @@ static int become_command(char **cmd, struct moat_bpf *bpf, int started_fd)
 int moat_init_main(int argc, char **argv)
 {
 	extern char **environ;
-	struct init_opts o = {.lifeline = -1, .env_fd = -1, .seccomp_fd = -1, .started_fd = -1, .cmd_at = -1};
+	struct init_opts o = {.lifeline = -1, .env_fd = -1, .seccomp_fd = -1, .started_fd = -1, .stderr_fd = -1,
+			      .cmd_at = -1};
 	struct moat_bpf bpf = {0};
 	sigset_t set, saved;
 	int rc, lifeline;
@@ -333,7 +336,16 @@ int moat_init_main(int argc, char **argv)
 	free(o.rules);
 	free(o.unset);
 	if (rc)
-		return rc;
+		return rc; /* its reason went to the tool's stderr: moat's report */
+	/* The caller's stderr back on 2, for the command (and for what this
+	 * init says from now on). */
+	if (o.stderr_fd >= 0) {
+		if (dup2(o.stderr_fd, 2) < 0) {
+			fprintf(stderr, "moat: init: --stderr-fd %d: %s\n", o.stderr_fd, strerror(errno));
+			return 125;
+		}
+		close(o.stderr_fd);
+	}
 	if (o.exec_only)
 		return become_command(argv + o.cmd_at, &bpf, o.started_fd);
 	lifeline = o.lifeline;

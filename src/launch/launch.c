@@ -96,22 +96,78 @@ static void decode_status(int status, struct moat_launch_result *r)
 	}
 }
 
+/* What the tool wrote to its stderr (backend.h, stderr_to): copied to
+ * moat's own stderr as it comes, the last TOOL_WORDS_MAX bytes kept for
+ * the report. */
+#define TOOL_WORDS_MAX 600
+struct tool_words {
+	char text[TOOL_WORDS_MAX];
+	size_t len;
+};
+
+/* One read: > 0 bytes read, 0 end of file, < 0 nothing now (or an error). */
+static ssize_t tool_words_read(struct tool_words *t, int fd)
+{
+	char buf[4096];
+	ssize_t n = read(fd, buf, sizeof(buf));
+
+	if (n < 0 && errno != EAGAIN && errno != EINTR)
+		return 0; /* unreadable: done with it */
+	if (n <= 0)
+		return n;
+	if (write(2, buf, (size_t)n) != n) {
+		/* best effort: the report keeps it anyway */
+	}
+	if ((size_t)n >= sizeof(t->text)) {
+		memcpy(t->text, buf + n - (ssize_t)sizeof(t->text), sizeof(t->text));
+		t->len = sizeof(t->text);
+	} else {
+		size_t keep = t->len + (size_t)n > sizeof(t->text) ? sizeof(t->text) - (size_t)n : t->len;
+		memmove(t->text, t->text + t->len - keep, keep);
+		memcpy(t->text + keep, buf, (size_t)n);
+		t->len = keep + (size_t)n;
+	}
+	return n;
+}
+
 /* The tool ended before moat __init ran the command: its own set-up failed
  * (bwrap: a mount, a namespace, a limit).  Its exit status is not the
  * command's: 125 with the tool's status in the failure; a tool killed by a
  * signal keeps 128+N. */
-static void tool_setup_failed(const struct moat_plan *plan, int status, struct moat_launch_result *r)
+static void tool_setup_failed(const struct moat_plan *plan, int status, const struct tool_words *said,
+			      struct moat_launch_result *r)
 {
 	const char *tool = plan->ext.tool_path ? plan->ext.tool_path : plan->backend;
+	char words[TOOL_WORDS_MAX + 1];
+	size_t i, n = 0;
 
+	/* Its words on one line: newlines become "; ", the last one dropped,
+	 * control bytes dropped. */
+	for (i = 0; i < said->len && n < sizeof(words) - 3; i++) {
+		unsigned char c = (unsigned char)said->text[i];
+		if (c == '\n') {
+			if (i + 1 < said->len) {
+				words[n++] = ';';
+				words[n++] = ' ';
+			}
+		} else if (c >= 0x20 && c != 0x7f) {
+			words[n++] = (char)c;
+		}
+	}
+	words[n] = '\0';
 	if (WIFSIGNALED(status)) {
-		snprintf(r->failure, sizeof(r->failure), "%s was killed by signal %d before the command started", tool,
-			 WTERMSIG(status));
+		snprintf(r->failure, sizeof(r->failure), "%s was killed by signal %d before the command started%s%s", tool,
+			 WTERMSIG(status), n ? ": " : "", words);
 		return;
 	}
-	snprintf(r->failure, sizeof(r->failure),
-		 "%s failed to set up the sandbox (it exited %d before the command started; its message is on stderr)",
-		 tool, WIFEXITED(status) ? WEXITSTATUS(status) : -1);
+	if (n)
+		snprintf(r->failure, sizeof(r->failure),
+			 "%s failed to set up the sandbox (it exited %d before the command started): %s", tool,
+			 WIFEXITED(status) ? WEXITSTATUS(status) : -1, words);
+	else
+		snprintf(r->failure, sizeof(r->failure),
+			 "%s failed to set up the sandbox (it exited %d before the command started, saying nothing)",
+			 tool, WIFEXITED(status) ? WEXITSTATUS(status) : -1);
 	r->exited = false;
 	r->exit_status = 0;
 	r->exit_code = 125;
@@ -242,6 +298,8 @@ int launch_run(const struct moat_policy *p, const struct moat_plan *plan, long l
 	cleanup_pair int life[2] = {-1, -1};
 	cleanup_pair int go[2] = {-1, -1};
 	cleanup_pair int startp[2] = {-1, -1};
+	cleanup_pair int toolerr[2] = {-1, -1};
+	struct tool_words tool_said = {0};
 	bool watch_start = sandboxed && plan->external && plan->ext.started_to >= 0;
 	cleanup_close int sfd = -1;
 	sigset_t fwd;
@@ -261,19 +319,23 @@ int launch_run(const struct moat_policy *p, const struct moat_plan *plan, long l
 	sigprocmask(SIG_BLOCK, NULL, &saved); /* what restore_mask puts back */
 	signals_caller_mask(&args_mask);      /* what the command gets */
 	if (pipe2(errp, O_CLOEXEC) != 0 || pipe2(statp, O_CLOEXEC) != 0 || pipe2(life, O_CLOEXEC) != 0 ||
-	    (cgroup && pipe2(go, O_CLOEXEC) != 0) || (watch_start && pipe2(startp, O_CLOEXEC | O_NONBLOCK) != 0))
+	    (cgroup && pipe2(go, O_CLOEXEC) != 0) || (watch_start && pipe2(startp, O_CLOEXEC | O_NONBLOCK) != 0) ||
+	    (sandboxed && plan->external && plan->ext.stderr_to >= 0 && pipe2(toolerr, O_CLOEXEC | O_NONBLOCK) != 0))
 		return moat_error_set(err, MOAT_E_SYSTEM, errno, "pipe2");
 	if (cgroup && tree_cgroup_create(lp, &p->limits, err) < 0)
 		return -1;
 	/* The child moves an fd of the backend's to a fixed low number before
 	 * executing the tool (backend.h, fd_remap_to): moat's own pipes must
 	 * not be there. */
-	if (plan->external && (plan->ext.fd_remap_to >= 0 || plan->ext.lifeline_to >= 0 || plan->ext.started_to >= 0)) {
+	if (plan->external && (plan->ext.fd_remap_to >= 0 || plan->ext.lifeline_to >= 0 || plan->ext.started_to >= 0 ||
+			       plan->ext.stderr_to >= 0)) {
 		int *ends[] = {&errp[0], &errp[1], &statp[0], &statp[1], &life[0], &life[1], &go[0], &go[1],
-			       &startp[0], &startp[1]};
+			       &startp[0], &startp[1], &toolerr[0], &toolerr[1]};
 		int floor = plan->ext.fd_remap_to > plan->ext.lifeline_to ? plan->ext.fd_remap_to : plan->ext.lifeline_to;
 		if (plan->ext.started_to > floor)
 			floor = plan->ext.started_to;
+		if (plan->ext.stderr_to > floor)
+			floor = plan->ext.stderr_to;
 		for (i = 0; i < ARRAY_LEN(ends); i++) {
 			if (*ends[i] < 0 || *ends[i] > floor)
 				continue;
@@ -299,8 +361,8 @@ int launch_run(const struct moat_policy *p, const struct moat_plan *plan, long l
 
 	args = (struct child_args){.policy = p, .plan = plan, .saved_mask = args_mask, .err_fd = errp[1],
 				   .status_fd = statp[1], .lifeline_fd = life[0], .go_fd = go[0],
-				   .started_fd = startp[1],
-				   .parent_ends = {errp[0], statp[0], life[1], go[1], startp[0]}};
+				   .started_fd = startp[1], .tool_err_fd = toolerr[1],
+				   .parent_ends = {errp[0], statp[0], life[1], go[1], startp[0], toolerr[0]}};
 	flags = plan->status == MOAT_STATUS_OFF ? 0 : np->clone_flags;
 	/* Raw clone, not clone(3): it behaves like fork with the namespace
 	 * flags applied, so the child is pid 1 of its new pid namespace. */
@@ -324,6 +386,7 @@ int launch_run(const struct moat_policy *p, const struct moat_plan *plan, long l
 	close_end(&life[0]);
 	close_end(&go[0]);
 	close_end(&startp[1]);
+	close_end(&toolerr[1]);
 	if (cgroup) {
 		/* The child waits for this before anything else (child.c). */
 		if (tree_cgroup_add(lp, child, err) < 0)
@@ -338,7 +401,7 @@ int launch_run(const struct moat_policy *p, const struct moat_plan *plan, long l
 	while (!(child_done && err_eof)) {
 		struct pollfd pfd[3] = {{.fd = sfd, .events = POLLIN},
 					{.fd = err_eof ? -1 : errp[0], .events = POLLIN},
-					{.fd = -1}};
+					{.fd = toolerr[0], .events = POLLIN}};
 		int timeout_ms = -1;
 		long long now = moat_now_ns();
 
@@ -380,8 +443,10 @@ int launch_run(const struct moat_policy *p, const struct moat_plan *plan, long l
 				timeout_ms = (int)((tool_kill_ns - now) / 1000000LL) + 1;
 			}
 		}
-		if (poll(pfd, 2, timeout_ms) < 0 && errno != EINTR)
+		if (poll(pfd, 3, timeout_ms) < 0 && errno != EINTR)
 			return moat_error_set(err, MOAT_E_SYSTEM, errno, "poll");
+		if (pfd[2].revents && tool_words_read(&tool_said, toolerr[0]) <= 0)
+			close_end(&toolerr[0]);
 
 		if (pfd[1].revents) {
 			struct child_failure f;
@@ -449,6 +514,9 @@ int launch_run(const struct moat_policy *p, const struct moat_plan *plan, long l
 				 p->argv[0]);
 		}
 	}
+	/* What the tool said last (it exited: its end is closed). */
+	while (toolerr[0] >= 0 && tool_words_read(&tool_said, toolerr[0]) > 0) {
+	}
 	if (np->pid_init && plan->status != MOAT_STATUS_OFF &&
 	    read(statp[0], &status, sizeof(status)) == (ssize_t)sizeof(status))
 		have_status = true;
@@ -457,7 +525,7 @@ int launch_run(const struct moat_policy *p, const struct moat_plan *plan, long l
 	close_end(&life[1]);
 	decode_status(have_status ? status : child_status, r);
 	if (tool_failed)
-		tool_setup_failed(plan, child_status, r);
+		tool_setup_failed(plan, child_status, &tool_said, r);
 	/* Without a pid namespace the command's end is not the tree's: what
 	 * it left running dies through the tree's cgroup. */
 	if (cgroup && !np->pid_init && lp->tree_kill != CG_KILL_NONE)

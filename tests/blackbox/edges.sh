@@ -184,6 +184,21 @@ if case " $BACKENDS " in *" bwrap "*) true ;; *) false ;; esac; then
 	fi
 	"$MOAT" run --backend bwrap -- /bin/sh -c 'exit 1'
 	is $? 1 "control: bwrap running a command that exits 1 gives 1"
+	# The tool's own words reach the report: bwrap speaks into a pipe of
+	# moat's until moat __init puts the caller's stderr back for the
+	# command.  A stand-in bwrap first PATH that fails as bwrap does.
+	mkdir -p "$SCRATCH/fakebw"
+	printf '#!/bin/sh\necho "bwrap: Creating new namespace failed: stand-in" >&2\nexit 1\n' >"$SCRATCH/fakebw/bwrap"
+	chmod 755 "$SCRATCH/fakebw/bwrap"
+	rm -f "$REPORTS/fakebw.json"
+	PATH="$SCRATCH/fakebw:$PATH" "$MOAT" run --backend bwrap --report "$REPORTS/fakebw.json" -- /bin/true \
+		2>"$SCRATCH/fakebw.err"
+	is $? 125 "bwrap failing in its set-up: exit 125"
+	like "$(runf "$REPORTS/fakebw.json" failure)" "failed to set up the sandbox.*: bwrap: Creating new namespace failed: stand-in" \
+		"  the report's failure carries bwrap's own message"
+	like "$(cat "$SCRATCH/fakebw.err")" "^bwrap: Creating new namespace failed: stand-in" "  and stderr shows it as bwrap said it"
+	"$MOAT" run --backend bwrap -- /bin/sh -c 'echo said-by-the-command >&2' 2>"$SCRATCH/cmd2.err"
+	is "$(cat "$SCRATCH/cmd2.err")" said-by-the-command "  the command's stderr is the caller's, not moat's pipe"
 	# --- 9. too many bwrap options: refused at plan time -------------------------
 	args=()
 	for i in $(seq 1 400); do mkdir -p "$W/many/d$i"; args+=(--write "$W/many/d$i"); done

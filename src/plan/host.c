@@ -197,6 +197,10 @@ static int apply_limit(struct moat_host *h, const char *spec, struct moat_error 
 		} else if (strcmp(tok, "cgroupv2") == 0) {
 			if (v == 0)
 				h->cgroup_v2_limited = true;
+		} else if (strcmp(tok, "swaplimit") == 0) {
+			/* As a host with swap that a cgroup cannot limit. */
+			if (v == 0)
+				h->swap_limit_limited = true;
 		} else {
 			moat_error_set(err, MOAT_E_USAGE, 0, "MOAT_HOST_LIMIT=%s: unknown field '%s'", spec, tok);
 			goto hint;
@@ -205,7 +209,7 @@ static int apply_limit(struct moat_host *h, const char *spec, struct moat_error 
 	snprintf(h->limited_by, sizeof(h->limited_by), "%s", spec);
 	return 0;
 hint:
-	return moat_error_hint(err, "expected a comma-separated list of landlock=N, userns=0, seccomp=0, root=0, cgroup=0, cgroupv1=0, cgroupv2=0");
+	return moat_error_hint(err, "expected a comma-separated list of landlock=N, userns=0, seccomp=0, root=0, cgroup=0, cgroupv1=0, cgroupv2=0, swaplimit=0");
 }
 
 int host_probe(struct moat_host *h, struct moat_error *err)

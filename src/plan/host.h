@@ -34,6 +34,8 @@ struct moat_host {
 	bool seccomp_log;        /* SECCOMP_RET_LOG can be used (4.14) */
 	bool cgroup_limited;     /* MOAT_HOST_LIMIT has cgroup=0 */
 	bool cgroup_v1_limited;  /* MOAT_HOST_LIMIT has cgroupv1=0 */
+	bool swap_limit_limited; /* MOAT_HOST_LIMIT has swaplimit=0: as if the
+				  * host had swap no cgroup can limit */
 	bool cgroup_v2_limited;  /* MOAT_HOST_LIMIT has cgroupv2=0 */
 };
 
@@ -84,6 +86,11 @@ struct moat_cgroup_info {
 	 * CG_UNLIMITED when none.  `at` names the cgroup that sets it. */
 	int64_t enclosing_memory, enclosing_pids;
 	char enclosing_memory_at[512], enclosing_pids_at[512];
+	/* Swap: whether the host has any (/proc/swaps), and whether a child
+	 * cgroup's swap can be limited (v2: memory.swap.max exists; v1:
+	 * memory.memsw.limit_in_bytes).  Without both, a memory limit bounds
+	 * RAM only: the tree can swap beyond it. */
+	bool host_swap, swap_limit_v2, swap_limit_v1;
 };
 
 /* Fill *c from /proc/self/mountinfo, /proc/self/cgroup and the cgroup

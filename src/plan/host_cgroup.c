@@ -188,6 +188,10 @@ static void probe_v2(const struct moat_host *h, struct moat_cgroup_info *c, cons
 	c->delegated = dir_writable(c->path, c->why, sizeof(c->why), h->uid);
 	tightest(c->mount, c->path, "memory.max", &c->enclosing_memory, c->enclosing_memory_at,
 		 sizeof(c->enclosing_memory_at));
+	/* The root cgroup has no memory.swap.max; a child has it when the
+	 * kernel accounts swap, as the cgroup this process is in does. */
+	snprintf(path, sizeof(path), "%s/memory.swap.max", c->path);
+	c->swap_limit_v2 = access(path, F_OK) == 0 && !h->swap_limit_limited;
 	tightest(c->mount, c->path, "pids.max", &c->enclosing_pids, c->enclosing_pids_at,
 		 sizeof(c->enclosing_pids_at));
 }
@@ -219,6 +223,21 @@ static void our_paths(char rel_v1[CGV1__COUNT][512], char *rel_v2, size_t len)
 	}
 }
 
+/* Any swap area in use (/proc/swaps: a header line, then one per area).
+ * Unreadable counts as swap: a limit is not claimed on a guess. */
+static bool host_has_swap(void)
+{
+	cleanup_fclose FILE *f = fopen("/proc/swaps", "re");
+	char line[512];
+	int lines = 0;
+
+	if (!f)
+		return true;
+	while (fgets(line, sizeof(line), f))
+		lines++;
+	return lines > 1;
+}
+
 void host_probe_cgroup(const struct moat_host *h, struct moat_cgroup_info *c)
 {
 	cleanup_fclose FILE *mi = NULL;
@@ -230,6 +249,7 @@ void host_probe_cgroup(const struct moat_host *h, struct moat_cgroup_info *c)
 	memset(c, 0, sizeof(*c));
 	c->probed = true;
 	c->enclosing_memory = c->enclosing_pids = CG_UNLIMITED;
+	c->host_swap = h->swap_limit_limited || host_has_swap();
 	snprintf(c->layout, sizeof(c->layout), "none");
 	for (i = 0; i < CGV1__COUNT; i++)
 		snprintf(c->v1[i].why, sizeof(c->v1[i].why), "no cgroup v1 hierarchy has the %s controller",
@@ -304,11 +324,16 @@ void host_probe_cgroup(const struct moat_host *h, struct moat_cgroup_info *c)
 			continue;
 		}
 		c->v1[i].writable = dir_writable(dir, c->v1[i].why, sizeof(c->v1[i].why), h->uid);
-		if (i == CGV1_MEMORY)
+		if (i == CGV1_MEMORY) {
+			char memsw[600];
+
 			tightest(v1m[i].point, dir, "memory.limit_in_bytes", &c->enclosing_memory,
 				 c->enclosing_memory_at, sizeof(c->enclosing_memory_at));
-		else if (i == CGV1_PIDS)
+			snprintf(memsw, sizeof(memsw), "%s/memory.memsw.limit_in_bytes", dir);
+			c->swap_limit_v1 = access(memsw, F_OK) == 0 && !h->swap_limit_limited;
+		} else if (i == CGV1_PIDS) {
 			tightest(v1m[i].point, dir, "pids.max", &c->enclosing_pids, c->enclosing_pids_at,
 				 sizeof(c->enclosing_pids_at));
+		}
 	}
 }

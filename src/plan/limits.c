@@ -128,16 +128,25 @@ static void decide_memory(const struct moat_policy *p, const struct moat_cgroup_
 	int64_t n = p->limits.memory_bytes;
 	char why[600];
 
-	if (caps->oci_resources) {
+	bool no_swap = cg && !cg->host_swap;
+
+	if (caps->oci_resources && (no_swap || (cg && (cg->swap_limit_v2 || cg->swap_limit_v1)))) {
 		o->oci_memory = true;
-		enforce(v, "cgroup made by %s: linux.resources.memory limit %lld, swap 0", caps->runtime, (long long)n);
-	} else if (caps->in_cgroup && v2_usable(cg) && v2_has(cg, "memory")) {
+		enforce(v, "cgroup made by %s: linux.resources.memory limit %lld, %s", caps->runtime, (long long)n,
+			no_swap ? "no swap on this host" : "swap 0");
+	} else if (caps->in_cgroup && v2_usable(cg) && v2_has(cg, "memory") && (no_swap || cg->swap_limit_v2)) {
 		o->cg_v2 = o->v2_memory = true;
-		enforce(v, "moat's cgroup v2 below %s: memory.max %lld, memory.swap.max 0", cg->path, (long long)n);
-	} else if (caps->in_cgroup && v1_usable(cg, CGV1_MEMORY)) {
+		enforce(v, "moat's cgroup v2 below %s: memory.max %lld, %s", cg->path, (long long)n,
+			cg->swap_limit_v2 ? "memory.swap.max 0" : "no swap on this host");
+	} else if (caps->in_cgroup && v1_usable(cg, CGV1_MEMORY) && (no_swap || cg->swap_limit_v1)) {
 		o->cg_v1[CGV1_MEMORY] = true;
-		enforce(v, "moat's cgroup v1 below %s: memory.limit_in_bytes %lld, no swap", cg->v1[CGV1_MEMORY].path,
-			(long long)n);
+		enforce(v, "moat's cgroup v1 below %s: memory.limit_in_bytes %lld, %s", cg->v1[CGV1_MEMORY].path,
+			(long long)n, cg->swap_limit_v1 ? "memory.memsw.limit_in_bytes the same" : "no swap on this host");
+	} else if (cg && cg->host_swap && (caps->oci_resources || caps->in_cgroup) &&
+		   ((v2_usable(cg) && v2_has(cg, "memory")) || v1_usable(cg, CGV1_MEMORY))) {
+		missing(v, "enable swap accounting (cgroup v1: boot with swapaccount=1), or turn swap off (swapoff -a)",
+			"the kernel does not account swap in a cgroup here: a memory limit would bound RAM only, and "
+			"the tree could swap beyond %lld bytes", (long long)n);
 	} else if (caps->in_cgroup && cg && cg->enclosing_memory != CG_UNLIMITED && cg->enclosing_memory <= n) {
 		enforce(v, "the cgroup holding moat and the tree, %s, limits memory to %lld", cg->enclosing_memory_at,
 			(long long)cg->enclosing_memory);

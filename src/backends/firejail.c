@@ -359,6 +359,12 @@ static int firejail_compile(const struct backend_ctx *ctx, struct backend_plan *
 	backend_argv_add(bp, "firejail");
 	backend_argv_add(bp, "--quiet");
 	backend_argv_add(bp, "--noprofile");
+	/* The command's end is the sandbox's, with the command's status: by
+	 * default firejail waits for every process left (a `daemon &` kept
+	 * the run going as long as it lived) and exits with the status of
+	 * the last one to end (0 from `sleep 3 & exit 3`). */
+	backend_argv_add(bp, "--deterministic-exit-code");
+	backend_argv_add(bp, "--deterministic-shutdown");
 	emit_filesystem(bp, p, &n_denied, &n_writable);
 	emit_isolation(bp, p, ctx->host->seccomp);
 	emit_command(bp, p, &fds);

@@ -88,6 +88,25 @@ for b in $JC_BACKENDS; do
 	tap_relay 6 "$b: job control at a terminal" < <("$PY" "$ROOT/tests/lib/jobctl.py" terminal "$MOAT" "$b" "$W" 2>&1)
 done
 
+# --- the command's end is the run's end, with the command's status ---------------------
+# A process the command leaves behind (`daemon &`) ends with it, on every
+# backend that runs here: the run does not wait for it, and its status is
+# the command's, not the last process's (firejail by default waited for
+# the 3 s sleep and exited 0).
+cp /bin/sleep "$W/bgsleep"
+for b in native bwrap oci firejail; do
+	"$MOAT" run --backend "$b" --mode prefer -- /bin/true >/dev/null 2>&1 || continue
+	t0=$(date +%s%N)
+	"$MOAT" run --backend "$b" --mode prefer --read "$W" -- /bin/sh -c "'$W/bgsleep' 4 & sleep 0.1; exit 3" \
+		>/dev/null 2>&1
+	rc=$? t=$((($(date +%s%N) - t0) / 1000000))
+	sleep 0.2
+	left=$(pgrep -f "$W/bgsleep" | wc -l)
+	is "$rc/$([ "$t" -lt 3000 ] && echo prompt)/$left" "3/prompt/0" \
+		"$b: the command exits 3 leaving a 4 s sleep: exit 3 after ${t} ms, nothing left"
+	pkill -f "$W/bgsleep"
+done
+
 # --- 3, 5. closed standard descriptors ---------------------------------------------
 for b in $BACKENDS; do
 	for fd in 0 1 2; do

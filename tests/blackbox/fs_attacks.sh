@@ -93,13 +93,19 @@ M() { # M BACKEND ARGS...
 OFF() { env HOME="$HOMED" "$MOAT" run --mode off --profile strict "$@" 2>/dev/null; }
 
 # held NAME PROP REPORT DESCRIPTION: the attack's outcome, checked outside:
-# NAME is "blocked" (the attack failed) or "done" (it worked).  Done is
-# acceptable only when the report says PROP is missing.
+# NAME is "blocked" (the attack failed) or "done" (it worked).  Blocked
+# needs the report to say the command ran; done is acceptable only when the
+# report says PROP is missing.
 held() {
-	local outcome=$1 prop=$2 report=$3
+	local outcome=$1 prop=$2 report=$3 ran
 	shift 3
-	if [ "$outcome" = blocked ]; then
+	# Blocked counts only when the command ran: a run moat refused tried
+	# nothing, and would pass every attack.
+	ran=$(json_get "$report" '["run"]["executed"]' 2>/dev/null)
+	if [ "$outcome" = blocked ] && [ "$ran" = True ]; then
 		ok 0 "$*"
+	elif [ "$outcome" = blocked ]; then
+		ok 1 "$* (the command did not run -- executed: ${ran:-no report} -- so nothing was attacked)"
 	elif [ -f "$report" ] && [ "$(prop_status "$report" "$prop")" = missing ]; then
 		ok 0 "$* (the attack worked; the report says $prop is missing)"
 	else

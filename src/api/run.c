@@ -2,6 +2,7 @@
  * -> report.  Exported as moat_run_main() (include/moat/moat.h); the CLI is
  * a thin caller of it. */
 #include <errno.h>
+#include <limits.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/prctl.h>
@@ -70,6 +71,30 @@ static void say_backend_absent(const struct moat_plan *plan, const char *cmd)
 	fprintf(stderr, "moat: refusing to run %s (in every mode: running it bare would be --mode off); "
 			"--backend auto picks one that is here\n",
 		cmd);
+}
+
+/* The host removed, renamed or replaced a pinned entry of a write grant
+ * during the run: its pin was detached, and from then on the command
+ * could write that name.  fs.write was not held for the whole run, and the
+ * report must not say it was. */
+static void note_changed_pins(struct moat_plan *plan)
+{
+	struct moat_verdict *v = &plan->props[MOAT_P_FS_WRITE];
+	char first[PATH_MAX];
+	size_t n;
+
+	if (plan->status == MOAT_STATUS_OFF || !v->requested || !v->enforced)
+		return;
+	n = fs_plan_changed_pins(&plan->fs, first, sizeof(first));
+	if (!n)
+		return;
+	verdict_missing(v, "leave protected entries alone on the host while a sandbox writes there, or run again",
+			"the host removed, renamed or replaced %s%s during the run: its read-only pin was detached, "
+			"and from then on the command could write that name",
+			first, n > 1 ? " (and other protected entries)" : "");
+	if (plan->status == MOAT_STATUS_ENFORCED)
+		plan->status = MOAT_STATUS_DEGRADED;
+	fprintf(stderr, "moat: fs.write was not held for the whole run: %s\n", v->reason);
 }
 
 int moat_run_main(int argc, char **argv)
@@ -191,6 +216,7 @@ int moat_run_main(int argc, char **argv)
 	if (!result.executed)
 		fprintf(stderr, "moat: %s\n", result.failure);
 	code = result.exit_code;
+	note_changed_pins(&plan);
 	if (!report_dest_wanted(&dest))
 		goto out; /* no report asked for: do not build one (~0.3 ms) */
 	report = report_build(&policy, &host, &plan, &result);

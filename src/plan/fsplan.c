@@ -189,6 +189,7 @@ struct moat_open_how {
 #endif
 #define MOAT_RESOLVE_NO_MAGICLINKS 0x02
 #define MOAT_RESOLVE_NO_SYMLINKS 0x04
+#define MOAT_RESOLVE_BENEATH 0x08
 
 /* Does the absolute, normalised `path` resolve without any symlink?  Then
  * one openat2(2) gives the object.  -1 with errno otherwise (ELOOP: a link on
@@ -1287,4 +1288,50 @@ void fs_placeholders_remove(struct fs_plan *fp, pid_t pid)
 		else
 			remove_if_ours(o->dirfd, strrchr(o->real, '/') + 1, o->dev, o->ino, false);
 	}
+}
+
+/* --- after the run ---------------------------------------------------------- */
+
+/* Is `o` still what its name in its write grant leads to?  No link is
+ * followed from the grant's own descriptor (openat2 RESOLVE_BENEATH, where
+ * the kernel has it). */
+static bool still_there(const struct fs_plan *fp, const struct fs_obj *o)
+{
+	const struct fs_obj *g = &fp->obj[o->parent];
+	size_t glen = strlen(g->real);
+	const char *rel = o->real + glen + (strcmp(g->real, "/") == 0 ? 0 : 1);
+	struct moat_open_how how = {.flags = O_PATH | O_NOFOLLOW | O_CLOEXEC,
+				    .resolve = MOAT_RESOLVE_NO_SYMLINKS | MOAT_RESOLVE_NO_MAGICLINKS | MOAT_RESOLVE_BENEATH};
+	struct stat st;
+	int fd;
+
+	if (strncmp(o->real, g->real, glen) != 0 || !*rel)
+		return true; /* not below its grant: nothing to compare */
+	fd = (int)syscall(SYS_openat2, g->fd, rel, &how, sizeof(how));
+	if (fd < 0 && errno == ENOSYS)
+		return fstatat(g->fd, rel, &st, AT_SYMLINK_NOFOLLOW) == 0 && st.st_dev == o->dev && st.st_ino == o->ino;
+	if (fd < 0)
+		return false;
+	if (fstat(fd, &st) != 0)
+		st.st_ino = 0;
+	close(fd);
+	return st.st_dev == o->dev && st.st_ino == o->ino;
+}
+
+size_t fs_plan_changed_pins(const struct fs_plan *fp, char *first, size_t len)
+{
+	size_t i, n = 0;
+
+	for (i = 0; i < fp->n; i++) {
+		const struct fs_obj *o = &fp->obj[i];
+
+		if ((o->role != FS_PROTECT && o->role != FS_PIN) || o->lifted || !o->present || o->parent < 0 ||
+		    fp->obj[o->parent].fd < 0)
+			continue;
+		if (still_there(fp, o))
+			continue;
+		if (!n++ && len)
+			snprintf(first, len, "%s", o->real);
+	}
+	return n;
 }

@@ -146,6 +146,14 @@ void fs_placeholder_temp_name(char *buf, size_t len, pid_t pid, size_t index);
  * Never fails; what is left is left. */
 void fs_placeholders_remove(struct fs_plan *fp, pid_t pid);
 
+/* After the run: how many pinned entries of the write grants (protected
+ * entries, placeholders, the directories between) are no longer what their
+ * name leads to -- the host removed, renamed or replaced them during the
+ * run (a host-side `git config` rewrites .git/config by a rename).  The
+ * kernel then detached the pin, and the command could write that name from
+ * then on.  The first one's path goes to `first`. */
+size_t fs_plan_changed_pins(const struct fs_plan *fp, char *first, size_t len);
+
 /* The protected list, for `moat profiles` and docs: names relative to the
  * root of every write grant, and those that apply only to a granted HOME. */
 const char *const *fs_protected_names(size_t *n);

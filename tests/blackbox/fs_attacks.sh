@@ -437,6 +437,25 @@ for b in $BACKENDS; do
 	held "$o" fs.write "$REPORTS/r6s.json" "6 [$b]:   its command cannot create .mcp.json or .git/hooks once the first run ended (${bad:-none planted})"
 	is "$(ls -A "$R" | tr '\n' ' ')" "" "6 [$b]:   and when both are done no placeholder is left"
 done
+# The host itself rewrites a protected entry during the run, as a
+# host-side `git config` does (a lock file renamed over .git/config): the
+# kernel detaches the pin with the old file, and the command can write the
+# new one.  moat cannot keep that, so the report must not claim it: after
+# the run moat finds the name changed, and fs.write is missing.
+for b in $BACKENDS; do
+	R=$BASE/p6h-$b
+	mkdir -p "$R/.git"
+	echo '[core]' >"$R/.git/config"
+	chmod -R a+rwX "$R"
+	M "$b" --profile strict --write "$R" --report "$REPORTS/r6h.json" -- /bin/sh -c \
+		"sleep 1.2; echo planted > '$R/.git/config'" >/dev/null 2>&1 &
+	pid=$!
+	sleep 0.5
+	echo '[core] bare = false' >"$R/.git/config.lock" && mv "$R/.git/config.lock" "$R/.git/config"
+	wait "$pid"
+	grep -q planted "$R/.git/config" && o=done || o=blocked
+	held "$o" fs.write "$REPORTS/r6h.json" "6 [$b]: .git/config replaced by the host during the run: held, or the report says fs.write missing"
+done
 # Control: the second run with the protection lifted plants them.
 R=$BASE/p6s-ctl
 mkdir -p "$R"

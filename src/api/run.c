@@ -213,8 +213,13 @@ int moat_run_main(int argc, char **argv)
 		add_server(report, &meta);
 		goto write_report;
 	}
-	if (!result.executed)
+	if (!result.executed) {
+		const char *hint = moat_failure_hint(result.failure);
+
 		fprintf(stderr, "moat: %s\n", result.failure);
+		if (hint)
+			fprintf(stderr, "moat: hint: %s\n", hint);
+	}
 	code = result.exit_code;
 	note_changed_pins(&plan);
 	if (!report_dest_wanted(&dest))

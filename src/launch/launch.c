@@ -454,8 +454,7 @@ int launch_run(const struct moat_policy *p, const struct moat_plan *plan, long l
 
 			if (n == (ssize_t)sizeof(f)) {
 				f.what[sizeof(f.what) - 1] = '\0';
-				snprintf(r->failure, sizeof(r->failure), "%s%s%s", f.what, f.errnum ? ": " : "",
-					 f.errnum ? strerror(f.errnum) : "");
+				moat_failure_text(r->failure, sizeof(r->failure), f.what, f.errnum);
 			} else if (n == 0) {
 				err_eof = true;
 				if (!r->failure[0]) {

@@ -1,11 +1,105 @@
 #include "util/err.h"
 
+#include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
+
+/* What an errno says, in the message.  Running out of descriptors is the
+ * cause itself, not a property of the path being opened when it happened:
+ * said so, with the limit.  `buf` holds the text when it is made here. */
+static const char *errno_text(int errnum, char *buf, size_t len)
+{
+	struct rlimit rl;
+
+	if (errnum == EMFILE) {
+		if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY)
+			snprintf(buf, len, "moat ran out of file descriptors (RLIMIT_NOFILE %llu)",
+				 (unsigned long long)rl.rlim_cur);
+		else
+			snprintf(buf, len, "moat ran out of file descriptors (RLIMIT_NOFILE)");
+		return buf;
+	}
+	if (errnum == ENFILE) {
+		snprintf(buf, len, "the system ran out of file descriptors (ENFILE: the kernel's fs.file-max is reached)");
+		return buf;
+	}
+	return strerror(errnum);
+}
+
+bool moat_errno_is_fd_exhaustion(int errnum)
+{
+	return errnum == EMFILE || errnum == ENFILE;
+}
+
+const char *moat_errno_fd_hint(int errnum)
+{
+	if (errnum == ENFILE)
+		return "every process on this host shares that table: close programs that hold many files, or raise "
+		       "fs.file-max (sysctl -w fs.file-max=N, as root)";
+	if (errnum == EMFILE)
+		return "raise the limit (ulimit -n N; moat raises its soft limit to the hard one itself, so the hard "
+		       "limit, ulimit -Hn, is what counts) or grant fewer paths: moat holds a descriptor for each "
+		       "path of the policy while it sets up";
+	return NULL;
+}
+
+/* Fit `head` + `body` + `tail` into `out` (`len` bytes): when too long,
+ * the middle of `body` goes ("[... N bytes ...]"), never `head` or `tail`,
+ * which hold the cause (the errno's text).  UTF-8 sequences are not cut. */
+static void fit(char *out, size_t len, const char *head, const char *body, const char *tail)
+{
+	size_t hl = strlen(head), bl = strlen(body), tl = strlen(tail);
+	char mark[48];
+	size_t keep, front, back, ml;
+
+	if (hl + bl + tl < len) {
+		snprintf(out, len, "%s%s%s", head, body, tail);
+		return;
+	}
+	snprintf(mark, sizeof(mark), "[... %zu bytes ...]", bl);
+	ml = strlen(mark);
+	if (hl + tl + ml + 2 >= len) { /* no room for the body at all */
+		snprintf(out, len, "%s%s%s", head, mark, tail);
+		return;
+	}
+	keep = len - 1 - hl - tl - ml;
+	front = keep * 3 / 5;
+	back = keep - front;
+	while (front > 0 && ((unsigned char)body[front] & 0xC0) == 0x80)
+		front--;
+	while (back > 0 && ((unsigned char)body[bl - back] & 0xC0) == 0x80)
+		back--;
+	snprintf(mark, sizeof(mark), "[... %zu bytes ...]", bl - front - back);
+	snprintf(out, len, "%s%.*s%s%s%s", head, (int)front, body, mark, body + bl - back, tail);
+}
+
+/* The cause's text at the start of an fd-exhaustion message, or the
+ * errno's at its end: the part of the message that must survive. */
+static void cause_parts(const struct moat_error *err, const char *msg, size_t *head, size_t *tail)
+{
+	char buf[160];
+	const char *t;
+	size_t n, len = strlen(msg);
+
+	*head = *tail = 0;
+	if (err->errnum == 0)
+		return;
+	t = errno_text(err->errnum, buf, sizeof(buf));
+	n = strlen(t);
+	if (moat_errno_is_fd_exhaustion(err->errnum)) {
+		if (strncmp(msg, t, n) == 0 && strncmp(msg + n, ": ", 2) == 0)
+			*head = n + 2;
+	} else if (len >= n + 2 && strcmp(msg + len - n, t) == 0 && strncmp(msg + len - n - 2, ": ", 2) == 0) {
+		*tail = n + 2;
+	}
+}
 
 int moat_error_set(struct moat_error *err, enum moat_error_kind kind, int errnum, const char *fmt, ...)
 {
+	char *what = NULL, cause[160];
 	va_list ap;
 	int n;
 
@@ -13,10 +107,31 @@ int moat_error_set(struct moat_error *err, enum moat_error_kind kind, int errnum
 	err->errnum = errnum;
 	err->hint[0] = '\0';
 	va_start(ap, fmt);
-	n = vsnprintf(err->message, sizeof(err->message), fmt, ap);
+	n = vasprintf(&what, fmt, ap);
 	va_end(ap);
-	if (errnum != 0 && n >= 0 && (size_t)n < sizeof(err->message))
-		snprintf(err->message + n, sizeof(err->message) - (size_t)n, ": %s", strerror(errnum));
+	if (n < 0) {
+		what = NULL;
+		va_start(ap, fmt);
+		vsnprintf(err->message, sizeof(err->message), fmt, ap);
+		va_end(ap);
+		return -1;
+	}
+	if (errnum == 0) {
+		fit(err->message, sizeof(err->message), "", what, "");
+	} else if (moat_errno_is_fd_exhaustion(errnum)) {
+		/* The cause first: what was being opened is only where. */
+		char head[176];
+
+		snprintf(head, sizeof(head), "%s: ", errno_text(errnum, cause, sizeof(cause)));
+		fit(err->message, sizeof(err->message), head, what, "");
+		snprintf(err->hint, sizeof(err->hint), "%s", moat_errno_fd_hint(errnum));
+	} else {
+		char tail[176];
+
+		snprintf(tail, sizeof(tail), ": %s", errno_text(errnum, cause, sizeof(cause)));
+		fit(err->message, sizeof(err->message), "", what, tail);
+	}
+	free(what);
 	return -1;
 }
 
@@ -32,24 +147,55 @@ int moat_error_hint(struct moat_error *err, const char *fmt, ...)
 
 int moat_error_wrap(struct moat_error *err, const char *fmt, ...)
 {
-	char old[MOAT_ERR_MSG_MAX];
+	char old[MOAT_ERR_MSG_MAX], head[MOAT_ERR_MSG_MAX];
+	char *ctx = NULL, *body = NULL;
+	size_t hl, tl;
 	va_list ap;
 	int n;
 
 	memcpy(old, err->message, sizeof(old));
+	old[sizeof(old) - 1] = '\0';
 	va_start(ap, fmt);
-	n = vsnprintf(err->message, sizeof(err->message), fmt, ap);
+	n = vasprintf(&ctx, fmt, ap);
 	va_end(ap);
-	if (n >= 0 && (size_t)n + 3 < sizeof(err->message)) {
-		size_t room = sizeof(err->message) - (size_t)n - 3, len = strlen(old);
-
-		memcpy(err->message + n, ": ", 2);
-		if (len > room)
-			len = room;
-		memcpy(err->message + n + 2, old, len);
-		err->message[(size_t)n + 2 + len] = '\0';
+	if (n < 0)
+		return -1; /* the message stays as it was */
+	cause_parts(err, old, &hl, &tl);
+	/* "context: message"; for descriptors, "cause: context: where". */
+	memcpy(head, old, hl);
+	head[hl] = '\0';
+	if (asprintf(&body, "%s: %.*s", ctx, (int)(strlen(old) - hl - tl), old + hl) < 0) {
+		free(ctx);
+		return -1;
 	}
+	fit(err->message, sizeof(err->message), head, body, old + strlen(old) - tl);
+	free(body);
+	free(ctx);
 	return -1;
+}
+
+void moat_failure_text(char *buf, size_t len, const char *what, int errnum)
+{
+	char cause[160], part[176];
+
+	if (errnum == 0) {
+		fit(buf, len, "", what, "");
+	} else if (moat_errno_is_fd_exhaustion(errnum)) {
+		snprintf(part, sizeof(part), "%s: ", errno_text(errnum, cause, sizeof(cause)));
+		fit(buf, len, part, what, "");
+	} else {
+		snprintf(part, sizeof(part), ": %s", errno_text(errnum, cause, sizeof(cause)));
+		fit(buf, len, "", what, part);
+	}
+}
+
+const char *moat_failure_hint(const char *text)
+{
+	if (strncmp(text, "moat ran out of file descriptors", 32) == 0)
+		return moat_errno_fd_hint(EMFILE);
+	if (strncmp(text, "the system ran out of file descriptors", 38) == 0)
+		return moat_errno_fd_hint(ENFILE);
+	return NULL;
 }
 
 int moat_error_exit_status(const struct moat_error *err)

@@ -9,6 +9,7 @@
 #ifndef MOAT_UTIL_ERR_H
 #define MOAT_UTIL_ERR_H
 
+#include <stdbool.h>
 #include <stddef.h>
 
 #define MOAT_ERR_MSG_MAX 1024
@@ -32,15 +33,36 @@ struct moat_error {
 	char hint[MOAT_ERR_HINT_MAX];
 };
 
-/* Fill err and return -1.  errnum != 0 appends ": strerror(errnum)". */
+/* Fill err and return -1.  errnum != 0 appends ": strerror(errnum)";
+ * EMFILE and ENFILE instead lead the message ("moat ran out of file
+ * descriptors (RLIMIT_NOFILE N): what") and set a hint, since the path
+ * being opened then is not the cause.  A message over MOAT_ERR_MSG_MAX
+ * loses the middle of what was formatted ("[... N bytes ...]"), never the
+ * errno's text. */
 int moat_error_set(struct moat_error *err, enum moat_error_kind kind, int errnum, const char *fmt, ...)
 	__attribute__((format(printf, 4, 5)));
 
 /* Attach a hint to an error already set; returns -1 for tail calls. */
 int moat_error_hint(struct moat_error *err, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
-/* Prefix the message with context ("loading policy: ..."); returns -1. */
+/* Prefix the message with context ("loading policy: ..."); returns -1.
+ * The cause of an EMFILE/ENFILE error stays first. */
 int moat_error_wrap(struct moat_error *err, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+/* EMFILE or ENFILE: the process or the system is out of descriptors. */
+bool moat_errno_is_fd_exhaustion(int errnum);
+
+/* The hint for an EMFILE or ENFILE error, else NULL. */
+const char *moat_errno_fd_hint(int errnum);
+
+/* "what: strerror(errnum)" into buf, as moat_error_set words it (the cause
+ * first for EMFILE/ENFILE; shortened in the middle, never the errno's
+ * text); errnum 0: just what.  For failures that travel as text (the
+ * child's, launch/child.h). */
+void moat_failure_text(char *buf, size_t len, const char *what, int errnum);
+
+/* The hint for a text moat_failure_text made, when it knows one. */
+const char *moat_failure_hint(const char *text);
 
 /* Print "moat: message" and "moat: hint: ..." to stderr; return the exit
  * status for the error.  For entry points only (main, moat_run_main). */

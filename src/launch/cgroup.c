@@ -86,14 +86,19 @@ static int64_t read_key_at(const char *dir, const char *file, const char *key)
  * memory.max and memory.limit_in_bytes round down to whole pages. */
 static int set_limit(const char *dir, const char *file, int64_t value, struct moat_error *err)
 {
-	char text[32];
+	char text[32], got[64], *end;
 	int64_t back;
 	int rc;
 
 	snprintf(text, sizeof(text), "%lld", (long long)value);
 	if ((rc = write_at(dir, file, text)) < 0)
 		return moat_error_set(err, MOAT_E_SYSTEM, -rc, "setting %s/%s to %s", dir, file, text);
-	back = read_number_at(dir, file);
+	if ((rc = read_at(dir, file, got, sizeof(got))) < 0)
+		return moat_error_set(err, MOAT_E_SYSTEM, -rc, "reading back %s/%s after writing %s", dir, file, text);
+	errno = 0;
+	back = strtoll(got, &end, 10);
+	if (errno || end == got)
+		back = -1;
 	if (back < 0 || back > value || back < value - 65536)
 		return moat_error_set(err, MOAT_E_SYSTEM, 0, "%s/%s reads %lld after writing %s", dir, file,
 				      (long long)back, text);
@@ -171,6 +176,8 @@ int tree_cgroup_create(const struct limits_plan *lp, const struct moat_limits *l
 	if (rc < 0) {
 		if (rc == -1)
 			tree_cgroup_destroy(lp); /* what this run made of it */
+		if (moat_errno_is_fd_exhaustion(err->errnum))
+			return -1; /* the hint says what to raise */
 		return moat_error_hint(err, "moat needs its own cgroup for the declared limits; `moat probe` shows "
 					    "what the host offers");
 	}
@@ -221,8 +228,13 @@ static bool is_empty(const char *dir)
 {
 	char text[64];
 
-	/* A file that cannot be read: the cgroup is gone. */
-	return read_at(dir, "cgroup.procs", text, sizeof(text)) < 0 || text[0] == '\0';
+	int rc = read_at(dir, "cgroup.procs", text, sizeof(text));
+
+	/* A file that is not there: the cgroup is gone.  Any other failure
+	 * (no descriptor left) says nothing about what is in it. */
+	if (rc < 0)
+		return rc == -ENOENT || rc == -ENODEV;
+	return text[0] == '\0';
 }
 
 /* Stop the tree from forking while it is killed: frozen processes cannot

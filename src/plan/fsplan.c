@@ -347,7 +347,8 @@ static int walk_from(struct fs_plan *fp, int start, const char *start_real, cons
 				if (text[0] == '/') {
 					int root = open("/", O_PATH | O_DIRECTORY | O_CLOEXEC);
 					if (root < 0)
-						return moat_error_set(err, MOAT_E_SYSTEM, errno, "/");
+						return moat_error_set(err, MOAT_E_SYSTEM, errno, "%s: opening /",
+								      path);
 					close(cur);
 					cur = root;
 					snprintf(real, sizeof(real), "/");
@@ -416,7 +417,7 @@ static int climb_absent(const char *path, struct walk_out *w, struct moat_error 
 		}
 		if (fstat(fd, &st) != 0) {
 			close(fd);
-			return moat_error_set(err, MOAT_E_SYSTEM, errno, "%s", prefix);
+			return moat_error_set(err, MOAT_E_SYSTEM, errno, "%s: %s", path, prefix);
 		}
 		if (!S_ISDIR(st.st_mode)) {
 			close(fd);
@@ -456,7 +457,7 @@ static int walk(struct fs_plan *fp, const char *path, bool for_deny, struct walk
 	}
 	root = open("/", O_PATH | O_DIRECTORY | O_CLOEXEC);
 	if (root < 0)
-		return moat_error_set(err, MOAT_E_SYSTEM, errno, "/");
+		return moat_error_set(err, MOAT_E_SYSTEM, errno, "%s: opening /", path);
 	return walk_from(fp, root, "/", path, true, true, for_deny, w, err);
 }
 
@@ -516,10 +517,9 @@ static int resolve_rule(struct fs_plan *fp, const struct moat_policy *p, const s
 			       moat_access_name(r->access), r->path, made);
 		return moat_error_hint(err, "remove the grant, or name a path below it");
 	}
-	if (walk(fp, r->path, role == FS_DENY, &w, err) < 0) {
-		moat_error_wrap(err, "%s: %s", where(r, loc, sizeof(loc)), r->path);
-		return -1;
-	}
+	/* walk's message starts with the path */
+	if (walk(fp, r->path, role == FS_DENY, &w, err) < 0)
+		return moat_error_wrap(err, "%s", where(r, loc, sizeof(loc)));
 	o = obj_add(fp, role, r->path);
 	o->rule = r;
 	if (w.present) {
@@ -827,6 +827,8 @@ static int pin_between(struct fs_plan *fp, size_t grant, const char *real, struc
 		o->real = moat_xstrdup(at);
 		o->present = true;
 		o->fd = fcntl(fd, F_DUPFD_CLOEXEC, 3);
+		if (o->fd < 0)
+			return moat_error_set(err, MOAT_E_SYSTEM, errno, "%s", at);
 		o->dev = st.st_dev;
 		o->ino = st.st_ino;
 		o->mode = st.st_mode;
@@ -854,7 +856,7 @@ static int protect_one_try(struct fs_plan *fp, const struct moat_policy *p, size
 	 * what is protected (it cannot be swapped), and a file where a
 	 * directory was expected (.git as a worktree's pointer file) too. */
 	if (walk_from(fp, g->fd, g->real, rel, false, false, false, &w, err) < 0)
-		return -1;
+		return moat_error_wrap(err, "protected entries of the write grant %s", g->real);
 	if (inside_pinned(fp, w.real)) {
 		walk_out_free(&w);
 		return 0;
@@ -1071,20 +1073,31 @@ static int protect_grants(struct fs_plan *fp, const struct moat_policy *p, struc
 
 /* --- the plan ------------------------------------------------------------ */
 
-static void resolve_home(struct fs_plan *fp, const char *home)
+/* HOME's real path, when it is a directory.  A HOME that cannot be
+ * resolved is no HOME (no skeleton, no protected dotfiles), but running out
+ * of descriptors or memory says nothing about HOME: that is an error, or a
+ * granted HOME would lose its protected entries. */
+static int resolve_home(struct fs_plan *fp, const char *home, struct moat_error *err)
 {
-	struct moat_error ignored;
+	struct moat_error why = {0};
 	struct walk_out w;
 	cleanup_free char *norm = NULL;
 
 	if (!home || home[0] != '/')
-		return;
+		return 0;
 	norm = path_resolve_lexical(home, "/", NULL);
-	if (!norm || strcmp(norm, "/") == 0 || walk(fp, norm, false, &w, &ignored) < 0)
-		return;
+	if (!norm || strcmp(norm, "/") == 0)
+		return 0;
+	if (walk(fp, norm, false, &w, &why) < 0) {
+		if (!moat_errno_is_fd_exhaustion(why.errnum) && why.errnum != ENOMEM)
+			return 0;
+		*err = why;
+		return moat_error_wrap(err, "HOME");
+	}
 	if (w.present && S_ISDIR(w.st.st_mode))
 		fp->home_real = steal_ptr(&w.real);
 	walk_out_free(&w);
+	return 0;
 }
 
 /* Room for every object's descriptor: moat's soft limit up to the hard one,
@@ -1107,7 +1120,8 @@ int fs_plan_build(const struct moat_policy *p, const char *home, struct fs_plan 
 
 	fs_plan_init(fp);
 	raise_nofile(fp);
-	resolve_home(fp, home);
+	if (resolve_home(fp, home, err) < 0)
+		goto fail;
 	for (i = 0; i < p->n_paths; i++)
 		if (resolve_rule(fp, p, &p->paths[i], err) < 0)
 			goto fail;

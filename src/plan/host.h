@@ -91,6 +91,11 @@ struct moat_cgroup_info {
 	 * memory.memsw.limit_in_bytes).  Without both, a memory limit bounds
 	 * RAM only: the tree can swap beyond it. */
 	bool host_swap, swap_limit_v2, swap_limit_v1;
+	/* A file that could not be opened for want of descriptors or memory
+	 * (EMFILE, ENFILE, ENOMEM), else 0: then the rest says nothing about
+	 * the host, and a plan must not be built on it (plan.c). */
+	int open_errno;
+	char open_errno_at[256];
 };
 
 /* Fill *c from /proc/self/mountinfo, /proc/self/cgroup and the cgroup

@@ -54,9 +54,21 @@ static bool in_list(const char *list, const char *name, char sep)
 	return false;
 }
 
-static void read_line(const char *path, char *out, size_t len)
+/* fopen, noting in c a failure that is moat's, not the host's. */
+static FILE *cg_fopen(struct moat_cgroup_info *c, const char *path)
 {
-	cleanup_fclose FILE *f = fopen(path, "re");
+	FILE *f = fopen(path, "re");
+
+	if (!f && (errno == EMFILE || errno == ENFILE || errno == ENOMEM) && !c->open_errno) {
+		c->open_errno = errno;
+		snprintf(c->open_errno_at, sizeof(c->open_errno_at), "%s", path);
+	}
+	return f;
+}
+
+static void read_line(struct moat_cgroup_info *c, const char *path, char *out, size_t len)
+{
+	cleanup_fclose FILE *f = cg_fopen(c, path);
 
 	out[0] = '\0';
 	if (f && fgets(out, (int)len, f))
@@ -64,12 +76,12 @@ static void read_line(const char *path, char *out, size_t len)
 }
 
 /* A limit file: a number, or "max" (v2) / a huge number (v1) for none. */
-static int64_t read_limit(const char *path)
+static int64_t read_limit(struct moat_cgroup_info *c, const char *path)
 {
 	char text[64], *end;
 	long long v;
 
-	read_line(path, text, sizeof(text));
+	read_line(c, path, text, sizeof(text));
 	if (!text[0] || strcmp(text, "max") == 0)
 		return CG_UNLIMITED;
 	errno = 0;
@@ -81,7 +93,8 @@ static int64_t read_limit(const char *path)
 }
 
 /* The tightest `file` limit from `dir` up to `top` (the hierarchy's root). */
-static void tightest(const char *top, const char *dir, const char *file, int64_t *best, char *at, size_t at_len)
+static void tightest(struct moat_cgroup_info *c, const char *top, const char *dir, const char *file, int64_t *best,
+		     char *at, size_t at_len)
 {
 	char d[512], path[600];
 	size_t top_len = strlen(top);
@@ -92,7 +105,7 @@ static void tightest(const char *top, const char *dir, const char *file, int64_t
 		char *slash;
 
 		snprintf(path, sizeof(path), "%s/%s", d, file);
-		v = read_limit(path);
+		v = read_limit(c, path);
 		if (v != CG_UNLIMITED && (*best == CG_UNLIMITED || v < *best)) {
 			*best = v;
 			snprintf(at, at_len, "%s", d);
@@ -176,9 +189,9 @@ static void probe_v2(const struct moat_host *h, struct moat_cgroup_info *c, cons
 	}
 	c->v2 = true;
 	snprintf(path, sizeof(path), "%s/cgroup.controllers", c->path);
-	read_line(path, c->controllers, sizeof(c->controllers));
+	read_line(c, path, c->controllers, sizeof(c->controllers));
 	snprintf(path, sizeof(path), "%s/cgroup.subtree_control", c->path);
-	read_line(path, c->subtree, sizeof(c->subtree));
+	read_line(c, path, c->subtree, sizeof(c->subtree));
 	/* The root cgroup has neither file; a child of it does, from 5.14 and
 	 * 5.2 on. */
 	snprintf(path, sizeof(path), "%s/cgroup.kill", c->path);
@@ -186,21 +199,21 @@ static void probe_v2(const struct moat_host *h, struct moat_cgroup_info *c, cons
 	snprintf(path, sizeof(path), "%s/cgroup.freeze", c->path);
 	c->v2_freeze = access(path, F_OK) == 0 || (strcmp(c->path, c->mount) == 0 && kernel_at_least(5, 2));
 	c->delegated = dir_writable(c->path, c->why, sizeof(c->why), h->uid);
-	tightest(c->mount, c->path, "memory.max", &c->enclosing_memory, c->enclosing_memory_at,
+	tightest(c, c->mount, c->path, "memory.max", &c->enclosing_memory, c->enclosing_memory_at,
 		 sizeof(c->enclosing_memory_at));
 	/* The root cgroup has no memory.swap.max; a child has it when the
 	 * kernel accounts swap, as the cgroup this process is in does. */
 	snprintf(path, sizeof(path), "%s/memory.swap.max", c->path);
 	c->swap_limit_v2 = access(path, F_OK) == 0 && !h->swap_limit_limited;
-	tightest(c->mount, c->path, "pids.max", &c->enclosing_pids, c->enclosing_pids_at,
+	tightest(c, c->mount, c->path, "pids.max", &c->enclosing_pids, c->enclosing_pids_at,
 		 sizeof(c->enclosing_pids_at));
 }
 
 /* The line of /proc/self/cgroup for a v1 hierarchy holding `controller`
  * ("4:memory:/a/b", "2:cpu,cpuacct:/"), or for v2 ("0::/a"). */
-static void our_paths(char rel_v1[CGV1__COUNT][512], char *rel_v2, size_t len)
+static void our_paths(struct moat_cgroup_info *c, char rel_v1[CGV1__COUNT][512], char *rel_v2, size_t len)
 {
-	cleanup_fclose FILE *f = fopen("/proc/self/cgroup", "re");
+	cleanup_fclose FILE *f = cg_fopen(c, "/proc/self/cgroup");
 	char line[1024];
 	int i;
 
@@ -260,7 +273,7 @@ void host_probe_cgroup(const struct moat_host *h, struct moat_cgroup_info *c)
 			snprintf(c->v1[i].why, sizeof(c->v1[i].why), "disabled by MOAT_HOST_LIMIT");
 		return;
 	}
-	mi = fopen("/proc/self/mountinfo", "re");
+	mi = cg_fopen(c, "/proc/self/mountinfo");
 	while (mi && fgets(line, sizeof(line), mi)) {
 		/* id parent major:minor root mountpoint opts... - fstype source superopts */
 		char *fields[5] = {0}, *save = NULL, *dash = strstr(line, " - "), *fstype, *super, *p;
@@ -298,7 +311,7 @@ void host_probe_cgroup(const struct moat_host *h, struct moat_cgroup_info *c)
 	if (h->cgroup_v1_limited)
 		v1 = false;
 	snprintf(c->layout, sizeof(c->layout), "%s", have_v2 ? (v1 ? "hybrid" : "unified") : (v1 ? "legacy" : "none"));
-	our_paths(rel_v1, rel_v2, sizeof(rel_v2));
+	our_paths(c, rel_v1, rel_v2, sizeof(rel_v2));
 
 	if (have_v2)
 		probe_v2(h, c, &v2m, rel_v2);
@@ -327,12 +340,12 @@ void host_probe_cgroup(const struct moat_host *h, struct moat_cgroup_info *c)
 		if (i == CGV1_MEMORY) {
 			char memsw[600];
 
-			tightest(v1m[i].point, dir, "memory.limit_in_bytes", &c->enclosing_memory,
+			tightest(c, v1m[i].point, dir, "memory.limit_in_bytes", &c->enclosing_memory,
 				 c->enclosing_memory_at, sizeof(c->enclosing_memory_at));
 			snprintf(memsw, sizeof(memsw), "%s/memory.memsw.limit_in_bytes", dir);
 			c->swap_limit_v1 = access(memsw, F_OK) == 0 && !h->swap_limit_limited;
 		} else if (i == CGV1_PIDS) {
-			tightest(v1m[i].point, dir, "pids.max", &c->enclosing_pids, c->enclosing_pids_at,
+			tightest(c, v1m[i].point, dir, "pids.max", &c->enclosing_pids, c->enclosing_pids_at,
 				 sizeof(c->enclosing_pids_at));
 		}
 	}

@@ -140,6 +140,7 @@ static int candidate_compile(struct candidate *c, const char *name, const struct
 {
 	const struct moat_backend *b = backend_lookup(name);
 	struct moat_cgroup_info *cg = &plan->cgroup;
+	int rc;
 
 	memset(c, 0, sizeof(*c));
 	memcpy(c->props, plan->props, sizeof(c->props));
@@ -149,8 +150,17 @@ static int candidate_compile(struct candidate *c, const char *name, const struct
 	c->name = b ? b->name : "native";
 	c->external = b != NULL;
 	if (b)
-		return backend_prepare(b, p, &plan->fs, h, cg, plan->envp, export_dir, &c->ext, c->props, err);
-	return native_compile(p, h, cg, &plan->fs, &c->native, c->props, err);
+		rc = backend_prepare(b, p, &plan->fs, h, cg, plan->envp, export_dir, &c->ext, c->props, err);
+	else
+		rc = native_compile(p, h, cg, &plan->fs, &c->native, c->props, err);
+	/* The cgroup verdicts were decided from files moat could not open:
+	 * they would blame the host for moat's own shortage. */
+	if (rc == 0 && cg->probed && cg->open_errno) {
+		candidate_free(c);
+		return moat_error_set(err, MOAT_E_SYSTEM, cg->open_errno, "reading the host's cgroups: %s",
+				      cg->open_errno_at);
+	}
+	return rc;
 }
 
 static void candidate_adopt(struct moat_plan *plan, struct candidate *c)

@@ -541,6 +541,13 @@ static int resolve_rule(struct fs_plan *fp, const struct moat_policy *p, const s
 			excluded_add(fp, w.first_missing);
 		} else if (r->optional) {
 			o->dropped = true;
+		} else if (p->cwd && strcmp(r->path, p->cwd) == 0) {
+			/* It existed when the command line was read. */
+			walk_out_free(&w);
+			moat_error_set(err, MOAT_E_USAGE, 0, "%s: --%s %s: the working directory was deleted while moat "
+							     "was starting",
+				       where(r, loc, sizeof(loc)), moat_access_name(r->access), r->path);
+			return moat_error_hint(err, "cd to a directory that exists, or name one with --cwd DIR");
 		} else {
 			walk_out_free(&w);
 			moat_error_set(err, MOAT_E_USAGE, ENOENT, "%s: --%s %s", where(r, loc, sizeof(loc)),

@@ -438,22 +438,33 @@ static int apply_rules(struct cli_state *s, const char *home, struct moat_error 
 	return 0;
 }
 
-/* --cwd, made absolute against moat's own cwd and checked; NULL if not given. */
+/* --cwd, made absolute against moat's own cwd and checked; NULL if not
+ * given.  An absolute one needs no current directory (it may have been
+ * deleted: --cwd is the way out). */
 static int cli_cwd(const struct cli_state *s, char **out, struct moat_error *err)
 {
 	char here[PATH_MAX];
 	cleanup_free char *abs = NULL;
+	cleanup_close int back = -1;
 
 	*out = NULL;
 	if (!s->cwd)
 		return 0;
-	if (!getcwd(here, sizeof(here)))
-		return moat_error_set(err, MOAT_E_SYSTEM, errno, "cannot read the current directory");
-	abs = path_resolve_lexical(s->cwd, here, NULL);
+	if (s->cwd[0] != '/' && resolve_cwd(here, sizeof(here), err) < 0)
+		return moat_error_wrap(err, "--cwd %s is relative", s->cwd);
+	abs = path_resolve_lexical(s->cwd, s->cwd[0] == '/' ? "/" : here, NULL);
 	if (!abs || access(abs, F_OK) != 0)
 		return moat_error_set(err, MOAT_E_USAGE, abs ? errno : 0, "--cwd %s", s->cwd);
-	if (chdir(abs) != 0 || chdir(here) != 0)
+	/* Entered to see that it can be, then back (by descriptor: the
+	 * current directory may be gone). */
+	back = open(".", O_PATH | O_DIRECTORY | O_CLOEXEC);
+	if (back < 0)
+		return moat_error_set(err, MOAT_E_SYSTEM, errno, "--cwd %s: opening the current directory", s->cwd);
+	if (chdir(abs) != 0)
 		return moat_error_set(err, MOAT_E_USAGE, errno, "--cwd %s: cannot enter it", s->cwd);
+	if (fchdir(back) != 0)
+		return moat_error_set(err, MOAT_E_SYSTEM, errno, "--cwd %s: returning to the current directory",
+				      s->cwd);
 	*out = steal_ptr(&abs);
 	return 0;
 }
@@ -469,8 +480,8 @@ static int build_plain(struct cli_state *s, char **cmd, size_t n_cmd, char *cons
 	if (cli_cwd(s, &p->cwd, err) < 0)
 		return -1;
 	if (!p->cwd) {
-		if (!getcwd(here, sizeof(here)))
-			return moat_error_set(err, MOAT_E_SYSTEM, errno, "cannot read the current directory");
+		if (resolve_cwd(here, sizeof(here), err) < 0)
+			return -1;
 		p->cwd = moat_xstrdup(here);
 	}
 	policy_set_argv(p, cmd, n_cmd);

@@ -20,6 +20,7 @@
 #include "plan/properties.h"
 #include "policy/env.h"
 #include "policy/profiles.h"
+#include "sources/resolve.h"
 #include "util/cleanup.h"
 #include "util/mem.h"
 #include "util/path.h"
@@ -1168,11 +1169,11 @@ int config_load_buffer(const char *file, const char *buf, size_t len, const char
 	int rc = -1;
 
 	c->file = config_intern(file);
-	if (!getcwd(here, sizeof(here))) {
-		moat_error_set(err, MOAT_E_SYSTEM, errno, "cannot read the current directory");
+	if (file[0] != '/' && resolve_cwd(here, sizeof(here), err) < 0) {
+		moat_error_wrap(err, "%s is relative", file);
 		goto out;
 	}
-	abs = path_resolve_lexical(file, here, NULL);
+	abs = path_resolve_lexical(file, file[0] == '/' ? "/" : here, NULL);
 	slash = abs ? strrchr(abs, '/') : NULL;
 	if (!slash) {
 		moat_error_set(err, MOAT_E_CONFIG, 0, "%s: cannot make the path absolute", file);

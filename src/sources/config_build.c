@@ -191,8 +191,8 @@ static int set_command(const struct moat_config *c, const struct config_server *
 			return -1;
 		p->cwd = moat_xstrdup(srv->cwd);
 	} else {
-		if (!getcwd(here, sizeof(here)))
-			return moat_error_set(err, MOAT_E_SYSTEM, errno, "cannot read the current directory");
+		if (resolve_cwd(here, sizeof(here), err) < 0)
+			return -1;
 		p->cwd = moat_xstrdup(here);
 	}
 

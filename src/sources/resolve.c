@@ -1,6 +1,7 @@
 #include "sources/resolve.h"
 
 #include <errno.h>
+#include <limits.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -73,4 +74,24 @@ char *resolve_command(const char *cmd, const char *path_env, const char *cwd, st
 	moat_error_set(err, MOAT_E_NOTFOUND, 0, "%s: command not found in PATH", cmd);
 	moat_error_hint(err, "give the absolute path, or check PATH (%s)", path_env ? path_env : "unset");
 	return NULL;
+}
+
+int resolve_cwd(char *buf, size_t len, struct moat_error *err)
+{
+	if (getcwd(buf, len))
+		return 0;
+	if (errno == ENOENT) {
+		/* The directory was removed while the caller stood in it. */
+		moat_error_set(err, MOAT_E_USAGE, 0, "the current directory was deleted (getcwd: %s)",
+			       strerror(ENOENT));
+		return moat_error_hint(err, "cd to a directory that exists, or name one with --cwd DIR");
+	}
+	if (errno == ERANGE || errno == ENAMETOOLONG) {
+		moat_error_set(err, MOAT_E_USAGE, ENAMETOOLONG, "the current directory's path is longer than %zu bytes",
+			       len - 1);
+		return moat_error_hint(err, "run moat from a directory with a shorter path (a path over PATH_MAX, "
+					    "%d bytes, cannot be granted or entered by name)",
+				       PATH_MAX);
+	}
+	return moat_error_set(err, MOAT_E_SYSTEM, errno, "cannot read the current directory");
 }

@@ -51,6 +51,9 @@
 #define HINT_USERNS NATIVE_HINT_USERNS "; or run moat as root"
 #define HINT_SECCOMP "use a kernel built with CONFIG_SECCOMP_FILTER=y"
 #define INIT_PATH "/.moat/init"
+/* process.cwd when the cwd lies in a host directory the view binds: a link
+ * in the bundle's root to the cwd (compile_bundle). */
+#define CWD_LINK "/.moat/cwd"
 #define ROOTFS "rootfs"
 
 /* Which runtime runs the bundle: they differ in flags and in what they can
@@ -69,6 +72,7 @@ struct oci_facts {
 	int landlock_abi; /* moat's ruleset applied inside by __init, or 0 */
 	int lifeline_to;  /* where __init finds moat's lifeline, or -1 */
 	const struct limits_plan *lp; /* the limits, decided from bp->caps */
+	bool cwd_link;    /* process.cwd is CWD_LINK */
 };
 
 static void release_json(json_t **j)
@@ -188,6 +192,15 @@ static bool in_rootfs(const struct view *v, const char *dest)
 		c = view_cover(v, parent);
 	}
 	return c == NULL;
+}
+
+/* Does the view show `cwd` from a host directory (a grant's bind)?  Then
+ * a directory made there is made on the host. */
+static bool cwd_on_host(const struct view *v, const char *cwd)
+{
+	const struct view_op *c = view_cover(v, cwd);
+
+	return c && (c->kind == VIEW_BIND || c->kind == VIEW_PIN);
 }
 
 /* Every mount of the view, in its order.  Directories and symlinks the
@@ -396,7 +409,7 @@ static json_t *build_process(const struct backend_ctx *ctx, const struct oci_fac
 	(void)f;
 	return json_pack("{s:b, s:{s:i, s:i}, s:o, s:o, s:s, s:b, s:{s:[], s:[], s:[], s:[], s:[]}, s:o}", "terminal",
 			 0, "user", "uid", (int)inner_uid(ctx), "gid", (int)inner_gid(ctx), "args", args, "env", env,
-			 "cwd", p->cwd, "noNewPrivileges", 1, "capabilities", "bounding", "effective", "inheritable",
+			 "cwd", f->cwd_link ? CWD_LINK : p->cwd, "noNewPrivileges", 1, "capabilities", "bounding", "effective", "inheritable",
 			 "permitted", "ambient", "rlimits", rlimits);
 }
 
@@ -754,6 +767,19 @@ static int compile_bundle(const struct moat_backend *self, const struct backend_
 		bp->signals_via_lifeline = true;
 	}
 	mounts = build_mounts(ctx, &v, rootfs, self_exe, &f, err);
+	/* runc makes process.cwd when it is missing (mkdir -p, inside the
+	 * container): a cwd in a bound host directory, deleted while the
+	 * sandbox is set up, would be made again on the host, through the
+	 * bind.  Given a link to it instead, runc finds the link where its
+	 * mkdir would go and fails ("file exists"); chdir follows the link
+	 * to the cwd itself. */
+	if (mounts && !ctx->exporting && f.rt != RT_RUNSC && cwd_on_host(&v, p->cwd)) {
+		if (symlink_below(rootfs, CWD_LINK, p->cwd, err) < 0) {
+			json_decref(mounts);
+			mounts = NULL;
+		}
+		f.cwd_link = true;
+	}
 	view_free(&v);
 	if (!mounts) {
 		backend_strv_free(init_args);

@@ -3,7 +3,9 @@
 # -- killed at the wrong moment, closed or broken standard streams, ignored
 # signals, a tool that fails in its own set-up, a full disk, a FIFO where a
 # file was expected -- moat's answer (exit status, report, what is left
-# running) is still right.  Each check has its control where one exists.
+# running) is still right; out of descriptors, a path over PATH_MAX and a
+# deleted working directory, the message names the real cause.  Each check
+# has its control where one exists.
 set -u
 . "$(dirname "$0")/../lib/tap.sh"
 scratch
@@ -313,5 +315,177 @@ for v in "landlock=" "landlock=+2" "landlock= 3" "userns=2" "bogus=0" "landlock"
 done
 MOAT_HOST_LIMIT="landlock=3,userns=1" "$MOAT" run --dry-run -- /bin/true >/dev/null
 is $? 0 "control: MOAT_HOST_LIMIT='landlock=3,userns=1' is accepted"
+
+# --- 13. diagnostics under stress name the real cause ---------------------------------
+# Out of descriptors: RLIMIT_NOFILE N (soft and hard: moat raises its soft
+# limit to the hard one itself).  The failure says so, names N, and hints at
+# ulimit; it never blames a path that exists, and no run gets other verdicts.
+fd_msg() { # fd_msg N FILE: stderr FILE names the descriptor limit N as the cause
+	head -1 "$2" | grep -q "^moat: moat ran out of file descriptors (RLIMIT_NOFILE $1)" &&
+		grep -Eq '^moat: hint: .*ulimit -H?n' "$2" && ! grep -Eq 'must exist|Too many open files' "$2"
+}
+# LeakSanitizer cannot run under ptrace (the sanitizer build's exit would be 1)
+NOLSAN="ASAN_OPTIONS=${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0"
+nofile() { # nofile N CMD...: CMD with RLIMIT_NOFILE N (soft and hard)
+	local n=$1
+	shift
+	bash -c 'ulimit -n "$0" && exec "$@"' "$n" "$@"
+}
+for b in $BACKENDS; do
+	for prof in exec mcp network; do
+		bad=
+		for n in 4 10 15 20 24 28; do
+			nofile "$n" "$MOAT" run --backend "$b" --profile "$prof" -- /bin/true 2>"$SCRATCH/fd.err"
+			rc=$?
+			[ $rc = 125 ] && fd_msg "$n" "$SCRATCH/fd.err" || bad="$bad $n(rc $rc: $(head -1 "$SCRATCH/fd.err"))"
+		done
+		[ -z "$bad" ]
+		ok $? "$b, profile $prof, RLIMIT_NOFILE 4..28: 125, \"moat ran out of file descriptors (RLIMIT_NOFILE N)\" and a hint${bad:+; not:$bad}"
+	done
+	# The failures right below the least limit that runs (the backend's
+	# and the sandbox child's set-up): each names the cause, and in mode
+	# prefer none runs degraded; at that limit the verdicts are the
+	# unlimited run's.
+	fd_run() { # fd_run N: the run, in mode prefer with a report, at RLIMIT_NOFILE N
+		rm -f "$REPORTS/fd.json"
+		nofile "$1" "$MOAT" run --backend "$b" --mode prefer --report "$REPORTS/fd.json" -- /bin/true 2>"$SCRATCH/fd.err"
+	}
+	"$MOAT" run --backend "$b" --mode prefer --report "$REPORTS/fd-base.json" -- /bin/true 2>/dev/null
+	base=$(json_get "$REPORTS/fd-base.json" '["properties"]')
+	hard=$(ulimit -Hn)
+	{ [ "$hard" = unlimited ] || [ "$hard" -gt 4096 ]; } && hard=4096
+	lo=20 hi=$hard
+	if fd_run "$hi"; then
+		while [ $((hi - lo)) -gt 1 ]; do
+			mid=$(((lo + hi) / 2))
+			if fd_run "$mid"; then hi=$mid; else lo=$mid; fi
+		done
+		bad=
+		for n in $(seq $((hi - 14)) $((hi - 1))); do
+			fd_run "$n"
+			rc=$?
+			[ $rc = 125 ] && fd_msg "$n" "$SCRATCH/fd.err" || bad="$bad $n(rc $rc: $(head -1 "$SCRATCH/fd.err"))"
+		done
+		[ -z "$bad" ]
+		ok $? "$b: RLIMIT_NOFILE $((hi - 14))..$((hi - 1)), below the $hi this run needs: each 125 naming the limit, none degraded${bad:+; not:$bad}"
+		fd_run "$hi"
+		is "$?:$(json_get "$REPORTS/fd.json" '["properties"]' 2>/dev/null)" "0:$base" "  at $hi it runs, with the verdicts of an unlimited run"
+	else
+		ok 1 "$b: runs with RLIMIT_NOFILE $hi ($(head -1 "$SCRATCH/fd.err"))"
+	fi
+	# One open refused (EMFILE, then ENFILE) where the host's cgroups are
+	# read for --memory: the plan fails naming the cause; it must not read
+	# as "no cgroup hierarchy is mounted" and run degraded.
+	env "$NOLSAN" strace -qq -o "$SCRATCH/fd.trace" -e trace=openat "$MOAT" run --backend "$b" --mode prefer --memory 64M -- /bin/true \
+		>/dev/null 2>&1
+	k=$(awk '/^openat\(/ { n++ } /\/proc\/self\/mountinfo/ { print n; exit }' "$SCRATCH/fd.trace")
+	if [ -n "$k" ]; then
+		for e in EMFILE ENFILE; do
+			env "$NOLSAN" strace -qq -o /dev/null -e trace=openat -e inject=openat:error=$e:when="$k" \
+				"$MOAT" run --backend "$b" --mode prefer --memory 64M -- /bin/true 2>"$SCRATCH/fd.err"
+			rc=$?
+			[ $e = EMFILE ] && want="^moat: moat ran out of file descriptors \(RLIMIT_NOFILE [0-9]+\): reading the host's cgroups" ||
+				want="^moat: the system ran out of file descriptors \(ENFILE"
+			like "$rc: $(head -1 "$SCRATCH/fd.err")" "^125: ${want#^}" \
+				"$b: $e opening /proc/self/mountinfo (open $k) for --memory in mode prefer: 125 naming it, no degraded run"
+		done
+	elif [ "$UID_NOW" != 0 ]; then
+		# moat is not dumpable while it runs: strace, as this user, cannot
+		# read the paths it opens to find the one to refuse
+		skip "$b: strace cannot read a non-dumpable moat's paths as uid $UID_NOW (the root pass runs it)"
+	else
+		skip "$b: moat read no /proc/self/mountinfo for --memory (no cgroup probe here)"
+	fi
+done
+
+# A path over PATH_MAX: the message keeps the errno and names the path
+# (shortened in the middle).  Made with 22 components of 200 bytes.
+seg=$(printf 'd%.0s' $(seq 200))
+LONG=$SCRATCH/long
+mkdir -p "$LONG"
+(cd "$LONG" && for _ in $(seq 22); do mkdir "$seg" && cd "$seg" || exit 1; done)
+for _ in $(seq 22); do LONG=$LONG/$seg; done
+diag "a path of ${#LONG} bytes"
+for b in $BACKENDS; do
+	for g in "--read $LONG" "--write $LONG" "--read $LONG/absent" "--cwd $LONG"; do
+		# shellcheck disable=SC2086
+		"$MOAT" run --backend "$b" $g -- /bin/true 2>"$SCRATCH/long.err"
+		rc=$?
+		l=$(head -1 "$SCRATCH/long.err")
+		what=${g%% *}
+		[ $rc = 125 ] && [ "${#l}" -lt 1100 ] && case "$l" in "moat: "*"$SCRATCH/long/ddd"*": File name too long") true ;; *) false ;; esac
+		ok $? "$b: $what of a ${#LONG}-byte path: 125, the path (shortened) and ENAMETOOLONG (got $rc: ${l:0:90}...${l: -60})"
+	done
+	out=$(cd "$SCRATCH/long" && for _ in $(seq 22); do cd "$seg" || exit 1; done && exec "$MOAT" run --backend "$b" -- /bin/true 2>&1)
+	rc=$?
+	like "$rc: $out" "^125: moat: the current directory's path is longer than [0-9]+ bytes: File name too long" \
+		"$b: run from a cwd over PATH_MAX: 125, says so with ENAMETOOLONG (not ERANGE)"
+	out=$(cd "$SCRATCH/long" && for _ in $(seq 22); do cd "$seg" || exit 1; done && exec "$MOAT" run --backend "$b" --cwd "$SCRATCH" -- /bin/pwd 2>&1)
+	is "$?:$out" "0:$SCRATCH" "  control: from there, --cwd DIR runs"
+done
+
+# A deleted working directory: said so, with the way out; --cwd is it.
+for b in $BACKENDS; do
+	for base in "$SCRATCH" /var/tmp; do
+		d=$(mktemp -d "$base/moat-gone.XXXXXX")
+		out=$(cd "$d" && rmdir "$d" && exec "$MOAT" run --backend "$b" -- /bin/pwd 2>&1)
+		rc=$?
+		out=$(printf '%s' "$out" | tr '\n' ' ')
+		like "$rc: $out" "^125: moat: the current directory was deleted.*hint: .*--cwd" \
+			"$b: cwd $base/... deleted: 125, \"the current directory was deleted\", hint --cwd"
+		unlike "$out" "Read-only file system|must exist" "  and no other cause"
+		mkdir "$d"
+		out=$(cd "$d" && rmdir "$d" && exec "$MOAT" run --backend "$b" --cwd "$SCRATCH" -- /bin/pwd 2>&1)
+		is "$?:$out" "0:$SCRATCH" "  control: from the deleted directory, --cwd DIR runs"
+	done
+done
+
+# Deleted while moat starts.  strace holds one system call and writes it
+# out while it holds it: held FILE NAME waits (10 s at most) for that.
+held() {
+	for _ in $(seq 200); do
+		grep -q "$2(" "$1" 2>/dev/null && return 0
+		sleep 0.05
+	done
+	return 1
+}
+# ... after reading it, before planning: the default profile's grant of it
+# names the working directory, not "a granted path must exist".
+for b in $BACKENDS; do
+	d=$(mktemp -d "$SCRATCH/moat-gone.XXXXXX")
+	rm -f "$SCRATCH/hold.trace"
+	(cd "$d" && exec env "$NOLSAN" strace -qq -o "$SCRATCH/hold.trace" -e trace=getcwd \
+		-e inject=getcwd:delay_exit=1500000:when=1 "$MOAT" run --backend "$b" -- /bin/pwd) >"$SCRATCH/gone.out" 2>&1 &
+	sp=$!
+	held "$SCRATCH/hold.trace" getcwd
+	h=$?
+	rmdir "$d"
+	wait "$sp"
+	rc=$?
+	like "$rc: $(tr '\n' ' ' <"$SCRATCH/gone.out")" "^125: moat: .*the working directory was deleted while moat was starting.*hint: .*--cwd" \
+		"$b: cwd deleted after moat read it (held: $h): 125, the working directory named as deleted"
+done
+# ... inside a --write grant, while the sandbox is set up (every process's
+# first pivot_root held): the host directory is never made again.  runc
+# (--backend oci) makes a missing cwd, through the grant's bind.
+RACE_BACKENDS=$BACKENDS
+"$MOAT" run --backend oci --dry-run -- /bin/true 2>/dev/null | grep -q '"status": "enforced"' && RACE_BACKENDS="$RACE_BACKENDS oci"
+for b in $RACE_BACKENDS; do
+	R=$SCRATCH/race-$b
+	mkdir -p "$R/sub/deep"
+	rm -f "$SCRATCH/hold.trace"
+	(cd "$R/sub/deep" && exec env "$NOLSAN" strace -f -qq -o "$SCRATCH/hold.trace" -e trace=pivot_root \
+		-e inject=pivot_root:delay_enter=1500000:when=1 "$MOAT" run --backend "$b" --profile strict --write "$R" -- \
+		/bin/pwd) >"$SCRATCH/race.out" 2>&1 &
+	sp=$!
+	held "$SCRATCH/hold.trace" pivot_root
+	h=$?
+	rm -rf "$R/sub"
+	wait "$sp"
+	rc=$?
+	[ $h = 0 ] && [ ! -e "$R/sub" ] && ! grep -q "^$R/sub/deep\$" "$SCRATCH/race.out"
+	ok $? "$b: cwd inside --write deleted during set-up (held: $h): not re-created on the host, the command not run there (exit $rc)"
+	[ -e "$R/sub" ] && diag "  now there: $(find "$R" | tr '\n' ' ')"
+done
 
 done_testing

@@ -176,8 +176,6 @@ int tree_cgroup_create(const struct limits_plan *lp, const struct moat_limits *l
 	if (rc < 0) {
 		if (rc == -1)
 			tree_cgroup_destroy(lp); /* what this run made of it */
-		if (moat_errno_is_fd_exhaustion(err->errnum))
-			return -1; /* the hint says what to raise */
 		return moat_error_hint(err, "moat needs its own cgroup for the declared limits; `moat probe` shows "
 					    "what the host offers");
 	}

@@ -676,7 +676,7 @@ static int expand(struct fs_plan *fp, size_t grant, int dir, const char *real, i
 				continue; /* gone since readdir */
 			rc = moat_error_set(err, MOAT_E_SYSTEM, open_err, "%s", child);
 			if (open_err == EMFILE)
-				moat_error_hint(err, "%s holds a denied path, so each of its entries is granted on its own, "
+				moat_error_fd_hint(err, "%s holds a denied path, so each of its entries is granted on its own, "
 						     "with a descriptor each: raise the hard open-file limit (ulimit -Hn), "
 						     "or grant a directory below it",
 						real);

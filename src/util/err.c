@@ -139,6 +139,21 @@ int moat_error_hint(struct moat_error *err, const char *fmt, ...)
 {
 	va_list ap;
 
+	/* A caller's hint is about what it was doing; out of descriptors,
+	 * the descriptor hint is the one that helps (moat_error_fd_hint
+	 * replaces it with a more precise one). */
+	if (moat_errno_is_fd_exhaustion(err->errnum) && err->hint[0])
+		return -1;
+	va_start(ap, fmt);
+	vsnprintf(err->hint, sizeof(err->hint), fmt, ap);
+	va_end(ap);
+	return -1;
+}
+
+int moat_error_fd_hint(struct moat_error *err, const char *fmt, ...)
+{
+	va_list ap;
+
 	va_start(ap, fmt);
 	vsnprintf(err->hint, sizeof(err->hint), fmt, ap);
 	va_end(ap);

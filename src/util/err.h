@@ -42,8 +42,12 @@ struct moat_error {
 int moat_error_set(struct moat_error *err, enum moat_error_kind kind, int errnum, const char *fmt, ...)
 	__attribute__((format(printf, 4, 5)));
 
-/* Attach a hint to an error already set; returns -1 for tail calls. */
+/* Attach a hint to an error already set; returns -1 for tail calls.  An
+ * EMFILE/ENFILE error keeps the hint moat_error_set gave it. */
 int moat_error_hint(struct moat_error *err, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+/* The hint of an EMFILE/ENFILE error, more precise than the default one. */
+int moat_error_fd_hint(struct moat_error *err, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
 /* Prefix the message with context ("loading policy: ..."); returns -1.
  * The cause of an EMFILE/ENFILE error stays first. */

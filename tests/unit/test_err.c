@@ -40,8 +40,13 @@ int main(void)
 	is_str(err.message, want, "EMFILE: the cause leads, the context follows it");
 	ok(strstr(err.hint, "ulimit -n") != NULL, "  the hint says how to raise it (%s)", err.hint);
 	ok(strstr(err.message, "Too many open files") == NULL, "  no bare strerror");
-	moat_error_hint(&err, "a caller's own hint");
-	is_str(err.hint, "a caller's own hint", "  a caller's hint replaces it");
+	moat_error_hint(&err, "lift the protection with --unprotect .git/hooks");
+	ok(strstr(err.hint, "ulimit -n") != NULL, "  a caller's hint about its path does not replace it");
+	moat_error_fd_hint(&err, "/etc holds a denied path: raise the hard limit (ulimit -Hn)");
+	is_str(err.hint, "/etc holds a denied path: raise the hard limit (ulimit -Hn)", "  a descriptor hint does");
+	moat_error_set(&err, MOAT_E_SYSTEM, EACCES, "%s", "/x");
+	moat_error_hint(&err, "chmod it");
+	is_str(err.hint, "chmod it", "  other errors take the caller's hint");
 
 	moat_error_set(&err, MOAT_E_SYSTEM, ENFILE, "opening %s", "/etc");
 	ok(strncmp(err.message, "the system ran out of file descriptors", 38) == 0 && strstr(err.message, "opening /etc"),

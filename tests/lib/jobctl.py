@@ -13,9 +13,10 @@ Every wait is bounded."""
 import os, pty, select, signal, sys, time
 
 mode, moat, backend, wdir = sys.argv[1:5]
-tick = os.path.join(wdir, "tick")
-loop = ("i=0; while [ $i -lt 400 ]; do echo $i >%s/tick.new && mv -f %s/tick.new %s/tick; "
-        "i=$((i+1)); sleep 0.05; done" % (wdir, wdir, wdir))
+# One counter per run: a run that failed to end must not write into the next.
+tick = os.path.join(wdir, "tick-%s-%s" % (backend, mode))
+loop = ("i=0; while [ $i -lt 400 ]; do echo $i >%s.new && mv -f %s.new %s; "
+        "i=$((i+1)); sleep 0.05; done" % (tick, tick, tick))
 for stale in (tick, tick + ".new"):
     try:
         os.unlink(stale)
@@ -144,6 +145,15 @@ def by_terminal():
             expect(b"never", 1)
             sys.stderr.write(log.decode(errors="replace"))
     finally:
+        # bash and every job of its session (moat; its sandbox ends with it).
+        for d in os.listdir("/proc"):
+            try:
+                with open("/proc/%s/stat" % d) as f:
+                    fields = f.read().rsplit(")", 1)[1].split()
+                if d.isdigit() and int(fields[3]) == pid and int(d) != pid:
+                    os.kill(int(d), signal.SIGKILL)
+            except (OSError, ValueError, IndexError):
+                pass
         try:
             os.kill(pid, signal.SIGKILL)
             os.waitpid(pid, 0)

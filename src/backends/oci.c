@@ -71,6 +71,7 @@ struct oci_facts {
 	size_t n_grants, n_expanded, n_pins, n_unpinned;
 	int landlock_abi; /* moat's ruleset applied inside by __init, or 0 */
 	int lifeline_to;  /* where __init finds moat's lifeline, or -1 */
+	int started_to;   /* where __init finds the started pipe, or -1 */
 	const struct limits_plan *lp; /* the limits, decided from bp->caps */
 	bool cwd_link;    /* process.cwd is CWD_LINK */
 };
@@ -381,6 +382,12 @@ static json_t *build_process(const struct backend_ctx *ctx, const struct oci_fac
 		char num[16];
 		snprintf(num, sizeof(num), "%d", f->lifeline_to);
 		json_array_append_new(args, json_string("--lifeline"));
+		json_array_append_new(args, json_string(num));
+	}
+	if (f->started_to >= 0) {
+		char num[16];
+		snprintf(num, sizeof(num), "%d", f->started_to);
+		json_array_append_new(args, json_string("--started-fd"));
 		json_array_append_new(args, json_string(num));
 	}
 	/* The runtime passes 3..N: the gaps between the declared fds are
@@ -752,7 +759,7 @@ static int compile_bundle(const struct moat_backend *self, const struct backend_
 	 * by entry, so the denied objects are not in the bundle at all. */
 	vo.landlock = !ctx->exporting && f.rt != RT_RUNSC && ctx->host->landlock_abi > 0;
 	view_build(p, ctx->fs, &vo, &v);
-	f.lifeline_to = -1;
+	f.lifeline_to = f.started_to = -1;
 	if (vo.landlock && (f.landlock_abi = backend_landlock_layer(ctx, bp, &v, false, &init_args, &n_init, err)) < 0) {
 		view_free(&v);
 		return -1;
@@ -765,6 +772,10 @@ static int compile_bundle(const struct moat_backend *self, const struct backend_
 		/* Signals too: runc would pass them on itself, but not SIGTSTP
 		 * as a stop of the whole container. */
 		bp->signals_via_lifeline = true;
+		/* And __init says when it starts the command: a runtime that
+		 * ends before that failed in its own set-up (exit 125, not the
+		 * command's status). */
+		f.started_to = bp->started_to = backend_highest_fd(p, bp) + 1;
 	}
 	mounts = build_mounts(ctx, &v, rootfs, self_exe, &f, err);
 	/* runc makes process.cwd when it is missing (mkdir -p, inside the

@@ -165,9 +165,10 @@ static void tool_setup_failed(const struct moat_plan *plan, int status, const st
 			 "%s failed to set up the sandbox (it exited %d before the command started): %s", tool,
 			 WIFEXITED(status) ? WEXITSTATUS(status) : -1, words);
 	else
-		snprintf(r->failure, sizeof(r->failure),
-			 "%s failed to set up the sandbox (it exited %d before the command started, saying nothing)",
-			 tool, WIFEXITED(status) ? WEXITSTATUS(status) : -1);
+		snprintf(r->failure, sizeof(r->failure), "%s failed to set up the sandbox (it exited %d before the "
+							 "command started%s)",
+			 tool, WIFEXITED(status) ? WEXITSTATUS(status) : -1,
+			 plan->ext.stderr_to >= 0 ? ", saying nothing" : "; its message is on stderr");
 	r->exited = false;
 	r->exit_status = 0;
 	r->exit_code = 125;

@@ -205,6 +205,19 @@ if case " $BACKENDS " in *" bwrap "*) true ;; *) false ;; esac; then
 	fi
 	"$MOAT" run --backend bwrap -- /bin/sh -c 'exit 1'
 	is $? 1 "control: bwrap running a command that exits 1 gives 1"
+	# oci: moat __init says when it starts the command; runc failing before
+	# that (a stand-in runc first on PATH) is a set-up failure, not exit 1.
+	if "$MOAT" run --backend oci --dry-run -- /bin/true 2>/dev/null | grep -q '"status": "enforced"'; then
+		mkdir -p "$SCRATCH/fakerunc"
+		printf '#!/bin/sh\necho "runc run failed: stand-in" >&2\nexit 1\n' >"$SCRATCH/fakerunc/runc"
+		chmod 755 "$SCRATCH/fakerunc/runc"
+		rm -f "$REPORTS/fakerunc.json"
+		PATH="$SCRATCH/fakerunc:$PATH" "$MOAT" run --backend oci --report "$REPORTS/fakerunc.json" -- /bin/true \
+			2>/dev/null
+		is "$?/$(runf "$REPORTS/fakerunc.json" executed)" "125/False" "oci: runc failing in its set-up: exit 125, executed false"
+		"$MOAT" run --backend oci -- /bin/sh -c 'exit 1'
+		is $? 1 "  control: oci running a command that exits 1 gives 1"
+	fi
 	# The tool's own words reach the report: bwrap speaks into a pipe of
 	# moat's until moat __init puts the caller's stderr back for the
 	# command.  A stand-in bwrap first PATH that fails as bwrap does.

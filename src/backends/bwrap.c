@@ -54,7 +54,8 @@ static bool bwrap_dev_node(const char *path)
  * name swapped between moat's planning and bwrap's mount fails the start
  * instead of widening it.  By path when exporting (no descriptor exists),
  * and for placeholders, made after this argv. */
-static void emit_bind(const struct backend_ctx *ctx, struct backend_plan *bp, const struct view_op *op, bool pin)
+static int emit_bind(const struct backend_ctx *ctx, struct backend_plan *bp, const struct view_op *op, bool pin,
+		     struct moat_error *err)
 {
 	const struct fs_obj *o = &ctx->fs->obj[op->obj];
 	bool by_fd = !ctx->exporting && o->fd >= 0 && !o->placeholder;
@@ -67,23 +68,27 @@ static void emit_bind(const struct backend_ctx *ctx, struct backend_plan *bp, co
 			backend_argv_add(bp, "--remount-ro");
 			backend_argv_add(bp, op->dest);
 		}
-		return;
+		return 0;
 	}
 	if (by_fd) {
+		/* No fallback to the path: bwrap would bind whatever the name
+		 * leads to then, not the object moat planned from. */
 		int fd = fcntl(o->fd, F_DUPFD_CLOEXEC, 3);
-		if (fd >= 0) {
-			backend_argv_add(bp, op->read_only ? "--ro-bind-fd" : "--bind-fd");
-			backend_argv_addf(bp, "%d", backend_pass_fd(bp, fd));
-			backend_argv_add(bp, op->dest);
-			return;
-		}
+		if (fd < 0)
+			return moat_error_set(err, MOAT_E_SYSTEM, errno, "passing %s to bwrap", o->real);
+		backend_argv_add(bp, op->read_only ? "--ro-bind-fd" : "--bind-fd");
+		backend_argv_addf(bp, "%d", backend_pass_fd(bp, fd));
+		backend_argv_add(bp, op->dest);
+		return 0;
 	}
 	backend_argv_add(bp, op->read_only ? "--ro-bind" : "--bind");
 	backend_argv_add(bp, pin ? op->dest : o->real);
 	backend_argv_add(bp, op->dest);
+	return 0;
 }
 
-static void emit_op(const struct backend_ctx *ctx, struct backend_plan *bp, const struct view_op *op)
+static int emit_op(const struct backend_ctx *ctx, struct backend_plan *bp, const struct view_op *op,
+		   struct moat_error *err)
 {
 	switch (op->kind) {
 	case VIEW_PROC:
@@ -108,11 +113,9 @@ static void emit_op(const struct backend_ctx *ctx, struct backend_plan *bp, cons
 	case VIEW_BIND:
 		if (op->device && bwrap_dev_node(op->dest))
 			break;
-		emit_bind(ctx, bp, op, false);
-		break;
+		return emit_bind(ctx, bp, op, false, err);
 	case VIEW_PIN:
-		emit_bind(ctx, bp, op, true);
-		break;
+		return emit_bind(ctx, bp, op, true, err);
 	case VIEW_MASK:
 		if (op->dir) {
 			backend_argv_add(bp, "--perms");
@@ -137,6 +140,7 @@ static void emit_op(const struct backend_ctx *ctx, struct backend_plan *bp, cons
 		backend_argv_add(bp, op->dest);
 		break;
 	}
+	return 0;
 }
 
 /* The command's environment, through a descriptor: bwrap --clearenv, then
@@ -399,7 +403,11 @@ static int bwrap_compile(const struct backend_ctx *ctx, struct backend_plan *bp,
 	f.n_unpinned = v.n_unpinned;
 	for (i = 0; i < v.n; i++) {
 		f.n_grants += v.v[i].kind == VIEW_BIND;
-		emit_op(ctx, bp, &v.v[i]);
+		if (emit_op(ctx, bp, &v.v[i], err) < 0) {
+			view_free(&v);
+			backend_strv_free(init_args);
+			return -1;
+		}
 	}
 	if (n_init && emit_self(bp, err) < 0) {
 		view_free(&v);

@@ -36,8 +36,6 @@
 struct moat_verdict;
 
 #define BACKEND_MAX_RLIMITS 8
-#define BACKEND_MAX_ENV_SET 4
-#define BACKEND_MAX_TOOL_ENV 4
 
 /* The tool's own PATH: the system's directories only (what Debian's
  * login.defs gives root), not the caller's, so it finds the helpers it runs
@@ -125,8 +123,8 @@ struct backend_plan {
 	 * "NAME=VALUE" (bwrap sets PWD after its chdir).  The plan puts them
 	 * into moat's environment too, so the report lists exactly what the
 	 * command sees.  backend_env_set() adds one. */
-	char *env_set[BACKEND_MAX_ENV_SET];
-	size_t n_env_set;
+	char **env_set;
+	size_t n_env_set, cap_env_set;
 	/* Limits: what the tool offers (compile fills caps before
 	 * backend_limits() or backend_verdict_moat_owned()), and what that
 	 * decides (plan/limits.h). */
@@ -142,8 +140,8 @@ struct backend_plan {
 	 * FIREJAIL_*).  The command's environment reaches the command through
 	 * the tool's own mechanism: bwrap --setenv through a descriptor,
 	 * OCI process.env, moat __init --env-fd under firejail. */
-	char *tool_env[BACKEND_MAX_TOOL_ENV + 2];
-	size_t n_tool_env;
+	char **tool_env; /* NULL until the first one */
+	size_t n_tool_env, cap_tool_env;
 	/* The tool has no such mechanism (nono, sandbox-exec): it is given the
 	 * command's environment, and the backend has refused every hook
 	 * variable in it (backend_env_via_tool()). */

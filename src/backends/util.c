@@ -62,18 +62,16 @@ void backend_plan_free(struct backend_plan *bp)
 	free(bp->runtime);
 	for (i = 0; i < bp->n_env_set; i++)
 		free(bp->env_set[i]);
+	free(bp->env_set);
 	for (i = 0; i < bp->n_tool_env; i++)
 		free(bp->tool_env[i]);
+	free(bp->tool_env);
 	memset(bp, 0, sizeof(*bp));
 }
 
 void backend_tool_env(struct backend_plan *bp, const char *name, const char *value)
 {
-	/* A compiler bug, as for backend_env_set. */
-	if (bp->n_tool_env >= BACKEND_MAX_TOOL_ENV + 1) {
-		fprintf(stderr, "moat: internal error: too many variables in the tool's environment\n");
-		abort();
-	}
+	bp->tool_env = moat_xgrow(bp->tool_env, &bp->cap_tool_env, bp->n_tool_env + 1, sizeof(char *));
 	bp->tool_env[bp->n_tool_env++] = moat_xasprintf("%s=%s", name, value);
 	bp->tool_env[bp->n_tool_env] = NULL;
 }
@@ -99,12 +97,7 @@ bool backend_env_via_tool(const struct backend_ctx *ctx, struct backend_plan *bp
 
 void backend_env_set(struct backend_plan *bp, const char *name, const char *value)
 {
-	/* A compiler bug, not an input error: the table is sized for the
-	 * known tools. */
-	if (bp->n_env_set >= BACKEND_MAX_ENV_SET) {
-		fprintf(stderr, "moat: internal error: too many variables set by the backend\n");
-		abort();
-	}
+	bp->env_set = moat_xgrow(bp->env_set, &bp->cap_env_set, bp->n_env_set, sizeof(char *));
 	bp->env_set[bp->n_env_set++] = moat_xasprintf("%s=%s", name, value);
 }
 
@@ -121,13 +114,8 @@ void backend_argv_addf(struct backend_plan *bp, const char *fmt, ...)
 	char *s;
 
 	va_start(ap, fmt);
-	if (vasprintf(&s, fmt, ap) < 0)
-		s = NULL;
+	s = moat_xvasprintf(fmt, ap);
 	va_end(ap);
-	if (!s) {
-		fprintf(stderr, "moat: out of memory\n");
-		exit(125);
-	}
 	backend_argv_add(bp, s);
 	free(s);
 }

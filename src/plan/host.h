@@ -25,7 +25,7 @@ struct moat_host {
 	uid_t uid;
 	gid_t gid;
 
-	/* Added for `moat probe` (issue 5).  Cheap: a few syscalls, no fork. */
+	/* For `moat probe`.  Cheap: a few syscalls, no fork. */
 	char landlock_why[256];  /* when landlock_abi == 0: why */
 	int landlock_errata;     /* bitmask of fixed Landlock issues; -1: unknown */
 	char seccomp_why[256];   /* when !seccomp: why */

@@ -480,9 +480,9 @@ static void *grow_items(void *p, size_t *cap, size_t need, size_t size)
 	ncap = *cap ? *cap * 2 : 1;
 	while (ncap <= need)
 		ncap *= 2;
-	if (ncap > SIZE_MAX / size)
-		abort(); /* cannot happen: counts are bounded by TOML_MAX_INPUT */
-	p = moat_xrealloc(p, ncap * size);
+	/* Cannot happen (counts are bounded by TOML_MAX_INPUT); if it did,
+	 * SIZE_MAX is an allocation that fails the way every other does. */
+	p = moat_xrealloc(p, ncap > SIZE_MAX / size ? SIZE_MAX : ncap * size);
 	*cap = ncap;
 	return p;
 }

@@ -84,3 +84,12 @@ char *moat_xasprintf(const char *fmt, ...)
 		out_of_memory();
 	return p;
 }
+
+char *moat_xvasprintf(const char *fmt, va_list ap)
+{
+	char *p = NULL;
+
+	if (vasprintf(&p, fmt, ap) < 0)
+		out_of_memory();
+	return p;
+}

@@ -15,5 +15,6 @@ void *moat_xgrow(void *p, size_t *cap, size_t need, size_t size) __attribute__((
 char *moat_xstrdup(const char *s) __attribute__((malloc, returns_nonnull));
 char *moat_xstrndup(const char *s, size_t n) __attribute__((malloc, returns_nonnull));
 char *moat_xasprintf(const char *fmt, ...) __attribute__((format(printf, 1, 2), malloc, returns_nonnull));
+char *moat_xvasprintf(const char *fmt, va_list ap) __attribute__((format(printf, 1, 0), malloc, returns_nonnull));
 
 #endif

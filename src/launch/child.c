@@ -59,6 +59,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "launch/reaper.h"
 #include "launch/signals.h"
 #include "util/path.h"
 #include "util/cleanup.h"
@@ -373,38 +374,17 @@ static _Noreturn void exec_external(const struct child_args *a)
  * itself killed (PR_SET_PDEATHSIG) when moat dies, even by SIGKILL. */
 static _Noreturn void run_init(const struct child_args *a, pid_t cmd)
 {
-	sigset_t set;
-	int sfd;
+	int sfd, status = 0;
+	ssize_t unused;
 
 	close(a->err_fd);
-	signals_forwarded_set(&set);
-	sigaddset(&set, SIGCHLD);
-	sfd = signalfd(-1, &set, SFD_CLOEXEC);
-	if (sfd < 0)
+	/* moat blocked the signals before the clone: nothing was lost. */
+	sfd = reaper_signalfd(NULL);
+	if (sfd < 0 || reaper_run(cmd, sfd, -1, &status) != REAPER_EXITED)
 		_exit(125);
-	for (;;) {
-		struct signalfd_siginfo si;
-		ssize_t n = read(sfd, &si, sizeof(si));
-		int status;
-		pid_t w;
-
-		if (n != (ssize_t)sizeof(si)) {
-			if (n < 0 && errno == EINTR)
-				continue;
-			_exit(125);
-		}
-		if (si.ssi_signo != SIGCHLD) {
-			signals_deliver_in_tree(cmd, (int)si.ssi_signo);
-			continue;
-		}
-		while ((w = waitpid(-1, &status, WNOHANG)) > 0) {
-			if (w == cmd) {
-				ssize_t unused = write(a->status_fd, &status, sizeof(status));
-				(void)unused;
-				_exit(0);
-			}
-		}
-	}
+	unused = write(a->status_fd, &status, sizeof(status));
+	(void)unused;
+	_exit(0);
 }
 
 _Noreturn void child_main(const struct child_args *a)

@@ -17,6 +17,7 @@
 
 #include <linux/filter.h>
 
+#include "launch/reaper.h"
 #include "launch/signals.h"
 #include "native/landlock.h"
 #include "native/seccomp.h"
@@ -320,10 +321,10 @@ int moat_init_main(int argc, char **argv)
 	struct init_opts o = {.lifeline = -1, .env_fd = -1, .seccomp_fd = -1, .started_fd = -1, .stderr_fd = -1,
 			      .cmd_at = -1};
 	struct moat_bpf bpf = {0};
-	sigset_t set, saved;
+	sigset_t saved;
 	int rc, lifeline;
 	pid_t cmd;
-	int sfd;
+	int sfd, status = 0;
 
 	o.rules = calloc((size_t)argc + 1, sizeof(char *));
 	o.unset = calloc((size_t)argc + 1, sizeof(char *));
@@ -351,13 +352,7 @@ int moat_init_main(int argc, char **argv)
 	lifeline = o.lifeline;
 	/* What the runtime left ignored stays so for the command. */
 	signals_capture_caller();
-	signals_forwarded_set(&set);
-	sigaddset(&set, SIGCHLD);
-	if (sigprocmask(SIG_BLOCK, &set, &saved) != 0)
-		return 125;
-	/* Blocked before the fork, so no signal or exit is lost before the
-	 * signalfd reads it. */
-	sfd = signalfd(-1, &set, SFD_CLOEXEC);
+	sfd = reaper_signalfd(&saved);
 	if (sfd < 0) {
 		fprintf(stderr, "moat: init: signalfd: %s\n", strerror(errno));
 		return 125;
@@ -380,54 +375,18 @@ int moat_init_main(int argc, char **argv)
 	}
 	if (o.started_fd >= 0)
 		close(o.started_fd);
-	for (;;) {
-		struct pollfd pfd[2] = {{.fd = sfd, .events = POLLIN}, {.fd = lifeline, .events = POLLIN}};
-		struct signalfd_siginfo si;
-		ssize_t n;
-		int status;
-		pid_t w;
-
-		if (poll(pfd, lifeline >= 0 ? 2 : 1, -1) < 0) {
-			if (errno == EINTR)
-				continue;
-			kill(cmd, SIGKILL);
-			return 125;
-		}
-		/* The lifeline: a byte is a signal moat forwards; end of file
-		 * is moat gone, which ends the sandbox.  As pid 1, exiting takes
-		 * every process of the namespace along. */
-		if (lifeline >= 0 && (pfd[1].revents & (POLLHUP | POLLERR | POLLIN))) {
-			unsigned char sigs[64];
-			ssize_t got = read(lifeline, sigs, sizeof(sigs));
-
-			if (got < 0 && errno == EINTR)
-				continue;
-			if (got <= 0)
-				_exit(137);
-			for (n = 0; n < got; n++)
-				if (sigs[n] > 0 && sigs[n] < NSIG && sigs[n] != SIGCHLD && sigs[n] != SIGKILL)
-					signals_deliver_in_tree(cmd, sigs[n]);
-			continue;
-		}
-		if (!(pfd[0].revents & POLLIN))
-			continue;
-		n = read(sfd, &si, sizeof(si));
-		if (n != (ssize_t)sizeof(si)) {
-			if (n < 0 && errno == EINTR)
-				continue;
-			kill(cmd, SIGKILL);
-			return 125;
-		}
-		if (si.ssi_signo != SIGCHLD) {
-			signals_deliver_in_tree(cmd, (int)si.ssi_signo);
-			continue;
-		}
-		while ((w = waitpid(-1, &status, WNOHANG)) > 0) {
-			if (w != cmd)
-				continue; /* an orphan, reaped */
-			if (WIFSIGNALED(status))
-				_exit(128 + WTERMSIG(status));
-			_exit(WEXITSTATUS(status));
-		}
+	switch (reaper_run(cmd, sfd, lifeline, &status)) {
+	case REAPER_EXITED:
+		/* pid 1 cannot die of a default signal: a signal's end is
+		 * passed on as 128+N, as moat's exit status contract says. */
+		_exit(WIFSIGNALED(status) ? 128 + WTERMSIG(status) : WEXITSTATUS(status));
+	case REAPER_MOAT_GONE:
+		/* As pid 1, exiting takes every process of the namespace
+		 * along. */
+		_exit(137);
+	case REAPER_FAILED:
+		break;
 	}
+	kill(cmd, SIGKILL);
+	return 125;
 }

@@ -94,13 +94,19 @@ def held(stop_instead):
     if not moat_pid:
         tracer.kill()
         return
-    os.kill(moat_pid, signal.SIGSTOP if stop_instead else signal.SIGKILL)
+    try:
+        os.kill(moat_pid, signal.SIGSTOP if stop_instead else signal.SIGKILL)
+    except ProcessLookupError:
+        pass
     if stop_instead:
         time.sleep(2.5)  # the hold is over; the command runs
         say(bool(left()) and not eof_within(r, 0.1),
             "%s: control: moat alive (stopped): the sandbox runs on and holds stdout" % backend)
-        os.kill(moat_pid, signal.SIGKILL)
-        os.kill(moat_pid, signal.SIGCONT)
+        for sig in (signal.SIGKILL, signal.SIGCONT):
+            try:  # strace may have reaped it already
+                os.kill(moat_pid, sig)
+            except ProcessLookupError:
+                pass
     eof = eof_within(r, 5)
     time.sleep(0.2)
     rest = left()

@@ -21,7 +21,7 @@
 #include <time.h>
 
 #include "launch/launch.h"
-#include "plan/host.h"
+#include "host/host.h"
 #include "plan/plan.h"
 #include "policy/policy.h"
 #include "report/report.h"

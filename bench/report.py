@@ -941,7 +941,7 @@ if startup_short:
                     f"≈ {fmt(pw, 2)} ms. `open(O_PATH)` once per path and a readlink of `/proc/self/fd/N` (as "
                     "src/native/mounts.c already does) resolves a path in one walk.")
     if hp or pb:
-        sugg.append(f"  7. src/plan/host.c `host_probe` ({fmt(hp / 1000 if hp else None, 2)} ms cold: uname, "
+        sugg.append(f"  7. src/host/host.c `host_probe` ({fmt(hp / 1000 if hp else None, 2)} ms cold: uname, "
                     "/proc/sys reads, Landlock and seccomp probes on every run) and src/plan/plan.c `plan_build` "
                     f"({fmt(pb / 1000 if pb else None, 2)} ms cold, including the realpath calls above and a stat per "
                     f"denied path, {n_denied} of them). Reading /proc/sys only for the "

@@ -10,7 +10,7 @@
 
 #include "launch/launch.h"
 #include "moat/moat.h"
-#include "plan/host.h"
+#include "host/host.h"
 #include "plan/plan.h"
 #include "policy/policy.h"
 #include "report/dest.h"

@@ -28,8 +28,8 @@
 
 #include "plan/fsplan.h"
 #include "plan/limits.h"
-#include "plan/host.h"
-#include "plan/properties.h"
+#include "host/host.h"
+#include "policy/properties.h"
 #include "policy/policy.h"
 #include "util/err.h"
 

@@ -25,7 +25,7 @@
 
 #include "native/native.h"
 #include "native/seccomp.h"
-#include "plan/plan.h"
+#include "policy/verdict.h"
 #include "plan/view.h"
 #include "util/cleanup.h"
 #include "util/mem.h"

@@ -58,7 +58,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#include "plan/plan.h"
+#include "policy/verdict.h"
 #include "util/cleanup.h"
 #include "util/mem.h"
 #include "util/path.h"

@@ -41,7 +41,7 @@
 
 #include "native/native.h"
 #include "native/seccomp.h"
-#include "plan/plan.h"
+#include "policy/verdict.h"
 #include "plan/view.h"
 #include "policy/env.h"
 #include "util/cleanup.h"

@@ -47,7 +47,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "plan/plan.h"
+#include "policy/verdict.h"
 #include "util/cleanup.h"
 #include "util/mem.h"
 #include "util/path.h"

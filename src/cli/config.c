@@ -8,7 +8,7 @@
 #include <unistd.h>
 
 #include "cli/commands.h"
-#include "plan/host.h"
+#include "host/host.h"
 #include "plan/plan.h"
 #include "policy/policy.h"
 #include "report/report.h"

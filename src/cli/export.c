@@ -16,7 +16,7 @@
 #include <jansson.h>
 
 #include "cli/commands.h"
-#include "plan/host.h"
+#include "host/host.h"
 #include "plan/plan.h"
 #include "report/report.h"
 #include "sources/cli.h"

@@ -11,7 +11,7 @@
 
 #include "cli/commands.h"
 #include "moat/moat.h"
-#include "plan/properties.h"
+#include "policy/properties.h"
 #include "policy/profiles.h"
 #include "sources/cli.h"
 #include "util/cleanup.h"

@@ -24,9 +24,9 @@
 
 #include "backends/backend.h"
 #include "cli/commands.h"
-#include "plan/host.h"
+#include "host/host.h"
 #include "plan/plan.h"
-#include "plan/properties.h"
+#include "policy/properties.h"
 #include "policy/policy.h"
 #include "policy/profiles.h"
 #include "util/cleanup.h"

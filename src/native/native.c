@@ -12,7 +12,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "plan/plan.h"
+#include "policy/properties.h"
+#include "policy/verdict.h"
 #include "util/cleanup.h"
 #include "util/rmtree.h"
 #include "util/mem.h"

@@ -15,7 +15,7 @@
 #include "native/mounts.h"
 #include "native/seccomp.h"
 #include "plan/fsplan.h"
-#include "plan/host.h"
+#include "host/host.h"
 #include "plan/limits.h"
 #include "policy/policy.h"
 #include "util/err.h"

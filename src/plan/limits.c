@@ -5,7 +5,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "plan/plan.h"
+#include "policy/verdict.h"
 #include "util/cleanup.h"
 
 static const char *const names[LIM__COUNT] = {

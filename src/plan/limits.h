@@ -16,7 +16,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "plan/host.h"
+#include "host/host.h"
 #include "policy/policy.h"
 
 struct moat_verdict;

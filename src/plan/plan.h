@@ -9,9 +9,10 @@
 #include "backends/backend.h"
 #include "native/native.h"
 #include "plan/fsplan.h"
-#include "plan/host.h"
+#include "host/host.h"
 #include "plan/limits.h"
-#include "plan/properties.h"
+#include "policy/properties.h"
+#include "policy/verdict.h"
 #include "policy/policy.h"
 #include "util/err.h"
 
@@ -22,13 +23,6 @@ enum moat_status {
 	MOAT_STATUS_OFF,         /* the sandbox is off */
 };
 
-struct moat_verdict {
-	bool requested;        /* the policy asks for it */
-	bool enforced;         /* the backend will apply it */
-	char mechanism[256];   /* what enforces it, when enforced */
-	char reason[512];      /* why not, when missing */
-	char hint[256];        /* how to get it, when known */
-};
 
 struct moat_plan {
 	const char *backend;     /* the backend chosen: "native", "none" or an
@@ -63,9 +57,5 @@ void plan_free(struct moat_plan *plan);
 
 const char *moat_status_name(enum moat_status s);
 
-/* Helpers for backends filling verdicts. */
-void verdict_enforce(struct moat_verdict *v, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-void verdict_missing(struct moat_verdict *v, const char *hint, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
 
 #endif

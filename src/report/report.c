@@ -4,7 +4,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "plan/properties.h"
+#include "policy/properties.h"
 #include "util/cleanup.h"
 #include "util/sha256.h"
 

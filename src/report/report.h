@@ -6,7 +6,7 @@
 #include <jansson.h>
 
 #include "launch/launch.h"
-#include "plan/host.h"
+#include "host/host.h"
 #include "plan/plan.h"
 #include "policy/policy.h"
 #include "util/err.h"

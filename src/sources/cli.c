@@ -10,7 +10,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "plan/properties.h"
+#include "policy/properties.h"
 #include "policy/env.h"
 #include "policy/profiles.h"
 #include "sources/config.h"

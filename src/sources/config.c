@@ -17,7 +17,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "plan/properties.h"
+#include "policy/properties.h"
 #include "policy/env.h"
 #include "policy/profiles.h"
 #include "sources/resolve.h"

@@ -10,7 +10,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "plan/properties.h"
+#include "policy/properties.h"
 #include "policy/profiles.h"
 #include "sources/config.h"
 #include "sources/resolve.h"

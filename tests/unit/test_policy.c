@@ -2,7 +2,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "plan/properties.h"
+#include "policy/properties.h"
 #include "policy/env.h"
 #include "policy/policy.h"
 #include "policy/profiles.h"

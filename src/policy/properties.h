@@ -1,8 +1,8 @@
 /* Properties: named guarantees that a test can try to break.  They are the
  * currency between policy, backends and verdicts.  The names are an
  * interface (reports, `--require`, configs): never rename one. */
-#ifndef MOAT_PLAN_PROPERTIES_H
-#define MOAT_PLAN_PROPERTIES_H
+#ifndef MOAT_POLICY_PROPERTIES_H
+#define MOAT_POLICY_PROPERTIES_H
 
 #include <stdint.h>
 

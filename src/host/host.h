@@ -1,8 +1,8 @@
 /* What the host offers, probed once per run.  The plan reads only this
  * struct, so tests can make detection report less than the host has (never
  * more) through MOAT_HOST_LIMIT; see docs/degradation.md. */
-#ifndef MOAT_PLAN_HOST_H
-#define MOAT_PLAN_HOST_H
+#ifndef MOAT_HOST_HOST_H
+#define MOAT_HOST_HOST_H
 
 #include <stdbool.h>
 #include <stddef.h>

@@ -1,4 +1,4 @@
-#include "plan/properties.h"
+#include "policy/properties.h"
 
 #include <string.h>
 

@@ -1,9 +1,10 @@
-#include "plan/host.h"
+#include "host/host.h"
 
 #include <errno.h>
 #include <fcntl.h>
 #include <linux/landlock.h>
 #include <linux/seccomp.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -133,6 +134,29 @@ static bool probe_userns(char *why, size_t len)
 /* MOAT_HOST_LIMIT="landlock=N,userns=0,seccomp=0": lower what detection
  * reports, to test fallbacks on a host that has everything.  It can only
  * lower: a value above what was probed is clamped to the probe. */
+/* The MOAT_HOST_LIMIT keys that only take a mechanism away (=0): the flag
+ * each sets in struct moat_host. */
+static const struct {
+	const char *key;
+	size_t flag;
+} limited_flags[] = {
+	{"cgroup", offsetof(struct moat_host, cgroup_limited)},
+	{"cgroupv1", offsetof(struct moat_host, cgroup_v1_limited)},
+	{"cgroupv2", offsetof(struct moat_host, cgroup_v2_limited)},
+	/* As a host with swap that no cgroup can limit. */
+	{"swaplimit", offsetof(struct moat_host, swap_limit_limited)},
+};
+
+static size_t limited_flag(const char *key)
+{
+	size_t i;
+
+	for (i = 0; i < ARRAY_LEN(limited_flags); i++)
+		if (strcmp(limited_flags[i].key, key) == 0)
+			return limited_flags[i].flag;
+	return (size_t)-1;
+}
+
 static int apply_limit(struct moat_host *h, const char *spec, struct moat_error *err)
 {
 	cleanup_free char *copy = strdup(spec);
@@ -144,6 +168,7 @@ static int apply_limit(struct moat_host *h, const char *spec, struct moat_error 
 		char *eq = strchr(tok, '='), *end;
 		const char *val;
 		long v;
+		size_t off;
 
 		if (!eq) {
 			moat_error_set(err, MOAT_E_USAGE, 0, "MOAT_HOST_LIMIT=%s: '%s' has no '='", spec, tok);
@@ -188,19 +213,9 @@ static int apply_limit(struct moat_host *h, const char *spec, struct moat_error 
 		} else if (strcmp(tok, "root") == 0) {
 			if (v == 0)
 				h->root = false;
-		} else if (strcmp(tok, "cgroup") == 0) {
+		} else if ((off = limited_flag(tok)) != (size_t)-1) {
 			if (v == 0)
-				h->cgroup_limited = true;
-		} else if (strcmp(tok, "cgroupv1") == 0) {
-			if (v == 0)
-				h->cgroup_v1_limited = true;
-		} else if (strcmp(tok, "cgroupv2") == 0) {
-			if (v == 0)
-				h->cgroup_v2_limited = true;
-		} else if (strcmp(tok, "swaplimit") == 0) {
-			/* As a host with swap that a cgroup cannot limit. */
-			if (v == 0)
-				h->swap_limit_limited = true;
+				*(bool *)(void *)((char *)h + off) = true;
 		} else {
 			moat_error_set(err, MOAT_E_USAGE, 0, "MOAT_HOST_LIMIT=%s: unknown field '%s'", spec, tok);
 			goto hint;

@@ -1,8 +1,8 @@
-/* What the host's cgroups offer this process (plan/host.h): read from
+/* What the host's cgroups offer this process (host/host.h): read from
  * /proc/self/mountinfo, /proc/self/cgroup and the cgroup files, creating
  * nothing.  Only runs that declare a tree limit, or that cannot have a pid
  * namespace, ask (plan.c), and `moat probe`. */
-#include "plan/host.h"
+#include "host/host.h"
 
 #include <errno.h>
 #include <stdint.h>

@@ -26,6 +26,12 @@ void run_options_free(struct moat_run_options *o);
 int cli_parse_run(int argc, char **argv, char *const *environ_in, struct moat_policy *p,
 		  struct moat_run_options *o, struct moat_error *err);
 
+/* The same, and the selected config server's metadata (meta->name NULL
+ * when no server was selected), for the report. */
+struct moat_server_meta;
+int cli_parse_run_meta(int argc, char **argv, char *const *environ_in, struct moat_policy *p,
+		       struct moat_run_options *o, struct moat_server_meta *meta, struct moat_error *err);
+
 void cli_run_usage(FILE *out);
 
 /* What `moat run --help` and the man page (cli/man.c) are both made from, so

@@ -172,12 +172,6 @@ void config_server_meta_free(struct moat_server_meta *m);
 /* {"name", "config", "optional", "install_hint", "trusted_publisher"}, for the report. */
 json_t *config_server_meta_json(const struct moat_server_meta *m);
 
-/* `moat run` with config support: cli_parse_run() plus the selected
- * server's metadata (meta->name NULL when no server was selected).  For the
- * lead to move into sources/cli.h when the report gets a "server" field. */
-int cli_parse_run_meta(int argc, char **argv, char *const *environ_in, struct moat_policy *p,
-		       struct moat_run_options *o, struct moat_server_meta *meta, struct moat_error *err);
-
 /* "512M", "2G", "1048576", "1GiB": bytes.  Shared with the command line. */
 int moat_parse_size(const char *s, int64_t *out);
 

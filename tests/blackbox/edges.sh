@@ -72,9 +72,12 @@ fi
 # (before this fix about 3% of bwrap runs left the sandbox's first process
 # behind).  The helper is the subreaper of the runs: whatever outlives its
 # moat comes back to it and is counted.
+# The sanitizer passes (MOAT_TEST_SAN=1, tests/run-all) look for memory
+# errors on these paths, not for the race: fewer rounds there.
+KILLS=${MOAT_TEST_KILLS:-300}
+[ "${MOAT_TEST_SAN:-0}" = 1 ] && KILLS=${MOAT_TEST_KILLS:-60}
 for b in $BACKENDS; do
-	tap_relay 1 "$b: random kills" < <("$PY" "$ROOT/tests/lib/killrace.py" random "$MOAT" "$b" "$W" \
-		"${MOAT_TEST_KILLS:-300}" 2>&1)
+	tap_relay 1 "$b: random kills" < <("$PY" "$ROOT/tests/lib/killrace.py" random "$MOAT" "$b" "$W" "$KILLS" 2>&1)
 done
 
 # --- 7. job control: Ctrl-Z stops the command with moat, fg continues both ----------
@@ -87,6 +90,9 @@ JC_BACKENDS=$BACKENDS
 	JC_BACKENDS="$JC_BACKENDS oci"
 for b in $JC_BACKENDS; do
 	tap_relay 6 "$b: job control by signals" < <("$PY" "$ROOT/tests/lib/jobctl.py" signals "$MOAT" "$b" "$W" 2>&1)
+	# The terminal case drives the same code as the signals one; the
+	# sanitizer passes run it for native only.
+	[ "${MOAT_TEST_SAN:-0}" = 1 ] && [ "$b" != native ] && continue
 	tap_relay 6 "$b: job control at a terminal" < <("$PY" "$ROOT/tests/lib/jobctl.py" terminal "$MOAT" "$b" "$W" 2>&1)
 done
 

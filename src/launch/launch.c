@@ -183,6 +183,9 @@ struct tree_route {
 	const struct moat_plan *plan;
 	pid_t child;       /* moat's child; -1 once reaped (its pid may be
 			    * another's then) */
+	pid_t group;       /* its process group (its pid, from its setsid):
+			    * no pid is reused while it names a group, so
+			    * this stays valid after the child is reaped */
 	int *lifeline;     /* the write end, with signals_via_lifeline */
 	bool via_lifeline; /* moat __init inside passes them on (backend.h) */
 	bool pid_init;     /* native: the child is the pid namespace's init */
@@ -194,7 +197,7 @@ struct tree_route {
 static struct tree_route tree_route_of(const struct moat_plan *plan, pid_t child, int *lifeline)
 {
 	bool sandboxed = plan->status != MOAT_STATUS_OFF;
-	struct tree_route t = {.plan = plan, .child = child, .lifeline = lifeline};
+	struct tree_route t = {.plan = plan, .child = child, .group = child, .lifeline = lifeline};
 
 	t.via_lifeline = sandboxed && plan->external && plan->ext.lifeline_to >= 0 && plan->ext.signals_via_lifeline;
 	t.pid_init = sandboxed && !plan->external && plan->native.pid_init;
@@ -231,7 +234,7 @@ static void tree_signal(const struct tree_route *t, int sig)
 		/* The command leads an orphaned process group, where the
 		 * kernel drops SIGTSTP: stop (or continue) the group. */
 		int how = sig == SIGTSTP ? SIGSTOP : SIGCONT;
-		kill(-t->child, how);
+		kill(-t->group, how);
 		kill(t->child, how);
 		return;
 	}
@@ -262,7 +265,7 @@ static void tree_terminate(const struct tree_route *t, bool child_done)
 	if (!child_done)
 		kill(t->child, SIGTERM);
 	if (!t->pid_init)
-		kill(-t->child, SIGTERM);
+		kill(-t->group, SIGTERM);
 }
 
 /* The tree ends: through its cgroup, by killing the pid namespace's init,

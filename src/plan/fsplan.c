@@ -844,6 +844,17 @@ static int pin_between(struct fs_plan *fp, size_t grant, const char *real, struc
 	return 0;
 }
 
+/* A pinned directory keeps this run's shared lock (`lock_fd`, or -1); one
+ * that is another run's placeholder is adopted: this run removes it too,
+ * when it is the last to hold it, from its directory (plan/sharedlock.h). */
+static void hold_pinned(struct fs_obj *o, int lock_fd)
+{
+	o->lock_fd = lock_fd;
+	o->adopted = lock_fd >= 0 && shared_is_placeholder(lock_fd);
+	if (o->adopted && o->dirfd < 0)
+		o->dirfd = openat(o->fd, "..", O_PATH | O_DIRECTORY | O_CLOEXEC);
+}
+
 /* Returns 1, before it added anything to the plan, when a directory it
  * was about to pin was removed while it waited for its lock (another run
  * removing its placeholder): the caller looks again. */
@@ -927,48 +938,32 @@ static int protect_one_try(struct fs_plan *fp, const struct moat_policy *p, size
 	 * it, and no chmod made inside, on a read-only mount. */
 	if (!w.present && w.parent_fd >= 0 && w.anchor && strcmp(w.anchor, g->real) != 0 &&
 	    !protect_known(fp, w.anchor)) {
-		int lk = shared_lock_take(w.parent_fd);
-		bool placeholder = lk >= 0 && shared_is_placeholder(lk);
+		cleanup_close int lk = shared_lock_take(w.parent_fd);
+		struct stat st;
+		int rc = 0;
 
 		if (lk == -2) {
 			walk_out_free(&w);
 			return 1;
 		}
-		if (placeholder || writable_only_after_chmod(w.parent_fd)) {
-			struct stat st;
-
-			if (fstat(w.parent_fd, &st) != 0) {
-				if (lk >= 0)
-					close(lk);
-				moat_error_set(err, MOAT_E_SYSTEM, errno, "%s", w.anchor);
-				walk_out_free(&w);
-				return -1;
-			}
-			if (pin_between(fp, grant, w.anchor, err) < 0) {
-				if (lk >= 0)
-					close(lk);
-				walk_out_free(&w);
-				return -1;
-			}
-			o = obj_add(fp, FS_PROTECT, w.anchor);
-			o->parent = (int)grant;
-			o->protect_name = name;
-			o->present = true;
-			o->real = steal_ptr(&w.anchor);
-			o->fd = steal_fd(&w.parent_fd);
-			o->dev = st.st_dev;
-			o->ino = st.st_ino;
-			o->mode = st.st_mode;
-			o->lock_fd = lk;
-			if (placeholder) {
-				o->adopted = true;
-				o->dirfd = openat(o->fd, "..", O_PATH | O_DIRECTORY | O_CLOEXEC);
+		if ((lk >= 0 && shared_is_placeholder(lk)) || writable_only_after_chmod(w.parent_fd)) {
+			if (fstat(w.parent_fd, &st) != 0)
+				rc = moat_error_set(err, MOAT_E_SYSTEM, errno, "%s", w.anchor);
+			else if ((rc = pin_between(fp, grant, w.anchor, err)) == 0) {
+				o = obj_add(fp, FS_PROTECT, w.anchor);
+				o->parent = (int)grant;
+				o->protect_name = name;
+				o->present = true;
+				o->real = steal_ptr(&w.anchor);
+				o->fd = steal_fd(&w.parent_fd);
+				o->dev = st.st_dev;
+				o->ino = st.st_ino;
+				o->mode = st.st_mode;
+				hold_pinned(o, steal_fd(&lk));
 			}
 			walk_out_free(&w);
-			return 0;
+			return rc;
 		}
-		if (lk >= 0)
-			close(lk);
 	}
 	if (protect_known(fp, w.real) || fs_is_excluded(fp, w.real)) {
 		walk_out_free(&w);
@@ -994,13 +989,7 @@ static int protect_one_try(struct fs_plan *fp, const struct moat_policy *p, size
 	o->protect_name = name;
 	if (w.present) {
 		fill_present(o, &w);
-		o->lock_fd = steal_fd(&lock_fd);
-		/* Another run's placeholder: this run removes it too, when it
-		 * is the last to hold it. */
-		if (o->lock_fd >= 0 && shared_is_placeholder(o->lock_fd)) {
-			o->adopted = true;
-			o->dirfd = openat(o->fd, "..", O_PATH | O_DIRECTORY | O_CLOEXEC);
-		}
+		hold_pinned(o, steal_fd(&lock_fd));
 		if (S_ISLNK(o->mode)) {
 			char text[PATH_MAX];
 			ssize_t n = readlinkat(o->fd, "", text, sizeof(text) - 1);
@@ -1238,13 +1227,12 @@ int fs_placeholders_make(struct fs_plan *fp, fs_placeholder_made_fn made, void *
 		/* Made by someone else since planning: held too, and adopted
 		 * when it is another run's placeholder. */
 		if (!o->placeholder_made && S_ISDIR(st.st_mode)) {
-			o->lock_fd = shared_lock_take(fd);
-			if (o->lock_fd == -2) {
+			int lk = shared_lock_take(fd);
+			if (lk == -2) {
 				errno = EAGAIN;
-				o->lock_fd = -1;
 				goto fail;
 			}
-			o->adopted = o->lock_fd >= 0 && shared_is_placeholder(o->lock_fd);
+			hold_pinned(o, lk);
 		}
 		continue;
 fail:
@@ -1328,15 +1316,16 @@ static bool still_there(const struct fs_plan *fp, const struct fs_obj *o)
 
 	if (strncmp(o->real, g->real, glen) != 0 || !*rel)
 		return true; /* not below its grant: nothing to compare */
+	bool same;
+
 	fd = (int)syscall(SYS_openat2, g->fd, rel, &how, sizeof(how));
 	if (fd < 0 && errno == ENOSYS)
 		return fstatat(g->fd, rel, &st, AT_SYMLINK_NOFOLLOW) == 0 && st.st_dev == o->dev && st.st_ino == o->ino;
 	if (fd < 0)
 		return false;
-	if (fstat(fd, &st) != 0)
-		st.st_ino = 0;
+	same = fstat(fd, &st) == 0 && st.st_dev == o->dev && st.st_ino == o->ino;
 	close(fd);
-	return st.st_dev == o->dev && st.st_ino == o->ino;
+	return same;
 }
 
 size_t fs_plan_changed_pins(const struct fs_plan *fp, char *first, size_t len)

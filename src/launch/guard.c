@@ -18,6 +18,7 @@
 
 #include "launch/cgroup.h"
 #include "util/cleanup.h"
+#include "util/pause.h"
 
 /* One message on the pipe: moat made a placeholder (the guard learns its
  * object, to remove exactly it), or moat is done.  Smaller than PIPE_BUF:
@@ -46,12 +47,6 @@ bool guard_needed(const struct moat_plan *plan)
 		return false;
 	return limits_uses_cgroup(&plan->limits) || (plan->external && plan->ext.owns_work_dir) ||
 	       (plan->external && plan->ext.cleanup_argv) || plan->native.private_tmp_dir || any_placeholder(&plan->fs);
-}
-
-static void pause_ms(long ms)
-{
-	struct timespec ts = {.tv_sec = ms / 1000, .tv_nsec = (ms % 1000) * 1000000L};
-	nanosleep(&ts, NULL);
 }
 
 /* The backend's own clean-up command (`runc delete --force ID`), with a
@@ -90,7 +85,7 @@ static void run_cleanup_argv(char *const *argv)
 	for (i = 0; i < 1000; i++) {
 		if (waitpid(pid, &status, WNOHANG) == pid)
 			return;
-		pause_ms(10);
+		moat_pause_ms(10);
 	}
 	kill(pid, SIGKILL);
 	waitpid(pid, &status, 0);

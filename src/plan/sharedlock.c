@@ -13,14 +13,7 @@
 #include <unistd.h>
 
 #include "util/cleanup.h"
-
-static void pause_ms(long ms)
-{
-	struct timespec ts = {.tv_sec = 0, .tv_nsec = ms * 1000000L};
-
-	while (nanosleep(&ts, &ts) != 0 && errno == EINTR) {
-	}
-}
+#include "util/pause.h"
 
 int shared_lock_take(int obj)
 {
@@ -36,7 +29,7 @@ int shared_lock_take(int obj)
 			close(fd);
 			return -1;
 		}
-		pause_ms(5);
+		moat_pause_ms(5);
 	}
 	if (fstat(fd, &st) != 0 || st.st_nlink == 0) {
 		close(fd); /* removed meanwhile: the name may be free */
@@ -97,7 +90,7 @@ bool shared_remove_placeholder(int dirfd, const char *name, dev_t dev, ino_t ino
 	for (tries = 0; flock(lk, LOCK_EX | LOCK_NB) != 0; tries++) {
 		if (lock_fd >= 0 || (errno != EWOULDBLOCK && errno != EINTR) || tries >= 40)
 			return false; /* another run holds it: it is that run's now */
-		pause_ms(5);
+		moat_pause_ms(5);
 	}
 	/* Under the exclusive lock, only when still empty. */
 	return unlinkat(dirfd, name, AT_REMOVEDIR) == 0;

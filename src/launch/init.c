@@ -357,6 +357,13 @@ int moat_init_main(int argc, char **argv)
 		fprintf(stderr, "moat: init: signalfd: %s\n", strerror(errno));
 		return 125;
 	}
+	/* moat died while the tool set the sandbox up (bwrap is not tied to
+	 * moat: backend.h, outlives_moat): the command does not start. */
+	if (lifeline >= 0) {
+		struct pollfd gone = {.fd = lifeline, .events = POLLIN};
+		if (poll(&gone, 1, 0) > 0 && (gone.revents & (POLLHUP | POLLERR)))
+			_exit(137);
+	}
 	cmd = fork();
 	if (cmd < 0) {
 		fprintf(stderr, "moat: init: fork: %s\n", strerror(errno));

@@ -63,8 +63,8 @@ ok $? "control: with the delay and no kill, the command runs"
 # instead of killing it: the sandbox then runs on (the check sees a
 # survivor), and ends once moat is killed.
 if have_bwrap; then
-	tap_relay 2 "bwrap held, moat killed" < <("$PY" "$ROOT/tests/lib/killrace.py" held "$MOAT" bwrap "$W" 2>&1)
-	tap_relay 3 "bwrap held, moat stopped" < <("$PY" "$ROOT/tests/lib/killrace.py" stopped "$MOAT" bwrap "$W" 2>&1)
+	tap_relay 3 "bwrap held, moat killed" < <("$PY" "$ROOT/tests/lib/killrace.py" held "$MOAT" bwrap "$W" 2>&1)
+	tap_relay 4 "bwrap held, moat stopped" < <("$PY" "$ROOT/tests/lib/killrace.py" stopped "$MOAT" bwrap "$W" 2>&1)
 else
 	skip "bwrap cannot run here"
 fi

@@ -74,9 +74,14 @@ def sweep():
 
 
 def held(stop_instead):
+    # The command marks that it started: once moat is dead, it must not.
+    ran = os.path.join(wdir, "held-ran-" + backend)
+    if os.path.exists(ran):
+        os.unlink(ran)
+    cmd = argv[:argv.index("--") + 1] + ["/bin/sh", "-c", "touch '%s'; exec '%s' 30" % (ran, mark)]
     r, w = os.pipe()
     tracer = subprocess.Popen(["strace", "-f", "-qq", "-o", "/dev/null", "-e", "trace=capset",
-                               "-e", "inject=capset:delay_enter=1000000"] + argv, stdout=w, stderr=w)
+                               "-e", "inject=capset:delay_enter=1000000"] + cmd, stdout=w, stderr=w)
     os.close(w)
     moat_pid = bwrap_child = None
     end = time.time() + 10
@@ -112,6 +117,10 @@ def held(stop_instead):
     rest = left()
     say(eof and not rest, "%s: moat SIGKILLed%s: stdout at end of file, nothing left (%s)" %
         (backend, " after" if stop_instead else " while bwrap was held", rest or "none"))
+    if stop_instead:
+        say(os.path.exists(ran), "%s: control: with moat alive the command started" % backend)
+    else:
+        say(not os.path.exists(ran), "%s: the command never started once moat was dead" % backend)
     sweep()
     try:  # what a failed run left: bwrap's child, stuck on its eventfd
         os.kill(bwrap_child, signal.SIGKILL)

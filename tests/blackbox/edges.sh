@@ -190,10 +190,11 @@ fi
 if case " $BACKENDS " in *" bwrap "*) true ;; *) false ;; esac; then
 	if [ "$UID_NOW" != 0 ]; then
 		# RLIMIT_NPROC counts every process of this user (this shell
-		# too): the lowest limit at which moat starts bwrap and bwrap
-		# cannot make its namespace's pid 1.
+		# too, and whatever else of this user's still ends): the lowest
+		# limit at which moat starts bwrap and bwrap, or moat __init
+		# inside it, cannot make the next process.
 		found=
-		for n in 2 3 4 5 6 7 8; do
+		for n in $(seq 2 24); do
 			rm -f "$REPORTS/nproc.json"
 			prlimit --nproc=$n "$MOAT" run --backend bwrap --report "$REPORTS/nproc.json" -- /bin/true 2>"$SCRATCH/nproc.err"
 			rc=$?

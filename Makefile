@@ -82,9 +82,9 @@ $(BUILD)/libmoat.so: $(LIB_OBJ)
 $(BUILD)/moat: $(CLI_OBJ) $(BUILD)/libmoat.a
 	$(CC) $(ALL_LDFLAGS) -o $@ $(CLI_OBJ) $(BUILD)/libmoat.a $(PKG_LIBS)
 
-# The seccomp filters, compiled once at build time (src/native/seccomp.c).
-GEN_SRC := tools/gen-seccomp.c src/native/seccomp.c src/util/err.c src/util/mem.c
-$(BUILD)/gen/gen-seccomp: $(GEN_SRC) src/native/seccomp.h
+# The seccomp filters, compiled once at build time (src/kernel/seccomp.c).
+GEN_SRC := tools/gen-seccomp.c src/kernel/seccomp.c src/util/err.c src/util/mem.c
+$(BUILD)/gen/gen-seccomp: $(GEN_SRC) src/kernel/seccomp.h
 	@mkdir -p $(@D)
 	@echo "  GEN     $@"
 	@$(CC) $(filter-out -MMD -MP,$(ALL_CFLAGS)) -DMOAT_SECCOMP_NO_PREBUILT -o $@ $(GEN_SRC) $(ALL_LDFLAGS) $(PKG_LIBS)

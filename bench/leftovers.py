@@ -8,7 +8,7 @@ Four kinds of leftover, each compared with a snapshot taken before the runs:
 * lines of the host's /proc/self/mountinfo naming moat (moat mounts only in
   namespaces of its own, so a new one on the host is a leak);
 * /tmp/moat-* entries: moat's fallback makes /tmp/moat-tmp.PID.XXXXXX per run
-  (src/native/native.c) and removes it when the run ends;
+  (src/backends/native.c) and removes it when the run ends;
 * cgroups named moat-PID-N anywhere under /sys/fs/cgroup: the tree's cgroup
   that --memory/--pids/--cpu and the fallback's cgroup.kill make below moat's
   own cgroup (src/plan/limits.c, limits_name_cgroup) and remove at the end.

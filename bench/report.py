@@ -906,7 +906,7 @@ if startup_short:
                     "the policy serialized again for the digest, SHA-256). Build it only when it will be written.")
     mnt = perf_ms("__x64_sys_mount")
     if src_find("MS_BIND | MS_REMOUNT | MS_RDONLY", "src/native"):
-      sugg.append(f"  2. src/native/mounts.c `mounts_apply`: mount(2) is the largest kernel item, ≈ {fmt(mnt, 2)} ms. "
+      sugg.append(f"  2. src/kernel/mounts.c `mounts_apply`: mount(2) is the largest kernel item, ≈ {fmt(mnt, 2)} ms. "
                 "Each masked file takes two calls (bind, then a read-only remount) and each masked directory a "
                 "new tmpfs superblock. Remounting the staging tmpfs read-only once (`MS_REMOUNT|MS_BIND|MS_RDONLY|"
                 "MS_NOSUID|MS_NODEV|MS_NOEXEC`) and then binding every mask, files and directories alike, from it "
@@ -916,19 +916,19 @@ if startup_short:
     nu = perf_ms("namespace_unlock")
     um = perf_ms("__x64_sys_umount")
     if src_find("umount2(", "src/native"):
-        sugg.append(f"  3. src/native/mounts.c: the `umount2(..., MNT_DETACH)` of the staging tmpfs (≈ {fmt(um, 2)} ms, "
+        sugg.append(f"  3. src/kernel/mounts.c: the `umount2(..., MNT_DETACH)` of the staging tmpfs (≈ {fmt(um, 2)} ms, "
                     f"and `namespace_unlock` with its expedited RCU grace period ≈ {fmt(nu, 2)} ms together with "
                     "the teardown at exit) buys nothing when the staging directory is one the plan covers with "
                     "its own tmpfs right after (/tmp with a private tmp, /dev/shm): the staging mount is then "
                     "unreachable anyway, and seccomp refuses umount inside the sandbox. Prefer such a staging "
                     "directory and skip the umount then.")
     sc = perf_ms("do_seccomp")
-    sugg.append(f"  4. src/native/seccomp.c: the kernel checks and JIT-compiles the filter in every child "
+    sugg.append(f"  4. src/kernel/seccomp.c: the kernel checks and JIT-compiles the filter in every child "
                 f"(`do_seccomp` ≈ {fmt(sc, 2)} ms, {fmt(ab_diff('moat_env_strict', 'moat_no_seccomp'), 2)} ms "
                 "with minus without by ablation); both this and the per-syscall cost of §2 scale with the "
                 "program's length, so fewer instructions help twice.")
     ipc = perf_ms("copy_ipcs")
-    sugg.append(f"  5. src/native/native.c `native_compile`: `CLONE_NEWIPC` costs ≈ {fmt(ipc, 2)} ms (a new IPC "
+    sugg.append(f"  5. src/backends/native.c `native_compile`: `CLONE_NEWIPC` costs ≈ {fmt(ipc, 2)} ms (a new IPC "
                 "namespace registers its sysctl tables); `CLONE_NEWUTS` is cheaper. Keep them if the properties "
                 "need them, but they are priced here.")
     rl = perf_ms("__x64_sys_readlink")
@@ -939,7 +939,7 @@ if startup_short:
                     "components that are not links: see the strace counts); moat calls it in "
                     f"{', '.join(rp_files)}. readlink ≈ {fmt(rl, 2)} ms in the kernel, path walks of every kind "
                     f"≈ {fmt(pw, 2)} ms. `open(O_PATH)` once per path and a readlink of `/proc/self/fd/N` (as "
-                    "src/native/mounts.c already does) resolves a path in one walk.")
+                    "src/kernel/mounts.c already does) resolves a path in one walk.")
     if hp or pb:
         sugg.append(f"  7. src/host/host.c `host_probe` ({fmt(hp / 1000 if hp else None, 2)} ms cold: uname, "
                     "/proc/sys reads, Landlock and seccomp probes on every run) and src/plan/plan.c `plan_build` "

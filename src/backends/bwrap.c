@@ -23,8 +23,8 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "native/native.h"
-#include "native/seccomp.h"
+#include "backends/native.h"
+#include "kernel/seccomp.h"
 #include "policy/verdict.h"
 #include "plan/view.h"
 #include "util/cleanup.h"

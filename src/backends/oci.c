@@ -39,8 +39,8 @@
 #include <jansson.h>
 #include <seccomp.h>
 
-#include "native/native.h"
-#include "native/seccomp.h"
+#include "backends/native.h"
+#include "kernel/seccomp.h"
 #include "policy/verdict.h"
 #include "plan/view.h"
 #include "policy/env.h"

@@ -13,8 +13,8 @@
 
 #include <linux/filter.h>
 
-#include "native/landlock.h"
-#include "native/seccomp.h"
+#include "kernel/landlock.h"
+#include "kernel/seccomp.h"
 #include "policy/verdict.h"
 #include "plan/view.h"
 #include "policy/env.h"

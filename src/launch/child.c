@@ -1,12 +1,12 @@
 /* The child of a launch.  Everything that can be computed was computed by
- * the parent (plan/, native/); here only the irreversible steps happen, in
+ * the parent (plan/, backends/native.c, kernel/); here only the irreversible steps happen, in
  * this order, each for a reason:
  *
  *   1. die with moat (PR_SET_PDEATHSIG), and check moat did not die first;
  *      with a cgroup for the tree, wait until moat has put this process
  *      in it (launch/cgroup.h);
  *   2. user namespace maps (only our own uid/gid: no privilege is gained);
- *   3. the view (native/mounts.h): a new root holding only the grants, each
+ *   3. the view (kernel/mounts.h): a new root holding only the grants, each
  *      bound from the object the parent planned (checked again here), the
  *      private /tmp, /dev/shm, /run and HOME, a fresh /proc, a minimal
  *      /dev, masks and pins; the old root detached;

@@ -19,8 +19,8 @@
 
 #include "launch/reaper.h"
 #include "launch/signals.h"
-#include "native/landlock.h"
-#include "native/seccomp.h"
+#include "kernel/landlock.h"
+#include "kernel/seccomp.h"
 
 static int usage(void)
 {

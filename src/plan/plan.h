@@ -7,7 +7,7 @@
 #include <stdbool.h>
 
 #include "backends/backend.h"
-#include "native/native.h"
+#include "backends/native.h"
 #include "plan/fsplan.h"
 #include "host/host.h"
 #include "plan/limits.h"

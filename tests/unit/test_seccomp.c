@@ -38,7 +38,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "native/seccomp.h"
+#include "kernel/seccomp.h"
 
 extern char **environ;
 

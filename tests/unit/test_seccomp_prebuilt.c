@@ -4,7 +4,7 @@
 #include <linux/filter.h>
 #include <string.h>
 
-#include "native/seccomp.h"
+#include "kernel/seccomp.h"
 #include "tap.h"
 
 int main(void)

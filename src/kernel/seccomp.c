@@ -42,7 +42,7 @@
  *     kills i386 (AUDIT_ARCH_I386) and, for x86_64, also emits a check that
  *     kills any nr >= __X32_SYSCALL_BIT (x32 syscalls report
  *     AUDIT_ARCH_X86_64).  tests/unit/test_seccomp.c proves both. */
-#include "native/seccomp.h"
+#include "kernel/seccomp.h"
 
 #include <errno.h>
 #include <fcntl.h>

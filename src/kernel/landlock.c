@@ -1,4 +1,4 @@
-#include "native/landlock.h"
+#include "kernel/landlock.h"
 
 #include <dirent.h>
 #include <errno.h>

@@ -2,8 +2,8 @@
  * and signal scoping (ABI >= 6).  The ruleset is built in the parent, with
  * every rule's path opened there; the child adds the rules for file systems
  * it mounts itself (/tmp, /proc) and then restricts itself. */
-#ifndef MOAT_NATIVE_LANDLOCK_H
-#define MOAT_NATIVE_LANDLOCK_H
+#ifndef MOAT_KERNEL_LANDLOCK_H
+#define MOAT_KERNEL_LANDLOCK_H
 
 #include <stdbool.h>
 #include <stdint.h>

@@ -17,8 +17,8 @@
  * Only x86_64 is supported: on another architecture compile fails with
  * MOAT_E_UNAVAIL, so the plan reports `sys.filter` missing instead of
  * enforcing an unreviewed filter. */
-#ifndef MOAT_NATIVE_SECCOMP_H
-#define MOAT_NATIVE_SECCOMP_H
+#ifndef MOAT_KERNEL_SECCOMP_H
+#define MOAT_KERNEL_SECCOMP_H
 
 #include <stdbool.h>
 #include <stddef.h>

@@ -14,8 +14,8 @@
  *      makes;
  *   4. makes the skeletons and the root read-only, and pivots into it; the old
  *      root is detached, so nothing of the host remains but what is bound. */
-#ifndef MOAT_NATIVE_MOUNTS_H
-#define MOAT_NATIVE_MOUNTS_H
+#ifndef MOAT_KERNEL_MOUNTS_H
+#define MOAT_KERNEL_MOUNTS_H
 
 #include <stdbool.h>
 #include <stddef.h>

@@ -1,6 +1,6 @@
-/* The view, applied by the child (native/mounts.h).  No allocation here:
+/* The view, applied by the child (kernel/mounts.h).  No allocation here:
  * the child runs between clone and execve. */
-#include "native/mounts.h"
+#include "kernel/mounts.h"
 
 #include <errno.h>
 #include <fcntl.h>

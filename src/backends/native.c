@@ -1,4 +1,4 @@
-#include "native/native.h"
+#include "backends/native.h"
 
 #include <errno.h>
 #include <dirent.h>

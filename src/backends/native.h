@@ -3,17 +3,17 @@
  * child-side steps that apply what was compiled.  native_compile() runs in
  * the parent and decides, per property, what will enforce it; the launcher
  * (launch/) applies the plan in the order written in launch/child.c. */
-#ifndef MOAT_NATIVE_NATIVE_H
-#define MOAT_NATIVE_NATIVE_H
+#ifndef MOAT_BACKENDS_NATIVE_H
+#define MOAT_BACKENDS_NATIVE_H
 
 #include <stdbool.h>
 #include <stddef.h>
 #include <sys/resource.h>
 #include <sys/types.h>
 
-#include "native/landlock.h"
-#include "native/mounts.h"
-#include "native/seccomp.h"
+#include "kernel/landlock.h"
+#include "kernel/mounts.h"
+#include "kernel/seccomp.h"
 #include "plan/fsplan.h"
 #include "host/host.h"
 #include "plan/limits.h"

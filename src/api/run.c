@@ -165,7 +165,7 @@ int moat_run_main(int argc, char **argv)
 		code = moat_error_print(&err);
 		goto out;
 	}
-	if (plan.status == MOAT_STATUS_UNAVAILABLE && plan.external && plan.ext.argv == NULL) {
+	if (plan.status == MOAT_STATUS_UNAVAILABLE && backend_plan_runs_tool(&plan.compiled) && plan.compiled.argv == NULL) {
 		/* The backend's tool is absent (or this is not its OS): one
 		 * line for the cause, not one per property. */
 		say_backend_absent(&plan, policy.argv[0]);
@@ -193,7 +193,7 @@ int moat_run_main(int argc, char **argv)
 	if (plan.status == MOAT_STATUS_DEGRADED)
 		say_missing(&plan, "degraded: missing");
 	else if (plan.status == MOAT_STATUS_OFF)
-		fprintf(stderr, "moat: sandbox off (mode off): running %s unsandboxed\n", policy.argv[0]);
+		fprintf(stderr, "moat: sandbox off (%s): running %s unsandboxed\n", plan.backend_reason, policy.argv[0]);
 
 	/* From here on moat changes the host (a dry run or a refusal above
 	 * touches nothing): the guard first, which undoes those changes if moat

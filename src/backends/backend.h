@@ -1,22 +1,31 @@
-/* External backends: compilers from the one policy to another sandbox tool's
- * own terms (an argv, a generated profile, an OCI bundle), each with a
- * declaration of which properties that tool enforces on this host.
+/* The backends: compilers from the one policy to a sandbox, each with a
+ * declaration of which properties it enforces on this host.  Every one is
+ * an entry of the table in backends/registry.c, compiled through the same
+ * compile() in the parent, during planning.  What a compile gives is one of
+ * three things (struct backend_plan):
  *
- * A backend's compile() runs in the parent, during planning, like
- * native_compile(): it writes every verdict in props[] (enforced with the
- * mechanism, or missing with the reason and a hint), builds the argv moat
- * will execute, and writes any files into ctx->work_dir.  It never claims a
- * property the tool does not enforce; a property moat itself keeps owning
- * (the environment, fds, session, rlimits applied before the tool's execve)
- * is claimed only when the tool is known to pass it through unchanged.
+ *   - a tool to execute (bwrap, firejail, an OCI runtime, nono,
+ *     sandbox-exec): tool_path and argv, a generated profile or an OCI
+ *     bundle in work_dir;
+ *   - moat's own in-child program (the native backend): `in_child`, what
+ *     launch/child.c applies itself between clone and execve (namespaces,
+ *     the mount view, Landlock, seccomp; kernel/ holds those mechanisms);
+ *   - nothing (none): the command runs bare, the status is off.
  *
- * The launcher (launch/child.c) runs the result: setsid, rlimits (when
- * apply_rlimits), chdir, no_new_privs (when allowed), close every fd but
- * 0-2, the declared ones and pass_fds, then execve(tool_path, argv, envp).
- * moat supervises the tool's process as it would the command: signals are
- * forwarded to it (or, with signals_via_lifeline, to moat __init inside),
- * --timeout ends its tree, its exit status is the command's (each tool
- * propagates the command's status).
+ * compile() writes every verdict in props[] (enforced with the mechanism,
+ * or missing with the reason and a hint).  It never claims a property the
+ * sandbox does not enforce; a property moat itself keeps owning (the
+ * environment, fds, session, rlimits applied before the tool's execve) is
+ * claimed only when the tool is known to pass it through unchanged.
+ *
+ * The launcher (launch/child.c) gives the command or the tool the same
+ * preamble: setsid, chdir, no_new_privs (not for setuid tools), only 0-2,
+ * the declared fds and pass_fds kept open, the rlimits (when
+ * apply_rlimits), then execve.  moat supervises the tool's process as it
+ * would the command: signals are forwarded to it (or, with
+ * signals_via_lifeline, to moat __init inside), --timeout ends its tree,
+ * its exit status is the command's (each tool propagates the command's
+ * status).
  *
  * See docs/backends.md for the tools, their trust models and the ranking
  * that `--backend auto` uses. */
@@ -34,6 +43,7 @@
 #include "util/err.h"
 
 struct moat_verdict;
+struct native_plan;
 
 #define BACKEND_MAX_RLIMITS 8
 
@@ -49,10 +59,16 @@ struct backend_rlimit {
 	const char *oci_name;  /* "RLIMIT_CORE", ... */
 };
 
-/* What a compiled external backend runs.  Owned strings; backend_plan_free
- * releases them, closes pass_fds and removes work_dir when owns_work_dir. */
+/* What a compiled backend runs.  Owned strings; backend_plan_free releases
+ * them, closes pass_fds and removes what the run made on the host (work_dir
+ * when owns_work_dir, the in-child program's private tmp). */
 struct backend_plan {
-	char *tool_path;       /* absolute path executed */
+	/* The native backend's program (backends/native.h), applied by
+	 * launch/child.c itself; NULL for a tool and for none. */
+	struct native_plan *in_child;
+	char *tool_path;       /* absolute path executed; NULL: no tool (native,
+				* none); the bare name when the tool is not
+				* installed (argv is NULL then) */
 	char **argv;           /* NULL-terminated; argv[0] is the tool's name */
 	size_t argc, cap_argv; /* for backend_argv_add() */
 	int *pass_fds;      /* moat's own fds the tool inherits (bwrap --seccomp
@@ -169,7 +185,8 @@ struct backend_ctx {
 struct moat_backend {
 	const char *name;          /* as in --backend and configs */
 	const char *tools[4];      /* executables looked up in PATH, in order of
-				    * preference; NULL-terminated */
+				    * preference; NULL-terminated; none for
+				    * native and none, which run no tool */
 	const char *summary;       /* one line: what the tool is */
 	const char *install_hint;  /* e.g. "apt-get install bubblewrap" */
 	const char *os;            /* "linux" or "macos": where it can run */
@@ -184,14 +201,16 @@ struct moat_backend {
 
 /* --- registry (backends/registry.c) ------------------------------------ */
 
-/* The external backend called `name`, or NULL ("native", "none", "auto"
- * and unknown names are not external backends). */
+/* The backend called `name` (one of policy/backend_names.h but "auto"), or
+ * NULL. */
 const struct moat_backend *backend_lookup(const char *name);
 
-/* Every name --backend accepts, NULL-terminated: auto, native, the
- * external backends, none. */
-const char *const *backend_names(void);
-bool backend_name_valid(const char *name);
+/* The backend executes a tool (it can be exported: `moat export`), rather
+ * than moat's own in-child program or nothing. */
+bool backend_runs_tool(const struct moat_backend *b);
+
+/* The plan executes a tool, found or not (argv is NULL when it was not). */
+bool backend_plan_runs_tool(const struct backend_plan *bp);
 
 /* The ranking `auto` follows, strongest first (docs/backends.md): names,
  * "native" included, NULL-terminated. */
@@ -214,9 +233,10 @@ int backend_prepare(const struct moat_backend *b, const struct moat_policy *p, c
 
 void backend_plan_init(struct backend_plan *bp);
 void backend_plan_free(struct backend_plan *bp);
-/* Remove the work directory when the plan owns it (also done by
+/* Remove what the run made on the host: the work directory when the plan
+ * owns it, the in-child program's private tmp (also done by
  * backend_plan_free); safe to call twice. */
-void backend_remove_work_dir(struct backend_plan *bp);
+void backend_plan_cleanup(struct backend_plan *bp);
 /* Append a copy of each string (printf-style for the one-argument form). */
 void backend_argv_add(struct backend_plan *bp, const char *arg);
 void backend_argv_addf(struct backend_plan *bp, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
@@ -331,6 +351,8 @@ void backend_cannot_run(struct backend_plan *bp, struct moat_verdict *props, con
 
 /* --- the backends -------------------------------------------------------- */
 
+extern const struct moat_backend backend_native;   /* backends/native.c */
+extern const struct moat_backend backend_none;     /* backends/registry.c */
 extern const struct moat_backend backend_bwrap;    /* backends/bwrap.c */
 extern const struct moat_backend backend_firejail; /* backends/firejail.c */
 extern const struct moat_backend backend_gvisor;   /* backends/oci_run.c */

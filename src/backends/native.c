@@ -12,6 +12,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "backends/backend.h"
 #include "policy/properties.h"
 #include "policy/verdict.h"
 #include "util/cleanup.h"
@@ -46,15 +47,6 @@ void native_plan_free(struct native_plan *np)
 	np->private_tmp_fd = -1;
 }
 
-static void add_rlimit(struct native_plan *np, int resource, rlim_t value)
-{
-	if (np->n_rlimits < ARRAY_LEN(np->rlimits)) {
-		np->rlimits[np->n_rlimits].resource = resource;
-		np->rlimits[np->n_rlimits].value = value;
-		np->n_rlimits++;
-	}
-}
-
 static size_t count_role(const struct fs_plan *fp, enum fs_role role, bool only_present)
 {
 	size_t i, n = 0;
@@ -74,7 +66,6 @@ static size_t count_denies(const struct fs_plan *fp)
  * and with a pid namespace the tree dies with its init. */
 static void native_caps(const struct native_plan *np, struct limit_caps *c)
 {
-	memset(c, 0, sizeof(*c));
 	c->rlimits = true;
 	c->in_cgroup = true;
 	c->runtime = "native";
@@ -93,10 +84,13 @@ static void native_caps(const struct native_plan *np, struct limit_caps *c)
 #define STALE_PREFIX "moat-tmp."
 static void sweep_stale_tmp(void);
 
-int native_compile(const struct moat_policy *p, const struct moat_host *h, struct moat_cgroup_info *cg,
-		   const struct fs_plan *fp, struct native_plan *np, struct moat_verdict *props,
-		   struct moat_error *err)
+static int native_compile(const struct backend_ctx *ctx, struct backend_plan *bp, struct moat_verdict *props,
+			  struct moat_error *err)
 {
+	const struct moat_policy *p = ctx->policy;
+	const struct moat_host *h = ctx->host;
+	const struct fs_plan *fp = ctx->fs;
+	struct native_plan *np = bp->in_child = moat_xcalloc(1, sizeof(*bp->in_child));
 	bool ns = h->userns || h->root;
 	/* A network namespace whenever namespaces can be made and the policy
 	 * does not share the host's network: besides refusing the network, it
@@ -106,8 +100,8 @@ int native_compile(const struct moat_policy *p, const struct moat_host *h, struc
 	bool netns = ns && p->net != MOAT_NET_ALL;
 	int abi = h->landlock_abi;
 	size_t n_denies = count_denies(fp), n_protected = count_role(fp, FS_PROTECT, false);
-	struct limit_caps caps;
 
+	native_plan_init(np);
 	np->outer_uid = h->uid;
 	np->outer_gid = h->gid;
 
@@ -146,19 +140,12 @@ int native_compile(const struct moat_policy *p, const struct moat_host *h, struc
 		np->use_seccomp = true;
 	}
 
-	native_caps(np, &caps);
-	limits_decide(p, h, cg, &caps, &np->limits);
-	add_rlimit(np, RLIMIT_CORE, 0);
-	if (p->limits.address_space_bytes != MOAT_LIMIT_UNSET)
-		add_rlimit(np, RLIMIT_AS, (rlim_t)p->limits.address_space_bytes);
-	if (np->limits.nproc_rlimit)
-		add_rlimit(np, RLIMIT_NPROC, (rlim_t)p->limits.pids);
-	if (p->limits.files != MOAT_LIMIT_UNSET)
-		add_rlimit(np, RLIMIT_NOFILE, (rlim_t)p->limits.files);
-	/* Each process's share, besides the tree's total (launch/cgroup.c):
-	 * the kernel stops one busy process on its own. */
-	if (p->limits.cpu_seconds != MOAT_LIMIT_UNSET)
-		add_rlimit(np, RLIMIT_CPU, (rlim_t)p->limits.cpu_seconds);
+	/* moat applies the rlimits itself (backend_rlimits: RLIMIT_CPU is
+	 * each process's share, besides the tree's total in launch/cgroup.c,
+	 * so the kernel stops one busy process on its own). */
+	native_caps(np, &bp->caps);
+	bp->apply_rlimits = true;
+	bp->no_new_privs = true;
 
 	/* Verdicts, from what was compiled above and nothing else. */
 	if (np->landlock.abi > 0 && np->mounts.enabled)
@@ -307,9 +294,17 @@ int native_compile(const struct moat_policy *p, const struct moat_host *h, struc
 
 	verdict_enforce(&props[MOAT_P_ENV_CURATED], "exact environment built by moat");
 	verdict_enforce(&props[MOAT_P_FD_CLEAN], "close_range: 0, 1, 2 and %zu declared", p->n_keep_fds);
-	limits_verdicts(&np->limits, &props[MOAT_P_RES_LIMITS], &props[MOAT_P_PROC_TREE]);
+	limits_verdicts(backend_limits(ctx, bp), &props[MOAT_P_RES_LIMITS], &props[MOAT_P_PROC_TREE]);
 	return 0;
 }
+
+const struct moat_backend backend_native = {
+    .name = "native",
+    .summary = "moat's own: namespaces, a mount view, Landlock and seccomp applied in the child",
+    .install_hint = NULL,
+    .os = "linux",
+    .compile = native_compile,
+};
 
 
 /* /tmp/moat-tmp.PID.XXXXXX of this user whose moat (PID) no longer runs. */

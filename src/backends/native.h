@@ -1,8 +1,8 @@
 /* The native Linux backend: a compiler from the policy to kernel
  * mechanisms (namespaces, mounts, rlimits, Landlock, seccomp), and the
- * child-side steps that apply what was compiled.  native_compile() runs in
+ * child-side program that applies what was compiled.  Its compile runs in
  * the parent and decides, per property, what will enforce it; the launcher
- * (launch/) applies the plan in the order written in launch/child.c. */
+ * (launch/) applies the program in the order written in launch/child.c. */
 #ifndef MOAT_BACKENDS_NATIVE_H
 #define MOAT_BACKENDS_NATIVE_H
 
@@ -29,11 +29,6 @@ struct moat_verdict;
 	"`sysctl -w kernel.apparmor_restrict_unprivileged_userns=0` (Ubuntu 24.04+), "                            \
 	"`sysctl -w user.max_user_namespaces=15000` (Fedora/RHEL)"
 
-struct native_rlimit {
-	int resource;
-	rlim_t value;
-};
-
 struct native_plan {
 	/* Namespaces: clone flags for the first child. */
 	int clone_flags;
@@ -46,10 +41,6 @@ struct native_plan {
 	bool use_seccomp;
 	struct moat_bpf bpf;
 
-	struct native_rlimit rlimits[8];
-	size_t n_rlimits;
-	struct limits_plan limits; /* each limit's mechanism; the tree's cgroup */
-
 	char *private_tmp_dir; /* without a mount namespace: a per-run TMPDIR */
 	int private_tmp_fd;    /* its descriptor, for the Landlock rule */
 };
@@ -57,12 +48,12 @@ struct native_plan {
 void native_plan_init(struct native_plan *np);
 void native_plan_free(struct native_plan *np);
 
-/* Compile the policy for this host; fill props[] verdicts for everything the
- * native backend enforces.  Fails only on errors (bad paths in require mode,
- * libseccomp failures), never because a feature is missing: that is a
- * verdict. */
-int native_compile(const struct moat_policy *p, const struct moat_host *h, struct moat_cgroup_info *cg,
-		   const struct fs_plan *fp, struct native_plan *np, struct moat_verdict *props, struct moat_error *err);
+/* The native backend (backend_native, backends/backend.h) compiles the
+ * policy for this host into a native_plan, bp->in_child, and fills props[]
+ * for everything it enforces.  It fails only on errors (bad paths in
+ * require mode, libseccomp failures), never because a feature is missing:
+ * that is a verdict.  Its rlimits and limits are the backend plan's own
+ * (bp->rlimits, bp->limits), as for every backend. */
 
 /* After the run: remove what the run created on the host (the per-run tmp). */
 void native_cleanup(struct native_plan *np);

@@ -13,12 +13,28 @@
 #include "util/cleanup.h"
 #include "util/mem.h"
 
-static const struct moat_backend *const externals[] = {
-	&backend_bwrap, &backend_gvisor, &backend_oci, &backend_firejail, &backend_nono, &backend_seatbelt,
+/* none: the command runs bare (the status is off), what --backend none and
+ * mode off give.  Nothing to compile: the plan has no tool and no in-child
+ * program, and no property is claimed. */
+static int none_compile(const struct backend_ctx *ctx, struct backend_plan *bp, struct moat_verdict *props,
+			struct moat_error *err)
+{
+	(void)ctx, (void)bp, (void)props, (void)err;
+	return 0;
+}
+
+const struct moat_backend backend_none = {
+    .name = "none",
+    .summary = "no sandbox: the command runs as moat's child, unconfined",
+    .os = NULL,
+    .compile = none_compile,
 };
 
-static const char *const names[] = {"auto", "native", "bwrap", "gvisor", "oci", "firejail", "nono", "seatbelt",
-				    "none", NULL};
+/* Every backend, in the order `moat help` and the probe list them. */
+static const struct moat_backend *const backends[] = {
+	&backend_native, &backend_bwrap, &backend_gvisor, &backend_oci, &backend_firejail, &backend_nono,
+	&backend_seatbelt, &backend_none,
+};
 
 /* Strongest first.  native leads: moat compiles and checks every one of its
  * mechanisms itself (Landlock, seccomp, namespaces), trusts no further
@@ -34,25 +50,15 @@ const struct moat_backend *backend_lookup(const char *name)
 {
 	size_t i;
 
-	for (i = 0; i < ARRAY_LEN(externals); i++)
-		if (strcmp(externals[i]->name, name) == 0)
-			return externals[i];
+	for (i = 0; i < ARRAY_LEN(backends); i++)
+		if (strcmp(backends[i]->name, name) == 0)
+			return backends[i];
 	return NULL;
 }
 
-const char *const *backend_names(void)
+bool backend_runs_tool(const struct moat_backend *b)
 {
-	return names;
-}
-
-bool backend_name_valid(const char *name)
-{
-	size_t i;
-
-	for (i = 0; names[i]; i++)
-		if (strcmp(names[i], name) == 0)
-			return true;
-	return false;
+	return b->tools[0] != NULL;
 }
 
 const char *const *backend_ranking(void)
@@ -113,11 +119,19 @@ int backend_prepare(const struct moat_backend *b, const struct moat_policy *p, c
 	struct backend_ctx ctx = {
 	    .policy = p, .fs = fs, .host = h, .cgroup = cg, .envp = envp, .exporting = export_dir != NULL};
 	cleanup_free char *tool = NULL;
-	bool runs_here = strcmp(b->os, this_os()) == 0;
+	bool runs_here = !b->os || strcmp(b->os, this_os()) == 0;
 	char reason[256];
 
 	backend_plan_init(bp);
-	if (!ctx.exporting) {
+	if (!backend_runs_tool(b)) {
+		/* moat's own program, or nothing: no tool to find. */
+		if (!runs_here) {
+			snprintf(reason, sizeof(reason), "the %s backend runs only on %s; this is %s", b->name, b->os,
+				 this_os());
+			backend_verdict_all_missing(props, b->install_hint, reason);
+			return 0;
+		}
+	} else if (!ctx.exporting) {
 		if (!runs_here) {
 			snprintf(reason, sizeof(reason), "the %s backend runs only on %s; this is %s", b->name, b->os,
 				 this_os());
@@ -148,8 +162,10 @@ int backend_prepare(const struct moat_backend *b, const struct moat_policy *p, c
 		}
 		ctx.work_dir = bp->work_dir;
 	}
-	bp->tool_path = tool ? steal_ptr(&tool) : moat_xstrdup(b->tools[0]);
-	backend_tool_env(bp, "PATH", BACKEND_TOOL_PATH);
+	if (backend_runs_tool(b)) {
+		bp->tool_path = tool ? steal_ptr(&tool) : moat_xstrdup(b->tools[0]);
+		backend_tool_env(bp, "PATH", BACKEND_TOOL_PATH);
+	}
 	if (b->compile(&ctx, bp, props, err) < 0) {
 		backend_plan_free(bp);
 		return moat_error_wrap(err, "backend %s", b->name);

@@ -1,4 +1,4 @@
-/* Helpers shared by the external backends' compilers. */
+/* Helpers shared by the backends' compilers. */
 #include "backends/backend.h"
 
 #include <errno.h>
@@ -13,6 +13,7 @@
 
 #include <linux/filter.h>
 
+#include "backends/native.h"
 #include "kernel/landlock.h"
 #include "kernel/seccomp.h"
 #include "policy/verdict.h"
@@ -32,13 +33,20 @@ void backend_plan_init(struct backend_plan *bp)
 	bp->stderr_to = -1;
 }
 
-void backend_remove_work_dir(struct backend_plan *bp)
+bool backend_plan_runs_tool(const struct backend_plan *bp)
+{
+	return bp->tool_path != NULL;
+}
+
+void backend_plan_cleanup(struct backend_plan *bp)
 {
 	/* By descriptors: never follow a link or enter a mount that the tool
 	 * or the sandbox left in the work dir (util/rmtree.h). */
 	if (bp->owns_work_dir && bp->work_dir)
 		rmtree(bp->work_dir);
 	bp->owns_work_dir = false;
+	if (bp->in_child)
+		native_cleanup(bp->in_child);
 }
 
 void backend_plan_free(struct backend_plan *bp)
@@ -54,7 +62,11 @@ void backend_plan_free(struct backend_plan *bp)
 	free(bp->pass_fds);
 	if (bp->fd_remap_from >= 0)
 		close(bp->fd_remap_from);
-	backend_remove_work_dir(bp);
+	backend_plan_cleanup(bp);
+	if (bp->in_child) {
+		native_plan_free(bp->in_child);
+		free(bp->in_child);
+	}
 	free(bp->work_dir);
 	backend_strv_free(bp->cleanup_argv);
 	free(bp->cleanup_wait_state);

@@ -79,7 +79,6 @@ fail:
 out:
 	json_decref(report);
 	if (have_plan) {
-		native_cleanup(&plan.native);
 		plan_free(&plan);
 	}
 	policy_free(&policy);

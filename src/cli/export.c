@@ -109,8 +109,8 @@ static int export_run(int argc, char **argv, const char *forced_backend)
 		goto fail;
 	have_plan = true;
 	argv_json = json_array();
-	for (i = 0; i < (int)plan.ext.argc; i++)
-		json_array_append_new(argv_json, json_string(plan.ext.argv[i]));
+	for (i = 0; i < (int)plan.compiled.argc; i++)
+		json_array_append_new(argv_json, json_string(plan.compiled.argv[i]));
 	report = report_build(&policy, &host, &plan, NULL);
 	if (write_json(dir, "argv.json", argv_json, &err) < 0 || write_json(dir, "report.json", report, &err) < 0)
 		goto fail;

@@ -352,7 +352,6 @@ static int plan_strict(const struct moat_host *h, const char *backend, enum moat
 		memcpy(props, plan.props, sizeof(plan.props));
 	if (limits)
 		*limits = plan.limits;
-	native_cleanup(&plan.native);
 	plan_free(&plan);
 	rc = 0;
 out:

@@ -27,11 +27,10 @@
  *      use; then execve of the path resolved in the parent, with the exact
  *      environment the plan built.
  *
- * With an external backend (backends/backend.h) the tool makes the sandbox:
- * after step 1 the child does only what moat keeps owning -- setsid,
- * rlimits, chdir, no_new_privs (not for setuid tools), closing every fd but
- * the declared ones and the tool's own -- and executes the tool
- * (exec_external).
+ * When the backend runs a tool (backends/backend.h) the tool makes the
+ * sandbox: after step 1 the child goes straight to the same preamble
+ * (exec_sandboxed: steps 5, 6 without Landlock, the fd cleanup and the
+ * rlimits of 7) -- what moat keeps owning -- and executes the tool.
  *
  * No allocation after the fork: the parent may have held malloc's lock. */
 #include "launch/child.h"
@@ -101,7 +100,7 @@ static int write_file(const char *path, const char *text)
 
 static void map_ids(const struct child_args *a)
 {
-	const struct native_plan *np = &a->plan->native;
+	const struct native_plan *np = a->plan->compiled.in_child;
 	char line[64];
 	int rc;
 
@@ -174,17 +173,16 @@ static int next_kept(const struct child_args *a, int after)
 	for (i = 0; i < p->n_keep_fds; i++)
 		if (p->keep_fds[i] > after && p->keep_fds[i] < best)
 			best = p->keep_fds[i];
-	for (i = 0; a->plan->external && i < a->plan->ext.n_pass_fds; i++)
-		if (a->plan->ext.pass_fds[i] > after && a->plan->ext.pass_fds[i] < best)
-			best = a->plan->ext.pass_fds[i];
-	if (a->plan->external && a->plan->ext.fd_remap_to > after && a->plan->ext.fd_remap_to < best)
-		best = a->plan->ext.fd_remap_to;
-	if (a->plan->external && a->plan->ext.lifeline_to > after && a->plan->ext.lifeline_to < best)
-		best = a->plan->ext.lifeline_to;
-	if (a->plan->external && a->plan->ext.started_to > after && a->plan->ext.started_to < best)
-		best = a->plan->ext.started_to;
-	if (a->plan->external && a->plan->ext.stderr_to > after && a->plan->ext.stderr_to < best)
-		best = a->plan->ext.stderr_to;
+	const struct backend_plan *bp = &a->plan->compiled;
+	const int placed[] = {bp->fd_remap_to, bp->lifeline_to, bp->started_to, bp->stderr_to};
+
+	for (i = 0; i < bp->n_pass_fds; i++)
+		if (bp->pass_fds[i] > after && bp->pass_fds[i] < best)
+			best = bp->pass_fds[i];
+	/* -1 when not placed (every in-child program has them so). */
+	for (i = 0; i < ARRAY_LEN(placed); i++)
+		if (placed[i] > after && placed[i] < best)
+			best = placed[i];
 	return best;
 }
 
@@ -250,7 +248,7 @@ static void fill_fd_gaps(const struct child_args *a)
  * are writable; /proc is readable. */
 static void landlock_view_rules(const struct child_args *a)
 {
-	const struct native_plan *np = &a->plan->native;
+	const struct native_plan *np = a->plan->compiled.in_child;
 	const struct view *v = &np->mounts.view;
 	size_t i;
 	int rc;
@@ -272,68 +270,13 @@ static void landlock_view_rules(const struct child_args *a)
 	}
 }
 
-/* Step 5 onwards, in the process that becomes the command. */
-static _Noreturn void exec_command(const struct child_args *a)
+/* Where a tool is given moat's pipes and its own descriptor
+ * (backends/backend.h): dup2 to the numbers the plan chose, which launch.c
+ * kept free (launch_run); the backend's fd goes first, since its number may
+ * be one of moat's.  Before --files lowers RLIMIT_NOFILE: dup2 may not make
+ * a descriptor above the limit. */
+static void place_tool_fds(const struct child_args *a, const struct backend_plan *bp)
 {
-	const struct moat_policy *p = a->policy;
-	const struct moat_plan *plan = a->plan;
-	const struct native_plan *np = &plan->native;
-	bool sandboxed = plan->status != MOAT_STATUS_OFF;
-	size_t i;
-	int rc;
-
-	if (sandboxed && setsid() < 0)
-		fail(a, 125, errno, "setsid");
-	if (chdir(p->cwd) != 0)
-		fail(a, 125, errno, "chdir %s", p->cwd);
-	if (sandboxed) {
-		if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0)
-			fail(a, 125, errno, "PR_SET_NO_NEW_PRIVS");
-		if (np->landlock.ruleset_fd >= 0) {
-			if (np->mounts.enabled)
-				landlock_view_rules(a);
-			if ((rc = landlock_child_restrict(&np->landlock)) < 0)
-				fail(a, 125, -rc, "landlock_restrict_self");
-		}
-		drop_capabilities(a);
-		close_fds(a);
-		/* After the steps that open files (Landlock's own rules, the
-		 * fds still open until close_fds): --files 12 must bind the
-		 * command, not moat's setup. */
-		restore_nofile(a);
-		for (i = 0; i < np->n_rlimits; i++) {
-			struct rlimit rl = {.rlim_cur = np->rlimits[i].value, .rlim_max = np->rlimits[i].value};
-			if (setrlimit(np->rlimits[i].resource, &rl) != 0)
-				fail(a, 125, errno, "setrlimit(%d)", np->rlimits[i].resource);
-		}
-	}
-	/* Signals moat blocked for itself must not stay blocked in the
-	 * command: the mask survives execve. */
-	signals_reset_for_exec(&a->saved_mask);
-	if (sandboxed && np->use_seccomp && (rc = moat_seccomp_load(&np->bpf)) < 0)
-		fail(a, 125, -rc, "loading the seccomp filter");
-
-	execve(p->exe, p->argv, plan->envp);
-	fail(a, errno == ENOENT ? 127 : 126, errno, "execve %s", p->exe);
-}
-
-/* An external backend (backends/backend.h): the tool builds the sandbox;
- * moat gives it what moat owns -- a new session, the rlimits, the cwd,
- * no_new_privs unless the tool is setuid, only the declared fds (and the
- * backend's own, such as bwrap's seccomp program) -- and an environment of
- * its own, never the command's (backend.h, tool_env). */
-static _Noreturn void exec_external(const struct child_args *a)
-{
-	const struct backend_plan *bp = &a->plan->ext;
-	size_t i;
-
-	if (setsid() < 0)
-		fail(a, 125, errno, "setsid");
-	restore_nofile(a);
-	/* Before --files lowers RLIMIT_NOFILE: the numbers are above every fd
-	 * the tool is given, and dup2 may not make one above the limit.
-	 * launch.c keeps its own pipes above the targets (launch_run); the
-	 * backend's fd goes first, since its number may be one of them. */
 	if (bp->fd_remap_from >= 0 && dup2(bp->fd_remap_from, bp->fd_remap_to) < 0)
 		fail(a, 125, errno, "dup2 %d to %d", bp->fd_remap_from, bp->fd_remap_to);
 	if (bp->started_to >= 0 && dup2(a->started_fd, bp->started_to) < 0)
@@ -345,28 +288,81 @@ static _Noreturn void exec_external(const struct child_args *a)
 	 * but the tool: fail() writes to the error pipe. */
 	if (bp->stderr_to >= 0 && (dup2(2, bp->stderr_to) < 0 || dup2(a->tool_err_fd, 2) < 0))
 		fail(a, 125, errno, "dup2 the caller's stderr to %d", bp->stderr_to);
+}
+
+/* Step 5 onwards, written once for the command under moat's in-child
+ * program and for a tool: what moat owns in either case -- a new session,
+ * the cwd, no_new_privs (unless the tool is setuid), only the declared fds
+ * (and the backend's own, such as bwrap's seccomp program), the rlimits --
+ * with the in-child program's Landlock, capabilities and seccomp in their
+ * places.  A tool gets an environment of its own, never the command's
+ * (backend.h, tool_env). */
+static _Noreturn void exec_sandboxed(const struct child_args *a)
+{
+	const struct moat_plan *plan = a->plan;
+	const struct backend_plan *bp = &plan->compiled;
+	const struct native_plan *np = bp->in_child;
+	bool tool = backend_plan_runs_tool(bp);
+	size_t i;
+	int rc;
+
+	if (setsid() < 0)
+		fail(a, 125, errno, "setsid");
+	if (chdir(a->policy->cwd) != 0)
+		fail(a, 125, errno, "chdir %s", a->policy->cwd);
+	if (tool)
+		place_tool_fds(a, bp);
+	if (bp->no_new_privs && prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0)
+		fail(a, 125, errno, "PR_SET_NO_NEW_PRIVS");
+	if (np) {
+		if (np->landlock.ruleset_fd >= 0) {
+			if (np->mounts.enabled)
+				landlock_view_rules(a);
+			if ((rc = landlock_child_restrict(&np->landlock)) < 0)
+				fail(a, 125, -rc, "landlock_restrict_self");
+		}
+		drop_capabilities(a);
+	}
+	close_fds(a);
+	if (bp->fill_fd_gaps)
+		fill_fd_gaps(a);
+	/* After the steps that open files (Landlock's own rules, the fds
+	 * still open until close_fds, the fillers): --files 12 must bind the
+	 * command, not moat's setup. */
+	restore_nofile(a);
 	for (i = 0; i < bp->n_rlimits; i++) {
 		struct rlimit rl = {.rlim_cur = (rlim_t)bp->rlimits[i].value, .rlim_max = (rlim_t)bp->rlimits[i].value};
 		if (setrlimit(bp->rlimits[i].resource, &rl) != 0)
 			fail(a, 125, errno, "setrlimit(%s)", bp->rlimits[i].oci_name);
 	}
-	if (chdir(a->policy->cwd) != 0)
-		fail(a, 125, errno, "chdir %s", a->policy->cwd);
-	if (bp->no_new_privs && prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0)
-		fail(a, 125, errno, "PR_SET_NO_NEW_PRIVS");
-
-	close_fds(a);
-	if (bp->fill_fd_gaps)
-		fill_fd_gaps(a);
+	/* Signals moat blocked for itself must not stay blocked in the
+	 * command: the mask survives execve. */
 	signals_reset_for_exec(&a->saved_mask);
+	if (np && np->use_seccomp && (rc = moat_seccomp_load(&np->bpf)) < 0)
+		fail(a, 125, -rc, "loading the seccomp filter");
+	if (!tool) {
+		execve(a->policy->exe, a->policy->argv, plan->envp);
+		fail(a, errno == ENOENT ? 127 : 126, errno, "execve %s", a->policy->exe);
+	}
 	/* Not killed with moat (backend.h): __init ends the sandbox on the
 	 * lifeline, which this process checked was up after its own prctl. */
 	if (bp->outlives_moat && prctl(PR_SET_PDEATHSIG, 0, 0, 0, 0) != 0)
 		fail(a, 125, errno, "PR_SET_PDEATHSIG");
 	/* The tool runs outside the sandbox: its own minimal environment; the
 	 * command's reaches the command through the tool (backend.h). */
-	execve(bp->tool_path, bp->argv, bp->env_via_tool ? a->plan->envp : bp->tool_env);
+	execve(bp->tool_path, bp->argv, bp->env_via_tool ? plan->envp : bp->tool_env);
 	fail(a, errno == ENOENT ? 127 : 126, errno, "execve %s", bp->tool_path);
+}
+
+/* Unsandboxed (mode off, --backend none): the command as moat's child, in
+ * the caller's session, with moat's blocked signals unblocked. */
+static _Noreturn void exec_bare(const struct child_args *a)
+{
+	if (chdir(a->policy->cwd) != 0)
+		fail(a, 125, errno, "chdir %s", a->policy->cwd);
+	signals_reset_for_exec(&a->saved_mask);
+	execve(a->policy->exe, a->policy->argv, a->plan->envp);
+	fail(a, errno == ENOENT ? 127 : 126, errno, "execve %s", a->policy->exe);
 }
 
 /* pid 1 of the new pid namespace.  When it exits the kernel kills every
@@ -389,7 +385,7 @@ static _Noreturn void run_init(const struct child_args *a, pid_t cmd)
 
 _Noreturn void child_main(const struct child_args *a)
 {
-	const struct native_plan *np = &a->plan->native;
+	const struct native_plan *np = a->plan->compiled.in_child;
 	struct pollfd pf = {.fd = a->lifeline_fd, .events = POLLIN};
 	pid_t cmd;
 
@@ -423,12 +419,16 @@ _Noreturn void child_main(const struct child_args *a)
 	}
 
 	if (a->plan->status == MOAT_STATUS_OFF)
-		exec_command(a);
-	if (a->plan->external) {
+		exec_bare(a);
+	if (!np) {
+		/* plan.c never launches a plan that compiled nothing; a sandbox
+		 * is never left out silently. */
+		if (!backend_plan_runs_tool(&a->plan->compiled))
+			fail(a, 125, 0, "the %s backend compiled nothing to run", a->plan->backend);
 		/* The lifeline is moved for the tool to pass on, or closed. */
-		if (a->plan->ext.lifeline_to < 0)
+		if (a->plan->compiled.lifeline_to < 0)
 			close(a->lifeline_fd);
-		exec_external(a);
+		exec_sandboxed(a);
 	}
 
 	/* 2. */
@@ -445,7 +445,7 @@ _Noreturn void child_main(const struct child_args *a)
 		loopback_up(a);
 	if (!np->pid_init) {
 		close(a->lifeline_fd);
-		exec_command(a);
+		exec_sandboxed(a);
 	}
 
 	/* 4. */
@@ -455,7 +455,7 @@ _Noreturn void child_main(const struct child_args *a)
 	if (cmd == 0) {
 		close(a->status_fd);
 		close(a->lifeline_fd);
-		exec_command(a);
+		exec_sandboxed(a);
 	}
 	close(a->lifeline_fd);
 	run_init(a, cmd);

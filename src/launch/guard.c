@@ -45,8 +45,8 @@ bool guard_needed(const struct moat_plan *plan)
 {
 	if (plan->status == MOAT_STATUS_OFF)
 		return false;
-	return limits_uses_cgroup(&plan->limits) || (plan->external && plan->ext.owns_work_dir) ||
-	       (plan->external && plan->ext.cleanup_argv) || plan->native.private_tmp_dir || any_placeholder(&plan->fs);
+	return limits_uses_cgroup(&plan->limits) || plan->compiled.owns_work_dir || plan->compiled.cleanup_argv ||
+	       (plan->compiled.in_child && plan->compiled.in_child->private_tmp_dir) || any_placeholder(&plan->fs);
 }
 
 /* The backend's own clean-up command (`runc delete --force ID`), with a
@@ -149,15 +149,13 @@ void host_cleanup(struct moat_plan *plan, pid_t moat_pid, bool moat_died)
 		tree_cgroup_destroy(&plan->limits);
 	/* After a normal run the runtime removed its container itself (runc
 	 * run); after moat died, the runtime was killed before it could. */
-	if (moat_died && plan->external && plan->ext.cleanup_argv) {
-		if (plan->ext.cleanup_wait_state)
-			wait_container_init(plan->ext.cleanup_wait_state);
-		run_cleanup_argv(plan->ext.cleanup_argv);
+	if (moat_died && plan->compiled.cleanup_argv) {
+		if (plan->compiled.cleanup_wait_state)
+			wait_container_init(plan->compiled.cleanup_wait_state);
+		run_cleanup_argv(plan->compiled.cleanup_argv);
 	}
 	fs_placeholders_remove(&plan->fs, moat_pid);
-	native_cleanup(&plan->native);
-	if (plan->external)
-		backend_remove_work_dir(&plan->ext);
+	backend_plan_cleanup(&plan->compiled);
 }
 
 static int cmp_int(const void *a, const void *b)

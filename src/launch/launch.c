@@ -137,7 +137,7 @@ static ssize_t tool_words_read(struct tool_words *t, int fd)
 static void tool_setup_failed(const struct moat_plan *plan, int status, const struct tool_words *said,
 			      struct moat_launch_result *r)
 {
-	const char *tool = plan->ext.tool_path ? plan->ext.tool_path : plan->backend;
+	const char *tool = plan->compiled.tool_path ? plan->compiled.tool_path : plan->backend;
 	char words[TOOL_WORDS_MAX + 1];
 	size_t i, n = 0;
 
@@ -168,7 +168,7 @@ static void tool_setup_failed(const struct moat_plan *plan, int status, const st
 		snprintf(r->failure, sizeof(r->failure), "%s failed to set up the sandbox (it exited %d before the "
 							 "command started%s)",
 			 tool, WIFEXITED(status) ? WEXITSTATUS(status) : -1,
-			 plan->ext.stderr_to >= 0 ? ", saying nothing" : "; its message is on stderr");
+			 plan->compiled.stderr_to >= 0 ? ", saying nothing" : "; its message is on stderr");
 	r->exited = false;
 	r->exit_status = 0;
 	r->exit_code = 125;
@@ -197,14 +197,15 @@ struct tree_route {
 static struct tree_route tree_route_of(const struct moat_plan *plan, pid_t child, int *lifeline)
 {
 	bool sandboxed = plan->status != MOAT_STATUS_OFF;
+	const struct backend_plan *bp = &plan->compiled;
 	struct tree_route t = {.plan = plan, .child = child, .group = child, .lifeline = lifeline};
 
-	t.via_lifeline = sandboxed && plan->external && plan->ext.lifeline_to >= 0 && plan->ext.signals_via_lifeline;
-	t.pid_init = sandboxed && !plan->external && plan->native.pid_init;
-	t.own_group = sandboxed && !plan->external && !plan->native.pid_init;
+	t.via_lifeline = sandboxed && bp->lifeline_to >= 0 && bp->signals_via_lifeline;
+	t.pid_init = sandboxed && bp->in_child && bp->in_child->pid_init;
+	t.own_group = sandboxed && bp->in_child && !bp->in_child->pid_init;
 	/* Unsandboxed, the command shares moat's process group: SIGTSTP
 	 * stops it as it stops moat.  firejail and runsc have no way in. */
-	t.can_stop = !sandboxed || t.via_lifeline || !plan->external;
+	t.can_stop = !sandboxed || t.via_lifeline || bp->in_child;
 	return t;
 }
 
@@ -291,7 +292,11 @@ static void end_tree(const struct tree_route *t, bool child_done, long long *too
 int launch_run(const struct moat_policy *p, const struct moat_plan *plan, long long moat_start_ns, pid_t spare,
 	       struct moat_launch_result *r, struct moat_error *err)
 {
-	const struct native_plan *np = &plan->native;
+	const struct backend_plan *bp = &plan->compiled;
+	const struct native_plan *np = bp->in_child;
+	/* Only moat's in-child program makes namespaces itself; a tool makes
+	 * its own. */
+	bool pid_init = np && np->pid_init;
 	const struct limits_plan *lp = &plan->limits;
 	bool sandboxed = plan->status != MOAT_STATUS_OFF;
 	bool cgroup = sandboxed && limits_uses_cgroup(lp);
@@ -304,7 +309,7 @@ int launch_run(const struct moat_policy *p, const struct moat_plan *plan, long l
 	cleanup_pair int startp[2] = {-1, -1};
 	cleanup_pair int toolerr[2] = {-1, -1};
 	struct tool_words tool_said = {0};
-	bool watch_start = sandboxed && plan->external && plan->ext.started_to >= 0;
+	bool watch_start = sandboxed && bp->started_to >= 0;
 	cleanup_close int sfd = -1;
 	sigset_t fwd;
 	__attribute__((cleanup(restore_mask))) sigset_t saved;
@@ -324,22 +329,21 @@ int launch_run(const struct moat_policy *p, const struct moat_plan *plan, long l
 	signals_caller_mask(&args_mask);      /* what the command gets */
 	if (pipe2(errp, O_CLOEXEC) != 0 || pipe2(statp, O_CLOEXEC) != 0 || pipe2(life, O_CLOEXEC) != 0 ||
 	    (cgroup && pipe2(go, O_CLOEXEC) != 0) || (watch_start && pipe2(startp, O_CLOEXEC | O_NONBLOCK) != 0) ||
-	    (sandboxed && plan->external && plan->ext.stderr_to >= 0 && pipe2(toolerr, O_CLOEXEC | O_NONBLOCK) != 0))
+	    (sandboxed && bp->stderr_to >= 0 && pipe2(toolerr, O_CLOEXEC | O_NONBLOCK) != 0))
 		return moat_error_set(err, MOAT_E_SYSTEM, errno, "pipe2");
 	if (cgroup && tree_cgroup_create(lp, &p->limits, err) < 0)
 		return -1;
 	/* The child moves an fd of the backend's to a fixed low number before
 	 * executing the tool (backend.h, fd_remap_to): moat's own pipes must
 	 * not be there. */
-	if (plan->external && (plan->ext.fd_remap_to >= 0 || plan->ext.lifeline_to >= 0 || plan->ext.started_to >= 0 ||
-			       plan->ext.stderr_to >= 0)) {
+	if (bp->fd_remap_to >= 0 || bp->lifeline_to >= 0 || bp->started_to >= 0 || bp->stderr_to >= 0) {
 		int *ends[] = {&errp[0], &errp[1], &statp[0], &statp[1], &life[0], &life[1], &go[0], &go[1],
 			       &startp[0], &startp[1], &toolerr[0], &toolerr[1]};
-		int floor = plan->ext.fd_remap_to > plan->ext.lifeline_to ? plan->ext.fd_remap_to : plan->ext.lifeline_to;
-		if (plan->ext.started_to > floor)
-			floor = plan->ext.started_to;
-		if (plan->ext.stderr_to > floor)
-			floor = plan->ext.stderr_to;
+		int floor = bp->fd_remap_to > bp->lifeline_to ? bp->fd_remap_to : bp->lifeline_to;
+		if (bp->started_to > floor)
+			floor = bp->started_to;
+		if (bp->stderr_to > floor)
+			floor = bp->stderr_to;
 		for (i = 0; i < ARRAY_LEN(ends); i++) {
 			if (*ends[i] < 0 || *ends[i] > floor)
 				continue;
@@ -360,14 +364,14 @@ int launch_run(const struct moat_policy *p, const struct moat_plan *plan, long l
 	sfd = signalfd(-1, &fwd, SFD_CLOEXEC | SFD_NONBLOCK);
 	if (sfd < 0)
 		return moat_error_set(err, MOAT_E_SYSTEM, errno, "signalfd");
-	if (!np->pid_init)
+	if (!pid_init)
 		prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0);
 
 	args = (struct child_args){.policy = p, .plan = plan, .saved_mask = args_mask, .err_fd = errp[1],
 				   .status_fd = statp[1], .lifeline_fd = life[0], .go_fd = go[0],
 				   .started_fd = startp[1], .tool_err_fd = toolerr[1],
 				   .parent_ends = {errp[0], statp[0], life[1], go[1], startp[0], toolerr[0]}};
-	flags = plan->status == MOAT_STATUS_OFF ? 0 : np->clone_flags;
+	flags = plan->status == MOAT_STATUS_OFF || !np ? 0 : np->clone_flags;
 	/* Raw clone, not clone(3): it behaves like fork with the namespace
 	 * flags applied, so the child is pid 1 of its new pid namespace. */
 	child = (pid_t)syscall(SYS_clone, (unsigned long)flags | SIGCHLD, NULL, NULL, NULL, 0UL);
@@ -520,7 +524,7 @@ int launch_run(const struct moat_policy *p, const struct moat_plan *plan, long l
 	/* What the tool said last (it exited: its end is closed). */
 	while (toolerr[0] >= 0 && tool_words_read(&tool_said, toolerr[0]) > 0) {
 	}
-	if (np->pid_init && plan->status != MOAT_STATUS_OFF &&
+	if (pid_init && plan->status != MOAT_STATUS_OFF &&
 	    read(statp[0], &status, sizeof(status)) == (ssize_t)sizeof(status))
 		have_status = true;
 	close_end(&statp[0]);
@@ -531,9 +535,9 @@ int launch_run(const struct moat_policy *p, const struct moat_plan *plan, long l
 		tool_setup_failed(plan, child_status, &tool_said, r);
 	/* Without a pid namespace the command's end is not the tree's: what
 	 * it left running dies through the tree's cgroup. */
-	if (cgroup && !np->pid_init && lp->tree_kill != CG_KILL_NONE)
+	if (cgroup && !pid_init && lp->tree_kill != CG_KILL_NONE)
 		tree_cgroup_kill(lp);
-	if (!np->pid_init || plan->status == MOAT_STATUS_OFF)
+	if (!pid_init || plan->status == MOAT_STATUS_OFF)
 		reap_orphans(spare);
 	if (cgroup) {
 		tree_cgroup_memory_stats(lp, &r->memory_peak, &r->oom_kills);

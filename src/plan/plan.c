@@ -92,23 +92,24 @@ static void reset_verdicts(struct moat_verdict *props)
 	}
 }
 
-/* One candidate backend, compiled into its own plan parts. */
+/* One candidate backend, compiled into its own plan. */
 struct candidate {
 	const char *name;
-	bool external;
-	struct native_plan native;
-	struct backend_plan ext;
+	struct backend_plan compiled;
 	struct moat_verdict props[MOAT_P__COUNT];
 };
 
 static void candidate_free(struct candidate *c)
 {
-	if (c->external) {
-		backend_plan_free(&c->ext);
-	} else {
-		native_cleanup(&c->native);
-		native_plan_free(&c->native);
-	}
+	backend_plan_free(&c->compiled);
+}
+
+/* A backend whose tool is absent here (or whose OS this is not) compiled
+ * nothing to run: no argv, or no in-child program.  (none compiles nothing
+ * by design; its plan is off.) */
+static bool compiled_nothing(const struct backend_plan *bp)
+{
+	return backend_plan_runs_tool(bp) ? bp->argv == NULL : bp->in_child == NULL;
 }
 
 static int candidate_compile(struct candidate *c, const char *name, const struct moat_policy *p,
@@ -120,16 +121,12 @@ static int candidate_compile(struct candidate *c, const char *name, const struct
 	int rc;
 
 	memset(c, 0, sizeof(*c));
+	if (!b) /* a name of policy/backend_names.h without a table entry */
+		return moat_error_set(err, MOAT_E_USAGE, 0, "backend '%s' is not built into this moat", name);
 	memcpy(c->props, plan->props, sizeof(c->props));
 	reset_verdicts(c->props);
-	native_plan_init(&c->native);
-	backend_plan_init(&c->ext);
-	c->name = b ? b->name : "native";
-	c->external = b != NULL;
-	if (b)
-		rc = backend_prepare(b, p, &plan->fs, h, cg, plan->envp, export_dir, &c->ext, c->props, err);
-	else
-		rc = native_compile(p, h, cg, &plan->fs, &c->native, c->props, err);
+	c->name = b->name;
+	rc = backend_prepare(b, p, &plan->fs, h, cg, plan->envp, export_dir, &c->compiled, c->props, err);
 	/* The cgroup verdicts were decided from files moat could not open:
 	 * they would blame the host for moat's own shortage. */
 	if (rc == 0 && cg->probed && cg->open_errno) {
@@ -143,12 +140,10 @@ static int candidate_compile(struct candidate *c, const char *name, const struct
 static void candidate_adopt(struct moat_plan *plan, struct candidate *c)
 {
 	plan->backend = c->name;
-	plan->external = c->external;
 	memcpy(plan->props, c->props, sizeof(plan->props));
-	plan->limits = c->external ? c->ext.limits : c->native.limits;
-	native_plan_free(&plan->native);
-	plan->native = c->native;
-	plan->ext = c->ext;
+	plan->limits = c->compiled.limits;
+	backend_plan_free(&plan->compiled);
+	plan->compiled = c->compiled;
 	memset(c, 0, sizeof(*c));
 }
 
@@ -204,7 +199,7 @@ static int choose_auto(const struct moat_policy *p, const struct moat_host *h, s
 		if (missing == 0)
 			appendf(plan->backend_reason, sizeof(plan->backend_reason),
 				"%s%s enforces every requested property", i ? "; " : "", cand.name);
-		else if (cand.external && cand.ext.argv == NULL)
+		else if (compiled_nothing(&cand.compiled))
 			appendf(plan->backend_reason, sizeof(plan->backend_reason), "%s%s", i ? "; " : "",
 				first_reason(cand.props));
 		else
@@ -235,8 +230,7 @@ static int build(const struct moat_policy *p, const struct moat_host *h, const c
 	size_t i;
 
 	memset(plan, 0, sizeof(*plan));
-	native_plan_init(&plan->native);
-	backend_plan_init(&plan->ext);
+	backend_plan_init(&plan->compiled);
 	plan->backend_asked = p->backend;
 	if (env_build(p, environ, &plan->envp, &plan->env_names, err) < 0)
 		return -1;
@@ -258,13 +252,18 @@ static int build(const struct moat_policy *p, const struct moat_host *h, const c
 		for (i = 0; i < p->n_env; i++)
 			if (p->env[i].value)
 				env_strv_set(&plan->envp, &plan->env_names, p->env[i].name, p->env[i].value);
-		plan->backend = "none";
+		{
+			struct candidate c;
+			if (candidate_compile(&c, backend_none.name, p, h, plan, NULL, err) < 0)
+				return -1;
+			candidate_adopt(plan, &c);
+		}
 		snprintf(plan->backend_reason, sizeof(plan->backend_reason), "%s",
 			 p->mode == MOAT_MODE_OFF ? "mode off" : "--backend none");
 		plan->status = MOAT_STATUS_OFF;
 		return 0;
 	}
-	if (!backend_name_valid(p->backend)) {
+	if (!policy_backend_name_valid(p->backend)) {
 		moat_error_set(err, MOAT_E_USAGE, 0, "unknown backend '%s'", p->backend);
 		return moat_error_hint(err, "backends: auto, native, bwrap, gvisor, oci, firejail, nono, seatbelt, none");
 	}
@@ -274,7 +273,8 @@ static int build(const struct moat_policy *p, const struct moat_host *h, const c
 		return -1;
 	if (export_dir) {
 		struct candidate c;
-		if (!backend_lookup(p->backend)) {
+		const struct moat_backend *b = backend_lookup(p->backend);
+		if (!b || !backend_runs_tool(b)) {
 			moat_error_set(err, MOAT_E_USAGE, 0, "moat export needs an external backend, not '%s'",
 				       p->backend);
 			return moat_error_hint(err, "--backend bwrap, firejail, gvisor, oci, nono or seatbelt");
@@ -297,15 +297,15 @@ static int build(const struct moat_policy *p, const struct moat_host *h, const c
 		limits_name_cgroup(&plan->limits, &plan->cgroup);
 	/* What the tool adds to the command's environment is listed as moat's
 	 * own, so envp and the report say exactly what the command sees. */
-	for (i = 0; plan->external && i < plan->ext.n_env_set; i++) {
-		const char *kv = plan->ext.env_set[i], *eq = strchr(kv, '=');
+	for (i = 0; i < plan->compiled.n_env_set; i++) {
+		const char *kv = plan->compiled.env_set[i], *eq = strchr(kv, '=');
 		cleanup_free char *name = moat_xstrndup(kv, (size_t)(eq - kv));
 		env_strv_set(&plan->envp, &plan->env_names, name, eq + 1);
 	}
 	/* Without a mount namespace the private tmp is a per-run directory:
 	 * programs find it through TMPDIR. */
-	if (!plan->external && plan->native.private_tmp_dir)
-		env_strv_set(&plan->envp, &plan->env_names, "TMPDIR", plan->native.private_tmp_dir);
+	if (plan->compiled.in_child && plan->compiled.in_child->private_tmp_dir)
+		env_strv_set(&plan->envp, &plan->env_names, "TMPDIR", plan->compiled.in_child->private_tmp_dir);
 
 	for (i = 0; i < MOAT_P__COUNT; i++)
 		if (plan->props[i].requested && !plan->props[i].enforced)
@@ -313,7 +313,7 @@ static int build(const struct moat_policy *p, const struct moat_host *h, const c
 	/* A backend whose tool is absent here (or whose OS this is not)
 	 * compiled nothing to run: it is unavailable in every mode, since
 	 * running the command bare under `prefer` would be a silent `off`. */
-	if (plan->external && plan->ext.argv == NULL && !export_dir)
+	if (compiled_nothing(&plan->compiled) && !export_dir)
 		plan->status = MOAT_STATUS_UNAVAILABLE;
 	else if (!missing)
 		plan->status = MOAT_STATUS_ENFORCED;
@@ -351,8 +351,7 @@ void plan_free(struct moat_plan *plan)
 {
 	env_strv_free(plan->envp);
 	env_strv_free(plan->env_names);
-	native_plan_free(&plan->native);
-	backend_plan_free(&plan->ext);
+	backend_plan_free(&plan->compiled);
 	fs_plan_free(&plan->fs);
 	memset(plan, 0, sizeof(*plan));
 }

@@ -11,6 +11,7 @@
 #include "plan/fsplan.h"
 #include "host/host.h"
 #include "plan/limits.h"
+#include "policy/backend_names.h"
 #include "policy/properties.h"
 #include "policy/verdict.h"
 #include "policy/policy.h"
@@ -30,19 +31,19 @@ struct moat_plan {
 	const char *backend_asked; /* what the policy asked for ("auto", ...) */
 	char backend_reason[768];  /* why this backend (for auto: what the
 				    * stronger ones lacked) */
-	bool external;           /* an external backend: ext is what runs */
-	struct backend_plan ext;
+	/* What the backend compiled: a tool to execute, moat's own in-child
+	 * program (compiled.in_child), or nothing (none). */
+	struct backend_plan compiled;
 	enum moat_status status;
 	struct moat_verdict props[MOAT_P__COUNT];
 	char **envp;      /* the child's exact environment */
 	char **env_names; /* its names, sorted, for the report */
 	struct fs_plan fs; /* every path of the policy, resolved once */
-	struct native_plan native;
 	/* The host's cgroups, probed only when the policy needs them
 	 * (limits_need_cgroups); !cgroup.probed otherwise. */
 	struct moat_cgroup_info cgroup;
-	/* The chosen backend's limits: each limit's mechanism, the tree's
-	 * cgroup (launch/cgroup.c), proc.tree. */
+	/* The chosen backend's limits (compiled.limits, copied): each limit's
+	 * mechanism, the tree's cgroup (launch/cgroup.c), proc.tree. */
 	struct limits_plan limits;
 };
 

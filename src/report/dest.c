@@ -339,7 +339,7 @@ static bool unconfined(const struct moat_plan *plan, char *why, size_t len)
 	/* Landlock without a mount namespace misses fs.write for metadata
 	 * and protected entries, but nothing outside the write grants can be
 	 * created, renamed or removed: enough for the report. */
-	if (!plan->external && plan->native.landlock.abi > 0)
+	if (plan->compiled.in_child && plan->compiled.in_child->landlock.abi > 0)
 		return false;
 	snprintf(why, len, "fs.write is not enforced (backend %.40s)", plan->backend);
 	return true;

@@ -190,12 +190,12 @@ json_t *report_build(const struct moat_policy *p, const struct moat_host *h, con
 	json_object_set_new(j, "backend_choice",
 			    json_pack("{s:s, s:s}", "asked", plan->backend_asked ? plan->backend_asked : p->backend,
 				      "reason", plan->backend_reason));
-	if (plan->external && plan->ext.argv) {
+	if (plan->compiled.argv) {
 		json_t *argv = json_array();
-		for (i = 0; i < plan->ext.argc; i++)
-			json_array_append_new(argv, json_string(plan->ext.argv[i]));
-		json_object_set_new(j, "launcher", json_pack("{s:s, s:o, s:s*}", "tool", plan->ext.tool_path, "argv", argv,
-							     "runtime", plan->ext.runtime));
+		for (i = 0; i < plan->compiled.argc; i++)
+			json_array_append_new(argv, json_string(plan->compiled.argv[i]));
+		json_object_set_new(j, "launcher", json_pack("{s:s, s:o, s:s*}", "tool", plan->compiled.tool_path, "argv", argv,
+							     "runtime", plan->compiled.runtime));
 	}
 	json_object_set_new(j, "profile", str_or_null(p->profile));
 	json_object_set_new(j, "host", host_json(h));

@@ -1,6 +1,6 @@
 #include "sources/cli.h"
 
-#include "backends/backend.h"
+#include "policy/backend_names.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -176,7 +176,7 @@ static int opt_net(struct cli_state *s, const char *opt, const char *val, struct
 
 static int opt_backend(struct cli_state *s, const char *opt, const char *val, struct moat_error *err)
 {
-	if (!backend_name_valid(val))
+	if (!policy_backend_name_valid(val))
 		return usage_error(err, "%s %s: expected auto, native, bwrap, gvisor, oci, firejail, nono, seatbelt or none",
 				   opt, val);
 	s->backend = val;

@@ -4,7 +4,7 @@
  * moat_config.  Nothing here touches the host except reading the file. */
 #include "sources/config.h"
 
-#include "backends/backend.h"
+#include "policy/backend_names.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -670,8 +670,8 @@ static int load_layer(const struct loader *L, struct config_layer *layer, const 
 		int rc = 0;
 
 		if (strcmp(k, "backend") == 0) {
-			if ((rc = get_enum(L, v, kp, backend_names(), &idx)) == 0)
-				layer->backend = moat_xstrdup(backend_names()[idx]);
+			if ((rc = get_enum(L, v, kp, policy_backend_names(), &idx)) == 0)
+				layer->backend = moat_xstrdup(policy_backend_names()[idx]);
 		} else if (strcmp(k, "mode") == 0) {
 			if ((rc = get_enum(L, v, kp, mode_names, &idx)) == 0) {
 				layer->has_mode = true;
@@ -889,14 +889,14 @@ static int load_server(const struct loader *L, struct config_server *srv, const 
 			srv->sandbox.present = true;
 			srv->sandbox.key = moat_xstrdup(kp);
 			srv->sandbox.origin = at(L, v->pos);
-			if (get_enum(L, v, kp, backend_names(), &idx) < 0)
+			if (get_enum(L, v, kp, policy_backend_names(), &idx) < 0)
 				return -1;
-			srv->sandbox.backend = moat_xstrdup(backend_names()[idx]);
+			srv->sandbox.backend = moat_xstrdup(policy_backend_names()[idx]);
 		} else if (v->type == TOML_TABLE) {
 			if (load_layer(L, &srv->sandbox, v, kp, false) < 0)
 				return -1;
 		} else {
-			cleanup_free char *list = join_quoted(backend_names());
+			cleanup_free char *list = join_quoted(policy_backend_names());
 			cleanup_free char *what = moat_xasprintf("%s, or %s of sandbox settings", list, table_word(L));
 			return wrong_type(L, v, kp, what);
 		}

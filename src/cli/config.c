@@ -13,6 +13,7 @@
 #include "policy/policy.h"
 #include "report/report.h"
 #include "sources/config.h"
+#include "sources/config_common.h"
 #include "sources/toml_json.h"
 
 extern char **environ;

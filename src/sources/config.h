@@ -179,18 +179,5 @@ int moat_parse_size(const char *s, int64_t *out);
 /* Parse JSON text into the TOML tree shape (objects as tables), with the
  * position of every key and value.  Duplicate keys are errors. */
 int config_json_parse(const char *file, const char *buf, size_t len, struct toml_value **out, struct moat_error *err);
-/* `parent` + "." + key, the key quoted when it is not a bare TOML key. */
-char *config_keypath(const char *parent, const char *key, size_t key_len);
-/* The file name, kept for the life of the process (origins point at it). */
-const char *config_intern(const char *s);
-/* "FILE:LINE:COL: KEY: message" (KEY may be NULL), MOAT_E_CONFIG; -1. */
-int config_fail(struct moat_error *err, const struct moat_origin *o, const char *key, const char *fmt, ...)
-    __attribute__((format(printf, 4, 5)));
-/* NAME's value in a NULL-terminated "NAME=VALUE" array, or NULL. */
-const char *config_getenv(char *const *env, const char *name);
-/* $NAME, ${NAME} and $$ in env values: with `env`, the expansion in *out
- * (unset names give ""); *has_ref: whether a variable was named.  A bad
- * reference gives -1 and its place, s[*bad_at .. *bad_at + *bad_len]. */
-int config_expand_vars(const char *s, char *const *env, char **out, bool *has_ref, size_t *bad_at, size_t *bad_len);
 
 #endif

@@ -13,6 +13,7 @@
 #include "policy/properties.h"
 #include "policy/profiles.h"
 #include "sources/config.h"
+#include "sources/config_common.h"
 #include "sources/resolve.h"
 #include "util/cleanup.h"
 #include "util/mem.h"

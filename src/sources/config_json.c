@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "sources/config.h"
+#include "sources/config_common.h"
 #include "util/cleanup.h"
 #include "util/mem.h"
 

@@ -12,6 +12,7 @@
 #include "policy/policy.h"
 #include "report/report.h"
 #include "sources/config.h"
+#include "sources/config_common.h"
 #include "tap.h"
 #include "util/cleanup.h"
 

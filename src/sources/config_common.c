@@ -1,0 +1,195 @@
+/* What the config sources share: the file names policy origins point at,
+ * the "FILE:LINE:COL: KEY: message" error, key paths for messages, and the
+ * environment lookups and $VAR expansion of env values (the command line
+ * looks up PATH and HOME with config_getenv too). */
+#include "sources/config_common.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "policy/env.h"
+#include "util/mem.h"
+
+/* ---- interned file names ---- */
+
+/* Policy origins (struct moat_origin) point at the file name for as long
+ * as the policy lives, which is longer than the config: the names are kept
+ * for the life of the process.  One entry per distinct file. */
+static struct {
+	char **names;
+	size_t n, cap;
+} interned;
+
+const char *config_intern(const char *s)
+{
+	size_t i;
+
+	for (i = 0; i < interned.n; i++)
+		if (strcmp(interned.names[i], s) == 0)
+			return interned.names[i];
+	interned.names = moat_xgrow(interned.names, &interned.cap, interned.n, sizeof(char *));
+	interned.names[interned.n] = moat_xstrdup(s);
+	return interned.names[interned.n++];
+}
+
+/* ---- errors, the environment, key paths ---- */
+
+int config_fail(struct moat_error *err, const struct moat_origin *o, const char *key, const char *fmt, ...)
+{
+	char msg[768];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	if (key)
+		return moat_error_set(err, MOAT_E_CONFIG, 0, "%s:%d:%d: %s: %s", o->source, o->line, o->col, key, msg);
+	return moat_error_set(err, MOAT_E_CONFIG, 0, "%s:%d:%d: %s", o->source, o->line, o->col, msg);
+}
+
+const char *config_getenv(char *const *env, const char *name)
+{
+	size_t n = strlen(name);
+
+	for (; env && *env; env++)
+		if (strncmp(*env, name, n) == 0 && (*env)[n] == '=')
+			return *env + n + 1;
+	return NULL;
+}
+
+static bool bare_key(const char *k, size_t len)
+{
+	size_t i;
+
+	if (len == 0)
+		return false;
+	for (i = 0; i < len; i++) {
+		char c = k[i];
+		if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' ||
+		      c == '-'))
+			return false;
+	}
+	return true;
+}
+
+char *config_keypath(const char *parent, const char *key, size_t key_len)
+{
+	size_t plen = parent ? strlen(parent) : 0, i, o = 0;
+	char *out = moat_xmalloc(plen + 4 + key_len * 6 + 1);
+
+	if (plen) {
+		memcpy(out, parent, plen);
+		o = plen;
+		out[o++] = '.';
+	}
+	if (bare_key(key, key_len)) {
+		memcpy(out + o, key, key_len);
+		o += key_len;
+	} else {
+		out[o++] = '"';
+		for (i = 0; i < key_len; i++) {
+			unsigned char c = (unsigned char)key[i];
+			if (c == '"' || c == '\\') {
+				out[o++] = '\\';
+				out[o++] = (char)c;
+			} else if (c < 0x20 || c == 0x7f) {
+				o += (size_t)snprintf(out + o, 7, "\\u%04x", c);
+			} else {
+				out[o++] = (char)c;
+			}
+		}
+		out[o++] = '"';
+	}
+	out[o] = '\0';
+	return out;
+}
+
+/* "$NAME", "${NAME}" and "$$" (a literal '$'): the syntax of env values.
+ * With `env` non-NULL the expansion is stored in *out (unset variables
+ * give ""); *has_ref says whether any variable was named.  On a syntax
+ * error returns -1 with the bad reference at s[*bad_at .. + *bad_len]. */
+int config_expand_vars(const char *s, char *const *env, char **out, bool *has_ref, size_t *bad_at, size_t *bad_len)
+{
+	size_t i = 0, len = strlen(s), o = 0, cap = len + 1;
+	char *buf = out ? moat_xmalloc(cap) : NULL;
+	bool refs = false;
+
+	while (i < len) {
+		const char *name, *val;
+		size_t nlen, skip, vlen;
+
+		if (s[i] != '$') {
+			if (buf)
+				buf[o++] = s[i];
+			i++;
+			continue;
+		}
+		if (s[i + 1] == '$') {
+			if (buf)
+				buf[o++] = '$';
+			i += 2;
+			continue;
+		}
+		if (s[i + 1] == '{') {
+			const char *close = strchr(s + i + 2, '}');
+			name = s + i + 2;
+			nlen = close ? (size_t)(close - name) : 0;
+			skip = nlen + 3;
+			if (!close)
+				goto bad_to_end;
+		} else {
+			name = s + i + 1;
+			nlen = 0;
+			while ((name[nlen] >= 'a' && name[nlen] <= 'z') || (name[nlen] >= 'A' && name[nlen] <= 'Z') ||
+			       name[nlen] == '_' || (nlen > 0 && name[nlen] >= '0' && name[nlen] <= '9'))
+				nlen++;
+			skip = nlen + 1;
+		}
+		{
+			char tmp[256];
+			bool valid = nlen > 0 && nlen < sizeof(tmp);
+
+			if (valid) {
+				memcpy(tmp, name, nlen);
+				tmp[nlen] = '\0';
+				valid = env_name_valid(tmp);
+			}
+			if (!valid) {
+				if (bad_at)
+					*bad_at = i;
+				if (bad_len)
+					*bad_len = s[i + 1] == '{' ? skip : (s[i + 1] ? 2 : 1);
+				free(buf);
+				return -1;
+			}
+			refs = true;
+			val = env ? config_getenv(env, tmp) : NULL;
+		}
+		vlen = val ? strlen(val) : 0;
+		if (buf && vlen) {
+			if (o + vlen + (len - i) + 1 > cap) {
+				cap = o + vlen + (len - i) + 1;
+				buf = moat_xrealloc(buf, cap);
+			}
+			memcpy(buf + o, val, vlen);
+			o += vlen;
+		}
+		i += skip;
+	}
+	if (buf) {
+		buf[o] = '\0';
+		*out = buf;
+	}
+	if (has_ref)
+		*has_ref = refs;
+	return 0;
+bad_to_end:
+	if (bad_at)
+		*bad_at = i;
+	if (bad_len)
+		*bad_len = len - i;
+	free(buf);
+	return -1;
+}

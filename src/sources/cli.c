@@ -16,6 +16,7 @@
 #include "sources/config.h"
 #include "sources/config_common.h"
 #include "sources/resolve.h"
+#include "sources/size.h"
 #include "util/cleanup.h"
 #include "util/mem.h"
 #include "util/path.h"

@@ -22,6 +22,7 @@
 #include "policy/profiles.h"
 #include "sources/config_common.h"
 #include "sources/resolve.h"
+#include "sources/size.h"
 #include "util/cleanup.h"
 #include "util/mem.h"
 #include "util/path.h"
@@ -1059,47 +1060,6 @@ int config_load(const char *file, const char *home, struct moat_config **out, st
 			return moat_error_set(err, MOAT_E_CONFIG, 0, "%s changed while it was read", file);
 	}
 	return config_load_buffer(file, buf, len, home, out, err);
-}
-
-/* ---- sizes (also for --memory) ---- */
-
-int moat_parse_size(const char *s, int64_t *out)
-{
-	char *end;
-	unsigned long long v;
-	unsigned long long mul = 1;
-
-	if (!*s || *s < '0' || *s > '9')
-		return -1;
-	errno = 0;
-	v = strtoull(s, &end, 10);
-	if (errno || end == s)
-		return -1;
-	switch (*end) {
-	case '\0':
-		break;
-	case 'K':
-	case 'k':
-		mul = 1ULL << 10;
-		break;
-	case 'M':
-	case 'm':
-		mul = 1ULL << 20;
-		break;
-	case 'G':
-	case 'g':
-		mul = 1ULL << 30;
-		break;
-	default:
-		return -1;
-	}
-	if (*end && end[1] != '\0' && !(end[1] == 'i' && end[2] == 'B' && end[3] == '\0') &&
-	    !(end[1] == 'B' && end[2] == '\0'))
-		return -1;
-	if (v > (unsigned long long)INT64_MAX / mul)
-		return -1;
-	*out = (int64_t)(v * mul);
-	return 0;
 }
 
 /* ---- server metadata ---- */

@@ -172,9 +172,6 @@ void config_server_meta_free(struct moat_server_meta *m);
 /* {"name", "config", "optional", "install_hint", "trusted_publisher"}, for the report. */
 json_t *config_server_meta_json(const struct moat_server_meta *m);
 
-/* "512M", "2G", "1048576", "1GiB": bytes.  Shared with the command line. */
-int moat_parse_size(const char *s, int64_t *out);
-
 /* Internal to the config sources. */
 /* Parse JSON text into the TOML tree shape (objects as tables), with the
  * position of every key and value.  Duplicate keys are errors. */

@@ -13,6 +13,7 @@
 #include "report/report.h"
 #include "sources/config.h"
 #include "sources/config_common.h"
+#include "sources/size.h"
 #include "tap.h"
 #include "util/cleanup.h"
 

@@ -21,6 +21,7 @@
 #include "policy/env.h"
 #include "policy/profiles.h"
 #include "sources/config_common.h"
+#include "sources/config_json.h"
 #include "sources/resolve.h"
 #include "sources/size.h"
 #include "util/cleanup.h"

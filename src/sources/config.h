@@ -172,9 +172,4 @@ void config_server_meta_free(struct moat_server_meta *m);
 /* {"name", "config", "optional", "install_hint", "trusted_publisher"}, for the report. */
 json_t *config_server_meta_json(const struct moat_server_meta *m);
 
-/* Internal to the config sources. */
-/* Parse JSON text into the TOML tree shape (objects as tables), with the
- * position of every key and value.  Duplicate keys are errors. */
-int config_json_parse(const char *file, const char *buf, size_t len, struct toml_value **out, struct moat_error *err);
-
 #endif

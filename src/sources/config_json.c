@@ -6,10 +6,11 @@
  * so a second, trusting walk over the same text, in step with jansson's
  * tree (objects iterate in document order), records where every key and
  * value starts: every later error can then say file:line:col. */
+#include <jansson.h>
 #include <string.h>
 
-#include "sources/config.h"
 #include "sources/config_common.h"
+#include "sources/config_json.h"
 #include "util/cleanup.h"
 #include "util/mem.h"
 

@@ -1,0 +1,14 @@
+/* JSON configs in the shape of the TOML tree (sources/config_json.c). */
+#ifndef MOAT_SOURCES_CONFIG_JSON_H
+#define MOAT_SOURCES_CONFIG_JSON_H
+
+#include <stddef.h>
+
+#include "sources/toml.h"
+#include "util/err.h"
+
+/* Parse JSON text into the TOML tree shape (objects as tables), with the
+ * position of every key and value.  Duplicate keys are errors. */
+int config_json_parse(const char *file, const char *buf, size_t len, struct toml_value **out, struct moat_error *err);
+
+#endif

@@ -1062,23 +1062,3 @@ int config_load(const char *file, const char *home, struct moat_config **out, st
 	}
 	return config_load_buffer(file, buf, len, home, out, err);
 }
-
-/* ---- server metadata ---- */
-
-void config_server_meta_free(struct moat_server_meta *m)
-{
-	free(m->name);
-	free(m->config);
-	free(m->install_hint);
-	free(m->trusted_publisher);
-	memset(m, 0, sizeof(*m));
-}
-
-json_t *config_server_meta_json(const struct moat_server_meta *m)
-{
-	if (!m->name)
-		return json_null();
-	return json_pack("{s:s, s:s, s:b, s:o, s:o}", "name", m->name, "config", m->config ? m->config : "", "optional",
-			 m->optional, "install_hint", m->install_hint ? json_string(m->install_hint) : json_null(),
-			 "trusted_publisher", m->trusted_publisher ? json_string(m->trusted_publisher) : json_null());
-}

@@ -2,7 +2,8 @@
  * profiles it extends), [sandbox], the server's sandbox, the server's
  * environment.  What depends on the host is checked here: the command, the
  * server's cwd, and in mode require that every path to read or write exists
- * (a path that is missing in mode prefer grants nothing, and is skipped). */
+ * (a path that is missing in mode prefer grants nothing, and is skipped).
+ * The selected server's metadata for the report is made here too. */
 #include <errno.h>
 #include <limits.h>
 #include <stdlib.h>
@@ -225,6 +226,24 @@ static void fill_meta(const struct moat_config *c, const struct config_server *s
 	meta->optional = srv->optional;
 	meta->install_hint = srv->install_hint ? moat_xstrdup(srv->install_hint) : NULL;
 	meta->trusted_publisher = srv->trusted_publisher ? moat_xstrdup(srv->trusted_publisher) : NULL;
+}
+
+void config_server_meta_free(struct moat_server_meta *m)
+{
+	free(m->name);
+	free(m->config);
+	free(m->install_hint);
+	free(m->trusted_publisher);
+	memset(m, 0, sizeof(*m));
+}
+
+json_t *config_server_meta_json(const struct moat_server_meta *m)
+{
+	if (!m->name)
+		return json_null();
+	return json_pack("{s:s, s:s, s:b, s:o, s:o}", "name", m->name, "config", m->config ? m->config : "", "optional",
+			 m->optional, "install_hint", m->install_hint ? json_string(m->install_hint) : json_null(),
+			 "trusted_publisher", m->trusted_publisher ? json_string(m->trusted_publisher) : json_null());
 }
 
 int config_build(const struct moat_config *c, const struct config_request *r, struct moat_policy *p,

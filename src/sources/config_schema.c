@@ -1,28 +1,21 @@
-/* Loading and validating configuration files (docs/config.md): the tree
- * from the TOML parser (or from JSON, converted to the same shape) is
- * checked key by key against one schema and compiled into struct
- * moat_config.  Nothing here touches the host except reading the file. */
-#include "sources/config.h"
+/* The schema of configuration files (docs/config.md): the tree from the
+ * TOML parser (or from JSON, converted to the same shape) is checked key by
+ * key against one schema and compiled into struct moat_config.  Nothing
+ * here touches the host. */
+#include "sources/config_schema.h"
 
 #include "policy/backend_names.h"
 
-#include <errno.h>
-#include <fcntl.h>
-#include <limits.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
-#include <unistd.h>
 
 #include "policy/properties.h"
 #include "policy/env.h"
 #include "policy/profiles.h"
 #include "sources/config_common.h"
-#include "sources/config_json.h"
-#include "sources/resolve.h"
 #include "sources/size.h"
 #include "util/cleanup.h"
 #include "util/mem.h"
@@ -963,102 +956,9 @@ static int load_tree(struct loader *L, const struct toml_value *root)
 	return check_profiles(L);
 }
 
-static bool looks_like_json(const char *file, const char *buf, size_t len)
+int config_load_tree(struct moat_config *c, const struct toml_value *root, const char *home, struct moat_error *err)
 {
-	size_t n = strlen(file), i;
-
-	if (n >= 5 && strcmp(file + n - 5, ".json") == 0)
-		return true;
-	/* A TOML document cannot start with '{'; a JSON config must. */
-	for (i = 0; i < len; i++) {
-		if (buf[i] == ' ' || buf[i] == '\t' || buf[i] == '\n' || buf[i] == '\r')
-			continue;
-		return buf[i] == '{';
-	}
-	return false;
-}
-
-int config_load_buffer(const char *file, const char *buf, size_t len, const char *home, struct moat_config **out,
-		       struct moat_error *err)
-{
-	struct moat_config *c = moat_xcalloc(1, sizeof(*c));
 	struct loader L = {.c = c, .home = home, .err = err};
-	struct toml_value *root = NULL;
-	char here[PATH_MAX];
-	cleanup_free char *abs = NULL;
-	char *slash;
-	int rc = -1;
 
-	c->file = config_intern(file);
-	if (file[0] != '/' && resolve_cwd(here, sizeof(here), err) < 0) {
-		moat_error_wrap(err, "%s is relative", file);
-		goto out;
-	}
-	abs = path_resolve_lexical(file, file[0] == '/' ? "/" : here, NULL);
-	slash = abs ? strrchr(abs, '/') : NULL;
-	if (!slash) {
-		moat_error_set(err, MOAT_E_CONFIG, 0, "%s: cannot make the path absolute", file);
-		goto out;
-	}
-	c->dir = slash == abs ? moat_xstrdup("/") : moat_xstrndup(abs, (size_t)(slash - abs));
-	c->json = looks_like_json(file, buf, len);
-	if (c->json) {
-		if (config_json_parse(c->file, buf, len, &root, err) < 0)
-			goto out;
-	} else {
-		struct toml_error te;
-
-		if (toml_parse(buf, len, &root, &te) < 0) {
-			moat_error_set(err, MOAT_E_CONFIG, 0, "%s:%d:%d: %s", c->file, te.line, te.col, te.msg);
-			goto out;
-		}
-	}
-	if (load_tree(&L, root) < 0)
-		goto out;
-	*out = steal_ptr(&c);
-	rc = 0;
-out:
-	toml_free(root);
-	config_free(c);
-	return rc;
-}
-
-int config_load(const char *file, const char *home, struct moat_config **out, struct moat_error *err)
-{
-	/* O_NONBLOCK: opening a FIFO for reading would wait for a writer;
-	 * it is refused below as not a regular file. */
-	cleanup_close int fd = open(file, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
-	cleanup_free char *buf = NULL;
-	struct stat st;
-	size_t len = 0;
-
-	if (fd < 0)
-		return moat_error_set(err, MOAT_E_CONFIG, errno, "%s", file);
-	if (fstat(fd, &st) != 0)
-		return moat_error_set(err, MOAT_E_CONFIG, errno, "%s", file);
-	if (!S_ISREG(st.st_mode)) {
-		moat_error_set(err, MOAT_E_CONFIG, 0, "%s: not a regular file (%s)", file,
-			       S_ISFIFO(st.st_mode)  ? "a pipe"
-			       : S_ISDIR(st.st_mode) ? "a directory"
-			       : S_ISCHR(st.st_mode) ? "a character device"
-						     : "a special file");
-		return moat_error_hint(err, "moat reads a config only from a regular file; copy it to one");
-	}
-	if ((uint64_t)st.st_size > TOML_MAX_INPUT)
-		return moat_error_set(err, MOAT_E_CONFIG, 0, "%s: larger than %u bytes", file, TOML_MAX_INPUT);
-	buf = moat_xmalloc((size_t)st.st_size + 1);
-	/* Read to EOF: the size may change under us, and must stay bounded. */
-	for (;;) {
-		ssize_t n = read(fd, buf + len, (size_t)st.st_size + 1 - len);
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n < 0)
-			return moat_error_set(err, MOAT_E_CONFIG, errno, "reading %s", file);
-		if (n == 0)
-			break;
-		len += (size_t)n;
-		if (len > (size_t)st.st_size)
-			return moat_error_set(err, MOAT_E_CONFIG, 0, "%s changed while it was read", file);
-	}
-	return config_load_buffer(file, buf, len, home, out, err);
+	return load_tree(&L, root);
 }

@@ -1,0 +1,15 @@
+/* The schema of configuration files (sources/config_schema.c). */
+#ifndef MOAT_SOURCES_CONFIG_SCHEMA_H
+#define MOAT_SOURCES_CONFIG_SCHEMA_H
+
+#include "sources/config.h"
+#include "sources/toml.h"
+#include "util/err.h"
+
+/* Check the tree (from toml_parse or config_json_parse) key by key against
+ * the schema and compile it into `c`, whose file, dir and json are set.
+ * `home` expands "~" (NULL: "~" is an error).  On an error `c` keeps what
+ * was loaded so far, for config_free. */
+int config_load_tree(struct moat_config *c, const struct toml_value *root, const char *home, struct moat_error *err);
+
+#endif

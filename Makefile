@@ -71,8 +71,11 @@ SOVERSION  := 0
 .PHONY: all clean check demo bench bench-load conformance unit-tests helpers fuzz-toml format install uninstall man
 all: $(BUILD)/moat $(BUILD)/libmoat.a $(BUILD)/libmoat.so $(BUILD)/moat.1 $(BUILD)/moat.pc helpers unit-tests
 
+# Made afresh: `ar r` into an old archive keeps the members of files that
+# are gone (a renamed source), which then clash at link time.
 $(BUILD)/libmoat.a: $(LIB_OBJ)
 	@mkdir -p $(@D)
+	rm -f $@
 	ar rcs $@ $^
 
 # The shared library exports only what include/moat/moat.h marks MOAT_EXPORT.

@@ -70,7 +70,7 @@ static int add_rule_fd(const struct native_landlock *l, int fd, uint64_t rights)
 	 * for character devices (ttys, /dev/null) where it matters. */
 	if (!S_ISCHR(st.st_mode) && !S_ISBLK(st.st_mode) && !S_ISDIR(st.st_mode))
 		pb.allowed_access &= ~(uint64_t)LANDLOCK_ACCESS_FS_IOCTL_DEV;
-	if (syscall(SYS_landlock_add_rule, l->ruleset_fd, MOAT_LANDLOCK_RULE_PATH_BENEATH, &pb, 0) != 0)
+	if (landlock_sys_add_rule(l->ruleset_fd, MOAT_LANDLOCK_RULE_PATH_BENEATH, &pb, 0) != 0)
 		return -errno;
 	return 0;
 }
@@ -120,7 +120,7 @@ int landlock_compile(const struct moat_policy *p, const struct fs_plan *fp, int 
 	if (p->net == MOAT_NET_LOOPBACK && abi >= 4)
 		attr.handled_access_net = 0; /* loopback is the network namespace's job */
 
-	fd = (int)syscall(SYS_landlock_create_ruleset, &attr, attr_size, 0);
+	fd = landlock_sys_create_ruleset(&attr, attr_size, 0);
 	if (fd < 0)
 		return moat_error_set(err, MOAT_E_SYSTEM, errno, "landlock_create_ruleset (ABI %d)", abi);
 	l->ruleset_fd = fd;

@@ -56,6 +56,13 @@ int landlock_compile(const struct moat_policy *p, const struct fs_plan *fp, int 
 /* Child: a rule for `path` (opened now, after the mounts: file systems the
  * child made itself, /tmp, /proc, the root). */
 int landlock_child_add(const struct native_landlock *l, const char *path, uint64_t rights);
+/* The two system calls that build a ruleset (planning, and the child's
+ * landlock_child_add), in their own object (landlock_sys.c) so that a unit
+ * test can link a fake of them: -1 with errno, as syscall(2).  Detection
+ * (host/host.c) and landlock_child_restrict call the kernel directly. */
+int landlock_sys_create_ruleset(const void *attr, size_t size, uint32_t flags);
+int landlock_sys_add_rule(int ruleset_fd, int rule_type, const void *rule_attr, uint32_t flags);
+
 /* Child: enforce.  Needs no_new_privs or CAP_SYS_ADMIN.  Returns 0/-errno. */
 int landlock_child_restrict(const struct native_landlock *l);
 

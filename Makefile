@@ -121,9 +121,27 @@ $(BUILD)/%.o: %.c $(FLAGS_STAMP)
 	@echo "  CC      $<"
 	@$(CC) $(ALL_CFLAGS) -DMOAT_VERSION='"$(VERSION)"' $(REVISION_DEF) -c -o $@ $<
 
+# A test may link helper objects of tests/unit (UNIT_OBJ) before libmoat.a,
+# and a fake there replaces the library object that defines the same
+# symbols; UNIT_LDFLAGS are its own link flags.
 $(BUILD)/tests/%: tests/unit/%.c tests/unit/tap.h $(BUILD)/libmoat.a
 	@mkdir -p $(@D)
-	$(CC) $(ALL_CFLAGS) -Wno-write-strings -Itests/unit -o $@ $< $(BUILD)/libmoat.a $(ALL_LDFLAGS) $(PKG_LIBS)
+	$(CC) $(ALL_CFLAGS) -Wno-write-strings -Itests/unit -o $@ $< $(UNIT_OBJ) $(BUILD)/libmoat.a $(ALL_LDFLAGS) \
+		$(UNIT_LDFLAGS) $(PKG_LIBS)
+
+$(BUILD)/tests/%.o: tests/unit/%.c tests/unit/%.h $(FLAGS_STAMP)
+	@mkdir -p $(@D)
+	@echo "  CC      $<"
+	@$(CC) $(ALL_CFLAGS) -Itests/unit -c -o $@ $<
+
+# The verdict matrix plans for hosts this kernel need not be: a fake
+# Landlock of any ABI (tests/unit/fake_landlock.c), and access(2) wrapped so
+# that the test can hide the external backends' tools.
+$(BUILD)/tests/test_verdict_matrix: UNIT_OBJ = $(BUILD)/tests/fake_landlock.o
+$(BUILD)/tests/test_verdict_matrix: UNIT_LDFLAGS = -Wl,--wrap=access
+$(BUILD)/tests/test_verdict_matrix: $(BUILD)/tests/fake_landlock.o
+$(BUILD)/tests/test_seccomp_interp: UNIT_OBJ = $(BUILD)/tests/bpf_interp.o
+$(BUILD)/tests/test_seccomp_interp: $(BUILD)/tests/bpf_interp.o
 
 $(BUILD)/helpers/%: tests/helpers/%.c
 	@mkdir -p $(@D)

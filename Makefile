@@ -140,6 +140,9 @@ $(BUILD)/tests/%.o: tests/unit/%.c tests/unit/%.h $(FLAGS_STAMP)
 $(BUILD)/tests/test_verdict_matrix: UNIT_OBJ = $(BUILD)/tests/fake_landlock.o
 $(BUILD)/tests/test_verdict_matrix: UNIT_LDFLAGS = -Wl,--wrap=access
 $(BUILD)/tests/test_verdict_matrix: $(BUILD)/tests/fake_landlock.o
+# The seccomp programs run by a BPF interpreter (tests/unit/bpf_interp.c).
+$(BUILD)/tests/test_seccomp_interp: private UNIT_OBJ = $(BUILD)/tests/bpf_interp.o
+$(BUILD)/tests/test_seccomp_interp: $(BUILD)/tests/bpf_interp.o
 $(BUILD)/tests/test_seccomp_interp: UNIT_OBJ = $(BUILD)/tests/bpf_interp.o
 $(BUILD)/tests/test_seccomp_interp: $(BUILD)/tests/bpf_interp.o
 

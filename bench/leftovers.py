@@ -11,7 +11,7 @@ Four kinds of leftover, each compared with a snapshot taken before the runs:
   (src/backends/native.c) and removes it when the run ends;
 * cgroups named moat-PID-N anywhere under /sys/fs/cgroup: the tree's cgroup
   that --memory/--pids/--cpu and the fallback's cgroup.kill make below moat's
-  own cgroup (src/plan/limits.c, limits_name_cgroup) and remove at the end.
+  own cgroup (src/resolve/limits.c, limits_name_cgroup) and remove at the end.
 
 The last two carry the pid of the moat that made them, so they are counted
 as leaked only when that pid is one of the runs measured and no longer runs:

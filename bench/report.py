@@ -568,7 +568,7 @@ def load_section(L):
       "phase, what it left behind (bench/leftovers.py, the check §5 uses too): processes whose command "
       "line names the run's scratch directory (the marker binary and every report path are in it), lines "
       "of the host's `/proc/self/mountinfo` naming moat, `/tmp/moat-tmp.PID.*` dirs and `moat-PID-N` "
-      "cgroups anywhere under `/sys/fs/cgroup` (src/plan/limits.c names them) whose PID is one of these "
+      "cgroups anywhere under `/sys/fs/cgroup` (src/resolve/limits.c names them) whose PID is one of these "
       "runs' moats and no longer runs, still there 2 s later. The load test is also the subreaper of "
       "every run: a process that outlives its moat comes to it. Before the phases the check is shown "
       "one leftover of each kind it can make (a marker process started without moat, a fake tmp dir and "

@@ -35,8 +35,8 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-#include "plan/fsplan.h"
-#include "plan/limits.h"
+#include "resolve/fsplan.h"
+#include "resolve/limits.h"
 #include "host/host.h"
 #include "policy/properties.h"
 #include "policy/policy.h"
@@ -143,7 +143,7 @@ struct backend_plan {
 	size_t n_env_set, cap_env_set;
 	/* Limits: what the tool offers (compile fills caps before
 	 * backend_limits() or backend_verdict_moat_owned()), and what that
-	 * decides (plan/limits.h). */
+	 * decides (resolve/limits.h). */
 	struct limit_caps caps;
 	struct limits_plan limits;
 	/* The tool's own environment, NULL-terminated "NAME=VALUE": PATH
@@ -167,10 +167,10 @@ struct backend_plan {
 /* What compile() gets. */
 struct backend_ctx {
 	const struct moat_policy *policy;
-	const struct fs_plan *fs; /* every path resolved to its object (plan/fsplan.h) */
+	const struct fs_plan *fs; /* every path resolved to its object (resolve/fsplan.h) */
 	const struct moat_host *host;
 	struct moat_cgroup_info *cgroup; /* the host's cgroups, read on first use
-					  * (plan/limits.h limits_decide) */
+					  * (resolve/limits.h limits_decide) */
 	char *const *envp;     /* the exact environment the command must see */
 	const char *tool_path; /* where the tool was found; NULL when it is not
 				* installed (export, golden tests): compile then
@@ -216,11 +216,6 @@ bool backend_plan_runs_tool(const struct backend_plan *bp);
  * "native" included, NULL-terminated. */
 const char *const *backend_ranking(void);
 
-/* The first of b->tools found in PATH (then /usr/bin, /usr/sbin, /bin,
- * /sbin), as a new absolute path, or NULL.  `which` (may be NULL) receives
- * the tool's name. */
-char *backend_find_tool(const struct moat_backend *b, const char **which);
-
 /* Compile `b` for the policy: find the tool, make the work dir, call
  * compile().  When the tool is not installed, every requested property is
  * missing with the install hint (and compile() is still run when
@@ -230,6 +225,11 @@ int backend_prepare(const struct moat_backend *b, const struct moat_policy *p, c
 		    const char *export_dir, struct backend_plan *bp, struct moat_verdict *props, struct moat_error *err);
 
 /* --- helpers for compile() (backends/util.c) ----------------------------- */
+
+/* The first of b->tools found in PATH (then /usr/bin, /usr/sbin, /bin,
+ * /sbin), as a new absolute path, or NULL.  `which` (may be NULL) receives
+ * the tool's name. */
+char *backend_find_tool(const struct moat_backend *b, const char **which);
 
 void backend_plan_init(struct backend_plan *bp);
 void backend_plan_free(struct backend_plan *bp);
@@ -243,7 +243,7 @@ void backend_argv_addf(struct backend_plan *bp, const char *fmt, ...) __attribut
 /* Append the command: "--" unless sep is NULL, then exe (the resolved
  * path) and argv[1..]. */
 void backend_argv_add_command(struct backend_plan *bp, const struct moat_policy *p, const char *sep);
-/* Decide the limits from bp->caps (plan/limits.h) into bp->limits, and
+/* Decide the limits from bp->caps (resolve/limits.h) into bp->limits, and
  * return them: compile() calls it when what it writes depends on them (an
  * OCI config's resources); backend_verdict_moat_owned() calls it again. */
 const struct limits_plan *backend_limits(const struct backend_ctx *ctx, struct backend_plan *bp);
@@ -298,7 +298,7 @@ int backend_write_file(const char *dir, const char *name, const void *data, size
  * (when env_passed_through: the tool hands the command moat's environment
  * unchanged, or writes exactly it), fd.clean (when fds_closed_or_passed:
  * the tool adds no fd of its own), res.limits and proc.tree (from bp->caps,
- * plan/limits.h).  `tool` names the tool in the mechanism text. */
+ * resolve/limits.h).  `tool` names the tool in the mechanism text. */
 void backend_verdict_moat_owned(const struct backend_ctx *ctx, struct backend_plan *bp, const char *tool,
 				bool env_passed_through, bool fds_closed_or_passed, struct moat_verdict *props);
 
@@ -333,7 +333,7 @@ int backend_landlock_layer(const struct backend_ctx *ctx, struct backend_plan *b
 void backend_strv_free(char **v);
 
 /* fs.read, fs.write and fs.secrets for a tool that mounts the view of
- * plan/view.h (bwrap, the OCI runtimes): `n_unpinned` absent protected
+ * resolve/view.h (bwrap, the OCI runtimes): `n_unpinned` absent protected
  * entries an export cannot hold, `landlock_abi` of moat's ruleset applied
  * inside (0: none, grants holding a denied path mounted entry by entry). */
 void backend_verdict_fs(const char *tool, size_t n_bound, size_t n_pins, size_t n_unpinned, int landlock_abi,

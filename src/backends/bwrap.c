@@ -26,7 +26,7 @@
 #include "backends/native.h"
 #include "kernel/seccomp.h"
 #include "policy/verdict.h"
-#include "plan/view.h"
+#include "resolve/view.h"
 #include "util/cleanup.h"
 #include "util/mem.h"
 

@@ -26,27 +26,6 @@
 	"(check /sys/kernel/security/lsm); Debian: linux-image from bookworm-backports"
 #define HINT_SECCOMP "use a kernel built with CONFIG_SECCOMP_FILTER=y"
 
-void native_plan_init(struct native_plan *np)
-{
-	memset(np, 0, sizeof(*np));
-	native_mounts_init(&np->mounts);
-	landlock_plan_init(&np->landlock);
-	np->private_tmp_fd = -1;
-}
-
-void native_plan_free(struct native_plan *np)
-{
-	native_mounts_free(&np->mounts);
-	landlock_plan_free(&np->landlock);
-	moat_bpf_free(&np->bpf);
-	free(np->private_tmp_dir);
-	if (np->private_tmp_fd >= 0)
-		close(np->private_tmp_fd);
-	memset(np, 0, sizeof(*np));
-	np->landlock.ruleset_fd = -1;
-	np->private_tmp_fd = -1;
-}
-
 static size_t count_role(const struct fs_plan *fp, enum fs_role role, bool only_present)
 {
 	size_t i, n = 0;
@@ -334,12 +313,4 @@ static void sweep_stale_tmp(void)
 		snprintf(path, sizeof(path), "/tmp/%s", e->d_name);
 		rmtree(path);
 	}
-}
-
-void native_cleanup(struct native_plan *np)
-{
-	/* By descriptors: the tree may still run here (no pid namespace),
-	 * and swap a directory of its tmp for a link (util/rmtree.h). */
-	if (np->private_tmp_dir)
-		rmtree(np->private_tmp_dir);
 }

@@ -14,9 +14,9 @@
 #include "kernel/landlock.h"
 #include "kernel/mounts.h"
 #include "kernel/seccomp.h"
-#include "plan/fsplan.h"
+#include "resolve/fsplan.h"
 #include "host/host.h"
-#include "plan/limits.h"
+#include "resolve/limits.h"
 #include "policy/policy.h"
 #include "util/err.h"
 

@@ -2,7 +2,7 @@
  * config.json and an empty root directory), run by crun, runc or runsc
  * (docs/backends.md, "oci" and "gvisor").
  *
- * The bundle holds the view planned for every backend (plan/view.h, without
+ * The bundle holds the view planned for every backend (resolve/view.h, without
  * Landlock): the root is an empty directory of the work dir, read-only,
  * with only the grants bound into it -- a grant holding a denied path
  * mounted entry by entry, so the denied objects are not there -- fresh
@@ -42,7 +42,7 @@
 #include "backends/native.h"
 #include "kernel/seccomp.h"
 #include "policy/verdict.h"
-#include "plan/view.h"
+#include "resolve/view.h"
 #include "policy/env.h"
 #include "util/cleanup.h"
 #include "util/mem.h"

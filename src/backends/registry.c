@@ -66,43 +66,6 @@ const char *const *backend_ranking(void)
 	return ranking;
 }
 
-static char *find_in(const char *dirs, const char *tool)
-{
-	const char *d = dirs;
-
-	while (d && *d) {
-		const char *end = strchr(d, ':');
-		size_t len = end ? (size_t)(end - d) : strlen(d);
-		if (len > 0 && d[0] == '/') {
-			char path[4096];
-			struct stat st;
-			snprintf(path, sizeof(path), "%.*s/%s", (int)len, d, tool);
-			if (stat(path, &st) == 0 && S_ISREG(st.st_mode) && access(path, X_OK) == 0)
-				return moat_xstrdup(path);
-		}
-		d = end ? end + 1 : NULL;
-	}
-	return NULL;
-}
-
-char *backend_find_tool(const struct moat_backend *b, const char **which)
-{
-	const char *path_env = getenv("PATH");
-	size_t i;
-
-	for (i = 0; i < ARRAY_LEN(b->tools) && b->tools[i]; i++) {
-		char *found = find_in(path_env, b->tools[i]);
-		if (!found)
-			found = find_in("/usr/bin:/usr/sbin:/bin:/sbin", b->tools[i]);
-		if (found) {
-			if (which)
-				*which = b->tools[i];
-			return found;
-		}
-	}
-	return NULL;
-}
-
 static const char *this_os(void)
 {
 #ifdef __APPLE__

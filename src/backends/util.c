@@ -9,6 +9,7 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/resource.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <linux/filter.h>
@@ -17,7 +18,7 @@
 #include "kernel/landlock.h"
 #include "kernel/seccomp.h"
 #include "policy/verdict.h"
-#include "plan/view.h"
+#include "resolve/view.h"
 #include "policy/env.h"
 #include "util/cleanup.h"
 #include "util/rmtree.h"
@@ -31,6 +32,43 @@ void backend_plan_init(struct backend_plan *bp)
 	bp->lifeline_to = -1;
 	bp->started_to = -1;
 	bp->stderr_to = -1;
+}
+
+static char *find_in(const char *dirs, const char *tool)
+{
+	const char *d = dirs;
+
+	while (d && *d) {
+		const char *end = strchr(d, ':');
+		size_t len = end ? (size_t)(end - d) : strlen(d);
+		if (len > 0 && d[0] == '/') {
+			char path[4096];
+			struct stat st;
+			snprintf(path, sizeof(path), "%.*s/%s", (int)len, d, tool);
+			if (stat(path, &st) == 0 && S_ISREG(st.st_mode) && access(path, X_OK) == 0)
+				return moat_xstrdup(path);
+		}
+		d = end ? end + 1 : NULL;
+	}
+	return NULL;
+}
+
+char *backend_find_tool(const struct moat_backend *b, const char **which)
+{
+	const char *path_env = getenv("PATH");
+	size_t i;
+
+	for (i = 0; i < ARRAY_LEN(b->tools) && b->tools[i]; i++) {
+		char *found = find_in(path_env, b->tools[i]);
+		if (!found)
+			found = find_in("/usr/bin:/usr/sbin:/bin:/sbin", b->tools[i]);
+		if (found) {
+			if (which)
+				*which = b->tools[i];
+			return found;
+		}
+	}
+	return NULL;
 }
 
 bool backend_plan_runs_tool(const struct backend_plan *bp)

@@ -14,7 +14,5 @@ int cmd_oci(int argc, char **argv);
 void cli_usage(FILE *out);
 void cli_help_properties(FILE *out);
 void cli_man_page(FILE *out);
-/* Print err (and its hint) to stderr; return the exit status for it. */
-int cli_report_error(const struct moat_error *err);
 
 #endif

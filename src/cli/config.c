@@ -33,12 +33,12 @@ static int check(const char *file)
 	int rc;
 
 	if (config_load(file, config_getenv(environ, "HOME"), &cfg, &err) < 0)
-		return cli_report_error(&err);
+		return moat_error_print(&err);
 	rc = config_check(cfg, environ, &err);
 	if (rc == 0)
 		fprintf(stderr, "%s: ok (%zu server%s)\n", file, cfg->n_servers, cfg->n_servers == 1 ? "" : "s");
 	config_free(cfg);
-	return rc == 0 ? 0 : cli_report_error(&err);
+	return rc == 0 ? 0 : moat_error_print(&err);
 }
 
 /* The report of a dry run (report_build with no run), for one server. */
@@ -76,7 +76,7 @@ static int show(const char *file, const char *server)
 	code = plan.status == MOAT_STATUS_UNAVAILABLE ? 125 : 0;
 	goto out;
 fail:
-	code = cli_report_error(&err);
+	code = moat_error_print(&err);
 out:
 	json_decref(report);
 	if (have_plan) {

@@ -119,7 +119,7 @@ static int export_run(int argc, char **argv, const char *forced_backend)
 	code = 0;
 	goto out;
 fail:
-	code = cli_report_error(&err);
+	code = moat_error_print(&err);
 out:
 	json_decref(argv_json);
 	json_decref(report);

@@ -10,11 +10,6 @@
 #include "sources/cli.h"
 #include "util/stdfds.h"
 
-int cli_report_error(const struct moat_error *err)
-{
-	return moat_error_print(err);
-}
-
 /* The git revision moat was built from (Makefile: git describe, or the
  * .git-revision file of a copy without .git), "unknown" otherwise. */
 #ifndef MOAT_REVISION

@@ -308,7 +308,7 @@ struct native_probe {
 
 /* The limits the probe declares for its "limits" table, so that it says what
  * a run with --memory, --pids and --cpu gets here: the same decision a run
- * makes (plan/limits.h), so probe and run agree. */
+ * makes (resolve/limits.h), so probe and run agree. */
 #define PROBE_MEMORY (INT64_C(1) << 30)
 #define PROBE_PIDS 4096
 #define PROBE_CPU 3600
@@ -798,7 +798,7 @@ int cmd_probe(int argc, char **argv)
 	pr = moat_xcalloc(1, sizeof(*pr));
 	if (host_probe(&pr->h, &err) < 0) {
 		free(pr);
-		return cli_report_error(&err);
+		return moat_error_print(&err);
 	}
 	pr->actions = read_small_file("/proc/sys/kernel/seccomp/actions_avail");
 	gather(pr);

@@ -8,7 +8,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "plan/fsplan.h"
+#include "resolve/fsplan.h"
 #include "policy/policy.h"
 #include "util/err.h"
 

@@ -1,4 +1,4 @@
-/* The native backend's mount namespace: the view planned in plan/view.h,
+/* The native backend's mount namespace: the view planned in resolve/view.h,
  * applied by the child.  The parent plans (and allocates everything the
  * child needs: the child allocates nothing); the child, in its new user and
  * mount namespace,
@@ -20,8 +20,8 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-#include "plan/fsplan.h"
-#include "plan/view.h"
+#include "resolve/fsplan.h"
+#include "resolve/view.h"
 
 struct native_mounts {
 	bool enabled;

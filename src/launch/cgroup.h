@@ -1,4 +1,4 @@
-/* The cgroup that holds the whole tree (plan/limits.h decides which
+/* The cgroup that holds the whole tree (resolve/limits.h decides which
  * hierarchies and names it): made before the first child runs, the child
  * put in it before it does anything, the limits written and read back,
  * the tree killed through it, removed after the run -- by moat, or by
@@ -9,7 +9,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 
-#include "plan/limits.h"
+#include "resolve/limits.h"
 #include "policy/policy.h"
 #include "util/err.h"
 

@@ -208,7 +208,7 @@ static void close_fds(const struct child_args *a)
 }
 
 /* The caller's soft RLIMIT_NOFILE, which moat raised for its own
- * descriptors while planning (plan/fsplan.h); a declared --files, applied
+ * descriptors while planning (resolve/fsplan.h); a declared --files, applied
  * after this, wins. */
 static void restore_nofile(const struct child_args *a)
 {

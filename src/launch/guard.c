@@ -189,7 +189,7 @@ static void close_all_but_kept(struct moat_plan *plan, int pipe_fd)
 	syscall(SYS_close_range, from, ~0U, 0);
 	free(kept);
 	/* moat's locks on pinned directories were among them: the guard
-	 * takes its own when it removes (plan/sharedlock.h). */
+	 * takes its own when it removes (resolve/sharedlock.h). */
 	for (i = 0; i < plan->fs.n; i++)
 		plan->fs.obj[i].lock_fd = -1;
 }

@@ -8,9 +8,9 @@
 
 #include "backends/backend.h"
 #include "backends/native.h"
-#include "plan/fsplan.h"
+#include "resolve/fsplan.h"
 #include "host/host.h"
-#include "plan/limits.h"
+#include "resolve/limits.h"
 #include "policy/backend_names.h"
 #include "policy/properties.h"
 #include "policy/verdict.h"

@@ -6,7 +6,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#include "plan/fsplan.h"
+#include "policy/protected.h"
 #include "policy/env.h"
 #include "util/cleanup.h"
 #include "util/mem.h"
@@ -277,11 +277,11 @@ void profile_list(FILE *out)
 		fprintf(out, " ~/%s", mcp_home_read[i]);
 	{
 		size_t n;
-		const char *const *names = fs_protected_names(&n);
+		const char *const *names = policy_protected_names(&n);
 		fprintf(out, "\nread-only inside every write grant (--unprotect lifts one):");
 		for (i = 0; i < n; i++)
 			fprintf(out, " %s", names[i]);
-		names = fs_protected_home_names(&n);
+		names = policy_protected_home_names(&n);
 		fprintf(out, "\nand inside a granted HOME:");
 		for (i = 0; i < n; i++)
 			fprintf(out, " ~/%s", names[i]);

@@ -109,7 +109,7 @@ static json_t *properties_json(const struct moat_plan *plan, json_t *missing)
 	return props;
 }
 
-/* Each limit that binds this run, with what holds it (plan/limits.h). */
+/* Each limit that binds this run, with what holds it (resolve/limits.h). */
 static json_t *limits_json(const struct limits_plan *lp)
 {
 	json_t *o = json_object();

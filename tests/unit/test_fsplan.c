@@ -1,5 +1,5 @@
-/* Unit tests: every path resolved once to an object (plan/fsplan.c), and
- * the view planned from the objects (plan/view.c).  Plain data on a tree
+/* Unit tests: every path resolved once to an object (resolve/fsplan.c), and
+ * the view planned from the objects (resolve/view.c).  Plain data on a tree
  * this test makes under a temporary directory: no sandbox is run. */
 #include <errno.h>
 #include <fcntl.h>
@@ -10,8 +10,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "plan/fsplan.h"
-#include "plan/view.h"
+#include "resolve/fsplan.h"
+#include "resolve/view.h"
 #include "policy/policy.h"
 #include "tap.h"
 #include "util/mem.h"

@@ -10,8 +10,8 @@
  * with the reason and the fix; res.limits is enforced only when every
  * declared limit is.  `moat probe` asks the same function (limits_decide),
  * so probe and run agree. */
-#ifndef MOAT_PLAN_LIMITS_H
-#define MOAT_PLAN_LIMITS_H
+#ifndef MOAT_RESOLVE_LIMITS_H
+#define MOAT_RESOLVE_LIMITS_H
 
 #include <stdbool.h>
 #include <stdint.h>

@@ -1,5 +1,5 @@
 /* The sandbox's file-system view, planned from the objects (view.h). */
-#include "plan/view.h"
+#include "resolve/view.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -352,7 +352,7 @@ void view_build(const struct moat_policy *p, const struct fs_plan *fp, const str
 		op_add(v, VIEW_TMPFS, "/dev/shm", -1)->mode = 01777;
 	}
 	/* Each private tmpfs is bounded: unbounded, each could take half of the
-	 * host's memory (plan/limits.h). */
+	 * host's memory (resolve/limits.h). */
 	for (i = 0; i < v->n; i++)
 		if (v->v[i].kind == VIEW_TMPFS)
 			v->v[i].size = p->limits.tmp_bytes != MOAT_LIMIT_UNSET ? p->limits.tmp_bytes : MOAT_TMP_SIZE_DEFAULT;

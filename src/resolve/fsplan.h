@@ -20,8 +20,8 @@
  * again after opening each one in its own mount namespace), never from the
  * names: a name that changes between planning and use cannot widen what is
  * granted.  The rules, and why, are in docs/filesystem.md. */
-#ifndef MOAT_PLAN_FSPLAN_H
-#define MOAT_PLAN_FSPLAN_H
+#ifndef MOAT_RESOLVE_FSPLAN_H
+#define MOAT_RESOLVE_FSPLAN_H
 
 #include <stdbool.h>
 #include <stddef.h>
@@ -71,7 +71,7 @@ struct fs_obj {
 	bool placeholder_made;    /* made by this run: removed after it */
 	int dirfd;                /* placeholders: the directory it is made in */
 	int lock_fd;              /* a pinned directory: this run's shared
-				   * flock on it (plan/sharedlock.h), or -1 */
+				   * flock on it (resolve/sharedlock.h), or -1 */
 	bool adopted;             /* a placeholder another run made: removed
 				   * after this run too, unless still held */
 	bool lifted;              /* protected entries: lifted (--unprotect, or
@@ -153,10 +153,5 @@ void fs_placeholders_remove(struct fs_plan *fp, pid_t pid);
  * kernel then detached the pin, and the command could write that name from
  * then on.  The first one's path goes to `first`. */
 size_t fs_plan_changed_pins(const struct fs_plan *fp, char *first, size_t len);
-
-/* The protected list, for `moat profiles` and docs: names relative to the
- * root of every write grant, and those that apply only to a granted HOME. */
-const char *const *fs_protected_names(size_t *n);
-const char *const *fs_protected_home_names(size_t *n);
 
 #endif

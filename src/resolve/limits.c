@@ -1,4 +1,4 @@
-#include "plan/limits.h"
+#include "resolve/limits.h"
 
 #include <stdarg.h>
 #include <stdio.h>

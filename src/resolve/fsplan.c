@@ -1,5 +1,5 @@
 /* Every path resolved once, to an object (fsplan.h, docs/filesystem.md). */
-#include "plan/fsplan.h"
+#include "resolve/fsplan.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -15,8 +15,9 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
-#include "plan/sharedlock.h"
+#include "resolve/sharedlock.h"
 #include "util/cleanup.h"
+#include "policy/protected.h"
 #include "util/mem.h"
 #include "util/path.h"
 
@@ -24,38 +25,6 @@
 #define FS_MAX_LINKS 40
 /* Expansion recurses one level per path component towards a deny. */
 #define FS_MAX_DEPTH 32
-
-/* Entries of a write grant that make the host run code later: git hooks and
- * config (core.fsmonitor, core.hooksPath and aliases run by the `git status`
- * of a shell prompt), submodules, direnv, editor, agent and MCP client
- * project configs (tasks, hooks, servers).  Read-only inside every write
- * grant unless lifted (--unprotect); an absent one gets a placeholder for
- * the run, so it cannot be created either.  Names ending in '/' are
- * directories. */
-static const char *const protected_names[] = {
-	".git/hooks/", ".git/config", ".gitmodules", ".mcp.json", ".envrc", ".vscode/", ".idea/", ".claude/",
-	".codex/", ".cursor/", ".husky/",
-};
-
-/* And in a granted HOME: what a login shell, git, the desktop session and
- * the user's own PATH run from there. */
-static const char *const protected_home_names[] = {
-	".bashrc", ".bash_profile", ".bash_login", ".bash_logout", ".profile", ".zshrc", ".zprofile", ".zshenv",
-	".zlogin", ".inputrc", ".gitconfig", ".ripgreprc", ".config/git/", ".config/fish/", ".config/systemd/user/",
-	".config/autostart/", ".local/bin/", "bin/",
-};
-
-const char *const *fs_protected_names(size_t *n)
-{
-	*n = ARRAY_LEN(protected_names);
-	return protected_names;
-}
-
-const char *const *fs_protected_home_names(size_t *n)
-{
-	*n = ARRAY_LEN(protected_home_names);
-	return protected_home_names;
-}
 
 void fs_plan_init(struct fs_plan *fp)
 {
@@ -846,7 +815,7 @@ static int pin_between(struct fs_plan *fp, size_t grant, const char *real, struc
 
 /* A pinned directory keeps this run's shared lock (`lock_fd`, or -1); one
  * that is another run's placeholder is adopted: this run removes it too,
- * when it is the last to hold it, from its directory (plan/sharedlock.h). */
+ * when it is the last to hold it, from its directory (resolve/sharedlock.h). */
 static void hold_pinned(struct fs_obj *o, int lock_fd)
 {
 	o->lock_fd = lock_fd;
@@ -880,7 +849,7 @@ static int protect_one_try(struct fs_plan *fp, const struct moat_policy *p, size
 		return 0;
 	}
 	/* A directory to pin: held against removal by another run for as
-	 * long as this one runs (plan/sharedlock.h). */
+	 * long as this one runs (resolve/sharedlock.h). */
 	if (w.present && S_ISDIR(w.st.st_mode) && (lock_fd = shared_lock_take(w.fd)) == -2) {
 		walk_out_free(&w);
 		return 1;
@@ -1038,8 +1007,8 @@ static int protect_grants(struct fs_plan *fp, const struct moat_policy *p, struc
 {
 	cleanup_free bool *used = moat_xcalloc(p->n_unprotect + 1, sizeof(bool));
 	size_t i, j, n_grants = fp->n, nn, nh;
-	const char *const *names = fs_protected_names(&nn);
-	const char *const *home_names = fs_protected_home_names(&nh);
+	const char *const *names = policy_protected_names(&nn);
+	const char *const *home_names = policy_protected_home_names(&nh);
 	char loc[512];
 
 	for (i = 0; i < n_grants; i++) {
@@ -1176,7 +1145,7 @@ int fs_placeholders_make(struct fs_plan *fp, fs_placeholder_made_fn made, void *
 			/* Marked as moat's while still writable (a user xattr
 			 * needs write access), then read-only, and held from
 			 * before it has its name: another run finds it held
-			 * (plan/sharedlock.h). */
+			 * (resolve/sharedlock.h). */
 			if (mkdirat(o->dirfd, tmp, 0700) != 0)
 				goto fail;
 			fd = openat(o->dirfd, tmp, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
@@ -1277,7 +1246,7 @@ void fs_placeholders_remove(struct fs_plan *fp, pid_t pid)
 		if (o->role != FS_PROTECT || o->dirfd < 0)
 			continue;
 		/* Another run's placeholder this run held: removed by the
-		 * last run that holds it (plan/sharedlock.h). */
+		 * last run that holds it (resolve/sharedlock.h). */
 		if (o->adopted) {
 			o->adopted = false;
 			(void)shared_remove_placeholder(o->dirfd, strrchr(o->real, '/') + 1, o->dev, o->ino, o->lock_fd);

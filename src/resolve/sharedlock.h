@@ -21,8 +21,8 @@
  * flock, not fcntl locks: fcntl locks belong to the process and vanish
  * with any close of the file; flock's belong to the open file description,
  * which moat, its sandbox's init and its guard share as they should. */
-#ifndef MOAT_PLAN_SHAREDLOCK_H
-#define MOAT_PLAN_SHAREDLOCK_H
+#ifndef MOAT_RESOLVE_SHAREDLOCK_H
+#define MOAT_RESOLVE_SHAREDLOCK_H
 
 #include <stdbool.h>
 #include <sys/types.h>

@@ -1,5 +1,5 @@
 /* The sandbox's file-system view, planned from the objects of the plan
- * (plan/fsplan.h): a root that holds only what is granted, as bubblewrap
+ * (resolve/fsplan.h): a root that holds only what is granted, as bubblewrap
  * and the OCI runtimes build it.
  *
  *   - the root is an empty tmpfs, read-only at the end; parents of grants
@@ -24,13 +24,13 @@
  *
  * Ops are sorted by destination, parents first.  Destinations are real
  * paths: the view mirrors the host's layout for what it shows. */
-#ifndef MOAT_PLAN_VIEW_H
-#define MOAT_PLAN_VIEW_H
+#ifndef MOAT_RESOLVE_VIEW_H
+#define MOAT_RESOLVE_VIEW_H
 
 #include <stdbool.h>
 #include <stddef.h>
 
-#include "plan/fsplan.h"
+#include "resolve/fsplan.h"
 #include "policy/policy.h"
 
 enum view_kind {

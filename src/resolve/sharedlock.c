@@ -1,5 +1,5 @@
 /* Protected entries shared between concurrent runs: see sharedlock.h. */
-#include "plan/sharedlock.h"
+#include "resolve/sharedlock.h"
 
 #include <dirent.h>
 #include <errno.h>

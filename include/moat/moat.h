@@ -20,6 +20,35 @@ MOAT_EXPORT const char *moat_version(void);
  * Diagnostics go to stderr; stdout belongs to the command. */
 MOAT_EXPORT int moat_run_main(int argc, char **argv);
 
+/* `moat probe --json`: what this host offers, which external sandbox tools
+ * are installed and what each backend enforces here, as the "moat.probe/1"
+ * JSON document (docs/degradation.md), indented by 2 with sorted keys and
+ * without a trailing newline: exactly what `moat probe --json` prints.
+ * MOAT_HOST_LIMIT lowers it as it lowers a run.
+ *
+ * It forks (a user namespace, a fresh /proc and each tool's `--version`
+ * are tried in children, bounded by a 2 s timeout per tool) and waits for
+ * exactly those children; call it where forking is safe.
+ *
+ * flags: none are defined yet; pass 0 (anything else: NULL, errno EINVAL).
+ *
+ * The result is owned by the caller: a NUL-terminated string from
+ * malloc, freed with moat_free() (the library's free, so a caller with
+ * another allocator frees it correctly).  NULL when no probe can be made:
+ * a malformed MOAT_HOST_LIMIT (errno EINVAL; the reason is printed to
+ * stderr as `moat probe` prints it) or no memory (ENOMEM).
+ *
+ * Why a JSON string and not a struct: the document is already a
+ * versioned, documented format (the schema name changes when it does), so
+ * the ABI is two functions that never need to change while the probe
+ * grows fields; a struct would freeze its layout into the ABI, and every
+ * binding (Python, shell) reads JSON anyway. */
+MOAT_EXPORT char *moat_probe_json(int flags);
+
+/* Free what a moat_* function returned for the caller to free; NULL is
+ * allowed. */
+MOAT_EXPORT void moat_free(void *p);
+
 #ifdef __cplusplus
 }
 #endif

@@ -1,785 +1,136 @@
-/* `moat probe`: what this host offers, which external sandboxes are
- * installed, and what the native backend can enforce here.
- *
- * Everything below reads the host through host_probe() (so MOAT_HOST_LIMIT
- * lowers it exactly as it lowers a run), plus a few checks that fork and are
- * too costly for every run (a real user namespace, a fresh /proc, cgroups,
- * `X --version`).  Those honour the limit too: the probe never reports more
- * than a run would get.  Every missing feature carries the reason and the
- * fix for Debian/Ubuntu and Fedora (and macOS where it matters). */
-#include <errno.h>
-#include <fcntl.h>
-#include <limits.h>
-#include <poll.h>
-#include <signal.h>
+/* `moat probe`: the arguments, and the printing of the library's
+ * moat.probe/1 document (src/api/probe.h; moat_probe_json() returns the
+ * same text), as it is (--json) or as a table.  Everything the table says
+ * is read from that document, so the table and --json cannot disagree. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
-#include <sys/wait.h>
-#include <time.h>
-#include <unistd.h>
 
 #include <jansson.h>
 
-#include "backends/backend.h"
+#include "api/probe.h"
 #include "cli/commands.h"
-#include "host/host.h"
-#include "plan/plan.h"
 #include "policy/properties.h"
-#include "policy/policy.h"
-#include "policy/profiles.h"
-#include "util/cleanup.h"
-#include "util/mem.h"
 
-#ifndef MOAT_VERSION
-#define MOAT_VERSION "0.0.0"
-#endif
-
-#define PROBE_SCHEMA	   "moat.probe/1"
-#define VERSION_TIMEOUT_MS 2000
-
-extern char **environ;
-
-/* ---- install and configuration hints, per distribution ---- */
-
-#define HINT_LIMIT "MOAT_HOST_LIMIT is lowering detection on purpose; unset it to see the host as it is"
-#define HINT_LANDLOCK                                                                                                  \
-	"Debian/Ubuntu: a kernel >= 6.7 (Debian 12: linux-image-amd64 from bookworm-backports; Ubuntu: the HWE "       \
-	"kernel) with landlock in the lsm= list: add e.g. lsm=landlock,lockdown,yama,integrity,apparmor,bpf to "       \
-	"GRUB_CMDLINE_LINUX in /etc/default/grub, run update-grub and reboot; Fedora: the stock kernel has it "        \
-	"(`sudo grubby --update-kernel=ALL --args=lsm=landlock,lockdown,yama,integrity,selinux,bpf` if lsm= was "      \
-	"changed); check with `cat /sys/kernel/security/lsm`"
-#define HINT_LANDLOCK_ABI                                                                                              \
-	"a newer kernel: ABI 3 needs Linux 6.2, ABI 4 (TCP) 6.7, ABI 6 (scoping) 6.12; Debian 12: "                    \
-	"linux-image-amd64 from bookworm-backports; Ubuntu: the HWE kernel; Fedora: `sudo dnf upgrade kernel`"
-#define HINT_SECCOMP                                                                                                   \
-	"a kernel built with CONFIG_SECCOMP_FILTER=y (every Debian, Ubuntu and Fedora kernel is); inside a "           \
-	"container, a runtime that does not refuse seccomp(2) (docker --security-opt seccomp=... with seccomp "        \
-	"allowed)"
-#define HINT_SECCOMP_NEWER                                                                                             \
-	"a newer kernel (user notification needs Linux 5.0, log 4.14, TSYNC 3.17): Debian: linux-image-amd64; "        \
-	"Ubuntu: the HWE kernel; Fedora: `sudo dnf upgrade kernel`"
-#define HINT_USERNS                                                                                                    \
-	"Debian: `sudo sysctl -w kernel.unprivileged_userns_clone=1`; Ubuntu 23.10+: `sudo sysctl -w "                 \
-	"kernel.apparmor_restrict_unprivileged_userns=0` or an AppArmor profile for moat with `userns,`; "             \
-	"Fedora/RHEL: `sudo sysctl -w user.max_user_namespaces=15000`; make it permanent in /etc/sysctl.d/; in "       \
-	"Docker, run "                                                                                                 \
-	"with --security-opt seccomp=unconfined or a profile that allows unshare"
-#define HINT_PROC                                                                                                      \
-	"a fresh /proc needs user (or root) and pid namespaces and a /proc without masked parts: on a host, fix "      \
-	"user namespaces first (Debian: kernel.unprivileged_userns_clone=1; Ubuntu: "                                  \
-	"kernel.apparmor_restrict_unprivileged_userns=0; Fedora: user.max_user_namespaces=15000); in Docker/Podman, "  \
-	"--security-opt systempaths=unconfined (Podman: --security-opt unmask=ALL)"
-#define HINT_CGROUP2                                                                                                   \
-	"boot with systemd.unified_cgroup_hierarchy=1 (the default on Debian 11+, Ubuntu 21.10+ and Fedora 31+): "     \
-	"Debian/Ubuntu: add it to GRUB_CMDLINE_LINUX in /etc/default/grub and run update-grub; Fedora: "               \
-	"`sudo grubby --update-kernel=ALL --args=systemd.unified_cgroup_hierarchy=1`"
-#define HINT_DELEGATE                                                                                                  \
-	"run moat in a delegated cgroup: `systemd-run --user --scope -p Delegate=yes moat ...` (Debian, Ubuntu and "   \
-	"Fedora alike), or Delegate=yes in the service unit that starts it; in a container, give it a private "        \
-	"writable cgroup (docker --cgroupns=private with a writable /sys/fs/cgroup)"
-
-struct feature {
-	const char *name;  /* JSON key */
-	const char *label; /* table label */
-	bool available;
-	char detail[1024];
-	char why[1024];
-	const char *hint;
-};
-
-static void feature_set(struct feature *f, const char *name, const char *label, bool available, const char *hint)
+static const char *str(const json_t *o, const char *key)
 {
-	memset(f, 0, sizeof(*f));
-	f->name = name;
-	f->label = label;
-	f->available = available;
-	f->hint = available ? NULL : hint;
+	const char *s = json_string_value(json_object_get(o, key));
+	return s ? s : "";
 }
 
-/* The limit's own wording, when the limit is what removed the feature. */
-static const char *hint_for(const char *why, const char *hint)
+static bool yes(const json_t *o, const char *key)
 {
-	return why && strstr(why, "MOAT_HOST_LIMIT") ? HINT_LIMIT : hint;
+	return json_is_true(json_object_get(o, key));
 }
 
-/* ---- seccomp actions ---- */
-
-static char *read_small_file(const char *path)
+static void print_feature(const char *key, const json_t *f)
 {
-	cleanup_fclose FILE *f = fopen(path, "re");
-	char buf[1024];
-	size_t n;
+	bool available = yes(f, "available");
+	const char *hint = str(f, "hint");
 
-	if (!f)
-		return NULL;
-	n = fread(buf, 1, sizeof(buf) - 1, f);
-	buf[n] = '\0';
-	buf[strcspn(buf, "\n")] = '\0';
-	return moat_xstrdup(buf);
+	printf("%-22s %-4s %s\n", probe_feature_label(key), available ? "yes" : "no",
+	       available ? str(f, "detail") : str(f, "reason"));
+	if (!available && hint[0])
+		printf("%-22s      hint: %s\n", "", hint);
 }
 
-static bool word_in(const char *list, const char *word)
+/* A "properties" or "limits" object: one line per entry, and its hint. */
+static void print_verdicts(const json_t *verdicts)
 {
-	size_t n = strlen(word);
-	const char *p = list;
-
-	while (list && (p = strstr(p, word))) {
-		if ((p == list || p[-1] == ' ') && (p[n] == ' ' || p[n] == '\0'))
-			return true;
-		p += n;
-	}
-	return false;
-}
-
-/* ---- external sandbox programs ---- */
-
-struct tool {
 	const char *name;
-	const char *what;
-	const char *hint;
-};
+	json_t *v;
 
-static const struct tool tools[] = {
-    {"bwrap", "bubblewrap", "Debian/Ubuntu: `sudo apt install bubblewrap`; Fedora: `sudo dnf install bubblewrap`"},
-    {"firejail", "firejail", "Debian/Ubuntu: `sudo apt install firejail`; Fedora: `sudo dnf install firejail`"},
-    {"runsc", "gVisor",
-     "Debian/Ubuntu: add the gVisor apt repository and `sudo apt install runsc` "
-     "(https://gvisor.dev/docs/user_guide/install/); Fedora: the release binary from the same page"},
-    {"crun", "OCI runtime", "Debian/Ubuntu: `sudo apt install crun`; Fedora: `sudo dnf install crun`"},
-    {"runc", "OCI runtime", "Debian/Ubuntu: `sudo apt install runc`; Fedora: `sudo dnf install runc`"},
-    {"nono", "Landlock/Seatbelt sandbox",
-     "`brew install nono` (macOS and Linux), or see https://github.com/always-further/nono"},
-    {"sandbox-exec", "macOS Seatbelt",
-     "macOS only: part of the base system (/usr/bin/sandbox-exec); there is no Linux version"},
-};
+	json_object_foreach((json_t *)verdicts, name, v) {
+		bool enforced = strcmp(str(v, "status"), "enforced") == 0;
 
-struct tool_info {
-	bool installed;
-	char path[PATH_MAX];
-	char output[256];  /* first line of `X --version` */
-	char version[128]; /* the version number found in it */
-	char why[256];	   /* when the version could not be read */
-};
-
-static bool find_in_path(const char *name, char *out, size_t len)
-{
-	const char *path = getenv("PATH");
-	cleanup_free char *copy = moat_xstrdup(path && *path ? path
-							     : "/usr/local/sbin:/usr/local/bin:/usr/sbin:"
-							       "/usr/bin:/sbin:/bin");
-	char *save = NULL, *dir;
-
-	for (dir = strtok_r(copy, ":", &save); dir; dir = strtok_r(NULL, ":", &save)) {
-		struct stat st;
-
-		if (dir[0] != '/')
-			continue; /* a relative PATH entry would depend on where probe runs */
-		snprintf(out, len, "%s/%s", dir, name);
-		if (stat(out, &st) == 0 && S_ISREG(st.st_mode) && access(out, X_OK) == 0)
-			return true;
-	}
-	out[0] = '\0';
-	return false;
-}
-
-static long long now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
-/* The version number in a line such as "bubblewrap 0.8.0", "runc version
- * 1.1.5" or "runsc version release-20240212.0": the first word that starts
- * with a digit (or v+digit), or names a release. */
-static void extract_version(const char *line, char *out, size_t len)
-{
-	cleanup_free char *copy = moat_xstrdup(line);
-	char *save = NULL, *w;
-
-	out[0] = '\0';
-	for (w = strtok_r(copy, " \t,;()", &save); w; w = strtok_r(NULL, " \t,;()", &save)) {
-		if ((w[0] >= '0' && w[0] <= '9') || (w[0] == 'v' && w[1] >= '0' && w[1] <= '9') ||
-		    strncmp(w, "release-", 8) == 0) {
-			snprintf(out, len, "%s", w);
-			return;
-		}
+		printf("  %-14s %-9s %s\n", name, enforced ? "enforced" : "missing",
+		       enforced ? str(v, "mechanism") : str(v, "reason"));
+		if (!enforced && str(v, "hint")[0])
+			printf("  %-14s %-9s hint: %s\n", "", "", str(v, "hint"));
 	}
 }
 
-/* `path --version`: stdin /dev/null, stdout captured, stderr dropped, in its
- * own process group, killed after VERSION_TIMEOUT_MS. */
-static void tool_version(const char *path, const char *name, struct tool_info *t)
+/* One line for an external backend: how many of the strict profile's
+ * properties it enforces (net.allow is not asked for), and which not. */
+static void print_other_backend(const char *name, const json_t *e)
 {
-	char buf[4096];
-	size_t got = 0;
-	int fds[2], status;
-	long long deadline = now_ms() + VERSION_TIMEOUT_MS;
-	bool timed_out = false;
-	pid_t pid;
+	const char *net_allow = moat_property_name(MOAT_P_NET_ALLOW), *pname, *why = "";
+	char missing[512] = "";
+	size_t used = 0, n_enf = 0, n_req = 0;
+	json_t *v;
 
-	if (pipe2(fds, O_CLOEXEC) < 0) {
-		snprintf(t->why, sizeof(t->why), "pipe: %s", strerror(errno));
+	if (!yes(e, "available")) {
+		printf("  %-10s cannot plan: %s\n", name, str(e, "reason"));
 		return;
 	}
-	pid = fork();
-	if (pid < 0) {
-		snprintf(t->why, sizeof(t->why), "fork: %s", strerror(errno));
-		close(fds[0]);
-		close(fds[1]);
-		return;
-	}
-	if (pid == 0) {
-		int devnull = open("/dev/null", O_RDWR | O_CLOEXEC);
-
-		setpgid(0, 0);
-		if (devnull < 0 || dup2(devnull, STDIN_FILENO) < 0 || dup2(fds[1], STDOUT_FILENO) < 0 ||
-		    dup2(devnull, STDERR_FILENO) < 0)
-			_exit(127);
-		execl(path, name, "--version", (char *)NULL);
-		_exit(127);
-	}
-	close(fds[1]);
-	setpgid(pid, pid); /* as the child does: whichever runs first */
-	for (;;) {
-		struct pollfd pfd = {.fd = fds[0], .events = POLLIN};
-		long long left = deadline - now_ms();
-		ssize_t n;
-
-		if (left <= 0) {
-			timed_out = true;
-			break;
-		}
-		if (poll(&pfd, 1, (int)left) < 0) {
-			if (errno == EINTR)
-				continue;
-			break;
-		}
-		if (!pfd.revents)
+	json_object_foreach(json_object_get(e, "properties"), pname, v) {
+		if (strcmp(pname, net_allow) == 0)
 			continue;
-		n = read(fds[0], buf + got, sizeof(buf) - 1 - got);
-		if (n < 0 && errno == EINTR)
+		n_req++;
+		if (strcmp(str(v, "status"), "enforced") == 0) {
+			n_enf++;
 			continue;
-		if (n <= 0)
-			break;
-		got += (size_t)n;
-		if (got >= sizeof(buf) - 1)
-			break;
-	}
-	close(fds[0]);
-	/* The tool and anything it started in its group (gone already when
-	 * it exited on its own). */
-	kill(-pid, SIGKILL);
-	kill(pid, SIGKILL);
-	while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
-		;
-	buf[got] = '\0';
-	buf[strcspn(buf, "\n")] = '\0';
-	if (strlen(buf) >= sizeof(t->output))
-		buf[sizeof(t->output) - 1] = '\0'; /* keep only what the report holds */
-	memcpy(t->output, buf, strlen(buf) + 1);
-	extract_version(t->output, t->version, sizeof(t->version));
-	if (timed_out)
-		snprintf(t->why, sizeof(t->why), "`%s --version` did not answer within %d ms", name,
-			 VERSION_TIMEOUT_MS);
-	else if (!t->output[0])
-		snprintf(t->why, sizeof(t->why), "`%s --version` printed nothing on stdout", name);
-}
-
-static void probe_tool(const struct tool *tl, struct tool_info *t)
-{
-	memset(t, 0, sizeof(*t));
-	t->installed = find_in_path(tl->name, t->path, sizeof(t->path));
-	if (t->installed)
-		tool_version(t->path, tl->name, t);
-}
-
-/* ---- the native backend: a plan for the strict profile on this host ---- */
-
-struct native_probe {
-	bool ok;
-	char error[MOAT_ERR_MSG_MAX];
-	struct moat_verdict props[MOAT_P__COUNT];
-	struct limits_plan limits; /* of a plan with the tree limits declared */
-};
-
-/* The limits the probe declares for its "limits" table, so that it says what
- * a run with --memory, --pids and --cpu gets here: the same decision a run
- * makes (resolve/limits.h), so probe and run agree. */
-#define PROBE_MEMORY (INT64_C(1) << 30)
-#define PROBE_PIDS 4096
-#define PROBE_CPU 3600
-
-/* The verdicts of a plan for the strict profile with network `net`, under
- * `backend`; with `limits`, the tree limits are declared and what holds
- * them is returned there. */
-static int plan_strict(const struct moat_host *h, const char *backend, enum moat_net net, struct moat_verdict *props,
-		       struct limits_plan *limits, struct moat_error *err)
-{
-	struct moat_policy p;
-	struct moat_plan plan;
-	char cwd[PATH_MAX];
-	const char *exe = access("/bin/true", X_OK) == 0 ? "/bin/true" : "/usr/bin/true";
-	char *argv[] = {(char *)"true", NULL};
-	struct profile_context ctx;
-	int rc = -1;
-
-	if (!getcwd(cwd, sizeof(cwd)))
-		snprintf(cwd, sizeof(cwd), "/");
-	policy_init(&p);
-	policy_set_argv(&p, argv, 1);
-	p.exe = moat_xstrdup(exe);
-	p.cwd = moat_xstrdup(cwd);
-	ctx = (struct profile_context){.home = getenv("HOME"), .cwd = p.cwd, .exe = p.exe, .argv = p.argv};
-	if (profile_apply(&p, "strict", &ctx, err) < 0)
-		goto out;
-	p.net = net;
-	if (limits) {
-		p.limits.memory_bytes = PROBE_MEMORY;
-		p.limits.pids = PROBE_PIDS;
-		p.limits.cpu_seconds = PROBE_CPU;
-	}
-	free(p.backend);
-	p.backend = moat_xstrdup(backend);
-	/* prefer: the plan is computed in full whatever is missing. */
-	p.mode = MOAT_MODE_PREFER;
-	if (plan_build(&p, h, &plan, err) < 0)
-		goto out;
-	if (props)
-		memcpy(props, plan.props, sizeof(plan.props));
-	if (limits)
-		*limits = plan.limits;
-	plan_free(&plan);
-	rc = 0;
-out:
-	policy_free(&p);
-	return rc;
-}
-
-/* What a backend enforces here: the verdicts of the plan for the strict
- * profile (no network), and net.loopback from the same profile with --net
- * loopback, which is the only policy that asks for it. */
-static void probe_backend(const struct moat_host *h, const char *backend, struct native_probe *np)
-{
-	struct moat_verdict loop[MOAT_P__COUNT];
-	struct moat_error err = {0};
-	int i;
-
-	memset(np, 0, sizeof(*np));
-	if (plan_strict(h, backend, MOAT_NET_NONE, np->props, NULL, &err) < 0 ||
-	    plan_strict(h, backend, MOAT_NET_LOOPBACK, loop, NULL, &err) < 0 ||
-	    plan_strict(h, backend, MOAT_NET_NONE, NULL, &np->limits, &err) < 0) {
-		snprintf(np->error, sizeof(np->error), "%s", err.message);
-		return;
-	}
-	np->props[MOAT_P_NET_LOOPBACK] = loop[MOAT_P_NET_LOOPBACK];
-	for (i = 0; i < MOAT_P__COUNT; i++) {
-		struct moat_verdict *v = &np->props[i];
-		if (!v->enforced && !v->reason[0]) {
-			snprintf(v->reason, sizeof(v->reason), "the %s backend does not implement %s", backend,
-				 moat_property_name((enum moat_property)i));
-			snprintf(v->hint, sizeof(v->hint), "%s",
-				 i == MOAT_P_NET_ALLOW ? "--net all gives the whole network, unfiltered; --net "
-							 "loopback or none are enforced"
-						       : "");
 		}
+		if (!why[0])
+			why = str(v, "reason");
+		if (used < sizeof(missing))
+			used += (size_t)snprintf(missing + used, sizeof(missing) - used, "%s%s", used ? " " : "", pname);
 	}
-	np->ok = true;
-}
-
-/* ---- gathering ---- */
-
-enum {
-	F_LANDLOCK,
-	F_LANDLOCK_TRUNCATE,
-	F_LANDLOCK_TCP,
-	F_LANDLOCK_SCOPE,
-	F_SECCOMP,
-	F_SECCOMP_NOTIF,
-	F_SECCOMP_TSYNC,
-	F_SECCOMP_LOG,
-	F_USERNS,
-	F_PROC,
-	F_CGROUP2,
-	F_CGROUP_DELEGATION,
-	F__COUNT
-};
-
-struct probe {
-	struct moat_host h;
-	struct moat_cgroup_info cg;
-	char *actions; /* /proc/sys/kernel/seccomp/actions_avail, or NULL */
-	struct feature f[F__COUNT];
-	struct tool_info t[ARRAY_LEN(tools)];
-	struct native_probe native;
-	struct native_probe ext[8]; /* the external backends, in ranking order */
-	const char *ext_name[8];
-	size_t n_ext;
-};
-
-static void landlock_abi_feature(struct probe *pr, int idx, const char *name, const char *label, int need,
-				 const char *what)
-{
-	struct feature *f = &pr->f[idx];
-	int abi = pr->h.landlock_abi;
-
-	feature_set(f, name, label, abi >= need, HINT_LANDLOCK_ABI);
-	snprintf(f->detail, sizeof(f->detail), "%s (Landlock ABI %d)", what, need);
-	if (abi == 0) {
-		snprintf(f->why, sizeof(f->why), "no Landlock: %s", pr->h.landlock_why);
-		f->hint = hint_for(pr->h.landlock_why, HINT_LANDLOCK);
-	} else if (abi < need) {
-		snprintf(f->why, sizeof(f->why), "Landlock ABI %d is below %d%s", abi, need,
-			 pr->h.limited_by[0] ? " (MOAT_HOST_LIMIT may have lowered it)" : "");
-		if (pr->h.limited_by[0] && strstr(pr->h.limited_by, "landlock"))
-			f->hint = HINT_LIMIT;
-	}
-}
-
-static void gather(struct probe *pr)
-{
-	struct moat_host *h = &pr->h;
-	struct feature *f;
-	char how[128];
-	size_t i;
-
-	/* Landlock */
-	f = &pr->f[F_LANDLOCK];
-	feature_set(f, "landlock", "landlock", h->landlock_abi > 0, hint_for(h->landlock_why, HINT_LANDLOCK));
-	if (h->landlock_abi > 0) {
-		if (h->landlock_errata >= 0)
-			snprintf(f->detail, sizeof(f->detail), "ABI %d, errata 0x%x", h->landlock_abi,
-				 (unsigned)h->landlock_errata);
-		else
-			snprintf(f->detail, sizeof(f->detail), "ABI %d, errata unknown", h->landlock_abi);
-	} else {
-		snprintf(f->why, sizeof(f->why), "%s", h->landlock_why);
-	}
-	landlock_abi_feature(pr, F_LANDLOCK_TRUNCATE, "landlock_truncate", "  truncate", 3, "refuses truncate(2)");
-	landlock_abi_feature(pr, F_LANDLOCK_TCP, "landlock_tcp", "  tcp", 4, "TCP bind/connect rules");
-	landlock_abi_feature(pr, F_LANDLOCK_SCOPE, "landlock_scope", "  scoping", 6,
-			     "abstract unix socket and signal scoping");
-
-	/* seccomp: the syscall answers, and the sysctl list must agree (AND:
-	 * never more than either says). */
-	f = &pr->f[F_SECCOMP];
-	feature_set(f, "seccomp", "seccomp filters", h->seccomp, hint_for(h->seccomp_why, HINT_SECCOMP));
-	if (h->seccomp)
-		snprintf(f->detail, sizeof(f->detail), "actions: %s", pr->actions ? pr->actions : "(list unreadable)");
+	if (n_enf == 0)
+		printf("  %-10s unusable: %s\n", name, why);
 	else
-		snprintf(f->why, sizeof(f->why), "%s", h->seccomp_why);
-
-	{
-		static const struct {
-			int idx;
-			const char *name, *label, *action, *what;
-		} sub[] = {
-		    {F_SECCOMP_NOTIF, "seccomp_user_notif", "  user notification", "user_notif",
-		     "SECCOMP_RET_USER_NOTIF"},
-		    {F_SECCOMP_TSYNC, "seccomp_tsync", "  tsync", NULL, "SECCOMP_FILTER_FLAG_TSYNC"},
-		    {F_SECCOMP_LOG, "seccomp_log", "  log", "log", "SECCOMP_RET_LOG"},
-		};
-		for (i = 0; i < ARRAY_LEN(sub); i++) {
-			bool have = sub[i].idx == F_SECCOMP_NOTIF   ? h->seccomp_user_notif
-				    : sub[i].idx == F_SECCOMP_TSYNC ? h->seccomp_tsync
-								    : h->seccomp_log;
-			bool listed = !sub[i].action || !pr->actions || word_in(pr->actions, sub[i].action);
-
-			f = &pr->f[sub[i].idx];
-			feature_set(f, sub[i].name, sub[i].label, have && listed, HINT_SECCOMP_NEWER);
-			snprintf(f->detail, sizeof(f->detail), "%s", sub[i].what);
-			if (!h->seccomp) {
-				snprintf(f->why, sizeof(f->why), "no seccomp: %s", h->seccomp_why);
-				f->hint = hint_for(h->seccomp_why, HINT_SECCOMP);
-			} else if (!have) {
-				snprintf(f->why, sizeof(f->why), "the kernel does not accept %s", sub[i].what);
-			} else if (!listed) {
-				snprintf(f->why, sizeof(f->why),
-					 "'%s' is not in /proc/sys/kernel/seccomp/actions_avail", sub[i].action);
-			}
-		}
-	}
-
-	/* user namespaces: the knobs (host_probe) and a real unshare. */
-	f = &pr->f[F_USERNS];
-	feature_set(f, "userns", "user namespaces", false, NULL);
-	f->available = host_try_userns(h, f->why, sizeof(f->why));
-	f->hint = f->available ? NULL : hint_for(f->why, HINT_USERNS);
-	snprintf(f->detail, sizeof(f->detail), "%s",
-		 f->available ? (h->root ? "usable (probed as root)" : "usable unprivileged") : "");
-
-	f = &pr->f[F_PROC];
-	feature_set(f, "proc_mount", "mount /proc", false, NULL);
-	f->available = host_try_proc_mount(h, how, sizeof(how), f->why, sizeof(f->why));
-	f->hint = f->available ? NULL : hint_for(f->why, HINT_PROC);
-	if (f->available)
-		snprintf(f->detail, sizeof(f->detail), "a fresh /proc in new %s", how);
-
-	/* cgroup v2 */
-	host_probe_cgroup(h, &pr->cg);
-	f = &pr->f[F_CGROUP2];
-	feature_set(f, "cgroup_v2", "cgroup v2", pr->cg.v2, hint_for(pr->cg.why, HINT_CGROUP2));
-	if (pr->cg.v2)
-		snprintf(f->detail, sizeof(f->detail), "%s layout, mounted at %s", pr->cg.layout, pr->cg.mount);
-	else
-		snprintf(f->why, sizeof(f->why), "%s", pr->cg.why);
-	f = &pr->f[F_CGROUP_DELEGATION];
-	feature_set(f, "cgroup_delegation", "cgroup delegation", pr->cg.delegated,
-		    pr->cg.v2 ? hint_for(pr->cg.why, HINT_DELEGATE) : hint_for(pr->cg.why, HINT_CGROUP2));
-	if (pr->cg.delegated)
-		snprintf(f->detail, sizeof(f->detail), "%s is writable (controllers: %s)", pr->cg.path,
-			 pr->cg.controllers[0] ? pr->cg.controllers : "none");
-	else
-		snprintf(f->why, sizeof(f->why), "%s%s", pr->cg.v2 ? "" : "no cgroup v2: ", pr->cg.why);
-
-	for (i = 0; i < ARRAY_LEN(tools); i++)
-		probe_tool(&tools[i], &pr->t[i]);
-	probe_backend(h, "native", &pr->native);
-	{
-		const char *const *rank = backend_ranking();
-		size_t k;
-		for (k = 0; rank[k] && pr->n_ext < ARRAY_LEN(pr->ext); k++) {
-			if (strcmp(rank[k], "native") == 0)
-				continue;
-			pr->ext_name[pr->n_ext] = rank[k];
-			probe_backend(h, rank[k], &pr->ext[pr->n_ext++]);
-		}
-	}
+		printf("  %-10s %zu/%zu enforced%s%s\n", name, n_enf, n_req, missing[0] ? "; missing: " : "", missing);
 }
 
-/* ---- output ---- */
-
-static json_t *feature_json(const struct feature *f)
+static void print_table(const json_t *j)
 {
-	json_t *o = json_pack("{s:b, s:s}", "available", f->available, "detail", f->detail);
+	const json_t *native = json_object_get(json_object_get(j, "backends"), "native");
+	const char *key, *limited_by = str(j, "limited_by");
+	json_t *v;
 
-	if (!f->available) {
-		json_object_set_new(o, "reason", json_string(f->why));
-		json_object_set_new(o, "hint", json_string(f->hint ? f->hint : ""));
-	}
-	return o;
-}
-
-static json_t *actions_json(const char *actions)
-{
-	json_t *a = json_array();
-	cleanup_free char *copy = actions ? moat_xstrdup(actions) : NULL;
-	char *save = NULL, *w;
-
-	for (w = copy ? strtok_r(copy, " ", &save) : NULL; w; w = strtok_r(NULL, " ", &save))
-		json_array_append_new(a, json_string(w));
-	return a;
-}
-
-static json_t *native_json(const struct native_probe *np)
-{
-	json_t *o = json_object(), *props = json_object(), *enf = json_array(), *miss = json_array();
-	int i;
-
-	json_object_set_new(o, "available", json_boolean(np->ok));
-	json_object_set_new(o, "policy", json_string("profile strict; net.loopback with --net loopback"));
-	if (!np->ok) {
-		json_object_set_new(o, "reason", json_string(np->error));
-		json_decref(props);
-		json_decref(enf);
-		json_decref(miss);
-		return o;
-	}
-	for (i = 0; i < MOAT_P__COUNT; i++) {
-		const struct moat_verdict *v = &np->props[i];
-		const char *name = moat_property_name((enum moat_property)i);
-
-		if (v->enforced) {
-			json_object_set_new(props, name,
-					    json_pack("{s:s, s:s}", "status", "enforced", "mechanism", v->mechanism));
-			json_array_append_new(enf, json_string(name));
-		} else {
-			json_object_set_new(
-			    props, name,
-			    json_pack("{s:s, s:s, s:s}", "status", "missing", "reason", v->reason, "hint", v->hint));
-			json_array_append_new(miss, json_string(name));
-		}
-	}
-	json_object_set_new(o, "enforced", enf);
-	json_object_set_new(o, "missing", miss);
-	json_object_set_new(o, "properties", props);
-	{
-		json_t *lim = json_object();
-		for (i = 0; i < LIM__COUNT; i++) {
-			const struct limit_verdict *l = &np->limits.lim[i];
-			if (!l->declared)
-				continue;
-			json_object_set_new(lim, limit_name((enum limit_kind)i),
-					    l->enforced ? json_pack("{s:s, s:s}", "status", "enforced", "mechanism",
-								    l->mechanism)
-							: json_pack("{s:s, s:s, s:s}", "status", "missing", "reason",
-								    l->reason, "hint", l->hint));
-		}
-		json_object_set_new(o, "limits", lim);
-	}
-	return o;
-}
-
-static json_t *probe_json(const struct probe *pr)
-{
-	const struct moat_host *h = &pr->h;
-	json_t *j = json_object(), *feat = json_object(), *tl = json_object(), *be = json_object();
-	size_t i;
-
-	/* The flat host facts first: the same names as the report's "host". */
-	json_object_set_new(j, "schema", json_string(PROBE_SCHEMA));
-	json_object_set_new(j, "moat_version", json_string(MOAT_VERSION));
-	json_object_set_new(j, "kernel", json_string(h->kernel));
-	json_object_set_new(j, "machine", json_string(h->machine));
-	json_object_set_new(j, "landlock_abi", json_integer(h->landlock_abi));
-	json_object_set_new(j, "landlock_errata",
-			    h->landlock_errata >= 0 ? json_integer(h->landlock_errata) : json_null());
-	json_object_set_new(j, "seccomp", json_boolean(h->seccomp));
-	json_object_set_new(j, "seccomp_actions", actions_json(h->seccomp ? pr->actions : NULL));
-	json_object_set_new(j, "userns", json_boolean(pr->f[F_USERNS].available));
-	json_object_set_new(j, "userns_blocked_by", json_string(pr->f[F_USERNS].available ? "" : pr->f[F_USERNS].why));
-	json_object_set_new(j, "root", json_boolean(h->root));
-	json_object_set_new(j, "uid", json_integer((json_int_t)h->uid));
-	json_object_set_new(j, "gid", json_integer((json_int_t)h->gid));
-	json_object_set_new(j, "yama_ptrace_scope", json_integer(h->yama_ptrace_scope));
-	json_object_set_new(j, "limited_by", json_string(h->limited_by));
-
-	for (i = 0; i < F__COUNT; i++)
-		json_object_set_new(feat, pr->f[i].name, feature_json(&pr->f[i]));
-	json_object_set_new(j, "features", feat);
-	json_object_set_new(j, "cgroup",
-			    json_pack("{s:s, s:s, s:s, s:s, s:b, s:b}", "layout", pr->cg.layout, "mount", pr->cg.mount,
-				      "path", pr->cg.path, "controllers", pr->cg.controllers, "v2", pr->cg.v2,
-				      "delegated", pr->cg.delegated));
-
-	for (i = 0; i < ARRAY_LEN(tools); i++) {
-		const struct tool_info *t = &pr->t[i];
-		json_t *o = json_pack("{s:b, s:s, s:b}", "installed", t->installed, "what", tools[i].what,
-				      "backend_in_this_build", true);
-
-		if (t->installed) {
-			json_object_set_new(o, "path", json_string(t->path));
-			json_object_set_new(o, "version", t->version[0] ? json_string(t->version) : json_null());
-			json_object_set_new(o, "version_output", json_string(t->output));
-			if (t->why[0])
-				json_object_set_new(o, "reason", json_string(t->why));
-		} else {
-			json_object_set_new(o, "reason", json_string("not found in PATH"));
-			json_object_set_new(o, "hint", json_string(tools[i].hint));
-		}
-		json_object_set_new(tl, tools[i].name, o);
-	}
-	json_object_set_new(j, "tools", tl);
-
-	json_object_set_new(be, "native", native_json(&pr->native));
-	for (i = 0; i < pr->n_ext; i++)
-		json_object_set_new(be, pr->ext_name[i], native_json(&pr->ext[i]));
-	json_object_set_new(be, "none",
-			    json_pack("{s:b, s:s, s:[], s:[], s:{}}", "available", true, "policy",
-				      "--mode off / --backend none: runs unsandboxed", "enforced", "missing",
-				      "properties"));
-	json_object_set_new(j, "backends", be);
-	return j;
-}
-
-static void print_feature(const struct feature *f)
-{
-	printf("%-22s %-4s %s\n", f->label, f->available ? "yes" : "no", f->available ? f->detail : f->why);
-	if (!f->available && f->hint)
-		printf("%-22s      hint: %s\n", "", f->hint);
-}
-
-static void print_table(const struct probe *pr)
-{
-	const struct moat_host *h = &pr->h;
-	size_t i;
-	int p;
-
-	printf("moat %s probe\n\n", MOAT_VERSION);
-	printf("%-22s %s (%s)\n", "kernel", h->kernel, h->machine);
-	printf("%-22s uid %u%s\n", "running as", (unsigned)h->uid, h->root ? " (root)" : "");
-	if (h->limited_by[0])
-		printf("%-22s MOAT_HOST_LIMIT=%s (detection lowered on purpose)\n", "limited by", h->limited_by);
+	printf("moat %s probe\n\n", str(j, "moat_version"));
+	printf("%-22s %s (%s)\n", "kernel", str(j, "kernel"), str(j, "machine"));
+	printf("%-22s uid %u%s\n", "running as", (unsigned)json_integer_value(json_object_get(j, "uid")),
+	       yes(j, "root") ? " (root)" : "");
+	if (limited_by[0])
+		printf("%-22s MOAT_HOST_LIMIT=%s (detection lowered on purpose)\n", "limited by", limited_by);
 	printf("\n");
-	for (i = 0; i < F__COUNT; i++)
-		print_feature(&pr->f[i]);
+	json_object_foreach(json_object_get(j, "features"), key, v)
+		print_feature(key, v);
 
 	printf("\nexternal sandbox tools\n");
-	for (i = 0; i < ARRAY_LEN(tools); i++) {
-		const struct tool_info *t = &pr->t[i];
+	json_object_foreach(json_object_get(j, "tools"), key, v) {
+		const char *version = str(v, "version"), *why = str(v, "reason");
 
-		if (t->installed)
-			printf("  %-14s %-4s %s  %s%s%s\n", tools[i].name, "yes", t->version[0] ? t->version : "?",
-			       t->path, t->why[0] ? "  " : "", t->why);
+		if (yes(v, "installed"))
+			printf("  %-14s %-4s %s  %s%s%s\n", key, "yes", version[0] ? version : "?", str(v, "path"),
+			       why[0] ? "  " : "", why);
 		else
-			printf("  %-14s %-4s not installed; %s\n", tools[i].name, "no", tools[i].hint);
+			printf("  %-14s %-4s not installed; %s\n", key, "no", str(v, "hint"));
 	}
 
 	printf("\nnative backend: what it enforces here (profile strict)\n");
-	if (!pr->native.ok) {
-		printf("  cannot plan: %s\n", pr->native.error);
+	if (!yes(native, "available")) {
+		printf("  cannot plan: %s\n", str(native, "reason"));
 		return;
 	}
-	for (p = 0; p < MOAT_P__COUNT; p++) {
-		const struct moat_verdict *v = &pr->native.props[p];
-
-		printf("  %-14s %-9s %s\n", moat_property_name((enum moat_property)p),
-		       v->enforced ? "enforced" : "missing", v->enforced ? v->mechanism : v->reason);
-		if (!v->enforced && v->hint[0])
-			printf("  %-14s %-9s hint: %s\n", "", "", v->hint);
-	}
+	print_verdicts(json_object_get(native, "properties"));
 	printf("\nlimits under the native backend: what would hold --memory, --pids and --cpu here\n");
-	for (p = 0; p < LIM__COUNT; p++) {
-		const struct limit_verdict *l = &pr->native.limits.lim[p];
-		if (!l->declared)
-			continue;
-		printf("  %-14s %-9s %s\n", limit_name((enum limit_kind)p), l->enforced ? "enforced" : "missing",
-		       l->enforced ? l->mechanism : l->reason);
-		if (!l->enforced && l->hint[0])
-			printf("  %-14s %-9s hint: %s\n", "", "", l->hint);
-	}
+	print_verdicts(json_object_get(native, "limits"));
 
 	printf("\nother backends (profile strict; --backend NAME; auto takes the first, in this order,\n"
 	       "after native, that enforces every requested property)\n");
-	for (i = 0; i < pr->n_ext; i++) {
-		const struct native_probe *e = &pr->ext[i];
-		char missing[512] = "";
-		size_t used = 0, n_enf = 0, n_req = 0;
-		const char *why = "";
-
-		for (p = 0; p < MOAT_P__COUNT && e->ok; p++) {
-			const struct moat_verdict *v = &e->props[p];
-			if (p == MOAT_P_NET_ALLOW)
-				continue;
-			n_req++;
-			if (v->enforced) {
-				n_enf++;
-				continue;
-			}
-			if (!why[0])
-				why = v->reason;
-			if (used < sizeof(missing))
-				used += (size_t)snprintf(missing + used, sizeof(missing) - used, "%s%s", used ? " " : "",
-							 moat_property_name((enum moat_property)p));
-		}
-		if (!e->ok)
-			printf("  %-10s cannot plan: %s\n", pr->ext_name[i], e->error);
-		else if (n_enf == 0)
-			printf("  %-10s unusable: %s\n", pr->ext_name[i], why);
-		else
-			printf("  %-10s %zu/%zu enforced%s%s\n", pr->ext_name[i], n_enf, n_req, missing[0] ? "; missing: " : "",
-			       missing);
+	json_object_foreach(json_object_get(j, "backends"), key, v) {
+		if (strcmp(key, "native") != 0 && strcmp(key, "none") != 0)
+			print_other_backend(key, v);
 	}
 }
 
 int cmd_probe(int argc, char **argv)
 {
 	struct moat_error err = {0};
-	struct probe *pr;
 	bool as_json = false;
+	json_t *doc;
 	int i;
 
 	for (i = 1; i < argc; i++) {
@@ -795,26 +146,19 @@ int cmd_probe(int argc, char **argv)
 			return 125;
 		}
 	}
-	pr = moat_xcalloc(1, sizeof(*pr));
-	if (host_probe(&pr->h, &err) < 0) {
-		free(pr);
-		return moat_error_print(&err);
-	}
-	pr->actions = read_small_file("/proc/sys/kernel/seccomp/actions_avail");
-	gather(pr);
 	fflush(stdout);
+	doc = probe_document(&err);
+	if (!doc)
+		return moat_error_print(&err);
 	if (as_json) {
-		json_t *j = probe_json(pr);
-		char *s = json_dumps(j, JSON_INDENT(2) | JSON_SORT_KEYS);
+		char *text = probe_document_text(doc);
 
-		if (s)
-			printf("%s\n", s);
-		free(s);
-		json_decref(j);
+		if (text)
+			printf("%s\n", text);
+		free(text);
 	} else {
-		print_table(pr);
+		print_table(doc);
 	}
-	free(pr->actions);
-	free(pr);
+	json_decref(doc);
 	return fflush(stdout) == 0 ? 0 : 125;
 }

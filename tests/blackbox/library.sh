@@ -6,7 +6,7 @@ set -u
 lib=$BUILD/libmoat.so
 ok $([ -f "$lib" ] && echo 0 || echo 1) "libmoat.so is built"
 exports=$(nm -D --defined-only "$lib" 2>/dev/null | awk '{print $3}' | sort | tr '\n' ' ')
-is "$exports" "moat_run_main moat_version " "libmoat.so exports only the public API (-fvisibility=hidden)"
+is "$exports" "moat_free moat_probe_json moat_run_main moat_version " "libmoat.so exports only the public API (-fvisibility=hidden)"
 want=$(grep -o 'MOAT_EXPORT [a-z ]*\*\?moat_[a-z_]*' "$ROOT/include/moat/moat.h" | sed 's/.*\(moat_[a-z_]*\)$/\1/' | sort | tr '\n' ' ')
 is "$want" "$exports" "and that is what include/moat/moat.h declares"
 # --version: the version and the git revision the binary was built from.

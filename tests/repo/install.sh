@@ -98,7 +98,10 @@ int main(int argc, char **argv)
 {
 	char *run[] = {"run", "--", "/bin/sh", "-c", "exit 7", NULL};
 	(void)argc; (void)argv;
+	char *probe = moat_probe_json(0);
 	printf("%s\n", moat_version());
+	printf("%s\n", probe && strstr(probe, "\"schema\": \"moat.probe/1\"") ? "probe ok" : "probe failed");
+	moat_free(probe);
 	fflush(stdout);
 	return moat_run_main(5, run);
 }
@@ -107,7 +110,8 @@ C
 cc -std=c11 -Wall -Werror -o "$T/use" "$T/use.c" $flags 2>"$T/cc.err"
 ok $? "a program compiles and links against the installed header and libmoat.so" || diag "$(cat "$T/cc.err")"
 got=$(LD_LIBRARY_PATH=$P/lib "$T/use" 2>"$T/use.err"); rc=$?
-is "$got" "$VERSION" "it calls moat_version() from the installed libmoat.so"
+is "$got" "$VERSION
+probe ok" "it calls moat_version() and moat_probe_json() from the installed libmoat.so"
 is "$rc" 7 "and moat_run_main() runs a command in a sandbox (its status 7 passes through)" || diag "$(cat "$T/use.err")"
 unset PKG_CONFIG_PATH PKG_CONFIG_SYSROOT_DIR
 

@@ -19,15 +19,15 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <sys/wait.h>
-#include <time.h>
 #include <unistd.h>
 
 #include <jansson.h>
 
 #include "backends/backend.h"
+#include "host/hints.h"
 #include "host/host.h"
+#include "launch/launch.h"
 #include "moat/moat.h"
 #include "plan/plan.h"
 #include "policy/properties.h"
@@ -42,45 +42,6 @@
 
 #define PROBE_SCHEMA	   "moat.probe/1"
 #define VERSION_TIMEOUT_MS 2000
-
-/* ---- install and configuration hints, per distribution ---- */
-
-#define HINT_LIMIT "MOAT_HOST_LIMIT is lowering detection on purpose; unset it to see the host as it is"
-#define HINT_LANDLOCK                                                                                                  \
-	"Debian/Ubuntu: a kernel >= 6.7 (Debian 12: linux-image-amd64 from bookworm-backports; Ubuntu: the HWE "       \
-	"kernel) with landlock in the lsm= list: add e.g. lsm=landlock,lockdown,yama,integrity,apparmor,bpf to "       \
-	"GRUB_CMDLINE_LINUX in /etc/default/grub, run update-grub and reboot; Fedora: the stock kernel has it "        \
-	"(`sudo grubby --update-kernel=ALL --args=lsm=landlock,lockdown,yama,integrity,selinux,bpf` if lsm= was "      \
-	"changed); check with `cat /sys/kernel/security/lsm`"
-#define HINT_LANDLOCK_ABI                                                                                              \
-	"a newer kernel: ABI 3 needs Linux 6.2, ABI 4 (TCP) 6.7, ABI 6 (scoping) 6.12; Debian 12: "                    \
-	"linux-image-amd64 from bookworm-backports; Ubuntu: the HWE kernel; Fedora: `sudo dnf upgrade kernel`"
-#define HINT_SECCOMP                                                                                                   \
-	"a kernel built with CONFIG_SECCOMP_FILTER=y (every Debian, Ubuntu and Fedora kernel is); inside a "           \
-	"container, a runtime that does not refuse seccomp(2) (docker --security-opt seccomp=... with seccomp "        \
-	"allowed)"
-#define HINT_SECCOMP_NEWER                                                                                             \
-	"a newer kernel (user notification needs Linux 5.0, log 4.14, TSYNC 3.17): Debian: linux-image-amd64; "        \
-	"Ubuntu: the HWE kernel; Fedora: `sudo dnf upgrade kernel`"
-#define HINT_USERNS                                                                                                    \
-	"Debian: `sudo sysctl -w kernel.unprivileged_userns_clone=1`; Ubuntu 23.10+: `sudo sysctl -w "                 \
-	"kernel.apparmor_restrict_unprivileged_userns=0` or an AppArmor profile for moat with `userns,`; "             \
-	"Fedora/RHEL: `sudo sysctl -w user.max_user_namespaces=15000`; make it permanent in /etc/sysctl.d/; in "       \
-	"Docker, run "                                                                                                 \
-	"with --security-opt seccomp=unconfined or a profile that allows unshare"
-#define HINT_PROC                                                                                                      \
-	"a fresh /proc needs user (or root) and pid namespaces and a /proc without masked parts: on a host, fix "      \
-	"user namespaces first (Debian: kernel.unprivileged_userns_clone=1; Ubuntu: "                                  \
-	"kernel.apparmor_restrict_unprivileged_userns=0; Fedora: user.max_user_namespaces=15000); in Docker/Podman, "  \
-	"--security-opt systempaths=unconfined (Podman: --security-opt unmask=ALL)"
-#define HINT_CGROUP2                                                                                                   \
-	"boot with systemd.unified_cgroup_hierarchy=1 (the default on Debian 11+, Ubuntu 21.10+ and Fedora 31+): "     \
-	"Debian/Ubuntu: add it to GRUB_CMDLINE_LINUX in /etc/default/grub and run update-grub; Fedora: "               \
-	"`sudo grubby --update-kernel=ALL --args=systemd.unified_cgroup_hierarchy=1`"
-#define HINT_DELEGATE                                                                                                  \
-	"run moat in a delegated cgroup: `systemd-run --user --scope -p Delegate=yes moat ...` (Debian, Ubuntu and "   \
-	"Fedora alike), or Delegate=yes in the service unit that starts it; in a container, give it a private "        \
-	"writable cgroup (docker --cgroupns=private with a writable /sys/fs/cgroup)"
 
 enum {
 	F_LANDLOCK,
@@ -135,7 +96,7 @@ static void feature_set(struct feature *f, int idx, bool available, const char *
 /* The limit's own wording, when the limit is what removed the feature. */
 static const char *hint_for(const char *why, const char *hint)
 {
-	return why && strstr(why, "MOAT_HOST_LIMIT") ? HINT_LIMIT : hint;
+	return why && strstr(why, "MOAT_HOST_LIMIT") ? HOST_HINT_LIMIT : hint;
 }
 
 /* ---- seccomp actions ---- */
@@ -169,27 +130,11 @@ static bool word_in(const char *list, const char *word)
 
 /* ---- external sandbox programs ---- */
 
-struct tool {
-	const char *name;
-	const char *what;
-	const char *hint;
-};
-
-static const struct tool tools[] = {
-    {"bwrap", "bubblewrap", "Debian/Ubuntu: `sudo apt install bubblewrap`; Fedora: `sudo dnf install bubblewrap`"},
-    {"firejail", "firejail", "Debian/Ubuntu: `sudo apt install firejail`; Fedora: `sudo dnf install firejail`"},
-    {"runsc", "gVisor",
-     "Debian/Ubuntu: add the gVisor apt repository and `sudo apt install runsc` "
-     "(https://gvisor.dev/docs/user_guide/install/); Fedora: the release binary from the same page"},
-    {"crun", "OCI runtime", "Debian/Ubuntu: `sudo apt install crun`; Fedora: `sudo dnf install crun`"},
-    {"runc", "OCI runtime", "Debian/Ubuntu: `sudo apt install runc`; Fedora: `sudo dnf install runc`"},
-    {"nono", "Landlock/Seatbelt sandbox",
-     "`brew install nono` (macOS and Linux), or see https://github.com/always-further/nono"},
-    {"sandbox-exec", "macOS Seatbelt",
-     "macOS only: part of the base system (/usr/bin/sandbox-exec); there is no Linux version"},
-};
-
+/* One executable of an external backend (the backend registry's tools[],
+ * for every backend in ranking order: crun and runc both for oci). */
 struct tool_info {
+	const struct moat_backend *backend;
+	const char *name;
 	bool installed;
 	char path[PATH_MAX];
 	char output[256];  /* first line of `X --version` */
@@ -197,33 +142,11 @@ struct tool_info {
 	char why[256];	   /* when the version could not be read */
 };
 
-static bool find_in_path(const char *name, char *out, size_t len)
-{
-	const char *path = getenv("PATH");
-	cleanup_free char *copy = moat_xstrdup(path && *path ? path
-							     : "/usr/local/sbin:/usr/local/bin:/usr/sbin:"
-							       "/usr/bin:/sbin:/bin");
-	char *save = NULL, *dir;
-
-	for (dir = strtok_r(copy, ":", &save); dir; dir = strtok_r(NULL, ":", &save)) {
-		struct stat st;
-
-		if (dir[0] != '/')
-			continue; /* a relative PATH entry would depend on where probe runs */
-		snprintf(out, len, "%s/%s", dir, name);
-		if (stat(out, &st) == 0 && S_ISREG(st.st_mode) && access(out, X_OK) == 0)
-			return true;
-	}
-	out[0] = '\0';
-	return false;
-}
+#define PROBE_TOOLS_MAX 16
 
 static long long now_ms(void)
 {
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+	return moat_now_ns() / 1000000;
 }
 
 /* The version number in a line such as "bubblewrap 0.8.0", "runc version
@@ -323,12 +246,21 @@ static void tool_version(const char *path, const char *name, struct tool_info *t
 		snprintf(t->why, sizeof(t->why), "`%s --version` printed nothing on stdout", name);
 }
 
-static void probe_tool(const struct tool *tl, struct tool_info *t)
+/* Where the tool is, found as a run finds it (backend_find_tool), and
+ * what its --version says. */
+static void probe_tool(const struct moat_backend *b, const char *name, struct tool_info *t)
 {
+	struct moat_backend one = {.name = b->name, .tools = {name}};
+	cleanup_free char *found = backend_find_tool(&one, NULL);
+
 	memset(t, 0, sizeof(*t));
-	t->installed = find_in_path(tl->name, t->path, sizeof(t->path));
-	if (t->installed)
-		tool_version(t->path, tl->name, t);
+	t->backend = b;
+	t->name = name;
+	t->installed = found != NULL;
+	if (found) {
+		snprintf(t->path, sizeof(t->path), "%s", found);
+		tool_version(t->path, name, t);
+	}
 }
 
 /* ---- the native backend: a plan for the strict profile on this host ---- */
@@ -432,7 +364,8 @@ struct probe {
 	struct moat_cgroup_info cg;
 	char *actions; /* /proc/sys/kernel/seccomp/actions_avail, or NULL */
 	struct feature f[F__COUNT];
-	struct tool_info t[ARRAY_LEN(tools)];
+	struct tool_info t[PROBE_TOOLS_MAX];
+	size_t n_tools;
 	struct native_probe native;
 	struct native_probe ext[8]; /* the external backends, in ranking order */
 	const char *ext_name[8];
@@ -444,16 +377,16 @@ static void landlock_abi_feature(struct probe *pr, int idx, int need, const char
 	struct feature *f = &pr->f[idx];
 	int abi = pr->h.landlock_abi;
 
-	feature_set(f, idx, abi >= need, HINT_LANDLOCK_ABI);
+	feature_set(f, idx, abi >= need, HOST_HINT_LANDLOCK_ABI);
 	snprintf(f->detail, sizeof(f->detail), "%s (Landlock ABI %d)", what, need);
 	if (abi == 0) {
 		snprintf(f->why, sizeof(f->why), "no Landlock: %s", pr->h.landlock_why);
-		f->hint = hint_for(pr->h.landlock_why, HINT_LANDLOCK);
+		f->hint = hint_for(pr->h.landlock_why, HOST_HINT_LANDLOCK);
 	} else if (abi < need) {
 		snprintf(f->why, sizeof(f->why), "Landlock ABI %d is below %d%s", abi, need,
 			 pr->h.limited_by[0] ? " (MOAT_HOST_LIMIT may have lowered it)" : "");
 		if (pr->h.limited_by[0] && strstr(pr->h.limited_by, "landlock"))
-			f->hint = HINT_LIMIT;
+			f->hint = HOST_HINT_LIMIT;
 	}
 }
 
@@ -466,7 +399,7 @@ static void gather(struct probe *pr)
 
 	/* Landlock */
 	f = &pr->f[F_LANDLOCK];
-	feature_set(f, F_LANDLOCK, h->landlock_abi > 0, hint_for(h->landlock_why, HINT_LANDLOCK));
+	feature_set(f, F_LANDLOCK, h->landlock_abi > 0, hint_for(h->landlock_why, HOST_HINT_LANDLOCK));
 	if (h->landlock_abi > 0) {
 		if (h->landlock_errata >= 0)
 			snprintf(f->detail, sizeof(f->detail), "ABI %d, errata 0x%x", h->landlock_abi,
@@ -483,7 +416,7 @@ static void gather(struct probe *pr)
 	/* seccomp: the syscall answers, and the sysctl list must agree (AND:
 	 * never more than either says). */
 	f = &pr->f[F_SECCOMP];
-	feature_set(f, F_SECCOMP, h->seccomp, hint_for(h->seccomp_why, HINT_SECCOMP));
+	feature_set(f, F_SECCOMP, h->seccomp, hint_for(h->seccomp_why, HOST_HINT_SECCOMP));
 	if (h->seccomp)
 		snprintf(f->detail, sizeof(f->detail), "actions: %s", pr->actions ? pr->actions : "(list unreadable)");
 	else
@@ -505,11 +438,11 @@ static void gather(struct probe *pr)
 			bool listed = !sub[i].action || !pr->actions || word_in(pr->actions, sub[i].action);
 
 			f = &pr->f[sub[i].idx];
-			feature_set(f, sub[i].idx, have && listed, HINT_SECCOMP_NEWER);
+			feature_set(f, sub[i].idx, have && listed, HOST_HINT_SECCOMP_NEWER);
 			snprintf(f->detail, sizeof(f->detail), "%s", sub[i].what);
 			if (!h->seccomp) {
 				snprintf(f->why, sizeof(f->why), "no seccomp: %s", h->seccomp_why);
-				f->hint = hint_for(h->seccomp_why, HINT_SECCOMP);
+				f->hint = hint_for(h->seccomp_why, HOST_HINT_SECCOMP);
 			} else if (!have) {
 				snprintf(f->why, sizeof(f->why), "the kernel does not accept %s", sub[i].what);
 			} else if (!listed) {
@@ -523,43 +456,46 @@ static void gather(struct probe *pr)
 	f = &pr->f[F_USERNS];
 	feature_set(f, F_USERNS, false, NULL);
 	f->available = host_try_userns(h, f->why, sizeof(f->why));
-	f->hint = f->available ? NULL : hint_for(f->why, HINT_USERNS);
+	f->hint = f->available ? NULL : hint_for(f->why, HOST_HINT_USERNS);
 	snprintf(f->detail, sizeof(f->detail), "%s",
 		 f->available ? (h->root ? "usable (probed as root)" : "usable unprivileged") : "");
 
 	f = &pr->f[F_PROC];
 	feature_set(f, F_PROC, false, NULL);
 	f->available = host_try_proc_mount(h, how, sizeof(how), f->why, sizeof(f->why));
-	f->hint = f->available ? NULL : hint_for(f->why, HINT_PROC);
+	f->hint = f->available ? NULL : hint_for(f->why, HOST_HINT_PROC);
 	if (f->available)
 		snprintf(f->detail, sizeof(f->detail), "a fresh /proc in new %s", how);
 
 	/* cgroup v2 */
 	host_probe_cgroup(h, &pr->cg);
 	f = &pr->f[F_CGROUP2];
-	feature_set(f, F_CGROUP2, pr->cg.v2, hint_for(pr->cg.why, HINT_CGROUP2));
+	feature_set(f, F_CGROUP2, pr->cg.v2, hint_for(pr->cg.why, HOST_HINT_CGROUP2));
 	if (pr->cg.v2)
 		snprintf(f->detail, sizeof(f->detail), "%s layout, mounted at %s", pr->cg.layout, pr->cg.mount);
 	else
 		snprintf(f->why, sizeof(f->why), "%s", pr->cg.why);
 	f = &pr->f[F_CGROUP_DELEGATION];
 	feature_set(f, F_CGROUP_DELEGATION, pr->cg.delegated,
-		    pr->cg.v2 ? hint_for(pr->cg.why, HINT_DELEGATE) : hint_for(pr->cg.why, HINT_CGROUP2));
+		    pr->cg.v2 ? hint_for(pr->cg.why, HOST_HINT_DELEGATE) : hint_for(pr->cg.why, HOST_HINT_CGROUP2));
 	if (pr->cg.delegated)
 		snprintf(f->detail, sizeof(f->detail), "%s is writable (controllers: %s)", pr->cg.path,
 			 pr->cg.controllers[0] ? pr->cg.controllers : "none");
 	else
 		snprintf(f->why, sizeof(f->why), "%s%s", pr->cg.v2 ? "" : "no cgroup v2: ", pr->cg.why);
 
-	for (i = 0; i < ARRAY_LEN(tools); i++)
-		probe_tool(&tools[i], &pr->t[i]);
+	/* The external backends, in ranking order: each one's tools, then
+	 * what it enforces. */
 	probe_backend(h, "native", &pr->native);
 	{
 		const char *const *rank = backend_ranking();
-		size_t k;
+		size_t k, n;
 		for (k = 0; rank[k] && pr->n_ext < ARRAY_LEN(pr->ext); k++) {
-			if (strcmp(rank[k], "native") == 0)
-				continue;
+			const struct moat_backend *b = backend_lookup(rank[k]);
+			if (!b)
+				continue; /* native */
+			for (n = 0; n < ARRAY_LEN(b->tools) && b->tools[n] && pr->n_tools < ARRAY_LEN(pr->t); n++)
+				probe_tool(b, b->tools[n], &pr->t[pr->n_tools++]);
 			pr->ext_name[pr->n_ext] = rank[k];
 			probe_backend(h, rank[k], &pr->ext[pr->n_ext++]);
 		}
@@ -671,9 +607,9 @@ static json_t *probe_json(const struct probe *pr)
 				      "path", pr->cg.path, "controllers", pr->cg.controllers, "v2", pr->cg.v2,
 				      "delegated", pr->cg.delegated));
 
-	for (i = 0; i < ARRAY_LEN(tools); i++) {
+	for (i = 0; i < pr->n_tools; i++) {
 		const struct tool_info *t = &pr->t[i];
-		json_t *o = json_pack("{s:b, s:s, s:b}", "installed", t->installed, "what", tools[i].what,
+		json_t *o = json_pack("{s:b, s:s, s:b}", "installed", t->installed, "what", t->backend->summary,
 				      "backend_in_this_build", true);
 
 		if (t->installed) {
@@ -684,9 +620,9 @@ static json_t *probe_json(const struct probe *pr)
 				json_object_set_new(o, "reason", json_string(t->why));
 		} else {
 			json_object_set_new(o, "reason", json_string("not found in PATH"));
-			json_object_set_new(o, "hint", json_string(tools[i].hint));
+			json_object_set_new(o, "hint", json_string(t->backend->install_hint));
 		}
-		json_object_set_new(tl, tools[i].name, o);
+		json_object_set_new(tl, t->name, o);
 	}
 	json_object_set_new(j, "tools", tl);
 

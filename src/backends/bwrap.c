@@ -24,14 +24,15 @@
 #include <unistd.h>
 
 #include "backends/native.h"
+#include "host/hints.h"
 #include "kernel/seccomp.h"
 #include "policy/verdict.h"
 #include "resolve/view.h"
 #include "util/cleanup.h"
 #include "util/mem.h"
 
-#define HINT_USERNS NATIVE_HINT_USERNS "; or run moat as root"
-#define HINT_SECCOMP "use a kernel built with CONFIG_SECCOMP_FILTER=y"
+#define HINT_USERNS HOST_HINT_USERNS "; or run moat as root"
+#define HINT_SECCOMP HOST_HINT_SECCOMP
 
 /* In argv.json when exporting: the fd is made by the run, not by export. */
 #define EXPORT_FD_PLACEHOLDER "FD"
@@ -462,7 +463,7 @@ const struct moat_backend backend_bwrap = {
 	.name = "bwrap",
 	.tools = {"bwrap"},
 	.summary = "bubblewrap: namespaces and bind mounts, with moat's own seccomp program",
-	.install_hint = "apt-get install bubblewrap",
+	.install_hint = "Debian/Ubuntu: `sudo apt install bubblewrap`; Fedora: `sudo dnf install bubblewrap`",
 	.os = "linux",
 	.needs_work_dir = false,
 	.compile = bwrap_compile,

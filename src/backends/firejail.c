@@ -33,13 +33,14 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "host/hints.h"
 #include "policy/verdict.h"
 #include "util/cleanup.h"
 #include "util/mem.h"
 #include "util/path.h"
 
 #define FIREJAIL_USERS "/etc/firejail/firejail.users"
-#define HINT_SECCOMP "use a kernel built with CONFIG_SECCOMP_FILTER=y"
+#define HINT_SECCOMP HOST_HINT_SECCOMP
 #define HINT_OTHER "use --backend bwrap or native"
 
 /* Is `name` a line of firejail.users?  (One user name a line, # comments.) */
@@ -389,7 +390,7 @@ const struct moat_backend backend_firejail = {
 	.name = "firejail",
 	.tools = {"firejail"},
 	.summary = "firejail: a setuid-root sandbox (namespaces, blacklists, its own seccomp list)",
-	.install_hint = "apt-get install firejail",
+	.install_hint = "Debian/Ubuntu: `sudo apt install firejail`; Fedora: `sudo dnf install firejail`",
 	.os = "linux",
 	.needs_work_dir = false,
 	.compile = firejail_compile,

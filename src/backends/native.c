@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "backends/backend.h"
+#include "host/hints.h"
 #include "policy/properties.h"
 #include "policy/verdict.h"
 #include "util/cleanup.h"
@@ -20,11 +21,9 @@
 #include "util/mem.h"
 #include "util/path.h"
 
-#define HINT_USERNS NATIVE_HINT_USERNS
-#define HINT_LANDLOCK                                                                                                  \
-	"use a kernel >= 6.7 with CONFIG_SECURITY_LANDLOCK=y and landlock in the lsm= boot parameter "           \
-	"(check /sys/kernel/security/lsm); Debian: linux-image from bookworm-backports"
-#define HINT_SECCOMP "use a kernel built with CONFIG_SECCOMP_FILTER=y"
+#define HINT_USERNS HOST_HINT_USERNS
+#define HINT_LANDLOCK HOST_HINT_LANDLOCK
+#define HINT_SECCOMP HOST_HINT_SECCOMP
 
 static size_t count_role(const struct fs_plan *fp, enum fs_role role, bool only_present)
 {

@@ -22,13 +22,6 @@
 
 struct moat_verdict;
 
-/* The hint for a host without unprivileged user namespaces; backends that
- * need them (native, bwrap) give the same one. */
-#define NATIVE_HINT_USERNS                                                                                             \
-	"enable unprivileged user namespaces: `sysctl -w kernel.unprivileged_userns_clone=1` (Debian), "          \
-	"`sysctl -w kernel.apparmor_restrict_unprivileged_userns=0` (Ubuntu 24.04+), "                            \
-	"`sysctl -w user.max_user_namespaces=15000` (Fedora/RHEL)"
-
 struct native_plan {
 	/* Namespaces: clone flags for the first child. */
 	int clone_flags;

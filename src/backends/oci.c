@@ -40,6 +40,7 @@
 #include <seccomp.h>
 
 #include "backends/native.h"
+#include "host/hints.h"
 #include "kernel/seccomp.h"
 #include "policy/verdict.h"
 #include "resolve/view.h"
@@ -48,8 +49,8 @@
 #include "util/mem.h"
 #include "util/path.h"
 
-#define HINT_USERNS NATIVE_HINT_USERNS "; or run moat as root"
-#define HINT_SECCOMP "use a kernel built with CONFIG_SECCOMP_FILTER=y"
+#define HINT_USERNS HOST_HINT_USERNS "; or run moat as root"
+#define HINT_SECCOMP HOST_HINT_SECCOMP
 #define INIT_PATH "/.moat/init"
 /* process.cwd when the cwd lies in a host directory the view binds: a link
  * in the bundle's root to the cwd (compile_bundle). */
@@ -842,7 +843,7 @@ const struct moat_backend backend_oci = {
 	.name = "oci",
 	.tools = {"crun", "runc"},
 	.summary = "an OCI bundle (moat's mounts, namespaces, seccomp) run by crun or runc",
-	.install_hint = "apt-get install crun (or runc)",
+	.install_hint = "Debian/Ubuntu: `sudo apt install crun` (or runc); Fedora: `sudo dnf install crun` (or runc)",
 	.os = "linux",
 	.needs_work_dir = true,
 	.compile = oci_compile,
@@ -852,7 +853,8 @@ const struct moat_backend backend_gvisor = {
 	.name = "gvisor",
 	.tools = {"runsc"},
 	.summary = "gVisor: the OCI bundle run by runsc, under gVisor's own kernel",
-	.install_hint = "apt-get install runsc",
+	.install_hint = "Debian/Ubuntu: add the gVisor apt repository and `sudo apt install runsc` "
+			"(https://gvisor.dev/docs/user_guide/install/); Fedora: the release binary from the same page",
 	.os = "linux",
 	.needs_work_dir = true,
 	.compile = gvisor_compile,

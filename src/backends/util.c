@@ -16,6 +16,7 @@
 
 #include "backends/native.h"
 #include "kernel/landlock.h"
+#include "host/hints.h"
 #include "kernel/seccomp.h"
 #include "policy/verdict.h"
 #include "resolve/view.h"
@@ -371,7 +372,7 @@ void backend_verdict_all_missing(struct moat_verdict *props, const char *hint, c
 void backend_verdict_ipc(const struct moat_policy *p, bool seccomp, const char *via, const char *netns,
 			 const char *reachable, struct moat_verdict *props)
 {
-	const char *hint_seccomp = "use a kernel built with CONFIG_SECCOMP_FILTER=y";
+	const char *hint_seccomp = HOST_HINT_SECCOMP;
 
 	if (seccomp && !p->unix_sockets)
 		verdict_enforce(&props[MOAT_P_IPC_ABSTRACT], "seccomp (%s): socket(AF_UNIX) refused%s%s", via,

@@ -27,6 +27,7 @@
 #include "backends/backend.h"
 #include "host/hints.h"
 #include "host/host.h"
+#include "host/trials.h"
 #include "launch/launch.h"
 #include "moat/moat.h"
 #include "plan/plan.h"

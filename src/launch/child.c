@@ -58,6 +58,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "kernel/userns.h"
 #include "launch/reaper.h"
 #include "launch/signals.h"
 #include "util/path.h"
@@ -83,38 +84,14 @@ static _Noreturn void fail(const struct child_args *a, int exit_code, int errnum
 	_exit(exit_code);
 }
 
-static int write_file(const char *path, const char *text)
-{
-	int fd = open(path, O_WRONLY | O_CLOEXEC);
-	ssize_t n;
-	size_t len = strlen(text);
-
-	if (fd < 0)
-		return -errno;
-	n = write(fd, text, len);
-	close(fd);
-	if (n < 0)
-		return -errno;
-	return (size_t)n == len ? 0 : -EIO;
-}
-
 static void map_ids(const struct child_args *a)
 {
 	const struct native_plan *np = a->plan->compiled.in_child;
-	char line[64];
-	int rc;
+	const char *failed;
+	int rc = userns_map_ids(np->outer_uid, np->outer_gid, &failed);
 
-	/* setgroups must be denied before an unprivileged gid_map is
-	 * accepted (CVE-2014-8989: dropping groups could grant access). */
-	rc = write_file("/proc/self/setgroups", "deny");
-	if (rc < 0 && rc != -ENOENT)
-		fail(a, 125, -rc, "writing /proc/self/setgroups");
-	snprintf(line, sizeof(line), "%u %u 1\n", np->outer_uid, np->outer_uid);
-	if ((rc = write_file("/proc/self/uid_map", line)) < 0)
-		fail(a, 125, -rc, "writing /proc/self/uid_map");
-	snprintf(line, sizeof(line), "%u %u 1\n", np->outer_gid, np->outer_gid);
-	if ((rc = write_file("/proc/self/gid_map", line)) < 0)
-		fail(a, 125, -rc, "writing /proc/self/gid_map");
+	if (rc < 0)
+		fail(a, 125, -rc, "writing %s", failed);
 }
 
 /* A new network namespace starts with lo down; loopback mode wants it up. */

@@ -12,7 +12,17 @@ enforced (docs/report.md, docs/report.schema.json).  This module
 * starts an MCP server whose stdio JSON-RPC passes through unchanged and
   whose report is read after it exits (:func:`spawn_mcp`), and
 * maps a result to pass / fail / inconclusive / error (:func:`classify`), as
-  docs/integration.md describes.
+  docs/integration.md describes, and
+* asks what this host can enforce before any run (:func:`probe`: the
+  ``moat.probe/1`` document of ``moat probe --json``).
+
+Everything here runs the ``moat`` program, never libmoat.so through ctypes,
+``probe()`` included although libmoat exports ``moat_probe_json()``: the
+program is the one interface moat keeps stable (its options, exit statuses
+and JSON schemas), so there is no C ABI to track and no library of another
+version to find beside the binary; the probe forks, which a Python process
+with threads should not do inside itself; and the answer is by construction
+the one the CLI and the runs of that same binary give.
 
 Nothing here is moat's own logic: the verdicts are the report's.  The module
 only never pretends: no report means an error, never a pass.
@@ -27,7 +37,7 @@ import threading
 
 __all__ = [
     "MoatError", "Report", "Result", "Outcome", "MoatPopen",
-    "find_moat", "moat_argv", "run", "spawn_mcp", "classify", "parse_report",
+    "find_moat", "moat_argv", "run", "spawn_mcp", "classify", "parse_report", "probe",
     "PASS", "FAIL", "INCONCLUSIVE", "ERROR",
     "EXIT_TIMEOUT", "EXIT_MOAT", "EXIT_NOEXEC", "EXIT_NOTFOUND",
 ]
@@ -47,6 +57,7 @@ ERROR = "error"
 MODES = ("require", "prefer", "off")
 NETS = ("none", "loopback", "all")
 REPORT_SCHEMA = "moat.report/1"
+PROBE_SCHEMA = "moat.probe/1"
 
 _ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 _PROPERTY = re.compile(r"^[a-z]+\.[a-z]+$")
@@ -210,6 +221,32 @@ def parse_report(text):
         raise ValueError("not a %s report: schema %r" % (REPORT_SCHEMA, data.get("schema")
                                                          if isinstance(data, dict) else None))
     return Report(data)
+
+
+def probe(*, moat=None, process_env=None, timeout=60):
+    """What this host offers and what each backend enforces here: the parsed
+    ``moat probe --json`` document (a dict, ``"schema": "moat.probe/1"``,
+    docs/degradation.md).  ``process_env`` is moat's own environment
+    (``MOAT_HOST_LIMIT`` there lowers the answer as it lowers a run).
+
+    It runs the moat program (see the module's docstring for why not
+    libmoat.so); raises MoatError when moat fails or prints no such
+    document."""
+    exe = find_moat(moat)
+    try:
+        cp = subprocess.run([exe, "probe", "--json"], stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, env=process_env, timeout=timeout)
+    except (OSError, subprocess.TimeoutExpired) as e:
+        raise MoatError("moat probe: %s" % e) from None
+    if cp.returncode != 0:
+        raise MoatError("moat probe exited %d: %s" % (cp.returncode, cp.stderr.decode("utf-8", "replace").strip()))
+    try:
+        data = json.loads(cp.stdout.decode("utf-8", "replace"))
+    except ValueError as e:
+        raise MoatError("moat probe printed no JSON: %s" % e) from None
+    if not isinstance(data, dict) or data.get("schema") != PROBE_SCHEMA:
+        raise MoatError("moat probe printed no %s document" % PROBE_SCHEMA)
+    return data
 
 
 class Result:

@@ -71,6 +71,27 @@ class BinaryTest(unittest.TestCase):
             self.assertEqual(validate_schema.validate(_SCHEMA, dict(report)), [], "the report fits docs/report.schema.json")
 
 
+class TestProbe(BinaryTest):
+    """moat.probe(): the moat.probe/1 document of `moat probe --json`."""
+
+    def test_probe(self):
+        d = moat.probe(moat=MOAT, process_env=moat_env())
+        self.assertEqual(d["schema"], moat.PROBE_SCHEMA)
+        self.assertEqual(d["uid"], os.getuid())
+        self.assertEqual(d["limited_by"], "")
+        self.assertIn("native", d["backends"])
+        cli = subprocess.run([MOAT, "probe", "--json"], stdout=subprocess.PIPE, env=moat_env(), check=True)
+        self.assertEqual(set(json.loads(cli.stdout)), set(d), "the same document as moat probe --json")
+
+    def test_probe_honours_the_limit(self):
+        d = moat.probe(moat=MOAT, process_env=moat_env(MOAT_HOST_LIMIT="landlock=0,seccomp=0"))
+        self.assertEqual(d["limited_by"], "landlock=0,seccomp=0")
+        self.assertEqual(d["landlock_abi"], 0)
+        self.assertFalse(d["seccomp"])
+        with self.assertRaises(moat.MoatError):
+            moat.probe(moat=MOAT, process_env=moat_env(MOAT_HOST_LIMIT="nonsense"))
+
+
 class TestArgv(unittest.TestCase):
     def test_minimal_argv(self):
         self.assertEqual(moat.moat_argv(["true"], moat="/m"), ["/m", "run", "--", "true"])

@@ -11,7 +11,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "kernel/userns.h"
+#include "util/userns.h"
 
 /* Run fn in a forked child; it returns 0 or an errno and writes what it was
  * doing to `step`.  Returns that errno (0: success); the step comes back

@@ -58,7 +58,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "kernel/userns.h"
+#include "util/userns.h"
 #include "launch/reaper.h"
 #include "launch/signals.h"
 #include "util/path.h"

@@ -1,8 +1,8 @@
 /* The identity maps of a new user namespace: the one function that writes
  * them, for the native child (launch/child.c) and the probe's trial
  * (host/trials.c). */
-#ifndef MOAT_KERNEL_USERNS_H
-#define MOAT_KERNEL_USERNS_H
+#ifndef MOAT_UTIL_USERNS_H
+#define MOAT_UTIL_USERNS_H
 
 #include <sys/types.h>
 

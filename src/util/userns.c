@@ -1,4 +1,4 @@
-#include "kernel/userns.h"
+#include "util/userns.h"
 
 #include <errno.h>
 #include <fcntl.h>

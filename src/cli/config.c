@@ -7,16 +7,10 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "api/config.h"
 #include "cli/commands.h"
-#include "host/host.h"
-#include "plan/plan.h"
-#include "policy/policy.h"
 #include "report/report.h"
-#include "sources/config.h"
-#include "sources/config_common.h"
 #include "sources/toml_json.h"
-
-extern char **environ;
 
 static int usage(void)
 {
@@ -29,61 +23,28 @@ static int usage(void)
 static int check(const char *file)
 {
 	struct moat_error err = {0};
-	struct moat_config *cfg = NULL;
-	int rc;
+	size_t n = 0;
 
-	if (config_load(file, config_getenv(environ, "HOME"), &cfg, &err) < 0)
+	if (api_config_check(file, &n, &err) < 0)
 		return moat_error_print(&err);
-	rc = config_check(cfg, environ, &err);
-	if (rc == 0)
-		fprintf(stderr, "%s: ok (%zu server%s)\n", file, cfg->n_servers, cfg->n_servers == 1 ? "" : "s");
-	config_free(cfg);
-	return rc == 0 ? 0 : moat_error_print(&err);
+	fprintf(stderr, "%s: ok (%zu server%s)\n", file, n, n == 1 ? "" : "s");
+	return 0;
 }
 
 /* The report of a dry run (report_build with no run), for one server. */
 static int show(const char *file, const char *server)
 {
 	struct moat_error err = {0};
-	struct moat_config *cfg = NULL;
-	struct moat_policy policy;
-	struct moat_host host;
-	struct moat_plan plan;
-	struct config_request req = {.server = server, .mode = -1, .env = environ};
 	json_t *report = NULL;
-	bool have_plan = false;
-	int code = 125;
+	bool refused = false;
+	int code;
 
-	policy_init(&policy);
-	if (config_load(file, config_getenv(environ, "HOME"), &cfg, &err) < 0)
-		goto fail;
-	if (!server) {
-		if (cfg->n_servers != 1) {
-			moat_error_set(&err, MOAT_E_USAGE, 0, "%s defines %zu servers; name one with --server NAME",
-				       file, cfg->n_servers);
-			goto fail;
-		}
-		req.server = cfg->servers[0].name;
-	}
-	if (config_build(cfg, &req, &policy, NULL, &err) < 0 || policy_validate(&policy, &err) < 0 ||
-	    host_probe(&host, &err) < 0 || plan_build(&policy, &host, &plan, &err) < 0)
-		goto fail;
-	have_plan = true;
-	report = report_build(&policy, &host, &plan, NULL);
-	if (report_write_fd(report, STDOUT_FILENO, &err) < 0)
-		goto fail;
-	/* As --dry-run: 125 when the command would be refused. */
-	code = plan.status == MOAT_STATUS_UNAVAILABLE ? 125 : 0;
-	goto out;
-fail:
-	code = moat_error_print(&err);
-out:
+	if (api_config_show(file, server, &report, &refused, &err) < 0 ||
+	    report_write_fd(report, STDOUT_FILENO, &err) < 0)
+		code = moat_error_print(&err);
+	else /* As --dry-run: 125 when the command would be refused. */
+		code = refused ? 125 : 0;
 	json_decref(report);
-	if (have_plan) {
-		plan_free(&plan);
-	}
-	policy_free(&policy);
-	config_free(cfg);
 	return code;
 }
 

@@ -179,17 +179,17 @@ static int native_compile(const struct backend_ctx *ctx, struct backend_plan *bp
 		verdict_missing(&props[MOAT_P_FS_SECRETS], HINT_LANDLOCK,
 				"neither Landlock nor a mount namespace is available");
 
-	if (np->mounts.enabled && p->private_tmp)
+	if (!backend_verdict_policy_tmp(p, props))
+		; /* the policy shares the host's /tmp */
+	else if (np->mounts.enabled)
 		verdict_enforce(&props[MOAT_P_FS_TMP], "tmpfs on /tmp and /dev/shm in a mount namespace");
 	else if (np->private_tmp_dir)
 		verdict_enforce(&props[MOAT_P_FS_TMP], "per-run TMPDIR, removed afterwards (landlock)");
 	else
 		verdict_missing(&props[MOAT_P_FS_TMP], HINT_USERNS, "no mount namespace and no Landlock");
 
-	if (p->net != MOAT_NET_NONE)
-		verdict_missing(&props[MOAT_P_NET_NONE], "drop --net (or use a profile without network): net.none "
-							 "needs --net none",
-				"the policy opens the network (net %s)", moat_net_name(p->net));
+	if (!backend_verdict_policy_net_none(p, props))
+		; /* the policy opens the network */
 	else if (netns && np->use_seccomp)
 		verdict_enforce(&props[MOAT_P_NET_NONE], "network namespace; seccomp: no inet sockets");
 	else if (np->use_seccomp)

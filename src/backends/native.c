@@ -17,7 +17,7 @@
 #include "policy/properties.h"
 #include "policy/verdict.h"
 #include "util/cleanup.h"
-#include "util/rmtree.h"
+#include "util/stale.h"
 #include "util/mem.h"
 #include "util/path.h"
 
@@ -59,8 +59,6 @@ static void native_caps(const struct native_plan *np, struct limit_caps *c)
 		 "rest");
 }
 
-#define STALE_PREFIX "moat-tmp."
-static void sweep_stale_tmp(void);
 
 static int native_compile(const struct backend_ctx *ctx, struct backend_plan *bp, struct moat_verdict *props,
 			  struct moat_error *err)
@@ -95,17 +93,15 @@ static int native_compile(const struct backend_ctx *ctx, struct backend_plan *bp
 		np->pid_init = true;
 		native_mounts_plan(&np->mounts, p, fp, abi > 0);
 	} else if (p->private_tmp && abi > 0) {
-		char tmpl[64];
 		/* The name carries moat's pid: a directory whose moat is gone
-		 * (SIGKILLed before its guard started) is swept by the next run. */
-		sweep_stale_tmp();
-		snprintf(tmpl, sizeof(tmpl), "/tmp/" STALE_PREFIX "%d.XXXXXX", (int)getpid());
-		if (!mkdtemp(tmpl))
-			return moat_error_set(err, MOAT_E_SYSTEM, errno, "creating a private tmp under /tmp");
-		np->private_tmp_dir = moat_xstrdup(tmpl);
-		np->private_tmp_fd = open(tmpl, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+		 * (SIGKILLed before its guard started) is swept by the next run
+		 * (util/stale.h). */
+		np->private_tmp_dir = stale_mkdtemp("moat-tmp", err);
+		if (!np->private_tmp_dir)
+			return moat_error_wrap(err, "a private tmp");
+		np->private_tmp_fd = open(np->private_tmp_dir, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 		if (np->private_tmp_fd < 0)
-			return moat_error_set(err, MOAT_E_SYSTEM, errno, "%s", tmpl);
+			return moat_error_set(err, MOAT_E_SYSTEM, errno, "%s", np->private_tmp_dir);
 	}
 
 	if (abi > 0 && landlock_compile(p, fp, abi, np->private_tmp_fd, &np->landlock, err) < 0)
@@ -283,33 +279,3 @@ const struct moat_backend backend_native = {
     .os = "linux",
     .compile = native_compile,
 };
-
-
-/* /tmp/moat-tmp.PID.XXXXXX of this user whose moat (PID) no longer runs. */
-static void sweep_stale_tmp(void)
-{
-	cleanup_closedir DIR *d = opendir("/tmp");
-	struct dirent *e;
-
-	if (!d)
-		return;
-	while ((e = readdir(d))) {
-		char path[PATH_MAX], *end;
-		struct stat st;
-		long pid;
-
-		if (strncmp(e->d_name, STALE_PREFIX, strlen(STALE_PREFIX)) != 0)
-			continue;
-		errno = 0;
-		pid = strtol(e->d_name + strlen(STALE_PREFIX), &end, 10);
-		if (errno || pid <= 0 || *end != '.' || strlen(end) != 7)
-			continue;
-		if (kill((pid_t)pid, 0) == 0 || errno != ESRCH)
-			continue; /* its moat runs (or is not ours to ask about) */
-		if (fstatat(dirfd(d), e->d_name, &st, AT_SYMLINK_NOFOLLOW) != 0 || !S_ISDIR(st.st_mode) ||
-		    st.st_uid != geteuid())
-			continue;
-		snprintf(path, sizeof(path), "/tmp/%s", e->d_name);
-		rmtree(path);
-	}
-}

@@ -12,6 +12,7 @@
 #include "policy/verdict.h"
 #include "util/cleanup.h"
 #include "util/mem.h"
+#include "util/stale.h"
 
 /* none: the command runs bare (the status is off), what --backend none and
  * mode off give.  Nothing to compile: the plan has no tool and no in-child
@@ -116,11 +117,12 @@ int backend_prepare(const struct moat_backend *b, const struct moat_policy *p, c
 		if (export_dir) {
 			bp->work_dir = moat_xstrdup(export_dir);
 		} else {
-			char tmpl[64];
-			snprintf(tmpl, sizeof(tmpl), "/tmp/moat-%s.XXXXXX", b->name);
-			if (!mkdtemp(tmpl))
-				return moat_error_set(err, MOAT_E_SYSTEM, errno, "creating a work directory under /tmp");
-			bp->work_dir = moat_xstrdup(tmpl);
+			/* Named after this moat: one left by a moat killed before
+			 * its guard started is swept by a later run (util/stale.h). */
+			cleanup_free char *prefix = moat_xasprintf("moat-%s", b->name);
+			bp->work_dir = stale_mkdtemp(prefix, err);
+			if (!bp->work_dir)
+				return moat_error_wrap(err, "the %s backend's work directory", b->name);
 			bp->owns_work_dir = true;
 		}
 		ctx.work_dir = bp->work_dir;

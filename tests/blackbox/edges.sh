@@ -282,6 +282,22 @@ fi
 [ -e "$live" ]
 ok $? "  one whose moat is alive is left alone"
 rm -rf "$stale" "$live"
+# A backend's work directory (the OCI bundle) is made while planning, before
+# the guard that would remove it runs: one whose moat was killed in between
+# is swept by the next run that makes one.
+if "$MOAT" run --backend oci --dry-run -- /bin/true 2>/dev/null | grep -q '"status": "enforced"'; then
+	stale=/tmp/moat-oci.$dead.sweep1
+	live=/tmp/moat-oci.$$.live01
+	mkdir -p "$stale/rootfs" "$live"
+	"$MOAT" run --backend oci -- /bin/true 2>/dev/null
+	[ ! -e "$stale" ]
+	ok $? "a backend's work directory whose moat (pid $dead) is gone is swept by the next oci run"
+	[ -e "$live" ]
+	ok $? "  one whose moat is alive is left alone"
+	rm -rf "$stale" "$live"
+else
+	skip "oci does not enforce the default policy here"
+fi
 
 # --- 10. a report that cannot be written is exit 125 ---------------------------------
 if [ "$UID_NOW" = 0 ]; then

@@ -73,6 +73,7 @@ struct oci_facts {
 	int landlock_abi; /* moat's ruleset applied inside by __init, or 0 */
 	int lifeline_to;  /* where __init finds moat's lifeline, or -1 */
 	int started_to;   /* where __init finds the started pipe, or -1 */
+	int stderr_to;    /* where __init finds the caller's stderr, or -1 */
 	const struct limits_plan *lp; /* the limits, decided from bp->caps */
 	bool cwd_link;    /* process.cwd is CWD_LINK */
 };
@@ -389,6 +390,12 @@ static json_t *build_process(const struct backend_ctx *ctx, const struct oci_fac
 		char num[16];
 		snprintf(num, sizeof(num), "%d", f->started_to);
 		json_array_append_new(args, json_string("--started-fd"));
+		json_array_append_new(args, json_string(num));
+	}
+	if (f->stderr_to >= 0) {
+		char num[16];
+		snprintf(num, sizeof(num), "%d", f->stderr_to);
+		json_array_append_new(args, json_string("--stderr-fd"));
 		json_array_append_new(args, json_string(num));
 	}
 	/* The runtime passes 3..N: the gaps between the declared fds are
@@ -760,7 +767,7 @@ static int compile_bundle(const struct moat_backend *self, const struct backend_
 	 * by entry, so the denied objects are not in the bundle at all. */
 	vo.landlock = !ctx->exporting && f.rt != RT_RUNSC && ctx->host->landlock_abi > 0;
 	view_build(p, ctx->fs, &vo, &v);
-	f.lifeline_to = f.started_to = -1;
+	f.lifeline_to = f.started_to = f.stderr_to = -1;
 	if (vo.landlock && (f.landlock_abi = backend_landlock_layer(ctx, bp, &v, false, &init_args, &n_init, err)) < 0) {
 		view_free(&v);
 		return -1;
@@ -777,6 +784,11 @@ static int compile_bundle(const struct moat_backend *self, const struct backend_
 		 * ends before that failed in its own set-up (exit 125, not the
 		 * command's status). */
 		f.started_to = bp->started_to = backend_highest_fd(p, bp) + 1;
+		/* The runtime's own words go to moat (a set-up failure lands in
+		 * the report), the caller's stderr waits for the command at
+		 * stderr_to, where __init puts it back on 2: the container's
+		 * stdio is the runtime's. */
+		f.stderr_to = bp->stderr_to = backend_highest_fd(p, bp) + 1;
 	}
 	mounts = build_mounts(ctx, &v, rootfs, self_exe, &f, err);
 	/* runc makes process.cwd when it is missing (mkdir -p, inside the

@@ -222,8 +222,12 @@ if case " $BACKENDS " in *" bwrap "*) true ;; *) false ;; esac; then
 		PATH="$SCRATCH/fakerunc:$PATH" "$MOAT" run --backend oci --report "$REPORTS/fakerunc.json" -- /bin/true \
 			2>/dev/null
 		is "$?/$(runf "$REPORTS/fakerunc.json" executed)" "125/False" "oci: runc failing in its set-up: exit 125, executed false"
+		like "$(runf "$REPORTS/fakerunc.json" failure)" "runc run failed: stand-in" \
+			"  the report's failure carries runc's own message (its stderr is moat's pipe)"
 		"$MOAT" run --backend oci -- /bin/sh -c 'exit 1'
 		is $? 1 "  control: oci running a command that exits 1 gives 1"
+		"$MOAT" run --backend oci -- /bin/sh -c 'echo said-in-the-container >&2' 2>"$SCRATCH/oci2.err"
+		is "$(cat "$SCRATCH/oci2.err")" said-in-the-container "  the command's stderr under oci is the caller's, not moat's pipe"
 	fi
 	# The tool's own words reach the report: bwrap speaks into a pipe of
 	# moat's until moat __init puts the caller's stderr back for the

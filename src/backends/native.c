@@ -76,6 +76,8 @@ static int native_compile(const struct backend_ctx *ctx, struct backend_plan *bp
 	bool netns = ns && p->net != MOAT_NET_ALL;
 	int abi = h->landlock_abi;
 	size_t n_denies = count_denies(fp), n_protected = count_role(fp, FS_PROTECT, false);
+	char seccomp_why[256];
+	const char *seccomp_hint = HINT_SECCOMP;
 
 	native_plan_init(np);
 	np->outer_uid = h->uid;
@@ -107,11 +109,22 @@ static int native_compile(const struct backend_ctx *ctx, struct backend_plan *bp
 	if (abi > 0 && landlock_compile(p, fp, abi, np->private_tmp_fd, &np->landlock, err) < 0)
 		return -1;
 
+	snprintf(seccomp_why, sizeof(seccomp_why), "%.200s",
+		 h->seccomp_why[0] ? h->seccomp_why : "seccomp filters are not available");
 	if (h->seccomp) {
 		struct moat_seccomp_opts so = {.net = p->net, .allow_ptrace = false, .allow_unix = p->unix_sockets};
-		if (moat_seccomp_compile(&so, &np->bpf, err) < 0)
+		struct moat_error serr = {0};
+		/* A filter moat has not reviewed for this architecture is a
+		 * missing sys.filter (and what rests on it), not a failed run. */
+		if (moat_seccomp_compile(&so, &np->bpf, &serr) == 0) {
+			np->use_seccomp = true;
+		} else if (serr.kind == MOAT_E_UNAVAIL) {
+			snprintf(seccomp_why, sizeof(seccomp_why), "%.200s", serr.message);
+			seccomp_hint = "none on this architecture yet: moat's seccomp filter is reviewed for x86_64 only";
+		} else {
+			*err = serr;
 			return moat_error_wrap(err, "compiling the seccomp filter");
-		np->use_seccomp = true;
+		}
 	}
 
 	/* moat applies the rlimits itself (backend_rlimits: RLIMIT_CPU is
@@ -256,7 +269,7 @@ static int native_compile(const struct backend_ctx *ctx, struct backend_plan *bp
 	if (np->use_seccomp)
 		verdict_enforce(&props[MOAT_P_SYS_FILTER], "seccomp-bpf, %u instructions", np->bpf.len);
 	else
-		verdict_missing(&props[MOAT_P_SYS_FILTER], HINT_SECCOMP, "seccomp filters are not available");
+		verdict_missing(&props[MOAT_P_SYS_FILTER], seccomp_hint, "%s", seccomp_why);
 
 	if (np->use_seccomp)
 		verdict_enforce(&props[MOAT_P_TTY_INJECT], "setsid; seccomp: TIOCSTI, TIOCLINUX refused");

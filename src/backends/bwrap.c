@@ -264,9 +264,7 @@ static void verdicts(const struct backend_ctx *ctx, struct backend_plan *bp, con
 		verdict_enforce(&props[MOAT_P_NET_LOOPBACK], "bwrap --unshare-net: network namespace with only lo");
 	else
 		verdict_missing(&props[MOAT_P_NET_LOOPBACK], "use --net loopback", "the policy opens the network (net all)");
-	verdict_missing(&props[MOAT_P_NET_ALLOW], "--net all gives the whole network, unfiltered; --net loopback or "
-						  "none are enforced",
-			"bwrap has no per-destination network rules");
+	backend_verdict_net_allow(props);
 	backend_verdict_ipc(p, f->seccomp, "via bwrap", "bwrap --unshare-net", "a host socket inside a granted path",
 			    props);
 	verdict_enforce(&props[MOAT_P_PROC_PID], "bwrap --unshare-pid with a fresh /proc");

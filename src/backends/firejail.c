@@ -140,7 +140,7 @@ static void emit_isolation(struct backend_plan *bp, const struct moat_policy *p,
 		 * suite found it reached). */
 		backend_argv_add(bp, "--seccomp=io_uring_setup,io_uring_enter,io_uring_register,kcmp");
 		backend_argv_add(bp, "--seccomp.block-secondary");
-		backend_argv_add(bp, p->net == MOAT_NET_NONE ? "--protocol=unix" : "--protocol=unix,inet,inet6,netlink");
+		backend_argv_add(bp, p->net == MOAT_NET_NONE || p->net == MOAT_NET_ALLOW ? "--protocol=unix" : "--protocol=unix,inet,inet6,netlink");
 		/* Also makes clone3 ENOSYS, so glibc falls back to clone,
 		 * whose flags the filter sees. */
 		backend_argv_add(bp, "--restrict-namespaces");
@@ -294,9 +294,7 @@ static void verdicts(const struct backend_ctx *ctx, struct backend_plan *bp, con
 		verdict_enforce(&props[MOAT_P_NET_LOOPBACK], "firejail --net=none: network namespace with only lo");
 	else
 		verdict_missing(&props[MOAT_P_NET_LOOPBACK], "use --net loopback", "the policy opens the network (net all)");
-	verdict_missing(&props[MOAT_P_NET_ALLOW], "--net all gives the whole network, unfiltered; --net loopback or "
-						  "none are enforced",
-			"moat does not compile per-destination rules for firejail");
+	backend_verdict_net_allow(props);
 	/* moat's program refuses socket(AF_UNIX), as under bwrap: the host's
 	 * sockets the visible file system shows cannot be connected to. */
 	backend_verdict_ipc(p, seccomp, "moat __init in firejail", "firejail --net=none",

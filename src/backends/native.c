@@ -197,16 +197,19 @@ static int native_compile(const struct backend_ctx *ctx, struct backend_plan *bp
 	else
 		verdict_missing(&props[MOAT_P_FS_TMP], HINT_USERNS, "no mount namespace and no Landlock");
 
-	if (!backend_verdict_policy_net_none(p, props))
-		; /* the policy opens the network */
-	else if (netns && np->use_seccomp)
-		verdict_enforce(&props[MOAT_P_NET_NONE], "network namespace; seccomp: no inet sockets");
-	else if (np->use_seccomp)
-		verdict_enforce(&props[MOAT_P_NET_NONE], "seccomp: no inet sockets");
-	else if (netns)
-		verdict_enforce(&props[MOAT_P_NET_NONE], "network namespace without interfaces");
-	else
-		verdict_missing(&props[MOAT_P_NET_NONE], HINT_SECCOMP, "neither seccomp nor a network namespace");
+	/* net allow is as closed as none (the seccomp filter refuses inet
+	 * sockets there too, kernel/seccomp.c), but net.none is asked for, and
+	 * judged, under none only. */
+	if (backend_verdict_policy_net_none(p, props)) {
+		if (netns && np->use_seccomp)
+			verdict_enforce(&props[MOAT_P_NET_NONE], "network namespace; seccomp: no inet sockets");
+		else if (np->use_seccomp)
+			verdict_enforce(&props[MOAT_P_NET_NONE], "seccomp: no inet sockets");
+		else if (netns)
+			verdict_enforce(&props[MOAT_P_NET_NONE], "network namespace without interfaces");
+		else
+			verdict_missing(&props[MOAT_P_NET_NONE], HINT_SECCOMP, "neither seccomp nor a network namespace");
+	}
 
 	if (netns)
 		verdict_enforce(&props[MOAT_P_NET_LOOPBACK], "network namespace with only lo");
@@ -215,9 +218,7 @@ static int native_compile(const struct backend_ctx *ctx, struct backend_plan *bp
 				"loopback-only needs a network namespace%s%s", ns ? " (the policy shares the host's)" : ": ",
 				ns ? "" : h->userns_why);
 
-	verdict_missing(&props[MOAT_P_NET_ALLOW], "--net all gives the whole network, unfiltered; --net loopback or "
-						  "none are enforced",
-			"the native backend has no per-destination network rules");
+	verdict_missing(&props[MOAT_P_NET_ALLOW], HINT_NET_ALLOW, "per-destination rules are not yet enforced");
 
 	if (np->use_seccomp && !p->unix_sockets)
 		verdict_enforce(&props[MOAT_P_IPC_ABSTRACT], "seccomp: socket(AF_UNIX) refused%s%s",

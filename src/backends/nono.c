@@ -162,8 +162,7 @@ static void verdicts(const struct backend_ctx *ctx, struct backend_plan *bp, siz
 		verdict_missing(&props[MOAT_P_NET_LOOPBACK], HINT_OTHER,
 				"nono has no private loopback: the host's is shared, and --net-block (applied) also "
 				"blocks TCP to it");
-	verdict_missing(&props[MOAT_P_NET_ALLOW], "--net loopback or none under --backend native or bwrap",
-			"moat does not compile per-destination rules for nono");
+	backend_verdict_net_allow(props);
 	verdict_missing(&props[MOAT_P_IPC_ABSTRACT], HINT_OTHER,
 			"nono's command line does not ask Landlock to scope abstract unix sockets");
 	verdict_missing(&props[MOAT_P_IPC_UNIX], HINT_OTHER,

@@ -614,9 +614,7 @@ static void verdicts(const struct backend_ctx *ctx, struct backend_plan *bp, con
 									  : "network namespace with only lo");
 	else
 		verdict_missing(&props[MOAT_P_NET_LOOPBACK], "use --net loopback", "the policy opens the network (net all)");
-	verdict_missing(&props[MOAT_P_NET_ALLOW], "--net all gives the whole network, unfiltered; --net loopback or "
-						  "none are enforced",
-			"%s has no per-destination network rules", rt);
+	backend_verdict_net_allow(props);
 	{
 		char via[32];
 		snprintf(via, sizeof(via), "via %s", rt);

@@ -197,6 +197,7 @@ static void emit_network(FILE *f, enum moat_net net)
 	fprintf(f, "\n; network: %s\n", moat_net_name(net));
 	switch (net) {
 	case MOAT_NET_NONE:
+	case MOAT_NET_ALLOW: /* closed until per-destination rules are compiled */
 		fputs("(allow system-socket (socket-domain AF_UNIX))\n", f);
 		break;
 	case MOAT_NET_LOOPBACK:
@@ -291,12 +292,14 @@ static void verdicts(const struct backend_ctx *ctx, struct backend_plan *bp,
 			verdict_missing(&props[MOAT_P_NET_LOOPBACK], HINT_LINUX,
 					"the loopback is the host's: Seatbelt allows localhost:*, where host services "
 					"listen");
+		else if (p->net == MOAT_NET_ALLOW)
+			verdict_enforce(&props[MOAT_P_NET_LOOPBACK], "Seatbelt (deny default): no network at all "
+								     "(net allow is kept closed)");
 		else
 			verdict_missing(&props[MOAT_P_NET_LOOPBACK], "use --net loopback",
 					"the policy opens the network (net all)");
 	}
-	verdict_missing(&props[MOAT_P_NET_ALLOW], "--net loopback or none, or " HINT_LINUX,
-			"moat does not compile per-destination rules for Seatbelt");
+	backend_verdict_net_allow(props);
 	verdict_enforce(&props[MOAT_P_IPC_ABSTRACT], "macOS has no abstract unix socket namespace");
 	if (p->net == MOAT_NET_ALL)
 		verdict_missing(&props[MOAT_P_IPC_UNIX], "use --net loopback or none",

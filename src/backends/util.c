@@ -406,9 +406,21 @@ bool backend_verdict_policy_net_none(const struct moat_policy *p, struct moat_ve
 {
 	if (p->net == MOAT_NET_NONE)
 		return true;
-	verdict_missing(&props[MOAT_P_NET_NONE], "drop --net (or use a profile without network): net.none needs --net none",
-			"the policy opens the network (net %s)", moat_net_name(p->net));
+	if (p->net == MOAT_NET_ALLOW)
+		verdict_missing(&props[MOAT_P_NET_NONE], "drop --allow-net: net.none needs --net none",
+				"the policy allows destinations (net allow; kept closed until they are enforced)");
+	else
+		verdict_missing(&props[MOAT_P_NET_NONE],
+				"drop --net (or use a profile without network): net.none needs --net none",
+				"the policy opens the network (net %s)", moat_net_name(p->net));
 	return false;
+}
+
+/* No backend compiles per-destination rules yet (issue 18: the fence is
+ * built separately); under net allow each keeps the network closed. */
+void backend_verdict_net_allow(struct moat_verdict *props)
+{
+	verdict_missing(&props[MOAT_P_NET_ALLOW], HINT_NET_ALLOW, "per-destination rules are not enforced by this backend");
 }
 
 static void strv_add(char ***v, size_t *n, const char *s)

@@ -380,11 +380,20 @@ static int add_personality_rules(const struct rule_sink *s, struct moat_error *e
 	return 0;
 }
 
+/* The network policy the filter is built for.  Net allow gets the filter of
+ * net none -- inet sockets refused -- because nothing enforces the
+ * allowlist yet; the fence (seccomp user notification, issue 18) lifts this
+ * when it lands. */
+static enum moat_net filter_net(enum moat_net net)
+{
+	return net == MOAT_NET_ALLOW ? MOAT_NET_NONE : net;
+}
+
 static bool family_allowed(const struct moat_seccomp_opts *o, unsigned family)
 {
 	if (family == AF_UNIX)
 		return true;
-	if (o->net == MOAT_NET_NONE)
+	if (filter_net(o->net) == MOAT_NET_NONE)
 		return false;
 	return family == AF_INET || family == AF_INET6 || family == AF_NETLINK;
 }
@@ -438,7 +447,7 @@ static int add_socket_rules(const struct rule_sink *s, const struct moat_seccomp
 		    emit(s, "socketpair", SCMP_SYS(socketpair), EACCES, 2, d, err) < 0)
 			return -1;
 	}
-	if (o->net == MOAT_NET_NONE)
+	if (filter_net(o->net) == MOAT_NET_NONE)
 		return 0; /* AF_INET, AF_INET6 and AF_NETLINK are refused whole */
 
 	for (size_t i = 0; i < ARRAY_LEN(type_rules); i++) {
@@ -521,7 +530,7 @@ static int check_opts(const struct moat_seccomp_opts *o, struct moat_error *err)
 			       seccomp_arch_native());
 		return moat_error_hint(err, "use --mode prefer to run without sys.filter, or another backend");
 	}
-	if (o->net != MOAT_NET_NONE && o->net != MOAT_NET_LOOPBACK && o->net != MOAT_NET_ALL)
+	if (o->net != MOAT_NET_NONE && o->net != MOAT_NET_LOOPBACK && o->net != MOAT_NET_ALL && o->net != MOAT_NET_ALLOW)
 		return moat_error_set(err, MOAT_E_USAGE, 0, "seccomp: unknown network policy %d", (int)o->net);
 	return 0;
 }
@@ -635,7 +644,7 @@ static const struct moat_seccomp_prebuilt *find_prebuilt(const struct moat_secco
 	size_t i;
 
 	for (i = 0; i < moat_seccomp_prebuilt_count; i++)
-		if (moat_seccomp_prebuilt_table[i].net == o->net &&
+		if (moat_seccomp_prebuilt_table[i].net == filter_net(o->net) &&
 		    moat_seccomp_prebuilt_table[i].allow_ptrace == o->allow_ptrace &&
 		    moat_seccomp_prebuilt_table[i].allow_unix == o->allow_unix)
 			return &moat_seccomp_prebuilt_table[i];

@@ -38,6 +38,8 @@ struct moat_seccomp_opts {
 	 *                      if_nametoindex, resolvers need it; the other
 	 *                      netlink protocols -- audit, netfilter, sock_diag,
 	 *                      generic, uevent, ... -- are EPROTONOSUPPORT).
+	 *   MOAT_NET_ALLOW     as NONE, until the allowlist is enforced (the
+	 *                      fence will lift this);
 	 * LOOPBACK and ALL give the same filter: seccomp cannot see addresses,
 	 * loopback-only is enforced by the network namespace or Landlock.
 	 * Every other family (AF_PACKET, AF_VSOCK, AF_ALG, AF_KEY, AF_XDP,

@@ -43,6 +43,7 @@ static void mark_requested(const struct moat_policy *p, struct moat_plan *plan)
 	plan->props[MOAT_P_FS_TMP].requested = p->private_tmp;
 	plan->props[MOAT_P_NET_NONE].requested = p->net == MOAT_NET_NONE;
 	plan->props[MOAT_P_NET_LOOPBACK].requested = p->net == MOAT_NET_LOOPBACK;
+	plan->props[MOAT_P_NET_ALLOW].requested = p->net == MOAT_NET_ALLOW;
 	plan->props[MOAT_P_IPC_ABSTRACT].requested = true;
 	/* --unix-sockets gives pathname sockets to the command on purpose. */
 	plan->props[MOAT_P_IPC_UNIX].requested = !p->unix_sockets;

@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 
+#include "policy/netdest.h"
 #include "util/mem.h"
 
 void policy_init(struct moat_policy *p)
@@ -65,7 +66,27 @@ void policy_free(struct moat_policy *p)
 	}
 	free(p->env);
 	free(p->keep_fds);
+	for (i = 0; i < p->n_net_allow; i++)
+		net_dest_free(&p->net_allow[i]);
+	free(p->net_allow);
+	for (i = 0; i < p->n_net_pins; i++)
+		net_pin_free(&p->net_pins[i]);
+	free(p->net_pins);
 	memset(p, 0, sizeof(*p));
+}
+
+void policy_add_net_dest(struct moat_policy *p, struct moat_net_dest *d)
+{
+	p->net_allow = moat_xgrow(p->net_allow, &p->cap_net_allow, p->n_net_allow, sizeof(*p->net_allow));
+	p->net_allow[p->n_net_allow++] = *d;
+	memset(d, 0, sizeof(*d));
+}
+
+void policy_add_net_pin(struct moat_policy *p, struct moat_net_pin *pin)
+{
+	p->net_pins = moat_xgrow(p->net_pins, &p->cap_net_pins, p->n_net_pins, sizeof(*p->net_pins));
+	p->net_pins[p->n_net_pins++] = *pin;
+	memset(pin, 0, sizeof(*pin));
 }
 
 void policy_add_path(struct moat_policy *p, const char *abs_path, enum moat_access access, bool optional,
@@ -147,6 +168,45 @@ const char *moat_origin_text(const struct moat_origin *o, char *buf, size_t len)
 	return buf;
 }
 
+/* The allowlist and the network mode: entries mean net allow, and net
+ * allow means entries.  --net all or none (or loopback) with entries is a
+ * contradiction, whichever layer set them: the user says which he meant. */
+static int validate_net(const struct moat_policy *p, struct moat_error *err)
+{
+	char where[512];
+	size_t i;
+
+	if (p->net == MOAT_NET_ALLOW && p->n_net_allow == 0) {
+		moat_error_set(err, MOAT_E_USAGE, 0, "net allow without destinations: nothing to allow");
+		return moat_error_hint(err, "name them with --allow-net DEST (config: network.allow), or use --net none");
+	}
+	if (p->net != MOAT_NET_ALLOW && p->n_net_allow > 0) {
+		const struct moat_net_dest *d = &p->net_allow[0];
+
+		moat_error_set(err, MOAT_E_USAGE, 0, "%s: allowed destination %s contradicts net %s",
+			       moat_origin_text(&d->origin, where, sizeof(where)), d->text, moat_net_name(p->net));
+		if (p->net == MOAT_NET_ALL)
+			return moat_error_hint(err, "drop --net all (net = \"all\") to allow only the listed "
+						    "destinations, or drop the destinations to open the whole network");
+		if (p->net == MOAT_NET_LOOPBACK)
+			return moat_error_hint(err, "drop --net loopback: the allowlist implies net allow (a service "
+						    "on the host's loopback is localhost:PORT)");
+		return moat_error_hint(err, "drop --net none (net = \"none\"): the allowlist implies net allow, "
+					    "or drop the destinations");
+	}
+	for (i = 0; i < p->n_net_pins; i++) {
+		const struct moat_net_pin *pin = &p->net_pins[i];
+
+		if (!net_allow_name_any_port(p, pin->name)) {
+			moat_error_set(err, MOAT_E_USAGE, 0, "%s: --resolve %s: the name is not allowed",
+				       moat_origin_text(&pin->origin, where, sizeof(where)), pin->name);
+			return moat_error_hint(err, "allow it too, e.g. --allow-net %s (config: network.allow)",
+					       pin->name);
+		}
+	}
+	return 0;
+}
+
 int policy_validate(const struct moat_policy *p, struct moat_error *err)
 {
 	char where[512];
@@ -171,7 +231,7 @@ int policy_validate(const struct moat_policy *p, struct moat_error *err)
 			}
 		}
 	}
-	return 0;
+	return validate_net(p, err);
 }
 
 const char *moat_mode_name(enum moat_mode m)
@@ -209,6 +269,8 @@ const char *moat_net_name(enum moat_net n)
 		return "loopback";
 	case MOAT_NET_ALL:
 		return "all";
+	case MOAT_NET_ALLOW:
+		return "allow";
 	}
 	return "?";
 }
@@ -221,6 +283,8 @@ int moat_net_parse(const char *s, enum moat_net *out)
 		*out = MOAT_NET_LOOPBACK;
 	else if (strcmp(s, "all") == 0)
 		*out = MOAT_NET_ALL;
+	else if (strcmp(s, "allow") == 0)
+		*out = MOAT_NET_ALLOW;
 	else
 		return -1;
 	return 0;

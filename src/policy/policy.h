@@ -22,6 +22,11 @@ enum moat_net {
 	MOAT_NET_NONE = 0, /* default */
 	MOAT_NET_LOOPBACK,
 	MOAT_NET_ALL,
+	/* Only the destinations of the allowlist (--allow-net, network.allow).
+	 * Until the enforcement lands every backend keeps the network closed
+	 * in this mode, as under none, and reports net.allow missing.  Last,
+	 * so that the others keep their values (the prebuilt seccomp table). */
+	MOAT_NET_ALLOW,
 };
 
 enum moat_access {
@@ -42,6 +47,42 @@ struct moat_path_rule {
 	bool optional; /* from a profile: silently absent paths are fine */
 	bool from_profile; /* added by a built-in profile, not named by the user:
 			    * a user's deny overrides it instead of conflicting */
+	struct moat_origin origin;
+};
+
+/* One destination of the network allowlist (docs/policy.md, "Network
+ * allowlist"), parsed by net_dest_parse (policy/netdest.h). */
+enum moat_net_dest_kind {
+	MOAT_NET_DEST_NAME,     /* host, host:port, localhost:PORT */
+	MOAT_NET_DEST_WILDCARD, /* *.domain: subdomains only, not the domain */
+	MOAT_NET_DEST_ADDR,     /* an IPv4 or IPv6 address or CIDR */
+};
+
+#define MOAT_NET_DEST_MAX_PORTS 2
+
+struct moat_net_dest {
+	char *text; /* as written */
+	enum moat_net_dest_kind kind;
+	char *name;	    /* NAME: the host, WILDCARD: the domain after "*."
+			     * (lowercased, no trailing dot); ADDR: NULL */
+	int family;	    /* ADDR: AF_INET or AF_INET6; else 0 */
+	unsigned char addr[16]; /* ADDR: network byte order, host bits zero */
+	unsigned prefix;	/* ADDR: 0..32 or 0..128 (32/128: one address) */
+	unsigned short ports[MOAT_NET_DEST_MAX_PORTS]; /* host byte order */
+	size_t n_ports;				       /* 0 when any_port */
+	bool any_port;				       /* ":*" */
+	bool host_loopback;	   /* localhost, 127/8, ::1: a service on the host's own loopback */
+	bool names_private_range; /* the entry's range overlaps a private, loopback,
+				   * link-local or metadata range (net_addr_private_range) */
+	struct moat_origin origin;
+};
+
+/* --resolve NAME=IP: NAME resolves to this address, and only to the pins
+ * given for it; no DNS answer is taken for it. */
+struct moat_net_pin {
+	char *name; /* lowercased, no trailing dot */
+	int family; /* AF_INET or AF_INET6 */
+	unsigned char addr[16];
 	struct moat_origin origin;
 };
 
@@ -108,6 +149,12 @@ struct moat_policy {
 	 * so ipc.unix is not asked for.  Off: only connected socketpair(2). */
 	bool unix_sockets;
 
+	/* The network allowlist and the pinned names (net MOAT_NET_ALLOW). */
+	struct moat_net_dest *net_allow;
+	size_t n_net_allow, cap_net_allow;
+	struct moat_net_pin *net_pins;
+	size_t n_net_pins, cap_net_pins;
+
 	/* Property bits (plan/properties.h) required on top of the profile. */
 	uint32_t require;
 
@@ -123,6 +170,9 @@ void policy_add_path(struct moat_policy *p, const char *abs_path, enum moat_acce
 void policy_add_unprotect(struct moat_policy *p, const char *abs_path, struct moat_origin origin);
 void policy_add_env(struct moat_policy *p, const char *name, const char *value, struct moat_origin origin);
 void policy_add_keep_fd(struct moat_policy *p, int fd);
+/* Take over *d (its strings) / *pin; they are zeroed. */
+void policy_add_net_dest(struct moat_policy *p, struct moat_net_dest *d);
+void policy_add_net_pin(struct moat_policy *p, struct moat_net_pin *pin);
 void policy_set_argv(struct moat_policy *p, char *const *argv, size_t argc);
 
 /* The last rule for `name`, or NULL. */

@@ -1,0 +1,636 @@
+/* The network allowlist's parser and matchers (policy/netdest.h).  Pure:
+ * inet_pton and inet_ntop are the only library calls that know addresses,
+ * and they touch neither DNS nor sockets. */
+#include "policy/netdest.h"
+
+#include <arpa/inet.h>
+#include <ctype.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+
+#include "util/mem.h"
+
+#define MAX_TEXT 300
+#define MAX_NAME 253
+#define MAX_LABEL 63
+
+static int refuse(struct net_parse_error *e, const char *hint, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+static int refuse(struct net_parse_error *e, const char *hint, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(e->msg, sizeof(e->msg), fmt, ap);
+	va_end(ap);
+	snprintf(e->hint, sizeof(e->hint), "%s", hint ? hint : "");
+	return -1;
+}
+
+static const char *const FORMS = "expected host, host:port, *.domain, an IP address or CIDR (with :port; "
+				 "[v6]:port for IPv6), or localhost:PORT";
+
+/* ---- ranges ---- */
+
+static size_t addr_len(int family)
+{
+	return family == AF_INET ? 4 : 16;
+}
+
+static unsigned max_prefix(int family)
+{
+	return family == AF_INET ? 32 : 128;
+}
+
+/* The first `bits` bits of a and b are equal. */
+static bool prefix_equal(const unsigned char *a, const unsigned char *b, unsigned bits)
+{
+	unsigned whole = bits / 8, rest = bits % 8;
+
+	if (memcmp(a, b, whole) != 0)
+		return false;
+	if (rest == 0)
+		return true;
+	return ((a[whole] ^ b[whole]) & (unsigned char)(0xff << (8 - rest))) == 0;
+}
+
+static bool host_bits_zero(const unsigned char *a, size_t len, unsigned bits)
+{
+	size_t i;
+
+	for (i = 0; i < len; i++) {
+		unsigned keep = bits >= 8 * (i + 1) ? 8 : bits > 8 * i ? bits - 8 * (unsigned)i : 0;
+		unsigned char mask = keep == 8 ? 0 : (unsigned char)(0xff >> keep);
+		if (a[i] & mask)
+			return false;
+	}
+	return true;
+}
+
+struct range {
+	int family;
+	unsigned char addr[16];
+	unsigned prefix;
+	const char *text;
+};
+
+/* Private, loopback, link-local, shared (CGNAT) and metadata ranges; and
+ * the "this host" addresses (0.0.0.0/8, ::), which reach the host's own
+ * services when connected to. */
+static const struct range private_ranges[] = {
+    {AF_INET, {0}, 8, "0.0.0.0/8"},
+    {AF_INET, {10}, 8, "10.0.0.0/8"},
+    {AF_INET, {100, 64}, 10, "100.64.0.0/10"},
+    {AF_INET, {127}, 8, "127.0.0.0/8"},
+    {AF_INET, {169, 254}, 16, "169.254.0.0/16"},
+    {AF_INET, {172, 16}, 12, "172.16.0.0/12"},
+    {AF_INET, {192, 168}, 16, "192.168.0.0/16"},
+    {AF_INET6, {0}, 128, "::/128"},
+    {AF_INET6, {[15] = 1}, 128, "::1/128"},
+    {AF_INET6, {0xfc}, 7, "fc00::/7"},
+    {AF_INET6, {0xfe, 0x80}, 10, "fe80::/10"},
+};
+
+static const unsigned char v4_mapped[12] = {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff};
+
+/* An IPv4-mapped IPv6 address as the IPv4 address it maps. */
+static void unmap(int *family, const unsigned char **addr)
+{
+	if (*family == AF_INET6 && memcmp(*addr, v4_mapped, 12) == 0) {
+		*family = AF_INET;
+		*addr += 12;
+	}
+}
+
+const char *net_addr_private_range(int family, const void *addr)
+{
+	const unsigned char *a = addr;
+	size_t i;
+
+	if (!a || (family != AF_INET && family != AF_INET6))
+		return NULL;
+	unmap(&family, &a);
+	for (i = 0; i < sizeof(private_ranges) / sizeof(private_ranges[0]); i++)
+		if (private_ranges[i].family == family && prefix_equal(a, private_ranges[i].addr, private_ranges[i].prefix))
+			return private_ranges[i].text;
+	return NULL;
+}
+
+bool net_addr_is_private(int family, const void *addr)
+{
+	return net_addr_private_range(family, addr) != NULL;
+}
+
+/* The entry's range and a private range share an address. */
+static bool overlaps_private(int family, const unsigned char *addr, unsigned prefix)
+{
+	size_t i;
+
+	for (i = 0; i < sizeof(private_ranges) / sizeof(private_ranges[0]); i++) {
+		const struct range *r = &private_ranges[i];
+		unsigned bits = prefix < r->prefix ? prefix : r->prefix;
+
+		if (r->family == family && prefix_equal(addr, r->addr, bits))
+			return true;
+		/* ::/N with N < 96 holds the IPv4-mapped addresses too. */
+		if (family == AF_INET6 && r->family == AF_INET && prefix <= 96) {
+			unsigned char mapped[16];
+			memcpy(mapped, v4_mapped, 12);
+			memcpy(mapped + 12, r->addr, 4);
+			if (prefix_equal(addr, mapped, prefix))
+				return true;
+		}
+	}
+	return false;
+}
+
+static bool inside_loopback(int family, const unsigned char *addr, unsigned prefix)
+{
+	static const unsigned char lo6[16] = {[15] = 1};
+
+	if (family == AF_INET)
+		return prefix >= 8 && addr[0] == 127;
+	return prefix == 128 && memcmp(addr, lo6, 16) == 0;
+}
+
+/* ---- names ---- */
+
+char *net_name_normalise(const char *name, struct net_parse_error *e)
+{
+	size_t len = strlen(name), i, label = 0;
+	const char *last;
+	char *out;
+	bool numeric = true;
+
+	if (len > 0 && name[len - 1] == '.')
+		len--;
+	if (len == 0) {
+		refuse(e, NULL, "empty host name");
+		return NULL;
+	}
+	if (len > MAX_NAME) {
+		refuse(e, NULL, "host name of %zu characters; at most %d", len, MAX_NAME);
+		return NULL;
+	}
+	for (i = 0; i < len; i++) {
+		unsigned char c = (unsigned char)name[i];
+
+		if (c == '.') {
+			if (label == 0) {
+				refuse(e, "remove the doubled dot", "empty label in the host name");
+				return NULL;
+			}
+			label = 0;
+			continue;
+		}
+		if (!isalnum(c) && c != '-') {
+			if (c == '*')
+				refuse(e, "a wildcard is written *.domain, and allows the subdomains of the domain",
+				       "'*' is allowed only as a leading \"*.\"");
+			else if (c == '/')
+				refuse(e, "a CIDR is written ADDRESS/PREFIX, e.g. 10.0.0.0/8",
+				       "'/' after a host name; a prefix follows an IP address only");
+			else
+				refuse(e, NULL, "character '%s%c' not allowed in a host name (letters, digits, '-', '.')",
+				       isprint(c) ? "" : "\\", isprint(c) ? c : '?');
+			return NULL;
+		}
+		if (++label > MAX_LABEL) {
+			refuse(e, NULL, "a label of the host name is longer than %d characters", MAX_LABEL);
+			return NULL;
+		}
+	}
+	/* "1.2.3" or "10.0.0.256" is no host name, and resolvers would take
+	 * some of them for addresses (inet_aton's "1.2.3" is 1.2.0.3). */
+	last = memrchr(name, '.', len);
+	last = last ? last + 1 : name;
+	for (; last < name + len; last++)
+		if (!isdigit((unsigned char)*last))
+			numeric = false;
+	if (numeric) {
+		refuse(e, "write an IPv4 address as four numbers 0-255 (10.0.0.1)",
+		       "neither an IPv4 address nor a host name (a host name's last label is not all digits)");
+		return NULL;
+	}
+	out = moat_xstrndup(name, len);
+	for (i = 0; i < len; i++)
+		out[i] = (char)tolower((unsigned char)out[i]);
+	return out;
+}
+
+static bool is_localhost(const char *name)
+{
+	size_t n = strlen(name);
+
+	return strcmp(name, "localhost") == 0 || (n > 10 && strcmp(name + n - 10, ".localhost") == 0);
+}
+
+/* ---- destinations ---- */
+
+static int parse_port(const char *s, struct moat_net_dest *d, struct net_parse_error *e)
+{
+	long v = 0;
+	const char *c;
+
+	if (!*s)
+		return refuse(e, "give a port after ':', or leave out the ':' for ports 443 and 80", "empty port");
+	if (strcmp(s, "*") == 0) {
+		d->any_port = true;
+		d->n_ports = 0;
+		return 0;
+	}
+	for (c = s; *c; c++) {
+		if (!isdigit((unsigned char)*c) || v > 65535)
+			return refuse(e, NULL, "port \"%s\": expected a number 1-65535 or *", s);
+		v = v * 10 + (*c - '0');
+	}
+	if (v < 1 || v > 65535)
+		return refuse(e, NULL, "port \"%s\": expected a number 1-65535 or *", s);
+	d->ports[0] = (unsigned short)v;
+	d->n_ports = 1;
+	return 0;
+}
+
+/* An address with an optional /prefix. */
+static int parse_addr(char *host, int family, struct moat_net_dest *d, struct net_parse_error *e)
+{
+	char *slash = strchr(host, '/');
+	unsigned long prefix = max_prefix(family);
+	char buf[INET6_ADDRSTRLEN];
+
+	if (slash) {
+		const char *c = slash + 1;
+
+		*slash = '\0';
+		if (!*c)
+			return refuse(e, "a CIDR is written ADDRESS/PREFIX, e.g. 10.0.0.0/8", "empty prefix after '/'");
+		for (prefix = 0; *c; c++) {
+			if (!isdigit((unsigned char)*c) || prefix > 1000)
+				return refuse(e, NULL, "prefix \"/%s\": expected a number of bits", slash + 1);
+			prefix = prefix * 10 + (unsigned long)(*c - '0');
+		}
+	}
+	if (inet_pton(family, host, d->addr) != 1) {
+		if (family == AF_INET6)
+			return refuse(e, strchr(host, '.') ? NULL : "an IPv6 address with a port is written [v6]:port",
+				      "\"%s\" is not an IPv6 address", host);
+		return refuse(e, NULL, "\"%s\" is not an IPv4 address", host);
+	}
+	if (prefix > max_prefix(family))
+		return refuse(e, NULL, "prefix /%lu is longer than the %u bits of an IPv%d address", prefix,
+			      max_prefix(family), family == AF_INET ? 4 : 6);
+	/* 10.1.2.3/8 could mean 10.0.0.0/8 or a typo for 10.1.2.3/32: refused,
+	 * naming the network the prefix gives. */
+	if (!host_bits_zero(d->addr, addr_len(family), (unsigned)prefix)) {
+		unsigned char net[16];
+		size_t i;
+
+		memcpy(net, d->addr, sizeof(net));
+		for (i = 0; i < addr_len(family); i++) {
+			unsigned keep = prefix >= 8 * (i + 1) ? 8 : prefix > 8 * i ? (unsigned)prefix - 8 * (unsigned)i : 0;
+			net[i] &= (unsigned char)(keep == 8 ? 0xff : ~(0xff >> keep));
+		}
+		inet_ntop(family, net, buf, sizeof(buf));
+		refuse(e, NULL, "%s/%lu has host bits set (expected the network address)", host, prefix);
+		snprintf(e->hint, sizeof(e->hint), "write %s/%lu for the network, or %s alone for the one address", buf,
+			 prefix, host);
+		return -1;
+	}
+	d->kind = MOAT_NET_DEST_ADDR;
+	d->family = family;
+	d->prefix = (unsigned)prefix;
+	/* ::ffff:a.b.c.d is the IPv4 address. */
+	if (family == AF_INET6 && prefix >= 96 && memcmp(d->addr, v4_mapped, 12) == 0) {
+		memmove(d->addr, d->addr + 12, 4);
+		memset(d->addr + 4, 0, 12);
+		d->family = AF_INET;
+		d->prefix -= 96;
+	}
+	return 0;
+}
+
+static int parse_host(char *host, bool bracketed, struct moat_net_dest *d, struct net_parse_error *e)
+{
+	unsigned char tmp[16];
+
+	if (bracketed) {
+		char *slash = strchr(host, '/');
+		if (slash)
+			*slash = '\0';
+		if (inet_pton(AF_INET6, host, tmp) != 1) {
+			bool v4 = inet_pton(AF_INET, host, tmp) == 1;
+			if (slash)
+				*slash = '/';
+			return refuse(e, v4 ? "write an IPv4 address without brackets: ADDRESS:port" : NULL,
+				      "brackets hold an IPv6 address; \"%s\" is not one", host);
+		}
+		if (slash)
+			*slash = '/';
+		return parse_addr(host, AF_INET6, d, e);
+	}
+	if (strchr(host, ':'))
+		return parse_addr(host, AF_INET6, d, e);
+	if (strchr(host, '/') || inet_pton(AF_INET, host, tmp) == 1)
+		return parse_addr(host, AF_INET, d, e);
+	if (strcmp(host, "*") == 0)
+		return refuse(e, "--net all opens the whole network; *.example.com allows the subdomains of example.com",
+			      "'*' alone is not a destination");
+	if (host[0] == '*') {
+		if (host[1] != '.')
+			return refuse(e, "a wildcard is written *.domain, e.g. *.example.com",
+				      "'*' must be followed by '.'");
+		if (!(d->name = net_name_normalise(host + 2, e)))
+			return -1;
+		d->kind = MOAT_NET_DEST_WILDCARD;
+		return 0;
+	}
+	if (!(d->name = net_name_normalise(host, e)))
+		return -1;
+	d->kind = MOAT_NET_DEST_NAME;
+	return 0;
+}
+
+int net_dest_parse(const char *text, struct moat_net_dest *out, struct net_parse_error *e)
+{
+	struct moat_net_dest d = {0};
+	char buf[MAX_TEXT + 1], *host = buf, *port = NULL, *colon;
+	bool bracketed = false;
+	size_t len = strlen(text);
+
+	if (len == 0)
+		return refuse(e, FORMS, "empty destination");
+	if (len > MAX_TEXT)
+		return refuse(e, NULL, "destination of %zu characters; at most %d", len, MAX_TEXT);
+	memcpy(buf, text, len + 1);
+	if (buf[0] == '[') {
+		char *close = strchr(buf, ']');
+
+		if (!close)
+			return refuse(e, "an IPv6 address with a port is written [v6]:port", "unclosed '['");
+		*close = '\0';
+		host = buf + 1;
+		bracketed = true;
+		if (close[1] == ':')
+			port = close + 2;
+		else if (close[1])
+			return refuse(e, "an IPv6 address with a port is written [v6]:port",
+				      "unexpected \"%s\" after ']'", close + 1);
+	} else if ((colon = strchr(buf, ':')) && !strchr(colon + 1, ':')) {
+		/* One colon: host:port.  Two or more: a bare IPv6 address. */
+		*colon = '\0';
+		port = colon + 1;
+	}
+	if (!*host)
+		return refuse(e, FORMS, "empty host");
+	if (parse_host(host, bracketed, &d, e) < 0) {
+		free(d.name);
+		return -1;
+	}
+	if (port) {
+		if (parse_port(port, &d, e) < 0) {
+			free(d.name);
+			return -1;
+		}
+	} else {
+		d.ports[0] = MOAT_NET_DEFAULT_PORT_1;
+		d.ports[1] = MOAT_NET_DEFAULT_PORT_2;
+		d.n_ports = 2;
+	}
+	if (d.kind == MOAT_NET_DEST_ADDR) {
+		d.names_private_range = overlaps_private(d.family, d.addr, d.prefix);
+		d.host_loopback = inside_loopback(d.family, d.addr, d.prefix);
+	} else if (is_localhost(d.name) || (d.kind == MOAT_NET_DEST_WILDCARD && strcmp(d.name, "localhost") == 0)) {
+		d.names_private_range = true;
+		d.host_loopback = true;
+	}
+	d.text = moat_xstrdup(text);
+	*out = d;
+	return 0;
+}
+
+void net_dest_free(struct moat_net_dest *d)
+{
+	free(d->text);
+	free(d->name);
+	memset(d, 0, sizeof(*d));
+}
+
+/* ---- pins ---- */
+
+int net_pin_parse(const char *text, struct moat_net_pin *out, struct net_parse_error *e)
+{
+	const char *eq = strchr(text, '=');
+	char ip[INET6_ADDRSTRLEN + 2];
+	struct moat_net_pin pin = {0};
+	size_t n;
+	char *name;
+
+	if (!eq)
+		return refuse(e, "e.g. api.example.com=203.0.113.7", "expected NAME=IP");
+	n = strlen(eq + 1);
+	if (n >= sizeof(ip))
+		return refuse(e, NULL, "\"%s\" is not an IP address", eq + 1);
+	memcpy(ip, eq + 1, n + 1);
+	if (n >= 2 && ip[0] == '[' && ip[n - 1] == ']') {
+		memmove(ip, ip + 1, n - 2);
+		ip[n - 2] = '\0';
+	}
+	if (inet_pton(AF_INET, ip, pin.addr) == 1)
+		pin.family = AF_INET;
+	else if (inet_pton(AF_INET6, ip, pin.addr) == 1)
+		pin.family = AF_INET6;
+	else
+		return refuse(e, strchr(ip, '/') ? "a pin names one address, not a CIDR" : NULL,
+			      "\"%s\" is not an IP address", eq + 1);
+	{
+		char *raw = moat_xstrndup(text, (size_t)(eq - text));
+		unsigned char tmp[16];
+		bool bad_wild = raw[0] == '*', bad_addr = inet_pton(AF_INET, raw, tmp) == 1 || strchr(raw, ':');
+
+		name = bad_wild || bad_addr ? NULL : net_name_normalise(raw, e);
+		free(raw);
+		if (bad_wild)
+			return refuse(e, "pin each name on its own", "a pin names one host, not a wildcard");
+		if (bad_addr)
+			return refuse(e, NULL, "NAME is a host name, not an address");
+		if (!name)
+			return -1;
+	}
+	/* ::ffff:a.b.c.d pins the IPv4 address. */
+	if (pin.family == AF_INET6 && memcmp(pin.addr, v4_mapped, 12) == 0) {
+		memmove(pin.addr, pin.addr + 12, 4);
+		memset(pin.addr + 4, 0, 12);
+		pin.family = AF_INET;
+	}
+	pin.name = name;
+	*out = pin;
+	return 0;
+}
+
+void net_pin_free(struct moat_net_pin *pin)
+{
+	free(pin->name);
+	memset(pin, 0, sizeof(*pin));
+}
+
+/* ---- matchers ---- */
+
+static bool port_allowed(const struct moat_net_dest *d, unsigned short port)
+{
+	size_t i;
+
+	if (d->any_port)
+		return true;
+	for (i = 0; i < d->n_ports; i++)
+		if (d->ports[i] == port)
+			return true;
+	return false;
+}
+
+/* The name, lowercased, one trailing dot off; false if it cannot be a host
+ * name at all (too long, empty). */
+static bool fold_name(const char *name, char *buf, size_t len)
+{
+	size_t n, i;
+
+	if (!name)
+		return false;
+	n = strlen(name);
+	if (n > 0 && name[n - 1] == '.')
+		n--;
+	if (n == 0 || n >= len)
+		return false;
+	for (i = 0; i < n; i++)
+		buf[i] = (char)tolower((unsigned char)name[i]);
+	buf[n] = '\0';
+	return true;
+}
+
+static bool name_matches(const struct moat_net_dest *d, const char *folded)
+{
+	size_t n, m;
+
+	if (d->kind == MOAT_NET_DEST_NAME)
+		return strcmp(d->name, folded) == 0;
+	if (d->kind != MOAT_NET_DEST_WILDCARD)
+		return false;
+	/* Subdomains only: "*.example.com" allows a.example.com, not
+	 * example.com. */
+	n = strlen(folded);
+	m = strlen(d->name);
+	return n > m + 1 && folded[n - m - 1] == '.' && strcmp(folded + n - m, d->name) == 0;
+}
+
+static bool name_allowed(const struct moat_policy *p, const char *name, bool any, unsigned short port)
+{
+	char folded[MAX_NAME + 2];
+	size_t i;
+
+	if (!fold_name(name, folded, sizeof(folded)))
+		return false;
+	for (i = 0; i < p->n_net_allow; i++)
+		if (name_matches(&p->net_allow[i], folded) && (any || port_allowed(&p->net_allow[i], port)))
+			return true;
+	return false;
+}
+
+bool net_allow_name(const struct moat_policy *p, const char *name, unsigned short port)
+{
+	return name_allowed(p, name, false, port);
+}
+
+bool net_allow_name_any_port(const struct moat_policy *p, const char *name)
+{
+	return name_allowed(p, name, true, 0);
+}
+
+static bool addr_in_entry(const struct moat_net_dest *d, int family, const unsigned char *a)
+{
+	const unsigned char *orig = a;
+	int orig_family = family;
+
+	if (d->kind != MOAT_NET_DEST_ADDR)
+		return false;
+	unmap(&family, &a);
+	if (d->family == family && prefix_equal(a, d->addr, d->prefix))
+		return true;
+	/* A short IPv6 prefix (::/0) holds the mapped form too. */
+	return orig_family == AF_INET6 && d->family == AF_INET6 && prefix_equal(orig, d->addr, d->prefix);
+}
+
+static bool is_loopback_host(int family, const unsigned char *a)
+{
+	static const unsigned char lo4[4] = {127, 0, 0, 1}, lo6[16] = {[15] = 1};
+
+	unmap(&family, &a);
+	return family == AF_INET ? memcmp(a, lo4, 4) == 0 : memcmp(a, lo6, 16) == 0;
+}
+
+/* An entry that covers the address: an address entry containing it, or a
+ * localhost entry for 127.0.0.1 and ::1. */
+static bool entry_covers(const struct moat_net_dest *d, int family, const unsigned char *a)
+{
+	if (d->kind == MOAT_NET_DEST_ADDR)
+		return addr_in_entry(d, family, a);
+	return d->host_loopback && is_loopback_host(family, a);
+}
+
+bool net_allow_addr(const struct moat_policy *p, int family, const void *addr, unsigned short port)
+{
+	size_t i;
+
+	if (!addr || (family != AF_INET && family != AF_INET6))
+		return false;
+	for (i = 0; i < p->n_net_allow; i++)
+		if (entry_covers(&p->net_allow[i], family, addr) && port_allowed(&p->net_allow[i], port))
+			return true;
+	return false;
+}
+
+bool net_private_addr_named(const struct moat_policy *p, int family, const void *addr)
+{
+	size_t i;
+
+	if (!addr || (family != AF_INET && family != AF_INET6))
+		return false;
+	for (i = 0; i < p->n_net_allow; i++)
+		if (entry_covers(&p->net_allow[i], family, addr))
+			return true;
+	return false;
+}
+
+bool net_name_pinned(const struct moat_policy *p, const char *name)
+{
+	char folded[MAX_NAME + 2];
+	size_t i;
+
+	if (!fold_name(name, folded, sizeof(folded)))
+		return false;
+	for (i = 0; i < p->n_net_pins; i++)
+		if (strcmp(p->net_pins[i].name, folded) == 0)
+			return true;
+	return false;
+}
+
+const char *net_dest_kind_name(enum moat_net_dest_kind k)
+{
+	switch (k) {
+	case MOAT_NET_DEST_NAME:
+		return "name";
+	case MOAT_NET_DEST_WILDCARD:
+		return "wildcard";
+	case MOAT_NET_DEST_ADDR:
+		return "address";
+	}
+	return "?";
+}
+
+const char *net_addr_text(int family, const void *addr, char *buf, size_t len)
+{
+	if (!inet_ntop(family, addr, buf, (socklen_t)len))
+		snprintf(buf, len, "?");
+	return buf;
+}

@@ -1,0 +1,74 @@
+/* The network allowlist: the parser of a destination (--allow-net DEST,
+ * network.allow) and of a pin (--resolve NAME=IP, network.resolve), and the
+ * matchers the enforcement calls.  Pure: no DNS, no sockets, no host.
+ * The syntax is documented in docs/policy.md, "Network allowlist". */
+#ifndef MOAT_POLICY_NETDEST_H
+#define MOAT_POLICY_NETDEST_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "policy/policy.h"
+
+/* Why a destination or a pin was refused: a message naming the fault
+ * (without the value, which the caller names with its flag or its
+ * file:line:col) and, where the fix is known, a hint (static, or NULL). */
+struct net_parse_error {
+	char msg[200];
+	char hint[200]; /* "" when there is none */
+};
+
+/* The default ports of a destination written without one. */
+#define MOAT_NET_DEFAULT_PORT_1 443
+#define MOAT_NET_DEFAULT_PORT_2 80
+
+/* Parse one destination into *out (text and name allocated; free with
+ * net_dest_free).  0, or -1 with *e filled and *out untouched. */
+int net_dest_parse(const char *text, struct moat_net_dest *out, struct net_parse_error *e);
+void net_dest_free(struct moat_net_dest *d);
+
+/* Parse "NAME=IP" (IP: IPv4, or IPv6 with or without brackets). */
+int net_pin_parse(const char *text, struct moat_net_pin *out, struct net_parse_error *e);
+void net_pin_free(struct moat_net_pin *pin);
+
+/* A host name checked and normalised as destinations are: letters, digits,
+ * '-' and dots, lowercased, a trailing dot stripped, at most 253
+ * characters, labels of 1..63.  NULL (and *e) when it is not one. */
+char *net_name_normalise(const char *name, struct net_parse_error *e);
+
+/* Is `name` (any case, a trailing dot allowed) allowed on `port`: a name
+ * entry equal to it, or a wildcard entry of a domain it lies below. */
+bool net_allow_name(const struct moat_policy *p, const char *name, unsigned short port);
+
+/* Is the address (AF_INET: 4 bytes, AF_INET6: 16, network order) allowed
+ * on `port`: an address or CIDR entry that contains it, or a localhost
+ * entry for 127.0.0.1 and ::1.  An IPv4-mapped IPv6 address matches as
+ * the IPv4 address it maps. */
+bool net_allow_addr(const struct moat_policy *p, int family, const void *addr, unsigned short port);
+
+/* The private, loopback, link-local or metadata range the address lies in
+ * ("10.0.0.0/8", "169.254.0.0/16", "fc00::/7", ...), or NULL.  An
+ * IPv4-mapped IPv6 address is judged as its IPv4 address. */
+const char *net_addr_private_range(int family, const void *addr);
+bool net_addr_is_private(int family, const void *addr);
+
+/* The DNS-rebinding rule: a name that resolves to a private address is
+ * refused unless this is true: some address or CIDR entry contains the
+ * address (on any port: the port is the name entry's), or the address is
+ * loopback and a localhost entry exists.  Pinned names (net_name_pinned)
+ * are exempt from the rule. */
+bool net_private_addr_named(const struct moat_policy *p, int family, const void *addr);
+
+/* Does a --resolve pin exist for the name (normalised as above). */
+bool net_name_pinned(const struct moat_policy *p, const char *name);
+
+/* Does some entry allow the name on any port (for checking pins). */
+bool net_allow_name_any_port(const struct moat_policy *p, const char *name);
+
+/* "name", "wildcard", "address". */
+const char *net_dest_kind_name(enum moat_net_dest_kind k);
+
+/* The address as text ("10.0.0.0", "fc00::"), into buf (>= 46 bytes). */
+const char *net_addr_text(int family, const void *addr, char *buf, size_t len);
+
+#endif

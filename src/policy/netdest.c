@@ -418,6 +418,13 @@ void net_dest_free(struct moat_net_dest *d)
 	memset(d, 0, sizeof(*d));
 }
 
+void net_dest_copy(struct moat_net_dest *out, const struct moat_net_dest *d)
+{
+	*out = *d;
+	out->text = moat_xstrdup(d->text);
+	out->name = d->name ? moat_xstrdup(d->name) : NULL;
+}
+
 /* ---- pins ---- */
 
 int net_pin_parse(const char *text, struct moat_net_pin *out, struct net_parse_error *e)
@@ -474,6 +481,12 @@ void net_pin_free(struct moat_net_pin *pin)
 {
 	free(pin->name);
 	memset(pin, 0, sizeof(*pin));
+}
+
+void net_pin_copy(struct moat_net_pin *out, const struct moat_net_pin *pin)
+{
+	*out = *pin;
+	out->name = moat_xstrdup(pin->name);
 }
 
 /* ---- matchers ---- */

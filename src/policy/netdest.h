@@ -26,10 +26,13 @@ struct net_parse_error {
  * net_dest_free).  0, or -1 with *e filled and *out untouched. */
 int net_dest_parse(const char *text, struct moat_net_dest *out, struct net_parse_error *e);
 void net_dest_free(struct moat_net_dest *d);
+/* A deep copy (a config layer's entry into the policy). */
+void net_dest_copy(struct moat_net_dest *out, const struct moat_net_dest *d);
 
 /* Parse "NAME=IP" (IP: IPv4, or IPv6 with or without brackets). */
 int net_pin_parse(const char *text, struct moat_net_pin *out, struct net_parse_error *e);
 void net_pin_free(struct moat_net_pin *pin);
+void net_pin_copy(struct moat_net_pin *out, const struct moat_net_pin *pin);
 
 /* A host name checked and normalised as destinations are: letters, digits,
  * '-' and dots, lowercased, a trailing dot stripped, at most 253

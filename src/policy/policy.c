@@ -198,9 +198,9 @@ static int validate_net(const struct moat_policy *p, struct moat_error *err)
 		const struct moat_net_pin *pin = &p->net_pins[i];
 
 		if (!net_allow_name_any_port(p, pin->name)) {
-			moat_error_set(err, MOAT_E_USAGE, 0, "%s: --resolve %s: the name is not allowed",
+			moat_error_set(err, MOAT_E_USAGE, 0, "%s: the pinned name %s is not in the allowlist",
 				       moat_origin_text(&pin->origin, where, sizeof(where)), pin->name);
-			return moat_error_hint(err, "allow it too, e.g. --allow-net %s (config: network.allow)",
+			return moat_error_hint(err, "allow it too (--allow-net %s, config network.allow), or drop the pin",
 					       pin->name);
 		}
 	}

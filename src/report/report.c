@@ -4,6 +4,9 @@
 #include <string.h>
 #include <unistd.h>
 
+#include <sys/socket.h>
+
+#include "policy/netdest.h"
 #include "policy/properties.h"
 #include "util/cleanup.h"
 #include "util/sha256.h"
@@ -28,6 +31,61 @@ static json_t *origin_json(const struct moat_origin *o)
 		return json_pack("{s:s, s:i, s:i}", "source", o->source ? o->source : "", "line", o->line, "col",
 				 o->col);
 	return json_pack("{s:s}", "source", o->source ? o->source : "");
+}
+
+static const char *family_name(int family)
+{
+	return family == AF_INET ? "ipv4" : "ipv6";
+}
+
+/* Each destination as written and as parsed. */
+static json_t *net_allow_json(const struct moat_policy *p)
+{
+	json_t *a = json_array();
+	size_t i, k;
+
+	for (i = 0; i < p->n_net_allow; i++) {
+		const struct moat_net_dest *d = &p->net_allow[i];
+		json_t *o = json_pack("{s:s, s:s, s:b, s:b, s:o}", "text", d->text, "kind", net_dest_kind_name(d->kind),
+				      "host_loopback", d->host_loopback, "private_range", d->names_private_range,
+				      "origin", origin_json(&d->origin));
+		char buf[64];
+
+		if (d->kind == MOAT_NET_DEST_ADDR) {
+			json_object_set_new(o, "family", json_string(family_name(d->family)));
+			json_object_set_new(o, "address", json_string(net_addr_text(d->family, d->addr, buf, sizeof(buf))));
+			json_object_set_new(o, "prefix", json_integer(d->prefix));
+		} else {
+			json_object_set_new(o, "name", json_string(d->name));
+		}
+		if (d->any_port) {
+			json_object_set_new(o, "ports", json_string("any"));
+		} else {
+			json_t *ports = json_array();
+			for (k = 0; k < d->n_ports; k++)
+				json_array_append_new(ports, json_integer(d->ports[k]));
+			json_object_set_new(o, "ports", ports);
+		}
+		json_array_append_new(a, o);
+	}
+	return a;
+}
+
+static json_t *net_resolve_json(const struct moat_policy *p)
+{
+	json_t *a = json_array();
+	size_t i;
+
+	for (i = 0; i < p->n_net_pins; i++) {
+		const struct moat_net_pin *pin = &p->net_pins[i];
+		char buf[64];
+
+		json_array_append_new(a, json_pack("{s:s, s:s, s:s, s:o}", "name", pin->name, "family",
+						   family_name(pin->family), "address",
+						   net_addr_text(pin->family, pin->addr, buf, sizeof(buf)), "origin",
+						   origin_json(&pin->origin)));
+	}
+	return a;
 }
 
 json_t *policy_to_json(const struct moat_policy *p)
@@ -56,6 +114,12 @@ json_t *policy_to_json(const struct moat_policy *p)
 	json_object_set_new(j, "mode", json_string(moat_mode_name(p->mode)));
 	json_object_set_new(j, "backend", json_string(p->backend));
 	json_object_set_new(j, "net", json_string(moat_net_name(p->net)));
+	/* Only when there are some: the digest of a policy without them
+	 * stays what it was. */
+	if (p->n_net_allow)
+		json_object_set_new(j, "net_allow", net_allow_json(p));
+	if (p->n_net_pins)
+		json_object_set_new(j, "net_resolve", net_resolve_json(p));
 	json_object_set_new(j, "private_tmp", json_boolean(p->private_tmp));
 	json_object_set_new(j, "argv", argv);
 	json_object_set_new(j, "exe", str_or_null(p->exe));
@@ -203,6 +267,9 @@ json_t *report_build(const struct moat_policy *p, const struct moat_host *h, con
 						    p->exe ? p->exe : "", "cwd", p->cwd ? p->cwd : ""));
 	json_object_set_new(j, "environment", json_pack("{s:o}", "names", names));
 	json_object_set_new(j, "properties", properties_json(plan, missing));
+	if (p->net == MOAT_NET_ALLOW)
+		json_object_set_new(j, "network", json_pack("{s:s, s:o, s:o}", "mode", moat_net_name(p->net), "allow",
+							    net_allow_json(p), "resolve", net_resolve_json(p)));
 	if (plan->status != MOAT_STATUS_OFF) {
 		json_object_set_new(j, "filesystem", filesystem_json(&plan->fs));
 		json_object_set_new(j, "limits", limits_json(&plan->limits));

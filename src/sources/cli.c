@@ -12,6 +12,7 @@
 
 #include "policy/properties.h"
 #include "policy/env.h"
+#include "policy/netdest.h"
 #include "policy/profiles.h"
 #include "sources/config.h"
 #include "sources/config_common.h"
@@ -52,6 +53,7 @@ struct cli_state {
 	int mode; /* enum moat_mode, or -1 */
 	uint32_t require;
 	bool unix_sockets;
+	bool allow_net; /* an --allow-net was given */
 	struct moat_limits limits;
 	struct flag_rule *rules;
 	size_t n_rules, cap_rules;
@@ -171,9 +173,46 @@ static int opt_net(struct cli_state *s, const char *opt, const char *val, struct
 	enum moat_net n;
 
 	if (moat_net_parse(val, &n) < 0)
-		return usage_error(err, "%s %s: expected none, loopback or all", opt, val);
+		return usage_error(err, "%s %s: expected none, loopback, all or allow", opt, val);
 	s->net = val;
 	return 0;
+}
+
+/* --allow-net DEST and --resolve NAME=IP: checked here, added to the policy
+ * with the other rules, after the profile. */
+static int parse_net_rule(const char *opt, const char *val, struct moat_policy *p, struct moat_error *err)
+{
+	struct moat_origin o = {.source = "command line"};
+	struct net_parse_error pe;
+	struct moat_net_dest d;
+	struct moat_net_pin pin;
+
+	if (strcmp(opt, "--resolve") == 0 ? net_pin_parse(val, &pin, &pe) : net_dest_parse(val, &d, &pe)) {
+		moat_error_set(err, MOAT_E_USAGE, 0, "%s %s: %s", opt, val, pe.msg);
+		return moat_error_hint(err, "%s", pe.hint[0] ? pe.hint : "see `moat run --help`");
+	}
+	if (!p) {
+		if (strcmp(opt, "--resolve") == 0)
+			net_pin_free(&pin);
+		else
+			net_dest_free(&d);
+	} else if (strcmp(opt, "--resolve") == 0) {
+		pin.origin = o;
+		policy_add_net_pin(p, &pin);
+	} else {
+		d.origin = o;
+		policy_add_net_dest(p, &d);
+	}
+	return 0;
+}
+
+static int opt_net_rule(struct cli_state *s, const char *opt, const char *val, struct moat_error *err)
+{
+	if (parse_net_rule(opt, val, NULL, err) < 0)
+		return -1;
+	if (strcmp(opt, "--allow-net") == 0)
+		s->allow_net = true;
+	return opt_rule(s, opt, val, err);
 }
 
 static int opt_backend(struct cli_state *s, const char *opt, const char *val, struct moat_error *err)
@@ -314,7 +353,11 @@ static const struct option_def options[] = {
     {"--deny", true, opt_rule, "PATH", "deny PATH even inside an allowed parent"},
     {"--unprotect", true, opt_rule, "PATH",
      "let the command write a protected entry of a write grant (.git/hooks, .mcp.json, ...)"},
-    {"--net", true, opt_net, "MODE", "network: none (default), loopback or all"},
+    {"--net", true, opt_net, "MODE", "network: none (default), loopback, all, or allow (what --allow-net gives)"},
+    {"--allow-net", true, opt_net_rule, "DEST",
+     "allow DEST: host[:port], *.domain, IP or CIDR[:port], [IPv6]:port, localhost:PORT (the host's "
+     "loopback); ports 443 and 80 unless given (repeatable; not yet enforced: the network stays closed)"},
+    {"--resolve", true, opt_net_rule, "NAME=IP", "pin NAME to IP, as curl's --resolve (repeatable)"},
     {"--unix-sockets", false, opt_flag, NULL,
      "let the command make unix sockets (ipc.unix is then not enforced)"},
     {"--env", true, opt_env, "NAME=VALUE", "set a variable in the command's environment"},
@@ -418,6 +461,9 @@ static int apply_rules(struct cli_state *s, const char *home, struct moat_error 
 			const char *eq = strchr(r->value, '=');
 			cleanup_free char *name = moat_xstrndup(r->value, (size_t)(eq - r->value));
 			policy_add_env(s->p, name, eq + 1, o);
+		} else if (strcmp(r->opt, "--allow-net") == 0 || strcmp(r->opt, "--resolve") == 0) {
+			if (parse_net_rule(r->opt, r->value, s->p, err) < 0)
+				return -1;
 		} else if (strcmp(r->opt, "--env-pass") == 0) {
 			policy_add_env(s->p, r->value, NULL, o);
 		} else if (strcmp(r->opt, "--unprotect") == 0) {
@@ -530,8 +576,12 @@ static int apply_flags(struct cli_state *s, const char *home, struct moat_error 
 		free(p->backend);
 		p->backend = moat_xstrdup(s->backend);
 	}
+	/* --allow-net without --net: net allow, over the profile's and the
+	 * file's mode.  With --net: policy_validate judges the two. */
 	if (s->net)
 		moat_net_parse(s->net, &p->net);
+	else if (s->allow_net)
+		p->net = MOAT_NET_ALLOW;
 	if (s->mode >= 0)
 		p->mode = (enum moat_mode)s->mode;
 	p->require |= s->require;

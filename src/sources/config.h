@@ -81,6 +81,10 @@ struct config_layer {
 	size_t n_env_pass;
 	uint32_t require; /* property bits */
 	struct moat_limits limits;
+	struct moat_net_dest *net_allow; /* network.allow, parsed (origin set) */
+	size_t n_net_allow;
+	struct moat_net_pin *net_pins; /* network.resolve */
+	size_t n_net_pins;
 };
 
 struct config_profile {

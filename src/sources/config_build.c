@@ -11,6 +11,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "policy/netdest.h"
 #include "policy/properties.h"
 #include "policy/profiles.h"
 #include "sources/config.h"
@@ -104,8 +105,21 @@ static void apply_layer(const struct config_layer *l, struct moat_policy *p)
 		free(p->backend);
 		p->backend = moat_xstrdup(l->backend);
 	}
+	/* Destinations without `net` in the same layer mean net allow. */
 	if (l->has_net)
 		p->net = l->net;
+	else if (l->n_net_allow)
+		p->net = MOAT_NET_ALLOW;
+	for (i = 0; i < l->n_net_allow; i++) {
+		struct moat_net_dest d;
+		net_dest_copy(&d, &l->net_allow[i]);
+		policy_add_net_dest(p, &d);
+	}
+	for (i = 0; i < l->n_net_pins; i++) {
+		struct moat_net_pin pin;
+		net_pin_copy(&pin, &l->net_pins[i]);
+		policy_add_net_pin(p, &pin);
+	}
 	for (i = 0; i < l->n_paths; i++) {
 		const struct config_path *r = &l->paths[i];
 		/* In mode prefer a missing path is skipped: it grants nothing. */

@@ -14,6 +14,7 @@
 
 #include "policy/properties.h"
 #include "policy/env.h"
+#include "policy/netdest.h"
 #include "policy/profiles.h"
 #include "sources/config_common.h"
 #include "sources/size.h"
@@ -28,15 +29,16 @@ static const char *const server_keys[] = {
     "command",		 "args",    "env",  "env_vars", "cwd", "optional", "install_hint",
     "trusted_publisher", "sandbox", "type", NULL};
 static const char *const sandbox_keys[] = {"backend", "mode",	"profile",  "read",	"write",
-					   "deny",    "unprotect", "unix_sockets", "net",	"env_pass",
+					   "deny",    "unprotect", "unix_sockets", "net",	"network", "env_pass",
 					   "require", "memory",	"pids",	    "files",	"cpu",
 					   "address_space", "tmp_size", "timeout", NULL};
 static const char *const profile_keys[] = {"extends", "backend",   "mode",	   "read",   "write",
-					   "deny",    "unprotect", "unix_sockets", "net",    "env_pass",
+					   "deny",    "unprotect", "unix_sockets", "net",    "network", "env_pass",
 					   "require", "memory",	   "pids",	   "files",  "cpu",
 					   "address_space", "tmp_size", "timeout", NULL};
 static const char *const mode_names[] = {"require", "prefer", "off", NULL};
-static const char *const net_names[] = {"none", "loopback", "all", NULL};
+static const char *const net_names[] = {"none", "loopback", "all", "allow", NULL};
+static const char *const network_keys[] = {"allow", "resolve", NULL};
 /* Kept in step with src/policy/profiles.c (profile_apply refuses others). */
 static const char *const builtin_profiles[] = {"strict", "exec", "mcp", "network", NULL};
 
@@ -456,6 +458,67 @@ static int load_limit(const struct loader *L, struct config_layer *layer, const 
 	return 0;
 }
 
+/* network.allow (destinations) and network.resolve ("NAME=IP" pins): arrays
+ * of strings, each parsed as --allow-net and --resolve parse theirs. */
+static int load_net_list(const struct loader *L, struct config_layer *layer, const struct toml_value *v,
+			 const char *key, bool pins)
+{
+	const char *what = pins ? "an array of \"NAME=IP\" strings" : "an array of destinations (strings)";
+	size_t i;
+
+	if (get_array(L, v, key, what) < 0)
+		return -1;
+	for (i = 0; i < toml_array_len(v); i++) {
+		const struct toml_value *item = toml_array_at(v, i);
+		struct net_parse_error pe;
+		struct moat_net_dest d;
+		struct moat_net_pin pin;
+		const char *s;
+		int rc;
+
+		if (item->type != TOML_STRING)
+			return fail(L, item->pos, key, "expected %s, got %s in the array", what,
+				    type_phrase(L, item->type));
+		if (get_string(L, item, key, pins ? "\"NAME=IP\"" : "a destination", &s) < 0)
+			return -1;
+		rc = pins ? net_pin_parse(s, &pin, &pe) : net_dest_parse(s, &d, &pe);
+		if (rc < 0) {
+			fail(L, item->pos, key, "\"%s\": %s", s, pe.msg);
+			return pe.hint[0] ? moat_error_hint(L->err, "%s", pe.hint) : -1;
+		}
+		if (pins) {
+			pin.origin = at(L, item->pos);
+			layer->net_pins = moat_xrealloc(layer->net_pins, (layer->n_net_pins + 1) * sizeof(pin));
+			layer->net_pins[layer->n_net_pins++] = pin;
+		} else {
+			d.origin = at(L, item->pos);
+			layer->net_allow = moat_xrealloc(layer->net_allow, (layer->n_net_allow + 1) * sizeof(d));
+			layer->net_allow[layer->n_net_allow++] = d;
+		}
+	}
+	return 0;
+}
+
+static int load_network(const struct loader *L, struct config_layer *layer, const struct toml_value *t,
+			const char *key)
+{
+	size_t i;
+
+	if (t->type != TOML_TABLE)
+		return wrong_type(L, t, key,
+				  L->c->json ? "an object (allow, resolve)" : "a table (allow, resolve)");
+	if (check_keys(L, t, key, network_keys) < 0)
+		return -1;
+	for (i = 0; i < toml_table_len(t); i++) {
+		const struct toml_keyval *kv = toml_table_at(t, i);
+		cleanup_free char *kp = config_keypath(key, kv->key, kv->key_len);
+
+		if (load_net_list(L, layer, kv->value, kp, strcmp(kv->key, "resolve") == 0) < 0)
+			return -1;
+	}
+	return 0;
+}
+
 static void layer_init(struct config_layer *l)
 {
 	memset(l, 0, sizeof(*l));
@@ -496,6 +559,8 @@ static int load_layer(const struct loader *L, struct config_layer *layer, const 
 				layer->has_net = true;
 				moat_net_parse(net_names[idx], &layer->net);
 			}
+		} else if (strcmp(k, "network") == 0) {
+			rc = load_network(L, layer, v, kp);
 		} else if (strcmp(k, "profile") == 0 || strcmp(k, "extends") == 0) {
 			if ((rc = get_nonempty(L, v, kp, "a profile name", &s)) == 0) {
 				layer->profile = moat_xstrdup(s);
@@ -740,6 +805,12 @@ static void layer_free(struct config_layer *l)
 		free(l->env_pass[i].key);
 	}
 	free(l->env_pass);
+	for (i = 0; i < l->n_net_allow; i++)
+		net_dest_free(&l->net_allow[i]);
+	free(l->net_allow);
+	for (i = 0; i < l->n_net_pins; i++)
+		net_pin_free(&l->net_pins[i]);
+	free(l->net_pins);
 	memset(l, 0, sizeof(*l));
 }
 

@@ -9,6 +9,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "policy/netdest.h"
 #include "policy/policy.h"
 #include "report/report.h"
 #include "sources/config.h"
@@ -69,15 +70,15 @@ static const struct bad_row bad_rows[] = {
      NULL},
     {"t.toml", "[sandbox]\nnett = \"none\"\n", NULL,
      "t.toml:2:1: sandbox.nett: unknown key; expected one of backend, mode, profile, read, write, deny, unprotect, "
-     "unix_sockets, net, env_pass, require, memory, pids, files, cpu, address_space, tmp_size, timeout",
+     "unix_sockets, net, network, env_pass, require, memory, pids, files, cpu, address_space, tmp_size, timeout",
      "did you mean 'net'?"},
     {"t.toml", "[mcp_servers.scorecard]\ncommand = \"sh\"\n[mcp_servers.scorecard.sandbox]\nreed = []\n", NULL,
      "t.toml:4:1: mcp_servers.scorecard.sandbox.reed: unknown key; expected one of backend, mode, profile, read, "
-     "write, deny, unprotect, unix_sockets, net, env_pass, require, memory, pids, files, cpu, address_space, tmp_size, timeout",
+     "write, deny, unprotect, unix_sockets, net, network, env_pass, require, memory, pids, files, cpu, address_space, tmp_size, timeout",
      "did you mean 'read'?"},
     {"t.toml", "[profiles.p]\nprofile = \"strict\"\n", NULL,
      "t.toml:2:1: profiles.p.profile: unknown key; expected one of extends, backend, mode, read, write, deny, "
-     "unprotect, unix_sockets, net, env_pass, require, memory, pids, files, cpu, address_space, tmp_size, timeout",
+     "unprotect, unix_sockets, net, network, env_pass, require, memory, pids, files, cpu, address_space, tmp_size, timeout",
      NULL},
     {"t.toml", "model = \"o3\"\n", NULL,
      "t.toml:1:1: model: unknown key; expected one of mcp_servers, mcpServers, sandbox, profiles", NULL},
@@ -123,10 +124,10 @@ static const struct bad_row bad_rows[] = {
      "or \"none\", got \"bwrapp\"",
      "did you mean \"bwrap\"?"},
     {"t.toml", "[mcp_servers.scorecard]\ncommand = \"sh\"\n[mcp_servers.scorecard.sandbox]\nnet = \"internet\"\n", NULL,
-     "t.toml:4:7: mcp_servers.scorecard.sandbox.net: expected \"none\", \"loopback\" or \"all\", got \"internet\"",
+     "t.toml:4:7: mcp_servers.scorecard.sandbox.net: expected \"none\", \"loopback\", \"all\" or \"allow\", got \"internet\"",
      NULL},
     {"t.toml", "[sandbox]\nnet = true\n", NULL,
-     "t.toml:2:7: sandbox.net: expected \"none\", \"loopback\" or \"all\", got a bool", NULL},
+     "t.toml:2:7: sandbox.net: expected \"none\", \"loopback\", \"all\" or \"allow\", got a bool", NULL},
     {"t.toml", "[sandbox]\nmode = \"requir\"\n", NULL,
      "t.toml:2:8: sandbox.mode: expected \"require\", \"prefer\" or \"off\", got \"requir\"",
      "did you mean \"require\"?"},
@@ -260,6 +261,38 @@ static const struct bad_row bad_rows[] = {
      "extends = \"mcp\")",
      NULL},
 
+    /* network.allow and network.resolve (docs/policy.md) */
+    {"t.toml", "[sandbox]\nnetwork.allow = [\"exa mple.com\"]\n", NULL, 
+     "t.toml:2:18: sandbox.network.allow: \"exa mple.com\": character ' ' not allowed in a host name (letters, digits, '-', '.')",
+     NULL},
+    {"t.toml", "[sandbox]\nnetwork = { allow = [\"10.1.2.3/8\"] }\n", NULL, 
+     "t.toml:2:22: sandbox.network.allow: \"10.1.2.3/8\": 10.1.2.3/8 has host bits set (expected the network address)",
+     "write 10.0.0.0/8 for the network, or 10.1.2.3 alone for the one address"},
+    {"t.json", "{\"mcpServers\": {\"x\": {\"command\": \"sh\",\n \"sandbox\": {\"network\": {\"allow\": [\"[::1\"]}}}}}\n", NULL, 
+     "t.json:2:36: mcpServers.x.sandbox.network.allow: \"[::1\": unclosed '['",
+     "an IPv6 address with a port is written [v6]:port"},
+    {"t.toml", "[profiles.p]\nnetwork.resolve = [\"x.com\"]\n", NULL, 
+     "t.toml:2:20: profiles.p.network.resolve: \"x.com\": expected NAME=IP",
+     "e.g. api.example.com=203.0.113.7"},
+    {"t.toml", "[sandbox]\nnetwork.allw = []\n", NULL, 
+     "t.toml:2:9: sandbox.network.allw: unknown key; expected one of allow, resolve",
+     "did you mean 'allow'?"},
+    {"t.toml", "[sandbox]\nnetwork.allow = [\"x.com:0\"]\n", NULL, 
+     "t.toml:2:18: sandbox.network.allow: \"x.com:0\": port \"0\": expected a number 1-65535 or *",
+     NULL},
+    {"t.toml", "[sandbox]\nnetwork = \"all\"\n", NULL, 
+     "t.toml:2:11: sandbox.network: expected a table (allow, resolve), got a string",
+     NULL},
+    {"t.toml", "[sandbox]\nnet = \"all\"\nnetwork.allow = [\"x.com\"]\n[mcp_servers.x]\ncommand = \"sh\"\n", "x", 
+     "t.toml:3:18: allowed destination x.com contradicts net all",
+     "drop --net all (net = \"all\") to allow only the listed destinations, or drop the destinations to open the whole network"},
+    {"t.toml", "[sandbox]\nnetwork.allow = [\"x.com\"]\nnetwork.resolve = [\"y.com=1.2.3.4\"]\n[mcp_servers.x]\ncommand = \"sh\"\n", "x", 
+     "t.toml:3:20: the pinned name y.com is not in the allowlist",
+     "allow it too (--allow-net y.com, config network.allow), or drop the pin"},
+    {"t.toml", "[mcp_servers.x]\ncommand = \"sh\"\nsandbox = { net = \"allow\" }\n", "x", 
+     "net allow without destinations: nothing to allow",
+     "name them with --allow-net DEST (config: network.allow), or use --net none"},
+
     /* found when the server's policy is built */
     {"t.toml", "[mcp_servers.x]\ncommand = \"sh\"\nsandbox = { write = [\"/tmp\"], deny = [\"/tmp\"] }\n", "x",
      "t.toml:3:22: mcp_servers.x.sandbox.write: /tmp is both writable and denied (at t.toml:3:39); expected one of "
@@ -311,6 +344,8 @@ static char *policy_sans_origins(const struct moat_policy *p)
 	char *s;
 
 	json_array_foreach(paths, i, item) json_object_del(item, "origin");
+	json_array_foreach(json_object_get(j, "net_allow"), i, item) json_object_del(item, "origin");
+	json_array_foreach(json_object_get(j, "net_resolve"), i, item) json_object_del(item, "origin");
 	s = json_dumps(j, JSON_SORT_KEYS | JSON_COMPACT);
 	json_decref(j);
 	return s;
@@ -403,6 +438,61 @@ static void test_three_formats(void)
 	policy_free(&pd);
 	policy_free(&pc);
 	policy_free(&pj);
+}
+
+/* network.allow and network.resolve in moat's TOML, a Codex-style server
+ * table and Claude's JSON give the same policy: net allow, the entries as
+ * parsed, each with its file:line:col. */
+static void test_network_forms(void)
+{
+	static const char moat_toml[] = "[profiles.web]\n"
+					"extends = \"mcp\"\n"
+					"network.allow = [\"api.example.com\"]\n"
+					"[mcp_servers.fs]\n"
+					"command = \"sh\"\n"
+					"sandbox = { profile = \"web\", network.allow = [\"*.Example.ORG.:8443\", \"10.0.0.0/8\"],"
+					" network.resolve = [\"api.example.com=192.0.2.1\"] }\n";
+	static const char codex[] = "[profiles.web]\n"
+				    "extends = \"mcp\"\n"
+				    "[profiles.web.network]\n"
+				    "allow = [\"api.example.com\"]\n"
+				    "[mcp_servers.fs]\n"
+				    "command = \"sh\"\n"
+				    "[mcp_servers.fs.sandbox]\n"
+				    "profile = \"web\"\n"
+				    "[mcp_servers.fs.sandbox.network]\n"
+				    "allow = [\"*.Example.ORG.:8443\", \"10.0.0.0/8\"]\n"
+				    "resolve = [\"api.example.com=192.0.2.1\"]\n";
+	static const char claude[] = "{\"profiles\": {\"web\": {\"extends\": \"mcp\",\n"
+				     "  \"network\": {\"allow\": [\"api.example.com\"]}}},\n"
+				     " \"mcpServers\": {\"fs\": {\"command\": \"sh\", \"sandbox\": {\"profile\": \"web\",\n"
+				     "  \"network\": {\"allow\": [\"*.Example.ORG.:8443\", \"10.0.0.0/8\"],\n"
+				     "               \"resolve\": [\"api.example.com=192.0.2.1\"]}}}}}\n";
+	static const char *const files[] = {"/cfg/moat.toml", "/cfg/codex.toml", "/cfg/.mcp.json"};
+	const char *const texts[] = {moat_toml, codex, claude};
+	struct moat_policy pol[3];
+	char *got[3];
+	size_t i;
+
+	for (i = 0; i < 3; i++)
+		got[i] = build_server(files[i], texts[i], "fs", &pol[i]);
+	ok(got[0] && got[1] && got[2], "network.allow and network.resolve load in moat TOML, Codex TOML and Claude JSON");
+	is_str(got[1], got[0], "  Codex TOML gives the same policy");
+	is_str(got[2], got[0], "  Claude JSON gives the same policy");
+	ok(got[0] && strstr(got[0], "\"net\":\"allow\"") && strstr(got[0], "\"text\":\"*.Example.ORG.:8443\"") &&
+	       strstr(got[0], "\"name\":\"example.org\"") && strstr(got[0], "\"ports\":[8443]"),
+	   "  net allow, the entry as written and as parsed (lowercased, trailing dot off)");
+	ok(pol[0].n_net_allow == 3 && pol[0].net_allow[0].origin.line == 3 && pol[0].net_allow[0].origin.col == 18 &&
+	       pol[0].net_allow[1].origin.line == 6 && pol[2].n_net_allow == 3 &&
+	       pol[2].net_allow[2].origin.line == 4 && pol[2].n_net_pins == 1 && pol[2].net_pins[0].origin.line == 5,
+	   "  each entry and pin keeps its file:line:col (the profile's first)");
+	ok(net_allow_name(&pol[0], "www.example.org", 8443) && !net_allow_name(&pol[0], "example.org", 8443) &&
+	       net_allow_name(&pol[0], "api.example.com", 443) && net_name_pinned(&pol[0], "API.example.com"),
+	   "  the matchers see the profile's and the server's entries");
+	for (i = 0; i < 3; i++) {
+		free(got[i]);
+		policy_free(&pol[i]);
+	}
 }
 
 static bool has_rule(const struct moat_policy *p, const char *path, enum moat_access a)
@@ -589,6 +679,62 @@ static void test_cli(void)
 		run_options_free(&o);
 	}
 	{
+		/* --allow-net over the file's net loopback: net allow (flags win). */
+		char *argv[] = {"run", "--config", file, "--server", "s", "--allow-net", "LocalHost:8080",
+				"--resolve", "localhost=127.0.0.1", NULL};
+		policy_init(&p);
+		run_options_init(&o);
+		ok(cli_parse_run(9, argv, test_env, &p, &o, &err) == 0 && p.net == MOAT_NET_ALLOW && p.n_net_allow == 1 &&
+		       strcmp(p.net_allow[0].name, "localhost") == 0 && p.net_allow[0].host_loopback &&
+		       p.n_net_pins == 1 && strcmp(p.net_allow[0].origin.source, "command line") == 0,
+		   "--allow-net without --net gives net allow, over the file's net (%s)", err.message);
+		policy_free(&p);
+		run_options_free(&o);
+	}
+	{
+		static const struct {
+			const char *flag, *value, *net, *message, *hint;
+		} bad[] = {
+		    {"--allow-net", "host_name", NULL,
+		     "--allow-net host_name: character '_' not allowed in a host name (letters, digits, '-', '.')",
+		     "see `moat run --help`"},
+		    {"--allow-net", "[::1]8080", NULL, "--allow-net [::1]8080: unexpected \"8080\" after ']'",
+		     "an IPv6 address with a port is written [v6]:port"},
+		    {"--resolve", "x.com", NULL, "--resolve x.com: expected NAME=IP", "e.g. api.example.com=203.0.113.7"},
+		    {"--allow-net", "x.com", "none", "command line: allowed destination x.com contradicts net none",
+		     "drop --net none (net = \"none\"): the allowlist implies net allow, or drop the destinations"},
+		    {"--allow-net", "x.com", "all", "command line: allowed destination x.com contradicts net all",
+		     "drop --net all (net = \"all\") to allow only the listed destinations, or drop the destinations "
+		     "to open the whole network"},
+		    {"--net", "allow", NULL, "net allow without destinations: nothing to allow",
+		     "name them with --allow-net DEST (config: network.allow), or use --net none"},
+		};
+		size_t i;
+
+		for (i = 0; i < ARRAY_LEN(bad); i++) {
+			char *argv[] = {"run", (char *)bad[i].flag, (char *)bad[i].value, "--net", (char *)bad[i].net,
+					"--", "sh", NULL};
+			int argc = 7;
+
+			if (!bad[i].net) {
+				argv[3] = "--";
+				argv[4] = "sh";
+				argv[5] = NULL;
+				argc = 5;
+			}
+			policy_init(&p);
+			run_options_init(&o);
+			ok(cli_parse_run(argc, argv, test_env, &p, &o, &err) < 0 &&
+				   moat_error_exit_status(&err) == 125,
+			   "%s %s%s%s is refused", bad[i].flag, bad[i].value, bad[i].net ? " --net " : "",
+			   bad[i].net ? bad[i].net : "");
+			is_str(err.message, bad[i].message, "  with the flag and the value");
+			is_str(err.hint, bad[i].hint, "  and a hint");
+			policy_free(&p);
+			run_options_free(&o);
+		}
+	}
+	{
 		char *argv[] = {"run", "--config", file, "--server", "s", NULL};
 		policy_init(&p);
 		run_options_init(&o);
@@ -651,6 +797,7 @@ int main(void)
 {
 	test_bad_configs();
 	test_three_formats();
+	test_network_forms();
 	test_layers();
 	test_expand();
 	test_helpers();

@@ -203,6 +203,10 @@ char *net_name_normalise(const char *name, struct net_parse_error *e)
 			return NULL;
 		}
 	}
+	if (label == 0) {
+		refuse(e, "remove the doubled dot", "empty label in the host name");
+		return NULL;
+	}
 	/* "1.2.3" or "10.0.0.256" is no host name, and resolvers would take
 	 * some of them for addresses (inet_aton's "1.2.3" is 1.2.0.3). */
 	last = memrchr(name, '.', len);
@@ -269,7 +273,8 @@ static int parse_addr(char *host, int family, struct moat_net_dest *d, struct ne
 			return refuse(e, "a CIDR is written ADDRESS/PREFIX, e.g. 10.0.0.0/8", "empty prefix after '/'");
 		for (prefix = 0; *c; c++) {
 			if (!isdigit((unsigned char)*c) || prefix > 1000)
-				return refuse(e, NULL, "prefix \"/%s\": expected a number of bits", slash + 1);
+				return refuse(e, strchr(c, ':') ? "an IPv6 CIDR with a port is written [v6/prefix]:port" : NULL,
+					      "prefix \"/%s\": expected a number of bits", slash + 1);
 			prefix = prefix * 10 + (unsigned long)(*c - '0');
 		}
 	}

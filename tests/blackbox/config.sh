@@ -123,7 +123,7 @@ moat: hint: did you mean 'command'\\?"
 bad type.toml $'[mcp_servers.s]\ncommand = "sh"\nsandbox = { read = "." }' \
 	":3:20: mcp_servers.s.sandbox.read: expected an array of paths \\(strings\\), got a string"
 bad net.toml $'[mcp_servers.scorecard]\ncommand = "sh"\n[mcp_servers.scorecard.sandbox]\nnet = "internet"' \
-	":4:7: mcp_servers.scorecard.sandbox.net: expected \"none\", \"loopback\" or \"all\", got \"internet\""
+	":4:7: mcp_servers.scorecard.sandbox.net: expected \"none\", \"loopback\", \"all\" or \"allow\", got \"internet\""
 bad dup.toml $'[mcp_servers.s]\ncommand = "sh"\n[mcpServers.s]\ncommand = "sh"' \
 	":3:13: mcpServers.s: server \"s\" is defined twice \\(first at 1:14 as mcp_servers.s\\)"
 bad dup.json '{"mcpServers": {"s": {"command": "sh"}, "s": {"command": "sh"}}}' \

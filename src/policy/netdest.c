@@ -57,16 +57,21 @@ static bool prefix_equal(const unsigned char *a, const unsigned char *b, unsigne
 	return ((a[whole] ^ b[whole]) & (unsigned char)(0xff << (8 - rest))) == 0;
 }
 
+/* The network mask's byte i for a prefix of `bits`. */
+static unsigned char mask_byte(unsigned bits, size_t i)
+{
+	unsigned keep = bits >= 8 * (i + 1) ? 8 : bits > 8 * i ? bits - 8 * (unsigned)i : 0;
+
+	return (unsigned char)(0xff00u >> keep);
+}
+
 static bool host_bits_zero(const unsigned char *a, size_t len, unsigned bits)
 {
 	size_t i;
 
-	for (i = 0; i < len; i++) {
-		unsigned keep = bits >= 8 * (i + 1) ? 8 : bits > 8 * i ? bits - 8 * (unsigned)i : 0;
-		unsigned char mask = keep == 8 ? 0 : (unsigned char)(0xff >> keep);
-		if (a[i] & mask)
+	for (i = 0; i < len; i++)
+		if (a[i] & (unsigned char)~mask_byte(bits, i))
 			return false;
-	}
 	return true;
 }
 
@@ -294,10 +299,8 @@ static int parse_addr(char *host, int family, struct moat_net_dest *d, struct ne
 		size_t i;
 
 		memcpy(net, d->addr, sizeof(net));
-		for (i = 0; i < addr_len(family); i++) {
-			unsigned keep = prefix >= 8 * (i + 1) ? 8 : prefix > 8 * i ? (unsigned)prefix - 8 * (unsigned)i : 0;
-			net[i] &= (unsigned char)(keep == 8 ? 0xff : ~(0xff >> keep));
-		}
+		for (i = 0; i < addr_len(family); i++)
+			net[i] &= mask_byte((unsigned)prefix, i);
 		inet_ntop(family, net, buf, sizeof(buf));
 		refuse(e, NULL, "%s/%lu has host bits set (expected the network address)", host, prefix);
 		snprintf(e->hint, sizeof(e->hint), "write %s/%lu for the network, or %s alone for the one address", buf,

@@ -1,0 +1,1238 @@
+/* The fenced network (netfence.h): the filter and the child's steps, the
+ * supervisor that answers connect/listen notifications, and the fenced DNS.
+ *
+ * Raw BPF, not libseccomp.  The filter has no options: it is one fixed
+ * program of 18 instructions, so it is a static const table -- nothing to
+ * compile in the parent, nothing to allocate, nothing to export, and the
+ * child loads it with the NEW_LISTENER flag itself (moat_seccomp_load takes
+ * no flags).  libseccomp 2.5.4 would give the same program, at the price of
+ * a context, a kernel probe for SCMP_ACT_NOTIFY and an export per start.
+ *
+ * Why the supervisor never lets the kernel re-run an INET decision.  With
+ * SECCOMP_USER_NOTIF_FLAG_CONTINUE the kernel runs the connect afresh: it
+ * reads the sockaddr again (another thread may have rewritten it) and
+ * looks the fd number up again (another thread may have dup2()ed a
+ * socket from the host namespace -- one the fence installed, unconnected
+ * after a failed non-blocking connect -- onto it).  So every INET connect,
+ * and every listen, is performed by the supervisor on the child's own
+ * socket file, taken with pidfd_getfd and checked with SIOCGSKNS, with the
+ * address it read: what it checked is what runs.  Only connects with a
+ * non-INET address on a sandbox socket get CONTINUE: AF_UNIX paths must be
+ * resolved in the child's mount view, which the supervisor does not have.
+ * That is safe while every socket the child holds is in its own network
+ * namespace (the namespace is the boundary: whatever address the kernel
+ * re-reads reaches only the sandbox's lo).  The one gap is the fd swap
+ * above, onto a host socket, between the check and the CONTINUE; it is
+ * closed by Landlock (ABI >= 4) in the child handling
+ * LANDLOCK_ACCESS_NET_CONNECT_TCP with no port allowed: the fence does every
+ * TCP connect for the child, so the child itself never needs that right,
+ * and a CONTINUE'd connect runs with the child's credentials.
+ * tests/unit/test_netfence.c runs the whole fence under that rule. */
+#include "kernel/netfence.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <linux/audit.h>
+#include <linux/filter.h>
+#include <linux/seccomp.h>
+#include <netinet/tcp.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/uio.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "util/cleanup.h"
+#include "util/mem.h"
+
+/* Debian 12's headers are 6.1's. */
+#ifndef SECCOMP_FILTER_FLAG_WAIT_KILLABLE_RECV
+#define SECCOMP_FILTER_FLAG_WAIT_KILLABLE_RECV (1UL << 5)
+#endif
+#ifndef SECCOMP_IOCTL_NOTIF_SET_FLAGS
+#define SECCOMP_IOCTL_NOTIF_SET_FLAGS SECCOMP_IOW(4, __u64)
+#endif
+#ifndef SECCOMP_USER_NOTIF_FD_SYNC_WAKE_UP
+#define SECCOMP_USER_NOTIF_FD_SYNC_WAKE_UP (1UL << 0)
+#endif
+#ifndef SIOCGSKNS
+#define SIOCGSKNS 0x894C
+#endif
+#ifndef PIDFD_THREAD
+#define PIDFD_THREAD O_EXCL /* 6.9 */
+#endif
+#define X32_SYSCALL_BIT 0x40000000U
+
+/* ------------------------------------------------------------------ */
+/* The filter                                                          */
+
+/* The low word of argument n (x86_64 is little-endian); the kernel takes
+ * the flags of sendto/sendmsg/sendmmsg as unsigned int. */
+#define ARG_LO(n) ((uint32_t)offsetof(struct seccomp_data, args[n]))
+
+static const struct sock_filter fence_prog[] = {
+    /* 0 */ BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, arch)),
+    /* Any other ABI (i386's socketcall reaches connect by another number)
+     * would pass the checks below unseen: kill it, as the main filter does. */
+    /* 1 */ BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, AUDIT_ARCH_X86_64, 1, 0),
+    /* 2 */ BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_KILL_PROCESS),
+    /* 3 */ BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, nr)),
+    /* x32 syscalls report AUDIT_ARCH_X86_64 with bit 30 set in nr. */
+    /* 4 */ BPF_JUMP(BPF_JMP | BPF_JGE | BPF_K, X32_SYSCALL_BIT, 0, 1),
+    /* 5 */ BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_KILL_PROCESS),
+    /* 6 */ BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, __NR_connect, 9, 0),   /* -> 16 */
+    /* 7 */ BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, __NR_listen, 8, 0),    /* -> 16 */
+    /* 8 */ BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, __NR_sendmsg, 2, 0),   /* -> 11 */
+    /* 9 */ BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, __NR_sendto, 3, 0),    /* -> 13 */
+    /* 10 */ BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, __NR_sendmmsg, 2, 4), /* -> 13, 15 */
+    /* 11 */ BPF_STMT(BPF_LD | BPF_W | BPF_ABS, ARG_LO(2)),		 /* sendmsg(fd, msg, flags) */
+    /* 12 */ BPF_JUMP(BPF_JMP | BPF_JA, 1, 0, 0),			 /* -> 14 */
+    /* 13 */ BPF_STMT(BPF_LD | BPF_W | BPF_ABS, ARG_LO(3)),		 /* sendto/sendmmsg: flags is arg 3 */
+    /* 14 */ BPF_JUMP(BPF_JMP | BPF_JSET | BPF_K, MSG_FASTOPEN, 2, 0), /* -> 17 */
+    /* 15 */ BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
+    /* 16 */ BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_USER_NOTIF),
+    /* EOPNOTSUPP: what a socket without fast open says. */
+    /* 17 */ BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ERRNO | (EOPNOTSUPP & SECCOMP_RET_DATA)),
+};
+
+const struct sock_filter *netfence_filter(unsigned short *len)
+{
+	*len = (unsigned short)ARRAY_LEN(fence_prog);
+	return fence_prog;
+}
+
+/* ------------------------------------------------------------------ */
+/* Child side: between clone and execve, no allocation                 */
+
+static void close_keep_errno(int fd)
+{
+	int saved = errno;
+	close(fd);
+	errno = saved;
+}
+
+int netfence_child_dns(int *udp_fd, int *tcp_fd)
+{
+	struct sockaddr_in a = {.sin_family = AF_INET, .sin_port = htons(53), .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+	int one = 1, u, t;
+
+	u = socket(AF_INET, SOCK_DGRAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+	if (u < 0)
+		return -errno;
+	if (bind(u, (struct sockaddr *)&a, sizeof(a)) < 0)
+		goto fail_u;
+	t = socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+	if (t < 0)
+		goto fail_u;
+	if (setsockopt(t, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one)) < 0 ||
+	    bind(t, (struct sockaddr *)&a, sizeof(a)) < 0 || listen(t, 64) < 0) {
+		close_keep_errno(t);
+		goto fail_u;
+	}
+	*udp_fd = u;
+	*tcp_fd = t;
+	return 0;
+fail_u:
+	close_keep_errno(u);
+	return -errno;
+}
+
+int netfence_child_install(int *listener_fd)
+{
+	struct sock_fprog prog = {.len = (unsigned short)ARRAY_LEN(fence_prog),
+				  .filter = (struct sock_filter *)fence_prog};
+	long fd;
+	int killable = 1;
+
+	fd = syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER,
+		     SECCOMP_FILTER_FLAG_NEW_LISTENER | SECCOMP_FILTER_FLAG_WAIT_KILLABLE_RECV, &prog);
+	if (fd < 0 && errno == EINVAL) {
+		/* Before 5.19.  Without it a signal during a connect the
+		 * supervisor is working on restarts the call (pitfall 2). */
+		killable = 0;
+		fd = syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER, SECCOMP_FILTER_FLAG_NEW_LISTENER, &prog);
+	}
+	if (fd < 0)
+		return -errno;
+	*listener_fd = (int)fd;
+	return killable;
+}
+
+int netfence_child_send(int sock, int listener, int dns_udp, int dns_tcp)
+{
+	int fds[3] = {listener, dns_udp, dns_tcp};
+	union {
+		char buf[CMSG_SPACE(sizeof(fds))];
+		struct cmsghdr align;
+	} u;
+	char tag = 'F';
+	struct iovec iov = {.iov_base = &tag, .iov_len = 1};
+	struct msghdr m = {.msg_iov = &iov, .msg_iovlen = 1, .msg_control = u.buf, .msg_controllen = sizeof(u.buf)};
+	struct cmsghdr *c;
+	ssize_t n;
+
+	memset(u.buf, 0, sizeof(u.buf));
+	c = CMSG_FIRSTHDR(&m);
+	c->cmsg_level = SOL_SOCKET;
+	c->cmsg_type = SCM_RIGHTS;
+	c->cmsg_len = CMSG_LEN(sizeof(fds));
+	memcpy(CMSG_DATA(c), fds, sizeof(fds));
+	do
+		n = sendmsg(sock, &m, MSG_NOSIGNAL);
+	while (n < 0 && errno == EINTR);
+	if (n < 0)
+		return -errno;
+	return n == 1 ? 0 : -EIO;
+}
+
+/* ------------------------------------------------------------------ */
+/* Supervisor side                                                     */
+
+int netfence_recv_fds(int sock, int *listener, int *dns_udp, int *dns_tcp, struct moat_error *err)
+{
+	union {
+		char buf[CMSG_SPACE(4 * sizeof(int))];
+		struct cmsghdr align;
+	} u;
+	char tag = 0;
+	struct iovec iov = {.iov_base = &tag, .iov_len = 1};
+	struct msghdr m = {.msg_iov = &iov, .msg_iovlen = 1, .msg_control = u.buf, .msg_controllen = sizeof(u.buf)};
+	int fds[4] = {-1, -1, -1, -1};
+	size_t nfds = 0;
+	ssize_t n;
+
+	n = recvmsg(sock, &m, MSG_DONTWAIT | MSG_CMSG_CLOEXEC);
+	if (n < 0)
+		return moat_error_set(err, MOAT_E_SYSTEM, errno, "netfence: receiving the fence's fds");
+	for (struct cmsghdr *c = CMSG_FIRSTHDR(&m); c; c = CMSG_NXTHDR(&m, c)) {
+		if (c->cmsg_level != SOL_SOCKET || c->cmsg_type != SCM_RIGHTS || c->cmsg_len < CMSG_LEN(0))
+			continue;
+		size_t k = (c->cmsg_len - CMSG_LEN(0)) / sizeof(int);
+		for (size_t i = 0; i < k && nfds < ARRAY_LEN(fds); i++)
+			memcpy(&fds[nfds++], CMSG_DATA(c) + i * sizeof(int), sizeof(int));
+	}
+	if (n != 1 || tag != 'F' || nfds != 3 || (m.msg_flags & MSG_CTRUNC)) {
+		for (size_t i = 0; i < nfds; i++)
+			close(fds[i]);
+		return moat_error_set(err, MOAT_E_SYSTEM, 0,
+				      "netfence: the child sent %zd bytes and %zu fds, not the fence's 3 fds", n, nfds);
+	}
+	*listener = fds[0];
+	*dns_udp = fds[1];
+	*dns_tcp = fds[2];
+	return 0;
+}
+
+bool netfence_addr_is_loopback(const struct netfence_addr *a)
+{
+	if (a->family == AF_INET) {
+		uint32_t v = ntohl(a->v4.s_addr);
+		return (v >> 24) == 127 || v == 0;
+	}
+	return a->family == AF_INET6 && (IN6_IS_ADDR_LOOPBACK(&a->v6) || IN6_IS_ADDR_UNSPECIFIED(&a->v6));
+}
+
+static bool addr_eq(const struct netfence_addr *a, const struct netfence_addr *b)
+{
+	if (a->family != b->family)
+		return false;
+	return a->family == AF_INET ? a->v4.s_addr == b->v4.s_addr : memcmp(&a->v6, &b->v6, sizeof(a->v6)) == 0;
+}
+
+/* A v4-mapped address is the IPv4 address, for the rules and the names. */
+static void addr_normalize(struct netfence_addr *a)
+{
+	if (a->family == AF_INET6 && IN6_IS_ADDR_V4MAPPED(&a->v6)) {
+		struct in_addr v4;
+		memcpy(&v4, &a->v6.s6_addr[12], 4);
+		a->family = AF_INET;
+		a->v4 = v4;
+	}
+}
+
+struct pending {
+	bool used;
+	bool inject;	 /* fd is the fence's host socket, to be installed */
+	uint64_t id;	 /* the notification */
+	int fd;		 /* polled for POLLOUT */
+	int target_fd;	 /* the child's fd number */
+	unsigned fdflags; /* O_CLOEXEC when the child's fd had it */
+	int64_t deadline; /* SO_SNDTIMEO, CLOCK_MONOTONIC ns; 0: none */
+};
+
+#define DNS_TCP_MSG_MAX 1024 /* a query is a header and one question */
+#define DNS_UDP_MAX 512	     /* no EDNS: the classic limit */
+#define DNS_IDLE_NS (5 * 1000000000LL)
+
+struct dns_client {
+	int fd; /* -1: free */
+	size_t len;
+	unsigned char buf[2 + DNS_TCP_MSG_MAX];
+	int64_t deadline;
+};
+
+#define NETFENCE_NAMES 512
+
+struct name_ent {
+	bool used;
+	struct netfence_addr a;
+	char name[NETFENCE_NAME_MAX + 1];
+};
+
+enum slot_kind { SLOT_LISTENER, SLOT_UDP, SLOT_TCP, SLOT_PENDING, SLOT_CLIENT };
+
+struct slot {
+	enum slot_kind kind;
+	unsigned idx;
+	int fd;
+};
+
+struct netfence {
+	int listener, dns_udp, dns_tcp;
+	bool listener_gone;
+	struct netfence_rules rules;
+	dev_t ns_dev; /* the sandbox's network namespace */
+	ino_t ns_ino;
+	struct seccomp_notif *req;
+	size_t req_size;
+	struct seccomp_notif_resp *resp;
+	size_t resp_size;
+	int64_t last_sweep;
+	struct pending pend[NETFENCE_MAX_PENDING];
+	struct dns_client cli[NETFENCE_DNS_TCP_CLIENTS];
+	struct name_ent names[NETFENCE_NAMES];
+	size_t name_next; /* the oldest entry, replaced when the table is full */
+	struct slot slots[NETFENCE_POLLFDS_MAX];
+	size_t n_slots;
+	struct netfence_stats st;
+};
+
+static int64_t now_ns(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000000000LL + ts.tv_nsec;
+}
+
+static int ns_of_socket(int fd, dev_t *dev, ino_t *ino)
+{
+	struct stat st;
+	int nsfd = ioctl(fd, SIOCGSKNS);
+
+	if (nsfd < 0)
+		return -errno;
+	if (fstat(nsfd, &st) < 0) {
+		int e = errno;
+		close(nsfd);
+		return -e;
+	}
+	close(nsfd);
+	*dev = st.st_dev;
+	*ino = st.st_ino;
+	return 0;
+}
+
+struct netfence *netfence_new(int listener, int dns_udp, int dns_tcp, const struct netfence_rules *r,
+			      struct moat_error *err)
+{
+	struct seccomp_notif_sizes sz = {0};
+	struct netfence *nf;
+	uint64_t flags = SECCOMP_USER_NOTIF_FD_SYNC_WAKE_UP;
+	int rc;
+
+	if (!r->resolve || !r->connect_ok) {
+		moat_error_set(err, MOAT_E_USAGE, 0, "netfence: the rules need resolve and connect_ok");
+		goto fail_fds;
+	}
+	if (syscall(SYS_seccomp, SECCOMP_GET_NOTIF_SIZES, 0, &sz) < 0) {
+		moat_error_set(err, MOAT_E_UNAVAIL, errno, "netfence: SECCOMP_GET_NOTIF_SIZES");
+		goto fail_fds;
+	}
+	nf = moat_xcalloc(1, sizeof(*nf));
+	nf->listener = listener;
+	nf->dns_udp = dns_udp;
+	nf->dns_tcp = dns_tcp;
+	nf->rules = *r;
+	for (size_t i = 0; i < ARRAY_LEN(nf->cli); i++)
+		nf->cli[i].fd = -1;
+	nf->req_size = sz.seccomp_notif > sizeof(*nf->req) ? sz.seccomp_notif : sizeof(*nf->req);
+	nf->resp_size = sz.seccomp_notif_resp > sizeof(*nf->resp) ? sz.seccomp_notif_resp : sizeof(*nf->resp);
+	nf->req = moat_xcalloc(1, nf->req_size);
+	nf->resp = moat_xcalloc(1, nf->resp_size);
+	/* The DNS socket was bound in the sandbox's namespace: that is the
+	 * one whose sockets stay inside (SIOCGSKNS needs CAP_NET_ADMIN over
+	 * it, which its owner, this process, has). */
+	rc = ns_of_socket(dns_udp, &nf->ns_dev, &nf->ns_ino);
+	if (rc < 0) {
+		moat_error_set(err, MOAT_E_SYSTEM, -rc, "netfence: SIOCGSKNS on the sandbox's DNS socket");
+		netfence_free(nf);
+		return NULL;
+	}
+	/* 6.6: the woken thread runs on the supervisor's CPU: 41 us per
+	 * connect instead of 132-153 (network.md).  Older kernels: EINVAL. */
+	(void)ioctl(listener, SECCOMP_IOCTL_NOTIF_SET_FLAGS, flags);
+	return nf;
+fail_fds:
+	close(listener);
+	close(dns_udp);
+	close(dns_tcp);
+	return NULL;
+}
+
+static void close_fd(int *fd)
+{
+	if (*fd >= 0)
+		close(*fd);
+	*fd = -1;
+}
+
+static void pending_drop(struct pending *p)
+{
+	close_fd(&p->fd);
+	p->used = false;
+}
+
+void netfence_free(struct netfence *nf)
+{
+	if (!nf)
+		return;
+	for (size_t i = 0; i < ARRAY_LEN(nf->pend); i++)
+		if (nf->pend[i].used)
+			pending_drop(&nf->pend[i]);
+	for (size_t i = 0; i < ARRAY_LEN(nf->cli); i++)
+		close_fd(&nf->cli[i].fd);
+	close_fd(&nf->listener);
+	close_fd(&nf->dns_udp);
+	close_fd(&nf->dns_tcp);
+	free(nf->req);
+	free(nf->resp);
+	free(nf);
+}
+
+void netfence_get_stats(const struct netfence *nf, struct netfence_stats *out)
+{
+	*out = nf->st;
+}
+
+/* ---- answering notifications ---- */
+
+/* The answer did not arrive when the caller is gone (ENOENT): nothing to
+ * do then. */
+static void answer(struct netfence *nf, uint64_t id, int neg_errno, uint32_t flags)
+{
+	memset(nf->resp, 0, nf->resp_size);
+	nf->resp->id = id;
+	nf->resp->error = flags ? 0 : neg_errno;
+	nf->resp->val = 0;
+	nf->resp->flags = flags;
+	if (ioctl(nf->listener, SECCOMP_IOCTL_NOTIF_SEND, nf->resp) < 0 && errno != ENOENT)
+		nf->st.failures++;
+}
+
+static bool id_valid(const struct netfence *nf, uint64_t id)
+{
+	return ioctl(nf->listener, SECCOMP_IOCTL_NOTIF_ID_VALID, &id) == 0;
+}
+
+/* Install `src` over the child's fd number (SETFD: as dup2 would). */
+static int install_fd(struct netfence *nf, uint64_t id, int src, int target, unsigned fdflags)
+{
+	struct seccomp_notif_addfd a = {.id = id, .flags = SECCOMP_ADDFD_FLAG_SETFD, .srcfd = (uint32_t)src,
+					.newfd = (uint32_t)target, .newfd_flags = fdflags};
+	return ioctl(nf->listener, SECCOMP_IOCTL_NOTIF_ADDFD, &a) < 0 ? -errno : 0;
+}
+
+/* The notification's pid is a thread id (a resolver's worker thread, say):
+ * PIDFD_THREAD (6.9) takes it as it is; before, a thread group leader's
+ * id works as it is and another thread's is mapped to its group. */
+static int open_pidfd(pid_t tid)
+{
+	char path[64], line[128];
+	long fd = syscall(SYS_pidfd_open, tid, PIDFD_THREAD);
+	cleanup_fclose FILE *f = NULL;
+
+	if (fd >= 0 || errno != EINVAL)
+		return fd >= 0 ? (int)fd : -errno;
+	fd = syscall(SYS_pidfd_open, tid, 0);
+	if (fd >= 0 || errno != EINVAL)
+		return fd >= 0 ? (int)fd : -errno;
+	snprintf(path, sizeof(path), "/proc/%d/status", (int)tid);
+	f = fopen(path, "re");
+	if (!f)
+		return -errno;
+	while (fgets(line, sizeof(line), f)) {
+		int tgid;
+		if (sscanf(line, "Tgid: %d", &tgid) == 1) {
+			fd = syscall(SYS_pidfd_open, tgid, 0);
+			return fd >= 0 ? (int)fd : -errno;
+		}
+	}
+	return -ESRCH;
+}
+
+/* FD_CLOEXEC of the child's fd, which the installed fd must keep; when
+ * fdinfo cannot tell, close-on-exec (a host socket leaking across execve
+ * is the worse mistake). */
+static unsigned child_fdflags(pid_t tid, int fd)
+{
+	char path[64], line[128];
+	cleanup_fclose FILE *f = NULL;
+
+	snprintf(path, sizeof(path), "/proc/%d/fdinfo/%d", (int)tid, fd);
+	f = fopen(path, "re");
+	if (!f)
+		return O_CLOEXEC;
+	while (fgets(line, sizeof(line), f)) {
+		unsigned long fl;
+		if (sscanf(line, "flags: %lo", &fl) == 1)
+			return (fl & O_CLOEXEC) ? O_CLOEXEC : 0;
+	}
+	return O_CLOEXEC;
+}
+
+/* What a handler decided, beyond an errno answer (<= 0). */
+enum { R_CONTINUE = 1, R_PENDING, R_DROP };
+
+/* The call being decided: the child's socket as a file of ours. */
+struct call {
+	uint64_t id;
+	pid_t tid;
+	int target_fd;
+	int sock; /* from pidfd_getfd */
+	int type, protocol, domain;
+	bool foreign; /* not in the sandbox's namespace */
+};
+
+/* Take the child's fd `target` (pidfd_getfd) and find out what it is.
+ * <= 0: the answer (an errno); else 0 with c filled. */
+static int take_socket(struct netfence *nf, struct call *c)
+{
+	cleanup_close int pidfd = open_pidfd(c->tid);
+	socklen_t l = sizeof(int);
+	dev_t dev;
+	ino_t ino;
+	long fd;
+
+	if (pidfd < 0)
+		return pidfd == -ESRCH ? R_DROP : pidfd;
+	fd = syscall(SYS_pidfd_getfd, pidfd, c->target_fd, 0);
+	if (fd < 0)
+		return -errno; /* EBADF as the kernel would say; EPERM (Yama) fails closed */
+	c->sock = (int)fd;
+	if (getsockopt(c->sock, SOL_SOCKET, SO_TYPE, &c->type, &l) < 0)
+		return errno == ENOTSOCK ? -ENOTSOCK : -errno;
+	l = sizeof(int);
+	if (getsockopt(c->sock, SOL_SOCKET, SO_PROTOCOL, &c->protocol, &l) < 0)
+		return -errno;
+	l = sizeof(int);
+	if (getsockopt(c->sock, SOL_SOCKET, SO_DOMAIN, &c->domain, &l) < 0)
+		return -errno;
+	/* Any failure of SIOCGSKNS (EPERM: a namespace this process does not
+	 * own, such as the host's for an unprivileged moat) means "not
+	 * provably the sandbox's": treated as foreign, the strict side. */
+	c->foreign = ns_of_socket(c->sock, &dev, &ino) < 0 || dev != nf->ns_dev || ino != nf->ns_ino;
+	return 0;
+}
+
+static const char *name_for(struct netfence *nf, const struct netfence_addr *a)
+{
+	for (size_t i = 0; i < ARRAY_LEN(nf->names); i++)
+		if (nf->names[i].used && addr_eq(&nf->names[i].a, a))
+			return nf->names[i].name;
+	return NULL;
+}
+
+/* The latest name an address was handed out for wins: two allowed names
+ * sharing an address (a CDN) are both allowed, whichever connect_ok sees. */
+static void name_remember(struct netfence *nf, const struct netfence_addr *a, const char *name)
+{
+	struct name_ent *e = NULL;
+
+	for (size_t i = 0; i < ARRAY_LEN(nf->names) && !e; i++)
+		if (nf->names[i].used && addr_eq(&nf->names[i].a, a))
+			e = &nf->names[i];
+	if (!e) {
+		e = &nf->names[nf->name_next];
+		nf->name_next = (nf->name_next + 1) % ARRAY_LEN(nf->names);
+	}
+	e->used = true;
+	e->a = *a;
+	size_t l = strnlen(name, sizeof(e->name) - 1);
+	memcpy(e->name, name, l);
+	e->name[l] = '\0';
+}
+
+static struct pending *pending_slot(struct netfence *nf)
+{
+	for (size_t i = 0; i < ARRAY_LEN(nf->pend); i++)
+		if (!nf->pend[i].used)
+			return &nf->pend[i];
+	return NULL;
+}
+
+/* SO_SNDTIMEO bounds a blocking connect; with WAIT_KILLABLE_RECV the
+ * kernel no longer does it for the waiting child, so the fence does. */
+static int64_t sndtimeo_deadline(int sock)
+{
+	struct timeval tv = {0};
+	socklen_t l = sizeof(tv);
+
+	if (getsockopt(sock, SOL_SOCKET, SO_SNDTIMEO, &tv, &l) < 0 || (tv.tv_sec == 0 && tv.tv_usec == 0))
+		return 0;
+	return now_ns() + (int64_t)tv.tv_sec * 1000000000LL + (int64_t)tv.tv_usec * 1000;
+}
+
+static int add_pending(struct netfence *nf, const struct call *c, int *fd, bool inject, unsigned fdflags)
+{
+	struct pending *p = pending_slot(nf);
+
+	if (!p)
+		return -EAGAIN; /* the kernel's word for "no resources for a connect now" */
+	*p = (struct pending){.used = true, .inject = inject, .id = c->id, .fd = steal_fd(fd),
+			      .target_fd = c->target_fd, .fdflags = fdflags, .deadline = sndtimeo_deadline(c->sock)};
+	return R_PENDING;
+}
+
+/* A connect that stays inside the sandbox, made by the supervisor on the
+ * child's own socket file (why not CONTINUE: the top of this file).  The
+ * supervisor must not block: a blocking socket is made non-blocking for
+ * the length of the call (the flag is the file's, so the child's other
+ * threads could see it that long) and the child waits as pending. */
+static int connect_local(struct netfence *nf, struct call *c, const struct sockaddr *sa, socklen_t len)
+{
+	int fl = fcntl(c->sock, F_GETFL), rc, e;
+
+	if (fl < 0)
+		return -errno;
+	nf->st.local++;
+	if ((fl & O_NONBLOCK) || c->type != SOCK_STREAM)
+		return connect(c->sock, sa, len) < 0 ? -errno : 0;
+	if (fcntl(c->sock, F_SETFL, fl | O_NONBLOCK) < 0)
+		return -errno;
+	rc = connect(c->sock, sa, len);
+	e = errno;
+	(void)fcntl(c->sock, F_SETFL, fl);
+	if (rc == 0)
+		return 0;
+	if (e != EINPROGRESS)
+		return -e;
+	return add_pending(nf, c, &c->sock, false, 0);
+}
+
+/* Options the child set on its socket before connect are lost with it
+ * (pitfall 5: undici's keepalive and nodelay, ssh's IP_TOS): each one that
+ * differs from the fresh socket's is copied.  Best effort: an option the
+ * host socket refuses is left at its default. */
+static const struct {
+	int level, name;
+} copied_opts[] = {
+    {SOL_SOCKET, SO_KEEPALIVE},	     {SOL_SOCKET, SO_LINGER},	      {SOL_SOCKET, SO_OOBINLINE},
+    {SOL_SOCKET, SO_PRIORITY},	     {SOL_SOCKET, SO_RCVLOWAT},	      {SOL_SOCKET, SO_SNDTIMEO},
+    {SOL_SOCKET, SO_RCVTIMEO},	     {SOL_SOCKET, SO_REUSEADDR},      {SOL_SOCKET, SO_TIMESTAMP},
+    {IPPROTO_TCP, TCP_NODELAY},	     {IPPROTO_TCP, TCP_MAXSEG},	      {IPPROTO_TCP, TCP_CORK},
+    {IPPROTO_TCP, TCP_KEEPIDLE},     {IPPROTO_TCP, TCP_KEEPINTVL},    {IPPROTO_TCP, TCP_KEEPCNT},
+    {IPPROTO_TCP, TCP_SYNCNT},	     {IPPROTO_TCP, TCP_LINGER2},      {IPPROTO_TCP, TCP_WINDOW_CLAMP},
+    {IPPROTO_TCP, TCP_QUICKACK},     {IPPROTO_TCP, TCP_CONGESTION},   {IPPROTO_TCP, TCP_USER_TIMEOUT},
+    {IPPROTO_TCP, TCP_NOTSENT_LOWAT}, {IPPROTO_TCP, TCP_FASTOPEN_CONNECT}, {IPPROTO_TCP, TCP_THIN_LINEAR_TIMEOUTS},
+    {IPPROTO_IP, IP_TOS},	     {IPPROTO_IP, IP_TTL},	      {IPPROTO_IP, IP_MTU_DISCOVER},
+    {IPPROTO_IP, IP_RECVERR},	     {IPPROTO_IPV6, IPV6_V6ONLY},     {IPPROTO_IPV6, IPV6_TCLASS},
+    {IPPROTO_IPV6, IPV6_UNICAST_HOPS}, {IPPROTO_IPV6, IPV6_MTU_DISCOVER}, {IPPROTO_IPV6, IPV6_RECVERR},
+};
+
+static void copy_options(int from, int to, int domain)
+{
+	unsigned char a[64], b[64];
+
+	for (size_t i = 0; i < ARRAY_LEN(copied_opts); i++) {
+		socklen_t la = sizeof(a), lb = sizeof(b);
+		if (copied_opts[i].level == IPPROTO_IPV6 && domain != AF_INET6)
+			continue;
+		if (getsockopt(from, copied_opts[i].level, copied_opts[i].name, a, &la) < 0 ||
+		    getsockopt(to, copied_opts[i].level, copied_opts[i].name, b, &lb) < 0)
+			continue;
+		if (la == lb && memcmp(a, b, la) == 0)
+			continue;
+		socklen_t set_len = la;
+		if (copied_opts[i].name == TCP_CONGESTION && copied_opts[i].level == IPPROTO_TCP)
+			set_len = (socklen_t)strnlen((const char *)a, la);
+		(void)setsockopt(to, copied_opts[i].level, copied_opts[i].name, a, set_len);
+	}
+	/* The buffer sizes only when the child changed them: setting them
+	 * turns the kernel's autotuning off.  getsockopt reports twice what
+	 * setsockopt was given. */
+	static const int bufs[] = {SO_RCVBUF, SO_SNDBUF};
+	for (size_t i = 0; i < ARRAY_LEN(bufs); i++) {
+		int va = 0, vb = 0;
+		socklen_t la = sizeof(va), lb = sizeof(vb);
+		if (getsockopt(from, SOL_SOCKET, bufs[i], &va, &la) == 0 &&
+		    getsockopt(to, SOL_SOCKET, bufs[i], &vb, &lb) == 0 && va != vb) {
+			int half = va / 2;
+			(void)setsockopt(to, SOL_SOCKET, bufs[i], &half, sizeof(half));
+		}
+	}
+}
+
+static int set_blocking(int fd)
+{
+	int fl = fcntl(fd, F_GETFL);
+	return fl < 0 || fcntl(fd, F_SETFL, fl & ~O_NONBLOCK) < 0 ? -errno : 0;
+}
+
+/* An allowed destination: a socket of the supervisor's, in the host's
+ * namespace, connected without blocking and installed over the child's fd
+ * number once connected (or at once for a non-blocking child socket). */
+static int connect_forward(struct netfence *nf, struct call *c, const struct sockaddr *sa, socklen_t len)
+{
+	int fl = fcntl(c->sock, F_GETFL), rc;
+	cleanup_close int h = -1;
+	unsigned fdflags;
+
+	if (fl < 0)
+		return -errno;
+	h = socket(c->domain, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, IPPROTO_TCP);
+	if (h < 0)
+		return -errno;
+	copy_options(c->sock, h, c->domain);
+	rc = connect(h, sa, len);
+	if (rc < 0 && errno != EINPROGRESS)
+		return -errno; /* the child's socket stays as it was */
+	fdflags = child_fdflags(c->tid, c->target_fd);
+	nf->st.forwarded++;
+	if (fl & O_NONBLOCK) {
+		int e = install_fd(nf, c->id, h, c->target_fd, fdflags);
+		return e < 0 ? e : rc == 0 ? 0 : -EINPROGRESS;
+	}
+	if (rc == 0) {
+		int e = set_blocking(h);
+		if (e == 0)
+			e = install_fd(nf, c->id, h, c->target_fd, fdflags);
+		return e;
+	}
+	return add_pending(nf, c, &h, true, fdflags);
+}
+
+/* TCP_INFO's state of a socket of another namespace: only an unconnected
+ * one (TCP_CLOSE) may be connected again, as the kernel itself says. */
+static int foreign_state(int sock)
+{
+	struct tcp_info ti;
+	socklen_t l = sizeof(ti);
+
+	memset(&ti, 0, sizeof(ti));
+	if (getsockopt(sock, IPPROTO_TCP, TCP_INFO, &ti, &l) < 0)
+		return -errno;
+	if (ti.tcpi_state == TCP_CLOSE)
+		return 0;
+	return ti.tcpi_state == TCP_SYN_SENT ? -EALREADY : -EISCONN;
+}
+
+static int read_child(pid_t tid, uint64_t addr, void *buf, size_t len)
+{
+	struct iovec local = {.iov_base = buf, .iov_len = len};
+	struct iovec remote = {.iov_base = (void *)(uintptr_t)addr, .iov_len = len};
+	ssize_t n = process_vm_readv(tid, &local, 1, &remote, 1, 0);
+
+	if (n < 0)
+		return errno == ESRCH ? R_DROP : -EFAULT;
+	return (size_t)n == len ? 0 : -EFAULT;
+}
+
+/* The address and port of an AF_INET or AF_INET6 sockaddr of len bytes. */
+static int inet_addr_of(const struct sockaddr_storage *ss, size_t len, struct netfence_addr *a, uint16_t *port)
+{
+	struct sockaddr_in in;
+	struct sockaddr_in6 in6;
+
+	if (ss->ss_family == AF_INET) {
+		if (len < sizeof(in))
+			return -EINVAL;
+		memcpy(&in, ss, sizeof(in));
+		*a = (struct netfence_addr){.family = AF_INET, .v4 = in.sin_addr};
+		*port = ntohs(in.sin_port);
+		return 0;
+	}
+	if (len < sizeof(in6))
+		return -EINVAL;
+	memcpy(&in6, ss, sizeof(in6));
+	*a = (struct netfence_addr){.family = AF_INET6, .v6 = in6.sin6_addr};
+	*port = ntohs(in6.sin6_port);
+	return 0;
+}
+
+static int decide_connect(struct netfence *nf, struct call *c, const struct seccomp_data *d)
+{
+	struct sockaddr_storage ss;
+	int len = (int)(uint32_t)d->args[2];
+	struct netfence_addr a = {0};
+	uint16_t port;
+	int rc;
+
+	/* As move_addr_to_kernel() checks. */
+	if (len < 0 || (size_t)len > sizeof(ss))
+		return -EINVAL;
+	if ((size_t)len < sizeof(sa_family_t))
+		return -EINVAL;
+	memset(&ss, 0, sizeof(ss));
+	if ((rc = read_child(c->tid, d->args[1], &ss, (size_t)len)) != 0)
+		return rc;
+	if ((rc = take_socket(nf, c)) != 0)
+		return rc;
+	/* The thread may have left the call (a kill) and its id been reused
+	 * since the notification: what was read would be someone else's. */
+	if (!id_valid(nf, c->id))
+		return R_DROP;
+
+	if (ss.ss_family != AF_INET && ss.ss_family != AF_INET6) {
+		if (c->foreign) {
+			nf->st.refused++;
+			return ss.ss_family == AF_UNSPEC ? -EPERM : -EAFNOSUPPORT;
+		}
+		if (ss.ss_family == AF_UNSPEC) { /* a disconnect: no address to re-read */
+			nf->st.local++;
+			return connect(c->sock, (struct sockaddr *)&ss, (socklen_t)len) < 0 ? -errno : 0;
+		}
+		/* AF_UNIX and the rest, on a sandbox socket: the network
+		 * namespace is the boundary (top of the file). */
+		nf->st.continued++;
+		return R_CONTINUE;
+	}
+	if ((rc = inet_addr_of(&ss, (size_t)len, &a, &port)) < 0)
+		return rc;
+	addr_normalize(&a);
+	bool loop = netfence_addr_is_loopback(&a);
+	bool tcp = c->type == SOCK_STREAM && c->protocol == IPPROTO_TCP;
+
+	if (c->foreign) {
+		if (!tcp)
+			return -EAFNOSUPPORT; /* the fence installs only TCP sockets */
+		if ((rc = foreign_state(c->sock)) != 0)
+			return rc;
+		if (!nf->rules.connect_ok(nf->rules.ctx, &a, port, name_for(nf, &a))) {
+			nf->st.refused++;
+			return -ECONNREFUSED; /* not even to its own lo: that socket is not there */
+		}
+		return connect_forward(nf, c, (struct sockaddr *)&ss, (socklen_t)len);
+	}
+	if (!tcp) {
+		if (loop)
+			return connect_local(nf, c, (struct sockaddr *)&ss, (socklen_t)len);
+		nf->st.refused++;
+		return -ENETUNREACH;
+	}
+	if (nf->rules.connect_ok(nf->rules.ctx, &a, port, name_for(nf, &a)))
+		return connect_forward(nf, c, (struct sockaddr *)&ss, (socklen_t)len);
+	if (loop)
+		return connect_local(nf, c, (struct sockaddr *)&ss, (socklen_t)len);
+	nf->st.refused++;
+	return -ECONNREFUSED;
+}
+
+static int decide_listen(struct netfence *nf, struct call *c, const struct seccomp_data *d)
+{
+	int rc = take_socket(nf, c);
+
+	if (rc != 0)
+		return rc;
+	if (!id_valid(nf, c->id))
+		return R_DROP;
+	if (c->foreign) {
+		nf->st.refused++;
+		return -EPERM;
+	}
+	nf->st.local++;
+	/* Made here, not CONTINUE'd: the fd could be swapped for a host
+	 * socket in between, whose listen would open a port on the host. */
+	return listen(c->sock, (int)(uint32_t)d->args[1]) < 0 ? -errno : 0;
+}
+
+static int handle_notification(struct netfence *nf, struct moat_error *err)
+{
+	struct call c = {.sock = -1};
+	int rc;
+
+	memset(nf->req, 0, nf->req_size);
+	if (ioctl(nf->listener, SECCOMP_IOCTL_NOTIF_RECV, nf->req) < 0) {
+		/* ENOENT: the caller was killed between poll and here. */
+		if (errno == EINTR || errno == ENOENT || errno == EAGAIN)
+			return 0;
+		return moat_error_set(err, MOAT_E_SYSTEM, errno, "netfence: SECCOMP_IOCTL_NOTIF_RECV");
+	}
+	c.id = nf->req->id;
+	c.tid = (pid_t)nf->req->pid;
+	c.target_fd = (int)(uint32_t)nf->req->data.args[0];
+	if (nf->req->data.nr == __NR_connect)
+		rc = decide_connect(nf, &c, &nf->req->data);
+	else if (nf->req->data.nr == __NR_listen)
+		rc = decide_listen(nf, &c, &nf->req->data);
+	else
+		rc = -ENOSYS; /* not this filter's: cannot happen */
+	if (c.sock >= 0)
+		close(c.sock);
+	if (rc == R_CONTINUE)
+		answer(nf, c.id, 0, SECCOMP_USER_NOTIF_FLAG_CONTINUE);
+	else if (rc <= 0)
+		answer(nf, c.id, rc, 0);
+	return 0;
+}
+
+/* A pending connect finished (or its SO_SNDTIMEO ran out). */
+static void pending_done(struct netfence *nf, struct pending *p, bool timed_out)
+{
+	int e = 0, rc;
+	socklen_t l = sizeof(e);
+
+	if (!timed_out && getsockopt(p->fd, SOL_SOCKET, SO_ERROR, &e, &l) < 0)
+		e = errno;
+	if (!p->inject)
+		rc = timed_out ? -EINPROGRESS : -e;
+	else if (e != 0)
+		rc = -e; /* failed: the child keeps its own socket */
+	else {
+		/* Connected, or still connecting when the timeout came: as the
+		 * kernel, the socket is the child's now (EINPROGRESS). */
+		rc = set_blocking(p->fd);
+		if (rc == 0)
+			rc = install_fd(nf, p->id, p->fd, p->target_fd, p->fdflags);
+		if (rc == 0 && timed_out)
+			rc = -EINPROGRESS;
+	}
+	answer(nf, p->id, rc, 0);
+	pending_drop(p);
+}
+
+/* ---- DNS ---- */
+
+static void put16(unsigned char *p, unsigned v)
+{
+	p[0] = (unsigned char)(v >> 8);
+	p[1] = (unsigned char)v;
+}
+
+static unsigned get16(const unsigned char *p)
+{
+	return (unsigned)p[0] << 8 | p[1];
+}
+
+enum { RC_OK = 0, RC_FORMERR = 1, RC_NXDOMAIN = 3, RC_NOTIMP = 4, RC_REFUSED = 5 };
+
+/* The reply to the query q[0..n) in out (at least 12 + 260 + answers;
+ * cap bounds it, setting TC when answers do not fit); 0: no reply (not a
+ * query at all).  The query is hostile input: every read is bounded by n,
+ * names by 255 bytes, labels by 63, no compression in the question. */
+static size_t dns_reply(struct netfence *nf, const unsigned char *q, size_t n, unsigned char *out, size_t cap)
+{
+	char name[NETFENCE_NAME_MAX + 1];
+	size_t nlen = 0, off = 12, qend, o;
+	bool odd = false;
+	unsigned flags, qtype, qclass, rcode = RC_OK, ancount = 0, tc = 0;
+
+	if (n < 12 || cap < 12 || (q[2] & 0x80)) /* too short, or a response: never answer those */
+		return 0;
+	flags = get16(q + 2);
+	memcpy(out, q, 2); /* the id */
+	memset(out + 2, 0, 10);
+	/* QR, the opcode, AA (the fence is the authority on what exists),
+	 * RD as asked, RA. */
+	unsigned oflags = 0x8000 | (flags & 0x7800) | 0x0400 | (flags & 0x0100) | 0x0080;
+	if (((flags >> 11) & 0xf) != 0) {
+		put16(out + 2, oflags | RC_NOTIMP);
+		return 12;
+	}
+	if (get16(q + 4) != 1) {
+		put16(out + 2, oflags | RC_FORMERR);
+		return 12;
+	}
+	for (;;) {
+		if (off >= n)
+			goto formerr;
+		unsigned l = q[off];
+		if (l == 0)
+			break;
+		if (l > 63 || off + 1 + l > n || nlen + (nlen ? 1 : 0) + l > NETFENCE_NAME_MAX)
+			goto formerr;
+		if (nlen)
+			name[nlen++] = '.';
+		for (unsigned i = 0; i < l; i++) {
+			unsigned char ch = q[off + 1 + i];
+			if (ch >= 'A' && ch <= 'Z')
+				ch = (unsigned char)(ch - 'A' + 'a');
+			if (!((ch >= 'a' && ch <= 'z') || (ch >= '0' && ch <= '9') || ch == '-' || ch == '_'))
+				odd = true;
+			name[nlen++] = (char)ch;
+		}
+		off += 1 + l;
+	}
+	name[nlen] = '\0';
+	qend = off + 1 + 4;
+	if (qend > n || qend - 12 > cap - 12)
+		goto formerr;
+	qtype = get16(q + off + 1);
+	qclass = get16(q + off + 3);
+	memcpy(out + 12, q + 12, qend - 12);
+	put16(out + 4, 1);
+	o = qend;
+	nf->st.dns_queries++;
+
+	if (qclass != 1) /* IN only */
+		rcode = RC_REFUSED;
+	else if (odd || nlen == 0) {
+		rcode = RC_NXDOMAIN;
+	} else {
+		struct netfence_addr addrs[NETFENCE_MAX_ANSWERS];
+		bool addr_type = qtype == NETFENCE_QTYPE_A || qtype == NETFENCE_QTYPE_AAAA;
+		int r = nf->rules.resolve(nf->rules.ctx, name, (int)qtype, addr_type ? addrs : NULL,
+					  addr_type ? ARRAY_LEN(addrs) : 0);
+		if (r < 0)
+			rcode = RC_NXDOMAIN;
+		for (int i = 0; addr_type && i < r && i < (int)ARRAY_LEN(addrs); i++) {
+			int fam = qtype == NETFENCE_QTYPE_A ? AF_INET : AF_INET6;
+			size_t rdlen = fam == AF_INET ? 4 : 16;
+			if (addrs[i].family != fam)
+				continue;
+			if (o + 12 + rdlen > cap) {
+				tc = 0x0200;
+				break;
+			}
+			put16(out + o, 0xc00c); /* the name of the question */
+			put16(out + o + 2, qtype);
+			put16(out + o + 4, 1);
+			put16(out + o + 6, (NETFENCE_DNS_TTL >> 16) & 0xffff);
+			put16(out + o + 8, NETFENCE_DNS_TTL & 0xffff);
+			put16(out + o + 10, (unsigned)rdlen);
+			memcpy(out + o + 12, fam == AF_INET ? (const void *)&addrs[i].v4 : (const void *)&addrs[i].v6,
+			       rdlen);
+			o += 12 + rdlen;
+			ancount++;
+			struct netfence_addr norm = addrs[i];
+			addr_normalize(&norm);
+			name_remember(nf, &norm, name);
+		}
+	}
+	if (rcode == RC_NXDOMAIN)
+		nf->st.dns_denied++;
+	put16(out + 2, oflags | tc | rcode);
+	put16(out + 6, ancount);
+	return o;
+formerr:
+	put16(out + 2, oflags | RC_FORMERR);
+	return 12;
+}
+
+static void handle_udp(struct netfence *nf)
+{
+	unsigned char q[DNS_UDP_MAX * 3], r[DNS_UDP_MAX];
+
+	/* Bounded: a flood must not starve the connects. */
+	for (int k = 0; k < 32; k++) {
+		struct sockaddr_storage src;
+		socklen_t sl = sizeof(src);
+		ssize_t n = recvfrom(nf->dns_udp, q, sizeof(q), MSG_DONTWAIT, (struct sockaddr *)&src, &sl);
+		if (n < 0)
+			return;
+		size_t m = dns_reply(nf, q, (size_t)n, r, sizeof(r));
+		if (m)
+			(void)sendto(nf->dns_udp, r, m, MSG_DONTWAIT | MSG_NOSIGNAL, (struct sockaddr *)&src, sl);
+	}
+}
+
+static void handle_accept(struct netfence *nf)
+{
+	for (int k = 0; k < 8; k++) {
+		int fd = accept4(nf->dns_tcp, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
+		struct dns_client *cl = NULL;
+
+		if (fd < 0)
+			return;
+		for (size_t i = 0; i < ARRAY_LEN(nf->cli) && !cl; i++)
+			if (nf->cli[i].fd < 0)
+				cl = &nf->cli[i];
+		if (!cl) { /* full: the resolver retries */
+			close(fd);
+			continue;
+		}
+		cl->fd = fd;
+		cl->len = 0;
+		cl->deadline = now_ns() + DNS_IDLE_NS;
+	}
+}
+
+/* DNS over TCP: a 2-byte length, then the message; several per
+ * connection.  Reads never go past the current message. */
+static void handle_client(struct netfence *nf, struct dns_client *cl)
+{
+	unsigned char r[2 + 12 + 260 + NETFENCE_MAX_ANSWERS * 28];
+
+	for (int k = 0; k < 8; k++) {
+		size_t need = cl->len < 2 ? 2 : 2 + get16(cl->buf);
+		if (cl->len >= 2 && (need == 2 || need > sizeof(cl->buf)))
+			goto drop;
+		ssize_t n = read(cl->fd, cl->buf + cl->len, need - cl->len);
+		if (n == 0)
+			goto drop;
+		if (n < 0)
+			return; /* EAGAIN: more later */
+		cl->len += (size_t)n;
+		cl->deadline = now_ns() + DNS_IDLE_NS;
+		if (cl->len < 2 || cl->len < 2 + (size_t)get16(cl->buf))
+			continue;
+		size_t m = dns_reply(nf, cl->buf + 2, cl->len - 2, r + 2, sizeof(r) - 2);
+		cl->len = 0;
+		if (!m)
+			goto drop;
+		put16(r, (unsigned)m);
+		/* A reply is small and the socket fresh: it fits its buffer, or
+		 * the client is not reading and loses the connection. */
+		if (send(cl->fd, r, m + 2, MSG_DONTWAIT | MSG_NOSIGNAL) != (ssize_t)(m + 2))
+			goto drop;
+	}
+	return;
+drop:
+	close_fd(&cl->fd);
+}
+
+/* ---- the poll loop ---- */
+
+size_t netfence_pollfds(struct netfence *nf, struct pollfd *fds, size_t max)
+{
+	size_t n = 0;
+
+#define ADD(k, i, f, ev)                                                                                               \
+	do {                                                                                                           \
+		if (n < max && n < ARRAY_LEN(nf->slots)) {                                                             \
+			nf->slots[n] = (struct slot){.kind = (k), .idx = (unsigned)(i), .fd = (f)};                    \
+			fds[n++] = (struct pollfd){.fd = (f), .events = (ev)};                                         \
+		}                                                                                                      \
+	} while (0)
+	if (!nf->listener_gone)
+		ADD(SLOT_LISTENER, 0, nf->listener, POLLIN);
+	ADD(SLOT_UDP, 0, nf->dns_udp, POLLIN);
+	ADD(SLOT_TCP, 0, nf->dns_tcp, POLLIN);
+	for (size_t i = 0; i < ARRAY_LEN(nf->pend); i++)
+		if (nf->pend[i].used)
+			ADD(SLOT_PENDING, i, nf->pend[i].fd, POLLOUT);
+	for (size_t i = 0; i < ARRAY_LEN(nf->cli); i++)
+		if (nf->cli[i].fd >= 0)
+			ADD(SLOT_CLIENT, i, nf->cli[i].fd, POLLIN);
+#undef ADD
+	nf->n_slots = n;
+	return n;
+}
+
+#define SWEEP_NS 1000000000LL
+
+int netfence_timeout_ms(const struct netfence *nf)
+{
+	int64_t now = now_ns(), next = INT64_MAX;
+
+	for (size_t i = 0; i < ARRAY_LEN(nf->pend); i++)
+		if (nf->pend[i].used) {
+			int64_t t = nf->last_sweep + SWEEP_NS;
+			if (nf->pend[i].deadline && nf->pend[i].deadline < t)
+				t = nf->pend[i].deadline;
+			if (t < next)
+				next = t;
+		}
+	for (size_t i = 0; i < ARRAY_LEN(nf->cli); i++)
+		if (nf->cli[i].fd >= 0 && nf->cli[i].deadline < next)
+			next = nf->cli[i].deadline;
+	if (next == INT64_MAX)
+		return -1;
+	if (next <= now)
+		return 0;
+	int64_t ms = (next - now + 999999) / 1000000;
+	return ms > 60000 ? 60000 : (int)ms;
+}
+
+static void handle_timeouts(struct netfence *nf)
+{
+	int64_t now = now_ns();
+	bool sweep = now - nf->last_sweep >= SWEEP_NS;
+
+	for (size_t i = 0; i < ARRAY_LEN(nf->pend); i++) {
+		struct pending *p = &nf->pend[i];
+		if (!p->used)
+			continue;
+		/* A caller killed while waiting: its connect is no one's. */
+		if (sweep && !id_valid(nf, p->id))
+			pending_drop(p);
+		else if (p->deadline && p->deadline <= now)
+			pending_done(nf, p, true);
+	}
+	if (sweep)
+		nf->last_sweep = now;
+	for (size_t i = 0; i < ARRAY_LEN(nf->cli); i++)
+		if (nf->cli[i].fd >= 0 && nf->cli[i].deadline <= now)
+			close_fd(&nf->cli[i].fd);
+}
+
+int netfence_handle(struct netfence *nf, const struct pollfd *fds, size_t n, struct moat_error *err)
+{
+	bool hup = false;
+
+	for (size_t i = 0; i < n && i < nf->n_slots; i++) {
+		const struct slot *s = &nf->slots[i];
+		short rev = fds[i].revents;
+
+		if (!rev || fds[i].fd != s->fd)
+			continue;
+		switch (s->kind) {
+		case SLOT_LISTENER:
+			if (rev & POLLIN) {
+				if (handle_notification(nf, err) < 0)
+					return -1;
+			} else if (rev & (POLLHUP | POLLERR | POLLNVAL))
+				hup = true;
+			break;
+		case SLOT_UDP:
+			handle_udp(nf);
+			break;
+		case SLOT_TCP:
+			handle_accept(nf);
+			break;
+		case SLOT_PENDING:
+			/* The slot may have been reused since pollfds: the fd check
+			 * above holds only while the entry is the same one. */
+			if (nf->pend[s->idx].used && nf->pend[s->idx].fd == s->fd)
+				pending_done(nf, &nf->pend[s->idx], false);
+			break;
+		case SLOT_CLIENT:
+			if (nf->cli[s->idx].fd == s->fd)
+				handle_client(nf, &nf->cli[s->idx]);
+			break;
+		}
+	}
+	handle_timeouts(nf);
+	if (hup) {
+		nf->listener_gone = true;
+		for (size_t i = 0; i < ARRAY_LEN(nf->pend); i++)
+			if (nf->pend[i].used)
+				pending_drop(&nf->pend[i]);
+	}
+	return nf->listener_gone ? 1 : 0;
+}
+
+int netfence_run(struct netfence *nf, int stop_fd, struct moat_error *err)
+{
+	struct pollfd fds[NETFENCE_POLLFDS_MAX + 1];
+
+	for (;;) {
+		size_t n = netfence_pollfds(nf, fds, NETFENCE_POLLFDS_MAX);
+		if (stop_fd >= 0)
+			fds[n] = (struct pollfd){.fd = stop_fd, .events = POLLIN};
+		if (poll(fds, n + (stop_fd >= 0), netfence_timeout_ms(nf)) < 0 && errno != EINTR)
+			return moat_error_set(err, MOAT_E_SYSTEM, errno, "netfence: poll");
+		if (stop_fd >= 0 && fds[n].revents)
+			return 0;
+		int rc = netfence_handle(nf, fds, n, err);
+		if (rc < 0)
+			return -1;
+		if (rc == 1)
+			return 0;
+	}
+}

@@ -91,9 +91,9 @@ static const struct sock_filter fence_prog[] = {
     /* 8 */ BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, __NR_sendmsg, 2, 0),   /* -> 11 */
     /* 9 */ BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, __NR_sendto, 3, 0),    /* -> 13 */
     /* 10 */ BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, __NR_sendmmsg, 2, 4), /* -> 13, 15 */
-    /* 11 */ BPF_STMT(BPF_LD | BPF_W | BPF_ABS, ARG_LO(2)),		 /* sendmsg(fd, msg, flags) */
-    /* 12 */ BPF_JUMP(BPF_JMP | BPF_JA, 1, 0, 0),			 /* -> 14 */
-    /* 13 */ BPF_STMT(BPF_LD | BPF_W | BPF_ABS, ARG_LO(3)),		 /* sendto/sendmmsg: flags is arg 3 */
+    /* 11 */ BPF_STMT(BPF_LD | BPF_W | BPF_ABS, ARG_LO(2)),	       /* sendmsg(fd, msg, flags) */
+    /* 12 */ BPF_JUMP(BPF_JMP | BPF_JA, 1, 0, 0),		       /* -> 14 */
+    /* 13 */ BPF_STMT(BPF_LD | BPF_W | BPF_ABS, ARG_LO(3)),	       /* sendto/sendmmsg: flags is arg 3 */
     /* 14 */ BPF_JUMP(BPF_JMP | BPF_JSET | BPF_K, MSG_FASTOPEN, 2, 0), /* -> 17 */
     /* 15 */ BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
     /* 16 */ BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_USER_NOTIF),
@@ -119,7 +119,8 @@ static void close_keep_errno(int fd)
 
 int netfence_child_dns(int *udp_fd, int *tcp_fd)
 {
-	struct sockaddr_in a = {.sin_family = AF_INET, .sin_port = htons(53), .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+	struct sockaddr_in a = {
+	    .sin_family = AF_INET, .sin_port = htons(53), .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
 	int one = 1, u, t;
 
 	u = socket(AF_INET, SOCK_DGRAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
@@ -258,17 +259,17 @@ static void addr_normalize(struct netfence_addr *a)
 
 struct pending {
 	bool used;
-	bool inject;	 /* fd is the fence's host socket, to be installed */
-	uint64_t id;	 /* the notification */
-	int fd;		 /* polled for POLLOUT */
-	int target_fd;	 /* the child's fd number */
+	bool inject;	  /* fd is the fence's host socket, to be installed */
+	uint64_t id;	  /* the notification */
+	int fd;		  /* polled for POLLOUT */
+	int target_fd;	  /* the child's fd number */
 	unsigned fdflags; /* O_CLOEXEC when the child's fd had it */
 	int64_t deadline; /* SO_SNDTIMEO, CLOCK_MONOTONIC ns; 0: none */
 };
 
 #define DNS_TCP_MSG_MAX 1024 /* a query is a header and one question */
-#define DNS_UDP_MAX 512	     /* no EDNS: the classic limit */
-#define DNS_IDLE_NS (5 * 1000000000LL)
+#define DNS_UDP_MAX	512  /* no EDNS: the classic limit */
+#define DNS_IDLE_NS	(5 * 1000000000LL)
 
 struct dns_client {
 	int fd; /* -1: free */
@@ -293,6 +294,8 @@ struct slot {
 	int fd;
 };
 
+struct opt_defaults;
+
 struct netfence {
 	int listener, dns_udp, dns_tcp;
 	bool listener_gone;
@@ -311,6 +314,7 @@ struct netfence {
 	struct slot slots[NETFENCE_POLLFDS_MAX];
 	size_t n_slots;
 	struct netfence_stats st;
+	struct opt_defaults *defaults4, *defaults6;
 };
 
 static int64_t now_ns(void)
@@ -337,6 +341,9 @@ static int ns_of_socket(int fd, dev_t *dev, ino_t *ino)
 	*ino = st.st_ino;
 	return 0;
 }
+
+static size_t opt_defaults_size(void);
+static void read_defaults(struct opt_defaults *d, int domain);
 
 struct netfence *netfence_new(int listener, int dns_udp, int dns_tcp, const struct netfence_rules *r,
 			      struct moat_error *err)
@@ -365,6 +372,10 @@ struct netfence *netfence_new(int listener, int dns_udp, int dns_tcp, const stru
 	nf->resp_size = sz.seccomp_notif_resp > sizeof(*nf->resp) ? sz.seccomp_notif_resp : sizeof(*nf->resp);
 	nf->req = moat_xcalloc(1, nf->req_size);
 	nf->resp = moat_xcalloc(1, nf->resp_size);
+	nf->defaults4 = moat_xcalloc(1, opt_defaults_size());
+	nf->defaults6 = moat_xcalloc(1, opt_defaults_size());
+	read_defaults(nf->defaults4, AF_INET);
+	read_defaults(nf->defaults6, AF_INET6);
 	/* The DNS socket was bound in the sandbox's namespace: that is the
 	 * one whose sockets stay inside (SIOCGSKNS needs CAP_NET_ADMIN over
 	 * it, which its owner, this process, has). */
@@ -412,6 +423,8 @@ void netfence_free(struct netfence *nf)
 	close_fd(&nf->dns_tcp);
 	free(nf->req);
 	free(nf->resp);
+	free(nf->defaults4);
+	free(nf->defaults6);
 	free(nf);
 }
 
@@ -443,8 +456,11 @@ static bool id_valid(const struct netfence *nf, uint64_t id)
 /* Install `src` over the child's fd number (SETFD: as dup2 would). */
 static int install_fd(struct netfence *nf, uint64_t id, int src, int target, unsigned fdflags)
 {
-	struct seccomp_notif_addfd a = {.id = id, .flags = SECCOMP_ADDFD_FLAG_SETFD, .srcfd = (uint32_t)src,
-					.newfd = (uint32_t)target, .newfd_flags = fdflags};
+	struct seccomp_notif_addfd a = {.id = id,
+					.flags = SECCOMP_ADDFD_FLAG_SETFD,
+					.srcfd = (uint32_t)src,
+					.newfd = (uint32_t)target,
+					.newfd_flags = fdflags};
 	return ioctl(nf->listener, SECCOMP_IOCTL_NOTIF_ADDFD, &a) < 0 ? -errno : 0;
 }
 
@@ -481,19 +497,21 @@ static int open_pidfd(pid_t tid)
  * is the worse mistake). */
 static unsigned child_fdflags(pid_t tid, int fd)
 {
-	char path[64], line[128];
-	cleanup_fclose FILE *f = NULL;
+	char path[64], buf[256];
+	cleanup_close int f = -1;
+	ssize_t n;
+	const char *p;
+	unsigned long fl;
 
 	snprintf(path, sizeof(path), "/proc/%d/fdinfo/%d", (int)tid, fd);
-	f = fopen(path, "re");
-	if (!f)
+	f = open(path, O_RDONLY | O_CLOEXEC);
+	if (f < 0 || (n = read(f, buf, sizeof(buf) - 1)) <= 0)
 		return O_CLOEXEC;
-	while (fgets(line, sizeof(line), f)) {
-		unsigned long fl;
-		if (sscanf(line, "flags: %lo", &fl) == 1)
-			return (fl & O_CLOEXEC) ? O_CLOEXEC : 0;
-	}
-	return O_CLOEXEC;
+	buf[n] = '\0';
+	p = strstr(buf, "flags:");
+	if (!p || sscanf(p, "flags: %lo", &fl) != 1)
+		return O_CLOEXEC;
+	return (fl & O_CLOEXEC) ? O_CLOEXEC : 0;
 }
 
 /* What a handler decided, beyond an errno answer (<= 0). */
@@ -594,8 +612,13 @@ static int add_pending(struct netfence *nf, const struct call *c, int *fd, bool 
 
 	if (!p)
 		return -EAGAIN; /* the kernel's word for "no resources for a connect now" */
-	*p = (struct pending){.used = true, .inject = inject, .id = c->id, .fd = steal_fd(fd),
-			      .target_fd = c->target_fd, .fdflags = fdflags, .deadline = sndtimeo_deadline(c->sock)};
+	*p = (struct pending){.used = true,
+			      .inject = inject,
+			      .id = c->id,
+			      .fd = steal_fd(fd),
+			      .target_fd = c->target_fd,
+			      .fdflags = fdflags,
+			      .deadline = sndtimeo_deadline(c->sock)};
 	return R_PENDING;
 }
 
@@ -632,31 +655,84 @@ static int connect_local(struct netfence *nf, struct call *c, const struct socka
 static const struct {
 	int level, name;
 } copied_opts[] = {
-    {SOL_SOCKET, SO_KEEPALIVE},	     {SOL_SOCKET, SO_LINGER},	      {SOL_SOCKET, SO_OOBINLINE},
-    {SOL_SOCKET, SO_PRIORITY},	     {SOL_SOCKET, SO_RCVLOWAT},	      {SOL_SOCKET, SO_SNDTIMEO},
-    {SOL_SOCKET, SO_RCVTIMEO},	     {SOL_SOCKET, SO_REUSEADDR},      {SOL_SOCKET, SO_TIMESTAMP},
-    {IPPROTO_TCP, TCP_NODELAY},	     {IPPROTO_TCP, TCP_MAXSEG},	      {IPPROTO_TCP, TCP_CORK},
-    {IPPROTO_TCP, TCP_KEEPIDLE},     {IPPROTO_TCP, TCP_KEEPINTVL},    {IPPROTO_TCP, TCP_KEEPCNT},
-    {IPPROTO_TCP, TCP_SYNCNT},	     {IPPROTO_TCP, TCP_LINGER2},      {IPPROTO_TCP, TCP_WINDOW_CLAMP},
-    {IPPROTO_TCP, TCP_QUICKACK},     {IPPROTO_TCP, TCP_CONGESTION},   {IPPROTO_TCP, TCP_USER_TIMEOUT},
-    {IPPROTO_TCP, TCP_NOTSENT_LOWAT}, {IPPROTO_TCP, TCP_FASTOPEN_CONNECT}, {IPPROTO_TCP, TCP_THIN_LINEAR_TIMEOUTS},
-    {IPPROTO_IP, IP_TOS},	     {IPPROTO_IP, IP_TTL},	      {IPPROTO_IP, IP_MTU_DISCOVER},
-    {IPPROTO_IP, IP_RECVERR},	     {IPPROTO_IPV6, IPV6_V6ONLY},     {IPPROTO_IPV6, IPV6_TCLASS},
-    {IPPROTO_IPV6, IPV6_UNICAST_HOPS}, {IPPROTO_IPV6, IPV6_MTU_DISCOVER}, {IPPROTO_IPV6, IPV6_RECVERR},
+    {SOL_SOCKET, SO_KEEPALIVE},
+    {SOL_SOCKET, SO_LINGER},
+    {SOL_SOCKET, SO_OOBINLINE},
+    {SOL_SOCKET, SO_PRIORITY},
+    {SOL_SOCKET, SO_RCVLOWAT},
+    {SOL_SOCKET, SO_SNDTIMEO},
+    {SOL_SOCKET, SO_RCVTIMEO},
+    {SOL_SOCKET, SO_REUSEADDR},
+    {SOL_SOCKET, SO_TIMESTAMP},
+    {IPPROTO_TCP, TCP_NODELAY},
+    {IPPROTO_TCP, TCP_MAXSEG},
+    {IPPROTO_TCP, TCP_CORK},
+    {IPPROTO_TCP, TCP_KEEPIDLE},
+    {IPPROTO_TCP, TCP_KEEPINTVL},
+    {IPPROTO_TCP, TCP_KEEPCNT},
+    {IPPROTO_TCP, TCP_SYNCNT},
+    {IPPROTO_TCP, TCP_LINGER2},
+    {IPPROTO_TCP, TCP_WINDOW_CLAMP},
+    {IPPROTO_TCP, TCP_QUICKACK},
+    {IPPROTO_TCP, TCP_CONGESTION},
+    {IPPROTO_TCP, TCP_USER_TIMEOUT},
+    {IPPROTO_TCP, TCP_NOTSENT_LOWAT},
+    {IPPROTO_TCP, TCP_FASTOPEN_CONNECT},
+    {IPPROTO_TCP, TCP_THIN_LINEAR_TIMEOUTS},
+    {IPPROTO_IP, IP_TOS},
+    {IPPROTO_IP, IP_TTL},
+    {IPPROTO_IP, IP_MTU_DISCOVER},
+    {IPPROTO_IP, IP_RECVERR},
+    {IPPROTO_IPV6, IPV6_V6ONLY},
+    {IPPROTO_IPV6, IPV6_TCLASS},
+    {IPPROTO_IPV6, IPV6_UNICAST_HOPS},
+    {IPPROTO_IPV6, IPV6_MTU_DISCOVER},
+    {IPPROTO_IPV6, IPV6_RECVERR},
 };
 
-static void copy_options(int from, int to, int domain)
+/* A fresh socket's value of each copied option, read once per family in
+ * netfence_new: a connect then reads only the child's side. */
+struct opt_defaults {
+	bool ok[ARRAY_LEN(copied_opts)];
+	socklen_t len[ARRAY_LEN(copied_opts)];
+	unsigned char v[ARRAY_LEN(copied_opts)][64];
+	int bufs[2]; /* SO_RCVBUF, SO_SNDBUF */
+};
+
+static const int buf_opts[] = {SO_RCVBUF, SO_SNDBUF};
+
+static void read_defaults(struct opt_defaults *d, int domain)
 {
-	unsigned char a[64], b[64];
+	cleanup_close int s = socket(domain, SOCK_STREAM | SOCK_CLOEXEC, IPPROTO_TCP);
+
+	memset(d, 0, sizeof(*d));
+	for (size_t i = 0; s >= 0 && i < ARRAY_LEN(copied_opts); i++) {
+		d->len[i] = sizeof(d->v[i]);
+		d->ok[i] = getsockopt(s, copied_opts[i].level, copied_opts[i].name, d->v[i], &d->len[i]) == 0;
+	}
+	for (size_t i = 0; s >= 0 && i < ARRAY_LEN(buf_opts); i++) {
+		socklen_t l = sizeof(d->bufs[i]);
+		if (getsockopt(s, SOL_SOCKET, buf_opts[i], &d->bufs[i], &l) < 0)
+			d->bufs[i] = -1;
+	}
+}
+
+static size_t opt_defaults_size(void)
+{
+	return sizeof(struct opt_defaults);
+}
+
+static void copy_options(const struct opt_defaults *d, int from, int to, int domain)
+{
+	unsigned char a[64];
 
 	for (size_t i = 0; i < ARRAY_LEN(copied_opts); i++) {
-		socklen_t la = sizeof(a), lb = sizeof(b);
-		if (copied_opts[i].level == IPPROTO_IPV6 && domain != AF_INET6)
+		socklen_t la = sizeof(a);
+		if (!d->ok[i] || (copied_opts[i].level == IPPROTO_IPV6 && domain != AF_INET6))
 			continue;
-		if (getsockopt(from, copied_opts[i].level, copied_opts[i].name, a, &la) < 0 ||
-		    getsockopt(to, copied_opts[i].level, copied_opts[i].name, b, &lb) < 0)
+		if (getsockopt(from, copied_opts[i].level, copied_opts[i].name, a, &la) < 0)
 			continue;
-		if (la == lb && memcmp(a, b, la) == 0)
+		if (la == d->len[i] && memcmp(a, d->v[i], la) == 0)
 			continue;
 		socklen_t set_len = la;
 		if (copied_opts[i].name == TCP_CONGESTION && copied_opts[i].level == IPPROTO_TCP)
@@ -666,14 +742,12 @@ static void copy_options(int from, int to, int domain)
 	/* The buffer sizes only when the child changed them: setting them
 	 * turns the kernel's autotuning off.  getsockopt reports twice what
 	 * setsockopt was given. */
-	static const int bufs[] = {SO_RCVBUF, SO_SNDBUF};
-	for (size_t i = 0; i < ARRAY_LEN(bufs); i++) {
-		int va = 0, vb = 0;
-		socklen_t la = sizeof(va), lb = sizeof(vb);
-		if (getsockopt(from, SOL_SOCKET, bufs[i], &va, &la) == 0 &&
-		    getsockopt(to, SOL_SOCKET, bufs[i], &vb, &lb) == 0 && va != vb) {
+	for (size_t i = 0; i < ARRAY_LEN(buf_opts); i++) {
+		int va = 0;
+		socklen_t la = sizeof(va);
+		if (getsockopt(from, SOL_SOCKET, buf_opts[i], &va, &la) == 0 && va != d->bufs[i]) {
 			int half = va / 2;
-			(void)setsockopt(to, SOL_SOCKET, bufs[i], &half, sizeof(half));
+			(void)setsockopt(to, SOL_SOCKET, buf_opts[i], &half, sizeof(half));
 		}
 	}
 }
@@ -698,7 +772,7 @@ static int connect_forward(struct netfence *nf, struct call *c, const struct soc
 	h = socket(c->domain, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, IPPROTO_TCP);
 	if (h < 0)
 		return -errno;
-	copy_options(c->sock, h, c->domain);
+	copy_options(c->domain == AF_INET6 ? nf->defaults6 : nf->defaults4, c->sock, h, c->domain);
 	rc = connect(h, sa, len);
 	if (rc < 0 && errno != EINPROGRESS)
 		return -errno; /* the child's socket stays as it was */

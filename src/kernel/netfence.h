@@ -111,7 +111,7 @@ const struct sock_filter *netfence_filter(unsigned short *len) __attribute__((no
  * `sock` is readable.  0 with the three fds (close-on-exec, owned by the
  * caller), or -1 with err (errnum EAGAIN: nothing there yet). */
 int netfence_recv_fds(int sock, int *listener, int *dns_udp, int *dns_tcp, struct moat_error *err)
-	__attribute__((nonnull(2, 3, 4, 5), warn_unused_result));
+    __attribute__((nonnull(2, 3, 4, 5), warn_unused_result));
 
 /* An address: family AF_INET (v4) or AF_INET6 (v6).  A v4-mapped IPv6
  * address is always given as AF_INET. */
@@ -123,11 +123,11 @@ struct netfence_addr {
 	};
 };
 
-#define NETFENCE_QTYPE_A 1
-#define NETFENCE_QTYPE_AAAA 28
-#define NETFENCE_MAX_ANSWERS 16 /* addresses per DNS answer */
-#define NETFENCE_NAME_MAX 253	/* a DNS name in text, without the final dot */
-#define NETFENCE_DNS_TTL 60	/* seconds, in every answer */
+#define NETFENCE_QTYPE_A     1
+#define NETFENCE_QTYPE_AAAA  28
+#define NETFENCE_MAX_ANSWERS 16	 /* addresses per DNS answer */
+#define NETFENCE_NAME_MAX    253 /* a DNS name in text, without the final dot */
+#define NETFENCE_DNS_TTL     60	 /* seconds, in every answer */
 
 /* The policy, as callbacks.  They run in the supervisor, inside
  * netfence_handle(): they must not block (upstream resolution, when there
@@ -163,9 +163,9 @@ struct netfence *netfence_new(int listener, int dns_udp, int dns_tcp, const stru
 void netfence_free(struct netfence *nf);
 
 /* How many pollfds the fence may ask for at once. */
-#define NETFENCE_MAX_PENDING 64	   /* connects in flight */
-#define NETFENCE_DNS_TCP_CLIENTS 8 /* DNS-over-TCP connections at once */
-#define NETFENCE_POLLFDS_MAX (3 + NETFENCE_MAX_PENDING + NETFENCE_DNS_TCP_CLIENTS)
+#define NETFENCE_MAX_PENDING	 64 /* connects in flight */
+#define NETFENCE_DNS_TCP_CLIENTS 8  /* DNS-over-TCP connections at once */
+#define NETFENCE_POLLFDS_MAX	 (3 + NETFENCE_MAX_PENDING + NETFENCE_DNS_TCP_CLIENTS)
 
 /* Fill fds[0..] with what to poll now (at most max, which should be
  * NETFENCE_POLLFDS_MAX) and return the count.  Call it before every poll:
@@ -183,7 +183,7 @@ int netfence_timeout_ms(const struct netfence *nf) __attribute__((nonnull));
  * Returns 0; 1 once no process uses the filter any more (the listener hung
  * up: the fence is done); -1 with err when the listener itself fails. */
 int netfence_handle(struct netfence *nf, const struct pollfd *fds, size_t n, struct moat_error *err)
-	__attribute__((nonnull(1, 4), warn_unused_result));
+    __attribute__((nonnull(1, 4), warn_unused_result));
 
 /* netfence_pollfds/poll/netfence_handle until the fence is done (returns
  * 0) or stop_fd (when >= 0) becomes readable or hangs up (returns 0), or

@@ -77,6 +77,7 @@ static int native_compile(const struct backend_ctx *ctx, struct backend_plan *bp
 	int abi = h->landlock_abi;
 	size_t n_denies = count_denies(fp), n_protected = count_role(fp, FS_PROTECT, false);
 	char seccomp_why[256];
+	const char *fence_why = NULL; /* under net allow: why there is no fence */
 	const char *seccomp_hint = HINT_SECCOMP;
 
 	native_plan_init(np);
@@ -111,8 +112,35 @@ static int native_compile(const struct backend_ctx *ctx, struct backend_plan *bp
 
 	snprintf(seccomp_why, sizeof(seccomp_why), "%.200s",
 		 h->seccomp_why[0] ? h->seccomp_why : "seccomp filters are not available");
+	/* net allow: the fence (kernel/netfence.h) makes every TCP connect
+	 * outside the sandbox itself.  It holds only with all of its parts: a
+	 * network namespace (nothing leaves but what the fence installs), the
+	 * mount view (the fenced resolv.conf; the host's sockets hidden), user
+	 * notification with ADDFD, and Landlock's TCP rules, which refuse the
+	 * command's own connect and bind (the fence lets the kernel finish only
+	 * non-INET connects, and Landlock holds those should a host socket be
+	 * swapped under the number).  Any part missing: no fence at all, the
+	 * network stays closed, and net.allow is missing. */
+	if (p->net == MOAT_NET_ALLOW) {
+		if (!netns)
+			fence_why = "the fenced allowlist needs a network namespace";
+		else if (!np->mounts.enabled)
+			fence_why = "the fenced allowlist needs a mount namespace";
+		else if (!h->net_fence)
+			fence_why = h->net_fence_why;
+		else if (np->landlock.abi < 4 ||
+			 !(np->landlock.handled_net & MOAT_LANDLOCK_ACCESS_NET_CONNECT_TCP) ||
+			 !(np->landlock.handled_net & MOAT_LANDLOCK_ACCESS_NET_BIND_TCP))
+			fence_why = "the fenced allowlist needs Landlock ABI 4 (TCP rules)";
+		else if (!h->seccomp)
+			fence_why = seccomp_why;
+	}
 	if (h->seccomp) {
-		struct moat_seccomp_opts so = {.net = p->net, .allow_ptrace = false, .allow_unix = p->unix_sockets};
+		/* Under the fence the main filter lets inet sockets be made, as
+		 * for loopback: the fence decides each connect. */
+		struct moat_seccomp_opts so = {.net = p->net == MOAT_NET_ALLOW && !fence_why ? MOAT_NET_LOOPBACK : p->net,
+					       .allow_ptrace = false,
+					       .allow_unix = p->unix_sockets};
 		struct moat_error serr = {0};
 		/* A filter moat has not reviewed for this architecture is a
 		 * missing sys.filter (and what rests on it), not a failed run. */
@@ -126,6 +154,10 @@ static int native_compile(const struct backend_ctx *ctx, struct backend_plan *bp
 			return moat_error_wrap(err, "compiling the seccomp filter");
 		}
 	}
+
+	np->net_fence = p->net == MOAT_NET_ALLOW && !fence_why && np->use_seccomp;
+	if (p->net == MOAT_NET_ALLOW && !fence_why && !np->use_seccomp)
+		fence_why = seccomp_why;
 
 	/* moat applies the rlimits itself (backend_rlimits: RLIMIT_CPU is
 	 * each process's share, besides the tree's total in launch/cgroup.c,
@@ -218,7 +250,17 @@ static int native_compile(const struct backend_ctx *ctx, struct backend_plan *bp
 				"loopback-only needs a network namespace%s%s", ns ? " (the policy shares the host's)" : ": ",
 				ns ? "" : h->userns_why);
 
-	verdict_missing(&props[MOAT_P_NET_ALLOW], HINT_NET_ALLOW, "per-destination rules are not yet enforced");
+	if (np->net_fence)
+		verdict_enforce(&props[MOAT_P_NET_ALLOW],
+				"network namespace; seccomp user notification: moat makes each TCP connect to an allowed "
+				"destination itself and hands over the socket, refuses the rest; DNS answered by moat for "
+				"the allowed names only; landlock: no TCP connect or bind of the command's own");
+	else if (p->net == MOAT_NET_ALLOW)
+		verdict_missing(&props[MOAT_P_NET_ALLOW],
+				!netns ? HINT_USERNS : np->landlock.abi < 4 ? HINT_LANDLOCK : HINT_NET_ALLOW,
+				"%s; the network stays closed", fence_why);
+	else
+		verdict_missing(&props[MOAT_P_NET_ALLOW], HINT_NET_ALLOW, "the policy lists no destinations");
 
 	if (np->use_seccomp && !p->unix_sockets)
 		verdict_enforce(&props[MOAT_P_IPC_ABSTRACT], "seccomp: socket(AF_UNIX) refused%s%s",

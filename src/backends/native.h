@@ -32,6 +32,8 @@ struct native_plan {
 	struct native_mounts mounts; /* applied in the mount namespace */
 	struct native_landlock landlock;
 	bool use_seccomp;
+	bool net_fence; /* net allow: the fence (kernel/netfence.h) is set up
+			 * in the child and served by moat (launch/fence.h) */
 	struct moat_bpf bpf;
 
 	char *private_tmp_dir; /* without a mount namespace: a per-run TMPDIR */

@@ -11,6 +11,9 @@
 #include <sys/prctl.h>
 #include <sys/syscall.h>
 #include <sys/utsname.h>
+#ifndef SYS_pidfd_getfd
+#define SYS_pidfd_getfd 438
+#endif
 #include <unistd.h>
 
 #include "util/cleanup.h"
@@ -154,6 +157,15 @@ static size_t limited_flag(const char *key)
 	return (size_t)-1;
 }
 
+/* A feature MOAT_HOST_LIMIT takes away: absent, and why. */
+static void take_away(bool *have, char *why, size_t len)
+{
+	if (!*have)
+		return;
+	*have = false;
+	snprintf(why, len, "disabled by MOAT_HOST_LIMIT");
+}
+
 static int apply_limit(struct moat_host *h, const char *spec, struct moat_error *err)
 {
 	cleanup_free char *copy = strdup(spec);
@@ -196,17 +208,17 @@ static int apply_limit(struct moat_host *h, const char *spec, struct moat_error 
 					snprintf(h->landlock_why, sizeof(h->landlock_why), "disabled by MOAT_HOST_LIMIT");
 			}
 		} else if (strcmp(tok, "userns") == 0) {
-			if (v == 0 && h->userns) {
-				h->userns = false;
-				snprintf(h->userns_why, sizeof(h->userns_why), "disabled by MOAT_HOST_LIMIT");
-			}
-		} else if (strcmp(tok, "seccomp") == 0) {
-			if (v == 0 && h->seccomp) {
-				h->seccomp = false;
-				snprintf(h->seccomp_why, sizeof(h->seccomp_why), "disabled by MOAT_HOST_LIMIT");
-			}
 			if (v == 0)
+				take_away(&h->userns, h->userns_why, sizeof(h->userns_why));
+		} else if (strcmp(tok, "seccomp") == 0) {
+			if (v == 0) {
+				take_away(&h->seccomp, h->seccomp_why, sizeof(h->seccomp_why));
 				h->seccomp_user_notif = h->seccomp_tsync = h->seccomp_log = false;
+				take_away(&h->net_fence, h->net_fence_why, sizeof(h->net_fence_why));
+			}
+		} else if (strcmp(tok, "netfence") == 0) {
+			if (v == 0)
+				take_away(&h->net_fence, h->net_fence_why, sizeof(h->net_fence_why));
 		} else if (strcmp(tok, "root") == 0) {
 			if (v == 0)
 				h->root = false;
@@ -221,7 +233,39 @@ static int apply_limit(struct moat_host *h, const char *spec, struct moat_error 
 	snprintf(h->limited_by, sizeof(h->limited_by), "%s", spec);
 	return 0;
 hint:
-	return moat_error_hint(err, "expected a comma-separated list of landlock=N, userns=0, seccomp=0, root=0, cgroup=0, cgroupv1=0, cgroupv2=0, swaplimit=0");
+	return moat_error_hint(err, "expected a comma-separated list of landlock=N, userns=0, seccomp=0, root=0, netfence=0, cgroup=0, cgroupv1=0, cgroupv2=0, swaplimit=0");
+}
+
+/* The kernel's version as major * 1000 + minor (6.18 is 6018); 0 when the
+ * release cannot be read. */
+static int kernel_version(const char *release)
+{
+	unsigned major = 0, minor = 0;
+
+	if (sscanf(release, "%u.%u", &major, &minor) != 2)
+		return 0;
+	return (int)(major * 1000 + minor);
+}
+
+/* What kernel/netfence.c needs.  ADDFD has no cheap probe without a
+ * listener, so its version stands in (5.9); pidfd_getfd is asked with a
+ * descriptor that cannot be valid (ENOSYS: absent). */
+static void probe_net_fence(struct moat_host *h)
+{
+	int v = kernel_version(h->kernel);
+
+	if (!h->seccomp || !h->seccomp_user_notif)
+		snprintf(h->net_fence_why, sizeof(h->net_fence_why), "seccomp user notification is not available");
+	else if (v < 5009)
+		snprintf(h->net_fence_why, sizeof(h->net_fence_why),
+			 "kernel %.40s: SECCOMP_IOCTL_NOTIF_ADDFD needs Linux 5.9", h->kernel);
+	else if (syscall(SYS_pidfd_getfd, -1, -1, 0) < 0 && errno == ENOSYS)
+		snprintf(h->net_fence_why, sizeof(h->net_fence_why), "pidfd_getfd(2) is not available (Linux 5.6)");
+	else if (h->yama_ptrace_scope >= 2 && geteuid() != 0)
+		snprintf(h->net_fence_why, sizeof(h->net_fence_why),
+			 "Yama ptrace_scope %d keeps moat from its own sandbox's sockets", h->yama_ptrace_scope);
+	else
+		h->net_fence = true;
 }
 
 int host_probe(struct moat_host *h, struct moat_error *err)
@@ -254,6 +298,8 @@ int host_probe(struct moat_host *h, struct moat_error *err)
 	h->userns = probe_userns(h->userns_why, sizeof(h->userns_why));
 	h->yama_ptrace_scope = read_int_file("/proc/sys/kernel/yama/ptrace_scope", -1);
 	h->tiocsti_legacy = read_int_file("/proc/sys/dev/tty/legacy_tiocsti", 1) != 0;
+
+	probe_net_fence(h);
 
 	limit = getenv("MOAT_HOST_LIMIT");
 	if (limit && *limit)

@@ -37,6 +37,11 @@ struct moat_host {
 	bool swap_limit_limited; /* MOAT_HOST_LIMIT has swaplimit=0: as if the
 				  * host had swap no cgroup can limit */
 	bool cgroup_v2_limited;  /* MOAT_HOST_LIMIT has cgroupv2=0 */
+	/* The fenced network allowlist (kernel/netfence.h) can be built: user
+	 * notification, ADDFD with SETFD (Linux 5.9), pidfd_getfd (5.6),
+	 * and a Yama that lets moat reach its own sandbox's sockets. */
+	bool net_fence;
+	char net_fence_why[160]; /* when !net_fence: why */
 };
 
 /* Fill *h.  Never fails: a feature that cannot be probed is reported absent,

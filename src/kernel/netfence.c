@@ -221,7 +221,9 @@ int netfence_recv_fds(int sock, int *listener, int *dns_udp, int *dns_tcp, struc
 	if (n != 1 || tag != 'F' || nfds != 3 || (m.msg_flags & MSG_CTRUNC)) {
 		for (size_t i = 0; i < nfds; i++)
 			close(fds[i]);
-		return moat_error_set(err, MOAT_E_SYSTEM, 0,
+		if (n == 0 && nfds == 0) /* end of file: errnum 0 says so */
+			return moat_error_set(err, MOAT_E_SYSTEM, 0, "netfence: the child closed the socket");
+		return moat_error_set(err, MOAT_E_SYSTEM, EPROTO,
 				      "netfence: the child sent %zd bytes and %zu fds, not the fence's 3 fds", n, nfds);
 	}
 	*listener = fds[0];

@@ -109,7 +109,8 @@ const struct sock_filter *netfence_filter(unsigned short *len) __attribute__((no
 
 /* Receive what netfence_child_send() sent, without blocking: call it when
  * `sock` is readable.  0 with the three fds (close-on-exec, owned by the
- * caller), or -1 with err (errnum EAGAIN: nothing there yet). */
+ * caller), or -1 with err (errnum EAGAIN: nothing there yet; errnum 0:
+ * end of file, the child closed its end without sending). */
 int netfence_recv_fds(int sock, int *listener, int *dns_udp, int *dns_tcp, struct moat_error *err)
     __attribute__((nonnull(2, 3, 4, 5), warn_unused_result));
 

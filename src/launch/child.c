@@ -59,6 +59,7 @@
 #include <unistd.h>
 
 #include "util/userns.h"
+#include "kernel/netfence.h"
 #include "launch/reaper.h"
 #include "launch/signals.h"
 #include "util/path.h"
@@ -110,6 +111,78 @@ static void loopback_up(const struct child_args *a)
 	if (ioctl(s, SIOCSIFFLAGS, &ifr) < 0)
 		fail(a, 125, errno, "SIOCSIFFLAGS lo");
 	close(s);
+}
+
+/* mkdir -p of the directories above `path` (no allocation). */
+static int make_parents(const char *path)
+{
+	char buf[PATH_MAX];
+	size_t i, len = strlen(path);
+
+	if (len >= sizeof(buf))
+		return -ENAMETOOLONG;
+	memcpy(buf, path, len + 1);
+	for (i = 1; i < len; i++) {
+		if (buf[i] != '/')
+			continue;
+		buf[i] = '\0';
+		if (mkdir(buf, 0755) != 0 && errno != EEXIST)
+			return -errno;
+		buf[i] = '/';
+	}
+	return 0;
+}
+
+/* net allow: the command's resolver asks the fenced DNS on 127.0.0.1
+ * (kernel/netfence.h).  The text goes to the view's private /run and is
+ * bound read-only over /etc/resolv.conf; a resolv.conf that is a link (to
+ * systemd-resolved's file in /run, say) gets its target made in the
+ * private /run first.  Without any /etc/resolv.conf in the view glibc asks
+ * 127.0.0.1 by itself.  Whatever the command writes here changes only its
+ * own resolver: the fence answers for the allowed names alone. */
+static void fence_resolv_conf(const struct child_args *a)
+{
+	static const char text[] = "# moat: net allow, the fenced DNS\nnameserver 127.0.0.1\n";
+	static const char staged[] = "/run/.moat-resolv.conf";
+	char target[PATH_MAX];
+	struct stat st;
+	ssize_t n;
+	int fd, rc;
+
+	if (lstat("/etc/resolv.conf", &st) != 0) {
+		if (errno == ENOENT)
+			return;
+		fail(a, 125, errno, "net allow: /etc/resolv.conf");
+	}
+	fd = open(staged, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
+	if (fd < 0)
+		fail(a, 125, errno, "net allow: %s", staged);
+	n = write(fd, text, sizeof(text) - 1);
+	close(fd);
+	if (n != (ssize_t)(sizeof(text) - 1))
+		fail(a, 125, n < 0 ? errno : EIO, "net allow: writing %s", staged);
+	if (S_ISLNK(st.st_mode)) {
+		n = readlink("/etc/resolv.conf", target, sizeof(target) - 1);
+		if (n <= 0)
+			fail(a, 125, n < 0 ? errno : EINVAL, "net allow: reading the link /etc/resolv.conf");
+		target[n] = '\0';
+		if (stat("/etc/resolv.conf", &st) != 0) {
+			/* Its target is not in the view: make it, where the view is
+			 * moat's own (the private /run), or refuse. */
+			if (strncmp(target, "/run/", 5) != 0 || strstr(target, "/../"))
+				fail(a, 125, 0, "net allow: /etc/resolv.conf links to %s, which is not in the sandbox", target);
+			if ((rc = make_parents(target)) < 0)
+				fail(a, 125, -rc, "net allow: %s", target);
+			fd = open(target, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
+			if (fd < 0)
+				fail(a, 125, errno, "net allow: %s", target);
+			close(fd);
+		}
+	}
+	if (mount(staged, "/etc/resolv.conf", NULL, MS_BIND, NULL) != 0)
+		fail(a, 125, errno, "net allow: binding the fenced resolv.conf");
+	if (mount(NULL, "/etc/resolv.conf", NULL, MS_REMOUNT | MS_BIND | MS_RDONLY | MS_NOSUID | MS_NODEV, NULL) != 0)
+		fail(a, 125, errno, "net allow: the fenced resolv.conf read-only");
 }
 
 /* Step 7.  PR_CAPBSET_DROP and the securebits need CAP_SETPCAP: without it
@@ -280,6 +353,7 @@ static _Noreturn void exec_sandboxed(const struct child_args *a)
 	const struct backend_plan *bp = &plan->compiled;
 	const struct native_plan *np = bp->in_child;
 	bool tool = backend_plan_runs_tool(bp);
+	int dns_udp = -1, dns_tcp = -1;
 	size_t i;
 	int rc;
 
@@ -291,6 +365,11 @@ static _Noreturn void exec_sandboxed(const struct child_args *a)
 		place_tool_fds(a, bp);
 	if (bp->no_new_privs && prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0)
 		fail(a, 125, errno, "PR_SET_NO_NEW_PRIVS");
+	/* net allow: the fenced DNS binds port 53 while this process still
+	 * has its capabilities in the namespace, and before Landlock, which
+	 * refuses the command TCP binds of its own. */
+	if (np && np->net_fence && (rc = netfence_child_dns(&dns_udp, &dns_tcp)) < 0)
+		fail(a, 125, -rc, "net allow: binding the fenced DNS on 127.0.0.1:53");
 	if (np) {
 		if (np->landlock.ruleset_fd >= 0) {
 			if (np->mounts.enabled)
@@ -299,6 +378,18 @@ static _Noreturn void exec_sandboxed(const struct child_args *a)
 				fail(a, 125, -rc, "landlock_restrict_self");
 		}
 		drop_capabilities(a);
+	}
+	/* The fence's filter before moat's main one, its listener and the DNS
+	 * sockets to moat, none of them left to the command. */
+	if (np && np->net_fence) {
+		int listener = -1;
+		if ((rc = netfence_child_install(&listener)) < 0)
+			fail(a, 125, -rc, "net allow: loading the fence's seccomp filter");
+		if ((rc = netfence_child_send(a->fence_fd, listener, dns_udp, dns_tcp)) < 0)
+			fail(a, 125, -rc, "net allow: handing the fence to moat");
+		close(listener);
+		close(dns_udp);
+		close(dns_tcp);
 	}
 	close_fds(a);
 	if (bp->fill_fd_gaps)
@@ -351,6 +442,8 @@ static _Noreturn void run_init(const struct child_args *a, pid_t cmd)
 	ssize_t unused;
 
 	close(a->err_fd);
+	if (a->fence_fd >= 0)
+		close(a->fence_fd);
 	/* moat blocked the signals before the clone: nothing was lost. */
 	sfd = reaper_signalfd(NULL);
 	if (sfd < 0 || reaper_run(cmd, sfd, -1, &status) != REAPER_EXITED)
@@ -418,8 +511,10 @@ _Noreturn void child_main(const struct child_args *a)
 		if (rc < 0)
 			fail(a, 125, rc == -ESTALE ? 0 : -rc, "mount namespace: %s", what);
 	}
-	if ((np->clone_flags & CLONE_NEWNET) && a->policy->net == MOAT_NET_LOOPBACK)
+	if ((np->clone_flags & CLONE_NEWNET) && (a->policy->net == MOAT_NET_LOOPBACK || np->net_fence))
 		loopback_up(a);
+	if (np->net_fence)
+		fence_resolv_conf(a);
 	if (!np->pid_init) {
 		close(a->lifeline_fd);
 		exec_sandboxed(a);

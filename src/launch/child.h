@@ -29,9 +29,11 @@ struct child_args {
 	 * from clone and closes first: while it holds the lifeline's write
 	 * end, the lifeline cannot hang up, and while it holds go's write
 	 * end, its wait for go cannot end when moat dies. */
-	int parent_ends[6];
+	int parent_ends[7];
 	int started_fd; /* write end for moat __init --started-fd; -1: none */
 	int tool_err_fd; /* write end: the tool's stderr (backend.h, stderr_to) */
+	int fence_fd;    /* net allow: the unix socket the fence's fds go to
+			  * moat by (kernel/netfence.h); -1: no fence */
 };
 
 /* Runs in the first child; never returns. */

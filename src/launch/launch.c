@@ -17,6 +17,7 @@
 
 #include "launch/cgroup.h"
 #include "launch/child.h"
+#include "launch/fence.h"
 #include "launch/signals.h"
 #include "util/cleanup.h"
 
@@ -289,6 +290,35 @@ static void end_tree(const struct tree_route *t, bool child_done, long long *too
 		tree_cgroup_kill(&t->plan->limits);
 }
 
+/* The command handed the fence over (child.c): serve it from now on.  The
+ * socket is done with either way. */
+static int fence_take(struct netfence **fence, const struct fence_rules *fr, int *sock, struct moat_error *err)
+{
+	int listener = -1, dns_udp = -1, dns_tcp = -1;
+
+	if (netfence_recv_fds(*sock, &listener, &dns_udp, &dns_tcp, err) < 0) {
+		if (err->errnum == EAGAIN)
+			return 0;
+		close_end(sock);
+		/* End of file: the command failed before it handed the fence
+		 * over, and says why on the error pipe. */
+		return err->errnum ? moat_error_wrap(err, "net allow: the fence") : 0;
+	}
+	close_end(sock);
+	*fence = netfence_new(listener, dns_udp, dns_tcp, &fr->rules, err);
+	return *fence ? 0 : moat_error_wrap(err, "net allow: the fence");
+}
+
+static void fence_end(struct netfence **fence, struct moat_launch_result *r)
+{
+	if (!*fence)
+		return;
+	r->fenced = true;
+	netfence_get_stats(*fence, &r->fence);
+	netfence_free(*fence);
+	*fence = NULL;
+}
+
 int launch_run(const struct moat_policy *p, const struct moat_plan *plan, long long moat_start_ns, pid_t spare,
 	       struct moat_launch_result *r, struct moat_error *err)
 {
@@ -308,6 +338,12 @@ int launch_run(const struct moat_policy *p, const struct moat_plan *plan, long l
 	cleanup_pair int go[2] = {-1, -1};
 	cleanup_pair int startp[2] = {-1, -1};
 	cleanup_pair int toolerr[2] = {-1, -1};
+	cleanup_pair int fencep[2] = {-1, -1};
+	/* net allow: the fence, served here once the command hands it over
+	 * (kernel/netfence.h), with the rules of the policy (launch/fence.h). */
+	struct fence_rules fence_rules;
+	struct netfence *fence = NULL;
+	bool fenced = sandboxed && np && np->net_fence;
 	struct tool_words tool_said = {0};
 	bool watch_start = sandboxed && bp->started_to >= 0;
 	cleanup_close int sfd = -1;
@@ -318,7 +354,7 @@ int launch_run(const struct moat_policy *p, const struct moat_plan *plan, long l
 	long long exec_ns = 0, deadline_ns = 0, kill_ns = 0, tool_kill_ns = 0;
 	struct tree_route route;
 	bool have_status = false, child_done = false, err_eof = false, tool_failed = false;
-	int status = 0, child_status = 0, flags;
+	int status = 0, child_status = 0, flags, rc;
 	/* Killed and reaped at scope exit if an error leaves it running. */
 	cleanup_pid pid_t child = -1;
 	size_t i;
@@ -331,6 +367,8 @@ int launch_run(const struct moat_policy *p, const struct moat_plan *plan, long l
 	    (cgroup && pipe2(go, O_CLOEXEC) != 0) || (watch_start && pipe2(startp, O_CLOEXEC | O_NONBLOCK) != 0) ||
 	    (sandboxed && bp->stderr_to >= 0 && pipe2(toolerr, O_CLOEXEC | O_NONBLOCK) != 0))
 		return moat_error_set(err, MOAT_E_SYSTEM, errno, "pipe2");
+	if (fenced && socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, fencep) != 0)
+		return moat_error_set(err, MOAT_E_SYSTEM, errno, "socketpair for the network fence");
 	if (cgroup && tree_cgroup_create(lp, &p->limits, err) < 0)
 		return -1;
 	/* The child moves an fd of the backend's to a fixed low number before
@@ -369,8 +407,8 @@ int launch_run(const struct moat_policy *p, const struct moat_plan *plan, long l
 
 	args = (struct child_args){.policy = p, .plan = plan, .saved_mask = args_mask, .err_fd = errp[1],
 				   .status_fd = statp[1], .lifeline_fd = life[0], .go_fd = go[0],
-				   .started_fd = startp[1], .tool_err_fd = toolerr[1],
-				   .parent_ends = {errp[0], statp[0], life[1], go[1], startp[0], toolerr[0]}};
+				   .started_fd = startp[1], .tool_err_fd = toolerr[1], .fence_fd = fencep[1],
+				   .parent_ends = {errp[0], statp[0], life[1], go[1], startp[0], toolerr[0], fencep[0]}};
 	flags = plan->status == MOAT_STATUS_OFF || !np ? 0 : np->clone_flags;
 	/* Raw clone, not clone(3): it behaves like fork with the namespace
 	 * flags applied, so the child is pid 1 of its new pid namespace. */
@@ -395,6 +433,7 @@ int launch_run(const struct moat_policy *p, const struct moat_plan *plan, long l
 	close_end(&go[0]);
 	close_end(&startp[1]);
 	close_end(&toolerr[1]);
+	close_end(&fencep[1]);
 	if (cgroup) {
 		/* The child waits for this before anything else (child.c). */
 		if (tree_cgroup_add(lp, child, err) < 0)
@@ -405,12 +444,18 @@ int launch_run(const struct moat_policy *p, const struct moat_plan *plan, long l
 	}
 	if (p->limits.timeout_s > 0)
 		deadline_ns = moat_now_ns() + (long long)(p->limits.timeout_s * 1e9);
+	/* The names of the allowlist are looked up now, while the command
+	 * sets up: the fence's answers may not wait. */
+	if (fenced)
+		fence_rules_init(&fence_rules, p);
 
 	while (!(child_done && err_eof)) {
-		struct pollfd pfd[3] = {{.fd = sfd, .events = POLLIN},
-					{.fd = err_eof ? -1 : errp[0], .events = POLLIN},
-					{.fd = toolerr[0], .events = POLLIN}};
-		int timeout_ms = -1;
+		struct pollfd pfd[4 + NETFENCE_POLLFDS_MAX] = {{.fd = sfd, .events = POLLIN},
+							       {.fd = err_eof ? -1 : errp[0], .events = POLLIN},
+							       {.fd = toolerr[0], .events = POLLIN},
+							       {.fd = fencep[0], .events = POLLIN}};
+		size_t n_fence = fence ? netfence_pollfds(fence, pfd + 4, NETFENCE_POLLFDS_MAX) : 0;
+		int timeout_ms = -1, fence_ms;
 		long long now = moat_now_ns();
 
 		if (deadline_ns && !r->timed_out) {
@@ -451,10 +496,21 @@ int launch_run(const struct moat_policy *p, const struct moat_plan *plan, long l
 				timeout_ms = (int)((tool_kill_ns - now) / 1000000LL) + 1;
 			}
 		}
-		if (poll(pfd, 3, timeout_ms) < 0 && errno != EINTR)
-			return moat_error_set(err, MOAT_E_SYSTEM, errno, "poll");
+		if (fence && (fence_ms = netfence_timeout_ms(fence)) >= 0 && (timeout_ms < 0 || fence_ms < timeout_ms))
+			timeout_ms = fence_ms;
+		if (poll(pfd, 4 + n_fence, timeout_ms) < 0 && errno != EINTR) {
+			moat_error_set(err, MOAT_E_SYSTEM, errno, "poll");
+			goto fail_fence;
+		}
 		if (pfd[2].revents && tool_words_read(&tool_said, toolerr[0]) <= 0)
 			close_end(&toolerr[0]);
+		if (pfd[3].revents && fence_take(&fence, &fence_rules, &fencep[0], err) < 0)
+			goto fail_fence;
+		if (fence && n_fence && (rc = netfence_handle(fence, pfd + 4, n_fence, err)) != 0) {
+			if (rc < 0)
+				goto fail_fence;
+			fence_end(&fence, r);
+		}
 
 		if (pfd[1].revents) {
 			struct child_failure f;
@@ -498,6 +554,10 @@ int launch_run(const struct moat_policy *p, const struct moat_plan *plan, long l
 			}
 		}
 	}
+
+	fence_end(&fence, r);
+	if (fenced)
+		fence_rules_free(&fence_rules);
 
 	/* The exec happened if the error pipe closed without a failure
 	 * record; with a pid namespace, the command's own status comes from
@@ -550,4 +610,12 @@ int launch_run(const struct moat_policy *p, const struct moat_plan *plan, long l
 		r->exit_code = MOAT_EXIT_TIMEOUT;
 	child = -1; /* reaped in the loop: nothing left for cleanup_pid */
 	return 0;
+
+fail_fence:
+	/* cleanup_pid kills and reaps the child: without its supervisor the
+	 * fence fails closed meanwhile (every connect is ENOSYS). */
+	fence_end(&fence, r);
+	if (fenced)
+		fence_rules_free(&fence_rules);
+	return -1;
 }

@@ -7,6 +7,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include "kernel/netfence.h"
 #include "plan/plan.h"
 #include "policy/policy.h"
 #include "util/err.h"
@@ -30,6 +31,8 @@ struct moat_launch_result {
 	double exec_ms;      /* from moat's start to execve */
 	double run_ms;       /* from execve to the end */
 	char failure[MOAT_ERR_MSG_MAX]; /* when !executed: what failed */
+	bool fenced;                 /* net allow: the fence served the run */
+	struct netfence_stats fence; /* what it did, when fenced */
 };
 
 /* `moat_start_ns`: CLOCK_MONOTONIC at moat's start, for exec_ms.

@@ -267,9 +267,21 @@ json_t *report_build(const struct moat_policy *p, const struct moat_host *h, con
 						    p->exe ? p->exe : "", "cwd", p->cwd ? p->cwd : ""));
 	json_object_set_new(j, "environment", json_pack("{s:o}", "names", names));
 	json_object_set_new(j, "properties", properties_json(plan, missing));
-	if (p->net == MOAT_NET_ALLOW)
-		json_object_set_new(j, "network", json_pack("{s:s, s:o, s:o}", "mode", moat_net_name(p->net), "allow",
-							    net_allow_json(p), "resolve", net_resolve_json(p)));
+	if (p->net == MOAT_NET_ALLOW) {
+		json_t *net = json_pack("{s:s, s:o, s:o}", "mode", moat_net_name(p->net), "allow", net_allow_json(p),
+					"resolve", net_resolve_json(p));
+		/* What the fence did during the run (launch/fence.h). */
+		if (run && run->fenced)
+			json_object_set_new(net, "fence",
+					    json_pack("{s:I, s:I, s:I, s:I, s:I, s:I}", "connects_forwarded",
+						      (json_int_t)run->fence.forwarded, "connects_refused",
+						      (json_int_t)run->fence.refused, "connects_local",
+						      (json_int_t)run->fence.local, "dns_queries",
+						      (json_int_t)run->fence.dns_queries, "dns_denied",
+						      (json_int_t)run->fence.dns_denied, "failures",
+						      (json_int_t)run->fence.failures));
+		json_object_set_new(j, "network", net);
+	}
 	if (plan->status != MOAT_STATUS_OFF) {
 		json_object_set_new(j, "filesystem", filesystem_json(&plan->fs));
 		json_object_set_new(j, "limits", limits_json(&plan->limits));

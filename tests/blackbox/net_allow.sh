@@ -1,10 +1,12 @@
 #!/usr/bin/env bash
-# The network allowlist before its enforcement (issue 18, part 1): under
-# --allow-net every backend keeps the network closed and reports net.allow
-# missing.  A listener this test starts on the host's 127.0.0.1 is named by
-# --allow-net 127.0.0.1:PORT, and the command must NOT reach it, on every
-# installed backend that runs here; the control, --net all, reaches it.  Also:
-# require mode refuses (net.allow is asked for and missing), the dry run and
+# The network allowlist where it is not enforced: under --allow-net every
+# backend but the fenced native one (tests/blackbox/net_fence.sh) keeps the
+# network closed and reports net.allow missing.  A listener this test starts
+# on the host's 127.0.0.1 is named by --allow-net 127.0.0.1:PORT, and the
+# command must NOT reach it, on every installed backend that runs here (and
+# on native without its fence, MOAT_HOST_LIMIT=netfence=0); the control,
+# --net all, reaches it.  Also: require mode refuses where net.allow is
+# missing, the dry run and
 # the report list the allowlist (and fit the schema), contradictions and
 # malformed entries are refused with the flag and the value.
 # Runs as root and as uid 65534 (a backend that cannot run for this user
@@ -61,17 +63,17 @@ one() {
 	fi
 	unlike "$out" "OK" "$label: --allow-net 127.0.0.1:$port: the command cannot connect to the host's listener"
 	is "$(j "$r" '["properties"]["net.allow"]["status"]')" missing "$label:   net.allow is missing"
-	like "$(j "$r" '["properties"]["net.allow"]["reason"]')" "^per-destination rules are not (yet enforced|enforced by this backend)$" \
+	like "$(j "$r" '["properties"]["net.allow"]["reason"]')" "^(per-destination rules are not enforced by this backend|disabled by MOAT_HOST_LIMIT; the network stays closed)$" \
 		"$label:   with the reason"
 	is "$(jx "$r" '[d["network"]["mode"], d["network"]["allow"][0]["text"], d["network"]["allow"][0]["host_loopback"]]')" \
 		"[\"allow\", \"127.0.0.1:$port\", true]" "$label:   the report lists the entry"
 	is "$(j "$r" '["properties"]["net.none"]["requested"]')" False "$label:   net.none is not asked for under net allow"
 	valid_report "$r" "$label:   the report fits the schema"
-	out=$("$MOAT" run --backend "$b" --mode prefer "${BASE[@]}" --net all -- "$HELPER" tcp 127.0.0.1 "$port" 2>/dev/null)
+	out=$(env -u MOAT_HOST_LIMIT "$MOAT" run --backend "$b" --mode prefer "${BASE[@]}" --net all -- "$HELPER" tcp 127.0.0.1 "$port" 2>/dev/null)
 	is "$out" "OK" "$label: control, --net all: the command connects"
 }
 
-one native native
+MOAT_HOST_LIMIT=netfence=0 one native native-nofence
 if installed bwrap; then one bwrap bwrap; else diag "bwrap is not installed"; fi
 if installed firejail; then one firejail firejail; else diag "firejail is not installed"; fi
 if installed runsc; then one gvisor gvisor; else diag "runsc is not installed"; fi
@@ -84,9 +86,9 @@ for rt in crun runc; do
 done
 if installed nono; then one nono nono; else diag "nono is not installed"; fi
 
-# --- require mode refuses: net.allow is asked for and no backend has it ------
+# --- require mode refuses where net.allow is missing -------------------------
 r=$REPORTS/require.json
-"$MOAT" run "${BASE[@]}" --allow-net "127.0.0.1:$port" --report "$r" -- "$HELPER" tcp 127.0.0.1 "$port" \
+MOAT_HOST_LIMIT=netfence=0 "$MOAT" run "${BASE[@]}" --allow-net "127.0.0.1:$port" --report "$r" -- "$HELPER" tcp 127.0.0.1 "$port" \
 	>"$SCRATCH/require.out" 2>"$SCRATCH/require.err"
 is "$?/$(j "$r" '["status"]')" "125/unavailable" "require mode: --allow-net is refused (125, unavailable)"
 like "$(cat "$SCRATCH/require.err")" "net.allow" "  stderr names net.allow"

@@ -1,0 +1,119 @@
+#!/usr/bin/env bash
+# net allow under the native backend: the fence (kernel/netfence.h,
+# launch/fence.h).  Servers on the host's loopback stand in for the outside:
+# 127.0.0.2 is allowed (by a pinned name, by address), 127.0.0.3 is not.
+# Every refusal has a control that reaches the same server with --net all,
+# so a refusal is the fence's, not a broken server's.  Real clients: the C
+# helper (blocking connect), curl, Node 20's fetch, Python's urllib.
+# Runs as root and as uid 65534.
+set -u
+. "$(dirname "$0")/../lib/tap.sh"
+scratch
+unset MOAT_HOST_LIMIT
+PY=/usr/bin/python3
+HELPER_DIR=$(dirname "$HELPER")
+cd "$SCRATCH"
+j() { json_get "$@" 2>/dev/null; }
+
+if ! "$MOAT" run --dry-run --mode prefer --allow-net x.test -- /bin/true 2>/dev/null |
+	"$PY" -c 'import json,sys; sys.exit(0 if json.load(sys.stdin)["properties"]["net.allow"]["status"] == "enforced" else 1)'; then
+	skip_feature netfence "the native backend has no fence on this host (moat probe says why)"
+	done_testing
+	exit 0
+fi
+
+# --- the servers: HTTP on 127.0.0.2 and 127.0.0.3, a UDP counter on 127.0.0.2 -
+"$PY" - "$SCRATCH" <<'PY' &
+import http.server, socket, socketserver, sys, threading, time
+d = sys.argv[1]
+class H(http.server.BaseHTTPRequestHandler):
+    def do_GET(self):
+        body = ("hello from %s\n" % self.server.server_address[0]).encode()
+        self.send_response(200); self.send_header("Content-Length", str(len(body))); self.end_headers()
+        self.wfile.write(body)
+    def log_message(self, *a): pass
+class S(socketserver.ThreadingMixIn, http.server.HTTPServer):
+    daemon_threads = True
+servers = []
+for ip in ("127.0.0.2", "127.0.0.3"):
+    s = S((ip, 0), H); servers.append(s)
+    threading.Thread(target=s.serve_forever, daemon=True).start()
+u = socket.socket(socket.AF_INET, socket.SOCK_DGRAM); u.bind(("127.0.0.2", 0)); u.settimeout(0.2)
+open(d + "/ports.tmp", "w").write("%d %d %d\n" % (servers[0].server_address[1], servers[1].server_address[1], u.getsockname()[1]))
+import os; os.rename(d + "/ports.tmp", d + "/ports")
+n = 0
+end = time.time() + 300
+while time.time() < end and os.path.exists(d + "/ports"):
+    try:
+        u.recv(100); n += 1; open(d + "/udp", "w").write(str(n))
+    except socket.timeout:
+        pass
+PY
+spid=$!
+trap 'rm -f "$SCRATCH/ports"; kill "$spid" 2>/dev/null; rm -rf "$SCRATCH" "$REPORTS"' EXIT
+for _ in $(seq 200); do [ -s "$SCRATCH/ports" ] && break; sleep 0.05; done
+read -r P2 P3 PU <"$SCRATCH/ports"
+"$HELPER" tcp 127.0.0.2 "$P2" >"$SCRATCH/c2" 2>&1
+"$HELPER" tcp 127.0.0.3 "$P3" >"$SCRATCH/c3" 2>&1
+is "$(cat "$SCRATCH/c2")/$(cat "$SCRATCH/c3")" "OK/OK" "control: both host servers answer without moat"
+
+A=(--profile strict --read "$HELPER_DIR" --allow-net "svc.test:$P2" --resolve svc.test=127.0.0.2)
+run() { "$MOAT" run "${A[@]}" "$@" 2>>"$SCRATCH/stderr"; }
+open_run() { "$MOAT" run --profile strict --read "$HELPER_DIR" --net all "$@" 2>>"$SCRATCH/stderr"; }
+
+# --- the report ---------------------------------------------------------------
+run --report "$REPORTS/r.json" -- /bin/true
+is "$?/$(j "$REPORTS/r.json" '["status"]')" "0/enforced" "require mode runs: every asked property, net.allow included, enforced"
+is "$(j "$REPORTS/r.json" '["properties"]["net.allow"]["status"]')" enforced "net.allow is enforced"
+like "$(j "$REPORTS/r.json" '["properties"]["net.allow"]["mechanism"]')" "seccomp user notification" "  by the fence"
+valid_report "$REPORTS/r.json" "  the report fits the schema"
+
+# --- allowed: a pinned name on its port, from every client ----------------------
+out=$(run -- curl -sS -m 10 "http://svc.test:$P2/")
+is "$out" "hello from 127.0.0.2" "curl reaches the allowed name (pinned to 127.0.0.2) on its port"
+out=$(run -- node -e "fetch('http://svc.test:$P2/').then(r => r.text()).then(t => process.stdout.write(t)).catch(e => console.log('ERR', e.cause && e.cause.code))")
+is "$out" "hello from 127.0.0.2" "Node 20 fetch reaches it"
+out=$(run -- node -e "require('http').get('http://svc.test:$P2/', r => { let b=''; r.on('data', c => b += c); r.on('end', () => process.stdout.write(b)); }).on('error', e => console.log('ERR', e.code))")
+is "$out" "hello from 127.0.0.2" "Node http.get reaches it"
+out=$(run -- "$PY" -c "import urllib.request as u; print(u.urlopen('http://svc.test:$P2/', timeout=10).read().decode(), end='')")
+is "$out" "hello from 127.0.0.2" "Python urllib reaches it"
+
+# --- refused, each with its control --------------------------------------------
+out=$(run -- node -e "fetch('http://other.test:$P3/').then(r => console.log('REACHED')).catch(e => console.log('ERR', e.cause && e.cause.code))")
+is "$out" "ERR ENOTFOUND" "a name not on the list: Node gets ENOTFOUND (the fenced DNS says NXDOMAIN)"
+run -- curl -sS -m 10 -o /dev/null "http://other.test:$P3/"
+is $? 6 "  and curl cannot resolve it (exit 6)"
+out=$(run -- "$HELPER" tcp 127.0.0.3 "$P3")
+unlike "$out" "^OK" "an address not on the list (127.0.0.3:$P3): the connect is refused"
+is "$(open_run -- "$HELPER" tcp 127.0.0.3 "$P3")" OK "  control: with --net all the same connect reaches it"
+out=$(run -- "$HELPER" tcp 127.0.0.2 "$P3")
+unlike "$out" "^OK" "the allowed name's address on another port: refused"
+run -- curl -sS -m 10 -o /dev/null "http://svc.test:$P3/"
+is $? 7 "  and the allowed name on another port: curl cannot connect (exit 7)"
+out=$(run -- "$HELPER" udp 127.0.0.2 "$PU")
+sleep 0.5
+is "$(cat "$SCRATCH/udp" 2>/dev/null || echo 0)" 0 "UDP to a host listener does not arrive (the namespace has only lo)"
+open_run -- "$HELPER" udp 127.0.0.2 "$PU" >/dev/null
+sleep 0.5
+is "$(cat "$SCRATCH/udp" 2>/dev/null || echo 0)" 1 "  control: with --net all it does"
+
+# --- the report counts what the fence did ----------------------------------------
+run --report "$REPORTS/counts.json" -- sh -c "curl -sS -m 10 -o /dev/null http://svc.test:$P2/; curl -sS -m 5 -o /dev/null http://other.test:$P3/; $HELPER tcp 127.0.0.3 $P3" >/dev/null
+is "$(jx() { "$PY" -c 'import json,sys; d=json.load(open(sys.argv[1]))["network"]["fence"]; print(d["connects_forwarded"] >= 1, d["connects_refused"] + d["connects_local"] >= 1, d["dns_denied"] >= 1)' "$1"; }; jx "$REPORTS/counts.json")" \
+	"True True True" "the report counts the fence's decisions: connects forwarded, refused (a loopback address not allowed stays on the sandbox's own lo), names denied"
+valid_report "$REPORTS/counts.json" "  and fits the schema"
+
+# --- an address entry, and the host's own loopback -----------------------------
+out=$("$MOAT" run --profile strict --read "$HELPER_DIR" --allow-net "127.0.0.2:$P2" -- "$HELPER" tcp 127.0.0.2 "$P2" 2>/dev/null)
+is "$out" OK "an address entry (127.0.0.2:$P2) is reachable by address"
+out=$("$MOAT" run --profile strict --read "$HELPER_DIR" --allow-net "127.0.0.2:$P2" -- "$HELPER" tcp 127.0.0.3 "$P3" 2>/dev/null)
+unlike "$out" "^OK" "  and nothing else is"
+
+# --- no fence, no network ------------------------------------------------------
+out=$(MOAT_HOST_LIMIT=netfence=0 "$MOAT" run --mode prefer "${A[@]}" --report "$REPORTS/nf.json" -- \
+	curl -sS -m 5 -o /dev/null -w '%{http_code}' "http://svc.test:$P2/" 2>/dev/null)
+is "$(j "$REPORTS/nf.json" '["properties"]["net.allow"]["status"]')" missing "without the fence (MOAT_HOST_LIMIT=netfence=0) net.allow is missing"
+unlike "$out" "200" "  and the network stays closed: the allowed name is not reached either"
+MOAT_HOST_LIMIT=netfence=0 "$MOAT" run "${A[@]}" -- /bin/true 2>/dev/null
+is $? 125 "  require mode refuses to run"
+done_testing

@@ -53,6 +53,7 @@ enum {
 	F_SECCOMP_NOTIF,
 	F_SECCOMP_TSYNC,
 	F_SECCOMP_LOG,
+	F_NET_FENCE,
 	F_USERNS,
 	F_PROC,
 	F_CGROUP2,
@@ -72,6 +73,7 @@ static const struct {
     [F_SECCOMP_NOTIF] = {"seccomp_user_notif", "  user notification"},
     [F_SECCOMP_TSYNC] = {"seccomp_tsync", "  tsync"},
     [F_SECCOMP_LOG] = {"seccomp_log", "  log"},
+    [F_NET_FENCE] = {"net_fence", "  net allow fence"},
     [F_USERNS] = {"userns", "user namespaces"},
     [F_PROC] = {"proc_mount", "mount /proc"},
     [F_CGROUP2] = {"cgroup_v2", "cgroup v2"},
@@ -452,6 +454,16 @@ static void gather(struct probe *pr)
 			}
 		}
 	}
+
+	/* The fence of net allow (kernel/netfence.h): what the kernel has for
+	 * it; the native backend also needs namespaces and Landlock ABI 4,
+	 * which its net.allow verdict below says. */
+	f = &pr->f[F_NET_FENCE];
+	feature_set(f, F_NET_FENCE, h->net_fence, hint_for(h->net_fence_why, HOST_HINT_NET_FENCE));
+	if (h->net_fence)
+		snprintf(f->detail, sizeof(f->detail), "user notification with ADDFD, pidfd_getfd");
+	else
+		snprintf(f->why, sizeof(f->why), "%s", h->net_fence_why);
 
 	/* user namespaces: the knobs (host_probe) and a real unshare. */
 	f = &pr->f[F_USERNS];

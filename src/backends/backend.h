@@ -308,10 +308,11 @@ void backend_verdict_moat_owned(const struct backend_ctx *ctx, struct backend_pl
 bool backend_verdict_policy_tmp(const struct moat_policy *p, struct moat_verdict *props);
 bool backend_verdict_policy_net_none(const struct moat_policy *p, struct moat_verdict *props);
 
-/* net.allow: missing everywhere until the per-destination enforcement
- * lands; under net allow every backend keeps the network closed. */
+/* net.allow: enforced only by the native backend's fence; under net allow
+ * every other backend keeps the network closed. */
 #define HINT_NET_ALLOW                                                                                                 \
-	"--allow-net keeps the network closed until per-destination rules are enforced; --net all opens it whole"
+	"--backend native enforces --allow-net where the host has its fence (`moat probe`); --net all opens the "      \
+	"network whole"
 void backend_verdict_net_allow(struct moat_verdict *props);
 
 /* ipc.abstract and ipc.unix for a tool under which moat's seccomp program

@@ -24,6 +24,9 @@
 #define HOST_HINT_SECCOMP_NEWER                                                                                        \
 	"a newer kernel (user notification needs Linux 5.0, log 4.14, TSYNC 3.17): Debian: linux-image-amd64; "        \
 	"Ubuntu: the HWE kernel; Fedora: `sudo dnf upgrade kernel`"
+#define HOST_HINT_NET_FENCE                                                                                            \
+	"Linux >= 5.9 with seccomp user notification (Debian 12: linux-image-amd64; Ubuntu: the HWE kernel); as an "   \
+	"unprivileged user, Yama's kernel.yama.ptrace_scope at most 1"
 #define HOST_HINT_USERNS                                                                                               \
 	"Debian: `sudo sysctl -w kernel.unprivileged_userns_clone=1`; Ubuntu 23.10+: `sudo sysctl -w "                 \
 	"kernel.apparmor_restrict_unprivileged_userns=0` or an AppArmor profile for moat with `userns,`; "             \

@@ -381,9 +381,9 @@ static int add_personality_rules(const struct rule_sink *s, struct moat_error *e
 }
 
 /* The network policy the filter is built for.  Net allow gets the filter of
- * net none -- inet sockets refused -- because nothing enforces the
- * allowlist yet; the fence (seccomp user notification, issue 18) lifts this
- * when it lands. */
+ * net none -- inet sockets refused -- for a backend without the fence; the
+ * native backend with the fence asks for the loopback filter instead
+ * (inet sockets can be made; the fence decides each connect). */
 static enum moat_net filter_net(enum moat_net net)
 {
 	return net == MOAT_NET_ALLOW ? MOAT_NET_NONE : net;

@@ -22,10 +22,12 @@ enum moat_net {
 	MOAT_NET_NONE = 0, /* default */
 	MOAT_NET_LOOPBACK,
 	MOAT_NET_ALL,
-	/* Only the destinations of the allowlist (--allow-net, network.allow).
-	 * Until the enforcement lands every backend keeps the network closed
-	 * in this mode, as under none, and reports net.allow missing.  Last,
-	 * so that the others keep their values (the prebuilt seccomp table). */
+	/* Only the destinations of the allowlist (--allow-net, network.allow):
+	 * enforced by the native backend's fence (kernel/netfence.h); every
+	 * other backend, and native without the fence, keeps the network
+	 * closed in this mode, as under none, and reports net.allow missing.
+	 * Last, so that the others keep their values (the prebuilt seccomp
+	 * table). */
 	MOAT_NET_ALLOW,
 };
 

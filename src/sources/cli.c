@@ -356,7 +356,8 @@ static const struct option_def options[] = {
     {"--net", true, opt_net, "MODE", "network: none (default), loopback, all, or allow (what --allow-net gives)"},
     {"--allow-net", true, opt_net_rule, "DEST",
      "allow DEST: host[:port], *.domain, IP or CIDR[:port], [IPv6]:port, localhost:PORT (the host's "
-     "loopback); ports 443 and 80 unless given (repeatable; not yet enforced: the network stays closed)"},
+     "loopback); ports 443 and 80 unless given (repeatable; enforced by the native backend's fence, "
+     "else the network stays closed)"},
     {"--resolve", true, opt_net_rule, "NAME=IP", "pin NAME to IP, as curl's --resolve (repeatable)"},
     {"--unix-sockets", false, opt_flag, NULL,
      "let the command make unix sockets (ipc.unix is then not enforced)"},

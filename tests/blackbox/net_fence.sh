@@ -14,6 +14,7 @@ PY=/usr/bin/python3
 HELPER_DIR=$(dirname "$HELPER")
 cd "$SCRATCH"
 j() { json_get "$@" 2>/dev/null; }
+skip() { TAP_N=$((TAP_N + 1)); echo "ok $TAP_N # SKIP $*"; }
 
 if ! "$MOAT" run --dry-run --mode prefer --allow-net x.test -- /bin/true 2>/dev/null |
 	"$PY" -c 'import json,sys; sys.exit(0 if json.load(sys.stdin)["properties"]["net.allow"]["status"] == "enforced" else 1)'; then
@@ -108,6 +109,29 @@ out=$("$MOAT" run --profile strict --read "$HELPER_DIR" --allow-net "127.0.0.2:$
 is "$out" OK "an address entry (127.0.0.2:$P2) is reachable by address"
 out=$("$MOAT" run --profile strict --read "$HELPER_DIR" --allow-net "127.0.0.2:$P2" -- "$HELPER" tcp 127.0.0.3 "$P3" 2>/dev/null)
 unlike "$out" "^OK" "  and nothing else is"
+
+# --- a real MCP server that fetches, driven by the SDK's client -----------------
+E2E=$ROOT/tests/e2e
+if [ -d "$E2E/node_modules/@modelcontextprotocol/sdk" ] && [ -d "$E2E/node_modules/zod" ]; then
+	E2E_URLS="http://svc.test:$P2/ http://other.test:$P3/ http://127.0.0.3:$P3/" timeout 60 \
+		node "$E2E/client.mjs" fetch --out "$SCRATCH/mcp.json" -- \
+		"$MOAT" run --profile mcp "${A[@]:2}" --report "$REPORTS/mcp.json" -- node "$E2E/fetch-server.mjs" \
+		2>>"$SCRATCH/stderr"
+	res=$("$PY" -c 'import json,sys; print(" | ".join(r["text"].strip() for r in json.load(open(sys.argv[1]))["results"]))' \
+		"$SCRATCH/mcp.json" 2>/dev/null)
+	is "$res" "hello from 127.0.0.2 | ERR ENOTFOUND | ERR ECONNREFUSED" \
+		"an MCP server (SDK) fetching through the fence: the allowed URL works, a name and an address not on the list are refused"
+	is "$(j "$REPORTS/mcp.json" '["properties"]["net.allow"]["status"]')" enforced "  its report: net.allow enforced"
+	E2E_URLS="http://127.0.0.3:$P3/" timeout 60 \
+		node "$E2E/client.mjs" fetch --out "$SCRATCH/mcp-open.json" -- \
+		"$MOAT" run --profile mcp --net all -- node "$E2E/fetch-server.mjs" \
+		2>>"$SCRATCH/stderr"
+	res=$("$PY" -c 'import json,sys; print(" | ".join(r["text"].strip() for r in json.load(open(sys.argv[1]))["results"]))' \
+		"$SCRATCH/mcp-open.json" 2>/dev/null)
+	is "$res" "hello from 127.0.0.3" "  control: with --net all the same server reaches the address the fence refused"
+else
+	skip "tests/e2e/node_modules is not installed (tests/blackbox/e2e_mcp.sh installs it)"
+fi
 
 # --- no fence, no network ------------------------------------------------------
 out=$(MOAT_HOST_LIMIT=netfence=0 "$MOAT" run --mode prefer "${A[@]}" --report "$REPORTS/nf.json" -- \

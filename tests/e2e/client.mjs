@@ -21,6 +21,8 @@
 //   memory      memory server: create entities and observations, read the graph
 //   memory-read read the graph only (a second start sees the stored graph)
 //   report      hostile server: call `report`, then `echo`
+//   fetch       fetch server: call `fetch_url` for each URL of E2E_URLS
+//               (space-separated): {results: [{url, isError, text}]}
 import fs from "node:fs";
 import { getDefaultEnvironment } from "@modelcontextprotocol/sdk/client/stdio.js";
 import { connect, tool, close, watchdog, splitArgs } from "./lib.mjs";
@@ -46,7 +48,13 @@ async function listNames() {
 	return (await client.listTools()).tools.map((t) => t.name).sort();
 }
 
-if (scenario === "init") {
+if (scenario === "fetch") {
+	doc.results = [];
+	for (const url of (E.E2E_URLS || "").split(" ").filter(Boolean)) {
+		const r = await tool(client, "fetch_url", { url });
+		doc.results.push({ url, isError: r.isError, text: r.text });
+	}
+} else if (scenario === "init") {
 	doc.tools = await listNames();
 } else if (scenario === "fs") {
 	const P = E.E2E_PROJ;

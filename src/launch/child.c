@@ -318,6 +318,13 @@ static void landlock_view_rules(const struct child_args *a)
 		if ((rc = landlock_child_add(&np->landlock, what, rights)) < 0)
 			fail(a, 125, -rc, "landlock rule for %s", what);
 	}
+	/* The fenced resolv.conf is a file of the private /run bound over
+	 * /etc/resolv.conf: Landlock skips a hidden mount point on its way
+	 * up, so the rule of /etc's entry does not cover it: it needs its
+	 * own. */
+	if (np->net_fence &&
+	    (rc = landlock_child_add(&np->landlock, "/etc/resolv.conf", np->landlock.read_rights)) < 0 && rc != -ENOENT)
+		fail(a, 125, -rc, "landlock rule for the fenced /etc/resolv.conf");
 }
 
 /* Where a tool is given moat's pipes and its own descriptor

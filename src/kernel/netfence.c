@@ -40,6 +40,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdatomic.h>
 #include <sys/ioctl.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
@@ -274,9 +277,27 @@ struct pending {
 #define DNS_IDLE_NS	(5 * 1000000000LL)
 
 struct dns_client {
-	int fd; /* -1: free */
+	int fd;	      /* -1: free */
+	unsigned gen; /* which connection holds the slot (deferred answers) */
 	size_t len;
 	unsigned char buf[2 + DNS_TCP_MSG_MAX];
+	int64_t deadline;
+};
+
+/* A query waiting for the rules' lookup of its name (at most
+ * DNS_DEFER_NS: resolvers ask again after 5 s, and give up after a few
+ * tries).  client: the TCP client's slot, or -1 for UDP (src, sl). */
+#define NETFENCE_DNS_DEFERRED 32
+#define DNS_DEFER_NS	      (10 * 1000000000LL)
+
+struct dns_deferred {
+	bool used;
+	int client;
+	unsigned client_gen;
+	struct sockaddr_storage src;
+	socklen_t sl;
+	size_t len;
+	unsigned char q[DNS_TCP_MSG_MAX];
 	int64_t deadline;
 };
 
@@ -311,6 +332,7 @@ struct netfence {
 	int64_t last_sweep;
 	struct pending pend[NETFENCE_MAX_PENDING];
 	struct dns_client cli[NETFENCE_DNS_TCP_CLIENTS];
+	struct dns_deferred deferred[NETFENCE_DNS_DEFERRED];
 	struct name_ent names[NETFENCE_NAMES];
 	size_t name_next; /* the oldest entry, replaced when the table is full */
 	struct slot slots[NETFENCE_POLLFDS_MAX];
@@ -517,7 +539,7 @@ static unsigned child_fdflags(pid_t tid, int fd)
 }
 
 /* What a handler decided, beyond an errno answer (<= 0). */
-enum { R_CONTINUE = 1, R_PENDING, R_DROP };
+enum { R_CONTINUE = 1, R_PENDING, R_DROP, R_ANSWERED /* someone else answers */ };
 
 /* The call being decided: the child's socket as a file of ours. */
 struct call {
@@ -625,29 +647,108 @@ static int add_pending(struct netfence *nf, const struct call *c, int *fd, bool 
 }
 
 /* A connect that stays inside the sandbox, made by the supervisor on the
- * child's own socket file (why not CONTINUE: the top of this file).  The
- * supervisor must not block: a blocking socket is made non-blocking for
- * the length of the call (the flag is the file's, so the child's other
- * threads could see it that long) and the child waits as pending. */
+ * child's own socket file (why not CONTINUE: the top of this file).
+ *
+ * The supervisor must never block, and a connect on the child's file can:
+ * O_NONBLOCK is the file's flag, which the child's other threads can flip
+ * between any check of ours and the kernel's read of it, and a loopback
+ * listener with a full backlog drops SYNs, so a blocking connect waits for
+ * the SYN retries (about two minutes) -- with moat's loop, its --timeout
+ * and its signal forwarding stuck behind it.  So a stream connect runs in
+ * a thread of its own, which answers the notification itself: the child
+ * waits exactly as long as the kernel would make it wait (its own
+ * O_NONBLOCK and SO_SNDTIMEO, read by the kernel in that thread's connect),
+ * and the loop goes on.  Datagram connects only set the peer: inline.
+ *
+ * The thread owns everything it touches: a copy of the listener (the
+ * fence may be freed first: its answer then fails with EBADF, harmlessly,
+ * and the child's wait ends with the listener), the socket, the address,
+ * its own response buffer.  All signals are blocked in it, so the
+ * process's signals still reach moat's signalfd; NETFENCE_MAX_LOCAL
+ * bounds how many wait at once (then -EAGAIN, the kernel's word for
+ * "no resources for a connect now"). */
+#define NETFENCE_MAX_LOCAL 64
+
+static atomic_int local_threads;
+
+struct local_connect {
+	int listener, sock;
+	uint64_t id;
+	socklen_t len;
+	struct sockaddr_storage ss;
+	size_t resp_size;
+	unsigned char resp[]; /* struct seccomp_notif_resp, resp_size bytes */
+};
+
+static void *local_connect_thread(void *arg)
+{
+	struct local_connect *lc = arg;
+	struct seccomp_notif_resp resp;
+	int rc;
+
+	do
+		rc = connect(lc->sock, (struct sockaddr *)&lc->ss, lc->len) < 0 ? -errno : 0;
+	while (rc == -EINTR);
+	memset(lc->resp, 0, lc->resp_size);
+	memset(&resp, 0, sizeof(resp));
+	resp.id = lc->id;
+	resp.error = rc;
+	memcpy(lc->resp, &resp, sizeof(resp));
+	/* ENOENT: the caller is gone (killed, or its thread ended). */
+	(void)ioctl(lc->listener, SECCOMP_IOCTL_NOTIF_SEND, lc->resp);
+	close(lc->listener);
+	close(lc->sock);
+	free(lc);
+	atomic_fetch_sub(&local_threads, 1);
+	return NULL;
+}
+
 static int connect_local(struct netfence *nf, struct call *c, const struct sockaddr *sa, socklen_t len)
 {
-	int fl = fcntl(c->sock, F_GETFL), rc, e;
+	struct local_connect *lc;
+	pthread_attr_t attr;
+	pthread_t t;
+	sigset_t all, saved;
+	int rc;
 
-	if (fl < 0)
-		return -errno;
 	nf->st.local++;
-	if ((fl & O_NONBLOCK) || c->type != SOCK_STREAM)
+	if (c->type != SOCK_STREAM && c->type != SOCK_SEQPACKET)
 		return connect(c->sock, sa, len) < 0 ? -errno : 0;
-	if (fcntl(c->sock, F_SETFL, fl | O_NONBLOCK) < 0)
-		return -errno;
-	rc = connect(c->sock, sa, len);
-	e = errno;
-	(void)fcntl(c->sock, F_SETFL, fl);
+	if (atomic_fetch_add(&local_threads, 1) >= NETFENCE_MAX_LOCAL) {
+		atomic_fetch_sub(&local_threads, 1);
+		return -EAGAIN;
+	}
+	lc = moat_xcalloc(1, sizeof(*lc) + nf->resp_size);
+	lc->resp_size = nf->resp_size;
+	lc->id = c->id;
+	lc->len = len;
+	memcpy(&lc->ss, sa, len);
+	lc->listener = fcntl(nf->listener, F_DUPFD_CLOEXEC, 0);
+	if (lc->listener < 0) {
+		rc = -errno;
+		goto fail;
+	}
+	lc->sock = steal_fd(&c->sock);
+	sigfillset(&all);
+	pthread_sigmask(SIG_SETMASK, &all, &saved);
+	rc = pthread_attr_init(&attr);
+	if (rc == 0) {
+		/* A small stack: the thread only connects and answers. */
+		(void)pthread_attr_setstacksize(&attr, 64 * 1024);
+		(void)pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+		rc = pthread_create(&t, &attr, local_connect_thread, lc);
+		pthread_attr_destroy(&attr);
+	}
+	pthread_sigmask(SIG_SETMASK, &saved, NULL);
 	if (rc == 0)
-		return 0;
-	if (e != EINPROGRESS)
-		return -e;
-	return add_pending(nf, c, &c->sock, false, 0);
+		return R_ANSWERED;
+	c->sock = steal_fd(&lc->sock);
+	close(lc->listener);
+	rc = -rc;
+fail:
+	free(lc);
+	atomic_fetch_sub(&local_threads, 1);
+	return rc == -EAGAIN || rc == -ENOMEM ? -EAGAIN : rc;
 }
 
 /* Options the child set on its socket before connect are lost with it
@@ -995,13 +1096,16 @@ static unsigned get16(const unsigned char *p)
 	return (unsigned)p[0] << 8 | p[1];
 }
 
-enum { RC_OK = 0, RC_FORMERR = 1, RC_NXDOMAIN = 3, RC_NOTIMP = 4, RC_REFUSED = 5 };
+enum { RC_OK = 0, RC_FORMERR = 1, RC_SERVFAIL = 2, RC_NXDOMAIN = 3, RC_NOTIMP = 4, RC_REFUSED = 5 };
 
 /* The reply to the query q[0..n) in out (at least 12 + 260 + answers;
  * cap bounds it, setting TC when answers do not fit); 0: no reply (not a
- * query at all).  The query is hostile input: every read is bounded by n,
- * names by 255 bytes, labels by 63, no compression in the question. */
-static size_t dns_reply(struct netfence *nf, const unsigned char *q, size_t n, unsigned char *out, size_t cap)
+ * query at all, or *deferred: the rules are still looking the name up --
+ * ask again after netfence_dns_ready; `expired` answers such a query
+ * SERVFAIL instead).  The query is hostile input: every read is bounded by
+ * n, names by 255 bytes, labels by 63, no compression in the question. */
+static size_t dns_reply(struct netfence *nf, const unsigned char *q, size_t n, unsigned char *out, size_t cap,
+			bool expired, bool *deferred)
 {
 	char name[NETFENCE_NAME_MAX + 1];
 	size_t nlen = 0, off = 12, qend, o;
@@ -1045,6 +1149,7 @@ static size_t dns_reply(struct netfence *nf, const unsigned char *q, size_t n, u
 		off += 1 + l;
 	}
 	name[nlen] = '\0';
+	*deferred = false;
 	qend = off + 1 + 4;
 	if (qend > n || qend - 12 > cap - 12)
 		goto formerr;
@@ -1053,7 +1158,6 @@ static size_t dns_reply(struct netfence *nf, const unsigned char *q, size_t n, u
 	memcpy(out + 12, q + 12, qend - 12);
 	put16(out + 4, 1);
 	o = qend;
-	nf->st.dns_queries++;
 
 	if (qclass != 1) /* IN only */
 		rcode = RC_REFUSED;
@@ -1064,7 +1168,13 @@ static size_t dns_reply(struct netfence *nf, const unsigned char *q, size_t n, u
 		bool addr_type = qtype == NETFENCE_QTYPE_A || qtype == NETFENCE_QTYPE_AAAA;
 		int r = nf->rules.resolve(nf->rules.ctx, name, (int)qtype, addr_type ? addrs : NULL,
 					  addr_type ? ARRAY_LEN(addrs) : 0);
-		if (r < 0)
+		if (r == NETFENCE_RESOLVE_PENDING && !expired) {
+			*deferred = true;
+			return 0;
+		}
+		if (r == NETFENCE_RESOLVE_PENDING || r == NETFENCE_RESOLVE_FAILED)
+			rcode = RC_SERVFAIL;
+		else if (r < 0)
 			rcode = RC_NXDOMAIN;
 		for (int i = 0; addr_type && i < r && i < (int)ARRAY_LEN(addrs); i++) {
 			int fam = qtype == NETFENCE_QTYPE_A ? AF_INET : AF_INET6;
@@ -1090,6 +1200,7 @@ static size_t dns_reply(struct netfence *nf, const unsigned char *q, size_t n, u
 			name_remember(nf, &norm, name);
 		}
 	}
+	nf->st.dns_queries++;
 	if (rcode == RC_NXDOMAIN)
 		nf->st.dns_denied++;
 	put16(out + 2, oflags | tc | rcode);
@@ -1100,6 +1211,47 @@ formerr:
 	return 12;
 }
 
+/* Keep a query whose name the rules are still looking up; false when
+ * there is no room (the caller answers SERVFAIL: the resolver may retry). */
+static bool defer_query(struct netfence *nf, const unsigned char *q, size_t n, const struct sockaddr_storage *src,
+			socklen_t sl, int client)
+{
+	struct dns_deferred *d = NULL;
+
+	for (size_t i = 0; i < ARRAY_LEN(nf->deferred) && !d; i++)
+		if (!nf->deferred[i].used)
+			d = &nf->deferred[i];
+	if (!d || n > sizeof(d->q))
+		return false;
+	d->used = true;
+	d->client = client;
+	if (client >= 0) {
+		d->client_gen = nf->cli[client].gen;
+		nf->cli[client].deadline = now_ns() + DNS_DEFER_NS + DNS_IDLE_NS;
+	}
+	if (src)
+		memcpy(&d->src, src, sl);
+	d->sl = sl;
+	memcpy(d->q, q, n);
+	d->len = n;
+	d->deadline = now_ns() + DNS_DEFER_NS;
+	return true;
+}
+
+static void udp_send(struct netfence *nf, const unsigned char *r, size_t m, const struct sockaddr_storage *src,
+		     socklen_t sl)
+{
+	(void)sendto(nf->dns_udp, r, m, MSG_DONTWAIT | MSG_NOSIGNAL, (const struct sockaddr *)src, sl);
+}
+
+/* A reply is small and the socket fresh: it fits its buffer, or the client
+ * is not reading and loses the connection.  r has 2 bytes free in front. */
+static bool tcp_send(struct dns_client *cl, unsigned char *r, size_t m)
+{
+	put16(r, (unsigned)m);
+	return send(cl->fd, r, m + 2, MSG_DONTWAIT | MSG_NOSIGNAL) == (ssize_t)(m + 2);
+}
+
 static void handle_udp(struct netfence *nf)
 {
 	unsigned char q[DNS_UDP_MAX * 3], r[DNS_UDP_MAX];
@@ -1108,12 +1260,15 @@ static void handle_udp(struct netfence *nf)
 	for (int k = 0; k < 32; k++) {
 		struct sockaddr_storage src;
 		socklen_t sl = sizeof(src);
+		bool deferred;
 		ssize_t n = recvfrom(nf->dns_udp, q, sizeof(q), MSG_DONTWAIT, (struct sockaddr *)&src, &sl);
 		if (n < 0)
 			return;
-		size_t m = dns_reply(nf, q, (size_t)n, r, sizeof(r));
+		size_t m = dns_reply(nf, q, (size_t)n, r, sizeof(r), false, &deferred);
+		if (deferred && !defer_query(nf, q, (size_t)n, &src, sl, -1))
+			m = dns_reply(nf, q, (size_t)n, r, sizeof(r), true, &deferred);
 		if (m)
-			(void)sendto(nf->dns_udp, r, m, MSG_DONTWAIT | MSG_NOSIGNAL, (struct sockaddr *)&src, sl);
+			udp_send(nf, r, m, &src, sl);
 	}
 }
 
@@ -1133,6 +1288,7 @@ static void handle_accept(struct netfence *nf)
 			continue;
 		}
 		cl->fd = fd;
+		cl->gen++;
 		cl->len = 0;
 		cl->deadline = now_ns() + DNS_IDLE_NS;
 	}
@@ -1157,19 +1313,59 @@ static void handle_client(struct netfence *nf, struct dns_client *cl)
 		cl->deadline = now_ns() + DNS_IDLE_NS;
 		if (cl->len < 2 || cl->len < 2 + (size_t)get16(cl->buf))
 			continue;
-		size_t m = dns_reply(nf, cl->buf + 2, cl->len - 2, r + 2, sizeof(r) - 2);
+		bool deferred;
+		size_t m = dns_reply(nf, cl->buf + 2, cl->len - 2, r + 2, sizeof(r) - 2, false, &deferred);
+		if (deferred && defer_query(nf, cl->buf + 2, cl->len - 2, NULL, 0, (int)(cl - nf->cli))) {
+			cl->len = 0;
+			continue;
+		}
+		if (deferred)
+			m = dns_reply(nf, cl->buf + 2, cl->len - 2, r + 2, sizeof(r) - 2, true, &deferred);
 		cl->len = 0;
-		if (!m)
-			goto drop;
-		put16(r, (unsigned)m);
-		/* A reply is small and the socket fresh: it fits its buffer, or
-		 * the client is not reading and loses the connection. */
-		if (send(cl->fd, r, m + 2, MSG_DONTWAIT | MSG_NOSIGNAL) != (ssize_t)(m + 2))
+		if (!m || !tcp_send(cl, r, m))
 			goto drop;
 	}
 	return;
 drop:
 	close_fd(&cl->fd);
+}
+
+/* Answer the deferred queries the rules can answer now (all of them when
+ * `expire`: those past their deadline get SERVFAIL). */
+static void answer_deferred(struct netfence *nf, bool expire)
+{
+	unsigned char r[2 + 12 + 260 + NETFENCE_MAX_ANSWERS * 28];
+	int64_t now = expire ? now_ns() : 0;
+
+	for (size_t i = 0; i < ARRAY_LEN(nf->deferred); i++) {
+		struct dns_deferred *d = &nf->deferred[i];
+		bool deferred;
+		size_t m;
+
+		if (!d->used || (expire && d->deadline > now))
+			continue;
+		if (d->client < 0) {
+			m = dns_reply(nf, d->q, d->len, r, DNS_UDP_MAX, expire, &deferred);
+			if (deferred)
+				continue;
+			if (m)
+				udp_send(nf, r, m, &d->src, d->sl);
+		} else {
+			struct dns_client *cl = &nf->cli[d->client];
+			m = dns_reply(nf, d->q, d->len, r + 2, sizeof(r) - 2, expire, &deferred);
+			if (deferred)
+				continue;
+			/* The client may have gone, its slot taken by another. */
+			if (m && cl->fd >= 0 && cl->gen == d->client_gen && !tcp_send(cl, r, m))
+				close_fd(&cl->fd);
+		}
+		d->used = false;
+	}
+}
+
+void netfence_dns_ready(struct netfence *nf)
+{
+	answer_deferred(nf, false);
 }
 
 /* ---- the poll loop ---- */
@@ -1217,6 +1413,9 @@ int netfence_timeout_ms(const struct netfence *nf)
 	for (size_t i = 0; i < ARRAY_LEN(nf->cli); i++)
 		if (nf->cli[i].fd >= 0 && nf->cli[i].deadline < next)
 			next = nf->cli[i].deadline;
+	for (size_t i = 0; i < ARRAY_LEN(nf->deferred); i++)
+		if (nf->deferred[i].used && nf->deferred[i].deadline < next)
+			next = nf->deferred[i].deadline;
 	if (next == INT64_MAX)
 		return -1;
 	if (next <= now)
@@ -1245,6 +1444,7 @@ static void handle_timeouts(struct netfence *nf)
 	for (size_t i = 0; i < ARRAY_LEN(nf->cli); i++)
 		if (nf->cli[i].fd >= 0 && nf->cli[i].deadline <= now)
 			close_fd(&nf->cli[i].fd);
+	answer_deferred(nf, true);
 }
 
 int netfence_handle(struct netfence *nf, const struct pollfd *fds, size_t n, struct moat_error *err)
@@ -1291,24 +1491,4 @@ int netfence_handle(struct netfence *nf, const struct pollfd *fds, size_t n, str
 				pending_drop(&nf->pend[i]);
 	}
 	return nf->listener_gone ? 1 : 0;
-}
-
-int netfence_run(struct netfence *nf, int stop_fd, struct moat_error *err)
-{
-	struct pollfd fds[NETFENCE_POLLFDS_MAX + 1];
-
-	for (;;) {
-		size_t n = netfence_pollfds(nf, fds, NETFENCE_POLLFDS_MAX);
-		if (stop_fd >= 0)
-			fds[n] = (struct pollfd){.fd = stop_fd, .events = POLLIN};
-		if (poll(fds, n + (stop_fd >= 0), netfence_timeout_ms(nf)) < 0 && errno != EINTR)
-			return moat_error_set(err, MOAT_E_SYSTEM, errno, "netfence: poll");
-		if (stop_fd >= 0 && fds[n].revents)
-			return 0;
-		int rc = netfence_handle(nf, fds, n, err);
-		if (rc < 0)
-			return -1;
-		if (rc == 1)
-			return 0;
-	}
 }

@@ -21,8 +21,9 @@
  *   supervisor (moat, outside, in the host's network namespace; never
  *   blocks):  netfence_recv_fds() when the unix socket is readable, then
  *   netfence_new(), then netfence_pollfds() / netfence_timeout_ms() /
- *   poll / netfence_handle() in the caller's poll loop (or netfence_run()
- *   in a thread of its own), netfence_free() at the end.
+ *   poll / netfence_handle() in the caller's poll loop, with
+ *   netfence_dns_ready() whenever the rules' lookups make progress,
+ *   netfence_free() at the end.
  *
  * What the main filter must allow in allow mode.  Filters stack and the
  * strictest answer wins (KILL > ERRNO > USER_NOTIF > ALLOW), so a connect
@@ -130,9 +131,16 @@ struct netfence_addr {
 #define NETFENCE_NAME_MAX    253 /* a DNS name in text, without the final dot */
 #define NETFENCE_DNS_TTL     60	 /* seconds, in every answer */
 
+/* What resolve() may say besides a count of addresses. */
+#define NETFENCE_RESOLVE_DENIED	 (-1) /* not on the list: NXDOMAIN */
+#define NETFENCE_RESOLVE_PENDING (-2) /* being looked up: the query waits (netfence_dns_ready) */
+#define NETFENCE_RESOLVE_FAILED	 (-3) /* the upstream lookup failed: SERVFAIL */
+
 /* The policy, as callbacks.  They run in the supervisor, inside
- * netfence_handle(): they must not block (upstream resolution, when there
- * is one, must answer from what it already has). */
+ * netfence_handle(): they must not block.  A name the rules are still
+ * looking up is NETFENCE_RESOLVE_PENDING: the fence keeps the query (at
+ * most 10 s, then SERVFAIL) and asks again when the owner calls
+ * netfence_dns_ready(). */
 struct netfence_rules {
 	void *ctx;
 	/* A DNS query for `name` (lower case, no final dot, only [a-z0-9_-]
@@ -140,7 +148,8 @@ struct netfence_rules {
 	 * For A and AAAA, fill up to `max` addresses of that family and
 	 * return how many (0: the name is allowed but has none: NODATA).
 	 * For any other qtype, out is NULL and max 0: only the verdict is
-	 * asked, and an allowed name gets NODATA.  -1: denied (NXDOMAIN). */
+	 * asked, and an allowed name gets NODATA.  Or one of the
+	 * NETFENCE_RESOLVE_* codes above. */
 	int (*resolve)(void *ctx, const char *name, int qtype, struct netfence_addr *out, size_t max);
 	/* May the sandbox connect to a:port (TCP)?  name_or_null is the name
 	 * the fenced DNS last handed `a` out for, or NULL.  For a loopback
@@ -186,10 +195,9 @@ int netfence_timeout_ms(const struct netfence *nf) __attribute__((nonnull));
 int netfence_handle(struct netfence *nf, const struct pollfd *fds, size_t n, struct moat_error *err)
     __attribute__((nonnull(1, 4), warn_unused_result));
 
-/* netfence_pollfds/poll/netfence_handle until the fence is done (returns
- * 0) or stop_fd (when >= 0) becomes readable or hangs up (returns 0), or
- * an error (-1).  For a thread of its own. */
-int netfence_run(struct netfence *nf, int stop_fd, struct moat_error *err) __attribute__((nonnull(1, 3)));
+/* The rules' lookups made progress: answer the queries that waited for
+ * them (those still pending wait on).  Never blocks. */
+void netfence_dns_ready(struct netfence *nf) __attribute__((nonnull));
 
 struct netfence_stats {
 	unsigned long forwarded;   /* connects installed from the host namespace */

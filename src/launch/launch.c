@@ -446,15 +446,17 @@ int launch_run(const struct moat_policy *p, const struct moat_plan *plan, long l
 		deadline_ns = moat_now_ns() + (long long)(p->limits.timeout_s * 1e9);
 	/* The names of the allowlist are looked up now, while the command
 	 * sets up: the fence's answers may not wait. */
-	if (fenced)
-		fence_rules_init(&fence_rules, p);
+	if (fenced && fence_rules_init(&fence_rules, p, err) < 0)
+		return -1; /* cleanup_pid kills and reaps the child */
 
 	while (!(child_done && err_eof)) {
-		struct pollfd pfd[4 + NETFENCE_POLLFDS_MAX] = {{.fd = sfd, .events = POLLIN},
-							       {.fd = err_eof ? -1 : errp[0], .events = POLLIN},
-							       {.fd = toolerr[0], .events = POLLIN},
-							       {.fd = fencep[0], .events = POLLIN}};
-		size_t n_fence = fence ? netfence_pollfds(fence, pfd + 4, NETFENCE_POLLFDS_MAX) : 0;
+		struct pollfd pfd[5 + NETFENCE_POLLFDS_MAX] = {
+		    {.fd = sfd, .events = POLLIN},
+		    {.fd = err_eof ? -1 : errp[0], .events = POLLIN},
+		    {.fd = toolerr[0], .events = POLLIN},
+		    {.fd = fencep[0], .events = POLLIN},
+		    {.fd = fenced ? fence_rules_fd(&fence_rules) : -1, .events = POLLIN}};
+		size_t n_fence = fence ? netfence_pollfds(fence, pfd + 5, NETFENCE_POLLFDS_MAX) : 0;
 		int timeout_ms = -1, fence_ms;
 		long long now = moat_now_ns();
 
@@ -498,7 +500,7 @@ int launch_run(const struct moat_policy *p, const struct moat_plan *plan, long l
 		}
 		if (fence && (fence_ms = netfence_timeout_ms(fence)) >= 0 && (timeout_ms < 0 || fence_ms < timeout_ms))
 			timeout_ms = fence_ms;
-		if (poll(pfd, 4 + n_fence, timeout_ms) < 0 && errno != EINTR) {
+		if (poll(pfd, 5 + n_fence, timeout_ms) < 0 && errno != EINTR) {
 			moat_error_set(err, MOAT_E_SYSTEM, errno, "poll");
 			goto fail_fence;
 		}
@@ -506,7 +508,11 @@ int launch_run(const struct moat_policy *p, const struct moat_plan *plan, long l
 			close_end(&toolerr[0]);
 		if (pfd[3].revents && fence_take(&fence, &fence_rules, &fencep[0], err) < 0)
 			goto fail_fence;
-		if (fence && n_fence && (rc = netfence_handle(fence, pfd + 4, n_fence, err)) != 0) {
+		/* The allowlist's names looked up: the queries that waited
+		 * for them are answered. */
+		if (pfd[4].revents && fence_rules_collect(&fence_rules) && fence)
+			netfence_dns_ready(fence);
+		if (fence && n_fence && (rc = netfence_handle(fence, pfd + 5, n_fence, err)) != 0) {
 			if (rc < 0)
 				goto fail_fence;
 			fence_end(&fence, r);

@@ -6,8 +6,10 @@
  *               address on another port Q, 127.0.0.3:P denied), a UDP
  *               listener on 127.0.0.2:U; it counts what reaches them and
  *               prints the TAP lines the sandbox reports;
- *   supervisor  receives the fence's fds and runs netfence_run with the
- *               rules below, in the host's network namespace;
+ *   supervisor  receives the fence's fds and serves them in a poll loop
+ *               with the rules below, in the host's network namespace;
+ *               "slow.test" is looked up slowly (300 ms): its queries
+ *               wait, the others do not;
  *   sandbox     a new user, network and mount namespace (only lo), with a
  *               resolv.conf naming 127.0.0.1: first the control (the same
  *               clients without the fence reach nothing of the host), then
@@ -59,6 +61,17 @@
 #define LATENCY_N 1000
 
 static uint16_t port_p, port_q, port_u;
+/* slow.test: asked (CLOCK_MONOTONIC ns) and answered yet. */
+static int64_t slow_asked_ns;
+static bool slow_ready;
+#define SLOW_NS (300 * 1000000LL)
+
+static int64_t mono_ns(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000000000LL + ts.tv_nsec;
+}
 
 /* ---- the rules the supervisor runs ---- */
 
@@ -74,8 +87,16 @@ static int t_resolve(void *ctx, const char *name, int qtype, struct netfence_add
 	uint32_t addr;
 
 	(void)ctx;
+	bool slow_name = strcmp(name, "slow.test") == 0 || strcmp(name, "slowtcp.test") == 0;
+	if (slow_name && qtype == NETFENCE_QTYPE_A && !slow_ready) {
+		if (!slow_asked_ns)
+			slow_asked_ns = mono_ns();
+		return NETFENCE_RESOLVE_PENDING;
+	}
 	if (strcmp(name, "allowed.test") == 0)
 		addr = 0x7f000002;
+	else if (slow_name)
+		addr = 0x7f000005;
 	else if (strcmp(name, "closed.test") == 0)
 		addr = 0x7f000004; /* allowed, and nothing listens there */
 	else
@@ -395,6 +416,41 @@ static void dns_checks(void)
 	n = dns_query(q, 16, "closed.test", 1);
 	got = dns_ask(false, q, n, r, sizeof(r));
 	check(got > 0 && first_a(r, got, n) == 0x7f000004, "closed.test resolves (127.0.0.4), the server lives on");
+
+	/* A name the rules are still looking up: its query waits (over UDP
+	 * and TCP), and the others are answered meanwhile. */
+	{
+		struct sockaddr_in ns = sin_of(0x7f000001, 53);
+		cleanup_close int slow = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+		unsigned char sq[300], sr[600];
+		size_t sn = dns_query(sq, 17, "slow.test", 1);
+		struct pollfd sp = {.fd = slow, .events = POLLIN};
+		struct timespec t0, t1;
+		clock_gettime(CLOCK_MONOTONIC, &t0);
+		bool sent = slow >= 0 && sendto(slow, sq, sn, 0, (struct sockaddr *)&ns, sizeof(ns)) == (ssize_t)sn;
+		/* The same over TCP, on a connection of its own. */
+		cleanup_close int slowt = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+		unsigned char tq[302], tr[600];
+		size_t tn = dns_query(tq + 2, 19, "slowtcp.test", 1);
+		tq[0] = (unsigned char)(tn >> 8), tq[1] = (unsigned char)tn;
+		bool tsent = slowt >= 0 && connect(slowt, (struct sockaddr *)&ns, sizeof(ns)) == 0 &&
+			     send(slowt, tq, tn + 2, MSG_NOSIGNAL) == (ssize_t)(tn + 2);
+		n = dns_query(q, 18, "allowed.test", 1);
+		clock_gettime(CLOCK_MONOTONIC, &t1);
+		got = dns_ask(true, q, n, r, sizeof(r));
+		double fast = us_since(&t1);
+		check(got > 0 && first_a(r, got, n) == 0x7f000002 && fast < 150e3,
+		      "while slow.test is being looked up, allowed.test is answered at once over TCP (%.1f ms)",
+		      fast / 1e3);
+		ssize_t sg = sent && poll(&sp, 1, 3000) == 1 ? recv(slow, sr, sizeof(sr), 0) : -1;
+		double waited = us_since(&t0);
+		check(sg > 0 && rcode(sr) == 0 && first_a(sr, sg, sn) == 0x7f000005 && waited >= 250e3,
+		      "the UDP query for slow.test waited for its lookup (%.0f ms) and got its answer", waited / 1e3);
+		struct pollfd tp = {.fd = slowt, .events = POLLIN};
+		ssize_t tg = tsent && poll(&tp, 1, 3000) == 1 ? recv(slowt, tr, sizeof(tr), 0) : -1;
+		check(tg > 2 && rcode(tr + 2) == 0 && first_a(tr + 2, tg - 2, tn) == 0x7f000005,
+		      "and the TCP query for slowtcp.test, asked at the same time, got its answer too");
+	}
 }
 
 static void connect_checks(void)
@@ -543,6 +599,128 @@ static void connect_checks(void)
 	}
 }
 
+/* ---- a command that tries to stall the supervisor ----
+ *
+ * O_NONBLOCK belongs to the socket's file, which the command shares with
+ * the supervisor's copy (pidfd_getfd).  Attackers connect non-blocking
+ * sockets to a sandbox-local listener whose accept queue is full (its SYNs
+ * are dropped, so a blocking connect waits for the retries, about two
+ * minutes), while a flipper thread clears and sets O_NONBLOCK on them: a
+ * supervisor that connects the command's socket on its own loop would
+ * block there, and with it every other answer.  Meanwhile a prober asks
+ * the fenced DNS every 20 ms: each answer must come fast. */
+#define STALL_ATTACKERS 32
+static pthread_mutex_t stall_lock = PTHREAD_MUTEX_INITIALIZER;
+static int stall_fds[STALL_ATTACKERS];
+static volatile int stall_stop;
+static uint16_t stall_port;
+static unsigned long stall_tries;
+
+static void *stall_attacker(void *arg)
+{
+	int k = (int)(intptr_t)arg;
+	struct sockaddr_in a = sin_of(0x7f000001, stall_port);
+
+	while (!stall_stop) {
+		int fd = socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+		if (fd < 0)
+			break;
+		pthread_mutex_lock(&stall_lock);
+		stall_fds[k] = fd;
+		pthread_mutex_unlock(&stall_lock);
+		/* May block for good when the flag was cleared in time: then
+		 * this thread is done, and the supervisor must not be. */
+		(void)connect(fd, (struct sockaddr *)&a, sizeof(a));
+		__atomic_add_fetch(&stall_tries, 1, __ATOMIC_RELAXED);
+		pthread_mutex_lock(&stall_lock);
+		stall_fds[k] = -1;
+		close(fd);
+		pthread_mutex_unlock(&stall_lock);
+	}
+	return NULL;
+}
+
+/* Mostly non-blocking, so that most tries return at once and the next
+ * begins; blocking for an instant now and then, which is the window. */
+static void *stall_flipper(void *arg)
+{
+	(void)arg;
+	while (!stall_stop) {
+		pthread_mutex_lock(&stall_lock);
+		for (int k = 0; k < STALL_ATTACKERS; k++)
+			if (stall_fds[k] >= 0)
+				(void)fcntl(stall_fds[k], F_SETFL, 0);
+		for (int k = 0; k < STALL_ATTACKERS; k++)
+			if (stall_fds[k] >= 0)
+				(void)fcntl(stall_fds[k], F_SETFL, O_NONBLOCK);
+		pthread_mutex_unlock(&stall_lock);
+		for (volatile int spin = 0; spin < 2000; spin++) {
+		}
+	}
+	return NULL;
+}
+
+static void stall_checks(void)
+{
+	cleanup_close int ls = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	cleanup_close int probe = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+	struct sockaddr_in me = sin_of(0x7f000001, 0);
+	socklen_t ml = sizeof(me);
+	pthread_t att[STALL_ATTACKERS], flip;
+	double worst = 0;
+	int filler = -1, answered = 0, asked = 0;
+
+	/* Backlog 0: one connection fills the accept queue. */
+	if (ls < 0 || probe < 0 || bind(ls, (struct sockaddr *)&me, sizeof(me)) < 0 ||
+	    getsockname(ls, (struct sockaddr *)&me, &ml) < 0 || listen(ls, 0) < 0) {
+		check(0, "a sandbox-local listener for the stall attack: %s", strerror(errno));
+		return;
+	}
+	stall_port = ntohs(me.sin_port);
+	for (int k = 0; k < STALL_ATTACKERS; k++)
+		stall_fds[k] = -1;
+	filler = tcp_connect(0x7f000001, stall_port, false);
+	check(filler >= 0, "the listener's accept queue is filled by one connection: %s",
+	      strerror(filler < 0 ? -filler : 0));
+	for (int k = 0; k < STALL_ATTACKERS; k++)
+		pthread_create(&att[k], NULL, stall_attacker, (void *)(intptr_t)k);
+	pthread_create(&flip, NULL, stall_flipper, NULL);
+	struct timespec t0;
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	while (us_since(&t0) < 1.5e6) {
+		unsigned char q[300], r[600];
+		struct timespec t1;
+		size_t n = dns_query(q, (uint16_t)(100 + asked), "allowed.test", 1);
+		clock_gettime(CLOCK_MONOTONIC, &t1);
+		asked++;
+		/* sendto, not connect: a connect would itself wait for the
+		 * supervisor. */
+		struct sockaddr_in ns = sin_of(0x7f000001, 53);
+		struct pollfd pu = {.fd = probe, .events = POLLIN};
+		if (sendto(probe, q, n, 0, (struct sockaddr *)&ns, sizeof(ns)) == (ssize_t)n &&
+		    poll(&pu, 1, 2000) == 1 && recv(probe, r, sizeof(r), 0) > 0)
+			answered++;
+		double us = us_since(&t1);
+		if (us > worst)
+			worst = us;
+		usleep(20000);
+	}
+	stall_stop = 1;
+	pthread_join(flip, NULL);
+	/* Attackers stuck in a connect stay so (detached): the supervisor
+	 * answers them when their SYN retries end, or fails them when it is
+	 * killed at the end. */
+	for (int k = 0; k < STALL_ATTACKERS; k++)
+		pthread_detach(att[k]);
+	report(REC_COMMENT, 1, "stall attack: %lu connects with O_NONBLOCK flipped under them", stall_tries);
+	check(answered == asked && worst < 1e6,
+	      "the supervisor kept answering while the command flipped O_NONBLOCK under its connects to a full "
+	      "listener (%d of %d DNS answers, the slowest %.0f ms)",
+	      answered, asked, worst / 1e3);
+	if (filler >= 0)
+		close(filler);
+}
+
 static void latency(void)
 {
 	static double t[LATENCY_N];
@@ -620,6 +798,7 @@ static _Noreturn void sandbox(int sp, int ctl, uid_t uid, gid_t gid, const char 
 	check(e == ECONNREFUSED, "127.0.0.2:%u before the DNS handed it out is refused: %s", port_p, strerror(e));
 	dns_checks();
 	connect_checks();
+	stall_checks();
 	latency();
 
 	/* Fail closed: the supervisor dies. */
@@ -649,9 +828,28 @@ static _Noreturn void supervisor(int sp)
 	struct netfence *nf = netfence_new(l, u, t, &rules, &err);
 	if (!nf)
 		_exit(4);
-	int rc = netfence_run(nf, -1, &err);
-	netfence_free(nf);
-	_exit(rc < 0 ? 5 : 0);
+	for (;;) {
+		struct pollfd fds[NETFENCE_POLLFDS_MAX];
+		size_t n = netfence_pollfds(nf, fds, NETFENCE_POLLFDS_MAX);
+		int timeout = netfence_timeout_ms(nf), rc;
+		if (slow_asked_ns && !slow_ready) {
+			int left = (int)((slow_asked_ns + SLOW_NS - mono_ns()) / 1000000) + 1;
+			if (timeout < 0 || left < timeout)
+				timeout = left < 0 ? 0 : left;
+		}
+		if (poll(fds, n, timeout) < 0 && errno != EINTR)
+			_exit(5);
+		rc = netfence_handle(nf, fds, n, &err);
+		if (rc != 0) {
+			netfence_free(nf);
+			_exit(rc < 0 ? 5 : 0);
+		}
+		/* The slow lookup ends: its queries are answered now. */
+		if (slow_asked_ns && !slow_ready && mono_ns() >= slow_asked_ns + SLOW_NS) {
+			slow_ready = true;
+			netfence_dns_ready(nf);
+		}
+	}
 }
 
 /* ---- main: the host side ---- */

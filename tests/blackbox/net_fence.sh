@@ -8,52 +8,13 @@
 # Runs as root and as uid 65534.
 set -u
 . "$(dirname "$0")/../lib/tap.sh"
-scratch
-unset MOAT_HOST_LIMIT
-PY=/usr/bin/python3
-HELPER_DIR=$(dirname "$HELPER")
-cd "$SCRATCH"
+. "$(dirname "$0")/../lib/netservers.sh"
+net_setup
 j() { json_get "$@" 2>/dev/null; }
-skip() { TAP_N=$((TAP_N + 1)); echo "ok $TAP_N # SKIP $*"; }
 
-if ! "$MOAT" run --dry-run --mode prefer --allow-net x.test -- /bin/true 2>/dev/null |
-	"$PY" -c 'import json,sys; sys.exit(0 if json.load(sys.stdin)["properties"]["net.allow"]["status"] == "enforced" else 1)'; then
-	skip_feature netfence "the native backend has no fence on this host (moat probe says why)"
-	done_testing
-	exit 0
-fi
-
-# --- the servers: HTTP on 127.0.0.2 and 127.0.0.3, a UDP counter on 127.0.0.2 -
-"$PY" - "$SCRATCH" <<'PY' &
-import http.server, socket, socketserver, sys, threading, time
-d = sys.argv[1]
-class H(http.server.BaseHTTPRequestHandler):
-    def do_GET(self):
-        body = ("hello from %s\n" % self.server.server_address[0]).encode()
-        self.send_response(200); self.send_header("Content-Length", str(len(body))); self.end_headers()
-        self.wfile.write(body)
-    def log_message(self, *a): pass
-class S(socketserver.ThreadingMixIn, http.server.HTTPServer):
-    daemon_threads = True
-servers = []
-for ip in ("127.0.0.2", "127.0.0.3"):
-    s = S((ip, 0), H); servers.append(s)
-    threading.Thread(target=s.serve_forever, daemon=True).start()
-u = socket.socket(socket.AF_INET, socket.SOCK_DGRAM); u.bind(("127.0.0.2", 0)); u.settimeout(0.2)
-open(d + "/ports.tmp", "w").write("%d %d %d\n" % (servers[0].server_address[1], servers[1].server_address[1], u.getsockname()[1]))
-import os; os.rename(d + "/ports.tmp", d + "/ports")
-n = 0
-end = time.time() + 300
-while time.time() < end and os.path.exists(d + "/ports"):
-    try:
-        u.recv(100); n += 1; open(d + "/udp", "w").write(str(n))
-    except socket.timeout:
-        pass
-PY
-spid=$!
-trap 'rm -f "$SCRATCH/ports"; kill "$spid" 2>/dev/null; rm -rf "$SCRATCH" "$REPORTS"' EXIT
-for _ in $(seq 200); do [ -s "$SCRATCH/ports" ] && break; sleep 0.05; done
-read -r P2 P3 PU <"$SCRATCH/ports"
+# --- the servers (tests/lib/netservers.py): HTTP on 127.0.0.2 and 127.0.0.3,
+# a UDP counter on 127.0.0.2 ----------------------------------------------------
+start_netservers
 "$HELPER" tcp 127.0.0.2 "$P2" >"$SCRATCH/c2" 2>&1
 "$HELPER" tcp 127.0.0.3 "$P3" >"$SCRATCH/c3" 2>&1
 is "$(cat "$SCRATCH/c2")/$(cat "$SCRATCH/c3")" "OK/OK" "control: both host servers answer without moat"
@@ -93,10 +54,10 @@ run -- curl -sS -m 10 -o /dev/null "http://svc.test:$P3/"
 is $? 7 "  and the allowed name on another port: curl cannot connect (exit 7)"
 out=$(run -- "$HELPER" udp 127.0.0.2 "$PU")
 sleep 0.5
-is "$(cat "$SCRATCH/udp" 2>/dev/null || echo 0)" 0 "UDP to a host listener does not arrive (the namespace has only lo)"
+is "$(udp_count)" 0 "UDP to a host listener does not arrive (the namespace has only lo)"
 open_run -- "$HELPER" udp 127.0.0.2 "$PU" >/dev/null
 sleep 0.5
-is "$(cat "$SCRATCH/udp" 2>/dev/null || echo 0)" 1 "  control: with --net all it does"
+is "$(udp_count)" 1 "  control: with --net all it does"
 
 # --- the report counts what the fence did ----------------------------------------
 run --report "$REPORTS/counts.json" -- sh -c "curl -sS -m 10 -o /dev/null http://svc.test:$P2/; curl -sS -m 5 -o /dev/null http://other.test:$P3/; $HELPER tcp 127.0.0.3 $P3" >/dev/null

@@ -3,6 +3,7 @@
  * one-line result on stdout: "OK ..." when it worked, "ERR <errno-name>"
  * when the kernel refused.  Built static and without sanitizers. */
 #include <errno.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <fcntl.h>
 #include <linux/sched.h>
@@ -23,8 +24,10 @@
 #include <sys/un.h>
 #include <sys/wait.h>
 #include <netinet/in.h>
+#include <poll.h>
 #include <arpa/inet.h>
 #include <dirent.h>
+#include <netdb.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -203,6 +206,197 @@ static int cmd_unix(const char *path, int abstract)
 	 * SIGPIPE, and the send's result does not matter). */
 	(void)send(s, "unix-probe\n", 11, MSG_NOSIGNAL);
 	return result(0);
+}
+
+/* ---- connects the fence must answer as the kernel would, or refuse
+ * (kernel/netfence.h; tests/blackbox/net_clients.sh).  The servers are
+ * HTTP (tests/lib/netservers.py).  Each mode prints one result line on
+ * stdout: "OK" (it reached the server: a request got an HTTP answer),
+ * "ERR <errno-name>" (the step that matters failed), or "SETUP ..." (a
+ * step before it went wrong, so the mode proves nothing).  What happened
+ * on the way goes to stderr.  HOST: a name or an IPv4 address. ---- */
+
+/* HOST is a name (looked up with getaddrinfo, through the fenced DNS under
+ * the fence: a connect to an address the fence handed out for an allowed
+ * name is what the allowlist allows) or an IPv4 address.  The helper is
+ * static: the lookup loads the NSS modules of the glibc it was built with
+ * at run time, the host's own. */
+static int sin_of(struct sockaddr_in *a, const char *host, const char *port)
+{
+	struct addrinfo hints = {.ai_family = AF_INET, .ai_socktype = SOCK_STREAM}, *ai = NULL;
+	int rc = getaddrinfo(host, port, &hints, &ai);
+
+	if (rc) {
+		printf("SETUP resolve %s: %s\n", host, gai_strerror(rc));
+		return -1;
+	}
+	memcpy(a, ai->ai_addr, sizeof(*a));
+	freeaddrinfo(ai);
+	return 0;
+}
+
+static const char *errname(int e)
+{
+	return strerrorname_np(e) ? strerrorname_np(e) : "?";
+}
+
+/* Wait up to 5 s for fd to be writable (a connect in progress), then its
+ * SO_ERROR; -1 on timeout. */
+static int connect_result(int fd)
+{
+	struct pollfd p = {.fd = fd, .events = POLLOUT};
+	int e = 0;
+	socklen_t l = sizeof(e);
+
+	if (poll(&p, 1, 5000) != 1)
+		return -1;
+	if (getsockopt(fd, SOL_SOCKET, SO_ERROR, &e, &l) < 0)
+		return errno;
+	return e;
+}
+
+/* The answer to a request sent already: 0 when it begins "HTTP/1.". */
+static int http_reply(int fd)
+{
+	char buf[64];
+	size_t have = 0;
+	struct pollfd p = {.fd = fd, .events = POLLIN};
+
+	while (have < 7 && poll(&p, 1, 5000) == 1) {
+		ssize_t n = recv(fd, buf + have, sizeof(buf) - 1 - have, 0);
+		if (n <= 0)
+			break;
+		have += (size_t)n;
+	}
+	return have >= 7 && !memcmp(buf, "HTTP/1.", 7) ? 0 : -1;
+}
+
+static const char http_get[] = "GET / HTTP/1.0\r\n\r\n";
+
+static int http_exchange(int fd)
+{
+	if (send(fd, http_get, sizeof(http_get) - 1, MSG_NOSIGNAL) != (ssize_t)(sizeof(http_get) - 1))
+		return -1;
+	return http_reply(fd);
+}
+
+/* The end of every mode: connect()'s (or send's) rc and errno for the step
+ * that matters; when it worked, an HTTP exchange on fd (or only its answer,
+ * when the request is `sent` already) says "OK". */
+static int reached(int fd, int rc, int e, bool sent)
+{
+	if (rc < 0) {
+		printf("ERR %s\n", errname(e));
+		return 1;
+	}
+	if ((sent ? http_reply(fd) : http_exchange(fd)) < 0) {
+		printf("NOREPLY\n");
+		return 1;
+	}
+	printf("OK\n");
+	return 0;
+}
+
+/* tcpnb HOST PORT: non-blocking connect: EINPROGRESS, poll, SO_ERROR 0,
+ * then a request and its answer.  "OK-SYNC" when connect returned 0 at
+ * once (the fence, like the kernel, says EINPROGRESS). */
+static int cmd_tcpnb(const char *host, const char *port)
+{
+	struct sockaddr_in a;
+	int s = socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK, 0), e;
+
+	if (s < 0)
+		return result(-1);
+	if (sin_of(&a, host, port) < 0)
+		return 3;
+	if (connect(s, (struct sockaddr *)&a, sizeof(a)) == 0) {
+		printf("OK-SYNC\n");
+		return 1;
+	}
+	if (errno != EINPROGRESS)
+		return reached(s, -1, errno, false);
+	e = connect_result(s);
+	if (e < 0) {
+		printf("TIMEOUT\n");
+		return 1;
+	}
+	return reached(s, e ? -1 : 0, e, false);
+}
+
+/* tfo HOST PORT [FIRST_HOST FIRST_PORT]: sendto(MSG_FASTOPEN) to HOST:PORT
+ * on a blocking socket, which connects it and sends the request.  With
+ * FIRST_*: a non-blocking connect to FIRST (allowed, nothing listening)
+ * must fail first (ECONNREFUSED); under the fence that leaves an
+ * unconnected socket of the HOST's namespace on the descriptor (the
+ * pitfall netfence.h names), and the fast-open send is made on it. */
+static int cmd_tfo(const char *host, const char *port, const char *fhost, const char *fport)
+{
+	struct sockaddr_in a, f;
+	int s = socket(AF_INET, SOCK_STREAM, 0), e, fl, i;
+	ssize_t n = -1;
+
+	if (s < 0)
+		return result(-1);
+	if (sin_of(&a, host, port) < 0 || (fhost && sin_of(&f, fhost, fport) < 0))
+		return 3;
+	if (fhost) {
+		if ((fl = fcntl(s, F_GETFL)) < 0 || fcntl(s, F_SETFL, fl | O_NONBLOCK) < 0)
+			return result(-1);
+		e = connect(s, (struct sockaddr *)&f, sizeof(f)) == 0 ? 0 : errno;
+		if (e == EINPROGRESS)
+			e = connect_result(s);
+		if (e != ECONNREFUSED) {
+			printf("SETUP first connect: %s\n", e > 0 ? errname(e) : e < 0 ? "timeout" : "connected");
+			return 3;
+		}
+		if (fcntl(s, F_SETFL, fl) < 0)
+			return result(-1);
+	}
+	/* After a failed connect whose error SO_ERROR collected, Linux answers
+	 * the next connect on that socket ECONNABORTED and makes it
+	 * unconnected: a second try connects. */
+	for (i = 0; i < 2 && n < 0; i++) {
+		n = sendto(s, http_get, sizeof(http_get) - 1, MSG_FASTOPEN | MSG_NOSIGNAL, (struct sockaddr *)&a,
+			   sizeof(a));
+		e = n < 0 ? errno : 0;
+		if (n < 0)
+			fprintf(stderr, "tfo: sendto MSG_FASTOPEN, try %d: %s\n", i + 1, errname(e));
+		if (e != ECONNABORTED)
+			break;
+	}
+	return reached(s, n < 0 ? -1 : 0, e, true);
+}
+
+/* Connect a socket to HOST (this must work), then try DHOST:
+ *   unspec HOST PORT DHOST DPORT: disconnect with AF_UNSPEC, then connect
+ *     the same socket to DHOST.  Without the fence that reaches DHOST;
+ *     under it the AF_UNSPEC is refused and the socket stays connected
+ *     where it was.
+ *   dup HOST PORT DHOST DPORT: the socket was dup'd before the connect;
+ *     connect the copy to DHOST.  Without the fence both numbers are one
+ *     socket (EISCONN); under it the original is now moat's host socket
+ *     and the copy still the sandbox's, which must not reach DHOST
+ *     either. */
+static int cmd_second(bool dup_first, const char *host, const char *port, const char *dhost, const char *dport)
+{
+	struct sockaddr_in a, d;
+	struct sockaddr un = {.sa_family = AF_UNSPEC};
+	int s = socket(AF_INET, SOCK_STREAM, 0), t, rc;
+
+	if (s < 0 || (t = dup_first ? dup(s) : s) < 0)
+		return result(-1);
+	if (sin_of(&a, host, port) < 0 || sin_of(&d, dhost, dport) < 0)
+		return 3;
+	if (connect(s, (struct sockaddr *)&a, sizeof(a)) < 0) {
+		printf("SETUP connect %s:%s: %s\n", host, port, errname(errno));
+		return 3;
+	}
+	if (!dup_first) {
+		rc = connect(s, &un, sizeof(un));
+		fprintf(stderr, "unspec: connect AF_UNSPEC: %s\n", rc < 0 ? errname(errno) : "disconnected");
+	}
+	rc = connect(t, (struct sockaddr *)&d, sizeof(d));
+	return reached(t, rc, errno, false);
 }
 
 /* A fork chain: every `interval_us` a member forks its successor and
@@ -696,6 +890,14 @@ int main(int argc, char **argv)
 		return cmd_inet(SOCK_STREAM, argv[2], argv[3]);
 	if (!strcmp(c, "udp") && argc > 3)
 		return cmd_inet(SOCK_DGRAM, argv[2], argv[3]);
+	if (!strcmp(c, "tcpnb") && argc > 3)
+		return cmd_tcpnb(argv[2], argv[3]);
+	if (!strcmp(c, "tfo") && argc > 3)
+		return cmd_tfo(argv[2], argv[3], argc > 5 ? argv[4] : NULL, argc > 5 ? argv[5] : NULL);
+	if (!strcmp(c, "unspec") && argc > 5)
+		return cmd_second(false, argv[2], argv[3], argv[4], argv[5]);
+	if (!strcmp(c, "dup") && argc > 5)
+		return cmd_second(true, argv[2], argv[3], argv[4], argv[5]);
 	if (!strcmp(c, "unix") && argc > 2)
 		return cmd_unix(argv[2], 0);
 	if (!strcmp(c, "abstract") && argc > 2)

@@ -104,7 +104,7 @@ int moat_run_main(int argc, char **argv)
 	struct moat_run_options opts;
 	struct moat_host host;
 	struct moat_plan plan;
-	struct moat_launch_result result;
+	struct moat_launch_result result = {0};
 	struct moat_error err = {0};
 	struct moat_server_meta meta = {0};
 	struct moat_guard guard = {.pid = -1, .fd = -1};
@@ -141,6 +141,10 @@ int moat_run_main(int argc, char **argv)
 	/* A dry run writes to stdout and runs nothing: neither destination
 	 * is checked or touched. */
 	if (opts.report_fd >= 0 && !opts.dry_run && report_dest_use_fd(&dest, opts.report_fd, &policy, &err) < 0) {
+		code = moat_error_print(&err);
+		goto out;
+	}
+	if (opts.events_fd >= 0 && !opts.dry_run && report_fd_check(opts.events_fd, "--events-fd", &policy, &err) < 0) {
 		code = moat_error_print(&err);
 		goto out;
 	}
@@ -202,10 +206,11 @@ int moat_run_main(int argc, char **argv)
 	 * run; then the tree's cgroup and the run (launch_run). */
 	if (guard_start(&guard, &plan, &err) < 0 ||
 	    (plan.status != MOAT_STATUS_OFF && fs_placeholders_make(&plan.fs, guard_placeholder_made, &guard, &err) < 0) ||
-	    launch_run(&policy, &plan, start_ns, guard.pid, &result, &err) < 0) {
+	    launch_run(&policy, &plan, start_ns, opts.events_fd, guard.pid, &result, &err) < 0) {
 		/* The sandbox could not be created: still say so in the report,
 		 * so an embedder sees an error, not a missing file. */
 		code = moat_error_print(&err);
+		launch_result_free(&result);
 		memset(&result, 0, sizeof(result));
 		result.exit_code = code;
 		snprintf(result.failure, sizeof(result.failure), "%s", err.message);
@@ -238,6 +243,7 @@ write_report:
 	}
 out:
 	json_decref(report);
+	launch_result_free(&result);
 	if (have_plan) {
 		host_cleanup(&plan, getpid(), false);
 		guard_done(&guard);

@@ -942,6 +942,17 @@ static int inet_addr_of(const struct sockaddr_storage *ss, size_t len, struct ne
 	return 0;
 }
 
+/* Tell the rules what was decided for a connect (their log, their
+ * events): the address, port and the name it was handed out for. */
+static void connect_event(struct netfence *nf, enum netfence_event_kind kind, const struct netfence_addr *a,
+			  uint16_t port, bool tcp, const char *name)
+{
+	struct netfence_event ev = {.kind = kind, .addr = a, .port = port, .udp = !tcp, .name = name};
+
+	if (nf->rules.event)
+		nf->rules.event(nf->rules.ctx, &ev);
+}
+
 static int decide_connect(struct netfence *nf, struct call *c, const struct seccomp_data *d)
 {
 	struct sockaddr_storage ss;
@@ -985,28 +996,40 @@ static int decide_connect(struct netfence *nf, struct call *c, const struct secc
 	bool loop = netfence_addr_is_loopback(&a);
 	bool tcp = c->type == SOCK_STREAM && c->protocol == IPPROTO_TCP;
 
+	const char *name = name_for(nf, &a);
+
 	if (c->foreign) {
 		if (!tcp)
 			return -EAFNOSUPPORT; /* the fence installs only TCP sockets */
 		if ((rc = foreign_state(c->sock)) != 0)
 			return rc;
-		if (!nf->rules.connect_ok(nf->rules.ctx, &a, port, name_for(nf, &a))) {
+		if (!nf->rules.connect_ok(nf->rules.ctx, &a, port, name)) {
 			nf->st.refused++;
+			connect_event(nf, NETFENCE_EV_REFUSED, &a, port, tcp, name);
 			return -ECONNREFUSED; /* not even to its own lo: that socket is not there */
 		}
+		connect_event(nf, NETFENCE_EV_ALLOWED, &a, port, tcp, name);
 		return connect_forward(nf, c, (struct sockaddr *)&ss, (socklen_t)len);
 	}
 	if (!tcp) {
 		if (loop)
 			return connect_local(nf, c, (struct sockaddr *)&ss, (socklen_t)len);
 		nf->st.refused++;
+		connect_event(nf, NETFENCE_EV_REFUSED, &a, port, tcp, name);
 		return -ENETUNREACH;
 	}
-	if (nf->rules.connect_ok(nf->rules.ctx, &a, port, name_for(nf, &a)))
+	if (nf->rules.connect_ok(nf->rules.ctx, &a, port, name)) {
+		connect_event(nf, NETFENCE_EV_ALLOWED, &a, port, tcp, name);
 		return connect_forward(nf, c, (struct sockaddr *)&ss, (socklen_t)len);
-	if (loop)
+	}
+	if (loop) {
+		/* Not the host's loopback: the sandbox's own, where a service of
+		 * the host (a database, a model server) is not. */
+		connect_event(nf, NETFENCE_EV_LOCAL, &a, port, tcp, name);
 		return connect_local(nf, c, (struct sockaddr *)&ss, (socklen_t)len);
+	}
 	nf->st.refused++;
+	connect_event(nf, NETFENCE_EV_REFUSED, &a, port, tcp, name);
 	return -ECONNREFUSED;
 }
 
@@ -1108,6 +1131,8 @@ static size_t dns_reply(struct netfence *nf, const unsigned char *q, size_t n, u
 			bool expired, bool *deferred)
 {
 	char name[NETFENCE_NAME_MAX + 1];
+	struct netfence_addr answer_addrs[NETFENCE_MAX_ANSWERS];
+	size_t n_answer_addrs = 0;
 	size_t nlen = 0, off = 12, qend, o;
 	bool odd = false;
 	unsigned flags, qtype, qclass, rcode = RC_OK, ancount = 0, tc = 0;
@@ -1164,10 +1189,10 @@ static size_t dns_reply(struct netfence *nf, const unsigned char *q, size_t n, u
 	else if (odd || nlen == 0) {
 		rcode = RC_NXDOMAIN;
 	} else {
-		struct netfence_addr addrs[NETFENCE_MAX_ANSWERS];
+		struct netfence_addr *addrs = answer_addrs;
 		bool addr_type = qtype == NETFENCE_QTYPE_A || qtype == NETFENCE_QTYPE_AAAA;
 		int r = nf->rules.resolve(nf->rules.ctx, name, (int)qtype, addr_type ? addrs : NULL,
-					  addr_type ? ARRAY_LEN(addrs) : 0);
+					  addr_type ? NETFENCE_MAX_ANSWERS : 0);
 		if (r == NETFENCE_RESOLVE_PENDING && !expired) {
 			*deferred = true;
 			return 0;
@@ -1176,7 +1201,8 @@ static size_t dns_reply(struct netfence *nf, const unsigned char *q, size_t n, u
 			rcode = RC_SERVFAIL;
 		else if (r < 0)
 			rcode = RC_NXDOMAIN;
-		for (int i = 0; addr_type && i < r && i < (int)ARRAY_LEN(addrs); i++) {
+		n_answer_addrs = r > 0 ? (size_t)r : 0;
+		for (int i = 0; addr_type && i < r && i < NETFENCE_MAX_ANSWERS; i++) {
 			int fam = qtype == NETFENCE_QTYPE_A ? AF_INET : AF_INET6;
 			size_t rdlen = fam == AF_INET ? 4 : 16;
 			if (addrs[i].family != fam)
@@ -1203,6 +1229,21 @@ static size_t dns_reply(struct netfence *nf, const unsigned char *q, size_t n, u
 	nf->st.dns_queries++;
 	if (rcode == RC_NXDOMAIN)
 		nf->st.dns_denied++;
+	if (nf->rules.event) {
+		/* The name is the command's bytes: only printable ASCII goes to
+		 * the rules' log. */
+		for (size_t i = 0; odd && i < nlen; i++)
+			if (name[i] < '!' || name[i] > '~')
+				name[i] = '?';
+		struct netfence_event ev = {.kind = rcode == RC_NXDOMAIN ? NETFENCE_EV_NAME_DENIED
+						    : rcode == RC_SERVFAIL ? NETFENCE_EV_NAME_FAILED
+									   : NETFENCE_EV_NAME_ANSWERED,
+					    .name = name,
+					    .qtype = (int)qtype,
+					    .addrs = answer_addrs,
+					    .n_addrs = n_answer_addrs};
+		nf->rules.event(nf->rules.ctx, &ev);
+	}
 	put16(out + 2, oflags | tc | rcode);
 	put16(out + 6, ancount);
 	return o;

@@ -136,6 +136,32 @@ struct netfence_addr {
 #define NETFENCE_RESOLVE_PENDING (-2) /* being looked up: the query waits (netfence_dns_ready) */
 #define NETFENCE_RESOLVE_FAILED	 (-3) /* the upstream lookup failed: SERVFAIL */
 
+/* What the fence decided, for the rules' log (event, below). */
+enum netfence_event_kind {
+	NETFENCE_EV_ALLOWED,	   /* a connect the rules allowed (then made from the host's namespace) */
+	NETFENCE_EV_REFUSED,	   /* a connect the rules refused (ECONNREFUSED; UDP: ENETUNREACH) */
+	NETFENCE_EV_LOCAL,	   /* a TCP connect to a loopback address the rules do not allow on the
+				    * host: made on the sandbox's own lo instead */
+	NETFENCE_EV_NAME_ANSWERED, /* a DNS query answered (addrs: the addresses handed out, maybe none) */
+	NETFENCE_EV_NAME_DENIED,   /* a DNS query for a name not on the list (NXDOMAIN) */
+	NETFENCE_EV_NAME_FAILED,   /* a DNS query the rules could not answer (SERVFAIL) */
+};
+
+struct netfence_event {
+	enum netfence_event_kind kind;
+	/* connects */
+	const struct netfence_addr *addr;
+	uint16_t port;
+	bool udp;
+	/* connects: the name the address was last handed out for, or NULL;
+	 * DNS: the name asked (printable ASCII: other bytes are '?') */
+	const char *name;
+	/* DNS */
+	int qtype;
+	const struct netfence_addr *addrs;
+	size_t n_addrs;
+};
+
 /* The policy, as callbacks.  They run in the supervisor, inside
  * netfence_handle(): they must not block.  A name the rules are still
  * looking up is NETFENCE_RESOLVE_PENDING: the fence keeps the query (at
@@ -157,6 +183,8 @@ struct netfence_rules {
 	 * the HOST's loopback; false keeps the connect inside the sandbox's
 	 * own lo. */
 	bool (*connect_ok)(void *ctx, const struct netfence_addr *a, uint16_t port, const char *name_or_null);
+	/* Optional: each decision, as it is made (must not block). */
+	void (*event)(void *ctx, const struct netfence_event *ev);
 };
 
 /* 127.0.0.0/8, 0.0.0.0 (which connect treats as a local address), ::1, ::. */

@@ -321,7 +321,14 @@ static bool fence_connect_ok(void *ctx, const struct netfence_addr *a, uint16_t 
 	return n && may_hand_out(fr, n, a);
 }
 
-int fence_rules_init(struct fence_rules *fr, const struct moat_policy *p, struct moat_error *err)
+static void fence_event(void *ctx, const struct netfence_event *ev)
+{
+	struct fence_rules *fr = ctx;
+
+	netlog_record(fr->log, ev);
+}
+
+int fence_rules_init(struct fence_rules *fr, const struct moat_policy *p, struct netlog *log, struct moat_error *err)
 {
 	int fds[2];
 	size_t i;
@@ -336,6 +343,7 @@ int fence_rules_init(struct fence_rules *fr, const struct moat_policy *p, struct
 	fr->ch->refs = 1;
 	fr->ch->wfd = fds[1];
 	fr->policy = p;
+	fr->log = log;
 	for (i = 0; i < p->n_net_pins; i++) {
 		struct fence_name *n = add_name(fr, p->net_pins[i].name);
 		n->pinned = true;
@@ -350,6 +358,7 @@ int fence_rules_init(struct fence_rules *fr, const struct moat_policy *p, struct
 	fr->rules.ctx = fr;
 	fr->rules.resolve = fence_resolve;
 	fr->rules.connect_ok = fence_connect_ok;
+	fr->rules.event = fence_event;
 	return 0;
 }
 

@@ -10,6 +10,7 @@
 #include <stdint.h>
 
 #include "kernel/netfence.h"
+#include "launch/netlog.h"
 #include "policy/policy.h"
 
 enum fence_lookup_state {
@@ -39,14 +40,16 @@ struct fence_rules {
 	int done_fd;		     /* lookup threads write their finished requests here */
 	struct lookup_channel *ch;   /* ... through this (fence.c) */
 	size_t running;		     /* lookups in threads now */
+	struct netlog *log;		     /* the fence's decisions go here */
 	struct netfence_rules rules; /* what netfence_new takes; ctx is this */
 };
 
 /* Fill *fr for the policy: the pins, and a lookup started for every name
  * the allowlist names exactly (not the wildcards: those are looked up when
- * the command asks).  Never blocks.  -1 with err when the pipe cannot be
+ * the command asks).  The fence's decisions are recorded in *log.  Never
+ * blocks.  -1 with err when the pipe cannot be
  * made. */
-int fence_rules_init(struct fence_rules *fr, const struct moat_policy *p, struct moat_error *err)
+int fence_rules_init(struct fence_rules *fr, const struct moat_policy *p, struct netlog *log, struct moat_error *err)
     __attribute__((nonnull, warn_unused_result));
 void fence_rules_free(struct fence_rules *fr);
 

@@ -319,8 +319,13 @@ static void fence_end(struct netfence **fence, struct moat_launch_result *r)
 	*fence = NULL;
 }
 
-int launch_run(const struct moat_policy *p, const struct moat_plan *plan, long long moat_start_ns, pid_t spare,
-	       struct moat_launch_result *r, struct moat_error *err)
+void launch_result_free(struct moat_launch_result *r)
+{
+	netlog_free(&r->netlog);
+}
+
+int launch_run(const struct moat_policy *p, const struct moat_plan *plan, long long moat_start_ns, int events_fd,
+	       pid_t spare, struct moat_launch_result *r, struct moat_error *err)
 {
 	const struct backend_plan *bp = &plan->compiled;
 	const struct native_plan *np = bp->in_child;
@@ -360,6 +365,7 @@ int launch_run(const struct moat_policy *p, const struct moat_plan *plan, long l
 	size_t i;
 
 	memset(r, 0, sizeof(*r));
+	netlog_init(&r->netlog, fenced ? events_fd : -1, moat_start_ns);
 	r->memory_peak = r->oom_kills = r->cpu_usec = -1;
 	sigprocmask(SIG_BLOCK, NULL, &saved); /* what restore_mask puts back */
 	signals_caller_mask(&args_mask);      /* what the command gets */
@@ -446,7 +452,7 @@ int launch_run(const struct moat_policy *p, const struct moat_plan *plan, long l
 		deadline_ns = moat_now_ns() + (long long)(p->limits.timeout_s * 1e9);
 	/* The names of the allowlist are looked up now, while the command
 	 * sets up: the fence's answers may not wait. */
-	if (fenced && fence_rules_init(&fence_rules, p, err) < 0)
+	if (fenced && fence_rules_init(&fence_rules, p, &r->netlog, err) < 0)
 		return -1; /* cleanup_pid kills and reaps the child */
 
 	while (!(child_done && err_eof)) {

@@ -8,6 +8,7 @@
 #include <sys/types.h>
 
 #include "kernel/netfence.h"
+#include "launch/netlog.h"
 #include "plan/plan.h"
 #include "policy/policy.h"
 #include "util/err.h"
@@ -33,17 +34,21 @@ struct moat_launch_result {
 	char failure[MOAT_ERR_MSG_MAX]; /* when !executed: what failed */
 	bool fenced;                 /* net allow: the fence served the run */
 	struct netfence_stats fence; /* what it did, when fenced */
+	struct netlog netlog;        /* its decisions, name by name (launch_result_free) */
 };
 
+void launch_result_free(struct moat_launch_result *r);
+
 /* `moat_start_ns`: CLOCK_MONOTONIC at moat's start, for exec_ms.
+ * `events_fd`: --events-fd (checked: report/dest.h), or -1.
  * `spare`: a child of moat's that is not the command's (moat's guard, or
  * -1): left alone when the tree is killed.
  * Makes the tree's cgroup (plan->limits) when there is one; the caller
  * removes it (host_cleanup, launch/guard.h).
  * Returns 0 when the command ran or failed in a way the result says (exit
  * codes 126/127/125 with `failure`); -1 only when moat could not start. */
-int launch_run(const struct moat_policy *p, const struct moat_plan *plan, long long moat_start_ns, pid_t spare,
-	       struct moat_launch_result *r, struct moat_error *err);
+int launch_run(const struct moat_policy *p, const struct moat_plan *plan, long long moat_start_ns, int events_fd,
+	       pid_t spare, struct moat_launch_result *r, struct moat_error *err);
 
 long long moat_now_ns(void);
 

@@ -17,9 +17,11 @@
 #include "util/cleanup.h"
 #include "util/mem.h"
 
+/* What a descriptor of moat's own output must not be, said for its option
+ * (--report-fd, --events-fd). */
 #define FD_HINT                                                                                                        \
 	"give it a pipe only the caller reads (the Python binding does), or a file the caller owns: "                  \
-	"--report-fd 3 3>report.json"
+	"%s 3 3>FILE"
 
 void report_dest_init(struct report_dest *d)
 {
@@ -81,7 +83,7 @@ static const char *kind_name(const struct stat *st)
  * file is accepted when moat's user owns it.  Anything else -- a terminal,
  * /dev/null, a directory, another user's file -- is a mistake or someone
  * else's object that root's moat would write into. */
-static int check_fd_kind(int fd, const struct stat *st, struct moat_error *err)
+static int check_fd_kind(int fd, const char *opt, const struct stat *st, struct moat_error *err)
 {
 	char owner[320];
 
@@ -89,26 +91,25 @@ static int check_fd_kind(int fd, const struct stat *st, struct moat_error *err)
 		return 0;
 	if (S_ISREG(st->st_mode)) {
 		owner_text(st->st_uid, owner, sizeof(owner));
-		moat_error_set(err, MOAT_E_USAGE, 0, "--report-fd %d: a file owned by %s, not by moat's user (uid %u)",
-			       fd, owner, (unsigned)geteuid());
+		moat_error_set(err, MOAT_E_USAGE, 0, "%s %d: a file owned by %s, not by moat's user (uid %u)", opt, fd,
+			       owner, (unsigned)geteuid());
 	} else {
 		moat_error_set(err, MOAT_E_USAGE, 0,
-			       "--report-fd %d: is a %s; the report goes only to a pipe, a socket or a file moat's "
-			       "user owns",
-			       fd, S_ISCHR(st->st_mode) && isatty(fd) ? "terminal" : kind_name(st));
+			       "%s %d: is a %s; moat writes only to a pipe, a socket or a file moat's user owns", opt, fd,
+			       S_ISCHR(st->st_mode) && isatty(fd) ? "terminal" : kind_name(st));
 	}
-	return moat_error_hint(err, FD_HINT);
+	return moat_error_hint(err, FD_HINT, opt);
 }
 
-static int check_fd_writable(int fd, struct moat_error *err)
+static int check_fd_writable(int fd, const char *opt, struct moat_error *err)
 {
 	int fl = fcntl(fd, F_GETFL);
 
 	if (fl < 0)
-		return moat_error_set(err, MOAT_E_USAGE, errno, "--report-fd %d", fd);
+		return moat_error_set(err, MOAT_E_USAGE, errno, "%s %d", opt, fd);
 	if ((fl & O_PATH) || (fl & O_ACCMODE) == O_RDONLY) {
-		moat_error_set(err, MOAT_E_USAGE, 0, "--report-fd %d: is not open for writing", fd);
-		return moat_error_hint(err, "open it for writing: --report-fd %d %d>FILE, not %d<FILE", fd, fd, fd);
+		moat_error_set(err, MOAT_E_USAGE, 0, "%s %d: is not open for writing", opt, fd);
+		return moat_error_hint(err, "open it for writing: %s %d %d>FILE, not %d<FILE", opt, fd, fd, fd);
 	}
 	return 0;
 }
@@ -116,7 +117,8 @@ static int check_fd_writable(int fd, struct moat_error *err)
 /* The command gets stdio and every --keep-fd.  One of those that is the
  * report's own pipe or file (`3>&1`, `--keep-fd 4 4>&3`) would let the
  * command write into the report, or read it. */
-static int check_fd_not_inherited(int fd, const struct stat *st, const struct moat_policy *p, struct moat_error *err)
+static int check_fd_not_inherited(int fd, const char *opt, const struct stat *st, const struct moat_policy *p,
+				  struct moat_error *err)
 {
 	size_t i;
 
@@ -126,37 +128,43 @@ static int check_fd_not_inherited(int fd, const struct stat *st, const struct mo
 
 		if (other == fd) {
 			moat_error_set(err, MOAT_E_USAGE, 0,
-				       "--report-fd %d is also --keep-fd %d: the command would "
-				       "inherit the report's descriptor",
+				       "%s %d is also --keep-fd %d: the command would inherit moat's descriptor", opt,
 				       fd, fd);
-			return moat_error_hint(err, "give the report a descriptor of its own");
+			return moat_error_hint(err, "give %s a descriptor of its own", opt);
 		}
 		if (fstat(other, &o) < 0 || o.st_dev != st->st_dev || o.st_ino != st->st_ino)
 			continue;
 		moat_error_set(err, MOAT_E_USAGE, 0,
-			       "--report-fd %d: descriptor %d, which the command inherits, is the same %s: the "
-			       "command could write into the report",
-			       fd, other, kind_name(st));
-		return moat_error_hint(err, "give the report a pipe or file of its own");
+			       "%s %d: descriptor %d, which the command inherits, is the same %s: the "
+			       "command could write into what moat says",
+			       opt, fd, other, kind_name(st));
+		return moat_error_hint(err, "give %s a pipe or file of its own", opt);
 	}
 	return 0;
 }
 
-int report_dest_use_fd(struct report_dest *d, int fd, const struct moat_policy *p, struct moat_error *err)
+int report_fd_check(int fd, const char *opt, const struct moat_policy *p, struct moat_error *err)
 {
 	struct stat st;
 	int fl;
 
 	if (fstat(fd, &st) < 0)
-		return moat_error_set(err, MOAT_E_USAGE, errno, "--report-fd %d", fd);
-	if (check_fd_kind(fd, &st, err) < 0 || check_fd_writable(fd, err) < 0 ||
-	    check_fd_not_inherited(fd, &st, p, err) < 0)
+		return moat_error_set(err, MOAT_E_USAGE, errno, "%s %d", opt, fd);
+	if (check_fd_kind(fd, opt, &st, err) < 0 || check_fd_writable(fd, opt, err) < 0 ||
+	    check_fd_not_inherited(fd, opt, &st, p, err) < 0)
 		return -1;
 	/* moat's own descriptor: the command must not inherit it, even with
 	 * --mode off, where nothing closes the others. */
 	fl = fcntl(fd, F_GETFD);
 	if (fl < 0 || fcntl(fd, F_SETFD, fl | FD_CLOEXEC) < 0)
-		return moat_error_set(err, MOAT_E_SYSTEM, errno, "--report-fd %d: marking it close-on-exec", fd);
+		return moat_error_set(err, MOAT_E_SYSTEM, errno, "%s %d: marking it close-on-exec", opt, fd);
+	return 0;
+}
+
+int report_dest_use_fd(struct report_dest *d, int fd, const struct moat_policy *p, struct moat_error *err)
+{
+	if (report_fd_check(fd, "--report-fd", p, err) < 0)
+		return -1;
 	d->fd = fd;
 	return 0;
 }

@@ -44,6 +44,10 @@ bool report_dest_wanted(const struct report_dest *d);
  * is the same object as one it inherits.  Marks it close-on-exec. */
 int report_dest_use_fd(struct report_dest *d, int fd, const struct moat_policy *p, struct moat_error *err);
 
+/* The same checks for another descriptor of moat's own output, named by its
+ * option (--events-fd) in the messages; marks it close-on-exec. */
+int report_fd_check(int fd, const char *opt, const struct moat_policy *p, struct moat_error *err);
+
 /* --report FILE, after the plan and before anything runs (never for a dry
  * run: it touches nothing).  Refusals are MOAT_E_USAGE, naming the path,
  * with a hint. */

@@ -88,6 +88,49 @@ static json_t *net_resolve_json(const struct moat_policy *p)
 	return a;
 }
 
+static json_t *fence_addr_json(const struct netfence_addr *a)
+{
+	char buf[64];
+
+	return json_string(net_addr_text(a->family, a->family == AF_INET ? (const void *)&a->v4 : (const void *)&a->v6,
+					 buf, sizeof(buf)));
+}
+
+/* What the fence decided, name by name and destination by destination
+ * (launch/netlog.h), and the --events-fd stream's counts. */
+static void netlog_json(json_t *net, const struct netlog *l)
+{
+	json_t *names = json_array(), *conns = json_array();
+	size_t i, k;
+
+	for (i = 0; i < l->n_names; i++) {
+		const struct netlog_name *n = &l->names[i];
+		json_t *addrs = json_array();
+
+		for (k = 0; k < n->n_addrs; k++)
+			json_array_append_new(addrs, fence_addr_json(&n->addrs[k]));
+		json_array_append_new(names, json_pack("{s:s, s:I, s:I, s:I, s:o}", "name", n->name, "answered",
+						       (json_int_t)n->answered, "denied", (json_int_t)n->denied,
+						       "failed", (json_int_t)n->failed, "addresses", addrs));
+	}
+	for (i = 0; i < l->n_conns; i++) {
+		const struct netlog_conn *c = &l->conns[i];
+
+		json_array_append_new(conns, json_pack("{s:o, s:i, s:s, s:o, s:I, s:I, s:I}", "address",
+						       fence_addr_json(&c->addr), "port", (int)c->port, "protocol",
+						       c->udp ? "udp" : "tcp", "name", str_or_null(c->name), "allowed",
+						       (json_int_t)c->allowed, "refused", (json_int_t)c->refused,
+						       "local", (json_int_t)c->local));
+	}
+	json_object_set_new(net, "names", names);
+	json_object_set_new(net, "connections", conns);
+	json_object_set_new(net, "dropped", json_pack("{s:I, s:I}", "names", (json_int_t)l->names_dropped,
+						      "connections", (json_int_t)l->conns_dropped));
+	if (l->events_fd >= 0)
+		json_object_set_new(net, "events", json_pack("{s:I, s:I}", "written", (json_int_t)l->events_written,
+							     "dropped", (json_int_t)l->events_dropped));
+}
+
 json_t *policy_to_json(const struct moat_policy *p)
 {
 	json_t *j = json_object(), *argv = json_array(), *paths = json_array(), *env = json_array(),
@@ -280,6 +323,8 @@ json_t *report_build(const struct moat_policy *p, const struct moat_host *h, con
 						      (json_int_t)run->fence.dns_queries, "dns_denied",
 						      (json_int_t)run->fence.dns_denied, "failures",
 						      (json_int_t)run->fence.failures));
+		if (run && run->fenced)
+			netlog_json(net, &run->netlog);
 		json_object_set_new(j, "network", net);
 	}
 	if (plan->status != MOAT_STATUS_OFF) {

@@ -26,6 +26,7 @@ void run_options_init(struct moat_run_options *o)
 {
 	memset(o, 0, sizeof(*o));
 	o->report_fd = -1;
+	o->events_fd = -1;
 }
 
 void run_options_free(struct moat_run_options *o)
@@ -305,17 +306,42 @@ static int parse_open_fd(const char *opt, const char *val, int *out, struct moat
 	return 0;
 }
 
+/* A descriptor of moat's own output (--report-fd, --events-fd): open, and
+ * not stdio, which is the command's. */
+static int parse_output_fd(const char *opt, const char *val, int *out, struct moat_error *err)
+{
+	if (parse_open_fd(opt, val, out, err) < 0)
+		return -1;
+	if (*out <= STDERR_FILENO)
+		return usage_error(err, "%s %s: stdio belongs to the command; use a descriptor above 2", opt, val);
+	return 0;
+}
+
 static int opt_report_fd(struct cli_state *s, const char *opt, const char *val, struct moat_error *err)
 {
 	int fd;
 
-	if (parse_open_fd(opt, val, &fd, err) < 0)
+	if (parse_output_fd(opt, val, &fd, err) < 0)
 		return -1;
-	if (fd <= STDERR_FILENO)
-		return usage_error(err, "%s %s: stdio belongs to the command; use a descriptor above 2", opt, val);
 	if (s->o->report_path)
 		return usage_error(err, "%s %s: give one report destination, --report FILE or --report-fd N", opt, val);
+	if (fd == s->o->events_fd)
+		return usage_error(err, "%s %s: the events' descriptor too; give the report a descriptor of its own", opt,
+				   val);
 	s->o->report_fd = fd;
+	return 0;
+}
+
+static int opt_events_fd(struct cli_state *s, const char *opt, const char *val, struct moat_error *err)
+{
+	int fd;
+
+	if (parse_output_fd(opt, val, &fd, err) < 0)
+		return -1;
+	if (fd == s->o->report_fd)
+		return usage_error(err, "%s %s: the report's descriptor too; give the events a descriptor of their own",
+				   opt, val);
+	s->o->events_fd = fd;
 	return 0;
 }
 
@@ -378,6 +404,8 @@ static const struct option_def options[] = {
      "write the JSON report to FILE after the run (renamed into place; not in a write grant)"},
     {"--report-fd", true, opt_report_fd, "N",
      "write the JSON report to descriptor N (a pipe, socket or own file; never inherited)"},
+    {"--events-fd", true, opt_events_fd, "N",
+     "stream a JSON line to descriptor N for each connection or name the network allowlist refuses, as it happens"},
     {"--keep-fd", true, opt_keep_fd, "N", "let the command inherit descriptor N"},
     {"--dry-run", false, opt_flag, NULL, "print the policy and plan as JSON; run nothing"},
     {"--help", false, opt_flag, NULL, "this help"},

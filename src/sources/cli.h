@@ -12,6 +12,7 @@
 struct moat_run_options {
 	char *report_path; /* --report FILE, or NULL */
 	int report_fd;     /* --report-fd N, or -1 */
+	int events_fd;     /* --events-fd N, or -1 */
 	bool dry_run;
 	bool help;
 };

@@ -65,6 +65,74 @@ is "$(jx() { "$PY" -c 'import json,sys; d=json.load(open(sys.argv[1]))["network"
 	"True True True" "the report counts the fence's decisions: connects forwarded, refused (a loopback address not allowed stays on the sandbox's own lo), names denied"
 valid_report "$REPORTS/counts.json" "  and fits the schema"
 
+# --- what the fence decided, name by name, and --events-fd ---------------------
+# 192.0.2.1 (TEST-NET-1) is refused by the fence itself: nothing is sent.
+run --report "$REPORTS/log.json" --events-fd 5 -- sh -c "curl -sS -m 10 -o /dev/null http://svc.test:$P2/; curl -sS -m 5 -o /dev/null http://other.test:$P3/; $HELPER tcp 192.0.2.1 443; $HELPER tcp 127.0.0.3 $P3" >/dev/null 5>"$SCRATCH/events"
+logcheck() {
+	"$PY" - "$REPORTS/log.json" "$SCRATCH/events" "$1" "$P2" "$P3" <<'PY'
+import json, sys
+net = json.load(open(sys.argv[1]))["network"]
+ev = [json.loads(l) for l in open(sys.argv[2])]
+what, p2, p3 = sys.argv[3], int(sys.argv[4]), int(sys.argv[5])
+names = {n["name"]: n for n in net["names"]}
+conns = {(c["address"], c["port"]): c for c in net["connections"]}
+if what == "names":
+    s, o = names.get("svc.test", {}), names.get("other.test", {})
+    print(s.get("answered", 0) >= 1, s.get("addresses"), o.get("denied", 0) >= 1, o.get("addresses"))
+elif what == "conns":
+    a, r, l = conns.get(("127.0.0.2", p2), {}), conns.get(("192.0.2.1", 443), {}), conns.get(("127.0.0.3", p3), {})
+    print(a.get("allowed"), a.get("name"), r.get("refused"), r.get("name"), l.get("local"))
+elif what == "events":
+    kinds = sorted({(e["event"], e.get("destination") or e.get("name")) for e in ev})
+    print(" ".join("%s=%s" % k for k in kinds), len(ev) == net["events"]["written"], net["events"]["dropped"])
+PY
+}
+is "$(logcheck names)" "True ['127.0.0.2'] True []" \
+	"the report lists each name asked: svc.test answered with 127.0.0.2, other.test denied"
+is "$(logcheck conns)" "1 svc.test 1 None 1" \
+	"  and each destination: 127.0.0.2:$P2 allowed (as svc.test), 192.0.2.1:443 refused, 127.0.0.3:$P3 kept on the sandbox's loopback"
+is "$(logcheck events)" "connect_local=127.0.0.3:$P3 connect_refused=192.0.2.1:443 name_denied=other.test True 0" \
+	"--events-fd: one JSON line per refusal (the name denied, the address refused, the loopback address kept inside), as counted in the report"
+valid_report "$REPORTS/log.json" "  the report fits the schema"
+# A line arrives while the command still runs (a client shows "blocked" at
+# once), and a reader that does not read never holds moat up.
+out=$("$PY" - "$MOAT" "$P3" "$REPORTS" "${A[@]}" <<'PY'
+import os, select, subprocess, sys, time
+moat, p3, reports, args = sys.argv[1], sys.argv[2], sys.argv[3], sys.argv[4:]
+r, w = os.pipe()
+p = subprocess.Popen([moat, "run", *args, "--events-fd", str(w), "--", "sh", "-c",
+                      "curl -sS -m 5 -o /dev/null http://other.test:%s/ 2>/dev/null; sleep 4" % p3],
+                     pass_fds=[w], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+os.close(w)
+ready = select.select([r], [], [], 3.5)[0]
+line = os.read(r, 4096).decode() if ready else ""
+print("streamed" if '"name_denied"' in line and p.poll() is None else "not streamed: %r, moat %s" % (line, p.poll()))
+p.kill(); p.wait()
+# A reader that never reads: 3000 denied names' lines do not fit a pipe.
+r, w = os.pipe()
+rep = os.path.join(reports, "flood.json")
+t = time.monotonic()
+p = subprocess.run([moat, "run", *args, "--report", rep, "--events-fd", str(w), "--", "python3", "-c",
+                    "import socket\nfor i in range(1500):\n    try: socket.getaddrinfo('n%d.test' % i, 80)\n    except OSError: pass"],
+                   pass_fds=[w], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, timeout=60)
+import json
+ev = json.load(open(rep))["network"]["events"]
+print("exit %d, written %s, dropped %s" % (p.returncode, ev["written"] > 0, ev["dropped"] > 0))
+PY
+)
+is "$(echo "$out" | head -1)" streamed "--events-fd: a refused name's line arrives while the command still runs"
+is "$(echo "$out" | tail -1)" "exit 0, written True, dropped True" \
+	"  a reader that never reads: moat does not wait for it, drops lines and counts them in the report"
+# Where the events may go: the checks of --report-fd.
+"$MOAT" run "${A[@]}" --events-fd 1 -- /bin/true 2>"$SCRATCH/e1"
+is "$?" 125 "--events-fd 1 is refused (stdio is the command's)"
+"$MOAT" run "${A[@]}" --events-fd 5 -- /bin/true 5>/dev/null 2>"$SCRATCH/e2"
+like "$?:$(cat "$SCRATCH/e2")" "^125:.*--events-fd 5: is a character device" "--events-fd on /dev/null is refused, naming what it is"
+"$MOAT" run "${A[@]}" --events-fd 5 --keep-fd 5 -- /bin/true 5>"$SCRATCH/e3f" 2>"$SCRATCH/e3"
+like "$?:$(cat "$SCRATCH/e3")" "^125:.*--events-fd 5 is also --keep-fd 5" "--events-fd that the command would inherit is refused"
+"$MOAT" run "${A[@]}" --events-fd 5 --report-fd 5 -- /bin/true 5>"$SCRATCH/e4f" 2>"$SCRATCH/e4"
+like "$?:$(cat "$SCRATCH/e4")" "^125:.*descriptor of (its|their) own" "--events-fd and --report-fd on one descriptor are refused"
+
 # --- an address entry, and the host's own loopback -----------------------------
 out=$("$MOAT" run --profile strict --read "$HELPER_DIR" --allow-net "127.0.0.2:$P2" -- "$HELPER" tcp 127.0.0.2 "$P2" 2>/dev/null)
 is "$out" OK "an address entry (127.0.0.2:$P2) is reachable by address"
@@ -73,16 +141,21 @@ unlike "$out" "^OK" "  and nothing else is"
 
 # --- a real MCP server that fetches, driven by the SDK's client -----------------
 E2E=$ROOT/tests/e2e
+MCP_EVENTS=$SCRATCH/mcp-events
 if [ -d "$E2E/node_modules/@modelcontextprotocol/sdk" ] && [ -d "$E2E/node_modules/zod" ]; then
+	# The client spawns moat with its stdio and a default environment only:
+	# a shell between them opens the events file on fd 7.
 	E2E_URLS="http://svc.test:$P2/ http://other.test:$P3/ http://127.0.0.3:$P3/" timeout 60 \
 		node "$E2E/client.mjs" fetch --out "$SCRATCH/mcp.json" -- \
-		"$MOAT" run --profile mcp "${A[@]:2}" --report "$REPORTS/mcp.json" -- node "$E2E/fetch-server.mjs" \
-		2>>"$SCRATCH/stderr"
+		sh -c "exec \"\$0\" \"\$@\" 7>'$MCP_EVENTS'" "$MOAT" run --profile mcp "${A[@]:2}" --report "$REPORTS/mcp.json" \
+		--events-fd 7 -- node "$E2E/fetch-server.mjs" 2>>"$SCRATCH/stderr"
 	res=$("$PY" -c 'import json,sys; print(" | ".join(r["text"].strip() for r in json.load(open(sys.argv[1]))["results"]))' \
 		"$SCRATCH/mcp.json" 2>/dev/null)
 	is "$res" "hello from 127.0.0.2 | ERR ENOTFOUND | ERR ECONNREFUSED" \
 		"an MCP server (SDK) fetching through the fence: the allowed URL works, a name and an address not on the list are refused"
 	is "$(j "$REPORTS/mcp.json" '["properties"]["net.allow"]["status"]')" enforced "  its report: net.allow enforced"
+	is "$("$PY" -c 'import json,sys; print(" ".join(sorted({json.loads(l)["event"] + "=" + (json.loads(l).get("destination") or json.loads(l)["name"]) for l in open(sys.argv[1])})))' "$MCP_EVENTS" 2>&1)" \
+		"connect_local=127.0.0.3:$P3 name_denied=other.test" "  its --events-fd: the name and the address it was refused, one line each"
 	E2E_URLS="http://127.0.0.3:$P3/" timeout 60 \
 		node "$E2E/client.mjs" fetch --out "$SCRATCH/mcp-open.json" -- \
 		"$MOAT" run --profile mcp --net all -- node "$E2E/fetch-server.mjs" \

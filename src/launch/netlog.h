@@ -1,0 +1,54 @@
+/* What the fence decided during a run, for the report (network.names,
+ * network.connections) and as it happens for --events-fd: one JSON line per
+ * connection refused or kept on the sandbox's own loopback, and per name
+ * denied or not answered.  Plain data the report reads; filled by the
+ * fence's rules (launch/fence.c) from the fence's events. */
+#ifndef MOAT_LAUNCH_NETLOG_H
+#define MOAT_LAUNCH_NETLOG_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "kernel/netfence.h"
+
+/* Distinct names and connections kept; past it they are counted in
+ * *_dropped (the fence's totals still count everything). */
+#define NETLOG_MAX 256
+
+struct netlog_name {
+	char *name;
+	unsigned long answered, denied, failed; /* queries, by outcome */
+	size_t n_addrs;				/* the addresses handed out for it */
+	struct netfence_addr addrs[NETFENCE_MAX_ANSWERS];
+};
+
+struct netlog_conn {
+	struct netfence_addr addr;
+	uint16_t port;
+	bool udp;
+	char *name; /* the name the address was handed out for, or NULL */
+	unsigned long allowed, refused, local;
+};
+
+struct netlog {
+	struct netlog_name *names;
+	size_t n_names, cap_names;
+	struct netlog_conn *conns;
+	size_t n_conns, cap_conns;
+	unsigned long names_dropped, conns_dropped;
+	int events_fd; /* --events-fd, or -1 */
+	unsigned long events_written, events_dropped;
+	long long start_ns; /* moat's start (events carry t_ms from it) */
+};
+
+void netlog_init(struct netlog *l, int events_fd, long long start_ns) __attribute__((nonnull));
+/* Record one decision; a refusal also goes to the events descriptor, in one
+ * write that never blocks (a full pipe drops the line and counts it). */
+void netlog_record(struct netlog *l, const struct netfence_event *ev) __attribute__((nonnull));
+void netlog_free(struct netlog *l);
+
+/* "A", "AAAA", "TXT", ... or "TYPE<n>". */
+const char *netlog_qtype_name(int qtype, char *buf, size_t len);
+
+#endif

@@ -134,43 +134,53 @@ static int make_parents(const char *path)
 }
 
 /* net allow: the command's resolver asks the fenced DNS on 127.0.0.1
- * (kernel/netfence.h).  The text goes to the view's private /run and is
- * bound read-only over /etc/resolv.conf; a resolv.conf that is a link (to
- * systemd-resolved's file in /run, say) gets its target made in the
- * private /run first.  Without any /etc/resolv.conf in the view glibc asks
- * 127.0.0.1 by itself.  Whatever the command writes here changes only its
- * own resolver: the fence answers for the allowed names alone. */
-static void fence_resolv_conf(const struct child_args *a)
+ * (kernel/netfence.h), and nothing else.  Three files are moat's in the
+ * view, each written to the view's private /run and bound read-only over
+ * the host's:
+ *   - resolv.conf names 127.0.0.1;
+ *   - hosts names localhost only: a name of the host's /etc/hosts would
+ *     resolve in the command to an address the fence never handed out,
+ *     which the fence then refuses (the rule is by name);
+ *   - nsswitch.conf is the host's with its hosts line "files dns": an NSS
+ *     module (systemd-resolved's, mDNS) would ask a service the sandbox
+ *     cannot reach, or not ask the fence.
+ * A file that is a link (to systemd-resolved's file in /run, say) gets its
+ * target made in the private /run first.  A file the view does not have
+ * is left out (glibc asks 127.0.0.1 without a resolv.conf).  Whatever the
+ * command writes here changes only its own resolver: the fence answers
+ * for the allowed names alone.  No allocation: buffers on the stack. */
+static const char *const fence_files[] = {"/etc/resolv.conf", "/etc/hosts", "/etc/nsswitch.conf"};
+
+static void fence_bind_file(const struct child_args *a, const char *path, const char *text, size_t len)
 {
-	static const char text[] = "# moat: net allow, the fenced DNS\nnameserver 127.0.0.1\n";
-	static const char staged[] = "/run/.moat-resolv.conf";
-	char target[PATH_MAX];
+	char staged[64], target[PATH_MAX];
 	struct stat st;
 	ssize_t n;
 	int fd, rc;
 
-	if (lstat("/etc/resolv.conf", &st) != 0) {
+	if (lstat(path, &st) != 0) {
 		if (errno == ENOENT)
 			return;
-		fail(a, 125, errno, "net allow: /etc/resolv.conf");
+		fail(a, 125, errno, "net allow: %s", path);
 	}
+	snprintf(staged, sizeof(staged), "/run/.moat-%s", strrchr(path, '/') + 1);
 	fd = open(staged, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
 	if (fd < 0)
 		fail(a, 125, errno, "net allow: %s", staged);
-	n = write(fd, text, sizeof(text) - 1);
+	n = write(fd, text, len);
 	close(fd);
-	if (n != (ssize_t)(sizeof(text) - 1))
+	if (n != (ssize_t)len)
 		fail(a, 125, n < 0 ? errno : EIO, "net allow: writing %s", staged);
 	if (S_ISLNK(st.st_mode)) {
-		n = readlink("/etc/resolv.conf", target, sizeof(target) - 1);
+		n = readlink(path, target, sizeof(target) - 1);
 		if (n <= 0)
-			fail(a, 125, n < 0 ? errno : EINVAL, "net allow: reading the link /etc/resolv.conf");
+			fail(a, 125, n < 0 ? errno : EINVAL, "net allow: reading the link %s", path);
 		target[n] = '\0';
-		if (stat("/etc/resolv.conf", &st) != 0) {
+		if (stat(path, &st) != 0) {
 			/* Its target is not in the view: make it, where the view is
 			 * moat's own (the private /run), or refuse. */
 			if (strncmp(target, "/run/", 5) != 0 || strstr(target, "/../"))
-				fail(a, 125, 0, "net allow: /etc/resolv.conf links to %s, which is not in the sandbox", target);
+				fail(a, 125, 0, "net allow: %s links to %s, which is not in the sandbox", path, target);
 			if ((rc = make_parents(target)) < 0)
 				fail(a, 125, -rc, "net allow: %s", target);
 			fd = open(target, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
@@ -179,10 +189,67 @@ static void fence_resolv_conf(const struct child_args *a)
 			close(fd);
 		}
 	}
-	if (mount(staged, "/etc/resolv.conf", NULL, MS_BIND, NULL) != 0)
-		fail(a, 125, errno, "net allow: binding the fenced resolv.conf");
-	if (mount(NULL, "/etc/resolv.conf", NULL, MS_REMOUNT | MS_BIND | MS_RDONLY | MS_NOSUID | MS_NODEV, NULL) != 0)
-		fail(a, 125, errno, "net allow: the fenced resolv.conf read-only");
+	if (mount(staged, path, NULL, MS_BIND, NULL) != 0)
+		fail(a, 125, errno, "net allow: binding the fenced %s", path);
+	if (mount(NULL, path, NULL, MS_REMOUNT | MS_BIND | MS_RDONLY | MS_NOSUID | MS_NODEV, NULL) != 0)
+		fail(a, 125, errno, "net allow: the fenced %s read-only", path);
+}
+
+/* The host's nsswitch.conf with its "hosts:" line made "hosts: files
+ * dns" (added when it has none); its length in out. */
+static size_t fence_nsswitch(char *out, size_t cap)
+{
+	static const char hosts[] = "hosts: files dns\n";
+	char in[8192];
+	size_t o = 0, i = 0;
+	ssize_t n = -1;
+	bool had = false;
+	int fd = open("/etc/nsswitch.conf", O_RDONLY | O_CLOEXEC);
+
+	if (fd >= 0) {
+		n = read(fd, in, sizeof(in) - 1);
+		close(fd);
+	}
+	while (n > 0 && i < (size_t)n) {
+		size_t e = i;
+		while (e < (size_t)n && in[e] != '\n')
+			e++;
+		size_t l = e - i + (e < (size_t)n ? 1 : 0);
+		const char *line = in + i;
+		size_t k = 0;
+		while (k < l && (line[k] == ' ' || line[k] == '\t'))
+			k++;
+		if (l - k >= 6 && strncmp(line + k, "hosts:", 6) == 0) {
+			line = hosts;
+			l = sizeof(hosts) - 1;
+			had = true;
+		}
+		if (o + l + 1 >= cap)
+			break;
+		memcpy(out + o, line, l);
+		o += l;
+		if (line[l - 1] != '\n')
+			out[o++] = '\n';
+		i = e + 1;
+	}
+	if (!had && o + sizeof(hosts) < cap) {
+		memcpy(out + o, hosts, sizeof(hosts) - 1);
+		o += sizeof(hosts) - 1;
+	}
+	return o;
+}
+
+static void fence_resolver_files(const struct child_args *a)
+{
+	static const char resolv[] = "# moat: net allow, the fenced DNS\nnameserver 127.0.0.1\n";
+	static const char hosts[] = "# moat: net allow: every other name goes to the fenced DNS\n"
+				    "127.0.0.1\tlocalhost\n::1\tlocalhost ip6-localhost ip6-loopback\n";
+	char nss[8192];
+	size_t nss_len = fence_nsswitch(nss, sizeof(nss));
+
+	fence_bind_file(a, fence_files[0], resolv, sizeof(resolv) - 1);
+	fence_bind_file(a, fence_files[1], hosts, sizeof(hosts) - 1);
+	fence_bind_file(a, fence_files[2], nss, nss_len);
 }
 
 /* Step 7.  PR_CAPBSET_DROP and the securebits need CAP_SETPCAP: without it
@@ -318,13 +385,13 @@ static void landlock_view_rules(const struct child_args *a)
 		if ((rc = landlock_child_add(&np->landlock, what, rights)) < 0)
 			fail(a, 125, -rc, "landlock rule for %s", what);
 	}
-	/* The fenced resolv.conf is a file of the private /run bound over
-	 * /etc/resolv.conf: Landlock skips a hidden mount point on its way
-	 * up, so the rule of /etc's entry does not cover it: it needs its
-	 * own. */
-	if (np->net_fence &&
-	    (rc = landlock_child_add(&np->landlock, "/etc/resolv.conf", np->landlock.read_rights)) < 0 && rc != -ENOENT)
-		fail(a, 125, -rc, "landlock rule for the fenced /etc/resolv.conf");
+	/* The fenced resolver files are files of the private /run bound over
+	 * the host's: Landlock skips a hidden mount point on its way up, so
+	 * the rule of /etc's entry does not cover them: each needs its own. */
+	for (i = 0; np->net_fence && i < ARRAY_LEN(fence_files); i++)
+		if ((rc = landlock_child_add(&np->landlock, fence_files[i], np->landlock.read_rights)) < 0 &&
+		    rc != -ENOENT)
+			fail(a, 125, -rc, "landlock rule for the fenced %s", fence_files[i]);
 }
 
 /* Where a tool is given moat's pipes and its own descriptor
@@ -521,7 +588,7 @@ _Noreturn void child_main(const struct child_args *a)
 	if ((np->clone_flags & CLONE_NEWNET) && (a->policy->net == MOAT_NET_LOOPBACK || np->net_fence))
 		loopback_up(a);
 	if (np->net_fence)
-		fence_resolv_conf(a);
+		fence_resolver_files(a);
 	if (!np->pid_init) {
 		close(a->lifeline_fd);
 		exec_sandboxed(a);

@@ -133,6 +133,73 @@ like "$?:$(cat "$SCRATCH/e3")" "^125:.*--events-fd 5 is also --keep-fd 5" "--eve
 "$MOAT" run "${A[@]}" --events-fd 5 --report-fd 5 -- /bin/true 5>"$SCRATCH/e4f" 2>"$SCRATCH/e4"
 like "$?:$(cat "$SCRATCH/e4")" "^125:.*descriptor of (its|their) own" "--events-fd and --report-fd on one descriptor are refused"
 
+# --- names below a wildcard, looked up by the host's resolver in moat's threads -
+# moat asks the host's own resolver, so the test gives moat one of its own: a
+# private mount namespace (root only) with an /etc/hosts naming a.wild.test
+# and a resolv.conf naming a DNS server of the test's on 127.0.0.53, which
+# answers slow.wild.test after 1.5 s.  While that lookup runs, a.wild.test
+# must resolve and connect at once: moat's loop does not wait for it.  The
+# address entry 127.0.0.2:1 names the private range (the rebinding rule),
+# so the connect to port P2 is the wildcard entry's.
+if [ "$(id -u)" = 0 ] && command -v unshare >/dev/null; then
+	printf '127.0.0.1 localhost\n127.0.0.2 a.wild.test\n' >"$SCRATCH/hosts"
+	printf 'nameserver 127.0.0.53\noptions timeout:3 attempts:1\n' >"$SCRATCH/resolv"
+	"$PY" - "$SCRATCH" <<'PY' &
+import socket, struct, sys, threading, time, os
+s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+s.bind(("127.0.0.53", 53)); s.settimeout(0.5)
+open(sys.argv[1] + "/dns.up", "w").close()
+def answer(q, src):
+    name, i = [], 12
+    while q[i]:
+        name.append(q[i + 1:i + 1 + q[i]].decode()); i += 1 + q[i]
+    qtype = struct.unpack(">H", q[i + 1:i + 3])[0]
+    name = ".".join(name).lower()
+    slow = name == "slow.wild.test"
+    if slow:
+        time.sleep(1.5)
+    hdr = q[:2] + struct.pack(">HHHHH", 0x8180 if slow else 0x8183, 1, 1 if slow and qtype == 1 else 0, 0, 0)
+    r = hdr + q[12:i + 5]
+    if slow and qtype == 1:
+        r += struct.pack(">HHHIH", 0xC00C, 1, 1, 60, 4) + socket.inet_aton("127.0.0.2")
+    s.sendto(r, src)
+end = time.time() + 60
+while time.time() < end and os.path.exists(sys.argv[1] + "/dns.up"):
+    try:
+        q, src = s.recvfrom(512)
+    except socket.timeout:
+        continue
+    threading.Thread(target=answer, args=(q, src), daemon=True).start()
+PY
+	dnspid=$!
+	for _ in $(seq 100); do [ -e "$SCRATCH/dns.up" ] && break; sleep 0.05; done
+	out=$(unshare -m sh -c 'mount --bind "$1/hosts" /etc/hosts && mount --bind "$1/resolv" /etc/resolv.conf && shift && exec "$@"' _ "$SCRATCH" \
+		"$MOAT" run --profile strict --allow-net "*.wild.test:$P2" --allow-net 127.0.0.2:1 -- "$PY" -c "
+import socket, threading, time, urllib.request
+slow = {}
+def resolve_slow():
+    t = time.monotonic()
+    try: slow['addr'] = socket.getaddrinfo('slow.wild.test', $P2, socket.AF_INET)[0][4][0]
+    except OSError as e: slow['addr'] = repr(e)
+    slow['s'] = time.monotonic() - t
+th = threading.Thread(target=resolve_slow); th.start()
+time.sleep(0.2)
+worst = 0
+for i in range(3):
+    t = time.monotonic()
+    body = urllib.request.urlopen('http://a.wild.test:$P2/', timeout=5).read().decode().strip()
+    worst = max(worst, time.monotonic() - t)
+th.join()
+print(body, '|', 'fast' if worst < 0.5 else 'slow %.2f s' % worst, '|', slow['addr'], 'after %s' % ('>= 1 s' if slow['s'] >= 1 else '%.2f s' % slow['s']))
+" 2>&1)
+	rm -f "$SCRATCH/dns.up"
+	wait "$dnspid" 2>/dev/null
+	is "$out" "hello from 127.0.0.2 | fast | 127.0.0.2 after >= 1 s" \
+		"a name below a wildcard is looked up by the host's resolver; while a slow one (1.5 s) is looked up, another resolves and connects at once"
+else
+	skip "the wildcard lookup test gives moat a resolver of its own in a private mount namespace: root only"
+fi
+
 # --- an address entry, and the host's own loopback -----------------------------
 out=$("$MOAT" run --profile strict --read "$HELPER_DIR" --allow-net "127.0.0.2:$P2" -- "$HELPER" tcp 127.0.0.2 "$P2" 2>/dev/null)
 is "$out" OK "an address entry (127.0.0.2:$P2) is reachable by address"

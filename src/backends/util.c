@@ -408,7 +408,7 @@ bool backend_verdict_policy_net_none(const struct moat_policy *p, struct moat_ve
 		return true;
 	if (p->net == MOAT_NET_ALLOW)
 		verdict_missing(&props[MOAT_P_NET_NONE], "drop --allow-net: net.none needs --net none",
-				"the policy allows destinations (net allow; kept closed until they are enforced)");
+				"the policy allows destinations (net allow)");
 	else
 		verdict_missing(&props[MOAT_P_NET_NONE],
 				"drop --net (or use a profile without network): net.none needs --net none",
@@ -416,11 +416,13 @@ bool backend_verdict_policy_net_none(const struct moat_policy *p, struct moat_ve
 	return false;
 }
 
-/* No backend compiles per-destination rules yet (issue 18: the fence is
- * built separately); under net allow each keeps the network closed. */
+/* Only moat's native backend has the fence (docs/network.md); under net
+ * allow every other backend keeps the network closed. */
 void backend_verdict_net_allow(struct moat_verdict *props)
 {
-	verdict_missing(&props[MOAT_P_NET_ALLOW], HINT_NET_ALLOW, "per-destination rules are not enforced by this backend");
+	verdict_missing(&props[MOAT_P_NET_ALLOW], HINT_NET_ALLOW,
+			"this backend does not enforce per-destination rules (moat's native backend does, with its "
+			"fence); the network stays closed");
 }
 
 static void strv_add(char ***v, size_t *n, const char *s)

@@ -63,7 +63,7 @@ one() {
 	fi
 	unlike "$out" "OK" "$label: --allow-net 127.0.0.1:$port: the command cannot connect to the host's listener"
 	is "$(j "$r" '["properties"]["net.allow"]["status"]')" missing "$label:   net.allow is missing"
-	like "$(j "$r" '["properties"]["net.allow"]["reason"]')" "^(per-destination rules are not enforced by this backend|disabled by MOAT_HOST_LIMIT; the network stays closed)$" \
+	like "$(j "$r" '["properties"]["net.allow"]["reason"]')" "^(this backend does not enforce per-destination rules \(moat's native backend does, with its fence\); the network stays closed|disabled by MOAT_HOST_LIMIT; the network stays closed)$" \
 		"$label:   with the reason"
 	is "$(jx "$r" '[d["network"]["mode"], d["network"]["allow"][0]["text"], d["network"]["allow"][0]["host_loopback"]]')" \
 		"[\"allow\", \"127.0.0.1:$port\", true]" "$label:   the report lists the entry"

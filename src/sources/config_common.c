@@ -1,10 +1,12 @@
 /* What the config sources share: the file names policy origins point at,
- * the "FILE:LINE:COL: KEY: message" error, key paths for messages, and the
- * environment lookups and $VAR expansion of env values (the command line
- * looks up PATH and HOME with config_getenv too). */
+ * the "did you mean" suggestion, the "FILE:LINE:COL: KEY: message" error,
+ * key paths for messages, and the environment lookups and $VAR expansion
+ * of env values (the command line looks up PATH and HOME with
+ * config_getenv too). */
 #include "sources/config_common.h"
 
 #include <stdarg.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -32,6 +34,50 @@ const char *config_intern(const char *s)
 	interned.names = moat_xgrow(interned.names, &interned.cap, interned.n, sizeof(char *));
 	interned.names[interned.n] = moat_xstrdup(s);
 	return interned.names[interned.n++];
+}
+
+/* ---- suggestions ---- */
+
+/* Levenshtein distance, for "did you mean"; long words are never close. */
+static size_t edit_distance(const char *a, const char *b)
+{
+	size_t la = strlen(a), lb = strlen(b), i, j;
+	size_t row[65];
+
+	if (la > 64 || lb > 64)
+		return SIZE_MAX;
+	for (j = 0; j <= lb; j++)
+		row[j] = j;
+	for (i = 1; i <= la; i++) {
+		size_t diag = row[0];
+		row[0] = i;
+		for (j = 1; j <= lb; j++) {
+			size_t up = row[j], best = diag + (a[i - 1] != b[j - 1]);
+			if (up + 1 < best)
+				best = up + 1;
+			if (row[j - 1] + 1 < best)
+				best = row[j - 1] + 1;
+			diag = up;
+			row[j] = best;
+		}
+	}
+	return row[lb];
+}
+
+/* The known word closest to `word`, if within 2 edits. */
+const char *config_suggest(const char *word, const char *const *known)
+{
+	const char *best = NULL;
+	size_t best_d = 3, i;
+
+	for (i = 0; known[i]; i++) {
+		size_t d = edit_distance(word, known[i]);
+		if (d < best_d) {
+			best_d = d;
+			best = known[i];
+		}
+	}
+	return best;
 }
 
 /* ---- errors, the environment, key paths ---- */

@@ -42,50 +42,6 @@ static const char *const network_keys[] = {"allow", "resolve", NULL};
 /* Kept in step with src/policy/profiles.c (profile_apply refuses others). */
 static const char *const builtin_profiles[] = {"strict", "exec", "mcp", "network", NULL};
 
-/* ---- suggestions ---- */
-
-/* Levenshtein distance, for "did you mean"; long words are never close. */
-static size_t edit_distance(const char *a, const char *b)
-{
-	size_t la = strlen(a), lb = strlen(b), i, j;
-	size_t row[65];
-
-	if (la > 64 || lb > 64)
-		return SIZE_MAX;
-	for (j = 0; j <= lb; j++)
-		row[j] = j;
-	for (i = 1; i <= la; i++) {
-		size_t diag = row[0];
-		row[0] = i;
-		for (j = 1; j <= lb; j++) {
-			size_t up = row[j], best = diag + (a[i - 1] != b[j - 1]);
-			if (up + 1 < best)
-				best = up + 1;
-			if (row[j - 1] + 1 < best)
-				best = row[j - 1] + 1;
-			diag = up;
-			row[j] = best;
-		}
-	}
-	return row[lb];
-}
-
-/* The known word closest to `word`, if within 2 edits. */
-static const char *suggest(const char *word, const char *const *known)
-{
-	const char *best = NULL;
-	size_t best_d = 3, i;
-
-	for (i = 0; known[i]; i++) {
-		size_t d = edit_distance(word, known[i]);
-		if (d < best_d) {
-			best_d = d;
-			best = known[i];
-		}
-	}
-	return best;
-}
-
 static bool in_list(const char *word, const char *const *list)
 {
 	size_t i;
@@ -226,7 +182,7 @@ static int check_keys(const struct loader *L, const struct toml_value *t, const 
 		kp = config_keypath(key, kv->key, kv->key_len);
 		list = join_plain(known);
 		fail(L, kv->pos, kp, "unknown key; expected one of %s", list);
-		if ((s = suggest(kv->key, known)))
+		if ((s = config_suggest(kv->key, known)))
 			moat_error_hint(L->err, "did you mean '%s'?", s);
 		return -1;
 	}
@@ -271,7 +227,7 @@ static int get_enum(const struct loader *L, const struct toml_value *v, const ch
 			return 0;
 		}
 	fail(L, v->pos, key, "expected %s, got \"%s\"", list, s);
-	if ((sug = suggest(s, names)))
+	if ((sug = config_suggest(s, names)))
 		moat_error_hint(L->err, "did you mean \"%s\"?", sug);
 	return -1;
 }
@@ -392,7 +348,7 @@ static int load_require(const struct loader *L, struct config_layer *layer, cons
 		prop = moat_property_parse(s);
 		if (prop < 0) {
 			fail(L, item->pos, key, "expected a property name (fs.read, net.none, ...), got \"%s\"", s);
-			if ((sug = suggest(s, names)))
+			if ((sug = config_suggest(s, names)))
 				return moat_error_hint(L->err, "did you mean \"%s\"?", sug);
 			return moat_error_hint(L->err, "see `moat help properties` for the names");
 		}

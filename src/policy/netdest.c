@@ -423,6 +423,7 @@ void net_dest_free(struct moat_net_dest *d)
 {
 	free(d->text);
 	free(d->name);
+	free(d->from);
 	memset(d, 0, sizeof(*d));
 }
 
@@ -431,6 +432,7 @@ void net_dest_copy(struct moat_net_dest *out, const struct moat_net_dest *d)
 	*out = *d;
 	out->text = moat_xstrdup(d->text);
 	out->name = d->name ? moat_xstrdup(d->name) : NULL;
+	out->from = d->from ? moat_xstrdup(d->from) : NULL;
 }
 
 /* ---- pins ---- */

@@ -183,8 +183,9 @@ static int validate_net(const struct moat_policy *p, struct moat_error *err)
 	if (p->net != MOAT_NET_ALLOW && p->n_net_allow > 0) {
 		const struct moat_net_dest *d = &p->net_allow[0];
 
-		moat_error_set(err, MOAT_E_USAGE, 0, "%s: allowed destination %s contradicts net %s",
-			       moat_origin_text(&d->origin, where, sizeof(where)), d->text, moat_net_name(p->net));
+		moat_error_set(err, MOAT_E_USAGE, 0, "%s: allowed destination %s%s%s contradicts net %s",
+			       moat_origin_text(&d->origin, where, sizeof(where)), d->text, d->from ? " from " : "",
+			       d->from ? d->from : "", moat_net_name(p->net));
 		if (p->net == MOAT_NET_ALL)
 			return moat_error_hint(err, "drop --net all (net = \"all\") to allow only the listed "
 						    "destinations, or drop the destinations to open the whole network");

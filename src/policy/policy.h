@@ -77,6 +77,8 @@ struct moat_net_dest {
 	bool names_private_range; /* the entry's range overlaps a private, loopback,
 				   * link-local or metadata range (net_addr_private_range) */
 	struct moat_origin origin;
+	char *from; /* an entry of a destination set: the set and what named the
+		     * entry, "@npm (/home/u/.npmrc:3)"; NULL when written as is */
 };
 
 /* --resolve NAME=IP: NAME resolves to this address, and only to the pins

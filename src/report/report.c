@@ -58,6 +58,8 @@ static json_t *net_allow_json(const struct moat_policy *p)
 		} else {
 			json_object_set_new(o, "name", json_string(d->name));
 		}
+		if (d->from)
+			json_object_set_new(o, "from", json_string(d->from));
 		if (d->any_port) {
 			json_object_set_new(o, "ports", json_string("any"));
 		} else {

@@ -133,6 +133,9 @@ int moat_run_main(int argc, char **argv)
 		code = moat_error_print(&err);
 		goto out;
 	}
+	/* What a destination set (--allow-net @go) had to leave out. */
+	for (size_t i = 0; i < opts.notes.n; i++)
+		fprintf(stderr, "moat: %s\n", opts.notes.v[i]);
 	if (opts.help) {
 		cli_run_usage(stdout);
 		code = 0;

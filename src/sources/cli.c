@@ -16,6 +16,7 @@
 #include "policy/profiles.h"
 #include "sources/config.h"
 #include "sources/config_common.h"
+#include "sources/netsets.h"
 #include "sources/resolve.h"
 #include "sources/size.h"
 #include "util/cleanup.h"
@@ -32,6 +33,7 @@ void run_options_init(struct moat_run_options *o)
 void run_options_free(struct moat_run_options *o)
 {
 	free(o->report_path);
+	netset_notes_free(&o->notes);
 	memset(o, 0, sizeof(*o));
 }
 
@@ -51,6 +53,7 @@ struct cli_state {
 	const char *cwd;
 	const char *net, *backend;
 	const char *config, *server;
+	char *const *env; /* moat's environment */
 	int mode; /* enum moat_mode, or -1 */
 	uint32_t require;
 	bool unix_sockets;
@@ -179,18 +182,32 @@ static int opt_net(struct cli_state *s, const char *opt, const char *val, struct
 	return 0;
 }
 
-/* --allow-net DEST and --resolve NAME=IP: checked here, added to the policy
- * with the other rules, after the profile. */
-static int parse_net_rule(const char *opt, const char *val, struct moat_policy *p, struct moat_error *err)
+/* --allow-net DEST and --resolve NAME=IP: checked when given (p NULL),
+ * added to the policy with the other rules, after the profile.  A set
+ * (--allow-net @npm) is expanded then, from the host's configuration of its
+ * tools (sources/netsets.h). */
+static int parse_net_rule(struct cli_state *s, const char *opt, const char *val, struct moat_policy *p,
+			  struct moat_error *err)
 {
 	struct moat_origin o = {.source = "command line"};
 	struct net_parse_error pe;
 	struct moat_net_dest d;
 	struct moat_net_pin pin;
+	bool set = strcmp(opt, "--allow-net") == 0 && netset_named(val);
+	unsigned mask;
 
-	if (strcmp(opt, "--resolve") == 0 ? net_pin_parse(val, &pin, &pe) : net_dest_parse(val, &d, &pe)) {
+	if (strcmp(opt, "--resolve") == 0 ? net_pin_parse(val, &pin, &pe)
+	    : set			  ? netset_parse(val, &mask, &pe)
+					  : net_dest_parse(val, &d, &pe)) {
 		moat_error_set(err, MOAT_E_USAGE, 0, "%s %s: %s", opt, val, pe.msg);
 		return moat_error_hint(err, "%s", pe.hint[0] ? pe.hint : "see `moat run --help`");
+	}
+	if (set) {
+		struct netset_host h = {.env = s->env, .cwd = p ? p->cwd : NULL};
+
+		if (p && netset_expand(mask, &h, o, p, &s->o->notes, err) < 0)
+			return moat_error_wrap(err, "%s %s", opt, val);
+		return 0;
 	}
 	if (!p) {
 		if (strcmp(opt, "--resolve") == 0)
@@ -209,7 +226,7 @@ static int parse_net_rule(const char *opt, const char *val, struct moat_policy *
 
 static int opt_net_rule(struct cli_state *s, const char *opt, const char *val, struct moat_error *err)
 {
-	if (parse_net_rule(opt, val, NULL, err) < 0)
+	if (parse_net_rule(s, opt, val, NULL, err) < 0)
 		return -1;
 	if (strcmp(opt, "--allow-net") == 0)
 		s->allow_net = true;
@@ -382,8 +399,9 @@ static const struct option_def options[] = {
     {"--net", true, opt_net, "MODE", "network: none (default), loopback, all, or allow (what --allow-net gives)"},
     {"--allow-net", true, opt_net_rule, "DEST",
      "allow DEST: host[:port], *.domain, IP or CIDR[:port], [IPv6]:port, localhost:PORT (the host's "
-     "loopback); ports 443 and 80 unless given (repeatable; enforced by the native backend's fence, "
-     "else the network stays closed)"},
+     "loopback); ports 443 and 80 unless given; or a set, @npm, @pypi, @crates, @go or @registries (all "
+     "four): the registries the host's configuration of those tools names (repeatable; enforced by the "
+     "native backend's fence, else the network stays closed)"},
     {"--resolve", true, opt_net_rule, "NAME=IP", "pin NAME to IP, as curl's --resolve (repeatable)"},
     {"--unix-sockets", false, opt_flag, NULL,
      "let the command make unix sockets (ipc.unix is then not enforced)"},
@@ -491,7 +509,7 @@ static int apply_rules(struct cli_state *s, const char *home, struct moat_error 
 			cleanup_free char *name = moat_xstrndup(r->value, (size_t)(eq - r->value));
 			policy_add_env(s->p, name, eq + 1, o);
 		} else if (strcmp(r->opt, "--allow-net") == 0 || strcmp(r->opt, "--resolve") == 0) {
-			if (parse_net_rule(r->opt, r->value, s->p, err) < 0)
+			if (parse_net_rule(s, r->opt, r->value, s->p, err) < 0)
 				return -1;
 		} else if (strcmp(r->opt, "--env-pass") == 0) {
 			policy_add_env(s->p, r->value, NULL, o);
@@ -583,6 +601,7 @@ static int build_from_config(struct cli_state *s, char **cmd, size_t n_cmd, char
 	    .profile = s->profile,
 	    .mode = s->mode,
 	    .env = environ_in,
+	    .notes = &s->o->notes,
 	};
 	int rc;
 
@@ -623,7 +642,7 @@ static int apply_flags(struct cli_state *s, const char *home, struct moat_error 
 int cli_parse_run_meta(int argc, char **argv, char *const *environ_in, struct moat_policy *p,
 		       struct moat_run_options *o, struct moat_server_meta *meta, struct moat_error *err)
 {
-	struct cli_state s = {.p = p, .o = o, .mode = -1};
+	struct cli_state s = {.p = p, .o = o, .mode = -1, .env = environ_in};
 	const char *home = config_getenv(environ_in, "HOME");
 	struct moat_server_meta found = {0};
 	char **cmd = NULL;

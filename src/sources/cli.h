@@ -7,6 +7,7 @@
 #include <stdio.h>
 
 #include "policy/policy.h"
+#include "sources/netsets.h"
 #include "util/err.h"
 
 struct moat_run_options {
@@ -15,6 +16,7 @@ struct moat_run_options {
 	int events_fd;     /* --events-fd N, or -1 */
 	bool dry_run;
 	bool help;
+	struct netset_notes notes; /* what a destination set left out, for stderr */
 };
 
 void run_options_init(struct moat_run_options *o);

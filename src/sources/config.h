@@ -26,6 +26,7 @@
 
 #include "policy/policy.h"
 #include "sources/cli.h"
+#include "sources/netsets.h"
 #include "sources/toml.h"
 #include "util/err.h"
 
@@ -45,6 +46,15 @@ struct config_path {
 /* An `env_pass` / `env_vars` name. */
 struct config_name {
 	char *name;
+	char *key;
+	struct moat_origin origin;
+};
+
+/* A destination set named in network.allow ("@npm"): expanded by
+ * config_build(), on the host it runs on. */
+struct config_netset {
+	unsigned mask;
+	char *text; /* as written */
 	char *key;
 	struct moat_origin origin;
 };
@@ -83,6 +93,8 @@ struct config_layer {
 	struct moat_limits limits;
 	struct moat_net_dest *net_allow; /* network.allow, parsed (origin set) */
 	size_t n_net_allow;
+	struct config_netset *net_sets; /* network.allow's sets */
+	size_t n_net_sets;
 	struct moat_net_pin *net_pins; /* network.resolve */
 	size_t n_net_pins;
 };
@@ -162,6 +174,7 @@ struct config_request {
 	int mode;	     /* --mode as enum moat_mode, or -1 */
 	char *const *env;    /* moat's environment: $VAR, PATH, HOME */
 	bool lenient_exe;    /* `config check`: a command not installed here is fine */
+	struct netset_notes *notes; /* what a destination set left out, or NULL */
 };
 
 int config_build(const struct moat_config *c, const struct config_request *r, struct moat_policy *p,

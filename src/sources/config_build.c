@@ -97,7 +97,8 @@ static int check_exists(const struct config_path *r, struct moat_error *err)
 	return config_fail(err, &r->origin, r->key, "%s: %s", r->path, strerror(errno));
 }
 
-static void apply_layer(const struct config_layer *l, struct moat_policy *p)
+static int apply_layer(const struct config_layer *l, const struct config_request *req, struct moat_policy *p,
+		       struct moat_error *err)
 {
 	size_t i;
 
@@ -108,12 +109,22 @@ static void apply_layer(const struct config_layer *l, struct moat_policy *p)
 	/* Destinations without `net` in the same layer mean net allow. */
 	if (l->has_net)
 		p->net = l->net;
-	else if (l->n_net_allow)
+	else if (l->n_net_allow || l->n_net_sets)
 		p->net = MOAT_NET_ALLOW;
 	for (i = 0; i < l->n_net_allow; i++) {
 		struct moat_net_dest d;
 		net_dest_copy(&d, &l->net_allow[i]);
 		policy_add_net_dest(p, &d);
+	}
+	/* A set's entries come from this host's configuration of its tools,
+	 * for the command's cwd. */
+	for (i = 0; i < l->n_net_sets; i++) {
+		const struct config_netset *ns = &l->net_sets[i];
+		struct netset_host h = {.env = req->env ? req->env : (char *const[]){NULL}, .cwd = p->cwd};
+
+		if (netset_expand(ns->mask, &h, ns->origin, p, req->notes, err) < 0)
+			return moat_error_wrap(err, "%s:%d:%d: %s: %s", ns->origin.source, ns->origin.line,
+					       ns->origin.col, ns->key, ns->text);
 	}
 	for (i = 0; i < l->n_net_pins; i++) {
 		struct moat_net_pin pin;
@@ -134,6 +145,7 @@ static void apply_layer(const struct config_layer *l, struct moat_policy *p)
 		policy_add_env(p, l->env_pass[i].name, NULL, l->env_pass[i].origin);
 	p->require |= l->require;
 	limits_overlay(&p->limits, &l->limits);
+	return 0;
 }
 
 /* A writable path the file also denies is a contradiction (policy_validate
@@ -296,7 +308,8 @@ int config_build(const struct moat_config *c, const struct config_request *r, st
 	if (profile_apply(p, builtin, &ctx, err) < 0)
 		return -1;
 	for (i = 0; i < n_layers; i++)
-		apply_layer(layers[i], p);
+		if (apply_layer(layers[i], r, p, err) < 0)
+			return -1;
 	/* Contradictions first: they are wrong on every host. */
 	if (check_contradictions(layers, n_layers, p, err) < 0)
 		return -1;

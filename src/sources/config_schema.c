@@ -15,6 +15,7 @@
 #include "policy/properties.h"
 #include "policy/env.h"
 #include "policy/netdest.h"
+#include "sources/netsets.h"
 #include "policy/profiles.h"
 #include "sources/config_common.h"
 #include "sources/size.h"
@@ -414,8 +415,9 @@ static int load_limit(const struct loader *L, struct config_layer *layer, const 
 	return 0;
 }
 
-/* network.allow (destinations) and network.resolve ("NAME=IP" pins): arrays
- * of strings, each parsed as --allow-net and --resolve parse theirs. */
+/* network.allow (destinations and sets) and network.resolve ("NAME=IP"
+ * pins): arrays of strings, each parsed as --allow-net and --resolve parse
+ * theirs.  A set is kept by name, for config_build to expand. */
 static int load_net_list(const struct loader *L, struct config_layer *layer, const struct toml_value *v,
 			 const char *key, bool pins)
 {
@@ -437,6 +439,22 @@ static int load_net_list(const struct loader *L, struct config_layer *layer, con
 				    type_phrase(L, item->type));
 		if (get_string(L, item, key, pins ? "\"NAME=IP\"" : "a destination", &s) < 0)
 			return -1;
+		if (!pins && netset_named(s)) {
+			unsigned mask;
+			struct config_netset *ns;
+
+			if (netset_parse(s, &mask, &pe) < 0) {
+				fail(L, item->pos, key, "%s", pe.msg);
+				return moat_error_hint(L->err, "%s", pe.hint);
+			}
+			layer->net_sets = moat_xrealloc(layer->net_sets, (layer->n_net_sets + 1) * sizeof(*ns));
+			ns = &layer->net_sets[layer->n_net_sets++];
+			*ns = (struct config_netset){.mask = mask,
+						     .text = moat_xstrdup(s),
+						     .key = moat_xstrdup(key),
+						     .origin = at(L, item->pos)};
+			continue;
+		}
 		rc = pins ? net_pin_parse(s, &pin, &pe) : net_dest_parse(s, &d, &pe);
 		if (rc < 0) {
 			fail(L, item->pos, key, "\"%s\": %s", s, pe.msg);
@@ -767,6 +785,11 @@ static void layer_free(struct config_layer *l)
 	for (i = 0; i < l->n_net_pins; i++)
 		net_pin_free(&l->net_pins[i]);
 	free(l->net_pins);
+	for (i = 0; i < l->n_net_sets; i++) {
+		free(l->net_sets[i].text);
+		free(l->net_sets[i].key);
+	}
+	free(l->net_sets);
 	memset(l, 0, sizeof(*l));
 }
 

@@ -289,6 +289,15 @@ static const struct bad_row bad_rows[] = {
     {"t.toml", "[sandbox]\nnetwork.allow = [\"x.com\"]\nnetwork.resolve = [\"y.com=1.2.3.4\"]\n[mcp_servers.x]\ncommand = \"sh\"\n", "x", 
      "t.toml:3:20: the pinned name y.com is not in the allowlist",
      "allow it too (--allow-net y.com, config network.allow), or drop the pin"},
+    /* destination sets (sources/netsets.h) */
+    {"t.toml", "[sandbox]\nnetwork.allow = [\"x.com\", \"@nmp\"]\n", NULL,
+     "t.toml:2:27: sandbox.network.allow: no destination set named \"@nmp\"", "did you mean @npm? the sets are @npm, @pypi, @crates, @go and @registries (all four)"},
+    {"t.json", "{\"mcpServers\": {\"x\": {\"command\": \"sh\",\n \"sandbox\": {\"network\": {\"allow\": [\"@Go\"]}}}}}\n", NULL,
+     "t.json:2:36: mcpServers.x.sandbox.network.allow: no destination set named \"@Go\"", "did you mean @go? the sets are @npm, @pypi, @crates, @go and @registries (all four)"},
+    {"t.toml", "[sandbox]\nnet = \"none\"\nnetwork.allow = [\"@crates\"]\n[mcp_servers.x]\ncommand = \"sh\"\n", "x",
+     "t.toml:3:18: allowed destination index.crates.io:443 from @crates (crates.io's sparse index) contradicts net "
+     "none",
+     "drop --net none (net = \"none\"): the allowlist implies net allow, or drop the destinations"},
     {"t.toml", "[mcp_servers.x]\ncommand = \"sh\"\nsandbox = { net = \"allow\" }\n", "x", 
      "net allow without destinations: nothing to allow",
      "name them with --allow-net DEST (config: network.allow), or use --net none"},
@@ -495,6 +504,46 @@ static void test_network_forms(void)
 	}
 }
 
+/* network.allow = ["@crates"]: kept by name at load, expanded by
+ * config_build with the set's file:line:col as every entry's origin; a set
+ * alone means net allow, and a set named twice adds its entries once. */
+static void test_network_sets(void)
+{
+	static const char toml[] = "[profiles.p]\n"
+				   "network.allow = [\"@crates\", \"x.example.com\"]\n"
+				   "[mcp_servers.s]\n"
+				   "command = \"sh\"\n"
+				   "sandbox = { profile = \"p\", network = { allow = [\"@crates\"] } }\n";
+	static const char json[] =
+	    "{\"profiles\": {\"p\": {\"network\": {\"allow\": [\"@crates\", \"x.example.com\"]}}},\n"
+	    " \"mcpServers\": {\"s\": {\"command\": \"sh\",\n"
+	    "  \"sandbox\": {\"profile\": \"p\", \"network\": {\"allow\": [\"@crates\"]}}}}}\n";
+	struct moat_policy p[2];
+	char *got[2];
+	size_t i;
+
+	got[0] = build_server("/cfg/s.toml", toml, "s", &p[0]);
+	got[1] = build_server("/cfg/s.json", json, "s", &p[1]);
+	ok(got[0] && got[1], "network.allow = [\"@crates\"] in a profile and a server, TOML and JSON");
+	is_str(got[1], got[0], "  both forms give the same policy");
+	ok(p[0].net == MOAT_NET_ALLOW && p[0].n_net_allow == 4,
+	   "  net allow, the set's 3 entries once and the name (%zu)", p[0].n_net_allow);
+	ok(p[0].n_net_allow == 4 && strcmp(p[0].net_allow[1].text, "index.crates.io:443") == 0 &&
+	       strcmp(p[0].net_allow[1].from, "@crates (crates.io's sparse index)") == 0 &&
+	       strcmp(p[0].net_allow[1].origin.source, "/cfg/s.toml") == 0 && p[0].net_allow[1].origin.line == 2 &&
+	       p[0].net_allow[1].origin.col == 18 && strcmp(p[0].net_allow[0].text, "x.example.com") == 0 &&
+	       !p[0].net_allow[0].from,
+	   "  each entry of the set has its from and the set's file:line:col; a written entry has no from");
+	ok(p[1].n_net_allow == 4 && p[1].net_allow[3].origin.line == 1 &&
+	       strcmp(p[1].net_allow[3].text, "crates.io:443") == 0,
+	   "  the same in JSON");
+	ok(got[0] && strstr(got[0], "\"from\":\"@crates (crates.io's API)\""), "  the policy's JSON has the from");
+	for (i = 0; i < 2; i++) {
+		free(got[i]);
+		policy_free(&p[i]);
+	}
+}
+
 static bool has_rule(const struct moat_policy *p, const char *path, enum moat_access a)
 {
 	size_t i;
@@ -692,6 +741,20 @@ static void test_cli(void)
 		run_options_free(&o);
 	}
 	{
+		/* A set on the command line: expanded after the file, with the
+		 * command line as origin. */
+		char *argv[] = {"run", "--config", file, "--server", "s", "--allow-net", "@crates", NULL};
+		policy_init(&p);
+		run_options_init(&o);
+		ok(cli_parse_run(7, argv, test_env, &p, &o, &err) == 0 && p.net == MOAT_NET_ALLOW &&
+		       p.n_net_allow == 3 && strcmp(p.net_allow[1].text, "static.crates.io:443") == 0 &&
+		       strcmp(p.net_allow[1].from, "@crates (crates.io's downloads)") == 0 &&
+		       strcmp(p.net_allow[1].origin.source, "command line") == 0,
+		   "--allow-net @crates: the set's entries, net allow over the file's net (%s)", err.message);
+		policy_free(&p);
+		run_options_free(&o);
+	}
+	{
 		static const struct {
 			const char *flag, *value, *net, *message, *hint;
 		} bad[] = {
@@ -700,7 +763,8 @@ static void test_cli(void)
 		     "see `moat run --help`"},
 		    {"--allow-net", "[::1]8080", NULL, "--allow-net [::1]8080: unexpected \"8080\" after ']'",
 		     "an IPv6 address with a port is written [v6]:port"},
-		    {"--resolve", "x.com", NULL, "--resolve x.com: expected NAME=IP", "e.g. api.example.com=203.0.113.7"},
+		    {"--resolve", "x.com", NULL, "--resolve x.com: expected NAME=IP",
+		     "e.g. api.example.com=203.0.113.7"},
 		    {"--allow-net", "x.com", "none", "command line: allowed destination x.com contradicts net none",
 		     "drop --net none (net = \"none\"): the allowlist implies net allow, or drop the destinations"},
 		    {"--allow-net", "x.com", "all", "command line: allowed destination x.com contradicts net all",
@@ -708,6 +772,13 @@ static void test_cli(void)
 		     "to open the whole network"},
 		    {"--net", "allow", NULL, "net allow without destinations: nothing to allow",
 		     "name them with --allow-net DEST (config: network.allow), or use --net none"},
+		    {"--allow-net", "@nmp", NULL, "--allow-net @nmp: no destination set named \"@nmp\"",
+		     "did you mean @npm? the sets are @npm, @pypi, @crates, @go and @registries (all four)"},
+		    {"--allow-net", "@crates", "all",
+		     "command line: allowed destination index.crates.io:443 from @crates (crates.io's sparse index) "
+		     "contradicts net all",
+		     "drop --net all (net = \"all\") to allow only the listed destinations, or drop the destinations "
+		     "to open the whole network"},
 		};
 		size_t i;
 
@@ -798,6 +869,7 @@ int main(void)
 	test_bad_configs();
 	test_three_formats();
 	test_network_forms();
+	test_network_sets();
 	test_layers();
 	test_expand();
 	test_helpers();

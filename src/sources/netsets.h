@@ -1,0 +1,62 @@
+/* Destination sets in the allowlist: @npm, @pypi, @crates, @go and
+ * @registries (all four), usable wherever a destination is (--allow-net,
+ * network.allow).  A set becomes ordinary entries here, in the sources:
+ * read from the host's own configuration of each tool -- the files and
+ * variables the tool reads, in the tool's own precedence -- without running
+ * the tool (`npm config get registry` alone takes ~300 ms per start).  What
+ * each set reads is in docs/policy.md, "Destination sets".
+ *
+ * Only the keys that name an index are kept: auth lines (_authToken,
+ * _auth, _password, ...) are skipped unread, and a URL's user:password@ is
+ * dropped, so no credential reaches the policy, the report or a message. */
+#ifndef MOAT_SOURCES_NETSETS_H
+#define MOAT_SOURCES_NETSETS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "policy/netdest.h"
+#include "policy/policy.h"
+#include "util/err.h"
+
+/* What a set reads besides its files: moat's environment (HOME, PATH, the
+ * tools' own variables) and the command's working directory (npm's
+ * project). */
+struct netset_host {
+	char *const *env;
+	const char *cwd;
+};
+
+/* Lines for stderr: what a set had to leave out, and why. */
+struct netset_notes {
+	char **v;
+	size_t n, cap;
+};
+
+void netset_notes_free(struct netset_notes *n);
+
+/* Does the text name a set ("@...") rather than a destination? */
+bool netset_named(const char *text);
+
+/* The sets "@npm", "@pypi", "@crates", "@go" or "@registries" (all four) as
+ * a mask; any other name is refused (-1, *e with a "did you mean" and the
+ * list of sets). */
+int netset_parse(const char *text, unsigned *mask, struct net_parse_error *e);
+
+/* Add the entries of the sets in `mask` to p's allowlist, each with
+ * `origin` (where the set was named) and `from` ("@npm (FILE:LINE)": what
+ * named the entry).  An entry the same set already added is not added
+ * again.  `notes` (or NULL) gets what was left out.  -1 with *err naming the
+ * file and line (or the variable) of a value that is not a usable URL. */
+int netset_expand(unsigned mask, const struct netset_host *h, struct moat_origin origin, struct moat_policy *p,
+		  struct netset_notes *notes, struct moat_error *err);
+
+/* A URL, scheme://[user[:password]@]host[:port][/path], as an allowlist
+ * entry: the host (a name, an IPv4 address, or an IPv6 address in
+ * brackets) on the URL's port (http 80, https 443, or the one given); the
+ * user part is dropped.  1 and *out (free with net_dest_free); 0 for a URL
+ * that needs no network (file:); -1 and *e otherwise.  The messages never
+ * repeat the URL, which may hold a password. */
+int netset_url_dest(const char *url, struct moat_net_dest *out, struct net_parse_error *e);
+
+#endif

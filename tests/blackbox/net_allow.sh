@@ -19,9 +19,7 @@ PY=/usr/bin/python3
 HELPER_DIR=$(dirname "$HELPER")
 cd "$SCRATCH"
 j() { json_get "$@" 2>/dev/null; }
-jx() { # jx FILE EXPR: a python expression over the report d
-	"$PY" -c 'import json,sys; d=json.load(open(sys.argv[1])); print(json.dumps(eval(sys.argv[2])))' "$1" "$2" 2>/dev/null
-}
+jx() { json_eval "$@" 2>/dev/null; }
 installed() { command -v "$1" >/dev/null 2>&1 || [ -x "/usr/bin/$1" ] || [ -x "/usr/sbin/$1" ]; }
 
 # --- a listener on the host's loopback ---------------------------------------

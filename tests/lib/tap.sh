@@ -134,6 +134,11 @@ json_get() { # json_get FILE EXPR   e.g. json_get r.json '["status"]'
 	/usr/bin/python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); v=eval("d"+sys.argv[2]); print(json.dumps(v) if isinstance(v,(dict,list)) else v)' "$1" "$2"
 }
 
+# A python expression over a JSON file's document d, printed as JSON.
+json_eval() { # json_eval FILE EXPR   e.g. json_eval r.json '[e["text"] for e in d["network"]["allow"]]'
+	/usr/bin/python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); print(json.dumps(eval(sys.argv[2])))' "$1" "$2"
+}
+
 # valid_report FILE DESC: FILE is a moat report that fits the checked-in
 # schema (docs/report.schema.json, by tests/lib/validate_schema.py).
 valid_report() {

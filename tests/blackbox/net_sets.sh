@@ -1,0 +1,193 @@
+#!/usr/bin/env bash
+# Destination sets (--allow-net @npm; sources/netsets.h) through the real
+# binary.  A HOME made here holds an .npmrc whose registry is
+# http://reg.test:P1/ (and an auth token that must never come out): the dry
+# run lists reg.test:P1 with where it came from, from the flag and from a
+# config file; unknown sets and a malformed npmrc are refused with their
+# place.  Then a real run through the native backend's fence: an HTTP
+# server on the host's 127.0.0.2:P1 is reached by curl under --allow-net
+# @npm --resolve reg.test=127.0.0.2, while the same server on another port
+# (P2) and under another name is refused -- each refusal with its control
+# (--net all reaches it).  Only loopback addresses; runs as root and as uid
+# 65534.
+set -u
+. "$(dirname "$0")/../lib/tap.sh"
+scratch
+unset MOAT_HOST_LIMIT PREFIX DESTDIR
+# The runner's own npm settings must not decide the test.
+for v in $(env | sed -n 's/^\([Nn][Pp][Mm]_[Cc][Oo][Nn][Ff][Ii][Gg]_[^=]*\)=.*/\1/p'); do unset "$v"; done
+PY=/usr/bin/python3
+HELPER_DIR=$(dirname "$HELPER")
+cd "$SCRATCH"
+j() { json_get "$@" 2>/dev/null; }
+jx() { json_eval "$@" 2>/dev/null; }
+skip() { TAP_N=$((TAP_N + 1)); echo "ok $TAP_N # SKIP $*"; }
+
+# --- the registry: one HTTP server on 127.0.0.2, two ports --------------------
+# It also serves one npm package, moat-hello (a packument and its tarball),
+# for npx.
+"$PY" - "$SCRATCH" <<'PY' &
+import base64, hashlib, http.server, io, json, os, socketserver, sys, tarfile, threading, time
+d = sys.argv[1]
+def tarball():
+    buf = io.BytesIO()
+    with tarfile.open(fileobj=buf, mode="w:gz") as t:
+        for name, data, mode in [
+                ("package/package.json", json.dumps({"name": "moat-hello", "version": "1.0.0",
+                                                     "bin": {"moat-hello": "cli.js"}}).encode(), 0o644),
+                ("package/cli.js", b"#!/usr/bin/env node\nconsole.log('moat-hello ran');\n", 0o755)]:
+            ti = tarfile.TarInfo(name); ti.size = len(data); ti.mode = mode
+            t.addfile(ti, io.BytesIO(data))
+    return buf.getvalue()
+TGZ = tarball()
+class H(http.server.BaseHTTPRequestHandler):
+    def do_GET(self):
+        ctype = "text/plain"
+        if self.path == "/moat-hello":
+            ctype = "application/json"
+            body = json.dumps({"name": "moat-hello", "dist-tags": {"latest": "1.0.0"}, "versions": {"1.0.0": {
+                "name": "moat-hello", "version": "1.0.0", "bin": {"moat-hello": "cli.js"},
+                "dist": {"tarball": "http://%s/moat-hello/-/moat-hello-1.0.0.tgz" % self.headers.get("Host"),
+                         "integrity": "sha512-" + base64.b64encode(hashlib.sha512(TGZ).digest()).decode()}}}}).encode()
+        elif self.path == "/moat-hello/-/moat-hello-1.0.0.tgz":
+            body, ctype = TGZ, "application/octet-stream"
+        else:
+            body = ("hello from %s:%d\n" % self.server.server_address).encode()
+        self.send_response(200); self.send_header("Content-Type", ctype)
+        self.send_header("Content-Length", str(len(body))); self.end_headers()
+        self.wfile.write(body)
+    def log_message(self, *a): pass
+class S(socketserver.ThreadingMixIn, http.server.HTTPServer):
+    daemon_threads = True
+servers = [S(("127.0.0.2", 0), H) for _ in range(2)]
+for s in servers:
+    threading.Thread(target=s.serve_forever, daemon=True).start()
+open(d + "/ports.tmp", "w").write("%d %d\n" % tuple(s.server_address[1] for s in servers))
+os.rename(d + "/ports.tmp", d + "/ports")
+end = time.time() + 300
+while time.time() < end and os.path.exists(d + "/ports"):
+    time.sleep(0.2)
+PY
+spid=$!
+trap 'rm -f "$SCRATCH/ports"; kill "$spid" 2>/dev/null; rm -rf "$SCRATCH" "$REPORTS"' EXIT
+for _ in $(seq 200); do [ -s "$SCRATCH/ports" ] && break; sleep 0.05; done
+read -r P1 P2 <"$SCRATCH/ports"
+is "$(curl -sS -m 5 "http://127.0.0.2:$P1/")/$(curl -sS -m 5 "http://127.0.0.2:$P2/")" \
+	"hello from 127.0.0.2:$P1/hello from 127.0.0.2:$P2" "control: the registry answers on both ports without moat"
+
+H=$SCRATCH/home
+mkdir -p "$H" "$SCRATCH/work"
+printf '; the test registry\n//reg.test:%s/:_authToken=npm_SECRET_TOKEN_42\nregistry=http://reg.test:%s/\n' "$P1" "$P1" >"$H/.npmrc"
+chmod 0600 "$H/.npmrc"
+cd "$SCRATCH/work"
+m() { HOME=$H "$MOAT" "$@"; }
+BASE=(--profile strict --read "$HELPER_DIR")
+
+# --- the dry run lists the set's entries, with where they came from ----------
+m run "${BASE[@]}" --dry-run --allow-net @npm -- /bin/true >"$SCRATCH/dry.json" 2>"$SCRATCH/dry.err"
+is "$?" 0 "--dry-run --allow-net @npm"
+is "$(jx "$SCRATCH/dry.json" '[[e["text"], e["kind"], e["name"], e["ports"], e["from"], e["origin"]] for e in d["policy"]["net_allow"] if e["name"] == "reg.test"]')" \
+	"[[\"reg.test:$P1\", \"name\", \"reg.test\", [$P1], \"@npm ($H/.npmrc:3)\", {\"source\": \"command line\"}]]" \
+	"  policy.net_allow lists reg.test:$P1, from ~/.npmrc's line 3, named on the command line"
+is "$(jx "$SCRATCH/dry.json" '[e["text"] for e in d["policy"]["net_allow"] if e["text"].startswith("registry.npmjs.org")]')" "[]" \
+	"  the registry replaces npm's default (registry.npmjs.org is not there)"
+is "$(j "$SCRATCH/dry.json" '["policy"]["net"]')" allow "  a set means net allow"
+valid_report "$SCRATCH/dry.json" "  the dry run fits the schema"
+like "$(cat "$SCRATCH/dry.err")" "^moat: @npm: $H/.npmrc names a registry, but the sandbox keeps that file from the command" \
+	"  stderr notes that the command's npm cannot read ~/.npmrc"
+unlike "$(cat "$SCRATCH/dry.json" "$SCRATCH/dry.err")" "SECRET_TOKEN" "  the token in the npmrc is nowhere in the output"
+
+cat >"$SCRATCH/moat.toml" <<'EOF'
+[sandbox]
+profile = "strict"
+network.allow = ["@npm", "@crates"]
+EOF
+m run --config "$SCRATCH/moat.toml" --dry-run -- /bin/true >"$SCRATCH/cfg.json" 2>/dev/null
+is "$?" 0 "network.allow = [\"@npm\", \"@crates\"] in a config file"
+is "$(jx "$SCRATCH/cfg.json" '[[e["text"], e["from"], e["origin"]] for e in d["policy"]["net_allow"]]')" \
+	"[[\"reg.test:$P1\", \"@npm ($H/.npmrc:3)\", {\"col\": 18, \"line\": 3, \"source\": \"$SCRATCH/moat.toml\"}], [\"index.crates.io:443\", \"@crates (crates.io's sparse index)\", {\"col\": 26, \"line\": 3, \"source\": \"$SCRATCH/moat.toml\"}], [\"static.crates.io:443\", \"@crates (crates.io's downloads)\", {\"col\": 26, \"line\": 3, \"source\": \"$SCRATCH/moat.toml\"}], [\"crates.io:443\", \"@crates (crates.io's API)\", {\"col\": 26, \"line\": 3, \"source\": \"$SCRATCH/moat.toml\"}]]" \
+	"  each entry with its set's file:line:col and where the set found it"
+valid_report "$SCRATCH/cfg.json" "  and fits the schema"
+
+# --- refusals, each with its control ------------------------------------------
+m run "${BASE[@]}" --dry-run --allow-net @nmp -- /bin/true >/dev/null 2>"$SCRATCH/e1"
+is "$?" 125 "--allow-net @nmp: refused (125)"
+is "$(cat "$SCRATCH/e1")" "moat: --allow-net @nmp: no destination set named \"@nmp\"
+moat: hint: did you mean @npm? the sets are @npm, @pypi, @crates, @go and @registries (all four)" \
+	"  naming it, with a did-you-mean and the sets"
+printf '[sandbox]\nnetwork.allow = ["@nmp"]\n' >"$SCRATCH/bad.toml"
+m run --config "$SCRATCH/bad.toml" --dry-run -- /bin/true >/dev/null 2>"$SCRATCH/e2"
+is "$?" 125 "network.allow = [\"@nmp\"] in a config: refused (125)"
+like "$(cat "$SCRATCH/e2")" "^moat: $SCRATCH/bad.toml:2:18: sandbox.network.allow: no destination set named \"@nmp\"" \
+	"  at its file:line:col"
+printf '[sandbox]\nnetwork.allow = ["@npm"]\n' >"$SCRATCH/good.toml"
+m run --config "$SCRATCH/good.toml" --dry-run -- /bin/true >/dev/null 2>&1
+is "$?" 0 "  control: \"@npm\" there is accepted"
+
+cp "$H/.npmrc" "$SCRATCH/npmrc.good"
+printf '//reg.test/:_authToken=npm_SECRET_TOKEN_42\n@corp:registry=https://user:npm_SECRET_TOKEN_42@corp.test:99999/\n' >>"$H/.npmrc"
+m run "${BASE[@]}" --dry-run --allow-net @npm -- /bin/true >"$SCRATCH/e3.out" 2>"$SCRATCH/e3"
+is "$?" 125 "a malformed registry URL in ~/.npmrc: refused (125)"
+is "$(cat "$SCRATCH/e3")" "moat: --allow-net @npm: $H/.npmrc:5: @corp:registry: the URL's port is not a number 1-65535
+moat: hint: correct it there, or allow the host with --allow-net HOST:PORT instead of @npm" \
+	"  naming the file, the line and the key, with a hint"
+unlike "$(cat "$SCRATCH/e3" "$SCRATCH/e3.out")" "SECRET_TOKEN" "  and no token, not even the one inside the URL"
+m run --config "$SCRATCH/good.toml" --dry-run -- /bin/true >/dev/null 2>"$SCRATCH/e4"
+like "$(cat "$SCRATCH/e4")" "^moat: $SCRATCH/good.toml:2:18: sandbox.network.allow: @npm: $H/.npmrc:5: @corp:registry: " \
+	"  from a config, the config's place first"
+cp "$SCRATCH/npmrc.good" "$H/.npmrc"
+m run "${BASE[@]}" --dry-run --allow-net @npm -- /bin/true >/dev/null 2>&1
+is "$?" 0 "  control: the npmrc without that line is accepted"
+
+# --- through the fence ----------------------------------------------------------
+if ! m run --dry-run --mode prefer --allow-net x.test -- /bin/true 2>/dev/null |
+	"$PY" -c 'import json,sys; sys.exit(0 if json.load(sys.stdin)["properties"]["net.allow"]["status"] == "enforced" else 1)'; then
+	skip_feature netfence "the native backend has no fence on this host (moat probe says why)"
+	done_testing
+	exit 0
+fi
+A=("${BASE[@]}" --allow-net @npm --resolve reg.test=127.0.0.2)
+run() { m run "${A[@]}" "$@" 2>>"$SCRATCH/stderr"; }
+open_run() { m run "${BASE[@]}" --net all "$@" 2>>"$SCRATCH/stderr"; }
+
+out=$(run --report "$REPORTS/r.json" -- curl -sS -m 10 "http://reg.test:$P1/")
+is "$out" "hello from 127.0.0.2:$P1" "curl reaches the registry ~/.npmrc names, under --allow-net @npm"
+is "$(j "$REPORTS/r.json" '["status"]')/$(j "$REPORTS/r.json" '["properties"]["net.allow"]["status"]')" "enforced/enforced" \
+	"  net.allow enforced by the fence"
+is "$(jx "$REPORTS/r.json" '[e["from"] for e in d["network"]["allow"]]')" "[\"@npm ($H/.npmrc:3)\"]" \
+	"  the report's network.allow says where the entry came from"
+valid_report "$REPORTS/r.json" "  and fits the schema"
+unlike "$(cat "$REPORTS/r.json")" "SECRET_TOKEN" "  no token in the report"
+out=$(m run "${BASE[@]}" --allow-net 127.0.0.3:1 -- curl -sS -m 10 "http://reg.test:$P1/" 2>/dev/null)
+is "$?/$out" "6/" "  control: without @npm the same curl cannot even resolve reg.test (exit 6)"
+
+run -- curl -sS -m 10 -o /dev/null "http://reg.test:$P2/"
+is "$?" 7 "the same server on another port ($P2): curl cannot connect (exit 7)"
+out=$(open_run -- curl -sS -m 10 --resolve "reg.test:$P2:127.0.0.2" "http://reg.test:$P2/")
+is "$out" "hello from 127.0.0.2:$P2" "  control: with --net all it answers"
+run -- curl -sS -m 10 -o /dev/null "http://other.test:$P1/"
+is "$?" 6 "another name: the fenced DNS does not know it (curl exit 6)"
+run -- curl -sS -m 10 -o /dev/null --resolve "other.test:$P1:127.0.0.2" "http://other.test:$P1/"
+is "$?" 7 "  and with its address given to curl, the connect is refused (exit 7)"
+out=$(open_run -- curl -sS -m 10 --resolve "other.test:$P1:127.0.0.2" "http://other.test:$P1/")
+is "$out" "hello from 127.0.0.2:$P1" "  control: with --net all the same curl reaches it"
+
+# --- npx -y fetches its package from the registry @npm allows -----------------
+# A project whose .npmrc names the registry (the project's .npmrc is one
+# the command's npm reads); npm's cache in the sandbox's private /tmp.
+mkdir -p "$SCRATCH/proj"
+echo '{}' >"$SCRATCH/proj/package.json"
+printf 'registry=http://reg.test:%s/\n' "$P1" >"$SCRATCH/proj/.npmrc"
+cd "$SCRATCH/proj"
+NPX=(--profile exec --env npm_config_cache=/tmp/npm-cache --env npm_config_update_notifier=false
+	--env npm_config_fetch_retries=0 --env npm_config_fetch_timeout=10000)
+out=$(m run "${NPX[@]}" --allow-net @npm --resolve reg.test=127.0.0.2 --report "$REPORTS/npx.json" -- \
+	npx -y moat-hello 2>"$SCRATCH/npx.err")
+is "$out" "moat-hello ran" "npx -y moat-hello under --allow-net @npm: npm fetches the package from the project's registry, and runs it"
+[ "$out" = "moat-hello ran" ] || diag "$(tail -5 "$SCRATCH/npx.err")"
+is "$(jx "$REPORTS/npx.json" '[[e["text"], e["from"]] for e in d["network"]["allow"]]')" \
+	"[[\"reg.test:$P1\", \"@npm ($SCRATCH/proj/.npmrc:1)\"]]" "  the entry came from the project's .npmrc (over ~/.npmrc)"
+out=$(m run "${NPX[@]}" --allow-net @pypi -- npx -y moat-hello 2>&1)
+like "$out" "ENOTFOUND reg.test" "  control: under --allow-net @pypi npx cannot fetch it (reg.test: ENOTFOUND)"
+cd "$SCRATCH/work"
+done_testing

@@ -1140,11 +1140,13 @@ static int expand_pypi(struct expand *x)
 		add_fixed(x, "https://pypi.org/simple", "uv's default index");
 		pypi = true;
 	}
-	if (add_index_list(x, config_getenv(x->h->env, "UV_INDEX") ?: "", "UV_INDEX", NULL, true, &pypi, &testpypi) <
-		0 ||
-	    add_index_list(x, config_getenv(x->h->env, "UV_EXTRA_INDEX_URL") ?: "", "UV_EXTRA_INDEX_URL", NULL, false,
-			   &pypi, &testpypi) < 0)
-		goto out;
+	for (i = 0; i < 2; i++) {
+		const char *name = i == 0 ? "UV_INDEX" : "UV_EXTRA_INDEX_URL", *val = config_getenv(x->h->env, name);
+
+		/* UV_INDEX's entries may be NAME=URL. */
+		if (val && add_index_list(x, val, name, NULL, i == 0, &pypi, &testpypi) < 0)
+			goto out;
+	}
 	/* pypi.org serves its files from files.pythonhosted.org; another
 	 * index's files are wherever it says (often its own host). */
 	if (pypi)

@@ -241,4 +241,17 @@ is "$(j "$REPORTS/nf.json" '["properties"]["net.allow"]["status"]')" missing "wi
 unlike "$out" "200" "  and the network stays closed: the allowed name is not reached either"
 MOAT_HOST_LIMIT=netfence=0 "$MOAT" run "${A[@]}" -- /bin/true 2>/dev/null
 is $? 125 "  require mode refuses to run"
+# Without user namespaces (a CI container, Ubuntu's AppArmor rule): root
+# still makes its namespaces and the fence holds; any other user has no
+# network namespace, so no fence -- never half of one -- and no network.
+out=$(MOAT_HOST_LIMIT=userns=0 "$MOAT" run --backend native --mode prefer "${A[@]}" --report "$REPORTS/nu.json" -- \
+	curl -sS -m 5 "http://svc.test:$P2/" 2>/dev/null)
+if [ "$(id -u)" = 0 ]; then
+	is "$(j "$REPORTS/nu.json" '["properties"]["net.allow"]["status"]')/$out" "enforced/hello from 127.0.0.2" \
+		"without user namespaces, root's moat still fences: net.allow enforced, the allowed name reached"
+else
+	is "$(j "$REPORTS/nu.json" '["properties"]["net.allow"]["status"]')/$(j "$REPORTS/nu.json" '["properties"]["net.allow"]["reason"]')/$out" \
+		"missing/the fenced allowlist needs a network namespace; the network stays closed/" \
+		"without user namespaces (not root): net.allow missing, with the reason, and the allowed name is not reached either"
+fi
 done_testing

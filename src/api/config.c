@@ -1,25 +1,46 @@
 #include "api/config.h"
 
+#include <stdlib.h>
+#include <string.h>
+
 #include "host/host.h"
 #include "plan/plan.h"
 #include "policy/policy.h"
 #include "report/report.h"
 #include "sources/config.h"
 #include "sources/config_common.h"
+#include "util/cleanup.h"
 
 extern char **environ;
 
-int api_config_check(const char *file, size_t *n_servers, struct moat_error *err)
+int api_config_check(const char *file, struct api_config_check *out, struct moat_error *err)
 {
 	struct moat_config *cfg = NULL;
 	int rc;
 
-	if (config_load(file, config_getenv(environ, "HOME"), &cfg, err) < 0)
+	memset(out, 0, sizeof(*out));
+	if (config_load_all(file, config_getenv(environ, "HOME"), &cfg, &out->stopped, err) < 0)
 		return -1;
 	rc = config_check(cfg, environ, err);
-	*n_servers = cfg->n_servers;
+	out->n_servers = config_local_servers(cfg);
+	out->problems = steal_ptr(&cfg->problems);
+	out->n_problems = cfg->n_problems;
+	out->notes = steal_ptr(&cfg->notes);
+	out->n_notes = cfg->n_notes;
+	cfg->n_problems = cfg->n_notes = 0;
 	config_free(cfg);
 	return rc;
+}
+
+void api_config_check_free(struct api_config_check *out)
+{
+	size_t i;
+
+	free(out->problems);
+	for (i = 0; i < out->n_notes; i++)
+		free(out->notes[i]);
+	free(out->notes);
+	memset(out, 0, sizeof(*out));
 }
 
 int api_config_show(const char *file, const char *server, json_t **report, bool *refused, struct moat_error *err)
@@ -37,12 +58,16 @@ int api_config_show(const char *file, const char *server, json_t **report, bool 
 	if (config_load(file, config_getenv(environ, "HOME"), &cfg, err) < 0)
 		goto out;
 	if (!server) {
-		if (cfg->n_servers != 1) {
-			moat_error_set(err, MOAT_E_USAGE, 0, "%s defines %zu servers; name one with --server NAME", file,
-				       cfg->n_servers);
+		size_t i, n = config_local_servers(cfg);
+
+		if (n != 1) {
+			moat_error_set(err, MOAT_E_USAGE, 0, "%s defines %zu servers%s; name one with --server NAME",
+				       file, n, n < cfg->n_servers ? " moat can run" : "");
 			goto out;
 		}
-		req.server = cfg->servers[0].name;
+		for (i = 0; cfg->servers[i].skip; i++)
+			;
+		req.server = cfg->servers[i].name;
 	}
 	if (config_build(cfg, &req, &policy, NULL, err) < 0 || policy_validate(&policy, err) < 0 ||
 	    host_probe(&host, err) < 0 || plan_build(&policy, &host, &plan, err) < 0)

@@ -10,9 +10,23 @@
 
 #include "util/err.h"
 
+/* What `moat config check` found in a file. */
+struct api_config_check {
+	size_t n_servers;	     /* the servers moat can run (not skipped) */
+	struct moat_error *problems; /* every problem, in the order found */
+	size_t n_problems;
+	char **notes; /* what was ignored or skipped: "FILE:LINE:COL: KEY: what" */
+	size_t n_notes;
+	bool stopped; /* a syntax error ended the reading (in *err) */
+};
+
 /* Load and check FILE as a run would (every server's policy, built and
- * validated); *n_servers receives how many it defines. */
-int api_config_check(const char *file, size_t *n_servers, struct moat_error *err);
+ * validated), going on past each problem.  0: no problem.  -1: the
+ * problems are in out->problems, or the file could not be read or parsed
+ * (out->n_problems 0, the error in *err; out->stopped for a syntax error:
+ * nothing after it was checked).  Free *out with api_config_check_free. */
+int api_config_check(const char *file, struct api_config_check *out, struct moat_error *err);
+void api_config_check_free(struct api_config_check *out);
 
 /* The report of a dry run for one server of FILE (server NULL: the file's
  * only one): the effective policy, planned on this host.  *report is the

@@ -20,15 +20,33 @@ static int usage(void)
 	return 125;
 }
 
+/* Every problem of the file, each with its file:line:col and hint; then
+ * how many.  What was ignored or skipped is noted first. */
 static int check(const char *file)
 {
 	struct moat_error err = {0};
-	size_t n = 0;
+	struct api_config_check res;
+	size_t i;
+	int code = 0;
 
-	if (api_config_check(file, &n, &err) < 0)
-		return moat_error_print(&err);
-	fprintf(stderr, "%s: ok (%zu server%s)\n", file, n, n == 1 ? "" : "s");
-	return 0;
+	if (api_config_check(file, &res, &err) < 0)
+		code = 125;
+	for (i = 0; i < res.n_notes; i++)
+		fprintf(stderr, "moat: note: %s\n", res.notes[i]);
+	if (code == 0) {
+		fprintf(stderr, "%s: ok (%zu server%s)\n", file, res.n_servers, res.n_servers == 1 ? "" : "s");
+	} else if (res.n_problems == 0) {
+		moat_error_print(&err);
+		if (res.stopped)
+			fprintf(stderr, "moat: %s: the reading stops at a syntax error: nothing after it was checked\n",
+				file);
+	} else {
+		for (i = 0; i < res.n_problems; i++)
+			moat_error_print(&res.problems[i]);
+		fprintf(stderr, "moat: %s: %zu problem%s\n", file, res.n_problems, res.n_problems == 1 ? "" : "s");
+	}
+	api_config_check_free(&res);
+	return code;
 }
 
 /* The report of a dry run (report_build with no run), for one server. */

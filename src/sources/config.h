@@ -14,8 +14,23 @@
  * profile and a command) into the policy; what depends on the host (paths
  * that must exist in mode require, the command, cwd) is checked there.
  *
- * A typo must never weaken a sandbox silently: unknown keys, wrong types,
- * duplicate servers and contradictions are all errors (MOAT_E_CONFIG, 125). */
+ * The files are the clients' own, so keys that belong to a client are
+ * accepted and ignored (Codex's `model`, Claude Desktop's `globalShortcut`,
+ * a server's `startup_timeout_sec`), or used where they mean something to
+ * moat (`cwd`, `env_vars`, `enabled`).  A typo must never weaken a sandbox
+ * silently: in moat's own tables (`[sandbox]`, `[profiles.NAME]`, a
+ * server's `sandbox`) every unknown key is an error, and where the client's
+ * keys and moat's meet (the top of the file, a server entry) a key within
+ * two edits of one moat reads is one too (`sandbx`, `comand`); wrong types,
+ * duplicate servers and contradictions are errors as well (MOAT_E_CONFIG,
+ * 125).  Loading goes on after a problem, so that `moat config check` names
+ * every one; only a syntax error ends the reading.
+ *
+ * A server moat cannot run -- a remote one (`url`), one that asks the client
+ * to prompt for a value (`${input:ID}`), one with VS Code's own sandbox -- is
+ * kept with the reason, which is the error when it is selected; a server its
+ * client has disabled (`enabled = false`) is checked, and refused when
+ * selected. */
 #ifndef MOAT_SOURCES_CONFIG_H
 #define MOAT_SOURCES_CONFIG_H
 
@@ -72,6 +87,7 @@ struct config_env {
  * NULL / has_* false / MOAT_LIMIT_UNSET / timeout 0. */
 struct config_layer {
 	bool present;
+	bool broken; /* had a problem: not built by config_check */
 	char *key;
 	struct moat_origin origin;
 	char *backend;
@@ -122,6 +138,18 @@ struct config_server {
 	char *install_hint;	 /* or NULL */
 	char *trusted_publisher; /* or NULL */
 	struct config_layer sandbox;
+	bool broken; /* had a problem: not built by config_check */
+	/* `enabled = false` (Codex) or `disabled = true`: its client does not
+	 * start it, and neither does moat; the key is disabled_key. */
+	bool disabled;
+	char *disabled_key;
+	struct moat_origin disabled_origin;
+	/* Why moat cannot run it (a remote server, ...), or NULL, with what to
+	 * do instead; skip_key is where the reason is in the file. */
+	char *skip;
+	char *skip_hint;
+	char *skip_key;
+	struct moat_origin skip_origin;
 };
 
 struct moat_config {
@@ -134,6 +162,14 @@ struct moat_config {
 	size_t n_profiles;
 	struct config_server *servers;
 	size_t n_servers;
+	/* Every problem found, loading and (config_check) building, in the
+	 * order found; the first is the error config_load gives. */
+	struct moat_error *problems;
+	size_t n_problems;
+	/* What was ignored or skipped, each "FILE:LINE:COL: KEY: what", for
+	 * `moat config check`. */
+	char **notes;
+	size_t n_notes;
 };
 
 /* What a server declares about itself, kept for the report. */
@@ -147,13 +183,24 @@ struct moat_server_meta {
 
 /* Read and validate FILE.  JSON when the name ends in ".json" or the text
  * starts with '{', TOML otherwise.  `home` expands "~" (NULL: "~" is an
- * error).  *out is set only on success; free it with config_free. */
+ * error).  *out is set only on success, a file without problems; the first
+ * problem is the error.  Free *out with config_free. */
 int config_load(const char *file, const char *home, struct moat_config **out, struct moat_error *err);
 
 /* The same from memory: `file` names the source in messages and its
  * directory is the base for relative paths. */
 int config_load_buffer(const char *file, const char *buf, size_t len, const char *home, struct moat_config **out,
 		       struct moat_error *err);
+
+/* For `moat config check`: *out is set when the file could be read and
+ * parsed, problems or not (they are in (*out)->problems).  -1 when it could
+ * not: *parse_failed then says whether a syntax error stopped the reading
+ * (the rest of the file is unchecked) rather than the file itself. */
+int config_load_all(const char *file, const char *home, struct moat_config **out, bool *parse_failed,
+		    struct moat_error *err);
+
+/* Add `e` to c's problems (once: a problem found again is not repeated). */
+void config_add_problem(struct moat_config *c, const struct moat_error *e);
 
 void config_free(struct moat_config *c);
 
@@ -174,6 +221,7 @@ struct config_request {
 	int mode;	     /* --mode as enum moat_mode, or -1 */
 	char *const *env;    /* moat's environment: $VAR, PATH, HOME */
 	bool lenient_exe;    /* `config check`: a command not installed here is fine */
+	bool disabled_ok;    /* `config check`: build a disabled server too */
 	struct netset_notes *notes; /* what a destination set left out, or NULL */
 };
 
@@ -181,9 +229,14 @@ int config_build(const struct moat_config *c, const struct config_request *r, st
 		 struct moat_server_meta *meta, struct moat_error *err);
 
 /* `moat config check`: config_build() and policy_validate() for every
- * server and every user profile (with a placeholder command), so that an
- * error anywhere in the file is found before a client starts a server. */
-int config_check(const struct moat_config *c, char *const *env, struct moat_error *err);
+ * server moat can run and every user profile (with a placeholder command),
+ * so that an error anywhere in the file is found before a client starts a
+ * server; what loading found wrong is not built again.  Every problem is
+ * added to c->problems; -1 when there is any (the first in *err). */
+int config_check(struct moat_config *c, char *const *env, struct moat_error *err);
+
+/* The servers moat can run (not skipped; disabled ones count). */
+size_t config_local_servers(const struct moat_config *c);
 
 void config_server_meta_free(struct moat_server_meta *m);
 /* {"name", "config", "optional", "install_hint", "trusted_publisher"}, for the report. */

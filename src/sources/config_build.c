@@ -242,6 +242,26 @@ static int set_command(const struct moat_config *c, const struct config_server *
 	return 0;
 }
 
+/* A server moat does not start: one it cannot run (remote, ...), or one
+ * its client has disabled. */
+static int refuse_server(const struct config_server *srv, const struct config_request *r, struct moat_error *err)
+{
+	const char *key;
+
+	if (srv->skip) {
+		config_fail(err, &srv->skip_origin, srv->skip_key, "%s", srv->skip);
+		return moat_error_hint(err, "%s", srv->skip_hint);
+	}
+	if (!srv->disabled || r->disabled_ok)
+		return 0;
+	key = strrchr(srv->disabled_key, '.') + 1;
+	config_fail(err, &srv->disabled_origin, srv->disabled_key,
+		    "server \"%s\" is disabled (%s = %s): its client does not start it, and neither does moat",
+		    srv->name, key, strcmp(key, "enabled") == 0 ? "false" : "true");
+	return moat_error_hint(err, "set %s = %s in the file (or remove the key) to use it", key,
+			       strcmp(key, "enabled") == 0 ? "true" : "false");
+}
+
 static void fill_meta(const struct moat_config *c, const struct config_server *srv, struct moat_server_meta *meta)
 {
 	memset(meta, 0, sizeof(*meta));
@@ -283,6 +303,8 @@ int config_build(const struct moat_config *c, const struct config_request *r, st
 
 	if (r->server && !(srv = config_find_server(c, r->server)))
 		return unknown_server(c, r->server, err);
+	if (srv && refuse_server(srv, r, err) < 0)
+		return -1;
 	if (set_command(c, srv, r, p, err) < 0)
 		return -1;
 
@@ -338,20 +360,43 @@ int config_build(const struct moat_config *c, const struct config_request *r, st
 	return 0;
 }
 
-int config_check(const struct moat_config *c, char *const *env, struct moat_error *err)
+/* A layer the build would apply had a problem when it was loaded: building
+ * on it would only say the same again, or something that follows from it. */
+static bool builds_on_broken(const struct moat_config *c, const struct config_server *srv, const char *profile)
+{
+	const struct config_profile *pr;
+	size_t depth = 0;
+
+	if (c->defaults.broken || (srv && srv->broken))
+		return true;
+	if (!profile)
+		profile = srv && srv->sandbox.profile ? srv->sandbox.profile : c->defaults.profile;
+	for (; profile && depth <= c->n_profiles && (pr = config_find_profile(c, profile)); depth++) {
+		if (pr->layer.broken)
+			return true;
+		profile = pr->layer.profile;
+	}
+	return false;
+}
+
+int config_check(struct moat_config *c, char *const *env, struct moat_error *err)
 {
 	char true_cmd[] = "true";
 	char *placeholder[] = {true_cmd, NULL};
 	size_t i;
 
-	/* Every server, then every user profile and the [sandbox] defaults on
-	 * their own, with a placeholder command. */
+	/* Every server moat can run (a disabled one too: it may be enabled
+	 * later), then every user profile and the [sandbox] defaults on their
+	 * own, with a placeholder command. */
 	for (i = 0; i <= c->n_servers + c->n_profiles; i++) {
-		struct config_request r = {.mode = -1, .env = env, .lenient_exe = true};
+		struct config_request r = {.mode = -1, .env = env, .lenient_exe = true, .disabled_ok = true};
+		struct moat_error e = {0};
 		struct moat_policy p;
 		int rc;
 
 		if (i < c->n_servers) {
+			if (c->servers[i].skip)
+				continue;
 			r.server = c->servers[i].name;
 		} else {
 			r.argv = placeholder;
@@ -361,13 +406,18 @@ int config_check(const struct moat_config *c, char *const *env, struct moat_erro
 			else if (c->n_servers > 0 || c->n_profiles > 0)
 				continue;
 		}
+		if (builds_on_broken(c, r.server ? &c->servers[i] : NULL, r.profile))
+			continue;
 		policy_init(&p);
-		rc = config_build(c, &r, &p, NULL, err);
+		rc = config_build(c, &r, &p, NULL, &e);
 		if (rc == 0)
-			rc = policy_validate(&p, err);
+			rc = policy_validate(&p, &e);
 		policy_free(&p);
 		if (rc < 0)
-			return -1;
+			config_add_problem(c, &e);
 	}
-	return 0;
+	if (c->n_problems == 0)
+		return 0;
+	*err = c->problems[0];
+	return -1;
 }

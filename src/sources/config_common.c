@@ -152,10 +152,12 @@ char *config_keypath(const char *parent, const char *key, size_t key_len)
 	return out;
 }
 
-/* "$NAME", "${NAME}" and "$$" (a literal '$'): the syntax of env values.
- * With `env` non-NULL the expansion is stored in *out (unset variables
- * give ""); *has_ref says whether any variable was named.  On a syntax
- * error returns -1 with the bad reference at s[*bad_at .. + *bad_len]. */
+/* "$NAME", "${NAME}" and "$$" (a literal '$'): the syntax of env values,
+ * with the clients' "${NAME:-DEFAULT}" (Claude Code: DEFAULT, as written,
+ * when NAME is unset or empty) and "${env:NAME}" (VS Code, Cursor).  With
+ * `env` non-NULL the expansion is stored in *out (unset variables give "");
+ * *has_ref says whether any variable was named.  On a syntax error returns
+ * -1 with the bad reference at s[*bad_at .. + *bad_len]. */
 int config_expand_vars(const char *s, char *const *env, char **out, bool *has_ref, size_t *bad_at, size_t *bad_len)
 {
 	size_t i = 0, len = strlen(s), o = 0, cap = len + 1;
@@ -163,8 +165,8 @@ int config_expand_vars(const char *s, char *const *env, char **out, bool *has_re
 	bool refs = false;
 
 	while (i < len) {
-		const char *name, *val;
-		size_t nlen, skip, vlen;
+		const char *name, *val, *dflt = NULL;
+		size_t nlen, skip, vlen, dlen = 0;
 
 		if (s[i] != '$') {
 			if (buf)
@@ -180,11 +182,20 @@ int config_expand_vars(const char *s, char *const *env, char **out, bool *has_re
 		}
 		if (s[i + 1] == '{') {
 			const char *close = strchr(s + i + 2, '}');
-			name = s + i + 2;
-			nlen = close ? (size_t)(close - name) : 0;
-			skip = nlen + 3;
 			if (!close)
 				goto bad_to_end;
+			name = s + i + 2;
+			nlen = (size_t)(close - name);
+			skip = nlen + 3;
+			if (nlen > 4 && strncmp(name, "env:", 4) == 0) {
+				name += 4;
+				nlen -= 4;
+			}
+			if ((dflt = memmem(name, nlen, ":-", 2))) {
+				nlen = (size_t)(dflt - name);
+				dflt += 2;
+				dlen = (size_t)(close - dflt);
+			}
 		} else {
 			name = s + i + 1;
 			nlen = 0;
@@ -214,6 +225,10 @@ int config_expand_vars(const char *s, char *const *env, char **out, bool *has_re
 			val = env ? config_getenv(env, tmp) : NULL;
 		}
 		vlen = val ? strlen(val) : 0;
+		if (dflt && vlen == 0) {
+			val = dflt;
+			vlen = dlen;
+		}
 		if (buf && vlen) {
 			if (o + vlen + (len - i) + 1 > cap) {
 				cap = o + vlen + (len - i) + 1;

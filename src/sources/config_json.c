@@ -1,5 +1,7 @@
-/* JSON configs (Claude Desktop's `{"mcpServers": {...}}`) in the shape of
- * the TOML tree, so that one schema checker serves both formats.
+/* JSON configs (Claude Desktop's `{"mcpServers": {...}}`, VS Code's
+ * `{"servers": {...}}`, Gemini CLI's settings.json, with the comments those
+ * two allow) in the shape of the TOML tree, so that one schema checker
+ * serves both formats.
  *
  * jansson parses and validates the text (duplicate keys are refused), and
  * its error gives line and column.  jansson keeps no positions for values,
@@ -177,12 +179,11 @@ static int convert(struct scan *s, json_t *j, const char *key, int depth, struct
 		v->u.boolean = json_is_true(j);
 		break;
 	case JSON_NULL:
-		/* TOML has no null, and a config means something by every key:
-		 * an absent value is written by leaving the key out. */
-		return moat_error_set(s->err, MOAT_E_CONFIG, 0,
-				      "%s:%d:%d: %s: expected a value, got null; leave the "
-				      "key out instead",
-				      s->file, pos.line, pos.col, key ? key : "(top)");
+		/* Clients write null in settings of their own; the schema
+		 * refuses it for a key moat reads. */
+		skip_scalar(s);
+		v = node(TOML_NULL, pos);
+		break;
 	}
 	*out = v;
 	return 0;
@@ -191,14 +192,52 @@ fail:
 	return -1;
 }
 
-int config_json_parse(const char *file, const char *buf, size_t len, struct toml_value **out, struct moat_error *err)
+/* VS Code's mcp.json and Gemini CLI's settings.json are JSON with comments:
+ * each comment becomes spaces (its line breaks kept), so that jansson reads
+ * the rest and every line stays where it was in the file (a column after a
+ * block comment holding non-ASCII text on the same line moves right by its
+ * extra bytes).  An unterminated comment is blanked to the end, where
+ * jansson then stops. */
+static void blank_comments(char *b, size_t len)
 {
+	size_t i = 0, k;
+
+	while (i < len) {
+		if (b[i] == '"') {
+			for (i++; i < len && b[i] != '"'; i++)
+				if (b[i] == '\\' && i + 1 < len)
+					i++;
+			i++;
+		} else if (b[i] == '/' && i + 1 < len && b[i + 1] == '/') {
+			for (; i < len && b[i] != '\n'; i++)
+				b[i] = ' ';
+		} else if (b[i] == '/' && i + 1 < len && b[i + 1] == '*') {
+			b[i++] = ' ';
+			b[i++] = ' ';
+			for (; i < len && !(b[i] == '*' && i + 1 < len && b[i + 1] == '/'); i++)
+				if (b[i] != '\n')
+					b[i] = ' ';
+			for (k = 0; k < 2 && i < len; k++)
+				b[i++] = ' ';
+		} else {
+			i++;
+		}
+	}
+}
+
+int config_json_parse(const char *file, const char *text, size_t len, struct toml_value **out, struct moat_error *err)
+{
+	cleanup_free char *buf = moat_xmalloc(len + 1);
 	json_error_t jerr;
-	json_t *j = json_loadb(buf, len, JSON_REJECT_DUPLICATES, &jerr);
+	json_t *j;
 	struct scan s = {.p = buf, .end = buf + len, .line = 1, .col = 1, .file = file, .err = err};
 	struct toml_value *root = NULL;
 	int rc;
 
+	memcpy(buf, text, len);
+	buf[len] = '\0';
+	blank_comments(buf, len);
+	j = json_loadb(buf, len, JSON_REJECT_DUPLICATES, &jerr);
 	if (!j)
 		return moat_error_set(err, MOAT_E_CONFIG, 0, "%s:%d:%d: %s", file, jerr.line < 1 ? 1 : jerr.line,
 				      jerr.column < 1 ? 1 : jerr.column, jerr.text);

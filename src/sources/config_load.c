@@ -35,8 +35,10 @@ static bool looks_like_json(const char *file, const char *buf, size_t len)
 	return false;
 }
 
-int config_load_buffer(const char *file, const char *buf, size_t len, const char *home, struct moat_config **out,
-		       struct moat_error *err)
+/* The file parsed and loaded; *out is set when it could be parsed, with
+ * every problem in (*out)->problems. */
+static int load_all(const char *file, const char *buf, size_t len, const char *home, struct moat_config **out,
+		    bool *parse_failed, struct moat_error *err)
 {
 	struct moat_config *c = moat_xcalloc(1, sizeof(*c));
 	struct toml_value *root = NULL;
@@ -45,6 +47,7 @@ int config_load_buffer(const char *file, const char *buf, size_t len, const char
 	char *slash;
 	int rc = -1;
 
+	*parse_failed = false;
 	c->file = config_intern(file);
 	if (file[0] != '/' && resolve_cwd(here, sizeof(here), err) < 0) {
 		moat_error_wrap(err, "%s is relative", file);
@@ -59,18 +62,20 @@ int config_load_buffer(const char *file, const char *buf, size_t len, const char
 	c->dir = slash == abs ? moat_xstrdup("/") : moat_xstrndup(abs, (size_t)(slash - abs));
 	c->json = looks_like_json(file, buf, len);
 	if (c->json) {
-		if (config_json_parse(c->file, buf, len, &root, err) < 0)
+		if (config_json_parse(c->file, buf, len, &root, err) < 0) {
+			*parse_failed = true;
 			goto out;
+		}
 	} else {
 		struct toml_error te;
 
 		if (toml_parse(buf, len, &root, &te) < 0) {
 			moat_error_set(err, MOAT_E_CONFIG, 0, "%s:%d:%d: %s", c->file, te.line, te.col, te.msg);
+			*parse_failed = true;
 			goto out;
 		}
 	}
-	if (config_load_tree(c, root, home, err) < 0)
-		goto out;
+	config_load_tree(c, root, home);
 	*out = steal_ptr(&c);
 	rc = 0;
 out:
@@ -79,7 +84,30 @@ out:
 	return rc;
 }
 
-int config_load(const char *file, const char *home, struct moat_config **out, struct moat_error *err)
+/* A file with a problem is not used: the first problem is the error. */
+static int load_clean(struct moat_config *c, struct moat_config **out, struct moat_error *err)
+{
+	if (c->n_problems > 0) {
+		*err = c->problems[0];
+		config_free(c);
+		return -1;
+	}
+	*out = c;
+	return 0;
+}
+
+int config_load_buffer(const char *file, const char *buf, size_t len, const char *home, struct moat_config **out,
+		       struct moat_error *err)
+{
+	struct moat_config *c = NULL;
+	bool parse_failed;
+
+	if (load_all(file, buf, len, home, &c, &parse_failed, err) < 0)
+		return -1;
+	return load_clean(c, out, err);
+}
+
+static int read_file(const char *file, char **out, size_t *out_len, struct moat_error *err)
 {
 	/* O_NONBLOCK: opening a FIFO for reading would wait for a writer;
 	 * it is refused below as not a regular file. */
@@ -116,5 +144,29 @@ int config_load(const char *file, const char *home, struct moat_config **out, st
 		if (len > (size_t)st.st_size)
 			return moat_error_set(err, MOAT_E_CONFIG, 0, "%s changed while it was read", file);
 	}
-	return config_load_buffer(file, buf, len, home, out, err);
+	*out = steal_ptr(&buf);
+	*out_len = len;
+	return 0;
+}
+
+int config_load_all(const char *file, const char *home, struct moat_config **out, bool *parse_failed,
+		    struct moat_error *err)
+{
+	cleanup_free char *buf = NULL;
+	size_t len = 0;
+
+	*parse_failed = false;
+	if (read_file(file, &buf, &len, err) < 0)
+		return -1;
+	return load_all(file, buf, len, home, out, parse_failed, err);
+}
+
+int config_load(const char *file, const char *home, struct moat_config **out, struct moat_error *err)
+{
+	struct moat_config *c = NULL;
+	bool parse_failed;
+
+	if (config_load_all(file, home, &c, &parse_failed, err) < 0)
+		return -1;
+	return load_clean(c, out, err);
 }

@@ -25,10 +25,111 @@
 
 /* ---- the schema ---- */
 
-static const char *const top_keys[] = {"mcp_servers", "mcpServers", "sandbox", "profiles", NULL};
+/* moat's keys at the top of a file: the names clients give their servers
+ * (Codex and darnit `mcp_servers`, Claude, Cursor and Gemini CLI
+ * `mcpServers`, VS Code `servers`) and moat's own tables. */
+static const char *const top_keys[] = {"mcp_servers", "mcpServers", "servers", "sandbox", "profiles", NULL};
+/* The keys of a server entry moat reads: the command in each client's form,
+ * what the clients say about running it (`type`, Codex's `enabled`,
+ * Windsurf's and Cline's `disabled`, a remote server's address), darnit's
+ * own, and moat's sandbox. */
 static const char *const server_keys[] = {
-    "command",		 "args",    "env",  "env_vars", "cwd", "optional", "install_hint",
-    "trusted_publisher", "sandbox", "type", NULL};
+    "command",	"args", "env",	   "env_vars",	"cwd",	    "type",	    "enabled",
+    "disabled", "url",	"httpUrl", "serverUrl", "optional", "install_hint", "trusted_publisher",
+    "sandbox",	NULL};
+static const char *const remote_keys[] = {"url", "httpUrl", "serverUrl", NULL};
+
+/* What the clients document that moat has no use for is accepted and
+ * ignored.  The lists name the keys moat knows to be a client's (tests/
+ * configs/README.md says where each list comes from); a key in no list is
+ * taken as a client's too, unless it is within two edits of one moat reads
+ * (check_client_keys).
+ *
+ * A server entry: Codex's timeouts, tool filters and a remote server's
+ * auth; VS Code's envFile, dev, sandboxEnabled and a remote server's
+ * headers and oauth; Gemini CLI's timeout, trust, tool filters and auth;
+ * Windsurf's tool filter. */
+static const char *const client_server_keys[] = {"startup_timeout_sec",
+						 "startup_timeout_ms",
+						 "tool_timeout_sec",
+						 "enabled_tools",
+						 "disabled_tools",
+						 "bearer_token_env_var",
+						 "http_headers",
+						 "env_http_headers",
+						 "envFile",
+						 "dev",
+						 "sandboxEnabled",
+						 "headers",
+						 "oauth",
+						 "timeout",
+						 "trust",
+						 "description",
+						 "includeTools",
+						 "excludeTools",
+						 "authProviderType",
+						 "targetAudience",
+						 "targetServiceAccount",
+						 "disabledTools",
+						 NULL};
+/* Codex's settings (docs/config.md's reference table and
+ * docs/example-config.md in openai/codex), at the top of its config.toml
+ * and, "profile-scoped overrides of the same keys", in its
+ * [profiles.NAME]: a profile table holding only these is Codex's. */
+static const char *const codex_keys[] = {"model",
+					 "review_model",
+					 "model_provider",
+					 "model_providers",
+					 "model_context_window",
+					 "model_auto_compact_token_limit",
+					 "model_max_output_tokens",
+					 "tool_output_token_limit",
+					 "model_reasoning_effort",
+					 "model_reasoning_summary",
+					 "model_verbosity",
+					 "model_supports_reasoning_summaries",
+					 "model_reasoning_summary_format",
+					 "developer_instructions",
+					 "instructions",
+					 "compact_prompt",
+					 "experimental_instructions_file",
+					 "experimental_compact_prompt_file",
+					 "experimental_use_exec_command_tool",
+					 "experimental_use_freeform_apply_patch",
+					 "include_apply_patch_tool",
+					 "tools_web_search",
+					 "tools_view_image",
+					 "approval_policy",
+					 "sandbox_mode",
+					 "sandbox_workspace_write",
+					 "shell_environment_policy",
+					 "history",
+					 "file_opener",
+					 "tui",
+					 "notify",
+					 "notice",
+					 "hide_agent_reasoning",
+					 "show_raw_agent_reasoning",
+					 "check_for_update_on_startup",
+					 "cli_auth_credentials_store",
+					 "chatgpt_base_url",
+					 "forced_chatgpt_workspace_id",
+					 "forced_login_method",
+					 "mcp_oauth_credentials_store",
+					 "project_doc_max_bytes",
+					 "project_doc_fallback_filenames",
+					 "tools",
+					 "features",
+					 "profile",
+					 "projects",
+					 "otel",
+					 "oss_provider",
+					 "ghost_snapshot",
+					 NULL};
+/* Gemini CLI's top-level `sandbox` (true, or the tool it sandboxes with),
+ * which is not moat's [sandbox] table. */
+static const char *const gemini_sandbox_tools[] = {"docker", "podman", "sandbox-exec", NULL};
+
 static const char *const sandbox_keys[] = {"backend", "mode",	"profile",  "read",	"write",
 					   "deny",    "unprotect", "unix_sockets", "net",	"network", "env_pass",
 					   "require", "memory",	"pids",	    "files",	"cpu",
@@ -91,13 +192,43 @@ static char *join_quoted(const char *const *list)
 	return out;
 }
 
+/* ---- problems and notes ---- */
+
+/* More are of no use to anyone reading them. */
+#define MAX_PROBLEMS 200
+
+void config_add_problem(struct moat_config *c, const struct moat_error *e)
+{
+	size_t i;
+
+	for (i = 0; i < c->n_problems; i++)
+		if (strcmp(c->problems[i].message, e->message) == 0)
+			return;
+	if (c->n_problems >= MAX_PROBLEMS)
+		return;
+	c->problems = moat_xrealloc(c->problems, (c->n_problems + 1) * sizeof(*c->problems));
+	c->problems[c->n_problems++] = *e;
+}
+
 /* ---- the loader ---- */
 
+/* A function that finds a problem fills L->err and returns -1, as
+ * everywhere in moat; the function that goes on past it (to the next key,
+ * item or server) keeps it among the file's problems, which clears L->err.
+ * keep() of an empty error does nothing, so keeping twice is harmless. */
 struct loader {
 	struct moat_config *c;
 	const char *home;
 	struct moat_error *err;
 };
+
+static void keep(const struct loader *L)
+{
+	if (L->err->kind == MOAT_E_NONE && !L->err->message[0])
+		return;
+	config_add_problem(L->c, L->err);
+	memset(L->err, 0, sizeof(*L->err));
+}
 
 static struct moat_origin at(const struct loader *L, struct toml_pos pos)
 {
@@ -155,8 +286,26 @@ static const char *type_phrase(const struct loader *L, enum toml_type t)
 		return "an array";
 	case TOML_TABLE:
 		return "a table";
+	case TOML_NULL:
+		return "null";
 	}
 	return "a value";
+}
+
+/* "FILE:LINE:COL: KEY: what", for `moat config check`. */
+static void note(const struct loader *L, struct toml_pos pos, const char *key, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+static void note(const struct loader *L, struct toml_pos pos, const char *key, const char *fmt, ...)
+{
+	struct moat_config *c = L->c;
+	char msg[768];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	c->notes = moat_xrealloc(c->notes, (c->n_notes + 1) * sizeof(*c->notes));
+	c->notes[c->n_notes++] = moat_xasprintf("%s:%d:%d: %s: %s", c->file, pos.line, pos.col, key, msg);
 }
 
 static const char *table_word(const struct loader *L)
@@ -166,28 +315,90 @@ static const char *table_word(const struct loader *L)
 
 static int wrong_type(const struct loader *L, const struct toml_value *v, const char *key, const char *expected)
 {
+	if (v->type == TOML_NULL)
+		return fail(L, v->pos, key, "expected %s, got null; leave the key out instead", expected);
 	return fail(L, v->pos, key, "expected %s, got %s", expected, type_phrase(L, v->type));
 }
 
+static bool key_in(const struct toml_keyval *kv, const char *const *list)
+{
+	return kv->key_len == strlen(kv->key) && in_list(kv->key, list);
+}
+
+/* A Codex setting that may also be one of a Codex profile's (all but the
+ * name of the active profile). */
+static bool codex_setting(const struct toml_keyval *kv)
+{
+	return key_in(kv, codex_keys) && strcmp(kv->key, "profile") != 0;
+}
+
+static int unknown_key(const struct loader *L, const struct toml_keyval *kv, const char *key, const char *const *known)
+{
+	cleanup_free char *kp = config_keypath(key, kv->key, kv->key_len);
+	cleanup_free char *list = join_plain(known);
+	const char *s;
+
+	fail(L, kv->pos, kp, "unknown key; expected one of %s", list);
+	if (codex_setting(kv))
+		return moat_error_hint(L->err,
+				       "%s is a Codex setting: a table holds Codex's settings or moat's, and moat's "
+				       "need one of their own",
+				       kv->key);
+	if ((s = config_suggest(kv->key, known)))
+		return moat_error_hint(L->err, "did you mean '%s'?", s);
+	return -1;
+}
+
+/* A table of moat's own: every key must be known.  Every unknown key is a
+ * problem of its own (kept); -1 when there was one. */
 static int check_keys(const struct loader *L, const struct toml_value *t, const char *key, const char *const *known)
 {
 	size_t i;
+	int rc = 0;
 
 	for (i = 0; i < toml_table_len(t); i++) {
 		const struct toml_keyval *kv = toml_table_at(t, i);
-		cleanup_free char *kp = NULL, *list = NULL;
-		const char *s;
 
-		if (kv->key_len == strlen(kv->key) && in_list(kv->key, known))
+		if (key_in(kv, known))
 			continue;
-		kp = config_keypath(key, kv->key, kv->key_len);
-		list = join_plain(known);
-		fail(L, kv->pos, kp, "unknown key; expected one of %s", list);
-		if ((s = config_suggest(kv->key, known)))
-			moat_error_hint(L->err, "did you mean '%s'?", s);
-		return -1;
+		unknown_key(L, kv, key, known);
+		keep(L);
+		rc = -1;
 	}
-	return 0;
+	return rc;
+}
+
+/* A table shared with a client (the top of a file, a server entry): moat
+ * reads the `known` keys, a key in `client` is a client's and is ignored,
+ * and so is any other key -- unless it is within two edits of a key moat
+ * reads: that is more likely a typo of it than a client's setting, and
+ * ignoring it could drop a sandbox (`sandbx`) or a grant silently, so it is
+ * an error.  `noted`: say in `moat config check` which unlisted keys were
+ * ignored.  -1 when there was a problem (kept). */
+static int check_client_keys(const struct loader *L, const struct toml_value *t, const char *key,
+			     const char *const *known, const char *const *client, bool noted)
+{
+	size_t i;
+	int rc = 0;
+
+	for (i = 0; i < toml_table_len(t); i++) {
+		const struct toml_keyval *kv = toml_table_at(t, i);
+		cleanup_free char *kp = NULL;
+
+		if (key_in(kv, known) || key_in(kv, client))
+			continue;
+		if (kv->key_len == strlen(kv->key) && config_suggest(kv->key, known)) {
+			unknown_key(L, kv, key, known);
+			keep(L);
+			rc = -1;
+			continue;
+		}
+		if (noted) {
+			kp = config_keypath(key, kv->key, kv->key_len);
+			note(L, kv->pos, kp, "not a key moat or the clients it knows use: ignored");
+		}
+	}
+	return rc;
 }
 
 /* A string without NUL bytes (they would cut it short in C). */
@@ -249,35 +460,67 @@ static char *resolve_path(const struct loader *L, const struct toml_value *v, co
 	return abs;
 }
 
-static int load_paths_into(const struct loader *L, struct config_path **list, size_t *n, const struct toml_value *v,
-			   const char *key, enum moat_access access)
+/* An array whose items are loaded one by one by `item`: a bad item is a
+ * problem of its own (kept), and the next one is read.  -1 when the value
+ * is no array or an item was bad. */
+typedef int (*item_fn)(const struct loader *L, const struct toml_value *item, const char *key, const char *what,
+		       void *ctx);
+
+static int load_items(const struct loader *L, const struct toml_value *v, const char *key, const char *what, item_fn fn,
+		      void *ctx)
 {
-	const char *what = "an array of paths (strings)";
 	size_t i;
+	int rc = 0;
 
 	if (get_array(L, v, key, what) < 0)
 		return -1;
 	for (i = 0; i < toml_array_len(v); i++) {
 		const struct toml_value *item = toml_array_at(v, i);
-		struct config_path *r;
-		const char *s;
-		char *abs;
 
 		if (item->type != TOML_STRING)
-			return fail(L, item->pos, key, "expected %s, got %s in the array", what,
-				    type_phrase(L, item->type));
-		if (get_nonempty(L, item, key, "a path", &s) < 0)
-			return -1;
-		if (!(abs = resolve_path(L, item, key, s)))
-			return -1;
-		*list = moat_xrealloc(*list, (*n + 1) * sizeof(**list));
-		r = &(*list)[(*n)++];
-		r->path = abs;
-		r->access = access;
-		r->key = moat_xstrdup(key);
-		r->origin = at(L, item->pos);
+			fail(L, item->pos, key, "expected %s, got %s in the array", what, type_phrase(L, item->type));
+		else if (fn(L, item, key, what, ctx) == 0)
+			continue;
+		keep(L);
+		rc = -1;
 	}
+	return rc;
+}
+
+struct path_list {
+	struct config_path **list;
+	size_t *n;
+	enum moat_access access;
+};
+
+static int path_item(const struct loader *L, const struct toml_value *item, const char *key, const char *what,
+		     void *ctx)
+{
+	struct path_list *pl = ctx;
+	struct config_path *r;
+	const char *s;
+	char *abs;
+
+	(void)what;
+	if (get_nonempty(L, item, key, "a path", &s) < 0)
+		return -1;
+	if (!(abs = resolve_path(L, item, key, s)))
+		return -1;
+	*pl->list = moat_xrealloc(*pl->list, (*pl->n + 1) * sizeof(**pl->list));
+	r = &(*pl->list)[(*pl->n)++];
+	r->path = abs;
+	r->access = pl->access;
+	r->key = moat_xstrdup(key);
+	r->origin = at(L, item->pos);
 	return 0;
+}
+
+static int load_paths_into(const struct loader *L, struct config_path **list, size_t *n, const struct toml_value *v,
+			   const char *key, enum moat_access access)
+{
+	struct path_list pl = {.list = list, .n = n, .access = access};
+
+	return load_items(L, v, key, "an array of paths (strings)", path_item, &pl);
 }
 
 static int load_paths(const struct loader *L, struct config_layer *layer, const struct toml_value *v, const char *key,
@@ -288,74 +531,75 @@ static int load_paths(const struct loader *L, struct config_layer *layer, const 
 
 /* Variable names for pass-through (`env_pass`, `env_vars`): valid, and
  * never a loader or interpreter hook, as with --env-pass. */
+struct name_list {
+	struct config_name **list;
+	size_t *n;
+};
+
+static int name_item(const struct loader *L, const struct toml_value *item, const char *key, const char *what,
+		     void *ctx)
+{
+	struct name_list *nl = ctx;
+	struct config_name *e;
+	const char *s;
+
+	(void)what;
+	if (get_string(L, item, key, "a variable name", &s) < 0)
+		return -1;
+	if (!env_name_valid(s))
+		return fail(L, item->pos, key, "expected a variable name ([A-Za-z_][A-Za-z0-9_]*), got \"%s\"", s);
+	if (env_is_hook(s)) {
+		fail(L, item->pos, key, "refusing to pass the loader or interpreter hook %s through", s);
+		return moat_error_hint(L->err,
+				       "it would run code before the program's own; if it is really wanted, "
+				       "give its value on the command line: --env %s=VALUE",
+				       s);
+	}
+	*nl->list = moat_xrealloc(*nl->list, (*nl->n + 1) * sizeof(**nl->list));
+	e = &(*nl->list)[(*nl->n)++];
+	e->name = moat_xstrdup(s);
+	e->key = moat_xstrdup(key);
+	e->origin = at(L, item->pos);
+	return 0;
+}
+
 static int load_names(const struct loader *L, const struct toml_value *v, const char *key, struct config_name **list,
 		      size_t *n)
 {
-	const char *what = "an array of variable names";
+	struct name_list nl = {.list = list, .n = n};
+
+	return load_items(L, v, key, "an array of variable names", name_item, &nl);
+}
+
+static int require_item(const struct loader *L, const struct toml_value *item, const char *key, const char *what,
+			void *ctx)
+{
+	struct config_layer *layer = ctx;
+	const char *names[MOAT_P__COUNT + 1];
+	const char *s, *sug;
 	size_t i;
+	int prop;
 
-	if (get_array(L, v, key, what) < 0)
+	(void)what;
+	if (get_string(L, item, key, "a property name", &s) < 0)
 		return -1;
-	for (i = 0; i < toml_array_len(v); i++) {
-		const struct toml_value *item = toml_array_at(v, i);
-		struct config_name *e;
-		const char *s;
-
-		if (item->type != TOML_STRING)
-			return fail(L, item->pos, key, "expected %s, got %s in the array", what,
-				    type_phrase(L, item->type));
-		if (get_string(L, item, key, "a variable name", &s) < 0)
-			return -1;
-		if (!env_name_valid(s))
-			return fail(L, item->pos, key, "expected a variable name ([A-Za-z_][A-Za-z0-9_]*), got \"%s\"",
-				    s);
-		if (env_is_hook(s)) {
-			fail(L, item->pos, key, "refusing to pass the loader or interpreter hook %s through", s);
-			return moat_error_hint(L->err,
-					       "it would run code before the program's own; if it is really wanted, "
-					       "give its value on the command line: --env %s=VALUE",
-					       s);
-		}
-		*list = moat_xrealloc(*list, (*n + 1) * sizeof(**list));
-		e = &(*list)[(*n)++];
-		e->name = moat_xstrdup(s);
-		e->key = moat_xstrdup(key);
-		e->origin = at(L, item->pos);
+	prop = moat_property_parse(s);
+	if (prop < 0) {
+		for (i = 0; i < MOAT_P__COUNT; i++)
+			names[i] = moat_property_name((enum moat_property)i);
+		names[MOAT_P__COUNT] = NULL;
+		fail(L, item->pos, key, "expected a property name (fs.read, net.none, ...), got \"%s\"", s);
+		if ((sug = config_suggest(s, names)))
+			return moat_error_hint(L->err, "did you mean \"%s\"?", sug);
+		return moat_error_hint(L->err, "see `moat help properties` for the names");
 	}
+	layer->require |= MOAT_PBIT(prop);
 	return 0;
 }
 
 static int load_require(const struct loader *L, struct config_layer *layer, const struct toml_value *v, const char *key)
 {
-	const char *names[MOAT_P__COUNT + 1];
-	const char *what = "an array of property names";
-	size_t i;
-
-	for (i = 0; i < MOAT_P__COUNT; i++)
-		names[i] = moat_property_name((enum moat_property)i);
-	names[MOAT_P__COUNT] = NULL;
-	if (get_array(L, v, key, what) < 0)
-		return -1;
-	for (i = 0; i < toml_array_len(v); i++) {
-		const struct toml_value *item = toml_array_at(v, i);
-		const char *s, *sug;
-		int prop;
-
-		if (item->type != TOML_STRING)
-			return fail(L, item->pos, key, "expected %s, got %s in the array", what,
-				    type_phrase(L, item->type));
-		if (get_string(L, item, key, "a property name", &s) < 0)
-			return -1;
-		prop = moat_property_parse(s);
-		if (prop < 0) {
-			fail(L, item->pos, key, "expected a property name (fs.read, net.none, ...), got \"%s\"", s);
-			if ((sug = config_suggest(s, names)))
-				return moat_error_hint(L->err, "did you mean \"%s\"?", sug);
-			return moat_error_hint(L->err, "see `moat help properties` for the names");
-		}
-		layer->require |= MOAT_PBIT(prop);
-	}
-	return 0;
+	return load_items(L, v, key, "an array of property names", require_item, layer);
 }
 
 static int load_limit(const struct loader *L, struct config_layer *layer, const char *name, const struct toml_value *v,
@@ -415,82 +659,88 @@ static int load_limit(const struct loader *L, struct config_layer *layer, const 
 	return 0;
 }
 
+struct net_list {
+	struct config_layer *layer;
+	bool pins;
+};
+
+static int net_item(const struct loader *L, const struct toml_value *item, const char *key, const char *what, void *ctx)
+{
+	struct net_list *nl = ctx;
+	struct config_layer *layer = nl->layer;
+	struct net_parse_error pe;
+	struct moat_net_dest d;
+	struct moat_net_pin pin;
+	const char *s;
+	int rc;
+
+	(void)what;
+	if (get_string(L, item, key, nl->pins ? "\"NAME=IP\"" : "a destination", &s) < 0)
+		return -1;
+	if (!nl->pins && netset_named(s)) {
+		unsigned mask;
+		struct config_netset *ns;
+
+		if (netset_parse(s, &mask, &pe) < 0) {
+			fail(L, item->pos, key, "%s", pe.msg);
+			return moat_error_hint(L->err, "%s", pe.hint);
+		}
+		layer->net_sets = moat_xrealloc(layer->net_sets, (layer->n_net_sets + 1) * sizeof(*ns));
+		ns = &layer->net_sets[layer->n_net_sets++];
+		*ns = (struct config_netset){
+		    .mask = mask, .text = moat_xstrdup(s), .key = moat_xstrdup(key), .origin = at(L, item->pos)};
+		return 0;
+	}
+	rc = nl->pins ? net_pin_parse(s, &pin, &pe) : net_dest_parse(s, &d, &pe);
+	if (rc < 0) {
+		fail(L, item->pos, key, "\"%s\": %s", s, pe.msg);
+		return pe.hint[0] ? moat_error_hint(L->err, "%s", pe.hint) : -1;
+	}
+	if (nl->pins) {
+		pin.origin = at(L, item->pos);
+		layer->net_pins = moat_xrealloc(layer->net_pins, (layer->n_net_pins + 1) * sizeof(pin));
+		layer->net_pins[layer->n_net_pins++] = pin;
+	} else {
+		d.origin = at(L, item->pos);
+		layer->net_allow = moat_xrealloc(layer->net_allow, (layer->n_net_allow + 1) * sizeof(d));
+		layer->net_allow[layer->n_net_allow++] = d;
+	}
+	return 0;
+}
+
 /* network.allow (destinations and sets) and network.resolve ("NAME=IP"
  * pins): arrays of strings, each parsed as --allow-net and --resolve parse
  * theirs.  A set is kept by name, for config_build to expand. */
 static int load_net_list(const struct loader *L, struct config_layer *layer, const struct toml_value *v,
 			 const char *key, bool pins)
 {
-	const char *what = pins ? "an array of \"NAME=IP\" strings" : "an array of destinations (strings)";
-	size_t i;
+	struct net_list nl = {.layer = layer, .pins = pins};
 
-	if (get_array(L, v, key, what) < 0)
-		return -1;
-	for (i = 0; i < toml_array_len(v); i++) {
-		const struct toml_value *item = toml_array_at(v, i);
-		struct net_parse_error pe;
-		struct moat_net_dest d;
-		struct moat_net_pin pin;
-		const char *s;
-		int rc;
-
-		if (item->type != TOML_STRING)
-			return fail(L, item->pos, key, "expected %s, got %s in the array", what,
-				    type_phrase(L, item->type));
-		if (get_string(L, item, key, pins ? "\"NAME=IP\"" : "a destination", &s) < 0)
-			return -1;
-		if (!pins && netset_named(s)) {
-			unsigned mask;
-			struct config_netset *ns;
-
-			if (netset_parse(s, &mask, &pe) < 0) {
-				fail(L, item->pos, key, "%s", pe.msg);
-				return moat_error_hint(L->err, "%s", pe.hint);
-			}
-			layer->net_sets = moat_xrealloc(layer->net_sets, (layer->n_net_sets + 1) * sizeof(*ns));
-			ns = &layer->net_sets[layer->n_net_sets++];
-			*ns = (struct config_netset){.mask = mask,
-						     .text = moat_xstrdup(s),
-						     .key = moat_xstrdup(key),
-						     .origin = at(L, item->pos)};
-			continue;
-		}
-		rc = pins ? net_pin_parse(s, &pin, &pe) : net_dest_parse(s, &d, &pe);
-		if (rc < 0) {
-			fail(L, item->pos, key, "\"%s\": %s", s, pe.msg);
-			return pe.hint[0] ? moat_error_hint(L->err, "%s", pe.hint) : -1;
-		}
-		if (pins) {
-			pin.origin = at(L, item->pos);
-			layer->net_pins = moat_xrealloc(layer->net_pins, (layer->n_net_pins + 1) * sizeof(pin));
-			layer->net_pins[layer->n_net_pins++] = pin;
-		} else {
-			d.origin = at(L, item->pos);
-			layer->net_allow = moat_xrealloc(layer->net_allow, (layer->n_net_allow + 1) * sizeof(d));
-			layer->net_allow[layer->n_net_allow++] = d;
-		}
-	}
-	return 0;
+	return load_items(L, v, key, pins ? "an array of \"NAME=IP\" strings" : "an array of destinations (strings)",
+			  net_item, &nl);
 }
 
 static int load_network(const struct loader *L, struct config_layer *layer, const struct toml_value *t,
 			const char *key)
 {
 	size_t i;
+	int rc;
 
 	if (t->type != TOML_TABLE)
 		return wrong_type(L, t, key,
 				  L->c->json ? "an object (allow, resolve)" : "a table (allow, resolve)");
-	if (check_keys(L, t, key, network_keys) < 0)
-		return -1;
+	rc = check_keys(L, t, key, network_keys);
 	for (i = 0; i < toml_table_len(t); i++) {
 		const struct toml_keyval *kv = toml_table_at(t, i);
 		cleanup_free char *kp = config_keypath(key, kv->key, kv->key_len);
 
-		if (load_net_list(L, layer, kv->value, kp, strcmp(kv->key, "resolve") == 0) < 0)
-			return -1;
+		if (key_in(kv, network_keys) &&
+		    load_net_list(L, layer, kv->value, kp, strcmp(kv->key, "resolve") == 0) < 0) {
+			keep(L);
+			rc = -1;
+		}
 	}
-	return 0;
+	return rc;
 }
 
 static void layer_init(struct config_layer *l)
@@ -499,20 +749,25 @@ static void layer_init(struct config_layer *l)
 	limits_init(&l->limits);
 }
 
-/* A sandbox table (`profile` allowed) or a profile table (`extends`). */
+/* A sandbox table (`profile` allowed) or a profile table (`extends`).
+ * Every problem of it is kept, and marks it broken; -1 then. */
 static int load_layer(const struct loader *L, struct config_layer *layer, const struct toml_value *t, const char *key,
 		      bool is_profile)
 {
+	const char *const *known = is_profile ? profile_keys : sandbox_keys;
 	size_t i, idx;
 
 	layer_init(layer);
 	layer->present = true;
 	layer->key = moat_xstrdup(key);
 	layer->origin = at(L, t->pos);
-	if (t->type != TOML_TABLE)
-		return wrong_type(L, t, key, table_word(L));
-	if (check_keys(L, t, key, is_profile ? profile_keys : sandbox_keys) < 0)
+	if (t->type != TOML_TABLE) {
+		wrong_type(L, t, key, table_word(L));
+		keep(L);
+		layer->broken = true;
 		return -1;
+	}
+	layer->broken = check_keys(L, t, key, known) < 0;
 	for (i = 0; i < toml_table_len(t); i++) {
 		const struct toml_keyval *kv = toml_table_at(t, i);
 		const struct toml_value *v = kv->value;
@@ -520,7 +775,9 @@ static int load_layer(const struct loader *L, struct config_layer *layer, const 
 		const char *k = kv->key, *s;
 		int rc = 0;
 
-		if (strcmp(k, "backend") == 0) {
+		if (!key_in(kv, known)) {
+			continue;
+		} else if (strcmp(k, "backend") == 0) {
 			if ((rc = get_enum(L, v, kp, policy_backend_names(), &idx)) == 0)
 				layer->backend = moat_xstrdup(policy_backend_names()[idx]);
 		} else if (strcmp(k, "mode") == 0) {
@@ -560,56 +817,117 @@ static int load_layer(const struct loader *L, struct config_layer *layer, const 
 		} else {
 			rc = load_limit(L, layer, k, v, kp);
 		}
-		if (rc < 0)
-			return -1;
+		if (rc < 0) {
+			keep(L);
+			layer->broken = true;
+		}
 	}
+	return layer->broken ? -1 : 0;
+}
+
+/* The first reason moat cannot run a server is the one it gives. */
+static void skip_server(const struct loader *L, struct config_server *srv, struct toml_pos pos, const char *key,
+			const char *hint, const char *fmt, ...) __attribute__((format(printf, 6, 7)));
+static void skip_server(const struct loader *L, struct config_server *srv, struct toml_pos pos, const char *key,
+			const char *hint, const char *fmt, ...)
+{
+	char msg[768];
+	va_list ap;
+
+	if (srv->skip)
+		return;
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	srv->skip = moat_xstrdup(msg);
+	srv->skip_hint = moat_xstrdup(hint);
+	srv->skip_key = moat_xstrdup(key);
+	srv->skip_origin = at(L, pos);
+}
+
+/* VS Code's `${input:ID}`: a value VS Code prompts the user for, which only
+ * VS Code can fill in.  Its length in *len. */
+static const char *input_variable(const char *s, size_t *len)
+{
+	const char *p = strstr(s, "${input:"), *close;
+
+	if (!p)
+		return NULL;
+	close = strchr(p, '}');
+	*len = close ? (size_t)(close - p) + 1 : strlen(p);
+	return p;
+}
+
+static void check_input_variable(const struct loader *L, struct config_server *srv, const struct toml_value *v,
+				 const char *key)
+{
+	const char *var;
+	size_t len;
+
+	if (v->type == TOML_STRING && (var = input_variable(v->u.str.ptr, &len)))
+		skip_server(L, srv, v->pos, key,
+			    "give the value in moat's environment and write ${NAME} instead, or leave this server to "
+			    "VS Code",
+			    "%.*s is a value VS Code prompts for: moat cannot fill it in", (int)len, var);
+}
+
+static int env_var(const struct loader *L, struct config_server *srv, const struct toml_keyval *kv, const char *kp)
+{
+	struct config_env *e;
+	const char *val;
+	size_t bad_at = 0, bad_len = 0;
+
+	if (kv->key_len != strlen(kv->key) || !env_name_valid(kv->key))
+		return fail(L, kv->pos, kp, "expected a variable name ([A-Za-z_][A-Za-z0-9_]*) as the key");
+	/* A hook runs code before the program's own -- and in the sandbox
+	 * tool itself, which runs outside the sandbox, when a backend's tool
+	 * got the command's environment.  A config file is often a
+	 * repository's (.mcp.json), written by whoever wrote the repository:
+	 * only the command line may set one. */
+	if (env_is_hook(kv->key)) {
+		fail(L, kv->pos, kp, "refusing the loader or interpreter hook %s from a config file", kv->key);
+		return moat_error_hint(L->err,
+				       "it would run code before the program's own; remove it from the file, and "
+				       "if it is really wanted give it on the command line: --env %s=VALUE",
+				       kv->key);
+	}
+	if (get_string(L, kv->value, kp, "a string", &val) < 0)
+		return -1;
+	if (input_variable(val, &bad_len)) {
+		check_input_variable(L, srv, kv->value, kp);
+		return 0;
+	}
+	if (config_expand_vars(val, NULL, NULL, NULL, &bad_at, &bad_len) < 0)
+		return fail(L, kv->value->pos, kp,
+			    "bad variable reference \"%.*s\"; expected $NAME, ${NAME}, ${NAME:-DEFAULT} or $$ (a "
+			    "literal $)",
+			    (int)bad_len, val + bad_at);
+	srv->env = moat_xrealloc(srv->env, (srv->n_env + 1) * sizeof(*srv->env));
+	e = &srv->env[srv->n_env++];
+	e->name = moat_xstrdup(kv->key);
+	e->value = moat_xstrdup(val);
+	e->key = moat_xstrdup(kp);
+	e->origin = at(L, kv->value->pos);
 	return 0;
 }
 
 static int load_env(const struct loader *L, struct config_server *srv, const struct toml_value *t, const char *key)
 {
 	size_t i;
+	int rc = 0;
 
 	if (t->type != TOML_TABLE)
 		return wrong_type(L, t, key, L->c->json ? "an object of variables" : "a table of variables");
 	for (i = 0; i < toml_table_len(t); i++) {
 		const struct toml_keyval *kv = toml_table_at(t, i);
 		cleanup_free char *kp = config_keypath(key, kv->key, kv->key_len);
-		struct config_env *e;
-		const char *val;
-		size_t bad_at = 0, bad_len = 0;
 
-		if (kv->key_len != strlen(kv->key) || !env_name_valid(kv->key))
-			return fail(L, kv->pos, kp, "expected a variable name ([A-Za-z_][A-Za-z0-9_]*) as the key");
-		/* A hook runs code before the program's own -- and in the
-		 * sandbox tool itself, which runs outside the sandbox, when a
-		 * backend's tool got the command's environment.  A config file
-		 * is often a repository's (.mcp.json), written by whoever wrote
-		 * the repository: only the command line may set one. */
-		if (env_is_hook(kv->key)) {
-			fail(L, kv->pos, kp, "refusing the loader or interpreter hook %s from a config file", kv->key);
-			return moat_error_hint(L->err,
-					       "it would run code before the program's own; remove it from the file, and "
-					       "if it is really wanted give it on the command line: --env %s=VALUE",
-					       kv->key);
+		if (env_var(L, srv, kv, kp) < 0) {
+			keep(L);
+			rc = -1;
 		}
-		if (get_string(L, kv->value, kp, "a string", &val) < 0)
-			return -1;
-		if (config_expand_vars(val, NULL, NULL, NULL, &bad_at, &bad_len) < 0) {
-			fail(L, kv->value->pos, kp,
-			     "bad variable reference \"%.*s\"; expected $NAME, ${NAME} or $$ (a "
-			     "literal $)",
-			     (int)bad_len, val + bad_at);
-			return -1;
-		}
-		srv->env = moat_xrealloc(srv->env, (srv->n_env + 1) * sizeof(*srv->env));
-		e = &srv->env[srv->n_env++];
-		e->name = moat_xstrdup(kv->key);
-		e->value = moat_xstrdup(val);
-		e->key = moat_xstrdup(kp);
-		e->origin = at(L, kv->value->pos);
 	}
-	return 0;
+	return rc;
 }
 
 static void push_arg(struct config_server *srv, const char *s)
@@ -619,120 +937,289 @@ static void push_arg(struct config_server *srv, const char *s)
 	srv->argv[srv->argc] = NULL;
 }
 
-static int load_strings_into(const struct loader *L, struct config_server *srv, const struct toml_value *v,
-			     const char *key, const char *what)
+static int arg_item(const struct loader *L, const struct toml_value *item, const char *key, const char *what, void *ctx)
 {
-	size_t i;
+	struct config_server *srv = ctx;
+	const char *s;
 
-	for (i = 0; i < toml_array_len(v); i++) {
-		const struct toml_value *item = toml_array_at(v, i);
-		const char *s;
-
-		if (item->type != TOML_STRING)
-			return fail(L, item->pos, key, "expected %s, got %s in the array", what,
-				    type_phrase(L, item->type));
-		if (get_string(L, item, key, "a string", &s) < 0)
-			return -1;
-		push_arg(srv, s);
-	}
+	(void)what;
+	if (get_string(L, item, key, "a string", &s) < 0)
+		return -1;
+	check_input_variable(L, srv, item, key);
+	push_arg(srv, s);
 	return 0;
 }
 
-static int load_server(const struct loader *L, struct config_server *srv, const struct toml_value *t, const char *key)
+static bool is_bool(const struct loader *L, const struct toml_value *v, const char *key)
+{
+	if (v->type == TOML_BOOL)
+		return true;
+	wrong_type(L, v, key, L->c->json ? "true or false" : "true or false (a bool)");
+	return false;
+}
+
+/* `command`: a string (Codex, Claude, VS Code, ...) with `args`, or an
+ * array (darnit): the program and its arguments. */
+static int load_command(const struct loader *L, struct config_server *srv, const struct toml_value *t, const char *key)
+{
+	const struct toml_keyval *kv = toml_table_entry(t, "command");
+	cleanup_free char *kp = config_keypath(key, "command", 7);
+	const struct toml_value *v;
+	const char *what = "a program name or an array of strings (the program and its arguments)", *s;
+	size_t i;
+	int rc = 0;
+
+	if (!kv) {
+		/* A misspelt `command` was named already. */
+		for (i = 0; i < toml_table_len(t); i++) {
+			const char *sug = config_suggest(toml_table_at(t, i)->key, server_keys);
+			if (sug && strcmp(sug, "command") == 0)
+				return -1;
+		}
+		return config_fail(L->err, &srv->origin, key, "missing key \"command\" (the program to run)");
+	}
+	v = kv->value;
+	srv->command_origin = at(L, v->pos);
+	if (v->type == TOML_STRING) {
+		if (get_nonempty(L, v, kp, "a program name", &s) < 0)
+			return -1;
+		check_input_variable(L, srv, v, kp);
+		push_arg(srv, s);
+	} else if (v->type == TOML_ARRAY) {
+		const struct toml_value *first = toml_array_at(v, 0);
+
+		if (!first)
+			return fail(L, v->pos, kp, "expected %s, got an empty array", what);
+		if (load_items(L, v, kp, "strings", arg_item, srv) < 0)
+			return -1;
+		if (!srv->argv[0][0])
+			return fail(L, first->pos, kp, "expected a program name, got an empty string");
+	} else {
+		return wrong_type(L, v, kp, what);
+	}
+	if ((kv = toml_table_entry(t, "args"))) {
+		cleanup_free char *ka = config_keypath(key, "args", 4);
+
+		if (v->type == TOML_ARRAY)
+			fail(L, kv->pos, ka, "not allowed when command is an array; put the arguments in command");
+		else if (get_array(L, kv->value, ka, "an array of strings") == 0 &&
+			 load_items(L, kv->value, ka, "strings", arg_item, srv) == 0)
+			return 0;
+		keep(L);
+		rc = -1;
+	}
+	return rc;
+}
+
+/* What the clients write for a server moat does not run itself: a remote
+ * server (`url`, `httpUrl`, `serverUrl`, `type` "http" or "sse").  Returns
+ * true when the entry is one (skipped, or a problem kept). */
+static bool load_remote(const struct loader *L, struct config_server *srv, const struct toml_value *t, const char *key,
+			bool remote_type, struct toml_pos type_pos)
+{
+	const struct toml_keyval *url = NULL, *kv;
+	size_t i;
+
+	for (i = 0; remote_keys[i]; i++)
+		if ((kv = toml_table_entry(t, remote_keys[i])) && !url)
+			url = kv;
+	if (!url && !remote_type)
+		return false;
+	if (url) {
+		cleanup_free char *kp = config_keypath(key, url->key, url->key_len);
+		const char *s;
+
+		if (get_nonempty(L, url->value, kp, "the server's URL", &s) < 0) {
+			keep(L);
+			srv->broken = true;
+			return true;
+		}
+		if ((kv = toml_table_entry(t, "command"))) {
+			fail(L, kv->pos, key,
+			     "both a command and %s: expected one of the two (a local server is started from its "
+			     "command, a remote one is reached at its URL)",
+			     url->key);
+			keep(L);
+			srv->broken = true;
+			return true;
+		}
+		skip_server(L, srv, url->value->pos, key,
+			    "moat sandboxes the servers it starts (stdio); the client reaches a remote one itself",
+			    "a remote server (%s = \"%s\"): there is nothing to run or sandbox on this machine",
+			    url->key, s);
+	} else {
+		skip_server(L, srv, type_pos, key,
+			    "moat sandboxes the servers it starts (stdio); the client reaches a remote one itself",
+			    "a remote server (type \"%s\"): there is nothing to run or sandbox on this machine",
+			    toml_table_entry(t, "type")->value->u.str.ptr);
+	}
+	return true;
+}
+
+/* `type`: "stdio", or a remote server's transport.  *remote is set. */
+static int load_type(const struct loader *L, const struct toml_value *t, const char *key, bool *remote,
+		     struct toml_pos *pos)
+{
+	static const char *const types[] = {"stdio", "http", "sse", "streamable-http", NULL};
+	const struct toml_keyval *kv = toml_table_entry(t, "type");
+	cleanup_free char *kp = NULL;
+	size_t idx;
+
+	*remote = false;
+	if (!kv)
+		return 0;
+	kp = config_keypath(key, "type", 4);
+	*pos = kv->value->pos;
+	if (get_enum(L, kv->value, kp, types, &idx) < 0)
+		return -1;
+	*remote = idx > 0;
+	return 0;
+}
+
+/* Codex's `enabled = false`, Windsurf's and Cline's `disabled = true`. */
+static int load_disabled(const struct loader *L, struct config_server *srv, const struct toml_value *t, const char *key)
+{
+	static const char *const names[] = {"enabled", "disabled"};
+	size_t i;
+	int rc = 0;
+
+	for (i = 0; i < 2; i++) {
+		const struct toml_keyval *kv = toml_table_entry(t, names[i]);
+		cleanup_free char *kp = NULL;
+
+		if (!kv)
+			continue;
+		kp = config_keypath(key, names[i], strlen(names[i]));
+		if (!is_bool(L, kv->value, kp)) {
+			keep(L);
+			rc = -1;
+			continue;
+		}
+		if (kv->value->u.boolean != (i == 0) && !srv->disabled) {
+			srv->disabled = true;
+			srv->disabled_key = steal_ptr(&kp);
+			srv->disabled_origin = at(L, kv->value->pos);
+		}
+	}
+	return rc;
+}
+
+/* VS Code's own sandbox for a server: `sandboxEnabled` and a `sandbox`
+ * object of `filesystem` and `network` rules.  Returns true when the
+ * entry's `sandbox` is VS Code's, not moat's.  On, it is a reason not to
+ * run the server: VS Code would confine it by rules moat does not
+ * translate, and running it under moat's policy instead could grant what
+ * those rules deny. */
+static bool vscode_sandbox(const struct loader *L, struct config_server *srv, const struct toml_value *t,
+			   const char *key)
+{
+	const struct toml_keyval *on = toml_table_entry(t, "sandboxEnabled"), *box = toml_table_entry(t, "sandbox");
+	bool theirs = on || (box && box->value->type == TOML_TABLE && toml_table_entry(box->value, "filesystem"));
+
+	if (!theirs)
+		return false;
+	if (on && on->value->type == TOML_BOOL && on->value->u.boolean) {
+		cleanup_free char *kp = config_keypath(key, "sandboxEnabled", 14);
+
+		skip_server(L, srv, on->value->pos, kp,
+			    "remove sandboxEnabled to run it under moat's policy (docs/config.md), or leave it to VS "
+			    "Code",
+			    "VS Code's own sandbox is on for this server: moat does not translate its rules");
+	} else if (box) {
+		cleanup_free char *kp = config_keypath(key, "sandbox", 7);
+
+		note(L, box->pos, kp, "VS Code's sandbox settings, off (sandboxEnabled is not true): ignored");
+	}
+	return true;
+}
+
+static void load_server(const struct loader *L, struct config_server *srv, const struct toml_value *t, const char *key)
 {
 	const struct toml_keyval *kv;
+	struct toml_pos type_pos = {0, 0};
+	bool remote = false, theirs;
 	const char *s;
+	int bad = 0;
 
-	if (t->type != TOML_TABLE)
-		return wrong_type(L, t, key,
-				  L->c->json ? "an object (the server's command, args, env, ...)"
-					     : "a table (the server's command, args, env, ...)");
-	if (check_keys(L, t, key, server_keys) < 0)
-		return -1;
-
-	if (!(kv = toml_table_entry(t, "command")))
-		return config_fail(L->err, &srv->origin, key, "missing key \"command\" (the program to run)");
-	{
-		cleanup_free char *kp = config_keypath(key, "command", 7);
-		const struct toml_value *v = kv->value;
-		const char *what = "a program name or an array of strings (the program and its arguments)";
-
-		srv->command_origin = at(L, v->pos);
-
-		if (v->type == TOML_STRING) {
-			if (get_nonempty(L, v, kp, "a program name", &s) < 0)
-				return -1;
-			push_arg(srv, s);
-		} else if (v->type == TOML_ARRAY) {
-			const struct toml_value *first = toml_array_at(v, 0);
-
-			if (!first)
-				return fail(L, v->pos, kp, "expected %s, got an empty array", what);
-			if (load_strings_into(L, srv, v, kp, "strings") < 0)
-				return -1;
-			if (!srv->argv[0][0])
-				return fail(L, first->pos, kp, "expected a program name, got an empty string");
-		} else {
-			return wrong_type(L, v, kp, what);
-		}
-		if ((kv = toml_table_entry(t, "args"))) {
-			cleanup_free char *ka = config_keypath(key, "args", 4);
-
-			if (v->type == TOML_ARRAY)
-				return fail(L, kv->pos, ka,
-					    "not allowed when command is an array; put the arguments in command");
-			if (get_array(L, kv->value, ka, "an array of strings") < 0 ||
-			    load_strings_into(L, srv, kv->value, ka, "strings") < 0)
-				return -1;
-		}
+	if (t->type != TOML_TABLE) {
+		wrong_type(L, t, key,
+			   L->c->json ? "an object (the server's command, args, env, ...)"
+				      : "a table (the server's command, args, env, ...)");
+		keep(L);
+		srv->broken = true;
+		return;
+	}
+	bad |= check_client_keys(L, t, key, server_keys, client_server_keys, true);
+	if (load_type(L, t, key, &remote, &type_pos) < 0) {
+		keep(L);
+		bad = -1;
+	}
+	bad |= load_disabled(L, srv, t, key);
+	if (load_remote(L, srv, t, key, remote, type_pos))
+		goto out;
+	theirs = vscode_sandbox(L, srv, t, key);
+	if (load_command(L, srv, t, key) < 0) {
+		keep(L);
+		bad = -1;
 	}
 	if ((kv = toml_table_entry(t, "env"))) {
 		cleanup_free char *kp = config_keypath(key, "env", 3);
-		if (load_env(L, srv, kv->value, kp) < 0)
-			return -1;
+		if (load_env(L, srv, kv->value, kp) < 0) {
+			keep(L);
+			bad = -1;
+		}
 	}
 	if ((kv = toml_table_entry(t, "env_vars"))) {
 		cleanup_free char *kp = config_keypath(key, "env_vars", 8);
-		if (load_names(L, kv->value, kp, &srv->env_vars, &srv->n_env_vars) < 0)
-			return -1;
+		if (load_names(L, kv->value, kp, &srv->env_vars, &srv->n_env_vars) < 0) {
+			keep(L);
+			bad = -1;
+		}
+	}
+	if ((kv = toml_table_entry(t, "envFile"))) {
+		cleanup_free char *kp = config_keypath(key, "envFile", 7);
+		note(L, kv->pos, kp,
+		     "not read by moat: the server gets the variables env, env_vars and --env/--env-pass give it");
 	}
 	if ((kv = toml_table_entry(t, "cwd"))) {
 		cleanup_free char *kp = config_keypath(key, "cwd", 3);
 		if (get_nonempty(L, kv->value, kp, "a directory", &s) < 0 ||
-		    !(srv->cwd = resolve_path(L, kv->value, kp, s)))
-			return -1;
-		srv->cwd_key = steal_ptr(&kp);
-		srv->cwd_origin = at(L, kv->value->pos);
+		    !(srv->cwd = resolve_path(L, kv->value, kp, s))) {
+			keep(L);
+			bad = -1;
+		} else {
+			srv->cwd_key = steal_ptr(&kp);
+			srv->cwd_origin = at(L, kv->value->pos);
+		}
 	}
 	if ((kv = toml_table_entry(t, "optional"))) {
 		cleanup_free char *kp = config_keypath(key, "optional", 8);
-		if (kv->value->type != TOML_BOOL)
-			return wrong_type(L, kv->value, kp, L->c->json ? "true or false" : "true or false (a bool)");
-		srv->optional = kv->value->u.boolean;
+		if (is_bool(L, kv->value, kp)) {
+			srv->optional = kv->value->u.boolean;
+		} else {
+			keep(L);
+			bad = -1;
+		}
 	}
 	if ((kv = toml_table_entry(t, "install_hint"))) {
 		cleanup_free char *kp = config_keypath(key, "install_hint", 12);
-		if (get_string(L, kv->value, kp, "a string", &s) < 0)
-			return -1;
-		srv->install_hint = moat_xstrdup(s);
+		if (get_string(L, kv->value, kp, "a string", &s) < 0) {
+			keep(L);
+			bad = -1;
+		} else {
+			srv->install_hint = moat_xstrdup(s);
+		}
 	}
 	if ((kv = toml_table_entry(t, "trusted_publisher"))) {
 		cleanup_free char *kp = config_keypath(key, "trusted_publisher", 17);
-		if (get_string(L, kv->value, kp, "a string", &s) < 0)
-			return -1;
-		srv->trusted_publisher = moat_xstrdup(s);
+		if (get_string(L, kv->value, kp, "a string", &s) < 0) {
+			keep(L);
+			bad = -1;
+		} else {
+			srv->trusted_publisher = moat_xstrdup(s);
+		}
 	}
-	if ((kv = toml_table_entry(t, "type"))) {
-		cleanup_free char *kp = config_keypath(key, "type", 4);
-		if (get_string(L, kv->value, kp, "\"stdio\"", &s) < 0)
-			return -1;
-		if (strcmp(s, "stdio") != 0)
-			return fail(L, kv->value->pos, kp,
-				    "expected \"stdio\" (moat runs servers spoken to over "
-				    "stdio), got \"%s\"",
-				    s);
-	}
-	if ((kv = toml_table_entry(t, "sandbox"))) {
+	if ((kv = toml_table_entry(t, "sandbox")) && !theirs) {
 		cleanup_free char *kp = config_keypath(key, "sandbox", 7);
 		const struct toml_value *v = kv->value;
 		size_t idx;
@@ -742,19 +1229,31 @@ static int load_server(const struct loader *L, struct config_server *srv, const 
 			srv->sandbox.present = true;
 			srv->sandbox.key = moat_xstrdup(kp);
 			srv->sandbox.origin = at(L, v->pos);
-			if (get_enum(L, v, kp, policy_backend_names(), &idx) < 0)
-				return -1;
-			srv->sandbox.backend = moat_xstrdup(policy_backend_names()[idx]);
+			if (get_enum(L, v, kp, policy_backend_names(), &idx) < 0) {
+				keep(L);
+				bad = -1;
+			} else {
+				srv->sandbox.backend = moat_xstrdup(policy_backend_names()[idx]);
+			}
 		} else if (v->type == TOML_TABLE) {
 			if (load_layer(L, &srv->sandbox, v, kp, false) < 0)
-				return -1;
+				bad = -1;
 		} else {
 			cleanup_free char *list = join_quoted(policy_backend_names());
 			cleanup_free char *what = moat_xasprintf("%s, or %s of sandbox settings", list, table_word(L));
-			return wrong_type(L, v, kp, what);
+			wrong_type(L, v, kp, what);
+			keep(L);
+			bad = -1;
 		}
 	}
-	return 0;
+out:
+	srv->broken |= bad != 0;
+	if (srv->skip)
+		note(L, (struct toml_pos){srv->skip_origin.line, srv->skip_origin.col}, srv->skip_key, "skipped: %s",
+		     srv->skip);
+	else if (srv->disabled)
+		note(L, (struct toml_pos){srv->disabled_origin.line, srv->disabled_origin.col}, srv->disabled_key,
+		     "disabled in its client: checked, but `moat run --server %s` refuses it", srv->name);
 }
 
 static void layer_free(struct config_layer *l)
@@ -817,6 +1316,10 @@ static void server_free(struct config_server *s)
 	free(s->env_vars);
 	free(s->install_hint);
 	free(s->trusted_publisher);
+	free(s->disabled_key);
+	free(s->skip);
+	free(s->skip_hint);
+	free(s->skip_key);
 	layer_free(&s->sandbox);
 }
 
@@ -836,7 +1339,20 @@ void config_free(struct moat_config *c)
 	for (i = 0; i < c->n_servers; i++)
 		server_free(&c->servers[i]);
 	free(c->servers);
+	free(c->problems);
+	for (i = 0; i < c->n_notes; i++)
+		free(c->notes[i]);
+	free(c->notes);
 	free(c);
+}
+
+size_t config_local_servers(const struct moat_config *c)
+{
+	size_t i, n = 0;
+
+	for (i = 0; i < c->n_servers; i++)
+		n += c->servers[i].skip == NULL;
+	return n;
 }
 
 const struct config_server *config_find_server(const struct moat_config *c, const char *name)
@@ -849,6 +1365,8 @@ const struct config_server *config_find_server(const struct moat_config *c, cons
 	return NULL;
 }
 
+/* `mcp_servers`, `mcpServers` or `servers`: each server is loaded on its
+ * own, its problems kept.  -1 when the value is not a table of servers. */
 static int load_servers(const struct loader *L, const struct toml_keyval *top)
 {
 	cleanup_free char *key = config_keypath(NULL, top->key, top->key_len);
@@ -863,12 +1381,17 @@ static int load_servers(const struct loader *L, const struct toml_keyval *top)
 		const struct config_server *prev;
 		struct config_server *srv;
 
-		if (kv->key_len == 0 || kv->key_len != strlen(kv->key))
-			return fail(L, kv->pos, kp, "expected a server name, without NUL characters");
+		if (kv->key_len == 0 || kv->key_len != strlen(kv->key)) {
+			fail(L, kv->pos, kp, "expected a server name, without NUL characters");
+			keep(L);
+			continue;
+		}
 		if ((prev = config_find_server(L->c, kv->key))) {
 			fail(L, kv->pos, kp, "server \"%s\" is defined twice (first at %d:%d as %s)", kv->key,
 			     prev->origin.line, prev->origin.col, prev->key);
-			return moat_error_hint(L->err, "keep one of them, or give the other another name");
+			moat_error_hint(L->err, "keep one of them, or give the other another name");
+			keep(L);
+			continue;
 		}
 		L->c->servers = moat_xrealloc(L->c->servers, (L->c->n_servers + 1) * sizeof(*L->c->servers));
 		srv = &L->c->servers[L->c->n_servers++];
@@ -876,8 +1399,7 @@ static int load_servers(const struct loader *L, const struct toml_keyval *top)
 		srv->name = moat_xstrdup(kv->key);
 		srv->key = moat_xstrdup(kp);
 		srv->origin = at(L, kv->pos);
-		if (load_server(L, srv, kv->value, kp) < 0)
-			return -1;
+		load_server(L, srv, kv->value, kp);
 	}
 	return 0;
 }
@@ -892,6 +1414,27 @@ const struct config_profile *config_find_profile(const struct moat_config *c, co
 	return NULL;
 }
 
+/* Codex's [profiles.NAME] share the name with moat's: a table that holds
+ * Codex settings and none of moat's profile keys is Codex's, and ignored.
+ * Any other is moat's, with every key checked (a Codex setting in it is
+ * named as one). */
+static bool codex_profile(const struct toml_value *t)
+{
+	bool codex = false;
+	size_t i;
+
+	if (t->type != TOML_TABLE)
+		return false;
+	for (i = 0; i < toml_table_len(t); i++) {
+		const struct toml_keyval *kv = toml_table_at(t, i);
+
+		if (key_in(kv, profile_keys))
+			return false;
+		codex |= codex_setting(kv);
+	}
+	return codex;
+}
+
 static int load_profiles(const struct loader *L, const struct toml_keyval *top)
 {
 	const struct toml_value *t = top->value;
@@ -904,32 +1447,40 @@ static int load_profiles(const struct loader *L, const struct toml_keyval *top)
 		cleanup_free char *kp = config_keypath("profiles", kv->key, kv->key_len);
 		struct config_profile *pr;
 
-		if (kv->key_len == 0 || kv->key_len != strlen(kv->key))
-			return fail(L, kv->pos, kp, "expected a profile name, without NUL characters");
-		if (profile_is_builtin(kv->key))
-			return fail(L, kv->pos, kp,
-				    "\"%s\" is a built-in profile; expected another name (a profile "
-				    "can extend it: extends = \"%s\")",
-				    kv->key, kv->key);
+		if (codex_profile(kv->value))
+			continue;
+		if (kv->key_len == 0 || kv->key_len != strlen(kv->key)) {
+			fail(L, kv->pos, kp, "expected a profile name, without NUL characters");
+			keep(L);
+			continue;
+		}
+		if (profile_is_builtin(kv->key)) {
+			fail(L, kv->pos, kp,
+			     "\"%s\" is a built-in profile; expected another name (a profile can extend it: extends = "
+			     "\"%s\")",
+			     kv->key, kv->key);
+			keep(L);
+			continue;
+		}
 		L->c->profiles = moat_xrealloc(L->c->profiles, (L->c->n_profiles + 1) * sizeof(*L->c->profiles));
 		pr = &L->c->profiles[L->c->n_profiles++];
 		memset(pr, 0, sizeof(*pr));
 		pr->name = moat_xstrdup(kv->key);
-		if (load_layer(L, &pr->layer, kv->value, kp, true) < 0)
-			return -1;
+		load_layer(L, &pr->layer, kv->value, kp, true);
 	}
 	return 0;
 }
 
-/* Every profile name in the file must be a built-in or a [profiles] entry. */
-static int check_profile_name(const struct loader *L, const struct config_layer *layer, bool is_profile)
+/* Every profile name in the file must be a built-in or a [profiles] entry:
+ * a layer naming another is broken, its problem kept. */
+static void check_profile_name(const struct loader *L, struct config_layer *layer, bool is_profile)
 {
 	cleanup_free char *kp = NULL, *known = NULL;
 	char list[1024];
 	size_t i, o;
 
 	if (!layer->profile || profile_is_builtin(layer->profile) || config_find_profile(L->c, layer->profile))
-		return 0;
+		return;
 	known = join_plain(builtin_profiles);
 	o = (size_t)snprintf(list, sizeof(list), "%s", known);
 	for (i = 0; i < L->c->n_profiles && o < sizeof(list); i++)
@@ -938,77 +1489,95 @@ static int check_profile_name(const struct loader *L, const struct config_layer 
 	config_fail(L->err, &layer->profile_origin, kp,
 		    "unknown profile \"%s\"; expected a built-in profile or one defined under [profiles]",
 		    layer->profile);
-	return moat_error_hint(L->err, "known profiles: %s", list);
+	moat_error_hint(L->err, "known profiles: %s", list);
+	keep(L);
+	layer->broken = true;
 }
 
 /* `extends` chains end in a built-in profile; a chain that comes back to
- * itself would never end. */
-static int check_profiles(const struct loader *L)
+ * itself would never end.  Each cycle is named once, and every profile on
+ * it is broken. */
+static void check_profiles(const struct loader *L)
 {
+	struct moat_config *c = L->c;
+	cleanup_free bool *on_cycle = moat_xcalloc(c->n_profiles + 1, sizeof(bool));
 	size_t i, j;
 
-	for (i = 0; i < L->c->n_profiles; i++)
-		if (check_profile_name(L, &L->c->profiles[i].layer, true) < 0)
-			return -1;
-	for (i = 0; i < L->c->n_profiles; i++) {
-		const struct config_profile *pr = &L->c->profiles[i];
+	for (i = 0; i < c->n_profiles; i++)
+		check_profile_name(L, &c->profiles[i].layer, true);
+	for (i = 0; i < c->n_profiles; i++) {
+		struct config_profile *pr = &c->profiles[i], *start;
+		cleanup_free char *kp = NULL;
 		char chain[1024];
 		size_t o;
 
-		for (j = 0; pr && j <= L->c->n_profiles; j++)
-			pr = pr->layer.profile ? config_find_profile(L->c, pr->layer.profile) : NULL;
-		if (!pr)
+		for (j = 0; pr && j <= c->n_profiles; j++)
+			pr = pr->layer.profile ? (struct config_profile *)config_find_profile(c, pr->layer.profile)
+					       : NULL;
+		if (!pr || on_cycle[pr - c->profiles])
 			continue;
 		/* pr is on the cycle: name it from there round to itself. */
-		{
-			const struct config_profile *start = pr;
-			cleanup_free char *kp = moat_xasprintf("%s.extends", start->layer.key);
-
-			o = (size_t)snprintf(chain, sizeof(chain), "%s", start->name);
-			do {
-				pr = config_find_profile(L->c, pr->layer.profile);
-				if (o < sizeof(chain))
-					o += (size_t)snprintf(chain + o, sizeof(chain) - o, " -> %s", pr->name);
-			} while (pr != start);
-			return config_fail(L->err, &start->layer.profile_origin, kp,
-					   "profiles extend each other in a cycle (%s); expected a chain that ends in "
-					   "a built-in profile",
-					   chain);
-		}
+		start = pr;
+		kp = moat_xasprintf("%s.extends", start->layer.key);
+		o = (size_t)snprintf(chain, sizeof(chain), "%s", start->name);
+		do {
+			on_cycle[pr - c->profiles] = true;
+			pr->layer.broken = true;
+			pr = (struct config_profile *)config_find_profile(c, pr->layer.profile);
+			if (o < sizeof(chain))
+				o += (size_t)snprintf(chain + o, sizeof(chain) - o, " -> %s", pr->name);
+		} while (pr != start);
+		config_fail(L->err, &start->layer.profile_origin, kp,
+			    "profiles extend each other in a cycle (%s); expected a chain that ends in a built-in "
+			    "profile",
+			    chain);
+		keep(L);
 	}
-	if (check_profile_name(L, &L->c->defaults, false) < 0)
-		return -1;
-	for (i = 0; i < L->c->n_servers; i++)
-		if (check_profile_name(L, &L->c->servers[i].sandbox, false) < 0)
-			return -1;
-	return 0;
+	check_profile_name(L, &c->defaults, false);
+	for (i = 0; i < c->n_servers; i++) {
+		check_profile_name(L, &c->servers[i].sandbox, false);
+		c->servers[i].broken |= c->servers[i].sandbox.broken;
+	}
 }
 
-static int load_tree(struct loader *L, const struct toml_value *root)
+/* Gemini CLI's `sandbox`: true or false, or the tool it sandboxes with. */
+static bool gemini_sandbox(const struct toml_value *v)
+{
+	return v->type == TOML_BOOL || (v->type == TOML_STRING && in_list(v->u.str.ptr, gemini_sandbox_tools));
+}
+
+/* The top of the file: moat's keys are read; the rest is the client's
+ * (check_client_keys: silently, a client's settings file holds dozens). */
+static void load_tree(struct loader *L, const struct toml_value *root)
 {
 	size_t i;
 
-	if (check_keys(L, root, NULL, top_keys) < 0)
-		return -1;
+	check_client_keys(L, root, NULL, top_keys, codex_keys, false);
 	for (i = 0; i < toml_table_len(root); i++) {
 		const struct toml_keyval *kv = toml_table_at(root, i);
+		int rc = 0;
 
-		if (strcmp(kv->key, "mcp_servers") == 0 || strcmp(kv->key, "mcpServers") == 0) {
-			if (load_servers(L, kv) < 0)
-				return -1;
-		} else if (strcmp(kv->key, "sandbox") == 0) {
-			if (load_layer(L, &L->c->defaults, kv->value, "sandbox", false) < 0)
-				return -1;
-		} else if (load_profiles(L, kv) < 0) {
-			return -1;
+		if (!key_in(kv, top_keys))
+			continue;
+		if (strcmp(kv->key, "sandbox") == 0) {
+			if (!gemini_sandbox(kv->value))
+				load_layer(L, &L->c->defaults, kv->value, "sandbox", false);
+		} else if (strcmp(kv->key, "profiles") == 0) {
+			rc = load_profiles(L, kv);
+		} else {
+			rc = load_servers(L, kv);
 		}
+		if (rc < 0)
+			keep(L);
 	}
-	return check_profiles(L);
+	check_profiles(L);
 }
 
-int config_load_tree(struct moat_config *c, const struct toml_value *root, const char *home, struct moat_error *err)
+void config_load_tree(struct moat_config *c, const struct toml_value *root, const char *home)
 {
-	struct loader L = {.c = c, .home = home, .err = err};
+	struct moat_error err = {0};
+	struct loader L = {.c = c, .home = home, .err = &err};
 
-	return load_tree(&L, root);
+	load_tree(&L, root);
+	keep(&L);
 }

@@ -8,8 +8,9 @@
 
 /* Check the tree (from toml_parse or config_json_parse) key by key against
  * the schema and compile it into `c`, whose file, dir and json are set.
- * `home` expands "~" (NULL: "~" is an error).  On an error `c` keeps what
- * was loaded so far, for config_free. */
-int config_load_tree(struct moat_config *c, const struct toml_value *root, const char *home, struct moat_error *err);
+ * `home` expands "~" (NULL: "~" is an error).  Every problem goes into
+ * c->problems, and the loading goes on: a server or a layer with a problem
+ * is marked broken. */
+void config_load_tree(struct moat_config *c, const struct toml_value *root, const char *home);
 
 #endif

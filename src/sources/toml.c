@@ -292,6 +292,8 @@ static const char *article_type(const struct toml_value *v)
 		return v->flags & F_AOT ? "an array of tables" : "an array";
 	case TOML_TABLE:
 		return v->flags & F_INLINE ? "an inline table" : "a table";
+	case TOML_NULL:
+		break;
 	}
 	return "a value";
 }
@@ -1698,6 +1700,8 @@ const char *toml_type_name(enum toml_type type)
 		return "array";
 	case TOML_TABLE:
 		return "table";
+	case TOML_NULL:
+		return "null";
 	}
 	return "unknown";
 }

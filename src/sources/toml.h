@@ -38,6 +38,7 @@ enum toml_type {
 	TOML_TIME_LOCAL,     /* 07:32:00 */
 	TOML_ARRAY,
 	TOML_TABLE,
+	TOML_NULL, /* JSON's null, in a JSON config's tree; the TOML parser makes none */
 };
 
 struct toml_pos {

@@ -148,6 +148,9 @@ static void write_value(FILE *out, const struct toml_value *v, int level)
 		indent(out, level);
 		fputc('}', out);
 		break;
+	case TOML_NULL:
+		fputs("null", out);
+		break;
 	}
 }
 

@@ -61,13 +61,13 @@ struct bad_row {
 static const struct bad_row bad_rows[] = {
     /* unknown keys, with a suggestion when one is close */
     {"t.toml", "[mcp_servers.x]\ncomand = [\"sh\"]\n", NULL,
-     "t.toml:2:1: mcp_servers.x.comand: unknown key; expected one of command, args, env, env_vars, cwd, optional, "
-     "install_hint, trusted_publisher, sandbox, type",
+     "t.toml:2:1: mcp_servers.x.comand: unknown key; expected one of command, args, env, env_vars, cwd, type, "
+     "enabled, disabled, url, httpUrl, serverUrl, optional, install_hint, trusted_publisher, sandbox",
      "did you mean 'command'?"},
-    {"t.toml", "[mcp_servers.x]\ncommand = \"sh\"\nfrobnicate = 1\n", NULL,
-     "t.toml:3:1: mcp_servers.x.frobnicate: unknown key; expected one of command, args, env, env_vars, cwd, "
-     "optional, install_hint, trusted_publisher, sandbox, type",
-     NULL},
+    {"t.toml", "[mcp_servers.x]\ncommand = \"sh\"\nsandbx = { net = \"all\" }\n", NULL,
+     "t.toml:3:1: mcp_servers.x.sandbx: unknown key; expected one of command, args, env, env_vars, cwd, type, "
+     "enabled, disabled, url, httpUrl, serverUrl, optional, install_hint, trusted_publisher, sandbox",
+     "did you mean 'sandbox'?"},
     {"t.toml", "[sandbox]\nnett = \"none\"\n", NULL,
      "t.toml:2:1: sandbox.nett: unknown key; expected one of backend, mode, profile, read, write, deny, unprotect, "
      "unix_sockets, net, network, env_pass, require, memory, pids, files, cpu, address_space, tmp_size, timeout",
@@ -80,19 +80,28 @@ static const struct bad_row bad_rows[] = {
      "t.toml:2:1: profiles.p.profile: unknown key; expected one of extends, backend, mode, read, write, deny, "
      "unprotect, unix_sockets, net, network, env_pass, require, memory, pids, files, cpu, address_space, tmp_size, timeout",
      NULL},
-    {"t.toml", "model = \"o3\"\n", NULL,
-     "t.toml:1:1: model: unknown key; expected one of mcp_servers, mcpServers, sandbox, profiles", NULL},
     {"t.toml", "[mcp_server.x]\ncommand = \"sh\"\n", NULL,
-     "t.toml:1:2: mcp_server: unknown key; expected one of mcp_servers, mcpServers, sandbox, profiles",
+     "t.toml:1:2: mcp_server: unknown key; expected one of mcp_servers, mcpServers, servers, sandbox, profiles",
      "did you mean 'mcp_servers'?"},
+    {"t.toml", "[sandboxes]\nnet = \"none\"\n", NULL,
+     "t.toml:1:2: sandboxes: unknown key; expected one of mcp_servers, mcpServers, servers, sandbox, profiles",
+     "did you mean 'sandbox'?"},
     {"t.toml", "[mcp_servers.\"my.server\"]\ncommand = \"sh\"\nenv_var = []\n", NULL,
-     "t.toml:3:1: mcp_servers.\"my.server\".env_var: unknown key; expected one of command, args, env, env_vars, cwd, "
-     "optional, install_hint, trusted_publisher, sandbox, type",
+     "t.toml:3:1: mcp_servers.\"my.server\".env_var: unknown key; expected one of command, args, env, env_vars, "
+     "cwd, type, enabled, disabled, url, httpUrl, serverUrl, optional, install_hint, trusted_publisher, sandbox",
      "did you mean 'env_vars'?"},
     {"c.json", "{\n  \"mcpServers\": {\n    \"x\": {\"comand\": \"sh\"}\n  }\n}\n", NULL,
-     "c.json:3:11: mcpServers.x.comand: unknown key; expected one of command, args, env, env_vars, cwd, optional, "
-     "install_hint, trusted_publisher, sandbox, type",
+     "c.json:3:11: mcpServers.x.comand: unknown key; expected one of command, args, env, env_vars, cwd, type, "
+     "enabled, disabled, url, httpUrl, serverUrl, optional, install_hint, trusted_publisher, sandbox",
      "did you mean 'command'?"},
+    /* a Codex setting in a profile of moat's */
+    {"t.toml", "[profiles.p]\nextends = \"mcp\"\nmodel = \"o3\"\n", NULL,
+     "t.toml:3:1: profiles.p.model: unknown key; expected one of extends, backend, mode, read, write, deny, "
+     "unprotect, unix_sockets, net, network, env_pass, require, memory, pids, files, cpu, address_space, tmp_size, "
+     "timeout",
+     "model is a Codex setting: a table holds Codex's settings or moat's, and moat's need one of their own"},
+    /* Gemini CLI's top-level sandbox is true, false or a tool: another string is not it */
+    {"c.json", "{\"sandbox\": \"native\"}", NULL, "c.json:1:13: sandbox: expected an object, got a string", NULL},
 
     /* wrong types */
     {"t.toml", "[mcp_servers.x]\ncommand = 5\n", NULL,
@@ -173,14 +182,43 @@ static const struct bad_row bad_rows[] = {
     {"c.json", "{\"mcpServers\": {\"x\": \"sh\"}}", NULL,
      "c.json:1:22: mcpServers.x: expected an object (the server's command, args, env, ...), got a string", NULL},
     {"c.json", "{\"mcpServers\": {\"x\": {\"command\": \"sh\", \"cwd\": null}}}", NULL,
-     "c.json:1:47: mcpServers.x.cwd: expected a value, got null; leave the key out instead", NULL},
-    {"c.json", "{\"mcpServers\": {\"x\": {\"command\": \"sh\", \"type\": \"sse\"}}}", NULL,
-     "c.json:1:48: mcpServers.x.type: expected \"stdio\" (moat runs servers spoken to over stdio), got \"sse\"", NULL},
+     "c.json:1:47: mcpServers.x.cwd: expected a directory, got null; leave the key out instead", NULL},
+    {"c.json", "{\"mcpServers\": {\"x\": {\"command\": \"sh\", \"type\": \"ws\"}}}", NULL,
+     "c.json:1:48: mcpServers.x.type: expected \"stdio\", \"http\", \"sse\" or \"streamable-http\", got \"ws\"",
+     "did you mean \"sse\"?"},
+    {"c.json", "{\"mcpServers\": {\"x\": {\"command\": \"sh\", \"enabled\": \"no\"}}}", NULL,
+     "c.json:1:51: mcpServers.x.enabled: expected true or false, got a string", NULL},
+    {"c.json", "{\"mcpServers\": {\"x\": {\"command\": \"sh\", \"url\": \"https://x.test/mcp\"}}}", NULL,
+     "c.json:1:23: mcpServers.x: both a command and url: expected one of the two (a local server is started from its "
+     "command, a remote one is reached at its URL)",
+     NULL},
+    /* servers moat does not start: the reason, when one is selected */
+    {"c.json", "{\"mcpServers\": {\"x\": {\"type\": \"sse\", \"url\": \"http://127.0.0.1:9/sse\"}}}", "x",
+     "c.json:1:45: mcpServers.x: a remote server (url = \"http://127.0.0.1:9/sse\"): there is nothing to run or "
+     "sandbox on this machine",
+     "moat sandboxes the servers it starts (stdio); the client reaches a remote one itself"},
+    {"t.toml", "[mcp_servers.x]\ncommand = \"sh\"\nenabled = false\n", "x",
+     "t.toml:3:11: mcp_servers.x.enabled: server \"x\" is disabled (enabled = false): its client does not start it, "
+     "and neither does moat",
+     "set enabled = true in the file (or remove the key) to use it"},
+    {"c.json", "{\"mcpServers\": {\"x\": {\"command\": \"sh\",\n \"disabled\": true}}}", "x",
+     "c.json:2:14: mcpServers.x.disabled: server \"x\" is disabled (disabled = true): its client does not start it, "
+     "and neither does moat",
+     "set disabled = false in the file (or remove the key) to use it"},
+    {"c.json", "{\"servers\": {\"x\": {\"command\": \"sh\", \"env\": {\"K\": \"${input:key}\"}}}}", "x",
+     "c.json:1:50: servers.x.env.K: ${input:key} is a value VS Code prompts for: moat cannot fill it in",
+     "give the value in moat's environment and write ${NAME} instead, or leave this server to VS Code"},
+    {"c.json", "{\"servers\": {\"x\": {\"command\": \"sh\", \"sandboxEnabled\": true}}}", "x",
+     "c.json:1:55: servers.x.sandboxEnabled: VS Code's own sandbox is on for this server: moat does not translate its "
+     "rules",
+     "remove sandboxEnabled to run it under moat's policy (docs/config.md), or leave it to VS Code"},
 
     /* syntax errors of the two formats */
     {"t.toml", "[mcp_servers.x]\ncommand = \n", NULL, "t.toml:2:11: expected a value, found end of line", NULL},
     {"c.json", "{\"mcpServers\": {\"x\": {\"command\": \"sh\",}}}", NULL,
      "c.json:1:39: string or '}' expected near '}'", NULL},
+    {"c.json", "{\"mcpServers\": {\"x\": {\"command\": \"sh\" /* open", NULL,
+     "c.json:1:45: '}' expected near end of file", NULL},
     {"c.json", "[1]", NULL, "c.json:1:1: expected an object at the top, got an array", NULL},
     {"t.json.bak", "{\"mcpServers\": 5}", NULL,
      "t.json.bak:1:16: mcpServers: expected an object of servers, got a number", NULL},
@@ -199,20 +237,24 @@ static const struct bad_row bad_rows[] = {
 
     /* environment: $VAR syntax and hooks */
     {"t.toml", "[mcp_servers.x]\ncommand = \"sh\"\nenv = { A = \"${B\" }\n", NULL,
-     "t.toml:3:13: mcp_servers.x.env.A: bad variable reference \"${B\"; expected $NAME, ${NAME} or $$ (a literal $)",
+     "t.toml:3:13: mcp_servers.x.env.A: bad variable reference \"${B\"; expected $NAME, ${NAME}, ${NAME:-DEFAULT} or "
+     "$$ (a literal $)",
      NULL},
     {"t.toml", "[mcp_servers.x]\ncommand = \"sh\"\nenv = { A = \"x-$1\" }\n", NULL,
-     "t.toml:3:13: mcp_servers.x.env.A: bad variable reference \"$1\"; expected $NAME, ${NAME} or $$ (a literal $)",
+     "t.toml:3:13: mcp_servers.x.env.A: bad variable reference \"$1\"; expected $NAME, ${NAME}, ${NAME:-DEFAULT} or "
+     "$$ (a literal $)",
      NULL},
     {"t.toml", "[mcp_servers.x]\ncommand = \"sh\"\nenv = { A = \"cost: 5$\" }\n", NULL,
-     "t.toml:3:13: mcp_servers.x.env.A: bad variable reference \"$\"; expected $NAME, ${NAME} or $$ (a literal $)",
+     "t.toml:3:13: mcp_servers.x.env.A: bad variable reference \"$\"; expected $NAME, ${NAME}, ${NAME:-DEFAULT} or "
+     "$$ (a literal $)",
      NULL},
     {"t.toml", "[mcp_servers.x]\ncommand = \"sh\"\nenv = { A = \"${}\" }\n", NULL,
-     "t.toml:3:13: mcp_servers.x.env.A: bad variable reference \"${}\"; expected $NAME, ${NAME} or $$ (a literal $)",
+     "t.toml:3:13: mcp_servers.x.env.A: bad variable reference \"${}\"; expected $NAME, ${NAME}, ${NAME:-DEFAULT} or "
+     "$$ (a literal $)",
      NULL},
-    {"t.toml", "[mcp_servers.x]\ncommand = \"sh\"\nenv = { A = \"${B:-x}\" }\n", NULL,
-     "t.toml:3:13: mcp_servers.x.env.A: bad variable reference \"${B:-x}\"; expected $NAME, ${NAME} or $$ (a literal "
-     "$)",
+    {"t.toml", "[mcp_servers.x]\ncommand = \"sh\"\nenv = { A = \"${B-x}\" }\n", NULL,
+     "t.toml:3:13: mcp_servers.x.env.A: bad variable reference \"${B-x}\"; expected $NAME, ${NAME}, ${NAME:-DEFAULT} "
+     "or $$ (a literal $)",
      NULL},
     {"t.toml", "[mcp_servers.x]\ncommand = \"sh\"\nenv = { \"A.B\" = \"1\" }\n", NULL,
      "t.toml:3:9: mcp_servers.x.env.\"A.B\": expected a variable name ([A-Za-z_][A-Za-z0-9_]*) as the key", NULL},
@@ -659,6 +701,12 @@ static void test_expand(void)
 	    {"$$T", "$T"},
 	    {"$EMPTY.", "."},
 	    {"$T$T", "tok-valuetok-value"},
+	    {"${env:T}", "tok-value"},
+	    {"${T:-d}", "tok-value"},
+	    {"${UNSET:-d e}", "d e"},
+	    {"${EMPTY:-d}", "d"},
+	    {"v${UNSET:-}w", "vw"},
+	    {"${env:UNSET:-$x}", "$x"},
 	};
 	size_t i, at = 0, len = 0;
 	bool ref;
@@ -672,6 +720,140 @@ static void test_expand(void)
 	ok(config_expand_vars("a $1 b", NULL, NULL, &ref, &at, &len) < 0 && at == 2 && len == 2,
 	   "a bad reference says where it is");
 	ok(config_expand_vars("no refs $$", NULL, NULL, &ref, NULL, NULL) == 0 && !ref, "$$ is not a reference");
+}
+
+/* The clients' own keys: accepted and ignored, or used; moat's stay strict. */
+static void test_client_keys(void)
+{
+	static const struct {
+		const char *file, *text, *what;
+	} good[] = {
+	    {"codex.toml",
+	     "model = \"o3\"\napproval_policy = \"never\"\nsandbox_mode = \"read-only\"\nprofile = \"fast\"\n"
+	     "[sandbox_workspace_write]\nnetwork_access = false\n[tui]\nnotifications = true\n"
+	     "[profiles.fast]\nmodel = \"o4-mini\"\nmodel_reasoning_effort = \"high\"\n"
+	     "[mcp_servers.x]\ncommand = \"sh\"\nstartup_timeout_sec = 20\nstartup_timeout_ms = 20000\n"
+	     "tool_timeout_sec = 1.5\nenabled_tools = [\"a\"]\ndisabled_tools = [\"b\"]\nenabled = true\n",
+	     "Codex's top-level keys, a Codex profile and Codex's per-server keys"},
+	    {"claude_desktop_config.json",
+	     "{\"mcpServers\": {\"x\": {\"command\": \"sh\"}}, \"globalShortcut\": \"Alt+C\"}",
+	     "Claude Desktop's globalShortcut"},
+	    {"mcp.json",
+	     "{\n // VS Code's comments\n \"inputs\": [{\"type\": \"promptString\", \"id\": \"k\"}], /* and these */\n"
+	     " \"servers\": {\"x\": {\"type\": \"stdio\", \"command\": \"sh\", \"envFile\": \".env\", \"dev\": {}, "
+	     "\"description\": null, \"sandboxEnabled\": false, \"sandbox\": {\"filesystem\": {}}}}}",
+	     "VS Code's servers, inputs, comments, envFile, dev, an inactive sandbox and a null"},
+	    {"settings.json",
+	     "{\"theme\": \"GitHub\", \"sandbox\": \"docker\", \"mcp\": {\"allowed\": [\"x\"]}, \"mcpServers\": "
+	     "{\"x\": "
+	     "{\"command\": \"sh\", \"timeout\": 5000, \"trust\": true, \"includeTools\": [], \"excludeTools\": [], "
+	     "\"description\": \"d\", \"cwd\": \"/\"}, \"r\": {\"httpUrl\": \"http://h/mcp\", \"headers\": {}}}}",
+	     "Gemini CLI's settings, its sandbox, and a remote server"},
+	    {"t.toml", "[mcp_servers.x]\ncommand = \"sh\"\nfrobnicate = 1\n", "a key no client documents"},
+	};
+	size_t i;
+
+	for (i = 0; i < ARRAY_LEN(good); i++) {
+		struct moat_error err;
+		char file[64];
+
+		snprintf(file, sizeof(file), "/cfg/%s", good[i].file);
+		ok(load_and_build(file, good[i].text, "x", &err) == 0, "accepted: %s (%s)", good[i].what, err.message);
+	}
+	{
+		struct moat_error err;
+		struct moat_config *c = load("/cfg/c.toml",
+					     "[profiles.fast]\nmodel = \"o3\"\n[profiles.mine]\nextends = \"mcp\"\n"
+					     "[mcp_servers.x]\ncommand = \"sh\"\nagent = 1\n"
+					     "[mcp_servers.r]\nurl = \"https://x.test/mcp\"\n",
+					     &err);
+
+		ok(c && c->n_profiles == 1 && strcmp(c->profiles[0].name, "mine") == 0,
+		   "a Codex profile is left out, moat's is kept");
+		ok(c && c->n_servers == 2 && config_local_servers(c) == 1 && c->servers[1].skip,
+		   "a remote server is kept, skipped");
+		ok(c && c->n_notes == 2 &&
+		       strcmp(c->notes[0], "/cfg/c.toml:7:1: mcp_servers.x.agent: not a key moat or "
+					   "the clients it knows use: ignored") == 0,
+		   "an ignored unlisted key and the remote server are noted (%s)", c && c->n_notes ? c->notes[0] : "");
+		config_free(c);
+	}
+	{
+		/* cwd, env and env_vars are used; ${env:NAME} and ${NAME:-D} expand */
+		struct moat_policy p;
+		char *got = build_server(
+		    "/cfg/mcp.json",
+		    "{\"servers\": {\"x\": {\"command\": \"sh\", \"cwd\": \"/\", \"env_vars\": [\"TERM\"], "
+		    "\"env\": {\"A\": \"${env:T}\", \"B\": \"${NOPE:-dflt}\"}}}}",
+		    "x", &p);
+		const struct moat_env_rule *a = policy_find_env(&p, "A"), *b = policy_find_env(&p, "B"),
+					   *t = policy_find_env(&p, "TERM");
+
+		ok(got && strcmp(p.cwd, "/") == 0, "VS Code form: cwd is the server's directory");
+		ok(a && b && t && strcmp(a->value, "tok-value") == 0 && strcmp(b->value, "dflt") == 0 && !t->value,
+		   "  env (${env:T}, ${NOPE:-dflt}) and env_vars");
+		free(got);
+		policy_free(&p);
+	}
+}
+
+/* `moat config check` names every problem of a file, not the first. */
+static void test_all_problems(void)
+{
+	static const char text[] = "[sandbx]\nnet = \"none\"\n"		/* 1: a typo of moat's key */
+				   "[mcp_servers.a]\ncomand = \"sh\"\n" /* 2: a typo of command */
+				   "[mcp_servers.b]\ncommand = \"sh\"\nsandbox = { net = \"x\" }\n"    /* 3 */
+				   "[mcp_servers.c]\ncommand = \"sh\"\nenv = { LD_PRELOAD = \"l\" }\n" /* 4 */
+				   "[mcp_servers.d]\ncommand = \"sh\"\nsandbox = { read = [\"/nonexistent-moat\"] }\n"
+				   "[profiles.p]\nextnds = \"mcp\"\n"; /* 6 */
+	static const char *const want[] = {
+	    "t.toml:1:2: sandbx: unknown key; expected one of mcp_servers, mcpServers, servers, sandbox, profiles",
+	    "t.toml:4:1: mcp_servers.a.comand: unknown key; expected one of command, args, env, env_vars, cwd, type, "
+	    "enabled, disabled, url, httpUrl, serverUrl, optional, install_hint, trusted_publisher, sandbox",
+	    "t.toml:7:19: mcp_servers.b.sandbox.net: expected \"none\", \"loopback\", \"all\" or \"allow\", got \"x\"",
+	    "t.toml:10:9: mcp_servers.c.env.LD_PRELOAD: refusing the loader or interpreter hook LD_PRELOAD from a "
+	    "config "
+	    "file",
+	    "t.toml:15:1: profiles.p.extnds: unknown key; expected one of extends, backend, mode, read, write, deny, "
+	    "unprotect, unix_sockets, net, network, env_pass, require, memory, pids, files, cpu, address_space, "
+	    "tmp_size, timeout",
+	    "t.toml:13:21: mcp_servers.d.sandbox.read: /nonexistent-moat does not exist; expected an existing path "
+	    "(mode require)",
+	};
+	char dir[] = "/tmp/moat-test-problems.XXXXXX", file[PATH_MAX];
+	struct moat_config *c = NULL;
+	struct moat_error err = {0};
+	bool stopped = true;
+	size_t i;
+	FILE *f;
+
+	if (!mkdtemp(dir)) {
+		ok(0, "mkdtemp");
+		return;
+	}
+	snprintf(file, sizeof(file), "%s/t.toml", dir);
+	f = fopen(file, "w");
+	fputs(text, f);
+	fclose(f);
+	ok(config_load_all(file, "/home/u", &c, &stopped, &err) == 0 && c && !stopped,
+	   "a file with problems is loaded for config check");
+	ok(c && config_check(c, test_env, &err) < 0, "config check fails");
+	ok(c && c->n_problems == ARRAY_LEN(want), "every problem is found: %zu", c ? c->n_problems : 0);
+	for (i = 0; c && i < ARRAY_LEN(want) && i < c->n_problems; i++)
+		ok(strstr(c->problems[i].message, want[i]) != NULL, "  problem %zu: %s", i, c->problems[i].message);
+	is_str(err.message, c && c->n_problems ? c->problems[0].message : NULL, "  the first is the error");
+	config_free(c);
+	c = NULL;
+	ok(config_load(file, "/home/u", &c, &err) < 0 && !c && strstr(err.message, "sandbx"),
+	   "config_load refuses the file with its first problem");
+
+	f = fopen(file, "w");
+	fputs("[sandbox]\nnett = 1\n[mcp_servers.x]\ncommand = \"sh\"\n[mcp_servers.y\n", f);
+	fclose(f);
+	ok(config_load_all(file, "/home/u", &c, &stopped, &err) < 0 && stopped && !c,
+	   "a syntax error stops the reading: %s", err.message);
+	unlink(file);
+	rmdir(dir);
 }
 
 static void test_helpers(void)
@@ -872,6 +1054,8 @@ int main(void)
 	test_network_sets();
 	test_layers();
 	test_expand();
+	test_client_keys();
+	test_all_problems();
 	test_helpers();
 	test_cli();
 	return tap_done();

@@ -222,6 +222,7 @@ expect() {
 	limits) echo "indexer python3 none . read" ;;
 	defaults) echo "web npx all secrets deny" ;;
 	profiles) echo "formatter npx none . write" ;;
+	vscode) echo "memory npx none .. write" ;;
 	*) echo "" ;;
 	esac
 }

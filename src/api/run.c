@@ -4,6 +4,7 @@
 #include <errno.h>
 #include <limits.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/prctl.h>
 #include <unistd.h>
@@ -97,6 +98,44 @@ static void note_changed_pins(struct moat_plan *plan)
 	fprintf(stderr, "moat: fs.write was not held for the whole run: %s\n", v->reason);
 }
 
+static bool report_wanted(const struct moat_run_options *o)
+{
+	return !o->dry_run && (o->report_fd >= 0 || o->report_path);
+}
+
+/* moat stops at `err`.  A command that was not found (or is not
+ * executable) is said first, as when it was the first thing checked; and
+ * when its run was to be reported, the report is missing now, which is
+ * 125 whatever the command did (README, exit status). */
+static int stop(const struct moat_run_options *o, const struct moat_error *err)
+{
+	int code;
+
+	if (o->exe_err.kind == MOAT_E_NONE)
+		return moat_error_print(err);
+	code = moat_error_print(&o->exe_err);
+	if (!report_wanted(o))
+		return code;
+	moat_error_print(err);
+	fprintf(stderr, "moat: the command could not start (%d); exiting 125 since the report is missing\n", code);
+	return 125;
+}
+
+/* The command was not found or is not executable: nothing runs, and the
+ * report says so (run.executed false, run.failure the reason, the exit
+ * status 127 or 126), as for a command whose execve failed in the child. */
+static json_t *report_not_started(struct moat_policy *policy, const struct moat_host *host, struct moat_plan *plan,
+				  const struct moat_run_options *o, struct moat_launch_result *result, int code)
+{
+	memset(result, 0, sizeof(*result));
+	result->exit_code = code;
+	snprintf(result->failure, sizeof(result->failure), "%s", o->exe_err.message);
+	/* It names no file: the report's exe is null. */
+	free(policy->exe);
+	policy->exe = NULL;
+	return report_build(policy, host, plan, result);
+}
+
 int moat_run_main(int argc, char **argv)
 {
 	long long start_ns = moat_now_ns();
@@ -128,9 +167,10 @@ int moat_run_main(int argc, char **argv)
 	prctl(PR_SET_DUMPABLE, 0, 0, 0, 0);
 	policy_init(&policy);
 	run_options_init(&opts);
+	opts.defer_exe_err = true;
 	report_dest_init(&dest);
 	if (host_probe(&host, &err) < 0 || cli_parse_run_meta(argc, argv, environ, &policy, &opts, &meta, &err) < 0) {
-		code = moat_error_print(&err);
+		code = stop(&opts, &err);
 		goto out;
 	}
 	/* What a destination set (--allow-net @go) had to leave out. */
@@ -141,18 +181,24 @@ int moat_run_main(int argc, char **argv)
 		code = 0;
 		goto out;
 	}
+	/* A command that cannot start is reported when a report is asked
+	 * for; otherwise its error is all there is to say. */
+	if (opts.exe_err.kind != MOAT_E_NONE && !report_wanted(&opts)) {
+		code = stop(&opts, &err);
+		goto out;
+	}
 	/* A dry run writes to stdout and runs nothing: neither destination
 	 * is checked or touched. */
 	if (opts.report_fd >= 0 && !opts.dry_run && report_dest_use_fd(&dest, opts.report_fd, &policy, &err) < 0) {
-		code = moat_error_print(&err);
+		code = stop(&opts, &err);
 		goto out;
 	}
 	if (opts.events_fd >= 0 && !opts.dry_run && report_fd_check(opts.events_fd, "--events-fd", &policy, &err) < 0) {
-		code = moat_error_print(&err);
+		code = stop(&opts, &err);
 		goto out;
 	}
 	if (plan_build(&policy, &host, &plan, &err) < 0) {
-		code = moat_error_print(&err);
+		code = stop(&opts, &err);
 		goto out;
 	}
 	have_plan = true;
@@ -169,8 +215,14 @@ int moat_run_main(int argc, char **argv)
 	/* The report's destination, now that the write grants are known and
 	 * before anything runs: a refusal leaves the command unstarted. */
 	if (opts.report_path && report_dest_open(&dest, opts.report_path, &plan, &err) < 0) {
-		code = moat_error_print(&err);
+		code = stop(&opts, &err);
 		goto out;
+	}
+	if (opts.exe_err.kind != MOAT_E_NONE) {
+		code = moat_error_print(&opts.exe_err);
+		report = report_not_started(&policy, &host, &plan, &opts, &result, code);
+		add_server(report, &meta);
+		goto write_report;
 	}
 	if (plan.status == MOAT_STATUS_UNAVAILABLE && backend_plan_runs_tool(&plan.compiled) && plan.compiled.argv == NULL) {
 		/* The backend's tool is absent (or this is not its OS): one

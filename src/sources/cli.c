@@ -581,8 +581,13 @@ static int build_plain(struct cli_state *s, char **cmd, size_t n_cmd, char *cons
 	}
 	policy_set_argv(p, cmd, n_cmd);
 	p->exe = resolve_command(cmd[0], config_getenv(environ_in, "PATH"), p->cwd, err);
-	if (!p->exe)
-		return -1;
+	if (!p->exe) {
+		if (!s->o->defer_exe_err)
+			return -1;
+		s->o->exe_err = *err;
+		memset(err, 0, sizeof(*err));
+		p->exe = moat_xstrdup(cmd[0]);
+	}
 	if (s->mode >= 0)
 		p->mode = (enum moat_mode)s->mode;
 	ctx = (struct profile_context){.home = home, .cwd = p->cwd, .exe = p->exe, .argv = p->argv};
@@ -602,6 +607,7 @@ static int build_from_config(struct cli_state *s, char **cmd, size_t n_cmd, char
 	    .mode = s->mode,
 	    .env = environ_in,
 	    .notes = &s->o->notes,
+	    .exe_err = s->o->defer_exe_err ? &s->o->exe_err : NULL,
 	};
 	int rc;
 

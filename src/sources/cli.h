@@ -17,6 +17,12 @@ struct moat_run_options {
 	bool dry_run;
 	bool help;
 	struct netset_notes notes; /* what a destination set left out, for stderr */
+	/* Set by the caller: a command that is not found or not executable
+	 * does not fail the parse, which builds the rest of the policy (with
+	 * argv[0] as its exe); its error is put in exe_err, so that the run
+	 * that cannot start still gets its report. */
+	bool defer_exe_err;
+	struct moat_error exe_err;
 };
 
 void run_options_init(struct moat_run_options *o);
@@ -25,7 +31,8 @@ void run_options_free(struct moat_run_options *o);
 /* Parse `moat run` arguments (argv[0] is "run").  Builds the complete
  * policy: the profile, then the flags on top of it, the command resolved
  * via PATH, and cwd.  Errors are MOAT_E_USAGE (exit 125), or
- * MOAT_E_NOTFOUND / MOAT_E_NOEXEC for the command. */
+ * MOAT_E_NOTFOUND / MOAT_E_NOEXEC for the command (in o->exe_err instead
+ * when o->defer_exe_err is set; a later error is then still returned). */
 int cli_parse_run(int argc, char **argv, char *const *environ_in, struct moat_policy *p,
 		  struct moat_run_options *o, struct moat_error *err);
 

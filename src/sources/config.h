@@ -223,6 +223,11 @@ struct config_request {
 	bool lenient_exe;    /* `config check`: a command not installed here is fine */
 	bool disabled_ok;    /* `config check`: build a disabled server too */
 	struct netset_notes *notes; /* what a destination set left out, or NULL */
+	/* Non-NULL: a command that is not found (or not executable) is not an
+	 * error of the build, which goes on with argv[0] as p->exe; the error
+	 * is put here instead (kind MOAT_E_NONE: the command was found), for
+	 * `moat run` to report the run that could not start. */
+	struct moat_error *exe_err;
 };
 
 int config_build(const struct moat_config *c, const struct config_request *r, struct moat_policy *p,

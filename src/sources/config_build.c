@@ -235,9 +235,14 @@ static int set_command(const struct moat_config *c, const struct config_server *
 		if (srv)
 			moat_error_wrap(err, "%s:%d:%d: %s.command", srv->command_origin.source,
 					srv->command_origin.line, srv->command_origin.col, srv->key);
-		if (srv && srv->install_hint && !err->hint[0])
+		if (srv && srv->install_hint && err->kind == MOAT_E_NOTFOUND)
 			moat_error_hint(err, "%s", srv->install_hint);
-		return -1;
+		if (!r->exe_err)
+			return -1;
+		/* The run that cannot start is reported by the caller. */
+		*r->exe_err = *err;
+		memset(err, 0, sizeof(*err));
+		p->exe = moat_xstrdup(p->argv[0]);
 	}
 	return 0;
 }

@@ -33,6 +33,34 @@ like "$(cat "$SCRATCH/err")" "no-such-command-xyz" "  and names the command"
 printf '#!/bin/sh\necho hi\n' >"$SCRATCH/noexec.sh"; chmod 0644 "$SCRATCH/noexec.sh"
 run -- "$SCRATCH/noexec.sh" 2>/dev/null; is $? 126 "not executable gives 126"
 run -- "$SCRATCH" 2>/dev/null; is $? 126 "a directory gives 126"
+# A run that cannot start still has its report, when one is asked for: exit
+# 127 or 126, run.executed false, run.failure the reason, command.exe "".
+rm -f "$REPORTS/nf.json"
+"$MOAT" run --report "$REPORTS/nf.json" -- no-such-command-xyz 2>"$SCRATCH/err"; rc=$?
+is "$rc" 127 "command not found with --report: still 127"
+like "$(cat "$SCRATCH/err")" "^moat: no-such-command-xyz: command not found in PATH" "  the same message"
+is "$(json_eval "$REPORTS/nf.json" '[d["run"]["executed"], d["run"]["exit_code"], d["run"]["failure"], d["command"]["exe"]]' 2>&1)" \
+	'[false, 127, "no-such-command-xyz: command not found in PATH", ""]' "  and a report: not executed, exit_code 127, the failure"
+valid_report "$REPORTS/nf.json" "  the report of a command not found"
+"$MOAT" run --report "$REPORTS/nf.json" -- "$SCRATCH/noexec.sh" 2>/dev/null; rc=$?
+is "$rc:$(json_eval "$REPORTS/nf.json" '[d["run"]["executed"], d["run"]["exit_code"]]' 2>&1)" "126:[false, 126]" \
+	"not executable with --report: 126, and its report"
+out=$("$MOAT" run --report-fd 3 -- no-such-command-xyz 3>&1 >/dev/null 2>/dev/null | /usr/bin/python3 -c 'import json,sys; print(json.load(sys.stdin)["run"]["exit_code"])' 2>&1)
+is "$out" 127 "  through --report-fd too"
+printf '[mcp_servers.gone]\ncommand = "no-such-server-xyz"\ninstall_hint = "pip install gone"\n' >"$SCRATCH/gone.toml"
+"$MOAT" run --config "$SCRATCH/gone.toml" --server gone --report "$REPORTS/nf.json" 2>"$SCRATCH/err"; rc=$?
+is "$rc:$(json_eval "$REPORTS/nf.json" '[d["run"]["exit_code"], d["server"]["name"]]' 2>&1)" '127:[127, "gone"]' \
+	"  and for a config's server, whose report names it"
+is "$(cat "$SCRATCH/err")" "moat: $SCRATCH/gone.toml:2:11: mcp_servers.gone.command: no-such-server-xyz: command not found in PATH
+moat: hint: pip install gone" "  with its file:line:col and install hint"
+"$MOAT" run --read /no/such/path -- no-such-command-xyz 2>"$SCRATCH/err"; rc=$?
+is "$rc:$(grep -c '^moat: [^h]' "$SCRATCH/err")" "127:1" "without a report, a command not found is the one error, as before"
+"$MOAT" run --report "$SCRATCH/refused.json" -- no-such-command-xyz 2>"$SCRATCH/err"; rc=$?
+is "$rc" 125 "a report that cannot be written (a directory anyone can write): 125, whatever the command did"
+is "$(grep -v '^moat: hint: ' "$SCRATCH/err" | sed -E 's/(refused.json).*/\1/')" \
+	"moat: no-such-command-xyz: command not found in PATH
+moat: --report $SCRATCH/refused.json
+moat: the command could not start (127); exiting 125 since the report is missing" "  saying both, and why 125"
 
 # --- the command is resolved once via PATH in the parent
 mkdir -p "$SCRATCH/bin"; printf '#!/bin/sh\necho from-scratch-bin\n' >"$SCRATCH/bin/mytool"; chmod 0755 "$SCRATCH/bin/mytool"

@@ -856,6 +856,24 @@ static void test_all_problems(void)
 	rmdir(dir);
 }
 
+/* For `moat run --report`: a server whose command is not installed still
+ * builds, the error put aside for the report of the run that cannot start. */
+static void test_exe_err(void)
+{
+	struct moat_error err, exe = {0};
+	struct moat_config *c = load("/cfg/t.toml", "[mcp_servers.x]\ncommand = \"no-such-program-moat\"\n", &err);
+	struct config_request r = {.server = "x", .mode = -1, .env = test_env, .exe_err = &exe};
+	struct moat_policy p;
+
+	policy_init(&p);
+	ok(c && config_build(c, &r, &p, NULL, &err) == 0, "a missing command does not stop the build");
+	ok(exe.kind == MOAT_E_NOTFOUND && strstr(exe.message, "no-such-program-moat: command not found"),
+	   "  its error is put aside: %s", exe.message);
+	is_str(p.exe, "no-such-program-moat", "  the command as written stands in for the path");
+	policy_free(&p);
+	config_free(c);
+}
+
 static void test_helpers(void)
 {
 	int64_t v = 0;
@@ -1056,6 +1074,7 @@ int main(void)
 	test_expand();
 	test_client_keys();
 	test_all_problems();
+	test_exe_err();
 	test_helpers();
 	test_cli();
 	return tap_done();

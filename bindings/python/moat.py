@@ -36,7 +36,7 @@ import subprocess
 import threading
 
 __all__ = [
-    "MoatError", "Report", "Result", "Outcome", "MoatPopen",
+    "MoatError", "MoatNotFound", "Report", "Result", "Outcome", "MoatPopen",
     "find_moat", "moat_argv", "run", "spawn_mcp", "classify", "parse_report", "probe",
     "PASS", "FAIL", "INCONCLUSIVE", "ERROR",
     "EXIT_TIMEOUT", "EXIT_MOAT", "EXIT_NOEXEC", "EXIT_NOTFOUND",
@@ -67,12 +67,33 @@ class MoatError(Exception):
     """A usage error in this module (a bad argument), raised before anything runs."""
 
 
+class MoatNotFound(MoatError):
+    """The moat program is not there (or cannot be executed): nothing ran."""
+
+
 def find_moat(moat=None):
-    """The moat executable: `moat` if given, else $MOAT, else `moat` in PATH."""
+    """The moat executable: `moat` if given, else $MOAT, else `moat` in PATH.
+
+    Only the name: whether it can be executed is found when it is run
+    (MoatNotFound then), so that moat_argv() can build an argv for another
+    machine."""
     exe = moat or os.environ.get("MOAT") or shutil.which("moat")
     if not exe:
-        raise MoatError("moat not found: pass moat=PATH, set $MOAT, or put moat in PATH")
+        raise MoatNotFound("moat not found: pass moat=PATH, set $MOAT, or put moat in PATH")
     return os.fspath(exe)
+
+
+def _not_found(exe, moat, exc):
+    """The MoatNotFound for an OSError of starting `exe`, saying where the name came from."""
+    where = ("moat=%r" % os.fspath(moat) if moat else
+             "$MOAT=%r" % os.environ["MOAT"] if os.environ.get("MOAT") else "%r (from PATH)" % exe)
+    return MoatNotFound("cannot run moat %s: %s" % (where, exc.strerror or exc))
+
+
+def _started_moat(exc, exe):
+    """Whether an OSError of Popen is about the program itself (not a bad cwd)."""
+    return isinstance(exc, (FileNotFoundError, PermissionError, NotADirectoryError)) and (
+        exc.filename in (None, exe) or not os.path.exists(exe))
 
 
 def _strs(name, values):
@@ -236,7 +257,11 @@ def probe(*, moat=None, process_env=None, timeout=60):
     try:
         cp = subprocess.run([exe, "probe", "--json"], stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
                             stderr=subprocess.PIPE, env=process_env, timeout=timeout)
-    except (OSError, subprocess.TimeoutExpired) as e:
+    except OSError as e:
+        if _started_moat(e, exe):
+            raise _not_found(exe, moat, e) from None
+        raise MoatError("moat probe: %s" % e) from None
+    except subprocess.TimeoutExpired as e:
         raise MoatError("moat probe: %s" % e) from None
     if cp.returncode != 0:
         raise MoatError("moat probe exited %d: %s" % (cp.returncode, cp.stderr.decode("utf-8", "replace").strip()))
@@ -288,7 +313,8 @@ class MoatPopen(subprocess.Popen):
     command's environment is built by moat from the policy: use policy_env
     for --env).  Every other keyword is a policy argument of moat_argv().
     After the process has ended, .report is the parsed Report (or None) and
-    .report_error says why not.
+    .report_error says why not.  Raises MoatNotFound when the moat program
+    cannot be executed.
     """
 
     def __init__(self, command, *, policy_env=None, moat=None, pass_fds=(), **kw):
@@ -303,7 +329,12 @@ class MoatPopen(subprocess.Popen):
             argv = moat_argv(command, env=policy_env, report_fd=wfd, moat=moat, **kw)
             self._report_chunks = []
             self._reader = threading.Thread(target=self._read_report, args=(rfd,), daemon=True)
-            super().__init__(argv, pass_fds=tuple(pass_fds) + (wfd,), close_fds=True, **popen_kw)
+            try:
+                super().__init__(argv, pass_fds=tuple(pass_fds) + (wfd,), close_fds=True, **popen_kw)
+            except OSError as e:
+                if _started_moat(e, argv[0]):
+                    raise _not_found(argv[0], moat, e) from None
+                raise
         except BaseException:
             os.close(rfd)
             os.close(wfd)
@@ -335,7 +366,7 @@ class MoatPopen(subprocess.Popen):
             try:
                 self._report = parse_report(b"".join(self._report_chunks))
                 if self._report is None:
-                    self.report_error = "moat wrote no report (exit %s)" % self.returncode
+                    self.report_error = "moat wrote no report"
             except ValueError as exc:
                 self.report_error = "unreadable report: %s" % exc
             self._report_done = True
@@ -377,7 +408,8 @@ def run(command, *, input=None, capture_output=False, stdin=None, stdout=None, s
             p.kill()  # moat is the supervisor: its death takes the sandbox with it
             out, err = p.communicate()
             res = p.result(out, err)
-            res.report_error = res.report_error or "killed after wait_timeout=%s s" % wait_timeout
+            res.report_error = "killed after wait_timeout=%s s%s" % (
+                wait_timeout, "; " + res.report_error if res.report_error else "")
             return res
     return p.result(out, err)
 
@@ -441,13 +473,13 @@ def classify(result, *, passed=None, degraded="caveat", off="caveat"):
     """Map a Result to an Outcome (pass, fail, inconclusive or error).
 
     * no report: moat could not even plan (bad usage or config, an internal
-      failure) -> error;
+      failure) -> error, with moat's stderr when it was captured;
     * a report whose run.exit_code is not moat's exit status: not this
       run's report (forged, or stale) -> error;
     * status "unavailable": the required sandbox is missing on this host ->
       inconclusive, with each missing property's hint;
-    * the command did not start (executed false: setup failure, not found,
-      not executable) -> error, with the report's failure;
+    * the command did not start (executed false: setup failure, not found
+      (127), not executable (126)) -> error, with the report's failure;
     * killed by a signal or by moat's timeout -> error;
     * otherwise the exit status decides: `passed(exit_code)` (default: 0 is
       a pass) -> pass, else fail.

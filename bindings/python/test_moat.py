@@ -156,6 +156,10 @@ class TestClassifyOffline(unittest.TestCase):
         self.assertEqual(o.kind, moat.ERROR)
         self.assertIn("unknown option", o.message)
 
+    def test_no_report_says_the_exit_status_once(self):
+        res = moat.Result(["moat"], 127, None, None, b"", "moat wrote no report")
+        self.assertEqual(moat.classify(res).message, "moat wrote no report (exit 127)")
+
     def test_unavailable_is_inconclusive_with_hints(self):
         r = self.rep("unavailable", {"executed": False, "exit_code": 125, "failure": "x"}, ["fs.read"],
                      {"fs.read": {"status": "missing", "reason": "no landlock", "hint": "get landlock"}})
@@ -217,6 +221,59 @@ class TestClassifyOffline(unittest.TestCase):
         with self.assertRaises(ValueError):
             moat.parse_report('{"schema": "something/2"}')
         self.assertIsNone(moat.parse_report(b""))
+
+
+class TestMoatNotFound(unittest.TestCase):
+    """A moat that is not there: MoatNotFound, which says where the name came from; never a raw OSError."""
+
+    def setUp(self):
+        self.old = os.environ.get("MOAT")
+        self.dir = tempfile.mkdtemp(prefix="moat-py-")
+
+    def tearDown(self):
+        if self.old is None:
+            os.environ.pop("MOAT", None)
+        else:
+            os.environ["MOAT"] = self.old
+        shutil.rmtree(self.dir, ignore_errors=True)
+
+    def test_moat_env_names_nothing(self):
+        os.environ["MOAT"] = "/nope"
+        for call in (lambda: moat.run(["true"]), lambda: moat.spawn_mcp(["true"]), lambda: moat.probe(),
+                     lambda: moat.MoatPopen(["true"])):
+            with self.assertRaises(moat.MoatNotFound) as cm:
+                call()
+            self.assertIn("$MOAT='/nope'", str(cm.exception))
+            self.assertIsInstance(cm.exception, moat.MoatError)
+
+    def test_moat_argument_not_executable(self):
+        path = os.path.join(self.dir, "moat")
+        with open(path, "w") as f:
+            f.write("#!/bin/sh\n")
+        os.chmod(path, 0o644)
+        with self.assertRaises(moat.MoatNotFound) as cm:
+            moat.run(["true"], moat=path)
+        self.assertIn("moat=%r" % path, str(cm.exception))
+
+    def test_not_in_path(self):
+        os.environ.pop("MOAT", None)
+        old_path = os.environ.get("PATH", "")
+        os.environ["PATH"] = self.dir
+        try:
+            with self.assertRaises(moat.MoatNotFound) as cm:
+                moat.run(["true"])
+            self.assertIn("put moat in PATH", str(cm.exception))
+        finally:
+            os.environ["PATH"] = old_path
+
+    def test_moat_argv_needs_no_moat_here(self):
+        os.environ["MOAT"] = "/nope"
+        self.assertEqual(moat.moat_argv(["true"])[0], "/nope")
+
+    @unittest.skipUnless(os.access(MOAT, os.X_OK), "moat binary not built at %s (set MOAT)" % MOAT)
+    def test_a_bad_cwd_is_not_moat_missing(self):
+        with self.assertRaises(FileNotFoundError):
+            moat.run(["true"], moat=MOAT, cwd=os.path.join(self.dir, "no-such-dir"))
 
 
 class TestRun(BinaryTest):
@@ -300,10 +357,26 @@ class TestRun(BinaryTest):
         self.assertIn("net.loopback", r.report.missing)
         self.assertTrue(r.report["properties"]["fs.secrets"]["requested"])
 
-    def test_command_not_found_is_an_error(self):
+    def test_command_not_found_is_an_error_with_its_report(self):
         r = self.run_moat(["/nonexistent/command-xyz"], capture_output=True)
         self.assertEqual(r.returncode, moat.EXIT_NOTFOUND)
-        self.assertEqual(moat.classify(r).kind, moat.ERROR)
+        self.assertIsNotNone(r.report, r.report_error)
+        self.assertEqual((r.report.executed, r.report.run_info["exit_code"]), (False, moat.EXIT_NOTFOUND))
+        o = moat.classify(r)
+        self.assertEqual(o.kind, moat.ERROR)
+        self.assertEqual(o.message, "the command did not start: /nonexistent/command-xyz: No such file or directory")
+        r = self.run_moat(["no-such-command-xyz"], capture_output=True)
+        self.assertEqual((r.returncode, moat.classify(r).message),
+                         (moat.EXIT_NOTFOUND, "the command did not start: no-such-command-xyz: command not found in PATH"))
+
+    def test_command_not_executable_is_an_error_with_its_report(self):
+        path = os.path.join(self.dir, "script.sh")
+        with open(path, "w") as f:
+            f.write("#!/bin/sh\n")
+        os.chmod(path, 0o644)
+        r = self.run_moat([path], capture_output=True)
+        self.assertEqual((r.returncode, r.report.executed), (moat.EXIT_NOEXEC, False))
+        self.assertIn("did not start", moat.classify(r).message)
 
     def test_bad_usage_is_an_error_without_report(self):
         r = self.run_moat(["true"], extra_args=["--frobnicate"], capture_output=True)

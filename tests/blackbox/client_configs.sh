@@ -96,13 +96,15 @@ is "$("$PY" -c 'import json,sys; print(json.load(open(sys.argv[1]))["policy"]["c
 # Codex's `sandbox_mode` and [sandbox_workspace_write] are Codex's: moat's
 # [sandbox] is still moat's, strict.
 { cat "$CFG/codex.toml"; printf '\n[sandbox]\nnett = "none"\n'; } >"$CFG/codex-typo.toml"
-out=$("$MOAT" config check "$CFG/codex-typo.toml" 2>&1)
-like "$out" "codex-typo.toml:[0-9]+:1: sandbox\.nett: unknown key; expected one of .*
-moat: hint: did you mean 'net'\\?" "a real Codex file with a typo in moat's [sandbox]: still an error, with did-you-mean"
+out=$("$MOAT" config check "$CFG/codex-typo.toml" 2>&1 | grep -v '^moat: note: ' | sed -E 's/; expected one of .*//')
+is "$out" "moat: $CFG/codex-typo.toml:62:1: sandbox.nett: unknown key
+moat: hint: did you mean 'net'?
+moat: $CFG/codex-typo.toml: 1 problem" "a real Codex file with a typo in moat's [sandbox]: still an error, with did-you-mean"
 { cat "$CFG/codex.toml"; printf '\n[mcp_servers.docs2]\ncommand = "node"\nsandbx = { net = "all" }\n'; } >"$CFG/codex-typo2.toml"
-out=$("$MOAT" config check "$CFG/codex-typo2.toml" 2>&1)
-like "$out" "codex-typo2.toml:[0-9]+:1: mcp_servers\.docs2\.sandbx: unknown key; .*
-moat: hint: did you mean 'sandbox'\\?" "  and in a server entry, where the client's keys and moat's meet"
+out=$("$MOAT" config check "$CFG/codex-typo2.toml" 2>&1 | grep -v '^moat: note: ' | sed -E 's/; expected one of .*//')
+is "$out" "moat: $CFG/codex-typo2.toml:63:1: mcp_servers.docs2.sandbx: unknown key
+moat: hint: did you mean 'sandbox'?
+moat: $CFG/codex-typo2.toml: 1 problem" "  and in a server entry, where the client's keys and moat's meet"
 
 # --- Cursor: envFile (noted: moat does not read it), ${env:NAME}, url
 check cursor.json "mcpServers\.playwright\.envFile: not read by moat" \
@@ -158,22 +160,24 @@ out=$("$MOAT" config check "$CFG/five.toml" 2>&1)
 rc=$?
 is "$rc" 125 "a config with five problems: moat config check exits 125"
 is "$(printf '%s\n' "$out" | grep -cE "^moat: $CFG/five.toml:[0-9]+:[0-9]+: ")" 5 "  with five messages, each at its file:line:col"
-like "$out" "five.toml:2:2: sandbx: unknown key.*
-moat: hint: did you mean 'sandbox'\\?
-moat: .*five.toml:6:1: mcp_servers.a.comand: unknown key.*
-moat: hint: did you mean 'command'\\?
-moat: .*five.toml:10:19: mcp_servers.b.sandbox.net: expected .*got \"internet\"
-moat: .*five.toml:14:9: mcp_servers.c.env.LD_PRELOAD: refusing the loader or interpreter hook.*
-moat: hint: .*
-moat: .*five.toml:18:21: mcp_servers.d.sandbox.read: .*/not-there does not exist" "  in the order of the file, each with its hint"
-like "$out" "moat: $CFG/five.toml: 5 problems\$" "  and how many"
+is "$(printf '%s\n' "$out" | sed -E -e "s|$CFG/||g" -e 's/; expected one of .*//' -e 's/(moat: hint: it would run code).*/\1/')" \
+	"moat: five.toml:2:2: sandbx: unknown key
+moat: hint: did you mean 'sandbox'?
+moat: five.toml:6:1: mcp_servers.a.comand: unknown key
+moat: hint: did you mean 'command'?
+moat: five.toml:10:19: mcp_servers.b.sandbox.net: expected \"none\", \"loopback\", \"all\" or \"allow\", got \"internet\"
+moat: five.toml:14:9: mcp_servers.c.env.LD_PRELOAD: refusing the loader or interpreter hook LD_PRELOAD from a config file
+moat: hint: it would run code
+moat: five.toml:18:21: mcp_servers.d.sandbox.read: not-there does not exist; expected an existing path (mode require)
+moat: hint: create it, remove it from mcp_servers.d.sandbox.read, or set mode = \"prefer\" to skip missing paths
+moat: five.toml: 5 problems" "  in the order of the file, each with its hint, then how many"
 unlike "$out" "model" "  Codex's model at the top is no problem"
 "$MOAT" run --config "$CFG/five.toml" --server b >/dev/null 2>"$SCRATCH/err"
 is "$?:$(grep -c '^moat: ' "$SCRATCH/err")" "125:2" "moat run refuses the file with its first problem (and the hint)"
 printf '[mcp_servers.a]\ncommand = "node"\nargs = ["x"\n[mcp_servers.b]\ncomand = "node"\n' >"$CFG/syntax.toml"
 out=$("$MOAT" config check "$CFG/syntax.toml" 2>&1)
-like "$out" "^moat: $CFG/syntax.toml:4:1: .*
-moat: $CFG/syntax.toml: the reading stops at a syntax error: nothing after it was checked\$" \
-	"a syntax error ends the reading, and config check says so"
+is "$(printf '%s\n' "$out" | sed -E 's/(syntax.toml:4:1: ).*/\1/')" "moat: $CFG/syntax.toml:4:1: 
+moat: $CFG/syntax.toml: the reading stops at a syntax error: nothing after it was checked" \
+	"a syntax error ends the reading, and config check says so (the misspelt command after it is not named)"
 
 done_testing

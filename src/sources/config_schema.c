@@ -1104,20 +1104,43 @@ static int load_disabled(const struct loader *L, struct config_server *srv, cons
 	return rc;
 }
 
-/* VS Code's own sandbox for a server: `sandboxEnabled` and a `sandbox`
- * object of `filesystem` and `network` rules.  Returns true when the
- * entry's `sandbox` is VS Code's, not moat's.  On, it is a reason not to
- * run the server: VS Code would confine it by rules moat does not
- * translate, and running it under moat's policy instead could grant what
- * those rules deny. */
+/* A `sandbox` object in VS Code's shape: `filesystem` and `network` rules,
+ * the network's being `allowedDomains` and `deniedDomains`.  Anything else
+ * is moat's sandbox, checked key by key: a moat rule is never dropped for
+ * VS Code's because a key of the two is the same. */
+static bool vscode_sandbox_table(const struct toml_value *v)
+{
+	static const char *const keys[] = {"filesystem", "network", NULL};
+	static const char *const net_keys[] = {"allowedDomains", "deniedDomains", NULL};
+	const struct toml_keyval *net;
+	size_t i;
+
+	if (v->type != TOML_TABLE || toml_table_len(v) == 0)
+		return false;
+	for (i = 0; i < toml_table_len(v); i++)
+		if (!key_in(toml_table_at(v, i), keys))
+			return false;
+	if (!(net = toml_table_entry(v, "network")))
+		return true;
+	if (net->value->type != TOML_TABLE)
+		return false;
+	for (i = 0; i < toml_table_len(net->value); i++)
+		if (!key_in(toml_table_at(net->value, i), net_keys))
+			return false;
+	return toml_table_entry(v, "filesystem") || toml_table_len(net->value) > 0;
+}
+
+/* VS Code's own sandbox for a server: `"sandboxEnabled": true`, with rules
+ * in a `sandbox` object.  On, it is a reason not to run the server: VS
+ * Code would confine it by rules moat does not translate, and running it
+ * under moat's policy instead could grant what those rules deny.  Returns
+ * true when the entry's `sandbox` is VS Code's (then not moat's). */
 static bool vscode_sandbox(const struct loader *L, struct config_server *srv, const struct toml_value *t,
 			   const char *key)
 {
 	const struct toml_keyval *on = toml_table_entry(t, "sandboxEnabled"), *box = toml_table_entry(t, "sandbox");
-	bool theirs = on || (box && box->value->type == TOML_TABLE && toml_table_entry(box->value, "filesystem"));
+	bool theirs = box && vscode_sandbox_table(box->value);
 
-	if (!theirs)
-		return false;
 	if (on && on->value->type == TOML_BOOL && on->value->u.boolean) {
 		cleanup_free char *kp = config_keypath(key, "sandboxEnabled", 14);
 
@@ -1125,12 +1148,12 @@ static bool vscode_sandbox(const struct loader *L, struct config_server *srv, co
 			    "remove sandboxEnabled to run it under moat's policy (docs/config.md), or leave it to VS "
 			    "Code",
 			    "VS Code's own sandbox is on for this server: moat does not translate its rules");
-	} else if (box) {
+	} else if (theirs) {
 		cleanup_free char *kp = config_keypath(key, "sandbox", 7);
 
 		note(L, box->pos, kp, "VS Code's sandbox settings, off (sandboxEnabled is not true): ignored");
 	}
-	return true;
+	return theirs;
 }
 
 static void load_server(const struct loader *L, struct config_server *srv, const struct toml_value *t, const char *key)

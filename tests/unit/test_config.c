@@ -208,6 +208,18 @@ static const struct bad_row bad_rows[] = {
     {"c.json", "{\"servers\": {\"x\": {\"command\": \"sh\", \"env\": {\"K\": \"${input:key}\"}}}}", "x",
      "c.json:1:50: servers.x.env.K: ${input:key} is a value VS Code prompts for: moat cannot fill it in",
      "give the value in moat's environment and write ${NAME} instead, or leave this server to VS Code"},
+    /* VS Code's sandbox and moat's share the name: moat's keys are never dropped for VS Code's */
+    {"c.json", "{\"servers\": {\"x\": {\"command\": \"sh\", \"sandbox\": {\"deny\": [\"/tmp\"], \"filesystem\": {}}}}}",
+     NULL,
+     "c.json:1:67: servers.x.sandbox.filesystem: unknown key; expected one of backend, mode, profile, read, write, "
+     "deny, unprotect, unix_sockets, net, network, env_pass, require, memory, pids, files, cpu, address_space, "
+     "tmp_size, timeout",
+     NULL},
+    {"c.json",
+     "{\"servers\": {\"x\": {\"command\": \"sh\", \"sandboxEnabled\": false, \"sandbox\": {\"network\": "
+     "{\"allow\": [\"x.test\"], \"allowedDomains\": []}}}}}",
+     NULL, "c.json:1:107: servers.x.sandbox.network.allowedDomains: unknown key; expected one of allow, resolve",
+     NULL},
     {"c.json", "{\"servers\": {\"x\": {\"command\": \"sh\", \"sandboxEnabled\": true}}}", "x",
      "c.json:1:55: servers.x.sandboxEnabled: VS Code's own sandbox is on for this server: moat does not translate its "
      "rules",

@@ -115,7 +115,7 @@ bad() { # bad NAME TEXT REGEX [ARGS]: `moat config check` of TEXT must fail with
 	printf '%s\n' "$text" >"$f"
 	out=$("$MOAT" config check "$f" 2>&1 >/dev/null); rc=$?
 	is "$rc" 125 "bad config $name: exit 125"
-	like "$out" "$re" "  $(printf '%s' "$re" | head -c 80)"
+	like_lines "$out" "$re" "  $(printf '%s' "$re" | head -c 80)"
 }
 bad unknown.toml $'[mcp_servers.scorecard]\ncomand = ["x"]' \
 	"^moat: $SCRATCH/proj/unknown.toml:2:1: mcp_servers.scorecard.comand: unknown key; expected one of command, .*
@@ -172,7 +172,7 @@ like "$(cat "$SCRATCH/err")" "lift.toml:6:[0-9]+: unprotect .*/w/.vscodee: not a
 
 out=$("$MOAT" run --config servers.toml --server nope 2>&1); rc=$?
 is "$rc" 125 "run --server with a name the file does not define: exit 125"
-like "$out" "no server named \"nope\".*
+like_lines "$out" "no server named \"nope\".*
 moat: hint: known servers: reader, env, net" "  the hint lists the known servers"
 out=$("$MOAT" run --config unknown.toml --server scorecard 2>&1); rc=$?
 is "$rc" 125 "run with a bad config: exit 125"
@@ -184,7 +184,7 @@ is "$rc" 125 "--server without --config: exit 125"
 printf '[mcp_servers.gone]\ncommand = "no-such-server-moat"\ninstall_hint = "pip install gone"\n' >gone.toml
 out=$("$MOAT" run --config gone.toml --server gone 2>&1); rc=$?
 is "$rc" 127 "a server whose command is not installed: 127, as for any command"
-like "$out" "gone.toml:2:11: mcp_servers.gone.command: .*
+like_lines "$out" "gone.toml:2:11: mcp_servers.gone.command: .*
 moat: hint: pip install gone" "  its install_hint is the hint"
 "$MOAT" config check gone.toml 2>/dev/null; rc=$?
 is "$rc" 0 "  config check does not need the command installed"

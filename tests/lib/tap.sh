@@ -36,9 +36,43 @@ is() { # is GOT WANT DESCRIPTION
 	fi
 }
 
+# grep -E takes a pattern of several lines as alternatives (any one line
+# matching passes), so like and unlike refuse such a pattern: compare whole
+# text with `is`, or one pattern per line.
+multiline_pattern() {
+	case $1 in
+	*$'\n'*)
+		ok 1 "$2"
+		echo "#   the pattern has several lines, which grep -E takes as alternatives: use like_lines or is"
+		return 0
+		;;
+	esac
+	return 1
+}
+
+# like_lines GOT REGEX DESCRIPTION: each line of REGEX matches a line of GOT,
+# in the same order (the first line may match anywhere before the second).
+like_lines() {
+	local got=$1 re=$2 rest line n
+	shift 2
+	rest=$got
+	while IFS= read -r line; do
+		n=$(printf '%s\n' "$rest" | grep -nE -m1 -- "$line" | cut -d: -f1)
+		if [ -z "$n" ]; then
+			ok 1 "$*"
+			printf '#   got:  %s\n#   no line (after those matched before) matches: %s\n' \
+				"$(printf '%s' "$got" | head -c 600)" "$line"
+			return
+		fi
+		rest=$(printf '%s\n' "$rest" | tail -n +$((n + 1)))
+	done <<<"$re"
+	ok 0 "$*"
+}
+
 like() { # like GOT REGEX DESCRIPTION
 	local got=$1 re=$2
 	shift 2
+	multiline_pattern "$re" "$*" && return
 	if printf '%s' "$got" | grep -Eq -- "$re"; then
 		ok 0 "$*"
 	else
@@ -50,6 +84,7 @@ like() { # like GOT REGEX DESCRIPTION
 unlike() {
 	local got=$1 re=$2
 	shift 2
+	multiline_pattern "$re" "$*" && return
 	if printf '%s' "$got" | grep -Eq -- "$re"; then
 		ok 1 "$*"
 		printf '#   got:  %s\n#   must not match: %s\n' "$(printf '%s' "$got" | head -c 600)" "$re"

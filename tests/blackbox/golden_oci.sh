@@ -13,6 +13,9 @@
 set -u
 . "$(dirname "$0")/../lib/tap.sh"
 scratch
+# The system's denied paths, as moat lists them, for collapse-expanded.py.
+MOAT_SYSTEM_DENY=$("$MOAT" profiles | sed -n 's/^denied in every profile: //p' | tr ' ' '\n' | grep '^/')
+export MOAT_SYSTEM_DENY
 GOLDEN=$ROOT/tests/golden/oci
 PY=/usr/bin/python3
 T=$SCRATCH/t

@@ -8,16 +8,28 @@ this host's /etc.  Which entries exist differs from host to host, so the
 goldens keep one marker instead ("@ENTRIES-OF /etc@"), after checking that
 no denied path slipped in among them.
 
-Usage: collapse-expanded.py FILE [DIR...]   (default DIR: /etc)
+A firejail argv (--firejail) instead blacklists each of the system's
+denied paths that exists on this host: the goldens keep one marker
+("@SYSTEM-SECRETS@") after checking that every one of them that exists is
+blacklisted, and nothing else of the system.
+
+The denied paths are the system's of every profile, as `moat profiles`
+lists them: the test passes them in MOAT_SYSTEM_DENY (one per line).  A
+denied path is that path or anything below it: /etc/ssh/ssh_host_rsa_key is
+denied, its .pub beside it is not.
+
+Usage: collapse-expanded.py [--firejail] FILE [DIR...]   (default DIR: /etc)
 The file is a bwrap argv (a JSON list of strings) or an OCI config.json (an
 object with "mounts").  Prints the result; exits 1 if a denied name is
-among the collapsed entries.
+among the collapsed entries (or, --firejail, a system secret is missing).
 """
+
+import os
 
 import json
 import sys
 
-DENIED = ("shadow", "gshadow", "sudoers", "ssl/private", "ssh_host_")
+DENIED = tuple(l for l in os.environ.get("MOAT_SYSTEM_DENY", "").split("\n") if l.startswith("/"))
 
 # bwrap options and how many arguments each takes (the last is the dest).
 ARITY = {
@@ -29,7 +41,23 @@ ENTRY_OPS = ("--ro-bind", "--bind", "--symlink", "--dir", "--ro-bind-fd", "--bin
 
 
 def denied(dest):
-    return any(d in dest for d in DENIED)
+    return any(dest == d or dest.startswith(d + "/") for d in DENIED)
+
+
+def collapse_firejail(argv):
+    out, listed, bad = [], set(), []
+    for tok in argv:
+        path = tok[len("--blacklist="):] if tok.startswith("--blacklist=") else None
+        if path is None or not path.startswith("/etc/"):
+            out.append(tok)
+            continue
+        if path not in DENIED:
+            bad.append(tok)
+        listed.add(path)
+        if "@SYSTEM-SECRETS@" not in out:
+            out.append("@SYSTEM-SECRETS@")
+    bad += ["not blacklisted: " + d for d in DENIED if os.path.lexists(d) and d not in listed]
+    return out, bad
 
 
 def collapse_argv(argv, dirs):
@@ -75,10 +103,19 @@ def collapse_mounts(config, dirs):
 
 
 def main():
-    path = sys.argv[1]
-    dirs = sys.argv[2:] or ["/etc"]
+    args = sys.argv[1:]
+    firejail = args[:1] == ["--firejail"]
+    if firejail:
+        args = args[1:]
+    if not DENIED:
+        print("MOAT_SYSTEM_DENY is empty: give the system's denied paths (moat profiles)", file=sys.stderr)
+        return 2
+    path = args[0]
+    dirs = args[1:] or ["/etc"]
     data = json.load(open(path))
-    if isinstance(data, list):
+    if firejail:
+        data, bad = collapse_firejail(data)
+    elif isinstance(data, list):
         data, bad = collapse_argv(data, dirs)
     else:
         data, bad = collapse_mounts(data, dirs)

@@ -1137,6 +1137,7 @@ static size_t dns_reply(struct netfence *nf, const unsigned char *q, size_t n, u
 	bool odd = false;
 	unsigned flags, qtype, qclass, rcode = RC_OK, ancount = 0, tc = 0;
 
+	*deferred = false; /* every way out below but the one that defers */
 	if (n < 12 || cap < 12 || (q[2] & 0x80)) /* too short, or a response: never answer those */
 		return 0;
 	flags = get16(q + 2);
@@ -1174,7 +1175,6 @@ static size_t dns_reply(struct netfence *nf, const unsigned char *q, size_t n, u
 		off += 1 + l;
 	}
 	name[nlen] = '\0';
-	*deferred = false;
 	qend = off + 1 + 4;
 	if (qend > n || qend - 12 > cap - 12)
 		goto formerr;

@@ -52,6 +52,7 @@
 #include <unistd.h>
 
 #include "util/cleanup.h"
+#include "util/clock.h"
 #include "util/mem.h"
 
 /* Debian 12's headers are 6.1's. */
@@ -168,46 +169,55 @@ int netfence_child_install(int *listener_fd)
 	return killable;
 }
 
-int netfence_child_send(int sock, int listener, int dns_udp, int dns_tcp)
+int netfence_child_sendv(int sock, const int *fds, size_t n)
 {
-	int fds[3] = {listener, dns_udp, dns_tcp};
 	union {
-		char buf[CMSG_SPACE(sizeof(fds))];
+		char buf[CMSG_SPACE(NETFENCE_FDS_MAX * sizeof(int))];
 		struct cmsghdr align;
 	} u;
 	char tag = 'F';
 	struct iovec iov = {.iov_base = &tag, .iov_len = 1};
-	struct msghdr m = {.msg_iov = &iov, .msg_iovlen = 1, .msg_control = u.buf, .msg_controllen = sizeof(u.buf)};
+	struct msghdr m = {.msg_iov = &iov, .msg_iovlen = 1, .msg_control = u.buf};
 	struct cmsghdr *c;
-	ssize_t n;
+	ssize_t k;
 
+	if (n < 3 || n > NETFENCE_FDS_MAX)
+		return -EINVAL;
+	m.msg_controllen = CMSG_SPACE(n * sizeof(int));
 	memset(u.buf, 0, sizeof(u.buf));
 	c = CMSG_FIRSTHDR(&m);
 	c->cmsg_level = SOL_SOCKET;
 	c->cmsg_type = SCM_RIGHTS;
-	c->cmsg_len = CMSG_LEN(sizeof(fds));
-	memcpy(CMSG_DATA(c), fds, sizeof(fds));
+	c->cmsg_len = CMSG_LEN(n * sizeof(int));
+	memcpy(CMSG_DATA(c), fds, n * sizeof(int));
 	do
-		n = sendmsg(sock, &m, MSG_NOSIGNAL);
-	while (n < 0 && errno == EINTR);
-	if (n < 0)
+		k = sendmsg(sock, &m, MSG_NOSIGNAL);
+	while (k < 0 && errno == EINTR);
+	if (k < 0)
 		return -errno;
-	return n == 1 ? 0 : -EIO;
+	return k == 1 ? 0 : -EIO;
+}
+
+int netfence_child_send(int sock, int listener, int dns_udp, int dns_tcp)
+{
+	int fds[3] = {listener, dns_udp, dns_tcp};
+
+	return netfence_child_sendv(sock, fds, 3);
 }
 
 /* ------------------------------------------------------------------ */
 /* Supervisor side                                                     */
 
-int netfence_recv_fds(int sock, int *listener, int *dns_udp, int *dns_tcp, struct moat_error *err)
+int netfence_recv_fdv(int sock, int *fds_out, size_t max, size_t *n_out, struct moat_error *err)
 {
 	union {
-		char buf[CMSG_SPACE(4 * sizeof(int))];
+		char buf[CMSG_SPACE((NETFENCE_FDS_MAX + 1) * sizeof(int))];
 		struct cmsghdr align;
 	} u;
 	char tag = 0;
 	struct iovec iov = {.iov_base = &tag, .iov_len = 1};
 	struct msghdr m = {.msg_iov = &iov, .msg_iovlen = 1, .msg_control = u.buf, .msg_controllen = sizeof(u.buf)};
-	int fds[4] = {-1, -1, -1, -1};
+	int fds[NETFENCE_FDS_MAX + 1];
 	size_t nfds = 0;
 	ssize_t n;
 
@@ -221,14 +231,27 @@ int netfence_recv_fds(int sock, int *listener, int *dns_udp, int *dns_tcp, struc
 		for (size_t i = 0; i < k && nfds < ARRAY_LEN(fds); i++)
 			memcpy(&fds[nfds++], CMSG_DATA(c) + i * sizeof(int), sizeof(int));
 	}
-	if (n != 1 || tag != 'F' || nfds != 3 || (m.msg_flags & MSG_CTRUNC)) {
+	if (n != 1 || tag != 'F' || nfds < 3 || nfds > max || (m.msg_flags & MSG_CTRUNC)) {
 		for (size_t i = 0; i < nfds; i++)
 			close(fds[i]);
 		if (n == 0 && nfds == 0) /* end of file: errnum 0 says so */
 			return moat_error_set(err, MOAT_E_SYSTEM, 0, "netfence: the child closed the socket");
 		return moat_error_set(err, MOAT_E_SYSTEM, EPROTO,
-				      "netfence: the child sent %zd bytes and %zu fds, not the fence's 3 fds", n, nfds);
+				      "netfence: the child sent %zd bytes and %zu fds, not the fence's 3 to %zu fds", n,
+				      nfds, max);
 	}
+	memcpy(fds_out, fds, nfds * sizeof(int));
+	*n_out = nfds;
+	return 0;
+}
+
+int netfence_recv_fds(int sock, int *listener, int *dns_udp, int *dns_tcp, struct moat_error *err)
+{
+	int fds[3];
+	size_t n;
+
+	if (netfence_recv_fdv(sock, fds, 3, &n, err) < 0)
+		return -1;
 	*listener = fds[0];
 	*dns_udp = fds[1];
 	*dns_tcp = fds[2];
@@ -340,13 +363,6 @@ struct netfence {
 	struct netfence_stats st;
 	struct opt_defaults *defaults4, *defaults6;
 };
-
-static int64_t now_ns(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (int64_t)ts.tv_sec * 1000000000LL + ts.tv_nsec;
-}
 
 static int ns_of_socket(int fd, dev_t *dev, ino_t *ino)
 {
@@ -627,7 +643,7 @@ static int64_t sndtimeo_deadline(int sock)
 
 	if (getsockopt(sock, SOL_SOCKET, SO_SNDTIMEO, &tv, &l) < 0 || (tv.tv_sec == 0 && tv.tv_usec == 0))
 		return 0;
-	return now_ns() + (int64_t)tv.tv_sec * 1000000000LL + (int64_t)tv.tv_usec * 1000;
+	return moat_mono_ns() + (int64_t)tv.tv_sec * 1000000000LL + (int64_t)tv.tv_usec * 1000;
 }
 
 static int add_pending(struct netfence *nf, const struct call *c, int *fd, bool inject, unsigned fdflags)
@@ -1268,14 +1284,14 @@ static bool defer_query(struct netfence *nf, const unsigned char *q, size_t n, c
 	d->client = client;
 	if (client >= 0) {
 		d->client_gen = nf->cli[client].gen;
-		nf->cli[client].deadline = now_ns() + DNS_DEFER_NS + DNS_IDLE_NS;
+		nf->cli[client].deadline = moat_mono_ns() + DNS_DEFER_NS + DNS_IDLE_NS;
 	}
 	if (src)
 		memcpy(&d->src, src, sl);
 	d->sl = sl;
 	memcpy(d->q, q, n);
 	d->len = n;
-	d->deadline = now_ns() + DNS_DEFER_NS;
+	d->deadline = moat_mono_ns() + DNS_DEFER_NS;
 	return true;
 }
 
@@ -1331,7 +1347,7 @@ static void handle_accept(struct netfence *nf)
 		cl->fd = fd;
 		cl->gen++;
 		cl->len = 0;
-		cl->deadline = now_ns() + DNS_IDLE_NS;
+		cl->deadline = moat_mono_ns() + DNS_IDLE_NS;
 	}
 }
 
@@ -1351,7 +1367,7 @@ static void handle_client(struct netfence *nf, struct dns_client *cl)
 		if (n < 0)
 			return; /* EAGAIN: more later */
 		cl->len += (size_t)n;
-		cl->deadline = now_ns() + DNS_IDLE_NS;
+		cl->deadline = moat_mono_ns() + DNS_IDLE_NS;
 		if (cl->len < 2 || cl->len < 2 + (size_t)get16(cl->buf))
 			continue;
 		bool deferred;
@@ -1376,7 +1392,7 @@ drop:
 static void answer_deferred(struct netfence *nf, bool expire)
 {
 	unsigned char r[2 + 12 + 260 + NETFENCE_MAX_ANSWERS * 28];
-	int64_t now = expire ? now_ns() : 0;
+	int64_t now = expire ? moat_mono_ns() : 0;
 
 	for (size_t i = 0; i < ARRAY_LEN(nf->deferred); i++) {
 		struct dns_deferred *d = &nf->deferred[i];
@@ -1441,7 +1457,7 @@ size_t netfence_pollfds(struct netfence *nf, struct pollfd *fds, size_t max)
 
 int netfence_timeout_ms(const struct netfence *nf)
 {
-	int64_t now = now_ns(), next = INT64_MAX;
+	int64_t next = INT64_MAX;
 
 	for (size_t i = 0; i < ARRAY_LEN(nf->pend); i++)
 		if (nf->pend[i].used) {
@@ -1457,17 +1473,12 @@ int netfence_timeout_ms(const struct netfence *nf)
 	for (size_t i = 0; i < ARRAY_LEN(nf->deferred); i++)
 		if (nf->deferred[i].used && nf->deferred[i].deadline < next)
 			next = nf->deferred[i].deadline;
-	if (next == INT64_MAX)
-		return -1;
-	if (next <= now)
-		return 0;
-	int64_t ms = (next - now + 999999) / 1000000;
-	return ms > 60000 ? 60000 : (int)ms;
+	return moat_poll_ms_until(next);
 }
 
 static void handle_timeouts(struct netfence *nf)
 {
-	int64_t now = now_ns();
+	int64_t now = moat_mono_ns();
 	bool sweep = now - nf->last_sweep >= SWEEP_NS;
 
 	for (size_t i = 0; i < ARRAY_LEN(nf->pend); i++) {

@@ -101,6 +101,11 @@ int netfence_child_install(int *listener_fd) __attribute__((nonnull, warn_unused
  * blocking).  Returns 0 or -errno.  The caller still owns its copies. */
 int netfence_child_send(int sock, int listener, int dns_udp, int dns_tcp) __attribute__((warn_unused_result));
 
+/* The same with more fds after those three (the proxy mode's listeners,
+ * kernel/netproxy.h): fds[0..n), 3 <= n <= NETFENCE_FDS_MAX. */
+#define NETFENCE_FDS_MAX 8
+int netfence_child_sendv(int sock, const int *fds, size_t n) __attribute__((nonnull, warn_unused_result));
+
 /* The fence's filter as a program, for tests that run it in an interpreter.
  * Static storage; *len receives the instruction count. */
 struct sock_filter; /* <linux/filter.h> */
@@ -114,6 +119,9 @@ const struct sock_filter *netfence_filter(unsigned short *len) __attribute__((no
  * end of file, the child closed its end without sending). */
 int netfence_recv_fds(int sock, int *listener, int *dns_udp, int *dns_tcp, struct moat_error *err)
     __attribute__((nonnull(2, 3, 4, 5), warn_unused_result));
+/* What netfence_child_sendv() sent: 3 to max fds into fds[0..*n). */
+int netfence_recv_fdv(int sock, int *fds, size_t max, size_t *n, struct moat_error *err)
+    __attribute__((nonnull(2, 4, 5), warn_unused_result));
 
 /* An address: family AF_INET (v4) or AF_INET6 (v6).  A v4-mapped IPv6
  * address is always given as AF_INET. */

@@ -22,6 +22,7 @@
  * Traffic goes to loopback only; every wait is bounded (poll timeouts, an
  * alarm per process). */
 #include "tap.h"
+#include "nsbox.h"
 
 #include <arpa/inet.h>
 #include <errno.h>
@@ -120,29 +121,8 @@ static bool t_connect_ok(void *ctx, const struct netfence_addr *a, uint16_t port
 	return false;
 }
 
-/* ---- what the sandbox reports ---- */
-
-enum rec_kind { REC_RESULT, REC_COMMENT, REC_KILL_SUPERVISOR, REC_DONE, REC_SKIP };
-struct rec {
-	int kind, ok;
-	char msg[240];
-};
-static int res_fd = -1;
-
-static void report(int kind, int okv, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
-static void report(int kind, int okv, const char *fmt, ...)
-{
-	struct rec r = {.kind = kind, .ok = okv};
-	va_list ap;
-	ssize_t unused;
-
-	va_start(ap, fmt);
-	vsnprintf(r.msg, sizeof(r.msg), fmt, ap);
-	va_end(ap);
-	unused = write(res_fd, &r, sizeof(r));
-	(void)unused;
-}
-#define check(cond, ...) report(REC_RESULT, !!(cond), __VA_ARGS__)
+/* What the sandbox reports: nsbox.h; and one kind of this test's own. */
+enum { REC_KILL_SUPERVISOR = REC_OWN };
 
 /* ---- sandbox-side clients ---- */
 
@@ -259,19 +239,6 @@ static uint32_t first_a(const unsigned char *r, ssize_t n, size_t qlen)
 		return 0;
 	const unsigned char *a = r + qlen + 12;
 	return (uint32_t)a[0] << 24 | (uint32_t)a[1] << 16 | (uint32_t)a[2] << 8 | a[3];
-}
-
-static void lo_up(void)
-{
-	struct ifreq ifr;
-	cleanup_close int s = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
-
-	memset(&ifr, 0, sizeof(ifr));
-	snprintf(ifr.ifr_name, sizeof(ifr.ifr_name), "lo");
-	if (s < 0 || ioctl(s, SIOCGIFFLAGS, &ifr) < 0)
-		return;
-	ifr.ifr_flags |= IFF_UP;
-	(void)ioctl(s, SIOCSIFFLAGS, &ifr);
 }
 
 /* Landlock ABI >= 4 in the sandbox, handling TCP connect with no port
@@ -744,20 +711,11 @@ static void latency(void)
 static _Noreturn void sandbox(int sp, int ctl, uid_t uid, gid_t gid, const char *resolv)
 {
 	int udp, tcp, listener, rc;
-	const char *failed;
 	char k = 0;
 	struct pollfd p = {.fd = ctl, .events = POLLIN};
 
 	alarm(60);
-	if (unshare(CLONE_NEWUSER | CLONE_NEWNET | CLONE_NEWNS) < 0) {
-		report(REC_SKIP, 1, "no user namespace: %s", strerror(errno));
-		_exit(0);
-	}
-	if ((rc = userns_map_ids(uid, gid, &failed)) < 0) {
-		report(REC_SKIP, 1, "writing %s: %s", failed, strerror(-rc));
-		_exit(0);
-	}
-	lo_up();
+	nsbox_enter(CLONE_NEWNET | CLONE_NEWNS, uid, gid);
 	bool have_resolv = mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) == 0 &&
 			   mount(resolv, "/etc/resolv.conf", NULL, MS_BIND, NULL) == 0;
 	if (!have_resolv)
@@ -1013,15 +971,10 @@ int main(void)
 				done = true;
 				break;
 			}
-			r.msg[sizeof(r.msg) - 1] = '\0';
-			if (r.kind == REC_RESULT)
-				ok(r.ok, "%s", r.msg);
-			else if (r.kind == REC_COMMENT)
-				printf("# %s\n", r.msg);
-			else if (r.kind == REC_SKIP) {
-				ok(1, "# SKIP %s", r.msg);
-				skipped = true;
-			} else if (r.kind == REC_KILL_SUPERVISOR) {
+			int kind = rec_print(&r, &skipped);
+			if (kind == REC_RESULT || kind == REC_COMMENT || kind == REC_SKIP)
+				continue;
+			if (kind == REC_KILL_SUPERVISOR) {
 				kill(sup, SIGKILL);
 				waitpid(sup, &status, 0);
 				sup = -1;

@@ -1,0 +1,82 @@
+/* moat's own outgoing connects through the host's HTTP proxy: where the
+ * host reaches the outside only through a proxy (HTTPS_PROXY in moat's own
+ * environment), the fence (kernel/netfence.h) and the proxy mode
+ * (kernel/netproxy.h) connect to that proxy and ask it for a tunnel with
+ * an HTTP CONNECT, then use the tunnel as they would a direct connection.
+ * Which destinations go through it is the caller's (NO_PROXY, ports).
+ *
+ * Non-blocking: upstream_start() begins, upstream_events() says what to
+ * poll the fd for, upstream_step() advances when poll says so.  The
+ * proxy's reply is read with MSG_PEEK first and then exactly its head is
+ * consumed, so whatever the far end sends right after the 200 (an ssh
+ * banner) stays in the socket for whoever takes the tunnel over. */
+#ifndef MOAT_KERNEL_UPSTREAM_H
+#define MOAT_KERNEL_UPSTREAM_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/socket.h>
+
+/* The host's proxy: where it is (moat connects to it from the host's
+ * namespace), and the Proxy-Authorization value for it ("Basic ..."), or
+ * NULL.  The credentials are moat's: they go to the proxy only, never to
+ * the command or the report. */
+struct upstream_proxy {
+	struct sockaddr_storage addr;
+	socklen_t addr_len;
+	const char *auth;
+};
+
+/* The longest reply head taken from the proxy; a longer one fails. */
+#define UPSTREAM_REPLY_MAX 4096
+
+enum upstream_phase {
+	UPSTREAM_CONNECTING, /* TCP connect to the proxy */
+	UPSTREAM_SENDING,    /* the CONNECT request */
+	UPSTREAM_READING,    /* the proxy's reply */
+	UPSTREAM_DONE,	     /* the tunnel stands (or, without a target, the connection) */
+};
+
+struct upstream_conn {
+	int fd; /* -1 when closed */
+	enum upstream_phase phase;
+	char *req; /* the request (allocated), NULL without a target */
+	size_t req_len, sent;
+	unsigned char *reply; /* the reply's head so far (allocated when reading) */
+	size_t reply_len;
+	int status; /* the proxy's status code, once read */
+};
+
+/* Start a connection to the proxy: a non-blocking socket of its family,
+ * connect begun.  With a target (host: a name, or an address as text --
+ * an IPv6 one is bracketed here), the CONNECT host:port request is made
+ * ready; without (host NULL), the connection itself is the end (the
+ * caller speaks to the proxy itself).  0, or -errno with nothing open.
+ * u->fd may be polled at once. */
+int upstream_start(struct upstream_conn *u, const struct upstream_proxy *p, const char *host, uint16_t port)
+    __attribute__((nonnull(1, 2), warn_unused_result));
+
+/* POLLOUT or POLLIN: what the fd waits for in this phase. */
+short upstream_events(const struct upstream_conn *u) __attribute__((nonnull));
+
+/* Advance after poll said the fd is ready (or at any time: a step that
+ * cannot advance returns 0).  1: done (u->fd is the tunnel, positioned
+ * right after the proxy's reply head); 0: not yet; -errno: failed
+ * (-ECONNREFUSED when the proxy answered other than 2xx: u->status says
+ * what). */
+int upstream_step(struct upstream_conn *u) __attribute__((nonnull, warn_unused_result));
+
+/* Take the fd out (the caller owns it now); u is closed. */
+int upstream_take_fd(struct upstream_conn *u) __attribute__((nonnull));
+
+/* Close the fd and free the request. */
+void upstream_close(struct upstream_conn *u) __attribute__((nonnull));
+
+/* Parse a proxy's reply head in b[0..n) (hostile input): "HTTP/1.x NNN
+ * reason\r\n", header lines, "\r\n".  > 0: the head's length, *status its
+ * code; 0: not complete yet (and n < UPSTREAM_REPLY_MAX); -1: malformed,
+ * or longer than UPSTREAM_REPLY_MAX. */
+int upstream_parse_reply(const unsigned char *b, size_t n, int *status) __attribute__((nonnull));
+
+#endif

@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/socket.h>
 
 #include "util/mem.h"
@@ -361,13 +362,37 @@ static int parse_host(char *host, bool bracketed, struct moat_net_dest *d, struc
 	return 0;
 }
 
+/* "proxy:" then something other than a port: "proxy:8080" and "proxy:*"
+ * stay the host named proxy (a common name for one), with that port. */
+static const char *proxy_only_body(const char *text)
+{
+	const char *b = text + 6, *c;
+
+	if (strncmp(text, "proxy:", 6) != 0 || strcmp(b, "*") == 0)
+		return NULL;
+	for (c = b; *c && isdigit((unsigned char)*c); c++)
+		;
+	return *b && !*c ? NULL : b;
+}
+
 int net_dest_parse(const char *text, struct moat_net_dest *out, struct net_parse_error *e)
 {
 	struct moat_net_dest d = {0};
 	char buf[MAX_TEXT + 1], *host = buf, *port = NULL, *colon;
 	bool bracketed = false;
-	size_t len = strlen(text);
+	const char *whole = text, *body = proxy_only_body(text);
+	size_t len;
 
+	if (body) {
+		d.proxy_only = true;
+		text = body;
+		if (!*text)
+			return refuse(e,
+				      "proxy:DEST makes DEST reachable only through the proxy mode, e.g. "
+				      "proxy:cdn.example.com",
+				      "empty destination after \"proxy:\"");
+	}
+	len = strlen(text);
 	if (len == 0)
 		return refuse(e, FORMS, "empty destination");
 	if (len > MAX_TEXT)
@@ -414,7 +439,7 @@ int net_dest_parse(const char *text, struct moat_net_dest *out, struct net_parse
 		d.names_private_range = true;
 		d.host_loopback = true;
 	}
-	d.text = moat_xstrdup(text);
+	d.text = moat_xstrdup(whole);
 	*out = d;
 	return 0;
 }
@@ -547,7 +572,14 @@ static bool name_matches(const struct moat_net_dest *d, const char *folded)
 	return n > m + 1 && folded[n - m - 1] == '.' && strcmp(folded + n - m, d->name) == 0;
 }
 
-static bool name_allowed(const struct moat_policy *p, const char *name, bool any, unsigned short port)
+/* Does the entry count on this path: a proxy-only one through the proxy
+ * mode alone. */
+static bool on_path(const struct moat_net_dest *d, bool via_proxy)
+{
+	return via_proxy || !d->proxy_only;
+}
+
+static bool name_allowed(const struct moat_policy *p, const char *name, bool any, unsigned short port, bool via_proxy)
 {
 	char folded[MAX_NAME + 2];
 	size_t i;
@@ -555,19 +587,30 @@ static bool name_allowed(const struct moat_policy *p, const char *name, bool any
 	if (!fold_name(name, folded, sizeof(folded)))
 		return false;
 	for (i = 0; i < p->n_net_allow; i++)
-		if (name_matches(&p->net_allow[i], folded) && (any || port_allowed(&p->net_allow[i], port)))
+		if (on_path(&p->net_allow[i], via_proxy) && name_matches(&p->net_allow[i], folded) &&
+		    (any || port_allowed(&p->net_allow[i], port)))
 			return true;
 	return false;
 }
 
+bool net_allow_name_via(const struct moat_policy *p, const char *name, unsigned short port, bool via_proxy)
+{
+	return name_allowed(p, name, false, port, via_proxy);
+}
+
 bool net_allow_name(const struct moat_policy *p, const char *name, unsigned short port)
 {
-	return name_allowed(p, name, false, port);
+	return name_allowed(p, name, false, port, false);
+}
+
+bool net_allow_name_any_port_via(const struct moat_policy *p, const char *name, bool via_proxy)
+{
+	return name_allowed(p, name, true, 0, via_proxy);
 }
 
 bool net_allow_name_any_port(const struct moat_policy *p, const char *name)
 {
-	return name_allowed(p, name, true, 0);
+	return name_allowed(p, name, true, 0, false);
 }
 
 static bool addr_in_entry(const struct moat_net_dest *d, int family, const unsigned char *a)
@@ -601,28 +644,40 @@ static bool entry_covers(const struct moat_net_dest *d, int family, const unsign
 	return d->host_loopback && is_loopback_host(family, a);
 }
 
-bool net_allow_addr(const struct moat_policy *p, int family, const void *addr, unsigned short port)
+/* An entry on the path that covers the address (on `port`, or on any
+ * port when any). */
+static bool addr_allowed(const struct moat_policy *p, int family, const void *addr, bool any, unsigned short port,
+			 bool via_proxy)
 {
 	size_t i;
 
 	if (!addr || (family != AF_INET && family != AF_INET6))
 		return false;
 	for (i = 0; i < p->n_net_allow; i++)
-		if (entry_covers(&p->net_allow[i], family, addr) && port_allowed(&p->net_allow[i], port))
+		if (on_path(&p->net_allow[i], via_proxy) && entry_covers(&p->net_allow[i], family, addr) &&
+		    (any || port_allowed(&p->net_allow[i], port)))
 			return true;
 	return false;
 }
 
+bool net_allow_addr_via(const struct moat_policy *p, int family, const void *addr, unsigned short port, bool via_proxy)
+{
+	return addr_allowed(p, family, addr, false, port, via_proxy);
+}
+
+bool net_allow_addr(const struct moat_policy *p, int family, const void *addr, unsigned short port)
+{
+	return addr_allowed(p, family, addr, false, port, false);
+}
+
+bool net_private_addr_named_via(const struct moat_policy *p, int family, const void *addr, bool via_proxy)
+{
+	return addr_allowed(p, family, addr, true, 0, via_proxy);
+}
+
 bool net_private_addr_named(const struct moat_policy *p, int family, const void *addr)
 {
-	size_t i;
-
-	if (!addr || (family != AF_INET && family != AF_INET6))
-		return false;
-	for (i = 0; i < p->n_net_allow; i++)
-		if (entry_covers(&p->net_allow[i], family, addr))
-			return true;
-	return false;
+	return addr_allowed(p, family, addr, true, 0, false);
 }
 
 bool net_name_pinned(const struct moat_policy *p, const char *name)
@@ -656,4 +711,236 @@ const char *net_addr_text(int family, const void *addr, char *buf, size_t len)
 	if (!inet_ntop(family, addr, buf, (socklen_t)len))
 		snprintf(buf, len, "?");
 	return buf;
+}
+
+/* ---- the host's own proxy ---- */
+
+static int hexval(int c)
+{
+	return c >= '0' && c <= '9'   ? c - '0'
+	       : c >= 'a' && c <= 'f' ? c - 'a' + 10
+	       : c >= 'A' && c <= 'F' ? c - 'A' + 10
+				      : -1;
+}
+
+/* Percent-decode s[0..n) into out (at least n + 1 bytes); false on a bad
+ * escape or a NUL. */
+static bool pct_decode(const char *s, size_t n, char *out)
+{
+	size_t o = 0;
+
+	for (size_t i = 0; i < n; i++) {
+		int c = (unsigned char)s[i];
+		if (c == '%') {
+			int hi = i + 2 < n ? hexval(s[i + 1]) : -1, lo = i + 2 < n ? hexval(s[i + 2]) : -1;
+			if (hi < 0 || lo < 0)
+				return false;
+			c = hi * 16 + lo;
+			i += 2;
+		}
+		if (c == 0)
+			return false;
+		out[o++] = (char)c;
+	}
+	out[o] = '\0';
+	return true;
+}
+
+static char *base64(const unsigned char *in, size_t n)
+{
+	static const char tab[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+	char *out = moat_xmalloc(4 * ((n + 2) / 3) + 1), *o = out;
+
+	for (size_t i = 0; i < n; i += 3) {
+		unsigned v =
+		    (unsigned)in[i] << 16 | (i + 1 < n ? (unsigned)in[i + 1] << 8 : 0) | (i + 2 < n ? in[i + 2] : 0);
+		*o++ = tab[v >> 18 & 63];
+		*o++ = tab[v >> 12 & 63];
+		*o++ = i + 1 < n ? tab[v >> 6 & 63] : '=';
+		*o++ = i + 2 < n ? tab[v & 63] : '=';
+	}
+	*o = '\0';
+	return out;
+}
+
+int net_proxy_url_parse(const char *url, struct net_proxy_url *out, struct net_parse_error *e)
+{
+	struct net_proxy_url u;
+	const char *p = url, *at, *end, *hs, *he, *colon = NULL;
+	unsigned char tmp[16];
+	size_t len = strlen(url);
+
+	memset(&u, 0, sizeof(u));
+	if (len == 0 || len > 2048)
+		return refuse(e, NULL, "expected a URL such as http://proxy.example:3128");
+	if (strncasecmp(p, "http://", 7) == 0)
+		p += 7;
+	else if (strstr(p, "://"))
+		return refuse(e, "moat speaks plain HTTP CONNECT to the host's proxy: give its http:// URL",
+			      "a proxy URL of scheme \"%.*s\" is not supported", (int)(strstr(p, "://") - p), p);
+	end = p + strcspn(p, "/?#");
+	if (*end && strcmp(end, "/") != 0)
+		return refuse(e, NULL, "a proxy URL has no path (\"%s\")", end);
+	/* The last '@' ends the credentials: a password may hold one. */
+	at = NULL;
+	for (const char *c = p; c < end; c++)
+		if (*c == '@')
+			at = c;
+	hs = at ? at + 1 : p;
+	if (hs < end && *hs == '[') {
+		he = memchr(hs, ']', (size_t)(end - hs));
+		if (!he)
+			return refuse(e, NULL, "unclosed '[' in the proxy's address");
+		if (he + 1 < end) {
+			if (he[1] != ':')
+				return refuse(e, NULL, "unexpected text after the proxy's address");
+			colon = he + 1;
+		}
+		hs++;
+	} else {
+		colon = memchr(hs, ':', (size_t)(end - hs));
+		he = colon ? colon : end;
+	}
+	if (he == hs || (size_t)(he - hs) > NET_PROXY_HOST_MAX)
+		return refuse(e, NULL, "no proxy host in the URL");
+	memcpy(u.host, hs, (size_t)(he - hs));
+	u.host[he - hs] = '\0';
+	if (hs > p && hs[-1] == '[') {
+		if (inet_pton(AF_INET6, u.host, tmp) != 1)
+			return refuse(e, NULL, "\"%s\" is not an IPv6 address", u.host);
+	} else if (inet_pton(AF_INET, u.host, tmp) != 1) {
+		char *n = net_name_normalise(u.host, e);
+		if (!n)
+			return -1;
+		snprintf(u.host, sizeof(u.host), "%s", n);
+		free(n);
+	}
+	u.port = 80;
+	if (colon) {
+		unsigned long v = 0;
+		const char *c = colon + 1;
+		if (c == end || end - c > 5)
+			return refuse(e, NULL, "the proxy's port: expected a number 1-65535");
+		for (; c < end; c++) {
+			if (!isdigit((unsigned char)*c))
+				return refuse(e, NULL, "the proxy's port: expected a number 1-65535");
+			v = v * 10 + (unsigned long)(*c - '0');
+		}
+		if (v < 1 || v > 65535)
+			return refuse(e, NULL, "the proxy's port: expected a number 1-65535");
+		u.port = (unsigned short)v;
+	}
+	if (at) {
+		size_t n = (size_t)(at - p);
+		char *plain = moat_xmalloc(n + 1);
+		if (!pct_decode(p, n, plain)) {
+			explicit_bzero(plain, n + 1);
+			free(plain);
+			return refuse(e, NULL, "the proxy's credentials: a bad %%-escape");
+		}
+		/* user[:password] as it stands is what Basic encodes. */
+		char *b = base64((const unsigned char *)plain, strlen(plain));
+		u.auth = moat_xasprintf("Basic %s", b);
+		explicit_bzero(plain, n + 1);
+		explicit_bzero(b, strlen(b));
+		free(plain);
+		free(b);
+	}
+	*out = u;
+	return 0;
+}
+
+void net_proxy_url_free(struct net_proxy_url *u)
+{
+	if (u->auth) {
+		explicit_bzero(u->auth, strlen(u->auth));
+		free(u->auth);
+	}
+	memset(u, 0, sizeof(*u));
+}
+
+const char *net_proxy_url_text(const struct net_proxy_url *u, char *buf, size_t len)
+{
+	bool v6 = strchr(u->host, ':') != NULL;
+
+	snprintf(buf, len, "http://%s%s%s:%u", v6 ? "[" : "", u->host, v6 ? "]" : "", u->port);
+	return buf;
+}
+
+/* One NO_PROXY entry e[0..n) against host (folded) on port. */
+static bool no_proxy_entry(const char *e, size_t n, const char *host, unsigned short port)
+{
+	char ent[MAX_NAME + 8], *c;
+	unsigned char ha[16], ea[16];
+	int hf = 0;
+
+	if (n == 0 || n >= sizeof(ent))
+		return false;
+	memcpy(ent, e, n);
+	ent[n] = '\0';
+	if (strcmp(ent, "*") == 0)
+		return true;
+	/* A port: "[v6]:p", "name:p", "v4:p", "cidr:p" (a bare IPv6 address has
+	 * more than one colon and no port). */
+	if (ent[0] == '[') {
+		char *close = strchr(ent, ']');
+		if (!close)
+			return false;
+		*close = '\0';
+		if (close[1] == ':' && (unsigned long)atol(close + 2) != port)
+			return false;
+		memmove(ent, ent + 1, strlen(ent + 1) + 1);
+	} else if ((c = strchr(ent, ':')) && !strchr(c + 1, ':')) {
+		*c = '\0';
+		if ((unsigned long)atol(c + 1) != port)
+			return false;
+	}
+	if (inet_pton(AF_INET, host, ha) == 1)
+		hf = AF_INET;
+	else if (inet_pton(AF_INET6, host, ha) == 1)
+		hf = AF_INET6;
+	if (hf) {
+		char *slash = strchr(ent, '/');
+		unsigned long bits = hf == AF_INET ? 32 : 128;
+		if (slash) {
+			*slash = '\0';
+			bits = strtoul(slash + 1, NULL, 10);
+		}
+		if (inet_pton(hf, ent, ea) != 1 || bits > (hf == AF_INET ? 32u : 128u))
+			return false;
+		return prefix_equal(ha, ea, (unsigned)bits);
+	}
+	/* A name: ".example.com" and "*.example.com" as "example.com", which
+	 * matches itself and every name below it. */
+	c = ent;
+	if (c[0] == '*' && c[1] == '.')
+		c += 2;
+	else if (c[0] == '.')
+		c++;
+	for (char *q = c; *q; q++)
+		*q = (char)tolower((unsigned char)*q);
+	size_t cl = strlen(c), hl = strlen(host);
+	if (cl > 0 && c[cl - 1] == '.')
+		c[--cl] = '\0';
+	if (cl == 0)
+		return false;
+	return strcmp(host, c) == 0 || (hl > cl + 1 && host[hl - cl - 1] == '.' && strcmp(host + hl - cl, c) == 0);
+}
+
+bool net_no_proxy_match(const char *no_proxy, const char *host, unsigned short port)
+{
+	char folded[MAX_NAME + 2];
+	const char *p = no_proxy;
+
+	if (!no_proxy || !host || !fold_name(host, folded, sizeof(folded)))
+		return false;
+	while (*p) {
+		size_t n;
+		p += strspn(p, ", \t");
+		n = strcspn(p, ", \t");
+		if (no_proxy_entry(p, n, folded, port))
+			return true;
+		p += n;
+	}
+	return false;
 }

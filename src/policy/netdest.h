@@ -18,6 +18,9 @@ struct net_parse_error {
 	char hint[200]; /* "" when there is none */
 };
 
+/* The longest upstream proxy host name moat takes. */
+#define NET_PROXY_HOST_MAX 253
+
 /* The default ports of a destination written without one. */
 #define MOAT_NET_DEFAULT_PORT_1 443
 #define MOAT_NET_DEFAULT_PORT_2 80
@@ -39,15 +42,22 @@ void net_pin_copy(struct moat_net_pin *out, const struct moat_net_pin *pin);
  * characters, labels of 1..63.  NULL (and *e) when it is not one. */
 char *net_name_normalise(const char *name, struct net_parse_error *e);
 
+/* The matchers below answer for a direct connect (the transparent fence,
+ * its DNS): proxy-only entries ("proxy:DEST") do not count there.  Their
+ * _via forms answer for the path given: via_proxy true is the proxy mode
+ * (kernel/netproxy.h), where every entry counts. */
+
 /* Is `name` (any case, a trailing dot allowed) allowed on `port`: a name
  * entry equal to it, or a wildcard entry of a domain it lies below. */
 bool net_allow_name(const struct moat_policy *p, const char *name, unsigned short port);
+bool net_allow_name_via(const struct moat_policy *p, const char *name, unsigned short port, bool via_proxy);
 
 /* Is the address (AF_INET: 4 bytes, AF_INET6: 16, network order) allowed
  * on `port`: an address or CIDR entry that contains it, or a localhost
  * entry for 127.0.0.1 and ::1.  An IPv4-mapped IPv6 address matches as
  * the IPv4 address it maps. */
 bool net_allow_addr(const struct moat_policy *p, int family, const void *addr, unsigned short port);
+bool net_allow_addr_via(const struct moat_policy *p, int family, const void *addr, unsigned short port, bool via_proxy);
 
 /* The private, loopback, link-local or metadata range the address lies in
  * ("10.0.0.0/8", "169.254.0.0/16", "fc00::/7", ...), or NULL.  An
@@ -61,12 +71,40 @@ bool net_addr_is_private(int family, const void *addr);
  * loopback and a localhost entry exists.  Pinned names (net_name_pinned)
  * are exempt from the rule. */
 bool net_private_addr_named(const struct moat_policy *p, int family, const void *addr);
+bool net_private_addr_named_via(const struct moat_policy *p, int family, const void *addr, bool via_proxy);
 
 /* Does a --resolve pin exist for the name (normalised as above). */
 bool net_name_pinned(const struct moat_policy *p, const char *name);
 
-/* Does some entry allow the name on any port (for checking pins). */
+/* Does some entry allow the name on any port (the fenced DNS: direct
+ * entries only; pins: any entry, via_proxy true). */
 bool net_allow_name_any_port(const struct moat_policy *p, const char *name);
+bool net_allow_name_any_port_via(const struct moat_policy *p, const char *name, bool via_proxy);
+
+/* ---- the host's own proxy (moat's HTTPS_PROXY, HTTP_PROXY, NO_PROXY) ---- */
+
+/* An upstream proxy's URL: [http://][user[:password]@]host[:port][/],
+ * host a name, an IPv4 address or a bracketed IPv6 one; the port 80 when
+ * not given (as Python and Go take it).  The credentials, percent-decoded,
+ * become auth, the value of a Proxy-Authorization header ("Basic ...").
+ * Other schemes (https://, socks5://) are refused: moat speaks plain HTTP
+ * CONNECT to its upstream. */
+struct net_proxy_url {
+	char host[NET_PROXY_HOST_MAX + 1]; /* a name (lower case), or an address (IPv6 without brackets) */
+	unsigned short port;
+	char *auth; /* allocated, or NULL; net_proxy_url_free wipes it */
+};
+int net_proxy_url_parse(const char *url, struct net_proxy_url *out, struct net_parse_error *e);
+void net_proxy_url_free(struct net_proxy_url *u);
+/* The URL without its credentials, for messages and the report:
+ * "http://host:port" (buf >= NET_PROXY_HOST_MAX + 20 bytes). */
+const char *net_proxy_url_text(const struct net_proxy_url *u, char *buf, size_t len);
+
+/* Does NO_PROXY (comma- or space-separated: "*", names -- a leading "."
+ * or "*." allowed, matching the name and every name below it --,
+ * addresses, CIDRs, any of them with ":port") exempt host (a name or an
+ * address in text) on port from the upstream proxy? */
+bool net_no_proxy_match(const char *no_proxy, const char *host, unsigned short port);
 
 /* "name", "wildcard", "address". */
 const char *net_dest_kind_name(enum moat_net_dest_kind k);

@@ -198,7 +198,9 @@ static int validate_net(const struct moat_policy *p, struct moat_error *err)
 	for (i = 0; i < p->n_net_pins; i++) {
 		const struct moat_net_pin *pin = &p->net_pins[i];
 
-		if (!net_allow_name_any_port(p, pin->name)) {
+		/* A proxy-only name may be pinned: the pin is what the proxy
+		 * mode connects to for it. */
+		if (!net_allow_name_any_port_via(p, pin->name, true)) {
 			moat_error_set(err, MOAT_E_USAGE, 0, "%s: the pinned name %s is not in the allowlist",
 				       moat_origin_text(&pin->origin, where, sizeof(where)), pin->name);
 			return moat_error_hint(err, "allow it too (--allow-net %s, config network.allow), or drop the pin",

@@ -79,6 +79,8 @@ struct moat_net_dest {
 	struct moat_origin origin;
 	char *from; /* an entry of a destination set: the set and what named the
 		     * entry, "@npm (/home/u/.npmrc:3)"; NULL when written as is */
+	bool proxy_only; /* "proxy:DEST": reachable only through the proxy mode,
+			  * by the name asked for (docs/policy.md) */
 };
 
 /* --resolve NAME=IP: NAME resolves to this address, and only to the pins

@@ -46,9 +46,10 @@ static json_t *net_allow_json(const struct moat_policy *p)
 
 	for (i = 0; i < p->n_net_allow; i++) {
 		const struct moat_net_dest *d = &p->net_allow[i];
-		json_t *o = json_pack("{s:s, s:s, s:b, s:b, s:o}", "text", d->text, "kind", net_dest_kind_name(d->kind),
-				      "host_loopback", d->host_loopback, "private_range", d->names_private_range,
-				      "origin", origin_json(&d->origin));
+		json_t *o =
+		    json_pack("{s:s, s:s, s:b, s:b, s:b, s:o}", "text", d->text, "kind", net_dest_kind_name(d->kind),
+			      "host_loopback", d->host_loopback, "private_range", d->names_private_range, "proxy_only",
+			      d->proxy_only, "origin", origin_json(&d->origin));
 		char buf[64];
 
 		if (d->kind == MOAT_NET_DEST_ADDR) {

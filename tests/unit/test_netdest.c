@@ -9,6 +9,7 @@
 #include "policy/netdest.h"
 #include "policy/policy.h"
 #include "tap.h"
+#include "util/cleanup.h"
 
 /* The parsed form as one line: kind name|addr/prefix ports flags. */
 static const char *show(const char *text, char *buf, size_t len)
@@ -27,11 +28,13 @@ static const char *show(const char *text, char *buf, size_t len)
 	for (i = 0; i < d.n_ports; i++)
 		o += (size_t)snprintf(ports + o, sizeof(ports) - o, "%s%u", i ? "," : "", d.ports[i]);
 	if (d.kind == MOAT_NET_DEST_ADDR)
-		snprintf(buf, len, "address %s/%u %s%s%s", net_addr_text(d.family, d.addr, addr, sizeof(addr)), d.prefix,
-			 ports, d.host_loopback ? " loopback" : "", d.names_private_range ? " private" : "");
+		snprintf(buf, len, "address %s/%u %s%s%s%s", net_addr_text(d.family, d.addr, addr, sizeof(addr)),
+			 d.prefix, ports, d.host_loopback ? " loopback" : "", d.names_private_range ? " private" : "",
+			 d.proxy_only ? " proxy-only" : "");
 	else
-		snprintf(buf, len, "%s %s %s%s%s", net_dest_kind_name(d.kind), d.name, ports,
-			 d.host_loopback ? " loopback" : "", d.names_private_range ? " private" : "");
+		snprintf(buf, len, "%s %s %s%s%s%s", net_dest_kind_name(d.kind), d.name, ports,
+			 d.host_loopback ? " loopback" : "", d.names_private_range ? " private" : "",
+			 d.proxy_only ? " proxy-only" : "");
 	net_dest_free(&d);
 	return buf;
 }
@@ -70,7 +73,7 @@ static const struct {
     {"192.168.1.0/24", "address 192.168.1.0/24 443,80 private"},
     {"0.0.0.0/0", "address 0.0.0.0/0 443,80 private"},
     {"8.0.0.0/6", "address 8.0.0.0/6 443,80 private"}, /* holds 10/8 */
-    {"8.0.0.0/7", "address 8.0.0.0/7 443,80"},       /* 8 and 9 only */
+    {"8.0.0.0/7", "address 8.0.0.0/7 443,80"},	       /* 8 and 9 only */
     {"203.0.113.7/32", "address 203.0.113.7/32 443,80"},
     {"127.0.0.0/8", "address 127.0.0.0/8 443,80 loopback private"},
     /* IPv6 */
@@ -85,8 +88,20 @@ static const struct {
     {"2001:db8::1/128", "address 2001:db8::1/128 443,80"},
     {"::ffff:10.1.2.3", "address 10.1.2.3/32 443,80 private"}, /* mapped: the IPv4 address */
     {"[::ffff:203.0.113.0/120]:9", "address 203.0.113.0/24 9"},
+    /* proxy-only: "proxy:" and then anything but a port */
+    {"proxy:cdn.example.com", "name cdn.example.com 443,80 proxy-only"},
+    {"proxy:cdn.example.com:8443", "name cdn.example.com 8443 proxy-only"},
+    {"proxy:*.cdn.example", "wildcard cdn.example 443,80 proxy-only"},
+    {"proxy:203.0.113.7:25", "address 203.0.113.7/32 25 proxy-only"},
+    {"proxy:[::1]:8080", "address ::1/128 8080 loopback private proxy-only"},
+    {"proxy:proxy:3128", "name proxy 3128 proxy-only"},
+    {"proxy:8080", "name proxy 8080"}, /* the host named proxy, on a port */
+    {"proxy:*", "name proxy *"},
+    {"proxy", "name proxy 443,80"},
 
     /* errors */
+    {"proxy:", "error: empty destination after \"proxy:\" / proxy:DEST makes DEST reachable only through the "
+	       "proxy mode, e.g. proxy:cdn.example.com"},
     {"", "error: empty destination / expected host, host:port, *.domain, an IP address or CIDR (with :port; "
 	 "[v6]:port for IPv6), or localhost:PORT"},
     {":443", "error: empty host / expected host, host:port, *.domain, an IP address or CIDR (with :port; [v6]:port "
@@ -341,6 +356,126 @@ static void test_matchers(void)
 	policy_free(&p);
 }
 
+/* Proxy-only entries count on the proxy path alone. */
+static void test_paths(void)
+{
+	struct moat_policy p;
+	struct moat_net_pin pin;
+	struct net_parse_error e;
+	unsigned char a[16];
+
+	policy_init(&p);
+	add(&p, "api.example.com");
+	add(&p, "proxy:cdn.example.com");
+	add(&p, "proxy:*.assets.example:8443");
+	add(&p, "proxy:10.0.0.0/8:5432");
+	ok(net_allow_name(&p, "api.example.com", 443) && net_allow_name_via(&p, "api.example.com", 443, true),
+	   "a direct entry counts on both paths");
+	ok(!net_allow_name(&p, "cdn.example.com", 443) && net_allow_name_via(&p, "cdn.example.com", 443, true),
+	   "a proxy-only name: not for a direct connect, allowed through the proxy");
+	ok(!net_allow_name_via(&p, "cdn.example.com", 8080, true), "  on its ports only");
+	ok(!net_allow_name_any_port(&p, "cdn.example.com") && net_allow_name_any_port_via(&p, "cdn.example.com", true),
+	   "  the fenced DNS does not know it (NXDOMAIN); the proxy path does");
+	ok(!net_allow_name(&p, "x.assets.example", 8443) && net_allow_name_via(&p, "x.assets.example", 8443, true),
+	   "a proxy-only wildcard likewise");
+	a4("10.1.2.3", a);
+	ok(!net_allow_addr(&p, AF_INET, a, 5432) && net_allow_addr_via(&p, AF_INET, a, 5432, true),
+	   "a proxy-only CIDR: no direct connect, allowed through the proxy");
+	ok(!net_private_addr_named(&p, AF_INET, a) && net_private_addr_named_via(&p, AF_INET, a, true),
+	   "  and it names its private range for the proxy path only");
+	if (net_pin_parse("cdn.example.com=203.0.113.9", &pin, &e) == 0) {
+		char *argv[] = {"/bin/true", NULL};
+		policy_add_net_pin(&p, &pin);
+		policy_set_argv(&p, argv, 1);
+		p.net = MOAT_NET_ALLOW;
+		struct moat_error err = {0};
+		ok(policy_validate(&p, &err) == 0, "a proxy-only name may be pinned: %s", err.message);
+	}
+	policy_free(&p);
+}
+
+static void test_proxy_url(void)
+{
+	struct net_proxy_url u;
+	struct net_parse_error e;
+	char buf[300];
+	static const struct {
+		const char *url, *text, *auth;
+	} good[] = {
+	    {"http://proxy.corp.example:3128", "http://proxy.corp.example:3128", NULL},
+	    {"HTTP://Proxy.Corp.Example:3128/", "http://proxy.corp.example:3128", NULL},
+	    {"proxy.corp.example:8080", "http://proxy.corp.example:8080", NULL},
+	    {"http://10.0.0.1", "http://10.0.0.1:80", NULL},
+	    {"http://[2001:db8::1]:3128", "http://[2001:db8::1]:3128", NULL},
+	    {"http://user:pass@127.0.0.4:3128", "http://127.0.0.4:3128", "Basic dXNlcjpwYXNz"},
+	    {"http://us%40er:p%3Ass@proxy:1", "http://proxy:1", "Basic dXNAZXI6cDpzcw=="}, /* "us@er:p:ss" */
+	    {"http://u@x@proxy:1", "http://proxy:1", "Basic dUB4"},			   /* the last @ */
+	    {"http://user@proxy:1", "http://proxy:1", "Basic dXNlcg=="},
+	};
+	for (size_t i = 0; i < ARRAY_LEN(good); i++) {
+		if (net_proxy_url_parse(good[i].url, &u, &e) < 0) {
+			ok(0, "proxy URL %s: %s", good[i].url, e.msg);
+			continue;
+		}
+		is_str(net_proxy_url_text(&u, buf, sizeof(buf)), good[i].text, "proxy URL %s", good[i].url);
+		is_str(u.auth, good[i].auth, "  its credentials as Proxy-Authorization");
+		net_proxy_url_free(&u);
+	}
+	static const char *const bad[] = {"",
+					  "https://proxy:3128",
+					  "socks5://proxy:1080",
+					  "http://proxy:0",
+					  "http://proxy:65536",
+					  "http://proxy:x",
+					  "http://:3128",
+					  "http://proxy:3128/path",
+					  "http://[::1",
+					  "http://u:%zz@proxy:1",
+					  "http://pro_xy:1",
+					  "http://u:%00@p:1"};
+	for (size_t i = 0; i < ARRAY_LEN(bad); i++) {
+		bool refused = net_proxy_url_parse(bad[i], &u, &e) < 0;
+		ok(refused, "proxy URL '%s' is refused: %s", bad[i], refused ? e.msg : "");
+		if (!refused)
+			net_proxy_url_free(&u);
+	}
+}
+
+static void test_no_proxy(void)
+{
+	static const struct {
+		const char *list, *host;
+		unsigned short port;
+		bool match;
+	} cases[] = {
+	    {"*", "anything.example", 443, true},
+	    {"example.com", "example.com", 443, true},
+	    {"example.com", "api.example.com", 443, true},
+	    {"example.com", "badexample.com", 443, false},
+	    {".example.com", "example.com", 443, true},
+	    {"*.example.com", "a.b.example.com", 443, true},
+	    {"EXAMPLE.com.", "Api.Example.Com.", 443, true},
+	    {"localhost, 127.0.0.1 ,::1", "127.0.0.1", 80, true},
+	    {"localhost,127.0.0.1,::1", "::1", 80, true},
+	    {"localhost,127.0.0.1", "127.0.0.2", 80, false},
+	    {"10.0.0.0/8", "10.9.8.7", 443, true},
+	    {"10.0.0.0/8", "11.0.0.1", 443, false},
+	    {"10.0.0.0/8", "ten.example", 443, false},
+	    {"2001:db8::/32", "2001:db8::5", 443, true},
+	    {"[2001:db8::5]:443", "2001:db8::5", 443, true},
+	    {"example.com:8443", "example.com", 8443, true},
+	    {"example.com:8443", "example.com", 443, false},
+	    {"", "example.com", 443, false},
+	    {",, ,", "example.com", 443, false},
+	    {".", "example.com", 443, false},
+	};
+	for (size_t i = 0; i < ARRAY_LEN(cases); i++)
+		ok(net_no_proxy_match(cases[i].list, cases[i].host, cases[i].port) == cases[i].match,
+		   "NO_PROXY '%s' %s %s:%u", cases[i].list, cases[i].match ? "exempts" : "does not exempt",
+		   cases[i].host, cases[i].port);
+	ok(!net_no_proxy_match(NULL, "a", 1) && !net_no_proxy_match("*", NULL, 1), "NULLs: no");
+}
+
 int main(void)
 {
 	test_forms();
@@ -348,5 +483,8 @@ int main(void)
 	test_pins();
 	test_classifier();
 	test_matchers();
+	test_paths();
+	test_proxy_url();
+	test_no_proxy();
 	return tap_done();
 }

@@ -30,6 +30,7 @@
  * tests/unit/test_netfence.c runs the whole fence under that rule. */
 #include "kernel/netfence.h"
 
+#include <arpa/inet.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <linux/audit.h>
@@ -293,6 +294,8 @@ struct pending {
 	int target_fd;	  /* the child's fd number */
 	unsigned fdflags; /* O_CLOEXEC when the child's fd had it */
 	int64_t deadline; /* SO_SNDTIMEO, CLOCK_MONOTONIC ns; 0: none */
+	struct upstream_conn *up; /* through the host's proxy: the tunnel being asked
+				   * for (fd is -1 then: up->fd is polled) */
 };
 
 #define DNS_TCP_MSG_MAX 1024 /* a query is a header and one question */
@@ -446,7 +449,18 @@ static void close_fd(int *fd)
 static void pending_drop(struct pending *p)
 {
 	close_fd(&p->fd);
+	if (p->up) {
+		upstream_close(p->up);
+		free(p->up);
+		p->up = NULL;
+	}
 	p->used = false;
+}
+
+/* The fd a pending connect waits on. */
+static int pending_fd(const struct pending *p)
+{
+	return p->up ? p->up->fd : p->fd;
 }
 
 void netfence_free(struct netfence *nf)
@@ -877,6 +891,43 @@ static int set_blocking(int fd)
 	return fl < 0 || fcntl(fd, F_SETFL, fl & ~O_NONBLOCK) < 0 ? -errno : 0;
 }
 
+/* An allowed destination through the host's proxy: a tunnel asked for
+ * (CONNECT address:port) on a socket of the supervisor's, installed once
+ * the proxy said 200.  Always pending, whatever the child's O_NONBLOCK:
+ * the socket cannot be handed over before the tunnel stands, and the
+ * notification is the only way to hand it over. */
+static int connect_upstream(struct netfence *nf, struct call *c, const struct upstream_proxy *up, const char *host,
+			    uint16_t port)
+{
+	struct pending *p = pending_slot(nf);
+	struct upstream_conn *u;
+	int rc;
+	int64_t limit = moat_mono_ns() + (int64_t)NETFENCE_UPSTREAM_MS * 1000000LL, t;
+
+	if (!p)
+		return -EAGAIN;
+	u = moat_xcalloc(1, sizeof(*u));
+	rc = upstream_start(u, up, host, port);
+	if (rc < 0) {
+		free(u);
+		return rc;
+	}
+	copy_options(up->addr.ss_family == AF_INET6 ? nf->defaults6 : nf->defaults4, c->sock, u->fd,
+		     up->addr.ss_family);
+	t = sndtimeo_deadline(c->sock);
+	*p = (struct pending){.used = true,
+			      .inject = true,
+			      .id = c->id,
+			      .fd = -1,
+			      .target_fd = c->target_fd,
+			      .fdflags = child_fdflags(c->tid, c->target_fd),
+			      .deadline = t && t < limit ? t : limit,
+			      .up = u};
+	nf->st.forwarded++;
+	nf->st.via_upstream++;
+	return R_PENDING;
+}
+
 /* An allowed destination: a socket of the supervisor's, in the host's
  * namespace, connected without blocking and installed over the child's fd
  * number once connected (or at once for a non-blocking child socket). */
@@ -888,6 +939,20 @@ static int connect_forward(struct netfence *nf, struct call *c, const struct soc
 
 	if (fl < 0)
 		return -errno;
+	if (nf->rules.upstream) {
+		char host[INET6_ADDRSTRLEN];
+		const struct sockaddr_in *in = (const void *)sa;
+		const struct sockaddr_in6 *in6 = (const void *)sa;
+		bool v4 = sa->sa_family == AF_INET;
+		uint16_t port = ntohs(v4 ? in->sin_port : in6->sin6_port);
+		const struct upstream_proxy *up;
+
+		inet_ntop(sa->sa_family, v4 ? (const void *)&in->sin_addr : (const void *)&in6->sin6_addr, host,
+			  sizeof(host));
+		up = nf->rules.upstream(nf->rules.ctx, host, port);
+		if (up)
+			return connect_upstream(nf, c, up, host, port);
+	}
 	h = socket(c->domain, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, IPPROTO_TCP);
 	if (h < 0)
 		return -errno;
@@ -1097,11 +1162,36 @@ static int handle_notification(struct netfence *nf, struct moat_error *err)
 	return 0;
 }
 
+/* A tunnel through the host's proxy moved (or its time ran out): installed
+ * once the proxy said 200. */
+static void pending_upstream(struct netfence *nf, struct pending *p, bool timed_out)
+{
+	int rc = timed_out ? -ETIMEDOUT : upstream_step(p->up);
+
+	if (rc == 0)
+		return; /* not yet */
+	if (rc > 0) {
+		p->fd = upstream_take_fd(p->up);
+		rc = set_blocking(p->fd);
+		if (rc == 0)
+			rc = install_fd(nf, p->id, p->fd, p->target_fd, p->fdflags);
+	} else if (rc != -ETIMEDOUT && rc != -ECONNREFUSED) {
+		rc = -ECONNREFUSED; /* the proxy failed us: for the caller, the destination did */
+	}
+	answer(nf, p->id, rc, 0);
+	pending_drop(p);
+}
+
 /* A pending connect finished (or its SO_SNDTIMEO ran out). */
 static void pending_done(struct netfence *nf, struct pending *p, bool timed_out)
 {
 	int e = 0, rc;
 	socklen_t l = sizeof(e);
+
+	if (p->up) {
+		pending_upstream(nf, p, timed_out);
+		return;
+	}
 
 	if (!timed_out && getsockopt(p->fd, SOL_SOCKET, SO_ERROR, &e, &l) < 0)
 		e = errno;
@@ -1444,7 +1534,8 @@ size_t netfence_pollfds(struct netfence *nf, struct pollfd *fds, size_t max)
 	ADD(SLOT_TCP, 0, nf->dns_tcp, POLLIN);
 	for (size_t i = 0; i < ARRAY_LEN(nf->pend); i++)
 		if (nf->pend[i].used)
-			ADD(SLOT_PENDING, i, nf->pend[i].fd, POLLOUT);
+			ADD(SLOT_PENDING, i, pending_fd(&nf->pend[i]),
+			    nf->pend[i].up ? upstream_events(nf->pend[i].up) : POLLOUT);
 	for (size_t i = 0; i < ARRAY_LEN(nf->cli); i++)
 		if (nf->cli[i].fd >= 0)
 			ADD(SLOT_CLIENT, i, nf->cli[i].fd, POLLIN);
@@ -1526,7 +1617,7 @@ int netfence_handle(struct netfence *nf, const struct pollfd *fds, size_t n, str
 		case SLOT_PENDING:
 			/* The slot may have been reused since pollfds: the fd check
 			 * above holds only while the entry is the same one. */
-			if (nf->pend[s->idx].used && nf->pend[s->idx].fd == s->fd)
+			if (nf->pend[s->idx].used && pending_fd(&nf->pend[s->idx]) == s->fd)
 				pending_done(nf, &nf->pend[s->idx], false);
 			break;
 		case SLOT_CLIENT:

@@ -79,6 +79,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "kernel/upstream.h"
 #include "util/err.h"
 
 /* ---- child side: async-signal-safe, no allocation, -errno on failure ---- */
@@ -193,7 +194,16 @@ struct netfence_rules {
 	bool (*connect_ok)(void *ctx, const struct netfence_addr *a, uint16_t port, const char *name_or_null);
 	/* Optional: each decision, as it is made (must not block). */
 	void (*event)(void *ctx, const struct netfence_event *ev);
+	/* Optional: the host's proxy to make an allowed connect to host:port
+	 * through (host: the address as text), or NULL: directly.  Through
+	 * it, the fence asks the proxy for a tunnel (CONNECT, kernel/upstream.h)
+	 * and installs the socket only once the proxy said 200: the caller's
+	 * connect waits for that, non-blocking or not (at most
+	 * NETFENCE_UPSTREAM_MS, or its SO_SNDTIMEO: then ETIMEDOUT), and a
+	 * proxy's refusal is ECONNREFUSED. */
+	const struct upstream_proxy *(*upstream)(void *ctx, const char *host, uint16_t port);
 };
+#define NETFENCE_UPSTREAM_MS 15000
 
 /* 127.0.0.0/8, 0.0.0.0 (which connect treats as a local address), ::1, ::. */
 bool netfence_addr_is_loopback(const struct netfence_addr *a) __attribute__((nonnull));
@@ -243,6 +253,7 @@ struct netfence_stats {
 	unsigned long dns_queries; /* DNS queries answered */
 	unsigned long dns_denied;  /* of which NXDOMAIN */
 	unsigned long failures;	   /* notifications that failed in the supervisor */
+	unsigned long via_upstream; /* of the connects forwarded, through the host's proxy */
 };
 void netfence_get_stats(const struct netfence *nf, struct netfence_stats *out) __attribute__((nonnull));
 

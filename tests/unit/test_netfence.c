@@ -23,6 +23,7 @@
  * alarm per process). */
 #include "tap.h"
 #include "nsbox.h"
+#include "upproxy.h"
 
 #include <arpa/inet.h>
 #include <errno.h>
@@ -100,6 +101,10 @@ static int t_resolve(void *ctx, const char *name, int qtype, struct netfence_add
 		addr = 0x7f000005;
 	else if (strcmp(name, "closed.test") == 0)
 		addr = 0x7f000004; /* allowed, and nothing listens there */
+	else if (strcmp(name, "up.test") == 0)
+		addr = 0x7f000007; /* through the upstream proxy (127.0.0.6) */
+	else if (strcmp(name, "upref.test") == 0)
+		addr = 0x7f000008; /* likewise, and the proxy refuses it */
 	else
 		return -1;
 	if (qtype != NETFENCE_QTYPE_A || max == 0)
@@ -118,7 +123,25 @@ static bool t_connect_ok(void *ctx, const struct netfence_addr *a, uint16_t port
 		return strcmp(name, "allowed.test") == 0;
 	if (a->v4.s_addr == htonl(0x7f000004))
 		return strcmp(name, "closed.test") == 0;
+	if (a->v4.s_addr == htonl(0x7f000007) || a->v4.s_addr == htonl(0x7f000008))
+		return strncmp(name, "up", 2) == 0;
 	return false;
+}
+
+/* The host's proxy (upproxy.h, on 127.0.0.6): for 127.0.0.7 and .8; it
+ * takes 127.0.0.7:P to the echo server 127.0.0.2:P and refuses the rest. */
+static struct upstream_proxy up;
+
+static const struct upstream_proxy *t_upstream(void *ctx, const char *host, uint16_t port)
+{
+	(void)ctx, (void)port;
+	return strcmp(host, "127.0.0.7") == 0 || strcmp(host, "127.0.0.8") == 0 ? &up : NULL;
+}
+
+static uint32_t up_target(const char *host, uint16_t *port)
+{
+	(void)port;
+	return strcmp(host, "127.0.0.7") == 0 ? 0x7f000002 : 0;
 }
 
 /* What the sandbox reports: nsbox.h; and one kind of this test's own. */
@@ -418,6 +441,39 @@ static void dns_checks(void)
 		check(tg > 2 && rcode(tr + 2) == 0 && first_a(tr + 2, tg - 2, tn) == 0x7f000005,
 		      "and the TCP query for slowtcp.test, asked at the same time, got its answer too");
 	}
+}
+
+/* Through the host's proxy (rules.upstream): the fence asks it for a
+ * tunnel to the address and installs the socket once it said 200. */
+static void upstream_checks(void)
+{
+	unsigned char q[300], r[600];
+	size_t n = dns_query(q, 30, "up.test", 1);
+	ssize_t got = dns_ask(false, q, n, r, sizeof(r));
+	int fd, e = -1;
+	socklen_t l = sizeof(e);
+
+	check(got > 0 && first_a(r, got, n) == 0x7f000007, "up.test resolves (127.0.0.7)");
+	n = dns_query(q, 31, "upref.test", 1);
+	got = dns_ask(false, q, n, r, sizeof(r));
+	fd = tcp_connect(0x7f000007, port_p, false);
+	check(fd >= 0 && exchange(fd),
+	      "blocking connect to up.test goes through the host's proxy (a tunnel to 127.0.0.7:%u) and echoes",
+	      port_p);
+	check(fd >= 0 && sock_ns(fd) == -EPERM, "  on a socket of the supervisor's");
+	if (fd >= 0)
+		close(fd);
+	fd = tcp_connect(0x7f000007, port_p, true);
+	struct pollfd p = {.fd = fd, .events = POLLOUT};
+	if (fd >= 0 && poll(&p, 1, 3000) == 1)
+		getsockopt(fd, SOL_SOCKET, SO_ERROR, &e, &l);
+	check(fd >= 0 && e == 0 && exchange(fd),
+	      "a non-blocking connect through it too (its connect waits for the 200)");
+	if (fd >= 0)
+		close(fd);
+	e = connect_errno(0x7f000008, port_p);
+	check(got > 0 && e == ECONNREFUSED, "upref.test, which the host's proxy refuses (403): ECONNREFUSED: %s",
+	      strerror(e));
 }
 
 static void connect_checks(void)
@@ -756,6 +812,7 @@ static _Noreturn void sandbox(int sp, int ctl, uid_t uid, gid_t gid, const char 
 	check(e == ECONNREFUSED, "127.0.0.2:%u before the DNS handed it out is refused: %s", port_p, strerror(e));
 	dns_checks();
 	connect_checks();
+	upstream_checks();
 	stall_checks();
 	latency();
 
@@ -776,7 +833,7 @@ static _Noreturn void sandbox(int sp, int ctl, uid_t uid, gid_t gid, const char 
 static _Noreturn void supervisor(int sp)
 {
 	struct pollfd p = {.fd = sp, .events = POLLIN};
-	struct netfence_rules rules = {.resolve = t_resolve, .connect_ok = t_connect_ok};
+	struct netfence_rules rules = {.resolve = t_resolve, .connect_ok = t_connect_ok, .upstream = t_upstream};
 	struct moat_error err = {0};
 	int l, u, t;
 
@@ -885,6 +942,17 @@ int main(void)
 	for (int i = 0; i < MAX_CONNS; i++)
 		conns[i] = -1;
 	double direct = direct_latency(lfd[L_P]);
+	uint16_t port_up = 0;
+	up_fd = listen_on(0x7f000006, &port_up, SOCK_STREAM);
+	if (up_fd < 0) {
+		ok(0, "the upstream proxy on 127.0.0.6");
+		return tap_done();
+	}
+	up_map = up_target;
+	struct sockaddr_in *ua = (struct sockaddr_in *)&up.addr;
+	*ua = sin_of(0x7f000006, port_up);
+	up.addr_len = sizeof(*ua);
+	up.auth = UPPROXY_AUTH;
 
 	int rfd = mkstemp(resolv);
 	if (rfd < 0 || write(rfd, "nameserver 127.0.0.1\noptions timeout:1 attempts:1\n", 51) != 51) {
@@ -917,6 +985,9 @@ int main(void)
 	close(sp[1]);
 	close(res[1]);
 	close(ctl[0]);
+	/* Threads only now: a child forked from a process with threads may
+	 * find a lock of the allocator held for good (ASan's). */
+	spawn(up_loop, NULL);
 
 	struct timespec t0;
 	clock_gettime(CLOCK_MONOTONIC, &t0);
@@ -991,7 +1062,13 @@ int main(void)
 	kill(box, SIGKILL);
 	waitpid(box, &status, 0);
 	unlink(resolv);
+	atomic_store(&stop_all, 1);
 	if (!skipped) {
+		char want[64];
+		snprintf(want, sizeof(want), "127.0.0.8:%u", port_p);
+		ok(atomic_load(&up_requests) == 3 && strcmp(up_last_target, want) == 0,
+		   "the host's proxy got the 3 tunnels asked through it, by address (%d, the last %s)",
+		   atomic_load(&up_requests), up_last_target);
 		printf("# direct connect on the host: median %.1f us of %d (network.md: 5.5-9; fenced ~41)\n", direct,
 		       LATENCY_N);
 		ok(counts[L_B] == 0, "the denied host server 127.0.0.3 got no connection (%d)", counts[L_B]);

@@ -23,6 +23,7 @@
  * Traffic goes to loopback only; every wait is bounded. */
 #include "tap.h"
 #include "nsbox.h"
+#include "upproxy.h"
 
 #include <arpa/inet.h>
 #include <errno.h>
@@ -354,7 +355,6 @@ struct server {
 	atomic_long bytes; /* received */
 };
 static struct server srv_a, srv_b, srv_tls, srv_bulk;
-static atomic_int stop_all;
 
 struct served {
 	struct server *s;
@@ -393,18 +393,6 @@ static void *serve_conn(void *arg)
 	return NULL;
 }
 
-static void spawn(void *(*fn)(void *), void *arg)
-{
-	pthread_t t;
-	pthread_attr_t a;
-
-	pthread_attr_init(&a);
-	pthread_attr_setdetachstate(&a, PTHREAD_CREATE_DETACHED);
-	if (pthread_create(&t, &a, fn, arg) != 0)
-		abort();
-	pthread_attr_destroy(&a);
-}
-
 static void *server_loop(void *arg)
 {
 	struct server *s = arg;
@@ -424,89 +412,14 @@ static void *server_loop(void *arg)
 	return NULL;
 }
 
-/* The upstream: a CONNECT proxy that wants "user:pass", knows up.test
- * (127.0.0.2) and refuses up-refused.test (403), and answers an
- * absolute-form request with the head it received. */
-static int up_fd;
-static atomic_int up_requests;
-
-/* An HTTP head, a byte at a time (nothing after it is taken), at most
- * cap - 1 bytes or 3 s; NUL-terminated; its length. */
-static size_t read_head(int fd, char *head, size_t cap)
+/* The upstream (upproxy.h): up.test is 127.0.0.2:P, up-refused.test is
+ * refused (403). */
+static uint32_t up_target(const char *host, uint16_t *port)
 {
-	size_t n = 0;
-	struct pollfd p = {.fd = fd, .events = POLLIN};
-
-	while (n < cap - 1 && poll(&p, 1, 3000) == 1) {
-		ssize_t k = recv(fd, head + n, 1, 0);
-		if (k <= 0)
-			break;
-		n++;
-		if (n >= 4 && memcmp(head + n - 4, "\r\n\r\n", 4) == 0)
-			break;
-	}
-	head[n] = '\0';
-	return n;
-}
-
-static void relay_pair(int a, int b)
-{
-	char buf[16384];
-	struct pollfd p[2] = {{.fd = a, .events = POLLIN}, {.fd = b, .events = POLLIN}};
-
-	while (!stop_all && poll(p, 2, 200) >= 0) {
-		for (int i = 0; i < 2; i++) {
-			if (!p[i].revents)
-				continue;
-			ssize_t n = recv(p[i].fd, buf, sizeof(buf), 0);
-			if (n <= 0 || send(p[1 - i].fd, buf, (size_t)n, MSG_NOSIGNAL) != n)
-				return;
-		}
-	}
-}
-
-static void *up_conn(void *arg)
-{
-	int fd = (int)(intptr_t)arg;
-	char head[4096];
-	size_t n = read_head(fd, head, sizeof(head));
-
-	atomic_fetch_add(&up_requests, 1);
-	if (!strstr(head, "\r\nProxy-Authorization: Basic dXNlcjpwYXNz\r\n")) {
-		(void)!send(fd, "HTTP/1.1 407 Who\r\n\r\n", 20, MSG_NOSIGNAL);
-	} else if (strncmp(head, "CONNECT up.test:", 16) == 0) {
-		struct sockaddr_in a = {.sin_family = AF_INET, .sin_port = htons(port_p)};
-		a.sin_addr.s_addr = htonl(IP2);
-		int u = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-		if (u >= 0 && connect(u, (struct sockaddr *)&a, sizeof(a)) == 0 &&
-		    send(fd, "HTTP/1.1 200 OK\r\n\r\n", 19, MSG_NOSIGNAL) == 19)
-			relay_pair(fd, u);
-		if (u >= 0)
-			close(u);
-	} else if (strncmp(head, "GET http://", 11) == 0) {
-		char r[4200];
-		int l = snprintf(r, sizeof(r), "HTTP/1.1 200 OK\r\nContent-Length: %zu\r\n\r\n%s", n, head);
-		(void)!send(fd, r, (size_t)l, MSG_NOSIGNAL);
-	} else {
-		(void)!send(fd, "HTTP/1.1 403 No\r\n\r\n", 19, MSG_NOSIGNAL);
-	}
-	close(fd);
-	return NULL;
-}
-
-static void *up_loop(void *arg)
-{
-	struct pollfd p = {.fd = up_fd, .events = POLLIN};
-
-	(void)arg;
-	while (!stop_all) {
-		if (poll(&p, 1, 200) != 1)
-			continue;
-		int c = accept4(up_fd, NULL, NULL, SOCK_CLOEXEC);
-		if (c >= 0)
-			spawn(up_conn, (void *)(intptr_t)c);
-	}
-	return NULL;
+	if (strcmp(host, "up.test") != 0)
+		return 0;
+	*port = port_p;
+	return IP2;
 }
 
 static int listen_on(uint32_t addr, uint16_t *port)
@@ -1097,6 +1010,7 @@ static void kernel_checks(void)
 	srv_bulk.fd = listen_on(IP2, &port_q);
 	srv_bulk.mode = SRV_SOURCE;
 	up_fd = listen_on(IP4, &port_u);
+	up_map = up_target;
 	if (srv_a.fd < 0 || srv_b.fd < 0 || srv_tls.fd < 0 || srv_bulk.fd < 0 || up_fd < 0) {
 		ok(0, "servers on 127.0.0.2-5");
 		return;
@@ -1107,26 +1021,6 @@ static void kernel_checks(void)
 	ua->sin_addr.s_addr = htonl(IP4);
 	up.addr_len = sizeof(*ua);
 	up.auth = "Basic dXNlcjpwYXNz";
-	spawn(server_loop, &srv_a);
-	spawn(server_loop, &srv_b);
-	spawn(server_loop, &srv_tls);
-	spawn(server_loop, &srv_bulk);
-	spawn(up_loop, NULL);
-	double direct = direct_bulk();
-	/* Control: the server that must see nothing answers when asked
-	 * directly. */
-	struct sockaddr_in b3 = {.sin_family = AF_INET, .sin_port = htons(port_p)};
-	b3.sin_addr.s_addr = htonl(IP3);
-	int c3 = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-	struct timeval tv = {.tv_sec = 3};
-	setsockopt(c3, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
-	ok(c3 >= 0 && connect(c3, (struct sockaddr *)&b3, sizeof(b3)) == 0 && echo_ok(c3, "ping", 4),
-	   "control: the host server on 127.0.0.3:%u answers when reached directly", port_p);
-	if (c3 >= 0)
-		close(c3);
-	for (int i = 0; i < 100 && atomic_load(&srv_b.conns) == 0; i++)
-		usleep(10000);
-	atomic_store(&srv_b.conns, 0);
 
 	if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sp) < 0 || pipe2(res, O_CLOEXEC) < 0 ||
 	    pipe2(stp, O_CLOEXEC) < 0) {
@@ -1156,6 +1050,25 @@ static void kernel_checks(void)
 	close(sp[1]);
 	close(res[1]);
 	close(stp[1]);
+	/* Threads only now: a child forked from a process with threads may
+	 * find a lock of the allocator held for good (ASan's).  The clients
+	 * wait in the listeners' queues meanwhile. */
+	spawn(server_loop, &srv_a);
+	spawn(server_loop, &srv_b);
+	spawn(server_loop, &srv_tls);
+	spawn(server_loop, &srv_bulk);
+	spawn(up_loop, NULL);
+	/* Control: the server that must see nothing of the sandbox answers
+	 * when asked directly (its one connection). */
+	struct sockaddr_in b3 = {.sin_family = AF_INET, .sin_port = htons(port_p)};
+	b3.sin_addr.s_addr = htonl(IP3);
+	int c3 = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	struct timeval tv = {.tv_sec = 3};
+	setsockopt(c3, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+	ok(c3 >= 0 && connect(c3, (struct sockaddr *)&b3, sizeof(b3)) == 0 && echo_ok(c3, "ping", 4),
+	   "control: the host server on 127.0.0.3:%u answers when reached directly", port_p);
+	if (c3 >= 0)
+		close(c3);
 
 	int64_t t0 = mono_ns();
 	while (!done && mono_ns() - t0 < 80 * 1000000000LL) {
@@ -1170,6 +1083,7 @@ static void kernel_checks(void)
 	}
 	ok(done || skipped, "the sandbox finished within the time bound");
 	waitpid(box, &status, 0);
+	double direct = direct_bulk();
 	struct netproxy_stats st[2];
 	struct pollfd p = {.fd = stp[0], .events = POLLIN};
 	bool have = poll(&p, 1, 5000) == 1 && read(stp[0], st, sizeof(st)) == (ssize_t)sizeof(st);
@@ -1179,7 +1093,8 @@ static void kernel_checks(void)
 	if (skipped)
 		return;
 	printf("# direct on the host, %zu MiB: %.0f MiB/s\n", bulk_bytes >> 20, direct);
-	ok(atomic_load(&srv_b.conns) == 0, "the host server on 127.0.0.3 (not listed) got no connection (%d)",
+	ok(atomic_load(&srv_b.conns) == 1,
+	   "the host server on 127.0.0.3 (not listed) got no connection but the control's (%d)",
 	   atomic_load(&srv_b.conns));
 	ok(atomic_load(&srv_a.conns) >= 10, "the allowed server got the allowed tunnels (%d)",
 	   atomic_load(&srv_a.conns));

@@ -296,6 +296,7 @@ struct pending {
 	int64_t deadline; /* SO_SNDTIMEO, CLOCK_MONOTONIC ns; 0: none */
 	struct upstream_conn *up; /* through the host's proxy: the tunnel being asked
 				   * for (fd is -1 then: up->fd is polled) */
+	bool nonblock;		  /* ... for a non-blocking socket: EINPROGRESS once it stands */
 };
 
 #define DNS_TCP_MSG_MAX 1024 /* a query is a header and one question */
@@ -897,7 +898,7 @@ static int set_blocking(int fd)
  * the socket cannot be handed over before the tunnel stands, and the
  * notification is the only way to hand it over. */
 static int connect_upstream(struct netfence *nf, struct call *c, const struct upstream_proxy *up, const char *host,
-			    uint16_t port)
+			    uint16_t port, bool nonblock)
 {
 	struct pending *p = pending_slot(nf);
 	struct upstream_conn *u;
@@ -922,7 +923,8 @@ static int connect_upstream(struct netfence *nf, struct call *c, const struct up
 			      .target_fd = c->target_fd,
 			      .fdflags = child_fdflags(c->tid, c->target_fd),
 			      .deadline = t && t < limit ? t : limit,
-			      .up = u};
+			      .up = u,
+			      .nonblock = nonblock};
 	nf->st.forwarded++;
 	nf->st.via_upstream++;
 	return R_PENDING;
@@ -951,7 +953,7 @@ static int connect_forward(struct netfence *nf, struct call *c, const struct soc
 			  sizeof(host));
 		up = nf->rules.upstream(nf->rules.ctx, host, port);
 		if (up)
-			return connect_upstream(nf, c, up, host, port);
+			return connect_upstream(nf, c, up, host, port, fl & O_NONBLOCK);
 	}
 	h = socket(c->domain, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, IPPROTO_TCP);
 	if (h < 0)
@@ -1175,6 +1177,10 @@ static void pending_upstream(struct netfence *nf, struct pending *p, bool timed_
 		rc = set_blocking(p->fd);
 		if (rc == 0)
 			rc = install_fd(nf, p->id, p->fd, p->target_fd, p->fdflags);
+		/* Connected: a non-blocking caller hears what the kernel would
+		 * have said, and finds the socket writable at once. */
+		if (rc == 0 && p->nonblock)
+			rc = -EINPROGRESS;
 	} else if (rc != -ETIMEDOUT && rc != -ECONNREFUSED) {
 		rc = -ECONNREFUSED; /* the proxy failed us: for the caller, the destination did */
 	}

@@ -199,8 +199,9 @@ struct netfence_rules {
 	 * it, the fence asks the proxy for a tunnel (CONNECT, kernel/upstream.h)
 	 * and installs the socket only once the proxy said 200: the caller's
 	 * connect waits for that, non-blocking or not (at most
-	 * NETFENCE_UPSTREAM_MS, or its SO_SNDTIMEO: then ETIMEDOUT), and a
-	 * proxy's refusal is ECONNREFUSED. */
+	 * NETFENCE_UPSTREAM_MS, or its SO_SNDTIMEO: then ETIMEDOUT; a
+	 * non-blocking one then hears EINPROGRESS, the socket already
+	 * connected), and a proxy's refusal is ECONNREFUSED. */
 	const struct upstream_proxy *(*upstream)(void *ctx, const char *host, uint16_t port);
 };
 #define NETFENCE_UPSTREAM_MS 15000

@@ -73,6 +73,38 @@ bool env_name_valid(const char *name)
 	return true;
 }
 
+/* Variables that name a CA bundle -- a file of PEM certificates, or a
+ * directory of them -- that a TLS client trusts besides (or instead of) the
+ * system's.  Behind a proxy that intercepts TLS, the host's tools work only
+ * with the proxy's CA, and so does the command: these pass by default when
+ * what they name exists (profiles.c grants it read-only).  Names only; the
+ * tool that reads each one. */
+static const char *const ca_bundle_names[] = {
+	"SSL_CERT_FILE",       /* OpenSSL's default file: curl, Python, Ruby, git, Go, uv */
+	"SSL_CERT_DIR",        /* OpenSSL's default directories (':'-separated), Go */
+	"NODE_EXTRA_CA_CERTS", /* node: added to its built-in roots */
+	"REQUESTS_CA_BUNDLE",  /* Python requests (and pip, conda through it) */
+	"CURL_CA_BUNDLE",      /* curl; requests reads it too */
+	"GIT_SSL_CAINFO", "GIT_SSL_CAPATH", /* git over https */
+	"PIP_CERT",            /* pip */
+	"AWS_CA_BUNDLE",       /* the AWS CLI and SDKs */
+	"CARGO_HTTP_CAINFO",   /* cargo */
+	"NPM_CONFIG_CAFILE", "npm_config_cafile", /* npm */
+	"DENO_CERT",           /* deno */
+	"BUNDLE_SSL_CA_CERT",  /* bundler */
+	"COMPOSER_CAFILE",     /* composer */
+	"HEX_CACERTS_PATH",    /* hex (Elixir) */
+	"GRPC_DEFAULT_SSL_ROOTS_FILE_PATH", /* gRPC's C core (Python, Ruby, PHP) */
+	"NIX_SSL_CERT_FILE",   /* nix */
+	"HTTPLIB2_CA_CERTS",   /* httplib2 (Google's older Python clients) */
+	"CLOUDSDK_CORE_CUSTOM_CA_CERTS_FILE", /* gcloud */
+};
+
+const char *env_ca_bundle_name(size_t i)
+{
+	return i < ARRAY_LEN(ca_bundle_names) ? ca_bundle_names[i] : NULL;
+}
+
 void env_add_safe_set(struct moat_policy *p)
 {
 	static const char *const safe[] = {"PATH", "HOME", "LANG", "LC_*", "SSL_CERT_FILE", "XDG_*"};

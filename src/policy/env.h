@@ -24,6 +24,11 @@ bool env_name_valid(const char *name);
  * pass-through rules; patterns ending in '*' match by prefix. */
 void env_add_safe_set(struct moat_policy *p);
 
+/* The i-th variable that names a CA bundle (SSL_CERT_FILE,
+ * NODE_EXTRA_CA_CERTS, REQUESTS_CA_BUNDLE, ...; the list, with the tool
+ * that reads each, is in env.c), or NULL past the last. */
+const char *env_ca_bundle_name(size_t i);
+
 /* Build the child's environment from the policy's rules and `environ`:
  * later rules win over earlier ones.  *envp_out is a NULL-terminated array
  * of "NAME=VALUE" strings; *names_out the sorted names (for the report,

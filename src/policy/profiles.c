@@ -192,6 +192,39 @@ static int add_command_dirs(struct moat_policy *p, const struct profile_context 
 	return 0;
 }
 
+/* The CA bundles moat's environment names (env_ca_bundle_name): each
+ * variable passes, and what it names is granted read-only, when that
+ * exists -- a file, or a directory (SSL_CERT_DIR: each of its
+ * ':'-separated directories) given by an absolute path.  A bundle inside a
+ * denied path (~/.ssh, ...) is not granted (fsplan drops a profile's grant
+ * there); the variable still passes, so the tool says what it cannot read. */
+static void add_ca_bundles(struct moat_policy *p)
+{
+	const char *name;
+
+	for (size_t i = 0; (name = env_ca_bundle_name(i)); i++) {
+		const char *v = getenv(name);
+		cleanup_free char *copy = v && *v ? moat_xstrdup(v) : NULL;
+		char *save = NULL, *part;
+		size_t granted = 0, parts = 0;
+		struct stat st;
+
+		for (part = copy ? strtok_r(copy, ":", &save) : NULL; part; part = strtok_r(NULL, ":", &save)) {
+			parts++;
+			if (part[0] != '/' || stat(part, &st) != 0 || !(S_ISREG(st.st_mode) || S_ISDIR(st.st_mode)))
+				break;
+			granted++;
+		}
+		if (!parts || granted != parts || (parts > 1 && strcmp(name, "SSL_CERT_DIR") != 0))
+			continue;
+		struct moat_origin o = {.source = "a CA bundle named in moat's environment"};
+		policy_add_env(p, name, NULL, o);
+		memcpy(copy, v, strlen(v) + 1);
+		for (part = strtok_r(copy, ":", &save); part; part = strtok_r(NULL, ":", &save))
+			add(p, part, MOAT_ACCESS_READ, true, o.source);
+	}
+}
+
 static void add_strict(struct moat_policy *p, const struct profile_context *ctx)
 {
 	size_t i;
@@ -205,6 +238,7 @@ static void add_strict(struct moat_policy *p, const struct profile_context *ctx)
 	p->secrets_masked = true;
 	p->net = MOAT_NET_NONE;
 	env_add_safe_set(p);
+	add_ca_bundles(p);
 }
 
 int profile_apply(struct moat_policy *p, const char *name, const struct profile_context *ctx, struct moat_error *err)

@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "backends/backend.h"
+#include "kernel/netproxy.h"
 #include "host/hints.h"
 #include "policy/properties.h"
 #include "policy/verdict.h"
@@ -59,6 +60,38 @@ static void native_caps(const struct native_plan *np, struct limit_caps *c)
 		 "rest");
 }
 
+/* The proxy mode (kernel/netproxy.h) in the command's environment: the
+ * variables proxy-aware clients read, both cases (curl reads only the lower
+ * case http_proxy, CGI-minded code only the upper).  ALL_PROXY is socks5h:
+ * the client hands moat the name, never resolving it itself.  NO_PROXY
+ * keeps the sandbox's own loopback direct.  NODE_USE_ENV_PROXY=1 has Node
+ * (22.21 and 24.5 on) honour them in fetch and http.get; older ones ignore
+ * it, and the transparent fence serves them.  A value the policy sets itself
+ * (--env NAME=VALUE) wins; one passed through from moat's environment does
+ * not: that proxy is the host's, which the sandbox cannot reach. */
+static void proxy_mode_env(const struct moat_policy *p, struct backend_plan *bp)
+{
+	char http[64], socks[64];
+	const char *const names[][2] = {
+	    {"http_proxy", http},
+	    {"HTTP_PROXY", http},
+	    {"https_proxy", http},
+	    {"HTTPS_PROXY", http},
+	    {"all_proxy", socks},
+	    {"ALL_PROXY", socks},
+	    {"no_proxy", "localhost,127.0.0.1,::1"},
+	    {"NO_PROXY", "localhost,127.0.0.1,::1"},
+	    {"NODE_USE_ENV_PROXY", "1"},
+	};
+
+	snprintf(http, sizeof(http), "http://127.0.0.1:%d", NETPROXY_HTTP_PORT);
+	snprintf(socks, sizeof(socks), "socks5h://127.0.0.1:%d", NETPROXY_SOCKS_PORT);
+	for (size_t i = 0; i < ARRAY_LEN(names); i++) {
+		const struct moat_env_rule *r = policy_find_env(p, names[i][0]);
+		if (!r || !r->value)
+			backend_env_set(bp, names[i][0], names[i][1]);
+	}
+}
 
 static int native_compile(const struct backend_ctx *ctx, struct backend_plan *bp, struct moat_verdict *props,
 			  struct moat_error *err)
@@ -158,6 +191,8 @@ static int native_compile(const struct backend_ctx *ctx, struct backend_plan *bp
 	np->net_fence = p->net == MOAT_NET_ALLOW && !fence_why && np->use_seccomp;
 	if (p->net == MOAT_NET_ALLOW && !fence_why && !np->use_seccomp)
 		fence_why = seccomp_why;
+	if (np->net_fence)
+		proxy_mode_env(p, bp);
 
 	/* moat applies the rlimits itself (backend_rlimits: RLIMIT_CPU is
 	 * each process's share, besides the tree's total in launch/cgroup.c,

@@ -60,6 +60,7 @@
 
 #include "util/userns.h"
 #include "kernel/netfence.h"
+#include "kernel/netproxy.h"
 #include "launch/reaper.h"
 #include "launch/signals.h"
 #include "util/path.h"
@@ -427,7 +428,7 @@ static _Noreturn void exec_sandboxed(const struct child_args *a)
 	const struct backend_plan *bp = &plan->compiled;
 	const struct native_plan *np = bp->in_child;
 	bool tool = backend_plan_runs_tool(bp);
-	int dns_udp = -1, dns_tcp = -1;
+	int dns_udp = -1, dns_tcp = -1, px_http = -1, px_socks = -1;
 	size_t i;
 	int rc;
 
@@ -444,6 +445,11 @@ static _Noreturn void exec_sandboxed(const struct child_args *a)
 	 * refuses the command TCP binds of its own. */
 	if (np && np->net_fence && (rc = netfence_child_dns(&dns_udp, &dns_tcp)) < 0)
 		fail(a, 125, -rc, "net allow: binding the fenced DNS on 127.0.0.1:53");
+	/* The proxy mode's listeners likewise (kernel/netproxy.h): the ports
+	 * are the sandbox's own, bound before Landlock refuses TCP binds. */
+	if (np && np->net_fence && (rc = netproxy_child_listen(&px_http, &px_socks)) < 0)
+		fail(a, 125, -rc, "net allow: binding the proxy mode on 127.0.0.1:%d and :%d", NETPROXY_HTTP_PORT,
+		     NETPROXY_SOCKS_PORT);
 	if (np) {
 		if (np->landlock.ruleset_fd >= 0) {
 			if (np->mounts.enabled)
@@ -459,11 +465,11 @@ static _Noreturn void exec_sandboxed(const struct child_args *a)
 		int listener = -1;
 		if ((rc = netfence_child_install(&listener)) < 0)
 			fail(a, 125, -rc, "net allow: loading the fence's seccomp filter");
-		if ((rc = netfence_child_send(a->fence_fd, listener, dns_udp, dns_tcp)) < 0)
+		int fds[5] = {listener, dns_udp, dns_tcp, px_http, px_socks};
+		if ((rc = netfence_child_sendv(a->fence_fd, fds, ARRAY_LEN(fds))) < 0)
 			fail(a, 125, -rc, "net allow: handing the fence to moat");
-		close(listener);
-		close(dns_udp);
-		close(dns_tcp);
+		for (i = 0; i < ARRAY_LEN(fds); i++)
+			close(fds[i]);
 	}
 	close_fds(a);
 	if (bp->fill_fd_gaps)

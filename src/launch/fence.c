@@ -1,6 +1,7 @@
 #include "launch/fence.h"
 
 #include <arpa/inet.h>
+#include <netinet/in.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <netdb.h>
@@ -80,13 +81,15 @@ static void add_addr(struct netfence_addr *addrs, size_t *n, int family, const v
 }
 
 /* The DNS-rebinding rule (policy/netdest.h): an address in a private,
- * loopback or metadata range is handed out for a name only when the name
- * is pinned or an entry names the range. */
-static bool may_hand_out(const struct fence_rules *fr, const struct fence_name *n, const struct netfence_addr *a)
+ * loopback or metadata range is handed out for a name (or connected to for
+ * it by the proxy mode) only when the name is pinned or an entry on that
+ * path names the range. */
+static bool may_hand_out(const struct fence_rules *fr, const struct fence_name *n, const struct netfence_addr *a,
+			 bool via_proxy)
 {
 	if (n->pinned || !net_addr_is_private(a->family, addr_bytes(a)))
 		return true;
-	return net_private_addr_named(fr->policy, a->family, addr_bytes(a));
+	return net_private_addr_named_via(fr->policy, a->family, addr_bytes(a), via_proxy);
 }
 
 /* ---- the lookups: the host's own resolver (glibc: /etc/hosts, DNS, NSS),
@@ -258,19 +261,13 @@ bool fence_rules_collect(struct fence_rules *fr)
 
 /* ---- the rules ---- */
 
-static int fence_resolve(void *ctx, const char *name, int qtype, struct netfence_addr *out, size_t max)
+/* The name's current answer in *out: 0; or NETFENCE_RESOLVE_PENDING while
+ * it is looked up (started here when it must be), _FAILED. */
+static int name_answer(struct fence_rules *fr, const char *name, struct fence_name **out)
 {
-	struct fence_rules *fr = ctx;
-	struct fence_name *n;
-	size_t i, k = 0;
-	int family = qtype == NETFENCE_QTYPE_A ? AF_INET : qtype == NETFENCE_QTYPE_AAAA ? AF_INET6 : 0;
+	struct fence_name *n = find(fr, name);
 	int64_t now;
 
-	if (!net_allow_name_any_port(fr->policy, name))
-		return NETFENCE_RESOLVE_DENIED;
-	if (!family || !out || !max)
-		return 0;
-	n = find(fr, name);
 	if (!n) {
 		/* A name below a wildcard entry: looked up now, the query
 		 * waits for it. */
@@ -278,28 +275,47 @@ static int fence_resolve(void *ctx, const char *name, int qtype, struct netfence
 			return NETFENCE_RESOLVE_FAILED;
 		n = add_name(fr, name);
 	}
-	if (!n->pinned) {
-		now = mono_ns();
-		switch (n->state) {
-		case FENCE_LOOKUP_NONE:
+	*out = n;
+	if (n->pinned)
+		return 0;
+	now = mono_ns();
+	switch (n->state) {
+	case FENCE_LOOKUP_NONE:
+		lookup_request(fr, n);
+		return NETFENCE_RESOLVE_PENDING;
+	case FENCE_LOOKUP_QUEUED:
+	case FENCE_LOOKUP_RUNNING:
+		return NETFENCE_RESOLVE_PENDING;
+	case FENCE_LOOKUP_FAILED:
+		if (now - n->done_ns < FENCE_RETRY_NS)
+			return NETFENCE_RESOLVE_FAILED;
+		lookup_request(fr, n);
+		return NETFENCE_RESOLVE_PENDING;
+	case FENCE_LOOKUP_DONE:
+		if (now - n->done_ns >= FENCE_REFRESH_NS)
 			lookup_request(fr, n);
-			return NETFENCE_RESOLVE_PENDING;
-		case FENCE_LOOKUP_QUEUED:
-		case FENCE_LOOKUP_RUNNING:
-			return NETFENCE_RESOLVE_PENDING;
-		case FENCE_LOOKUP_FAILED:
-			if (now - n->done_ns < FENCE_RETRY_NS)
-				return NETFENCE_RESOLVE_FAILED;
-			lookup_request(fr, n);
-			return NETFENCE_RESOLVE_PENDING;
-		case FENCE_LOOKUP_DONE:
-			if (now - n->done_ns >= FENCE_REFRESH_NS)
-				lookup_request(fr, n);
-			break;
-		}
+		break;
 	}
+	return 0;
+}
+
+static int fence_resolve(void *ctx, const char *name, int qtype, struct netfence_addr *out, size_t max)
+{
+	struct fence_rules *fr = ctx;
+	struct fence_name *n;
+	size_t i, k = 0;
+	int family = qtype == NETFENCE_QTYPE_A ? AF_INET : qtype == NETFENCE_QTYPE_AAAA ? AF_INET6 : 0, rc;
+
+	/* Direct entries only: a proxy-only name is NXDOMAIN here, so that a
+	 * client never connects to it itself. */
+	if (!net_allow_name_any_port(fr->policy, name))
+		return NETFENCE_RESOLVE_DENIED;
+	if (!family || !out || !max)
+		return 0;
+	if ((rc = name_answer(fr, name, &n)) < 0)
+		return rc;
 	for (i = 0; i < n->n && k < max; i++)
-		if (n->addr[i].family == family && may_hand_out(fr, n, &n->addr[i]))
+		if (n->addr[i].family == family && may_hand_out(fr, n, &n->addr[i], false))
 			out[k++] = n->addr[i];
 	return (int)k;
 }
@@ -309,6 +325,11 @@ static bool fence_connect_ok(void *ctx, const struct netfence_addr *a, uint16_t 
 	struct fence_rules *fr = ctx;
 	const struct fence_name *n;
 
+	/* The proxy mode's listeners are the sandbox's own 127.0.0.1:3128 and
+	 * :1080, whatever an entry says of the host's ports there. */
+	if (a->family == AF_INET && a->v4.s_addr == htonl(INADDR_LOOPBACK) &&
+	    (port == NETPROXY_HTTP_PORT || port == NETPROXY_SOCKS_PORT))
+		return false;
 	/* An address or CIDR entry, or localhost:PORT for the host's own
 	 * loopback: the address decides, whatever name it came under. */
 	if (net_allow_addr(fr->policy, a->family, addr_bytes(a), port))
@@ -318,17 +339,70 @@ static bool fence_connect_ok(void *ctx, const struct netfence_addr *a, uint16_t 
 	/* Handed out for an allowed name: the rebinding rule again, since the
 	 * fence remembers only the last name an address went out for. */
 	n = find(fr, name);
-	return n && may_hand_out(fr, n, a);
+	return n && may_hand_out(fr, n, a, false);
+}
+
+/* ---- the proxy mode's rules (kernel/netproxy.h): by the name asked,
+ * every entry, proxy-only ones included ---- */
+
+static bool proxy_name_ok(void *ctx, const char *name, uint16_t port)
+{
+	struct fence_rules *fr = ctx;
+
+	return net_allow_name_via(fr->policy, name, port, true);
+}
+
+/* Both families, in the resolver's order: the proxy tries them in turn. */
+static int proxy_resolve(void *ctx, const char *name, struct netfence_addr *out, size_t max)
+{
+	struct fence_rules *fr = ctx;
+	struct fence_name *n;
+	size_t i, k = 0;
+	int rc;
+
+	if (!net_allow_name_any_port_via(fr->policy, name, true))
+		return NETFENCE_RESOLVE_DENIED;
+	if ((rc = name_answer(fr, name, &n)) < 0)
+		return rc;
+	for (i = 0; i < n->n && k < max; i++)
+		if (may_hand_out(fr, n, &n->addr[i], true))
+			out[k++] = n->addr[i];
+	return (int)k;
+}
+
+/* An address asked for as one: an address or CIDR entry (or localhost:PORT). */
+static bool proxy_addr_ok(void *ctx, const struct netfence_addr *a, uint16_t port)
+{
+	struct fence_rules *fr = ctx;
+
+	return net_allow_addr_via(fr->policy, a->family, addr_bytes(a), port, true);
+}
+
+static const struct upstream_proxy *fence_upstream(void *ctx, const char *host, uint16_t port)
+{
+	struct fence_rules *fr = ctx;
+
+	return fr->hp ? hostproxy_for(fr->hp, host, port) : NULL;
+}
+
+/* A connect to the proxy mode's own listeners: moat's, not news. */
+static bool to_proxy_mode(const struct netfence_event *ev)
+{
+	return ev->kind == NETFENCE_EV_LOCAL && ev->addr && ev->addr->family == AF_INET &&
+	       ev->addr->v4.s_addr == htonl(INADDR_LOOPBACK) &&
+	       (ev->port == NETPROXY_HTTP_PORT || ev->port == NETPROXY_SOCKS_PORT);
 }
 
 static void fence_event(void *ctx, const struct netfence_event *ev)
 {
 	struct fence_rules *fr = ctx;
 
-	netlog_record(fr->log, ev);
+	if (!to_proxy_mode(ev))
+		netlog_record(fr->log, ev);
 }
 
-int fence_rules_init(struct fence_rules *fr, const struct moat_policy *p, struct netlog *log, struct moat_error *err)
+int fence_rules_init(struct fence_rules *fr, const struct moat_policy *p, struct netlog *log,
+		     const struct hostproxy *hp, struct moat_error *err)
 {
 	int fds[2];
 	size_t i;
@@ -359,6 +433,13 @@ int fence_rules_init(struct fence_rules *fr, const struct moat_policy *p, struct
 	fr->rules.resolve = fence_resolve;
 	fr->rules.connect_ok = fence_connect_ok;
 	fr->rules.event = fence_event;
+	fr->rules.upstream = fence_upstream;
+	fr->hp = hp;
+	fr->proxy_rules = (struct netproxy_rules){.ctx = fr,
+						  .name_ok = proxy_name_ok,
+						  .resolve = proxy_resolve,
+						  .addr_ok = proxy_addr_ok,
+						  .upstream = fence_upstream};
 	return 0;
 }
 

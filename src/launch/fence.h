@@ -10,6 +10,8 @@
 #include <stdint.h>
 
 #include "kernel/netfence.h"
+#include "kernel/netproxy.h"
+#include "launch/hostproxy.h"
 #include "launch/netlog.h"
 #include "policy/policy.h"
 
@@ -41,16 +43,21 @@ struct fence_rules {
 	struct lookup_channel *ch;   /* ... through this (fence.c) */
 	size_t running;		     /* lookups in threads now */
 	struct netlog *log;		     /* the fence's decisions go here */
+	const struct hostproxy *hp;	     /* the host's proxy for moat's connects, or NULL */
 	struct netfence_rules rules; /* what netfence_new takes; ctx is this */
+	struct netproxy_rules proxy_rules; /* what netproxy_new takes; ctx is this */
 };
 
 /* Fill *fr for the policy: the pins, and a lookup started for every name
  * the allowlist names exactly (not the wildcards: those are looked up when
- * the command asks).  The fence's decisions are recorded in *log.  Never
+ * the command asks).  The fence's decisions are recorded in *log.  The
+ * fence's and the proxy mode's connects go through the host's proxy as
+ * *hp says (NULL: all direct; hp must outlive fr).  Never
  * blocks.  -1 with err when the pipe cannot be
  * made. */
-int fence_rules_init(struct fence_rules *fr, const struct moat_policy *p, struct netlog *log, struct moat_error *err)
-    __attribute__((nonnull, warn_unused_result));
+int fence_rules_init(struct fence_rules *fr, const struct moat_policy *p, struct netlog *log,
+		     const struct hostproxy *hp, struct moat_error *err)
+    __attribute__((nonnull(1, 2, 3, 5), warn_unused_result));
 void fence_rules_free(struct fence_rules *fr);
 
 /* The descriptor to poll (POLLIN) for finished lookups. */

@@ -290,13 +290,21 @@ static void end_tree(const struct tree_route *t, bool child_done, long long *too
 		tree_cgroup_kill(&t->plan->limits);
 }
 
-/* The command handed the fence over (child.c): serve it from now on.  The
- * socket is done with either way. */
-static int fence_take(struct netfence **fence, const struct fence_rules *fr, int *sock, struct moat_error *err)
-{
-	int listener = -1, dns_udp = -1, dns_tcp = -1;
+/* What serves net allow: the fence (kernel/netfence.h) and the proxy mode
+ * (kernel/netproxy.h), with the rules of the policy (launch/fence.h). */
+struct served {
+	struct netfence *fence;
+	struct netproxy *proxy;
+};
 
-	if (netfence_recv_fds(*sock, &listener, &dns_udp, &dns_tcp, err) < 0) {
+/* The command handed the fence and the proxy's listeners over (child.c):
+ * serve them from now on.  The socket is done with either way. */
+static int fence_take(struct served *sv, const struct fence_rules *fr, int *sock, struct moat_error *err)
+{
+	int fds[5];
+	size_t n = 0;
+
+	if (netfence_recv_fdv(*sock, fds, ARRAY_LEN(fds), &n, err) < 0) {
 		if (err->errnum == EAGAIN)
 			return 0;
 		close_end(sock);
@@ -305,18 +313,36 @@ static int fence_take(struct netfence **fence, const struct fence_rules *fr, int
 		return err->errnum ? moat_error_wrap(err, "net allow: the fence") : 0;
 	}
 	close_end(sock);
-	*fence = netfence_new(listener, dns_udp, dns_tcp, &fr->rules, err);
-	return *fence ? 0 : moat_error_wrap(err, "net allow: the fence");
+	if (n != ARRAY_LEN(fds)) {
+		for (size_t i = 0; i < n; i++)
+			close(fds[i]);
+		return moat_error_set(err, MOAT_E_SYSTEM, EPROTO, "net allow: the child sent %zu fds, not 5", n);
+	}
+	sv->fence = netfence_new(fds[0], fds[1], fds[2], &fr->rules, err);
+	if (!sv->fence) {
+		close(fds[3]);
+		close(fds[4]);
+		return moat_error_wrap(err, "net allow: the fence");
+	}
+	/* A buffer copy: splice(2) through pipes relayed no faster here, and
+	 * takes four more descriptors a connection (docs/network.md). */
+	sv->proxy = netproxy_new(fds[3], fds[4], &fr->proxy_rules, false, err);
+	return sv->proxy ? 0 : moat_error_wrap(err, "net allow: the proxy mode");
 }
 
-static void fence_end(struct netfence **fence, struct moat_launch_result *r)
+static void fence_end(struct served *sv, struct moat_launch_result *r)
 {
-	if (!*fence)
+	if (sv->proxy) {
+		netproxy_get_stats(sv->proxy, &r->proxy);
+		netproxy_free(sv->proxy);
+		sv->proxy = NULL;
+	}
+	if (!sv->fence)
 		return;
 	r->fenced = true;
-	netfence_get_stats(*fence, &r->fence);
-	netfence_free(*fence);
-	*fence = NULL;
+	netfence_get_stats(sv->fence, &r->fence);
+	netfence_free(sv->fence);
+	sv->fence = NULL;
 }
 
 void launch_result_free(struct moat_launch_result *r)
@@ -347,8 +373,11 @@ int launch_run(const struct moat_policy *p, const struct moat_plan *plan, long l
 	/* net allow: the fence, served here once the command hands it over
 	 * (kernel/netfence.h), with the rules of the policy (launch/fence.h). */
 	struct fence_rules fence_rules;
-	struct netfence *fence = NULL;
+	struct served sv = {0};
 	bool fenced = sandboxed && np && np->net_fence;
+	/* Where the host reaches out through a proxy, moat's connects do too
+	 * (launch/hostproxy.h). */
+	__attribute__((cleanup(hostproxy_free))) struct hostproxy hp = {0};
 	struct tool_words tool_said = {0};
 	bool watch_start = sandboxed && bp->started_to >= 0;
 	cleanup_close int sfd = -1;
@@ -375,6 +404,10 @@ int launch_run(const struct moat_policy *p, const struct moat_plan *plan, long l
 		return moat_error_set(err, MOAT_E_SYSTEM, errno, "pipe2");
 	if (fenced && socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, fencep) != 0)
 		return moat_error_set(err, MOAT_E_SYSTEM, errno, "socketpair for the network fence");
+	if (fenced && hostproxy_init(&hp, environ, err) < 0)
+		return -1;
+	for (i = 0; fenced && i < 2; i++)
+		(void)!hostproxy_text(&hp, i == 0, r->upstream[i], sizeof(r->upstream[i]));
 	if (cgroup && tree_cgroup_create(lp, &p->limits, err) < 0)
 		return -1;
 	/* The child moves an fd of the backend's to a fixed low number before
@@ -452,17 +485,18 @@ int launch_run(const struct moat_policy *p, const struct moat_plan *plan, long l
 		deadline_ns = moat_now_ns() + (long long)(p->limits.timeout_s * 1e9);
 	/* The names of the allowlist are looked up now, while the command
 	 * sets up: the fence's answers may not wait. */
-	if (fenced && fence_rules_init(&fence_rules, p, &r->netlog, err) < 0)
+	if (fenced && fence_rules_init(&fence_rules, p, &r->netlog, &hp, err) < 0)
 		return -1; /* cleanup_pid kills and reaps the child */
 
 	while (!(child_done && err_eof)) {
-		struct pollfd pfd[5 + NETFENCE_POLLFDS_MAX] = {
+		struct pollfd pfd[5 + NETFENCE_POLLFDS_MAX + NETPROXY_POLLFDS_MAX] = {
 		    {.fd = sfd, .events = POLLIN},
 		    {.fd = err_eof ? -1 : errp[0], .events = POLLIN},
 		    {.fd = toolerr[0], .events = POLLIN},
 		    {.fd = fencep[0], .events = POLLIN},
 		    {.fd = fenced ? fence_rules_fd(&fence_rules) : -1, .events = POLLIN}};
-		size_t n_fence = fence ? netfence_pollfds(fence, pfd + 5, NETFENCE_POLLFDS_MAX) : 0;
+		size_t n_fence = sv.fence ? netfence_pollfds(sv.fence, pfd + 5, NETFENCE_POLLFDS_MAX) : 0;
+		size_t n_proxy = sv.proxy ? netproxy_pollfds(sv.proxy, pfd + 5 + n_fence, NETPROXY_POLLFDS_MAX) : 0;
 		int timeout_ms = -1, fence_ms;
 		long long now = moat_now_ns();
 
@@ -504,24 +538,35 @@ int launch_run(const struct moat_policy *p, const struct moat_plan *plan, long l
 				timeout_ms = (int)((tool_kill_ns - now) / 1000000LL) + 1;
 			}
 		}
-		if (fence && (fence_ms = netfence_timeout_ms(fence)) >= 0 && (timeout_ms < 0 || fence_ms < timeout_ms))
+		if (sv.fence && (fence_ms = netfence_timeout_ms(sv.fence)) >= 0 &&
+		    (timeout_ms < 0 || fence_ms < timeout_ms))
 			timeout_ms = fence_ms;
-		if (poll(pfd, 5 + n_fence, timeout_ms) < 0 && errno != EINTR) {
+		if (sv.proxy && (fence_ms = netproxy_timeout_ms(sv.proxy)) >= 0 &&
+		    (timeout_ms < 0 || fence_ms < timeout_ms))
+			timeout_ms = fence_ms;
+		if (poll(pfd, 5 + n_fence + n_proxy, timeout_ms) < 0 && errno != EINTR) {
 			moat_error_set(err, MOAT_E_SYSTEM, errno, "poll");
 			goto fail_fence;
 		}
 		if (pfd[2].revents && tool_words_read(&tool_said, toolerr[0]) <= 0)
 			close_end(&toolerr[0]);
-		if (pfd[3].revents && fence_take(&fence, &fence_rules, &fencep[0], err) < 0)
+		if (pfd[3].revents && fence_take(&sv, &fence_rules, &fencep[0], err) < 0)
 			goto fail_fence;
 		/* The allowlist's names looked up: the queries that waited
 		 * for them are answered. */
-		if (pfd[4].revents && fence_rules_collect(&fence_rules) && fence)
-			netfence_dns_ready(fence);
-		if (fence && n_fence && (rc = netfence_handle(fence, pfd + 5, n_fence, err)) != 0) {
+		if (pfd[4].revents && fence_rules_collect(&fence_rules)) {
+			if (sv.fence)
+				netfence_dns_ready(sv.fence);
+			if (sv.proxy)
+				netproxy_names_ready(sv.proxy);
+		}
+		/* The proxy first: the fence's end ends it too. */
+		if (sv.proxy && n_proxy)
+			netproxy_handle(sv.proxy, pfd + 5 + n_fence, n_proxy);
+		if (sv.fence && n_fence && (rc = netfence_handle(sv.fence, pfd + 5, n_fence, err)) != 0) {
 			if (rc < 0)
 				goto fail_fence;
-			fence_end(&fence, r);
+			fence_end(&sv, r);
 		}
 
 		if (pfd[1].revents) {
@@ -567,7 +612,7 @@ int launch_run(const struct moat_policy *p, const struct moat_plan *plan, long l
 		}
 	}
 
-	fence_end(&fence, r);
+	fence_end(&sv, r);
 	if (fenced)
 		fence_rules_free(&fence_rules);
 
@@ -626,7 +671,7 @@ int launch_run(const struct moat_policy *p, const struct moat_plan *plan, long l
 fail_fence:
 	/* cleanup_pid kills and reaps the child: without its supervisor the
 	 * fence fails closed meanwhile (every connect is ENOSYS). */
-	fence_end(&fence, r);
+	fence_end(&sv, r);
 	if (fenced)
 		fence_rules_free(&fence_rules);
 	return -1;

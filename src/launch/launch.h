@@ -8,7 +8,9 @@
 #include <sys/types.h>
 
 #include "kernel/netfence.h"
+#include "kernel/netproxy.h"
 #include "launch/netlog.h"
+#include "policy/netdest.h"
 #include "plan/plan.h"
 #include "policy/policy.h"
 #include "util/err.h"
@@ -35,6 +37,10 @@ struct moat_launch_result {
 	bool fenced;                 /* net allow: the fence served the run */
 	struct netfence_stats fence; /* what it did, when fenced */
 	struct netlog netlog;        /* its decisions, name by name (launch_result_free) */
+	struct netproxy_stats proxy; /* the proxy mode's counts, when fenced */
+	char upstream[2][NET_PROXY_HOST_MAX + 24]; /* the host's proxies moat's connects used
+						    * (HTTPS_PROXY, HTTP_PROXY; no credentials),
+						    * or "" */
 };
 
 void launch_result_free(struct moat_launch_result *r);

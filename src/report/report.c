@@ -326,8 +326,27 @@ json_t *report_build(const struct moat_policy *p, const struct moat_host *h, con
 						      (json_int_t)run->fence.dns_queries, "dns_denied",
 						      (json_int_t)run->fence.dns_denied, "failures",
 						      (json_int_t)run->fence.failures));
-		if (run && run->fenced)
+		if (run && run->fenced) {
 			netlog_json(net, &run->netlog);
+			/* The proxy mode (kernel/netproxy.h), and the host's
+			 * proxies moat's connects went through. */
+			json_object_set_new(
+			    net, "proxy",
+			    json_pack("{s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I}", "connections",
+				      (json_int_t)run->proxy.accepted, "tunnels", (json_int_t)run->proxy.tunnels,
+				      "refused", (json_int_t)run->proxy.refused, "sni_refused",
+				      (json_int_t)run->proxy.sni_refused, "failed", (json_int_t)run->proxy.failed,
+				      "bad", (json_int_t)run->proxy.bad, "via_upstream",
+				      (json_int_t)run->proxy.via_upstream, "bytes_up", (json_int_t)run->proxy.bytes_up,
+				      "bytes_down", (json_int_t)run->proxy.bytes_down));
+			if (run->upstream[0][0] || run->upstream[1][0])
+				json_object_set_new(net, "upstream",
+						    json_pack("{s:s?, s:s?, s:I}", "https",
+							      run->upstream[0][0] ? run->upstream[0] : NULL, "http",
+							      run->upstream[1][0] ? run->upstream[1] : NULL,
+							      "connects_via_upstream",
+							      (json_int_t)run->fence.via_upstream));
+		}
 		json_object_set_new(j, "network", net);
 	}
 	if (plan->status != MOAT_STATUS_OFF) {

@@ -31,20 +31,6 @@ git --git-dir=www/repo.git update-server-info
 
 start_netservers "$SCRATCH/www"
 
-# seen IP PORT CMD...: CMD's output, " | ", and how many connections the
-# HTTP server on IP:PORT accepted while CMD ran.
-seen() {
-	local ip=$1 port=$2 before after out
-	shift 2
-	before=$(conns "$ip" "$port")
-	out=$("$@")
-	after=$(conns "$ip" "$port")
-	case $before$after in
-	*[!0-9]*) echo "$out | the server did not answer /count" ;;
-	*) echo "$out | $((after - before - 1))" ;;
-	esac
-}
-
 # --- an sshd on 127.0.0.2 and 127.0.0.3, as this user -------------------------
 # As any user but root, sshd can only log that same user in; uid 65534's
 # account it takes for locked unless PAM does the account check (without PAM
@@ -108,9 +94,12 @@ for _ in range(20):
 fi
 PS=${PS:-1}
 
+# NO_PROXY=*: the transparent fence alone -- proxy-aware clients (curl, git,
+# npm, Python) would otherwise go through moat's proxy mode (net_proxy.sh).
 A=(--profile strict --timeout 30 --read "$HELPER_DIR" --read "$SCRATCH"
 	--allow-net "svc.test:$P2" --allow-net "svc.test:$PC" --allow-net "svc.test:$PS" --resolve svc.test=127.0.0.2
-	--env GIT_CONFIG_NOSYSTEM=1 --env GIT_CONFIG_GLOBAL=/dev/null --env GIT_TERMINAL_PROMPT=0)
+	--env GIT_CONFIG_NOSYSTEM=1 --env GIT_CONFIG_GLOBAL=/dev/null --env GIT_TERMINAL_PROMPT=0
+	--env 'NO_PROXY=*' --env 'no_proxy=*')
 O=(--profile strict --timeout 30 --read "$HELPER_DIR" --read "$SCRATCH" --net all
 	--env GIT_CONFIG_NOSYSTEM=1 --env GIT_CONFIG_GLOBAL=/dev/null --env GIT_TERMINAL_PROMPT=0)
 run() { "$MOAT" run "${A[@]}" "$@" 2>>"$SCRATCH/stderr"; }

@@ -19,7 +19,10 @@ start_netservers
 "$HELPER" tcp 127.0.0.3 "$P3" >"$SCRATCH/c3" 2>&1
 is "$(cat "$SCRATCH/c2")/$(cat "$SCRATCH/c3")" "OK/OK" "control: both host servers answer without moat"
 
-A=(--profile strict --read "$HELPER_DIR" --allow-net "svc.test:$P2" --resolve svc.test=127.0.0.2)
+# NO_PROXY=*: the transparent fence alone -- proxy-aware clients (curl, git,
+# npm, Python) would otherwise go through moat's proxy mode (net_proxy.sh).
+A=(--profile strict --read "$HELPER_DIR" --allow-net "svc.test:$P2" --resolve svc.test=127.0.0.2 --env 'NO_PROXY=*'
+	--env 'no_proxy=*')
 run() { "$MOAT" run "${A[@]}" "$@" 2>>"$SCRATCH/stderr"; }
 open_run() { "$MOAT" run --profile strict --read "$HELPER_DIR" --net all "$@" 2>>"$SCRATCH/stderr"; }
 

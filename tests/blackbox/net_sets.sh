@@ -81,7 +81,9 @@ printf '; the test registry\n//reg.test:%s/:_authToken=npm_SECRET_TOKEN_42\nregi
 chmod 0600 "$H/.npmrc"
 cd "$SCRATCH/work"
 m() { HOME=$H "$MOAT" "$@"; }
-BASE=(--profile strict --read "$HELPER_DIR")
+# NO_PROXY=*: the transparent fence alone -- proxy-aware clients (curl, git,
+# npm, Python) would otherwise go through moat's proxy mode (net_proxy.sh).
+BASE=(--profile strict --read "$HELPER_DIR" --env 'NO_PROXY=*' --env 'no_proxy=*')
 
 # --- the dry run lists the set's entries, with where they came from ----------
 m run "${BASE[@]}" --dry-run --allow-net @npm -- /bin/true >"$SCRATCH/dry.json" 2>"$SCRATCH/dry.err"
@@ -179,8 +181,9 @@ mkdir -p "$SCRATCH/proj"
 echo '{}' >"$SCRATCH/proj/package.json"
 printf 'registry=http://reg.test:%s/\n' "$P1" >"$SCRATCH/proj/.npmrc"
 cd "$SCRATCH/proj"
+# (npm's noproxy takes names, not '*'.)
 NPX=(--profile exec --env npm_config_cache=/tmp/npm-cache --env npm_config_update_notifier=false
-	--env npm_config_fetch_retries=0 --env npm_config_fetch_timeout=10000)
+	--env npm_config_fetch_retries=0 --env npm_config_fetch_timeout=10000 --env NO_PROXY=reg.test --env no_proxy=reg.test)
 out=$(m run "${NPX[@]}" --allow-net @npm --resolve reg.test=127.0.0.2 --report "$REPORTS/npx.json" -- \
 	npx -y moat-hello 2>"$SCRATCH/npx.err")
 is "$out" "moat-hello ran" "npx -y moat-hello under --allow-net @npm: npm fetches the package from the project's registry, and runs it"

@@ -15,6 +15,9 @@
 #   conns IP PORT                 connections the HTTP server has accepted,
 #                                 this question included
 #   udp_count                     datagrams the UDP counter has received
+#   seen IP PORT CMD...           CMD's output, " | ", and how many
+#                                 connections the HTTP server on IP:PORT
+#                                 accepted while CMD ran
 
 NETSERVERS_PID=""
 
@@ -52,3 +55,15 @@ start_netservers() {
 
 conns() { curl -sS -m 5 "http://$1:$2/count" 2>/dev/null || echo "no answer"; }
 udp_count() { curl -sS -m 5 "http://127.0.0.2:$P2/udp" 2>/dev/null || echo "no answer"; }
+
+seen() {
+	local ip=$1 port=$2 before after out
+	shift 2
+	before=$(conns "$ip" "$port")
+	out=$("$@")
+	after=$(conns "$ip" "$port")
+	case $before$after in
+	*[!0-9]*) echo "$out | the server did not answer /count" ;;
+	*) echo "$out | $((after - before - 1))" ;;
+	esac
+}

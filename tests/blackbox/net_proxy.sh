@@ -1,0 +1,171 @@
+#!/usr/bin/env bash
+# net allow's proxy mode (kernel/netproxy.h) and moat's connects through the
+# host's own proxy (launch/hostproxy.h), through `moat run`.  Under the fence
+# the command finds HTTP_PROXY, HTTPS_PROXY and ALL_PROXY naming moat's proxy
+# in its own namespace: curl (absolute form, CONNECT, SOCKS5) and Python's
+# urllib reach the allowed name by name and are refused for others; a
+# proxy-only entry is reachable only that way; a TLS ClientHello that names
+# another host than the tunnel's is refused (as root: HTTPS on 127.0.0.2:443);
+# with HTTPS_PROXY in moat's own environment the proxy's and the fence's
+# connects go through the host's proxy, with its credentials, which the
+# command never sees; CA bundle variables pass with their files.  The servers
+# (tests/lib/netservers.py, tests/lib/proxyservers.py) stand in for the
+# outside: svc.test (127.0.0.2) is allowed, 127.0.0.3 and other.test are not;
+# each counts what it accepted, so every refusal is shown by the server
+# having seen nothing, next to a control that reaches it.  Runs as root and
+# as uid 65534.
+set -u
+. "$(dirname "$0")/../lib/tap.sh"
+. "$(dirname "$0")/../lib/netservers.sh"
+net_setup
+start_netservers
+
+# --- a CA and a certificate for svc.test and other.test (openssl), the host's
+# proxy on 127.0.0.4 and, where it can be bound, HTTPS on 127.0.0.2:443 --------
+TLSD=$SCRATCH/tls
+mkdir -p "$TLSD"
+HAVE_CA=0
+if command -v openssl >/dev/null 2>&1 &&
+	openssl req -x509 -newkey rsa:2048 -nodes -keyout "$TLSD/ca.key" -out "$TLSD/ca.pem" -days 2 \
+		-subj /CN=moat-test-ca -addext basicConstraints=critical,CA:TRUE >/dev/null 2>&1 &&
+	openssl req -newkey rsa:2048 -nodes -keyout "$TLSD/srv.key" -out "$TLSD/srv.csr" -subj /CN=svc.test \
+		>/dev/null 2>&1 &&
+	printf 'subjectAltName=DNS:svc.test,DNS:other.test\n' >"$TLSD/ext" &&
+	openssl x509 -req -in "$TLSD/srv.csr" -CA "$TLSD/ca.pem" -CAkey "$TLSD/ca.key" -CAcreateserial \
+		-out "$TLSD/srv.pem" -days 2 -extfile "$TLSD/ext" >/dev/null 2>&1; then
+	HAVE_CA=1
+else
+	printf -- '-----BEGIN CERTIFICATE-----\nnot a certificate\n-----END CERTIFICATE-----\n' >"$TLSD/ca.pem"
+fi
+chmod -R a+rX "$TLSD"
+TLS_ARGS=()
+[ "$HAVE_CA" = 1 ] && TLS_ARGS=("$TLSD/srv.pem" "$TLSD/srv.key")
+/usr/bin/python3 "$ROOT/tests/lib/proxyservers.py" "$SCRATCH" "svc.test=127.0.0.2" "${TLS_ARGS[@]}" &
+PROXYSERVERS_PID=$!
+trap 'rm -f "$SCRATCH/proxyports"; kill "$PROXYSERVERS_PID" 2>/dev/null; netservers_stop; rm -rf "$SCRATCH" "$REPORTS"' EXIT
+for _ in $(seq 200); do [ -s "$SCRATCH/proxyports" ] && break; sleep 0.05; done
+read -r UP TLS <"$SCRATCH/proxyports"
+touch "$SCRATCH/upstream.log"
+j() { json_get "$@" 2>/dev/null; }
+jx() { json_eval "$@" 2>/dev/null; }
+up_lines() { wc -l <"$SCRATCH/upstream.log"; }
+oneline() { tr '\n' ' ' | sed 's/ *$//'; }
+
+A=(--profile strict --read "$HELPER_DIR" --allow-net "svc.test:$P2" --resolve svc.test=127.0.0.2)
+run() { "$MOAT" run "${A[@]}" "$@" 2>>"$SCRATCH/stderr"; }
+open_run() { "$MOAT" run --profile strict --read "$HELPER_DIR" --net all "$@" 2>>"$SCRATCH/stderr"; }
+PYGET="import sys, urllib.request as u, urllib.error as e
+try: print(u.urlopen(sys.argv[1], timeout=10).read().decode(), end='')
+except e.HTTPError as x: print('HTTP', x.code)
+except Exception as x: print('ERR', type(x).__name__)"
+
+# --- the command's environment -------------------------------------------------
+out=$(run -- /bin/sh -c 'echo "$http_proxy $HTTPS_PROXY $https_proxy $ALL_PROXY $NO_PROXY"')
+is "$out" "http://127.0.0.1:3128 http://127.0.0.1:3128 http://127.0.0.1:3128 socks5h://127.0.0.1:1080 localhost,127.0.0.1,::1" \
+	"the command's HTTP(S)_PROXY name moat's proxy in the sandbox, ALL_PROXY its SOCKS5 (socks5h), NO_PROXY the sandbox's loopback"
+out=$(run --env HTTPS_PROXY=http://mine.test:1 -- /bin/sh -c 'echo "$HTTPS_PROXY $https_proxy"')
+is "$out" "http://mine.test:1 http://127.0.0.1:3128" "  a value the policy sets (--env) wins over moat's"
+
+# --- allowed through the proxy: curl three ways, Python urllib -------------------
+out=$(seen 127.0.0.2 "$P2" run --report "$REPORTS/ok.json" -- /bin/sh -c \
+	"curl -sS -f -m 10 http://svc.test:$P2/; curl -sS -f -m 10 -p http://svc.test:$P2/;
+	 curl -sS -f -m 10 -x socks5h://127.0.0.1:1080 http://svc.test:$P2/; $PY -c \"\$1\" http://svc.test:$P2/" _ "$PYGET" |
+	oneline)
+is "$out" "hello from 127.0.0.2 hello from 127.0.0.2 hello from 127.0.0.2 hello from 127.0.0.2 | 4" \
+	"the allowed name through the proxy: curl (absolute form, CONNECT with -p, SOCKS5) and Python urllib (HTTP_PROXY)"
+is "$(jx "$REPORTS/ok.json" '[d["network"]["proxy"][k] for k in ("connections", "tunnels", "refused")] + [d["network"]["fence"]["connects_forwarded"]]')" \
+	"[4, 4, 0, 0]" "  the report: 4 connections to the proxy, 4 tunnels, nothing refused, nothing the fence forwarded itself"
+valid_report "$REPORTS/ok.json" "  and fits the schema"
+
+# --- refused by name, or by address, each with its control ------------------------
+out=$(seen 127.0.0.3 "$P3" run --report "$REPORTS/no.json" -- /bin/sh -c \
+	"curl -sS -m 10 http://other.test:$P3/; curl -sS -m 10 -p -o /dev/null http://other.test:$P3/; echo \"curl -p: \$?\";
+	 curl -sS -m 10 -o /dev/null -x socks5h://127.0.0.1:1080 http://other.test:$P3/; echo \"socks: \$?\";
+	 $PY -c \"\$1\" http://other.test:$P3/" _ "$PYGET" | oneline)
+is "$out" "moat: other.test:$P3 is not on the allowlist curl -p: 56 socks: 97 HTTP 403 | 0" \
+	"a name not on the list: 403 (curl, absolute form), curl -p fails the CONNECT (56), SOCKS5 too (97), urllib gets 403; its server saw nothing"
+out=$(seen 127.0.0.3 "$P3" open_run -- curl -sS -m 10 --resolve "other.test:$P3:127.0.0.3" "http://other.test:$P3/")
+is "$out" "hello from 127.0.0.3 | 1" "  control: with --net all the same name reaches it"
+out=$(seen 127.0.0.3 "$P3" run -- curl -sS -m 10 "http://127.0.0.3:$P3/")
+is "$out" "moat: 127.0.0.3:$P3 is not on the allowlist | 0" "an address not on the list, through the proxy: 403, its server saw nothing"
+out=$(seen 127.0.0.3 "$P3" open_run -- curl -sS -m 10 "http://127.0.0.3:$P3/")
+is "$out" "hello from 127.0.0.3 | 1" "  control: with --net all the same address answers"
+out=$(run -- curl -sS -m 10 "http://svc.test:$P3/")
+is "$out" "moat: svc.test:$P3 is not on the allowlist" "the allowed name on another port: 403"
+is "$(jx "$REPORTS/no.json" '[d["network"]["proxy"][k] for k in ("refused", "tunnels")]')" "[4, 0]" \
+	"  the report counts the 4 refusals, and no tunnel"
+
+# --- a proxy-only entry: through the proxy only -------------------------------------
+B=(--profile strict --read "$HELPER_DIR" --allow-net "proxy:cdn.test:$P2" --resolve cdn.test=127.0.0.2)
+is "$("$MOAT" run --dry-run "${B[@]}" -- /bin/true 2>/dev/null | /usr/bin/python3 -c 'import json,sys; e=json.load(sys.stdin)["network"]["allow"][0]; print(e["text"], e["name"], e["proxy_only"])')" \
+	"proxy:cdn.test:$P2 cdn.test True" "the dry run shows a proxy-only entry (proxy_only)"
+out=$(seen 127.0.0.2 "$P2" "$MOAT" run "${B[@]}" -- curl -sS -f -m 10 "http://cdn.test:$P2/" 2>>"$SCRATCH/stderr")
+is "$out" "hello from 127.0.0.2 | 1" "a proxy-only name through the proxy: reached"
+out=$(seen 127.0.0.2 "$P2" "$MOAT" run "${B[@]}" -- /bin/sh -c \
+	"curl -sS -m 10 --noproxy '*' http://cdn.test:$P2/ 2>/dev/null; echo \"curl: \$?\"; $HELPER tcpnb cdn.test $P2; $HELPER tcp 127.0.0.2 $P2" \
+	2>>"$SCRATCH/stderr" | oneline)
+like "$out" "^curl: 6 SETUP resolve cdn.test: .* ERR ECONNREFUSED \| 0$" \
+	"  directly it is not: the fenced DNS does not resolve it (curl 6, the helper NXDOMAIN), its address is refused; the server saw nothing"
+out=$(seen 127.0.0.2 "$P2" "$MOAT" run --profile strict --read "$HELPER_DIR" --allow-net "cdn.test:$P2" --resolve cdn.test=127.0.0.2 -- \
+	/bin/sh -c "curl -sS -m 10 --noproxy '*' http://cdn.test:$P2/; $HELPER tcpnb cdn.test $P2" 2>>"$SCRATCH/stderr" | oneline)
+is "$out" "hello from 127.0.0.2 OK | 2" "  control: the same name as a direct entry is reached directly, both ways"
+
+# --- SNI: a ClientHello for another host than the tunnel's (HTTPS on :443) --------
+T=(--profile strict --read "$HELPER_DIR" --allow-net svc.test:443 --resolve svc.test=127.0.0.2)
+if [ "$TLS" = 443 ]; then
+	hs() { curl -sS -m 5 --cacert "$TLSD/ca.pem" --resolve svc.test:443:127.0.0.2 https://svc.test/count 2>/dev/null; }
+	before=$(hs)
+	out=$(CURL_CA_BUNDLE=$TLSD/ca.pem SSL_CERT_FILE=$TLSD/ca.pem "$MOAT" run "${T[@]}" --report "$REPORTS/tls.json" -- \
+		/bin/sh -c "curl -sS -m 10 https://svc.test/; $PY -c \"\$1\" https://svc.test/;
+		curl -sS -m 10 -o /dev/null --connect-to other.test:443:svc.test:443 https://other.test/ 2>/dev/null; echo \"fronted: \$?\"" \
+		_ "$PYGET" 2>>"$SCRATCH/stderr" | oneline)
+	after=$(hs)
+	is "$out" "hello over tls hello over tls fronted: 35" \
+		"HTTPS through the proxy (curl and urllib: CONNECT svc.test:443); curl --connect-to asking for svc.test with a ClientHello for other.test is cut (35)"
+	is "$((after - before - 1))" 2 "  the server completed only the two honest handshakes"
+	is "$(jx "$REPORTS/tls.json" 'd["network"]["proxy"]["sni_refused"]')" 1 "  the report counts the one refused by its server_name"
+	before=$(hs)
+	out=$(CURL_CA_BUNDLE=$TLSD/ca.pem open_run -- curl -sS -m 10 --connect-to other.test:443:127.0.0.2:443 https://other.test/)
+	after=$(hs)
+	is "$out/$((after - before - 1))" "hello over tls/1" "  control: with --net all the same fronted request is served"
+else
+	for _ in 1 2 3 4; do skip "HTTPS on 127.0.0.2:443 needs root (a port below 1024) and openssl"; done
+fi
+
+# --- the host's own proxy (HTTPS_PROXY in moat's environment) ----------------------
+UPURL="http://user:pass@127.0.0.4:$UP"
+n0=$(up_lines)
+out=$(seen 127.0.0.2 "$P2" env HTTPS_PROXY="$UPURL" "$MOAT" run "${A[@]}" --report "$REPORTS/up.json" -- /bin/sh -c \
+	"curl -sS -f -m 10 -p http://svc.test:$P2/; curl -sS -f -m 10 --noproxy '*' http://svc.test:$P2/; $HELPER tcpnb 127.0.0.2 $P2; env" \
+	2>>"$SCRATCH/stderr")
+like "$(printf '%s' "$out" | head -3 | oneline)" "^hello from 127.0.0.2 hello from 127.0.0.2 (OK|REACHED)" \
+	"with HTTPS_PROXY in moat's environment: through the proxy mode, directly by name, and a non-blocking connect by address"
+like "$out" "\| 3$" "  all three reached the server"
+is "$(tail -n +$((n0 + 1)) "$SCRATCH/upstream.log" | oneline)" "CONNECT svc.test:$P2 auth=ok CONNECT 127.0.0.2:$P2 auth=ok CONNECT 127.0.0.2:$P2 auth=ok" \
+	"  each went through the host's proxy, with its credentials: the proxy mode by name, the fence by address"
+unlike "$out" "user:pass|dXNlcjpwYXNz|127\.0\.0\.4" "  the command's environment holds neither the host's proxy nor its credentials"
+is "$(jx "$REPORTS/up.json" '[d["network"]["upstream"]["https"], d["network"]["upstream"]["connects_via_upstream"], d["network"]["proxy"]["via_upstream"]]')" \
+	"[\"http://127.0.0.4:$UP\", 2, 1]" "  the report names the host's proxy (no credentials) and counts what went through it"
+is "$(grep -c -e 'user:pass' -e dXNlcjpwYXNz "$REPORTS/up.json")" 0 "  the credentials are nowhere in the report"
+valid_report "$REPORTS/up.json" "  and it fits the schema"
+out=$(seen 127.0.0.2 "$P2" env HTTPS_PROXY="$UPURL" "$MOAT" run --profile strict --allow-net "svc2.test:$P2" \
+	--resolve svc2.test=127.0.0.2 -- /bin/sh -c "curl -sS -m 10 -p -o /dev/null http://svc2.test:$P2/; echo \$?" 2>>"$SCRATCH/stderr")
+is "$out" "56 | 0" "a name the host's proxy refuses (403 there): moat's 502, curl fails the CONNECT; the server saw nothing"
+out=$(seen 127.0.0.2 "$P2" "$MOAT" run --profile strict --allow-net "svc2.test:$P2" --resolve svc2.test=127.0.0.2 -- \
+	curl -sS -m 10 -p "http://svc2.test:$P2/" 2>>"$SCRATCH/stderr")
+is "$out" "hello from 127.0.0.2 | 1" "  control: without the host's proxy the same request is reached directly"
+n0=$(up_lines)
+out=$(env HTTPS_PROXY="$UPURL" NO_PROXY=svc.test,127.0.0.2 "$MOAT" run "${A[@]}" -- /bin/sh -c \
+	"curl -sS -f -m 10 -p http://svc.test:$P2/; $HELPER tcpnb svc.test $P2" 2>>"$SCRATCH/stderr" | oneline)
+is "$out/$(($(up_lines) - n0))" "hello from 127.0.0.2 OK/0" "NO_PROXY in moat's environment: those connects go directly"
+HTTPS_PROXY=socks5://127.0.0.4:1 "$MOAT" run "${A[@]}" -- /bin/true 2>"$SCRATCH/bad"
+is "$?" 125 "an HTTPS_PROXY moat cannot use (socks5://) is refused before anything runs"
+like "$(cat "$SCRATCH/bad")" "HTTPS_PROXY: a proxy URL of scheme \"socks5\" is not supported" "  and says why"
+
+# --- CA bundles named in moat's environment pass with their files -----------------
+out=$(NODE_EXTRA_CA_CERTS=$TLSD/ca.pem REQUESTS_CA_BUNDLE=$SCRATCH/none.pem run -- /bin/sh -c \
+	'echo "$NODE_EXTRA_CA_CERTS ${REQUESTS_CA_BUNDLE:-unset}"; head -1 "$NODE_EXTRA_CA_CERTS"; echo x 2>/dev/null >>"$NODE_EXTRA_CA_CERTS" || echo read-only' |
+	oneline)
+is "$out" "$TLSD/ca.pem unset -----BEGIN CERTIFICATE----- read-only" \
+	"a CA bundle variable naming a file passes, the file readable and read-only; one naming nothing does not pass"
+done_testing

@@ -1,0 +1,152 @@
+#!/usr/bin/env python3
+"""Host-side servers for the proxy mode's black-box test
+(tests/blackbox/net_proxy.sh), beside tests/lib/netservers.py's.
+Usage: proxyservers.py DIR MAP [CERT KEY]
+
+  - an upstream proxy on 127.0.0.4 (a port of the kernel's choosing): the
+    host's own proxy, as moat finds it in HTTPS_PROXY.  It wants the
+    credentials user:pass (407 otherwise), takes one request per
+    connection, and answers CONNECT host:port by connecting to MAP's
+    address for host (MAP: "name=ip,name=ip"; an IPv4 host is itself),
+    403 for a host it does not know.  Each request is a line in
+    DIR/upstream.log: "CONNECT target auth=ok" (or auth=bad).
+  - with CERT and KEY, HTTPS on 127.0.0.2:443 (when it can be bound: root):
+      GET /        "hello over tls\\n"
+      GET /count   TLS handshakes completed, this one included
+It writes "UP TLS" (TLS 0 when there is none) to DIR/proxyports,
+atomically, and runs until that file is removed, or 300 s at most.
+"""
+import os
+import socket
+import socketserver
+import ssl
+import sys
+import threading
+import time
+import http.server
+
+d = sys.argv[1]
+mapping = dict(kv.split("=", 1) for kv in sys.argv[2].split(",") if "=" in kv)
+AUTH = "Proxy-Authorization: Basic dXNlcjpwYXNz"
+
+
+def relay(a, b):
+    def pump(src, dst):
+        try:
+            while True:
+                data = src.recv(65536)
+                if not data:
+                    break
+                dst.sendall(data)
+        except OSError:
+            pass
+        for s in (src, dst):
+            try:
+                s.shutdown(socket.SHUT_RDWR)
+            except OSError:
+                pass
+
+    t = threading.Thread(target=pump, args=(b, a), daemon=True)
+    t.start()
+    pump(a, b)
+    t.join(10)
+
+
+class Upstream(socketserver.BaseRequestHandler):
+    def handle(self):
+        s = self.request
+        s.settimeout(10)
+        head = b""
+        while b"\r\n\r\n" not in head and len(head) < 8192:
+            b = s.recv(1)
+            if not b:
+                return
+            head += b
+        text = head.decode("latin-1")
+        line = text.split("\r\n", 1)[0]
+        ok = ("\r\n" + AUTH + "\r\n") in text
+        with open(d + "/upstream.log", "a") as f:
+            f.write("%s auth=%s\n" % (line.rsplit(" ", 1)[0], "ok" if ok else "bad"))
+        if not ok:
+            s.sendall(b"HTTP/1.1 407 Proxy Authentication Required\r\n\r\n")
+            return
+        parts = line.split(" ")
+        if len(parts) != 3 or parts[0] != "CONNECT":
+            s.sendall(b"HTTP/1.1 405 Not Here\r\n\r\n")
+            return
+        host, _, port = parts[1].rpartition(":")
+        ip = mapping.get(host, host if host.replace(".", "").isdigit() else None)
+        if not ip:
+            s.sendall(b"HTTP/1.1 403 Forbidden\r\n\r\n")
+            return
+        try:
+            u = socket.create_connection((ip, int(port)), timeout=5)
+        except OSError:
+            s.sendall(b"HTTP/1.1 502 Bad Gateway\r\n\r\n")
+            return
+        s.sendall(b"HTTP/1.1 200 Connection established\r\n\r\n")
+        s.settimeout(None)
+        relay(s, u)
+
+
+class Threaded(socketserver.ThreadingMixIn, socketserver.TCPServer):
+    daemon_threads = True
+    allow_reuse_address = True
+
+
+up = Threaded(("127.0.0.4", 0), Upstream)
+threading.Thread(target=up.serve_forever, daemon=True).start()
+
+tls_port = 0
+if len(sys.argv) > 4:
+    handshakes = 0
+
+    class Tls(http.server.BaseHTTPRequestHandler):
+        def do_GET(self):
+            body = ("%d\n" % handshakes if self.path == "/count" else "hello over tls\n").encode()
+            self.send_response(200)
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+
+        def log_message(self, *a):
+            pass
+
+    class TlsServer(socketserver.ThreadingMixIn, http.server.HTTPServer):
+        daemon_threads = True
+        allow_reuse_address = True
+
+        def get_request(self):
+            global handshakes
+            sock, addr = self.socket.accept()
+            sock.settimeout(5)
+            conn = ctx.wrap_socket(sock, server_side=True)  # the handshake; a failed one raises
+            handshakes += 1
+            return conn, addr
+
+        def handle_error(self, request, client_address):
+            pass
+
+    ctx = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
+    ctx.load_cert_chain(sys.argv[3], sys.argv[4])
+    try:
+        tls = TlsServer(("127.0.0.2", 443), Tls)
+
+        def serve():
+            while True:
+                try:
+                    tls.handle_request()
+                except (OSError, ssl.SSLError):
+                    pass
+
+        threading.Thread(target=serve, daemon=True).start()
+        tls_port = 443
+    except OSError:
+        tls_port = 0
+
+with open(d + "/proxyports.tmp", "w") as f:
+    f.write("%d %d\n" % (up.server_address[1], tls_port))
+os.rename(d + "/proxyports.tmp", d + "/proxyports")
+end = time.time() + 300
+while time.time() < end and os.path.exists(d + "/proxyports"):
+    time.sleep(0.2)

@@ -635,6 +635,14 @@ static void target_text(const struct conn *c, char *buf, size_t len)
 	snprintf(buf, len, "%s%s%s:%u", v6 ? "[" : "", c->t.host, v6 ? "]" : "", c->t.port);
 }
 
+static void proxy_event(struct netproxy *np, const struct conn *c, enum netproxy_event_kind kind)
+{
+	struct netproxy_event ev = {.kind = kind, .host = c->t.host, .port = c->t.port, .socks = c->kind == L_SOCKS};
+
+	if (np->rules.event)
+		np->rules.event(np->rules.ctx, &ev);
+}
+
 /* The connection could not be made (errno e, or the upstream's refusal). */
 static void fail(struct netproxy *np, struct conn *c, int e)
 {
@@ -642,6 +650,7 @@ static void fail(struct netproxy *np, struct conn *c, int e)
 	unsigned code = e == ECONNREFUSED ? 5 : e == ENETUNREACH ? 3 : e == EHOSTUNREACH ? 4 : e == ETIMEDOUT ? 6 : 1;
 
 	np->st.failed++;
+	proxy_event(np, c, NETPROXY_EV_FAILED);
 	target_text(c, tt, sizeof(tt));
 	if (c->via_up && c->up.status)
 		snprintf(what, sizeof(what), "the upstream proxy answered %d for %s", c->up.status, tt);
@@ -666,6 +675,7 @@ static void resolve_step(struct netproxy *np, struct conn *c)
 	if (r == NETFENCE_RESOLVE_DENIED) {
 		char tt[NETFENCE_NAME_MAX + 16], why[NETFENCE_NAME_MAX + 64];
 		np->st.refused++;
+		proxy_event(np, c, NETPROXY_EV_REFUSED);
 		target_text(c, tt, sizeof(tt));
 		snprintf(why, sizeof(why), "%s is not on the allowlist", tt);
 		refuse(np, c, 403, 2, why);
@@ -820,6 +830,7 @@ static void connected(struct netproxy *np, struct conn *c)
 
 	c->deadline = 0;
 	np->st.tunnels++;
+	proxy_event(np, c, NETPROXY_EV_TUNNEL);
 	if (c->via_up)
 		np->st.via_upstream++;
 	if (!dir_init(np, &c->c2u) || !dir_init(np, &c->u2c)) {
@@ -864,6 +875,7 @@ static void decide(struct netproxy *np, struct conn *c)
 
 	if (!ok) {
 		np->st.refused++;
+		proxy_event(np, c, NETPROXY_EV_REFUSED);
 		target_text(c, tt, sizeof(tt));
 		snprintf(why, sizeof(why), "%s is not on the allowlist", tt);
 		refuse(np, c, 403, 2, why);
@@ -1079,6 +1091,7 @@ static bool sni_judge(struct netproxy *np, struct conn *c)
 	}
 	if (s == NETPROXY_SNI_BAD || (s == NETPROXY_SNI_NAME && (c->t.is_addr || strcmp(name, c->t.host) != 0))) {
 		np->st.sni_refused++;
+		proxy_event(np, c, NETPROXY_EV_SNI_REFUSED);
 		conn_free(np, conn_index(np, c));
 		return false;
 	}

@@ -70,6 +70,21 @@
  * Non-blocking, close-on-exec.  0, or -errno with nothing left open. */
 int netproxy_child_listen(int *http_fd, int *socks_fd) __attribute__((nonnull, warn_unused_result));
 
+/* What became of a request, for the rules' log (event, below). */
+enum netproxy_event_kind {
+	NETPROXY_EV_TUNNEL,	  /* allowed and connected: the relay begins */
+	NETPROXY_EV_REFUSED,	  /* the rules refused the destination (403, SOCKS 2) */
+	NETPROXY_EV_SNI_REFUSED, /* the ClientHello named another host: closed */
+	NETPROXY_EV_FAILED,	  /* allowed, but no connection could be made */
+};
+
+struct netproxy_event {
+	enum netproxy_event_kind kind;
+	const char *host; /* the destination as asked: a name, or an address as text */
+	uint16_t port;
+	bool socks; /* asked over SOCKS5 (else HTTP) */
+};
+
 /* ---- the policy, as callbacks (they run inside netproxy_handle and must
  * not block) ---- */
 struct netproxy_rules {
@@ -92,6 +107,8 @@ struct netproxy_rules {
 	/* Optional: is a tunnel to this port TLS, whose ClientHello must name
 	 * the host asked for (step 5)?  NULL: port 443 alone. */
 	bool (*tls_port)(void *ctx, uint16_t port);
+	/* Optional: each request's outcome, as it is decided (must not block). */
+	void (*event)(void *ctx, const struct netproxy_event *ev);
 };
 
 struct netproxy;

@@ -401,6 +401,13 @@ static void fence_event(void *ctx, const struct netfence_event *ev)
 		netlog_record(fr->log, ev);
 }
 
+static void proxy_event(void *ctx, const struct netproxy_event *ev)
+{
+	struct fence_rules *fr = ctx;
+
+	netlog_record_proxy(fr->log, ev);
+}
+
 int fence_rules_init(struct fence_rules *fr, const struct moat_policy *p, struct netlog *log,
 		     const struct hostproxy *hp, struct moat_error *err)
 {
@@ -439,7 +446,8 @@ int fence_rules_init(struct fence_rules *fr, const struct moat_policy *p, struct
 						  .name_ok = proxy_name_ok,
 						  .resolve = proxy_resolve,
 						  .addr_ok = proxy_addr_ok,
-						  .upstream = fence_upstream};
+						  .upstream = fence_upstream,
+						  .event = proxy_event};
 	return 0;
 }
 

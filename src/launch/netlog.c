@@ -37,8 +37,11 @@ void netlog_free(struct netlog *l)
 		free(l->names[i].name);
 	for (i = 0; i < l->n_conns; i++)
 		free(l->conns[i].name);
+	for (i = 0; i < l->n_proxied; i++)
+		free(l->proxied[i].host);
 	free(l->names);
 	free(l->conns);
+	free(l->proxied);
 	memset(l, 0, sizeof(*l));
 	l->events_fd = -1;
 }
@@ -123,16 +126,45 @@ static void add_addrs(struct netlog_name *n, const struct netfence_event *ev)
 	}
 }
 
-/* One line: {"event": ..., "t_ms": ..., ...}\n, written whole or not at
- * all (a pipe takes up to PIPE_BUF bytes atomically; lines are shorter). */
+/* Milliseconds since moat started, to the microsecond. */
+static double t_ms(const struct netlog *l)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)(((long long)ts.tv_sec * 1000000000LL + ts.tv_nsec - l->start_ns) / 1000) / 1e3;
+}
+
+/* j as one line, written whole or not at all (a pipe takes up to PIPE_BUF
+ * bytes atomically; lines are shorter).  Takes j. */
+static void write_line(struct netlog *l, json_t *j)
+{
+	char *line = json_dumps(j, JSON_COMPACT | JSON_REAL_PRECISION(12));
+	ssize_t w;
+
+	json_decref(j);
+	if (!line) {
+		l->events_dropped++;
+		return;
+	}
+	size_t n = strlen(line);
+	line[n] = '\n'; /* json_dumps's buffer has the NUL there: replaced, and written without one */
+	do
+		w = write(l->events_fd, line, n + 1);
+	while (w < 0 && errno == EINTR);
+	free(line);
+	if (w == (ssize_t)(n + 1))
+		l->events_written++;
+	else
+		l->events_dropped++;
+}
+
+/* One line: {"event": ..., "t_ms": ..., ...}. */
 static void emit(struct netlog *l, const struct netfence_event *ev)
 {
 	char abuf[INET6_ADDRSTRLEN], dest[INET6_ADDRSTRLEN + 270], qbuf[16];
-	struct timespec ts;
 	const char *kind;
 	json_t *j;
-	char *line;
-	ssize_t w;
 
 	switch (ev->kind) {
 	case NETFENCE_EV_REFUSED:
@@ -150,10 +182,7 @@ static void emit(struct netlog *l, const struct netfence_event *ev)
 	default:
 		return;
 	}
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	/* Milliseconds since moat started, to the microsecond. */
-	long long us = ((long long)ts.tv_sec * 1000000000LL + ts.tv_nsec - l->start_ns) / 1000;
-	j = json_pack("{s:s, s:f}", "event", kind, "t_ms", (double)us / 1e3);
+	j = json_pack("{s:s, s:f}", "event", kind, "t_ms", t_ms(l));
 	if (ev->addr) {
 		inet_ntop(ev->addr->family,
 			  ev->addr->family == AF_INET ? (const void *)&ev->addr->v4 : (const void *)&ev->addr->v6, abuf,
@@ -172,22 +201,7 @@ static void emit(struct netlog *l, const struct netfence_event *ev)
 		json_object_set_new(j, "name", json_string(ev->name ? ev->name : ""));
 		json_object_set_new(j, "type", json_string(netlog_qtype_name(ev->qtype, qbuf, sizeof(qbuf))));
 	}
-	line = json_dumps(j, JSON_COMPACT | JSON_REAL_PRECISION(12));
-	json_decref(j);
-	if (!line) {
-		l->events_dropped++;
-		return;
-	}
-	size_t n = strlen(line);
-	line[n] = '\n'; /* json_dumps's buffer has the NUL there: replaced, and written without one */
-	do
-		w = write(l->events_fd, line, n + 1);
-	while (w < 0 && errno == EINTR);
-	free(line);
-	if (w == (ssize_t)(n + 1))
-		l->events_written++;
-	else
-		l->events_dropped++;
+	write_line(l, j);
 }
 
 void netlog_record(struct netlog *l, const struct netfence_event *ev)
@@ -226,4 +240,45 @@ void netlog_record(struct netlog *l, const struct netfence_event *ev)
 	}
 	if (l->events_fd >= 0)
 		emit(l, ev);
+}
+
+static struct netlog_proxy *proxy_entry(struct netlog *l, const struct netproxy_event *ev)
+{
+	struct netlog_proxy *p;
+
+	for (size_t i = 0; i < l->n_proxied; i++)
+		if (l->proxied[i].port == ev->port && strcmp(l->proxied[i].host, ev->host) == 0)
+			return &l->proxied[i];
+	if (l->n_proxied >= NETLOG_MAX) {
+		l->proxied_dropped++;
+		return NULL;
+	}
+	l->proxied = moat_xgrow(l->proxied, &l->cap_proxied, l->n_proxied, sizeof(*l->proxied));
+	p = &l->proxied[l->n_proxied++];
+	memset(p, 0, sizeof(*p));
+	p->host = moat_xstrdup(ev->host);
+	p->port = ev->port;
+	return p;
+}
+
+void netlog_record_proxy(struct netlog *l, const struct netproxy_event *ev)
+{
+	struct netlog_proxy *p = proxy_entry(l, ev);
+	char dest[NETFENCE_NAME_MAX + 16];
+
+	if (p && ev->kind == NETPROXY_EV_TUNNEL)
+		p->tunnels++;
+	else if (p && ev->kind == NETPROXY_EV_REFUSED)
+		p->refused++;
+	else if (p && ev->kind == NETPROXY_EV_SNI_REFUSED)
+		p->sni_refused++;
+	else if (p)
+		p->failed++;
+	if (l->events_fd < 0 || (ev->kind != NETPROXY_EV_REFUSED && ev->kind != NETPROXY_EV_SNI_REFUSED))
+		return;
+	snprintf(dest, sizeof(dest), strchr(ev->host, ':') ? "[%s]:%u" : "%s:%u", ev->host, ev->port);
+	write_line(l, json_pack("{s:s, s:f, s:s, s:s, s:i, s:s}", "event",
+				ev->kind == NETPROXY_EV_REFUSED ? "proxy_refused" : "proxy_sni_refused", "t_ms",
+				t_ms(l), "destination", dest, "host", ev->host, "port", (int)ev->port, "via",
+				ev->socks ? "socks5" : "http"));
 }

@@ -1,7 +1,8 @@
 /* What the fence decided during a run, for the report (network.names,
- * network.connections) and as it happens for --events-fd: one JSON line per
- * connection refused or kept on the sandbox's own loopback, and per name
- * denied or not answered.  Plain data the report reads; filled by the
+ * network.connections, network.proxy.destinations) and as it happens for
+ * --events-fd: one JSON line per connection refused or kept on the
+ * sandbox's own loopback, per name denied or not answered, and per proxy
+ * request refused.  Plain data the report reads; filled by the
  * fence's rules (launch/fence.c) from the fence's events. */
 #ifndef MOAT_LAUNCH_NETLOG_H
 #define MOAT_LAUNCH_NETLOG_H
@@ -11,6 +12,7 @@
 #include <stdint.h>
 
 #include "kernel/netfence.h"
+#include "kernel/netproxy.h"
 
 /* Distinct names and connections kept; past it they are counted in
  * *_dropped (the fence's totals still count everything). */
@@ -31,12 +33,21 @@ struct netlog_conn {
 	unsigned long allowed, refused, local;
 };
 
+/* A destination asked of the proxy mode (by name, or an address as text). */
+struct netlog_proxy {
+	char *host;
+	uint16_t port;
+	unsigned long tunnels, refused, sni_refused, failed;
+};
+
 struct netlog {
 	struct netlog_name *names;
 	size_t n_names, cap_names;
 	struct netlog_conn *conns;
 	size_t n_conns, cap_conns;
-	unsigned long names_dropped, conns_dropped;
+	struct netlog_proxy *proxied;
+	size_t n_proxied, cap_proxied;
+	unsigned long names_dropped, conns_dropped, proxied_dropped;
 	int events_fd; /* --events-fd, or -1 */
 	unsigned long events_written, events_dropped;
 	long long start_ns; /* moat's start (events carry t_ms from it) */
@@ -46,6 +57,9 @@ void netlog_init(struct netlog *l, int events_fd, long long start_ns) __attribut
 /* Record one decision; a refusal also goes to the events descriptor, in one
  * write that never blocks (a full pipe drops the line and counts it). */
 void netlog_record(struct netlog *l, const struct netfence_event *ev) __attribute__((nonnull));
+/* The same for the proxy mode's requests: a refusal (by the rules, or a
+ * ClientHello naming another host) also goes to the events descriptor. */
+void netlog_record_proxy(struct netlog *l, const struct netproxy_event *ev) __attribute__((nonnull));
 void netlog_free(struct netlog *l);
 
 /* "A", "AAAA", "TXT", ... or "TYPE<n>". */

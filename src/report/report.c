@@ -127,11 +127,27 @@ static void netlog_json(json_t *net, const struct netlog *l)
 	}
 	json_object_set_new(net, "names", names);
 	json_object_set_new(net, "connections", conns);
-	json_object_set_new(net, "dropped", json_pack("{s:I, s:I}", "names", (json_int_t)l->names_dropped,
-						      "connections", (json_int_t)l->conns_dropped));
+	json_object_set_new(net, "dropped",
+			    json_pack("{s:I, s:I, s:I}", "names", (json_int_t)l->names_dropped, "connections",
+				      (json_int_t)l->conns_dropped, "proxy_destinations", (json_int_t)l->proxied_dropped));
 	if (l->events_fd >= 0)
 		json_object_set_new(net, "events", json_pack("{s:I, s:I}", "written", (json_int_t)l->events_written,
 							     "dropped", (json_int_t)l->events_dropped));
+}
+
+/* Each destination asked of the proxy mode, and what became of it. */
+static json_t *proxy_destinations_json(const struct netlog *l)
+{
+	json_t *a = json_array();
+
+	for (size_t i = 0; i < l->n_proxied; i++) {
+		const struct netlog_proxy *p = &l->proxied[i];
+		json_array_append_new(a, json_pack("{s:s, s:i, s:I, s:I, s:I, s:I}", "host", p->host, "port",
+						   (int)p->port, "tunnels", (json_int_t)p->tunnels, "refused",
+						   (json_int_t)p->refused, "sni_refused", (json_int_t)p->sni_refused,
+						   "failed", (json_int_t)p->failed));
+	}
+	return a;
 }
 
 json_t *policy_to_json(const struct moat_policy *p)
@@ -339,6 +355,8 @@ json_t *report_build(const struct moat_policy *p, const struct moat_host *h, con
 				      "bad", (json_int_t)run->proxy.bad, "via_upstream",
 				      (json_int_t)run->proxy.via_upstream, "bytes_up", (json_int_t)run->proxy.bytes_up,
 				      "bytes_down", (json_int_t)run->proxy.bytes_down));
+			json_object_set_new(json_object_get(net, "proxy"), "destinations",
+					    proxy_destinations_json(&run->netlog));
 			if (run->upstream[0][0] || run->upstream[1][0])
 				json_object_set_new(net, "upstream",
 						    json_pack("{s:s?, s:s?, s:I}", "https",

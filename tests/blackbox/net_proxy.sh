@@ -94,6 +94,14 @@ out=$(run -- curl -sS -m 10 "http://svc.test:$P3/")
 is "$out" "moat: svc.test:$P3 is not on the allowlist" "the allowed name on another port: 403"
 is "$(jx "$REPORTS/no.json" '[d["network"]["proxy"][k] for k in ("refused", "tunnels")]')" "[4, 0]" \
 	"  the report counts the 4 refusals, and no tunnel"
+is "$(jx "$REPORTS/no.json" '[(p["host"], p["port"] == '"$P3"', p["refused"], p["tunnels"]) for p in d["network"]["proxy"]["destinations"]]')" \
+	'[["other.test", true, 4, 0]]' "  and lists the destination asked: other.test on its port, refused 4 times"
+valid_report "$REPORTS/no.json" "  and fits the schema"
+run --events-fd 5 -- /bin/sh -c "curl -sS -m 10 -o /dev/null http://other.test:$P3/; curl -sS -m 10 -o /dev/null -x socks5h://127.0.0.1:1080 http://127.0.0.3:$P3/; curl -sS -f -m 10 -o /dev/null http://svc.test:$P2/" \
+	5>"$SCRATCH/pev" >/dev/null 2>&1
+is "$(/usr/bin/python3 -c 'import json,sys; print(" ".join("%s=%s/%s" % (e["event"], e["destination"], e["via"]) for e in map(json.loads, open(sys.argv[1]))))' "$SCRATCH/pev" 2>&1)" \
+	"proxy_refused=other.test:$P3/http proxy_refused=127.0.0.3:$P3/socks5" \
+	"--events-fd: one line per request the proxy refused (by name over HTTP, by address over SOCKS5), none for the allowed one"
 
 # --- a proxy-only entry: through the proxy only -------------------------------------
 B=(--profile strict --read "$HELPER_DIR" --allow-net "proxy:cdn.test:$P2" --resolve cdn.test=127.0.0.2)

@@ -68,7 +68,7 @@ PYTHONDIR  ?= $(LIBDIR)/python$(shell $(PYTHON) -c 'import sys; print("%d.%d" % 
 INSTALL    ?= install
 SOVERSION  := 0
 
-.PHONY: all clean check demo bench bench-load conformance unit-tests helpers fuzz-toml format install uninstall man
+.PHONY: all clean check demo bench bench-load bench-net conformance unit-tests helpers fuzz-toml format install uninstall man
 all: $(BUILD)/moat $(BUILD)/libmoat.a $(BUILD)/libmoat.so $(BUILD)/moat.1 $(BUILD)/moat.pc helpers unit-tests
 
 # Made afresh: `ar r` into an old archive keeps the members of files that
@@ -209,6 +209,11 @@ bench:
 # what they left behind): bench/results/load.json; BENCH_QUICK=1 for fewer.
 bench-load:
 	./bench/run load
+
+# Only the network fence of `make bench` (connect latency, bulk throughput,
+# start-up, direct against fenced): bench/results/netfence.json.
+bench-net:
+	./bench/run net
 
 # The escape suite: every probe against every installed backend, as root and
 # as uid 65534 (when run as root); writes docs/conformance.md and .json.

@@ -5,6 +5,7 @@
     measure.py stdio       OUT.json MOAT ROUNDS BYTES
     measure.py memory      OUT.json MOAT ROUNDS
     measure.py concurrency OUT.json MOAT BATCHES WIDTH LEAKDIR
+    measure.py netfence    OUT.json MOAT NETBENCH ROUNDS N BULK_ROUNDS BYTES STARTUP_RUNS [UID...]
 
 Each writes one JSON file.  Conditions are interleaved round by round (A B C,
 A B C, ...) so that drift on a shared 2-core VM hits them alike.  Only the
@@ -232,13 +233,202 @@ def cmd_concurrency(out, moat, batches, width, leakdir):
     write(out, res)
 
 
+# --- netfence: connects and bulk transfers through the network fence
+NET_NAME = "bench.test"  # pinned with --resolve: nothing is looked up outside
+
+
+def pct(xs, p):
+    xs = sorted(xs)
+    return xs[min(len(xs) - 1, int(len(xs) * p))] if xs else None
+
+
+def fence_counts(path):
+    try:
+        with open(path) as f:
+            return ((json.load(f).get("network") or {}).get("fence")) or None
+    except (OSError, ValueError):
+        return None
+
+
+def net_identity(moat, netbench, rounds, n, bulk_rounds, nbytes, startup_runs):
+    """Every figure of the section for the uid this process runs as, with a
+    server of its own (bench/netbench serve on 127.0.0.1).  Conditions are
+    interleaved round by round, the order rotated each round."""
+    import tempfile
+    work = tempfile.mkdtemp(prefix="moatbench-net.")
+    srv = subprocess.Popen([netbench, "serve", str(nbytes)], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                           text=True)
+    try:
+        lat, sink, src = (int(x) for x in srv.stdout.readline().split())
+        return net_measure(moat, netbench, work, srv.pid, lat, sink, src, rounds, n, bulk_rounds, nbytes,
+                           startup_runs)
+    finally:
+        srv.stdin.close()
+        try:
+            srv.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            srv.kill()
+        shutil.rmtree(work, ignore_errors=True)
+
+
+def net_measure(moat, netbench, work, server_pid, lat, sink, src, rounds, n, bulk_rounds, nbytes, startup_runs):
+    strict = [moat, "run", "--profile", "strict", "--read", os.path.dirname(netbench)]
+
+    def fenced(allow, rep, *cmd):
+        a = list(strict) + ["--report", rep]
+        for x in allow:
+            a += ["--allow-net", x]
+        if any(x.startswith(NET_NAME) for x in allow):
+            a += ["--resolve", f"{NET_NAME}=127.0.0.1"]
+        return a + ["--", netbench] + list(cmd)
+
+    def run(argv, pinned):
+        return subprocess.run(argv, capture_output=True, text=True, preexec_fn=pin_cpu0 if pinned else None)
+
+    res = {"uid": os.geteuid(), "loadavg_start": open("/proc/loadavg").read().split()[:3]}
+    errors = []
+    # 1. connect latency: one run = N timed connects (after 20 untimed).
+    # "pinned": moat, the command and (for direct) the client on CPU 0,
+    # which leaves out where the scheduler puts the two ends on 2 vCPUs.
+    addr = f"127.0.0.1:{lat}"
+    conn = ["connect", "127.0.0.1", str(lat), str(n)]
+    conds = [
+        ("direct", lambda rep: [netbench] + conn, False),
+        ("fenced_addr", lambda rep: fenced([addr], rep, *conn), False),
+        ("fenced_name", lambda rep: fenced([f"{NET_NAME}:{lat}"], rep, "connect", NET_NAME, str(lat), str(n)), False),
+        ("direct_pinned", lambda rep: [netbench] + conn, True),
+        ("fenced_addr_pinned", lambda rep: fenced([addr], rep, *conn), True),
+        ("direct_nonblock", lambda rep: [netbench] + conn + ["nonblock"], False),
+        ("fenced_addr_nonblock", lambda rep: fenced([addr], rep, *conn, "nonblock"), False),
+    ]
+    per = {c[0]: {"samples": [], "round_medians": [], "p90s": [], "resolve_us": [], "fence": []} for c in conds}
+    for r in range(int(rounds)):
+        k = r % len(conds)
+        for name, argv, pinned in conds[k:] + conds[:k]:
+            rep = os.path.join(work, f"{name}-{r}.json")
+            p = run(argv(rep), pinned)
+            try:
+                d = json.loads(p.stdout)
+            except ValueError:
+                errors.append(f"{name}: exit {p.returncode}: {p.stderr.strip()[:300]}")
+                continue
+            if d.get("failed"):
+                errors.append(f"{name}: {d['failed']} connects failed ({d.get('first_error')})")
+            c = per[name]
+            c["samples"] += d["samples_us"]
+            if d.get("median_us") is not None:
+                c["round_medians"].append(d["median_us"])
+                c["p90s"].append(d["p90_us"])
+            if d.get("resolve_us") is not None:
+                c["resolve_us"].append(d["resolve_us"])
+            if name.startswith("fenced"):
+                c["fence"].append(fence_counts(rep))
+    res["connect"] = {}
+    for name, c in per.items():
+        xs = c["samples"]
+        res["connect"][name] = {
+            "n": len(xs), "median_us": statistics.median(xs) if xs else None, "p90_us": pct(xs, 0.9),
+            "p99_us": pct(xs, 0.99), "min_us": min(xs) if xs else None,
+            "round_medians_us": c["round_medians"], "round_p90s_us": c["p90s"],
+            "resolve_us": c["resolve_us"] or None, "fence": c["fence"] or None}
+
+    # 2. bulk: BYTES written to the sink, then read from the source, per
+    # run; unpinned, then with the client (moat and the command) and the
+    # server all on CPU 0.
+    allow = [f"127.0.0.1:{sink}", f"127.0.0.1:{src}"]
+    bulk_cmd = ["bulk", "127.0.0.1", str(sink), str(src), str(nbytes)]
+    bconds = [("direct", lambda rep: [netbench] + bulk_cmd), ("fenced", lambda rep: fenced(allow, rep, *bulk_cmd))]
+    bulk = {}
+    all_cpus = os.sched_getaffinity(0)
+    for pinned in (False, True):
+        if pinned:
+            os.sched_setaffinity(server_pid, {0})
+        for r in range(int(bulk_rounds)):
+            for name, argv in (bconds if r % 2 == 0 else bconds[::-1]):
+                key = name + ("_pinned" if pinned else "")
+                rep = os.path.join(work, f"bulk-{key}-{r}.json")
+                p = run(argv(rep), pinned)
+                b = bulk.setdefault(key, {"send_s": [], "recv_s": [], "fence": []})
+                try:
+                    d = json.loads(p.stdout)
+                    b["send_s"].append(d["send_s"])
+                    b["recv_s"].append(d["recv_s"])
+                except (ValueError, KeyError):
+                    errors.append(f"bulk {key}: exit {p.returncode}: {p.stderr.strip()[:300]}")
+                if name == "fenced":
+                    b["fence"].append(fence_counts(rep))
+        if pinned:
+            os.sched_setaffinity(server_pid, all_cpus)
+    res["bulk"] = {"bytes": int(nbytes), "rounds": int(bulk_rounds), "conditions": {
+        k: {"send": summary(v["send_s"]), "recv": summary(v["recv_s"]), "fence": v["fence"] or None,
+            "send_Bps_median": int(nbytes) / statistics.median(v["send_s"]) if v["send_s"] else None,
+            "recv_Bps_median": int(nbytes) / statistics.median(v["recv_s"]) if v["recv_s"] else None}
+        for k, v in bulk.items()}}
+
+    # 3. start-up: /bin/true under each network mode, interleaved run by
+    # run, two rounds of warm-up; posix_spawn to exit (the spawn's own
+    # cost is the same in all).
+    sconds = [
+        ("net_none", strict + ["--net", "none", "--", "/bin/true"]),
+        ("net_loopback", strict + ["--net", "loopback", "--", "/bin/true"]),
+        ("allow_addr", strict + ["--allow-net", addr, "--", "/bin/true"]),
+        ("allow_pinned", strict + ["--allow-net", f"{NET_NAME}:{lat}", "--resolve", f"{NET_NAME}=127.0.0.1", "--",
+                                   "/bin/true"]),
+        ("allow_lookup", strict + ["--allow-net", f"localhost:{lat}", "--", "/bin/true"]),
+    ]
+    st = {c[0]: [] for c in sconds}
+    for r in range(int(startup_runs) + 2):
+        k = r % len(sconds)
+        for name, argv in sconds[k:] + sconds[:k]:
+            t0 = time.perf_counter()
+            pid = os.posix_spawn(argv[0], argv, os.environ, file_actions=[
+                (os.POSIX_SPAWN_OPEN, 1, os.devnull, os.O_WRONLY, 0),
+                (os.POSIX_SPAWN_OPEN, 2, os.devnull, os.O_WRONLY, 0)])
+            _, status = os.waitpid(pid, 0)
+            dt = time.perf_counter() - t0
+            if os.waitstatus_to_exitcode(status) != 0:
+                errors.append(f"start-up {name}: exit {os.waitstatus_to_exitcode(status)}")
+            elif r >= 2:
+                st[name].append(dt)
+    res["startup"] = {k: summary(v) for k, v in st.items()}
+    res["startup_argv"] = {k: a for k, a in sconds}
+
+    # 4. the supervisor's system calls during one fenced connect loop:
+    # strace -c on moat alone (not its children, so not the command's).
+    if shutil.which("strace"):
+        sc_out = os.path.join(work, "strace.txt")
+        p = subprocess.run(["strace", "-c", "-o", sc_out] + conds[1][1](os.path.join(work, "strace-rep.json")),
+                           capture_output=True, text=True)
+        try:
+            with open(sc_out) as f:
+                res["strace_supervisor"] = {"connects": int(n) + 20, "text": f.read()}
+        except OSError:
+            errors.append(f"strace: exit {p.returncode}: {p.stderr.strip()[:300]}")
+    res["loadavg_end"] = open("/proc/loadavg").read().split()[:3]
+    res["errors"] = errors
+    return res
+
+
+def cmd_netfence(out, moat, netbench, rounds, n, bulk_rounds, nbytes, startup_runs, *uids):
+    """The fence's figures (issue 18), as this user and, as root, as each
+    of uids too (a forked copy drops to that uid, as load.py does)."""
+    import load  # bench/load.py: as_user
+    args = (moat, netbench, rounds, n, bulk_rounds, nbytes, startup_runs)
+    ids = [net_identity(*args)]
+    if os.geteuid() == 0:
+        for u in uids:
+            ids.append(load.as_user(int(u), lambda: net_identity(*args)))
+    write(out, {"rounds": int(rounds), "n_per_run": int(n), "bulk_rounds": int(bulk_rounds),
+                "startup_runs": int(startup_runs), "identities": ids,
+                "date": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())})
+
 def main():
     if len(sys.argv) < 3:
         print(__doc__, file=sys.stderr)
         sys.exit(2)
     cmd, args = sys.argv[1], sys.argv[2:]
     fn = {"seccomp": cmd_seccomp, "stdio": cmd_stdio, "memory": cmd_memory,
-          "concurrency": cmd_concurrency}.get(cmd)
+          "concurrency": cmd_concurrency, "netfence": cmd_netfence}.get(cmd)
     if fn is None:
         print(__doc__, file=sys.stderr)
         sys.exit(2)

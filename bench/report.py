@@ -11,6 +11,75 @@ import re
 import shlex
 import sys
 
+# ------------------------------------------------------------------ the network fence (issue 18)
+# Its targets, and the figures they are read on: bench/measure.py netfence.
+NET_CONNECT_TARGET_US = 60.0  # fenced connect's median minus the direct one's
+NET_BULK_TARGET = 0.95  # fenced throughput over direct
+
+
+def net_ident_name(i):
+    return "root" if i.get("uid") == 0 else f"uid {i.get('uid')}"
+
+
+def net_over(ident, cond, ref="direct"):
+    """(overhead µs, ratio) of a connect condition's pooled median over
+    its reference's."""
+    c = (ident.get("connect") or {})
+    a, b = (c.get(cond) or {}).get("median_us"), (c.get(ref) or {}).get("median_us")
+    if a is None or not b:
+        return None, None
+    return a - b, a / b
+
+
+def net_bulk_ratio(ident, direction, suffix=""):
+    c = ((ident.get("bulk") or {}).get("conditions") or {})
+    a = (c.get("fenced" + suffix) or {}).get(f"{direction}_Bps_median")
+    b = (c.get("direct" + suffix) or {}).get(f"{direction}_Bps_median")
+    return a / b if a and b else None
+
+
+def net_summary(nf):
+    """Lines for `bench/run net` (stderr): the targets' figures per uid."""
+    out = []
+    for i in nf.get("identities", []):
+        if i.get("error"):
+            out.append(f"net: {net_ident_name(i)}: {i['error']}")
+            continue
+        c = i.get("connect") or {}
+        parts = []
+        for k in ("fenced_addr", "fenced_name", "fenced_addr_pinned", "fenced_addr_nonblock"):
+            ref = "direct" + k[len("fenced_addr"):] if k.startswith("fenced_addr") else "direct"
+            d, r = net_over(i, k, ref)
+            if d is not None:
+                parts.append(f"{k} {c[k]['median_us']:.1f} us (+{d:.1f}, {r:.2f}x {ref} {c[ref]['median_us']:.1f})")
+        out.append(f"net: {net_ident_name(i)} (load {' '.join(i.get('loadavg_start', []))}): connect medians: "
+                   + "; ".join(parts))
+        b = []
+        for suf in ("", "_pinned"):
+            s_, r_ = net_bulk_ratio(i, "send", suf), net_bulk_ratio(i, "recv", suf)
+            if s_ and r_:
+                b.append(f"{'pinned' if suf else 'unpinned'} send {s_:.3f}x recv {r_:.3f}x")
+        out.append(f"net: {net_ident_name(i)}: bulk fenced/direct: " + "; ".join(b))
+        st = i.get("startup") or {}
+        if st.get("net_none"):
+            base = st["net_none"]["median"]
+            out.append(f"net: {net_ident_name(i)}: start-up medians over --net none ({base * 1000:.2f} ms): " + ", ".join(
+                f"{k} {(v['median'] - base) * 1000:+.2f} ms" for k, v in st.items() if v and k != "net_none"))
+        for e in i.get("errors", [])[:5]:
+            out.append(f"net: {net_ident_name(i)}: error: {e}")
+    return out
+
+
+if len(sys.argv) == 3 and sys.argv[1] == "--net-summary":
+    try:
+        with open(sys.argv[2]) as f:
+            print("\n".join(net_summary(json.load(f))))
+    except (OSError, ValueError) as e:
+        print(f"net: no results ({e})")
+        sys.exit(1)
+    sys.exit(0)
+
+
 R = sys.argv[1]
 OUT = sys.argv[2]
 
@@ -101,6 +170,7 @@ stdio = load("stdio.json")
 memory = load("memory.json")
 conc = load("concurrency.json")
 load_res = load("load.json")
+netfence = load("netfence.json")
 phases = {k: load(f"phases-{k}.json") for k in ("strict", "mcp", "fallback")}
 mcp = {k: load(f"mcp-{k}.json") for k in ("bare", "moat", "bwrap", "srt")}
 rep_strict = load("report-strict.json") or {}
@@ -282,6 +352,38 @@ if load_res:
       f"{verdict(load_res['ok'])} |")
 else:
     w("| load test (§6) | zero failures, nothing left behind | not measured | — |")
+net_ids = [i for i in (netfence or {}).get("identities", []) if not i.get("error")]
+if net_ids:
+    cells, oks = [], []
+    for i in net_ids:
+        d, r = net_over(i, "fenced_addr")
+        dn, _ = net_over(i, "fenced_name")
+        dp, _ = net_over(i, "fenced_addr_pinned", "direct_pinned")
+        c = i["connect"]
+        if d is None:
+            continue
+        cells.append(f"{net_ident_name(i)}: +{fmt(d)} µs by address ({fmt(c['fenced_addr']['median_us'])} against "
+                     f"{fmt(c['direct']['median_us'])} µs, {fmt(r, 2)}×), +{fmt(dn)} µs by pinned name, "
+                     f"+{fmt(dp)} µs pinned to one CPU")
+        oks.append(d <= NET_CONNECT_TARGET_US)
+    w(f"| fenced connect latency (§7) | ≤ {NET_CONNECT_TARGET_US:.0f} µs over a direct connect (medians of "
+      f"{netfence['rounds'] * netfence['n_per_run']} connects) | {'; '.join(cells) or 'not measured'} | "
+      f"{verdict(all(oks) if oks else None)} |")
+    cells, oks = [], []
+    for i in net_ids:
+        rs = {f"{d_} {'pinned' if s_ else 'unpinned'}": net_bulk_ratio(i, d_, s_)
+              for s_ in ("_pinned", "") for d_ in ("send", "recv")}
+        if any(v is None for v in rs.values()):
+            continue
+        cells.append(f"{net_ident_name(i)}: " + ", ".join(f"{k} {v:.3f}×" for k, v in rs.items()))
+        oks.append(all(v >= NET_BULK_TARGET for k, v in rs.items() if "unpinned" not in k))
+    w(f"| bulk throughput over an allowed connection (§7) | ≥ {NET_BULK_TARGET}× direct "
+      f"({netfence['bulk_rounds'] if netfence else '?'} rounds of 256 MiB each way; read pinned) | "
+      f"{'; '.join(cells) or 'not measured'} | {verdict(all(oks) if oks else None)} pinned |")
+else:
+    w("| fenced connect latency (§7) | ≤ 60 µs over a direct connect | not measured | — |")
+    w("| bulk throughput over an allowed connection (§7) | ≥ 0.95× direct | not measured | — |")
+w("| proxy-mode throughput (§7) | — | not measured: proxy mode is not there yet | — |")
 w("")
 
 # ------------------------------------------------------------------ start-up
@@ -655,6 +757,140 @@ if load_res:
     load_section(load_res)
 else:
     w("Not measured (results/load.json missing).")
+w("")
+
+# ------------------------------------------------------------------ network fence
+w("## 7. The network fence")
+w("")
+
+
+def net_section(nf):
+    ids = nf["identities"]
+    n_runs = nf["rounds"]
+    w(f"`bench/measure.py netfence` (`bench/run net` runs it alone), as "
+      f"{' and '.join(net_ident_name(i) for i in ids)}, on {nf['date']}. `bench/netbench.c` is the client and the "
+      "server: the server (one per identity, on the host) listens on three ports of 127.0.0.1; the client, run "
+      "directly or under `moat run --profile strict --read build-bench/bench --allow-net ...`, times each connect "
+      f"alone (clock_gettime around connect(2); socket(2) before and close(2) after are not in it). A run is "
+      f"{nf['n_per_run']} timed connects after 20 untimed ones, each closed with a reset (SO_LINGER 0, set after "
+      "the connect) so that no TIME_WAIT sockets pile up; the conditions below run in "
+      f"{n_runs} rounds, interleaved and rotated, and each line pools its {n_runs} runs. The fenced runs use an "
+      "address entry (`--allow-net 127.0.0.1:PORT`) or a pinned name (`--allow-net bench.test:PORT --resolve "
+      "bench.test=127.0.0.1`; the client looks the name up once, through the fenced DNS, before its loop). "
+      "*pinned*: moat, the command and the direct client on CPU 0 (sched_setaffinity before exec), which "
+      "takes out where the scheduler puts the supervisor and the command on the 2 vCPUs; *nonblock*: connect(2) "
+      "on a non-blocking socket and poll(2) until writable, both timed, as an event loop does (the fence then "
+      "installs its socket at once and the handshake finishes behind it).")
+    w("")
+    for i in ids:
+        name = net_ident_name(i)
+        if i.get("error"):
+            w(f"* {name}: {i['error']}")
+            continue
+        c = i.get("connect") or {}
+        w(f"**{name}** (1-minute load average {' '.join(i.get('loadavg_start', []))} at the start, "
+          f"{' '.join(i.get('loadavg_end', []))} at the end):")
+        w("")
+        w("| condition | median µs | p90 µs | p99 µs | min µs | run medians µs | over its direct line |")
+        w("|---|---|---|---|---|---|---|")
+        order = ["direct", "fenced_addr", "fenced_name", "direct_pinned", "fenced_addr_pinned", "direct_nonblock",
+                 "fenced_addr_nonblock"]
+        for k, v in sorted(c.items(), key=lambda kv: order.index(kv[0]) if kv[0] in order else len(order)):
+            if not v.get("n"):
+                w(f"| {k} | not measured | | | | | |")
+                continue
+            ref = None
+            if k.startswith("fenced"):
+                suf = k[len("fenced_addr"):] if k.startswith("fenced_addr") else ""
+                ref = "direct" + suf
+            d, r = net_over(i, k, ref) if ref else (None, None)
+            rm = v.get("round_medians_us") or []
+            w(f"| {k} | {fmt(v['median_us'])} | {fmt(v['p90_us'])} | {fmt(v['p99_us'])} | {fmt(v['min_us'])} | "
+              f"{fmt(min(rm) if rm else None, 0)} … {fmt(max(rm) if rm else None, 0)} | "
+              + (f"+{fmt(d)} µs, {fmt(r, 2)}× |" if d is not None else " |"))
+        w("")
+        res_us = (c.get("fenced_name") or {}).get("resolve_us")
+        fences = [f for v in c.values() for f in (v.get("fence") or []) if f]
+        fw = sorted({f.get("connects_forwarded") for f in fences})
+        bad = sum(f.get("failures", 0) + f.get("connects_refused", 0) for f in fences)
+        w(f"Each fenced run's `--report` counts {', '.join(str(x) for x in fw) or '?'} connects forwarded "
+          f"(the 20 untimed ones included), {bad} refused or failed. The pinned name's lookup through the fenced "
+          f"DNS took {', '.join(fmt(x, 0) for x in res_us) if res_us else '?'} µs (one per run).")
+        w("")
+        b = (i.get("bulk") or {}).get("conditions") or {}
+        if b:
+            nb = i["bulk"]["bytes"]
+            w(f"Bulk: {nb // 1048576} MiB written to a sink (then shutdown, and the server's one-byte answer: "
+              f"every byte arrived), then {nb // 1048576} MiB read from a source until end of file, over one "
+              f"connection each, timed in the client from after the connect; {i['bulk']['rounds']} rounds, "
+              "direct and fenced alternating; unpinned, then with moat, the command and the server all on CPU 0. "
+              "The target is read on the pinned lines, as for stdio in §3.")
+            w("")
+            w("| condition | send MiB/s (median) | send s, min … max | receive MiB/s (median) | receive s, min … max "
+              "| × direct |")
+            w("|---|---|---|---|---|---|")
+            for k, v in sorted(b.items(), key=lambda kv: (kv[0].endswith("_pinned"), kv[0])):
+                if not v.get("send"):
+                    continue
+                suf = "_pinned" if k.endswith("_pinned") else ""
+                rs, rr = net_bulk_ratio(i, "send", suf), net_bulk_ratio(i, "recv", suf)
+                w(f"| {k} | {v['send_Bps_median'] / 1048576:.0f} | {v['send']['min']:.3f} … {v['send']['max']:.3f} | "
+                  f"{v['recv_Bps_median'] / 1048576:.0f} | {v['recv']['min']:.3f} … {v['recv']['max']:.3f} | "
+                  + (f"send {rs:.3f}×, receive {rr:.3f}× |" if k.startswith("fenced") and rs and rr else " |"))
+            w("")
+        st = i.get("startup") or {}
+        if st.get("net_none"):
+            base = st["net_none"]["median"]
+            lo = (st.get("net_loopback") or {}).get("median")
+            lab = {"net_none": "`--net none` (no network namespace)",
+                   "net_loopback": "`--net loopback` (a network namespace with lo)",
+                   "allow_addr": "`--allow-net 127.0.0.1:PORT` (the fence)",
+                   "allow_pinned": "`--allow-net bench.test:PORT --resolve bench.test=127.0.0.1`",
+                   "allow_lookup": "`--allow-net localhost:PORT` (moat looks the name up before the start)"}
+            w(f"Start-up: `moat run --profile strict ... -- /bin/true`, posix_spawn to exit, the five lines "
+              f"interleaved run by run, {st['net_none']['n']} runs each after two rounds of warm-up:")
+            w("")
+            w("| network | median ms | min … max ms | over `--net none` | over `--net loopback` |")
+            w("|---|---|---|---|---|")
+            for k, v in sorted(st.items(), key=lambda kv: list(lab).index(kv[0]) if kv[0] in lab else 9):
+                if not v:
+                    continue
+                w(f"| {lab.get(k, k)} | {ms(v['median'])} | {ms(v['min'])} … {ms(v['max'])} | "
+                  f"{(v['median'] - base) * 1000:+.2f} ms | "
+                  + (f"{(v['median'] - lo) * 1000:+.2f} ms |" if lo and k.startswith("allow") else " |"))
+            w("")
+            w("Over `--net loopback`, what is the fence's own: its seccomp filter with a listener, the DNS "
+              "sockets bound in the child and passed to moat, Landlock's network rules, the fenced "
+              "`resolv.conf` in the view, the name lookups before the start, and `netfence_new` in moat.")
+            w("")
+        sc = i.get("strace_supervisor")
+        if sc:
+            rows = []
+            for line in sc["text"].splitlines():
+                p_ = line.split()
+                if len(p_) >= 5 and re.match(r"[\d.]+$", p_[0]) and p_[-1] != "total":
+                    try:
+                        rows.append((int(p_[3]), p_[-1]))
+                    except ValueError:
+                        pass
+            per = [(n_ / sc["connects"], nm) for n_, nm in sorted(rows, reverse=True) if n_ / sc["connects"] >= 0.5]
+            w(f"The supervisor's system calls per fenced connect (`strace -c` on moat alone, not its children, over "
+              f"one run of {sc['connects']} blocking connects; start-up and exit included, so read only the "
+              "calls that come about once or more per connect): "
+              + ", ".join(f"{nm} {x:.1f}" for x, nm in per) + f"; {sum(x for x, _ in per):.0f} in all.")
+            w("")
+        for e in i.get("errors", [])[:5]:
+            w(f"* {name}: error: {e}")
+    w("### Proxy mode")
+    w("")
+    w("Not measured: proxy mode (proxy-only entries, `HTTP_PROXY`) is not there yet. Its throughput, against "
+      "direct and against the fence, belongs here and in the targets table.")
+
+
+if netfence:
+    net_section(netfence)
+else:
+    w("Not measured (results/netfence.json missing).")
 w("")
 
 # ------------------------------------------------------------------ where the time goes

@@ -1,0 +1,323 @@
+/* bench/netbench: TCP on the loopback, for the network fence's figures
+ * (bench/measure.py netfence).  One binary, three roles:
+ *
+ *   netbench serve BYTES
+ *        listens on 127.0.0.1 on three ephemeral ports and prints them on
+ *        one line, "LATENCY SINK SOURCE"; then serves until its standard
+ *        input reaches end of file:
+ *          LATENCY  accepts and closes (the connect loop's peer);
+ *          SINK     reads until end of file, then writes one byte back;
+ *          SOURCE   writes BYTES, then closes.
+ *        One process, one connection at a time: the connect loop needs
+ *        only the kernel's handshake (the accept queue is 4096 deep), and
+ *        one bulk transfer runs at a time.
+ *
+ *   netbench connect HOST PORT N [nonblock]
+ *        N timed connects (after 20 untimed ones), each followed by a close;
+ *        prints one JSON object: the median, p90, min and max in µs, the
+ *        name's lookup time when HOST is a name (getaddrinfo once, before
+ *        the loop: under the fence that is its DNS), and the samples.  The
+ *        socket is made with SOCK_CLOEXEC (what curl, Node and Python do),
+ *        and each connect is timed alone: socket(2) before, close(2) after
+ *        are not in it.  Blocking by default; "nonblock": connect(2) on a
+ *        non-blocking socket, then poll(2) for POLLOUT, both timed (what an
+ *        event loop does).  Each socket is closed with SO_LINGER {1, 0}
+ *        (a reset, set after the connect so the fence never sees it):
+ *        thousands of connects would otherwise leave as many TIME_WAIT
+ *        sockets behind, and the port search of every later connect grows
+ *        with them.
+ *
+ *   netbench bulk HOST SINK SOURCE BYTES
+ *        sends BYTES to SINK (write(2), 256 KiB at a time, then shutdown
+ *        and wait for the server's byte: every byte has arrived), then
+ *        reads BYTES from SOURCE until end of file; prints one JSON object
+ *        with the seconds of each, connect excluded.
+ *
+ * Plain C, no dependency: bench/run builds it static where the libc
+ * allows, so that it runs inside a sandbox's view of the file system. */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <netdb.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <time.h>
+#include <unistd.h>
+
+#define WARMUP 20
+#define CHUNK  (256 * 1024)
+
+static char buf[CHUNK];
+
+static double now_s(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+static _Noreturn void die(const char *what)
+{
+	fprintf(stderr, "netbench: %s: %s\n", what, strerror(errno));
+	exit(1);
+}
+
+static int listener(unsigned *port)
+{
+	struct sockaddr_in a = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+	socklen_t l = sizeof(a);
+	int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0), one = 1;
+
+	if (fd < 0 || setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one)) < 0 ||
+	    bind(fd, (struct sockaddr *)&a, sizeof(a)) < 0 || listen(fd, 4096) < 0 ||
+	    getsockname(fd, (struct sockaddr *)&a, &l) < 0)
+		die("listen");
+	*port = ntohs(a.sin_port);
+	return fd;
+}
+
+static int serve(unsigned long long bytes)
+{
+	unsigned p[3];
+	int lfd[3];
+
+	for (int i = 0; i < 3; i++)
+		lfd[i] = listener(&p[i]);
+	/* The connect loop's peer drains its queue without blocking. */
+	if (fcntl(lfd[0], F_SETFL, O_NONBLOCK) < 0)
+		die("fcntl");
+	printf("%u %u %u\n", p[0], p[1], p[2]);
+	fflush(stdout);
+	for (;;) {
+		struct pollfd f[4] = {{.fd = lfd[0], .events = POLLIN},
+				      {.fd = lfd[1], .events = POLLIN},
+				      {.fd = lfd[2], .events = POLLIN},
+				      {.fd = 0, .events = POLLIN}};
+		if (poll(f, 4, -1) < 0) {
+			if (errno == EINTR)
+				continue;
+			die("poll");
+		}
+		if (f[3].revents) { /* the driver closed our stdin: done */
+			char c;
+			if (read(0, &c, 1) <= 0)
+				return 0;
+		}
+		if (f[0].revents)
+			for (int k = 0; k < 256; k++) {
+				int c = accept4(lfd[0], NULL, NULL, SOCK_CLOEXEC);
+				if (c < 0)
+					break;
+				close(c);
+			}
+		if (f[1].revents) {
+			int c = accept4(lfd[1], NULL, NULL, SOCK_CLOEXEC);
+			ssize_t n;
+			if (c >= 0) {
+				while ((n = read(c, buf, sizeof(buf))) > 0 || (n < 0 && errno == EINTR))
+					;
+				(void)send(c, "k", 1, MSG_NOSIGNAL);
+				close(c);
+			}
+		}
+		if (f[2].revents) {
+			int c = accept4(lfd[2], NULL, NULL, SOCK_CLOEXEC);
+			if (c >= 0) {
+				for (unsigned long long left = bytes; left > 0;) {
+					size_t k = left < sizeof(buf) ? (size_t)left : sizeof(buf);
+					ssize_t n = send(c, buf, k, MSG_NOSIGNAL);
+					if (n < 0 && errno == EINTR)
+						continue;
+					if (n <= 0)
+						break;
+					left -= (unsigned long long)n;
+				}
+				close(c);
+			}
+		}
+	}
+}
+
+static struct sockaddr_storage dst;
+static socklen_t dst_len;
+
+/* HOST as an address, or looked up once (the fenced DNS under moat). */
+static double resolve(const char *host)
+{
+	struct addrinfo hints = {.ai_family = AF_UNSPEC, .ai_socktype = SOCK_STREAM}, *res = NULL;
+	double t0 = now_s();
+	int rc;
+
+	hints.ai_flags = AI_NUMERICHOST;
+	if (getaddrinfo(host, NULL, &hints, &res) == 0) {
+		memcpy(&dst, res->ai_addr, res->ai_addrlen);
+		dst_len = res->ai_addrlen;
+		freeaddrinfo(res);
+		return -1; /* an address: nothing was looked up */
+	}
+	hints.ai_flags = 0;
+	t0 = now_s();
+	rc = getaddrinfo(host, NULL, &hints, &res);
+	if (rc != 0) {
+		fprintf(stderr, "netbench: %s: %s\n", host, gai_strerror(rc));
+		exit(1);
+	}
+	memcpy(&dst, res->ai_addr, res->ai_addrlen);
+	dst_len = res->ai_addrlen;
+	freeaddrinfo(res);
+	return (now_s() - t0) * 1e6;
+}
+
+static void set_port(unsigned port)
+{
+	if (dst.ss_family == AF_INET)
+		((struct sockaddr_in *)&dst)->sin_port = htons((unsigned short)port);
+	else
+		((struct sockaddr_in6 *)&dst)->sin6_port = htons((unsigned short)port);
+}
+
+static int dial(int flags)
+{
+	int fd = socket(dst.ss_family, SOCK_STREAM | SOCK_CLOEXEC | flags, 0);
+
+	if (fd < 0)
+		die("socket");
+	if (connect(fd, (struct sockaddr *)&dst, dst_len) == 0)
+		return fd;
+	if (errno == EINPROGRESS) {
+		struct pollfd p = {.fd = fd, .events = POLLOUT};
+		int e = 0;
+		socklen_t l = sizeof(e);
+		if (poll(&p, 1, 10000) == 1 && getsockopt(fd, SOL_SOCKET, SO_ERROR, &e, &l) == 0 && e == 0)
+			return fd;
+		errno = e ? e : ETIMEDOUT;
+	}
+	close(fd);
+	return -1;
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+	return x < y ? -1 : x > y;
+}
+
+static int connect_loop(const char *host, unsigned port, long n, int nonblock)
+{
+	double *t = calloc((size_t)n, sizeof(*t)), *s = calloc((size_t)n, sizeof(*s));
+	double res_us = resolve(host);
+	struct linger lg = {.l_onoff = 1, .l_linger = 0};
+	long ok = 0, failed = 0;
+	int first_errno = 0;
+
+	if (!t || !s)
+		die("calloc");
+	set_port(port);
+	for (long i = -WARMUP; i < n; i++) {
+		double t0 = now_s();
+		int fd = dial(nonblock ? SOCK_NONBLOCK : 0);
+		double dt = (now_s() - t0) * 1e6;
+		if (fd < 0) {
+			if (!first_errno)
+				first_errno = errno;
+			failed++;
+			continue;
+		}
+		(void)setsockopt(fd, SOL_SOCKET, SO_LINGER, &lg, sizeof(lg));
+		close(fd);
+		if (i >= 0)
+			t[ok++] = dt;
+	}
+	memcpy(s, t, (size_t)ok * sizeof(*t));
+	qsort(s, (size_t)ok, sizeof(*s), cmp_double);
+	printf("{\"n\": %ld, \"ok\": %ld, \"failed\": %ld, \"nonblock\": %s, ", n, ok, failed,
+	       nonblock ? "true" : "false");
+	if (failed)
+		printf("\"first_error\": \"%s\", ", strerror(first_errno));
+	if (res_us >= 0)
+		printf("\"resolve_us\": %.1f, ", res_us);
+	if (ok) {
+		double med = ok % 2 ? s[ok / 2] : (s[ok / 2 - 1] + s[ok / 2]) / 2;
+		printf("\"median_us\": %.2f, \"p90_us\": %.2f, \"min_us\": %.2f, \"max_us\": %.2f, ", med,
+		       s[(ok * 9) / 10], s[0], s[ok - 1]);
+	}
+	printf("\"samples_us\": [");
+	for (long i = 0; i < ok; i++)
+		printf("%s%.2f", i ? ", " : "", t[i]);
+	printf("]}\n");
+	free(t);
+	free(s);
+	return failed ? 1 : 0;
+}
+
+static int bulk(const char *host, unsigned sink, unsigned source, unsigned long long bytes)
+{
+	unsigned long long got = 0;
+	double t0, send_s, recv_s;
+	int fd;
+	ssize_t n;
+	char c;
+
+	(void)resolve(host);
+	set_port(sink);
+	if ((fd = dial(0)) < 0)
+		die("connect to the sink");
+	t0 = now_s();
+	for (unsigned long long left = bytes; left > 0;) {
+		size_t k = left < sizeof(buf) ? (size_t)left : sizeof(buf);
+		n = write(fd, buf, k);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			die("write");
+		left -= (unsigned long long)n;
+	}
+	if (shutdown(fd, SHUT_WR) < 0)
+		die("shutdown");
+	while ((n = read(fd, &c, 1)) < 0 && errno == EINTR)
+		;
+	if (n != 1)
+		die("the sink's acknowledgement");
+	send_s = now_s() - t0;
+	close(fd);
+
+	set_port(source);
+	if ((fd = dial(0)) < 0)
+		die("connect to the source");
+	t0 = now_s();
+	while ((n = read(fd, buf, sizeof(buf))) != 0) {
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0)
+			die("read");
+		got += (unsigned long long)n;
+	}
+	recv_s = now_s() - t0;
+	close(fd);
+	if (got != bytes) {
+		fprintf(stderr, "netbench: received %llu bytes of %llu\n", got, bytes);
+		return 1;
+	}
+	printf("{\"bytes\": %llu, \"send_s\": %.6f, \"recv_s\": %.6f}\n", bytes, send_s, recv_s);
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	signal(SIGPIPE, SIG_IGN);
+	if (argc == 3 && strcmp(argv[1], "serve") == 0)
+		return serve(strtoull(argv[2], NULL, 10));
+	if ((argc == 5 || argc == 6) && strcmp(argv[1], "connect") == 0)
+		return connect_loop(argv[2], (unsigned)atoi(argv[3]), atol(argv[4]),
+				    argc == 6 && strcmp(argv[5], "nonblock") == 0);
+	if (argc == 6 && strcmp(argv[1], "bulk") == 0)
+		return bulk(argv[2], (unsigned)atoi(argv[3]), (unsigned)atoi(argv[4]), strtoull(argv[5], NULL, 10));
+	fprintf(stderr, "usage: netbench serve BYTES | connect HOST PORT N [nonblock] | bulk HOST SINK SOURCE BYTES\n");
+	return 2;
+}

@@ -962,6 +962,16 @@ static int connect_forward(struct netfence *nf, struct call *c, const struct soc
 	rc = connect(h, sa, len);
 	if (rc < 0 && errno != EINPROGRESS)
 		return -errno; /* the child's socket stays as it was */
+	/* A near destination (the host's loopback above all) has usually
+	 * answered by the time connect returns: a blocking caller then gets
+	 * its socket now rather than after another pass of the poll loop.
+	 * Writable without an error or hang-up is connected; anything else
+	 * (still connecting, refused) waits as pending, which reads SO_ERROR. */
+	if (rc < 0 && !(fl & O_NONBLOCK)) {
+		struct pollfd p = {.fd = h, .events = POLLOUT};
+		if (poll(&p, 1, 0) == 1 && p.revents == POLLOUT)
+			rc = 0;
+	}
 	fdflags = child_fdflags(c->tid, c->target_fd);
 	nf->st.forwarded++;
 	if (fl & O_NONBLOCK) {

@@ -608,6 +608,26 @@ static void connect_checks(void)
 		if (tfd >= 0)
 			close(tfd);
 	}
+	/* The installed socket keeps the close-on-exec bit of the one it
+	 * replaces: set and clear in turn under the same fd number (the
+	 * supervisor reads the bit from fdinfo and keeps that file open from
+	 * one connect to the next: it must see each new socket's bit). */
+	{
+		int good = 0;
+		for (int k = 0; k < 6; k++) {
+			bool cloexec = k % 2 == 0;
+			struct sockaddr_in dst = sin_of(0x7f000002, port_p);
+			int s = socket(AF_INET, SOCK_STREAM | (cloexec ? SOCK_CLOEXEC : 0), 0);
+			if (s >= 0 && connect(s, (struct sockaddr *)&dst, sizeof(dst)) == 0 && sock_ns(s) != 0 &&
+			    !!(fcntl(s, F_GETFD) & FD_CLOEXEC) == cloexec)
+				good++;
+			if (s >= 0)
+				close(s);
+		}
+		check(good == 6,
+		      "an installed socket keeps the close-on-exec bit it replaces, set and clear in turn (%d of 6)",
+		      good);
+	}
 	/* Other ABIs are killed: an x32 getpid. */
 	{
 		pid_t k = fork();

@@ -521,18 +521,63 @@ static int install_fd(struct netfence *nf, uint64_t id, int src, int target, uns
 
 /* The notification's pid is a thread id (a resolver's worker thread, say):
  * PIDFD_THREAD (6.9) takes it as it is; before, a thread group leader's
- * id works as it is and another thread's is mapped to its group. */
-static int open_pidfd(pid_t tid)
+ * id works as it is and another thread's is mapped to its group.
+ *
+ * The pidfds of the last few threads that asked stay open a short while
+ * (*kept: the caller must not close it): pidfd_open and close cost 4.7 us
+ * on this VM.  A pidfd names the thread's struct pid, never its number:
+ * while that thread lives no other thread has the number, and once it is
+ * gone pidfd_getfd says ESRCH, and take_socket asks again with fresh set,
+ * which opens one for whoever has the number then.  Only pidfds of the
+ * thread itself are kept, not the group's one a /proc lookup maps a
+ * thread to (that mapping is by number again).  Per supervisor thread, at
+ * most PIDFD_KEEP, each closed at the next call once unused for 1 s. */
+#define PIDFD_KEEP    8
+#define PIDFD_KEEP_NS 1000000000LL
+
+static int open_pidfd(pid_t tid, bool fresh, bool *kept)
 {
+	static _Thread_local struct {
+		bool used;
+		pid_t tid;
+		int fd;
+		int64_t last;
+	} keep[PIDFD_KEEP];
 	char path[64], line[128];
-	long fd = syscall(SYS_pidfd_open, tid, PIDFD_THREAD);
+	int64_t now = now_ns();
+	size_t slot = 0;
+	long fd;
 	cleanup_fclose FILE *f = NULL;
 
-	if (fd >= 0 || errno != EINVAL)
-		return fd >= 0 ? (int)fd : -errno;
-	fd = syscall(SYS_pidfd_open, tid, 0);
-	if (fd >= 0 || errno != EINVAL)
-		return fd >= 0 ? (int)fd : -errno;
+	*kept = false;
+	for (size_t i = 0; i < PIDFD_KEEP; i++) {
+		if (keep[i].used && (now - keep[i].last > PIDFD_KEEP_NS || (fresh && keep[i].tid == tid))) {
+			close(keep[i].fd);
+			keep[i].used = false;
+		}
+		if (keep[i].used && keep[i].tid == tid) {
+			keep[i].last = now;
+			*kept = true;
+			return keep[i].fd;
+		}
+		if (keep[slot].used && (!keep[i].used || keep[i].last < keep[slot].last))
+			slot = i; /* a free one, else the least recently used */
+	}
+	fd = syscall(SYS_pidfd_open, tid, PIDFD_THREAD);
+	if (fd < 0 && errno == EINVAL)
+		fd = syscall(SYS_pidfd_open, tid, 0);
+	if (fd >= 0) {
+		if (keep[slot].used)
+			close(keep[slot].fd);
+		keep[slot].used = true;
+		keep[slot].tid = tid;
+		keep[slot].fd = (int)fd;
+		keep[slot].last = now;
+		*kept = true;
+		return (int)fd;
+	}
+	if (errno != EINVAL)
+		return -errno;
 	snprintf(path, sizeof(path), "/proc/%d/status", (int)tid);
 	f = fopen(path, "re");
 	if (!f)
@@ -640,7 +685,8 @@ struct call {
  * <= 0: the answer (an errno); else 0 with c filled. */
 static int take_socket(struct netfence *nf, struct call *c)
 {
-	cleanup_close int pidfd = open_pidfd(c->tid);
+	bool kept;
+	int pidfd = open_pidfd(c->tid, false, &kept), e;
 	socklen_t l = sizeof(int);
 	dev_t dev;
 	ino_t ino;
@@ -649,8 +695,19 @@ static int take_socket(struct netfence *nf, struct call *c)
 	if (pidfd < 0)
 		return pidfd == -ESRCH ? R_DROP : pidfd;
 	fd = syscall(SYS_pidfd_getfd, pidfd, c->target_fd, 0);
+	if (fd < 0 && errno == ESRCH && kept) {
+		/* The thread the kept pidfd named is gone: the number is
+		 * someone else's now, or no one's. */
+		pidfd = open_pidfd(c->tid, true, &kept);
+		if (pidfd < 0)
+			return pidfd == -ESRCH ? R_DROP : pidfd;
+		fd = syscall(SYS_pidfd_getfd, pidfd, c->target_fd, 0);
+	}
+	e = errno;
+	if (!kept)
+		close(pidfd);
 	if (fd < 0)
-		return -errno; /* EBADF as the kernel would say; EPERM (Yama) fails closed */
+		return -e; /* EBADF as the kernel would say; EPERM (Yama) fails closed */
 	c->sock = (int)fd;
 	if (getsockopt(c->sock, SOL_SOCKET, SO_TYPE, &c->type, &l) < 0)
 		return errno == ENOTSOCK ? -ENOTSOCK : -errno;

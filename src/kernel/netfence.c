@@ -958,31 +958,67 @@ static const struct {
     {IPPROTO_IPV6, IPV6_RECVERR},
 };
 
-/* A fresh socket's value of each copied option, read once per family in
- * netfence_new: a connect then reads only the child's side. */
-struct opt_defaults {
+/* A fresh socket's value of each copied option, twice: the host's, read
+ * once per family in netfence_new, and the sandbox namespace's (sb), read
+ * at the first forwarded connect.  They differ where the host's
+ * per-namespace sysctls differ from a new namespace's (tcp_rmem,
+ * tcp_keepalive_time, ip_default_ttl, tcp_syn_retries...): the child's
+ * untouched socket then shows the sandbox's values, and copying them
+ * would override the host's settings (and, for SO_RCVBUF, turn the
+ * kernel's receive autotuning off).  A connect reads only the child's
+ * side. */
+struct opt_values {
 	bool ok[ARRAY_LEN(copied_opts)];
 	socklen_t len[ARRAY_LEN(copied_opts)];
 	unsigned char v[ARRAY_LEN(copied_opts)][64];
-	int bufs[2]; /* SO_RCVBUF, SO_SNDBUF */
+	int bufs[2]; /* SO_RCVBUF, SO_SNDBUF; -1: unknown */
+};
+
+struct opt_defaults {
+	struct opt_values host, sb;
+	bool sb_read;
 };
 
 static const int buf_opts[] = {SO_RCVBUF, SO_SNDBUF};
+
+static void read_opts(int s, struct opt_values *o)
+{
+	memset(o, 0, sizeof(*o));
+	for (size_t i = 0; s >= 0 && i < ARRAY_LEN(copied_opts); i++) {
+		o->len[i] = sizeof(o->v[i]);
+		o->ok[i] = getsockopt(s, copied_opts[i].level, copied_opts[i].name, o->v[i], &o->len[i]) == 0;
+	}
+	for (size_t i = 0; i < ARRAY_LEN(buf_opts); i++) {
+		socklen_t l = sizeof(o->bufs[i]);
+		if (s < 0 || getsockopt(s, SOL_SOCKET, buf_opts[i], &o->bufs[i], &l) < 0)
+			o->bufs[i] = -1;
+	}
+}
 
 static void read_defaults(struct opt_defaults *d, int domain)
 {
 	cleanup_close int s = socket(domain, SOCK_STREAM | SOCK_CLOEXEC, IPPROTO_TCP);
 
 	memset(d, 0, sizeof(*d));
-	for (size_t i = 0; s >= 0 && i < ARRAY_LEN(copied_opts); i++) {
-		d->len[i] = sizeof(d->v[i]);
-		d->ok[i] = getsockopt(s, copied_opts[i].level, copied_opts[i].name, d->v[i], &d->len[i]) == 0;
-	}
-	for (size_t i = 0; s >= 0 && i < ARRAY_LEN(buf_opts); i++) {
-		socklen_t l = sizeof(d->bufs[i]);
-		if (getsockopt(s, SOL_SOCKET, buf_opts[i], &d->bufs[i], &l) < 0)
-			d->bufs[i] = -1;
-	}
+	read_opts(s, &d->host);
+}
+
+/* The sandbox's defaults, from the fence's own TCP socket in that
+ * namespace (the DNS listener, made by netfence_child_dns and never given
+ * an option since but SO_REUSEADDR, which is taken as 0 here).  It is an
+ * AF_INET socket: the IPPROTO_IPV6 options stay unknown, and are compared
+ * with the host's alone, as before. */
+static void read_sandbox_defaults(struct opt_defaults *d, int sandbox_tcp)
+{
+	read_opts(sandbox_tcp, &d->sb);
+	for (size_t i = 0; i < ARRAY_LEN(copied_opts); i++)
+		if (copied_opts[i].level == SOL_SOCKET && copied_opts[i].name == SO_REUSEADDR) {
+			int zero = 0;
+			d->sb.ok[i] = true;
+			d->sb.len[i] = sizeof(zero);
+			memcpy(d->sb.v[i], &zero, sizeof(zero));
+		}
+	d->sb_read = true;
 }
 
 static size_t opt_defaults_size(void)
@@ -990,17 +1026,26 @@ static size_t opt_defaults_size(void)
 	return sizeof(struct opt_defaults);
 }
 
-static void copy_options(const struct opt_defaults *d, int from, int to, int domain)
+/* Copy onto `to` each option of `from` (the child's socket) that the child
+ * set: one that differs from the host's default and from the sandbox's.
+ * (A child that sets an option to exactly the sandbox's default, where
+ * the host's differs, cannot be told apart from one that left it: the
+ * host's stays.) */
+static void copy_options(struct opt_defaults *d, int sandbox_tcp, int from, int to, int domain)
 {
 	unsigned char a[64];
 
+	if (!d->sb_read)
+		read_sandbox_defaults(d, sandbox_tcp);
 	for (size_t i = 0; i < ARRAY_LEN(copied_opts); i++) {
 		socklen_t la = sizeof(a);
-		if (!d->ok[i] || (copied_opts[i].level == IPPROTO_IPV6 && domain != AF_INET6))
+		if (!d->host.ok[i] || (copied_opts[i].level == IPPROTO_IPV6 && domain != AF_INET6))
 			continue;
 		if (getsockopt(from, copied_opts[i].level, copied_opts[i].name, a, &la) < 0)
 			continue;
-		if (la == d->len[i] && memcmp(a, d->v[i], la) == 0)
+		if (la == d->host.len[i] && memcmp(a, d->host.v[i], la) == 0)
+			continue;
+		if (d->sb.ok[i] && la == d->sb.len[i] && memcmp(a, d->sb.v[i], la) == 0)
 			continue;
 		socklen_t set_len = la;
 		if (copied_opts[i].name == TCP_CONGESTION && copied_opts[i].level == IPPROTO_TCP)
@@ -1013,7 +1058,8 @@ static void copy_options(const struct opt_defaults *d, int from, int to, int dom
 	for (size_t i = 0; i < ARRAY_LEN(buf_opts); i++) {
 		int va = 0;
 		socklen_t la = sizeof(va);
-		if (getsockopt(from, SOL_SOCKET, buf_opts[i], &va, &la) == 0 && va != d->bufs[i]) {
+		if (getsockopt(from, SOL_SOCKET, buf_opts[i], &va, &la) == 0 && va != d->host.bufs[i] &&
+		    va != d->sb.bufs[i]) {
 			int half = va / 2;
 			(void)setsockopt(to, SOL_SOCKET, buf_opts[i], &half, sizeof(half));
 		}
@@ -1092,7 +1138,7 @@ static int connect_forward(struct netfence *nf, struct call *c, const struct soc
 	h = socket(c->domain, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, IPPROTO_TCP);
 	if (h < 0)
 		return -errno;
-	copy_options(c->domain == AF_INET6 ? nf->defaults6 : nf->defaults4, c->sock, h, c->domain);
+	copy_options(c->domain == AF_INET6 ? nf->defaults6 : nf->defaults4, nf->dns_tcp, c->sock, h, c->domain);
 	rc = connect(h, sa, len);
 	if (rc < 0 && errno != EINPROGRESS)
 		return -errno; /* the child's socket stays as it was */

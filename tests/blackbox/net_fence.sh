@@ -237,6 +237,49 @@ else
 	skip "tests/e2e/node_modules is not installed (tests/blackbox/e2e_mcp.sh installs it)"
 fi
 
+# --- the host's socket defaults, and the command's own options ------------------
+# A host whose per-namespace TCP sysctls differ from a new namespace's (here
+# a net namespace of the test's own, tuned): the installed socket has the
+# host's defaults, as a direct connect's, not the sandbox's (copying
+# SO_RCVBUF would also turn the kernel's receive autotuning off), and what
+# the command set itself is carried over.  Root only (unshare -n, sysctl).
+if [ "$(id -u)" = 0 ] && unshare -n true 2>/dev/null; then
+	out=$(unshare -n "$PY" - "$MOAT" <<'PY' 2>>"$SCRATCH/stderr"
+import socket, subprocess, sys
+moat = sys.argv[1]
+subprocess.run(["ip", "link", "set", "lo", "up"], check=True)
+for k, v in (("ipv4/tcp_keepalive_time", "600"), ("ipv4/ip_default_ttl", "100"), ("ipv4/tcp_syn_retries", "3"),
+             ("ipv4/tcp_rmem", "4096 65536 6291456")):
+    open("/proc/sys/net/" + k, "w").write(v)
+srv = socket.socket()
+srv.bind(("127.0.0.1", 0))
+srv.listen(16)
+port = srv.getsockname()[1]
+client = r"""
+import socket, sys
+s = socket.socket()
+if len(sys.argv) > 2:
+    s.setsockopt(socket.IPPROTO_TCP, socket.TCP_KEEPIDLE, 30)
+    s.setsockopt(socket.IPPROTO_IP, socket.IP_TTL, 42)
+    s.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 50000)
+s.connect(("127.0.0.1", int(sys.argv[1])))
+print(s.getsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF), s.getsockopt(socket.IPPROTO_TCP, socket.TCP_KEEPIDLE),
+      s.getsockopt(socket.IPPROTO_IP, socket.IP_TTL), s.getsockopt(socket.IPPROTO_TCP, socket.TCP_SYNCNT))
+"""
+res = []
+for extra in ([], ["set"]):
+    direct = subprocess.run([sys.executable, "-c", client, str(port)] + extra, capture_output=True, text=True).stdout
+    fenced = subprocess.run([moat, "run", "--profile", "strict", "--allow-net", "127.0.0.1:%d" % port, "--",
+                             sys.executable, "-c", client, str(port)] + extra, capture_output=True, text=True).stdout
+    res.append("same" if direct.strip() and direct == fenced else "direct %r fenced %r" % (direct, fenced))
+print(" ".join(res))
+PY
+)
+	is "$out" "same same" "on a host with its own TCP defaults (rmem, keepalive, TTL, SYN retries) the installed socket has the host's, and the command's own options are carried over"
+else
+	skip "the host's socket defaults: needs root (a net namespace with tuned sysctls)"
+fi
+
 # --- no fence, no network ------------------------------------------------------
 out=$(MOAT_HOST_LIMIT=netfence=0 "$MOAT" run --mode prefer "${A[@]}" --report "$REPORTS/nf.json" -- \
 	curl -sS -m 5 -o /dev/null -w '%{http_code}' "http://svc.test:$P2/" 2>/dev/null)

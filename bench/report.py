@@ -790,7 +790,9 @@ def net_section(nf):
     n_runs = nf["rounds"]
     w(f"`bench/measure.py netfence` (`bench/run net` runs it alone), as "
       f"{' and '.join(net_ident_name(i) for i in ids)}, on {nf['date']}. `bench/netbench.c` is the client and the "
-      "server: the server (one per identity, on the host) listens on three ports of 127.0.0.1; the client, run "
+      "server: the server (one per identity, on the host) listens on three ports of 127.0.0.1 (the connect loop's "
+      "port is drained every 20 ms, never polled, so that no handshake has to wake the server: on this VM that "
+      "wakeup costs as much as a connect, and only some runs paid it); the client, run "
       "directly or under `moat run --profile strict --read build-bench/bench --allow-net ...`, times each connect "
       f"alone (clock_gettime around connect(2); socket(2) before and close(2) after are not in it). A run is "
       f"{nf['n_per_run']} timed connects after 20 untimed ones, each closed with a reset (SO_LINGER 0, set after "

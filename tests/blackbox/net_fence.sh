@@ -245,9 +245,10 @@ fi
 # the command set itself is carried over.  Root only (unshare -n, sysctl).
 if [ "$(id -u)" = 0 ] && unshare -n true 2>/dev/null; then
 	out=$(unshare -n "$PY" - "$MOAT" <<'PY' 2>>"$SCRATCH/stderr"
-import socket, subprocess, sys
+import fcntl, socket, struct, subprocess, sys
 moat = sys.argv[1]
-subprocess.run(["ip", "link", "set", "lo", "up"], check=True)
+# lo up (SIOCSIFFLAGS: IFF_UP | IFF_LOOPBACK | IFF_RUNNING), without iproute2
+fcntl.ioctl(socket.socket(socket.AF_INET, socket.SOCK_DGRAM), 0x8914, struct.pack("16sH14x", b"lo", 0x49))
 for k, v in (("ipv4/tcp_keepalive_time", "600"), ("ipv4/ip_default_ttl", "100"), ("ipv4/tcp_syn_retries", "3"),
              ("ipv4/tcp_rmem", "4096 65536 6291456")):
     open("/proc/sys/net/" + k, "w").write(v)

@@ -554,7 +554,7 @@ static int open_pidfd(pid_t tid, bool fresh, bool *kept)
 		int64_t last;
 	} keep[PIDFD_KEEP];
 	char path[64], line[128];
-	int64_t now = now_ns();
+	int64_t now = moat_mono_ns();
 	size_t slot = 0;
 	long fd;
 	cleanup_fclose FILE *f = NULL;
@@ -630,7 +630,7 @@ static unsigned child_fdflags(pid_t tid, int fd)
 	ssize_t n = -1;
 	const char *p;
 	unsigned long fl;
-	int64_t now = now_ns();
+	int64_t now = moat_mono_ns();
 	size_t hit = FDINFO_KEEP, slot = 0;
 
 	for (size_t i = 0; i < FDINFO_KEEP; i++) {
@@ -1093,7 +1093,7 @@ static int connect_upstream(struct netfence *nf, struct call *c, const struct up
 		free(u);
 		return rc;
 	}
-	copy_options(up->addr.ss_family == AF_INET6 ? nf->defaults6 : nf->defaults4, c->sock, u->fd,
+	copy_options(up->addr.ss_family == AF_INET6 ? nf->defaults6 : nf->defaults4, nf->dns_tcp, c->sock, u->fd,
 		     up->addr.ss_family);
 	t = sndtimeo_deadline(c->sock);
 	*p = (struct pending){.used = true,

@@ -480,6 +480,266 @@ static int walk(struct fs_plan *fp, const char *path, bool for_deny, struct walk
 	return walk_from(fp, root, "/", path, true, true, for_deny, w, err);
 }
 
+/* --- denied paths, a directory at a time ------------------------------------- */
+
+/* Most denied paths do not exist: about 180 built-in secrets, a handful of
+ * them on a given host, and the walk finds each absent with system calls of its
+ * own (climb_absent: 3 or 4 a path).  Instead the denied paths are followed
+ * down from "/" together, through a tree of the directories on their way,
+ * each one looked at once: one where many of them branch (HOME, ~/.config,
+ * /etc) is listed, and a path whose next name its listing lacks is absent
+ * without a system call; elsewhere each next name is tried once with
+ * openat2.  Either way the absent path's anchor is that directory and its
+ * first missing name that name, as the walk would find them.  Only
+ * directories reached without any link are looked into (RESOLVE_NO_SYMLINKS),
+ * so their names are their real paths; anything else -- a link, a file
+ * where a directory would be, a directory that cannot be read -- is left to
+ * the walk.  A name made after its directory was looked at is the race a
+ * name made after the walk is: the first missing name is excluded either
+ * way, so a grant holding it is expanded and nothing made there later is
+ * granted (docs/filesystem.md, section 3). */
+
+/* A directory is listed when at least this many denied paths' next names
+ * differ in it.  Measured here: a listing costs about what 5 names tried
+ * do, plus a fifth of one per entry (ext4 reads its index for each); with
+ * 24 names a listing wins up to ~100 entries and costs about as much as
+ * trying the names at ~500.  Today that lists HOME and ~/.config, and
+ * tries the names in /etc (~150 entries, 19 names). */
+#define LIST_MIN_NAMES 24
+
+enum { NODE_NOT_YET = -1, NODE_NONE = -2, NODE_ABSENT = -3 };
+
+struct dnode {
+	char *path;  /* reached without any link: its name is its real path */
+	bool listed; /* names: its whole listing, sorted; else the names tried */
+	char **names;
+	int *sub; /* per name: the index of its node, or NODE_* */
+	size_t n, cap;
+};
+
+struct deny_tree {
+	char **denied; /* the denied paths, sorted (borrowed) */
+	size_t n_denied;
+	struct dnode *node; /* node[0] is "/" */
+	size_t n, cap;
+	bool no_root; /* "/" could not be looked at: the walk answers all */
+};
+
+static int name_cmp(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+static void deny_tree_init(struct deny_tree *t, const struct moat_policy *p)
+{
+	size_t i;
+
+	memset(t, 0, sizeof(*t));
+	t->denied = moat_xcalloc(p->n_paths + 1, sizeof(char *));
+	for (i = 0; i < p->n_paths; i++)
+		if (p->paths[i].access == MOAT_ACCESS_DENY && p->paths[i].path[0] == '/')
+			t->denied[t->n_denied++] = p->paths[i].path;
+	qsort(t->denied, t->n_denied, sizeof(char *), name_cmp);
+}
+
+static void deny_tree_free(struct deny_tree *t)
+{
+	size_t i, j;
+
+	for (i = 0; i < t->n; i++) {
+		for (j = 0; j < t->node[i].n; j++)
+			free(t->node[i].names[j]);
+		free(t->node[i].names);
+		free(t->node[i].sub);
+		free(t->node[i].path);
+	}
+	free(t->node);
+	free(t->denied);
+	memset(t, 0, sizeof(*t));
+}
+
+/* How many different next names the denied paths below `dir` have there:
+ * they are one run of the sorted list, and equal names are adjacent. */
+static size_t names_below(const struct deny_tree *t, const char *dir)
+{
+	size_t len = strcmp(dir, "/") == 0 ? 0 : strlen(dir), lo, n = 0;
+	const char *prev = NULL;
+	size_t prev_len = 0;
+
+	for (lo = sorted_lower(t->denied, t->n_denied, sizeof(char *), dir, len);
+	     lo < t->n_denied && strncmp(t->denied[lo], dir, len) == 0; lo++) {
+		const char *next = t->denied[lo] + len, *end;
+		size_t nlen;
+
+		if (next[0] != '/' || next[1] == '\0')
+			continue; /* dir itself, or a sibling sharing its prefix */
+		next++;
+		end = strchr(next, '/');
+		nlen = end ? (size_t)(end - next) : strlen(next);
+		if (!prev || nlen != prev_len || strncmp(next, prev, nlen) != 0)
+			n++;
+		prev = next;
+		prev_len = nlen;
+	}
+	return n;
+}
+
+/* Look at the directory `path`: listed when enough denied paths branch in
+ * it, else only checked to be a directory reached without a link.  Its
+ * node's index, NODE_ABSENT, or NODE_NONE (the walk answers below it). */
+static int dnode_open(struct deny_tree *t, const char *path)
+{
+	bool list = names_below(t, path) >= LIST_MIN_NAMES;
+	struct moat_open_how how = {.flags = (list ? O_RDONLY : O_PATH) | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC,
+				    .resolve = MOAT_RESOLVE_NO_SYMLINKS | MOAT_RESOLVE_NO_MAGICLINKS};
+	struct dnode d = {.listed = list};
+	struct dirent *e;
+	DIR *dir;
+	size_t i;
+	int fd = (int)syscall(SYS_openat2, AT_FDCWD, path, &how, sizeof(how)), read_err;
+
+	if (fd < 0)
+		return errno == ENOENT ? NODE_ABSENT : NODE_NONE;
+	if (list) {
+		dir = fdopendir(fd);
+		if (!dir) {
+			close(fd);
+			return NODE_NONE;
+		}
+		for (errno = 0; (e = readdir(dir)) != NULL; errno = 0) {
+			if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0)
+				continue;
+			d.names = moat_xgrow(d.names, &d.cap, d.n, sizeof(char *));
+			d.names[d.n++] = moat_xstrdup(e->d_name);
+		}
+		read_err = errno;
+		closedir(dir);
+		if (read_err != 0) {
+			for (i = 0; i < d.n; i++)
+				free(d.names[i]);
+			free(d.names);
+			return NODE_NONE;
+		}
+		if (d.n) /* an empty directory has no names array at all */
+			qsort(d.names, d.n, sizeof(char *), name_cmp);
+		d.sub = moat_xcalloc(d.n + 1, sizeof(int));
+		for (i = 0; i < d.n; i++)
+			d.sub[i] = NODE_NOT_YET;
+	} else {
+		close(fd);
+	}
+	d.path = moat_xstrdup(path);
+	t->node = moat_xgrow(t->node, &t->cap, t->n, sizeof(*t->node));
+	t->node[t->n] = d;
+	return (int)t->n++;
+}
+
+/* The slot of `name` in `d`: found in its listing, or added to the names
+ * tried (NODE_NOT_YET); -1 when a listing lacks it. */
+static ssize_t dnode_slot(struct dnode *d, const char *name)
+{
+	const char *key = name;
+	char *const *hit;
+	size_t i;
+
+	if (d->listed) {
+		hit = d->n ? bsearch(&key, d->names, d->n, sizeof(char *), name_cmp) : NULL;
+		return hit ? hit - d->names : -1;
+	}
+	for (i = 0; i < d->n; i++)
+		if (strcmp(d->names[i], name) == 0)
+			return (ssize_t)i;
+	d->names = moat_xgrow(d->names, &d->cap, d->n, sizeof(char *));
+	d->sub = moat_xrealloc(d->sub, d->cap * sizeof(int));
+	d->names[d->n] = moat_xstrdup(name);
+	d->sub[d->n] = NODE_NOT_YET;
+	return (ssize_t)d->n++;
+}
+
+static void absent_at(struct walk_out *w, const char *path, const char *dir, const char *name)
+{
+	memset(w, 0, sizeof(*w));
+	w->fd = w->parent_fd = -1;
+	w->anchor = moat_xstrdup(dir);
+	w->first_missing = join(dir, name);
+	w->real = moat_xstrdup(path);
+}
+
+/* Resolve the denied `path` (absolute, normalised) down the tree.  1 with
+ * *w filled as the walk fills it (absent: no descriptor; present: its
+ * object), 0 when the walk must answer. */
+static int deny_by_tree(struct deny_tree *t, const char *path, struct walk_out *w)
+{
+	const char *p = path;
+	int cur = 0;
+
+	if (path[0] != '/' || t->no_root)
+		return 0;
+	if (t->n == 0 && dnode_open(t, "/") < 0) {
+		t->no_root = true;
+		return 0;
+	}
+	for (;;) {
+		char name[NAME_MAX + 1];
+		const char *end;
+		size_t len;
+		ssize_t slot;
+		bool last;
+		int sub;
+
+		while (*p == '/')
+			p++;
+		end = strchr(p, '/');
+		len = end ? (size_t)(end - p) : strlen(p);
+		if (len == 0 || len > NAME_MAX || (p[0] == '.' && (len == 1 || (len == 2 && p[1] == '.'))))
+			return 0;
+		memcpy(name, p, len);
+		name[len] = '\0';
+		last = !end || end[strspn(end, "/")] == '\0';
+		slot = dnode_slot(&t->node[cur], name);
+		if (slot < 0) {
+			absent_at(w, path, t->node[cur].path, name);
+			return 1;
+		}
+		sub = t->node[cur].sub[slot];
+		if (sub == NODE_NOT_YET && last) {
+			if (t->node[cur].listed)
+				return 0; /* it exists: the walk gives its object */
+			/* One openat2, as the walk's first: present, or absent. */
+			memset(w, 0, sizeof(*w));
+			w->parent_fd = -1;
+			w->fd = open_no_symlinks(path);
+			if (w->fd < 0 && errno == ENOENT) {
+				t->node[cur].sub[slot] = NODE_ABSENT;
+				absent_at(w, path, t->node[cur].path, name);
+				return 1;
+			}
+			if (w->fd < 0 || fstat(w->fd, &w->st) != 0 || S_ISLNK(w->st.st_mode)) {
+				if (w->fd >= 0)
+					close(w->fd);
+				w->fd = -1;
+				return 0;
+			}
+			w->real = moat_xstrdup(path);
+			w->present = true;
+			return 1;
+		}
+		if (sub == NODE_NOT_YET) {
+			cleanup_free char *dir = moat_xstrndup(path, (size_t)(end - path));
+			sub = dnode_open(t, dir);
+			t->node[cur].sub[slot] = sub; /* t->node may have moved: by index */
+		}
+		if (sub == NODE_ABSENT) {
+			absent_at(w, path, t->node[cur].path, name);
+			return 1;
+		}
+		if (sub < 0 || last)
+			return 0;
+		cur = sub;
+		p = end;
+	}
+}
+
 /* --- rules --------------------------------------------------------------- */
 
 static void fill_present(struct fs_obj *o, struct walk_out *w)
@@ -521,7 +781,7 @@ static bool has_glob(const char *s)
 }
 
 static int resolve_rule(struct fs_plan *fp, const struct moat_policy *p, const struct moat_path_rule *r,
-			struct moat_error *err)
+			struct deny_tree *dt, struct moat_error *err)
 {
 	enum fs_role role = r->access == MOAT_ACCESS_READ ? FS_READ : r->access == MOAT_ACCESS_WRITE ? FS_WRITE : FS_DENY;
 	struct walk_out w;
@@ -537,7 +797,7 @@ static int resolve_rule(struct fs_plan *fp, const struct moat_policy *p, const s
 		return moat_error_hint(err, "remove the grant, or name a path below it");
 	}
 	/* walk's message starts with the path */
-	if (walk(fp, r->path, role == FS_DENY, &w, err) < 0)
+	if ((role != FS_DENY || !deny_by_tree(dt, r->path, &w)) && walk(fp, r->path, role == FS_DENY, &w, err) < 0)
 		return moat_error_wrap(err, "%s", where(r, loc, sizeof(loc)));
 	o = obj_add(fp, role, r->path);
 	o->rule = r;
@@ -1197,15 +1457,18 @@ static void raise_nofile(struct fs_plan *fp)
 
 int fs_plan_build(const struct moat_policy *p, const char *home, struct fs_plan *fp, struct moat_error *err)
 {
+	struct deny_tree dt;
 	size_t i, n_rules;
 
 	fs_plan_init(fp);
+	deny_tree_init(&dt, p);
 	raise_nofile(fp);
 	if (resolve_home(fp, home, err) < 0)
 		goto fail;
 	for (i = 0; i < p->n_paths; i++)
-		if (resolve_rule(fp, p, &p->paths[i], err) < 0)
+		if (resolve_rule(fp, p, &p->paths[i], &dt, err) < 0)
 			goto fail;
+	deny_tree_free(&dt);
 	/* Links a deny was reached through are excluded too: replacing one
 	 * would move the denied name somewhere else. */
 	for (i = 0; i < fp->n_links; i++)
@@ -1228,6 +1491,7 @@ int fs_plan_build(const struct moat_policy *p, const char *home, struct fs_plan 
 		goto fail;
 	return 0;
 fail:
+	deny_tree_free(&dt);
 	fs_plan_free(fp);
 	return -1;
 }

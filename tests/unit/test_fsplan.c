@@ -349,6 +349,93 @@ static void test_refusals(void)
 	policy_free(&p);
 }
 
+/* The deny of `rel` is absent, anchored at `anchor`, and `excluded` (its
+ * first missing name) is excluded. */
+static bool absent_deny(const struct fs_plan *fp, const char *rel, const char *anchor, const char *excluded)
+{
+	const struct fs_obj *o = find(fp, FS_DENY, rel);
+	char *want = at(anchor), *path = at(excluded);
+	bool yes = o && !o->present && o->anchor && strcmp(o->anchor, want) == 0 && fs_is_excluded(fp, path);
+
+	free(want);
+	free(path);
+	return yes;
+}
+
+/* Many denied paths in one directory (the built-in secrets in HOME): the
+ * directory is listed once, and each absent path gets the anchor and the
+ * excluded first missing name the walk would give; what the listing cannot
+ * answer (a present path, a link, a file where a directory would be) is
+ * walked as before.  The excluded set answers by whole names. */
+static void test_many_denies(void)
+{
+	struct moat_policy p;
+	struct fs_plan fp;
+	struct moat_error err = {0};
+	const struct fs_obj *o;
+	char rel[64], *path;
+	int i, bad = 0;
+	size_t k;
+	bool link_for_deny = false;
+
+	policy_fresh(&p);
+	add(&p, "many", MOAT_ACCESS_READ);
+	for (i = 0; i < 30; i++) {
+		snprintf(rel, sizeof(rel), "many/d/n%d", i);
+		add(&p, rel, MOAT_ACCESS_DENY);
+	}
+	add(&p, "many/d/p0", MOAT_ACCESS_DENY);
+	add(&p, "many/d/sub/x/y", MOAT_ACCESS_DENY);
+	add(&p, "many/absent-dir/file", MOAT_ACCESS_DENY);
+	add(&p, "many/lnk/n5", MOAT_ACCESS_DENY);
+	add(&p, "many/d/p0/x", MOAT_ACCESS_DENY);
+	for (i = 0; i < 24; i++) {
+		snprintf(rel, sizeof(rel), "many/empty/e%d", i);
+		add(&p, rel, MOAT_ACCESS_DENY);
+	}
+	ok(fs_plan_build(&p, NULL, &fp, &err) == 0, "plan with 59 denies in one grant (%s)", err.message);
+
+	for (i = 0; i < 30; i++) {
+		snprintf(rel, sizeof(rel), "many/d/n%d", i);
+		bad += !absent_deny(&fp, rel, "many/d", rel);
+	}
+	ok(bad == 0, "30 absent denies in a listed directory: absent, anchored there, excluded (%d wrong)", bad);
+	for (i = 0, bad = 0; i < 24; i++) {
+		snprintf(rel, sizeof(rel), "many/empty/e%d", i);
+		bad += !absent_deny(&fp, rel, "many/empty", rel);
+	}
+	ok(bad == 0, "  and 24 in an empty directory, listed too (%d wrong)", bad);
+	o = find(&fp, FS_DENY, "many/d/p0");
+	ok(o && o->present && o->fd >= 0 && S_ISREG(o->mode), "  a present one is its object");
+	ok(absent_deny(&fp, "many/d/sub/x/y", "many/d/sub", "many/d/sub/x"),
+	   "  one whose parent is missing below a present directory: anchored there, the missing name excluded");
+	ok(absent_deny(&fp, "many/absent-dir/file", "many", "many/absent-dir"),
+	   "  one whose first directory is missing: anchored above it, the directory excluded");
+	path = at("many/lnk");
+	for (k = 0; k < fp.n_links; k++)
+		link_for_deny |= strcmp(fp.links[k].real, path) == 0 && fp.links[k].for_deny;
+	ok(link_for_deny && fs_is_excluded(&fp, path), "  one through a link: the link is recorded and excluded");
+	free(path);
+	path = at("many/d/p0");
+	ok(fs_is_excluded(&fp, path), "  one below a file: the file is excluded");
+	free(path);
+
+	o = find(&fp, FS_READ, "many/d");
+	ok(o && o->chain, "the listed directory is a chain entry of the grant");
+	o = find(&fp, FS_READ, "many/d-x");
+	path = at("many/d-x");
+	ok(o && !o->chain && !fs_is_excluded(&fp, path) && !fs_has_excluded_below(&fp, path),
+	   "  d-x, which sorts among d's excluded paths, is an entry of its own with nothing excluded");
+	free(path);
+	path = at("many/d");
+	ok(fs_has_excluded_below(&fp, path) && !fs_is_excluded(&fp, path), "  d holds excluded paths and is not one");
+	free(path);
+	mkfile("many/d/n3", "made after planning\n");
+	ok(find(&fp, FS_READ, "many/d/n3") == NULL, "a denied name made after planning is no entry of the grant");
+	fs_plan_free(&fp);
+	policy_free(&p);
+}
+
 int main(void)
 {
 	char cmd[512];
@@ -374,11 +461,20 @@ int main(void)
 	mkd("repo");
 	mkd("repo/.git");
 	mkfile("repo/.git/config", "[core]\n");
+	mkd("many");
+	mkd("many/d");
+	mkd("many/d/sub");
+	mkd("many/d-x");
+	mkd("many/empty");
+	mkfile("many/d/p0", "present\n");
+	mkfile("many/d/other", "other\n");
+	mklink("d", "many/lnk");
 
 	test_symlinks();
 	test_expansion();
 	test_protected();
 	test_refusals();
+	test_many_denies();
 
 	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", T);
 	if (system(cmd) != 0)

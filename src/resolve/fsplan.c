@@ -951,19 +951,21 @@ static int check_conflicts(struct fs_plan *fp, struct moat_error *err)
 				g->dropped = true;
 				continue;
 			}
+			if ((lex_equal || lex_inside) && d->rule->from_profile) {
+				moat_error_set(err, MOAT_E_USAGE, 0,
+					       "%s: --%s %s: %s %s, which moat always denies "
+					       "(built-in secrets)",
+					       where(g->rule, a, sizeof(a)), moat_access_name(g->rule->access), g->path,
+					       lex_equal ? "it is" : "it lies inside", d->path);
+				return moat_error_hint(err,
+						       "moat does not grant credentials; give the command a copy of "
+						       "what it needs (in the project, say)");
+			}
 			if (lex_equal) {
 				moat_error_set(err, MOAT_E_USAGE, 0, "%s: %s is both granted (--%s) and denied (%s)",
 					       where(g->rule, a, sizeof(a)), g->path, moat_access_name(g->rule->access),
 					       where(d->rule, b, sizeof(b)));
 				return moat_error_hint(err, "remove it from one of the two lists");
-			}
-			if (lex_inside && d->rule->from_profile) {
-				moat_error_set(err, MOAT_E_USAGE, 0, "%s: --%s %s: it lies inside %s, which moat always "
-								     "denies (built-in secrets)",
-					       where(g->rule, a, sizeof(a)), moat_access_name(g->rule->access), g->path,
-					       d->path);
-				return moat_error_hint(err, "moat does not grant credentials; give the command a copy of "
-							    "what it needs (in the project, say)");
 			}
 			if (lex_inside)
 				continue; /* the user's more specific grant wins */

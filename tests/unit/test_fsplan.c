@@ -347,6 +347,24 @@ static void test_refusals(void)
 	   err.message);
 	fs_plan_free(&fp);
 	policy_free(&p);
+
+	/* A built-in secret granted by name, or a path inside one. */
+	policy_fresh(&p);
+	add(&p, "home/.ssh", MOAT_ACCESS_DENY);
+	p.paths[p.n_paths - 1].from_profile = true;
+	add(&p, "home/.ssh", MOAT_ACCESS_READ);
+	ok(fs_plan_build(&p, NULL, &fp, &err) < 0 && strstr(err.message, "it is ") &&
+	       strstr(err.message, "which moat always denies") && strstr(err.hint, "does not grant credentials"),
+	   "a grant of exactly a built-in secret says moat does not grant credentials: %s", err.message);
+	policy_free(&p);
+	policy_fresh(&p);
+	add(&p, "home/.ssh", MOAT_ACCESS_DENY);
+	p.paths[p.n_paths - 1].from_profile = true;
+	add(&p, "home/.ssh/key", MOAT_ACCESS_READ);
+	ok(fs_plan_build(&p, NULL, &fp, &err) < 0 && strstr(err.message, "it lies inside") &&
+	       strstr(err.hint, "does not grant credentials"),
+	   "  and so does a grant inside one: %s", err.message);
+	policy_free(&p);
 }
 
 /* The deny of `rel` is absent, anchored at `anchor`, and `excluded` (its

@@ -91,7 +91,8 @@ static void roff_line(FILE *out, const char *s)
 }
 
 /* The profiles as `moat profiles` prints them: the table preformatted, the
- * lists after it (one per line, long) as filled paragraphs. */
+ * lists after it (one per line, long) as filled paragraphs, a list's
+ * indented lines (the secrets, one tool each) broken where they start. */
 static void man_profiles(FILE *out)
 {
 	char *text = NULL, *line, *save = NULL;
@@ -114,8 +115,9 @@ static void man_profiles(FILE *out)
 			fputs(".fi\n", out);
 			table = false;
 		}
+		/* An indented line continues its list, on a line of its own. */
 		if (!table)
-			fputs(".PP\n", out);
+			fputs(line[0] == ' ' ? ".br\n" : ".PP\n", out);
 		roff_line(out, line);
 	}
 	if (table)

@@ -24,22 +24,218 @@ static const char *const system_read[] = {
 /* Device files every program may write: harmless sinks and sources. */
 static const char *const system_write[] = {"/dev/null", "/dev/zero", "/dev/full"};
 
-/* System files that hold secrets even though their parent is granted. */
-static const char *const system_deny[] = {
-	"/etc/shadow", "/etc/shadow-", "/etc/gshadow", "/etc/gshadow-", "/etc/sudoers", "/etc/sudoers.d",
-	"/etc/ssl/private", "/etc/ssh/ssh_host_rsa_key", "/etc/ssh/ssh_host_ecdsa_key",
-	"/etc/ssh/ssh_host_ed25519_key", "/etc/ssh/ssh_host_dsa_key",
+/* The built-in secrets: credential paths denied in every profile, even
+ * when a parent is granted (docs/policy.md, "Built-in secrets", lists each
+ * with what it holds; tests/blackbox/secrets.sh checks that list against
+ * this one and masks a canary at every path).  A path is absolute, or
+ * relative to HOME; a trailing '/' marks a directory, denied whole.
+ * Directories are denied whole only when they hold nothing else a tool
+ * needs to run, or when what they hold is unbounded (a browser profile, an
+ * agent's transcripts); elsewhere only the files that bear credentials.
+ * Consecutive entries of one tool print as one line (`moat profiles`). */
+struct secret_path {
+	const char *path;
+	const char *tool;
 };
 
-/* Credentials under HOME (relative to it): denied even when HOME or a parent
- * of it is granted.  Keep in sync with docs/policy.md. */
-static const char *const home_secrets[] = {
-	".ssh", ".aws", ".gnupg", ".netrc", ".kube", ".docker", ".config/gcloud", ".azure",
-	".git-credentials", ".config/git/credentials", ".npmrc", ".pypirc", ".claude", ".claude.json",
-	".vault-token", ".password-store", ".config/gh", ".config/hub", ".terraform.d", ".local/share/keyrings",
-	".pgpass", ".my.cnf", ".cargo/credentials", ".cargo/credentials.toml", ".gem/credentials",
-	".config/op", ".bash_history", ".zsh_history", ".python_history", ".node_repl_history",
-	".psql_history", ".mysql_history", ".sqlite_history", ".lesshst", ".local/share/fish/fish_history",
+static const struct secret_path system_secrets[] = {
+    {"/etc/shadow", "shadow passwords"},
+    {"/etc/shadow-", "shadow passwords"},
+    {"/etc/gshadow", "shadow passwords"},
+    {"/etc/gshadow-", "shadow passwords"},
+    {"/etc/security/opasswd", "pam_pwhistory"},
+    {"/etc/sudoers", "sudo"},
+    {"/etc/sudoers.d/", "sudo"},
+    {"/etc/ssh/ssh_host_rsa_key", "OpenSSH server"},
+    {"/etc/ssh/ssh_host_ecdsa_key", "OpenSSH server"},
+    {"/etc/ssh/ssh_host_ed25519_key", "OpenSSH server"},
+    {"/etc/ssh/ssh_host_dsa_key", "OpenSSH server"},
+    {"/etc/ssl/private/", "OpenSSL (Debian)"},
+    {"/etc/pki/tls/private/", "OpenSSL (Fedora, RHEL)"},
+    {"/etc/letsencrypt/", "Certbot"},
+    {"/etc/krb5.keytab", "Kerberos"},
+    {"/etc/wireguard/", "WireGuard"},
+    {"/etc/openvpn/", "OpenVPN"},
+    {"/etc/ipsec.secrets", "strongSwan, Libreswan"},
+    {"/etc/ppp/chap-secrets", "pppd"},
+    {"/etc/ppp/pap-secrets", "pppd"},
+    {"/etc/NetworkManager/system-connections/", "NetworkManager"},
+    {"/etc/kubernetes/", "kubeadm"},
+    {"/etc/rancher/k3s/k3s.yaml", "k3s"},
+};
+
+static const struct secret_path home_secrets[] = {
+    /* keys, keyrings, password managers */
+    {".ssh/", "OpenSSH"},
+    {".gnupg/", "GnuPG"},
+    {".pki/", "NSS"},
+    {".local/share/keyrings/", "GNOME Keyring"},
+    {".local/share/kwalletd/", "KWallet"},
+    {".password-store/", "pass"},
+    {".local/share/gopass/", "gopass"},
+    {".config/gopass/age/", "gopass"},
+    {".config/op/", "1Password CLI"},
+    {".op/", "1Password CLI"},
+    {".config/Bitwarden CLI/", "Bitwarden CLI"},
+    {".config/Bitwarden/", "Bitwarden"},
+    {".config/sops/age/keys.txt", "SOPS"},
+    {".vault-token", "Vault"},
+    {".doppler/", "Doppler CLI"},
+    {".Xauthority", "X11"},
+    {".ICEauthority", "X11"},
+    {".netrc", "netrc (curl, git, Heroku CLI, ...)"},
+    {".env", "dotenv (aider, ...)"},
+    /* cloud providers and platforms */
+    {".aws/", "AWS CLI"},
+    {".awsvault/", "aws-vault"},
+    {".config/gcloud/", "Google Cloud SDK"},
+    {".boto", "gsutil"},
+    {".azure/", "Azure CLI"},
+    {".oci/", "OCI CLI"},
+    {".config/doctl/", "DigitalOcean doctl"},
+    {".config/linode-cli", "Linode CLI"},
+    {".linode-cli", "Linode CLI"},
+    {".config/hcloud/", "Hetzner hcloud"},
+    {".config/scw/", "Scaleway CLI"},
+    {".bluemix/", "IBM Cloud CLI"},
+    {".aliyun/", "Alibaba Cloud CLI"},
+    {".fly/config.yml", "flyctl"},
+    {".local/share/com.vercel.cli/auth.json", "Vercel CLI"},
+    {".config/netlify/config.json", "Netlify CLI"},
+    {".netlify/config.json", "Netlify CLI"},
+    {".config/.wrangler/config/default.toml", "Cloudflare wrangler"},
+    {".wrangler/config/default.toml", "Cloudflare wrangler"},
+    {".config/configstore/firebase-tools.json", "Firebase CLI"},
+    {".supabase/access-token", "Supabase CLI"},
+    {".railway/config.json", "Railway CLI"},
+    {".expo/state.json", "Expo CLI"},
+    {".terraform.d/", "Terraform, OpenTofu"},
+    {".terraformrc", "Terraform, OpenTofu"},
+    {".tofurc", "OpenTofu"},
+    {".config/opentofu/tofurc", "OpenTofu"},
+    {".config/opentofu/credentials.tfrc.json", "OpenTofu"},
+    {".pulumi/credentials.json", "Pulumi"},
+    {".databrickscfg", "Databricks CLI"},
+    {".snowflake/", "Snowflake CLI"},
+    {".dbt/profiles.yml", "dbt"},
+    {".kaggle/kaggle.json", "Kaggle API"},
+    {".config/kaggle/kaggle.json", "Kaggle API"},
+    {".config/stripe/config.toml", "Stripe CLI"},
+    {".sentryclirc", "sentry-cli"},
+    {".circleci/cli.yml", "CircleCI CLI"},
+    /* containers, clusters, storage, tunnels */
+    {".docker/", "Docker"},
+    {".dockercfg", "Docker"},
+    {".config/containers/auth.json", "Podman, Buildah, Skopeo"},
+    {".kube/", "kubectl"},
+    {".config/helm/registry/config.json", "Helm"},
+    {".config/helm/repositories.yaml", "Helm"},
+    {".talos/config", "talosctl"},
+    {".tsh/", "Teleport tsh"},
+    {".config/rclone/", "rclone"},
+    {".s3cfg", "s3cmd"},
+    {".mc/config.json", "MinIO client"},
+    {".config/ngrok/ngrok.yml", "ngrok"},
+    {".ngrok2/ngrok.yml", "ngrok"},
+    /* version control and forges */
+    {".git-credentials", "git credential-store"},
+    {".config/git/credentials", "git credential-store"},
+    {".config/gh/", "GitHub CLI"},
+    {".config/hub", "hub"},
+    {".config/glab-cli/config.yml", "GitLab CLI"},
+    {".config/tea/config.yml", "Gitea tea"},
+    {".config/hut/config", "SourceHut hut"},
+    {".subversion/auth/", "Subversion"},
+    /* package registries */
+    {".npmrc", "npm"},
+    {".yarnrc.yml", "Yarn"},
+    {".config/pnpm/rc", "pnpm"},
+    {".bunfig.toml", "Bun"},
+    {".config/.bunfig.toml", "Bun"},
+    {".pypirc", "twine"},
+    {".local/share/uv/credentials/", "uv"},
+    {".config/pypoetry/auth.toml", "Poetry"},
+    {".cargo/credentials", "Cargo"},
+    {".cargo/credentials.toml", "Cargo"},
+    {".gem/credentials", "RubyGems"},
+    {".bundle/config", "Bundler"},
+    {".m2/settings.xml", "Maven"},
+    {".m2/settings-security.xml", "Maven"},
+    {".gradle/gradle.properties", "Gradle"},
+    {".nuget/NuGet/NuGet.Config", "NuGet"},
+    {".config/NuGet/NuGet.Config", "NuGet"},
+    {".config/composer/auth.json", "Composer"},
+    {".composer/auth.json", "Composer"},
+    {".config/dart/pub-credentials.json", "Dart pub"},
+    {".pub-cache/credentials.json", "Dart pub"},
+    {".jfrog/", "JFrog CLI"},
+    /* AI tools */
+    {".claude/", "Claude Code"},
+    {".claude.json", "Claude Code"},
+    {".config/Claude/", "Claude Desktop"},
+    {".codex/", "Codex CLI"},
+    {".gemini/", "Gemini CLI"},
+    {".qwen/oauth_creds.json", "Qwen Code"},
+    {".config/github-copilot/", "GitHub Copilot"},
+    {".copilot/config.json", "GitHub Copilot CLI"},
+    {".cursor/mcp.json", "Cursor"},
+    {".config/cursor/auth.json", "Cursor"},
+    {".config/Cursor/", "Cursor"},
+    {".continue/", "Continue"},
+    {".aider.conf.yml", "aider"},
+    {".local/share/opencode/auth.json", "opencode"},
+    {".config/io.datasette.llm/keys.json", "llm"},
+    {".cache/huggingface/token", "Hugging Face Hub"},
+    {".cache/huggingface/stored_tokens", "Hugging Face Hub"},
+    {".huggingface/token", "Hugging Face Hub"},
+    {".ollama/id_ed25519", "Ollama"},
+    /* databases */
+    {".pgpass", "PostgreSQL"},
+    {".my.cnf", "MySQL, MariaDB"},
+    {".mylogin.cnf", "MySQL"},
+    {".local/share/DBeaverData/workspace6/General/.dbeaver/credentials-config.json", "DBeaver"},
+    /* browsers and mail: cookies, saved logins, the keys that decrypt them */
+    {".config/google-chrome/", "Chrome"},
+    {".config/google-chrome-beta/", "Chrome"},
+    {".config/google-chrome-unstable/", "Chrome"},
+    {".var/app/com.google.Chrome/", "Chrome"},
+    {".config/chromium/", "Chromium"},
+    {"snap/chromium/", "Chromium"},
+    {".var/app/org.chromium.Chromium/", "Chromium"},
+    {".config/BraveSoftware/", "Brave"},
+    {".var/app/com.brave.Browser/", "Brave"},
+    {".config/microsoft-edge/", "Microsoft Edge"},
+    {".config/vivaldi/", "Vivaldi"},
+    {".config/opera/", "Opera"},
+    {".mozilla/", "Firefox"},
+    {".config/mozilla/", "Firefox"},
+    {"snap/firefox/", "Firefox"},
+    {".var/app/org.mozilla.firefox/", "Firefox"},
+    {".thunderbird/", "Thunderbird"},
+    /* messaging */
+    {".config/Slack/", "Slack"},
+    {".config/discord/", "Discord"},
+    {".config/Signal/", "Signal Desktop"},
+    {".config/Element/", "Element"},
+    {".local/share/TelegramDesktop/", "Telegram Desktop"},
+    /* histories: what was typed, passwords and tokens included */
+    {".bash_history", "bash"},
+    {".zsh_history", "zsh"},
+    {".histfile", "zsh"},
+    {".zhistory", "zsh"},
+    {".local/share/fish/fish_history", "fish"},
+    {".local/share/atuin/", "atuin"},
+    {".python_history", "Python"},
+    {".ipython/profile_default/history.sqlite", "IPython"},
+    {".node_repl_history", "Node.js"},
+    {".irb_history", "irb"},
+    {".psql_history", "psql"},
+    {".mysql_history", "mysql"},
+    {".sqlite_history", "sqlite3"},
+    {".rediscli_history", "redis-cli"},
+    {".mongodb/mongosh/", "mongosh"},
+    {".dbshell", "mongo shell"},
+    {".lesshst", "less"},
 };
 
 /* Caches the runtimes read when an MCP server starts (npx, pip, uv, go). */
@@ -64,17 +260,31 @@ static void add(struct moat_policy *p, const char *path, enum moat_access a, boo
 	p->paths[p->n_paths - 1].from_profile = true;
 }
 
-void profile_add_secrets(struct moat_policy *p, const char *home)
+/* Deny `prefix` + each entry's path (without its trailing '/'). */
+static void add_secrets(struct moat_policy *p, const char *prefix, const struct secret_path *list, size_t n)
 {
 	size_t i;
 
-	for (i = 0; i < ARRAY_LEN(system_deny); i++)
-		add(p, system_deny[i], MOAT_ACCESS_DENY, true, "built-in secrets");
-	if (!home)
-		return;
-	for (i = 0; i < ARRAY_LEN(home_secrets); i++) {
-		cleanup_free char *abs = moat_xasprintf("%s/%s", home, home_secrets[i]);
-		add(p, abs, MOAT_ACCESS_DENY, true, "built-in secrets");
+	for (i = 0; i < n; i++) {
+		size_t full = strlen(list[i].path);
+		int len = (int)(full - (list[i].path[full - 1] == '/'));
+		char buf[PATH_MAX];
+		cleanup_free char *long_path = NULL;
+		int w = snprintf(buf, sizeof(buf), "%s%.*s", prefix, len, list[i].path);
+
+		/* On the stack: ~180 of these at every start. */
+		if (w < 0 || (size_t)w >= sizeof(buf))
+			long_path = moat_xasprintf("%s%.*s", prefix, len, list[i].path);
+		add(p, long_path ? long_path : buf, MOAT_ACCESS_DENY, true, "built-in secrets");
+	}
+}
+
+void profile_add_secrets(struct moat_policy *p, const char *home)
+{
+	add_secrets(p, "", system_secrets, ARRAY_LEN(system_secrets));
+	if (home) {
+		cleanup_free char *prefix = moat_xasprintf("%s/", home);
+		add_secrets(p, prefix, home_secrets, ARRAY_LEN(home_secrets));
 	}
 }
 
@@ -288,6 +498,19 @@ bool profile_is_builtin(const char *name)
 	return false;
 }
 
+/* One line per run of entries of one tool: "  TOOL: PATH, PATH". */
+static void list_secrets(FILE *out, const char *prefix, const struct secret_path *list, size_t n)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++) {
+		if (i > 0 && strcmp(list[i].tool, list[i - 1].tool) == 0)
+			fprintf(out, ", %s%s", prefix, list[i].path);
+		else
+			fprintf(out, "\n  %s: %s%s", list[i].tool, prefix, list[i].path);
+	}
+}
+
 void profile_list(FILE *out)
 {
 	size_t i;
@@ -301,11 +524,10 @@ void profile_list(FILE *out)
 	fprintf(out, "\nstrict writes:");
 	for (i = 0; i < ARRAY_LEN(system_write); i++)
 		fprintf(out, " %s", system_write[i]);
-	fprintf(out, " and a private /tmp\ndenied in every profile:");
-	for (i = 0; i < ARRAY_LEN(system_deny); i++)
-		fprintf(out, " %s", system_deny[i]);
-	for (i = 0; i < ARRAY_LEN(home_secrets); i++)
-		fprintf(out, " ~/%s", home_secrets[i]);
+	fprintf(out, " and a private /tmp\ndenied in every profile, even inside a granted directory (the built-in "
+		     "secrets, by tool; a trailing / is a directory):");
+	list_secrets(out, "", system_secrets, ARRAY_LEN(system_secrets));
+	list_secrets(out, "~/", home_secrets, ARRAY_LEN(home_secrets));
 	fprintf(out, "\nmcp also reads:");
 	for (i = 0; i < ARRAY_LEN(mcp_home_read); i++)
 		fprintf(out, " ~/%s", mcp_home_read[i]);

@@ -13,8 +13,10 @@
 set -u
 . "$(dirname "$0")/../lib/tap.sh"
 scratch
-# The system's denied paths, as moat lists them, for collapse-expanded.py.
-MOAT_SYSTEM_DENY=$("$MOAT" profiles | sed -n 's/^denied in every profile: //p' | tr ' ' '\n' | grep '^/')
+# The system's denied paths, as moat lists them ("  TOOL: PATH, PATH" lines,
+# a directory with a trailing /), for collapse-expanded.py.
+MOAT_SYSTEM_DENY=$("$MOAT" profiles | sed -n '/^denied in every profile/,/^[^ ]/s/^  [^:]*: \(\/.*\)/\1/p' |
+	sed 's/, /\n/g' | sed 's#/$##')
 export MOAT_SYSTEM_DENY
 GOLDEN=$ROOT/tests/golden/oci
 PY=/usr/bin/python3

@@ -1,0 +1,222 @@
+#!/usr/bin/env bash
+# The built-in secrets (issue 20, item 7): every credential path on moat's
+# list stays unreadable when a directory above it is granted.  Generated
+# from the list itself (`moat profiles`), so a path added there is tried
+# here with nothing else to change:
+#
+#   1. docs/policy.md's table is the list moat applies: the same paths, each
+#      with the same tool, in the same order;
+#   2. a fake HOME with a canary at every path (a directory gets one inside),
+#      and controls beside them that are not on the list; one run per case
+#      reads them all: under --read HOME (strict), under --profile mcp, and
+#      with --read ~/.config granting a parent directly.  Every canary must
+#      stay unread and every control be read: the controls prove the reading
+#      works.  The system secrets this host has are tried too;
+#   3. canaries made while the command runs, at new paths of the list (a
+#      directory that was absent, a file beside existing ones), stay unread;
+#      a file made then in a granted directory is read (control);
+#   4. a grant inside a path of the list is refused.
+#
+# Runs as root, as uid 65534 and with the sanitizer moat (tests/run-all).
+set -u
+. "$(dirname "$0")/../lib/tap.sh"
+scratch
+unset MOAT_HOST_LIMIT
+UNIQ="$$-$RANDOM"
+# Outside /tmp: the sandbox's /tmp is its own.
+BASE=$(mktemp -d /var/tmp/moat-secrets.XXXXXX)
+chmod 0755 "$BASE"
+trap 'rm -rf "$SCRATCH" "$REPORTS" "$BASE"' EXIT
+cd "$SCRATCH" || exit 1
+
+# ---------------------------------------------- 1. the docs and the list agree
+# `moat profiles` prints the list as "  TOOL: PATH, PATH" lines.
+LIST=$SCRATCH/list.tsv
+"$MOAT" profiles | /usr/bin/python3 -c '
+import sys
+lines = sys.stdin.read().splitlines()
+i = next(k for k, l in enumerate(lines) if l.startswith("denied in every profile"))
+for l in lines[i + 1:]:
+    if not l.startswith("  "):
+        break
+    tool, paths = l[2:].split(": ", 1)
+    for p in paths.split(", "):
+        print("%s\t%s" % (p, tool))
+' >"$LIST"
+N=$(wc -l <"$LIST")
+[ "$N" -ge 150 ]
+ok $? "moat profiles lists the built-in secrets ($N paths)"
+out=$(/usr/bin/python3 - "$ROOT/docs/policy.md" "$LIST" 2>&1 <<'PY'
+import re, sys
+doc = open(sys.argv[1]).read()
+section = doc.split("\n## Built-in secrets\n", 1)[1].split("\n## ", 1)[0]
+rows = [(m.group(1), m.group(2).strip()) for m in re.finditer(r"^\| `([^`]+)` \| ([^|]+?) \| [^|]+ \|$", section, re.M)]
+listed = [tuple(l.rstrip("\n").split("\t")) for l in open(sys.argv[2])]
+for k, (a, b) in enumerate(zip(rows, listed)):
+    if a != b:
+        sys.exit("row %d: docs/policy.md has %s (%s), moat profiles %s (%s)" % (k + 1, a[0], a[1], b[0], b[1]))
+if len(rows) != len(listed):
+    sys.exit("docs/policy.md has %d rows, moat profiles %d paths" % (len(rows), len(listed)))
+PY
+)
+ok $? "docs/policy.md's table of built-in secrets is moat's list, path and tool, in order ${out:+($out)}"
+
+# ------------------------------------------------------ 2. a canary at every path
+FH=$BASE/home
+mkdir -p "$FH"
+HOME_PATHS=() # relative to HOME, without the trailing /
+SYS_PATHS=()
+while IFS=$'\t' read -r p _; do
+	# shellcheck disable=SC2088  # the list's own "~/", not HOME
+	case $p in
+	"~/"*) HOME_PATHS+=("${p#\~/}") ;;
+	*) SYS_PATHS+=("$p") ;;
+	esac
+done <"$LIST"
+# canary REL: the file that holds the canary of the path REL (a directory's
+# canary is a file inside it).
+canary() {
+	case $1 in
+	*/) echo "$FH/${1%/}/canary" ;;
+	*) echo "$FH/$1" ;;
+	esac
+}
+CANARIES=()
+for p in "${HOME_PATHS[@]}"; do
+	c=$(canary "$p")
+	mkdir -p "$(dirname "$c")"
+	echo "moat-canary-$UNIQ ~/$p" >"$c"
+	CANARIES+=("$c")
+done
+# Controls: beside the paths of the list, not on it.  Where only a file of a
+# directory is listed, the rest of the directory stays readable.
+CONTROLS=(.control .config/control-app/settings .cache/huggingface/hub/control .m2/repository/control
+	.gradle/caches/control .ollama/models/control .pulumi/plugins/control .cargo/config.toml
+	.local/share/uv/tools/control .local/share/control .config/opentofu/control .mongodb/control
+	.ipython/profile_default/control .var/app/org.example.App/control snap/control .docker-control)
+CONTROL_FILES=()
+for c in "${CONTROLS[@]}"; do
+	mkdir -p "$(dirname "$FH/$c")"
+	echo "moat-control-$UNIQ ~/$c" >"$FH/$c"
+	CONTROL_FILES+=("$FH/$c")
+done
+chmod -R u+rwX,go+rX "$FH"
+
+# Inside the sandbox: "READ <path>" for each file cat can read.
+READER='for f; do cat -- "$f" >/dev/null 2>&1 && echo "READ $f"; done; exit 0'
+# read_of OUT FILE...: the files of FILE... that OUT says were read.
+read_of() {
+	local out=$1 f
+	shift
+	for f; do
+		grep -qxF "READ $f" <<<"$out" && echo "$f"
+	done
+	return 0
+}
+M() { env HOME="$FH" "$MOAT" run "$@"; }
+
+# check_case NAME CONTROL_PREFIX ARGS...: one run reading every canary and
+# the controls below HOME/CONTROL_PREFIX (those the case grants).
+check_case() {
+	local name=$1 prefix=$2 out leaked seen c controls=()
+	shift 2
+	for c in "${CONTROL_FILES[@]}"; do
+		case $c in "$FH/$prefix"*) controls+=("$c") ;; esac
+	done
+	out=$(M "$@" -- /bin/sh -c "$READER" sh "${CANARIES[@]}" "${controls[@]}" 2>"$SCRATCH/err")
+	leaked=$(read_of "$out" "${CANARIES[@]}")
+	seen=$(read_of "$out" "${controls[@]}")
+	is "$(grep -c . <<<"$leaked")" 0 "$name: none of the ${#CANARIES[@]} canaries is read $(echo $leaked | head -c 300)"
+	is "$(grep -c . <<<"$seen")" "${#controls[@]}" \
+		"$name: the ${#controls[@]} controls beside them are read (the reading works) $(head -c 300 "$SCRATCH/err")"
+}
+
+# --read HOME, strict: one line per path, then the report.
+out=$(M --profile strict --read "$FH" --report-fd 3 -- /bin/sh -c "$READER" sh "${CANARIES[@]}" "${CONTROL_FILES[@]}" \
+	3>"$REPORTS/r.json" 2>"$SCRATCH/err")
+for i in "${!HOME_PATHS[@]}"; do
+	! grep -qxF "READ ${CANARIES[$i]}" <<<"$out"
+	ok $? "--read ~: ~/${HOME_PATHS[$i]} is not read"
+done
+seen=$(read_of "$out" "${CONTROL_FILES[@]}")
+is "$(grep -c . <<<"$seen")" "${#CONTROL_FILES[@]}" \
+	"--read ~: the ${#CONTROL_FILES[@]} controls beside them are read (the reading works) $(head -c 300 "$SCRATCH/err")"
+is "$(json_get "$REPORTS/r.json" '["properties"]["fs.secrets"]["status"]')" enforced "--read ~: the report says fs.secrets enforced"
+# Without the sandbox every canary is read (the canaries are real).
+out=$(env HOME="$FH" "$MOAT" run --mode off -- /bin/sh -c "$READER" sh "${CANARIES[@]}" 2>/dev/null)
+is "$(read_of "$out" "${CANARIES[@]}" | grep -c .)" "${#CANARIES[@]}" "control (--mode off): every canary is read"
+
+check_case "--profile mcp --read ~" "" --profile mcp --read "$FH"
+check_case "--read ~/.config" .config/ --profile strict --read "$FH/.config"
+
+# The system secrets this host has, where this user can read them outside.
+SYS_READABLE=()
+for p in "${SYS_PATHS[@]}"; do
+	p=${p%/}
+	if [ -d "$p" ]; then
+		f=$(find "$p" -maxdepth 2 -type f -readable 2>/dev/null | head -1)
+	else
+		f=$p
+	fi
+	[ -n "$f" ] && [ -f "$f" ] && [ -r "$f" ] && cat -- "$f" >/dev/null 2>&1 && SYS_READABLE+=("$f")
+done
+if [ "${#SYS_READABLE[@]}" -gt 0 ]; then
+	out=$(M --profile strict -- /bin/sh -c "$READER" sh "${SYS_READABLE[@]}" /etc/passwd 2>/dev/null)
+	is "$(read_of "$out" "${SYS_READABLE[@]}" | tr '\n' ' ')" "" \
+		"the ${#SYS_READABLE[@]} system secrets this user reads outside are not read inside (${SYS_READABLE[*]})"
+	grep -qxF "READ /etc/passwd" <<<"$out"
+	ok $? "  control: /etc/passwd, beside them, is read"
+else
+	TAP_N=$((TAP_N + 1))
+	echo "ok $TAP_N # SKIP no system secret on this host is readable by uid $(id -u) outside moat"
+fi
+
+# --------------------------------------------- 3. canaries made during the run
+FH2=$BASE/home2
+mkdir -p "$FH2/.cache/huggingface/hub" "$FH2/.m2/repository" "$FH2/.config/app"
+echo settings >"$FH2/.config/app/settings"
+chmod -R u+rwX,go+rX "$FH2"
+LATE=(.codex/auth.json .cache/huggingface/token .m2/settings.xml .config/rclone/rclone.conf .yarnrc.yml
+	.mozilla/firefox/p.default/cookies.sqlite)
+LATE_FILES=()
+for p in "${LATE[@]}"; do LATE_FILES+=("$FH2/$p"); done
+# The command says "ready", waits for the host to make the files, then
+# reads them; the two talk through FIFOs.
+mkfifo "$SCRATCH/to" "$SCRATCH/from"
+env HOME="$FH2" "$MOAT" run --profile strict --read "$FH2" -- /bin/sh -c 'echo ready; read -r go; '"$READER" sh \
+	"${LATE_FILES[@]}" "$FH2/.m2/repository/late" "$FH2/.config/app/settings" \
+	<"$SCRATCH/to" >"$SCRATCH/from" 2>"$SCRATCH/late.err" &
+late_pid=$!
+exec 5>"$SCRATCH/to" 6<"$SCRATCH/from"
+read -r -t 20 ready <&6
+is "${ready:-}" ready "made during the run: the command started"
+for f in "${LATE_FILES[@]}" "$FH2/.m2/repository/late"; do
+	mkdir -p "$(dirname "$f")"
+	echo "moat-late-$UNIQ" >"$f"
+done
+echo go >&5
+exec 5>&-
+out=$(timeout 20 cat <&6)
+exec 6<&-
+wait "$late_pid"
+for f in "${LATE_FILES[@]}"; do
+	! grep -qxF "READ $f" <<<"$out"
+	ok $? "made during the run: ~/${f#"$FH2"/} is not read"
+done
+grep -qxF "READ $FH2/.m2/repository/late" <<<"$out"
+ok $? "  control: a file made then in a granted directory (~/.m2/repository) is read $(head -c 200 "$SCRATCH/late.err")"
+grep -qxF "READ $FH2/.config/app/settings" <<<"$out"
+ok $? "  control: a file there from the start beside them (~/.config/app/settings) is read"
+
+# ------------------------------------------------- 4. a grant inside the list
+M --profile strict --read "$FH/.codex" -- /bin/true 2>"$SCRATCH/err"
+is "$?" 125 "--read ~/.codex (a built-in secret) is refused"
+like "$(cat "$SCRATCH/err")" "--read $FH/.codex: it is $FH/.codex, which moat always denies" "  and says why"
+like "$(cat "$SCRATCH/err")" "moat does not grant credentials" "  and that moat does not grant credentials"
+M --profile strict --read "$FH/.codex/canary" -- /bin/true 2>"$SCRATCH/err"
+is "$?" 125 "--read ~/.codex/canary (inside a built-in secret) is refused"
+like "$(cat "$SCRATCH/err")" "it lies inside $FH/.codex, which moat always denies" "  and says why"
+M --profile strict --read "$FH/.cache/huggingface/hub" -- /bin/cat "$FH/.cache/huggingface/hub/control" >"$SCRATCH/o" 2>&1
+like "$(cat "$SCRATCH/o")" "moat-control-$UNIQ" "--read ~/.cache/huggingface/hub, beside the token, is granted"
+
+done_testing

@@ -160,7 +160,7 @@ def cmd_memory(out, moat, rounds):
     conds = [
         ("strict", [moat, "run", "--profile", "strict", "--", "/bin/sleep", "1"], None),
         ("mcp", [moat, "run", "--profile", "mcp", "--", "/bin/sleep", "1"], None),
-        ("fallback", [moat, "run", "--profile", "strict", "--mode", "prefer", "--", "/bin/sleep", "1"], FALLBACK_ENV),
+        ("fallback", [moat, "run", "--backend", "native", "--profile", "strict", "--mode", "prefer", "--", "/bin/sleep", "1"], FALLBACK_ENV),
     ]
     res = {"unit": "kB", "rounds": int(rounds), "conditions": {}}
     for name, argv, extra in conds:
@@ -201,7 +201,7 @@ def cmd_concurrency(out, moat, batches, width, leakdir):
     script = f"{sleeper} 30 & {sleeper} 0.05"
     conds = [
         ("strict", [moat, "run", "--profile", "strict", "--read", leakdir, "--", "/bin/sh", "-c", script], None),
-        ("fallback", [moat, "run", "--profile", "strict", "--mode", "prefer", "--read", leakdir, "--",
+        ("fallback", [moat, "run", "--backend", "native", "--profile", "strict", "--mode", "prefer", "--read", leakdir, "--",
                       "/bin/sh", "-c", script], FALLBACK_ENV),
     ]
     res = {"batches": batches, "width": width, "command": script, "conditions": {}}

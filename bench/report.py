@@ -419,7 +419,7 @@ labels = {
     "moat_mcp": "moat native `mcp`: `moat run --profile mcp -- /bin/true`",
     "moat_strict_baseline": "the same `strict` start with the baseline build (`BENCH_BASELINE`: " +
                             (text("baseline.txt").strip() or "?") + ")",
-    "moat_fallback": "moat fallback without user namespaces: `withenv MOAT_HOST_LIMIT=userns=0,root=0 moat run --profile strict --mode prefer -- /bin/true`",
+    "moat_fallback": "moat fallback without user namespaces: `withenv MOAT_HOST_LIMIT=userns=0,root=0 moat run --backend native --profile strict --mode prefer -- /bin/true`",
     "env_hop": "`withenv MOAT_HOST_LIMIT=userns=0,root=0 /bin/true` (the cost of the `withenv` hop above)",
     "bwrap": "bwrap, equal isolation: `bwrap --ro-bind / / --dev /dev --proc /proc --tmpfs /tmp --unshare-all --new-session --die-with-parent /bin/true`",
     "firejail": "`firejail --quiet --noprofile --net=none /bin/true`",

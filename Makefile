@@ -68,7 +68,7 @@ PYTHONDIR  ?= $(LIBDIR)/python$(shell $(PYTHON) -c 'import sys; print("%d.%d" % 
 INSTALL    ?= install
 SOVERSION  := 0
 
-.PHONY: all clean check demo bench bench-load bench-net conformance unit-tests helpers fuzz-toml format install uninstall man
+.PHONY: all clean check demo bench bench-load bench-net evaluation conformance unit-tests helpers fuzz-toml format install uninstall man
 all: $(BUILD)/moat $(BUILD)/libmoat.a $(BUILD)/libmoat.so $(BUILD)/moat.1 $(BUILD)/moat.pc helpers unit-tests
 
 # Made afresh: `ar r` into an old archive keeps the members of files that
@@ -201,9 +201,16 @@ check:
 demo:
 	./scripts/demo
 
-# Benchmarks against bare exec and the peers (not part of `check`).
+# Benchmarks against bare exec and the peers (not part of `check`); then
+# docs/evaluation.md, which quotes them.
 bench:
 	./bench/run
+	./tools/gen-evaluation.py >docs/evaluation.md
+
+# docs/evaluation.md from docs/conformance.json and docs/performance.md
+# (tests/repo/evaluation.sh checks it is current).
+evaluation:
+	./tools/gen-evaluation.py >docs/evaluation.md
 
 # Only the load test of `make bench` (5,000 runs in a row, 500 at once, then
 # what they left behind): bench/results/load.json; BENCH_QUICK=1 for fewer.
@@ -219,6 +226,7 @@ bench-net:
 # as uid 65534 (when run as root); writes docs/conformance.md and .json.
 conformance: $(BUILD)/moat
 	ROOT=$(CURDIR) BUILD=$(abspath $(BUILD)) MOAT=$(abspath $(BUILD)/moat) /usr/bin/python3 tests/escape/run-conformance --out-dir docs
+	./tools/gen-evaluation.py >docs/evaluation.md
 
 fuzz-toml:
 	./tests/fuzz/run-fuzz-toml $(FUZZ_SECONDS)

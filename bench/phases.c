@@ -20,6 +20,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "backends/backend.h"
 #include "launch/launch.h"
 #include "host/host.h"
 #include "plan/plan.h"
@@ -104,7 +105,7 @@ int main(int argc, char **argv)
 		free(dump);
 		json_decref(report);
 		b = now_us();
-		native_cleanup(&plan.native);
+		backend_plan_cleanup(&plan.compiled); /* the private tmp a plan made (host_cleanup does it in moat) */
 		plan_free(&plan);
 		policy_free(&policy);
 		run_options_free(&opts);

@@ -661,6 +661,18 @@ static void fail(struct netproxy *np, struct conn *c, int e)
 
 static void connect_next(struct netproxy *np, struct conn *c);
 
+/* The rules refused the destination: 403, or SOCKS reply 2. */
+static void refuse_by_rules(struct netproxy *np, struct conn *c)
+{
+	char tt[NETFENCE_NAME_MAX + 16], why[NETFENCE_NAME_MAX + 64];
+
+	np->st.refused++;
+	proxy_event(np, c, NETPROXY_EV_REFUSED);
+	target_text(c, tt, sizeof(tt));
+	snprintf(why, sizeof(why), "%s is not on the allowlist", tt);
+	refuse(np, c, 403, 2, why);
+}
+
 static void resolve_step(struct netproxy *np, struct conn *c)
 {
 	int r = np->rules.resolve(np->rules.ctx, c->t.host, c->addrs, ARRAY_LEN(c->addrs));
@@ -673,12 +685,7 @@ static void resolve_step(struct netproxy *np, struct conn *c)
 		return;
 	}
 	if (r == NETFENCE_RESOLVE_DENIED) {
-		char tt[NETFENCE_NAME_MAX + 16], why[NETFENCE_NAME_MAX + 64];
-		np->st.refused++;
-		proxy_event(np, c, NETPROXY_EV_REFUSED);
-		target_text(c, tt, sizeof(tt));
-		snprintf(why, sizeof(why), "%s is not on the allowlist", tt);
-		refuse(np, c, 403, 2, why);
+		refuse_by_rules(np, c);
 		return;
 	}
 	if (r <= 0) {
@@ -870,15 +877,10 @@ static void decide(struct netproxy *np, struct conn *c)
 {
 	bool ok = c->t.is_addr ? np->rules.addr_ok(np->rules.ctx, &c->t.addr, c->t.port)
 			       : np->rules.name_ok(np->rules.ctx, c->t.host, c->t.port);
-	char tt[NETFENCE_NAME_MAX + 16], why[NETFENCE_NAME_MAX + 64];
 	int rc;
 
 	if (!ok) {
-		np->st.refused++;
-		proxy_event(np, c, NETPROXY_EV_REFUSED);
-		target_text(c, tt, sizeof(tt));
-		snprintf(why, sizeof(why), "%s is not on the allowlist", tt);
-		refuse(np, c, 403, 2, why);
+		refuse_by_rules(np, c);
 		return;
 	}
 	c->upx = np->rules.upstream ? np->rules.upstream(np->rules.ctx, c->t.host, c->t.port) : NULL;

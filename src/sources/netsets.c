@@ -167,6 +167,7 @@ struct expand {
 	struct moat_policy *p;
 	struct netset_notes *notes;
 	struct moat_error *err;
+	struct netset_urls *urls; /* or NULL: the URLs themselves, for netset_npm_urls */
 };
 
 static void note(struct expand *x, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
@@ -188,6 +189,48 @@ static void note(struct expand *x, const char *fmt, ...)
 			return;
 	n->v = moat_xgrow(n->v, &n->cap, n->n, sizeof(*n->v));
 	n->v[n->n++] = steal_ptr(&line);
+}
+
+void netset_urls_free(struct netset_urls *u)
+{
+	for (size_t i = 0; i < u->n; i++) {
+		free(u->keys[i]);
+		free(u->urls[i]);
+	}
+	free(u->keys);
+	free(u->urls);
+	memset(u, 0, sizeof(*u));
+}
+
+/* `url` without a user part (scheme://user:password@host/...): what the
+ * tool is told may not carry a credential the sandbox keeps from it. */
+static char *url_without_user(const char *url)
+{
+	const char *auth = strstr(url, "://"), *end, *at;
+
+	if (!auth)
+		return moat_xstrdup(url);
+	auth += 3;
+	end = auth + strcspn(auth, "/?#");
+	at = memrchr(auth, '@', (size_t)(end - auth));
+	if (!at)
+		return moat_xstrdup(url);
+	return moat_xasprintf("%.*s%s", (int)(auth - url), url, at + 1);
+}
+
+static void urls_add(struct netset_urls *u, const char *key, const char *url)
+{
+	size_t cap_keys = u->cap, cap_urls = u->cap;
+
+	for (size_t i = 0; i < u->n; i++)
+		if (strcmp(u->keys[i], key) == 0)
+			return;
+	u->keys = moat_xgrow(u->keys, &cap_keys, u->n, sizeof(*u->keys));
+	u->urls = moat_xgrow(u->urls, &cap_urls, u->n, sizeof(*u->urls));
+	u->cap = cap_keys;
+	u->keys[u->n] = moat_xstrdup(key);
+	u->urls[u->n] = url_without_user(url);
+	u->n++;
 }
 
 /* The entry of `url` into the policy, from "@set (WHERE)": `where` is
@@ -214,6 +257,8 @@ static int add_url(struct expand *x, const char *url, const char *where, const c
 		return 0;
 	if (name && d.name)
 		snprintf(name, len, "%s", d.name);
+	if (x->urls)
+		urls_add(x->urls, key ? key : "registry", url);
 	/* The same set named twice (or pypi.org by pip and by uv): once. */
 	for (i = 0; i < x->p->n_net_allow; i++) {
 		const struct moat_net_dest *o = &x->p->net_allow[i];
@@ -1398,6 +1443,31 @@ out:
 /* ---- the sets ---- */
 
 static int (*const expanders[SET__COUNT])(struct expand *) = {expand_npm, expand_pypi, expand_crates, expand_go};
+
+int netset_npm_urls(const struct netset_host *h, struct netset_urls *out, struct moat_error *err)
+{
+	const char *home = config_getenv(h->env, "HOME");
+	struct moat_policy scratch;
+	struct netset_urls u = {0};
+	struct expand x = {.h = h,
+			   .home = home && home[0] == '/' ? home : NULL,
+			   .set = set_names[SET_NPM],
+			   .origin = {.source = "npm"},
+			   .p = &scratch,
+			   .err = err,
+			   .urls = &u};
+	int rc;
+
+	policy_init(&scratch);
+	rc = expand_npm(&x);
+	policy_free(&scratch);
+	if (rc < 0) {
+		netset_urls_free(&u);
+		return -1;
+	}
+	*out = u;
+	return 0;
+}
 
 int netset_expand(unsigned mask, const struct netset_host *h, struct moat_origin origin, struct moat_policy *p,
 		  struct netset_notes *notes, struct moat_error *err)

@@ -51,6 +51,20 @@ int netset_parse(const char *text, unsigned *mask, struct net_parse_error *e);
 int netset_expand(unsigned mask, const struct netset_host *h, struct moat_origin origin, struct moat_policy *p,
 		  struct netset_notes *notes, struct moat_error *err);
 
+/* The registries npm uses on this host, read as @npm reads them: keys[i]
+ * is "registry" (the default one, always there) or "@scope:registry", and
+ * urls[i] its URL without a user part.  For a tool that cannot read the
+ * files that named them (the fetch phase of a package runner: ~/.npmrc is
+ * a built-in secret, the project is not in its view), told instead through
+ * its environment. */
+struct netset_urls {
+	char **keys, **urls;
+	size_t n, cap;
+};
+
+int netset_npm_urls(const struct netset_host *h, struct netset_urls *out, struct moat_error *err);
+void netset_urls_free(struct netset_urls *u);
+
 /* A URL, scheme://[user[:password]@]host[:port][/path], as an allowlist
  * entry: the host (a name, an IPv4 address, or an IPv6 address in
  * brackets) on the URL's port (http 80, https 443, or the one given); the

@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/prctl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "launch/launch.h"
@@ -22,6 +23,7 @@
 #include "launch/signals.h"
 #include "util/stdfds.h"
 #include "util/cleanup.h"
+#include "util/mkdirs.h"
 
 #ifndef MOAT_VERSION
 #define MOAT_VERSION "0.0.0"
@@ -96,6 +98,31 @@ static void note_changed_pins(struct moat_plan *plan)
 	if (plan->status == MOAT_STATUS_ENFORCED)
 		plan->status = MOAT_STATUS_DEGRADED;
 	fprintf(stderr, "moat: fs.write was not held for the whole run: %s\n", v->reason);
+}
+
+/* --mkdir: the write grants the user named that do not exist yet are made
+ * (mkdir -p), before the plan resolves them.  A dry run makes nothing: it
+ * shows them as not granted, and says they would be made. */
+static int make_write_dirs(struct moat_policy *p, bool dry_run, struct moat_error *err)
+{
+	for (size_t i = 0; i < p->n_paths; i++) {
+		struct moat_path_rule *r = &p->paths[i];
+		struct stat st;
+
+		if (r->access != MOAT_ACCESS_WRITE || r->optional || r->from_profile || lstat(r->path, &st) == 0 ||
+		    errno != ENOENT)
+			continue;
+		if (dry_run) {
+			r->optional = true;
+			fprintf(stderr, "moat: --mkdir: %s does not exist: the run makes it (this dry run does not)\n",
+				r->path);
+			continue;
+		}
+		if (mkdirs(r->path, 0777, err) < 0)
+			return moat_error_wrap(err, "--mkdir");
+		fprintf(stderr, "moat: --mkdir: made %s\n", r->path);
+	}
+	return 0;
 }
 
 static bool report_wanted(const struct moat_run_options *o)
@@ -194,6 +221,10 @@ int moat_run_main(int argc, char **argv)
 		goto out;
 	}
 	if (opts.events_fd >= 0 && !opts.dry_run && report_fd_check(opts.events_fd, "--events-fd", &policy, &err) < 0) {
+		code = stop(&opts, &err);
+		goto out;
+	}
+	if (opts.mkdir && make_write_dirs(&policy, opts.dry_run, &err) < 0) {
 		code = stop(&opts, &err);
 		goto out;
 	}

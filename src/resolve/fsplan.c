@@ -829,10 +829,16 @@ static int resolve_rule(struct fs_plan *fp, const struct moat_policy *p, const s
 			return moat_error_hint(err, "cd to a directory that exists, or name one with --cwd DIR");
 		} else {
 			walk_out_free(&w);
-			moat_error_set(err, MOAT_E_USAGE, ENOENT, "%s: --%s %s", where(r, loc, sizeof(loc)),
-				       moat_access_name(r->access), r->path);
-			return moat_error_hint(err, "a granted path must exist when moat starts: create it first, "
-						    "or drop the grant");
+			moat_error_set(err, MOAT_E_USAGE, 0,
+				       "%s: --%s %s: no such file or directory (a granted path must "
+				       "exist when moat starts)",
+				       where(r, loc, sizeof(loc)), moat_access_name(r->access), r->path);
+			if (r->access == MOAT_ACCESS_WRITE)
+				return moat_error_hint(err,
+						       "create it first: `mkdir -p %s` (or give --mkdir, and moat "
+						       "creates it); or drop the grant",
+						       r->path);
+			return moat_error_hint(err, "create it first, or drop the grant");
 		}
 	}
 	walk_out_free(&w);

@@ -380,6 +380,8 @@ static int opt_flag(struct cli_state *s, const char *opt, const char *val, struc
 		s->o->dry_run = true;
 	else if (strcmp(opt, "--unix-sockets") == 0)
 		s->unix_sockets = true;
+	else if (strcmp(opt, "--mkdir") == 0)
+		s->o->mkdir = true;
 	else
 		s->o->help = true;
 	return 0;
@@ -393,6 +395,7 @@ static const struct option_def options[] = {
      "start from a profile: built-in or from --config (default " MOAT_DEFAULT_PROFILE ")"},
     {"--read", true, opt_rule, "PATH", "allow reading PATH (and executing below it)"},
     {"--write", true, opt_rule, "PATH", "allow reading and writing PATH"},
+    {"--mkdir", false, opt_flag, NULL, "make a --write directory that does not exist yet (mkdir -p) before the run"},
     {"--deny", true, opt_rule, "PATH", "deny PATH even inside an allowed parent"},
     {"--unprotect", true, opt_rule, "PATH",
      "let the command write a protected entry of a write grant (.git/hooks, .mcp.json, ...)"},

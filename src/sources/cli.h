@@ -16,6 +16,7 @@ struct moat_run_options {
 	int events_fd;     /* --events-fd N, or -1 */
 	bool dry_run;
 	bool help;
+	bool mkdir;		   /* --mkdir: make the missing directories of the write grants */
 	struct netset_notes notes; /* what a destination set left out, for stderr */
 	/* Set by the caller: a command that is not found or not executable
 	 * does not fail the parse, which builds the rest of the policy (with

@@ -1,0 +1,15 @@
+/* mkdir -p: the directories a run needs made on the host (moat's cache of a
+ * package runner, a --write grant under --mkdir). */
+#ifndef MOAT_UTIL_MKDIRS_H
+#define MOAT_UTIL_MKDIRS_H
+
+#include <sys/types.h>
+
+#include "util/err.h"
+
+/* Make the absolute directory `path` and every missing directory above it,
+ * with `mode` (less the umask).  A name that exists and is not a directory
+ * (or a link to one) fails with ENOTDIR, naming it. */
+int mkdirs(const char *path, mode_t mode, struct moat_error *err);
+
+#endif

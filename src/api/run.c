@@ -10,6 +10,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "api/runner.h"
 #include "launch/launch.h"
 #include "moat/moat.h"
 #include "host/host.h"
@@ -173,10 +174,11 @@ int moat_run_main(int argc, char **argv)
 	struct moat_launch_result result = {0};
 	struct moat_error err = {0};
 	struct moat_server_meta meta = {0};
+	struct runner_run rr = {0};
 	struct moat_guard guard = {.pid = -1, .fd = -1};
 	struct report_dest dest;
 	json_t *report = NULL;
-	int code = 125;
+	int code = 125, ran;
 	bool have_plan = false;
 	int was_dumpable;
 
@@ -224,6 +226,9 @@ int moat_run_main(int argc, char **argv)
 		code = stop(&opts, &err);
 		goto out;
 	}
+	/* A package manager under a closed network fails at once rather than
+	 * retry for a minute (sources/runners.h). */
+	runner_fail_fast_env(&policy);
 	if (opts.mkdir && make_write_dirs(&policy, opts.dry_run, &err) < 0) {
 		code = stop(&opts, &err);
 		goto out;
@@ -235,8 +240,15 @@ int moat_run_main(int argc, char **argv)
 	have_plan = true;
 
 	if (opts.dry_run) {
+		/* A package runner: both phases' plans. */
+		if (opts.exe_err.kind == MOAT_E_NONE &&
+		    runner_prepare(&policy, &host, &plan, true, start_ns, &rr, &result, &err) < 0) {
+			code = stop(&opts, &err);
+			goto out;
+		}
 		report = report_build(&policy, &host, &plan, NULL);
 		add_server(report, &meta);
+		runner_report_add(report, &rr);
 		if (report_write_fd(report, STDOUT_FILENO, &err) < 0)
 			code = moat_error_print(&err);
 		else
@@ -252,6 +264,22 @@ int moat_run_main(int argc, char **argv)
 	if (opts.exe_err.kind != MOAT_E_NONE) {
 		code = moat_error_print(&opts.exe_err);
 		report = report_not_started(&policy, &host, &plan, &opts, &result, code);
+		add_server(report, &meta);
+		goto write_report;
+	}
+	/* A package runner that needs its package: the fetch phase runs now,
+	 * and the policy and the plan become the server phase's
+	 * (api/runner.h). */
+	ran = runner_prepare(&policy, &host, &plan, false, start_ns, &rr, &result, &err);
+	if (ran != 0) {
+		if (ran < 0) {
+			code = moat_error_print(&err);
+			memset(&result, 0, sizeof(result));
+			result.exit_code = code;
+			snprintf(result.failure, sizeof(result.failure), "%s", err.message);
+		}
+		code = result.exit_code;
+		report = report_build(&policy, &host, &plan, &result);
 		add_server(report, &meta);
 		goto write_report;
 	}
@@ -318,6 +346,7 @@ int moat_run_main(int argc, char **argv)
 	report = report_build(&policy, &host, &plan, &result);
 	add_server(report, &meta);
 write_report:
+	runner_report_add(report, &rr);
 	/* A caller that asked for a report reads the run from it: without one,
 	 * the command's own status would pass for a run moat vouches for. */
 	if (report_dest_wanted(&dest) && report_dest_write(&dest, report, &err) < 0) {
@@ -339,6 +368,7 @@ out:
 	policy_free(&policy);
 	run_options_free(&opts);
 	config_server_meta_free(&meta);
+	runner_run_free(&rr);
 	if (was_dumpable > 0)
 		prctl(PR_SET_DUMPABLE, was_dumpable, 0, 0, 0);
 	signals_release();

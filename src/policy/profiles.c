@@ -291,7 +291,7 @@ void profile_add_secrets(struct moat_policy *p, const char *home)
 /* The directory a command is installed in: /x/bin/prog gives /x, so that its
  * lib/ and share/ come along; anything else gives its own directory.  The
  * system prefixes are already granted and are not widened. */
-static char *install_dir(const char *exe)
+char *profile_install_dir(const char *exe)
 {
 	char real[PATH_MAX];
 	char *dir, *slash;
@@ -377,7 +377,7 @@ bool profile_is_interpreter(const char *exe)
 
 static int add_command_dirs(struct moat_policy *p, const struct profile_context *ctx, struct moat_error *err)
 {
-	cleanup_free char *dir = install_dir(ctx->exe);
+	cleanup_free char *dir = profile_install_dir(ctx->exe);
 	cleanup_free char *npm_tree = node_modules_root(ctx->exe);
 
 	(void)err;
@@ -391,7 +391,7 @@ static int add_command_dirs(struct moat_policy *p, const struct profile_context 
 		struct stat st;
 
 		if (script && stat(script, &st) == 0 && S_ISREG(st.st_mode)) {
-			cleanup_free char *sdir = install_dir(script);
+			cleanup_free char *sdir = profile_install_dir(script);
 			cleanup_free char *stree = node_modules_root(script);
 			if (sdir && !too_broad(sdir, ctx->home))
 				add(p, sdir, MOAT_ACCESS_READ, false, "the interpreter's script dir");

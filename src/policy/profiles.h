@@ -32,6 +32,11 @@ void profile_add_secrets(struct moat_policy *p, const char *home);
  * script's directory granted as the command's own. */
 bool profile_is_interpreter(const char *exe);
 
+/* The directory a command is installed in (symlinks followed): /x/bin/prog
+ * gives /x, so that its lib/ and share/ come along; anything else its own
+ * directory.  NULL when it does not resolve. */
+char *profile_install_dir(const char *exe);
+
 /* Is `name` one of the built-in profiles? */
 bool profile_is_builtin(const char *name);
 

@@ -1,0 +1,857 @@
+/* Package runners (sources/runners.h; docs/policy.md, "Package runners"). */
+#include "sources/runners.h"
+
+#include <dirent.h>
+#include <jansson.h>
+#include <limits.h>
+#include <netinet/in.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "policy/netdest.h"
+#include "policy/profiles.h"
+#include "sources/config_common.h"
+#include "sources/resolve.h"
+#include "util/cleanup.h"
+#include "util/mem.h"
+#include "util/sha256.h"
+
+/* Each runner moat knows: the executable's name, the subcommand words that
+ * make it a runner (NULL: none), and whether moat splits it in two phases.
+ * The others are named, so that the user learns why they run as written,
+ * with the command that installs their package first. */
+struct runner_def {
+	const char *name;
+	const char *exe;
+	const char *sub[2];   /* the words after the executable; a second alias for the first */
+	const char *sub_next; /* a word after sub ("uv tool run"), or NULL */
+	bool npm;
+	const char *install; /* the others: how to install the package first */
+};
+
+static const struct runner_def runners[] = {
+    {"npx", "npx", {NULL, NULL}, NULL, true, NULL},
+    {"npm exec", "npm", {"exec", "x"}, NULL, true, NULL},
+    {"pnpm dlx", "pnpm", {"dlx", NULL}, NULL, false, "pnpm add --dir DIR PKG"},
+    {"bunx", "bunx", {NULL, NULL}, NULL, false, "bun add --cwd DIR PKG"},
+    {"bunx", "bun", {"x", NULL}, NULL, false, "bun add --cwd DIR PKG"},
+    {"uvx", "uvx", {NULL, NULL}, NULL, false, "uv tool install PKG"},
+    {"uvx", "uv", {"tool", NULL}, "run", false, "uv tool install PKG"},
+    {"pipx run", "pipx", {"run", NULL}, NULL, false, "pipx install PKG"},
+};
+
+/* npx's options (npm's bin/npx-cli.js and `npm exec`): those that change
+ * nothing moat decides, and those that take a value.  Any other option
+ * could take the next word as its value or not, which moat cannot know
+ * for every npm setting: the command then runs as written. */
+static const char *const npx_switches[] = {"q",
+					   "quiet",
+					   "silent",
+					   "prefer-offline",
+					   "prefer-online",
+					   "no-audit",
+					   "no-fund",
+					   "no-update-notifier",
+					   "no-progress",
+					   "ignore-scripts"};
+
+static void call_free_strs(char **v, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		free(v[i]);
+	free(v);
+}
+
+void runner_call_free(struct runner_call *rc)
+{
+	free(rc->why);
+	call_free_strs(rc->packages, rc->n_packages);
+	free(rc->cmd);
+	free(rc->registry);
+	free(rc->cache);
+	free(rc->tree);
+	free(rc->bin);
+	free(rc->version);
+	memset(rc, 0, sizeof(*rc));
+}
+
+static void as_written(struct runner_call *rc, bool note, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+static void as_written(struct runner_call *rc, bool note, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	free(rc->why);
+	rc->why = moat_xvasprintf(fmt, ap);
+	va_end(ap);
+	rc->state = RUNNER_AS_WRITTEN;
+	rc->note = note;
+}
+
+static const char *base_name(const char *path)
+{
+	const char *s = strrchr(path, '/');
+
+	return s ? s + 1 : path;
+}
+
+/* A registry package spec: [@scope/]name[@version-or-range-or-tag].  The
+ * name's length into *name_len, the version part (or "") into *version.
+ * Paths, URLs, git repositories and aliases are not. */
+static bool registry_spec(const char *spec, size_t *name_len, const char **version)
+{
+	const char *c = spec, *at;
+
+	if (spec[0] == '@') {
+		const char *slash = strchr(spec, '/');
+		if (!slash || slash == spec + 1)
+			return false;
+		c = slash + 1;
+	} else if (strchr(spec, '/')) {
+		return false; /* a path, a URL, or a GitHub user/repo */
+	}
+	at = strchr(c, '@');
+	*name_len = at ? (size_t)(at - spec) : strlen(spec);
+	*version = at ? at + 1 : "";
+	if (c == spec + *name_len || *c == '.' || *c == '_')
+		return false;
+	for (const char *k = spec; k < spec + *name_len; k++)
+		if (!((*k >= 'a' && *k <= 'z') || (*k >= '0' && *k <= '9') || strchr("-._~@/", *k)))
+			return false; /* npm names are lower case; anything else is not a name */
+	return !strchr(*version, ':') && !strchr(*version, '/');
+}
+
+/* An exact version (1.2.3, 1.2.3-rc.1, 1.2.3+b): what a cached install
+ * satisfies without the registry. */
+static bool exact_version(const char *v)
+{
+	int dots = 0;
+	const char *c;
+
+	for (c = v; *c && *c != '-' && *c != '+'; c++) {
+		if (*c == '.')
+			dots++;
+		else if (*c < '0' || *c > '9')
+			return false;
+	}
+	return c > v && dots == 2 && c[-1] != '.';
+}
+
+/* The package's directory below a node_modules directory has its
+ * package.json. */
+static bool installed_in(const char *node_modules, const char *name, size_t name_len)
+{
+	cleanup_free char *f = moat_xasprintf("%s/%.*s/package.json", node_modules, (int)name_len, name);
+
+	return access(f, F_OK) == 0;
+}
+
+/* npm's project: the nearest directory upwards from cwd with a package.json
+ * or a node_modules, else cwd (as sources/netsets.c finds it for @npm). */
+static char *npm_project_dir(const char *cwd)
+{
+	cleanup_free char *d = moat_xstrdup(cwd);
+
+	for (;;) {
+		cleanup_free char *pj = moat_xasprintf("%s/package.json", strcmp(d, "/") == 0 ? "" : d);
+		cleanup_free char *nm = moat_xasprintf("%s/node_modules", strcmp(d, "/") == 0 ? "" : d);
+		char *s;
+
+		if (access(pj, F_OK) == 0 || access(nm, F_OK) == 0)
+			return steal_ptr(&d);
+		s = strrchr(d, '/');
+		if (!s || strcmp(d, "/") == 0)
+			return moat_xstrdup(cwd);
+		if (s == d)
+			s[1] = '\0';
+		else
+			*s = '\0';
+	}
+}
+
+/* The global node_modules of the npm that runs: npm's own package sits in
+ * it (/usr/lib/node_modules/npm/bin/npx-cli.js). */
+static char *npm_global_dir(const char *exe)
+{
+	char real[PATH_MAX];
+	char *hit;
+
+	if (!realpath(exe, real) || !(hit = strstr(real, "/node_modules/npm/")))
+		return NULL;
+	return moat_xstrndup(real, (size_t)(hit - real) + strlen("/node_modules"));
+}
+
+char *runner_cache_root(char *const *env)
+{
+	const char *x = config_getenv(env, "XDG_CACHE_HOME"), *home = config_getenv(env, "HOME");
+
+	if (x && x[0] == '/')
+		return moat_xasprintf("%s/moat", x);
+	if (home && home[0] == '/')
+		return moat_xasprintf("%s/.cache/moat", strcmp(home, "/") == 0 ? "" : home);
+	return NULL;
+}
+
+static int cmp_str(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* One cache per package list (and registry given to the runner): an install
+ * script can write only the cache of the package that brought it, so it
+ * cannot change what another server runs. */
+static char *cache_key(const struct runner_call *rc)
+{
+	cleanup_free char **sorted = moat_xcalloc(rc->n_packages, sizeof(char *));
+	cleanup_free char *text = moat_xstrdup(rc->registry ? rc->registry : "");
+	char hex[65];
+
+	memcpy(sorted, rc->packages, rc->n_packages * sizeof(char *));
+	qsort(sorted, rc->n_packages, sizeof(char *), cmp_str);
+	for (size_t i = 0; i < rc->n_packages; i++) {
+		char *next = moat_xasprintf("%s\n%s", text, sorted[i]);
+		free(text);
+		text = next;
+	}
+	sha256_hex(text, strlen(text), hex);
+	hex[16] = '\0';
+	return moat_xstrdup(hex);
+}
+
+static void add_package(struct runner_call *rc, const char *spec)
+{
+	size_t cap = rc->n_packages;
+
+	rc->packages = moat_xgrow(rc->packages, &cap, rc->n_packages, sizeof(char *));
+	rc->packages[rc->n_packages++] = moat_xstrdup(spec);
+}
+
+static bool in_list(const char *key, size_t len, const char *const *list, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		if (strlen(list[i]) == len && strncmp(list[i], key, len) == 0)
+			return true;
+	return false;
+}
+
+/* npx's and `npm exec`'s words from `i`: the options, then the package (or
+ * the command, after -p) and its arguments.  false when the command is to
+ * run as written (rc->why says why). */
+static bool npx_parse(const struct moat_policy *p, size_t i, struct runner_call *rc)
+{
+	bool dashdash = false, offline = false, no_install = false;
+	const char *word;
+
+	for (; i < p->argc; i++) {
+		const char *a = p->argv[i], *key, *val;
+		size_t klen;
+
+		if (strcmp(a, "--") == 0) {
+			dashdash = true;
+			i++;
+			break;
+		}
+		if (a[0] != '-' || a[1] == '\0')
+			break;
+		key = a + (a[1] == '-' ? 2 : 1);
+		klen = strcspn(key, "=");
+		val = key[klen] == '=' ? key + klen + 1 : NULL;
+#define KEY(s) (klen == strlen(s) && strncmp(key, s, klen) == 0)
+		if (KEY("y") || KEY("yes")) {
+			no_install |= val && strcmp(val, "true") != 0;
+		} else if (KEY("no-yes") || KEY("no-install") || KEY("n")) {
+			no_install = true;
+		} else if (KEY("offline")) {
+			offline |= !val || strcmp(val, "true") == 0;
+		} else if (in_list(key, klen, npx_switches, ARRAY_LEN(npx_switches))) {
+			continue;
+		} else if (KEY("p") || KEY("package") || KEY("registry")) {
+			if (!val && i + 1 >= p->argc) {
+				as_written(rc, true, "%s: %s needs a value", rc->name, a);
+				return false;
+			}
+			val = val ? val : p->argv[++i];
+			if (key[0] == 'r') {
+				free(rc->registry);
+				rc->registry = moat_xstrdup(val);
+			} else {
+				add_package(rc, val);
+			}
+		} else if (KEY("c") || KEY("call")) {
+			as_written(rc, false, "%s --call runs a shell command: moat cannot tell what it fetches",
+				   rc->name);
+			return false;
+		} else {
+			as_written(
+			    rc, true,
+			    "%s: moat does not know the option %s (nor whether it takes a value), so it cannot tell "
+			    "the package from the rest",
+			    rc->name, a);
+			return false;
+		}
+#undef KEY
+	}
+	if (i >= p->argc) {
+		as_written(rc, false, "%s has nothing to run", rc->name);
+		return false;
+	}
+	word = p->argv[i];
+	/* npm exec reads the options after the package as its own, unless a
+	 * `--` ended them. */
+	if (!dashdash && strcmp(rc->name, "npx") != 0)
+		for (size_t k = i + 1; k < p->argc; k++)
+			if (p->argv[k][0] == '-') {
+				as_written(rc, true,
+					   "%s without `--` before the package: npm reads %s as its own option; write "
+					   "`%s -- %s ...`",
+					   rc->name, p->argv[k], rc->name, word);
+				return false;
+			}
+	if (rc->n_packages)
+		rc->cmd = moat_xstrdup(word);
+	else
+		add_package(rc, word);
+	rc->args_at = i + 1;
+	if (offline) {
+		as_written(rc, false, "%s --offline: npm takes the package from its own cache, as written", rc->name);
+		return false;
+	}
+	if (no_install) {
+		as_written(rc, false, "%s may not install (--yes=false, --no-install): it runs as written", rc->name);
+		return false;
+	}
+	return true;
+}
+
+/* Is an npm setting given in the policy's environment as `value`? */
+static bool env_says(const struct moat_policy *p, const char *name, const char *value)
+{
+	const struct moat_env_rule *r = policy_find_env(p, name);
+
+	return r && r->value && strcasecmp(r->value, value) == 0;
+}
+
+int runner_detect(const struct moat_policy *p, char *const *env, struct runner_call *rc, struct moat_error *err)
+{
+	const struct runner_def *def = NULL;
+	cleanup_free char *project = NULL, *nm = NULL, *global = NULL, *root = NULL, *key = NULL;
+	const char *base, *version;
+	size_t i, first = 1, name_len;
+
+	memset(rc, 0, sizeof(*rc));
+	if (!p->exe || !p->argv || !p->argv[0])
+		return 0;
+	base = base_name(p->exe);
+	for (i = 0; i < ARRAY_LEN(runners) && !def; i++) {
+		const struct runner_def *d = &runners[i];
+
+		if (strcmp(base, d->exe) != 0)
+			continue;
+		if (!d->sub[0]) {
+			def = d;
+		} else if (p->argc > 1 &&
+			   (strcmp(p->argv[1], d->sub[0]) == 0 || (d->sub[1] && strcmp(p->argv[1], d->sub[1]) == 0)) &&
+			   (!d->sub_next || (p->argc > 2 && strcmp(p->argv[2], d->sub_next) == 0))) {
+			def = d;
+			first = d->sub_next ? 3 : 2;
+		}
+	}
+	if (!def)
+		return 0;
+	rc->name = def->name;
+	if (!def->npm) {
+		as_written(rc, true,
+			   "moat runs %s as written, in one phase under the policy given: it fetches in a sandbox "
+			   "of its own only for npm's runners so far (install the package first: %s)",
+			   def->name, def->install);
+		return 0;
+	}
+	if (!npx_parse(p, first, rc))
+		return 0;
+	for (i = 0; i < rc->n_packages; i++)
+		if (!registry_spec(rc->packages[i], &name_len, &version)) {
+			as_written(rc, true,
+				   "%s is not a package of the registry (a path, a URL or a repository): %s runs as "
+				   "written",
+				   rc->packages[i], rc->name);
+			return 0;
+		}
+	if (env_says(p, "npm_config_offline", "true") || env_says(p, "NPM_CONFIG_OFFLINE", "true")) {
+		as_written(rc, false, "npm_config_offline=true: npm takes the package from its own cache, as written");
+		return 0;
+	}
+	/* Where npx itself finds it without the registry: the project's
+	 * node_modules, or (for a package named as the command) the global
+	 * install.  Both are read under the user's policy. */
+	registry_spec(rc->packages[0], &name_len, &version);
+	project = npm_project_dir(p->cwd);
+	nm = moat_xasprintf("%s/node_modules", strcmp(project, "/") == 0 ? "" : project);
+	if (installed_in(nm, rc->packages[0], name_len)) {
+		as_written(rc, false, "%.*s is installed in the project (%s), where %s finds it without the registry",
+			   (int)name_len, rc->packages[0], nm, rc->name);
+		return 0;
+	}
+	global = rc->cmd ? NULL : npm_global_dir(p->exe);
+	if (global && installed_in(global, rc->packages[0], name_len)) {
+		as_written(rc, false, "%.*s is installed globally (%s), where %s finds it without the registry",
+			   (int)name_len, rc->packages[0], global, rc->name);
+		return 0;
+	}
+	root = runner_cache_root(env);
+	if (!root) {
+		moat_error_set(
+		    err, MOAT_E_USAGE, 0,
+		    "%s %s: moat fetches the package into its cache, $XDG_CACHE_HOME/moat or ~/.cache/moat, and "
+		    "neither XDG_CACHE_HOME nor HOME is set",
+		    rc->name, rc->packages[0]);
+		return moat_error_hint(err, "set XDG_CACHE_HOME (or HOME) to a directory of yours");
+	}
+	key = cache_key(rc);
+	rc->cache = moat_xasprintf("%s/npx/%s", root, key);
+	rc->state = runner_find_install(rc) && runner_install_current(rc) ? RUNNER_CACHED : RUNNER_FETCH;
+	return 0;
+}
+
+/* package.json's "version" and the command of its "bin": `cmd` when named,
+ * else the only one, else the one named after the package (npm's
+ * getBinFromManifest). */
+static bool read_manifest(const char *file, const char *name, size_t name_len, const char *cmd, char **version,
+			  char **bin)
+{
+	json_t *m = json_load_file(file, 0, NULL), *b;
+	const char *v, *unscoped = name, *key = NULL;
+	bool ok = false;
+
+	if (!m)
+		return false;
+	for (const char *s = name; s < name + name_len; s++)
+		if (*s == '/')
+			unscoped = s + 1;
+	v = json_string_value(json_object_get(m, "version"));
+	b = json_object_get(m, "bin");
+	if (cmd)
+		key = cmd;
+	else if (json_is_string(b))
+		key = unscoped;
+	else if (json_is_object(b) && json_object_size(b) == 1)
+		key = json_object_iter_key(json_object_iter(b));
+	else if (json_is_object(b) && json_object_getn(b, unscoped, name_len - (size_t)(unscoped - name)))
+		key = unscoped;
+	if (v && key) {
+		*version = moat_xstrdup(v);
+		*bin = moat_xstrndup(key, key == unscoped ? name_len - (size_t)(unscoped - name) : strlen(key));
+		ok = true;
+	}
+	json_decref(m);
+	return ok;
+}
+
+/* The npx install of exactly this package list: npm records the list it
+ * was asked for in the install's package.json (`_npx.packages`). */
+static bool same_packages(json_t *list, const struct runner_call *rc)
+{
+	size_t i, k;
+
+	if (!json_is_array(list) || json_array_size(list) != rc->n_packages)
+		return false;
+	for (i = 0; i < rc->n_packages; i++) {
+		bool found = false;
+		for (k = 0; k < rc->n_packages && !found; k++)
+			found = json_is_string(json_array_get(list, k)) &&
+				strcmp(json_string_value(json_array_get(list, k)), rc->packages[i]) == 0;
+		if (!found)
+			return false;
+	}
+	return true;
+}
+
+bool runner_find_install(struct runner_call *rc)
+{
+	cleanup_free char *npx = moat_xasprintf("%s/_npx", rc->cache);
+	cleanup_closedir DIR *d = opendir(npx);
+	struct dirent *e;
+
+	if (!d)
+		return false;
+	while ((e = readdir(d))) {
+		cleanup_free char *pj = NULL, *tree = NULL, *manifest = NULL, *version = NULL, *bin = NULL,
+				  *path = NULL;
+		json_t *m;
+		bool same;
+		const char *v;
+		size_t name_len;
+
+		if (e->d_name[0] == '.')
+			continue;
+		pj = moat_xasprintf("%s/%s/package.json", npx, e->d_name);
+		m = json_load_file(pj, 0, NULL);
+		same = m && same_packages(json_object_get(json_object_get(m, "_npx"), "packages"), rc);
+		json_decref(m);
+		if (!same)
+			continue;
+		tree = moat_xasprintf("%s/%s/node_modules", npx, e->d_name);
+		registry_spec(rc->packages[0], &name_len, &v);
+		manifest = moat_xasprintf("%s/%.*s/package.json", tree, (int)name_len, rc->packages[0]);
+		if (!read_manifest(manifest, rc->packages[0], name_len, rc->cmd, &version, &bin))
+			continue;
+		path = moat_xasprintf("%s/.bin/%s", tree, bin);
+		if (access(path, X_OK) != 0)
+			continue;
+		free(rc->tree);
+		free(rc->bin);
+		free(rc->version);
+		rc->tree = steal_ptr(&tree);
+		rc->bin = steal_ptr(&path);
+		rc->version = steal_ptr(&version);
+		return true;
+	}
+	return false;
+}
+
+bool runner_install_current(const struct runner_call *rc)
+{
+	for (size_t i = 0; i < rc->n_packages; i++) {
+		const char *want;
+		size_t name_len;
+		cleanup_free char *f = NULL, *v = NULL, *bin = NULL;
+
+		registry_spec(rc->packages[i], &name_len, &want);
+		if (!*want)
+			continue; /* a name alone: what is installed, as npx takes it from a project */
+		if (!exact_version(want))
+			return false; /* a tag or a range: the registry decides */
+		f = moat_xasprintf("%s/%.*s/package.json", rc->tree, (int)name_len, rc->packages[i]);
+		if (!read_manifest(f, rc->packages[i], name_len, "-", &v, &bin) || strcmp(v, want) != 0)
+			return false;
+	}
+	return true;
+}
+
+/* ---- the fetch phase ---- */
+
+static bool net_addr_is_loopback(int family, const unsigned char *a)
+{
+	static const unsigned char v6_loopback[16] = {[15] = 1};
+
+	return family == AF_INET ? a[0] == 127 : memcmp(a, v6_loopback, 16) == 0;
+}
+
+static const char *const fetch_origin = "package runner: fetch phase";
+
+static void fetch_env(struct moat_policy *p, const char *name, const char *value)
+{
+	struct moat_origin o = {.source = fetch_origin};
+
+	policy_add_env(p, name, value, o);
+}
+
+/* An npm setting of the user's (--env npm_config_X, any case), which the
+ * fetch's npm gets too, unless it is one moat sets for the phase. */
+static bool user_npm_setting(const char *name)
+{
+	static const char *const moat_owned[] = {"cache", "offline", "registry", "yes", "userconfig", "globalconfig"};
+
+	if (strncasecmp(name, "npm_config_", 11) != 0)
+		return false;
+	for (size_t i = 0; i < ARRAY_LEN(moat_owned); i++)
+		if (strcasecmp(name + 11, moat_owned[i]) == 0)
+			return false;
+	return true;
+}
+
+static int allow_url(struct moat_policy *p, const char *url, const char *what, struct moat_error *err)
+{
+	struct moat_net_dest d;
+	struct net_parse_error pe;
+	int rc = netset_url_dest(url, &d, &pe);
+
+	if (rc < 0) {
+		moat_error_set(err, MOAT_E_USAGE, 0, "%s: %s", what, pe.msg);
+		return moat_error_hint(err, "give the registry as http://HOST[:PORT]/ or https://HOST[:PORT]/");
+	}
+	if (rc == 0)
+		return 0;
+	d.origin = (struct moat_origin){.source = fetch_origin};
+	d.from = moat_xasprintf("%s", what);
+	policy_add_net_dest(p, &d);
+	return 0;
+}
+
+/* The node that runs npm (npm's `#!/usr/bin/env node`, found on PATH): its
+ * installation is the runner's own, read-only (an nvm node under HOME). */
+static void grant_node(struct moat_policy *p, const char *npm, const char *path_env, const char *home)
+{
+	cleanup_free char *dir = moat_xstrdup(npm), *node = NULL, *inst = NULL;
+	struct moat_error ignored = {0};
+	char *s = strrchr(dir, '/');
+
+	if (s)
+		*s = '\0';
+	node = moat_xasprintf("%s/node", dir);
+	if (access(node, X_OK) != 0) {
+		free(node);
+		node = resolve_command("node", path_env, "/", &ignored);
+	}
+	inst = node ? profile_install_dir(node) : NULL;
+	if (inst && strcmp(inst, "/") != 0 &&
+	    !(home && strncmp(home, inst, strlen(inst)) == 0 &&
+	      (home[strlen(inst)] == '/' || home[strlen(inst)] == '\0'))) {
+		struct moat_origin o = {.source = "package runner: the node that runs npm"};
+		policy_add_path(p, inst, MOAT_ACCESS_READ, true, o);
+		p->paths[p->n_paths - 1].from_profile = true;
+	}
+}
+
+int runner_fetch_policy(const struct runner_call *rc, const struct moat_policy *server, char *const *env,
+			struct moat_policy *out, struct netset_notes *notes, struct moat_error *err)
+{
+	const char *path_env = config_getenv(env, "PATH"), *home = config_getenv(env, "HOME");
+	const struct moat_env_rule *reg = NULL;
+	struct netset_host h = {.env = env, .cwd = server->cwd};
+	struct netset_urls urls = {0};
+	struct moat_origin o = {.source = fetch_origin};
+	struct profile_context ctx;
+	cleanup_free char *npm = NULL, *dir = moat_xstrdup(server->exe), *noproxy = NULL;
+	char **argv;
+	size_t i, n = 0;
+	char *s = strrchr(dir, '/');
+	int ret = -1;
+
+	/* The npm beside the npx that was named, else the one on PATH. */
+	if (s)
+		*s = '\0';
+	npm = moat_xasprintf("%s/npm", dir);
+	if (access(npm, X_OK) != 0) {
+		free(npm);
+		npm = resolve_command("npm", path_env, server->cwd, err);
+		if (!npm)
+			return moat_error_wrap(err, "%s: fetching %s needs npm", rc->name, rc->packages[0]);
+	}
+	argv = moat_xcalloc(rc->n_packages + 6, sizeof(char *));
+	argv[n++] = moat_xstrdup(npm);
+	argv[n++] = moat_xstrdup("exec");
+	argv[n++] = moat_xstrdup("--yes");
+	for (i = 0; i < rc->n_packages; i++)
+		argv[n++] = moat_xasprintf("--package=%s", rc->packages[i]);
+	argv[n++] = moat_xstrdup("--");
+	argv[n++] = moat_xstrdup("true");
+	policy_set_argv(out, argv, n);
+	call_free_strs(argv, n);
+	out->exe = moat_xstrdup(npm);
+	out->cwd = moat_xstrdup(rc->cache);
+	out->mode = server->mode;
+	free(out->backend);
+	out->backend = moat_xstrdup("auto");
+	ctx = (struct profile_context){
+	    .home = home && home[0] == '/' ? home : NULL, .cwd = out->cwd, .exe = out->exe, .argv = out->argv};
+	if (profile_apply(out, "strict", &ctx, err) < 0)
+		return -1;
+	grant_node(out, npm, path_env, ctx.home);
+	/* The cache is moat's, not a project the host runs code from later:
+	 * nothing in it is protected from the fetch. */
+	policy_add_path(out, rc->cache, MOAT_ACCESS_WRITE, false, o);
+	policy_add_unprotect(out, rc->cache, o);
+
+	/* The network: the registries npm uses here, and the one given to the
+	 * runner or to the server's npm. */
+	out->net = MOAT_NET_ALLOW;
+	if (netset_expand(1u << 0, &h, o, out, notes, err) < 0 || netset_npm_urls(&h, &urls, err) < 0)
+		return moat_error_wrap(err, "%s: the registry to fetch %s from", rc->name, rc->packages[0]);
+	for (i = 0; i < server->n_env; i++)
+		if (strcasecmp(server->env[i].name, "npm_config_registry") == 0 && server->env[i].value)
+			reg = &server->env[i];
+	if (rc->registry && allow_url(out, rc->registry, "the runner's --registry", err) < 0)
+		goto out;
+	if (!rc->registry && reg && allow_url(out, reg->value, "--env npm_config_registry", err) < 0)
+		goto out;
+	for (i = 0; i < server->n_net_pins; i++)
+		if (net_allow_name_any_port(out, server->net_pins[i].name)) {
+			struct moat_net_pin pin;
+			net_pin_copy(&pin, &server->net_pins[i]);
+			policy_add_net_pin(out, &pin);
+		}
+
+	/* npm inside reads neither ~/.npmrc (a built-in secret) nor the
+	 * project's: it is told the registries, and not to wait. */
+	fetch_env(out, "npm_config_cache", rc->cache);
+	fetch_env(out, "npm_config_registry", rc->registry ? rc->registry : reg ? reg->value : urls.urls[0]);
+	for (i = 1; i < urls.n; i++) {
+		cleanup_free char *name = moat_xasprintf("npm_config_%s", urls.keys[i]);
+		fetch_env(out, name, urls.urls[i]);
+	}
+	fetch_env(out, "npm_config_yes", "true");
+	fetch_env(out, "npm_config_update_notifier", "false");
+	fetch_env(out, "npm_config_audit", "false");
+	fetch_env(out, "npm_config_fund", "false");
+	fetch_env(out, "npm_config_fetch_retries", "1");
+	fetch_env(out, "npm_config_fetch_retry_mintimeout", "1000");
+	fetch_env(out, "npm_config_fetch_retry_maxtimeout", "2000");
+	fetch_env(out, "npm_config_fetch_timeout", "30000");
+	/* A registry on the host's loopback (a local mirror, by address or by
+	 * a name pinned there) is reached through the fence: moat's proxy mode
+	 * connects to loopback addresses inside the sandbox, where there is no
+	 * registry. */
+	for (i = 0; i < out->n_net_allow; i++) {
+		const struct moat_net_dest *d = &out->net_allow[i];
+		char addr[64];
+		const char *host = d->name ? d->name : net_addr_text(d->family, d->addr, addr, sizeof(addr));
+		char *next;
+
+		if (!d->host_loopback || !host)
+			continue;
+		next = noproxy ? moat_xasprintf("%s,%s", noproxy, host) : moat_xstrdup(host);
+		free(noproxy);
+		noproxy = next;
+	}
+	for (i = 0; i < out->n_net_pins; i++) {
+		const struct moat_net_pin *pin = &out->net_pins[i];
+		char *next;
+
+		if (!net_addr_is_loopback(pin->family, pin->addr))
+			continue;
+		next = noproxy ? moat_xasprintf("%s,%s", noproxy, pin->name) : moat_xstrdup(pin->name);
+		free(noproxy);
+		noproxy = next;
+	}
+	if (noproxy)
+		fetch_env(out, "npm_config_noproxy", noproxy);
+	for (i = 0; i < server->n_env; i++)
+		if (user_npm_setting(server->env[i].name))
+			policy_add_env(out, server->env[i].name, server->env[i].value, server->env[i].origin);
+	out->limits = server->limits;
+	if (out->limits.timeout_s <= 0 || out->limits.timeout_s > RUNNER_FETCH_TIMEOUT_S)
+		out->limits.timeout_s = RUNNER_FETCH_TIMEOUT_S;
+	ret = policy_validate(out, err);
+out:
+	netset_urls_free(&urls);
+	return ret;
+}
+
+/* ---- the server phase ---- */
+
+void runner_server_policy(struct moat_policy *p, const struct runner_call *rc, char *const *env)
+{
+	struct moat_origin o = {.source = "package runner: the fetched package"};
+	const struct moat_env_rule *path = policy_find_env(p, "PATH");
+	const char *path_val = path && path->value ? path->value : config_getenv(env, "PATH");
+	size_t n = 1 + (p->argc > rc->args_at ? p->argc - rc->args_at : 0), i;
+	char **argv = moat_xcalloc(n + 1, sizeof(char *));
+	cleanup_free char *newpath = NULL;
+
+	/* Copies: policy_set_argv frees the argv they come from. */
+	argv[0] = moat_xstrdup(rc->bin);
+	for (i = 1; i < n; i++)
+		argv[i] = moat_xstrdup(p->argv[rc->args_at + i - 1]);
+	policy_set_argv(p, argv, n);
+	call_free_strs(argv, n);
+	free(p->exe);
+	p->exe = moat_xstrdup(rc->bin);
+	policy_add_path(p, rc->tree, MOAT_ACCESS_READ, false, o);
+	p->paths[p->n_paths - 1].from_profile = true;
+	/* As npx runs it: the package's .bin first on PATH. */
+	newpath = moat_xasprintf("%s/.bin:%s", rc->tree, path_val ? path_val : "/usr/bin:/bin");
+	policy_add_env(p, "PATH", newpath, o);
+	if (!policy_find_env(p, "npm_config_offline"))
+		policy_add_env(p, "npm_config_offline", "true", o);
+}
+
+/* ---- failing fast ---- */
+
+/* The tools whose network retries make a closed network a wait of a minute
+ * or more (npm: 2 retries, 10 s then 60 s apart), and the variable that
+ * turns them off. */
+static const struct {
+	const char *exe; /* a name, or a prefix ending in '*' */
+	const char *var;
+} retry_vars[] = {
+    {"npm", "npm_config_fetch_retries"},
+    {"npx", "npm_config_fetch_retries"},
+    {"pnpm", "npm_config_fetch_retries"},
+    {"pnpx", "npm_config_fetch_retries"},
+    {"pip*", "PIP_RETRIES"},
+    {"pipx", "PIP_RETRIES"},
+    {"uv", "UV_HTTP_RETRIES"},
+    {"uvx", "UV_HTTP_RETRIES"},
+};
+
+void runner_fail_fast_env(struct moat_policy *p)
+{
+	struct moat_origin o = {.source = "closed network: no retries"};
+	const char *base;
+
+	if (!p->exe || (p->net != MOAT_NET_NONE && p->net != MOAT_NET_LOOPBACK))
+		return;
+	base = base_name(p->exe);
+	for (size_t i = 0; i < ARRAY_LEN(retry_vars); i++) {
+		size_t n = strlen(retry_vars[i].exe);
+		bool prefix = retry_vars[i].exe[n - 1] == '*';
+
+		if (prefix ? strncmp(base, retry_vars[i].exe, n - 1) == 0 : strcmp(base, retry_vars[i].exe) == 0) {
+			if (!policy_find_env(p, retry_vars[i].var))
+				policy_add_env(p, retry_vars[i].var, "0", o);
+			return;
+		}
+	}
+}
+
+/* ---- a failed fetch ---- */
+
+/* npm's error code: the last "npm error code X" (npm 10 and later) or
+ * "npm ERR! code X" line. */
+static bool npm_error_code(const char *out, char *code, size_t len)
+{
+	static const char *const heads[] = {"npm error code ", "npm ERR! code "};
+	const char *last = NULL;
+	size_t n;
+
+	for (size_t i = 0; i < ARRAY_LEN(heads); i++)
+		for (const char *s = strstr(out, heads[i]); s; s = strstr(s + 1, heads[i]))
+			if (s == out || s[-1] == '\n')
+				last = s + strlen(heads[i]);
+	if (!last)
+		return false;
+	n = strcspn(last, " \r\n");
+	snprintf(code, len, "%.*s", (int)(n < len ? n : len - 1), last);
+	return n > 0;
+}
+
+int runner_fetch_failure(const struct runner_call *rc, const char *output, const char *registry, char *msg, size_t len)
+{
+	static const char *const unreachable[] = {"ECONNREFUSED", "ENOTFOUND",	  "EAI_AGAIN",	 "ETIMEDOUT",
+						  "ECONNRESET",	  "EHOSTUNREACH", "ENETUNREACH", "ERR_SOCKET_TIMEOUT",
+						  "FETCH_ERROR",  "E502",	  "E503",	 "E504"};
+	char code[64] = "";
+
+	if (!npm_error_code(output, code, sizeof(code))) {
+		snprintf(msg, len, "npm could not fetch %s from %s (see npm's output above)", rc->packages[0],
+			 registry);
+		return 125;
+	}
+	if (strcmp(code, "E404") == 0) {
+		snprintf(msg, len, "the registry %s has no package %s (npm: E404)", registry, rc->packages[0]);
+		return 127;
+	}
+	if (strcmp(code, "ETARGET") == 0) {
+		snprintf(msg, len, "the registry %s has no version of %s that matches (npm: ETARGET)", registry,
+			 rc->packages[0]);
+		return 127;
+	}
+	for (size_t i = 0; i < ARRAY_LEN(unreachable); i++)
+		if (strcmp(code, unreachable[i]) == 0) {
+			snprintf(msg, len, "the registry %s could not be reached (npm: %s)", registry, code);
+			return 125;
+		}
+	if (strcmp(code, "E401") == 0 || strcmp(code, "E403") == 0)
+		snprintf(msg, len,
+			 "the registry %s refused to serve %s (npm: %s): the fetch phase has no login (~/.npmrc is a "
+			 "built-in secret)",
+			 registry, rc->packages[0], code);
+	else
+		snprintf(msg, len, "npm could not install %s (npm: %s; its output is above)", rc->packages[0], code);
+	return 125;
+}

@@ -1,0 +1,101 @@
+/* Package runners (`npx`, `npm exec`, `pnpm dlx`, `bunx`, `uvx`, `pipx
+ * run`): commands that fetch a package from a registry and run it.  Read
+ * from the command here, in the sources, like the other things moat learns
+ * from the host before the plan (docs/policy.md, "Package runners").
+ *
+ * For npm's runners moat splits the run in two phases: the fetch alone
+ * (only the registry, only this package's cache writable, nothing of the
+ * project or HOME), then the package's own command with the user's policy
+ * and the cache read-only.  This module finds the runner and its packages,
+ * decides whether a fetch is needed, builds the fetch phase's policy,
+ * finds what the fetch installed and turns the user's policy into the
+ * server phase's.  Running the phases is the api's (api/runner.c). */
+#ifndef MOAT_SOURCES_RUNNERS_H
+#define MOAT_SOURCES_RUNNERS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "policy/policy.h"
+#include "sources/netsets.h"
+#include "util/err.h"
+
+/* The fetch phase's --timeout, unless the user's is shorter: an install
+ * that takes longer is stopped (exit 125). */
+#define RUNNER_FETCH_TIMEOUT_S 300
+
+enum runner_state {
+	RUNNER_AS_WRITTEN, /* one phase: the command runs as written (`why` says why) */
+	RUNNER_FETCH,	   /* the package is not in moat's cache: fetch it first */
+	RUNNER_CACHED,	   /* it is: the server phase alone, from the cache */
+};
+
+struct runner_call {
+	const char *name; /* "npx", "npm exec", "pnpm dlx", ...; NULL: not a runner */
+	enum runner_state state;
+	char *why;	 /* RUNNER_AS_WRITTEN: why one phase (for the report and stderr) */
+	bool note;	 /* say `why` on stderr: a runner moat would have split but does not */
+	char **packages; /* the package specs as written (-p, or the first word) */
+	size_t n_packages;
+	char *cmd;	/* the command named after -p, or NULL: the first package's own */
+	size_t args_at; /* argv index of the command's first argument */
+	char *registry; /* --registry URL given to the runner, or NULL */
+	char *cache;	/* moat's cache of this package list (npm_config_cache of both phases) */
+	char *tree;	/* once installed: the node_modules directory the command runs from */
+	char *bin;	/* once installed: the command's path there */
+	char *version;	/* once installed: the first package's version */
+};
+
+void runner_call_free(struct runner_call *rc);
+
+/* Is the policy's command a package runner, and what does it run?  Fills
+ * *rc (rc->name NULL: not a runner).  `env` is moat's environment (the
+ * cache's place: XDG_CACHE_HOME, HOME).  Looks at the file system (the
+ * project's and the global node_modules, moat's cache) but changes
+ * nothing.  -1 only for a cache directory moat cannot name. */
+int runner_detect(const struct moat_policy *p, char *const *env, struct runner_call *rc, struct moat_error *err);
+
+/* Look for the packages in moat's cache: true, with rc->tree, rc->bin and
+ * rc->version set, when an install of exactly this package list is there
+ * and its first package has the command to run. */
+bool runner_find_install(struct runner_call *rc);
+
+/* Does the install found satisfy the specs without asking the registry (a
+ * name alone, or the exact version installed)?  A tag or a range needs
+ * the registry, as npm would ask it. */
+bool runner_install_current(const struct runner_call *rc);
+
+/* The fetch phase's policy, into *out (policy_init'd by the caller):
+ * `npm exec --yes --package SPEC... -- true` in a strict sandbox whose only
+ * write grant is rc->cache (its cwd too), whose network is the registries
+ * the host's npm configuration names (@npm) and the one given to the
+ * runner or with --env npm_config_registry, with the server's pins for
+ * them, and whose npm is told the registry, short retries and timeouts.
+ * The user's own npm settings (--env npm_config_*) pass to it too. */
+int runner_fetch_policy(const struct runner_call *rc, const struct moat_policy *server, char *const *env,
+			struct moat_policy *out, struct netset_notes *notes, struct moat_error *err);
+
+/* Turn the user's policy into the server phase's: the command becomes the
+ * installed package's own (rc->bin and the arguments that followed the
+ * package), its node_modules tree readable, its .bin first on PATH, npm
+ * offline.  rc must have been found installed. */
+void runner_server_policy(struct moat_policy *p, const struct runner_call *rc, char *const *env);
+
+/* A runner, a package manager or pip under a closed network (none,
+ * loopback): their retries would only delay a failure by a minute or
+ * more, so they are turned off (npm_config_fetch_retries=0, PIP_RETRIES=0,
+ * UV_HTTP_RETRIES=0), unless the policy sets them.  Adds nothing for other
+ * commands. */
+void runner_fail_fast_env(struct moat_policy *p);
+
+/* What a failed fetch from `registry` printed, read for its cause: 127
+ * with "the registry has no package ..." (npm's E404, ETARGET), 125 with
+ * "the registry ... could not be reached" (a refused or failed connection,
+ * a name that does not resolve, a timeout) or with npm's own error code. */
+int runner_fetch_failure(const struct runner_call *rc, const char *output, const char *registry, char *msg, size_t len);
+
+/* Where moat keeps the runners' caches: $XDG_CACHE_HOME/moat, else
+ * ~/.cache/moat; NULL without either. */
+char *runner_cache_root(char *const *env);
+
+#endif

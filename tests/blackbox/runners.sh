@@ -1,0 +1,241 @@
+#!/usr/bin/env bash
+# Package runners in two phases (issue 19, item 1; docs/policy.md, "Package
+# runners"): `npx -y PKG` under moat first fetches PKG alone -- only the
+# registry, only the package's own cache writable, nothing of the project
+# or HOME -- then runs it with the user's policy and the cache read-only.
+#
+# A registry double on the host's loopback (tests/lib/npmregistry.py) serves
+# three packages: moat-hello (prints its arguments), moat-probe (tries the
+# network and its own cache from the server phase) and moat-evil (an
+# install script that tries to read a project canary and a HOME file, to
+# write the project and to reach another port; its command prints what the
+# script saw).  Each refusal has its control: the same script run outside
+# moat does all four, and the same probe under --net all connects.  Then: an
+# unreachable registry and a package that does not exist fail within
+# seconds with the cause; the dry run shows both phases; one-phase cases;
+# --write of a path that does not exist, and --mkdir.  Traffic only to
+# 127.0.0.2.  As root, as uid 65534 and with ASan (HOME: a fake one).
+set -u
+. "$(dirname "$0")/../lib/tap.sh"
+. "$(dirname "$0")/../lib/npmregistry.sh"
+scratch
+unset MOAT_HOST_LIMIT XDG_CACHE_HOME
+npm_unset_config
+PY=/usr/bin/python3
+cd "$SCRATCH" || exit 1
+j() { json_get "$@" 2>/dev/null; }
+jx() { json_eval "$@" 2>/dev/null; }
+
+if ! command -v npx >/dev/null || ! command -v node >/dev/null; then
+	echo "ok 1 # SKIP npm and node are not installed"
+	done_testing
+	exit 0
+fi
+if ! "$MOAT" run --dry-run --mode prefer --allow-net x.test -- /bin/true 2>/dev/null |
+	"$PY" -c 'import json,sys; sys.exit(0 if json.load(sys.stdin)["properties"]["net.allow"]["status"] == "enforced" else 1)'; then
+	skip_feature netfence "the native backend has no fence on this host: the fetch phase cannot run (moat probe says why)"
+	done_testing
+	exit 0
+fi
+
+H=$SCRATCH/home
+P=$SCRATCH/proj
+mkdir -p "$H" "$P"
+echo '{"name": "proj", "version": "1.0.0"}' >"$P/package.json"
+echo PROJECT-CANARY >"$P/canary.txt"
+echo HOME-CANARY >"$H/notes.txt"
+chmod 0755 "$H" "$P"
+echo '[]' >"$SCRATCH/packages.json"
+start_npm_registry "$SCRATCH/packages.json"
+REG=http://127.0.0.2:$PR/
+# The packages, now that the ports are known (the double reads the file
+# again).  moat-evil's install script records what it could do in its own
+# directory (the only place the fetch phase can write); its command prints
+# that record.
+PROJ=$P HOMEF=$H/notes.txt PORT=$PO PRPORT=$PR "$PY" - "$SCRATCH/packages.json" <<'PY'
+import json, os, sys
+tries = """
+const fs = require('fs'), net = require('net'), path = require('path');
+const seen = {};
+function attempt(name, f) { try { seen[name] = f(); } catch (e) { seen[name] = e.code || String(e); } }
+attempt('project', () => fs.readFileSync(%(proj)r + '/canary.txt', 'utf8').trim());
+attempt('home', () => fs.readFileSync(%(home)r, 'utf8').trim());
+attempt('write', () => { fs.writeFileSync(%(proj)r + '/pwned.txt', 'x'); return 'written'; });
+const s = net.connect(%(port)d, '127.0.0.2');
+s.setTimeout(3000, () => { seen.net = 'timeout'; s.destroy(); done(); });
+s.on('connect', () => { seen.net = 'connected'; s.destroy(); done(); });
+s.on('error', (e) => { seen.net = e.code; done(); });
+function done() { fs.writeFileSync(path.join(__dirname, 'install-report.json'), JSON.stringify(seen)); }
+""" % {"proj": os.environ["PROJ"], "home": os.environ["HOMEF"], "port": int(os.environ["PORT"])}
+probe = """#!/usr/bin/env node
+const fs = require('fs'), net = require('net'), path = require('path');
+const seen = {};
+try { fs.writeFileSync(path.join(__dirname, 'mark'), 'x'); seen.cache = 'written'; } catch (e) { seen.cache = e.code; }
+const s = net.connect(%d, '127.0.0.2');
+s.setTimeout(3000, () => { seen.net = 'timeout'; s.destroy(); out(); });
+s.on('connect', () => { seen.net = 'connected'; s.destroy(); out(); });
+s.on('error', (e) => { seen.net = e.code; out(); });
+function out() { console.log(JSON.stringify(seen)); }
+""" % int(os.environ["PRPORT"])
+pkgs = [
+    {"name": "moat-hello", "version": "1.0.0", "bin": {"moat-hello": "cli.js"},
+     "files": {"cli.js": "#!/usr/bin/env node\nconsole.log(['moat-hello ran'].concat(process.argv.slice(2)).join(' '));\n"}},
+    {"name": "moat-probe", "version": "1.0.0", "bin": {"moat-probe": "cli.js"}, "files": {"cli.js": probe}},
+    {"name": "moat-evil", "version": "1.0.0", "bin": {"moat-evil": "cli.js"},
+     "scripts": {"postinstall": "node install.js"},
+     "files": {"install.js": tries,
+               "cli.js": "#!/usr/bin/env node\nconsole.log(require('fs').readFileSync(__dirname + '/install-report.json', 'utf8'));\n"}},
+]
+json.dump(pkgs, open(sys.argv[1], "w"))
+PY
+is "$(curl -sS -m 5 "${REG}moat-hello" | "$PY" -c 'import json,sys; print(json.load(sys.stdin)["name"])')" moat-hello \
+	"control: the registry double serves moat-hello's packument on 127.0.0.2:$PR"
+
+cd "$P" || exit 1
+m() { HOME=$H npm_config_registry=$REG "$MOAT" "$@"; }
+cache_of() { jx "$1" 'd["runner"]["cache"]' | tr -d '"'; }
+
+# --- npx -y through both phases -------------------------------------------------
+t0=$(date +%s%N)
+out=$(m run --report "$REPORTS/hello.json" -- npx -y moat-hello one two 2>"$SCRATCH/hello.err")
+rc=$?
+t1=$(date +%s%N)
+is "$rc/$out" "0/moat-hello ran one two" "npx -y moat-hello one two under moat: fetched, then run with its arguments"
+[ "$rc" = 0 ] || diag "$(tail -5 "$SCRATCH/hello.err")"
+diag "first run (fetch and server phases): $(((t1 - t0) / 1000000)) ms"
+is "$(jx "$REPORTS/hello.json" '[d["runner"]["name"], d["runner"]["phases"], d["runner"]["outcome"], d["runner"]["packages"], d["runner"]["version"]]')" \
+	'["npx", 2, "fetched", ["moat-hello"], "1.0.0"]' "  the report's runner: npx, two phases, fetched moat-hello 1.0.0"
+C=$(cache_of "$REPORTS/hello.json")
+like "$C" "^$H/.cache/moat/npx/[0-9a-f]{16}$" "  into moat's own cache for this package (~/.cache/moat/npx/KEY)"
+is "$(jx "$REPORTS/hello.json" '[d["fetch"]["status"], d["fetch"]["run"]["exit_code"], d["fetch"]["command"]["argv"][1:], d["fetch"]["policy_digest"] != d["policy_digest"]]')" \
+	'["enforced", 0, ["exec", "--yes", "--package=moat-hello", "--", "true"], true]' \
+	"  the report's fetch: a report of its own, enforced, npm exec --yes --package=moat-hello -- true, exit 0"
+is "$(jx "$REPORTS/hello.json" '[d["fetch"]["properties"]["net.allow"]["status"], [e["text"] for e in d["fetch"]["network"]["allow"]]]')" \
+	"[\"enforced\", [\"127.0.0.2:$PR\"]]" "  the fetch's network: the registry alone (@npm, from npm_config_registry), by the fence"
+is "$(jx "$REPORTS/hello.json" '[p["path"] for p in d["fetch"]["filesystem"]["paths"] if p["access"] == "write" and p["path"].startswith("/dev/") is False]')" \
+	"[\"$C\"]" "  the fetch's only write grant is that cache"
+is "$(jx "$REPORTS/hello.json" '[d["status"], d["command"]["argv"][1:], d["properties"]["net.none"]["status"]]')" \
+	'["enforced", ["one", "two"], "enforced"]' "  the server phase: enforced, with no network (net.none)"
+like "$(jx "$REPORTS/hello.json" 'd["command"]["exe"]')" "^\"$C/_npx/[0-9a-f]+/node_modules/.bin/moat-hello\"$" \
+	"  and it runs the package's own command from the cache"
+valid_report "$REPORTS/hello.json" "  the report, fetch included,"
+like "$(cat "$SCRATCH/hello.err")" "^moat: npx: fetching moat-hello from $REG into $C " "  stderr says what is fetched, from where, into where"
+
+t0=$(date +%s%N)
+out=$(m run --report "$REPORTS/hello2.json" -- npx -y moat-hello again 2>"$SCRATCH/hello2.err")
+t1=$(date +%s%N)
+is "$?/$out" "0/moat-hello ran again" "again: it runs from the cache"
+is "$(jx "$REPORTS/hello2.json" '[d["runner"]["outcome"], "fetch" in d]')" '["cached", false]' \
+	"  without a fetch phase (a name alone is satisfied by what is installed)"
+is "$(cat "$SCRATCH/hello2.err")" "" "  and says nothing"
+diag "from the cache: $(((t1 - t0) / 1000000)) ms"
+
+out=$(m run -- npx --yes -p moat-hello moat-hello via -p 2>/dev/null)
+is "$?/$out" "0/moat-hello ran via -p" "npx --yes -p moat-hello moat-hello: the package named with -p"
+out=$(m run -- npm exec --yes -- moat-hello via npm exec 2>/dev/null)
+is "$?/$out" "0/moat-hello ran via npm exec" "npm exec --yes -- moat-hello"
+
+# --- the server phase: no network, the cache read-only ----------------------------
+out=$(m run --report "$REPORTS/probe.json" -- npx -y moat-probe 2>"$SCRATCH/probe.err")
+is "$out" '{"cache":"EROFS","net":"EAFNOSUPPORT"}' \
+	"the server phase cannot write its package (EROFS) nor open a socket to the registry (EAFNOSUPPORT)"
+[ -n "$out" ] || diag "$(tail -5 "$SCRATCH/probe.err")"
+out=$(m run --net all --write "$(cache_of "$REPORTS/probe.json")" -- npx -y moat-probe 2>/dev/null)
+is "$out" '{"cache":"written","net":"connected"}' "  control: with --net all and the cache granted writable, both work"
+
+# --- the fetch phase: nothing of the project or HOME, no other port -------------
+before=$(npm_registry_conns "$PO")
+out=$(m run --report "$REPORTS/evil.json" -- npx -y moat-evil 2>"$SCRATCH/evil.err")
+after=$(npm_registry_conns "$PO")
+is "$(jx "$REPORTS/evil.json" 'd["runner"]["outcome"]')" '"fetched"' "npx -y moat-evil (an install script that reaches out): fetched and run"
+is "$(echo "$out" | "$PY" -c 'import json,sys; d=json.load(sys.stdin); print(d["project"], d["home"], d["write"], d["net"])' 2>&1)" \
+	"ENOENT ENOENT ENOENT ECONNREFUSED" \
+	"  its install script could not read the project's canary nor a file of HOME, write the project (not in its view), or reach another port"
+[ -n "$out" ] || diag "$(tail -5 "$SCRATCH/evil.err")"
+ok "$([ ! -e "$P/pwned.txt" ] && echo 0 || echo 1)" "  the project has no file from it"
+is "$((after - before - 1))" 0 "  the other service on 127.0.0.2:$PO saw no connection"
+EVIL=$(jx "$REPORTS/evil.json" 'd["runner"]["installed"]' | tr -d '"')/moat-evil
+before=$(npm_registry_conns "$PO")
+(cd "$EVIL" && HOME=$H node install.js) && sleep 0.2
+after=$(npm_registry_conns "$PO")
+is "$("$PY" -c 'import json,sys; d=json.load(open(sys.argv[1])); print(d["project"], d["home"], d["write"], d["net"])' "$EVIL/install-report.json")/$((after - before - 1))" \
+	"PROJECT-CANARY HOME-CANARY written connected/1" "  control: the same script outside moat reads both, writes the project and connects"
+rm -f "$P/pwned.txt"
+
+# --- failing fast ---------------------------------------------------------------
+t0=$(date +%s%N)
+out=$(HOME=$H npm_config_registry=http://127.0.0.2:$PC/ "$MOAT" run --report "$REPORTS/down.json" -- npx -y moat-hello@1.0.0 2>&1)
+rc=$?
+ms=$((($(date +%s%N) - t0) / 1000000))
+is "$rc" 125 "an unreachable registry (a closed port): exit 125"
+ok "$([ "$ms" -lt 5000 ] && echo 0 || echo 1)" "  within 5 s ($ms ms)"
+like "$out" "^moat: the fetch phase: the registry http://127.0.0.2:$PC/ could not be reached \(npm: ECONNREFUSED\)$" \
+	"  saying so: the registry, and npm's code"
+is "$(jx "$REPORTS/down.json" '[d["run"]["executed"], d["run"]["exit_code"], d["runner"]["outcome"], d["fetch"]["run"]["exit_code"]]')" \
+	'[false, 125, "failed", 1]' "  the report: the server did not run (125); the fetch ended 1"
+valid_report "$REPORTS/down.json" "  and fits the schema"
+t0=$(date +%s%N)
+out=$(m run -- npx -y moat-nothing-here 2>&1)
+rc=$?
+ms=$((($(date +%s%N) - t0) / 1000000))
+is "$rc" 127 "a package the registry does not have: exit 127 (the command is not found), in $ms ms"
+like "$out" "^moat: the fetch phase: the registry $REG has no package moat-nothing-here \(npm: E404\)$" "  saying so"
+out=$(m run -- npx -y moat-hello@9.9.9 2>&1)
+is "$?" 127 "a version it does not have: 127"
+like "$out" "has no version of moat-hello@9.9.9 that matches \(npm: ETARGET\)" "  saying so"
+t0=$(date +%s%N)
+out=$(HOME=$H "$MOAT" run --mode prefer --profile mcp --env npm_config_registry=http://127.0.0.2:$PR/ -- npm view moat-hello name 2>&1)
+ms=$((($(date +%s%N) - t0) / 1000000))
+like "$out" "npm error code (EAI_AGAIN|ENOTFOUND|ECONNREFUSED|EAFNOSUPPORT)" \
+	"npm under --net none fails at once (npm_config_fetch_retries=0), in $ms ms"
+ok "$([ "$ms" -lt 10000 ] && echo 0 || echo 1)" "  not after npm's retries (about 70 s)"
+
+# --- the registry from the project's .npmrc -------------------------------------
+# The fetch phase cannot read the project: moat reads its .npmrc (as @npm
+# does) and tells npm the registry.
+printf 'registry=http://127.0.0.2:%s/\n' "$PR" >"$P/.npmrc"
+out=$(HOME=$H "$MOAT" run --report "$REPORTS/npmrc.json" -- npx -y moat-hello@1.0.0 npmrc 2>"$SCRATCH/npmrc.err")
+is "$?/$out" "0/moat-hello ran npmrc" "the registry named by the project's .npmrc (no npm_config_registry): fetched and run"
+[ -n "$out" ] || diag "$(tail -5 "$SCRATCH/npmrc.err")"
+is "$(jx "$REPORTS/npmrc.json" '[[e["text"], e["from"]] for e in d["fetch"]["network"]["allow"]]')" \
+	"[[\"127.0.0.2:$PR\", \"@npm ($P/.npmrc:1)\"]]" "  the fetch's allowlist: that registry, from the project's .npmrc"
+rm -f "$P/.npmrc"
+
+# --- the dry run: both plans --------------------------------------------------
+m run --dry-run -- npx -y moat-probe@1.0.0 x >"$SCRATCH/dry.json" 2>"$SCRATCH/dry.err"
+is "$?" 0 "--dry-run of a package not in the cache"
+is "$(jx "$SCRATCH/dry.json" '[d["runner"]["outcome"], d["fetch"]["policy"]["net"], d["fetch"]["command"]["argv"][2:4], "run" in d["fetch"], d["command"]["argv"]]')" \
+	'["would fetch", "allow", ["--yes", "--package=moat-probe@1.0.0"], false, ["npx", "-y", "moat-probe@1.0.0", "x"]]' \
+	"  shows the fetch phase's plan, and the command as written for the server"
+valid_report "$SCRATCH/dry.json" "  and fits the schema"
+ok "$([ ! -e "$(cache_of "$SCRATCH/dry.json")" ] && echo 0 || echo 1)" "  and makes nothing (no cache directory)"
+
+# --- one phase ------------------------------------------------------------------
+out=$(m run --report "$REPORTS/off.json" -- npx --offline -y moat-nothing-here 2>&1)
+is "$(jx "$REPORTS/off.json" '[d["runner"]["phases"], d["runner"]["outcome"]]')" '[1, "as written"]' \
+	"npx --offline: one phase, as written"
+like "$(jx "$REPORTS/off.json" 'd["runner"]["why"]')" "npx --offline" "  the report says why"
+mkdir -p "$P/node_modules/moat-local"
+echo '{"name": "moat-local", "version": "1.0.0"}' >"$P/node_modules/moat-local/package.json"
+m run --dry-run -- npx -y moat-local >"$SCRATCH/local.json" 2>/dev/null
+like "$(jx "$SCRATCH/local.json" 'd["runner"]["why"]')" "installed in the project \($P/node_modules\)" \
+	"a package installed in the project: one phase, npx finds it there"
+rm -rf "$P/node_modules"
+out=$(m run --dry-run -- npx -y --foo moat-hello 2>&1 >/dev/null)
+like "$out" "^moat: npx: moat does not know the option --foo" "an npx option moat does not know: as written, and said on stderr"
+
+# --- --write of a path that does not exist --------------------------------------
+out=$(m run --write ./data -- /bin/true 2>&1)
+is "$?" 125 "--write ./data that does not exist: 125"
+is "$out" "moat: command line: --write $P/data: no such file or directory (a granted path must exist when moat starts)
+moat: hint: create it first: \`mkdir -p $P/data\` (or give --mkdir, and moat creates it); or drop the grant" \
+	"  naming the path, with the fix"
+out=$(m run --mkdir --dry-run --write ./data/deeper -- /bin/true 2>&1 >/dev/null)
+is "$?/$([ -e "$P/data" ] && echo made || echo absent)" "0/absent" "--mkdir --dry-run: makes nothing"
+like "$out" "^moat: --mkdir: $P/data/deeper does not exist: the run makes it" "  and says the run would"
+out=$(m run --mkdir --write ./data/deeper -- sh -c 'echo hi >data/deeper/f && cat data/deeper/f' 2>"$SCRATCH/mkdir.err")
+is "$?/$out" "0/hi" "--mkdir --write ./data/deeper: made, granted, written"
+is "$(cat "$SCRATCH/mkdir.err")" "moat: --mkdir: made $P/data/deeper" "  and said on stderr"
+
+cd "$SCRATCH" || exit 1
+done_testing

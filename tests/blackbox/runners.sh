@@ -190,6 +190,21 @@ like "$out" "npm error code (EAI_AGAIN|ENOTFOUND|ECONNREFUSED|EAFNOSUPPORT)" \
 	"npm under --net none fails at once (npm_config_fetch_retries=0), in $ms ms"
 ok "$([ "$ms" -lt 10000 ] && echo 0 || echo 1)" "  not after npm's retries (about 70 s)"
 
+# The Python binding's spawn_mcp (docs/integration.md) gets the same fast
+# failure, classified as an error that says why, not a plain failure.
+out=$(HOME=$H npm_config_registry=http://127.0.0.2:$PC/ PYTHONPATH="$ROOT/bindings/python" "$PY" - "$MOAT" <<'PY' 2>&1
+import sys, time, moat
+t0 = time.time()
+proc = moat.spawn_mcp(["npx", "-y", "moat-hello@1.0.0"], moat=sys.argv[1], stderr=moat.subprocess.DEVNULL)
+proc.stdin.close()
+proc.wait()
+o = moat.classify(proc.result())
+print(o.kind, proc.returncode, time.time() - t0 < 5, o.message)
+PY
+)
+is "$out" "error 125 True the command did not start: the fetch phase: the registry http://127.0.0.2:$PC/ could not be reached (npm: ECONNREFUSED)" \
+	"the Python binding: spawn_mcp(['npx', '-y', ...]) against an unreachable registry is an error within 5 s, saying why"
+
 # --- the registry from the project's .npmrc -------------------------------------
 # The fetch phase cannot read the project: moat reads its .npmrc (as @npm
 # does) and tells npm the registry.

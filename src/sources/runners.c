@@ -363,9 +363,16 @@ int runner_detect(const struct moat_policy *p, char *const *env, struct runner_c
 	}
 	if (!def)
 		return 0;
+	/* npm's own npx (its package's bin/npx-cli.js, through links): a
+	 * program of another make that shares the name is not npm's to split. */
+	if (def->npm) {
+		cleanup_free char *npm_dir = npm_global_dir(p->exe);
+		if (!npm_dir)
+			return 0;
+	}
 	rc->name = def->name;
 	if (!def->npm) {
-		as_written(rc, true,
+		as_written(rc, false,
 			   "moat runs %s as written, in one phase under the policy given: it fetches in a sandbox "
 			   "of its own only for npm's runners so far (install the package first: %s)",
 			   def->name, def->install);

@@ -700,9 +700,10 @@ int runner_fetch_policy(const struct runner_call *rc, const struct moat_policy *
 	fetch_env(out, "npm_config_fetch_retry_maxtimeout", "2000");
 	fetch_env(out, "npm_config_fetch_timeout", "30000");
 	/* A registry on the host's loopback (a local mirror, by address or by
-	 * a name pinned there) is reached through the fence: moat's proxy mode
-	 * connects to loopback addresses inside the sandbox, where there is no
-	 * registry. */
+	 * a name pinned there) is reached directly, through the fence, not
+	 * through moat's proxy mode: then a registry that is down is npm's own
+	 * ECONNREFUSED, which the fetch phase's message names, where the proxy
+	 * would answer 502. */
 	for (i = 0; i < out->n_net_allow; i++) {
 		const struct moat_net_dest *d = &out->net_allow[i];
 		char addr[64];

@@ -7,7 +7,8 @@
  * its error gives line and column.  jansson keeps no positions for values,
  * so a second, trusting walk over the same text, in step with jansson's
  * tree (objects iterate in document order), records where every key and
- * value starts: every later error can then say file:line:col. */
+ * value starts, and the bytes each value spans: every later error can then
+ * say file:line:col, and `moat mcp wrap` can replace a value in place. */
 #include <jansson.h>
 #include <string.h>
 
@@ -17,7 +18,7 @@
 #include "util/mem.h"
 
 struct scan {
-	const char *p, *end;
+	const char *start, *p, *end;
 	int line, col;
 	const char *file;
 	struct moat_error *err;
@@ -86,12 +87,18 @@ static void skip_scalar(struct scan *s)
 		adv(s);
 }
 
-static struct toml_value *node(enum toml_type type, struct toml_pos pos)
+static size_t offset(const struct scan *s)
+{
+	return (size_t)(s->p - s->start);
+}
+
+static struct toml_value *node(enum toml_type type, struct toml_pos pos, size_t off)
 {
 	struct toml_value *v = moat_xcalloc(1, sizeof(*v));
 
 	v->type = type;
 	v->pos = pos;
+	v->off = off;
 	return v;
 }
 
@@ -99,9 +106,11 @@ static int convert(struct scan *s, json_t *j, const char *key, int depth, struct
 {
 	struct toml_value *v = NULL;
 	struct toml_pos pos;
+	size_t off;
 
 	skip_ws(s);
 	pos = here(s);
+	off = offset(s);
 	if (depth > TOML_MAX_DEPTH)
 		return moat_error_set(s->err, MOAT_E_CONFIG, 0, "%s:%d:%d: nesting deeper than %d levels", s->file,
 				      pos.line, pos.col, TOML_MAX_DEPTH);
@@ -113,7 +122,7 @@ static int convert(struct scan *s, json_t *j, const char *key, int depth, struct
 
 		if (expect(s, '{') < 0)
 			return -1;
-		v = node(TOML_TABLE, pos);
+		v = node(TOML_TABLE, pos, off);
 		v->u.tab.items = moat_xcalloc(n ? n : 1, sizeof(*v->u.tab.items));
 		v->u.tab.cap = n;
 		json_object_foreach(j, k, child)
@@ -125,6 +134,7 @@ static int convert(struct scan *s, json_t *j, const char *key, int depth, struct
 				goto fail;
 			skip_ws(s);
 			kv->pos = here(s);
+			kv->off = offset(s);
 			kv->key = moat_xstrdup(k);
 			kv->key_len = strlen(k);
 			v->u.tab.len = ++i;
@@ -141,7 +151,7 @@ static int convert(struct scan *s, json_t *j, const char *key, int depth, struct
 
 		if (expect(s, '[') < 0)
 			return -1;
-		v = node(TOML_ARRAY, pos);
+		v = node(TOML_ARRAY, pos, off);
 		v->u.arr.items = moat_xcalloc(n ? n : 1, sizeof(*v->u.arr.items));
 		v->u.arr.cap = n;
 		for (i = 0; i < n; i++) {
@@ -158,33 +168,34 @@ static int convert(struct scan *s, json_t *j, const char *key, int depth, struct
 	case JSON_STRING:
 		if (skip_string(s) < 0)
 			return -1;
-		v = node(TOML_STRING, pos);
+		v = node(TOML_STRING, pos, off);
 		v->u.str.len = json_string_length(j);
 		v->u.str.ptr = moat_xstrndup(json_string_value(j), v->u.str.len);
 		break;
 	case JSON_INTEGER:
 		skip_scalar(s);
-		v = node(TOML_INTEGER, pos);
+		v = node(TOML_INTEGER, pos, off);
 		v->u.integer = (int64_t)json_integer_value(j);
 		break;
 	case JSON_REAL:
 		skip_scalar(s);
-		v = node(TOML_FLOAT, pos);
+		v = node(TOML_FLOAT, pos, off);
 		v->u.flt = json_real_value(j);
 		break;
 	case JSON_TRUE:
 	case JSON_FALSE:
 		skip_scalar(s);
-		v = node(TOML_BOOL, pos);
+		v = node(TOML_BOOL, pos, off);
 		v->u.boolean = json_is_true(j);
 		break;
 	case JSON_NULL:
 		/* Clients write null in settings of their own; the schema
 		 * refuses it for a key moat reads. */
 		skip_scalar(s);
-		v = node(TOML_NULL, pos);
+		v = node(TOML_NULL, pos, off);
 		break;
 	}
+	v->end = offset(s);
 	*out = v;
 	return 0;
 fail:
@@ -230,7 +241,7 @@ int config_json_parse(const char *file, const char *text, size_t len, struct tom
 	cleanup_free char *buf = moat_xmalloc(len + 1);
 	json_error_t jerr;
 	json_t *j;
-	struct scan s = {.p = buf, .end = buf + len, .line = 1, .col = 1, .file = file, .err = err};
+	struct scan s = {.start = buf, .p = buf, .end = buf + len, .line = 1, .col = 1, .file = file, .err = err};
 	struct toml_value *root = NULL;
 	int rc;
 

@@ -8,7 +8,10 @@
 #include "util/err.h"
 
 /* Parse JSON text into the TOML tree shape (objects as tables), with the
- * position of every key and value.  Duplicate keys are errors. */
+ * position of every key and value and the bytes each value spans (off and
+ * end of struct toml_value: a string with its quotes, an object or array
+ * with its brackets; comments are outside every value).  Duplicate keys
+ * are errors. */
 int config_json_parse(const char *file, const char *buf, size_t len, struct toml_value **out, struct moat_error *err);
 
 #endif

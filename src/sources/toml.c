@@ -36,10 +36,11 @@ enum {
 #define TABLE_INDEX_MIN 8
 
 struct parser {
-	const char *p, *end;
+	const char *start, *p, *end;
 	int line, col;
 	struct toml_value *root;
-	struct toml_value *cur; /* table that key/value lines go into */
+	struct toml_value *cur;	    /* table that key/value lines go into */
+	struct toml_value *section; /* the table the last header defined */
 	struct toml_error *err;
 };
 
@@ -52,6 +53,7 @@ struct key_part {
 	char *s;
 	size_t len;
 	struct toml_pos pos;
+	size_t off;
 };
 
 struct key {
@@ -98,6 +100,12 @@ static void advance_n(struct parser *ps, size_t n)
 static struct toml_pos here(const struct parser *ps)
 {
 	return (struct toml_pos){ps->line, ps->col};
+}
+
+/* The cursor as a byte offset into the input. */
+static size_t offset(const struct parser *ps)
+{
+	return (size_t)(ps->p - ps->start);
 }
 
 static bool is_digit(int c)
@@ -491,7 +499,8 @@ static void *grow_items(void *p, size_t *cap, size_t need, size_t size)
 
 /* Takes ownership of key and value.  The caller has checked that the key is
  * new.  Keyval pointers into the table are invalid afterwards. */
-static void table_insert(struct toml_value *t, char *key, size_t len, struct toml_pos pos, struct toml_value *v)
+static void table_insert(struct toml_value *t, char *key, size_t len, struct toml_pos pos, size_t off,
+			 struct toml_value *v)
 {
 	struct toml_keyval *kv;
 
@@ -500,6 +509,7 @@ static void table_insert(struct toml_value *t, char *key, size_t len, struct tom
 	kv->key = key;
 	kv->key_len = len;
 	kv->pos = pos;
+	kv->off = off;
 	kv->value = v;
 	if (t->u.tab.index && 2 * t->u.tab.len <= t->u.tab.index_cap)
 		index_add(t, t->u.tab.len - 1);
@@ -540,7 +550,8 @@ static struct toml_value *table_add_table(struct parser *ps, struct toml_value *
 		return NULL;
 	nt = value_new(TOML_TABLE, kp->pos, t->depth + 1);
 	nt->flags = flags;
-	table_insert(t, dup_bytes(kp->s, kp->len), kp->len, kp->pos, nt);
+	nt->off = nt->end = kp->off;
+	table_insert(t, dup_bytes(kp->s, kp->len), kp->len, kp->pos, kp->off, nt);
 	return nt;
 }
 
@@ -846,6 +857,7 @@ static int parse_simple_key(struct parser *ps, struct key_part *kp)
 	int c = peek(ps);
 
 	kp->pos = here(ps);
+	kp->off = offset(ps);
 	if (c == '"' || c == '\'') {
 		if (peek_at(ps, 1) == c && peek_at(ps, 2) == c)
 			return fail(ps, "a key cannot be a multi-line string");
@@ -1272,6 +1284,7 @@ static int parse_array(struct parser *ps, int depth, struct toml_value **out)
 	if (check_depth(ps, pos, depth) < 0)
 		return -1;
 	a = value_new(TOML_ARRAY, pos, depth);
+	a->off = offset(ps);
 	advance(ps); /* '[' */
 	for (;;) {
 		struct toml_value *item;
@@ -1294,6 +1307,7 @@ static int parse_array(struct parser *ps, int depth, struct toml_value **out)
 		break;
 	}
 	advance(ps); /* ']' */
+	a->end = offset(ps);
 	*out = steal_ptr(&a);
 	return 0;
 }
@@ -1307,6 +1321,7 @@ static int parse_inline_table(struct parser *ps, int depth, struct toml_value **
 		return -1;
 	t = value_new(TOML_TABLE, pos, depth);
 	t->flags = F_INLINE;
+	t->off = offset(ps);
 	advance(ps); /* '{' */
 	skip_ws(ps);
 	if (peek(ps) != '}') {
@@ -1330,6 +1345,7 @@ static int parse_inline_table(struct parser *ps, int depth, struct toml_value **
 		}
 	}
 	advance(ps); /* '}' */
+	t->end = offset(ps);
 	*out = steal_ptr(&t);
 	return 0;
 }
@@ -1370,6 +1386,7 @@ static int parse_value(struct parser *ps, int depth, struct toml_value **out)
 	/* A type that owns no memory until the real one is known, so that
 	 * freeing a half-parsed value is safe. */
 	v = value_new(TOML_BOOL, here(ps), depth);
+	v->off = offset(ps);
 	if (c == '"' || c == '\'') {
 		if (parse_string(ps, &b) < 0)
 			return -1;
@@ -1387,6 +1404,7 @@ static int parse_value(struct parser *ps, int depth, struct toml_value **out)
 	}
 	if (r < 0)
 		return -1;
+	v->end = offset(ps);
 	*out = steal_ptr(&v);
 	return 0;
 }
@@ -1435,7 +1453,7 @@ static int parse_keyval(struct parser *ps, struct toml_value *table)
 		return fail_at(ps, last->pos, "duplicate key %s", show_path(&k, k.n).s);
 	if (parse_value(ps, t->depth + 1, &v) < 0)
 		return -1;
-	table_insert(t, steal_ptr(&last->s), last->len, last->pos, v);
+	table_insert(t, steal_ptr(&last->s), last->len, last->pos, last->off, v);
 	return 0;
 }
 
@@ -1448,6 +1466,7 @@ static int parse_header(struct parser *ps)
 	struct toml_value *t = ps->root, *v;
 	const struct toml_keyval *kv;
 	struct key_part *last;
+	size_t start = offset(ps);
 	bool aot;
 	size_t i;
 
@@ -1496,14 +1515,16 @@ static int parse_header(struct parser *ps)
 				return -1;
 			arr = value_new(TOML_ARRAY, pos, t->depth + 1);
 			arr->flags = F_AOT;
-			table_insert(t, steal_ptr(&last->s), last->len, last->pos, arr);
+			arr->off = arr->end = start;
+			table_insert(t, steal_ptr(&last->s), last->len, last->pos, last->off, arr);
 		}
 		if (check_depth(ps, pos, arr->depth + 1) < 0)
 			return -1;
 		elem = value_new(TOML_TABLE, pos, arr->depth + 1);
 		elem->flags = F_EXPLICIT;
+		elem->off = start;
 		array_push(arr, elem);
-		ps->cur = elem;
+		ps->cur = ps->section = elem;
 		return 0;
 	}
 	if (!kv) {
@@ -1511,7 +1532,8 @@ static int parse_header(struct parser *ps)
 		if (!t)
 			return -1;
 		t->pos = pos;
-		ps->cur = t;
+		t->off = start;
+		ps->cur = ps->section = t;
 		return 0;
 	}
 	v = kv->value;
@@ -1526,19 +1548,31 @@ static int parse_header(struct parser *ps)
 	/* It was only implied by an earlier [a.b.c]: this is its definition. */
 	v->flags |= F_EXPLICIT;
 	v->pos = pos;
-	ps->cur = v;
+	v->off = start;
+	ps->cur = ps->section = v;
 	return 0;
+}
+
+/* The section of the last header ends where the line `at` begins. */
+static void end_section(struct parser *ps, size_t at)
+{
+	if (ps->section)
+		ps->section->end = at;
+	ps->section = NULL;
 }
 
 static int parse_document(struct parser *ps)
 {
 	for (;;) {
+		size_t line_start = offset(ps);
 		int c;
 
 		skip_ws(ps);
 		c = peek(ps);
-		if (c < 0)
+		if (c < 0) {
+			end_section(ps, offset(ps));
 			return 0;
+		}
 		if (at_newline(ps)) {
 			skip_newline(ps);
 			continue;
@@ -1549,6 +1583,7 @@ static int parse_document(struct parser *ps)
 			continue;
 		}
 		if (c == '[') {
+			end_section(ps, line_start);
 			if (parse_header(ps) < 0 || expect_eol(ps, "table header") < 0)
 				return -1;
 			continue;
@@ -1601,7 +1636,7 @@ int toml_parse(const char *buf, size_t len, struct toml_value **out, struct toml
 		snprintf(err->msg, sizeof(err->msg), "input is larger than the limit of %u bytes", TOML_MAX_INPUT);
 		return -1;
 	}
-	ps.p = len ? buf : "";
+	ps.start = ps.p = len ? buf : "";
 	ps.end = ps.p + len;
 	ps.line = 1;
 	ps.col = 1;
@@ -1613,6 +1648,7 @@ int toml_parse(const char *buf, size_t len, struct toml_value **out, struct toml
 
 	ps.root = value_new(TOML_TABLE, here(&ps), 0);
 	ps.root->flags = F_EXPLICIT;
+	ps.root->end = len;
 	ps.cur = ps.root;
 
 	/* Floats are read with strtod, which follows LC_NUMERIC: whatever

@@ -4,7 +4,8 @@
  * a table; tables keep their keys in document order.  Every key and every
  * value remembers where it starts in the source (1-based line and column,
  * columns counted in characters), so the config loader can point at
- * `file:line:col` when a key or value is wrong.
+ * `file:line:col` when a key or value is wrong, and the bytes it spans, so
+ * that `moat mcp wrap` can replace a value and keep every other byte.
  *
  * The parser trusts nothing in its input: the size is capped, nesting depth
  * is capped (so no input can exhaust the stack, here or in code walking the
@@ -68,6 +69,7 @@ struct toml_keyval {
 	char *key;	     /* NUL-terminated; may also contain NUL (from \u0000) */
 	size_t key_len;	     /* bytes, without the terminator */
 	struct toml_pos pos; /* where the key starts (its last part for a.b.c) */
+	size_t off;	     /* the same, in bytes from the start of the input */
 	struct toml_value *value;
 };
 
@@ -76,6 +78,14 @@ struct toml_value {
 	struct toml_pos pos; /* where the value starts; for a table defined by a
 			      * header, the header; for an implicit one, where it
 			      * was first named */
+	/* The bytes of the value in the input, [off, end): a string with its
+	 * quotes, an array or inline table with its brackets.  A table
+	 * defined by a [header] or [[header]] spans its section: from the
+	 * header's '[' to the start of the line of the next header (or the
+	 * end of the input).  A table that was only implied (by a dotted key,
+	 * or as the parent of a header) has end == off, where it was first
+	 * named; the root spans the whole input. */
+	size_t off, end;
 	union {
 		struct {
 			char *ptr; /* NUL-terminated UTF-8; may contain NUL */

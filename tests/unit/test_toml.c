@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "sources/config_json.h"
 #include "sources/toml.h"
 #include "sources/toml_json.h"
 #include "tap.h"
@@ -82,6 +83,106 @@ static void test_positions(void)
 
 	kv = toml_table_entry(server, "h\xc3\xa9");
 	ok(kv && kv->value->pos.line == 8 && kv->value->pos.col == 8, "value after a 2-byte char at 8:6");
+	toml_free(root);
+}
+
+/* The bytes a value spans, as text. */
+static int span_is(const char *doc, const struct toml_value *v, const char *want)
+{
+	return v && v->end >= v->off && strlen(want) == v->end - v->off &&
+	       memcmp(doc + v->off, want, strlen(want)) == 0;
+}
+
+/* Byte spans of keys and values, and the sections of headers: what a
+ * byte-preserving edit (moat mcp wrap) splices. */
+static void test_spans(void)
+{
+	const char *doc = "\xef\xbb\xbf# top\n"
+			  "model = \"h\xc3\xa9\" # comment\n"
+			  "\n"
+			  "[mcp_servers.docs]\n"
+			  "command = \"node\"   # the runtime\n"
+			  "args = [\n"
+			  "  \"server.js\",  # first\n"
+			  "  '--stdio',\n"
+			  "]\n"
+			  "env = { A = \"1\", B = { c = 2.5e0 } }\n"
+			  "\n"
+			  "# next\n"
+			  "  [[list]]\n"
+			  "x = 1979-05-27T07:32:00Z\n"
+			  "[[list]]\n"
+			  "y = \"\"\"\nmulti\"\"\"\n"
+			  "[mcp_servers.docs.sub]\n"
+			  "dotted.k = true";
+	struct toml_value *root = parse_ok(doc), *servers, *docs, *args, *env, *list;
+	const struct toml_keyval *kv;
+
+	ok(root != NULL, "spans document parses");
+	if (!root)
+		return;
+	ok(root->off == 0 && root->end == strlen(doc), "the root spans the input");
+	kv = toml_table_entry(root, "model");
+	ok(kv && kv->off == 9 && span_is(doc, kv->value, "\"h\xc3\xa9\""), "a string with its quotes, after the BOM");
+	servers = toml_table_get(root, "mcp_servers");
+	ok(servers && servers->end == servers->off && memcmp(doc + servers->off, "mcp_servers", 11) == 0,
+	   "a table only implied by a header: empty, where it is first named");
+	docs = toml_table_get(servers, "docs");
+	ok(span_is(doc, docs,
+		   "[mcp_servers.docs]\ncommand = \"node\"   # the runtime\nargs = [\n  \"server.js\",  # first\n"
+		   "  '--stdio',\n]\nenv = { A = \"1\", B = { c = 2.5e0 } }\n\n# next\n"),
+	   "a header's table spans its section, to the line of the next header");
+	kv = toml_table_entry(docs, "command");
+	ok(kv && memcmp(doc + kv->off, "command =", 9) == 0 && span_is(doc, kv->value, "\"node\""),
+	   "a key's offset, and its string value without the comment after it");
+	args = toml_table_get(docs, "args");
+	ok(span_is(doc, args, "[\n  \"server.js\",  # first\n  '--stdio',\n]"), "a multi-line array with its comments");
+	ok(span_is(doc, toml_array_at(args, 1), "'--stdio'"), "a literal string");
+	env = toml_table_get(docs, "env");
+	ok(span_is(doc, env, "{ A = \"1\", B = { c = 2.5e0 } }"), "an inline table");
+	ok(span_is(doc, toml_table_get(toml_table_get(env, "B"), "c"), "2.5e0"), "a float as written");
+	list = toml_table_get(root, "list");
+	ok(list && toml_array_len(list) == 2 &&
+	       span_is(doc, toml_array_at(list, 0), "[[list]]\nx = 1979-05-27T07:32:00Z\n"),
+	   "an array of tables' element spans its section, from the '[' after the indent");
+	ok(span_is(doc, toml_table_get(toml_array_at(list, 0), "x"), "1979-05-27T07:32:00Z"), "a date-time");
+	ok(span_is(doc, toml_table_get(toml_array_at(list, 1), "y"), "\"\"\"\nmulti\"\"\""), "a multi-line string");
+	ok(span_is(doc, toml_table_get(docs, "sub"), "[mcp_servers.docs.sub]\ndotted.k = true"),
+	   "the last section ends with the input");
+	kv = toml_table_entry(toml_table_get(toml_table_get(docs, "sub"), "dotted"), "k");
+	ok(kv && memcmp(doc + kv->off, "k = true", 8) == 0 && span_is(doc, kv->value, "true"),
+	   "a dotted key's offset is its last part's");
+	toml_free(root);
+}
+
+/* The same spans from the JSON reader, comments (JSONC) included. */
+static void test_json_spans(void)
+{
+	const char *doc = "{\n"
+			  "  // a comment \"with\" quotes\n"
+			  "  \"mcpServers\": {\n"
+			  "    \"fs\": {\"command\": \"np\\\"x\", /* {x} */ \"args\": [\"-y\",\n      \"p\xc3\xa9\"],\n"
+			  "      \"n\": -1.5e3, \"t\": true, \"z\": null}\n"
+			  "  }\n"
+			  "}\n";
+	struct toml_value *root = NULL, *fs;
+	struct moat_error err = {0};
+	const struct toml_keyval *kv;
+
+	ok(config_json_parse("t.json", doc, strlen(doc), &root, &err) == 0, "JSON with comments parses (%s)",
+	   err.message);
+	if (!root)
+		return;
+	ok(root->off == 0 && root->end == strlen(doc) - 1, "the top object spans its braces");
+	fs = toml_table_get(toml_table_get(root, "mcpServers"), "fs");
+	ok(fs && doc[fs->off] == '{' && doc[fs->end - 1] == '}', "an object spans its braces");
+	kv = toml_table_entry(fs, "command");
+	ok(kv && memcmp(doc + kv->off, "\"command\"", 9) == 0 && span_is(doc, kv->value, "\"np\\\"x\""),
+	   "a key's offset at its quote, a string with an escaped quote");
+	ok(span_is(doc, toml_table_get(fs, "args"), "[\"-y\",\n      \"p\xc3\xa9\"]"), "an array over two lines");
+	ok(span_is(doc, toml_table_get(fs, "n"), "-1.5e3"), "a number");
+	ok(span_is(doc, toml_table_get(fs, "t"), "true"), "true");
+	ok(span_is(doc, toml_table_get(fs, "z"), "null"), "null");
 	toml_free(root);
 }
 
@@ -279,6 +380,8 @@ static void test_json(void)
 int main(void)
 {
 	test_positions();
+	test_spans();
+	test_json_spans();
 	test_order_and_lookup();
 	test_values();
 	test_errors();

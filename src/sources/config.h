@@ -181,6 +181,10 @@ struct moat_server_meta {
 	char *trusted_publisher;
 };
 
+/* A file is JSON when its name ends in ".json" or its text starts with '{'
+ * (after blanks), TOML otherwise. */
+bool config_looks_like_json(const char *file, const char *buf, size_t len);
+
 /* Read and validate FILE.  JSON when the name ends in ".json" or the text
  * starts with '{', TOML otherwise.  `home` expands "~" (NULL: "~" is an
  * error).  *out is set only on success, a file without problems; the first

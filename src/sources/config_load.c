@@ -17,10 +17,11 @@
 #include "sources/config_schema.h"
 #include "sources/resolve.h"
 #include "util/cleanup.h"
+#include "util/file.h"
 #include "util/mem.h"
 #include "util/path.h"
 
-static bool looks_like_json(const char *file, const char *buf, size_t len)
+bool config_looks_like_json(const char *file, const char *buf, size_t len)
 {
 	size_t n = strlen(file), i;
 
@@ -60,7 +61,7 @@ static int load_all(const char *file, const char *buf, size_t len, const char *h
 		goto out;
 	}
 	c->dir = slash == abs ? moat_xstrdup("/") : moat_xstrndup(abs, (size_t)(slash - abs));
-	c->json = looks_like_json(file, buf, len);
+	c->json = config_looks_like_json(file, buf, len);
 	if (c->json) {
 		if (config_json_parse(c->file, buf, len, &root, err) < 0) {
 			*parse_failed = true;
@@ -107,56 +108,15 @@ int config_load_buffer(const char *file, const char *buf, size_t len, const char
 	return load_clean(c, out, err);
 }
 
-static int read_file(const char *file, char **out, size_t *out_len, struct moat_error *err)
-{
-	/* O_NONBLOCK: opening a FIFO for reading would wait for a writer;
-	 * it is refused below as not a regular file. */
-	cleanup_close int fd = open(file, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
-	cleanup_free char *buf = NULL;
-	struct stat st;
-	size_t len = 0;
-
-	if (fd < 0)
-		return moat_error_set(err, MOAT_E_CONFIG, errno, "%s", file);
-	if (fstat(fd, &st) != 0)
-		return moat_error_set(err, MOAT_E_CONFIG, errno, "%s", file);
-	if (!S_ISREG(st.st_mode)) {
-		moat_error_set(err, MOAT_E_CONFIG, 0, "%s: not a regular file (%s)", file,
-			       S_ISFIFO(st.st_mode)  ? "a pipe"
-			       : S_ISDIR(st.st_mode) ? "a directory"
-			       : S_ISCHR(st.st_mode) ? "a character device"
-						     : "a special file");
-		return moat_error_hint(err, "moat reads a config only from a regular file; copy it to one");
-	}
-	if ((uint64_t)st.st_size > TOML_MAX_INPUT)
-		return moat_error_set(err, MOAT_E_CONFIG, 0, "%s: larger than %u bytes", file, TOML_MAX_INPUT);
-	buf = moat_xmalloc((size_t)st.st_size + 1);
-	/* Read to EOF: the size may change under us, and must stay bounded. */
-	for (;;) {
-		ssize_t n = read(fd, buf + len, (size_t)st.st_size + 1 - len);
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n < 0)
-			return moat_error_set(err, MOAT_E_CONFIG, errno, "reading %s", file);
-		if (n == 0)
-			break;
-		len += (size_t)n;
-		if (len > (size_t)st.st_size)
-			return moat_error_set(err, MOAT_E_CONFIG, 0, "%s changed while it was read", file);
-	}
-	*out = steal_ptr(&buf);
-	*out_len = len;
-	return 0;
-}
-
 int config_load_all(const char *file, const char *home, struct moat_config **out, bool *parse_failed,
 		    struct moat_error *err)
 {
 	cleanup_free char *buf = NULL;
+	struct stat st;
 	size_t len = 0;
 
 	*parse_failed = false;
-	if (read_file(file, &buf, &len, err) < 0)
+	if (file_read_at(AT_FDCWD, file, file, TOML_MAX_INPUT, true, &buf, &len, &st, err) < 0)
 		return -1;
 	return load_all(file, buf, len, home, out, parse_failed, err);
 }

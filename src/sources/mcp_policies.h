@@ -1,0 +1,84 @@
+/* moat's file of the policies of wrapped servers (docs/clients.md, "moat mcp
+ * list, wrap, unwrap"): ~/.config/moat/servers.toml unless named.  It is a
+ * moat config like any other -- `moat run --config FILE --profile ID` reads
+ * it -- holding for each wrapped entry:
+ *
+ *   [profiles."ID"]        the server's policy: extends, read, write, net, ...
+ *   [wrapped."ID"]         where the entry is (client, file, server) and the
+ *                          bytes wrap replaced (before) by its own (after),
+ *                          for `moat mcp unwrap` to put back exactly.
+ *
+ * `[wrapped]` is a key at the top of the file that moat's config loader
+ * leaves alone, as it does a client's settings.  This module writes the
+ * text of both tables for `wrap`, finds them for `list` and `unwrap`, and
+ * gives the splices that remove them; it writes no file. */
+#ifndef MOAT_SOURCES_MCP_POLICIES_H
+#define MOAT_SOURCES_MCP_POLICIES_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "sources/mcp_clients.h"
+#include "sources/toml.h"
+#include "util/err.h"
+
+/* A `moat run` option `moat mcp wrap` takes into a profile (each has a
+ * key there): its own spelling, for struct mcp_flag; NULL when it is not
+ * one.  *takes_value: whether a value follows. */
+const char *mcp_policy_flag(const char *opt, bool *takes_value);
+
+struct mcp_flag {
+	const char *opt;   /* as the table has it: "--write" */
+	const char *value; /* NULL for a flag without one */
+};
+
+/* What wrap records for one entry. */
+struct mcp_wrap_record {
+	const char *id;
+	const char *extends; /* --profile, or the servers' default (mcp) */
+	const struct mcp_flag *flags;
+	size_t n_flags;
+	char *const *env_pass; /* what the client hands the server (its env, env_vars) */
+	size_t n_env_pass;
+	const char *cwd; /* relative paths of the flags are taken against it */
+	const char *client, *file, *server;
+	const char *before, *after;
+};
+
+/* The two tables of a record, a blank line before each; appended to the
+ * file as it is.  NULL with err when a path cannot be made absolute. */
+char *mcp_record_text(const struct mcp_wrap_record *r, struct moat_error *err);
+
+/* The first text of a new file. */
+const char *mcp_policies_preamble(void);
+
+/* The file, parsed (text taken over; "" for a file that does not exist). */
+struct mcp_policies {
+	char *path;
+	char *text;
+	size_t len;
+	bool exists;
+	struct toml_value *root;
+};
+
+int mcp_policies_parse(const char *path, char *text, size_t len, bool exists, struct mcp_policies **out,
+		       struct moat_error *err);
+void mcp_policies_free(struct mcp_policies *p);
+
+/* The profile and the record of ID, or NULL. */
+const struct toml_value *mcp_policies_profile(const struct mcp_policies *p, const char *id);
+const struct toml_value *mcp_policies_record(const struct mcp_policies *p, const char *id);
+/* A string of a record, or NULL. */
+const char *mcp_record_get(const struct toml_value *record, const char *key);
+
+/* An id for SERVER of CLIENT that the file does not use yet: "CLIENT.SERVER"
+ * (characters other than letters, digits, '.', '_', '-' and '@' as '_'),
+ * then "-2", "-3", ... */
+char *mcp_policies_new_id(const struct mcp_policies *p, enum mcp_client client, const char *server);
+
+/* The splices that remove ID's profile and record, sorted, appended to
+ * *v (n of them).  Returns false when one of them is not written as
+ * sections ([profiles."ID"] and [wrapped."ID"] headers) and is left. */
+bool mcp_policies_remove(const struct mcp_policies *p, const char *id, struct mcp_splice **v, size_t *n);
+
+#endif

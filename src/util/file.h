@@ -1,0 +1,34 @@
+/* Reading a small file whole, and replacing one atomically: what `moat mcp`
+ * needs to edit a client's config file and moat's own policy file without
+ * ever leaving half a file, following a symlink it did not resolve itself,
+ * or overwriting a change another program made in between. */
+#ifndef MOAT_UTIL_FILE_H
+#define MOAT_UTIL_FILE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <sys/stat.h>
+
+#include "util/err.h"
+
+/* The regular file `name` in the directory `dirfd` (AT_FDCWD: the current
+ * one), at most `max` bytes, into a new NUL-terminated buffer; *st is its
+ * stat.  A symlink at the name is followed only with `follow`.  `shown`
+ * names it in messages.  MOAT_E_CONFIG when it cannot be read (errno
+ * ENOENT when it does not exist). */
+int file_read_at(int dirfd, const char *name, const char *shown, size_t max, bool follow, char **out, size_t *len,
+		 struct stat *st, struct moat_error *err);
+
+/* Replace `name` in `dirfd` with `len` bytes of `buf`: written to a new
+ * temporary file in the same directory (mode `mode`, and the owner of
+ * `like` when moat may give it), flushed to disk, then renamed over the
+ * name, so that a reader sees the old file or the new one, never a part.
+ * With `like`, the file at the name must still be the one `like`
+ * describes (the same inode, size and modification time): another program
+ * that wrote it since would otherwise lose its change, and nothing is
+ * replaced.  Without `like`, nothing may be at the name yet unless
+ * `replace_any`.  On failure nothing at the name has changed. */
+int file_replace_at(int dirfd, const char *name, const char *shown, const char *buf, size_t len, mode_t mode,
+		    const struct stat *like, bool replace_any, struct moat_error *err);
+
+#endif

@@ -10,6 +10,7 @@ int cmd_probe(int argc, char **argv);
 int cmd_config(int argc, char **argv);
 int cmd_export(int argc, char **argv);
 int cmd_oci(int argc, char **argv);
+int cmd_mcp(int argc, char **argv);
 /* help.c: `moat help`, `moat help properties`, `moat help man` (roff). */
 void cli_usage(FILE *out);
 void cli_help_properties(FILE *out);

@@ -68,6 +68,8 @@ int main(int argc, char **argv)
 		return cmd_export(argc - 1, argv + 1);
 	if (strcmp(argv[1], "oci") == 0)
 		return cmd_oci(argc - 1, argv + 1);
+	if (strcmp(argv[1], "mcp") == 0)
+		return cmd_mcp(argc - 1, argv + 1);
 	fprintf(stderr, "moat: unknown command '%s'\n", argv[1]);
 	cli_usage(stderr);
 	return 125;

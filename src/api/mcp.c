@@ -1,0 +1,1116 @@
+/* `moat mcp list|wrap|unwrap` (docs/clients.md, "moat mcp list, wrap,
+ * unwrap"): the clients' files found (sources/mcp_clients.c), their
+ * entries listed with a dry run's verdict each, and rewritten to run
+ * through moat and back.
+ *
+ * An edit is a splice of the bytes of an entry's command and args, nothing
+ * else, and it is checked before anything is written: the new text must
+ * read back with the entry running what was meant, and the new policy must
+ * load and build as `moat run` will build it.  Each file is then replaced
+ * atomically (util/file.h) after a copy of it is kept beside it
+ * (FILE.moat-backup), and only if no other program changed it since moat
+ * read it.  wrap writes the policy file first and puts it back if the
+ * client's file cannot be written, so that no entry ever names a profile
+ * that is not there.  unwrap puts back the exact bytes wrap replaced when
+ * they are still what wrap wrote; when the user or the client changed
+ * them since, it restores the entry's command line from the entry itself
+ * and says so. */
+#include "api/mcp.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "host/host.h"
+#include "launch/guard.h"
+#include "plan/plan.h"
+#include "policy/policy.h"
+#include "policy/profiles.h"
+#include "sources/cli.h"
+#include "sources/config.h"
+#include "sources/config_common.h"
+#include "sources/mcp_clients.h"
+#include "sources/mcp_policies.h"
+#include "sources/resolve.h"
+#include "util/cleanup.h"
+#include "util/file.h"
+#include "util/mem.h"
+#include "util/path.h"
+
+extern char **environ;
+
+#define BACKUP_SUFFIX ".moat-backup"
+
+/* ---- files ---- */
+
+/* A file as read, with where it really is: a symlink at its name is
+ * followed once, here, and the file it leads to is the one read and
+ * replaced, in its own directory (a user's dotfiles are often links into
+ * a repository: replacing the link by a file would fork them). */
+struct source {
+	char *shown; /* as named, absolute */
+	char *real;  /* what it leads to */
+	char *name;  /* real's last name */
+	int dirfd;   /* real's directory */
+	struct stat st;
+	bool exists;
+	char *text;
+	size_t len;
+};
+
+static void source_free(struct source *s)
+{
+	free(s->shown);
+	free(s->real);
+	free(s->name);
+	moat_closep(&s->dirfd);
+	free(s->text);
+	memset(s, 0, sizeof(*s));
+	s->dirfd = -1;
+}
+
+/* Read `path`; a file that does not exist is s->exists false (and the
+ * directory it would be in must exist when `need_dir`). */
+static int source_read(const char *path, bool need_dir, struct source *s, struct moat_error *err)
+{
+	char here[PATH_MAX], real[PATH_MAX];
+	cleanup_free char *dir = NULL;
+	char *slash;
+
+	memset(s, 0, sizeof(*s));
+	s->dirfd = -1;
+	s->text = moat_xstrdup("");
+	if (path[0] != '/' && resolve_cwd(here, sizeof(here), err) < 0)
+		return moat_error_wrap(err, "%s is relative", path);
+	s->shown = path_resolve_lexical(path, path[0] == '/' ? "/" : here, NULL);
+	if (!s->shown)
+		return moat_error_set(err, MOAT_E_USAGE, 0, "%s: cannot make the path absolute", path);
+	if (realpath(s->shown, real)) {
+		s->real = moat_xstrdup(real);
+		s->exists = true;
+	} else if (errno == ENOENT) {
+		struct stat lst;
+
+		if (lstat(s->shown, &lst) == 0)
+			return moat_error_set(err, MOAT_E_CONFIG, 0, "%s: a symlink to nothing", s->shown);
+		if (!need_dir)
+			return 0;
+		slash = strrchr(s->shown, '/');
+		dir = moat_xstrndup(s->shown, (size_t)(slash - s->shown));
+		if (!realpath(dir[0] ? dir : "/", real))
+			return 0; /* made when written */
+		s->real = moat_xasprintf("%s/%s", strcmp(real, "/") == 0 ? "" : real, slash + 1);
+	} else {
+		return moat_error_set(err, MOAT_E_CONFIG, errno, "%s", s->shown);
+	}
+	slash = strrchr(s->real, '/');
+	s->name = moat_xstrdup(slash + 1);
+	dir = moat_xstrndup(s->real, (size_t)(slash - s->real));
+	s->dirfd = open(dir[0] ? dir : "/", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (s->dirfd < 0)
+		return moat_error_set(err, MOAT_E_CONFIG, errno, "%s: opening its directory %s", s->shown,
+				      dir[0] ? dir : "/");
+	if (!s->exists)
+		return 0;
+	free(steal_ptr(&s->text));
+	return file_read_at(s->dirfd, s->name, s->shown, TOML_MAX_INPUT, false, &s->text, &s->len, &s->st, err);
+}
+
+/* mkdir -p, new directories 0700 (the policy file's: whoever can write it
+ * decides what the servers may do). */
+static int make_dirs(const char *dir, struct moat_error *err)
+{
+	cleanup_free char *copy = moat_xstrdup(dir);
+	char *p;
+
+	for (p = copy + 1;; p++) {
+		if (*p == '/' || *p == '\0') {
+			char c = *p;
+
+			*p = '\0';
+			if (mkdir(copy, 0700) != 0 && errno != EEXIST)
+				return moat_error_set(err, MOAT_E_SYSTEM, errno, "creating %s", copy);
+			*p = c;
+			if (c == '\0')
+				return 0;
+		}
+	}
+}
+
+/* ---- the request's context ---- */
+
+struct loaded {
+	struct source src;
+	struct mcp_file *f;
+	enum mcp_client client;
+	const char *scope;
+	struct moat_error error; /* it could not be read (list says so) */
+};
+
+struct ctx {
+	const struct api_mcp_request *r;
+	const char *home;
+	char cwd[PATH_MAX];
+	char *policies; /* the default policy file, or NULL without HOME */
+	struct loaded *files;
+	size_t n_files;
+};
+
+static void ctx_free(struct ctx *c)
+{
+	size_t i;
+
+	for (i = 0; i < c->n_files; i++) {
+		mcp_file_free(c->files[i].f);
+		source_free(&c->files[i].src);
+	}
+	free(c->files);
+	free(c->policies);
+}
+
+static int ctx_init(struct ctx *c, const struct api_mcp_request *r, struct moat_error *err)
+{
+	const char *xdg = config_getenv(environ, "XDG_CONFIG_HOME");
+
+	memset(c, 0, sizeof(*c));
+	c->r = r;
+	c->home = config_getenv(environ, "HOME");
+	if (resolve_cwd(c->cwd, sizeof(c->cwd), err) < 0)
+		return -1;
+	if (r->policies)
+		c->policies = path_resolve_lexical(r->policies, c->cwd, c->home);
+	else if (xdg && xdg[0] == '/')
+		c->policies = moat_xasprintf("%s/moat/servers.toml", xdg);
+	else if (c->home && c->home[0] == '/')
+		c->policies = moat_xasprintf("%s/.config/moat/servers.toml", c->home);
+	return 0;
+}
+
+static int load(struct ctx *c, const char *path, enum mcp_client client, const char *scope, bool named,
+		struct moat_error *err)
+{
+	struct loaded *l;
+	struct source src;
+	struct moat_error e = {0};
+
+	if (source_read(path, false, &src, &e) < 0 || !src.exists) {
+		if (!src.exists && e.kind == MOAT_E_NONE)
+			moat_error_set(&e, MOAT_E_CONFIG, ENOENT, "%s", src.shown ? src.shown : path);
+		source_free(&src);
+		if (named) {
+			*err = e;
+			return -1;
+		}
+		if (e.errnum == ENOENT)
+			return 0;
+	}
+	c->files = moat_xrealloc(c->files, (c->n_files + 1) * sizeof(*c->files));
+	l = &c->files[c->n_files++];
+	memset(l, 0, sizeof(*l));
+	l->src = src;
+	l->client = client;
+	l->scope = scope;
+	l->error = e;
+	if (e.kind != MOAT_E_NONE)
+		return 0;
+	if (mcp_file_parse(src.shown, client, src.text, src.len, c->cwd, c->r->moat, &l->f, &l->error) == 0)
+		l->src.text = NULL; /* the file's now */
+	else if (named)
+		return (*err = l->error, -1);
+	return 0;
+}
+
+/* The file named with --config, or every client's file of HOME and this
+ * project that exists. */
+static int load_files(struct ctx *c, struct moat_error *err)
+{
+	struct mcp_location *locs = NULL;
+	size_t n, i;
+	int rc = 0;
+
+	if (c->r->config)
+		return load(c, c->r->config, mcp_client_of(c->r->config), "named", true, err);
+	n = mcp_locations(c->home && c->home[0] == '/' ? c->home : NULL, c->cwd, environ, &locs);
+	for (i = 0; i < n && rc == 0; i++)
+		rc = load(c, locs[i].path, locs[i].client, locs[i].scope, false, err);
+	mcp_locations_free(locs, n);
+	return rc;
+}
+
+/* ---- the policy file ---- */
+
+struct policies {
+	struct source src;
+	struct mcp_policies *p;
+	struct moat_error error;
+};
+
+static void policies_free(struct policies *p)
+{
+	mcp_policies_free(p->p);
+	source_free(&p->src);
+}
+
+static int policies_read(const char *path, struct policies *out, struct moat_error *err)
+{
+	memset(out, 0, sizeof(*out));
+	if (source_read(path, true, &out->src, err) < 0)
+		return -1;
+	if (mcp_policies_parse(out->src.shown, out->src.text, out->src.len, out->src.exists, &out->p, err) < 0)
+		return -1;
+	out->src.text = NULL;
+	return 0;
+}
+
+/* ---- list ---- */
+
+static json_t *strings_json(char *const *v, size_t n)
+{
+	json_t *a = json_array();
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		json_array_append_new(a, json_string(v[i]));
+	return a;
+}
+
+/* A profile's keys as they are written, for people to read. */
+static json_t *value_json(const struct toml_value *v)
+{
+	json_t *j;
+	size_t i;
+
+	switch (v->type) {
+	case TOML_STRING:
+		return json_stringn(v->u.str.ptr, v->u.str.len);
+	case TOML_INTEGER:
+		return json_integer(v->u.integer);
+	case TOML_FLOAT:
+		return json_real(v->u.flt);
+	case TOML_BOOL:
+		return json_boolean(v->u.boolean);
+	case TOML_ARRAY:
+		j = json_array();
+		for (i = 0; i < toml_array_len(v); i++)
+			json_array_append_new(j, value_json(toml_array_at(v, i)));
+		return j;
+	case TOML_TABLE:
+		j = json_object();
+		for (i = 0; i < toml_table_len(v); i++)
+			json_object_set_new(j, toml_table_at(v, i)->key, value_json(toml_table_at(v, i)->value));
+		return j;
+	default:
+		return json_null();
+	}
+}
+
+/* A dry run of `moat ARGS...` on this host: the status, and what is
+ * missing.  The command not being installed here is said, not an error. */
+static json_t *verdict(const struct moat_host *host, char **argv, size_t argc)
+{
+	struct moat_policy p;
+	struct moat_run_options o;
+	struct moat_plan plan;
+	struct moat_error err = {0};
+	json_t *j = json_object(), *missing;
+	int i;
+
+	policy_init(&p);
+	run_options_init(&o);
+	o.defer_exe_err = true;
+	if (cli_parse_run((int)argc, argv, environ, &p, &o, &err) < 0 || plan_build(&p, host, &plan, &err) < 0) {
+		json_object_set_new(j, "status", json_string("error"));
+		json_object_set_new(j, "error", json_string(err.message));
+		if (err.hint[0])
+			json_object_set_new(j, "hint", json_string(err.hint));
+		goto out;
+	}
+	json_object_set_new(j, "status", json_string(moat_status_name(plan.status)));
+	json_object_set_new(j, "backend", json_string(plan.backend));
+	missing = json_array();
+	for (i = 0; i < MOAT_P__COUNT; i++) {
+		const struct moat_verdict *v = &plan.props[i];
+
+		if (!v->requested || v->enforced)
+			continue;
+		json_array_append_new(missing, json_pack("{s:s, s:s, s:s}", "property",
+							 moat_property_name((enum moat_property)i), "reason", v->reason,
+							 "hint", v->hint));
+	}
+	json_object_set_new(j, "missing", missing);
+	if (o.exe_err.kind != MOAT_E_NONE)
+		json_object_set_new(j, "command", json_string(o.exe_err.message));
+	host_cleanup(&plan, getpid(), false);
+	plan_free(&plan);
+out:
+	policy_free(&p);
+	run_options_free(&o);
+	return j;
+}
+
+static const char *kind_name(enum mcp_kind k)
+{
+	return k == MCP_REMOTE ? "remote" : k == MCP_DISABLED ? "disabled" : "local";
+}
+
+static const char *state_name(enum mcp_state s)
+{
+	static const char *const names[] = {"unwrapped", "wrapped", "by-hand", "nested"};
+
+	return names[s];
+}
+
+/* The policy file an entry names, read once per path. */
+struct policy_cache {
+	struct policies *v;
+	char **paths;
+	size_t n;
+};
+
+static struct policies *cached(struct policy_cache *pc, const char *path)
+{
+	size_t i;
+
+	for (i = 0; i < pc->n; i++)
+		if (strcmp(pc->paths[i], path) == 0)
+			return &pc->v[i];
+	pc->v = moat_xrealloc(pc->v, (pc->n + 1) * sizeof(*pc->v));
+	pc->paths = moat_xrealloc(pc->paths, (pc->n + 1) * sizeof(*pc->paths));
+	pc->paths[pc->n] = moat_xstrdup(path);
+	if (policies_read(path, &pc->v[pc->n], &pc->v[pc->n].error) < 0)
+		pc->v[pc->n].p = NULL;
+	return &pc->v[pc->n++];
+}
+
+static void cache_free(struct policy_cache *pc)
+{
+	size_t i;
+
+	for (i = 0; i < pc->n; i++) {
+		policies_free(&pc->v[i]);
+		free(pc->paths[i]);
+	}
+	free(pc->v);
+	free(pc->paths);
+}
+
+static json_t *entry_json(const struct mcp_entry *e, const struct moat_host *host, struct policy_cache *pc,
+			  const char *self)
+{
+	json_t *j = json_pack("{s:s, s:s, s:i, s:i, s:s, s:s}", "name", e->name, "key", e->key, "line", e->pos.line,
+			      "col", e->pos.col, "kind", kind_name(e->kind), "state", state_name(e->state));
+	char **argv = NULL;
+	size_t argc = 0, i;
+
+	json_object_set_new(j, "skip", e->skip ? json_string(e->skip) : json_null());
+	json_object_set_new(j, "command", strings_json(e->argv, e->argc));
+	if (e->skip)
+		return j;
+	if (e->state == MCP_WRAPPED) {
+		struct policies *p = cached(pc, e->policies);
+		const struct toml_value *prof = p->p ? mcp_policies_profile(p->p, e->profile) : NULL;
+
+		json_object_set_new(j, "server_command",
+				    strings_json(e->argv + MCP_WRAP_ARGS, e->argc - MCP_WRAP_ARGS));
+		json_object_set_new(j, "policies", json_string(e->policies));
+		json_object_set_new(j, "profile", json_string(e->profile));
+		json_object_set_new(j, "policy", prof ? value_json(prof) : json_null());
+	}
+	if (e->state == MCP_NESTED) {
+		json_object_set_new(j, "verdict",
+				    json_pack("{s:s, s:s}", "status", "error", "error",
+					      "moat inside moat: the server's own command line runs moat again"));
+		return j;
+	}
+	/* What the client starts, as a dry run: the entry's own moat
+	 * arguments, or for one not under moat what wrap would give it. */
+	argv = moat_xcalloc(e->argc + 6, sizeof(*argv));
+	if (e->state == MCP_UNWRAPPED) {
+		argv[argc++] = (char *)"run";
+		argv[argc++] = (char *)"--profile";
+		argv[argc++] = (char *)MOAT_SERVER_DEFAULT_PROFILE;
+		argv[argc++] = (char *)"--";
+		for (i = 0; i < e->argc; i++)
+			argv[argc++] = e->argv[i];
+	} else {
+		long at = mcp_moat_index(e->argv, e->argc, self);
+
+		for (i = (size_t)at + 1; i < e->argc; i++)
+			argv[argc++] = e->argv[i];
+	}
+	if (argc > 0 && strcmp(argv[0], "run") == 0) {
+		json_t *v = verdict(host, argv, argc);
+
+		json_object_set_new(v, "if_wrapped", json_boolean(e->state == MCP_UNWRAPPED));
+		json_object_set_new(j, "verdict", v);
+	} else {
+		json_object_set_new(
+		    j, "verdict", json_pack("{s:s, s:s}", "status", "error", "error", "moat runs, but not `moat run`"));
+	}
+	free(argv);
+	return j;
+}
+
+int api_mcp_list(const struct api_mcp_request *r, json_t **out, struct moat_error *err)
+{
+	struct ctx c;
+	struct moat_host host;
+	struct policy_cache pc = {0};
+	json_t *doc = NULL, *files;
+	size_t i, k;
+	int rc = -1;
+
+	if (ctx_init(&c, r, err) < 0)
+		return -1;
+	if (load_files(&c, err) < 0 || host_probe(&host, err) < 0)
+		goto out;
+	doc = json_pack("{s:s, s:s, s:s}", "schema", "moat.mcp-list/1", "moat", r->moat, "project", c.cwd);
+	json_object_set_new(doc, "policies", c.policies ? json_string(c.policies) : json_null());
+	files = json_array();
+	for (i = 0; i < c.n_files; i++) {
+		const struct loaded *l = &c.files[i];
+		json_t *fj = json_pack("{s:s, s:s, s:s, s:s}", "client", mcp_client_id(l->client), "client_name",
+				       mcp_client_name(l->client), "scope", l->scope, "file", l->src.shown);
+		json_t *servers = json_array();
+
+		if (l->src.real && strcmp(l->src.real, l->src.shown) != 0)
+			json_object_set_new(fj, "symlink_to", json_string(l->src.real));
+		if (!l->f) {
+			json_object_set_new(fj, "error", json_string(l->error.message));
+		} else {
+			for (k = 0; k < l->f->n_entries; k++) {
+				const struct mcp_entry *e = &l->f->entries[k];
+
+				if (r->server && strcmp(e->name, r->server) != 0)
+					continue;
+				json_array_append_new(servers, entry_json(e, &host, &pc, r->moat));
+			}
+		}
+		json_object_set_new(fj, "servers", servers);
+		json_array_append_new(files, fj);
+	}
+	json_object_set_new(doc, "files", files);
+	*out = steal_ptr(&doc);
+	rc = 0;
+out:
+	cache_free(&pc);
+	ctx_free(&c);
+	return rc;
+}
+
+/* ---- wrap and unwrap: what is done, said ---- */
+
+static json_t *file_report(json_t *files, const struct loaded *l)
+{
+	json_t *fj = json_pack("{s:s, s:s, s:b, s:[]}", "file", l->src.shown, "client", mcp_client_id(l->client),
+			       "changed", 0, "servers");
+
+	if (strcmp(l->src.real, l->src.shown) != 0)
+		json_object_set_new(fj, "symlink_to", json_string(l->src.real));
+	json_array_append_new(files, fj);
+	return fj;
+}
+
+static void say(json_t *fj, const struct mcp_entry *e, const char *action, const char *profile, const char *why)
+{
+	json_t *s =
+	    json_pack("{s:s, s:s, s:i, s:s}", "name", e->name, "key", e->key, "line", e->pos.line, "action", action);
+
+	if (profile)
+		json_object_set_new(s, "profile", json_string(profile));
+	if (why)
+		json_object_set_new(s, "why", json_string(why));
+	json_array_append_new(json_object_get(fj, "servers"), s);
+}
+
+/* The entries the request names: all, or --server NAME's (which must be
+ * in some file). */
+static int check_named(const struct ctx *c, struct moat_error *err)
+{
+	size_t i, k;
+
+	if (!c->r->server)
+		return 0;
+	for (i = 0; i < c->n_files; i++)
+		for (k = 0; c->files[i].f && k < c->files[i].f->n_entries; k++)
+			if (strcmp(c->files[i].f->entries[k].name, c->r->server) == 0)
+				return 0;
+	if (c->r->config)
+		moat_error_set(err, MOAT_E_USAGE, 0, "%s: no server named %s", c->r->config, c->r->server);
+	else
+		moat_error_set(err, MOAT_E_USAGE, 0, "no server named %s in the clients' files of %s and %s",
+			       c->r->server, c->home ? c->home : "(no HOME)", c->cwd);
+	return moat_error_hint(err, "`moat mcp list` shows the servers and their files");
+}
+
+static bool selected(const struct ctx *c, const struct mcp_entry *e)
+{
+	return !c->r->server || strcmp(e->name, c->r->server) == 0;
+}
+
+/* The entry with `key` in a file parsed again. */
+static const struct mcp_entry *find_key(const struct mcp_file *f, const char *key)
+{
+	size_t i;
+
+	for (i = 0; f && i < f->n_entries; i++)
+		if (strcmp(f->entries[i].key, key) == 0)
+			return &f->entries[i];
+	return NULL;
+}
+
+static bool argv_is(const struct mcp_entry *e, char *const *v, size_t n)
+{
+	size_t i;
+
+	if (!e || e->argc != n)
+		return false;
+	for (i = 0; i < n; i++)
+		if (strcmp(e->argv[i], v[i]) != 0)
+			return false;
+	return true;
+}
+
+static int cmp_splice(const void *a, const void *b)
+{
+	const struct mcp_splice *x = a, *y = b;
+
+	return x->off < y->off ? -1 : x->off > y->off;
+}
+
+/* Keep a copy of the client's file beside it, then replace it -- if it is
+ * still what moat read. */
+static int write_client(const struct loaded *l, const char *text, size_t len, json_t *fj, struct moat_error *err)
+{
+	cleanup_free char *backup = moat_xasprintf("%s" BACKUP_SUFFIX, l->src.name);
+	cleanup_free char *shown = moat_xasprintf("%s" BACKUP_SUFFIX, l->src.real);
+
+	if (file_replace_at(l->src.dirfd, backup, shown, l->f->text, l->f->len, l->src.st.st_mode, NULL, true, err) < 0)
+		return moat_error_wrap(err, "keeping a copy of %s before changing it", l->src.shown);
+	if (file_replace_at(l->src.dirfd, l->src.name, l->src.shown, text, len, l->src.st.st_mode, &l->src.st, false,
+			    err) < 0)
+		return -1;
+	json_object_set_new(fj, "changed", json_true());
+	json_object_set_new(fj, "backup", json_string(shown));
+	return 0;
+}
+
+static int write_policies(struct policies *p, const char *text, size_t len, struct moat_error *err)
+{
+	mode_t mode = p->src.exists ? p->src.st.st_mode : 0600;
+
+	if (p->src.dirfd < 0) {
+		cleanup_free char *dir = moat_xstrdup(p->src.real ? p->src.real : p->src.shown);
+
+		*strrchr(dir, '/') = '\0';
+		if (make_dirs(dir, err) < 0)
+			return moat_error_wrap(err, "the policy file %s", p->src.shown);
+		p->src.dirfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+		if (p->src.dirfd < 0)
+			return moat_error_set(err, MOAT_E_SYSTEM, errno, "%s", dir);
+		if (!p->src.name)
+			p->src.name = moat_xstrdup(strrchr(p->src.shown, '/') + 1);
+	}
+	return file_replace_at(p->src.dirfd, p->src.name, p->src.shown, text, len, mode,
+			       p->src.exists ? &p->src.st : NULL, false, err);
+}
+
+/* Read the policy file again after writing it: its new text, stat and
+ * tree for what comes next. */
+static int policies_reread(struct policies *p, struct moat_error *err)
+{
+	cleanup_free char *path = moat_xstrdup(p->src.shown);
+
+	policies_free(p);
+	return policies_read(path, p, err);
+}
+
+/* ---- wrap ---- */
+
+/* The policy file as it was before wrap wrote it (nothing, if there was
+ * none): the client's file could not be written, and its entries must not
+ * be left without their profiles -- nor profiles without their entries. */
+static void undo_policies(struct policies *p, const char *old, bool existed)
+{
+	struct moat_error ignored = {0};
+	struct stat now;
+
+	if (fstatat(p->src.dirfd, p->src.name, &now, AT_SYMLINK_NOFOLLOW) != 0)
+		return;
+	if (!existed)
+		unlinkat(p->src.dirfd, p->src.name, 0);
+	else
+		(void)file_replace_at(p->src.dirfd, p->src.name, p->src.shown, old, strlen(old), p->src.st.st_mode,
+				      &now, false, &ignored);
+}
+
+/* The policy planned on this host, as a run plans it: what only the plan
+ * finds wrong (a grant of /tmp, which is the sandbox's own) is refused
+ * before anything is written.  What the host lacks is not an error: the
+ * verdict says it, and the mode decides at the run. */
+static int plan_check(const struct moat_policy *p, struct moat_error *err)
+{
+	struct moat_host host;
+	struct moat_plan plan;
+
+	if (host_probe(&host, err) < 0 || plan_build(p, &host, &plan, err) < 0)
+		return -1;
+	host_cleanup(&plan, getpid(), false);
+	plan_free(&plan);
+	return 0;
+}
+
+/* moat run's own check of the policy options, before anything is written. */
+static int check_flags(const struct api_mcp_request *r, struct moat_error *err)
+{
+	cleanup_free char **argv = moat_xcalloc(2 * r->n_flags + 6, sizeof(*argv));
+	struct moat_policy p;
+	struct moat_run_options o;
+	size_t argc = 0, i;
+	int rc;
+
+	argv[argc++] = (char *)"run";
+	if (r->profile && profile_is_builtin(r->profile)) {
+		argv[argc++] = (char *)"--profile";
+		argv[argc++] = (char *)r->profile;
+	}
+	for (i = 0; i < r->n_flags; i++) {
+		argv[argc++] = (char *)r->flags[i].opt;
+		if (r->flags[i].value)
+			argv[argc++] = (char *)r->flags[i].value;
+	}
+	argv[argc++] = (char *)"--";
+	argv[argc++] = (char *)"/bin/true";
+	policy_init(&p);
+	run_options_init(&o);
+	o.defer_exe_err = true;
+	rc = cli_parse_run((int)argc, argv, environ, &p, &o, err);
+	if (rc == 0)
+		rc = plan_check(&p, err);
+	policy_free(&p);
+	run_options_free(&o);
+	return rc;
+}
+
+/* The new policy file must load, and each new profile build and plan for
+ * its server as `moat run --config FILE --profile ID -- COMMAND` will
+ * (a command not installed here is no reason to refuse). */
+static int check_policies(const char *path, const char *text, size_t len, char **ids, const struct mcp_entry **es,
+			  size_t n, const char *home, struct moat_error *err)
+{
+	struct moat_config *cfg = NULL;
+	size_t i;
+	int rc = 0;
+
+	if (config_load_buffer(path, text, len, home, &cfg, err) < 0)
+		return moat_error_wrap(err, "the policy file as wrap would write it");
+	for (i = 0; i < n && rc == 0; i++) {
+		struct moat_policy p;
+		struct moat_error exe = {0};
+		struct config_request req = {.argv = es[i]->argv,
+					     .argc = es[i]->argc,
+					     .profile = ids[i],
+					     .mode = -1,
+					     .env = environ,
+					     .exe_err = &exe};
+
+		policy_init(&p);
+		rc = config_build(cfg, &req, &p, NULL, err);
+		if (rc == 0)
+			rc = policy_validate(&p, err);
+		if (rc == 0)
+			rc = plan_check(&p, err);
+		if (rc < 0)
+			moat_error_wrap(err, "the policy for %s", es[i]->name);
+		policy_free(&p);
+	}
+	config_free(cfg);
+	return rc;
+}
+
+/* Why an entry is not wrapped, or NULL: it is to be.  *refuse: naming it
+ * with --server is an error. */
+static const char *wrap_skip(const struct mcp_entry *e, bool *refuse)
+{
+	*refuse = true;
+	if (e->skip)
+		return e->skip;
+	if (e->state == MCP_BY_HAND)
+		return "it already runs under moat (written by hand): wrapping it again would run moat inside moat";
+	if (e->state == MCP_NESTED)
+		return "its command line runs moat inside moat: fix it by hand";
+	*refuse = false;
+	if (e->state == MCP_WRAPPED)
+		return "already wrapped";
+	return NULL;
+}
+
+struct plan_entry {
+	const struct mcp_entry *e;
+	char *id;
+	struct mcp_splice s;
+};
+
+static int wrap_file(struct ctx *c, struct loaded *l, struct policies *pol, json_t *fj, struct moat_error *err)
+{
+	const struct api_mcp_request *r = c->r;
+	struct plan_entry *pe = moat_xcalloc(l->f->n_entries + 1, sizeof(*pe));
+	struct mcp_splice *splices = moat_xcalloc(l->f->n_entries + 1, sizeof(*splices));
+	const struct mcp_entry **es = moat_xcalloc(l->f->n_entries + 1, sizeof(*es));
+	char **ids = moat_xcalloc(l->f->n_entries + 1, sizeof(*ids));
+	/* What is said of each entry, in the file's order, once done. */
+	cleanup_free const char **whys = moat_xcalloc(l->f->n_entries + 1, sizeof(*whys));
+	cleanup_free char *ptext = NULL, *ctext = NULL, *old = NULL;
+	struct mcp_file *check = NULL;
+	size_t n = 0, plen, clen, i, k;
+	bool existed;
+	int rc = -1;
+
+	ptext = moat_xstrdup(pol->p->exists ? pol->p->text : mcp_policies_preamble());
+	plen = strlen(ptext);
+	for (k = 0; k < l->f->n_entries; k++) {
+		const struct mcp_entry *e = &l->f->entries[k];
+		cleanup_free char **argv = NULL, *rec = NULL;
+		struct mcp_policies *now = NULL;
+		struct mcp_wrap_record wr;
+		bool refuse;
+		const char *why;
+
+		if (!selected(c, e))
+			continue;
+		why = wrap_skip(e, &refuse);
+		if (why) {
+			whys[k] = why;
+			continue;
+		}
+		/* The id, new in the file as it now is (earlier entries of
+		 * this file included). */
+		if (mcp_policies_parse(pol->src.shown, moat_xstrdup(ptext), plen, true, &now, err) < 0)
+			goto out;
+		pe[n].e = e;
+		pe[n].id = mcp_policies_new_id(now, l->client, e->name);
+		mcp_policies_free(now);
+		argv = moat_xcalloc(e->argc + MCP_WRAP_ARGS + 1, sizeof(*argv));
+		argv[0] = (char *)r->moat;
+		argv[1] = (char *)"run";
+		argv[2] = (char *)"--config";
+		argv[3] = pol->src.shown;
+		argv[4] = (char *)"--profile";
+		argv[5] = pe[n].id;
+		argv[6] = (char *)"--";
+		for (i = 0; i < e->argc; i++)
+			argv[MCP_WRAP_ARGS + i] = e->argv[i];
+		if (mcp_entry_rewrite(l->f, e, argv, e->argc + MCP_WRAP_ARGS, &pe[n].s, err) < 0)
+			goto out;
+		wr = (struct mcp_wrap_record){
+		    .id = pe[n].id,
+		    .extends = r->profile ? r->profile : MOAT_SERVER_DEFAULT_PROFILE,
+		    .flags = r->flags,
+		    .n_flags = r->n_flags,
+		    .env_pass = e->env_names,
+		    .n_env_pass = e->n_env,
+		    .cwd = c->cwd,
+		    .client = mcp_client_id(l->client),
+		    .file = l->src.shown,
+		    .server = e->name,
+		    .before = moat_xstrndup(l->f->text + pe[n].s.off, pe[n].s.end - pe[n].s.off),
+		    .after = pe[n].s.text,
+		};
+		rec = mcp_record_text(&wr, err);
+		free((char *)wr.before);
+		if (!rec)
+			goto out;
+		ptext = moat_xrealloc(ptext, plen + strlen(rec) + 1);
+		memcpy(ptext + plen, rec, strlen(rec) + 1);
+		plen += strlen(rec);
+		splices[n] = pe[n].s;
+		es[n] = e;
+		ids[n] = pe[n].id;
+		n++;
+	}
+	if (n == 0) {
+		rc = 0;
+		goto said;
+	}
+	/* Everything checked before a byte is written. */
+	if (check_policies(pol->src.shown, ptext, plen, ids, es, n, c->home, err) < 0)
+		goto out;
+	qsort(splices, n, sizeof(*splices), cmp_splice);
+	ctext = mcp_splices_apply(l->f->text, l->f->len, splices, n, &clen);
+	if (mcp_file_parse(l->src.shown, l->client, moat_xstrdup(ctext), clen, c->cwd, r->moat, &check, err) < 0) {
+		moat_error_wrap(err, "moat's own edit does not read back (a bug: nothing was written)");
+		goto out;
+	}
+	for (i = 0; i < n; i++) {
+		const struct mcp_entry *w = find_key(check, pe[i].e->key);
+
+		if (!w || w->state != MCP_WRAPPED || strcmp(w->profile, pe[i].id) != 0 ||
+		    w->argc != pe[i].e->argc + MCP_WRAP_ARGS ||
+		    !argv_is(pe[i].e, w->argv + MCP_WRAP_ARGS, w->argc - MCP_WRAP_ARGS)) {
+			moat_error_set(err, MOAT_E_CONFIG, 0,
+				       "%s: %s: moat's own edit does not read back as wrapped (a bug: nothing was "
+				       "written)",
+				       l->src.shown, pe[i].e->key);
+			goto out;
+		}
+	}
+	/* The policies first: the client's entries name them; and back as
+	 * they were when the client's file cannot be written. */
+	existed = pol->src.exists;
+	old = moat_xstrdup(pol->p->text);
+	if (write_policies(pol, ptext, plen, err) < 0)
+		goto out;
+	if (write_client(l, ctext, clen, fj, err) < 0) {
+		undo_policies(pol, old, existed);
+		goto out;
+	}
+	rc = policies_reread(pol, err);
+said:
+	for (k = 0, i = 0; k < l->f->n_entries; k++) {
+		const struct mcp_entry *e = &l->f->entries[k];
+
+		if (i < n && pe[i].e == e)
+			say(fj, e, "wrapped", pe[i++].id, NULL);
+		else if (whys[k])
+			say(fj, e, e->state == MCP_WRAPPED ? "unchanged" : "skipped",
+			    e->state == MCP_WRAPPED ? e->profile : NULL, whys[k]);
+	}
+out:
+	for (i = 0; i < l->f->n_entries; i++) {
+		free(pe[i].id);
+		mcp_splice_free(&pe[i].s);
+	}
+	free(pe);
+	free(splices);
+	free(es);
+	free(ids);
+	mcp_file_free(check);
+	return rc;
+}
+
+int api_mcp_wrap(const struct api_mcp_request *r, json_t **out, struct moat_error *err)
+{
+	struct ctx c;
+	struct policies pol = {0};
+	json_t *doc = NULL, *files;
+	size_t i, k;
+	int rc = -1;
+
+	*out = NULL;
+	if (ctx_init(&c, r, err) < 0)
+		return -1;
+	if (!c.policies) {
+		moat_error_set(err, MOAT_E_USAGE, 0, "no HOME: moat cannot tell where its policy file is");
+		moat_error_hint(err, "name it: moat mcp wrap --policies FILE");
+		goto out;
+	}
+	if (check_flags(r, err) < 0 || load_files(&c, err) < 0 || check_named(&c, err) < 0)
+		goto out;
+	/* An entry named with --server that moat does not wrap: refused,
+	 * before anything is written. */
+	for (i = 0; r->server && i < c.n_files; i++) {
+		for (k = 0; c.files[i].f && k < c.files[i].f->n_entries; k++) {
+			const struct mcp_entry *e = &c.files[i].f->entries[k];
+			const char *why;
+			bool refuse;
+
+			if (!selected(&c, e) || !(why = wrap_skip(e, &refuse)) || !refuse)
+				continue;
+			moat_error_set(err, MOAT_E_USAGE, 0, "%s:%d:%d: %s: not wrapped: %s", c.files[i].src.shown,
+				       e->pos.line, e->pos.col, e->key, why);
+			if (e->state == MCP_BY_HAND || e->state == MCP_NESTED)
+				moat_error_hint(err, "moat does not run moat inside moat; the entry is left as it is");
+			goto out;
+		}
+	}
+	if (policies_read(c.policies, &pol, err) < 0)
+		goto out;
+	doc = json_pack("{s:s, s:s}", "schema", "moat.mcp-edit/1", "policies", pol.src.shown);
+	files = json_array();
+	json_object_set_new(doc, "files", files);
+	for (i = 0; i < c.n_files; i++) {
+		struct loaded *l = &c.files[i];
+		json_t *fj;
+
+		if (!l->f) {
+			fj = json_pack("{s:s, s:s, s:[]}", "file", l->src.shown ? l->src.shown : "", "error",
+				       l->error.message, "servers");
+			json_array_append_new(files, fj);
+			continue;
+		}
+		fj = file_report(files, l);
+		if (wrap_file(&c, l, &pol, fj, err) < 0) {
+			moat_error_wrap(err, "%s", l->src.shown);
+			goto out;
+		}
+	}
+	rc = 0;
+out:
+	*out = doc;
+	policies_free(&pol);
+	ctx_free(&c);
+	return rc;
+}
+
+/* ---- unwrap ---- */
+
+/* The splice that puts back what wrap replaced: its own bytes when they
+ * are still there, else the entry's command line from the entry itself.
+ * *why says which, when not exact. */
+static int unwrap_splice(const struct loaded *l, const struct mcp_entry *e, struct policies *pol, struct mcp_splice *s,
+			 const char **why, struct moat_error *err)
+{
+	const struct toml_value *rec = pol->p ? mcp_policies_record(pol->p, e->profile) : NULL;
+	const char *before = mcp_record_get(rec, "before"), *after = mcp_record_get(rec, "after");
+	size_t start = e->args && e->args->off < e->command->off ? e->args->off : e->command->off;
+
+	if (before && after && start + strlen(after) <= l->f->len &&
+	    memcmp(l->f->text + start, after, strlen(after)) == 0) {
+		*s = (struct mcp_splice){.off = start, .end = start + strlen(after), .text = moat_xstrdup(before)};
+		*why = NULL;
+		return 0;
+	}
+	*why = rec ? "its bytes changed since wrap (the client or an editor rewrote them): its command line is put "
+		     "back from the entry, in the layout the entry has now"
+		   : "wrap's record of it is not in the policy file: its command line is put back from the entry";
+	return mcp_entry_rewrite(l->f, e, e->argv + MCP_WRAP_ARGS, e->argc - MCP_WRAP_ARGS, s, err);
+}
+
+/* Remove the profiles and records of the entries unwrapped from their
+ * policy files.  A failure here leaves a profile no entry names: said, not
+ * an error. */
+static void forget(struct policy_cache *pc, const struct mcp_entry **es, size_t n, json_t *fj)
+{
+	size_t i, k;
+
+	for (i = 0; i < pc->n; i++) {
+		struct policies *p = &pc->v[i];
+		struct mcp_splice *s = NULL;
+		struct moat_error err = {0};
+		cleanup_free char *text = NULL;
+		size_t ns = 0, len;
+		bool all = true;
+
+		if (!p->p)
+			continue;
+		for (k = 0; k < n; k++)
+			if (strcmp(es[k]->policies, pc->paths[i]) == 0)
+				all &= mcp_policies_remove(p->p, es[k]->profile, &s, &ns);
+		if (ns > 0) {
+			text = mcp_splices_apply(p->p->text, p->p->len, s, ns, &len);
+			if (write_policies(p, text, len, &err) < 0 || policies_reread(p, &err) < 0)
+				json_object_set_new(fj, "policies_left", json_string(err.message));
+		}
+		if (!all)
+			json_object_set_new(
+			    fj, "policies_left",
+			    json_sprintf("%s: a profile or record not written as its own section is left",
+					 pc->paths[i]));
+		for (k = 0; k < ns; k++)
+			mcp_splice_free(&s[k]);
+		free(s);
+	}
+}
+
+static int unwrap_file(struct ctx *c, struct loaded *l, struct policy_cache *pc, json_t *fj, struct moat_error *err)
+{
+	struct mcp_splice *splices = moat_xcalloc(l->f->n_entries + 1, sizeof(*splices));
+	const struct mcp_entry **es = moat_xcalloc(l->f->n_entries + 1, sizeof(*es));
+	const char **whys = moat_xcalloc(l->f->n_entries + 1, sizeof(*whys));
+	cleanup_free char *ctext = NULL;
+	struct mcp_file *check = NULL;
+	size_t n = 0, clen, i, k;
+	int rc = -1;
+
+	for (k = 0; k < l->f->n_entries; k++) {
+		const struct mcp_entry *e = &l->f->entries[k];
+
+		if (!selected(c, e))
+			continue;
+		if (!e->profile) {
+			if (e->state == MCP_BY_HAND)
+				say(fj, e, "skipped", NULL,
+				    "it runs under moat as written by hand, not by moat mcp wrap");
+			else if (c->r->server)
+				say(fj, e, "unchanged", NULL, "not wrapped");
+			continue;
+		}
+		if (unwrap_splice(l, e, cached(pc, e->policies), &splices[n], &whys[n], err) < 0)
+			goto out;
+		es[n++] = e;
+	}
+	if (n == 0) {
+		rc = 0;
+		goto out;
+	}
+	qsort(splices, n, sizeof(*splices), cmp_splice);
+	ctext = mcp_splices_apply(l->f->text, l->f->len, splices, n, &clen);
+	if (mcp_file_parse(l->src.shown, l->client, moat_xstrdup(ctext), clen, c->cwd, c->r->moat, &check, err) < 0) {
+		moat_error_wrap(err, "moat's own edit does not read back (a bug: nothing was written)");
+		goto out;
+	}
+	for (i = 0; i < n; i++) {
+		const struct mcp_entry *u = find_key(check, es[i]->key);
+
+		if (!u || u->profile || !argv_is(u, es[i]->argv + MCP_WRAP_ARGS, es[i]->argc - MCP_WRAP_ARGS)) {
+			moat_error_set(
+			    err, MOAT_E_CONFIG, 0,
+			    "%s: %s: moat's own edit does not read back as the server's command line (a bug: "
+			    "nothing was written)",
+			    l->src.shown, es[i]->key);
+			goto out;
+		}
+	}
+	if (write_client(l, ctext, clen, fj, err) < 0)
+		goto out;
+	for (i = 0; i < n; i++)
+		say(fj, es[i], "unwrapped", es[i]->profile, whys[i]);
+	forget(pc, es, n, fj);
+	rc = 0;
+out:
+	for (i = 0; i < n; i++)
+		mcp_splice_free(&splices[i]);
+	free(splices);
+	free(es);
+	free(whys);
+	mcp_file_free(check);
+	return rc;
+}
+
+int api_mcp_unwrap(const struct api_mcp_request *r, json_t **out, struct moat_error *err)
+{
+	struct ctx c;
+	struct policy_cache pc = {0};
+	json_t *doc = NULL, *files;
+	size_t i;
+	int rc = -1;
+
+	*out = NULL;
+	if (ctx_init(&c, r, err) < 0)
+		return -1;
+	if (load_files(&c, err) < 0 || check_named(&c, err) < 0)
+		goto out;
+	doc = json_pack("{s:s}", "schema", "moat.mcp-edit/1");
+	files = json_array();
+	json_object_set_new(doc, "files", files);
+	for (i = 0; i < c.n_files; i++) {
+		struct loaded *l = &c.files[i];
+
+		if (!l->f)
+			continue;
+		if (unwrap_file(&c, l, &pc, file_report(files, l), err) < 0) {
+			moat_error_wrap(err, "%s", l->src.shown);
+			goto out;
+		}
+	}
+	rc = 0;
+out:
+	*out = doc;
+	cache_free(&pc);
+	ctx_free(&c);
+	return rc;
+}

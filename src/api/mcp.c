@@ -1031,10 +1031,15 @@ static int unwrap_file(struct ctx *c, struct loaded *l, struct policy_cache *pc,
 
 		if (!selected(c, e))
 			continue;
-		if (!e->profile) {
+		/* moat inside moat in wrap's form is unwrapped only when
+		 * named: its server's own command line runs moat too. */
+		if (!e->profile || (e->state == MCP_NESTED && !c->r->server)) {
 			if (e->state == MCP_BY_HAND)
 				say(fj, e, "skipped", NULL,
 				    "it runs under moat as written by hand, not by moat mcp wrap");
+			else if (e->state == MCP_NESTED)
+				say(fj, e, "skipped", NULL,
+				    "moat inside moat: left as it is unless named with --server");
 			else if (c->r->server)
 				say(fj, e, "unchanged", NULL, "not wrapped");
 			continue;

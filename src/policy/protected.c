@@ -15,11 +15,30 @@ static const char *const protected_names[] = {
 };
 
 /* And in a granted HOME: what a login shell, git, the desktop session and
- * the user's own PATH run from there. */
+ * the user's own PATH run from there; and moat's own policy file of the
+ * servers `moat mcp wrap` wrapped (~/.config/moat/servers.toml), which a
+ * server could otherwise rewrite to loosen its own sandbox at its next
+ * start. */
 static const char *const protected_home_names[] = {
-	".bashrc", ".bash_profile", ".bash_login", ".bash_logout", ".profile", ".zshrc", ".zprofile", ".zshenv",
-	".zlogin", ".inputrc", ".gitconfig", ".ripgreprc", ".config/git/", ".config/fish/", ".config/systemd/user/",
-	".config/autostart/", ".local/bin/", "bin/",
+    ".bashrc",
+    ".bash_profile",
+    ".bash_login",
+    ".bash_logout",
+    ".profile",
+    ".zshrc",
+    ".zprofile",
+    ".zshenv",
+    ".zlogin",
+    ".inputrc",
+    ".gitconfig",
+    ".ripgreprc",
+    ".config/git/",
+    ".config/fish/",
+    ".config/systemd/user/",
+    ".config/autostart/",
+    ".local/bin/",
+    "bin/",
+    ".config/moat/",
 };
 
 const char *const *policy_protected_names(size_t *n)

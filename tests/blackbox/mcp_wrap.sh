@@ -160,6 +160,15 @@ ok "$([ -L "$H/.cursor/mcp.json" ] && cmp -s "$ORIG/home/dotfiles/cursor-mcp.jso
 	"  a symlinked file: the link stays, the file it leads to is edited, its backup beside it"
 is "$(diff "$ORIG/home/.codex/config.toml" "$H/.codex/config.toml" | grep -c '^[<>]')" 8 \
 	"  Codex's TOML: only the command and args lines of its two local servers differ"
+# A server granted all of HOME still cannot loosen its own policy.
+m run --profile mcp --write "$H" -- /bin/sh -c 'echo "[profiles.x]" >>"$HOME/.config/moat/servers.toml"' >/dev/null 2>&1
+ok "$(! grep -q 'profiles.x' "$POL" && echo 0 || echo 1)" \
+	"  the policy file is read-only inside a granted HOME (~/.config/moat is protected)"
+cp "$POL" "$SCRATCH/pol"
+m run --profile mcp --write "$H" --unprotect "$H/.config/moat" -- /bin/sh -c \
+	'echo "[profiles.x]" >>"$HOME/.config/moat/servers.toml"' >/dev/null 2>&1
+ok "$(grep -q 'profiles.x' "$POL" && echo 0 || echo 1)" "  control: --unprotect lifts it, and the write lands"
+cp "$SCRATCH/pol" "$POL"
 WRAPPED=$BASE/wrapped
 mkdir -p "$WRAPPED"
 cp -a "$H" "$WRAPPED/home"

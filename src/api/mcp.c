@@ -217,9 +217,8 @@ static int load(struct ctx *c, const char *path, enum mcp_client client, const c
 	l->error = e;
 	if (e.kind != MOAT_E_NONE)
 		return 0;
-	if (mcp_file_parse(src.shown, client, src.text, src.len, c->cwd, c->r->moat, &l->f, &l->error) == 0)
-		l->src.text = NULL; /* the file's now */
-	else if (named)
+	l->src.text = NULL; /* the parser's now */
+	if (mcp_file_parse(src.shown, client, src.text, src.len, c->cwd, c->r->moat, &l->f, &l->error) < 0 && named)
 		return (*err = l->error, -1);
 	return 0;
 }

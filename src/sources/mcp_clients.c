@@ -475,7 +475,6 @@ int mcp_file_parse(const char *path, enum mcp_client client, char *text, size_t 
 	*out = f;
 	return 0;
 fail:
-	f->text = NULL; /* the caller's again */
 	mcp_file_free(f);
 	return -1;
 }

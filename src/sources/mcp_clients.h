@@ -96,8 +96,8 @@ struct mcp_file {
 	size_t n_entries;
 };
 
-/* The server entries of a client's file whose text is `text` (taken over;
- * NUL-terminated): those of mcpServers, mcp_servers or servers, and in
+/* The server entries of a client's file whose text is `text` (taken over,
+ * also on failure; NUL-terminated): those of mcpServers, mcp_servers or servers, and in
  * Claude Code's ~/.claude.json those of projects.PROJECT.mcpServers too.
  * `self` is moat's own path, also recognised as moat.  A syntax error is
  * MOAT_E_CONFIG with file:line:col. */

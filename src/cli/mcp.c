@@ -52,13 +52,64 @@ static const char *str(const json_t *o, const char *key)
 	return s ? s : "";
 }
 
-/* "ID (extends mcp; write /x /y; net none)", from the profile's keys. */
+/* A value as a person reads it: a string bare, anything else as JSON. */
+static void put_value(FILE *f, const json_t *v)
+{
+	char *t;
+
+	if (json_is_string(v)) {
+		fprintf(f, "%s", json_string_value(v));
+		return;
+	}
+	t = json_dumps(v, JSON_ENCODE_ANY);
+	fprintf(f, "%s", t ? t : "?");
+	free(t);
+}
+
+/* The keys of a profile: "key v1 v2", a table's as "table.key v", the
+ * profile it extends first and bare. */
+static void put_keys(FILE *f, const char *prefix, const json_t *obj, const char **sep)
+{
+	const char *key;
+	json_t *v, *item;
+	size_t i;
+
+	json_object_foreach((json_t *)obj, key, v)
+	{
+		if (json_is_object(v)) {
+			char sub[256];
+
+			snprintf(sub, sizeof(sub), "%s%s.", prefix, key);
+			put_keys(f, sub, v, sep);
+			continue;
+		}
+		fprintf(f, "%s", *sep);
+		*sep = "; ";
+		if (!*prefix && strcmp(key, "extends") == 0) {
+			put_value(f, v);
+			continue;
+		}
+		fprintf(f, "%s%s", prefix, key);
+		if (!json_is_array(v)) {
+			fputc(' ', f);
+			put_value(f, v);
+		}
+		json_array_foreach(v, i, item)
+		{
+			fputc(' ', f);
+			put_value(f, item);
+		}
+	}
+}
+
+/* "ID (mcp; write /x /y; network.allow api.github.com)", from the
+ * profile's own keys. */
 static char *policy_text(const json_t *s)
 {
-	const json_t *policy = json_object_get(s, "policy"), *v;
-	const char *state = str(s, "state"), *key;
+	const json_t *policy = json_object_get(s, "policy");
+	const char *state = str(s, "state"), *sep = " (";
 	char *buf = NULL;
-	size_t len = 0, i;
+	size_t len = 0;
 	FILE *f;
 
 	if (strcmp(state, "by-hand") == 0)
@@ -72,30 +123,7 @@ static char *policy_text(const json_t *s)
 	if (!json_is_object(policy)) {
 		fprintf(f, " (not in %s)", str(s, "policies"));
 	} else {
-		const char *sep = " (";
-
-		json_object_foreach((json_t *)policy, key, v)
-		{
-			json_t *item;
-
-			fprintf(f, "%s%s", sep, strcmp(key, "extends") == 0 ? "" : key);
-			sep = "; ";
-			if (json_is_array(v)) {
-				json_array_foreach(v, i, item)
-				{
-					char *t = json_dumps(item, JSON_ENCODE_ANY);
-
-					fprintf(f, " %s", json_is_string(item) ? json_string_value(item) : t);
-					free(t);
-				}
-			} else {
-				char *t = json_dumps(v, JSON_ENCODE_ANY);
-
-				fprintf(f, "%s%s", strcmp(key, "extends") == 0 ? "" : " ",
-					json_is_string(v) ? json_string_value(v) : t);
-				free(t);
-			}
-		}
+		put_keys(f, "", policy, &sep);
 		fprintf(f, ")");
 	}
 	fclose(f);

@@ -3,10 +3,12 @@
  * unwrap").  The work is the library's (api/mcp.c); this parses the
  * arguments and prints what it returns.
  *
- *   moat mcp list   [--config FILE] [--server NAME] [--policies FILE] [--json]
+ *   moat mcp list   [--config FILE] [--server NAME] [--json]
  *   moat mcp wrap   [--config FILE] [--server NAME] [--policies FILE] [--moat PATH]
  *                   [--profile NAME] [POLICY OPTIONS]
- *   moat mcp unwrap [--config FILE] [--server NAME] [--policies FILE] */
+ *   moat mcp unwrap [--config FILE] [--server NAME]
+ *
+ * unwrap, and list, use the policy file each wrapped entry names. */
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -21,10 +23,10 @@
 
 static int usage(FILE *out)
 {
-	fprintf(out, "usage: moat mcp list   [--config FILE] [--server NAME] [--policies FILE] [--json]\n"
+	fprintf(out, "usage: moat mcp list   [--config FILE] [--server NAME] [--json]\n"
 		     "       moat mcp wrap   [--config FILE] [--server NAME] [--policies FILE] [--moat PATH]\n"
 		     "                       [--profile NAME] [POLICY OPTIONS]\n"
-		     "       moat mcp unwrap [--config FILE] [--server NAME] [--policies FILE]\n\n"
+		     "       moat mcp unwrap [--config FILE] [--server NAME]\n\n"
 		     "The MCP clients' files of HOME and this directory (Claude Desktop, Claude Code, Codex, Cursor,\n"
 		     "VS Code, Gemini CLI, Windsurf), or --config FILE alone: list their servers with whether each\n"
 		     "runs under moat, its policy and a dry run's verdict here; wrap rewrites entries to run\n"
@@ -328,7 +330,7 @@ int cmd_mcp(int argc, char **argv)
 			slot = &r.config;
 		else if (strcmp(opt, "--server") == 0)
 			slot = &r.server;
-		else if (strcmp(opt, "--policies") == 0)
+		else if (wrap && strcmp(opt, "--policies") == 0)
 			slot = &r.policies;
 		else if (wrap && strcmp(opt, "--moat") == 0)
 			slot = &given_moat;

@@ -107,7 +107,11 @@ const char *env_ca_bundle_name(size_t i)
 
 void env_add_safe_set(struct moat_policy *p)
 {
-	static const char *const safe[] = {"PATH", "HOME", "LANG", "LC_*", "SSL_CERT_FILE", "XDG_*"};
+	/* TERM names the terminal type, which a program needs to drive the
+	 * terminal it is given (launch/term.h): less, vi and top are "not
+	 * fully functional" without it.  A name, no path: terminfo's
+	 * directories come from TERMINFO and TERMINFO_DIRS, which do not pass. */
+	static const char *const safe[] = {"PATH", "HOME", "LANG", "LC_*", "SSL_CERT_FILE", "TERM", "XDG_*"};
 	struct moat_origin o = {.source = "safe environment set"};
 	size_t i;
 

@@ -104,11 +104,11 @@ ok $gone "after SIGKILL of moat, the daemon is gone within a second"
 pkill -KILL -f "$marker" 2>/dev/null
 
 # --- environment: exactly the safe set plus what was declared
-out=$(env -i PATH=/usr/bin:/bin HOME=/nonexistent-home LANG=C.UTF-8 LC_ALL=C XDG_DATA_HOME=/x \
+out=$(env -i PATH=/usr/bin:/bin HOME=/nonexistent-home LANG=C.UTF-8 LC_ALL=C XDG_DATA_HOME=/x TERM=xterm-256color \
 	SSL_CERT_FILE=/etc/ssl/certs/ca-certificates.crt AWS_SECRET_ACCESS_KEY=leak GITHUB_TOKEN=leak \
 	SSH_AUTH_SOCK=/tmp/agent LD_PRELOAD=/nonexistent.so FOO=passed \
 	"$MOAT" run --profile strict --env A=1 --env-pass FOO -- /usr/bin/env 2>/dev/null | sort | tr '\n' ' ')
-is "$out" "A=1 FOO=passed HOME=/nonexistent-home LANG=C.UTF-8 LC_ALL=C PATH=/usr/bin:/bin SSL_CERT_FILE=/etc/ssl/certs/ca-certificates.crt XDG_DATA_HOME=/x " \
+is "$out" "A=1 FOO=passed HOME=/nonexistent-home LANG=C.UTF-8 LC_ALL=C PATH=/usr/bin:/bin SSL_CERT_FILE=/etc/ssl/certs/ca-certificates.crt TERM=xterm-256color XDG_DATA_HOME=/x " \
 	"the child's environment is exactly the safe set plus --env and --env-pass"
 out=$(env -i PATH=/usr/bin:/bin LD_PRELOAD=x "$MOAT" run --env-pass LD_PRELOAD -- true 2>&1); rc=$?
 is "$rc" 125 "--env-pass LD_PRELOAD is refused with 125"

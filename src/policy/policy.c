@@ -6,6 +6,7 @@
 #include <stdlib.h>
 
 #include "policy/netdest.h"
+#include "util/cleanup.h"
 #include "util/mem.h"
 
 void policy_init(struct moat_policy *p)
@@ -72,6 +73,8 @@ void policy_free(struct moat_policy *p)
 	for (i = 0; i < p->n_net_pins; i++)
 		net_pin_free(&p->net_pins[i]);
 	free(p->net_pins);
+	for (i = 0; i < p->n_terminal; i++)
+		free(p->terminal[i].path);
 	memset(p, 0, sizeof(*p));
 }
 
@@ -147,6 +150,24 @@ void policy_set_argv(struct moat_policy *p, char *const *argv, size_t argc)
 	for (i = 0; i < argc; i++)
 		p->argv[i] = moat_xstrdup(argv[i]);
 	p->argc = argc;
+}
+
+void policy_set_terminal(struct moat_policy *p, const char *pty_path)
+{
+	const char *paths[] = {"/dev/tty", pty_path};
+	size_t i;
+
+	for (i = 0; i < p->n_terminal; i++)
+		free(p->terminal[i].path);
+	/* Read and write, with the ioctls of a terminal (Landlock grants
+	 * device ioctls with write: kernel/landlock.c).  /dev/tty opens the
+	 * opener's controlling terminal: the command's own pty. */
+	for (i = 0; i < ARRAY_LEN(paths); i++)
+		p->terminal[i] = (struct moat_path_rule){.path = moat_xstrdup(paths[i]),
+							 .access = MOAT_ACCESS_WRITE,
+							 .from_profile = true,
+							 .origin = {.source = "the command's terminal"}};
+	p->n_terminal = ARRAY_LEN(paths);
 }
 
 const struct moat_env_rule *policy_find_env(const struct moat_policy *p, const char *name)
@@ -302,6 +323,19 @@ const char *moat_access_name(enum moat_access a)
 		return "write";
 	case MOAT_ACCESS_DENY:
 		return "deny";
+	}
+	return "?";
+}
+
+const char *moat_tty_name(enum moat_tty t)
+{
+	switch (t) {
+	case MOAT_TTY_AUTO:
+		return "auto";
+	case MOAT_TTY_ON:
+		return "on";
+	case MOAT_TTY_OFF:
+		return "off";
 	}
 	return "?";
 }

@@ -37,6 +37,14 @@ enum moat_access {
 	MOAT_ACCESS_DENY,  /* neither, even inside a granted parent */
 };
 
+/* A terminal for the command (launch/term.h): a pty of its own when moat's
+ * stdin is a terminal (auto), always (--tty), or never (--no-tty). */
+enum moat_tty {
+	MOAT_TTY_AUTO = 0,
+	MOAT_TTY_ON,
+	MOAT_TTY_OFF,
+};
+
 /* Where a rule came from: "command line", a profile, or file:line:col. */
 struct moat_origin {
 	const char *source; /* static string or owned by the policy's strings */
@@ -161,6 +169,16 @@ struct moat_policy {
 	struct moat_net_pin *net_pins;
 	size_t n_net_pins, cap_net_pins;
 
+	enum moat_tty tty;
+	/* The terminal the command gets, when it gets one: the grants of its
+	 * pty and of /dev/tty, which the plan resolves after `paths`
+	 * (resolve/fsplan.c).  Not a source's: the launcher makes the pty
+	 * before planning and names it here (launch/term.h).  Apart from
+	 * `paths`, so that the policy's digest does not name the pty, whose
+	 * number differs from run to run. */
+	struct moat_path_rule terminal[2];
+	size_t n_terminal;
+
 	/* Property bits (plan/properties.h) required on top of the profile. */
 	uint32_t require;
 
@@ -180,6 +198,8 @@ void policy_add_keep_fd(struct moat_policy *p, int fd);
 void policy_add_net_dest(struct moat_policy *p, struct moat_net_dest *d);
 void policy_add_net_pin(struct moat_policy *p, struct moat_net_pin *pin);
 void policy_set_argv(struct moat_policy *p, char *const *argv, size_t argc);
+/* The command gets the pty at `pty_path` as its terminal (see `terminal`). */
+void policy_set_terminal(struct moat_policy *p, const char *pty_path);
 
 /* The last rule for `name`, or NULL. */
 const struct moat_env_rule *policy_find_env(const struct moat_policy *p, const char *name);
@@ -196,5 +216,6 @@ int moat_mode_parse(const char *s, enum moat_mode *out);
 const char *moat_net_name(enum moat_net n);
 int moat_net_parse(const char *s, enum moat_net *out);
 const char *moat_access_name(enum moat_access a);
+const char *moat_tty_name(enum moat_tty t);
 
 #endif

@@ -1476,6 +1476,9 @@ int fs_plan_build(const struct moat_policy *p, const char *home, struct fs_plan 
 	for (i = 0; i < p->n_paths; i++)
 		if (resolve_rule(fp, p, &p->paths[i], &dt, err) < 0)
 			goto fail;
+	for (i = 0; i < p->n_terminal; i++)
+		if (resolve_rule(fp, p, &p->terminal[i], &dt, err) < 0)
+			goto fail;
 	deny_tree_free(&dt);
 	/* Links a deny was reached through are excluded too: replacing one
 	 * would move the denied name somewhere else. */

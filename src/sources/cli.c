@@ -55,6 +55,7 @@ struct cli_state {
 	const char *config, *server;
 	char *const *env; /* moat's environment */
 	int mode; /* enum moat_mode, or -1 */
+	int tty;  /* enum moat_tty, or -1 */
 	uint32_t require;
 	bool unix_sockets;
 	bool allow_net; /* an --allow-net was given */
@@ -387,6 +388,18 @@ static int opt_flag(struct cli_state *s, const char *opt, const char *val, struc
 	return 0;
 }
 
+/* --tty, --no-tty: one of them, once or repeated, never both. */
+static int opt_tty(struct cli_state *s, const char *opt, const char *val, struct moat_error *err)
+{
+	int want = strcmp(opt, "--tty") == 0 ? MOAT_TTY_ON : MOAT_TTY_OFF;
+
+	(void)val;
+	if (s->tty >= 0 && s->tty != want)
+		return usage_error(err, "--tty and --no-tty contradict each other%s%s", "", "");
+	s->tty = want;
+	return 0;
+}
+
 /* The option table: later issues add rows, not parsing code. */
 static const struct option_def options[] = {
     {"--config", true, opt_config, "FILE", "read servers, [sandbox] and [profiles] from FILE (docs/config.md)"},
@@ -428,6 +441,11 @@ static const struct option_def options[] = {
     {"--events-fd", true, opt_events_fd, "N",
      "stream a JSON line to descriptor N for each connection or name the network allowlist refuses, as it happens"},
     {"--keep-fd", true, opt_keep_fd, "N", "let the command inherit descriptor N"},
+    {"--tty", false, opt_tty, NULL,
+     "give the command a terminal of its own (a pty moat relays) even when stdin is not a terminal; by default "
+     "it gets one when stdin is a terminal"},
+    {"--no-tty", false, opt_tty, NULL,
+     "never give the command a terminal: its stdin, stdout and stderr stay as they are"},
     {"--dry-run", false, opt_flag, NULL, "print the policy and plan as JSON; run nothing"},
     {"--help", false, opt_flag, NULL, "this help"},
 };
@@ -641,6 +659,8 @@ static int apply_flags(struct cli_state *s, const char *home, struct moat_error 
 		p->net = MOAT_NET_ALLOW;
 	if (s->mode >= 0)
 		p->mode = (enum moat_mode)s->mode;
+	if (s->tty >= 0)
+		p->tty = (enum moat_tty)s->tty;
 	p->require |= s->require;
 	if (s->unix_sockets)
 		p->unix_sockets = true;
@@ -651,7 +671,7 @@ static int apply_flags(struct cli_state *s, const char *home, struct moat_error 
 int cli_parse_run_meta(int argc, char **argv, char *const *environ_in, struct moat_policy *p,
 		       struct moat_run_options *o, struct moat_server_meta *meta, struct moat_error *err)
 {
-	struct cli_state s = {.p = p, .o = o, .mode = -1, .env = environ_in};
+	struct cli_state s = {.p = p, .o = o, .mode = -1, .tty = -1, .env = environ_in};
 	const char *home = config_getenv(environ_in, "HOME");
 	struct moat_server_meta found = {0};
 	char **cmd = NULL;

@@ -22,6 +22,7 @@
 #include "sources/config.h"
 #include "launch/guard.h"
 #include "launch/signals.h"
+#include "launch/term.h"
 #include "util/stdfds.h"
 #include "util/cleanup.h"
 #include "util/mkdirs.h"
@@ -177,6 +178,7 @@ int moat_run_main(int argc, char **argv)
 	struct runner_run rr = {0};
 	struct moat_guard guard = {.pid = -1, .fd = -1};
 	struct report_dest dest;
+	struct term term;
 	json_t *report = NULL;
 	int code = 125, ran;
 	bool have_plan = false;
@@ -198,6 +200,7 @@ int moat_run_main(int argc, char **argv)
 	run_options_init(&opts);
 	opts.defer_exe_err = true;
 	report_dest_init(&dest);
+	term_init(&term);
 	if (host_probe(&host, &err) < 0 || cli_parse_run_meta(argc, argv, environ, &policy, &opts, &meta, &err) < 0) {
 		code = stop(&opts, &err);
 		goto out;
@@ -230,6 +233,12 @@ int moat_run_main(int argc, char **argv)
 	 * retry for a minute (sources/runners.h). */
 	runner_fail_fast_env(&policy);
 	if (opts.mkdir && make_write_dirs(&policy, opts.dry_run, &err) < 0) {
+		code = stop(&opts, &err);
+		goto out;
+	}
+	/* The command's terminal, if it gets one, is made before planning:
+	 * the plan grants it (launch/term.h).  A dry run makes none. */
+	if (!opts.dry_run && term_open(&term, &policy, &err) < 0) {
 		code = stop(&opts, &err);
 		goto out;
 	}
@@ -320,7 +329,7 @@ int moat_run_main(int argc, char **argv)
 	 * run; then the tree's cgroup and the run (launch_run). */
 	if (guard_start(&guard, &plan, &err) < 0 ||
 	    (plan.status != MOAT_STATUS_OFF && fs_placeholders_make(&plan.fs, guard_placeholder_made, &guard, &err) < 0) ||
-	    launch_run(&policy, &plan, start_ns, opts.events_fd, guard.pid, &result, &err) < 0) {
+	    launch_run(&policy, &plan, &term, start_ns, opts.events_fd, guard.pid, &result, &err) < 0) {
 		/* The sandbox could not be created: still say so in the report,
 		 * so an embedder sees an error, not a missing file. */
 		code = moat_error_print(&err);
@@ -357,6 +366,7 @@ write_report:
 		code = 125;
 	}
 out:
+	term_close(&term);
 	json_decref(report);
 	launch_result_free(&result);
 	if (have_plan) {

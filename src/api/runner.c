@@ -97,7 +97,7 @@ static int fetch_launch(struct moat_policy *fp, struct moat_plan *plan, long lon
 		return -1;
 	if (stdio_quiet(&q, err) == 0 && (plan->status == MOAT_STATUS_OFF ||
 					  fs_placeholders_make(&plan->fs, guard_placeholder_made, &guard, err) == 0))
-		rc = launch_run(fp, plan, start_ns, -1, guard.pid, res, err);
+		rc = launch_run(fp, plan, NULL, start_ns, -1, guard.pid, res, err);
 	*output = stdio_restore(&q);
 	host_cleanup(plan, getpid(), false);
 	guard_done(&guard);

@@ -30,6 +30,7 @@
 #include "resolve/view.h"
 #include "util/cleanup.h"
 #include "util/mem.h"
+#include "util/path.h"
 
 #define HINT_USERNS HOST_HINT_USERNS "; or run moat as root"
 #define HINT_SECCOMP HOST_HINT_SECCOMP
@@ -112,7 +113,9 @@ static int emit_op(const struct backend_ctx *ctx, struct backend_plan *bp, const
 		backend_argv_add(bp, op->dest);
 		break;
 	case VIEW_BIND:
-		if (op->device && bwrap_dev_node(op->dest))
+		/* The command's pty (launch/term.h) is its stdio: bwrap's
+		 * /dev/pts is a devpts of its own, with no entry to bind it on. */
+		if (op->device && (bwrap_dev_node(op->dest) || path_within(op->dest, "/dev/pts")))
 			break;
 		return emit_bind(ctx, bp, op, false, err);
 	case VIEW_PIN:

@@ -349,8 +349,16 @@ static int native_compile(const struct backend_ctx *ctx, struct backend_plan *bp
 	else
 		verdict_missing(&props[MOAT_P_SYS_FILTER], seccomp_hint, "%s", seccomp_why);
 
-	if (np->use_seccomp)
+	/* With a terminal (launch/term.h) the command's controlling terminal
+	 * is a pty of its own, which moat relays: TIOCSTI reaches only that. */
+	if (np->use_seccomp && p->n_terminal)
+		verdict_enforce(&props[MOAT_P_TTY_INJECT], "setsid, a pty of its own as its terminal (relayed by "
+							   "moat); seccomp: TIOCSTI, TIOCLINUX refused");
+	else if (np->use_seccomp)
 		verdict_enforce(&props[MOAT_P_TTY_INJECT], "setsid; seccomp: TIOCSTI, TIOCLINUX refused");
+	else if ((h->userns || !h->root) && p->n_terminal)
+		verdict_enforce(&props[MOAT_P_TTY_INJECT], "setsid, a pty of its own as its terminal (relayed by "
+							   "moat): TIOCSTI reaches only it; no CAP_SYS_ADMIN");
 	else if (h->userns || !h->root)
 		verdict_enforce(&props[MOAT_P_TTY_INJECT], "setsid: no controlling terminal, no CAP_SYS_ADMIN");
 	else

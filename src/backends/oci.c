@@ -643,6 +643,11 @@ static void verdicts(const struct backend_ctx *ctx, struct backend_plan *bp, con
 	 * filter refuses it.  gVisor implements ioctls itself: not measured. */
 	if (f->seccomp && !gvisor)
 		verdict_enforce(&props[MOAT_P_TTY_INJECT], "seccomp (via %s): TIOCSTI, TIOCLINUX refused", rt);
+	else if (gvisor && p->n_terminal)
+		/* Every fd of 0-2 that was the caller's terminal is moat's
+		 * pty instead (launch/term.h): TIOCSTI reaches only that. */
+		verdict_enforce(&props[MOAT_P_TTY_INJECT], "a pty of moat's in place of the caller's terminal on fds "
+							   "0-2 (relayed by moat)");
 	else if (gvisor)
 		verdict_missing(&props[MOAT_P_TTY_INJECT], "use --backend native or bwrap",
 				"gVisor passes a host terminal on fds 0-2 through; TIOCSTI on it is not refused by a "

@@ -13,7 +13,9 @@
  *   4. with a pid namespace, this process is its init: it forks the
  *      command and stays behind to reap and forward signals;
  *   5. in the command: setsid() (no controlling terminal: no TIOCSTI into
- *      the caller's terminal), chdir;
+ *      the caller's terminal), or, when it gets a terminal, setsid() and
+ *      its own pty as the controlling terminal of that session
+ *      (launch/term.h: TIOCSTI reaches only the pty); chdir;
  *   6. PR_SET_NO_NEW_PRIVS, then Landlock (which needs NNP when there is
  *      no CAP_SYS_ADMIN; NNP before it costs nothing);
  *   7. drop every capability (bounding, ambient, effective, permitted,
@@ -415,6 +417,26 @@ static void place_tool_fds(const struct child_args *a, const struct backend_plan
 		fail(a, 125, errno, "dup2 the caller's stderr to %d", bp->stderr_to);
 }
 
+/* Step 5, with a terminal (launch/term.h): the pty moat made becomes the
+ * command's fds that were the caller's terminal (all three with --tty),
+ * then, under moat's in-child program, the controlling terminal of the
+ * session setsid just made: a session has at most one, so neither
+ * TIOCSTI nor /dev/tty can reach the caller's.  A tool gets the pty as its
+ * stdio only: bwrap --new-session and the OCI runtimes make a session of
+ * their own for the command, and the pty's signals would go to the tool
+ * (moat sends the typed ones itself then: term.c, typed_signals). */
+static void take_terminal(const struct child_args *a, bool tool)
+{
+	int fd;
+
+	for (fd = 0; fd <= 2; fd++)
+		if ((a->tty_fds & (1u << fd)) && dup2(a->tty_fd, fd) < 0)
+			fail(a, 125, errno, "dup2 the command's terminal to fd %d", fd);
+	if (!tool && ioctl(a->tty_fd, TIOCSCTTY, 0) != 0)
+		fail(a, 125, errno, "TIOCSCTTY: the pty as the command's controlling terminal");
+	close(a->tty_fd);
+}
+
 /* Step 5 onwards, written once for the command under moat's in-child
  * program and for a tool: what moat owns in either case -- a new session,
  * the cwd, no_new_privs (unless the tool is setuid), only the declared fds
@@ -434,6 +456,10 @@ static _Noreturn void exec_sandboxed(const struct child_args *a)
 
 	if (setsid() < 0)
 		fail(a, 125, errno, "setsid");
+	/* Before the tool's fds are placed: moat's copy of the pty may be at
+	 * one of their numbers. */
+	if (a->tty_fd >= 0)
+		take_terminal(a, tool);
 	if (chdir(a->policy->cwd) != 0)
 		fail(a, 125, errno, "chdir %s", a->policy->cwd);
 	if (tool)
@@ -524,6 +550,9 @@ static _Noreturn void run_init(const struct child_args *a, pid_t cmd)
 	close(a->err_fd);
 	if (a->fence_fd >= 0)
 		close(a->fence_fd);
+	/* The pty hangs up when the last process inside closes it. */
+	if (a->tty_fd >= 0)
+		close(a->tty_fd);
 	/* moat blocked the signals before the clone: nothing was lost. */
 	sfd = reaper_signalfd(NULL);
 	if (sfd < 0 || reaper_run(cmd, sfd, -1, &status) != REAPER_EXITED)

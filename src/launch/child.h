@@ -29,11 +29,13 @@ struct child_args {
 	 * from clone and closes first: while it holds the lifeline's write
 	 * end, the lifeline cannot hang up, and while it holds go's write
 	 * end, its wait for go cannot end when moat dies. */
-	int parent_ends[7];
+	int parent_ends[10];
 	int started_fd; /* write end for moat __init --started-fd; -1: none */
 	int tool_err_fd; /* write end: the tool's stderr (backend.h, stderr_to) */
 	int fence_fd;    /* net allow: the unix socket the fence's fds go to
 			  * moat by (kernel/netfence.h); -1: no fence */
+	int tty_fd;	 /* the command's end of its pty (launch/term.h); -1: none */
+	unsigned tty_fds; /* bit i: the command's fd i is that pty */
 };
 
 /* Runs in the first child; never returns. */

@@ -19,6 +19,7 @@
 #include "launch/child.h"
 #include "launch/fence.h"
 #include "launch/signals.h"
+#include "launch/term.h"
 #include "util/cleanup.h"
 
 long long moat_now_ns(void)
@@ -243,16 +244,20 @@ static void tree_signal(const struct tree_route *t, int sig)
 	kill(t->child, sig);
 }
 
-/* Ctrl-Z (a SIGTSTP to moat): the tree stops, then moat, as any job
+/* Ctrl-Z (a SIGTSTP to moat, or typed at the command's terminal where
+ * the kernel would drop it: term.h): the tree stops, then moat, as any job
  * would; when the shell continues moat (fg, bg), the tree continues.
  * Where the tree cannot be stopped, moat does not stop either: the shell
- * must not get its prompt back while the command writes to the terminal. */
-static void tree_job_stop(const struct tree_route *t)
+ * must not get its prompt back while the command writes to the terminal.
+ * The caller's terminal is the shell's again while moat is stopped. */
+static void tree_job_stop(const struct tree_route *t, struct term *term)
 {
 	if (!t->can_stop)
 		return;
 	tree_signal(t, SIGTSTP);
+	term_restore(term);
 	signals_stop_self();
+	term_raw(term);
 	tree_signal(t, SIGCONT);
 }
 
@@ -350,8 +355,27 @@ void launch_result_free(struct moat_launch_result *r)
 	netlog_free(&r->netlog);
 }
 
-int launch_run(const struct moat_policy *p, const struct moat_plan *plan, long long moat_start_ns, int events_fd,
-	       pid_t spare, struct moat_launch_result *r, struct moat_error *err)
+/* The caller's terminal back as it was, on every way out of launch_run. */
+static void term_restore_p(struct term **t)
+{
+	if (*t)
+		term_restore(*t);
+}
+
+/* After the command's end, the relay goes on until the pty hangs up (every
+ * process inside closed it) and its output is out; without a pid
+ * namespace, a process the command left behind may hold it open until
+ * reap_orphans: then until nothing has come for TERM_QUIET_MS, and never
+ * longer than TERM_DRAIN_MS. */
+#define TERM_QUIET_MS 100
+#define TERM_DRAIN_MS 2000
+
+/* moat's loop's own slots, before the relay's, the fence's and the
+ * proxy's. */
+#define LOOP_SLOTS 5
+
+int launch_run(const struct moat_policy *p, const struct moat_plan *plan, struct term *term, long long moat_start_ns,
+	       int events_fd, pid_t spare, struct moat_launch_result *r, struct moat_error *err)
 {
 	const struct backend_plan *bp = &plan->compiled;
 	const struct native_plan *np = bp->in_child;
@@ -387,6 +411,10 @@ int launch_run(const struct moat_policy *p, const struct moat_plan *plan, long l
 	sigset_t args_mask;
 	long long exec_ns = 0, deadline_ns = 0, kill_ns = 0, tool_kill_ns = 0;
 	struct tree_route route;
+	/* Raw from the loop's start; put back at every return. */
+	__attribute__((cleanup(term_restore_p))) struct term *raw_term = NULL;
+	bool relay = sandboxed && term_active(term);
+	long long drain_ns = 0;
 	bool have_status = false, child_done = false, err_eof = false, tool_failed = false;
 	int status = 0, child_status = 0, flags, rc;
 	/* Killed and reaped at scope exit if an error leaves it running. */
@@ -447,7 +475,10 @@ int launch_run(const struct moat_policy *p, const struct moat_plan *plan, long l
 	args = (struct child_args){.policy = p, .plan = plan, .saved_mask = args_mask, .err_fd = errp[1],
 				   .status_fd = statp[1], .lifeline_fd = life[0], .go_fd = go[0],
 				   .started_fd = startp[1], .tool_err_fd = toolerr[1], .fence_fd = fencep[1],
-				   .parent_ends = {errp[0], statp[0], life[1], go[1], startp[0], toolerr[0], fencep[0]}};
+				   .tty_fd = relay ? term->slave : -1, .tty_fds = relay ? term->fds : 0,
+				   .parent_ends = {errp[0], statp[0], life[1], go[1], startp[0], toolerr[0], fencep[0],
+						   relay ? term->master : -1, relay ? term->in : -1,
+						   relay ? term->out : -1}};
 	flags = plan->status == MOAT_STATUS_OFF || !np ? 0 : np->clone_flags;
 	/* Raw clone, not clone(3): it behaves like fork with the namespace
 	 * flags applied, so the child is pid 1 of its new pid namespace. */
@@ -462,6 +493,11 @@ int launch_run(const struct moat_policy *p, const struct moat_plan *plan, long l
 	}
 	if (child == 0)
 		child_main(&args);
+	if (relay) {
+		term_child_has_it(term);
+		raw_term = term;
+		term_raw(term);
+	}
 	route = tree_route_of(plan, child, &life[1]);
 	if (route.via_lifeline)
 		fcntl(life[1], F_SETFL, O_NONBLOCK);
@@ -488,17 +524,31 @@ int launch_run(const struct moat_policy *p, const struct moat_plan *plan, long l
 	if (fenced && fence_rules_init(&fence_rules, p, &r->netlog, &hp, err) < 0)
 		return -1; /* cleanup_pid kills and reaps the child */
 
-	while (!(child_done && err_eof)) {
-		struct pollfd pfd[5 + NETFENCE_POLLFDS_MAX + NETPROXY_POLLFDS_MAX] = {
+	for (;;) {
+		enum { FIRST = LOOP_SLOTS + TERM_POLLFDS };
+		struct pollfd pfd[FIRST + NETFENCE_POLLFDS_MAX + NETPROXY_POLLFDS_MAX] = {
 		    {.fd = sfd, .events = POLLIN},
 		    {.fd = err_eof ? -1 : errp[0], .events = POLLIN},
 		    {.fd = toolerr[0], .events = POLLIN},
 		    {.fd = fencep[0], .events = POLLIN},
 		    {.fd = fenced ? fence_rules_fd(&fence_rules) : -1, .events = POLLIN}};
-		size_t n_fence = sv.fence ? netfence_pollfds(sv.fence, pfd + 5, NETFENCE_POLLFDS_MAX) : 0;
-		size_t n_proxy = sv.proxy ? netproxy_pollfds(sv.proxy, pfd + 5 + n_fence, NETPROXY_POLLFDS_MAX) : 0;
+		size_t n_fence, n_proxy;
 		int timeout_ms = -1, fence_ms;
 		long long now = moat_now_ns();
+		unsigned typed;
+
+		if (child_done && err_eof) {
+			/* The pty's last output, then the end. */
+			if (!drain_ns)
+				drain_ns = now;
+			if (!relay || term_drained(term) || now - drain_ns >= TERM_DRAIN_MS * 1000000LL ||
+			    (!term->olen && now - (term->last_io_ns > drain_ns ? term->last_io_ns : drain_ns) >=
+						TERM_QUIET_MS * 1000000LL))
+				break;
+		}
+		term_pollfds(relay ? term : NULL, pfd + LOOP_SLOTS);
+		n_fence = sv.fence ? netfence_pollfds(sv.fence, pfd + FIRST, NETFENCE_POLLFDS_MAX) : 0;
+		n_proxy = sv.proxy ? netproxy_pollfds(sv.proxy, pfd + FIRST + n_fence, NETPROXY_POLLFDS_MAX) : 0;
 
 		if (deadline_ns && !r->timed_out) {
 			if (now >= deadline_ns) {
@@ -544,7 +594,9 @@ int launch_run(const struct moat_policy *p, const struct moat_plan *plan, long l
 		if (sv.proxy && (fence_ms = netproxy_timeout_ms(sv.proxy)) >= 0 &&
 		    (timeout_ms < 0 || fence_ms < timeout_ms))
 			timeout_ms = fence_ms;
-		if (poll(pfd, 5 + n_fence + n_proxy, timeout_ms) < 0 && errno != EINTR) {
+		if (drain_ns && (timeout_ms < 0 || timeout_ms > 10))
+			timeout_ms = 10;
+		if (poll(pfd, FIRST + n_fence + n_proxy, timeout_ms) < 0 && errno != EINTR) {
 			moat_error_set(err, MOAT_E_SYSTEM, errno, "poll");
 			goto fail_fence;
 		}
@@ -562,12 +614,20 @@ int launch_run(const struct moat_policy *p, const struct moat_plan *plan, long l
 		}
 		/* The proxy first: the fence's end ends it too. */
 		if (sv.proxy && n_proxy)
-			netproxy_handle(sv.proxy, pfd + 5 + n_fence, n_proxy);
-		if (sv.fence && n_fence && (rc = netfence_handle(sv.fence, pfd + 5, n_fence, err)) != 0) {
+			netproxy_handle(sv.proxy, pfd + FIRST + n_fence, n_proxy);
+		if (sv.fence && n_fence && (rc = netfence_handle(sv.fence, pfd + FIRST, n_fence, err)) != 0) {
 			if (rc < 0)
 				goto fail_fence;
 			fence_end(&sv, r);
 		}
+
+		typed = relay ? term_relay(term, pfd + LOOP_SLOTS) : 0;
+		if (typed & TERM_DO_SIGINT)
+			tree_signal(&route, SIGINT);
+		if (typed & TERM_DO_SIGQUIT)
+			tree_signal(&route, SIGQUIT);
+		if (typed & TERM_DO_STOP)
+			tree_job_stop(&route, raw_term);
 
 		if (pfd[1].revents) {
 			struct child_failure f;
@@ -591,9 +651,17 @@ int launch_run(const struct moat_policy *p, const struct moat_plan *plan, long l
 
 			while (read(sfd, &si, sizeof(si)) == (ssize_t)sizeof(si)) {
 				if (si.ssi_signo == SIGTSTP) {
-					tree_job_stop(&route);
+					tree_job_stop(&route, raw_term);
 					continue;
 				}
+				/* The pty takes the caller's terminal's new size, and
+				 * the kernel signals its foreground process group. */
+				if (si.ssi_signo == SIGWINCH && relay && term_winsize(term))
+					continue;
+				/* Continued after the kernel stopped moat (SIGTTOU:
+				 * raw mode set from the background): raw again. */
+				if (si.ssi_signo == SIGCONT)
+					term_raw(raw_term);
 				if (si.ssi_signo != SIGCHLD) {
 					tree_signal(&route, (int)si.ssi_signo);
 					continue;

@@ -49,12 +49,15 @@ void launch_result_free(struct moat_launch_result *r);
  * `events_fd`: --events-fd (checked: report/dest.h), or -1.
  * `spare`: a child of moat's that is not the command's (moat's guard, or
  * -1): left alone when the tree is killed.
+ * `term`: the command's terminal (launch/term.h), or NULL: relayed for
+ * the run, the caller's terminal raw meanwhile and as it was at the end.
  * Makes the tree's cgroup (plan->limits) when there is one; the caller
  * removes it (host_cleanup, launch/guard.h).
  * Returns 0 when the command ran or failed in a way the result says (exit
  * codes 126/127/125 with `failure`); -1 only when moat could not start. */
-int launch_run(const struct moat_policy *p, const struct moat_plan *plan, long long moat_start_ns, int events_fd,
-	       pid_t spare, struct moat_launch_result *r, struct moat_error *err);
+struct term;
+int launch_run(const struct moat_policy *p, const struct moat_plan *plan, struct term *term, long long moat_start_ns,
+	       int events_fd, pid_t spare, struct moat_launch_result *r, struct moat_error *err);
 
 long long moat_now_ns(void);
 

@@ -134,13 +134,21 @@ out=$("$MOAT" run --mode off -- "$HELPER" fds)
 like "$out" "7" "control: without the sandbox the canary fd is visible"
 exec 7<&- 8>&-
 
-# --- session: no controlling terminal, no TIOCSTI
+# --- session: a terminal of its own (tests/blackbox/tty.sh), or none; never the
+# caller's; no TIOCSTI.  One script session: the caller's terminal is the same
+# for the three lines.
 if command -v script >/dev/null; then
-	out=$(script -qec "$MOAT run -- $HELPER tty" /dev/null | tr -d '\r')
-	like "$out" "session_leader=1 devtty=(ENXIO|EACCES|ENOENT) sti=(EPERM|EIO|ENOTTY)" \
-		"started from a pty: new session, no controlling terminal, TIOCSTI refused"
-	out=$(script -qec "$HELPER tty" /dev/null | tr -d '\r')
-	like "$out" "devtty=OK" "control: outside moat the pty is the controlling terminal"
+	out=$(script -qec "$HELPER tty; $MOAT run -- $HELPER tty; $MOAT run --no-tty -- $HELPER tty" /dev/null |
+		tr -d '\r')
+	caller=$(printf '%s\n' "$out" | sed -n 1p)
+	inner=$(printf '%s\n' "$out" | sed -n 2p)
+	like "$caller" "devtty=OK sti=[A-Z]+ rdev=[1-9]" "control: outside moat the pty is the controlling terminal"
+	like "$inner" "session_leader=1 devtty=OK sti=(EPERM|EIO|ENOTTY) rdev=[1-9]" \
+		"started from a pty: new session, a terminal of its own, TIOCSTI refused"
+	ok $([ "${inner##*rdev=}" != "${caller##*rdev=}" ]; echo $?) \
+		"  its /dev/tty is not the caller's terminal (${inner##*rdev=}, the caller's ${caller##*rdev=})"
+	like "$(printf '%s\n' "$out" | sed -n 3p)" "session_leader=1 devtty=(ENXIO|EACCES|ENOENT) sti=(EPERM|EIO|ENOTTY)" \
+		"--no-tty: new session, no controlling terminal, TIOCSTI refused"
 fi
 
 # --- core dumps off, no_new_privs

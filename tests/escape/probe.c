@@ -17,7 +17,7 @@
  * environment): token, home, project, outside, tcp, udp, abstract, unix,
  * unix2, canary-pid, canary-tag, leak-fds, keep-fds, launcher, suid-root,
  * suid-other, other-exe, shm, mq, sysv-key, msgq-key, key-desc, hosttmp,
- * hostns, pids-limit, mem-limit, env-allow, pty, only.
+ * hostns, pids-limit, mem-limit, env-allow, pty, outer-tty, only.
  *
  * Subcommands used by the runner: helper-suid, helper-status, helper-ipc,
  * helper-key, daemon, say-ran.
@@ -113,6 +113,10 @@ static struct {
 	unsigned long long hostns[NS_COUNT];
 	long pids_limit;
 	long long mem_limit;
+	/* The runner's terminal, the caller's (st_rdev; 0: not given).  A
+	 * sandbox may give the command a terminal of its own (moat's pty):
+	 * reaching that one is no escape. */
+	unsigned long long outer_tty;
 	char scratch[PATH_MAX];
 } cfg;
 
@@ -208,6 +212,7 @@ static void parse_args(int argc, char **argv)
 		else if (KEY("mem-limit")) cfg.mem_limit = atoll(v);
 		else if (KEY("env-allow")) cfg.env_allow = v;
 		else if (KEY("pty")) cfg.pty = atoi(v);
+		else if (KEY("outer-tty")) cfg.outer_tty = strtoull(v, NULL, 10);
 		else if (KEY("only")) cfg.only = v;
 #undef KEY
 	}
@@ -577,6 +582,18 @@ struct ttyfd {
 	dev_t rdev;
 };
 
+/* The terminal a descriptor is: /dev/tty's own inode is 5:0 whatever
+ * terminal it opens, TIOCGDEV says which. */
+static dev_t tty_dev(int fd)
+{
+	unsigned int dev;
+	struct stat st;
+
+	if (ioctl(fd, TIOCGDEV, &dev) == 0)
+		return (dev_t)dev;
+	return fstat(fd, &st) == 0 ? st.st_rdev : 0;
+}
+
 static int collect_ttys(struct ttyfd *t, int max)
 {
 	int n = 0;
@@ -596,14 +613,18 @@ static int collect_ttys(struct ttyfd *t, int max)
 	}
 	int fd = open("/dev/tty", O_RDWR | O_NOCTTY | O_CLOEXEC | O_NONBLOCK);
 	if (fd >= 0 && n < max) {
-		struct stat st;
-		fstat(fd, &st);
 		t[n].fd = fd;
-		t[n].rdev = st.st_rdev;
+		t[n].rdev = tty_dev(fd);
 		snprintf(t[n].name, sizeof(t[n].name), "/dev/tty");
 		n++;
 	}
 	return n;
+}
+
+/* Is the terminal `rdev` the sandbox's own, not the caller's? */
+static bool own_tty(dev_t rdev)
+{
+	return cfg.outer_tty && (unsigned long long)rdev != cfg.outer_tty;
 }
 
 static void sti_probe(const char *id, const char *word, unsigned long hibits)
@@ -631,8 +652,9 @@ static void sti_probe(const char *id, const char *word, unsigned long hibits)
 			}
 			ok++;
 		}
-		bp(&d, "%s: %s (%d bytes injected); ", t[i].name, ok ? "injected" : en(err), ok);
-		if (ok)
+		bp(&d, "%s: %s (%d bytes injected%s); ", t[i].name, ok ? "injected" : en(err), ok,
+		   own_tty(t[i].rdev) ? " into a terminal of the sandbox's own, not the caller's" : "");
+		if (ok && !own_tty(t[i].rdev))
 			injected++;
 		else if (first_err < 0)
 			first_err = err;
@@ -702,6 +724,8 @@ static int child_sctty(void *arg, struct buf *out)
 		return 1;
 	}
 	bp(out, "TIOCSCTTY(0)=%s", en(errno));
+	if (own_tty(tty_dev(0)))
+		return 0; /* fd 0 is the sandbox's own terminal: nothing to steal */
 	if (cfg.pty) {
 		/* Steal (needs CAP_SYS_ADMIN); only on the runner's own pty. */
 		if (ioctl(0, TIOCSCTTY, 1) == 0) {
@@ -722,7 +746,12 @@ static void p_tty_session(void)
 	const char *res;
 
 	bp(&d, "sid=%d pid=%d pgid=%d; ", sid, getpid(), getpgid(0));
-	if (fd >= 0) {
+	if (fd >= 0 && own_tty(tty_dev(fd))) {
+		bp(&d, "/dev/tty opens a terminal of the sandbox's own (rdev %llu, the caller's is %llu); ",
+		   (unsigned long long)tty_dev(fd), cfg.outer_tty);
+		close(fd);
+		res = "OWN-TTY";
+	} else if (fd >= 0) {
 		bp(&d, "/dev/tty opens: the caller's controlling terminal is still ours; ");
 		esc = true;
 		close(fd);

@@ -65,17 +65,26 @@ static int cmd_fds(void)
 	return 0;
 }
 
+/* The session, /dev/tty (and which terminal it is: its st_rdev, or 0),
+ * TIOCSTI on fd 0. */
 static int cmd_tty(void)
 {
 	char c = '#';
+	struct stat st;
 	int fd = open("/dev/tty", O_RDWR | O_NOCTTY);
 	int devtty = fd >= 0 ? 0 : errno;
+	unsigned int dev = 0;
+	/* /dev/tty's own inode is 5:0 whatever terminal it opens: the
+	 * terminal's device is TIOCGDEV's. */
+	unsigned long long rdev = fd >= 0 && ioctl(fd, TIOCGDEV, &dev) == 0 ? dev
+				  : fd >= 0 && fstat(fd, &st) == 0	    ? (unsigned long long)st.st_rdev
+									    : 0;
 	int sti = ioctl(0, TIOCSTI, &c) == 0 ? 0 : errno;
 
 	if (fd >= 0)
 		close(fd);
-	printf("session_leader=%d devtty=%s sti=%s\n", getsid(0) == getpid(), devtty ? strerrorname_np(devtty) : "OK",
-	       sti ? strerrorname_np(sti) : "OK");
+	printf("session_leader=%d devtty=%s sti=%s rdev=%llu\n", getsid(0) == getpid(),
+	       devtty ? strerrorname_np(devtty) : "OK", sti ? strerrorname_np(sti) : "OK", rdev);
 	return 0;
 }
 

@@ -244,6 +244,23 @@ static void tree_signal(const struct tree_route *t, int sig)
 	kill(t->child, sig);
 }
 
+/* Ctrl-C or Ctrl-\ typed where no process group gets it from the pty
+ * (term.h): through moat __init, to the whole tree, as a terminal sends it
+ * to its foreground group (signals.h, signals_deliver_typed); where moat
+ * has no way in (firejail, gVisor), to its child, as any forwarded one. */
+static void tree_signal_typed(const struct tree_route *t, int sig)
+{
+	unsigned char b = (unsigned char)(SIGNALS_TYPED | sig);
+
+	if (!t->via_lifeline) {
+		tree_signal(t, sig);
+		return;
+	}
+	if (*t->lifeline >= 0 && write(*t->lifeline, &b, 1) != 1) {
+		/* __init is gone or not reading: nothing to deliver to */
+	}
+}
+
 /* Ctrl-Z (a SIGTSTP to moat, or typed at the command's terminal where
  * the kernel would drop it: term.h): the tree stops, then moat, as any job
  * would; when the shell continues moat (fg, bg), the tree continues.
@@ -623,9 +640,9 @@ int launch_run(const struct moat_policy *p, const struct moat_plan *plan, struct
 
 		typed = relay ? term_relay(term, pfd + LOOP_SLOTS) : 0;
 		if (typed & TERM_DO_SIGINT)
-			tree_signal(&route, SIGINT);
+			tree_signal_typed(&route, SIGINT);
 		if (typed & TERM_DO_SIGQUIT)
-			tree_signal(&route, SIGQUIT);
+			tree_signal_typed(&route, SIGQUIT);
 		if (typed & TERM_DO_STOP)
 			tree_job_stop(&route, raw_term);
 

@@ -55,9 +55,16 @@ enum reaper_end reaper_run(pid_t cmd, int sfd, int lifeline, int *status)
 				continue;
 			if (got <= 0)
 				return REAPER_MOAT_GONE;
-			for (n = 0; n < got; n++)
-				if (sigs[n] > 0 && sigs[n] < NSIG && sigs[n] != SIGCHLD && sigs[n] != SIGKILL)
-					signals_deliver_in_tree(cmd, sigs[n]);
+			for (n = 0; n < got; n++) {
+				int sig = sigs[n] & ~SIGNALS_TYPED;
+
+				if (sig <= 0 || sig >= NSIG || sig == SIGCHLD || sig == SIGKILL)
+					continue;
+				if (sigs[n] & SIGNALS_TYPED)
+					signals_deliver_typed(cmd, sig);
+				else
+					signals_deliver_in_tree(cmd, sig);
+			}
 			continue;
 		}
 		if (!(pfd[0].revents & POLLIN))

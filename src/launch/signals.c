@@ -111,6 +111,11 @@ void signals_deliver_in_tree(pid_t cmd, int sig)
 	kill(cmd, sig);
 }
 
+void signals_deliver_typed(pid_t cmd, int sig)
+{
+	kill(getpid() == 1 ? -1 : cmd, sig);
+}
+
 void signals_stop_self(void)
 {
 	struct sigaction dfl = {.sa_handler = SIG_DFL}, old;

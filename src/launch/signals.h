@@ -46,6 +46,16 @@ void signals_reset_for_exec(const sigset_t *saved_mask);
  * namespace when the caller is its pid 1, else to cmd alone. */
 void signals_deliver_in_tree(pid_t cmd, int sig);
 
+/* A signal typed at the command's terminal where no process group gets it
+ * from the pty (launch/term.h): a terminal sends it to its whole
+ * foreground process group, so the command's children get it too (a
+ * shell waits for its foreground child, and goes only when that child
+ * died of it).  To every process of the namespace when the caller is its
+ * pid 1, else to cmd alone.  On the lifeline a byte of its own:
+ * SIGNALS_TYPED + sig. */
+#define SIGNALS_TYPED 0x80
+void signals_deliver_typed(pid_t cmd, int sig);
+
 /* Job control for moat itself, once it stopped the tree: stop as a
  * default SIGTSTP would (the shell sees a stopped job, status 148), and
  * return when continued.  SIGTSTP stays blocked for moat's signalfd. */

@@ -1,0 +1,55 @@
+#!/usr/bin/env bash
+# The command's terminal (issue 20, item 1): when moat's stdin is a terminal
+# (or --tty), the command gets a pty of its own as its controlling terminal,
+# which moat relays; without one nothing changes.  Driven through a pty the
+# test makes (tests/lib/ttyharness.py): bash -i with job control, Ctrl-C and
+# Ctrl-Z, tty, TERM, stty size after a resize; the caller's terminal raw while
+# moat runs and as it was after every end (the command killed, --timeout,
+# signals to moat, a failure in the child); TIOCSTI from inside never reaching
+# the caller's terminal, with its controls; pipes untouched, no relay.
+set -u
+. "$(dirname "$0")/../lib/tap.sh"
+scratch
+PY=/usr/bin/python3
+[ -x "$PY" ] || { echo "1..0 # SKIP /usr/bin/python3 is needed"; exit 0; }
+cd "$SCRATCH" || exit 1
+W=$SCRATCH/w
+mkdir -p "$W" && chmod 0777 "$W"
+H=$ROOT/tests/lib/ttyharness.py
+diag "uid $(id -u)"
+
+# --- bash -i under moat, at a terminal -----------------------------------------
+tap_relay 14 "bash -i under moat" < <(timeout 120 "$PY" "$H" shell "$MOAT" "$W" 2>&1)
+
+# --- the caller's terminal: raw while moat runs, as it was after every end ------
+tap_relay 6 "the terminal's modes at every end" < <(timeout 120 "$PY" "$H" ends "$MOAT" "$W" 2>&1)
+
+# --- TIOCSTI from inside does not reach the caller's terminal --------------------
+tap_relay 5 "TIOCSTI" < <(timeout 120 "$PY" "$H" sti "$MOAT" "$W" 2>&1)
+
+# --- no terminal: the caller's stdio as it is, no relay ----------------------------
+tap_relay 6 "no terminal" < <(timeout 120 "$PY" "$H" plain "$MOAT" "$W" 2>&1)
+
+# --- bwrap: the pty as the command's stdio ------------------------------------------
+if "$MOAT" run --backend bwrap --dry-run -- /bin/true 2>/dev/null | grep -q '"status": "enforced"'; then
+	tap_relay 3 "bwrap" < <(timeout 60 "$PY" "$H" bwrap "$MOAT" "$W" 2>&1)
+else
+	TAP_N=$((TAP_N + 1))
+	echo "ok $TAP_N # SKIP bwrap cannot enforce here"
+fi
+
+# --- options, the environment, the report --------------------------------------------
+out=$("$MOAT" run --tty --no-tty -- /bin/true 2>&1); rc=$?
+is "$rc" 125 "--tty with --no-tty is refused (125)"
+like "$out" "--tty and --no-tty contradict each other" "  saying so"
+"$MOAT" run --tty --report-fd 3 -- /bin/true 3>"$SCRATCH/r.json" </dev/null
+like "$(json_get "$SCRATCH/r.json" '["environment"]["names"]')" '"TERM"' \
+	"TERM passes by default: the report's environment names list it"
+like "$(json_eval "$SCRATCH/r.json" '[p["path"] for p in d["filesystem"]["paths"] if p["path"] in ("/dev/tty",) or p["path"].startswith("/dev/pts")]')" \
+	'^\["/dev/tty", "/dev/pts/[0-9]+"\]$' "--tty: the report lists the grants of /dev/tty and the command's pty"
+like "$(json_get "$SCRATCH/r.json" '["properties"]["tty.inject"]["mechanism"]')" 'pty' "  tty.inject: by the pty"
+"$MOAT" run --report-fd 3 -- /bin/true 3>"$SCRATCH/r2.json" </dev/null
+is "$(json_eval "$SCRATCH/r2.json" '[p["path"] for p in d["filesystem"]["paths"] if p["path"] in ("/dev/tty",) or p["path"].startswith("/dev/pts")]')" \
+	"[]" "without a terminal: no grant of /dev/tty or of a pty"
+unlike "$(json_get "$SCRATCH/r2.json" '["properties"]["tty.inject"]["mechanism"]')" 'pty' "  tty.inject: no pty"
+done_testing

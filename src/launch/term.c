@@ -141,13 +141,33 @@ static int open_pty(struct term *t, struct moat_error *err)
 	return 0;
 }
 
+/* Is moat in the background of the terminal `fd` (its shell ran it with
+ * `&`, or `bg`)?  A terminal that is not moat's controlling terminal has no
+ * foreground for it. */
+static bool in_background(int fd)
+{
+	pid_t fg = tcgetpgrp(fd);
+
+	return fg > 0 && fg != getpgrp();
+}
+
+/* By default, a terminal when the command would be at one: moat's stdin
+ * and stdout are a terminal, and moat is its foreground job.  Not for
+ * `cmd | less` (the pager reads the keys: moat's relay would take them),
+ * `cmd >file` or a job started in the background, which keep the caller's
+ * descriptors as they are. */
+static bool at_terminal(void)
+{
+	return isatty(STDIN_FILENO) && isatty(STDOUT_FILENO) && !in_background(STDIN_FILENO);
+}
+
 int term_open(struct term *t, struct moat_policy *p, struct moat_error *err)
 {
 	struct winsize ws;
 	int fd, from;
 
 	if (p->tty == MOAT_TTY_OFF || p->mode == MOAT_MODE_OFF || strcmp(p->backend, "none") == 0 ||
-	    (p->tty == MOAT_TTY_AUTO && !isatty(STDIN_FILENO)))
+	    (p->tty == MOAT_TTY_AUTO && !at_terminal()))
 		return 0;
 	if (open_pty(t, err) < 0)
 		goto fail;
@@ -214,7 +234,12 @@ void term_raw(struct term *t)
 {
 	struct termios raw;
 
-	if (!term_active(t) || t->outer < 0)
+	if (!term_active(t) || t->outer < 0 || t->raw)
+		return;
+	/* In the background (`bg`) the terminal is the shell's: moat leaves
+	 * its modes and does not read it, and takes it again when it is the
+	 * foreground job once more (fg: SIGCONT, launch.c). */
+	if (in_background(t->outer))
 		return;
 	raw = t->saved;
 	cfmakeraw(&raw);
@@ -261,7 +286,7 @@ void term_pollfds(const struct term *t, struct pollfd *pfd)
 	pfd[0].fd = pfd[1].fd = pfd[2].fd = -1;
 	if (!term_active(t))
 		return;
-	if (!t->in_eof && t->ilen < sizeof(t->ibuf))
+	if (!t->in_eof && t->ilen < sizeof(t->ibuf) && (t->raw || t->outer < 0))
 		pfd[0] = (struct pollfd){.fd = t->in, .events = POLLIN};
 	if (!t->master_eof) {
 		if (t->olen < sizeof(t->obuf))
@@ -301,7 +326,10 @@ static bool stops_on_tstp(pid_t pid)
 }
 
 /* The signal characters the caller typed that no process group would get
- * from the pty; they still go to the pty (its echo, its flush).
+ * from the pty.  Ctrl-C and Ctrl-\ still go to the pty (its echo, its
+ * flush); a Ctrl-Z moat acts on is taken out of `buf` (*n shrinks): its echo
+ * would come only once moat is continued, in the middle of the shell's
+ * line.
  *   - No session has the pty as its terminal (a tool backend: bwrap's,
  *     runc's own setsid leaves the command without one): moat sends the
  *     signal, as it did for the caller's terminal's own.
@@ -311,16 +339,16 @@ static bool stops_on_tstp(pid_t pid)
  *     default action (a command run directly, not a shell, which ignores
  *     it, nor a program that catches it), moat stops the job as Ctrl-Z at
  *     the caller's terminal would have: the tree, then itself. */
-static unsigned typed_signals(const struct term *t, const char *buf, size_t n)
+static unsigned typed_signals(const struct term *t, char *buf, size_t *n)
 {
 	struct termios ti;
 	pid_t sid, fg;
 	unsigned typed = 0;
-	size_t i;
+	size_t i, kept = 0;
 
 	if (tcgetattr(t->master, &ti) != 0 || !(ti.c_lflag & ISIG))
 		return 0;
-	for (i = 0; i < n; i++) {
+	for (i = 0; i < *n; i++) {
 		cc_t c = (cc_t)buf[i];
 
 		if (c == _POSIX_VDISABLE)
@@ -332,11 +360,19 @@ static unsigned typed_signals(const struct term *t, const char *buf, size_t n)
 		else if (c == ti.c_cc[VQUIT])
 			typed |= TERM_DO_SIGQUIT;
 	}
-	if (!typed || ioctl(t->master, TIOCGSID, &sid) != 0)
-		return typed;
-	if ((typed & TERM_DO_STOP) && ioctl(t->master, TIOCGPGRP, &fg) == 0 && fg == sid && stops_on_tstp(sid))
-		return TERM_DO_STOP;
-	return 0;
+	if (!typed)
+		return 0;
+	if (ioctl(t->master, TIOCGSID, &sid) == 0)
+		typed =
+		    (typed & TERM_DO_STOP) && ioctl(t->master, TIOCGPGRP, &fg) == 0 && fg == sid && stops_on_tstp(sid)
+			? TERM_DO_STOP
+			: 0;
+	for (i = 0; (typed & TERM_DO_STOP) && i < *n; i++)
+		if ((cc_t)buf[i] != ti.c_cc[VSUSP])
+			buf[kept++] = buf[i];
+	if (typed & TERM_DO_STOP)
+		*n = kept;
+	return typed;
 }
 
 static void to_pty(struct term *t)
@@ -382,8 +418,10 @@ unsigned term_relay(struct term *t, const struct pollfd *pfd)
 	if (pfd[0].fd >= 0 && pfd[0].revents) {
 		n = read(t->in, t->ibuf + t->ilen, sizeof(t->ibuf) - t->ilen);
 		if (n > 0) {
-			todo = typed_signals(t, t->ibuf + t->ilen, (size_t)n);
-			t->ilen += (size_t)n;
+			size_t got = (size_t)n;
+
+			todo = typed_signals(t, t->ibuf + t->ilen, &got);
+			t->ilen += got;
 		} else if (n == 0 || (errno != EAGAIN && errno != EINTR)) {
 			/* End of file, or the terminal hung up (EIO). */
 			t->in_eof = true;

@@ -1,8 +1,9 @@
 /* The command's terminal (issue 20, item 1; docs/architecture.md, "A
  * terminal of its own").
  *
- * When moat's stdin is a terminal (or --tty), the command gets a pty of its
- * own: the pty's other end is the command's fds that were the caller's
+ * When moat runs at a terminal -- its stdin and stdout are one, and it is
+ * the terminal's foreground job -- or with --tty, the command gets a pty of
+ * its own: the pty's other end is the command's fds that were the caller's
  * terminal (all three with --tty), and, under moat's in-child program, its
  * controlling terminal in the session it leads.  moat relays between the
  * caller's terminal and the pty in its poll loop, with the caller's terminal

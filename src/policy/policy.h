@@ -38,7 +38,8 @@ enum moat_access {
 };
 
 /* A terminal for the command (launch/term.h): a pty of its own when moat's
- * stdin is a terminal (auto), always (--tty), or never (--no-tty). */
+ * stdin and stdout are a terminal whose foreground job moat is (auto),
+ * always (--tty), or never (--no-tty). */
 enum moat_tty {
 	MOAT_TTY_AUTO = 0,
 	MOAT_TTY_ON,

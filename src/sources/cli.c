@@ -442,8 +442,8 @@ static const struct option_def options[] = {
      "stream a JSON line to descriptor N for each connection or name the network allowlist refuses, as it happens"},
     {"--keep-fd", true, opt_keep_fd, "N", "let the command inherit descriptor N"},
     {"--tty", false, opt_tty, NULL,
-     "give the command a terminal of its own (a pty moat relays) even when stdin is not a terminal; by default "
-     "it gets one when stdin is a terminal"},
+     "give the command a terminal of its own (a pty moat relays) even when moat is not at one; by default it "
+     "gets one when moat's stdin and stdout are a terminal and moat is its foreground job"},
     {"--no-tty", false, opt_tty, NULL,
      "never give the command a terminal: its stdin, stdout and stderr stay as they are"},
     {"--dry-run", false, opt_flag, NULL, "print the policy and plan as JSON; run nothing"},

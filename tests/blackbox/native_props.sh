@@ -384,7 +384,9 @@ if command -v script >/dev/null; then
 	unlike "$out" "$STI_MARK" "tty.inject: no injected byte is echoed by the terminal"
 	out=$(timeout 10 script -qec "'$HELPER' sti $STI_MARK" /dev/null </dev/null 2>&1)
 	like "$out" "$STI_MARK" "tty.inject control: TIOCSTI outside (own ctty) injects, and the terminal echoes it"
-	out=$(timeout 10 script -qec "env HOME='$HOMED' MOAT_HOST_LIMIT=seccomp=0 '$MOAT' run --backend native --mode prefer --profile strict -- '$HELPER' sti $STI_MARK" /dev/null </dev/null 2>&1)
+	# --no-tty: the caller's terminal itself on fd 0 (with a terminal of
+	# its own, TIOCSTI reaches only that: tests/blackbox/tty.sh).
+	out=$(timeout 10 script -qec "env HOME='$HOMED' MOAT_HOST_LIMIT=seccomp=0 '$MOAT' run --no-tty --backend native --mode prefer --profile strict -- '$HELPER' sti $STI_MARK" /dev/null </dev/null 2>&1)
 	unlike "$out" "$STI_MARK" "tty.inject without seccomp (setsid and no CAP_SYS_ADMIN alone): nothing injected"
 else
 	skip_test "script(1) missing: no pty for the tty.inject test"

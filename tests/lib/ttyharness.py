@@ -416,6 +416,18 @@ def sti():
 # --- no terminal: nothing changes -----------------------------------------------
 
 
+# argv[1:] in a process group of its own: a background job of the terminal.
+BACKGROUND = """
+import os, sys
+pid = os.fork()
+if pid == 0:
+    os.setpgid(0, 0)
+    os.execv(sys.argv[1], sys.argv[1:])
+os.setpgid(pid, pid)
+sys.exit(os.waitstatus_to_exitcode(os.waitpid(pid, 0)[1]))
+"""
+
+
 def plain():
     r0, w0 = os.pipe()
     r1, w1 = os.pipe()
@@ -477,6 +489,24 @@ def plain():
             "--no-tty at a terminal: stdin inside is the caller's terminal (%s, the caller's %s)" % (m.group(1).decode() if m else "?", name))
     finally:
         t.close()
+    # At a terminal, but stdout a pipe (`moat run -- cmd | less`: the pager
+    # reads the keys) or started in the background (`&`): no pty.
+    for label, argv in (
+        ("stdout a pipe", ["/bin/sh", "-c", moat + " run --write " + wdir + " -- /bin/sh -c 'readlink /proc/self/fd/0"
+                           " /proc/self/fd/1' | tr -d x; echo READY"]),
+        ("started in the background", [PY, "-c", BACKGROUND, moat, "run", "--write", wdir, "--", "/bin/sh", "-c",
+                                       "readlink /proc/self/fd/0 /proc/self/fd/1; echo READY"])):
+        t = Term(argv)
+        try:
+            m = t.expect(rb"(\S+)\r\n(\S+)\r\nREADY", 10)
+            st = t.finish(10)
+            name = os.ttyname(t.slave)
+            got = (m.group(1).decode(), m.group(2).decode()) if m else ("?", "?")
+            want1 = name if label != "stdout a pipe" else "pipe:"
+            say(m is not None and got[0] == name and got[1].startswith(want1) and exit_code(st) == 0,
+                "at a terminal, %s: no pty, stdin inside is the caller's terminal (%s, %s)" % (label, got[0], got[1]))
+        finally:
+            t.close()
     # --tty with pipes: a terminal all the same, and the end of the input
     # reaches the command as the end of file.
     p = subprocess.Popen(moat_argv("--tty", "--", "/bin/sh", "-c", "tty; cat; echo CAT-DONE"), stdin=subprocess.PIPE,

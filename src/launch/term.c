@@ -164,7 +164,7 @@ static bool at_terminal(void)
 int term_open(struct term *t, struct moat_policy *p, struct moat_error *err)
 {
 	struct winsize ws;
-	int fd, from;
+	int fd;
 
 	if (p->tty == MOAT_TTY_OFF || p->mode == MOAT_MODE_OFF || strcmp(p->backend, "none") == 0 ||
 	    (p->tty == MOAT_TTY_AUTO && !at_terminal()))
@@ -189,10 +189,9 @@ int term_open(struct term *t, struct moat_policy *p, struct moat_error *err)
 	} else if ((t->in = caller_side(STDIN_FILENO, &t->in_fl, err)) < 0) {
 		goto fail;
 	}
-	/* The output goes where the command's stdout would have gone; where
-	 * only its stdin is the pty, the echo goes to the caller's terminal. */
-	from = t->fds & 2 ? 1 : t->fds & 4 ? 2 : 0;
-	if ((t->out = caller_side(from, &t->out_fl, err)) < 0)
+	/* The output goes where the command's stdout would have gone (the
+	 * pty is its stdout whenever it gets one). */
+	if ((t->out = caller_side(STDOUT_FILENO, &t->out_fl, err)) < 0)
 		goto fail;
 	policy_set_terminal(p, t->path);
 	return 0;
@@ -248,6 +247,8 @@ void term_raw(struct term *t)
 	 * the bytes go to the pty, whose line discipline does all of it. */
 	if (tcsetattr(t->outer, TCSANOW, &raw) == 0)
 		t->raw = true;
+	else
+		crash_disarm();
 	term_winsize(t);
 }
 

@@ -175,8 +175,8 @@ struct moat_policy {
 	 * pty and of /dev/tty, which the plan resolves after `paths`
 	 * (resolve/fsplan.c).  Not a source's: the launcher makes the pty
 	 * before planning and names it here (launch/term.h).  Apart from
-	 * `paths`, so that the policy's digest does not name the pty, whose
-	 * number differs from run to run. */
+	 * `paths`, and not in the policy's digest, which must equal the dry
+	 * run's (a dry run makes no pty). */
 	struct moat_path_rule terminal[2];
 	size_t n_terminal;
 

@@ -182,12 +182,11 @@ json_t *policy_to_json(const struct moat_policy *p)
 		json_object_set_new(j, "net_allow", net_allow_json(p));
 	if (p->n_net_pins)
 		json_object_set_new(j, "net_resolve", net_resolve_json(p));
-	/* Likewise: the terminal only when asked for or given (its pty's
-	 * path, which differs from run to run, is in filesystem.paths). */
+	/* Likewise --tty and --no-tty.  Whether the command got a terminal is
+	 * not the policy's (a dry run makes none, and its digest is the
+	 * run's: docs/report.md): filesystem.paths shows its grants. */
 	if (p->tty != MOAT_TTY_AUTO)
 		json_object_set_new(j, "tty", json_string(moat_tty_name(p->tty)));
-	if (p->n_terminal)
-		json_object_set_new(j, "terminal", json_true());
 	json_object_set_new(j, "private_tmp", json_boolean(p->private_tmp));
 	json_object_set_new(j, "argv", argv);
 	json_object_set_new(j, "exe", str_or_null(p->exe));

@@ -48,6 +48,8 @@ like "$(json_get "$SCRATCH/r.json" '["environment"]["names"]')" '"TERM"' \
 like "$(json_eval "$SCRATCH/r.json" '[p["path"] for p in d["filesystem"]["paths"] if p["path"] in ("/dev/tty",) or p["path"].startswith("/dev/pts")]')" \
 	'^\["/dev/tty", "/dev/pts/[0-9]+"\]$' "--tty: the report lists the grants of /dev/tty and the command's pty"
 like "$(json_get "$SCRATCH/r.json" '["properties"]["tty.inject"]["mechanism"]')" 'pty' "  tty.inject: by the pty"
+dry=$("$MOAT" run --tty --dry-run -- /bin/true </dev/null | "$PY" -c 'import json, sys; print(json.load(sys.stdin)["policy_digest"])')
+is "$(json_get "$SCRATCH/r.json" '["policy_digest"]')" "$dry" "  the policy's digest is the dry run's (which makes no pty)"
 "$MOAT" run --report-fd 3 -- /bin/true 3>"$SCRATCH/r2.json" </dev/null
 is "$(json_eval "$SCRATCH/r2.json" '[p["path"] for p in d["filesystem"]["paths"] if p["path"] in ("/dev/tty",) or p["path"].startswith("/dev/pts")]')" \
 	"[]" "without a terminal: no grant of /dev/tty or of a pty"

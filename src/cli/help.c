@@ -22,8 +22,8 @@ struct command_doc {
 };
 
 static const struct command_doc commands[] = {
-    {"moat run [OPTIONS] -- COMMAND [ARGS...]", "run COMMAND in a sandbox"},
-    {"moat run --config FILE --server NAME [-- ARGS]", "run a server from a client config"},
+    {"moat run [OPTIONS] [--] COMMAND [ARGS...]", "run COMMAND in a sandbox"},
+    {"moat run --config FILE --server NAME [[--] ARGS]", "run a server from a client config"},
     {"moat profiles", "list the built-in profiles"},
     {"moat probe [--json]", "what this host can enforce"},
     {"moat config check FILE", "validate a config (exit 0 or 125)"},
@@ -163,6 +163,7 @@ void cli_man_page(FILE *out)
 	}
 	fputs(".SH RUN OPTIONS\n", out);
 	roff_line(out, CLI_RUN_SUMMARY ".");
+	roff_line(out, CLI_RUN_COMMAND_NOTE);
 	for (i = 0; (name = cli_run_option_doc(i, &metavar, &help)); i++) {
 		fputs(".TP\n\\fB", out);
 		roff(out, name);

@@ -403,7 +403,8 @@ static int opt_tty(struct cli_state *s, const char *opt, const char *val, struct
 /* The option table: later issues add rows, not parsing code. */
 static const struct option_def options[] = {
     {"--config", true, opt_config, "FILE", "read servers, [sandbox] and [profiles] from FILE (docs/config.md)"},
-    {"--server", true, opt_config, "NAME", "run server NAME of --config FILE (then `--` is optional)"},
+    {"--server", true, opt_config, "NAME",
+     "run server NAME of --config FILE (words after the options are extra arguments)"},
     {"--profile", true, opt_profile, "NAME",
      "start from a profile: built-in or from --config (default " MOAT_DEFAULT_PROFILE ")"},
     {"--read", true, opt_rule, "PATH", "allow reading PATH (and executing below it)"},
@@ -481,11 +482,12 @@ void cli_run_usage(FILE *out)
 	const char *name, *metavar, *help;
 	size_t i;
 
-	fprintf(out, "usage: moat run [OPTIONS] -- COMMAND [ARGS...]\n"
-		     "       moat run --config FILE --server NAME [OPTIONS] [-- EXTRA ARGS...]\n\n"
-		     "%s.\n\n"
-		     "options:\n",
-		CLI_RUN_SUMMARY);
+	fprintf(out,
+		"usage: moat run [OPTIONS] [--] COMMAND [ARGS...]\n"
+		"       moat run --config FILE --server NAME [OPTIONS] [[--] EXTRA ARGS...]\n\n"
+		"%s.\n%s\n\n"
+		"options:\n",
+		CLI_RUN_SUMMARY, CLI_RUN_COMMAND_NOTE);
 	for (i = 0; (name = cli_run_option_doc(i, &metavar, &help)); i++) {
 		char left[64];
 		snprintf(left, sizeof(left), "%s%s%s", name, metavar ? " " : "", metavar ? metavar : "");
@@ -687,13 +689,16 @@ int cli_parse_run_meta(int argc, char **argv, char *const *environ_in, struct mo
 			cmd_start = i + 1;
 			break;
 		}
+		/* The first word that is not an option starts the command (or
+		 * a server's extra arguments), as with env, sudo and bwrap:
+		 * tools that build a launcher's argv drop the `--`. */
+		if (argv[i][0] != '-') {
+			cmd_start = i;
+			break;
+		}
 		def = find_option(argv[i], &val);
 		if (!def) {
-			if (argv[i][0] == '-')
-				usage_error(err, "unknown option '%s'%s", argv[i], "");
-			else
-				usage_error(err, "'%s': expected an option; put `--` before the %s", argv[i],
-					    s.server ? "extra arguments" : "command");
+			usage_error(err, "unknown option '%s'%s", argv[i], "");
 			goto out;
 		}
 		if (def->takes_value && !val) {
@@ -723,12 +728,14 @@ int cli_parse_run_meta(int argc, char **argv, char *const *environ_in, struct mo
 	}
 	/* A server brings its command: `--` only introduces extra arguments. */
 	if (!s.server) {
-		if (cmd_start < 0) {
-			usage_error(err, "missing `--` before the command%s%s", "", "");
+		if (cmd_start < 0 || n_cmd == 0) {
+			moat_error_set(err, MOAT_E_USAGE, 0, "no command to run%s",
+				       cmd_start < 0 ? "" : ": nothing after `--`");
+			moat_error_hint(err, "name it after the options: moat run [OPTIONS] [--] COMMAND [ARGS...]");
 			goto out;
 		}
-		if (n_cmd == 0 || cmd[0][0] == '\0') {
-			usage_error(err, "empty command: nothing to run after `--`%s%s", "", "");
+		if (cmd[0][0] == '\0') {
+			usage_error(err, "empty command: nothing to run%s%s", "", "");
 			goto out;
 		}
 	}

@@ -48,6 +48,9 @@ void cli_run_usage(FILE *out);
 /* What `moat run --help` and the man page (cli/man.c) are both made from, so
  * they cannot drift. */
 #define CLI_RUN_SUMMARY "Runs COMMAND in the strongest sandbox the host gives, and reports what was enforced"
+#define CLI_RUN_COMMAND_NOTE                                                                                           \
+	"The first word that is not an option starts COMMAND, and every word after it is COMMAND's; `--` "             \
+	"before COMMAND is accepted, and needed when COMMAND starts with `-`."
 #define CLI_RUN_CONFIG_NOTE "With --config, the file's settings apply first and the flags on top of them."
 
 /* Option I of the table, in --help order: its name (NULL past the end), its

@@ -166,9 +166,16 @@ bad() { # bad DESCRIPTION REGEX ARGS...
 	like "$(printf '%s' "$out" | head -n1)" "$re" "  and says: $re"
 }
 bad "an unknown option" "unknown option '--frobnicate'" run --frobnicate -- true
-bad "a missing --" "missing \`--\`" run --read /tmp
-bad "a command without --" "expected an option; put \`--\`" run true
-bad "an empty command" "empty command" run --
+# --- the first word that is not an option starts the command; `--` stays accepted
+out=$("$MOAT" run --profile strict echo hi --profile x -- y 2>&1)
+is "$out" "hi --profile x -- y" "the first non-option word starts the command; every word after it is the command's"
+out=$("$MOAT" run --profile strict -- echo hi 2>&1)
+is "$out" "hi" "  \`--\` before the command is still accepted"
+out=$("$MOAT" run --profile strict -- -x 2>&1); rc=$?
+is "$rc:$out" "127:moat: -x: command not found in PATH
+moat: hint: give the absolute path, or check PATH ($PATH)" "  and needed before a command that starts with -"
+bad "no command" "^moat: no command to run$" run --read /tmp
+bad "an empty command" "^moat: no command to run: nothing after \`--\`$" run --
 bad "an empty command string" "empty command" run -- ''
 bad "a non-existent --cwd" "--cwd /nonexistent-dir" run --cwd /nonexistent-dir -- true
 bad "--keep-fd of a closed fd" "file descriptor 57 is not open" run --keep-fd 57 -- true

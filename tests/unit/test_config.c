@@ -1039,8 +1039,8 @@ static void test_cli(void)
 		char *argv[] = {"run", "--config", file, "--profile", "strict", NULL};
 		policy_init(&p);
 		run_options_init(&o);
-		ok(cli_parse_run(5, argv, test_env, &p, &o, &err) < 0 && strstr(err.message, "missing `--`"),
-		   "without --server the command still needs `--`: %s", err.message);
+		ok(cli_parse_run(5, argv, test_env, &p, &o, &err) < 0 && strcmp(err.message, "no command to run") == 0,
+		   "without --server a command is still needed: %s", err.message);
 		policy_free(&p);
 		run_options_free(&o);
 	}

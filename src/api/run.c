@@ -3,6 +3,7 @@
  * a thin caller of it. */
 #include <errno.h>
 #include <limits.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -125,6 +126,26 @@ static int make_write_dirs(struct moat_policy *p, bool dry_run, struct moat_erro
 		fprintf(stderr, "moat: --mkdir: made %s\n", r->path);
 	}
 	return 0;
+}
+
+/* A limit ended the run: said, since the status alone (137) reads like
+ * any SIGKILL, an OOM kill's too. */
+static void say_limit_hit(const struct moat_policy *p, const struct moat_launch_result *r)
+{
+	char used[64] = "";
+
+	if (!r->limit_hit || strcmp(r->limit_hit, "cpu") != 0)
+		return;
+	if (r->cpu_usec >= 0)
+		snprintf(used, sizeof(used), ": the tree used %.2f s", (double)r->cpu_usec / 1e6);
+	if (r->signal && sigabbrev_np(r->signal))
+		fprintf(stderr,
+			"moat: CPU time limit reached (--cpu %lld)%s; the command was killed by SIG%s (exit %d)\n",
+			(long long)p->limits.cpu_seconds, used, sigabbrev_np(r->signal), r->exit_code);
+	else
+		fprintf(stderr, "moat: CPU time limit reached (--cpu %lld)%s; the tree was killed (exit %d)\n",
+			(long long)p->limits.cpu_seconds, used, r->exit_code);
+	fprintf(stderr, "moat: hint: give the tree more CPU time with a higher --cpu\n");
 }
 
 static bool report_wanted(const struct moat_run_options *o)
@@ -343,12 +364,22 @@ int moat_run_main(int argc, char **argv)
 	}
 	if (!result.executed) {
 		const char *hint = moat_failure_hint(result.failure);
+		const char *tool = plan.compiled.tool_path ? plan.compiled.tool_path : plan.backend;
 
 		fprintf(stderr, "moat: %s\n", result.failure);
-		if (hint)
+		if (policy.limits.files != MOAT_LIMIT_UNSET && backend_plan_runs_tool(&plan.compiled) &&
+		    strcasestr(result.failure, "too many open files"))
+			/* The rlimits are set before the tool is executed: it
+			 * sets the sandbox up under --files too. */
+			fprintf(stderr,
+				"moat: hint: --files %lld binds %s as well while it sets the sandbox up: give a "
+				"higher --files, or use --backend native, where it binds the command alone\n",
+				(long long)policy.limits.files, strrchr(tool, '/') ? strrchr(tool, '/') + 1 : tool);
+		else if (hint)
 			fprintf(stderr, "moat: hint: %s\n", hint);
 	}
 	code = result.exit_code;
+	say_limit_hit(&policy, &result);
 	note_changed_pins(&plan);
 	if (!report_dest_wanted(&dest))
 		goto out; /* no report asked for: do not build one (~0.3 ms) */

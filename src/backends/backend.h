@@ -55,7 +55,8 @@ struct native_plan;
 /* One resource limit of the policy, with its name in OCI's terms. */
 struct backend_rlimit {
 	int resource;          /* RLIMIT_* */
-	unsigned long long value;
+	unsigned long long value; /* the soft limit */
+	unsigned long long hard;
 	const char *oci_name;  /* "RLIMIT_CORE", ... */
 };
 
@@ -248,7 +249,8 @@ void backend_argv_add_command(struct backend_plan *bp, const struct moat_policy 
  * OCI config's resources); backend_verdict_moat_owned() calls it again. */
 const struct limits_plan *backend_limits(const struct backend_ctx *ctx, struct backend_plan *bp);
 /* The per-process limits moat or the tool applies, core 0 first: RLIMIT_AS,
- * RLIMIT_NOFILE, RLIMIT_CPU (each process's share of --cpu) and
+ * RLIMIT_NOFILE, RLIMIT_CPU (each process's share of --cpu: SIGXCPU at
+ * the limit, which names the cause, SIGKILL a second later) and
  * RLIMIT_NPROC when the limits chose it for --pids.  Returns how many. */
 size_t backend_rlimits(const struct moat_policy *p, const struct limits_plan *lp,
 		       struct backend_rlimit out[BACKEND_MAX_RLIMITS]);
@@ -293,6 +295,11 @@ int backend_seccomp_program(const struct backend_ctx *ctx, struct backend_plan *
 
 /* Write `len` bytes to `dir`/`name` (mode 0644), creating or replacing it. */
 int backend_write_file(const char *dir, const char *name, const void *data, size_t len, struct moat_error *err);
+
+/* fd.clean's mechanism: which descriptors the command keeps ("only 0, 1
+ * and 2 stay open", or with --keep-fd 5 and 7: "only 0, 1, 2 and --keep-fd
+ * 5, 7 stay open"); in buf, or a static string. */
+const char *backend_fds_kept(const struct moat_policy *p, char *buf, size_t len);
 
 /* Verdicts moat keeps owning for every external backend: env.curated
  * (when env_passed_through: the tool hands the command moat's environment

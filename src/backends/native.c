@@ -366,7 +366,10 @@ static int native_compile(const struct backend_ctx *ctx, struct backend_plan *bp
 				"root keeps TIOCSTI on any terminal without seccomp or a user namespace");
 
 	verdict_enforce(&props[MOAT_P_ENV_CURATED], "exact environment built by moat");
-	verdict_enforce(&props[MOAT_P_FD_CLEAN], "close_range: 0, 1, 2 and %zu declared", p->n_keep_fds);
+	{
+		char kept[200];
+		verdict_enforce(&props[MOAT_P_FD_CLEAN], "close_range: %s", backend_fds_kept(p, kept, sizeof(kept)));
+	}
 	limits_verdicts(backend_limits(ctx, bp), &props[MOAT_P_RES_LIMITS], &props[MOAT_P_PROC_TREE]);
 	return 0;
 }

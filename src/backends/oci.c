@@ -420,7 +420,7 @@ static json_t *build_process(const struct backend_ctx *ctx, const struct oci_fac
 		json_array_append_new(env, json_string(ctx->envp[i]));
 	for (i = 0; i < n; i++)
 		json_array_append_new(rlimits, json_pack("{s:s, s:I, s:I}", "type", rl[i].oci_name, "hard",
-							 (json_int_t)rl[i].value, "soft", (json_int_t)rl[i].value));
+							 (json_int_t)rl[i].hard, "soft", (json_int_t)rl[i].value));
 	(void)f;
 	return json_pack("{s:b, s:{s:i, s:i}, s:o, s:o, s:s, s:b, s:{s:[], s:[], s:[], s:[], s:[]}, s:o}", "terminal",
 			 0, "user", "uid", (int)inner_uid(ctx), "gid", (int)inner_gid(ctx), "args", args, "env", env,
@@ -648,6 +648,9 @@ static void verdicts(const struct backend_ctx *ctx, struct backend_plan *bp, con
 		 * pty instead (launch/term.h): TIOCSTI reaches only that. */
 		verdict_enforce(&props[MOAT_P_TTY_INJECT], "a pty of moat's in place of the caller's terminal on fds "
 							   "0-2 (relayed by moat)");
+	else if (gvisor && !isatty(STDIN_FILENO) && !isatty(STDOUT_FILENO) && !isatty(STDERR_FILENO))
+		verdict_enforce(&props[MOAT_P_TTY_INJECT], "gVisor: no host terminal is passed in (none of fds 0-2 is "
+							   "a terminal), and no controlling terminal");
 	else if (gvisor)
 		verdict_missing(&props[MOAT_P_TTY_INJECT], "use --backend native or bwrap",
 				"gVisor passes a host terminal on fds 0-2 through; TIOCSTI on it is not refused by a "

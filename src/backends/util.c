@@ -240,16 +240,26 @@ size_t backend_rlimits(const struct moat_policy *p, const struct limits_plan *lp
 {
 	size_t n = 0;
 
-	out[n++] = (struct backend_rlimit){RLIMIT_CORE, 0, "RLIMIT_CORE"};
-	if (lp->lim[LIM_ADDRESS_SPACE].declared && lp->lim[LIM_ADDRESS_SPACE].enforced)
-		out[n++] = (struct backend_rlimit){RLIMIT_AS, (unsigned long long)p->limits.address_space_bytes,
-						   "RLIMIT_AS"};
-	if (lp->nproc_rlimit)
-		out[n++] = (struct backend_rlimit){RLIMIT_NPROC, (unsigned long long)p->limits.pids, "RLIMIT_NPROC"};
-	if (p->limits.files != MOAT_LIMIT_UNSET)
-		out[n++] = (struct backend_rlimit){RLIMIT_NOFILE, (unsigned long long)p->limits.files, "RLIMIT_NOFILE"};
-	if (p->limits.cpu_seconds != MOAT_LIMIT_UNSET)
-		out[n++] = (struct backend_rlimit){RLIMIT_CPU, (unsigned long long)p->limits.cpu_seconds, "RLIMIT_CPU"};
+	out[n++] = (struct backend_rlimit){RLIMIT_CORE, 0, 0, "RLIMIT_CORE"};
+	if (lp->lim[LIM_ADDRESS_SPACE].declared && lp->lim[LIM_ADDRESS_SPACE].enforced) {
+		unsigned long long as = (unsigned long long)p->limits.address_space_bytes;
+		out[n++] = (struct backend_rlimit){RLIMIT_AS, as, as, "RLIMIT_AS"};
+	}
+	if (lp->nproc_rlimit) {
+		unsigned long long np = (unsigned long long)p->limits.pids;
+		out[n++] = (struct backend_rlimit){RLIMIT_NPROC, np, np, "RLIMIT_NPROC"};
+	}
+	if (p->limits.files != MOAT_LIMIT_UNSET) {
+		unsigned long long nf = (unsigned long long)p->limits.files;
+		out[n++] = (struct backend_rlimit){RLIMIT_NOFILE, nf, nf, "RLIMIT_NOFILE"};
+	}
+	/* At the soft limit the kernel sends SIGXCPU, whose name says why the
+	 * process died (a shell prints "CPU time limit exceeded"); at the hard
+	 * one SIGKILL, for a process that handles SIGXCPU. */
+	if (p->limits.cpu_seconds != MOAT_LIMIT_UNSET) {
+		unsigned long long cpu = (unsigned long long)p->limits.cpu_seconds;
+		out[n++] = (struct backend_rlimit){RLIMIT_CPU, cpu, cpu + 1, "RLIMIT_CPU"};
+	}
 	return n;
 }
 
@@ -328,6 +338,20 @@ int backend_seccomp_program(const struct backend_ctx *ctx, struct backend_plan *
 	return 1;
 }
 
+const char *backend_fds_kept(const struct moat_policy *p, char *buf, size_t len)
+{
+	size_t i, o;
+
+	if (!p->n_keep_fds)
+		return "only 0, 1 and 2 stay open";
+	o = (size_t)snprintf(buf, len, "only 0, 1, 2 and --keep-fd ");
+	for (i = 0; i < p->n_keep_fds && o < len; i++)
+		o += (size_t)snprintf(buf + o, len - o, "%s%d", i ? ", " : "", p->keep_fds[i]);
+	if (o < len)
+		snprintf(buf + o, len - o, " stay open");
+	return buf;
+}
+
 void backend_verdict_moat_owned(const struct backend_ctx *ctx, struct backend_plan *bp, const char *tool,
 				bool env_passed_through, bool fds_closed_or_passed, struct moat_verdict *props)
 {
@@ -338,9 +362,11 @@ void backend_verdict_moat_owned(const struct backend_ctx *ctx, struct backend_pl
 	else
 		verdict_missing(&props[MOAT_P_ENV_CURATED], "use --backend native or bwrap",
 				"%s changes the environment moat gives it", tool);
+	char kept[200];
+
 	if (fds_closed_or_passed)
-		verdict_enforce(&props[MOAT_P_FD_CLEAN], "close_range before %s: 0, 1, 2 and %zu declared", tool,
-				p->n_keep_fds);
+		verdict_enforce(&props[MOAT_P_FD_CLEAN], "close_range before %s: %s", tool,
+				backend_fds_kept(p, kept, sizeof(kept)));
 	else
 		verdict_missing(&props[MOAT_P_FD_CLEAN], "use --backend native or bwrap",
 				"%s may hand the command descriptors of its own", tool);

@@ -505,7 +505,7 @@ static _Noreturn void exec_sandboxed(const struct child_args *a)
 	 * command, not moat's setup. */
 	restore_nofile(a);
 	for (i = 0; i < bp->n_rlimits; i++) {
-		struct rlimit rl = {.rlim_cur = (rlim_t)bp->rlimits[i].value, .rlim_max = (rlim_t)bp->rlimits[i].value};
+		struct rlimit rl = {.rlim_cur = (rlim_t)bp->rlimits[i].value, .rlim_max = (rlim_t)bp->rlimits[i].hard};
 		if (setrlimit(bp->rlimits[i].resource, &rl) != 0)
 			fail(a, 125, errno, "setrlimit(%s)", bp->rlimits[i].oci_name);
 	}

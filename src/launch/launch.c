@@ -733,6 +733,10 @@ int launch_run(const struct moat_policy *p, const struct moat_plan *plan, struct
 	close_end(&errp[0]);
 	close_end(&life[1]);
 	decode_status(have_status ? status : child_status, r);
+	/* RLIMIT_CPU's SIGXCPU (backends/util.c): --cpu ended the command
+	 * before moat's next read of the tree's time saw the limit. */
+	if (sandboxed && !r->limit_hit && p->limits.cpu_seconds != MOAT_LIMIT_UNSET && r->signal == SIGXCPU)
+		r->limit_hit = "cpu";
 	if (tool_failed)
 		tool_setup_failed(plan, child_status, &tool_said, r);
 	/* Without a pid namespace the command's end is not the tree's: what

@@ -26,7 +26,8 @@ struct moat_launch_result {
 	int exit_status;     /* when exited */
 	int signal;          /* when killed by a signal, else 0 */
 	bool timed_out;
-	const char *limit_hit; /* "cpu" when --cpu ended the tree, else NULL */
+	const char *limit_hit; /* "cpu" when --cpu ended the tree (moat's read of its
+				* CPU time, or a process's RLIMIT_CPU), else NULL */
 	int64_t memory_peak;   /* the tree's memory cgroup's peak, bytes; -1: none */
 	int64_t oom_kills;     /* processes the OOM killer ended there; -1: none */
 	int64_t cpu_usec;      /* the tree's CPU time, from its cgroup; -1: none */

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 
 #include "policy/netdest.h"
+#include "policy/properties.h"
 #include "util/cleanup.h"
 #include "util/mem.h"
 
@@ -231,6 +232,31 @@ static int validate_net(const struct moat_policy *p, struct moat_error *err)
 	return 0;
 }
 
+/* Properties required (--require, config require) with nothing to
+ * enforce them: mode off and backend none run the command unsandboxed, so
+ * the requirement could only be dropped silently. */
+static int validate_require(const struct moat_policy *p, struct moat_error *err)
+{
+	char names[400];
+	size_t o = 0;
+	bool off = p->mode == MOAT_MODE_OFF;
+	int i;
+
+	if (!p->require || (!off && strcmp(p->backend, "none") != 0))
+		return 0;
+	names[0] = '\0';
+	for (i = 0; i < MOAT_P__COUNT && o < sizeof(names); i++)
+		if (p->require & MOAT_PBIT(i))
+			o += (size_t)snprintf(names + o, sizeof(names) - o, "%s%s", o ? "," : "",
+					      moat_property_name((enum moat_property)i));
+	moat_error_set(err, MOAT_E_USAGE, 0,
+		       "%s contradicts --require %s: it runs the command unsandboxed, enforcing "
+		       "nothing",
+		       off ? "--mode off" : "--backend none", names);
+	return moat_error_hint(err, "drop %s to have %s enforced, or drop --require (in a config: %s, require)",
+			       off ? "--mode off" : "--backend none", names, off ? "mode" : "backend");
+}
+
 int policy_validate(const struct moat_policy *p, struct moat_error *err)
 {
 	char where[512];
@@ -255,6 +281,8 @@ int policy_validate(const struct moat_policy *p, struct moat_error *err)
 			}
 		}
 	}
+	if (validate_require(p, err) < 0)
+		return -1;
 	return validate_net(p, err);
 }
 

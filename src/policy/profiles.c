@@ -244,7 +244,7 @@ static const char *const mcp_home_read[] = {
 	".cache/uv", ".local/share/uv", ".pyenv", ".cache/pip", ".cargo/bin", "go/pkg/mod", ".bun", ".deno",
 };
 
-static const char *const profile_names[] = {"strict", "exec", "mcp", "network"};
+static const char *const profile_names[] = {"strict", "exec", "mcp", "network", NULL};
 
 static const char *const profile_help[] = {
 	"the system read-only, the command's own install dir, a private /tmp, no network",
@@ -488,11 +488,16 @@ int profile_apply(struct moat_policy *p, const char *name, const struct profile_
 	return 0;
 }
 
+const char *const *profile_builtin_names(void)
+{
+	return profile_names;
+}
+
 bool profile_is_builtin(const char *name)
 {
 	size_t i;
 
-	for (i = 0; i < ARRAY_LEN(profile_names); i++)
+	for (i = 0; profile_names[i]; i++)
 		if (strcmp(profile_names[i], name) == 0)
 			return true;
 	return false;
@@ -515,7 +520,7 @@ void profile_list(FILE *out)
 {
 	size_t i;
 
-	for (i = 0; i < ARRAY_LEN(profile_names); i++)
+	for (i = 0; profile_names[i]; i++)
 		fprintf(out, "%-8s %s%s\n", profile_names[i], profile_help[i],
 			strcmp(profile_names[i], MOAT_DEFAULT_PROFILE) == 0 ? " (default)" : "");
 	fprintf(out, "\nstrict reads:");

@@ -40,6 +40,9 @@ char *profile_install_dir(const char *exe);
 /* Is `name` one of the built-in profiles? */
 bool profile_is_builtin(const char *name);
 
+/* Their names, NULL-terminated. */
+const char *const *profile_builtin_names(void);
+
 /* `moat profiles`: every profile with its rules, to `out`. */
 void profile_list(FILE *out);
 

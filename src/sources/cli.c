@@ -264,10 +264,17 @@ static int opt_timeout(struct cli_state *s, const char *opt, const char *val, st
 	char *end;
 	double t;
 
+	struct limit_problem pb;
+
 	errno = 0;
 	t = strtod(val, &end);
-	if (!*val || errno || *end || !isfinite(t) || t <= 0 || t > 1e9)
-		return usage_error(err, "%s %s: expected a positive number of seconds", opt, val);
+	if (!*val || *end || (errno && isfinite(t)))
+		t = NAN;
+	config_timeout_problem(t, &pb);
+	if (pb.why[0]) {
+		moat_error_set(err, MOAT_E_USAGE, 0, "%s %s: %s", opt, val, pb.why);
+		return moat_error_hint(err, "%s", pb.fix);
+	}
 	s->limits.timeout_s = t;
 	return 0;
 }
@@ -283,19 +290,31 @@ static int opt_limit(struct cli_state *s, const char *opt, const char *val, stru
 								  : NULL;
 
 	if (size_slot) {
-		if (moat_parse_size(val, &bytes) < 0 || bytes < (1 << 20))
-			return usage_error(err, "%s %s: expected a size of at least 1M (e.g. 512M, 2G)", opt, val);
+		struct size_problem sp;
+
+		if (moat_parse_size_min(val, &bytes, &sp) < 0) {
+			moat_error_set(err, MOAT_E_USAGE, 0, "%s %s: %s", opt, val, sp.why);
+			return moat_error_hint(err, "%s", sp.fix);
+		}
 		*size_slot = bytes;
 		return 0;
 	}
 	if (parse_int(val, 1, INT64_MAX, &v) < 0)
 		return usage_error(err, "%s %s: expected a positive whole number", opt, val);
-	if (strcmp(opt, "--pids") == 0)
+	if (strcmp(opt, "--pids") == 0) {
 		s->limits.pids = v;
-	else if (strcmp(opt, "--files") == 0)
+	} else if (strcmp(opt, "--files") == 0) {
+		struct limit_problem pb;
+
+		config_files_problem(v, &pb);
+		if (pb.why[0]) {
+			moat_error_set(err, MOAT_E_USAGE, 0, "%s %s: %s", opt, val, pb.why);
+			return moat_error_hint(err, "%s", pb.fix);
+		}
 		s->limits.files = v;
-	else
+	} else {
 		s->limits.cpu_seconds = v;
+	}
 	return 0;
 }
 
@@ -499,6 +518,32 @@ void cli_run_usage(FILE *out)
 		fprintf(out, "  %-18s %s\n", exit_docs[i].status, exit_docs[i].meaning);
 }
 
+/* Options that set one value (--net, --mode, --profile, --memory, ...),
+ * unlike those that add a rule each time (--read, --env, --keep-fd, ...). */
+static bool single_valued(const struct option_def *def)
+{
+	return def->takes_value && def->fn != opt_rule && def->fn != opt_env && def->fn != opt_env_pass &&
+	       def->fn != opt_net_rule && def->fn != opt_keep_fd && def->fn != opt_require && def->fn != opt_config;
+}
+
+/* The same option twice with two values (`--net none --net all`): which
+ * one was meant is a guess, so neither is taken.  Given twice alike, it is
+ * the same request. */
+static int check_given_once(const char **given, const struct option_def *def, const char *val, struct moat_error *err)
+{
+	const char **slot = &given[def - options];
+
+	if (!single_valued(def))
+		return 0;
+	if (*slot && strcmp(*slot, val) != 0) {
+		moat_error_set(err, MOAT_E_USAGE, 0, "%s %s conflicts with %s %s given before it", def->name, val,
+			       def->name, *slot);
+		return moat_error_hint(err, "give %s once: which of the two was meant is a guess", def->name);
+	}
+	*slot = val;
+	return 0;
+}
+
 static const struct option_def *find_option(const char *arg, const char **inline_val)
 {
 	size_t i;
@@ -587,6 +632,19 @@ static int cli_cwd(const struct cli_state *s, char **out, struct moat_error *err
 	return 0;
 }
 
+/* --profile NAME without --config, where only the built-in ones exist. */
+static int unknown_profile(const char *name, struct moat_error *err)
+{
+	const char *sug = config_suggest(name, profile_builtin_names());
+
+	moat_error_set(err, MOAT_E_USAGE, 0, "--profile %s: unknown profile", name);
+	if (sug)
+		return moat_error_hint(err, "did you mean %s? The built-in profiles are strict, exec, mcp and network",
+				       sug);
+	return moat_error_hint(err, "the built-in profiles are strict, exec, mcp and network (see `moat profiles`; "
+				    "--config FILE adds its [profiles])");
+}
+
 /* Without --config: the command, cwd, then the profile. */
 static int build_plain(struct cli_state *s, char **cmd, size_t n_cmd, char *const *environ_in, const char *home,
 		       struct moat_error *err)
@@ -613,6 +671,8 @@ static int build_plain(struct cli_state *s, char **cmd, size_t n_cmd, char *cons
 	}
 	if (s->mode >= 0)
 		p->mode = (enum moat_mode)s->mode;
+	if (s->profile && !profile_is_builtin(s->profile))
+		return unknown_profile(s->profile, err);
 	ctx = (struct profile_context){.home = home, .cwd = p->cwd, .exe = p->exe, .argv = p->argv};
 	return profile_apply(p, s->profile ? s->profile : MOAT_DEFAULT_PROFILE, &ctx, err);
 }
@@ -670,12 +730,37 @@ static int apply_flags(struct cli_state *s, const char *home, struct moat_error 
 	return apply_rules(s, home, err);
 }
 
+/* The command starts in the sandbox's private /tmp (or /dev/shm): `cd /tmp
+ * && moat run -- ls` lists an empty directory, silently, since the exec
+ * profile's grant of the current directory cannot be that one (it is the
+ * sandbox's own).  Said on stderr; the run goes on.  A directory below it
+ * is granted like any other (and left out like any other under strict). */
+static void note_private_tmp(const struct moat_policy *p, struct netset_notes *notes)
+{
+	static const char *const private_dirs[] = {"/tmp", "/dev/shm"};
+	cleanup_free char *line = NULL;
+	size_t i;
+
+	if (!p->private_tmp || p->mode == MOAT_MODE_OFF || strcmp(p->backend, "none") == 0 || !p->cwd)
+		return;
+	for (i = 0; i < ARRAY_LEN(private_dirs); i++) {
+		if (strcmp(p->cwd, private_dirs[i]) != 0)
+			continue;
+		line = moat_xasprintf("note: the current directory, %s, is the sandbox's private %s, which starts "
+				      "empty: the command sees none of the host's files there; run from another "
+				      "directory, or grant one below %s and run there",
+				      p->cwd, p->cwd, p->cwd);
+		netset_notes_add(notes, line);
+	}
+}
+
 int cli_parse_run_meta(int argc, char **argv, char *const *environ_in, struct moat_policy *p,
 		       struct moat_run_options *o, struct moat_server_meta *meta, struct moat_error *err)
 {
 	struct cli_state s = {.p = p, .o = o, .mode = -1, .tty = -1, .env = environ_in};
 	const char *home = config_getenv(environ_in, "HOME");
 	struct moat_server_meta found = {0};
+	const char *given[ARRAY_LEN(options)] = {0};
 	char **cmd = NULL;
 	size_t n_cmd = 0;
 	int i, cmd_start = -1, rc = -1;
@@ -711,7 +796,7 @@ int cli_parse_run_meta(int argc, char **argv, char *const *environ_in, struct mo
 			usage_error(err, "%s takes no value%s", def->name, "");
 			goto out;
 		}
-		if (def->fn(&s, def->name, val ? val : "", err) < 0)
+		if (check_given_once(given, def, val, err) < 0 || def->fn(&s, def->name, val ? val : "", err) < 0)
 			goto out;
 	}
 	if (o->help) {
@@ -748,6 +833,8 @@ int cli_parse_run_meta(int argc, char **argv, char *const *environ_in, struct mo
 	if (apply_flags(&s, home, err) < 0)
 		goto out;
 	rc = policy_validate(p, err);
+	if (rc == 0)
+		note_private_tmp(p, &o->notes);
 	if (rc == 0 && meta) {
 		*meta = found;
 		memset(&found, 0, sizeof(found));

@@ -5,11 +5,13 @@
  * config_getenv too). */
 #include "sources/config_common.h"
 
+#include <math.h>
 #include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 
 #include "policy/env.h"
 #include "util/mem.h"
@@ -253,4 +255,42 @@ bad_to_end:
 		*bad_len = len - i;
 	free(buf);
 	return -1;
+}
+
+/* ---- limits the command line and the files share ---- */
+
+void config_timeout_problem(double t, struct limit_problem *pb)
+{
+	pb->why[0] = pb->fix[0] = '\0';
+	if (isnan(t) || t <= 0) {
+		snprintf(pb->why, sizeof(pb->why), "expected a positive number of seconds");
+		snprintf(pb->fix, sizeof(pb->fix), "give the seconds the command may run, e.g. 30 or 0.5");
+	} else if (t > 1e9) {
+		snprintf(pb->why, sizeof(pb->why), "more than 1000000000 seconds (31 years), the longest timeout");
+		snprintf(pb->fix, sizeof(pb->fix), "give at most 1000000000, or no timeout for none");
+	}
+}
+
+void config_files_problem(long long n, struct limit_problem *pb)
+{
+	struct rlimit rl;
+
+	pb->why[0] = pb->fix[0] = '\0';
+	if (n <= 3) {
+		snprintf(pb->why, sizeof(pb->why),
+			 "a process starts with stdin, stdout and stderr open: it could not open one file more, not "
+			 "even its libraries");
+		snprintf(pb->fix, sizeof(pb->fix),
+			 "give at least 4: the limit counts every descriptor, stdio included (most programs need 64 or "
+			 "more)");
+	} else if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_max != RLIM_INFINITY &&
+		   (unsigned long long)n > (unsigned long long)rl.rlim_max) {
+		/* The child sets it after dropping its capabilities: the hard
+		 * limit moat runs under is the most it may set. */
+		snprintf(pb->why, sizeof(pb->why), "more than the hard limit moat runs under (ulimit -Hn: %llu)",
+			 (unsigned long long)rl.rlim_max);
+		snprintf(pb->fix, sizeof(pb->fix),
+			 "give at most %llu; a hard limit is raised only by root, before moat starts",
+			 (unsigned long long)rl.rlim_max);
+	}
 }

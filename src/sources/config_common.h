@@ -25,4 +25,17 @@ const char *config_getenv(char *const *env, const char *name);
  * reference gives -1 and its place, s[*bad_at .. *bad_at + *bad_len]. */
 int config_expand_vars(const char *s, char *const *env, char **out, bool *has_ref, size_t *bad_at, size_t *bad_len);
 
+/* What is wrong with a limit's value, for "OPTION VALUE: why" and its hint
+ * `fix`; why[0] == '\0' when nothing is. */
+struct limit_problem {
+	char why[200];
+	char fix[160];
+};
+/* --timeout / timeout: seconds, above 0 and at most a billion (31 years). */
+void config_timeout_problem(double t, struct limit_problem *pb);
+/* --files / files: more than the three descriptors every process starts
+ * with, and no more than the hard limit moat runs under (no process of the
+ * sandbox may raise its own past it). */
+void config_files_problem(long long n, struct limit_problem *pb);
+
 #endif

@@ -611,28 +611,31 @@ static int load_limit(const struct loader *L, struct config_layer *layer, const 
 			     : strcmp(name, "tmp_size") == 0	? &lim->tmp_bytes
 								: NULL;
 
+	struct limit_problem pb;
+
 	if (size_slot) {
 		const char *what = "a size of at least 1M (e.g. \"512M\", \"2G\") or a number of bytes";
+		struct size_problem sp;
 		int64_t bytes = -1;
 
 		if (v->type == TOML_STRING) {
-			if (moat_parse_size(v->u.str.ptr, &bytes) < 0 || strlen(v->u.str.ptr) != v->u.str.len)
-				bytes = -1;
+			if (strlen(v->u.str.ptr) != v->u.str.len)
+				return fail(L, v->pos, key, "expected %s, got a string with a NUL byte", what);
+			if (moat_parse_size_min(v->u.str.ptr, &bytes, &sp) < 0) {
+				fail(L, v->pos, key, "\"%s\": %s", v->u.str.ptr, sp.why);
+				return moat_error_hint(L->err, "%s", sp.fix);
+			}
 		} else if (v->type == TOML_INTEGER) {
 			bytes = v->u.integer;
+			if (bytes < MOAT_SIZE_MIN)
+				return fail(L, v->pos, key, "expected %s, got %lld", what, (long long)v->u.integer);
 		} else {
 			return wrong_type(L, v, key, what);
-		}
-		if (bytes < (1 << 20)) {
-			if (v->type == TOML_STRING)
-				return fail(L, v->pos, key, "expected %s, got \"%s\"", what, v->u.str.ptr);
-			return fail(L, v->pos, key, "expected %s, got %lld", what, (long long)v->u.integer);
 		}
 		*size_slot = bytes;
 		return 0;
 	}
 	if (strcmp(name, "timeout") == 0) {
-		const char *what = "a positive number of seconds";
 		double t;
 
 		if (v->type == TOML_INTEGER)
@@ -640,9 +643,14 @@ static int load_limit(const struct loader *L, struct config_layer *layer, const 
 		else if (v->type == TOML_FLOAT)
 			t = v->u.flt;
 		else
-			return wrong_type(L, v, key, what);
-		if (!isfinite(t) || t <= 0 || t > 1e9)
-			return fail(L, v->pos, key, "expected %s, got %g", what, t);
+			return wrong_type(L, v, key, "a positive number of seconds");
+		if (!isfinite(t) || t <= 0)
+			return fail(L, v->pos, key, "expected a positive number of seconds, got %g", t);
+		config_timeout_problem(t, &pb);
+		if (pb.why[0]) {
+			fail(L, v->pos, key, "%g: %s", t, pb.why);
+			return moat_error_hint(L->err, "%s", pb.fix);
+		}
 		lim->timeout_s = t;
 		return 0;
 	}
@@ -650,12 +658,18 @@ static int load_limit(const struct loader *L, struct config_layer *layer, const 
 		return wrong_type(L, v, key, "a positive whole number");
 	if (v->u.integer < 1)
 		return fail(L, v->pos, key, "expected a positive whole number, got %lld", (long long)v->u.integer);
-	if (strcmp(name, "pids") == 0)
+	if (strcmp(name, "pids") == 0) {
 		lim->pids = v->u.integer;
-	else if (strcmp(name, "files") == 0)
+	} else if (strcmp(name, "files") == 0) {
+		config_files_problem(v->u.integer, &pb);
+		if (pb.why[0]) {
+			fail(L, v->pos, key, "%lld: %s", (long long)v->u.integer, pb.why);
+			return moat_error_hint(L->err, "%s", pb.fix);
+		}
 		lim->files = v->u.integer;
-	else
+	} else {
 		lim->cpu_seconds = v->u.integer;
+	}
 	return 0;
 }
 
@@ -1499,20 +1513,31 @@ static int load_profiles(const struct loader *L, const struct toml_keyval *top)
 static void check_profile_name(const struct loader *L, struct config_layer *layer, bool is_profile)
 {
 	cleanup_free char *kp = NULL, *known = NULL;
+	cleanup_free const char **names = NULL;
+	const char *sug;
 	char list[1024];
-	size_t i, o;
+	size_t i, o, n = 0;
 
 	if (!layer->profile || profile_is_builtin(layer->profile) || config_find_profile(L->c, layer->profile))
 		return;
 	known = join_plain(builtin_profiles);
 	o = (size_t)snprintf(list, sizeof(list), "%s", known);
-	for (i = 0; i < L->c->n_profiles && o < sizeof(list); i++)
-		o += (size_t)snprintf(list + o, sizeof(list) - o, ", %s", L->c->profiles[i].name);
+	names = moat_xcalloc(ARRAY_LEN(builtin_profiles) + L->c->n_profiles, sizeof(*names));
+	for (i = 0; builtin_profiles[i]; i++)
+		names[n++] = builtin_profiles[i];
+	for (i = 0; i < L->c->n_profiles; i++) {
+		names[n++] = L->c->profiles[i].name;
+		if (o < sizeof(list))
+			o += (size_t)snprintf(list + o, sizeof(list) - o, ", %s", L->c->profiles[i].name);
+	}
 	kp = moat_xasprintf("%s.%s", layer->key, is_profile ? "extends" : "profile");
 	config_fail(L->err, &layer->profile_origin, kp,
 		    "unknown profile \"%s\"; expected a built-in profile or one defined under [profiles]",
 		    layer->profile);
-	moat_error_hint(L->err, "known profiles: %s", list);
+	if ((sug = config_suggest(layer->profile, names)))
+		moat_error_hint(L->err, "did you mean \"%s\"? Known profiles: %s", sug, list);
+	else
+		moat_error_hint(L->err, "known profiles: %s", list);
 	keep(L);
 	layer->broken = true;
 }

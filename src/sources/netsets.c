@@ -176,7 +176,6 @@ static void note(struct expand *x, const char *fmt, ...)
 	struct netset_notes *n = x->notes;
 	cleanup_free char *body = NULL, *line = NULL;
 	va_list ap;
-	size_t i;
 
 	if (!n)
 		return;
@@ -184,11 +183,18 @@ static void note(struct expand *x, const char *fmt, ...)
 	body = moat_xvasprintf(fmt, ap);
 	va_end(ap);
 	line = moat_xasprintf("%s: %s", x->set, body);
+	netset_notes_add(n, line);
+}
+
+void netset_notes_add(struct netset_notes *n, const char *line)
+{
+	size_t i;
+
 	for (i = 0; i < n->n; i++)
 		if (strcmp(n->v[i], line) == 0)
 			return;
 	n->v = moat_xgrow(n->v, &n->cap, n->n, sizeof(*n->v));
-	n->v[n->n++] = steal_ptr(&line);
+	n->v[n->n++] = moat_xstrdup(line);
 }
 
 void netset_urls_free(struct netset_urls *u)

@@ -34,6 +34,8 @@ struct netset_notes {
 };
 
 void netset_notes_free(struct netset_notes *n);
+/* Add a line (a copy; one already there is not added twice). */
+void netset_notes_add(struct netset_notes *n, const char *line);
 
 /* Does the text name a set ("@...") rather than a destination? */
 bool netset_named(const char *text);

@@ -4,7 +4,21 @@
 
 #include <stdint.h>
 
-/* "512M", "2G", "1048576", "1GiB": bytes.  Shared with the command line. */
+/* The smallest size a limit takes: 1M. */
+#define MOAT_SIZE_MIN (INT64_C(1) << 20)
+
+/* "512M", "2G", "1T", "1048576", "1GiB": bytes.  Shared with the command
+ * line. */
 int moat_parse_size(const char *s, int64_t *out);
+
+/* What is wrong with a size: `why` for the message ("--memory 9X: unknown
+ * unit"), `fix` for its hint.  Static strings. */
+struct size_problem {
+	const char *why;
+	const char *fix;
+};
+
+/* A size of at least MOAT_SIZE_MIN: 0 and *out, or -1 and *pb. */
+int moat_parse_size_min(const char *s, int64_t *out, struct size_problem *pb);
 
 #endif

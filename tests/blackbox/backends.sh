@@ -72,6 +72,9 @@ EXPECT[native]="fs.read fs.write fs.secrets fs.tmp net.none ipc.abstract ipc.uni
 EXPECT[bwrap]="fs.read fs.write fs.secrets fs.tmp net.none ipc.abstract ipc.unix proc.pid proc.ptrace sys.filter tty.inject env.curated fd.clean res.limits"
 EXPECT[firejail]="fs.tmp net.none ipc.abstract ipc.unix proc.pid proc.ptrace sys.filter tty.inject env.curated fd.clean res.limits"
 EXPECT[gvisor]="fs.read fs.write fs.secrets fs.tmp net.none ipc.abstract ipc.unix proc.pid proc.ptrace sys.filter env.curated fd.clean res.limits"
+# gVisor passes a terminal on fds 0-2 through: tty.inject is claimed only
+# when none is one (the runs below capture stdout and stderr).
+[ -t 0 ] || EXPECT[gvisor]="${EXPECT[gvisor]} tty.inject"
 EXPECT[nono]="proc.ptrace res.limits"
 EXPECT[oci]="fs.read fs.write fs.secrets fs.tmp net.none ipc.abstract ipc.unix proc.pid proc.ptrace sys.filter tty.inject env.curated fd.clean res.limits"
 
@@ -230,8 +233,14 @@ suite() { # suite BACKEND (LABEL)
 				"$label sys.filter: unshare(CLONE_NEWUSER) refused" ;;
 		tty.inject)
 			command -v script >/dev/null || continue
-			out=$(timeout 20 script -qec "env HOME='$HOMED' '$MOAT' run --backend $b --mode prefer --profile strict -- '$HELPER' sti $STI_MARK" /dev/null </dev/null 2>&1)
-			unlike "$out" "$STI_MARK" "$label tty.inject: TIOCSTI from inside injects nothing into the terminal ($(echo "$out" | head -1 | tr -d '\r'))" ;;
+			rm -f "$SCRATCH/tty-$label.json"
+			out=$(timeout 20 script -qec "env HOME='$HOMED' '$MOAT' run --backend $b --mode prefer --profile strict --report-fd 3 -- '$HELPER' sti $STI_MARK 3>'$SCRATCH/tty-$label.json'" /dev/null </dev/null 2>&1)
+			if [ "$(prop_status "$SCRATCH/tty-$label.json" tty.inject)" = enforced ]; then
+				unlike "$out" "$STI_MARK" "$label tty.inject: TIOCSTI from inside injects nothing into the terminal ($(echo "$out" | head -1 | tr -d '\r'))"
+			else
+				is "$b:$(prop_status "$SCRATCH/tty-$label.json" tty.inject)" "gvisor:missing" \
+					"$label tty.inject: claimed without a terminal only; with one attached it is missing"
+			fi ;;
 		env.curated)
 			out=$(M "$b" "${SP[@]}" -- /usr/bin/env)
 			unlike "$out" "$ENV_MARK" "$label env.curated: the caller's variable does not leak in"

@@ -149,11 +149,16 @@ if [ "$UID_NOW" -eq 0 ] && [ -n "$MEMROOT" ] && mkdir "$MEMROOT$MEMREL/moat-encl
 fi
 
 # --- command-line errors ------------------------------------------------------------
-for bad in "--tmp-size 12Q" "--tmp-size 64K" "--address-space x" "--memory 0"; do
+for bad in "--tmp-size 12Q:unknown unit:write the number, then K, M, G or T (e.g. 512M, 2G)" \
+	"--tmp-size 64K:less than 1M, too little for a program to start:give at least 1M (e.g. 512M, 2G)" \
+	"--address-space x:not a size:write the number, then K, M, G or T (e.g. 512M, 2G)" \
+	"--memory 0:less than 1M, too little for a program to start:give at least 1M (e.g. 512M, 2G)"; do
+	IFS=: read -r arg why fix <<<"$bad"
 	# shellcheck disable=SC2086
-	out=$("$MOAT" run $bad -- /bin/true 2>&1)
-	is "$?" 125 "$bad: a usage error (exit 125)"
-	like "$out" "expected a size of at least 1M" "  that names what is expected"
+	out=$("$MOAT" run $arg -- /bin/true 2>&1)
+	is "$?" 125 "$arg: a usage error (exit 125)"
+	is "$out" "moat: $arg: $why
+moat: hint: $fix" "  that says what is wrong and the fix"
 done
 
 # --- --tmp-size ------------------------------------------------------------------

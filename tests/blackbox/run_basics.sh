@@ -183,7 +183,7 @@ bad "a non-numeric timeout" "--timeout abc" run --timeout abc -- true
 bad "a negative timeout" "--timeout -1" run --timeout -1 -- true
 bad "--env without =" "--env FOO: expected NAME=VALUE" run --env FOO -- true
 bad "an unknown mode" "--mode maybe" run --mode maybe -- true
-bad "an unknown profile" "unknown profile 'nope'" run --profile nope -- true
+bad "an unknown profile" "^moat: --profile nope: unknown profile$" run --profile nope -- true
 bad "an unknown property" "unknown property 'fs.bogus'" run --require fs.bogus -- true
 
 # --- --dry-run runs nothing and prints policy and plan

@@ -45,6 +45,9 @@ like "$demo" "/etc: not writable" "the demo command cannot write /etc"
 like "$demo" "network: refused" "the demo command has no network"
 like "$demo" "exit status: 3 \\(the command's own\\)" "the command's exit status passes through"
 like "$demo" '"status": "enforced"' "and the report says enforced"
+kept=$(printf '%s\n' "$demo" | sed -n 's/^== the report is kept in \(.*\) (remove it when done)$/\1/p')
+ok $([ -n "$kept" ] && [ -s "$kept" ] && echo 0 || echo 1) "the report the demo names is still there after it (${kept:-no path printed})"
+[ -n "$kept" ] && rm -f "$kept"
 
 # --- man -l renders the page --------------------------------------------------
 page=$(MANWIDTH=100 man -l "$P/share/man/man1/moat.1" 2>"$T/man.err" | col -b)

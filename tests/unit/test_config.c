@@ -147,10 +147,18 @@ static const struct bad_row bad_rows[] = {
     {"t.toml", "[sandbox]\nrequire = [\"fs.raed\"]\n", NULL,
      "t.toml:2:12: sandbox.require: expected a property name (fs.read, net.none, ...), got \"fs.raed\"",
      "did you mean \"fs.read\"?"},
-    {"t.toml", "[sandbox]\nmemory = \"12Q\"\n", NULL,
-     "t.toml:2:10: sandbox.memory: expected a size of at least 1M (e.g. \"512M\", \"2G\") or a number of bytes, got "
-     "\"12Q\"",
-     NULL},
+    {"t.toml", "[sandbox]\nmemory = \"12Q\"\n", NULL, "t.toml:2:10: sandbox.memory: \"12Q\": unknown unit",
+     "write the number, then K, M, G or T (e.g. 512M, 2G)"},
+    {"t.toml", "[sandbox]\nmemory = \"99999999999999T\"\n", NULL,
+     "t.toml:2:10: sandbox.memory: \"99999999999999T\": too large: the largest size is 8388607T (2^63 - 1 bytes)",
+     "give what the sandbox may use, e.g. 512M or 2G"},
+    {"t.toml", "[sandbox]\ntimeout = 1e10\n", NULL,
+     "t.toml:2:11: sandbox.timeout: 1e+10: more than 1000000000 seconds (31 years), the longest timeout",
+     "give at most 1000000000, or no timeout for none"},
+    {"t.toml", "[sandbox]\nfiles = 3\n", NULL,
+     "t.toml:2:9: sandbox.files: 3: a process starts with stdin, stdout and stderr open: it could not open one file "
+     "more, not even its libraries",
+     "give at least 4: the limit counts every descriptor, stdio included (most programs need 64 or more)"},
     {"t.toml", "[sandbox]\nmemory = 1024\n", NULL,
      "t.toml:2:10: sandbox.memory: expected a size of at least 1M (e.g. \"512M\", \"2G\") or a number of bytes, got "
      "1024",
@@ -158,9 +166,8 @@ static const struct bad_row bad_rows[] = {
     {"t.toml", "[sandbox]\npids = 0\n", NULL, "t.toml:2:8: sandbox.pids: expected a positive whole number, got 0",
      NULL},
     {"t.toml", "[sandbox]\ntmp_size = \"64K\"\n", NULL,
-     "t.toml:2:12: sandbox.tmp_size: expected a size of at least 1M (e.g. \"512M\", \"2G\") or a number of bytes, got "
-     "\"64K\"",
-     NULL},
+     "t.toml:2:12: sandbox.tmp_size: \"64K\": less than 1M, too little for a program to start",
+     "give at least 1M (e.g. 512M, 2G)"},
     {"t.toml", "[sandbox]\naddress_space = true\n", NULL,
      "t.toml:2:17: sandbox.address_space: expected a size of at least 1M (e.g. \"512M\", \"2G\") or a number of "
      "bytes, got a bool",
@@ -305,7 +312,11 @@ static const struct bad_row bad_rows[] = {
     {"t.toml", "[profiles.a]\nextends = \"stricter\"\n", NULL,
      "t.toml:2:11: profiles.a.extends: unknown profile \"stricter\"; expected a built-in profile or one defined under "
      "[profiles]",
-     "known profiles: strict, exec, mcp, network, a"},
+     "did you mean \"strict\"? Known profiles: strict, exec, mcp, network, a"},
+    {"t.toml", "[sandbox]\nprofile = \"mpc\"\n", NULL,
+     "t.toml:2:11: sandbox.profile: unknown profile \"mpc\"; expected a built-in profile or one defined under "
+     "[profiles]",
+     "did you mean \"mcp\"? Known profiles: strict, exec, mcp, network"},
     {"t.toml", "[sandbox]\nprofile = \"nope\"\n", NULL,
      "t.toml:2:11: sandbox.profile: unknown profile \"nope\"; expected a built-in profile or one defined under "
      "[profiles]",

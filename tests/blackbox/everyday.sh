@@ -1,0 +1,131 @@
+#!/usr/bin/env bash
+# Everyday commands (issue 20, items 2, 3, 5 and 6), as a new user runs them:
+#
+#   6. each message of the issue's list, checked whole: what was wrong and
+#      the fix; conflicting options are errors; the gVisor terminal check
+#      only with a terminal attached; the note when the command starts in
+#      the private /tmp; a --cpu kill said as such, in the report too; the
+#      fd.clean text.
+#
+# Runs as root, as uid 65534 (HOME=/nonexistent: the fixtures make a fake
+# HOME of their own) and with the sanitizer moat (tests/run-all), in a few
+# seconds a pass.
+set -u
+. "$(dirname "$0")/../lib/tap.sh"
+scratch
+unset MOAT_HOST_LIMIT
+# Outside /tmp: the sandbox's /tmp is its own.
+BASE=$(mktemp -d /var/tmp/moat-everyday.XXXXXX)
+chmod 0755 "$BASE"
+trap 'rm -rf "$SCRATCH" "$REPORTS" "$BASE"' EXIT
+mkdir -p "$BASE/proj"
+cd "$BASE/proj" || exit 1
+
+# err ARGS...: moat's exit status and stderr, one string ("125:moat: ...").
+err() {
+	local out rc
+	out=$("$MOAT" "$@" 2>&1 >/dev/null </dev/null)
+	rc=$?
+	printf '%s:%s' "$rc" "$out"
+}
+
+# ------------------------------------------------ 6. messages that say the fix
+is "$(err run --files 3 -- true)" "125:moat: --files 3: a process starts with stdin, stdout and stderr open: it could not open one file more, not even its libraries
+moat: hint: give at least 4: the limit counts every descriptor, stdio included (most programs need 64 or more)" \
+	"--files 3: says that nothing could be opened, and the least that works"
+hard=$(ulimit -Hn)
+if [ "$hard" != unlimited ]; then
+	is "$(err run --files 999999999999 -- true)" "125:moat: --files 999999999999: more than the hard limit moat runs under (ulimit -Hn: $hard)
+moat: hint: give at most $hard; a hard limit is raised only by root, before moat starts" \
+		"--files 999999999999: refused before the run, naming the hard limit ($hard)"
+	is "$("$MOAT" run --profile strict --files "$hard" -- "$HELPER" rlimit nofile 2>&1)" "nofile=$hard" \
+		"  --files at the hard limit itself runs"
+fi
+is "$(err run --timeout 99999999999999999999 -- true)" "125:moat: --timeout 99999999999999999999: more than 1000000000 seconds (31 years), the longest timeout
+moat: hint: give at most 1000000000, or no timeout for none" "--timeout 99999999999999999999: too long, not \"not positive\""
+is "$(err run --timeout abc -- true)" "125:moat: --timeout abc: expected a positive number of seconds
+moat: hint: give the seconds the command may run, e.g. 30 or 0.5" "--timeout abc: not a number"
+is "$(err run --memory 99999999999999T -- true)" "125:moat: --memory 99999999999999T: too large: the largest size is 8388607T (2^63 - 1 bytes)
+moat: hint: give what the sandbox may use, e.g. 512M or 2G" "--memory 99999999999999T: too large, not \"at least 1M\""
+is "$(err run --memory 12Q -- true)" "125:moat: --memory 12Q: unknown unit
+moat: hint: write the number, then K, M, G or T (e.g. 512M, 2G)" "--memory 12Q: the unit is what is wrong"
+is "$("$MOAT" run --dry-run --memory 2T -- true 2>/dev/null | json_eval /dev/stdin 'd["policy"]["limits"]["memory_bytes"]')" \
+	"2199023255552" "  T is a unit (2T)"
+is "$(err run --net none --net all -- true)" "125:moat: --net all conflicts with --net none given before it
+moat: hint: give --net once: which of the two was meant is a guess" "--net none --net all: a conflict, not the last one winning"
+is "$(err run --profile strict --profile exec -- true)" "125:moat: --profile exec conflicts with --profile strict given before it
+moat: hint: give --profile once: which of the two was meant is a guess" "  the same for every option that sets one value"
+is "$(err run --net none --net none --dry-run -- true)" "0:" "  the same value twice is one request"
+is "$(err run --mode off --require net.none -- true)" "125:moat: --mode off contradicts --require net.none: it runs the command unsandboxed, enforcing nothing
+moat: hint: drop --mode off to have net.none enforced, or drop --require (in a config: mode, require)" \
+	"--mode off --require net.none: a conflict, not an unsandboxed run"
+is "$(err run --backend none --require fs.read,net.none -- true)" "125:moat: --backend none contradicts --require fs.read,net.none: it runs the command unsandboxed, enforcing nothing
+moat: hint: drop --backend none to have fs.read,net.none enforced, or drop --require (in a config: backend, require)" \
+	"  and --backend none --require"
+printf '[sandbox]\nprofile = "mpc"\n' >"$BASE/mpc.toml"
+is "$(err config check "$BASE/mpc.toml")" "125:moat: $BASE/mpc.toml:2:11: sandbox.profile: unknown profile \"mpc\"; expected a built-in profile or one defined under [profiles]
+moat: hint: did you mean \"mcp\"? Known profiles: strict, exec, mcp, network
+moat: $BASE/mpc.toml: 1 problem" "profile = \"mpc\" in a config: did you mean \"mcp\""
+is "$(err run --config "$BASE/mpc.toml" -- true)" "125:moat: $BASE/mpc.toml:2:11: sandbox.profile: unknown profile \"mpc\"; expected a built-in profile or one defined under [profiles]
+moat: hint: did you mean \"mcp\"? Known profiles: strict, exec, mcp, network" "  and when it runs"
+is "$(err run --profile mpc -- true)" "125:moat: --profile mpc: unknown profile
+moat: hint: did you mean mcp? The built-in profiles are strict, exec, mcp and network" "--profile mpc: did you mean mcp"
+
+# gVisor passes a terminal on fds 0-2 through: tty.inject is missing only
+# when one is attached.  (runsc starts only as root here.)
+if command -v runsc >/dev/null && [ "$(id -u)" = 0 ]; then
+	tty_verdict() { "$MOAT" run --backend gvisor --mode prefer --dry-run -- true 2>/dev/null |
+		json_eval /dev/stdin '[d["properties"]["tty.inject"]["status"], d["properties"]["tty.inject"].get("mechanism", d["properties"]["tty.inject"].get("reason"))]'; }
+	is "$(tty_verdict </dev/null)" '["enforced", "gVisor: no host terminal is passed in (none of fds 0-2 is a terminal), and no controlling terminal"]' \
+		"--backend gvisor without a terminal: tty.inject enforced"
+	if command -v script >/dev/null; then
+		out=$(script -qec "'$MOAT' run --backend gvisor --mode prefer --dry-run -- true 2>/dev/null >'$SCRATCH/gv.json'" /dev/null </dev/null 2>&1)
+		is "$(json_eval "$SCRATCH/gv.json" 'd["properties"]["tty.inject"]["status"]')" '"missing"' \
+			"  with a terminal attached (script): missing, as before"
+	fi
+fi
+
+# The command starts in the private /tmp: said on stderr.
+mkdir -p "$SCRATCH/here"
+touch "$SCRATCH/here/host-file"
+out=$(cd /tmp && "$MOAT" run -- ls -A 2>"$SCRATCH/tmp.err")
+is "$out:$(cat "$SCRATCH/tmp.err")" ":moat: note: the current directory, /tmp, is the sandbox's private /tmp, which starts empty: the command sees none of the host's files there; run from another directory, or grant one below /tmp and run there" \
+	"cd /tmp && moat run -- ls: the empty listing comes with a note"
+out=$(cd /dev/shm && "$MOAT" run --profile strict -- ls -A 2>"$SCRATCH/tmp.err")
+is "$out:$(cat "$SCRATCH/tmp.err")" ":moat: note: the current directory, /dev/shm, is the sandbox's private /dev/shm, which starts empty: the command sees none of the host's files there; run from another directory, or grant one below /dev/shm and run there" \
+	"  /dev/shm too, and under --profile strict"
+out=$(cd "$SCRATCH/here" && "$MOAT" run -- ls -A 2>"$SCRATCH/tmp.err")
+is "$out:$(cat "$SCRATCH/tmp.err")" "host-file:" "  granted (exec's current directory): its files, and no note"
+
+# --cpu: the kill is said to be the limit's, in the report too.
+# One busy process: its RLIMIT_CPU (SIGXCPU at 1 s) and moat's read of the
+# tree's time every 50 ms (SIGKILL) race; either is the limit's.
+"$MOAT" run --mode prefer --cpu 1 --report "$REPORTS/cpu.json" -- /bin/sh -c 'while :; do :; done' 2>"$SCRATCH/cpu.err"
+rc=$?
+line=$(grep '^moat: CPU time limit' "$SCRATCH/cpu.err" | sed -E 's/: the tree used [0-9.]+ s;/;/')
+case $rc in 137) sig=KILL n=9 ;; *) sig=XCPU n=24 ;; esac
+is "$rc:$line" "$rc:moat: CPU time limit reached (--cpu 1); the command was killed by SIG$sig (exit $rc)" \
+	"--cpu 1: a line that says the CPU limit ended it (SIG$sig)"
+is "$(grep -A1 '^moat: CPU time limit' "$SCRATCH/cpu.err" | tail -1)" "moat: hint: give the tree more CPU time with a higher --cpu" "  with the fix"
+is "$rc:$(json_eval "$REPORTS/cpu.json" '[d["run"]["limit_exceeded"], d["run"]["signal"]]')" "$rc:[\"cpu\", $n]" \
+	"  the report says limit_exceeded cpu"
+case $rc in 137 | 152) ok 0 "  exit $rc: SIGXCPU (RLIMIT_CPU) or SIGKILL (the tree's cgroup)" ;; *) ok 1 "  exit $rc" ;; esac
+"$MOAT" run --mode prefer --cpu 1 --report "$REPORTS/cpu2.json" -- /bin/sh -c 'trap "" XCPU; while :; do :; done' 2>"$SCRATCH/cpu.err"
+rc=$?
+if [ "$(json_eval "$REPORTS/cpu2.json" 'd["limits"]["cpu"]["status"]')" = '"enforced"' ]; then
+	line=$(grep '^moat: CPU time limit' "$SCRATCH/cpu.err" | sed -E 's/the tree used [0-9.]+ s/the tree used N s/')
+	is "$rc:$line" "137:moat: CPU time limit reached (--cpu 1): the tree used N s; the command was killed by SIGKILL (exit 137)" \
+		"  SIGXCPU ignored: moat's cgroup ends the tree, and says so"
+else
+	# Without the tree's cgroup the hard RLIMIT_CPU ends it a second
+	# later with a SIGKILL moat cannot tell from another's.
+	is "$rc" 137 "  SIGXCPU ignored, no cgroup here: RLIMIT_CPU's hard limit ends it a second later"
+fi
+
+# fd.clean's mechanism says which descriptors stay open.
+fdc() { "$MOAT" run --profile strict --dry-run "$@" -- true 2>/dev/null | json_eval /dev/stdin 'd["properties"]["fd.clean"]["mechanism"]'; }
+is "$(fdc)" '"close_range: only 0, 1 and 2 stay open"' "fd.clean: only 0, 1 and 2 stay open"
+is "$(fdc --keep-fd 5 --keep-fd 7 5</dev/null 7</dev/null)" '"close_range: only 0, 1, 2 and --keep-fd 5, 7 stay open"' \
+	"  and with --keep-fd 5 and 7"
+
+done_testing

@@ -16,6 +16,7 @@
 #include "policy/profiles.h"
 #include "sources/config.h"
 #include "sources/config_common.h"
+#include "sources/interp.h"
 #include "sources/netsets.h"
 #include "sources/resolve.h"
 #include "sources/size.h"
@@ -831,6 +832,12 @@ int cli_parse_run_meta(int argc, char **argv, char *const *environ_in, struct mo
 		goto out;
 	}
 	if (apply_flags(&s, home, err) < 0)
+		goto out;
+	/* What the command needs to start, against the grants it ended up
+	 * with (sources/interp.h); a sandbox that is off hides nothing. */
+	if (o->exe_err.kind == MOAT_E_NONE && p->exe && p->exe[0] == '/' && p->mode != MOAT_MODE_OFF &&
+	    strcmp(p->backend, "none") != 0 &&
+	    interp_check(p, home, config_getenv(environ_in, "PATH"), &o->notes, err) < 0)
 		goto out;
 	rc = policy_validate(p, err);
 	if (rc == 0)

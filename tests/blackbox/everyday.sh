@@ -1,6 +1,15 @@
 #!/usr/bin/env bash
 # Everyday commands (issue 20, items 2, 3, 5 and 6), as a new user runs them:
 #
+#   2. commands and interpreters under HOME, in a fake HOME with a fake
+#      interpreter tree: ~/bin/mytool refused before the run with the grant
+#      to add; a virtualenv made from a pyenv-style Python (its bin/python a
+#      link into ~/.pyenv) runs its pip, and one from a uv-style Python runs
+#      after `. .venv/bin/activate`, each interpreter's installation granted
+#      read-only and shown in the dry run with what points at it; what moat
+#      must not grant on its own (a program not named as an interpreter, one
+#      in a denied path or in HOME itself, a script in HOME) refused with
+#      the grant to add;
 #   6. each message of the issue's list, checked whole: what was wrong and
 #      the fix; conflicting options are errors; the gVisor terminal check
 #      only with a terminal attached; the note when the command starts in
@@ -28,6 +37,74 @@ err() {
 	rc=$?
 	printf '%s:%s' "$rc" "$out"
 }
+
+# ------------------------------------------- 2. commands and interpreters under HOME
+H=$BASE/home
+PYHOME=$H/.pyenv/versions/3.11.4
+UVPY=$H/.local/share/uv/python/cpython-3.12.3-linux-x86_64-gnu
+mkdir -p "$H/bin" "$H/tools" "$H/.ssh" "$PYHOME/bin" "$PYHOME/lib" "$UVPY/bin" "$UVPY/lib" \
+	"$BASE/proj/venv/bin" "$BASE/uvproj/.venv/bin" "$BASE/bad/venv/bin" "$BASE/other"
+printf '#!/bin/sh\necho mytool ran\n' >"$H/bin/mytool"
+printf '#!/bin/sh\necho runner\n' >"$H/tools/runner"
+# The fake interpreters read a file of their own installation, found as
+# Python finds its prefix (through the links to it), so a run shows that
+# the installation, not only the program, is visible.
+for py in "$PYHOME/bin/python3.11" "$UVPY/bin/python3.12" "$H/.ssh/python3" "$H/python3"; do
+	printf '#!/bin/sh\nme=$(readlink -f "$0")\necho "python from $(cat "${me%%/bin/*}/lib/marker" 2>&1) $*"\n' >"$py"
+done
+echo pyenv-stdlib >"$PYHOME/lib/marker"
+echo uv-stdlib >"$UVPY/lib/marker"
+chmod 0755 "$H/bin/mytool" "$H/tools/runner" "$PYHOME/bin/python3.11" "$UVPY/bin/python3.12" "$H/.ssh/python3" "$H/python3"
+ln -s python3.11 "$PYHOME/bin/python3"
+# python -m venv from pyenv's Python: bin/python a link to it, pip a script.
+ln -s "$PYHOME/bin/python3" "$BASE/proj/venv/bin/python"
+printf 'home = %s/bin\ninclude-system-site-packages = false\nversion = 3.11.4\n' "$PYHOME" >"$BASE/proj/venv/pyvenv.cfg"
+printf '#!%s/proj/venv/bin/python\nimport pip\n' "$BASE" >"$BASE/proj/venv/bin/pip"
+chmod 0755 "$BASE/proj/venv/bin/pip"
+# uv venv: .venv/bin/python a link to uv's Python, and an activate script.
+ln -s "$UVPY/bin/python3.12" "$BASE/uvproj/.venv/bin/python"
+printf 'home = %s/bin\n' "$UVPY" >"$BASE/uvproj/.venv/pyvenv.cfg"
+printf 'VIRTUAL_ENV=%s/uvproj/.venv\nPATH="$VIRTUAL_ENV/bin:$PATH"\nexport VIRTUAL_ENV PATH\n' "$BASE" \
+	>"$BASE/uvproj/.venv/bin/activate"
+# What moat must not grant on its own.
+printf '#!%s/tools/runner\n' "$H" >"$BASE/bad/tool"
+printf '#!%s/python3\n' "$H" >"$BASE/bad/inhome"
+chmod 0755 "$BASE/bad/tool" "$BASE/bad/inhome"
+ln -s "$H/.ssh/python3" "$BASE/bad/venv/bin/python"
+touch "$BASE/bad/venv/pyvenv.cfg"
+printf 'echo hi\n' >"$H/x.sh"
+chmod -R a+rX "$BASE"
+hm() { env HOME="$H" "$MOAT" "$@"; }
+herr() { local out rc; out=$(hm "$@" 2>&1 >/dev/null </dev/null); rc=$?; printf '%s:%s' "$rc" "$out"; }
+
+is "$(cd "$BASE/other" && herr run -- "$H/bin/mytool")" "125:moat: $H/bin/mytool: the sandbox would not see the command: its install dir would be HOME, which moat never grants on its own
+moat: hint: grant it: --read ~/bin" "~/bin/mytool: refused before the run, with the grant to add"
+is "$(cd "$BASE/other" && hm run --read "$H/bin" -- "$H/bin/mytool" 2>&1)" "mytool ran" "  with --read ~/bin it runs"
+out=$(cd "$BASE/proj" && hm run -- ./venv/bin/pip --version 2>&1)
+is "$out" "python from pyenv-stdlib $BASE/proj/venv/bin/pip --version" \
+	"a pyenv-made venv: ./venv/bin/pip runs, its interpreter and its installation visible"
+(cd "$BASE/proj" && hm run --dry-run -- ./venv/bin/pip >"$SCRATCH/venv.json" 2>/dev/null)
+is "$(json_eval "$SCRATCH/venv.json" "[[p['access'], p['origin']['source']] for p in d['policy']['paths'] if p['path'] == '$PYHOME']")" \
+	"[[\"read\", \"the interpreter $BASE/proj/venv/bin/python points at (a symlink)\"]]" \
+	"  the dry run shows the installation granted read-only, and what points at it"
+is "$(json_eval "$SCRATCH/venv.json" "[p['path'] for p in d['policy']['paths'] if p['path'].startswith('$H') and p['access'] != 'deny']")" \
+	"[\"$PYHOME\"]" "  and nothing else of HOME"
+is "$(cd "$BASE/other" && hm run -- /bin/cat "$PYHOME/lib/marker" 2>/dev/null)" "" \
+	"  control: elsewhere the installation stays out of the sandbox"
+out=$(cd "$BASE/uvproj" && hm run -- sh -c '. .venv/bin/activate && python -V' 2>&1)
+is "$out" "python from uv-stdlib -V" "a uv-made venv: \`. .venv/bin/activate && python\` finds its python"
+is "$(cd "$BASE/bad" && herr run -- ./tool)" "125:moat: $BASE/bad/tool: the sandbox would not see the interpreter it runs, $H/tools/runner (its #! line): no grant covers it, and its name is not an interpreter's (python3, node, ...), whose installation moat would grant
+moat: hint: grant it: --read ~/tools" "a #! naming a program under HOME that is not an interpreter: refused, with the grant"
+is "$(cd "$BASE/bad" && herr run -- ./inhome)" "125:moat: $BASE/bad/inhome: the sandbox would not see the interpreter it runs, $H/python3 (its #! line): its installation would be HOME, which moat never grants on its own
+moat: hint: grant it: --read ~/python3" "  an interpreter in HOME itself: HOME is never granted on its own"
+is "$(cd "$BASE/bad" && herr run -- ./venv/bin/python)" "125:moat: $BASE/bad/venv/bin/python: the sandbox would not see the interpreter it runs, $H/.ssh/python3 (a symlink): it lies inside a denied path
+moat: hint: $H/.ssh is denied (built-in secrets); use an interpreter installed elsewhere" \
+	"  a venv whose python is in ~/.ssh: refused, nothing of ~/.ssh granted"
+is "$(cd "$BASE/bad" && herr run -- true)" "0:moat: note: $BASE/bad/venv/bin/python points at $H/.ssh/python3 (a symlink), which lies in the denied $H/.ssh: a shell that activates it will not find its python" \
+	"  the same venv in the current directory, not run: a note, and the run goes on"
+is "$(cd "$BASE/other" && herr run --profile strict -- sh "$H/x.sh")" "125:moat: $H/x.sh: the sandbox would not see the script the interpreter runs: its directory would be HOME, which moat never grants on its own
+moat: hint: grant it: --read ~/x.sh" "sh ~/x.sh under strict: the script is refused, with the grant"
+is "$(cd "$BASE/other" && hm run --profile strict --read "$H/x.sh" -- sh "$H/x.sh" 2>&1)" "hi" "  granted, it runs"
 
 # ------------------------------------------------ 6. messages that say the fix
 is "$(err run --files 3 -- true)" "125:moat: --files 3: a process starts with stdin, stdout and stderr open: it could not open one file more, not even its libraries

@@ -1,0 +1,563 @@
+/* The command and the interpreters it needs, against what the policy grants
+ * (sources/interp.h).  Read in the parent, before anything runs: a link is
+ * read with readlink, a `#!` line with one read of the file's start, a
+ * pyvenv.cfg line by line.  Nothing here is trusted to widen the sandbox
+ * beyond an interpreter's own installation: a project can plant a link or
+ * a pyvenv.cfg naming any path, so what is granted must exist, be an
+ * executable named as an interpreter is, and lie outside HOME's own
+ * directory, the root, the private /tmp and every denied path. */
+#include "sources/interp.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "policy/profiles.h"
+#include "sources/config_common.h"
+#include "util/cleanup.h"
+#include "util/mem.h"
+#include "util/path.h"
+
+/* Links and `#!` lines followed from one start: the kernel takes at most 40
+ * links and 4 interpreters. */
+#define MAX_STEPS 48
+
+struct walker {
+	struct moat_policy *p;
+	const char *home;
+	char *home_real; /* HOME through its links, when that differs */
+	const char *path_env;
+	struct netset_notes *notes; /* NULL: a problem is an error */
+	struct moat_error *err;
+	char **canon; /* the grants' real paths, filled on first need */
+	bool *canon_done;
+	size_t n_canon;
+};
+
+static void walker_free(struct walker *w)
+{
+	for (size_t i = 0; i < w->n_canon; i++)
+		free(w->canon[i]);
+	free(w->canon);
+	free(w->canon_done);
+	free(w->home_real);
+}
+
+/* The directory entry `name` is, through the links of its directory:
+ * where the view would have to hold it.  NULL when its directory does not
+ * exist (nothing can be said). */
+static char *canon_entry(const char *name)
+{
+	cleanup_free char *dir = moat_xstrdup(name);
+	char *slash = strrchr(dir, '/'), real[PATH_MAX];
+	const char *base = slash ? slash + 1 : name;
+
+	if (!slash)
+		return NULL;
+	if (slash == dir)
+		return moat_xstrdup(name);
+	*slash = '\0';
+	if (!realpath(dir, real))
+		return NULL;
+	return moat_xasprintf("%s/%s", strcmp(real, "/") == 0 ? "" : real, base);
+}
+
+static const char *rule_canon(struct walker *w, size_t i)
+{
+	char real[PATH_MAX];
+
+	if (i >= w->n_canon) {
+		size_t n = w->p->n_paths;
+		w->canon = moat_xrealloc(w->canon, n * sizeof(*w->canon));
+		w->canon_done = moat_xrealloc(w->canon_done, n * sizeof(*w->canon_done));
+		for (size_t k = w->n_canon; k < n; k++) {
+			w->canon[k] = NULL;
+			w->canon_done[k] = false;
+		}
+		w->n_canon = n;
+	}
+	if (!w->canon_done[i]) {
+		w->canon_done[i] = true;
+		if (realpath(w->p->paths[i].path, real) && strcmp(real, w->p->paths[i].path) != 0)
+			w->canon[i] = moat_xstrdup(real);
+	}
+	return w->canon[i];
+}
+
+/* The private /tmp and /dev/shm are the sandbox's own: a grant of either
+ * is not bound (resolve/fsplan.c), one below it is. */
+static bool private_dir(const struct moat_policy *p, const char *path)
+{
+	return p->private_tmp && (strcmp(path, "/tmp") == 0 || strcmp(path, "/dev/shm") == 0);
+}
+
+static bool in_private_dir(const struct moat_policy *p, const char *path)
+{
+	return p->private_tmp && (path_within(path, "/tmp") || path_within(path, "/dev/shm"));
+}
+
+/* The deny that covers `canon`, as written or with HOME through its links. */
+static bool deny_covers(const struct walker *w, const char *canon, const char *deny)
+{
+	size_t hl;
+
+	if (path_within(canon, deny))
+		return true;
+	if (!w->home_real || !w->home || !path_within(deny, w->home))
+		return false;
+	hl = strlen(w->home);
+	cleanup_free char *moved = moat_xasprintf("%s%s", w->home_real, deny + hl);
+	return path_within(canon, moved);
+}
+
+/* The deny `canon` lies in, or NULL. */
+static const struct moat_path_rule *denied_by(const struct walker *w, const char *canon)
+{
+	const struct moat_policy *p = w->p;
+
+	for (size_t i = 0; i < p->n_paths; i++)
+		if (p->paths[i].access == MOAT_ACCESS_DENY && deny_covers(w, canon, p->paths[i].path))
+			return &p->paths[i];
+	return NULL;
+}
+
+/* Would the sandbox hold the entry `name`?  The most specific grant that
+ * covers it (as written, else through its links), unless a deny covers it
+ * too: a built-in one always wins, and so does one of the user's that is as
+ * specific (docs/filesystem.md, section 7).  A name whose directory is
+ * missing counts as visible: there is nothing to grant. */
+static bool visible(struct walker *w, const char *name)
+{
+	const struct moat_policy *p = w->p;
+	cleanup_free char *canon = canon_entry(name);
+	const struct moat_path_rule *best = NULL;
+	size_t best_len = 0;
+
+	if (!canon)
+		return true;
+	for (int pass = 0; pass < 2 && !best; pass++)
+		for (size_t i = 0; i < p->n_paths; i++) {
+			const struct moat_path_rule *r = &p->paths[i];
+			const char *c = pass ? rule_canon(w, i) : r->path;
+			size_t len;
+
+			if (r->access == MOAT_ACCESS_DENY || !c || private_dir(p, r->path) || private_dir(p, c) ||
+			    !path_within(canon, c))
+				continue;
+			/* Below the private /tmp only what a grant there holds. */
+			if (in_private_dir(p, canon) && !in_private_dir(p, c))
+				continue;
+			len = strlen(c);
+			if (len >= best_len) {
+				best = r;
+				best_len = len;
+			}
+		}
+	if (!best)
+		return false;
+	for (size_t i = 0; i < p->n_paths; i++) {
+		const struct moat_path_rule *d = &p->paths[i];
+
+		if (d->access != MOAT_ACCESS_DENY || !deny_covers(w, canon, d->path))
+			continue;
+		if (d->from_profile || best->from_profile || strlen(d->path) >= best_len)
+			return false;
+	}
+	return true;
+}
+
+/* A whole home (or the root) is never granted implicitly. */
+static bool too_broad(const struct walker *w, const char *dir)
+{
+	return strcmp(dir, "/") == 0 || (w->home && path_within(w->home, dir)) ||
+	       (w->home_real && path_within(w->home_real, dir));
+}
+
+/* The directory a program is installed in, by its name: /x/bin/prog gives
+ * /x (its lib/ comes along), anything else its own directory. */
+static char *install_dir(const char *name)
+{
+	char *dir = moat_xstrdup(name), *slash = strrchr(dir, '/'), *up;
+
+	if (!slash || slash == dir) {
+		free(dir);
+		return moat_xstrdup("/");
+	}
+	*slash = '\0';
+	up = strrchr(dir, '/');
+	if ((strcmp(up + 1, "bin") == 0 || strcmp(up + 1, "sbin") == 0 || strcmp(up + 1, "shims") == 0) && up != dir)
+		*up = '\0';
+	return dir;
+}
+
+/* The narrowest grant worth suggesting for `name`: its install dir, else
+ * its directory, else the file itself -- whichever first is neither too
+ * broad nor the private /tmp. */
+static char *suggest_dir(const struct walker *w, const char *name)
+{
+	char *d = install_dir(name);
+
+	if (!too_broad(w, d) && !private_dir(w->p, d))
+		return d;
+	free(d);
+	d = moat_xstrdup(name);
+	*strrchr(d, '/') = '\0';
+	if (*d && !too_broad(w, d) && !private_dir(w->p, d))
+		return d;
+	free(d);
+	return moat_xstrdup(name);
+}
+
+/* `path` as the user would type it: ~/... under HOME. */
+static char *tilde(const struct walker *w, const char *path)
+{
+	if (w->home && strcmp(w->home, "/") != 0 && path_within(path, w->home))
+		return moat_xasprintf("~%s", path + strlen(w->home));
+	return moat_xstrdup(path);
+}
+
+/* Why moat did not grant `name` on its own, for a message: `dir` is what
+ * it would have granted, its `dir_word` ("install dir", "directory"). */
+static const char *why_not_granted(const struct walker *w, const char *name, const char *dir, const char *dir_word,
+				   char *buf, size_t len)
+{
+	if (denied_by(w, name))
+		return "it lies inside a denied path";
+	if (in_private_dir(w->p, name))
+		return "the sandbox's /tmp is its own";
+	if (strcmp(dir, "/") == 0)
+		snprintf(buf, len, "its %s would be the root, which moat never grants on its own", dir_word);
+	else if (too_broad(w, dir))
+		snprintf(buf, len, "its %s would be %s, which moat never grants on its own", dir_word,
+			 w->home && strcmp(dir, w->home) == 0 ? "HOME" : "a directory that contains HOME");
+	else
+		return "no grant covers it";
+	return buf;
+}
+
+/* The command itself, or the script its interpreter runs (`script`), is
+ * not visible. */
+static int refuse(struct walker *w, const char *name, bool script)
+{
+	cleanup_free char *dir = script ? moat_xstrdup(name) : install_dir(name);
+	cleanup_free char *fix = suggest_dir(w, name);
+	cleanup_free char *shown = tilde(w, fix);
+	const struct moat_path_rule *d = denied_by(w, name);
+	char why[160];
+
+	if (script)
+		*strrchr(dir, '/') = '\0';
+	moat_error_set(
+	    w->err, MOAT_E_USAGE, 0, "%s: the sandbox would not see %s: %s", name,
+	    script ? "the script the interpreter runs" : "the command",
+	    why_not_granted(w, name, *dir ? dir : "/", script ? "directory" : "install dir", why, sizeof(why)));
+	if (d)
+		return moat_error_hint(w->err, "%s is denied%s; run a copy kept elsewhere", d->path,
+				       d->from_profile ? " (built-in secrets)" : " (--deny)");
+	return moat_error_hint(w->err, "grant it: --read %s", shown);
+}
+
+/* The interpreter `name` that `pointer` points at (`how`) is not visible
+ * and not granted on its own: an error, or a note for a virtualenv found
+ * in the current directory (the command may not use it). */
+static int refuse_interp(struct walker *w, const char *name, const char *pointer, const char *how, const char *why)
+{
+	cleanup_free char *fix = suggest_dir(w, name);
+	cleanup_free char *shown = tilde(w, fix);
+	const struct moat_path_rule *d = denied_by(w, name);
+
+	if (w->notes) {
+		cleanup_free char *line = NULL;
+		if (d)
+			line = moat_xasprintf("note: %s points at %s (%s), which lies in the denied %s: a shell that "
+					      "activates it will not find its python",
+					      pointer, name, how, d->path);
+		else
+			line = moat_xasprintf("note: %s points at %s (%s), which no grant covers (%s): a shell that "
+					      "activates it will not find its python; --read %s grants it",
+					      pointer, name, how, why, shown);
+		netset_notes_add(w->notes, line);
+		return 0;
+	}
+	moat_error_set(w->err, MOAT_E_USAGE, 0, "%s: the sandbox would not see the interpreter it runs, %s (%s): %s",
+		       pointer, name, how, why);
+	if (d)
+		return moat_error_hint(w->err, "%s is denied%s; use an interpreter installed elsewhere", d->path,
+				       d->from_profile ? " (built-in secrets)" : " (--deny)");
+	return moat_error_hint(w->err, "grant it: --read %s", shown);
+}
+
+/* Grant the installation of the interpreter `name` (not visible) that the
+ * visible `pointer` points at, or refuse. */
+static int grant_interp(struct walker *w, const char *name, const char *pointer, const char *how)
+{
+	cleanup_free char *dir = install_dir(name);
+	char real[PATH_MAX];
+	struct stat st;
+
+	/* A name that leads nowhere fails inside as it would outside. */
+	if (!realpath(name, real) || stat(real, &st) != 0)
+		return 0;
+	char why[160];
+
+	if (!S_ISREG(st.st_mode) || access(real, X_OK) != 0 || !profile_is_interpreter(name))
+		return refuse_interp(w, name, pointer, how,
+				     "no grant covers it, and its name is not an interpreter's "
+				     "(python3, node, ...), whose installation moat would grant");
+	if (denied_by(w, name) || denied_by(w, real) || too_broad(w, dir) || in_private_dir(w->p, dir))
+		return refuse_interp(w, name, pointer, how,
+				     why_not_granted(w, name, dir, "installation", why, sizeof(why)));
+	{
+		cleanup_free char *text = moat_xasprintf("the interpreter %s points at (%s)", pointer, how);
+		struct moat_origin o = {.source = config_intern(text)};
+
+		policy_add_path(w->p, dir, MOAT_ACCESS_READ, false, o);
+		w->p->paths[w->p->n_paths - 1].from_profile = true;
+	}
+	if (!visible(w, name))
+		return refuse_interp(w, name, pointer, how,
+				     why_not_granted(w, name, dir, "installation", why, sizeof(why)));
+	return 0;
+}
+
+/* The interpreter of a `#!` line, in `out`: the path, or for `#!/usr/bin/env
+ * [-S] [NAME=VALUE...] NAME` the NAME, with *via_env set.  0 when the file
+ * has none (or cannot be read: execve would say why). */
+static int shebang(const char *file, char *out, size_t len, bool *via_env)
+{
+	char buf[256], *s, *e;
+	cleanup_close int fd = open(file, O_RDONLY | O_CLOEXEC | O_NOCTTY);
+	ssize_t n;
+
+	*via_env = false;
+	if (fd < 0)
+		return 0;
+	n = read(fd, buf, sizeof(buf) - 1);
+	if (n < 2 || buf[0] != '#' || buf[1] != '!')
+		return 0;
+	buf[n] = '\0';
+	if ((e = strchr(buf, '\n')))
+		*e = '\0';
+	s = buf + 2;
+	s += strspn(s, " \t");
+	e = s + strcspn(s, " \t");
+	if (e == s)
+		return 0;
+	if (e - s >= 4 && strncmp(e - 4, "/env", 4) == 0) {
+		/* env's own options and assignments, then the name. */
+		for (s = e; *s;) {
+			s += strspn(s, " \t");
+			e = s + strcspn(s, " \t");
+			if (e == s)
+				return 0;
+			if (*s != '-' && !memchr(s, '=', (size_t)(e - s)))
+				break;
+			s = e;
+		}
+		if (!*s)
+			return 0;
+		*via_env = true;
+	}
+	if ((size_t)(e - s) >= len)
+		return 0;
+	memcpy(out, s, (size_t)(e - s));
+	out[e - s] = '\0';
+	return 1;
+}
+
+/* `env NAME` inside: the first PATH entry that has NAME and that the
+ * sandbox holds (env tries each in turn); else the first that has it. */
+static char *env_lookup(struct walker *w, const char *name)
+{
+	const struct moat_env_rule *r = policy_find_env(w->p, "PATH");
+	const char *path = r && r->value ? r->value : w->path_env && *w->path_env ? w->path_env : "/usr/bin:/bin";
+	cleanup_free char *copy = moat_xstrdup(path);
+	char *first = NULL, *dir;
+
+	for (char *rest = copy; (dir = strsep(&rest, ":")) != NULL;) {
+		cleanup_free char *cand = NULL;
+		struct stat st;
+
+		if (*dir != '/')
+			continue;
+		cand = moat_xasprintf("%s/%s", dir, name);
+		if (stat(cand, &st) != 0 || !S_ISREG(st.st_mode) || access(cand, X_OK) != 0)
+			continue;
+		if (visible(w, cand)) {
+			free(first);
+			return steal_ptr(&cand);
+		}
+		if (!first)
+			first = steal_ptr(&cand);
+	}
+	return first;
+}
+
+/* A virtualenv's interpreter: `name` is DIR/bin/X and DIR/pyvenv.cfg names
+ * the directory of the Python it was made from (`home = ...`).  The path of
+ * that Python in `out` (home/python3, or home/python), the pyvenv.cfg's in
+ * `cfg`; 0 when there is none. */
+static int venv_home(const char *name, char *out, size_t len, char *cfg, size_t cfg_len)
+{
+	cleanup_free char *dir = moat_xstrdup(name);
+	cleanup_fclose FILE *f = NULL;
+	char line[PATH_MAX + 64], *slash;
+	struct stat st;
+
+	if (!(slash = strrchr(dir, '/')))
+		return 0;
+	*slash = '\0';
+	if (!(slash = strrchr(dir, '/')) || strcmp(slash + 1, "bin") != 0)
+		return 0;
+	*slash = '\0';
+	if ((size_t)snprintf(cfg, cfg_len, "%s/pyvenv.cfg", *dir ? dir : "") >= cfg_len)
+		return 0;
+	if (!(f = fopen(cfg, "re")))
+		return 0;
+	while (fgets(line, sizeof(line), f)) {
+		char *k = line + strspn(line, " \t"), *v = strchr(k, '=');
+		size_t kl;
+
+		if (!v)
+			continue;
+		kl = (size_t)(v - k);
+		while (kl && (k[kl - 1] == ' ' || k[kl - 1] == '\t'))
+			kl--;
+		if (kl != 4 || strncmp(k, "home", 4) != 0)
+			continue;
+		v++;
+		v += strspn(v, " \t");
+		v[strcspn(v, "\r\n")] = '\0';
+		for (size_t l = strlen(v); l > 1 && (v[l - 1] == ' ' || v[l - 1] == '/'); l--)
+			v[l - 1] = '\0';
+		if (*v != '/')
+			return 0;
+		for (int i = 0; i < 2; i++) {
+			if ((size_t)snprintf(out, len, "%s/%s", v, i ? "python" : "python3") >= len)
+				return 0;
+			if (stat(out, &st) == 0)
+				return 1;
+		}
+		return 0;
+	}
+	return 0;
+}
+
+static int walk(struct walker *w, const char *start, const char *pointer, const char *how, int *steps);
+
+/* Follow `name` -- links, a virtualenv's home, `#!` lines -- checking each
+ * name on the way.  `pointer` (NULL for the command itself) and `how` say
+ * what led here. */
+static int walk(struct walker *w, const char *start, const char *pointer, const char *how, int *steps)
+{
+	cleanup_free char *name = moat_xstrdup(start);
+	cleanup_free char *from = pointer ? moat_xstrdup(pointer) : NULL;
+	char link[PATH_MAX], next[PATH_MAX], cfg[PATH_MAX];
+	const char *via = how;
+	struct stat st;
+	bool via_env;
+	ssize_t n;
+
+	while ((*steps)++ < MAX_STEPS) {
+		if (!visible(w, name)) {
+			if (!from)
+				return refuse(w, name, false);
+			if (grant_interp(w, name, from, via) < 0)
+				return -1;
+			if (!visible(w, name))
+				return 0; /* said in a note */
+		}
+		if (lstat(name, &st) != 0)
+			return 0;
+		if (S_ISLNK(st.st_mode)) {
+			cleanup_free char *dir = moat_xstrdup(name);
+			char *resolved;
+
+			n = readlink(name, link, sizeof(link) - 1);
+			if (n <= 0)
+				return 0;
+			link[n] = '\0';
+			*strrchr(dir, '/') = '\0';
+			resolved = path_resolve_lexical(link, *dir ? dir : "/", NULL);
+			if (!resolved)
+				return 0;
+			free(from);
+			from = steal_ptr(&name);
+			name = resolved;
+			via = "a symlink";
+			continue;
+		}
+		if (!S_ISREG(st.st_mode))
+			return 0;
+		/* A program, not a script.  A virtualenv made with --copies
+		 * has a python of its own that still loads the base one's
+		 * library: its home must be visible too. */
+		if (!shebang(name, link, sizeof(link), &via_env)) {
+			if (venv_home(name, next, sizeof(next), cfg, sizeof(cfg)))
+				return walk(w, next, cfg, "pyvenv.cfg's home", steps);
+			return 0;
+		}
+		if (via_env) {
+			cleanup_free char *found = strchr(link, '/') ? NULL : env_lookup(w, link);
+			if (!found)
+				return 0;
+			snprintf(next, sizeof(next), "%s", found);
+		} else if (link[0] == '/') {
+			snprintf(next, sizeof(next), "%s", link);
+		} else {
+			return 0; /* relative: execve takes it against the cwd */
+		}
+		free(from);
+		from = steal_ptr(&name);
+		name = moat_xstrdup(next);
+		via = via_env ? "its #! line, through PATH" : "its #! line";
+	}
+	return 0;
+}
+
+int interp_check(struct moat_policy *p, const char *home, const char *path_env, struct netset_notes *notes,
+		 struct moat_error *err)
+{
+	struct walker w = {.p = p, .home = home, .path_env = path_env, .err = err};
+	static const char *const venv_dirs[] = {"", "/.venv", "/venv"};
+	char real[PATH_MAX];
+	int steps = 0, rc = -1;
+
+	if (home && realpath(home, real) && strcmp(real, home) != 0)
+		w.home_real = moat_xstrdup(real);
+	if (walk(&w, p->exe, NULL, "the command", &steps) < 0)
+		goto out;
+	/* An interpreter's script (`node /x/server.js`): the script itself. */
+	if (p->argv && p->argv[0] && p->argv[1] && p->argv[1][0] != '-' && profile_is_interpreter(p->exe)) {
+		cleanup_free char *script = path_resolve_lexical(p->argv[1], p->cwd, home);
+		struct stat st;
+
+		steps = 0;
+		if (script && stat(script, &st) == 0 && S_ISREG(st.st_mode) && !visible(&w, script) &&
+		    refuse(&w, script, true) < 0)
+			goto out;
+	}
+	/* `. venv/bin/activate && python`: the shell finds the venv's python
+	 * by PATH, which moat cannot see; a venv in a granted current
+	 * directory has its interpreter granted, or a note says why not. */
+	w.notes = notes;
+	for (size_t i = 0; p->cwd && i < ARRAY_LEN(venv_dirs); i++) {
+		cleanup_free char *python = moat_xasprintf("%s%s/bin/python", p->cwd, venv_dirs[i]);
+		cleanup_free char *cfg = moat_xasprintf("%s%s/pyvenv.cfg", p->cwd, venv_dirs[i]);
+		struct stat st;
+
+		steps = 0;
+		if (lstat(python, &st) == 0 && access(cfg, F_OK) == 0 && visible(&w, python) &&
+		    walk(&w, python, NULL, "a virtualenv's python", &steps) < 0)
+			goto out;
+	}
+	rc = 0;
+out:
+	walker_free(&w);
+	return rc;
+}

@@ -76,7 +76,34 @@ void policy_free(struct moat_policy *p)
 	free(p->net_pins);
 	for (i = 0; i < p->n_terminal; i++)
 		free(p->terminal[i].path);
+	free(p->git_work_tree);
+	git_config_free(p->git_config);
 	memset(p, 0, sizeof(*p));
+}
+
+static void free_strv(char **v, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		free(v[i]);
+	free(v);
+}
+
+void git_config_clear(struct moat_git_config *g)
+{
+	free(g->text);
+	free_strv(g->files, g->n_files);
+	free_strv(g->kept, g->n_kept);
+	free_strv(g->dropped, g->n_dropped);
+	free(g->header);
+	memset(g, 0, sizeof(*g));
+}
+
+void git_config_free(struct moat_git_config *g)
+{
+	if (!g)
+		return;
+	git_config_clear(g);
+	free(g);
 }
 
 void policy_add_net_dest(struct moat_policy *p, struct moat_net_dest *d)

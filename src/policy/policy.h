@@ -107,6 +107,26 @@ struct moat_env_rule {
 	struct moat_origin origin;
 };
 
+/* The user's global git configuration, sanitized (sources/gitconfig.h):
+ * what git reads inside, through GIT_CONFIG_GLOBAL. */
+struct moat_git_config {
+	char *text; /* git's syntax, written anew */
+	size_t len, cap;
+	char **files; /* read, in git's order */
+	size_t n_files, cap_files;
+	/* The keys (section[.subsection].name, credentials in a subsection
+	 * masked), for the dry run: never a value. */
+	char **kept;
+	size_t n_kept, cap_kept;
+	char **dropped;
+	size_t n_dropped, cap_dropped;
+	char *header; /* the section header written last */
+};
+
+/* Free what g holds (and zero it) / and g itself. */
+void git_config_clear(struct moat_git_config *g);
+void git_config_free(struct moat_git_config *g);
+
 #define MOAT_LIMIT_UNSET (-1)
 
 /* Declared limits; MOAT_LIMIT_UNSET when not set.  Those marked "tree"
@@ -179,6 +199,12 @@ struct moat_policy {
 	 * run's (a dry run makes no pty). */
 	struct moat_path_rule terminal[2];
 	size_t n_terminal;
+	/* The git work tree the current directory lies in, when the exec
+	 * profile granted it (policy/profiles.c); NULL otherwise. */
+	char *git_work_tree;
+	/* Its user's git configuration, when moat passes it (api/run.c writes
+	 * it to a file of the run's); NULL otherwise. */
+	struct moat_git_config *git_config;
 
 	/* Property bits (plan/properties.h) required on top of the profile. */
 	uint32_t require;

@@ -2,6 +2,7 @@
 
 #include <errno.h>
 #include <limits.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -451,6 +452,115 @@ static void add_strict(struct moat_policy *p, const struct profile_context *ctx)
 	add_ca_bundles(p);
 }
 
+/* The first line of a `.git` file, "gitdir: PATH": the git directory of a
+ * linked work tree (git worktree add) or a submodule, made absolute
+ * against `dir`.  NULL when it is not one. */
+static char *read_gitdir(const char *dir)
+{
+	cleanup_free char *file = moat_xasprintf("%s/.git", dir);
+	cleanup_fclose FILE *f = fopen(file, "re");
+	char line[PATH_MAX + 16];
+
+	if (!f || !fgets(line, sizeof(line), f) || strncmp(line, "gitdir:", 7) != 0)
+		return NULL;
+	line[strcspn(line, "\r\n")] = '\0';
+	return path_resolve_lexical(line + 7 + strspn(line + 7, " \t"), dir, NULL);
+}
+
+/* The directory git needs besides the work tree of a `.git` file: a linked
+ * work tree's common directory (its gitdir's `commondir`, "../.." for
+ * MAIN/.git/worktrees/NAME: MAIN/.git), else the gitdir itself (a
+ * submodule's SUPER/.git/modules/NAME).  Only a git directory is taken --
+ * it has a HEAD and is a .git directory (or a bare NAME.git), or lies in
+ * one's modules/ -- so a planted `.git` file cannot name any directory. */
+static char *git_common_dir(const char *gitdir)
+{
+	cleanup_free char *cfile = moat_xasprintf("%s/commondir", gitdir);
+	cleanup_fclose FILE *f = fopen(cfile, "re");
+	char line[PATH_MAX], real[PATH_MAX];
+	cleanup_free char *dir = NULL, *head = NULL;
+	struct stat st;
+	size_t n;
+
+	if (f && fgets(line, sizeof(line), f)) {
+		line[strcspn(line, "\r\n")] = '\0';
+		dir = path_resolve_lexical(line, gitdir, NULL);
+	} else {
+		dir = moat_xstrdup(gitdir);
+	}
+	if (!dir || !realpath(dir, real))
+		return NULL;
+	head = moat_xasprintf("%s/HEAD", real);
+	if (stat(head, &st) != 0 || !S_ISREG(st.st_mode))
+		return NULL;
+	n = strlen(real);
+	if ((n >= 4 && strcmp(real + n - 4, ".git") == 0) || strstr(real, "/.git/modules/"))
+		return moat_xstrdup(real);
+	return NULL;
+}
+
+/* The git work tree around `cwd`: the nearest directory upwards holding a
+ * `.git` entry, as git looks, and like git not across a file system
+ * boundary.  *gitdir: what a `.git` file names that lies outside it
+ * (NULL when none).  NULL when cwd is in no work tree. */
+static char *git_work_tree(const char *cwd, char **gitdir)
+{
+	cleanup_free char *dir = moat_xstrdup(cwd);
+	struct stat st, here;
+
+	*gitdir = NULL;
+	if (stat(cwd, &here) != 0)
+		return NULL;
+	for (;;) {
+		cleanup_free char *dotgit = moat_xasprintf("%s/.git", strcmp(dir, "/") == 0 ? "" : dir);
+		char *slash;
+
+		if (stat(dotgit, &st) == 0 && (S_ISDIR(st.st_mode) || S_ISREG(st.st_mode))) {
+			if (S_ISREG(st.st_mode)) {
+				cleanup_free char *gd = read_gitdir(dir);
+				char *common = gd ? git_common_dir(gd) : NULL;
+
+				if (common && !path_within(common, dir))
+					*gitdir = common;
+				else
+					free(common);
+			}
+			return steal_ptr(&dir);
+		}
+		if (strcmp(dir, "/") == 0)
+			return NULL;
+		slash = strrchr(dir, '/');
+		if (slash == dir)
+			slash[1] = '\0';
+		else
+			*slash = '\0';
+		if (stat(dir, &st) != 0 || st.st_dev != here.st_dev)
+			return NULL;
+	}
+}
+
+/* exec's current directory, and when it lies in a git work tree (`git
+ * status` in repo/src) the work tree's root and the git directory a linked
+ * work tree or submodule keeps elsewhere, read-only: git needs them to
+ * find its repository.  Never HOME, a directory containing it, or "/"
+ * (a dotfiles repository in HOME stays ungranted). */
+static void add_exec_dirs(struct moat_policy *p, const struct profile_context *ctx)
+{
+	cleanup_free char *gitdir = NULL;
+	cleanup_free char *root = git_work_tree(ctx->cwd, &gitdir);
+
+	add(p, ctx->cwd, MOAT_ACCESS_READ, false, "profile exec: current directory");
+	if (!root || too_broad(root, ctx->home))
+		return;
+	free(p->git_work_tree);
+	p->git_work_tree = moat_xstrdup(root);
+	if (strcmp(root, ctx->cwd) != 0)
+		add(p, root, MOAT_ACCESS_READ, false, "profile exec: the git work tree the current directory is in");
+	if (gitdir && !too_broad(gitdir, ctx->home))
+		add(p, gitdir, MOAT_ACCESS_READ, false,
+		    "profile exec: the git directory of that work tree (its .git file)");
+}
+
 int profile_apply(struct moat_policy *p, const char *name, const struct profile_context *ctx, struct moat_error *err)
 {
 	size_t i;
@@ -472,7 +582,7 @@ int profile_apply(struct moat_policy *p, const char *name, const struct profile_
 			return moat_error_hint(err, "run from the project directory, pass --cwd DIR, or name "
 						    "another profile (--profile strict)");
 		}
-		add(p, ctx->cwd, MOAT_ACCESS_READ, false, "profile exec: current directory");
+		add_exec_dirs(p, ctx);
 	}
 	if ((strcmp(name, "mcp") == 0 || strcmp(name, "network") == 0) && ctx->home) {
 		for (i = 0; i < ARRAY_LEN(mcp_home_read); i++) {

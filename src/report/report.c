@@ -150,6 +150,22 @@ static json_t *proxy_destinations_json(const struct netlog *l)
 	return a;
 }
 
+static json_t *strv_json(char *const *v, size_t n)
+{
+	json_t *a = json_array();
+
+	for (size_t i = 0; i < n; i++)
+		json_array_append_new(a, json_string(v[i]));
+	return a;
+}
+
+/* The files read and the keys kept and dropped: never a value. */
+static json_t *git_config_json(const struct moat_git_config *g)
+{
+	return json_pack("{s:o, s:o, s:o}", "files", strv_json(g->files, g->n_files), "kept",
+			 strv_json(g->kept, g->n_kept), "dropped", strv_json(g->dropped, g->n_dropped));
+}
+
 json_t *policy_to_json(const struct moat_policy *p)
 {
 	json_t *j = json_object(), *argv = json_array(), *paths = json_array(), *env = json_array(),
@@ -187,6 +203,9 @@ json_t *policy_to_json(const struct moat_policy *p)
 	 * run's: docs/report.md): filesystem.paths shows its grants. */
 	if (p->tty != MOAT_TTY_AUTO)
 		json_object_set_new(j, "tty", json_string(moat_tty_name(p->tty)));
+	/* Only when there is one, likewise. */
+	if (p->git_config)
+		json_object_set_new(j, "git_config", git_config_json(p->git_config));
 	json_object_set_new(j, "private_tmp", json_boolean(p->private_tmp));
 	json_object_set_new(j, "argv", argv);
 	json_object_set_new(j, "exe", str_or_null(p->exe));

@@ -16,12 +16,14 @@
 #include "policy/profiles.h"
 #include "sources/config.h"
 #include "sources/config_common.h"
+#include "sources/gitconfig.h"
 #include "sources/interp.h"
 #include "sources/netsets.h"
 #include "sources/resolve.h"
 #include "sources/size.h"
 #include "util/cleanup.h"
 #include "util/mem.h"
+#include "util/ownfile.h"
 #include "util/path.h"
 
 void run_options_init(struct moat_run_options *o)
@@ -731,6 +733,36 @@ static int apply_flags(struct cli_state *s, const char *home, struct moat_error 
 	return apply_rules(s, home, err);
 }
 
+/* git in the work tree the exec profile granted finds no ~/.gitconfig
+ * (HOME is not granted): the user's configuration, sanitized
+ * (sources/gitconfig.h), in a file of moat's it reads through
+ * GIT_CONFIG_GLOBAL -- unless the caller names one with --env or
+ * --env-pass. */
+static int add_git_config(struct moat_policy *p, const char *home, char *const *env, struct netset_notes *notes,
+			  struct moat_error *err)
+{
+	struct moat_origin o = {.source = "the user's git configuration, sanitized (docs/policy.md)"};
+	struct moat_git_config *g = NULL;
+	cleanup_free char *path = NULL;
+
+	if (policy_find_env(p, "GIT_CONFIG_GLOBAL"))
+		return 0;
+	gitconfig_load(home, env, &g, notes);
+	if (!g)
+		return 0;
+	path = ownfile_put("git", "gitconfig", g->text ? g->text : "", g->len, err);
+	if (!path) {
+		git_config_free(g);
+		return moat_error_wrap(err, "the sanitized git configuration");
+	}
+	policy_add_path(p, path, MOAT_ACCESS_READ, false, o);
+	p->paths[p->n_paths - 1].from_profile = true;
+	policy_add_env(p, "GIT_CONFIG_GLOBAL", path, o);
+	git_config_free(p->git_config);
+	p->git_config = g;
+	return 0;
+}
+
 /* The command starts in the sandbox's private /tmp (or /dev/shm): `cd /tmp
  * && moat run -- ls` lists an empty directory, silently, since the exec
  * profile's grant of the current directory cannot be that one (it is the
@@ -832,6 +864,9 @@ int cli_parse_run_meta(int argc, char **argv, char *const *environ_in, struct mo
 		goto out;
 	}
 	if (apply_flags(&s, home, err) < 0)
+		goto out;
+	if (p->git_work_tree && p->mode != MOAT_MODE_OFF && strcmp(p->backend, "none") != 0 &&
+	    add_git_config(p, home, environ_in, &o->notes, err) < 0)
 		goto out;
 	/* What the command needs to start, against the grants it ended up
 	 * with (sources/interp.h); a sandbox that is off hides nothing. */

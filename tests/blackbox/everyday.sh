@@ -10,6 +10,15 @@
 #      must not grant on its own (a program not named as an interpreter, one
 #      in a denied path or in HOME itself, a script in HOME) refused with
 #      the grant to add;
+#   3. git repositories: `git status` in repo/src works (the work tree's root
+#      granted, read-only), and a linked work tree's too (its repository's
+#      .git granted); the user's identity reaches git through a sanitized copy
+#      of ~/.gitconfig (GIT_CONFIG_GLOBAL) that keeps aliases and identity
+#      and drops the credential helper and a token in url.*.insteadOf; the
+#      dry run lists the keys, never a value; .git stays protected in a write
+#      grant;
+#   5. the first word that is not an option starts the command (run_basics.sh
+#      has the rest);
 #   6. each message of the issue's list, checked whole: what was wrong and
 #      the fix; conflicting options are errors; the gVisor terminal check
 #      only with a terminal attached; the note when the command starts in
@@ -105,6 +114,64 @@ is "$(cd "$BASE/bad" && herr run -- true)" "0:moat: note: $BASE/bad/venv/bin/pyt
 is "$(cd "$BASE/other" && herr run --profile strict -- sh "$H/x.sh")" "125:moat: $H/x.sh: the sandbox would not see the script the interpreter runs: its directory would be HOME, which moat never grants on its own
 moat: hint: grant it: --read ~/x.sh" "sh ~/x.sh under strict: the script is refused, with the grant"
 is "$(cd "$BASE/other" && hm run --profile strict --read "$H/x.sh" -- sh "$H/x.sh" 2>&1)" "hi" "  granted, it runs"
+
+# ------------------------------------------------------------- 3. git repositories
+if command -v git >/dev/null; then
+	R=$BASE/repo
+	mkdir -p "$R/src"
+	cat >"$H/.gitconfig" <<'EOF2'
+[user]
+	name = Ada Lovelace
+	email = ada@example.org
+[alias]
+	st = status --short
+[credential]
+	helper = store
+[url "https://ghp_canarytoken@github.com/"]
+	insteadOf = https://github.com/
+[url "git@example.org:"]
+	pushInsteadOf = https://example.org/
+EOF2
+	g() { git -c user.name=t -c user.email=t@t -c init.defaultBranch=main "$@" >/dev/null 2>&1; }
+	g init "$R" && echo a >"$R/src/a" && g -C "$R" add -A && g -C "$R" commit -qm one &&
+		g -C "$R" worktree add -q "$BASE/wt" -b wt
+	chmod -R a+rX "$BASE"
+	out=$(cd "$R/src" && hm run -- git status --short --branch 2>&1)
+	is "$out" "## main" "git status in repo/src: the work tree's root is granted, git finds its repository"
+	is "$(cd "$R/src" && hm run -- git rev-parse --show-toplevel 2>&1)" "$R" "  rev-parse shows the root"
+	is "$(cd "$R/src" && hm run -- git var GIT_AUTHOR_IDENT 2>&1 | sed 's/> .*/>/')" "Ada Lovelace <ada@example.org>" \
+		"  the author identity from ~/.gitconfig (no \"Author identity unknown\")"
+	is "$(cd "$R/src" && hm run -- git st 2>&1)" "" "  the user's aliases work (git st)"
+	is "$(cd "$R/src" && hm run -- sh -c 'git config --get credential.helper; echo "rc=$?"; git config --get-regexp "^url\\." | sort' 2>&1)" \
+		"rc=1
+url.git@example.org:.pushinsteadof https://example.org/" "  no credential helper, no token-bearing url rewrite; the other rewrite kept"
+	is "$(cd "$R/src" && hm run -- sh -c 'cat ~/.gitconfig; echo "rc=$?"' 2>&1)" "cat: $H/.gitconfig: No such file or directory
+rc=1" "  ~/.gitconfig itself stays out of the sandbox"
+	(cd "$R/src" && hm run --dry-run -- git status >"$SCRATCH/git.json" 2>/dev/null)
+	is "$(json_eval "$SCRATCH/git.json" 'd["policy"]["git_config"]')" \
+		"{\"dropped\": [\"credential.helper\", \"url.https://***@github.com/.insteadof\"], \"files\": [\"$H/.gitconfig\"], \"kept\": [\"user.name\", \"user.email\", \"alias.st\", \"url.git@example.org:.pushinsteadof\"]}" \
+		"  the dry run lists the keys kept and dropped, the token masked"
+	unlike "$(cat "$SCRATCH/git.json")" "canarytoken|ada@example" "  and no value"
+	is "$(json_eval "$SCRATCH/git.json" "[[p['access'], p['origin']['source']] for p in d['policy']['paths'] if p['path'] == '$R']")" \
+		"[[\"read\", \"profile exec: the git work tree the current directory is in\"]]" "  the root's grant is read-only, and says why"
+	out=$(cd "$R/src" && hm run --write "$R" -- sh -c 'git config core.hooksPath /x 2>&1; echo "rc=$?"; touch new-file && echo wrote' 2>&1)
+	like_lines "$out" "^error: could not (lock|write) config file .git/config: (Read-only file system|Permission denied|Device or resource busy)$
+^rc=(4|255)$
+^wrote$" "  with --write on the root, .git/config stays read-only (protected) and the rest is writable"
+	is "$(git config --file "$R/.git/config" --get core.hooksPath)" "" "  (core.hooksPath did not reach the host's .git/config)"
+	out=$(cd "$BASE/wt/src" && hm run -- git status --short --branch 2>&1)
+	is "$out" "## wt" "a linked work tree (git worktree add): git status works"
+	(cd "$BASE/wt/src" && hm run --dry-run -- git status >"$SCRATCH/wt.json" 2>/dev/null)
+	is "$(json_eval "$SCRATCH/wt.json" "[p['path'] for p in d['policy']['paths'] if p['origin']['source'].startswith('profile exec')]")" \
+		"[\"$BASE/wt/src\", \"$BASE/wt\", \"$R/.git\"]" "  its root and its repository's .git are granted, nothing else of the repository"
+	is "$(cd "$R/src" && hm run --profile strict --dry-run -- git status 2>/dev/null | json_eval /dev/stdin '"git_config" in d["policy"]')" \
+		"false" "under strict: no work tree, no git configuration"
+else
+	diag "git is not installed: the git repository checks are skipped"
+fi
+
+# ---------------------------------------------------- 5. no `--` needed
+is "$(cd "$BASE/other" && hm run --profile strict echo hi 2>&1)" "hi" "moat run --profile strict echo hi: the first non-option word starts the command"
 
 # ------------------------------------------------ 6. messages that say the fix
 is "$(err run --files 3 -- true)" "125:moat: --files 3: a process starts with stdin, stdout and stderr open: it could not open one file more, not even its libraries

@@ -1,0 +1,580 @@
+/* The user's global git configuration, sanitized (sources/gitconfig.h).
+ * The parser follows git's own (config.c: get_base_var, get_value,
+ * parse_value) -- sections, "subsections", keys, quoting, escapes, line
+ * continuations, comments -- and refuses what git refuses, so that what moat
+ * keeps is exactly what git would have read.  What is kept is a list:
+ * anything not on it, a section moat does not know included, is dropped. */
+#include "sources/gitconfig.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "sources/config_common.h"
+#include "util/cleanup.h"
+#include "util/mem.h"
+
+/* A file larger than this is not a configuration anyone wrote by hand. */
+#define GITCONFIG_MAX (1 << 20)
+
+/* The sections kept, and in some only these keys (NULL: every key).  Left
+ * out, with what they may hold: credential.* (helpers, usernames), http.*
+ * and https.* (extraHeader with a token, a proxy URL with a password),
+ * sendemail.* (smtpPass), github.*, gitlab.*, hub.* (tokens), include.* and
+ * includeIf.* (files moat has not read), remote.* and every other section. */
+struct kept_section {
+	const char *name;
+	const char *const *keys;
+};
+
+static const char *const identity_keys[] = {"name", "email", NULL};
+static const char *const user_keys[] = {"name", "email", "useconfigonly", NULL};
+static const char *const url_keys[] = {"insteadof", "pushinsteadof", NULL};
+
+static const struct kept_section kept_sections[] = {
+    {"advice", NULL},
+    {"alias", NULL},
+    {"am", NULL},
+    {"apply", NULL},
+    {"author", identity_keys},
+    {"blame", NULL},
+    {"branch", NULL},
+    {"checkout", NULL},
+    {"clean", NULL},
+    {"clone", NULL},
+    {"color", NULL},
+    {"column", NULL},
+    {"commit", NULL},
+    {"committer", identity_keys},
+    {"core", NULL},
+    {"diff", NULL},
+    {"difftool", NULL},
+    {"fetch", NULL},
+    {"filter", NULL},
+    {"format", NULL},
+    {"gc", NULL},
+    {"gpg", NULL},
+    {"grep", NULL},
+    {"help", NULL},
+    {"index", NULL},
+    {"init", NULL},
+    {"interactive", NULL},
+    {"log", NULL},
+    {"merge", NULL},
+    {"mergetool", NULL},
+    {"pack", NULL},
+    {"pager", NULL},
+    {"protocol", NULL},
+    {"pull", NULL},
+    {"push", NULL},
+    {"rebase", NULL},
+    {"rerere", NULL},
+    {"safe", NULL},
+    {"status", NULL},
+    {"submodule", NULL},
+    {"tag", NULL},
+    {"trailer", NULL},
+    {"transfer", NULL},
+    {"url", url_keys},
+    {"user", user_keys},
+};
+
+/* core.* but these: programs that ask for or carry credentials. */
+static const char *const core_dropped[] = {"askpass", "sshcommand", NULL};
+
+static bool in_list(const char *s, const char *const *list)
+{
+	for (size_t i = 0; list[i]; i++)
+		if (strcmp(s, list[i]) == 0)
+			return true;
+	return false;
+}
+
+/* Does `s` hold a URL with credentials: userinfo in an http(s) or ftp(s)
+ * URL (`https://TOKEN@host`, `https://user:pass@host`), or a password in any
+ * other (`ssh://git:pw@host`)?  `ssh://git@host` and `git@host:path` name a
+ * user only. */
+static bool carries_credentials(const char *s)
+{
+	const char *p = s;
+
+	while ((p = strstr(p, "://")) != NULL) {
+		const char *scheme = p, *auth = p + 3, *end = auth + strcspn(auth, "/?#"), *at = NULL;
+		size_t sl;
+
+		while (scheme > s && (isalnum((unsigned char)scheme[-1]) || strchr("+.-", scheme[-1])))
+			scheme--;
+		sl = (size_t)(p - scheme);
+		for (const char *c = auth; c < end; c++)
+			if (*c == '@')
+				at = c;
+		if (at) {
+			bool web = (sl == 4 && strncasecmp(scheme, "http", 4) == 0) ||
+				   (sl == 5 && strncasecmp(scheme, "https", 5) == 0) ||
+				   (sl == 3 && strncasecmp(scheme, "ftp", 3) == 0) ||
+				   (sl == 4 && strncasecmp(scheme, "ftps", 4) == 0);
+			if (web || memchr(auth, ':', (size_t)(at - auth)))
+				return true;
+		}
+		p = auth;
+	}
+	return false;
+}
+
+/* `s` with the userinfo of each URL masked, for the dry run's key names. */
+static char *masked(const char *s)
+{
+	char *out = moat_xstrdup(s), *p = out;
+
+	while ((p = strstr(p, "://")) != NULL) {
+		char *auth = p + 3, *end = auth + strcspn(auth, "/?#"), *at = NULL;
+
+		for (char *c = auth; c < end; c++)
+			if (*c == '@')
+				at = c;
+		if (at) {
+			memmove(auth + 3, at, strlen(at) + 1);
+			memcpy(auth, "***", 3);
+		}
+		p = auth;
+	}
+	return out;
+}
+
+static void strv_add(char ***v, size_t *n, size_t *cap, char *s)
+{
+	*v = moat_xgrow(*v, cap, *n, sizeof(**v));
+	(*v)[(*n)++] = s;
+}
+
+static void out_add(struct moat_git_config *g, const char *s, size_t len)
+{
+	if (g->len + len + 1 > g->cap) {
+		g->cap = (g->len + len + 1) * 2;
+		g->text = moat_xrealloc(g->text, g->cap);
+	}
+	memcpy(g->text + g->len, s, len);
+	g->len += len;
+	g->text[g->len] = '\0';
+}
+
+static void out_addf(struct moat_git_config *g, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void out_addf(struct moat_git_config *g, const char *fmt, ...)
+{
+	cleanup_free char *s = NULL;
+	va_list ap;
+
+	va_start(ap, fmt);
+	s = moat_xvasprintf(fmt, ap);
+	va_end(ap);
+	out_add(g, s, strlen(s));
+}
+
+/* `s` between double quotes, escaped as git's parser reads it back. */
+static void out_quoted(struct moat_git_config *g, const char *s)
+{
+	out_add(g, "\"", 1);
+	for (; *s; s++) {
+		switch (*s) {
+		case '\\':
+			out_add(g, "\\\\", 2);
+			break;
+		case '"':
+			out_add(g, "\\\"", 2);
+			break;
+		case '\n':
+			out_add(g, "\\n", 2);
+			break;
+		case '\t':
+			out_add(g, "\\t", 2);
+			break;
+		case '\b':
+			out_add(g, "\\b", 2);
+			break;
+		default:
+			out_add(g, s, 1);
+		}
+	}
+	out_add(g, "\"", 1);
+}
+
+static bool keep_entry(const char *section, const char *sub, const char *key, const char *value)
+{
+	const struct kept_section *k = NULL;
+
+	for (size_t i = 0; i < ARRAY_LEN(kept_sections); i++)
+		if (strcmp(kept_sections[i].name, section) == 0)
+			k = &kept_sections[i];
+	if (!k || (k->keys && !in_list(key, k->keys)))
+		return false;
+	if (strcmp(section, "core") == 0 && in_list(key, core_dropped))
+		return false;
+	/* user.name has no subsection; url.<base>.insteadOf must have one. */
+	if ((k->keys && strcmp(section, "url") != 0 && sub) || (strcmp(section, "url") == 0 && !sub))
+		return false;
+	return !(sub && carries_credentials(sub)) && !(value && carries_credentials(value));
+}
+
+/* One entry read: kept (written) or dropped (listed). */
+static void entry(struct moat_git_config *g, const char *section, const char *sub, const char *key, const char *value)
+{
+	cleanup_free char *shown = sub && carries_credentials(sub) ? masked(sub) : NULL;
+	char *name = moat_xasprintf("%s%s%s.%s", section, sub ? "." : "", shown ? shown : sub ? sub : "", key);
+
+	if (!keep_entry(section, sub, key, value)) {
+		strv_add(&g->dropped, &g->n_dropped, &g->cap_dropped, name);
+		return;
+	}
+	strv_add(&g->kept, &g->n_kept, &g->cap_kept, name);
+	{
+		struct moat_git_config h = {0};
+		out_addf(&h, "[%s", section);
+		if (sub) {
+			out_add(&h, " ", 1);
+			out_quoted(&h, sub);
+		}
+		out_add(&h, "]\n", 2);
+		if (!g->header || strcmp(g->header, h.text) != 0) {
+			out_add(g, h.text, h.len);
+			free(g->header);
+			g->header = steal_ptr(&h.text);
+		}
+		free(h.text);
+	}
+	out_addf(g, "\t%s", key);
+	if (value) {
+		out_add(g, " = ", 3);
+		out_quoted(g, value);
+	}
+	out_add(g, "\n", 1);
+}
+
+/* The parser's position: git reads "\r\n" as "\n" and the end as a last
+ * "\n". */
+struct reader {
+	const char *s, *end;
+	int line;
+	bool eof;
+};
+
+static int next_char(struct reader *r)
+{
+	int c;
+
+	if (r->s >= r->end) {
+		r->eof = true;
+		return '\n';
+	}
+	c = (unsigned char)*r->s++;
+	if (c == '\r' && r->s < r->end && *r->s == '\n')
+		c = (unsigned char)*r->s++;
+	if (c == '\n')
+		r->line++;
+	return c;
+}
+
+/* The rest of a value, as git's parse_value; NULL (error) for an unknown
+ * escape or an unclosed quote. */
+static char *parse_value(struct reader *r)
+{
+	struct moat_git_config v = {0};
+	int quote = 0, comment = 0, space = 0;
+
+	out_add(&v, "", 0);
+	for (;;) {
+		int c = next_char(r);
+
+		if (c == '\n') {
+			if (quote) {
+				free(v.text);
+				return NULL;
+			}
+			return v.text;
+		}
+		if (comment)
+			continue;
+		if (isspace(c) && !quote) {
+			if (v.len)
+				space++;
+			continue;
+		}
+		if (!quote && (c == ';' || c == '#')) {
+			comment = 1;
+			continue;
+		}
+		for (; space; space--)
+			out_add(&v, " ", 1);
+		if (c == '\\') {
+			c = next_char(r);
+			switch (c) {
+			case '\n':
+				continue;
+			case 't':
+				c = '\t';
+				break;
+			case 'b':
+				c = '\b';
+				break;
+			case 'n':
+				c = '\n';
+				break;
+			case '\\':
+			case '"':
+				break;
+			default:
+				free(v.text);
+				return NULL;
+			}
+			out_add(&v, &(char){(char)c}, 1);
+			continue;
+		}
+		if (c == '"') {
+			quote = 1 - quote;
+			continue;
+		}
+		out_add(&v, &(char){(char)c}, 1);
+	}
+}
+
+/* "[section]", "[section "sub"]" or the old "[section.sub]", after the
+ * '['; *sub NULL when there is none. */
+static int parse_header(struct reader *r, char **section, char **sub)
+{
+	struct moat_git_config name = {0}, s = {0};
+	int c;
+
+	out_add(&name, "", 0);
+	for (;;) {
+		c = next_char(r);
+		if (r->eof)
+			goto bad;
+		if (c == ']')
+			break;
+		if (isspace(c)) {
+			/* an extended header: spaces, "subsection", ] */
+			do
+				c = next_char(r);
+			while (!r->eof && c != '\n' && isspace(c));
+			if (c != '"')
+				goto bad;
+			out_add(&s, "", 0);
+			for (;;) {
+				c = next_char(r);
+				if (r->eof || c == '\n')
+					goto bad;
+				if (c == '"')
+					break;
+				if (c == '\\') {
+					c = next_char(r);
+					if (r->eof || c == '\n')
+						goto bad;
+				}
+				out_add(&s, &(char){(char)c}, 1);
+			}
+			if (next_char(r) != ']')
+				goto bad;
+			break;
+		}
+		if (!isalnum(c) && c != '.' && c != '-')
+			goto bad;
+		out_add(&name, &(char){(char)tolower(c)}, 1);
+	}
+	if (!name.len)
+		goto bad;
+	if (!s.text) {
+		/* [section.sub]: the part after the first dot */
+		char *dot = strchr(name.text, '.');
+		if (dot) {
+			s.text = moat_xstrdup(dot + 1);
+			*dot = '\0';
+		}
+	} else if (strchr(name.text, '.')) {
+		goto bad;
+	}
+	*section = name.text;
+	*sub = s.text;
+	return 0;
+bad:
+	free(name.text);
+	free(s.text);
+	return -1;
+}
+
+int gitconfig_filter(const char *text, size_t len, const char *file, struct moat_git_config *g, char *bad,
+		     size_t bad_len)
+{
+	struct reader r = {.s = text, .end = text + len, .line = 1};
+	struct moat_git_config tmp = {0};
+	cleanup_free char *section = NULL, *sub = NULL;
+	int c;
+
+	/* Into a scratch copy: a file git would refuse gives nothing. */
+	tmp.header = g->header ? moat_xstrdup(g->header) : NULL;
+	if (len >= 3 && memcmp(text, "\xef\xbb\xbf", 3) == 0)
+		r.s += 3;
+	for (;;) {
+		c = next_char(&r);
+		if (r.eof)
+			break;
+		if (c == '\n' || isspace(c))
+			continue;
+		if (c == '#' || c == ';') {
+			while (!r.eof && c != '\n')
+				c = next_char(&r);
+			continue;
+		}
+		if (c == '[') {
+			int line = r.line;
+
+			free(section);
+			free(sub);
+			section = sub = NULL;
+			if (parse_header(&r, &section, &sub) < 0) {
+				snprintf(bad, bad_len, "%s:%d: a bad section header", file, line);
+				goto fail;
+			}
+			continue;
+		}
+		if (!isalpha(c)) {
+			snprintf(bad, bad_len, "%s:%d: a line that is neither a section nor a key", file, r.line);
+			goto fail;
+		}
+		{
+			struct moat_git_config key = {0};
+			cleanup_free char *value = NULL;
+			int line = r.line;
+
+			out_add(&key, &(char){(char)tolower(c)}, 1);
+			for (;;) {
+				c = next_char(&r);
+				if (r.eof || !(isalnum(c) || c == '-'))
+					break;
+				out_add(&key, &(char){(char)tolower(c)}, 1);
+			}
+			while (c == ' ' || c == '\t')
+				c = next_char(&r);
+			if (c == '=') {
+				value = parse_value(&r);
+				if (!value) {
+					free(key.text);
+					snprintf(bad, bad_len,
+						 "%s:%d: a bad value (an unclosed quote or unknown escape)", file,
+						 line);
+					goto fail;
+				}
+			} else if (c != '\n') {
+				free(key.text);
+				snprintf(bad, bad_len, "%s:%d: a key without '='", file, line);
+				goto fail;
+			}
+			if (!section) {
+				free(key.text);
+				snprintf(bad, bad_len, "%s:%d: a key before any section", file, line);
+				goto fail;
+			}
+			entry(&tmp, section, sub, key.text, value);
+			free(key.text);
+		}
+	}
+	/* Appended whole. */
+	if (tmp.len)
+		out_add(g, tmp.text, tmp.len);
+	for (size_t i = 0; i < tmp.n_kept; i++)
+		strv_add(&g->kept, &g->n_kept, &g->cap_kept, tmp.kept[i]);
+	for (size_t i = 0; i < tmp.n_dropped; i++)
+		strv_add(&g->dropped, &g->n_dropped, &g->cap_dropped, tmp.dropped[i]);
+	free(g->header);
+	g->header = tmp.header;
+	free(tmp.text);
+	free(tmp.kept);
+	free(tmp.dropped);
+	return 0;
+fail:
+	git_config_clear(&tmp);
+	return -1;
+}
+
+/* The file's text (at most GITCONFIG_MAX bytes), or NULL with errno. */
+static char *read_file(const char *path, size_t *len)
+{
+	cleanup_fclose FILE *f = fopen(path, "re");
+	struct stat st;
+	char *buf;
+
+	if (!f)
+		return NULL;
+	if (fstat(fileno(f), &st) != 0)
+		return NULL;
+	if (!S_ISREG(st.st_mode) || st.st_size > GITCONFIG_MAX) {
+		errno = S_ISREG(st.st_mode) ? EFBIG : EINVAL;
+		return NULL;
+	}
+	buf = moat_xmalloc((size_t)st.st_size + 1);
+	*len = fread(buf, 1, (size_t)st.st_size, f);
+	if (ferror(f)) {
+		free(buf);
+		errno = EIO;
+		return NULL;
+	}
+	buf[*len] = '\0';
+	return buf;
+}
+
+void gitconfig_load(const char *home, char *const *env, struct moat_git_config **out, struct netset_notes *notes)
+{
+	const char *global = config_getenv(env, "GIT_CONFIG_GLOBAL");
+	const char *xdg = config_getenv(env, "XDG_CONFIG_HOME");
+	char *paths[2] = {NULL, NULL};
+	struct moat_git_config *g = NULL;
+
+	*out = NULL;
+	if (global && *global) {
+		paths[0] = moat_xstrdup(global);
+	} else {
+		if (xdg && *xdg == '/')
+			paths[0] = moat_xasprintf("%s/git/config", xdg);
+		else if (home)
+			paths[0] = moat_xasprintf("%s/.config/git/config", home);
+		if (home)
+			paths[1] = moat_xasprintf("%s/.gitconfig", home);
+	}
+	for (size_t i = 0; i < ARRAY_LEN(paths); i++) {
+		cleanup_free char *text = NULL;
+		char bad[PATH_MAX + 128];
+		size_t len = 0;
+
+		if (!paths[i])
+			continue;
+		text = read_file(paths[i], &len);
+		if (!text) {
+			if (errno != ENOENT && errno != ENOTDIR) {
+				cleanup_free char *line = moat_xasprintf("note: %s: %s; git inside does not get it",
+									 paths[i], strerror(errno));
+				netset_notes_add(notes, line);
+			}
+			continue;
+		}
+		if (!g)
+			g = moat_xcalloc(1, sizeof(*g));
+		if (gitconfig_filter(text, len, paths[i], g, bad, sizeof(bad)) < 0) {
+			cleanup_free char *line =
+			    moat_xasprintf("note: %s, as git would refuse it: git inside does not "
+					   "get this file",
+					   bad);
+			netset_notes_add(notes, line);
+			continue;
+		}
+		strv_add(&g->files, &g->n_files, &g->cap_files, moat_xstrdup(paths[i]));
+	}
+	free(paths[0]);
+	free(paths[1]);
+	if (g && !g->n_files) {
+		git_config_free(g);
+		g = NULL;
+	}
+	*out = g;
+}

@@ -1,0 +1,93 @@
+#include "util/ownfile.h"
+
+#include <errno.h>
+#include <stdbool.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "util/cleanup.h"
+#include "util/mem.h"
+#include "util/sha256.h"
+
+/* The whole of `data` into fd. */
+static int write_all(int fd, const char *data, size_t len)
+{
+	while (len > 0) {
+		ssize_t n = write(fd, data, len);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			return -1;
+		data += n;
+		len -= (size_t)n;
+	}
+	return 0;
+}
+
+/* Does the file at dirfd/name hold exactly `data`? */
+static bool holds(int dirfd, const char *name, const char *data, size_t len)
+{
+	cleanup_close int fd = openat(dirfd, name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+	cleanup_free char *buf = NULL;
+	struct stat st;
+	size_t got = 0;
+
+	if (fd < 0 || fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) || st.st_uid != geteuid() ||
+	    (size_t)st.st_size != len)
+		return false;
+	buf = moat_xmalloc(len + 1);
+	while (got < len) {
+		ssize_t n = read(fd, buf + got, len - got);
+		if (n <= 0)
+			return false;
+		got += (size_t)n;
+	}
+	return memcmp(buf, data, len) == 0;
+}
+
+char *ownfile_put(const char *kind, const char *name, const char *data, size_t len, struct moat_error *err)
+{
+	cleanup_free char *dir = moat_xasprintf("/tmp/moat-%s-%u", kind, (unsigned)geteuid());
+	cleanup_close int dirfd = -1;
+	char hex[65], file[128], tmp[160];
+	struct stat st;
+
+	if (mkdir(dir, 0700) != 0 && errno != EEXIST) {
+		moat_error_set(err, MOAT_E_SYSTEM, errno, "making %s", dir);
+		return NULL;
+	}
+	dirfd = open(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (dirfd < 0 || fstat(dirfd, &st) != 0) {
+		moat_error_set(err, MOAT_E_SYSTEM, errno, "%s", dir);
+		return NULL;
+	}
+	/* Another user's directory (made first, in the shared /tmp) could be
+	 * swapped under moat: refused, never used. */
+	if (st.st_uid != geteuid() || (st.st_mode & 077)) {
+		moat_error_set(err, MOAT_E_SYSTEM, 0, "%s is not moat's own (owner %u, mode %03o)", dir,
+			       (unsigned)st.st_uid, (unsigned)(st.st_mode & 0777));
+		moat_error_hint(err, "remove it; moat makes it again, mode 0700");
+		return NULL;
+	}
+	sha256_hex(data, len, hex);
+	snprintf(file, sizeof(file), "%.32s.%s", hex, name);
+	if (!holds(dirfd, file, data, len)) {
+		cleanup_close int wfd = -1;
+
+		/* Written aside, then renamed into place: a concurrent run reads
+		 * the old file or the new one, never half of one. */
+		snprintf(tmp, sizeof(tmp), ".%s.%d", file, (int)getpid());
+		unlinkat(dirfd, tmp, 0);
+		wfd = openat(dirfd, tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0400);
+		if (wfd < 0 || write_all(wfd, data, len) < 0 || renameat(dirfd, tmp, dirfd, file) != 0) {
+			moat_error_set(err, MOAT_E_SYSTEM, errno, "writing %s/%s", dir, file);
+			unlinkat(dirfd, tmp, 0);
+			return NULL;
+		}
+	}
+	return moat_xasprintf("%s/%s", dir, file);
+}

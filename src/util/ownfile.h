@@ -1,0 +1,18 @@
+/* Files moat writes for the sandbox to read (the sanitized git
+ * configuration), named by their content: /tmp/moat-KIND-UID/SHA256.NAME.
+ * The same content has the same path, so a policy naming it has the same
+ * digest run after run, and concurrent runs share it; it stays for later
+ * runs (it holds only what moat chose to pass).  The directory must be this
+ * uid's, mode 0700, and no link: /tmp is everyone's. */
+#ifndef MOAT_UTIL_OWNFILE_H
+#define MOAT_UTIL_OWNFILE_H
+
+#include <stddef.h>
+
+#include "util/err.h"
+
+/* The file holding `data` (made, read-only, when absent), or NULL with
+ * err. */
+char *ownfile_put(const char *kind, const char *name, const char *data, size_t len, struct moat_error *err);
+
+#endif

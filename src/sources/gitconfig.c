@@ -128,20 +128,40 @@ static bool carries_credentials(const char *s)
 /* `s` with the userinfo of each URL masked, for the dry run's key names. */
 static char *masked(const char *s)
 {
-	char *out = moat_xstrdup(s), *p = out;
+	/* Each userinfo of at least one byte becomes "***": at most 3 bytes
+	 * more per "://". */
+	size_t n = 0, o = 0;
+	const char *p = s;
+	char *out;
 
 	while ((p = strstr(p, "://")) != NULL) {
-		char *auth = p + 3, *end = auth + strcspn(auth, "/?#"), *at = NULL;
+		n++;
+		p += 3;
+	}
+	out = moat_xmalloc(strlen(s) + 3 * n + 1);
+	for (p = s; *p;) {
+		const char *sep = strstr(p, "://"), *auth, *end, *at = NULL;
 
-		for (char *c = auth; c < end; c++)
+		if (!sep) {
+			strcpy(out + o, p);
+			return out;
+		}
+		auth = sep + 3;
+		end = auth + strcspn(auth, "/?#");
+		for (const char *c = auth; c < end; c++)
 			if (*c == '@')
 				at = c;
+		memcpy(out + o, p, (size_t)(auth - p));
+		o += (size_t)(auth - p);
 		if (at) {
-			memmove(auth + 3, at, strlen(at) + 1);
-			memcpy(auth, "***", 3);
+			memcpy(out + o, "***", 3);
+			o += 3;
+			p = at;
+		} else {
+			p = auth;
 		}
-		p = auth;
 	}
+	out[o] = '\0';
 	return out;
 }
 
@@ -174,11 +194,17 @@ static void out_addf(struct moat_git_config *g, const char *fmt, ...)
 	out_add(g, s, strlen(s));
 }
 
-/* `s` between double quotes, escaped as git's parser reads it back. */
-static void out_quoted(struct moat_git_config *g, const char *s)
+/* `s` between double quotes, escaped as git's parser reads it back: in a
+ * value \n, \t and \b too; in a subsection a backslash escapes any byte,
+ * so only '\\' and '"' are escaped (a subsection holds no newline). */
+static void out_quoted(struct moat_git_config *g, const char *s, bool sub)
 {
 	out_add(g, "\"", 1);
 	for (; *s; s++) {
+		if (sub && *s != '\\' && *s != '"') {
+			out_add(g, s, 1);
+			continue;
+		}
 		switch (*s) {
 		case '\\':
 			out_add(g, "\\\\", 2);
@@ -235,7 +261,7 @@ static void entry(struct moat_git_config *g, const char *section, const char *su
 		out_addf(&h, "[%s", section);
 		if (sub) {
 			out_add(&h, " ", 1);
-			out_quoted(&h, sub);
+			out_quoted(&h, sub, true);
 		}
 		out_add(&h, "]\n", 2);
 		if (!g->header || strcmp(g->header, h.text) != 0) {
@@ -248,7 +274,7 @@ static void entry(struct moat_git_config *g, const char *section, const char *su
 	out_addf(g, "\t%s", key);
 	if (value) {
 		out_add(g, " = ", 3);
-		out_quoted(g, value);
+		out_quoted(g, value, false);
 	}
 	out_add(g, "\n", 1);
 }

@@ -149,6 +149,21 @@ static void test_syntax(void)
 	       "values as git reads them: inner spaces kept, a ';' outside quotes starts a comment");
 	git_config_clear(&g);
 
+	/* Found by tests/fuzz/fuzz_gitconfig.c: a one-byte userinfo masked
+	 * into a longer name, and a tab in a subsection, where a backslash
+	 * escapes the byte after it (no \t there). */
+	filter("[url \"https://t@h/\"]\n\tinsteadOf = x\n[color \"a\tb\"]\n\told = red\n", &g, 0,
+	       "a short token, a tab in a subsection");
+	is_str(keys(&g, false, buf, sizeof(buf)), "url.https://***@h/.insteadof", "  the token masked");
+	is_str(g.text, "[color \"a\tb\"]\n\told = \"red\"\n", "  the tab written as it is");
+	{
+		struct moat_git_config again = {0};
+		filter(g.text, &again, 0, "  which reads back");
+		is_str(keys(&again, true, buf, sizeof(buf)), "color.a\tb.old", "  to the same key");
+		git_config_clear(&again);
+	}
+	git_config_clear(&g);
+
 	static const char *const refused[] = {
 	    "x = 1\n",			  /* a key before any section */
 	    "[core\n",			  /* an unclosed header */

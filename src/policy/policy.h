@@ -199,11 +199,13 @@ struct moat_policy {
 	 * run's (a dry run makes no pty). */
 	struct moat_path_rule terminal[2];
 	size_t n_terminal;
+
 	/* The git work tree the current directory lies in, when the exec
 	 * profile granted it (policy/profiles.c); NULL otherwise. */
 	char *git_work_tree;
-	/* Its user's git configuration, when moat passes it (api/run.c writes
-	 * it to a file of the run's); NULL otherwise. */
+	/* Its user's git configuration, sanitized, when git gets it there
+	 * (sources/gitconfig.h: the grant of the file and GIT_CONFIG_GLOBAL
+	 * are in `paths` and `env`); NULL otherwise. */
 	struct moat_git_config *git_config;
 
 	/* Property bits (plan/properties.h) required on top of the profile. */

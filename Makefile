@@ -145,6 +145,9 @@ $(BUILD)/tests/test_seccomp_interp: private UNIT_OBJ = $(BUILD)/tests/bpf_interp
 $(BUILD)/tests/test_seccomp_interp: $(BUILD)/tests/bpf_interp.o
 $(BUILD)/tests/test_seccomp_interp: UNIT_OBJ = $(BUILD)/tests/bpf_interp.o
 $(BUILD)/tests/test_seccomp_interp: $(BUILD)/tests/bpf_interp.o
+# The kafel policy evaluated against the same programs.
+$(BUILD)/tests/test_seccomp_kafel: UNIT_OBJ = $(BUILD)/tests/bpf_interp.o
+$(BUILD)/tests/test_seccomp_kafel: $(BUILD)/tests/bpf_interp.o
 
 $(BUILD)/helpers/%: tests/helpers/%.c
 	@mkdir -p $(@D)

@@ -110,6 +110,20 @@ int moat_seccomp_rules(const struct moat_seccomp_opts *o, moat_seccomp_sink fn, 
  * seccomp JSON uses), or NULL. */
 const char *moat_seccomp_op_name(unsigned op);
 
+/* The rules as a policy in kafel's language (google/kafel), which nsjail
+ * compiles and loads (seccomp_kafel.c): one action block per rule of
+ * moat_seccomp_rules(), in its order but for the rules that only bound a
+ * value, which come last, default ALLOW; kafel itself kills
+ * every ABI but x86_64, and the policy kills the x32 number of every
+ * syscall a rule names and the x32-only numbers.  *text is a new string.
+ * -1 with err as moat_seccomp_rules (MOAT_E_UNAVAIL off x86_64). */
+struct moat_kafel_stats {
+	size_t n_rules; /* the rules of moat_seccomp_rules() written */
+	size_t n_x32; /* x32 syscall numbers killed */
+};
+int moat_seccomp_kafel(const struct moat_seccomp_opts *o, char **text, struct moat_kafel_stats *st,
+		       struct moat_error *err) __attribute__((warn_unused_result));
+
 /* One build-time compiled filter (generated file). */
 struct moat_seccomp_prebuilt {
 	enum moat_net net;

@@ -13,29 +13,13 @@
 #include <unistd.h>
 
 #include "util/cleanup.h"
+#include "util/mountinfo.h"
 
 static const char *const v1_names[CGV1__COUNT] = {"memory", "pids", "cpuacct", "freezer"};
 
 const char *cg_v1_name(enum cg_v1_controller c)
 {
 	return (unsigned)c < CGV1__COUNT ? v1_names[c] : "?";
-}
-
-/* Unescape the octal sequences (\040) of a mountinfo field, in place. */
-static void mountinfo_unescape(char *s)
-{
-	char *o = s;
-
-	for (; *s; s++) {
-		if (s[0] == '\\' && s[1] >= '0' && s[1] <= '3' && s[2] >= '0' && s[2] <= '7' && s[3] >= '0' &&
-		    s[3] <= '7') {
-			*o++ = (char)(((s[1] - '0') << 6) | ((s[2] - '0') << 3) | (s[3] - '0'));
-			s += 3;
-		} else {
-			*o++ = *s;
-		}
-	}
-	*o = '\0';
 }
 
 /* Is `name` one of the comma-separated words of `list`? */

@@ -1,0 +1,74 @@
+/* Mount points from /proc/self/mountinfo: see mountinfo.h. */
+#include "util/mountinfo.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "util/cleanup.h"
+#include "util/mem.h"
+
+void mountinfo_unescape(char *s)
+{
+	char *o = s;
+
+	for (; *s; s++) {
+		if (s[0] == '\\' && s[1] >= '0' && s[1] <= '3' && s[2] >= '0' && s[2] <= '7' && s[3] >= '0' &&
+		    s[3] <= '7') {
+			*o++ = (char)(((s[1] - '0') << 6) | ((s[2] - '0') << 3) | (s[3] - '0'));
+			s += 3;
+		} else {
+			*o++ = *s;
+		}
+	}
+	*o = '\0';
+}
+
+static int by_name(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+char **mountinfo_points(size_t *n_out)
+{
+	cleanup_fclose FILE *f = fopen("/proc/self/mountinfo", "re");
+	cleanup_free char *line = NULL;
+	size_t len = 0, n = 0, cap = 0, i, kept = 0;
+	char **v = NULL;
+
+	if (!f)
+		return NULL;
+	/* id parent major:minor root mountpoint options ... */
+	while (getline(&line, &len, f) > 0) {
+		char *save = NULL, *field = strtok_r(line, " ", &save);
+		int k;
+
+		for (k = 0; field && k < 4; k++)
+			field = strtok_r(NULL, " ", &save);
+		if (!field || field[0] != '/')
+			continue;
+		mountinfo_unescape(field);
+		v = moat_xgrow(v, &cap, n + 1, sizeof(char *));
+		v[n++] = moat_xstrdup(field);
+	}
+	if (ferror(f)) {
+		int e = errno;
+		for (i = 0; i < n; i++)
+			free(v[i]);
+		free(v);
+		errno = e;
+		return NULL;
+	}
+	v = moat_xgrow(v, &cap, n + 1, sizeof(char *));
+	qsort(v, n, sizeof(char *), by_name);
+	for (i = 0; i < n; i++) {
+		if (kept && strcmp(v[kept - 1], v[i]) == 0)
+			free(v[i]);
+		else
+			v[kept++] = v[i];
+	}
+	v[kept] = NULL;
+	*n_out = kept;
+	return v;
+}

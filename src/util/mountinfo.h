@@ -1,0 +1,17 @@
+/* The mount points of this process's mount namespace, from
+ * /proc/self/mountinfo (proc(5)). */
+#ifndef MOAT_UTIL_MOUNTINFO_H
+#define MOAT_UTIL_MOUNTINFO_H
+
+#include <stddef.h>
+
+/* Unescape the octal sequences (\040) of a mountinfo field, in place. */
+void mountinfo_unescape(char *s);
+
+/* Every mount point, sorted, each once (a stacked mount point is one
+ * name): a NULL-terminated array of new strings (backend_strv_free-able:
+ * free each, then the array), *n of them.  NULL when mountinfo cannot be
+ * read (errno set). */
+char **mountinfo_points(size_t *n);
+
+#endif

@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/prctl.h>
+#include <sys/resource.h>
 #include <sys/signalfd.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
@@ -24,8 +25,10 @@
 
 static int usage(void)
 {
-	fprintf(stderr, "moat: __init is internal: moat __init [--landlock FD:ABI] [--ll r|w|l:PATH]... [--keep-fds "
-			"N,...] [--env-fd N] [--unsetenv NAME]... [--seccomp-fd N] [--exec] -- COMMAND [ARGS...]\n");
+	fprintf(stderr,
+		"moat: __init is internal: moat __init [--landlock FD:ABI] [--ll r|w|l:PATH]... [--keep-fds "
+		"N,...] [--env-fd N] [--unsetenv NAME]... [--seccomp-fd N] [--nofile-soft N] [--exec] -- COMMAND "
+		"[ARGS...]\n");
 	return 125;
 }
 
@@ -189,6 +192,7 @@ struct init_opts {
 	const char *landlock, *keep;
 	char **rules, **unset;
 	int n_rules, n_unset, cmd_at, lifeline, env_fd, seccomp_fd, started_fd, stderr_fd;
+	long long nofile_soft; /* -1: leave RLIMIT_NOFILE as it is */
 	bool exec_only;
 };
 
@@ -198,6 +202,14 @@ static int fd_arg(const char *s)
 	long v = strtol(s, &end, 10);
 
 	return end != s && !*end && v >= 3 && v < 65536 ? (int)v : -1;
+}
+
+static long long count_arg(const char *s)
+{
+	char *end;
+	long long v = strtoll(s, &end, 10);
+
+	return end != s && !*end && v >= 0 ? v : -1;
 }
 
 /* The options before "--"; false on a usage error. */
@@ -232,6 +244,9 @@ static bool parse_opts(int argc, char **argv, struct init_opts *o)
 			i++;
 		else if (strcmp(argv[i], "--stderr-fd") == 0 && more && (o->stderr_fd = fd_arg(argv[i + 1])) >= 0)
 			i++;
+		else if (strcmp(argv[i], "--nofile-soft") == 0 && more &&
+			 (o->nofile_soft = count_arg(argv[i + 1])) >= 0)
+			i++;
 		else
 			return false;
 	}
@@ -257,6 +272,19 @@ static int init_setup(struct init_opts *o, struct moat_bpf *bpf)
 	if (o->seccomp_fd >= 0 && (rc = read_seccomp(o->seccomp_fd, bpf)) < 0) {
 		fprintf(stderr, "moat: init: --seccomp-fd %d: %s\n", o->seccomp_fd, strerror(-rc));
 		return 125;
+	}
+	/* --nofile-soft N: the caller's soft RLIMIT_NOFILE back, under a tool
+	 * that raised its own and passed it on (nsjail raises it to 8192). */
+	if (o->nofile_soft >= 0) {
+		struct rlimit rl;
+		if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && (rlim_t)o->nofile_soft < rl.rlim_cur) {
+			rl.rlim_cur = (rlim_t)o->nofile_soft;
+			if (setrlimit(RLIMIT_NOFILE, &rl) != 0) {
+				fprintf(stderr, "moat: init: --nofile-soft %lld: %s\n", o->nofile_soft,
+					strerror(errno));
+				return 125;
+			}
+		}
 	}
 	if (o->landlock && (rc = apply_landlock(o->landlock, o->rules, o->n_rules)) < 0) {
 		fprintf(stderr, "moat: init: landlock: %s\n", strerror(-rc));
@@ -319,7 +347,7 @@ int moat_init_main(int argc, char **argv)
 {
 	extern char **environ;
 	struct init_opts o = {.lifeline = -1, .env_fd = -1, .seccomp_fd = -1, .started_fd = -1, .stderr_fd = -1,
-			      .cmd_at = -1};
+			      .cmd_at = -1, .nofile_soft = -1};
 	struct moat_bpf bpf = {0};
 	sigset_t saved;
 	int rc, lifeline;

@@ -1,7 +1,8 @@
 /* `moat __init [--landlock FD:ABI] [--ll r|w|l:PATH]... [--keep-fds N,...] [--env-fd N]
- * [--unsetenv NAME]... [--seccomp-fd N] [--exec] -- COMMAND [ARGS...]`: moat's own helper inside an
- * external sandbox (the bwrap, oci and gvisor backends bind moat's binary
- * read-only at /.moat/init; firejail runs it through an inherited fd).
+ * [--unsetenv NAME]... [--seccomp-fd N] [--nofile-soft N] [--exec] -- COMMAND [ARGS...]`:
+ * moat's own helper inside an external sandbox (the bwrap, oci, gvisor and
+ * nsjail backends bind moat's binary read-only at /.moat/init; firejail runs
+ * it through an inherited fd).
  *
  * --landlock: restrict itself, and so the command, with the Landlock
  * ruleset the parent built from the planned objects (inherited as fd FD,
@@ -23,6 +24,10 @@
  *
  * --seccomp-fd N (with --exec): load moat's own seccomp program, read from
  * fd N, right before becoming the command (firejail cannot load it).
+ *
+ * --nofile-soft N: lower the soft RLIMIT_NOFILE to N, the caller's, where
+ * the tool raised its own and the command would inherit it (nsjail raises
+ * it to 8192 at start).
  *
  * --exec: only that, then become the command (firejail is an init
  * already).

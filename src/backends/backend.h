@@ -4,7 +4,7 @@
  * compile() in the parent, during planning.  What a compile gives is one of
  * three things (struct backend_plan):
  *
- *   - a tool to execute (bwrap, firejail, an OCI runtime, nono,
+ *   - a tool to execute (bwrap, firejail, an OCI runtime, nsjail, nono,
  *     sandbox-exec): tool_path and argv, a generated profile or an OCI
  *     bundle in work_dir;
  *   - moat's own in-child program (the native backend): `in_child`, what
@@ -34,6 +34,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <sys/types.h>
 
 #include "resolve/fsplan.h"
 #include "resolve/limits.h"
@@ -58,6 +59,16 @@ struct backend_rlimit {
 	unsigned long long value; /* the soft limit */
 	unsigned long long hard;
 	const char *oci_name;  /* "RLIMIT_CORE", ... */
+};
+
+/* A directory the tool makes in a shared place (backend_plan's
+ * shared_dirs). */
+struct backend_shared_dir {
+	char *path;
+	int lock_fd; /* a shared flock(2) on it for the run (resolve/sharedlock.h) */
+	dev_t dev;
+	ino_t ino;
+	bool ours; /* made by this run, or held by another moat when found */
 };
 
 /* What a compiled backend runs.  Owned strings; backend_plan_free releases
@@ -163,6 +174,14 @@ struct backend_plan {
 	 * command's environment, and the backend has refused every hook
 	 * variable in it (backend_env_via_tool()). */
 	bool env_via_tool;
+	/* Directories the tool makes in places every user shares, under names
+	 * every run of this user shares too (nsjail's /tmp/nsjail.UID.root):
+	 * backend_shared_dir() made or found them before the run; removed
+	 * after it (backend_plan_cleanup) when this run made them or another
+	 * run of moat held them, they are empty, and no run holds them any
+	 * more.  Deepest last, removed first. */
+	struct backend_shared_dir *shared_dirs;
+	size_t n_shared_dirs, cap_shared_dirs;
 };
 
 /* What compile() gets. */
@@ -293,6 +312,14 @@ int backend_memfd(const char *name, const void *data, size_t len, struct moat_er
 int backend_seccomp_program(const struct backend_ctx *ctx, struct backend_plan *bp, int *fd, unsigned short *len,
 			    char *why, size_t why_len, struct moat_error *err);
 
+/* A directory in a shared place that the tool makes by name, held for the
+ * run (backend_plan's shared_dirs): `made` says that the caller's mkdir
+ * made it just now.  Returns 0; 1 when it was removed meanwhile (by
+ * another run ending: make it again); -1 with the reason in `why` when it
+ * cannot be opened, or is not a directory of this user's that only this
+ * user can write: the tool would mount over what another user put there. */
+int backend_shared_dir(struct backend_plan *bp, const char *path, bool made, char *why, size_t why_len);
+
 /* Write `len` bytes to `dir`/`name` (mode 0644), creating or replacing it. */
 int backend_write_file(const char *dir, const char *name, const void *data, size_t len, struct moat_error *err);
 
@@ -344,6 +371,8 @@ void backend_verdict_ipc(const struct moat_policy *p, bool seccomp, const char *
 struct view;
 int backend_landlock_layer(const struct backend_ctx *ctx, struct backend_plan *bp, const struct view *v,
 			   bool any_fd, char ***args, size_t *n_args, struct moat_error *err);
+/* Append a copy of `s` to the NULL-terminated *v of *n strings. */
+void backend_strv_add(char ***v, size_t *n, const char *s);
 void backend_strv_free(char **v);
 
 /* fs.read, fs.write and fs.secrets for a tool that mounts the view of
@@ -352,6 +381,11 @@ void backend_strv_free(char **v);
  * inside (0: none, grants holding a denied path mounted entry by entry). */
 void backend_verdict_fs(const char *tool, size_t n_bound, size_t n_pins, size_t n_unpinned, int landlock_abi,
 			size_t n_expanded, struct moat_verdict *props);
+
+/* A tool that is not setuid (bwrap, nsjail) needs user namespaces unless
+ * moat is root: true when it can run here, else false with every verdict
+ * missing, saying so with the hint. */
+bool backend_userns_or_root(const struct moat_host *h, const char *tool, struct moat_verdict *props);
 
 /* Every requested property missing with `reason` and `hint` (a tool that
  * is not installed, an OS it cannot run on). */
@@ -372,6 +406,7 @@ extern const struct moat_backend backend_firejail; /* backends/firejail.c */
 extern const struct moat_backend backend_gvisor;   /* backends/oci_run.c */
 extern const struct moat_backend backend_oci;      /* backends/oci_run.c */
 extern const struct moat_backend backend_nono;     /* backends/nono.c */
+extern const struct moat_backend backend_nsjail;   /* backends/nsjail.c */
 extern const struct moat_backend backend_seatbelt; /* backends/seatbelt.c */
 
 #endif

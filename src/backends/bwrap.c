@@ -32,7 +32,6 @@
 #include "util/mem.h"
 #include "util/path.h"
 
-#define HINT_USERNS HOST_HINT_USERNS "; or run moat as root"
 #define HINT_SECCOMP HOST_HINT_SECCOMP
 
 /* In argv.json when exporting: the fd is made by the run, not by export. */
@@ -301,20 +300,6 @@ static void verdicts(const struct backend_ctx *ctx, struct backend_plan *bp, con
 	backend_verdict_moat_owned(ctx, bp, "bwrap", true, true, props);
 }
 
-/* bwrap is not setuid here: it needs a user namespace unless moat is
- * root.  Returns false (and every verdict missing) when it cannot run. */
-static bool bwrap_can_run(const struct moat_host *h, struct moat_verdict *props)
-{
-	char reason[256];
-
-	if (h->userns || h->root)
-		return true;
-	snprintf(reason, sizeof(reason), "bwrap is not setuid and needs unprivileged user namespaces: %.180s",
-		 h->userns_why[0] ? h->userns_why : "not available here");
-	backend_verdict_all_missing(props, HINT_USERNS, reason);
-	return false;
-}
-
 /* bwrap parses at most 9000 options, those read through --args included
  * (bubblewrap.c, MAX_ARGS): a policy over that would fail in bwrap at
  * start, after the dry run said it runs. */
@@ -361,7 +346,7 @@ static int bwrap_compile(const struct backend_ctx *ctx, struct backend_plan *bp,
 
 	bp->no_new_privs = true;
 	bp->apply_rlimits = true;
-	can_run = bwrap_can_run(ctx->host, props);
+	can_run = backend_userns_or_root(ctx->host, "bwrap", props);
 	if (!can_run && !ctx->exporting)
 		return 0; /* no argv: nothing to run */
 

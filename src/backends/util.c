@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/mman.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
@@ -19,6 +20,7 @@
 #include "host/hints.h"
 #include "kernel/seccomp.h"
 #include "policy/verdict.h"
+#include "resolve/sharedlock.h"
 #include "resolve/view.h"
 #include "policy/env.h"
 #include "util/cleanup.h"
@@ -77,6 +79,65 @@ bool backend_plan_runs_tool(const struct backend_plan *bp)
 	return bp->tool_path != NULL;
 }
 
+int backend_shared_dir(struct backend_plan *bp, const char *path, bool made, char *why, size_t why_len)
+{
+	cleanup_close int fd = open(path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	struct backend_shared_dir *d;
+	struct stat st;
+	bool held = false;
+	int lock;
+
+	if (fd < 0 || fstat(fd, &st) != 0) {
+		snprintf(why, why_len, "%.160s: %s", path, strerror(errno));
+		return -1;
+	}
+	if (st.st_uid != geteuid() || (st.st_mode & 022)) {
+		snprintf(why, why_len, "%.160s belongs to uid %u (mode %04o), not to this user alone", path,
+			 (unsigned)st.st_uid, (unsigned)(st.st_mode & 07777));
+		return -1;
+	}
+	/* Another moat's run holds it (shared): it is moat's, and whichever
+	 * run ends last removes it. */
+	if (!made) {
+		held = flock(fd, LOCK_EX | LOCK_NB) != 0 && errno == EWOULDBLOCK;
+		if (!held)
+			flock(fd, LOCK_UN);
+	}
+	lock = shared_lock_take(fd);
+	if (lock == -2)
+		return 1;
+	if (lock < 0) {
+		snprintf(why, why_len, "%.160s: cannot be locked", path);
+		return -1;
+	}
+	bp->shared_dirs = moat_xgrow(bp->shared_dirs, &bp->cap_shared_dirs, bp->n_shared_dirs, sizeof(*d));
+	d = &bp->shared_dirs[bp->n_shared_dirs++];
+	*d = (struct backend_shared_dir){
+	    .path = moat_xstrdup(path), .lock_fd = lock, .dev = st.st_dev, .ino = st.st_ino, .ours = made || held};
+	return 0;
+}
+
+/* Each shared directory that is this run's to remove, deepest first, and
+ * only when empty and no other run holds it (resolve/sharedlock.h). */
+static void shared_dirs_cleanup(struct backend_plan *bp)
+{
+	while (bp->n_shared_dirs > 0) {
+		struct backend_shared_dir *d = &bp->shared_dirs[--bp->n_shared_dirs];
+		char *slash = strrchr(d->path, '/');
+
+		if (d->ours && slash && slash != d->path) {
+			cleanup_close int parent = -1;
+			*slash = '\0';
+			parent = open(d->path, O_PATH | O_DIRECTORY | O_CLOEXEC);
+			if (parent >= 0)
+				shared_remove_placeholder(parent, slash + 1, d->dev, d->ino, d->lock_fd);
+		}
+		if (d->lock_fd >= 0)
+			close(d->lock_fd);
+		free(d->path);
+	}
+}
+
 void backend_plan_cleanup(struct backend_plan *bp)
 {
 	/* By descriptors: never follow a link or enter a mount that the tool
@@ -84,6 +145,7 @@ void backend_plan_cleanup(struct backend_plan *bp)
 	if (bp->owns_work_dir && bp->work_dir)
 		rmtree(bp->work_dir);
 	bp->owns_work_dir = false;
+	shared_dirs_cleanup(bp);
 	if (bp->in_child)
 		native_cleanup(bp->in_child);
 }
@@ -102,6 +164,7 @@ void backend_plan_free(struct backend_plan *bp)
 	if (bp->fd_remap_from >= 0)
 		close(bp->fd_remap_from);
 	backend_plan_cleanup(bp);
+	free(bp->shared_dirs);
 	if (bp->in_child) {
 		native_plan_free(bp->in_child);
 		free(bp->in_child);
@@ -387,6 +450,18 @@ void backend_cannot_run(struct backend_plan *bp, struct moat_verdict *props, con
 	backend_verdict_all_missing(props, hint, reason);
 }
 
+bool backend_userns_or_root(const struct moat_host *h, const char *tool, struct moat_verdict *props)
+{
+	char reason[256];
+
+	if (h->userns || h->root)
+		return true;
+	snprintf(reason, sizeof(reason), "%s is not setuid and needs unprivileged user namespaces: %.180s", tool,
+		 h->userns_why[0] ? h->userns_why : "not available here");
+	backend_verdict_all_missing(props, HOST_HINT_USERNS "; or run moat as root", reason);
+	return false;
+}
+
 void backend_verdict_all_missing(struct moat_verdict *props, const char *hint, const char *reason)
 {
 	int i;
@@ -451,7 +526,7 @@ void backend_verdict_net_allow(struct moat_verdict *props)
 			"fence); the network stays closed");
 }
 
-static void strv_add(char ***v, size_t *n, const char *s)
+void backend_strv_add(char ***v, size_t *n, const char *s)
 {
 	*v = moat_xrealloc(*v, (*n + 2) * sizeof(char *));
 	(*v)[(*n)++] = moat_xstrdup(s);
@@ -493,13 +568,13 @@ int backend_landlock_layer(const struct backend_ctx *ctx, struct backend_plan *b
 		bp->fd_remap_from = l.ruleset_fd;
 		bp->fd_remap_to = at;
 	}
-	strv_add(args, n_args, "/.moat/init");
-	strv_add(args, n_args, "__init");
-	strv_add(args, n_args, "--landlock");
+	backend_strv_add(args, n_args, "/.moat/init");
+	backend_strv_add(args, n_args, "__init");
+	backend_strv_add(args, n_args, "--landlock");
 	snprintf(buf, sizeof(buf), "%d:%d", at, l.abi);
-	strv_add(args, n_args, buf);
-	strv_add(args, n_args, "--ll");
-	strv_add(args, n_args, "l:/");
+	backend_strv_add(args, n_args, buf);
+	backend_strv_add(args, n_args, "--ll");
+	backend_strv_add(args, n_args, "l:/");
 	for (i = 0; i < v->n; i++) {
 		const struct view_op *op = &v->v[i];
 		char right = op->kind == VIEW_TMPFS ? 'w' : op->kind == VIEW_PROC ? 'r' : 0;
@@ -510,8 +585,8 @@ int backend_landlock_layer(const struct backend_ctx *ctx, struct backend_plan *b
 		if (!right)
 			continue;
 		snprintf(buf, sizeof(buf), "%c:%s", right, op->dest);
-		strv_add(args, n_args, "--ll");
-		strv_add(args, n_args, buf);
+		backend_strv_add(args, n_args, "--ll");
+		backend_strv_add(args, n_args, buf);
 	}
 	l.ruleset_fd = -1; /* passed: closed with the plan */
 	landlock_plan_free(&l);

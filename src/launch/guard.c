@@ -188,10 +188,13 @@ static void close_all_but_kept(struct moat_plan *plan, int pipe_fd)
 	}
 	syscall(SYS_close_range, from, ~0U, 0);
 	free(kept);
-	/* moat's locks on pinned directories were among them: the guard
-	 * takes its own when it removes (resolve/sharedlock.h). */
+	/* moat's locks on pinned directories and on the tool's shared
+	 * directories were among them: the guard takes its own when it
+	 * removes (resolve/sharedlock.h). */
 	for (i = 0; i < plan->fs.n; i++)
 		plan->fs.obj[i].lock_fd = -1;
+	for (i = 0; i < plan->compiled.n_shared_dirs; i++)
+		plan->compiled.shared_dirs[i].lock_fd = -1;
 }
 
 /* The guard is a fork of moat: its /proc/PID/cmdline would still be moat's,

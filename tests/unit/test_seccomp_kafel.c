@@ -505,6 +505,14 @@ static int block(struct parser *p, struct parsed *o)
 	return expect(p, "}");
 }
 
+static void parsed_free(struct parsed *o)
+{
+	for (size_t i = 0; i < o->n; i++)
+		ex_free(o->f[i].expr);
+	free(o->f);
+	memset(o, 0, sizeof(*o));
+}
+
 /* POLICY moat { block, ... }  USE moat  DEFAULT ACTION; one policy, used
  * once, is the subset moat writes. */
 static int parse(const char *text, struct parsed *out, char *error, size_t len)
@@ -565,8 +573,10 @@ static int parse(const char *text, struct parsed *out, char *error, size_t len)
 	}
 	rc = 0;
 out:
-	if (rc < 0)
+	if (rc < 0) {
 		snprintf(error, len, "%s", p.error);
+		parsed_free(out);
+	}
 	for (size_t i = 0; i < policy.n; i++)
 		ex_free(policy.f[i].expr);
 	free(policy.f);
@@ -574,13 +584,6 @@ out:
 	return rc;
 }
 
-static void parsed_free(struct parsed *o)
-{
-	for (size_t i = 0; i < o->n; i++)
-		ex_free(o->f[i].expr);
-	free(o->f);
-	memset(o, 0, sizeof(*o));
-}
 
 /* --- kafel's evaluation ----------------------------------------------------- */
 

@@ -370,8 +370,8 @@ struct probe {
 	struct tool_info t[PROBE_TOOLS_MAX];
 	size_t n_tools;
 	struct native_probe native;
-	struct native_probe ext[8]; /* the external backends, in ranking order */
-	const char *ext_name[8];
+	struct native_probe ext[12]; /* the external backends, in ranking order */
+	const char *ext_name[12];
 	size_t n_ext;
 };
 

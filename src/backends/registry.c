@@ -33,8 +33,8 @@ const struct moat_backend backend_none = {
 
 /* Every backend, in the order `moat help` and the probe list them. */
 static const struct moat_backend *const backends[] = {
-	&backend_native, &backend_bwrap, &backend_gvisor, &backend_oci, &backend_firejail, &backend_nono,
-	&backend_seatbelt, &backend_none,
+    &backend_native,   &backend_bwrap, &backend_gvisor,	  &backend_oci,	 &backend_nsjail,
+    &backend_firejail, &backend_nono,  &backend_seatbelt, &backend_none,
 };
 
 /* Strongest first.  native leads: moat compiles and checks every one of its
@@ -43,9 +43,13 @@ static const struct moat_backend *const backends[] = {
  * next: the same kernel mechanisms with moat's own seccomp program, and
  * file-system rules that do not need Landlock.  gVisor's own kernel is the
  * strongest wall against kernel bugs, but a sandbox start costs ~100x more;
- * the OCI runtimes are below it; firejail is setuid root (a larger trusted
- * base); nono and seatbelt last. */
-static const char *const ranking[] = {"native", "bwrap", "gvisor", "oci", "firejail", "nono", "seatbelt", NULL};
+ * the OCI runtimes are below it; nsjail claims what they claim, but its
+ * filter is kafel's compile of moat's rules, which lets an x32 call of an
+ * unnamed syscall through, and the read-only flags of mounts below a grant
+ * hold for the mounts moat saw when it planned; firejail is setuid root (a
+ * larger trusted base); nono and seatbelt last. */
+static const char *const ranking[] = {"native",	  "bwrap", "gvisor",   "oci", "nsjail",
+				      "firejail", "nono",  "seatbelt", NULL};
 
 const struct moat_backend *backend_lookup(const char *name)
 {

@@ -266,7 +266,8 @@ static int build(const struct moat_policy *p, const struct moat_host *h, const c
 	}
 	if (!policy_backend_name_valid(p->backend)) {
 		moat_error_set(err, MOAT_E_USAGE, 0, "unknown backend '%s'", p->backend);
-		return moat_error_hint(err, "backends: auto, native, bwrap, gvisor, oci, firejail, nono, seatbelt, none");
+		return moat_error_hint(
+		    err, "backends: auto, native, bwrap, gvisor, oci, nsjail, firejail, nono, seatbelt, none");
 	}
 	mark_requested(p, plan);
 	/* Every path, once, to its object: what each backend compiles from. */
@@ -278,7 +279,7 @@ static int build(const struct moat_policy *p, const struct moat_host *h, const c
 		if (!b || !backend_runs_tool(b)) {
 			moat_error_set(err, MOAT_E_USAGE, 0, "moat export needs an external backend, not '%s'",
 				       p->backend);
-			return moat_error_hint(err, "--backend bwrap, firejail, gvisor, oci, nono or seatbelt");
+			return moat_error_hint(err, "--backend bwrap, firejail, gvisor, oci, nsjail, nono or seatbelt");
 		}
 		if (candidate_compile(&c, p->backend, p, h, plan, export_dir, err) < 0)
 			return -1;

@@ -2,8 +2,8 @@
 
 #include <string.h>
 
-static const char *const names[] = {"auto", "native", "bwrap", "gvisor", "oci", "firejail", "nono", "seatbelt",
-				    "none", NULL};
+static const char *const names[] = {"auto", "native", "bwrap", "gvisor", "oci", "nsjail", "firejail", "nono",
+				    "seatbelt", "none", NULL};
 
 const char *const *policy_backend_names(void)
 {

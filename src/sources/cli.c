@@ -240,8 +240,9 @@ static int opt_net_rule(struct cli_state *s, const char *opt, const char *val, s
 static int opt_backend(struct cli_state *s, const char *opt, const char *val, struct moat_error *err)
 {
 	if (!policy_backend_name_valid(val))
-		return usage_error(err, "%s %s: expected auto, native, bwrap, gvisor, oci, firejail, nono, seatbelt or none",
-				   opt, val);
+		return usage_error(
+		    err, "%s %s: expected auto, native, bwrap, gvisor, oci, nsjail, firejail, nono, seatbelt or none",
+		    opt, val);
 	s->backend = val;
 	return 0;
 }
@@ -456,7 +457,8 @@ static const struct option_def options[] = {
     {"--tmp-size", true, opt_limit, "SIZE", "size of the private /tmp, /dev/shm and /run, each (default 1G)"},
     {"--mode", true, opt_mode, "MODE", "require (default), prefer or off"},
     {"--require", true, opt_require, "PROPS", "also require these properties (comma-separated)"},
-    {"--backend", true, opt_backend, "NAME", "auto (default), native, bwrap, gvisor, oci, firejail, nono, seatbelt, none"},
+    {"--backend", true, opt_backend, "NAME",
+     "auto (default), native, bwrap, gvisor, oci, nsjail, firejail, nono, seatbelt, none"},
     {"--report", true, opt_report, "FILE",
      "write the JSON report to FILE after the run (renamed into place; not in a write grant)"},
     {"--report-fd", true, opt_report_fd, "N",

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The same small policy suite, for real, under every backend installed here
 # (issue 6, Tests): native, bwrap, firejail, gvisor (runsc) and oci (crun
-# and runc).  For each backend:
+# and runc); nono and nsjail where someone installed them.  For each backend:
 #
 #   - what it claims on this host is read from its report, and must hold
 #     at least the properties listed in EXPECT below (a backend that starts
@@ -76,6 +76,7 @@ EXPECT[gvisor]="fs.read fs.write fs.secrets fs.tmp net.none ipc.abstract ipc.uni
 # when none is one (the runs below capture stdout and stderr).
 [ -t 0 ] || EXPECT[gvisor]="${EXPECT[gvisor]} tty.inject"
 EXPECT[nono]="proc.ptrace res.limits"
+EXPECT[nsjail]="fs.read fs.write fs.secrets fs.tmp net.none ipc.abstract ipc.unix proc.pid proc.ptrace sys.filter tty.inject env.curated fd.clean res.limits"
 EXPECT[oci]="fs.read fs.write fs.secrets fs.tmp net.none ipc.abstract ipc.unix proc.pid proc.ptrace sys.filter tty.inject env.curated fd.clean res.limits"
 
 # --- listeners for net.* and ipc.* (bounded by their own deadline) -------------
@@ -323,9 +324,10 @@ for rt in crun runc; do
 	fi
 done
 installed crun || installed runc || absent oci
-# nono is not a Debian package: where someone installed it, its claims are
-# attacked like any other backend's.
+# nono and nsjail are not Debian packages: where someone installed them,
+# their claims are attacked like any other backend's.
 if installed nono; then suite nono nono; else absent nono; fi
+if installed nsjail; then suite nsjail nsjail; else absent nsjail; fi
 absent seatbelt
 
 # --- auto: the ranking (docs/backends.md) -------------------------------------

@@ -192,7 +192,7 @@ is "$(j get "$SCRATCH/probe.json" '["features"]["cgroup_delegation"]["available"
 	"probe: cgroup delegation iff our cgroup ($cg_path) and its cgroup.procs are writable"
 
 # external sandboxes: installed iff in PATH; the version is what --version says.
-for t in bwrap firejail runsc crun runc nono sandbox-exec; do
+for t in bwrap firejail runsc crun runc nsjail nono sandbox-exec; do
 	if p=$(command -v "$t" 2>/dev/null) && [ -x "$p" ]; then
 		out=$(timeout 2 "$p" --version </dev/null 2>/dev/null | head -n1)
 		is "$(j get "$SCRATCH/probe.json" "[\"tools\"][\"$t\"][\"installed\"]")" True "probe: $t is installed ($p)"

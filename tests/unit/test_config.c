@@ -125,12 +125,12 @@ static const struct bad_row bad_rows[] = {
     {"t.toml", "[mcp_servers.x]\ncommand = \"sh\"\noptional = \"yes\"\n", NULL,
      "t.toml:3:12: mcp_servers.x.optional: expected true or false (a bool), got a string", NULL},
     {"t.toml", "[mcp_servers.x]\ncommand = \"sh\"\nsandbox = 3\n", NULL,
-     "t.toml:3:11: mcp_servers.x.sandbox: expected \"auto\", \"native\", \"bwrap\", \"gvisor\", \"oci\", \"firejail\", \"nono\", \"seatbelt\" "
-     "or \"none\", or a table of sandbox settings, got an integer",
+     "t.toml:3:11: mcp_servers.x.sandbox: expected \"auto\", \"native\", \"bwrap\", \"gvisor\", \"oci\", "
+     "\"nsjail\", \"firejail\", \"nono\", \"seatbelt\" or \"none\", or a table of sandbox settings, got an integer",
      NULL},
     {"t.toml", "[mcp_servers.x]\ncommand = \"sh\"\nsandbox = \"bwrapp\"\n", NULL,
-     "t.toml:3:11: mcp_servers.x.sandbox: expected \"auto\", \"native\", \"bwrap\", \"gvisor\", \"oci\", \"firejail\", \"nono\", \"seatbelt\" "
-     "or \"none\", got \"bwrapp\"",
+     "t.toml:3:11: mcp_servers.x.sandbox: expected \"auto\", \"native\", \"bwrap\", \"gvisor\", \"oci\", "
+     "\"nsjail\", \"firejail\", \"nono\", \"seatbelt\" or \"none\", got \"bwrapp\"",
      "did you mean \"bwrap\"?"},
     {"t.toml", "[mcp_servers.scorecard]\ncommand = \"sh\"\n[mcp_servers.scorecard.sandbox]\nnet = \"internet\"\n", NULL,
      "t.toml:4:7: mcp_servers.scorecard.sandbox.net: expected \"none\", \"loopback\", \"all\" or \"allow\", got \"internet\"",

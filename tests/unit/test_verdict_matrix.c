@@ -39,7 +39,7 @@
  *   the end.
  *
  *   The external tools.  `auto` looks for bwrap, runsc, crun, runc,
- *   firejail, nono in PATH and then in /usr/bin, /usr/sbin, /bin and /sbin,
+ *   nsjail, firejail, nono in PATH and then in /usr/bin, /usr/sbin, /bin and /sbin,
  *   whatever PATH says (backends.md), so an empty PATH does not hide an
  *   installed tool.  The test is linked with -Wl,--wrap=access: while
  *   `hide_tools` is set, access(2) on a path whose last component is one of
@@ -251,7 +251,8 @@ static char dir_home[128], dir_path[128], dir_work[128], dir_data[128], dir_secr
 
 static void make_dirs(void)
 {
-	static const char *const decoys[] = {"bwrap", "runsc", "crun", "runc", "firejail", "nono", "sandbox-exec"};
+	static const char *const decoys[] = {"bwrap",  "runsc",	   "crun", "runc",
+					     "nsjail", "firejail", "nono", "sandbox-exec"};
 	char f[256];
 
 	snprintf(tmp_root, sizeof(tmp_root), "/tmp/moat-matrix.XXXXXX");

@@ -160,7 +160,8 @@ def main():
       "and the peers (bubblewrap, firejail, gVisor on their own).")
     w("")
     w("On other platforms: macOS (`--backend seatbelt`) and Windows are compiled and golden-tested only; "
-      "docs/platforms.md says what each would enforce. nono is compiled for, and used where it is installed.")
+      "docs/platforms.md says what each would enforce. nono and nsjail are compiled for, and used where they are "
+      "installed (docs/backends.md says what nsjail enforces).")
     w("")
 
     w("## What it costs to start")

@@ -1,10 +1,11 @@
 #!/usr/bin/env bash
 # The sandbox tool's environment and the command's (issue 15).
 #
-# bwrap, runc, runsc and firejail run outside the sandbox with the caller's
-# rights.  moat gives each a minimal environment of its own and hands the
-# command's exact environment over through the tool's own mechanism (a
-# descriptor, OCI process.env, moat __init --env-fd), so:
+# bwrap, runc, runsc, firejail and nsjail run outside the sandbox with the
+# caller's rights.  moat gives each a minimal environment of its own and hands
+# the command's exact environment over through the tool's own mechanism (a
+# descriptor, OCI process.env, moat __init --env-fd, nsjail's envar in its
+# configuration file), so:
 #
 #   1. a loader hook (LD_PRELOAD) in a config file is refused with
 #      file:line:col and nothing runs; given explicitly with --env it reaches
@@ -18,7 +19,8 @@
 #      (firejail alone and --mode off let a setuid-root copy of id stay).
 #
 # A backend that cannot run for this user (runsc unprivileged, firejail as
-# nobody) is skipped with the reason its report gives.  Runs as root, as uid
+# nobody, nsjail where it is not installed) is skipped with the reason its
+# report gives.  Runs as root, as uid
 # 65534 and with the sanitizer moat ($MOAT).
 set -u
 . "$(dirname "$0")/../lib/tap.sh"
@@ -114,7 +116,7 @@ ok $? "control: the same server without the hook runs"
 # (In prefer mode a backend that cannot run at all gives status unavailable:
 # validated below with the others.)
 declare -A RUNS WHY TOOL
-for b in bwrap oci gvisor firejail; do
+for b in bwrap oci gvisor firejail nsjail; do
 	REPORT=$REPORTS/r-probe-$b.json
 	"$MOAT" run --mode prefer --backend "$b" --profile strict --dry-run -- /bin/true >"$REPORT" 2>/dev/null
 	if [ "$(json_get "$REPORT" '["status"]' 2>/dev/null)" = unavailable ]; then
@@ -128,7 +130,7 @@ runs() { [ -n "${RUNS[$1]:-}" ]; }
 why() { echo "$1 cannot run as uid $UID_NOW here: ${WHY[$1]:-unknown}"; }
 
 # --- 1 (ii): --env LD_PRELOAD reaches no tool process ------------------------------
-for b in bwrap oci gvisor firejail; do
+for b in bwrap oci gvisor firejail nsjail; do
 	if ! runs "$b"; then
 		skip "$(why "$b")"
 		continue
@@ -166,7 +168,7 @@ import os, sys, time
 watch, own = sys.argv[1], sys.argv[2]
 any_m = [m.encode() for m in os.environ.get("SCAN_ANY", "").split()]
 own_m = [m.encode() for m in os.environ.get("SCAN_OWN", "").split()]
-tools = {"bwrap", "runc", "crun", "runsc", "firejail"}
+tools = {"bwrap", "runc", "crun", "runsc", "firejail", "nsjail"}
 hits, seen, end = set(), {}, time.time() + 15
 try:
     own_cmd = open("/proc/%s/cmdline" % own, "rb").read()
@@ -210,7 +212,7 @@ like "$(SCAN_ANY="moat-argv-control-$$" "$PY" "$SCRATCH/scan.py" "$SH" 0)" "^hit
 	"control: the scan finds a marker in a process's argv"
 wait "$SH"
 PASS_MARK="moat-pass-$$-$RANDOM" ENV_MARK="moat-env-$$-$RANDOM" CFG_MARK="moat-cfg-$$-$RANDOM"
-for b in bwrap oci gvisor firejail; do
+for b in bwrap oci gvisor firejail nsjail; do
 	if ! runs "$b"; then
 		skip "$(why "$b")"
 		continue
@@ -237,7 +239,7 @@ done
 # --- 3: the names the command sees are the report's -------------------------------
 names_seen() { "$PY" -c 'import sys; d=open(sys.argv[1],"rb").read().split(b"\0"); print(" ".join(sorted(e.split(b"=")[0].decode() for e in d if e)))' "$1"; }
 names_report() { "$PY" -c 'import json,sys; print(" ".join(sorted(json.load(open(sys.argv[1]))["environment"]["names"])))' "$1"; }
-for b in native bwrap oci gvisor firejail; do
+for b in native bwrap oci gvisor firejail nsjail; do
 	if [ "$b" != native ] && ! runs "$b"; then
 		skip "$(why "$b")"
 		skip "$(why "$b")"

@@ -133,6 +133,11 @@ struct backend_plan {
 			     * runtime breaks the runtime, not the command */
 	char *work_dir;     /* files of this run (bundle, profile, state) */
 	bool owns_work_dir; /* remove work_dir after the run */
+	int fs_landlock_abi; /* Landlock on the file system inside (moat's
+			      * ruleset applied by the child or __init): the
+			      * one guard that still holds for a declared
+			      * directory fd (backend_verdict_kept_dirs); 0
+			      * without it */
 	char **cleanup_argv; /* run by moat's guard when moat died during the run
 			      * (`runc delete --force ID`: the runtime's state);
 			      * NULL-terminated, owned; NULL: none */
@@ -379,6 +384,11 @@ void backend_strv_free(char **v);
  * resolve/view.h (bwrap, the OCI runtimes): `n_unpinned` absent protected
  * entries an export cannot hold, `landlock_abi` of moat's ruleset applied
  * inside (0: none, grants holding a denied path mounted entry by entry). */
+/* fs.read, fs.write and fs.secrets missing when a declared fd is a
+ * directory and no Landlock guards the file system inside (plan.c, after
+ * every backend's own verdicts). */
+void backend_verdict_kept_dirs(const struct moat_policy *p, const struct backend_plan *bp, struct moat_verdict *props);
+
 void backend_verdict_fs(const char *tool, size_t n_bound, size_t n_pins, size_t n_unpinned, int landlock_abi,
 			size_t n_expanded, struct moat_verdict *props);
 

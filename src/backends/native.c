@@ -202,6 +202,7 @@ static int native_compile(const struct backend_ctx *ctx, struct backend_plan *bp
 	bp->no_new_privs = true;
 
 	/* Verdicts, from what was compiled above and nothing else. */
+	bp->fs_landlock_abi = np->landlock.abi;
 	if (np->landlock.abi > 0 && np->mounts.enabled)
 		verdict_enforce(&props[MOAT_P_FS_READ], "a view with only the grants (%zu binds); landlock ABI %d, %zu "
 							"rules on their inodes",

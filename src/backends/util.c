@@ -590,6 +590,7 @@ int backend_landlock_layer(const struct backend_ctx *ctx, struct backend_plan *b
 	}
 	l.ruleset_fd = -1; /* passed: closed with the plan */
 	landlock_plan_free(&l);
+	bp->fs_landlock_abi = abi;
 	return abi;
 }
 
@@ -615,4 +616,41 @@ void backend_verdict_fs(const char *tool, size_t n_bound, size_t n_pins, size_t 
 		verdict_enforce(&props[MOAT_P_FS_SECRETS], "%s: denied paths left out of the view (%zu grants mounted "
 							   "entry by entry)",
 				tool, n_expanded);
+}
+
+/* A declared directory descriptor (--keep-fd N, a directory or an O_PATH
+ * of one) is a way out of every mount view: openat(N, "..") and
+ * /proc/self/fd/N/.. walk the host's own tree from it, whatever the
+ * sandbox's mount namespace shows.  Only Landlock, bound to inodes, still
+ * refuses what the grants do not name (measured: the conformance probe
+ * fd-dir-escape read a secret beside the directory under native, bwrap,
+ * nsjail and oci with MOAT_HOST_LIMIT=landlock=0, each claiming fs.read).
+ * Without it the file system properties the view gave are missing. */
+void backend_verdict_kept_dirs(const struct moat_policy *p, const struct backend_plan *bp, struct moat_verdict *props)
+{
+	static const enum moat_property fs_props[] = {MOAT_P_FS_READ, MOAT_P_FS_WRITE, MOAT_P_FS_SECRETS};
+	size_t i, j;
+
+	if (bp->fs_landlock_abi > 0)
+		return;
+	for (i = 0; i < p->n_keep_fds; i++) {
+		char link[64], path[PATH_MAX];
+		struct stat st;
+		ssize_t n;
+
+		if (fstat(p->keep_fds[i], &st) != 0 || !S_ISDIR(st.st_mode))
+			continue;
+		snprintf(link, sizeof(link), "/proc/self/fd/%d", p->keep_fds[i]);
+		n = readlink(link, path, sizeof(path) - 1);
+		path[n > 0 ? n : 0] = '\0';
+		for (j = 0; j < ARRAY_LEN(fs_props); j++)
+			if (props[fs_props[j]].enforced)
+				verdict_missing(&props[fs_props[j]],
+						"pass a file or a socket instead, or grant the directory (--read or --write "
+						"PATH) and let the command open it",
+						"--keep-fd %d is a directory (%s): without Landlock the command reaches the host's "
+						"whole file system from it (openat(%d, \"..\"))",
+						p->keep_fds[i], n > 0 ? path : "?", p->keep_fds[i]);
+		return;
+	}
 }

@@ -74,11 +74,13 @@ static int apply_landlock(const char *spec, char **rules, int n_rules)
 	return rc;
 }
 
-/* --keep-fds LIST: every fd above 2 but these is closed (the runtime
- * passed 3..N, the gaps filled by moat's launcher).  NULL: keep all. */
-static int close_unkept(const char *list, int also, int also2)
+/* --keep-fds LIST: every fd above 2 but these and `also` is closed (the
+ * runtime passed 3..N, the gaps filled by moat's launcher).  NULL: keep
+ * all. */
+static int close_unkept(const char *list, const int *also, size_t n_also)
 {
 	unsigned from = 3;
+	size_t i;
 
 	if (!list)
 		return 0;
@@ -96,10 +98,9 @@ static int close_unkept(const char *list, int also, int also2)
 				best = v;
 			p = *end ? end + 1 : end;
 		}
-		if (also >= (int)from && (best < 0 || also < best))
-			best = also;
-		if (also2 >= (int)from && (best < 0 || also2 < best))
-			best = also2;
+		for (i = 0; i < n_also; i++)
+			if (also[i] >= (int)from && (best < 0 || also[i] < best))
+				best = also[i];
 		if (best < 0)
 			break;
 		if ((unsigned)best > from && syscall(SYS_close_range, from, (unsigned)best - 1, 0) != 0)
@@ -300,7 +301,9 @@ static int init_setup(struct init_opts *o, struct moat_bpf *bpf)
 		fprintf(stderr, "moat: init: --started-fd %d: %s\n", o->started_fd, strerror(errno));
 		return 125;
 	}
-	if ((rc = close_unkept(o->keep, o->lifeline, o->started_fd)) < 0) {
+	/* moat's own descriptors stay too: the lifeline, the started pipe and
+	 * the caller's stderr, which goes back on 2 after the set-up. */
+	if ((rc = close_unkept(o->keep, (const int[]){o->lifeline, o->started_fd, o->stderr_fd}, 3)) < 0) {
 		fprintf(stderr, "moat: init: --keep-fds %s: %s\n", o->keep, strerror(-rc));
 		return 125;
 	}

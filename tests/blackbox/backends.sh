@@ -330,6 +330,34 @@ if installed nono; then suite nono nono; else absent nono; fi
 if installed nsjail; then suite nsjail nsjail; else absent nsjail; fi
 absent seatbelt
 
+# --- a declared directory fd (--keep-fd N on a directory) -------------------
+# openat(N, "..") walks the host's own tree from a directory descriptor,
+# whatever the mount view shows: only Landlock (inode-bound) still refuses
+# what no grant names.  With it the read fails and the claims stand; without
+# it (MOAT_HOST_LIMIT=landlock=0) the same read gets out -- the control that
+# shows the attack is real -- so fs.read, fs.write and fs.secrets must say
+# missing, and require mode must refuse.  The command also gets its fd and
+# its stderr under every backend (oci's __init once closed the caller's
+# stderr with the undeclared fds).
+DIRFD_READ=(-c 'import os; fd = os.open("../outside/canary.txt", os.O_RDONLY, dir_fd=7); print(os.read(fd, 100).decode().strip())')
+for b in native bwrap oci nsjail; do
+	[ "$b" = native ] || installed "${b/oci/runc}" || installed "${b/oci/crun}" || continue
+	M "$b" "${SP[@]}" --dry-run -- /bin/true >"$SCRATCH/kd-$b-dry.json"
+	[ "$(json_get "$SCRATCH/kd-$b-dry.json" '["status"]')" = unavailable ] && continue
+	out=$(M "$b" "${SP[@]}" --keep-fd 7 --report-fd 8 -- "$PY" "${DIRFD_READ[@]}" 7<"$RO" 8>"$SCRATCH/kd-$b.json")
+	unlike "$out" "$OUT_MARK" "$b: --keep-fd on a directory, with Landlock: openat(fd, \"../outside\") is refused"
+	is "$(prop_status "$SCRATCH/kd-$b.json" fs.read)" enforced "$b: --keep-fd on a directory, with Landlock: fs.read stays enforced"
+	like "$(cat "$SCRATCH/last.err")" "PermissionError" "$b: the command's stderr reaches the caller with a declared fd"
+	out=$(MOAT_HOST_LIMIT=landlock=0 M "$b" "${SP[@]}" --keep-fd 7 --report-fd 8 -- "$PY" "${DIRFD_READ[@]}" 7<"$RO" 8>"$SCRATCH/kd-$b-noll.json")
+	is "$out" "$OUT_MARK" "$b: without Landlock, the control: openat(fd, \"../outside\") reads the canary"
+	is "$(prop_status "$SCRATCH/kd-$b-noll.json" fs.read)/$(prop_status "$SCRATCH/kd-$b-noll.json" fs.write)/$(prop_status "$SCRATCH/kd-$b-noll.json" fs.secrets)/$(json_get "$SCRATCH/kd-$b-noll.json" '["status"]')" \
+		"missing/missing/missing/degraded" "$b: without Landlock, fs.read, fs.write and fs.secrets say missing (degraded)"
+	like "$(json_get "$SCRATCH/kd-$b-noll.json" '["properties"]["fs.read"]["reason"]')" "^--keep-fd 7 is a directory \\(.*/ro\\): without Landlock" \
+		"$b: the reason names the fd and its directory"
+	MOAT_HOST_LIMIT=landlock=0 M "$b" --mode require "${S[@]}" --keep-fd 7 -- "$PY" "${DIRFD_READ[@]}" 7<"$RO" >/dev/null
+	is "$?" 125 "$b: without Landlock, require mode refuses a directory fd"
+done
+
 # --- auto: the ranking (docs/backends.md) -------------------------------------
 A() { # A LIMIT ARGS...: moat run with the default backend (auto), host lowered
 	local lim=$1

@@ -85,7 +85,20 @@ struct nsjail_facts {
 	struct moat_kafel_stats kafel;
 	size_t n_grants, n_expanded, n_pins, n_unpinned, n_submounts;
 	int landlock_abi; /* moat's ruleset applied inside by __init, or 0 */
+	size_t n_masks_left; /* denied files left to Landlock alone */
 };
+
+/* Whether this user can open `path` for reading, as nsjail will to mount
+ * on it (a path that is not there is nsjail's to make). */
+static bool can_open(const char *path)
+{
+	int fd = open(path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
+
+	if (fd < 0)
+		return errno == ENOENT;
+	close(fd);
+	return true;
+}
 
 /* --- protobuf text format ------------------------------------------------------ */
 
@@ -278,7 +291,16 @@ static void put_op(FILE *f, const struct backend_ctx *ctx, const struct view *v,
 	case VIEW_MASK:
 		if (op->dir)
 			put_tmpfs(f, op->dest, "mode=0000,size=4k", false, true, "mask");
-		else
+		else if (facts->landlock_abi > 0 && !can_open(op->dest)) {
+			/* nsjail opens a mount point (O_CREAT | O_RDONLY) before
+			 * it mounts there and gives up on EACCES (mnt_legacy.cc,
+			 * createMountTarget): /etc/shadow as uid 65534.  Landlock
+			 * refuses the file on its inode all the same. */
+			fputs("# ", f);
+			put_str(f, op->dest);
+			fputs(": no mask, nsjail cannot open it to mount on; moat's Landlock rules refuse it\n", f);
+			facts->n_masks_left++;
+		} else
 			put_bind(f, "/dev/null", op->dest, false, false, false, "mask");
 		break;
 	case VIEW_DIR:
@@ -535,6 +557,12 @@ static void verdicts(const struct backend_ctx *ctx, struct backend_plan *bp, con
 	bool netns = p->net != MOAT_NET_ALL;
 
 	backend_verdict_fs("nsjail", f->n_grants, f->n_pins, f->n_unpinned, f->landlock_abi, f->n_expanded, props);
+	if (f->n_masks_left && props[MOAT_P_FS_SECRETS].enforced)
+		verdict_enforce(&props[MOAT_P_FS_SECRETS],
+				"landlock ABI %d (moat __init): rules only on the entries around the denied paths "
+				"(inode-bound); masks in the view, but for %zu files this user cannot open (nsjail "
+				"cannot mount on them)",
+				f->landlock_abi, f->n_masks_left);
 	if (props[MOAT_P_FS_WRITE].enforced)
 		verdict_enforce(
 		    &props[MOAT_P_FS_WRITE],

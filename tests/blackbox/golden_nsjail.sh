@@ -168,11 +168,21 @@ like "$(json_get "$R" '["properties"]["sys.filter"]["mechanism"]')" \
 like "$(grep -c '^  ERRNO(' "$K")" '^[0-9]{3}$' "nsjail: the kafel policy holds moat's rules ($(grep -c '^  ERRNO(' "$K"))"
 is "$(tail -1 "$K")" 'USE moat DEFAULT ALLOW' "nsjail: the policy's default is ALLOW (moat's rules are a deny list)"
 
+# nsjail run by hand leaves its work directories behind (issue 23): the ones
+# it makes here are removed after, so the run checks below find none of them.
+nsjail_dirs() {
+	ls -d "/run/user/$(id -u)/nsjail/"* "/run/user/nsjail.$(id -u)."* "/tmp/nsjail.$(id -u)."* \
+		"/dev/shm/nsjail.$(id -u)."* 2>/dev/null
+}
 if command -v nsjail >/dev/null 2>&1; then
+	before=$(nsjail_dirs)
 	for c in default loopback-home net-all; do
 		out=$(nsjail -Mo -Q --chroot / --disable_proc --seccomp_string "$(cat "$SCRATCH/out-$c/seccomp.kafel")" \
 			-- /bin/true 2>&1)
 		is "$?" 0 "nsjail $c: nsjail itself compiles the kafel policy and runs /bin/true under it ($out)"
+	done
+	for d in $(nsjail_dirs); do
+		printf '%s\n' "$before" | grep -qxF "$d" || rmdir "$d"
 	done
 else
 	TAP_N=$((TAP_N + 1))

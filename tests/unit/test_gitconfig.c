@@ -76,7 +76,7 @@ static void test_kept_and_dropped(void)
 	       "\tsmtpPass = pw\n"
 	       "[include]\n"
 	       "\tpath = ~/.gitconfig.local\n"
-	       "[includeIf \"gitdir:~/work/\"]\n"
+	       "[includeIf \"gitdir:~/code/\"]\n"
 	       "\tpath = ~/.gitconfig.work\n"
 	       "[init]\n"
 	       "\tdefaultBranch = main\n"
@@ -97,7 +97,7 @@ static void test_kept_and_dropped(void)
 	       "user.signingkey, core.askpass, core.sshcommand, alias.pr, credential.helper, "
 	       "credential.https://github.com.username, url.https://***@github.com/.insteadof, "
 	       "url.https://***@git.example.org/.insteadof, http.extraheader, http.https://example.org.proxy, "
-	       "github.token, sendemail.smtppass, include.path, includeif.gitdir:~/work/.path, frobnicate.x",
+	       "github.token, sendemail.smtppass, include.path, includeif.gitdir:~/code/.path, frobnicate.x",
 	       "dropped: credentials, tokens in URLs (masked in the names), http, includes, unknown sections");
 	is_str(g.text,
 	       "[user]\n\tname = \"Ada Lovelace\"\n\temail = \"ada@example.org\"\n"

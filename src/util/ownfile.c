@@ -49,30 +49,44 @@ static bool holds(int dirfd, const char *name, const char *data, size_t len)
 	return memcmp(buf, data, len) == 0;
 }
 
-char *ownfile_put(const char *kind, const char *name, const char *data, size_t len, struct moat_error *err)
+int own_dir_at(int dirfd, const char *name, const char *shown, struct moat_error *err)
 {
-	cleanup_free char *dir = moat_xasprintf("/tmp/moat-%s-%u", kind, (unsigned)geteuid());
-	cleanup_close int dirfd = -1;
-	char hex[65], file[128], tmp[160];
+	cleanup_close int fd = -1;
 	struct stat st;
 
-	if (mkdir(dir, 0700) != 0 && errno != EEXIST) {
-		moat_error_set(err, MOAT_E_SYSTEM, errno, "making %s", dir);
-		return NULL;
+	if (mkdirat(dirfd, name, 0700) != 0 && errno != EEXIST)
+		return moat_error_set(err, MOAT_E_SYSTEM, errno, "making %s", shown);
+	fd = openat(dirfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0 && (errno == ELOOP || errno == ENOTDIR) && fstatat(dirfd, name, &st, AT_SYMLINK_NOFOLLOW) == 0) {
+		/* Planted where moat's own directory belongs (a link into
+		 * ~/.ssh, a file): never followed, never written through. */
+		moat_error_set(err, MOAT_E_SYSTEM, 0, "%s is %s, not moat's own directory", shown,
+			       S_ISLNK(st.st_mode) ? "a symbolic link" : "not a directory");
+		return moat_error_hint(err, "remove it; moat makes it again, mode 0700");
 	}
-	dirfd = open(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-	if (dirfd < 0 || fstat(dirfd, &st) != 0) {
-		moat_error_set(err, MOAT_E_SYSTEM, errno, "%s", dir);
-		return NULL;
-	}
+	if (fd < 0 || fstat(fd, &st) != 0)
+		return moat_error_set(err, MOAT_E_SYSTEM, errno, "%s", shown);
 	/* Another user's directory (made first, in the shared /tmp) could be
 	 * swapped under moat: refused, never used. */
 	if (st.st_uid != geteuid() || (st.st_mode & 077)) {
-		moat_error_set(err, MOAT_E_SYSTEM, 0, "%s is not moat's own (owner %u, mode %03o)", dir,
+		moat_error_set(err, MOAT_E_SYSTEM, 0, "%s is not moat's own (owner %u, mode %03o)", shown,
 			       (unsigned)st.st_uid, (unsigned)(st.st_mode & 0777));
-		moat_error_hint(err, "remove it; moat makes it again, mode 0700");
-		return NULL;
+		if (st.st_uid == geteuid())
+			return moat_error_hint(err, "`chmod 700 %s`, or remove it: moat makes it again, mode 0700",
+					       shown);
+		return moat_error_hint(err, "remove it; moat makes it again, mode 0700");
 	}
+	return steal_fd(&fd);
+}
+
+char *ownfile_put(const char *kind, const char *name, const char *data, size_t len, struct moat_error *err)
+{
+	cleanup_free char *dir = moat_xasprintf("/tmp/moat-%s-%u", kind, (unsigned)geteuid());
+	cleanup_close int dirfd = own_dir_at(AT_FDCWD, dir, dir, err);
+	char hex[65], file[128], tmp[160];
+
+	if (dirfd < 0)
+		return NULL;
 	sha256_hex(data, len, hex);
 	snprintf(file, sizeof(file), "%.32s.%s", hex, name);
 	if (!holds(dirfd, file, data, len)) {

@@ -78,6 +78,12 @@ void policy_free(struct moat_policy *p)
 		free(p->terminal[i].path);
 	free(p->git_work_tree);
 	git_config_free(p->git_config);
+	for (i = 0; i < p->n_pkg_caches; i++) {
+		free(p->pkg_caches[i].tool);
+		free(p->pkg_caches[i].var);
+		free(p->pkg_caches[i].path);
+	}
+	free(p->pkg_caches);
 	memset(p, 0, sizeof(*p));
 }
 
@@ -154,6 +160,17 @@ void policy_add_env(struct moat_policy *p, const char *name, const char *value, 
 	r->name = moat_xstrdup(name);
 	r->value = value ? moat_xstrdup(value) : NULL;
 	r->origin = origin;
+}
+
+void policy_add_pkg_cache(struct moat_policy *p, const char *tool, const char *var, const char *path)
+{
+	struct moat_pkg_cache *c;
+
+	p->pkg_caches = moat_xgrow(p->pkg_caches, &p->cap_pkg_caches, p->n_pkg_caches, sizeof(*p->pkg_caches));
+	c = &p->pkg_caches[p->n_pkg_caches++];
+	c->tool = moat_xstrdup(tool);
+	c->var = moat_xstrdup(var);
+	c->path = moat_xstrdup(path);
 }
 
 void policy_add_keep_fd(struct moat_policy *p, int fd)

@@ -124,6 +124,15 @@ struct moat_git_config {
 };
 
 /* Free what g holds (and zero it) / and g itself. */
+/* A package manager's cache moat gave the command (sources/pkgcache.h):
+ * the variable it set and the directory of moat's it names, granted
+ * writable (both also in the policy's `env` and `paths`). */
+struct moat_pkg_cache {
+	char *tool; /* npm, pip, uv, yarn, yarn-berry, pnpm, go-mod, go-build, cargo */
+	char *var;
+	char *path;
+};
+
 void git_config_clear(struct moat_git_config *g);
 void git_config_free(struct moat_git_config *g);
 
@@ -152,6 +161,7 @@ void limits_overlay(struct moat_limits *base, const struct moat_limits *over);
 
 struct moat_policy {
 	char *profile; /* name of the built-in or user profile applied */
+	bool strict_base; /* the built-in profile under it is strict: nothing writable the user did not name */
 	enum moat_mode mode;
 	char *backend; /* "auto", "native", ... */
 	enum moat_net net;
@@ -207,6 +217,10 @@ struct moat_policy {
 	 * (sources/gitconfig.h: the grant of the file and GIT_CONFIG_GLOBAL
 	 * are in `paths` and `env`); NULL otherwise. */
 	struct moat_git_config *git_config;
+	/* The package managers' caches of moat's, when the command can reach
+	 * a network (sources/pkgcache.h). */
+	struct moat_pkg_cache *pkg_caches;
+	size_t n_pkg_caches, cap_pkg_caches;
 
 	/* Property bits (plan/properties.h) required on top of the profile. */
 	uint32_t require;
@@ -223,6 +237,7 @@ void policy_add_path(struct moat_policy *p, const char *abs_path, enum moat_acce
 void policy_add_unprotect(struct moat_policy *p, const char *abs_path, struct moat_origin origin);
 void policy_add_env(struct moat_policy *p, const char *name, const char *value, struct moat_origin origin);
 void policy_add_keep_fd(struct moat_policy *p, int fd);
+void policy_add_pkg_cache(struct moat_policy *p, const char *tool, const char *var, const char *path);
 /* Take over *d (its strings) / *pin; they are zeroed. */
 void policy_add_net_dest(struct moat_policy *p, struct moat_net_dest *d);
 void policy_add_net_pin(struct moat_policy *p, struct moat_net_pin *pin);

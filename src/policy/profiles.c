@@ -251,7 +251,7 @@ static const char *const profile_help[] = {
 	"the system read-only, the command's own install dir, a private /tmp, no network",
 	"strict plus read access to the current directory",
 	"strict plus the runtime caches MCP servers need (~/.npm, ~/.nvm, ~/.local/lib, ...)",
-	"mcp with network",
+	"mcp with network; package managers cache in moat's ~/.cache/moat/pkg",
 };
 
 static void add(struct moat_policy *p, const char *path, enum moat_access a, bool optional, const char *why)
@@ -595,6 +595,7 @@ int profile_apply(struct moat_policy *p, const char *name, const struct profile_
 
 	free(p->profile);
 	p->profile = moat_xstrdup(name);
+	p->strict_base = strcmp(name, "strict") == 0;
 	return 0;
 }
 

@@ -166,6 +166,17 @@ static json_t *git_config_json(const struct moat_git_config *g)
 			 strv_json(g->kept, g->n_kept), "dropped", strv_json(g->dropped, g->n_dropped));
 }
 
+/* Each cache moat gave a package manager: the variable and the directory. */
+static json_t *pkg_caches_json(const struct moat_policy *p)
+{
+	json_t *a = json_array();
+
+	for (size_t i = 0; i < p->n_pkg_caches; i++)
+		json_array_append_new(a, json_pack("{s:s, s:s, s:s}", "tool", p->pkg_caches[i].tool, "var",
+						   p->pkg_caches[i].var, "path", p->pkg_caches[i].path));
+	return a;
+}
+
 json_t *policy_to_json(const struct moat_policy *p)
 {
 	json_t *j = json_object(), *argv = json_array(), *paths = json_array(), *env = json_array(),
@@ -206,6 +217,8 @@ json_t *policy_to_json(const struct moat_policy *p)
 	/* Only when there is one, likewise. */
 	if (p->git_config)
 		json_object_set_new(j, "git_config", git_config_json(p->git_config));
+	if (p->n_pkg_caches)
+		json_object_set_new(j, "package_caches", pkg_caches_json(p));
 	json_object_set_new(j, "private_tmp", json_boolean(p->private_tmp));
 	json_object_set_new(j, "argv", argv);
 	json_object_set_new(j, "exe", str_or_null(p->exe));
@@ -352,6 +365,8 @@ json_t *report_build(const struct moat_policy *p, const struct moat_host *h, con
 	json_object_set_new(j, "command", json_pack("{s:O, s:s, s:s}", "argv", json_object_get(pol, "argv"), "exe",
 						    p->exe ? p->exe : "", "cwd", p->cwd ? p->cwd : ""));
 	json_object_set_new(j, "environment", json_pack("{s:o}", "names", names));
+	if (p->n_pkg_caches && plan->status != MOAT_STATUS_OFF)
+		json_object_set_new(json_object_get(j, "environment"), "package_caches", pkg_caches_json(p));
 	json_object_set_new(j, "properties", properties_json(plan, missing));
 	if (p->net == MOAT_NET_ALLOW) {
 		json_t *net = json_pack("{s:s, s:o, s:o}", "mode", moat_net_name(p->net), "allow", net_allow_json(p),

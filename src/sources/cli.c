@@ -17,6 +17,7 @@
 #include "sources/config.h"
 #include "sources/config_common.h"
 #include "sources/gitconfig.h"
+#include "sources/pkgcache.h"
 #include "sources/interp.h"
 #include "sources/netsets.h"
 #include "sources/resolve.h"
@@ -869,6 +870,9 @@ int cli_parse_run_meta(int argc, char **argv, char *const *environ_in, struct mo
 		goto out;
 	if (p->git_work_tree && p->mode != MOAT_MODE_OFF && strcmp(p->backend, "none") != 0 &&
 	    add_git_config(p, home, environ_in, &o->notes, err) < 0)
+		goto out;
+	/* After the flags: --env and --write name the user's own caches. */
+	if (pkgcache_add(p, home, environ_in, &o->notes, err) < 0)
 		goto out;
 	/* What the command needs to start, against the grants it ended up
 	 * with (sources/interp.h); a sandbox that is off hides nothing. */

@@ -1,0 +1,183 @@
+/* Package caches of moat's own (sources/pkgcache.h; docs/policy.md,
+ * "Package caches"). */
+#include "sources/pkgcache.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <string.h>
+#include <strings.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "sources/runners.h"
+#include "util/cleanup.h"
+#include "util/mem.h"
+#include "util/ownfile.h"
+#include "util/path.h"
+
+/* Each tool's documented variable for its cache, and the user's own cache
+ * it replaces (below HOME), which a write grant of the user's leaves in
+ * place.  Only variables that name a cache: never a tool's configuration
+ * (pnpm's PNPM_HOME is its global bin directory; CARGO_HOME is cargo's
+ * whole home, here a directory of moat's, so the user's credentials.toml
+ * and config.toml are not read). */
+static const struct pkg_tool {
+	const char *tool; /* the directory's name, ROOT/pkg/TOOL */
+	const char *var;
+	const char *own; /* the user's own cache, relative to HOME */
+	const char *only_for; /* set only when the command is this one, or NULL */
+} tools[] = {
+    /* npm, npx, npm exec: npm's `cache` setting (default ~/.npm). */
+    {"npm", "npm_config_cache", ".npm", NULL},
+    /* pip's --cache-dir (default ~/.cache/pip). */
+    {"pip", "PIP_CACHE_DIR", ".cache/pip", NULL},
+    /* uv and uvx (default ~/.cache/uv). */
+    {"uv", "UV_CACHE_DIR", ".cache/uv", NULL},
+    /* Yarn 1's cache-folder (default ~/.cache/yarn); Yarn 2+ ignores it
+     * while enableGlobalCache is on (its default since 4) and keeps the
+     * cache in its globalFolder (default ~/.yarn/berry). */
+    {"yarn", "YARN_CACHE_FOLDER", ".cache/yarn", NULL},
+    {"yarn-berry", "YARN_GLOBAL_FOLDER", ".yarn/berry", NULL},
+    /* pnpm's store-dir, read from npm's configuration: npm itself warns
+     * "Unknown env config store-dir" on every run (npm 11), so only for
+     * pnpm run as the command. */
+    {"pnpm", "npm_config_store_dir", ".local/share/pnpm/store", "pnpm"},
+    /* Go: the module cache (default GOPATH/pkg/mod) and the build cache
+     * (default ~/.cache/go-build). */
+    {"go-mod", "GOMODCACHE", "go/pkg/mod", NULL},
+    {"go-build", "GOCACHE", ".cache/go-build", NULL},
+    /* cargo's home (default ~/.cargo): its registry/ and git/ caches. */
+    {"cargo", "CARGO_HOME", ".cargo", NULL},
+};
+
+static const char *const origin_text = "package cache of moat's (docs/policy.md, \"Package caches\")";
+
+/* Does the policy name `var` already (npm's settings in any case, as npm
+ * reads them)? */
+static bool names_var(const struct moat_policy *p, const char *var)
+{
+	bool npm = strncmp(var, "npm_config_", 11) == 0;
+
+	for (size_t i = 0; i < p->n_env; i++)
+		if (npm ? strcasecmp(p->env[i].name, var) == 0 : strcmp(p->env[i].name, var) == 0)
+			return true;
+	return false;
+}
+
+/* Did the user grant the tool's own cache writable (--write ~/.npm,
+ * --write ~)?  Then the tool keeps it, as asked. */
+static bool user_writes(const struct moat_policy *p, const char *home, const char *own)
+{
+	cleanup_free char *dir = NULL;
+
+	if (!home)
+		return false;
+	dir = moat_xasprintf("%s/%s", strcmp(home, "/") == 0 ? "" : home, own);
+	for (size_t i = 0; i < p->n_paths; i++)
+		if (!p->paths[i].from_profile && p->paths[i].access == MOAT_ACCESS_WRITE &&
+		    path_within(dir, p->paths[i].path))
+			return true;
+	return false;
+}
+
+static bool wanted(const struct moat_policy *p, const struct pkg_tool *t, const char *home)
+{
+	const char *base = p->exe ? strrchr(p->exe, '/') : NULL;
+
+	base = base ? base + 1 : p->exe;
+	if (t->only_for && (!base || strcmp(base, t->only_for) != 0))
+		return false;
+	return !names_var(p, t->var) && !user_writes(p, home, t->own);
+}
+
+/* ROOT/pkg, opened: ROOT is moat's cache directory (runners.h), its
+ * parent (~/.cache) made in an existing HOME as the user's own (a link
+ * there is the user's choice); ROOT and pkg are moat's, made and checked
+ * by own_dir_at.  *usable false (and -1, err clear) when there is no
+ * cache directory of the user's to make them in: no HOME, or one that
+ * cannot be written. */
+static int open_home_pkg(const char *root, char **shown, bool *usable, struct moat_error *err)
+{
+	cleanup_free char *parent = moat_xstrdup(root);
+	cleanup_close int pfd = -1, mfd = -1;
+	char *slash = strrchr(parent, '/');
+
+	*usable = false;
+	if (slash == parent)
+		slash[1] = '\0';
+	else
+		*slash = '\0';
+	if ((mkdir(parent, 0700) != 0 && errno != EEXIST) ||
+	    (pfd = open(parent, O_RDONLY | O_DIRECTORY | O_CLOEXEC)) < 0)
+		return -1;
+	mfd = own_dir_at(pfd, strrchr(root, '/') + 1, root, err);
+	if (mfd < 0 && (err->errnum == EACCES || err->errnum == EROFS || err->errnum == EPERM)) {
+		memset(err, 0, sizeof(*err));
+		return -1;
+	}
+	*usable = true;
+	if (mfd < 0)
+		return -1;
+	*shown = moat_xasprintf("%s/pkg", root);
+	return own_dir_at(mfd, "pkg", *shown, err);
+}
+
+int pkgcache_add(struct moat_policy *p, const char *home, char *const *env, struct netset_notes *notes,
+		 struct moat_error *err)
+{
+	struct moat_origin o = {.source = origin_text};
+	cleanup_free char *root = NULL, *base = NULL;
+	cleanup_close int pkgfd = -1;
+	bool any = false, usable = false;
+	size_t i;
+
+	/* strict writes nothing but what the user names, network or not. */
+	if (p->net == MOAT_NET_NONE || p->mode == MOAT_MODE_OFF || strcmp(p->backend, "none") == 0 ||
+	    p->strict_base)
+		return 0;
+	for (i = 0; i < ARRAY_LEN(tools); i++)
+		any = any || wanted(p, &tools[i], home);
+	if (!any)
+		return 0;
+	root = runner_cache_root(env);
+	if (root)
+		pkgfd = open_home_pkg(root, &base, &usable, err);
+	if (usable && pkgfd < 0)
+		return moat_error_wrap(err, "the package caches");
+	if (!usable) {
+		/* uid 65534's HOME=/nonexistent: a directory of this uid's in
+		 * the host's /tmp, checked like the git configuration's. */
+		cleanup_free char *line = NULL;
+
+		free(base);
+		base = moat_xasprintf("/tmp/moat-pkg-%u", (unsigned)geteuid());
+		pkgfd = own_dir_at(AT_FDCWD, base, base, err);
+		if (pkgfd < 0)
+			return moat_error_wrap(err, "the package caches");
+		line = moat_xasprintf("note: package managers cache in %s: there is no cache directory of yours to "
+				      "make %s in (set XDG_CACHE_HOME or HOME to a directory of yours)",
+				      base, root ? root : "$XDG_CACHE_HOME/moat or ~/.cache/moat");
+		netset_notes_add(notes, line);
+	}
+	for (i = 0; i < ARRAY_LEN(tools); i++) {
+		const struct pkg_tool *t = &tools[i];
+		cleanup_free char *dir = NULL;
+		cleanup_close int fd = -1;
+
+		if (!wanted(p, t, home))
+			continue;
+		dir = moat_xasprintf("%s/%s", base, t->tool);
+		fd = own_dir_at(pkgfd, t->tool, dir, err);
+		if (fd < 0)
+			return moat_error_wrap(err, "%s's cache", t->tool);
+		policy_add_path(p, dir, MOAT_ACCESS_WRITE, false, o);
+		p->paths[p->n_paths - 1].from_profile = true;
+		/* A cache, not a project the host runs code from later. */
+		policy_add_unprotect(p, dir, o);
+		policy_add_env(p, t->var, dir, o);
+		policy_add_pkg_cache(p, t->tool, t->var, dir);
+	}
+	return 0;
+}

@@ -14,7 +14,7 @@
 #include "report/report.h"
 #include "util/cleanup.h"
 #include "util/mem.h"
-#include "util/mkdirs.h"
+#include "util/ownfile.h"
 
 extern char **environ;
 
@@ -149,6 +149,24 @@ static int fetch_refused(const struct runner_run *rr, const struct moat_plan *fp
 	return 1;
 }
 
+/* The package list's cache, ROOT/npx/KEY: each directory from ROOT down
+ * moat's own, made 0700 and opened without following a link (a link
+ * planted there is refused, never written through). */
+static int make_cache(const struct runner_call *rc, struct moat_error *err)
+{
+	cleanup_free char *root = runner_cache_root(environ);
+	cleanup_close int rfd = -1, fd = -1;
+	size_t n = root ? strlen(root) : 0;
+
+	if (!root || strncmp(rc->cache, root, n) != 0 || rc->cache[n] != '/')
+		return moat_error_set(err, MOAT_E_SYSTEM, 0, "%s is not below moat's cache directory", rc->cache);
+	rfd = runner_cache_open(root, err);
+	if (rfd < 0)
+		return -1;
+	fd = own_dirs_at(rfd, rc->cache + n + 1, root, err);
+	return fd < 0 ? -1 : 0;
+}
+
 static int do_fetch(struct moat_policy *p, const struct moat_host *host, bool dry_run, struct runner_run *rr,
 		    struct moat_launch_result *result, struct moat_error *err)
 {
@@ -166,10 +184,12 @@ static int do_fetch(struct moat_policy *p, const struct moat_host *host, bool dr
 
 	policy_init(&fp);
 	/* The cache must exist to be granted; a dry run makes nothing. */
-	if (!dry_run && mkdirs(rc->cache, 0700, err) < 0) {
+	if (!dry_run && make_cache(rc, err) < 0) {
 		moat_error_wrap(err, "%s: moat's cache for %s", rc->name, rc->packages[0]);
-		moat_error_hint(err, "moat keeps fetched packages under $XDG_CACHE_HOME/moat (else ~/.cache/moat): "
-				     "set XDG_CACHE_HOME to a directory of yours");
+		/* A directory of moat's that is not its own has its fix. */
+		if (!err->hint[0])
+			moat_error_hint(err, "moat keeps fetched packages under $XDG_CACHE_HOME/moat (else "
+					     "~/.cache/moat): set XDG_CACHE_HOME to a directory of yours");
 		goto out;
 	}
 	if (runner_fetch_policy(rc, p, environ, &fp, &notes, err) < 0)

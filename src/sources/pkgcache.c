@@ -8,7 +8,6 @@
 #include <stdio.h>
 #include <string.h>
 #include <strings.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 #include "sources/runners.h"
@@ -92,29 +91,17 @@ static bool wanted(const struct moat_policy *p, const struct pkg_tool *t, const 
 	return !names_var(p, t->var) && !user_writes(p, home, t->own);
 }
 
-/* ROOT/pkg, opened: ROOT is moat's cache directory (runners.h), its
- * parent (~/.cache) made in an existing HOME as the user's own (a link
- * there is the user's choice); ROOT and pkg are moat's, made and checked
- * by own_dir_at.  *usable false (and -1, err clear) when there is no
- * cache directory of the user's to make them in: no HOME, or one that
- * cannot be written. */
+/* ROOT/pkg, opened (ROOT: runners.h's runner_cache_open).  *usable
+ * false (and -1, err clear) when there is no cache directory of the
+ * user's to make them in: no HOME, or one that cannot be written. */
 static int open_home_pkg(const char *root, char **shown, bool *usable, struct moat_error *err)
 {
-	cleanup_free char *parent = moat_xstrdup(root);
-	cleanup_close int pfd = -1, mfd = -1;
-	char *slash = strrchr(parent, '/');
+	cleanup_close int mfd = runner_cache_open(root, err);
 
-	*usable = false;
-	if (slash == parent)
-		slash[1] = '\0';
-	else
-		*slash = '\0';
-	if ((mkdir(parent, 0700) != 0 && errno != EEXIST) ||
-	    (pfd = open(parent, O_RDONLY | O_DIRECTORY | O_CLOEXEC)) < 0)
-		return -1;
-	mfd = own_dir_at(pfd, strrchr(root, '/') + 1, root, err);
-	if (mfd < 0 && (err->errnum == EACCES || err->errnum == EROFS || err->errnum == EPERM)) {
+	if (mfd < 0 && (err->errnum == ENOENT || err->errnum == ENOTDIR || err->errnum == EACCES ||
+			err->errnum == EROFS || err->errnum == EPERM)) {
 		memset(err, 0, sizeof(*err));
+		*usable = false;
 		return -1;
 	}
 	*usable = true;

@@ -2,6 +2,8 @@
 #include "sources/runners.h"
 
 #include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
 #include <jansson.h>
 #include <limits.h>
 #include <netinet/in.h>
@@ -19,6 +21,7 @@
 #include "sources/resolve.h"
 #include "util/cleanup.h"
 #include "util/mem.h"
+#include "util/ownfile.h"
 #include "util/sha256.h"
 
 /* Each runner moat knows: the executable's name, the subcommand words that
@@ -195,6 +198,24 @@ char *runner_cache_root(char *const *env)
 	if (home && home[0] == '/')
 		return moat_xasprintf("%s/.cache/moat", strcmp(home, "/") == 0 ? "" : home);
 	return NULL;
+}
+
+int runner_cache_open(const char *root, struct moat_error *err)
+{
+	cleanup_free char *parent = moat_xstrdup(root);
+	cleanup_close int pfd = -1;
+	char *slash = strrchr(parent, '/');
+
+	if (slash == parent)
+		slash[1] = '\0';
+	else
+		*slash = '\0';
+	if (mkdir(parent, 0700) != 0 && errno != EEXIST)
+		return moat_error_set(err, MOAT_E_SYSTEM, errno, "making %s", parent);
+	pfd = open(parent, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (pfd < 0)
+		return moat_error_set(err, MOAT_E_SYSTEM, errno, "%s", parent);
+	return own_dir_at(pfd, strrchr(root, '/') + 1, root, err);
 }
 
 static int cmp_str(const void *a, const void *b)

@@ -98,4 +98,12 @@ int runner_fetch_failure(const struct runner_call *rc, const char *output, const
  * ~/.cache/moat; NULL without either. */
 char *runner_cache_root(char *const *env);
 
+/* That directory (`root`, from runner_cache_root), opened: its parent
+ * (~/.cache) made, mode 0700, in an existing HOME as the user's own (a link
+ * there is the user's choice), `root` itself moat's (util/ownfile.h's
+ * own_dir_at: 0700, this uid's, no link).  -1 with err; err->errnum
+ * ENOENT, EACCES, EROFS or EPERM when there is no directory of the user's
+ * to make it in (uid 65534's HOME=/nonexistent). */
+int runner_cache_open(const char *root, struct moat_error *err);
+
 #endif

@@ -1,5 +1,5 @@
-/* mkdir -p: the directories a run needs made on the host (moat's cache of a
- * package runner, a --write grant under --mkdir). */
+/* mkdir -p: the directories a run needs made on the host (a --write grant
+ * under --mkdir; moat's own caches are util/ownfile.h's own_dir_at). */
 #ifndef MOAT_UTIL_MKDIRS_H
 #define MOAT_UTIL_MKDIRS_H
 

@@ -79,6 +79,27 @@ int own_dir_at(int dirfd, const char *name, const char *shown, struct moat_error
 	return steal_fd(&fd);
 }
 
+int own_dirs_at(int dirfd, const char *rel, const char *shown_base, struct moat_error *err)
+{
+	cleanup_free char *copy = moat_xstrdup(rel), *shown = moat_xstrdup(shown_base);
+	cleanup_close int fd = -1;
+	char *save = NULL;
+
+	for (char *part = strtok_r(copy, "/", &save); part; part = strtok_r(NULL, "/", &save)) {
+		char *next = moat_xasprintf("%s/%s", shown, part);
+		int sub = own_dir_at(fd >= 0 ? fd : dirfd, part, next, err);
+
+		free(shown);
+		shown = next;
+		if (sub < 0)
+			return -1;
+		if (fd >= 0)
+			close(fd);
+		fd = sub;
+	}
+	return fd >= 0 ? steal_fd(&fd) : moat_error_set(err, MOAT_E_USAGE, 0, "%s: no directory named", shown_base);
+}
+
 char *ownfile_put(const char *kind, const char *name, const char *data, size_t len, struct moat_error *err)
 {
 	cleanup_free char *dir = moat_xasprintf("/tmp/moat-%s-%u", kind, (unsigned)geteuid());

@@ -19,6 +19,10 @@
  * a sandbox could have (its package caches). */
 int own_dir_at(int dirfd, const char *name, const char *shown, struct moat_error *err);
 
+/* own_dir_at for each directory of the relative path `rel` in turn
+ * ("npx/KEY"), shown below `shown_base`: the last one's fd, or -1. */
+int own_dirs_at(int dirfd, const char *rel, const char *shown_base, struct moat_error *err);
+
 /* The file holding `data` (made, read-only, when absent), or NULL with
  * err. */
 char *ownfile_put(const char *kind, const char *name, const char *data, size_t len, struct moat_error *err);

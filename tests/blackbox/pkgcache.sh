@@ -16,7 +16,7 @@
 #     --no-index (skipped, with the reason, without pip);
 #   - a symlink planted at moat's cache directory (into ~/.ssh) is refused,
 #     never followed, and a mode open to others too; the run works again
-#     once it is gone (the control);
+#     once it is gone (the control); npx's cache (~/.cache/moat/npx) alike;
 #   - without a usable HOME (uid 65534's HOME=/nonexistent) the caches are
 #     /tmp/moat-pkg-UID/TOOL, 0700, said in a note, and npm installs there.
 #
@@ -163,6 +163,19 @@ is "$("$MOAT" run --profile network -- true 2>&1)" "moat: the package caches: $C
 moat: hint: \`chmod 700 $C\`, or remove it: moat makes it again, mode 0700" \
 	"moat's directory open to others: refused, with the fix"
 chmod 0700 "$C"
+
+# The package runners' cache (npx's fetch phase) is made the same way; the
+# registry is a closed port of the loopback, so nothing leaves the host.
+ln -s "$H/.ssh" "$H/.cache/moat/npx"
+out=$("$MOAT" run --profile mcp --env npm_config_registry=http://127.0.0.1:9/ -- npx -y left-pad 2>&1 >/dev/null)
+is "$?" 125 "a symlink at npx's cache (~/.cache/moat/npx, into ~/.ssh): refused"
+like "$out" "^moat: npx: moat's cache for left-pad: $H/.cache/moat/npx is a symbolic link, not moat's own directory" \
+	"  naming it"
+is "$(ls -A "$H/.ssh" | tr '\n' ' ')" "id_ed25519 " "  ~/.ssh is untouched"
+rm "$H/.cache/moat/npx"
+"$MOAT" run --profile mcp --env npm_config_registry=http://127.0.0.1:9/ -- npx -y left-pad >/dev/null 2>&1
+[ -d "$H/.cache/moat/npx" ] && [ ! -L "$H/.cache/moat/npx" ]
+ok $? "control: without the link npx's cache is made (and the fetch from the closed port fails)"
 
 # ------------------------------------------- no usable HOME: a directory of this uid's in /tmp
 T=/tmp/moat-pkg-$(id -u)

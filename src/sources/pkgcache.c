@@ -2,6 +2,7 @@
  * "Package caches"). */
 #include "sources/pkgcache.h"
 
+#include <ctype.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdbool.h>
@@ -15,6 +16,7 @@
 #include "util/mem.h"
 #include "util/ownfile.h"
 #include "util/path.h"
+#include "util/sha256.h"
 
 /* Each tool's documented variable for its cache, and the user's own cache
  * it replaces (below HOME), which a write grant of the user's leaves in
@@ -111,12 +113,32 @@ static int open_home_pkg(const char *root, char **shown, bool *usable, struct mo
 	return own_dir_at(mfd, "pkg", *shown, err);
 }
 
+/* The project's directory name below pkg/: its git work tree's (else the
+ * current directory's) last component, made of safe characters, and 12 hex
+ * digits of the SHA-256 of its path. */
+static char *project_key(const struct moat_policy *p)
+{
+	const char *dir = p->git_work_tree ? p->git_work_tree : p->cwd ? p->cwd : "/";
+	const char *base = strrchr(dir, '/');
+	char name[33], hex[65];
+	size_t n = 0;
+
+	for (base = base && base[1] ? base + 1 : "root"; *base && n < sizeof(name) - 1; base++)
+		name[n++] = isalnum((unsigned char)*base) || *base == '.' || *base == '-' || *base == '_' ? *base : '_';
+	name[n] = '\0';
+	if (name[0] == '.')
+		name[0] = '_';
+	sha256_hex(dir, strlen(dir), hex);
+	hex[12] = '\0';
+	return moat_xasprintf("%s-%s", name, hex);
+}
+
 int pkgcache_add(struct moat_policy *p, const char *home, char *const *env, struct netset_notes *notes,
 		 struct moat_error *err)
 {
 	struct moat_origin o = {.source = origin_text};
-	cleanup_free char *root = NULL, *base = NULL;
-	cleanup_close int pkgfd = -1;
+	cleanup_free char *root = NULL, *base = NULL, *key = NULL, *projdir = NULL;
+	cleanup_close int pkgfd = -1, projfd = -1;
 	bool any = false, usable = false;
 	size_t i;
 
@@ -148,6 +170,15 @@ int pkgcache_add(struct moat_policy *p, const char *home, char *const *env, stru
 				      base, root ? root : "$XDG_CACHE_HOME/moat or ~/.cache/moat");
 		netset_notes_add(notes, line);
 	}
+	/* One set of caches per project: a package a sandboxed run in one
+	 * project wrote into a cache (a wheel pip built, say) must not be what
+	 * an install in another project takes, whose tree the user then runs
+	 * outside any sandbox. */
+	key = project_key(p);
+	projdir = moat_xasprintf("%s/%s", base, key);
+	projfd = own_dir_at(pkgfd, key, projdir, err);
+	if (projfd < 0)
+		return moat_error_wrap(err, "the package caches");
 	for (i = 0; i < ARRAY_LEN(tools); i++) {
 		const struct pkg_tool *t = &tools[i];
 		cleanup_free char *dir = NULL;
@@ -155,8 +186,8 @@ int pkgcache_add(struct moat_policy *p, const char *home, char *const *env, stru
 
 		if (!wanted(p, t, home))
 			continue;
-		dir = moat_xasprintf("%s/%s", base, t->tool);
-		fd = own_dir_at(pkgfd, t->tool, dir, err);
+		dir = moat_xasprintf("%s/%s", projdir, t->tool);
+		fd = own_dir_at(projfd, t->tool, dir, err);
 		if (fd < 0)
 			return moat_error_wrap(err, "%s's cache", t->tool);
 		policy_add_path(p, dir, MOAT_ACCESS_WRITE, false, o);

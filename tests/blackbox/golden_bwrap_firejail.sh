@@ -40,7 +40,7 @@ export_case() {
 	local rc=$?
 	is "$rc" 0 "$backend $name: moat export exits 0"
 	[ "$rc" -eq 0 ] || { sed 's/^/#   /' "$out.err"; return; }
-	sed "s#$SCRATCH/t#@ROOT@#g" "$out/argv.json" >"$out/argv.sed.json"
+	sed -E -e "s#$SCRATCH/t#@ROOT@#g" -e 's#/\.cache/moat/pkg/[^/"]+-[0-9a-f]{12}(/|")#/.cache/moat/pkg/@PROJECT@\1#g' "$out/argv.json" >"$out/argv.sed.json"
 	if [ "$backend" = bwrap ]; then
 		# /etc around its secrets, entry by entry: host-dependent.
 		"$ROOT/tests/lib/collapse-expanded.py" "$out/argv.sed.json" >"$out/argv.norm.json"

@@ -26,7 +26,7 @@ compare() { # compare BACKEND CASE GOT GOLDEN-FILE
 	golden_check "$3" "$GOLDEN/$1/$4" "$1 $2: $4"
 }
 
-norm() { sed -e "s#$2#@OUT@#g" -e "s#$SCRATCH/t#@ROOT@#g" "$1"; }
+norm() { sed -E -e "s#$2#@OUT@#g" -e "s#$SCRATCH/t#@ROOT@#g" -e 's#/\.cache/moat/pkg/[^/"]+-[0-9a-f]{12}(/|")#/.cache/moat/pkg/@PROJECT@\1#g' "$1"; }
 
 # export_case BACKEND CASE [moat options]
 export_case() {

@@ -46,6 +46,7 @@ denied = [l for l in os.environ.get("MOAT_SYSTEM_DENY", "").split("\n") if l.sta
 lines, bad, last = [], [], None
 for line in open(path):
     line = line.rstrip("\n").replace(out, "@OUT@").replace(root, "@ROOT@").replace(moat, "@MOAT@")
+    line = re.sub(r"/\.cache/moat/pkg/[^/\"]+-[0-9a-f]{12}(/|\")", r"/.cache/moat/pkg/@PROJECT@\1", line)
     line = re.sub(r"^nice_level: -?\d+$", "nice_level: @NICE@", line)
     m = re.search(r' dst: "([^"]*)"', line)
     dst = m.group(1) if m else ""

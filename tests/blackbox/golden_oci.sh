@@ -28,11 +28,13 @@ MOAT_REAL=$(readlink -f "$MOAT")
 
 normalise() { # normalise FILE BUNDLE: stdout the normalised JSON
 	"$PY" - "$1" "$2" "$SCRATCH/t" "$MOAT_REAL" "$(id -u)" "$(id -g)" <<'PYEOF'
-import json, sys
+import json, re, sys
 path, bundle, root, moat, uid, gid = sys.argv[1:7]
 def walk(v):
     if isinstance(v, str):
-        return v.replace(bundle, "@BUNDLE@").replace(root, "@ROOT@").replace(moat, "@MOAT@")
+        v = v.replace(bundle, "@BUNDLE@").replace(root, "@ROOT@").replace(moat, "@MOAT@")
+        # The package caches' project directory: a hash of the scratch path.
+        return re.sub(r"/\.cache/moat/pkg/[^/]+-[0-9a-f]{12}(/|$)", r"/.cache/moat/pkg/@PROJECT@\1", v)
     if isinstance(v, list):
         return [walk(x) for x in v]
     if isinstance(v, dict):

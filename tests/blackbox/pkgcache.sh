@@ -31,7 +31,11 @@ chmod 0755 "$BASE"
 trap 'rm -rf "$SCRATCH" "$REPORTS" "$BASE"' EXIT
 H=$BASE/home
 P=$BASE/proj
-C=$H/.cache/moat/pkg
+# One set of caches per project (its git work tree, else the directory moat
+# runs in): the directory's name and 12 hex digits of its path's SHA-256.
+projkey() { printf '%s-%s' "$(basename "$1" | tr -c 'A-Za-z0-9._\n-' '_')" "$(printf '%s' "$1" | sha256sum | cut -c1-12)"; }
+PK=$(projkey "$P")
+C=$H/.cache/moat/pkg/$PK
 mkdir -p "$H/.npm" "$H/.ssh" "$P" "$BASE/lp"
 echo canary >"$H/.npm/canary"
 echo key >"$H/.ssh/id_ed25519"
@@ -139,6 +143,17 @@ else
 	ok 0 "# SKIP pip is not installed"
 fi
 
+# ------------------------------------------- another project, other caches
+# A package one project's sandboxed install left in a cache (a wheel pip
+# built, a tarball) is not what an install in another project takes.
+mkdir -p "$BASE/proj2"
+C2=$H/.cache/moat/pkg/$(projkey "$BASE/proj2")
+out=$(cd "$BASE/proj2" && "$MOAT" run --profile network -- /bin/sh -c \
+	'echo "$npm_config_cache"; echo poison >"$1/npm/_cacache/poison" 2>/dev/null && echo WROTE' sh "$C" 2>/dev/null)
+is "$out" "$C2/npm" "another project gets caches of its own ($C2/npm) and cannot write the first project's"
+[ ! -e "$C/npm/_cacache/poison" ]
+ok $? "  nothing landed in the first project's cache"
+
 # ------------------------------------------- a planted link, a mode open to others
 rm -rf "$C/npm"
 ln -s "$H/.ssh" "$C/npm"
@@ -180,10 +195,10 @@ ok $? "control: without the link npx's cache is made (and the fetch from the clo
 # ------------------------------------------- no usable HOME: a directory of this uid's in /tmp
 T=/tmp/moat-pkg-$(id -u)
 out=$(HOME=/nonexistent "$MOAT" run --profile network --write . -- /bin/sh -c 'echo "$npm_config_cache"' 2>"$SCRATCH/err")
-is "$out" "$T/npm" "HOME=/nonexistent: npm's cache is $T/npm"
+is "$out" "$T/$PK/npm" "HOME=/nonexistent: npm's cache is $T/$PK/npm"
 like "$(cat "$SCRATCH/err")" "^moat: note: package managers cache in $T: there is no cache directory of yours" \
 	"  said in a note"
-is "$(stat -c '%a %u' "$T" "$T/npm" | tr '\n' ' ')" "700 $(id -u) 700 $(id -u) " "  0700, this uid's"
+is "$(stat -c '%a %u' "$T" "$T/$PK" "$T/$PK/npm" | tr '\n' ' ')" "700 $(id -u) 700 $(id -u) 700 $(id -u) " "  0700, this uid's"
 rm -rf "$P/node_modules"
 HOME=/nonexistent "$MOAT" run --profile network --write . -- npm install --no-audit --no-fund ./local-pkg-1.0.0.tgz >/dev/null 2>&1
 ok $? "  npm install works there"

@@ -182,7 +182,14 @@ int tree_cgroup_create(const struct limits_plan *lp, const struct moat_limits *l
 	return 0;
 }
 
-int tree_cgroup_add(const struct limits_plan *lp, pid_t pid, struct moat_error *err)
+int tree_cgroup_open_v2(const struct limits_plan *lp)
+{
+	if (!lp->cg_path_v2[0])
+		return -1;
+	return open(lp->cg_path_v2, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+}
+
+int tree_cgroup_add(const struct limits_plan *lp, pid_t pid, bool v2_done, struct moat_error *err)
 {
 	const char *paths[CGV1__COUNT + 2];
 	const char *const *p;
@@ -191,7 +198,7 @@ int tree_cgroup_add(const struct limits_plan *lp, pid_t pid, struct moat_error *
 
 	snprintf(text, sizeof(text), "%d", (int)pid);
 	for (p = all_paths(lp, paths); *p; p++)
-		if ((rc = write_at(*p, "cgroup.procs", text)) < 0)
+		if (!(v2_done && *p == lp->cg_path_v2) && (rc = write_at(*p, "cgroup.procs", text)) < 0)
 			return moat_error_set(err, MOAT_E_SYSTEM, -rc, "moving the sandbox into %s", *p);
 	return 0;
 }

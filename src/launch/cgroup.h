@@ -6,6 +6,7 @@
 #ifndef MOAT_LAUNCH_CGROUP_H
 #define MOAT_LAUNCH_CGROUP_H
 
+#include <stdbool.h>
 #include <stdint.h>
 #include <sys/types.h>
 
@@ -18,8 +19,14 @@
  * sandbox).  On failure nothing is left. */
 int tree_cgroup_create(const struct limits_plan *lp, const struct moat_limits *l, struct moat_error *err);
 
-/* Put `pid` in every one of them. */
-int tree_cgroup_add(const struct limits_plan *lp, pid_t pid, struct moat_error *err);
+/* The v2 cgroup's directory, opened for clone3's CLONE_INTO_CGROUP (the
+ * child starts there: no migration), or -1 when lp names no v2 cgroup or
+ * it cannot be opened (then tree_cgroup_add moves the child). */
+int tree_cgroup_open_v2(const struct limits_plan *lp);
+
+/* Put `pid` in every one of them; with `v2_done`, in the v1 ones only (it
+ * was cloned into the v2 one). */
+int tree_cgroup_add(const struct limits_plan *lp, pid_t pid, bool v2_done, struct moat_error *err);
 
 /* The tree's CPU time so far in microseconds (for --cpu), or -1. */
 int64_t tree_cgroup_cpu_usec(const struct limits_plan *lp);

@@ -391,6 +391,41 @@ static void term_restore_p(struct term **t)
  * proxy's. */
 #define LOOP_SLOTS 5
 
+/* clone3's arguments (linux/sched.h), declared here as landlock.c does its
+ * structs: the installed headers may predate the cgroup field. */
+struct moat_clone_args {
+	uint64_t flags, pidfd, child_tid, parent_tid, exit_signal, stack, stack_size, tls, set_tid, set_tid_size,
+	    cgroup;
+};
+#define MOAT_CLONE_INTO_CGROUP 0x200000000ULL
+
+/* The sandbox's first process: like fork with the namespace flags applied,
+ * so that it is pid 1 of a new pid namespace.  Given the tree's v2 cgroup
+ * (cg_fd), clone3 starts it there (*in_cgroup): writing its pid to
+ * cgroup.procs afterwards is a migration, which waits for an RCU grace
+ * period in the kernel (cgroup_threadgroup_rwsem) -- milliseconds, the
+ * largest part of the fallback's start-up.  A kernel or a container's
+ * filter without clone3 (ENOSYS, EPERM), or one refusing the cgroup
+ * (EINVAL, EOPNOTSUPP, ...) gets the raw clone, and tree_cgroup_add moves
+ * the child as before. */
+static pid_t clone_child(int flags, int cg_fd, bool *in_cgroup)
+{
+	*in_cgroup = false;
+	if (cg_fd >= 0) {
+		struct moat_clone_args ca = {.flags = (uint64_t)(unsigned)flags | MOAT_CLONE_INTO_CGROUP,
+					     .exit_signal = SIGCHLD,
+					     .cgroup = (uint64_t)cg_fd};
+		pid_t pid = (pid_t)syscall(SYS_clone3, &ca, sizeof(ca));
+
+		if (pid >= 0) {
+			*in_cgroup = pid > 0;
+			return pid;
+		}
+	}
+	/* Raw clone, not clone(3): it behaves like fork. */
+	return (pid_t)syscall(SYS_clone, (unsigned long)flags | SIGCHLD, NULL, NULL, NULL, 0UL);
+}
+
 int launch_run(const struct moat_policy *p, const struct moat_plan *plan, struct term *term, long long moat_start_ns,
 	       int events_fd, pid_t spare, struct moat_launch_result *r, struct moat_error *err)
 {
@@ -422,6 +457,8 @@ int launch_run(const struct moat_policy *p, const struct moat_plan *plan, struct
 	struct tool_words tool_said = {0};
 	bool watch_start = sandboxed && bp->started_to >= 0;
 	cleanup_close int sfd = -1;
+	cleanup_close int cg_fd = -1;
+	bool in_cgroup = false;
 	sigset_t fwd;
 	__attribute__((cleanup(restore_mask))) sigset_t saved;
 	struct child_args args;
@@ -497,9 +534,9 @@ int launch_run(const struct moat_policy *p, const struct moat_plan *plan, struct
 						   relay ? term->master : -1, relay ? term->in : -1,
 						   relay ? term->out : -1}};
 	flags = plan->status == MOAT_STATUS_OFF || !np ? 0 : np->clone_flags;
-	/* Raw clone, not clone(3): it behaves like fork with the namespace
-	 * flags applied, so the child is pid 1 of its new pid namespace. */
-	child = (pid_t)syscall(SYS_clone, (unsigned long)flags | SIGCHLD, NULL, NULL, NULL, 0UL);
+	if (cgroup)
+		cg_fd = tree_cgroup_open_v2(lp);
+	child = clone_child(flags, cg_fd, &in_cgroup);
 	if (child < 0) {
 		int e = errno;
 		moat_error_set(err, MOAT_E_SYSTEM, e, "creating the sandbox (clone flags 0x%x)", flags);
@@ -519,6 +556,7 @@ int launch_run(const struct moat_policy *p, const struct moat_plan *plan, struct
 	if (route.via_lifeline)
 		fcntl(life[1], F_SETFL, O_NONBLOCK);
 
+	close_end(&cg_fd);
 	close_end(&errp[1]);
 	close_end(&statp[1]);
 	close_end(&life[0]);
@@ -528,7 +566,7 @@ int launch_run(const struct moat_policy *p, const struct moat_plan *plan, struct
 	close_end(&fencep[1]);
 	if (cgroup) {
 		/* The child waits for this before anything else (child.c). */
-		if (tree_cgroup_add(lp, child, err) < 0)
+		if (tree_cgroup_add(lp, child, in_cgroup, err) < 0)
 			return -1; /* cleanup_pid kills and reaps it */
 		if (write(go[1], "g", 1) != 1)
 			return moat_error_set(err, MOAT_E_SYSTEM, errno, "starting the sandbox");

@@ -296,6 +296,38 @@ for variant in "" ",cgroupv2=0"; do
 done
 chain_kill "native, no namespaces, cgroup=0" "$NONS,cgroup=0" native alive
 
+# The command's process is in moat's cgroup (moat-MOATPID-N) while it runs:
+# v2 through clone3's CLONE_INTO_CGROUP (started there, no migration), v1
+# by moat moving it before it runs.  Read from outside, from /proc/PID/cgroup.
+# Control: with cgroup=0 it stays in moat's own.
+command_cgroup() { # command_cgroup LIMIT: the command's cgroup lines, one per hierarchy
+	local mpid spid _
+	(exec env MOAT_HOST_LIMIT="$1" "$MOAT" run --mode prefer --write "$PROJ" -- /bin/sleep 5 >/dev/null 2>&1) &
+	mpid=$!
+	for _ in $(seq 100); do
+		spid=$(pgrep -P "$mpid" -x sleep | head -1)
+		[ -n "$spid" ] && break
+		sleep 0.05
+	done
+	[ -n "$spid" ] && cat "/proc/$spid/cgroup"
+	kill "$mpid" 2>/dev/null
+	wait "$mpid" 2>/dev/null
+	echo "moat=$mpid"
+}
+for variant in "" ",cgroupv2=0"; do
+	MOAT_HOST_LIMIT="$NONS$variant" "$MOAT" run --mode prefer --write "$PROJ" --dry-run -- /bin/true >"$SCRATCH/p.json" 2>/dev/null
+	[ "$(prop "$SCRATCH/p.json" proc.tree)" = enforced ] || continue
+	out=$(command_cgroup "$NONS$variant")
+	mpid=${out##*moat=}
+	if [ -z "$variant" ]; then
+		like "$out" "^0::/(.*/)?moat-$mpid-0$" "native, no namespaces: the command runs in moat's v2 cgroup moat-$mpid-0"
+	else
+		like "$out" "^[0-9]+:freezer:/(.*/)?moat-$mpid-0$" "native, no namespaces, cgroupv2=0: the command runs in moat's v1 freezer cgroup"
+	fi
+done
+out=$(command_cgroup "$NONS,cgroup=0")
+unlike "$out" "moat-${out##*moat=}-" "native, no namespaces, cgroup=0: control: the command is in no cgroup of moat's"
+
 # --- the command cannot lift its own cgroup's limit ---------------------------------
 # Without namespaces the host's /sys/fs/cgroup is in view, and moat's cgroup
 # is this uid's: Landlock keeps the command from writing it.  Without

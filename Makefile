@@ -68,7 +68,7 @@ PYTHONDIR  ?= $(LIBDIR)/python$(shell $(PYTHON) -c 'import sys; print("%d.%d" % 
 INSTALL    ?= install
 SOVERSION  := 0
 
-.PHONY: all clean check demo bench bench-load bench-net evaluation conformance unit-tests helpers fuzz-toml format install uninstall man
+.PHONY: all clean check demo bench bench-load bench-net bench-startup evaluation conformance unit-tests helpers fuzz-toml format install uninstall man
 all: $(BUILD)/moat $(BUILD)/libmoat.a $(BUILD)/libmoat.so $(BUILD)/moat.1 $(BUILD)/moat.pc helpers unit-tests
 
 # Made afresh: `ar r` into an old archive keeps the members of files that
@@ -224,6 +224,12 @@ bench-load:
 # start-up, direct against fenced): bench/results/netfence.json.
 bench-net:
 	./bench/run net
+
+# Only start-up of `make bench`: every backend beside its tool alone, bare
+# exec and the namespace floor, by alternating rounds; the targets' verdicts
+# on stderr, bench/results/startup*.json.  BENCH_QUICK=1: a smoke run.
+bench-startup:
+	./bench/run startup
 
 # The escape suite: every probe against every installed backend, as root and
 # as uid 65534 (when run as root); writes docs/conformance.md and .json.

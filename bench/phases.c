@@ -6,9 +6,16 @@
  * before and after the launch (src/cli/main.c: cmd_run), each ITER times:
  *   host_probe     what the kernel offers (uname, Landlock ABI, seccomp, userns);
  *   cli_parse_run  flags and profile to the one policy, command resolved;
- *   plan_build     policy to plan: paths, Landlock ruleset, BPF, environment;
+ *   fs_plan        the part of plan_build that resolves every path of the
+ *                  policy to its object (resolve/fsplan.h), timed apart:
+ *                  fs_plan_build, then fs_plan_free;
+ *   plan_build     policy to plan: paths, Landlock ruleset, BPF, environment
+ *                  (and without a mount namespace the per-run tmp and the
+ *                  host's cgroups read);
  *   report_build   the JSON report (incl. the policy digest), which cmd_run
  *                  builds after every run, even without --report;
+ *   cleanup        what the plan left on the host removed (the per-run tmp
+ *                  of a run without a mount namespace): backend_plan_cleanup;
  *   free           plan_free + policy_free.
  * The first iteration is reported apart (cold: page faults, first malloc
  * arenas) from the median of the rest (warm).  Prints one JSON object, in
@@ -26,12 +33,14 @@
 #include "plan/plan.h"
 #include "policy/policy.h"
 #include "report/report.h"
+#include "resolve/fsplan.h"
 #include "sources/cli.h"
 
 extern char **environ;
 
-enum { P_PROBE, P_PARSE, P_PLAN, P_REPORT, P_FREE, P__N };
-static const char *const names[P__N] = {"host_probe", "cli_parse_run", "plan_build", "report_build", "free"};
+enum { P_PROBE, P_PARSE, P_FSPLAN, P_PLAN, P_REPORT, P_CLEANUP, P_FREE, P__N };
+static const char *const names[P__N] = {"host_probe",	"cli_parse_run", "fs_plan", "plan_build",
+					"report_build", "cleanup",	 "free"};
 
 static double now_us(void)
 {
@@ -87,6 +96,17 @@ int main(int argc, char **argv)
 		}
 		a = now_us();
 		t[P_PARSE][i] = a - b;
+		{
+			struct fs_plan fp;
+			if (fs_plan_build(&policy, getenv("HOME"), &fp, &err) < 0) {
+				fprintf(stderr, "phases: fs_plan_build failed\n");
+				return 1;
+			}
+			fs_plan_free(&fp);
+		}
+		b = now_us();
+		t[P_FSPLAN][i] = b - a;
+		a = b;
 		if (plan_build(&policy, &host, &plan, &err) < 0) {
 			fprintf(stderr, "phases: plan_build failed\n");
 			return 1;
@@ -106,6 +126,9 @@ int main(int argc, char **argv)
 		json_decref(report);
 		b = now_us();
 		backend_plan_cleanup(&plan.compiled); /* the private tmp a plan made (host_cleanup does it in moat) */
+		a = now_us();
+		t[P_CLEANUP][i] = a - b;
+		b = a;
 		plan_free(&plan);
 		policy_free(&policy);
 		run_options_free(&opts);
@@ -115,7 +138,8 @@ int main(int argc, char **argv)
 	for (k = 0; k < P__N; k++) {
 		double cold = t[k][0];
 		qsort(t[k] + 1, (size_t)iter - 1, sizeof(double), cmp_double);
-		printf(", \"%s\": {\"cold_us\": %.1f, \"warm_median_us\": %.1f}", names[k], cold, t[k][1 + (iter - 1) / 2]);
+		printf(", \"%s\": {\"cold_us\": %.1f, \"warm_median_us\": %.1f}", names[k], cold,
+		       t[k][1 + (iter - 1) / 2]);
 	}
 	printf("}\n");
 	return 0;

@@ -37,9 +37,9 @@
 #include <unistd.h>
 
 #include <jansson.h>
-#include <seccomp.h>
 
 #include "backends/native.h"
+#include "backends/seccomp_json.h"
 #include "host/hints.h"
 #include "kernel/seccomp.h"
 #include "policy/verdict.h"
@@ -296,46 +296,14 @@ static json_t *build_mounts(const struct backend_ctx *ctx, const struct view *vp
 
 /* --- seccomp ------------------------------------------------------------------ */
 
-struct rules_sink {
-	json_t *syscalls;
-	struct oci_facts *f;
-};
-
-static int json_rule(void *arg, const struct moat_seccomp_rule *r, struct moat_error *err)
-{
-	struct rules_sink *s = arg;
-	json_t *args = json_array();
-	unsigned i;
-
-	(void)err;
-	/* The runtime resolves names with its own libseccomp: one it does not
-	 * know would be an error (crun) or skipped (runc); moat's own
-	 * libseccomp is the same Debian package, so a name it cannot resolve
-	 * (a syscall newer than the library) is left out, and counted. */
-	if (seccomp_syscall_resolve_name(r->name) < 0) {
-		s->f->n_unknown++;
-		json_decref(args);
-		return 0;
-	}
-	for (i = 0; i < r->n_args; i++)
-		json_array_append_new(args, json_pack("{s:I, s:I, s:I, s:s}", "index", (json_int_t)r->args[i].index,
-						      "value", (json_int_t)r->args[i].value, "valueTwo",
-						      (json_int_t)r->args[i].value_two, "op",
-						      moat_seccomp_op_name(r->args[i].op)));
-	json_array_append_new(s->syscalls, json_pack("{s:[s], s:s, s:i, s:o}", "names", r->name, "action",
-						     "SCMP_ACT_ERRNO", "errnoRet", r->errnum, "args", args));
-	s->f->n_rules++;
-	return 0;
-}
-
 static json_t *build_seccomp(const struct moat_policy *p, struct oci_facts *f, struct moat_error *err)
 {
 	struct moat_seccomp_opts so = {.net = p->net, .allow_ptrace = false, .allow_unix = p->unix_sockets};
-	cleanup_json json_t *syscalls = json_array();
-	struct rules_sink s = {.syscalls = syscalls, .f = f};
+	struct seccomp_json_counts counts;
 	struct moat_error serr = {0};
+	json_t *j = seccomp_json_build(&so, &counts, &serr);
 
-	if (moat_seccomp_rules(&so, json_rule, &s, &serr) < 0) {
+	if (!j) {
 		if (serr.kind != MOAT_E_UNAVAIL) {
 			*err = serr;
 			return NULL;
@@ -344,10 +312,9 @@ static json_t *build_seccomp(const struct moat_policy *p, struct oci_facts *f, s
 		return json_null();
 	}
 	f->seccomp = true;
-	/* Only x86_64 is listed: the runtime's libseccomp kills any other ABI
-	 * (its default bad-arch action), x32 numbers included. */
-	return json_pack("{s:s, s:[s], s:O}", "defaultAction", "SCMP_ACT_ALLOW", "architectures", "SCMP_ARCH_X86_64",
-			 "syscalls", syscalls);
+	f->n_rules = counts.n_rules;
+	f->n_unknown = counts.n_unknown;
+	return j;
 }
 
 /* --- config.json ----------------------------------------------------------- */

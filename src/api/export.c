@@ -14,6 +14,7 @@
 #include <jansson.h>
 
 #include "host/host.h"
+#include "policy/env.h"
 #include "plan/plan.h"
 #include "report/report.h"
 #include "sources/cli.h"
@@ -76,6 +77,34 @@ out:
 		plan_free(&plan);
 	policy_free(&policy);
 	run_options_free(&opts);
+	config_server_meta_free(&meta);
+	return rc;
+}
+
+int api_export_k8s(int n, char **args, const char *dir, struct k8s_options *opts, json_t **report_out,
+		   struct moat_error *err)
+{
+	struct moat_policy policy;
+	struct moat_run_options run_opts;
+	struct moat_server_meta meta = {0};
+	char **envp = NULL, **names = NULL;
+	int rc = -1;
+
+	policy_init(&policy);
+	run_options_init(&run_opts);
+	/* The image is checked first: without it nothing can be written. */
+	if (k8s_options_check(opts, err) < 0 ||
+	    cli_parse_run_meta(n, args, environ, &policy, &run_opts, &meta, err) < 0 ||
+	    env_build(&policy, environ, &envp, &names, err) < 0 || make_dir(dir, err) < 0)
+		goto out;
+	opts->server = meta.name;
+	rc = k8s_export(&policy, envp, opts, dir, report_out, err);
+	opts->server = NULL;
+out:
+	env_strv_free(envp);
+	env_strv_free(names);
+	policy_free(&policy);
+	run_options_free(&run_opts);
 	config_server_meta_free(&meta);
 	return rc;
 }

@@ -3,6 +3,9 @@
 #ifndef MOAT_API_EXPORT_H
 #define MOAT_API_EXPORT_H
 
+#include <jansson.h>
+
+#include "backends/k8s.h"
 #include "util/err.h"
 
 struct api_export_result {
@@ -14,5 +17,11 @@ struct api_export_result {
  * export into DIR (made if absent): the backend's files, argv.json (the
  * tool's argv) and report.json (the verdicts). */
 int api_export(int n, char **args, const char *dir, struct api_export_result *out, struct moat_error *err);
+
+/* `moat export --format k8s`: the same run options as Kubernetes manifests
+ * in DIR (backends/k8s.h); *report_out the export's report (a new
+ * reference). opts->server is filled from --server. */
+int api_export_k8s(int n, char **args, const char *dir, struct k8s_options *opts, json_t **report_out,
+		   struct moat_error *err);
 
 #endif

@@ -26,6 +26,7 @@
 #include <arpa/inet.h>
 #include <errno.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
@@ -196,6 +197,41 @@ static bool under_grant(const struct moat_policy *p, const char *path)
 	return false;
 }
 
+static int by_mount_path(const void *a, const void *b)
+{
+	const json_t *x = *(const json_t *const *)a, *y = *(const json_t *const *)b;
+
+	return strcmp(json_string_value(json_object_get(x, "mountPath")),
+		      json_string_value(json_object_get(y, "mountPath")));
+}
+
+/* Mounts in path order, so a parent is mounted before what lies in it
+ * (/proj before /proj/data, /tmp before a HOME below it), whatever order
+ * the runtime keeps. */
+static void sort_mounts(json_t *mounts)
+{
+	size_t n = json_array_size(mounts), i;
+	cleanup_free json_t **v = moat_xcalloc(n, sizeof(*v));
+
+	for (i = 0; i < n; i++)
+		v[i] = json_incref(json_array_get(mounts, i));
+	qsort(v, n, sizeof(*v), by_mount_path);
+	json_array_clear(mounts);
+	for (i = 0; i < n; i++)
+		json_array_append_new(mounts, v[i]);
+}
+
+static bool in_list(const json_t *list, const char *s)
+{
+	size_t i;
+	json_t *x;
+
+	json_array_foreach(list, i, x)
+		if (strcmp(json_string_value(x), s) == 0)
+			return true;
+	return false;
+}
+
 static int build_volumes(struct k8s_build *b, char *const *envp, struct moat_error *err)
 {
 	const struct moat_policy *p = b->p;
@@ -215,7 +251,8 @@ static int build_volumes(struct k8s_build *b, char *const *envp, struct moat_err
 			continue;
 		}
 		if (r->from_profile) {
-			json_array_append_new(b->image_paths, json_string(r->path));
+			if (!in_list(b->image_paths, r->path))
+				json_array_append_new(b->image_paths, json_string(r->path));
 			continue;
 		}
 		if (!(path = utf8(r->path, r->path, err)))
@@ -239,6 +276,7 @@ static int build_volumes(struct k8s_build *b, char *const *envp, struct moat_err
 		json_decref(h);
 		memory_dir(b, "home", home, tmp);
 	}
+	sort_mounts(b->mounts);
 
 	row(b->table, "fs.read", K8S_MANIFEST, NULL,
 	    "the container sees its image and %zu volume(s) at the granted paths (PersistentVolumeClaim "
@@ -296,7 +334,7 @@ static json_t *build_network(struct k8s_build *b, json_t **fqdn)
 {
 	const struct moat_policy *p = b->p;
 	json_t *egress = json_array(), *fq_rules = json_array(), *dns = json_array();
-	size_t i, n_addr = 0, n_names = 0, n_loop = 0;
+	size_t i, n_addr = 0, n_names = 0, n_wild = 0, n_loop = 0;
 	cleanup_free char *np_name = moat_xasprintf("%s-net", b->name);
 	cleanup_free char *fq_name = moat_xasprintf("%s-fqdn", b->name);
 
@@ -325,6 +363,7 @@ static json_t *build_network(struct k8s_build *b, json_t **fqdn)
 			json_array_append_new(fq_rules, rule);
 			json_array_append_new(dns, json_pack("{s:s}", key, pattern));
 			n_names++;
+			n_wild += wild;
 		}
 	}
 	if (n_names) {
@@ -357,8 +396,11 @@ static json_t *build_network(struct k8s_build *b, json_t **fqdn)
 		if (n_names)
 			row(b->table, "net.allow", K8S_CLUSTER, "Cilium (CiliumNetworkPolicy toFQDNs)",
 			    "CiliumNetworkPolicy %s: egress to %zu name(s) by toFQDNs, DNS to kube-dns for those "
-			    "names only; without Cilium the names stay unreachable (the NetworkPolicy denies them)",
-			    fq_name, n_names);
+			    "names only; without Cilium the names stay unreachable (the NetworkPolicy denies them)%s",
+			    fq_name, n_names,
+			    n_wild ? "; Cilium's * is one label: *.domain reaches a.domain, not a.b.domain as "
+				     "moat's does (stricter)"
+				   : "");
 		if (n_loop)
 			row(b->table, "net.allow", K8S_NONE, NULL,
 			    "%zu entr%s for the host's loopback (localhost:PORT): a pod has no such host; left out", n_loop,

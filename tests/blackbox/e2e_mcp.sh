@@ -44,35 +44,9 @@ cleanup() {
 trap cleanup EXIT
 
 # --- node_modules: installed from the lock file, or reinstalled when stale
-lock_sum=$(cat "$E2E/package.json" "$E2E/package-lock.json" | sha256sum | cut -c1-64)
-stamp=node_modules/.moat-e2e-lock.sha256
-if [ "$(cat "$E2E/$stamp" 2>/dev/null)" != "$lock_sum" ]; then
-	if [ -w "$E2E" ] && { [ ! -e "$E2E/node_modules" ] || [ -w "$E2E/node_modules" ]; }; then
-		dest=$E2E
-	else
-		# Not ours to write (an unprivileged run of a root-owned copy): install
-		# into a writable copy of the client scripts instead.
-		dest=$SCRATCH/e2e
-		mkdir -p "$dest"
-		cp "$E2E"/*.mjs "$E2E"/package.json "$E2E"/package-lock.json "$dest/"
-	fi
-	diag "npm ci in $dest (node_modules missing or stale)"
-	cache=()
-	[ -n "${HOME:-}" ] && [ -w "$HOME" ] || cache=(env npm_config_cache="$SCRATCH/npm-cache") # HOME=/nonexistent
-	if ! (cd "$dest" && "${cache[@]}" timeout 300 npm ci --no-audit --no-fund --loglevel=error >"$SCRATCH/npm-ci.log" 2>&1); then
-		sed 's/^/# /' "$SCRATCH/npm-ci.log" | tail -20
-		if [ "${MOAT_TEST_STRICT_SKIPS:-0}" = 1 ]; then
-			echo "not ok 1 - npm ci in tests/e2e failed: the end-to-end tests cannot run"
-			echo "1..1"
-			exit 1
-		fi
-		echo "1..0 # SKIP npm ci failed (is the npm registry reachable?)"
-		exit 0
-	fi
-	echo "$lock_sum" >"$dest/$stamp"
-	chmod -R a+rX "$dest/node_modules" 2>/dev/null
-	E2E=$dest
-fi
+. "$ROOT/tests/lib/npm_pinned.sh"
+npm_pinned "$E2E" e2e
+E2E=$NPM_DIR
 ok 0 "tests/e2e/node_modules matches package-lock.json"
 NM=$E2E/node_modules
 SRV_FS=$NM/@modelcontextprotocol/server-filesystem/dist/index.js

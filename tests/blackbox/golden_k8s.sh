@@ -20,33 +20,13 @@ set -u
 scratch
 GOLDEN=$ROOT/tests/golden/k8s
 PY=/usr/bin/python3
-T=$SCRATCH/t
-mkdir -p "$T/home" "$T/proj/data" "$T/out"
-echo token >"$T/proj/secret.txt"
-cat >"$T/proj/mcp.toml" <<'EOF'
-[mcp_servers.files]
-command = "/usr/bin/node"
-args = ["server.js", "--root", "data"]
-env = { LOG_LEVEL = "debug" }
-
-[mcp_servers.files.sandbox]
-read = ["."]
-write = ["data"]
-EOF
+. "$ROOT/tests/lib/k8s_cases.sh"
 
 if ! "$PY" -c 'import yaml' 2>/dev/null; then
 	echo "ok 1 # SKIP python3-yaml is not installed: the manifests cannot be read back"
 	echo "1..1"
 	exit 0
 fi
-
-# k8s OUT [moat export options]: export from $T/proj with a fixed environment.
-k8s() {
-	local out=$1
-	shift
-	rm -rf "$out"
-	(cd "$T/proj" && env -i HOME="$T/home" PATH=/usr/bin:/bin LANG=C.UTF-8 "$MOAT" export --format k8s -o "$out" "$@")
-}
 
 # Every file of OUT, the scratch dir as @ROOT@, into DEST/.
 normalise() {
@@ -81,20 +61,15 @@ export_case() {
 	golden_check "$out.err.norm" "$GOLDEN/$name.stderr" "k8s $name: the table on stderr"
 }
 
-STRICT_JOB=(--image debian:12-slim --kind Job --profile strict --write "$T/out" --deny "$T/proj/secret.txt"
-	-- /bin/sh -c 'echo hi >/tmp/out/x')
-ALLOW_NET=(--image curlimages/curl:8.10.1 --allow-net api.example.org --allow-net '*.pkg.example.com:8443'
-	--allow-net 10.0.0.0/8 --allow-net '[2001:db8::1]:443' --allow-net localhost:5432 -- /usr/bin/curl https://api.example.org)
-export_case strict-job "${STRICT_JOB[@]}"
-export_case mcp-write --image node:22-slim --kind Deployment --config mcp.toml --server files
-export_case allow-net "${ALLOW_NET[@]}"
-export_case limits --image debian:12-slim --memory 512M --cpu 60 --pids 64 --files 256 --tmp-size 64M \
-	--timeout 90.5 --runtime-class gvisor -- /bin/sleep 1
+for c in $K8S_CASES; do
+	k8s_case_args "$c"
+	export_case "$c" "${ARGS[@]}"
+done
 
 # --- determinism: the same input, the same bytes ----------------------------
 for c in strict-job allow-net; do
-	if [ "$c" = strict-job ]; then args=("${STRICT_JOB[@]}"); else args=("${ALLOW_NET[@]}"); fi
-	k8s "$SCRATCH/again-$c" "${args[@]}" 2>/dev/null
+	k8s_case_args "$c"
+	k8s "$SCRATCH/again-$c" "${ARGS[@]}" 2>/dev/null
 	diff -r "$SCRATCH/out-$c" "$SCRATCH/again-$c" >"$SCRATCH/again-$c.diff"
 	ok $? "k8s $c: a second export is byte for byte the first ($(find "$SCRATCH/out-$c" -type f | wc -l) files)"
 done

@@ -18,16 +18,9 @@ set -u
 . "$(dirname "$0")/../lib/tap.sh"
 K8S=$ROOT/tests/k8s
 
-if ! command -v node >/dev/null || ! command -v npm >/dev/null; then
-	echo "ok 1 # SKIP node and npm are not installed"
-	echo "1..1"
-	exit 0
-fi
-if ! /usr/bin/python3 -c 'import yaml' 2>/dev/null; then
-	echo "ok 1 # SKIP python3-yaml is not installed: the YAML 1.1 reading cannot be compared"
-	echo "1..1"
-	exit 0
-fi
+command -v node >/dev/null && command -v npm >/dev/null || skip_all "node and npm are not installed"
+/usr/bin/python3 -c 'import yaml' 2>/dev/null ||
+	skip_all "python3-yaml is not installed: the YAML 1.1 reading cannot be compared"
 scratch
 
 . "$ROOT/tests/lib/npm_pinned.sh"

@@ -34,6 +34,7 @@ static const struct command_doc commands[] = {
     {"moat mcp unwrap [--server NAME]", "put them back as they were"},
     {"moat export --backend NAME -o DIR [OPTIONS] -- COMMAND", "what a backend would run"},
     {"moat oci export -o DIR [OPTIONS] -- COMMAND", "an OCI bundle for crun, runc, runsc"},
+    {"moat export --format k8s --image REF -o DIR [OPTIONS] -- COMMAND", "Kubernetes manifests, property by property"},
     {"moat --version", "the version and the git revision built from"},
     {"moat help [run|properties|man]", "this help, run's options, properties, moat(1)"},
 };

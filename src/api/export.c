@@ -97,6 +97,12 @@ int api_export_k8s(int n, char **args, const char *dir, struct k8s_options *opts
 	    cli_parse_run_meta(n, args, environ, &policy, &run_opts, &meta, err) < 0 ||
 	    env_build(&policy, environ, &envp, &names, err) < 0 || make_dir(dir, err) < 0)
 		goto out;
+	if (policy.mode == MOAT_MODE_OFF) {
+		moat_error_set(err, MOAT_E_USAGE, 0, "--format k8s: the policy asks for no sandbox (mode off): there is "
+						     "nothing to export");
+		moat_error_hint(err, "drop --mode off (or mode = \"off\" in the config)");
+		goto out;
+	}
 	opts->server = meta.name;
 	rc = k8s_export(&policy, envp, opts, dir, report_out, err);
 	opts->server = NULL;

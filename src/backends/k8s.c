@@ -34,6 +34,7 @@
 #include "backends/backend.h"
 #include "backends/seccomp_json.h"
 #include "policy/env.h"
+#include "policy/netdest.h"
 #include "util/cleanup.h"
 #include "util/mem.h"
 #include "util/yaml.h"
@@ -314,6 +315,61 @@ static json_t *np_ports(const struct moat_net_dest *d)
 	return a;
 }
 
+/* The ports of the allowlist's name entries a pinned name is allowed on
+ * (the policy's own matcher decides), into an egress rule's ports; false
+ * when it is allowed on every port. */
+static bool pin_ports(const struct moat_policy *p, const char *name, json_t *ports)
+{
+	size_t i, k, j;
+
+	/* Port 0 is in no entry's list: only a ":*" entry allows it. */
+	if (net_allow_name_via(p, name, 0, true))
+		return false;
+	for (i = 0; i < p->n_net_allow; i++) {
+		const struct moat_net_dest *d = &p->net_allow[i];
+		for (k = 0; d->kind != MOAT_NET_DEST_ADDR && k < d->n_ports; k++) {
+			bool seen = false;
+			json_t *x;
+			if (!net_allow_name_via(p, name, d->ports[k], true))
+				continue;
+			json_array_foreach(ports, j, x)
+				seen |= json_integer_value(json_object_get(x, "port")) == d->ports[k];
+			if (!seen)
+				json_array_append_new(ports, json_pack("{s:s, s:i}", "protocol", "TCP", "port",
+								       (int)d->ports[k]));
+		}
+	}
+	return true;
+}
+
+/* --resolve NAME=IP: the pod's /etc/hosts (hostAliases), and the address
+ * allowed on the name's ports, as moat's fence allows a pinned name's
+ * address.  Cilium learns addresses from DNS answers, which a name of
+ * /etc/hosts never gives. */
+static json_t *build_pins(const struct moat_policy *p, json_t *egress)
+{
+	json_t *aliases = json_array();
+	size_t i;
+
+	for (i = 0; i < p->n_net_pins; i++) {
+		const struct moat_net_pin *pin = &p->net_pins[i];
+		char text[INET6_ADDRSTRLEN], cidr[INET6_ADDRSTRLEN + 8];
+		json_t *ports = json_array();
+		json_t *rule;
+
+		inet_ntop(pin->family, pin->addr, text, sizeof(text));
+		snprintf(cidr, sizeof(cidr), "%s/%u", text, pin->family == AF_INET ? 32 : 128);
+		json_array_append_new(aliases, json_pack("{s:s, s:[s]}", "ip", text, "hostnames", pin->name));
+		rule = json_pack("{s:[{s:{s:s}}]}", "to", "ipBlock", "cidr", cidr);
+		if (pin_ports(p, pin->name, ports))
+			json_object_set_new(rule, "ports", ports);
+		else
+			json_decref(ports);
+		json_array_append_new(egress, rule);
+	}
+	return aliases;
+}
+
 static json_t *cilium_ports(const struct moat_net_dest *d)
 {
 	json_t *a = json_array();
@@ -330,15 +386,16 @@ static json_t *cilium_ports(const struct moat_net_dest *d)
 /* The NetworkPolicy: ingress always closed (moat's sandbox listens to no
  * one outside it), egress closed or open to the allowlist's addresses.
  * The CiliumNetworkPolicy for the names, into *fqdn (NULL when none). */
-static json_t *build_network(struct k8s_build *b, json_t **fqdn)
+static json_t *build_network(struct k8s_build *b, json_t **fqdn, json_t **aliases)
 {
 	const struct moat_policy *p = b->p;
 	json_t *egress = json_array(), *fq_rules = json_array(), *dns = json_array();
-	size_t i, n_addr = 0, n_names = 0, n_wild = 0, n_loop = 0;
+	size_t i, n_addr = 0, n_names = 0, n_wild = 0, n_loop = 0, n_proxy = 0;
 	cleanup_free char *np_name = moat_xasprintf("%s-net", b->name);
 	cleanup_free char *fq_name = moat_xasprintf("%s-fqdn", b->name);
 
 	*fqdn = NULL;
+	*aliases = NULL;
 	for (i = 0; p->net == MOAT_NET_ALLOW && i < p->n_net_allow; i++) {
 		const struct moat_net_dest *d = &p->net_allow[i];
 		if (d->host_loopback) {
@@ -355,6 +412,7 @@ static json_t *build_network(struct k8s_build *b, json_t **fqdn)
 			n_addr++;
 		} else {
 			bool wild = d->kind == MOAT_NET_DEST_WILDCARD;
+			n_proxy += d->proxy_only;
 			cleanup_free char *pattern = wild ? moat_xasprintf("*.%s", d->name) : moat_xstrdup(d->name);
 			const char *key = wild ? "matchPattern" : "matchName";
 			json_t *rule = json_pack("{s:[{s:s}]}", "toFQDNs", key, pattern);
@@ -366,6 +424,8 @@ static json_t *build_network(struct k8s_build *b, json_t **fqdn)
 			n_wild += wild;
 		}
 	}
+	if (p->net == MOAT_NET_ALLOW && p->n_net_pins)
+		*aliases = build_pins(p, egress);
 	if (n_names) {
 		/* The names are learnt from the pod's DNS answers: the pod may
 		 * ask kube-dns, for these names only. */
@@ -401,6 +461,14 @@ static json_t *build_network(struct k8s_build *b, json_t **fqdn)
 			    n_wild ? "; Cilium's * is one label: *.domain reaches a.domain, not a.b.domain as "
 				     "moat's does (stricter)"
 				   : "");
+		if (n_proxy)
+			row(b->table, "net.allow", K8S_NONE, NULL,
+			    "%zu proxy: entr%s: a pod has no moat proxy to hold them to the name asked for; "
+			    "allowed by name as the others are", n_proxy, n_proxy == 1 ? "y" : "ies");
+		if (p->n_net_pins)
+			row(b->table, "net.allow", K8S_CLUSTER, "a CNI that enforces NetworkPolicy",
+			    "%zu --resolve pin(s): hostAliases in the pod's /etc/hosts, each address allowed "
+			    "on its name's ports", p->n_net_pins);
 		if (n_loop)
 			row(b->table, "net.allow", K8S_NONE, NULL,
 			    "%zu entr%s for the host's loopback (localhost:PORT): a pod has no such host; left out", n_loop,
@@ -476,7 +544,8 @@ static int64_t deadline(const struct moat_policy *p)
 	return p->limits.timeout_s > 0 ? whole + ((double)whole < p->limits.timeout_s) : 0;
 }
 
-static json_t *build_pod_spec(struct k8s_build *b, json_t *container, json_t *profile_ref, bool restart)
+static json_t *build_pod_spec(struct k8s_build *b, json_t *container, json_t *profile_ref, json_t *aliases,
+			      bool restart)
 {
 	json_t *spec = json_object();
 
@@ -498,6 +567,8 @@ static json_t *build_pod_spec(struct k8s_build *b, json_t *container, json_t *pr
 	json_object_set_new(spec, "securityContext",
 			    json_pack("{s:b, s:i, s:i, s:i, s:O}", "runAsNonRoot", 1, "runAsUser", K8S_UID,
 				      "runAsGroup", K8S_UID, "fsGroup", K8S_UID, "seccompProfile", profile_ref));
+	if (aliases)
+		json_object_set(spec, "hostAliases", aliases);
 	json_object_set_new(spec, "containers", json_pack("[o]", container));
 	json_object_set(spec, "volumes", b->volumes);
 	return spec;
@@ -624,6 +695,7 @@ int k8s_export(const struct moat_policy *p, char *const *envp, const struct k8s_
 	cleanup_json json_t *table = json_array(), *volumes = json_array(), *mounts = json_array();
 	cleanup_json json_t *grants = json_array(), *image_paths = json_array(), *seccomp = NULL;
 	cleanup_json json_t *profile_ref = NULL, *netpol = NULL, *fqdn = NULL, *workload = NULL, *files = NULL;
+	cleanup_json json_t *aliases = NULL;
 	/* Under the allowlist the NetworkPolicy filters; the profile must let
 	 * the sockets be made (moat's own filter keeps them closed until its
 	 * fence is up, which a pod does not have). */
@@ -649,10 +721,11 @@ int k8s_export(const struct moat_policy *p, char *const *envp, const struct k8s_
 
 	if (build_volumes(&b, envp, err) < 0)
 		return -1;
-	netpol = build_network(&b, &fqdn);
+	netpol = build_network(&b, &fqdn, &aliases);
 	if (!(container = build_container(&b, envp, profile_ref, err)))
 		return -1;
-	workload = build_workload(&b, build_pod_spec(&b, container, profile_ref, strcmp(o.kind, "Deployment") == 0));
+	workload = build_workload(&b, build_pod_spec(&b, container, profile_ref, aliases,
+						     strcmp(o.kind, "Deployment") == 0));
 	table_process(&b, profile, &counts);
 	table_limits(&b);
 

@@ -144,8 +144,15 @@ static int export_run(int argc, char **argv, const char *forced_backend)
 		return 125;
 	}
 
-	if (format && strcmp(format, "k8s") == 0)
+	if (format && strcmp(format, "k8s") == 0) {
+		for (i = 1; i < n && strcmp(args[i], "--") != 0; i++)
+			if (strcmp(args[i], "--backend") == 0) {
+				fprintf(stderr, "moat: --backend has no meaning with --format k8s: the cluster runs "
+						"the pod\nmoat: hint: --runtime-class NAME picks the cluster's runtime\n");
+				return 125;
+			}
 		return export_k8s(n, args, dir, &ko);
+	}
 	if (ko.image || ko.kind || ko.runtime_class) {
 		fprintf(stderr, "moat: --image, --kind and --runtime-class are for --format k8s\n");
 		return 125;

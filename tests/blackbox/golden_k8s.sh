@@ -146,8 +146,13 @@ is "$(json_eval "$R" '{r["property"]: r["enforced"] for r in d["properties"] if 
 	'{"fs.secrets": "not expressible", "env.curated": "not expressible", "isolation": "cluster feature", "lsm": "not expressible", "res.memory": "manifest", "res.cpu": "not expressible", "res.pids": "cluster feature", "res.files": "not expressible", "res.timeout": "manifest"}' \
 	"k8s limits: memory and the deadline in the manifest, pids only with the kubelet's podPidsLimit, CPU time and files not expressible"
 is "$(json_eval "$SCRATCH/out-allow-net/moat/report.json" '[(r["enforced"], r.get("needs")) for r in d["properties"] if r["property"] == "net.allow"]')" \
-	'[["cluster feature", "a CNI that enforces NetworkPolicy"], ["cluster feature", "Cilium (CiliumNetworkPolicy toFQDNs)"], ["not expressible", null]]' \
-	"k8s allow-net: addresses need a NetworkPolicy CNI, names Cilium, the host's loopback cannot be expressed"
+	'[["cluster feature", "a CNI that enforces NetworkPolicy"], ["cluster feature", "Cilium (CiliumNetworkPolicy toFQDNs)"], ["not expressible", null], ["cluster feature", "a CNI that enforces NetworkPolicy"], ["not expressible", null]]' \
+	"k8s allow-net: addresses and pins need a NetworkPolicy CNI, names Cilium, the host's loopback and proxy: cannot be expressed"
+is "$(yq "$SCRATCH/out-allow-net/workload.yaml" 'd["spec"]["hostAliases"]')" "[{'ip': '192.0.2.10', 'hostnames': ['api.example.org']}]" \
+	"k8s allow-net: a --resolve pin is in the pod's /etc/hosts"
+is "$(yq "$SCRATCH/out-allow-net/networkpolicy.yaml" '[r for r in d["spec"]["egress"] if r["to"][0]["ipBlock"]["cidr"] == "192.0.2.10/32"]')" \
+	"[{'to': [{'ipBlock': {'cidr': '192.0.2.10/32'}}], 'ports': [{'protocol': 'TCP', 'port': 443}, {'protocol': 'TCP', 'port': 80}]}]" \
+	"  and its address allowed on the name's ports"
 is "$(json_eval "$R" 'sorted(set(r["enforced"] for r in d["properties"]))')" \
 	'["cluster feature", "manifest", "not expressible"]' "k8s: every row says one of the three"
 is "$(yq "$SCRATCH/out-limits/workload.yaml" '(d["spec"]["activeDeadlineSeconds"], d["spec"]["runtimeClassName"], d["spec"]["containers"][0]["resources"])')" \
@@ -177,6 +182,8 @@ refused "an unknown --kind" "--kind CronJob: unknown workload kind.*hint: --kind
 refused "a runtime class that is no name" "--runtime-class Bad_Name: not a RuntimeClass name" \
 	--image x --runtime-class Bad_Name -- /bin/true
 refused "a value that is not UTF-8" "the value of V is not UTF-8" --image x --env "V=$(printf 'a\xffb')" -- /bin/true
+refused "--mode off" "the policy asks for no sandbox \\(mode off\\).*hint: drop --mode off" --image x --mode off -- /bin/true
+refused "--backend" "--backend has no meaning with --format k8s.*hint: --runtime-class NAME" --image x --backend oci -- /bin/true
 (cd "$T/proj" && "$MOAT" export --kind Job -o "$SCRATCH/refused2" --backend oci -- /bin/true 2>"$SCRATCH/refused2.err")
 is "$?:$(cat "$SCRATCH/refused2.err")" "125:moat: --image, --kind and --runtime-class are for --format k8s" \
 	"k8s refused: --kind without --format k8s"

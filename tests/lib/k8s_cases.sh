@@ -31,7 +31,7 @@ k8s_case_args() { # k8s_case_args CASE: sets ARGS
 	mcp-write) ARGS=(--image node:22-slim --kind Deployment --config mcp.toml --server files) ;;
 	allow-net) ARGS=(--image curlimages/curl:8.10.1 --allow-net api.example.org --allow-net '*.pkg.example.com:8443'
 		--allow-net 10.0.0.0/8 --allow-net '[2001:db8::1]:443' --allow-net localhost:5432
-		-- /usr/bin/curl https://api.example.org) ;;
+		--allow-net proxy:pkg.example.net --resolve api.example.org=192.0.2.10 -- /usr/bin/curl https://api.example.org) ;;
 	limits) ARGS=(--image debian:12-slim --memory 512M --cpu 60 --pids 64 --files 256 --tmp-size 64M --timeout 90.5
 		--runtime-class gvisor -- /bin/sleep 1) ;;
 	esac

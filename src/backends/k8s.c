@@ -494,9 +494,12 @@ static json_t *build_container(struct k8s_build *b, char *const *envp, json_t *p
 	json_t *limits = json_object();
 	size_t i;
 
+	/* argv[0] as written, not as this host's PATH resolved it: the image
+	 * has its own layout (node:22-slim's node is /usr/local/bin/node), and
+	 * the runtime looks a bare name up in the container's PATH. */
 	for (i = 0; i < p->argc; i++) {
 		cleanup_free char *what = moat_xasprintf("argument %zu of the command", i);
-		json_t *a = utf8(i == 0 ? p->exe : p->argv[i], what, err);
+		json_t *a = utf8(p->argv[i], what, err);
 		if (!a) {
 			json_decref(limits);
 			return NULL;

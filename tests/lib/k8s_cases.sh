@@ -33,6 +33,6 @@ k8s_case_args() { # k8s_case_args CASE: sets ARGS
 		--allow-net 10.0.0.0/8 --allow-net '[2001:db8::1]:443' --allow-net localhost:5432
 		--allow-net proxy:pkg.example.net --resolve api.example.org=192.0.2.10 -- /usr/bin/curl https://api.example.org) ;;
 	limits) ARGS=(--image debian:12-slim --memory 512M --cpu 60 --pids 64 --files 256 --tmp-size 64M --timeout 90.5
-		--runtime-class gvisor -- /bin/sleep 1) ;;
+		--runtime-class gvisor -- sleep 1) ;;
 	esac
 }

@@ -714,6 +714,10 @@ int k8s_export(const struct moat_policy *p, char *const *envp, const struct k8s_
 		return -1;
 	if (!o.kind)
 		o.kind = "Pod";
+	/* Strong isolation asked for (--backend gvisor, sandbox = "gvisor"):
+	 * gVisor's RuntimeClass, unless another is named. */
+	if (!o.runtime_class && strcmp(p->backend, "gvisor") == 0)
+		o.runtime_class = "gvisor";
 	name = workload_name(p, &o);
 	b.name = name;
 	profile = moat_xasprintf("moat/%s.json", name);

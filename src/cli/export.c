@@ -145,10 +145,14 @@ static int export_run(int argc, char **argv, const char *forced_backend)
 	}
 
 	if (format && strcmp(format, "k8s") == 0) {
+		/* The cluster runs the pod: a backend means nothing there, but
+		 * gVisor, asked for strong isolation, is the gvisor RuntimeClass. */
 		for (i = 1; i < n && strcmp(args[i], "--") != 0; i++)
-			if (strcmp(args[i], "--backend") == 0) {
-				fprintf(stderr, "moat: --backend has no meaning with --format k8s: the cluster runs "
-						"the pod\nmoat: hint: --runtime-class NAME picks the cluster's runtime\n");
+			if (strcmp(args[i], "--backend") == 0 && i + 1 < n && strcmp(args[i + 1], "gvisor") != 0 &&
+			    strcmp(args[i + 1], "auto") != 0) {
+				fprintf(stderr, "moat: --backend %s has no meaning with --format k8s: the cluster runs "
+						"the pod\nmoat: hint: --runtime-class NAME picks the cluster's runtime "
+						"(--backend gvisor: runtimeClassName gvisor)\n", args[i + 1]);
 				return 125;
 			}
 		return export_k8s(n, args, dir, &ko);

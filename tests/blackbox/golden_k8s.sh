@@ -183,7 +183,11 @@ refused "a runtime class that is no name" "--runtime-class Bad_Name: not a Runti
 	--image x --runtime-class Bad_Name -- /bin/true
 refused "a value that is not UTF-8" "the value of V is not UTF-8" --image x --env "V=$(printf 'a\xffb')" -- /bin/true
 refused "--mode off" "the policy asks for no sandbox \\(mode off\\).*hint: drop --mode off" --image x --mode off -- /bin/true
-refused "--backend" "--backend has no meaning with --format k8s.*hint: --runtime-class NAME" --image x --backend oci -- /bin/true
+refused "--backend oci" "--backend oci has no meaning with --format k8s.*hint: --runtime-class NAME" \
+	--image x --backend oci -- /bin/true
+k8s "$SCRATCH/gvisor" --image x --backend gvisor -- /bin/true 2>/dev/null
+is "$(yq "$SCRATCH/gvisor/workload.yaml" 'd["spec"]["runtimeClassName"]'):$(json_eval "$SCRATCH/gvisor/moat/report.json" '[r["enforced"] for r in d["properties"] if r["property"] == "isolation"]')" \
+	'gvisor:["cluster feature"]' "k8s: --backend gvisor (strong isolation) is runtimeClassName gvisor, a cluster feature"
 (cd "$T/proj" && "$MOAT" export --kind Job -o "$SCRATCH/refused2" --backend oci -- /bin/true 2>"$SCRATCH/refused2.err")
 is "$?:$(cat "$SCRATCH/refused2.err")" "125:moat: --image, --kind and --runtime-class are for --format k8s" \
 	"k8s refused: --kind without --format k8s"

@@ -25,6 +25,7 @@
 
 #include <arpa/inet.h>
 #include <errno.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -36,6 +37,7 @@
 #include "policy/env.h"
 #include "policy/netdest.h"
 #include "util/cleanup.h"
+#include "util/cleanup_json.h"
 #include "util/mem.h"
 #include "util/yaml.h"
 
@@ -43,13 +45,6 @@
 #define K8S_UID 65534
 #define NAME_LABEL "app.kubernetes.io/name"
 #define PROFILE_DIR "seccomp/moat"
-
-static void release_json(json_t **j)
-{
-	if (*j)
-		json_decref(*j);
-}
-#define cleanup_json __attribute__((cleanup(release_json)))
 
 /* --- names ----------------------------------------------------------------- */
 

@@ -46,6 +46,7 @@
 #include "resolve/view.h"
 #include "policy/env.h"
 #include "util/cleanup.h"
+#include "util/cleanup_json.h"
 #include "util/mem.h"
 #include "util/path.h"
 
@@ -77,13 +78,6 @@ struct oci_facts {
 	const struct limits_plan *lp; /* the limits, decided from bp->caps */
 	bool cwd_link;    /* process.cwd is CWD_LINK */
 };
-
-static void release_json(json_t **j)
-{
-	if (*j)
-		json_decref(*j);
-}
-#define cleanup_json __attribute__((cleanup(release_json)))
 
 /* --- the root directory ---------------------------------------------------- */
 

@@ -275,12 +275,15 @@ static int build_volumes(struct k8s_build *b, char *const *envp, struct moat_err
 	sort_mounts(b->mounts);
 
 	row(b->table, "fs.read", K8S_MANIFEST, NULL,
-	    "the container sees its image and %zu volume(s) at the granted paths (PersistentVolumeClaim "
-	    "placeholders to create or replace); the profile's system paths are the image's own",
+	    "of the node's files the container sees only the %zu volume(s) at the granted paths "
+	    "(PersistentVolumeClaim placeholders to create or replace)",
 	    b->n_grants);
+	row(b->table, "fs.read", K8S_NONE, NULL,
+	    "inside the image every file is readable: a manifest cannot narrow reads to the policy's paths (the "
+	    "profile's system paths are the image's own); keep the image to what the command needs");
 	row(b->table, "fs.write", K8S_MANIFEST, NULL,
-	    "readOnlyRootFilesystem; writable only: the write grants' volumes, /tmp and HOME (emptyDir); "
-	    "read grants are readOnly mounts of read-only claims");
+	    "readOnlyRootFilesystem; writable only: the write grants' volumes, /tmp and HOME (emptyDir) and the "
+	    "pod's own /dev/shm; read grants are readOnly mounts of read-only claims");
 	if (p->private_tmp)
 		row(b->table, "fs.tmp", K8S_MANIFEST, NULL,
 		    "emptyDir in memory at /tmp, sizeLimit %lld, counted in the pod's memory, gone with the pod",

@@ -77,6 +77,14 @@ int k8s_options_check(const struct k8s_options *o, struct moat_error *err)
 		return moat_error_hint(err, "--image REF, an image that holds the command and what it needs "
 					    "(e.g. --image node:22-slim); moat does not build one");
 	}
+	{
+		json_t *ok = json_string(o->image);
+		if (!ok) {
+			moat_error_set(err, MOAT_E_USAGE, 0, "--image: not UTF-8");
+			return moat_error_hint(err, "an image reference, e.g. --image node:22-slim");
+		}
+		json_decref(ok);
+	}
 	if (o->kind && !kind_known(o->kind)) {
 		moat_error_set(err, MOAT_E_USAGE, 0, "--kind %s: unknown workload kind", o->kind);
 		return moat_error_hint(err, "--kind Pod, Job or Deployment");
@@ -516,8 +524,14 @@ static json_t *build_container(struct k8s_build *b, char *const *envp, json_t *p
 		json_array_append_new(env, json_pack("{s:s, s:o}", "name", name, "value", v));
 	}
 	c = json_pack("{s:s, s:s, s:O}", "name", "command", "image", b->o->image, "command", command);
-	if (under_grant(p, p->cwd))
-		json_object_set_new(c, "workingDir", json_string(p->cwd));
+	if (under_grant(p, p->cwd)) {
+		json_t *cwd = utf8(p->cwd, "the current directory", err);
+		if (!cwd) {
+			json_decref(limits);
+			return NULL;
+		}
+		json_object_set_new(c, "workingDir", cwd);
+	}
 	json_object_set(c, "env", env);
 	if (b->o->server)
 		json_object_set_new(c, "stdin", json_true());

@@ -182,6 +182,7 @@ refused "an unknown --kind" "--kind CronJob: unknown workload kind.*hint: --kind
 refused "a runtime class that is no name" "--runtime-class Bad_Name: not a RuntimeClass name" \
 	--image x --runtime-class Bad_Name -- /bin/true
 refused "a value that is not UTF-8" "the value of V is not UTF-8" --image x --env "V=$(printf 'a\xffb')" -- /bin/true
+refused "an image that is not UTF-8" "--image: not UTF-8" --image "$(printf 'a\xffb')" -- /bin/true
 refused "--mode off" "the policy asks for no sandbox \\(mode off\\).*hint: drop --mode off" --image x --mode off -- /bin/true
 refused "--backend oci" "--backend oci has no meaning with --format k8s.*hint: --runtime-class NAME" \
 	--image x --backend oci -- /bin/true

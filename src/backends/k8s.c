@@ -31,6 +31,7 @@
 #include <string.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "backends/backend.h"
 #include "backends/seccomp_json.h"
@@ -687,6 +688,23 @@ static int make_subdir(const char *dir, const char *name, struct moat_error *err
 	return moat_error_set(err, MOAT_E_SYSTEM, errno == EEXIST ? ENOTDIR : errno, "creating %s", path);
 }
 
+/* A manifest of an earlier export into the same DIR that this one does not
+ * write (cilium-fqdn.yaml of an allowlist, now --net none) would still be
+ * applied by `kubectl apply -f DIR`, with the earlier, wider policy: every
+ * name this writer uses goes first. */
+static int remove_stale(const char *dir, struct moat_error *err)
+{
+	static const char *const names[] = {"workload.yaml", "networkpolicy.yaml", "cilium-fqdn.yaml", "moat/report.json"};
+	size_t i;
+
+	for (i = 0; i < ARRAY_LEN(names); i++) {
+		cleanup_free char *path = moat_xasprintf("%s/%s", dir, names[i]);
+		if (unlink(path) != 0 && errno != ENOENT)
+			return moat_error_set(err, MOAT_E_SYSTEM, errno, "removing the earlier export's %s", path);
+	}
+	return 0;
+}
+
 static int write_yaml(const char *dir, const char *name, const json_t *j, struct moat_error *err)
 {
 	cleanup_free char *text = yaml_dump(j);
@@ -750,6 +768,8 @@ int k8s_export(const struct moat_policy *p, char *const *envp, const struct k8s_
 
 	if (make_subdir(dir, "seccomp", err) < 0 || make_subdir(dir, PROFILE_DIR, err) < 0 ||
 	    make_subdir(dir, "moat", err) < 0)
+		return -1;
+	if (remove_stale(dir, err) < 0)
 		return -1;
 	files = json_pack("[s]", "workload.yaml");
 	if (write_yaml(dir, "workload.yaml", workload, err) < 0 || write_json_file(dir, profile_file, seccomp, err) < 0)

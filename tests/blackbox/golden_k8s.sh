@@ -70,6 +70,18 @@ for c in strict-job allow-net; do
 	ok $? "k8s $c: a second export is byte for byte the first ($(find "$SCRATCH/out-$c" -type f | wc -l) files)"
 done
 
+# An export over an earlier one leaves none of the earlier manifests: a
+# stale cilium-fqdn.yaml would be applied with the wider policy.
+k8s_case_args allow-net
+k8s "$SCRATCH/over" "${ARGS[@]}" 2>/dev/null
+is "$(cd "$SCRATCH/over" && ls *.yaml | tr '\n' ' ')" "cilium-fqdn.yaml networkpolicy.yaml workload.yaml " \
+	"k8s: the allowlist's export has a cilium-fqdn.yaml"
+(cd "$T/proj" && env -i HOME="$T/home" PATH=/usr/bin:/bin "$MOAT" export --format k8s -o "$SCRATCH/over" --image x \
+	--net none -- /bin/true 2>/dev/null)
+is "$(cd "$SCRATCH/over" && ls *.yaml | tr '\n' ' ')" "networkpolicy.yaml workload.yaml " \
+	"k8s: an export of --net none over the allowlist's removes its cilium-fqdn.yaml"
+is "$(grep -c '^  egress: \[\]$' "$SCRATCH/over/networkpolicy.yaml")" 1 "  and its NetworkPolicy denies all egress"
+
 # --- the seccomp profile is the OCI bundle's linux.seccomp ------------------
 same_rules() { # same_rules K8S_OUT OCI_OUT
 	"$PY" - "$1" "$2" <<'EOF'

@@ -92,6 +92,7 @@ int api_export_k8s(int n, char **args, const char *dir, struct k8s_options *opts
 
 	policy_init(&policy);
 	run_options_init(&run_opts);
+	run_opts.for_another_host = true;
 	/* The image is checked first: without it nothing can be written. */
 	if (k8s_options_check(opts, err) < 0 ||
 	    cli_parse_run_meta(n, args, environ, &policy, &run_opts, &meta, err) < 0 ||

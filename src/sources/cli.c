@@ -869,10 +869,10 @@ int cli_parse_run_meta(int argc, char **argv, char *const *environ_in, struct mo
 	if (apply_flags(&s, home, err) < 0)
 		goto out;
 	if (p->git_work_tree && p->mode != MOAT_MODE_OFF && strcmp(p->backend, "none") != 0 &&
-	    add_git_config(p, home, environ_in, &o->notes, err) < 0)
+	    !o->for_another_host && add_git_config(p, home, environ_in, &o->notes, err) < 0)
 		goto out;
 	/* After the flags: --env and --write name the user's own caches. */
-	if (pkgcache_add(p, home, environ_in, &o->notes, err) < 0)
+	if (!o->for_another_host && pkgcache_add(p, home, environ_in, &o->notes, err) < 0)
 		goto out;
 	/* What the command needs to start, against the grants it ended up
 	 * with (sources/interp.h); a sandbox that is off hides nothing. */

@@ -17,6 +17,11 @@ struct moat_run_options {
 	bool dry_run;
 	bool help;
 	bool mkdir;		   /* --mkdir: make the missing directories of the write grants */
+	/* Set by the caller: the policy is for another machine (moat export
+	 * --format k8s), so nothing of this host's own is made and granted
+	 * for it -- no package caches of moat's, no filtered git
+	 * configuration, whose files the cluster does not have. */
+	bool for_another_host;
 	struct netset_notes notes; /* what a destination set left out, for stderr */
 	/* Set by the caller: a command that is not found or not executable
 	 * does not fail the parse, which builds the rest of the policy (with

@@ -29,7 +29,7 @@
 # says so.
 set -u
 . "$(dirname "$0")/../lib/tap.sh"
-command -v podman >/dev/null || skip_all "podman is not installed: the exported Pod is not run (podman kube play)"
+command -v podman >/dev/null || skip_all "podman is not installed (scripts/ensure-deps test installs it): the exported Pod is not run (podman kube play)"
 command -v runc >/dev/null || skip_all "runc is not installed: podman kube play has no runtime that runs here"
 /usr/bin/python3 -c 'import yaml' 2>/dev/null || skip_all "python3-yaml is not installed: the manifest cannot be adapted for podman"
 [ "$(id -u)" = 0 ] || skip_all "podman kube play runs as root only here (rootless podman needs a writable HOME and subuid ranges)"

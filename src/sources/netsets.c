@@ -1152,30 +1152,50 @@ static const struct setting *pip_pick(const struct pip_conf *c, int k)
 				     : NULL;
 }
 
+/* pip's part of @pypi: the index (pypi.org unless replaced) and the extra
+ * ones, read into *c (the caller frees it). */
+static int expand_pip(struct expand *x, struct pip_conf *c, bool *pypi, bool *testpypi)
+{
+	const struct setting *v;
+	int k;
+
+	if (pip_files(x, c) < 0)
+		return -1;
+	pip_env(x, c);
+	for (k = 0; k < PIP__KEYS; k++) {
+		if (!(v = pip_pick(c, k)))
+			continue;
+		if (add_index_list(x, v->value, v->where, pip_keys[k], false, pypi, testpypi) < 0)
+			return -1;
+	}
+	if (!pip_pick(c, PIP_INDEX_URL)) {
+		add_fixed(x, "https://pypi.org/simple", "pip's default index");
+		*pypi = true;
+	}
+	return 0;
+}
+
+/* pypi.org serves its files from files.pythonhosted.org; another index's
+ * files are wherever it says (often its own host). */
+static void add_files_hosts(struct expand *x, bool pypi, bool testpypi)
+{
+	if (pypi)
+		add_fixed(x, "https://files.pythonhosted.org/", "pypi.org's files");
+	if (testpypi)
+		add_fixed(x, "https://test-files.pythonhosted.org/", "test.pypi.org's files");
+}
+
 static int expand_pypi(struct expand *x)
 {
 	struct pip_conf c;
-	const struct setting *v;
 	const char *uv_names[] = {"UV_DEFAULT_INDEX", "UV_INDEX_URL"};
 	bool pypi = false, testpypi = false, uv_default = false;
-	int rc = -1, k;
+	int rc = -1;
 	size_t i;
 
 	memset(&c, 0, sizeof(c));
-	if (pip_files(x, &c) < 0)
+	if (expand_pip(x, &c, &pypi, &testpypi) < 0)
 		goto out;
-	pip_env(x, &c);
-	/* pip: the index (pypi.org unless replaced), and the extra ones. */
-	for (k = 0; k < PIP__KEYS; k++) {
-		if (!(v = pip_pick(&c, k)))
-			continue;
-		if (add_index_list(x, v->value, v->where, pip_keys[k], false, &pypi, &testpypi) < 0)
-			goto out;
-	}
-	if (!pip_pick(&c, PIP_INDEX_URL)) {
-		add_fixed(x, "https://pypi.org/simple", "pip's default index");
-		pypi = true;
-	}
 	/* uv: its default index (UV_DEFAULT_INDEX, or the older
 	 * UV_INDEX_URL; pypi.org unless one is set), and the others. */
 	for (i = 0; i < 2 && !uv_default; i++) {
@@ -1198,12 +1218,7 @@ static int expand_pypi(struct expand *x)
 		if (val && add_index_list(x, val, name, NULL, i == 0, &pypi, &testpypi) < 0)
 			goto out;
 	}
-	/* pypi.org serves its files from files.pythonhosted.org; another
-	 * index's files are wherever it says (often its own host). */
-	if (pypi)
-		add_fixed(x, "https://files.pythonhosted.org/", "pypi.org's files");
-	if (testpypi)
-		add_fixed(x, "https://test-files.pythonhosted.org/", "test.pypi.org's files");
+	add_files_hosts(x, pypi, testpypi);
 	rc = 0;
 out:
 	pip_conf_free(&c);
@@ -1473,6 +1488,57 @@ int netset_npm_urls(const struct netset_host *h, struct netset_urls *out, struct
 	}
 	*out = u;
 	return 0;
+}
+
+/* A whitespace-separated list of index URLs, each without its user part. */
+static char *url_list_without_users(const char *list)
+{
+	cleanup_free char *copy = moat_xstrdup(list);
+	char *save = NULL, *tok, *out = NULL;
+
+	for (tok = strtok_r(copy, " \t\n\r", &save); tok; tok = strtok_r(NULL, " \t\n\r", &save)) {
+		cleanup_free char *bare = url_without_user(tok);
+		char *next = out ? moat_xasprintf("%s %s", out, bare) : moat_xstrdup(bare);
+
+		free(out);
+		out = next;
+	}
+	return out ? out : moat_xstrdup("");
+}
+
+int netset_pip_expand(const struct netset_host *h, struct moat_origin origin, struct moat_policy *p,
+		      struct netset_notes *notes, struct netset_urls *out, struct moat_error *err)
+{
+	const char *home = config_getenv(h->env, "HOME");
+	struct expand x = {.h = h,
+			   .home = home && home[0] == '/' ? home : NULL,
+			   .set = set_names[SET_PYPI],
+			   .origin = origin,
+			   .p = p,
+			   .notes = notes,
+			   .err = err};
+	struct netset_urls u = {0};
+	struct pip_conf c;
+	bool pypi = false, testpypi = false;
+	int rc = -1;
+
+	memset(&c, 0, sizeof(c));
+	if (expand_pip(&x, &c, &pypi, &testpypi) < 0)
+		goto out;
+	add_files_hosts(&x, pypi, testpypi);
+	for (int k = 0; k < PIP__KEYS; k++) {
+		const struct setting *v = pip_pick(&c, k);
+
+		if (v && strstr(v->value, "://")) {
+			cleanup_free char *list = url_list_without_users(v->value);
+			urls_add(&u, pip_keys[k], list);
+		}
+	}
+	*out = u;
+	rc = 0;
+out:
+	pip_conf_free(&c);
+	return rc;
 }
 
 int netset_expand(unsigned mask, const struct netset_host *h, struct moat_origin origin, struct moat_policy *p,

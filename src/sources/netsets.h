@@ -65,6 +65,15 @@ struct netset_urls {
 };
 
 int netset_npm_urls(const struct netset_host *h, struct netset_urls *out, struct moat_error *err);
+
+/* pip's part of @pypi (its index, the extra ones, their files' hosts; not
+ * uv's) added to p's allowlist as netset_expand adds a set, and the URLs
+ * pip reads on this host into *out: keys[i] "index-url" or
+ * "extra-index-url" (none: pip's default, pypi.org), urls[i] the
+ * whitespace-separated list, each URL without its user part.  For pip in
+ * a package runner's fetch phase, told them through its environment. */
+int netset_pip_expand(const struct netset_host *h, struct moat_origin origin, struct moat_policy *p,
+		      struct netset_notes *notes, struct netset_urls *out, struct moat_error *err);
 void netset_urls_free(struct netset_urls *u);
 
 /* A URL, scheme://[user[:password]@]host[:port][/path], as an allowlist

@@ -142,10 +142,16 @@ static int fetch_refused(const struct runner_run *rr, const struct moat_plan *fp
 		}
 	}
 	fetch_failed(result, 125, msg);
-	fprintf(stderr,
-		"moat: hint: install it where the network is open, then run it from there: `npm install --prefix DIR "
-		"%s`, and `moat run --cwd DIR --read DIR ... -- %s ...`\n",
-		rc->packages[0], rr->argv[0]);
+	if (rc->kind == RUNNER_KIND_PIPX)
+		fprintf(stderr,
+			"moat: hint: install it where the network is open, then run it from there: `python3 -m venv DIR "
+			"&& DIR/bin/pip install %s`, and `moat run --read DIR ... -- DIR/bin/COMMAND ...`\n",
+			rc->packages[0]);
+	else
+		fprintf(stderr,
+			"moat: hint: install it where the network is open, then run it from there: `npm install "
+			"--prefix DIR %s`, and `moat run --cwd DIR --read DIR ... -- %s ...`\n",
+			rc->packages[0], rr->argv[0]);
 	return 1;
 }
 
@@ -176,7 +182,7 @@ static int do_fetch(struct moat_policy *p, const struct moat_host *host, bool dr
 	struct moat_launch_result fres = {0};
 	struct netset_notes notes = {0};
 	cleanup_free char *output = NULL;
-	const struct moat_env_rule *reg;
+	const char *reg;
 	char msg[MOAT_ERR_MSG_MAX];
 	long long t0;
 	int rc_code = 125, ret = -1;
@@ -223,9 +229,9 @@ static int do_fetch(struct moat_policy *p, const struct moat_host *host, bool dr
 		ret = fetch_refused(rr, &fplan, result);
 		goto out;
 	}
-	reg = policy_find_env(&fp, "npm_config_registry");
+	reg = runner_registry_shown(rc, &fp);
 	fprintf(stderr, "moat: %s: fetching %s from %s into %s (a sandbox of its own: that registry, that cache)\n",
-		rc->name, rc->packages[0], reg && reg->value ? reg->value : "npm's registry", rc->cache);
+		rc->name, rc->packages[0], reg, rc->cache);
 	t0 = moat_now_ns();
 	if (fetch_launch(&fp, &fplan, t0, &fres, &output, err) < 0) {
 		say_output(output);
@@ -250,13 +256,12 @@ static int do_fetch(struct moat_policy *p, const struct moat_host *host, bool dr
 	if (!fres.executed || fres.exit_code != 0 || !runner_find_install(rc)) {
 		rr->outcome = "failed";
 		if (!fres.executed)
-			snprintf(msg, sizeof(msg), "npm did not start: %.900s", fres.failure);
+			snprintf(msg, sizeof(msg), "%s did not start: %.900s", rc->tool, fres.failure);
 		else if (fres.exit_code != 0)
-			rc_code = runner_fetch_failure(rc, output, reg && reg->value ? reg->value : "npm's registry",
-						       msg, sizeof(msg));
+			rc_code = runner_fetch_failure(rc, output, reg, msg, sizeof(msg));
 		else
-			snprintf(msg, sizeof(msg), "npm ended well but %s has no command %s in moat's cache (%s)",
-				 rc->packages[0], rc->cmd ? rc->cmd : "of its own", rc->cache);
+			snprintf(msg, sizeof(msg), "%s ended well but %s has no command %s in moat's cache (%s)",
+				 rc->tool, rc->packages[0], rc->cmd ? rc->cmd : "of its own", rc->cache);
 		ret = fetch_failed(result, fres.executed && fres.exit_code != 0 ? rc_code : 125, msg);
 		goto out;
 	}

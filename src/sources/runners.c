@@ -1,5 +1,6 @@
 /* Package runners (sources/runners.h; docs/policy.md, "Package runners"). */
 #include "sources/runners.h"
+#include "sources/runner_parts.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -33,19 +34,19 @@ struct runner_def {
 	const char *exe;
 	const char *sub[2];   /* the words after the executable; a second alias for the first */
 	const char *sub_next; /* a word after sub ("uv tool run"), or NULL */
-	bool npm;
+	enum runner_kind kind;
 	const char *install; /* the others: how to install the package first */
 };
 
 static const struct runner_def runners[] = {
-    {"npx", "npx", {NULL, NULL}, NULL, true, NULL},
-    {"npm exec", "npm", {"exec", "x"}, NULL, true, NULL},
-    {"pnpm dlx", "pnpm", {"dlx", NULL}, NULL, false, "pnpm add --dir DIR PKG"},
-    {"bunx", "bunx", {NULL, NULL}, NULL, false, "bun add --cwd DIR PKG"},
-    {"bunx", "bun", {"x", NULL}, NULL, false, "bun add --cwd DIR PKG"},
-    {"uvx", "uvx", {NULL, NULL}, NULL, false, "uv tool install PKG"},
-    {"uvx", "uv", {"tool", NULL}, "run", false, "uv tool install PKG"},
-    {"pipx run", "pipx", {"run", NULL}, NULL, false, "pipx install PKG"},
+    {"npx", "npx", {NULL, NULL}, NULL, RUNNER_KIND_NPM, NULL},
+    {"npm exec", "npm", {"exec", "x"}, NULL, RUNNER_KIND_NPM, NULL},
+    {"pnpm dlx", "pnpm", {"dlx", NULL}, NULL, RUNNER_KIND_OTHER, "pnpm add --dir DIR PKG"},
+    {"bunx", "bunx", {NULL, NULL}, NULL, RUNNER_KIND_OTHER, "bun add --cwd DIR PKG"},
+    {"bunx", "bun", {"x", NULL}, NULL, RUNNER_KIND_OTHER, "bun add --cwd DIR PKG"},
+    {"uvx", "uvx", {NULL, NULL}, NULL, RUNNER_KIND_OTHER, "uv tool install PKG"},
+    {"uvx", "uv", {"tool", NULL}, "run", RUNNER_KIND_OTHER, "uv tool install PKG"},
+    {"pipx run", "pipx", {"run", NULL}, NULL, RUNNER_KIND_PIPX, NULL},
 };
 
 /* npx's options (npm's bin/npx-cli.js and `npm exec`): those that change
@@ -63,7 +64,7 @@ static const char *const npx_switches[] = {"q",
 					   "no-progress",
 					   "ignore-scripts"};
 
-static void call_free_strs(char **v, size_t n)
+void runner_free_strs(char **v, size_t n)
 {
 	for (size_t i = 0; i < n; i++)
 		free(v[i]);
@@ -73,7 +74,7 @@ static void call_free_strs(char **v, size_t n)
 void runner_call_free(struct runner_call *rc)
 {
 	free(rc->why);
-	call_free_strs(rc->packages, rc->n_packages);
+	runner_free_strs(rc->packages, rc->n_packages);
 	free(rc->cmd);
 	free(rc->registry);
 	free(rc->cache);
@@ -83,8 +84,7 @@ void runner_call_free(struct runner_call *rc)
 	memset(rc, 0, sizeof(*rc));
 }
 
-static void as_written(struct runner_call *rc, bool note, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
-static void as_written(struct runner_call *rc, bool note, const char *fmt, ...)
+void runner_as_written(struct runner_call *rc, bool note, const char *fmt, ...)
 {
 	va_list ap;
 
@@ -226,7 +226,7 @@ static int cmp_str(const void *a, const void *b)
 /* One cache per package list (and registry given to the runner): an install
  * script can write only the cache of the package that brought it, so it
  * cannot change what another server runs. */
-static char *cache_key(const struct runner_call *rc)
+char *runner_cache_key(const struct runner_call *rc)
 {
 	cleanup_free char **sorted = moat_xcalloc(rc->n_packages, sizeof(char *));
 	cleanup_free char *text = moat_xstrdup(rc->registry ? rc->registry : "");
@@ -244,7 +244,7 @@ static char *cache_key(const struct runner_call *rc)
 	return moat_xstrdup(hex);
 }
 
-static void add_package(struct runner_call *rc, const char *spec)
+void runner_add_package(struct runner_call *rc, const char *spec)
 {
 	size_t cap = rc->n_packages;
 
@@ -293,7 +293,7 @@ static bool npx_parse(const struct moat_policy *p, size_t i, struct runner_call 
 			continue;
 		} else if (KEY("p") || KEY("package") || KEY("registry")) {
 			if (!val && i + 1 >= p->argc) {
-				as_written(rc, true, "%s: %s needs a value", rc->name, a);
+				runner_as_written(rc, true, "%s: %s needs a value", rc->name, a);
 				return false;
 			}
 			val = val ? val : p->argv[++i];
@@ -301,14 +301,14 @@ static bool npx_parse(const struct moat_policy *p, size_t i, struct runner_call 
 				free(rc->registry);
 				rc->registry = moat_xstrdup(val);
 			} else {
-				add_package(rc, val);
+				runner_add_package(rc, val);
 			}
 		} else if (KEY("c") || KEY("call")) {
-			as_written(rc, false, "%s --call runs a shell command: moat cannot tell what it fetches",
+			runner_as_written(rc, false, "%s --call runs a shell command: moat cannot tell what it fetches",
 				   rc->name);
 			return false;
 		} else {
-			as_written(
+			runner_as_written(
 			    rc, true,
 			    "%s: moat does not know the option %s (nor whether it takes a value), so it cannot tell "
 			    "the package from the rest",
@@ -318,7 +318,7 @@ static bool npx_parse(const struct moat_policy *p, size_t i, struct runner_call 
 #undef KEY
 	}
 	if (i >= p->argc) {
-		as_written(rc, false, "%s has nothing to run", rc->name);
+		runner_as_written(rc, false, "%s has nothing to run", rc->name);
 		return false;
 	}
 	word = p->argv[i];
@@ -327,7 +327,7 @@ static bool npx_parse(const struct moat_policy *p, size_t i, struct runner_call 
 	if (!dashdash && strcmp(rc->name, "npx") != 0)
 		for (size_t k = i + 1; k < p->argc; k++)
 			if (p->argv[k][0] == '-') {
-				as_written(rc, true,
+				runner_as_written(rc, true,
 					   "%s without `--` before the package: npm reads %s as its own option; write "
 					   "`%s -- %s ...`",
 					   rc->name, p->argv[k], rc->name, word);
@@ -336,14 +336,14 @@ static bool npx_parse(const struct moat_policy *p, size_t i, struct runner_call 
 	if (rc->n_packages)
 		rc->cmd = moat_xstrdup(word);
 	else
-		add_package(rc, word);
+		runner_add_package(rc, word);
 	rc->args_at = i + 1;
 	if (offline) {
-		as_written(rc, false, "%s --offline: npm takes the package from its own cache, as written", rc->name);
+		runner_as_written(rc, false, "%s --offline: npm takes the package from its own cache, as written", rc->name);
 		return false;
 	}
 	if (no_install) {
-		as_written(rc, false, "%s may not install (--yes=false, --no-install): it runs as written", rc->name);
+		runner_as_written(rc, false, "%s may not install (--yes=false, --no-install): it runs as written", rc->name);
 		return false;
 	}
 	return true;
@@ -360,7 +360,7 @@ static bool env_says(const struct moat_policy *p, const char *name, const char *
 int runner_detect(const struct moat_policy *p, char *const *env, struct runner_call *rc, struct moat_error *err)
 {
 	const struct runner_def *def = NULL;
-	cleanup_free char *project = NULL, *nm = NULL, *global = NULL, *root = NULL, *key = NULL;
+	cleanup_free char *project = NULL, *nm = NULL, *global = NULL;
 	const char *base, *version;
 	size_t i, first = 1, name_len;
 
@@ -386,16 +386,20 @@ int runner_detect(const struct moat_policy *p, char *const *env, struct runner_c
 		return 0;
 	/* npm's own npx (its package's bin/npx-cli.js, through links): a
 	 * program of another make that shares the name is not npm's to split. */
-	if (def->npm) {
+	if (def->kind == RUNNER_KIND_NPM) {
 		cleanup_free char *npm_dir = npm_global_dir(p->exe);
 		if (!npm_dir)
 			return 0;
 	}
 	rc->name = def->name;
-	if (!def->npm) {
-		as_written(rc, false,
+	rc->kind = def->kind;
+	rc->tool = def->kind == RUNNER_KIND_PIPX ? "pip" : "npm";
+	if (def->kind == RUNNER_KIND_PIPX)
+		return pipx_detect(p, first, env, rc, err);
+	if (def->kind == RUNNER_KIND_OTHER) {
+		runner_as_written(rc, false,
 			   "moat runs %s as written, in one phase under the policy given: it fetches in a sandbox "
-			   "of its own only for npm's runners so far (install the package first: %s)",
+			   "of its own only for npm's runners and pipx run so far (install the package first: %s)",
 			   def->name, def->install);
 		return 0;
 	}
@@ -403,14 +407,14 @@ int runner_detect(const struct moat_policy *p, char *const *env, struct runner_c
 		return 0;
 	for (i = 0; i < rc->n_packages; i++)
 		if (!registry_spec(rc->packages[i], &name_len, &version)) {
-			as_written(rc, true,
+			runner_as_written(rc, true,
 				   "%s is not a package of the registry (a path, a URL or a repository): %s runs as "
 				   "written",
 				   rc->packages[i], rc->name);
 			return 0;
 		}
 	if (env_says(p, "npm_config_offline", "true") || env_says(p, "NPM_CONFIG_OFFLINE", "true")) {
-		as_written(rc, false, "npm_config_offline=true: npm takes the package from its own cache, as written");
+		runner_as_written(rc, false, "npm_config_offline=true: npm takes the package from its own cache, as written");
 		return 0;
 	}
 	/* Where npx itself finds it without the registry: the project's
@@ -420,17 +424,23 @@ int runner_detect(const struct moat_policy *p, char *const *env, struct runner_c
 	project = npm_project_dir(p->cwd);
 	nm = moat_xasprintf("%s/node_modules", strcmp(project, "/") == 0 ? "" : project);
 	if (installed_in(nm, rc->packages[0], name_len)) {
-		as_written(rc, false, "%.*s is installed in the project (%s), where %s finds it without the registry",
+		runner_as_written(rc, false, "%.*s is installed in the project (%s), where %s finds it without the registry",
 			   (int)name_len, rc->packages[0], nm, rc->name);
 		return 0;
 	}
 	global = rc->cmd ? NULL : npm_global_dir(p->exe);
 	if (global && installed_in(global, rc->packages[0], name_len)) {
-		as_written(rc, false, "%.*s is installed globally (%s), where %s finds it without the registry",
+		runner_as_written(rc, false, "%.*s is installed globally (%s), where %s finds it without the registry",
 			   (int)name_len, rc->packages[0], global, rc->name);
 		return 0;
 	}
-	root = runner_cache_root(env);
+	return runner_cache_state(rc, env, "npx", err);
+}
+
+int runner_cache_state(struct runner_call *rc, char *const *env, const char *sub, struct moat_error *err)
+{
+	cleanup_free char *root = runner_cache_root(env), *key = NULL;
+
 	if (!root) {
 		moat_error_set(
 		    err, MOAT_E_USAGE, 0,
@@ -439,8 +449,8 @@ int runner_detect(const struct moat_policy *p, char *const *env, struct runner_c
 		    rc->name, rc->packages[0]);
 		return moat_error_hint(err, "set XDG_CACHE_HOME (or HOME) to a directory of yours");
 	}
-	key = cache_key(rc);
-	rc->cache = moat_xasprintf("%s/npx/%s", root, key);
+	key = runner_cache_key(rc);
+	rc->cache = moat_xasprintf("%s/%s/%s", root, sub, key);
 	rc->state = runner_find_install(rc) && runner_install_current(rc) ? RUNNER_CACHED : RUNNER_FETCH;
 	return 0;
 }
@@ -498,7 +508,18 @@ static bool same_packages(json_t *list, const struct runner_call *rc)
 	return true;
 }
 
-bool runner_find_install(struct runner_call *rc)
+bool runner_found(struct runner_call *rc, char **tree, char **bin, char **version)
+{
+	free(rc->tree);
+	free(rc->bin);
+	free(rc->version);
+	rc->tree = steal_ptr(tree);
+	rc->bin = steal_ptr(bin);
+	rc->version = steal_ptr(version);
+	return true;
+}
+
+static bool npx_find_install(struct runner_call *rc)
 {
 	cleanup_free char *npx = moat_xasprintf("%s/_npx", rc->cache);
 	cleanup_closedir DIR *d = opendir(npx);
@@ -530,19 +551,22 @@ bool runner_find_install(struct runner_call *rc)
 		path = moat_xasprintf("%s/.bin/%s", tree, bin);
 		if (access(path, X_OK) != 0)
 			continue;
-		free(rc->tree);
-		free(rc->bin);
-		free(rc->version);
-		rc->tree = steal_ptr(&tree);
-		rc->bin = steal_ptr(&path);
-		rc->version = steal_ptr(&version);
-		return true;
+		return runner_found(rc, &tree, &path, &version);
 	}
 	return false;
 }
 
+bool runner_find_install(struct runner_call *rc)
+{
+	if (rc->kind == RUNNER_KIND_PIPX)
+		return pipx_find_install(rc);
+	return npx_find_install(rc);
+}
+
 bool runner_install_current(const struct runner_call *rc)
 {
+	if (rc->kind == RUNNER_KIND_PIPX)
+		return pipx_install_current(rc);
 	for (size_t i = 0; i < rc->n_packages; i++) {
 		const char *want;
 		size_t name_len;
@@ -571,7 +595,7 @@ static bool net_addr_is_loopback(int family, const unsigned char *a)
 
 static const char *const fetch_origin = "package runner: fetch phase";
 
-static void fetch_env(struct moat_policy *p, const char *name, const char *value)
+void runner_fetch_env(struct moat_policy *p, const char *name, const char *value)
 {
 	struct moat_origin o = {.source = fetch_origin};
 
@@ -592,7 +616,7 @@ static bool user_npm_setting(const char *name)
 	return true;
 }
 
-static int allow_url(struct moat_policy *p, const char *url, const char *what, struct moat_error *err)
+int runner_allow_url(struct moat_policy *p, const char *url, const char *what, struct moat_error *err)
 {
 	struct moat_net_dest d;
 	struct net_parse_error pe;
@@ -610,11 +634,24 @@ static int allow_url(struct moat_policy *p, const char *url, const char *what, s
 	return 0;
 }
 
+void runner_grant_install(struct moat_policy *p, const char *interp, const char *home, const char *source)
+{
+	cleanup_free char *inst = interp ? profile_install_dir(interp) : NULL;
+
+	if (inst && strcmp(inst, "/") != 0 &&
+	    !(home && strncmp(home, inst, strlen(inst)) == 0 &&
+	      (home[strlen(inst)] == '/' || home[strlen(inst)] == '\0'))) {
+		struct moat_origin o = {.source = source};
+		policy_add_path(p, inst, MOAT_ACCESS_READ, true, o);
+		p->paths[p->n_paths - 1].from_profile = true;
+	}
+}
+
 /* The node that runs npm (npm's `#!/usr/bin/env node`, found on PATH): its
  * installation is the runner's own, read-only (an nvm node under HOME). */
 static void grant_node(struct moat_policy *p, const char *npm, const char *path_env, const char *home)
 {
-	cleanup_free char *dir = moat_xstrdup(npm), *node = NULL, *inst = NULL;
+	cleanup_free char *dir = moat_xstrdup(npm), *node = NULL;
 	struct moat_error ignored = {0};
 	char *s = strrchr(dir, '/');
 
@@ -625,14 +662,81 @@ static void grant_node(struct moat_policy *p, const char *npm, const char *path_
 		free(node);
 		node = resolve_command("node", path_env, "/", &ignored);
 	}
-	inst = node ? profile_install_dir(node) : NULL;
-	if (inst && strcmp(inst, "/") != 0 &&
-	    !(home && strncmp(home, inst, strlen(inst)) == 0 &&
-	      (home[strlen(inst)] == '/' || home[strlen(inst)] == '\0'))) {
-		struct moat_origin o = {.source = "package runner: the node that runs npm"};
-		policy_add_path(p, inst, MOAT_ACCESS_READ, true, o);
-		p->paths[p->n_paths - 1].from_profile = true;
+	runner_grant_install(p, node, home, "package runner: the node that runs npm");
+}
+
+int runner_fetch_sandbox(const struct runner_call *rc, const struct moat_policy *server, const char *home,
+			 struct moat_policy *out, struct moat_error *err)
+{
+	struct moat_origin o = {.source = fetch_origin};
+	struct profile_context ctx;
+
+	out->cwd = moat_xstrdup(rc->cache);
+	out->mode = server->mode;
+	free(out->backend);
+	out->backend = moat_xstrdup("auto");
+	ctx = (struct profile_context){
+	    .home = home && home[0] == '/' ? home : NULL, .cwd = out->cwd, .exe = out->exe, .argv = out->argv};
+	if (profile_apply(out, "strict", &ctx, err) < 0)
+		return -1;
+	/* The cache is moat's, not a project the host runs code from later:
+	 * nothing in it is protected from the fetch. */
+	policy_add_path(out, rc->cache, MOAT_ACCESS_WRITE, false, o);
+	policy_add_unprotect(out, rc->cache, o);
+	out->net = MOAT_NET_ALLOW;
+	out->limits = server->limits;
+	if (out->limits.timeout_s <= 0 || out->limits.timeout_s > RUNNER_FETCH_TIMEOUT_S)
+		out->limits.timeout_s = RUNNER_FETCH_TIMEOUT_S;
+	return 0;
+}
+
+int runner_fetch_finish(struct moat_policy *out, const struct moat_policy *server, bool (*user_setting)(const char *),
+			struct moat_error *err)
+{
+	for (size_t i = 0; i < server->n_env; i++)
+		if (user_setting(server->env[i].name))
+			policy_add_env(out, server->env[i].name, server->env[i].value, server->env[i].origin);
+	return policy_validate(out, err);
+}
+
+void runner_fetch_pins(struct moat_policy *out, const struct moat_policy *server)
+{
+	for (size_t i = 0; i < server->n_net_pins; i++)
+		if (net_allow_name_any_port(out, server->net_pins[i].name)) {
+			struct moat_net_pin pin;
+			net_pin_copy(&pin, &server->net_pins[i]);
+			policy_add_net_pin(out, &pin);
+		}
+}
+
+char *runner_loopback_hosts(const struct moat_policy *p)
+{
+	char *hosts = NULL;
+	size_t i;
+
+	for (i = 0; i < p->n_net_allow; i++) {
+		const struct moat_net_dest *d = &p->net_allow[i];
+		char addr[64];
+		const char *host = d->name ? d->name : net_addr_text(d->family, d->addr, addr, sizeof(addr));
+		char *next;
+
+		if (!d->host_loopback || !host)
+			continue;
+		next = hosts ? moat_xasprintf("%s,%s", hosts, host) : moat_xstrdup(host);
+		free(hosts);
+		hosts = next;
 	}
+	for (i = 0; i < p->n_net_pins; i++) {
+		const struct moat_net_pin *pin = &p->net_pins[i];
+		char *next;
+
+		if (!net_addr_is_loopback(pin->family, pin->addr))
+			continue;
+		next = hosts ? moat_xasprintf("%s,%s", hosts, pin->name) : moat_xstrdup(pin->name);
+		free(hosts);
+		hosts = next;
+	}
+	return hosts;
 }
 
 int runner_fetch_policy(const struct runner_call *rc, const struct moat_policy *server, char *const *env,
@@ -643,14 +747,17 @@ int runner_fetch_policy(const struct runner_call *rc, const struct moat_policy *
 	struct netset_host h = {.env = env, .cwd = server->cwd};
 	struct netset_urls urls = {0};
 	struct moat_origin o = {.source = fetch_origin};
-	struct profile_context ctx;
-	cleanup_free char *npm = NULL, *dir = moat_xstrdup(server->exe), *noproxy = NULL;
+	cleanup_free char *npm = NULL, *dir = NULL, *noproxy = NULL;
 	char **argv;
 	size_t i, n = 0;
-	char *s = strrchr(dir, '/');
+	char *s;
 	int ret = -1;
 
+	if (rc->kind == RUNNER_KIND_PIPX)
+		return pipx_fetch_policy(rc, server, env, out, notes, err);
 	/* The npm beside the npx that was named, else the one on PATH. */
+	dir = moat_xstrdup(server->exe);
+	s = strrchr(dir, '/');
 	if (s)
 		*s = '\0';
 	npm = moat_xasprintf("%s/npm", dir);
@@ -669,93 +776,50 @@ int runner_fetch_policy(const struct runner_call *rc, const struct moat_policy *
 	argv[n++] = moat_xstrdup("--");
 	argv[n++] = moat_xstrdup("true");
 	policy_set_argv(out, argv, n);
-	call_free_strs(argv, n);
+	runner_free_strs(argv, n);
 	out->exe = moat_xstrdup(npm);
-	out->cwd = moat_xstrdup(rc->cache);
-	out->mode = server->mode;
-	free(out->backend);
-	out->backend = moat_xstrdup("auto");
-	ctx = (struct profile_context){
-	    .home = home && home[0] == '/' ? home : NULL, .cwd = out->cwd, .exe = out->exe, .argv = out->argv};
-	if (profile_apply(out, "strict", &ctx, err) < 0)
+	if (runner_fetch_sandbox(rc, server, home, out, err) < 0)
 		return -1;
-	grant_node(out, npm, path_env, ctx.home);
-	/* The cache is moat's, not a project the host runs code from later:
-	 * nothing in it is protected from the fetch. */
-	policy_add_path(out, rc->cache, MOAT_ACCESS_WRITE, false, o);
-	policy_add_unprotect(out, rc->cache, o);
+	grant_node(out, npm, path_env, home && home[0] == '/' ? home : NULL);
 
 	/* The network: the registries npm uses here, and the one given to the
 	 * runner or to the server's npm. */
-	out->net = MOAT_NET_ALLOW;
 	if (netset_expand(1u << 0, &h, o, out, notes, err) < 0 || netset_npm_urls(&h, &urls, err) < 0)
 		return moat_error_wrap(err, "%s: the registry to fetch %s from", rc->name, rc->packages[0]);
 	for (i = 0; i < server->n_env; i++)
 		if (strcasecmp(server->env[i].name, "npm_config_registry") == 0 && server->env[i].value)
 			reg = &server->env[i];
-	if (rc->registry && allow_url(out, rc->registry, "the runner's --registry", err) < 0)
+	if (rc->registry && runner_allow_url(out, rc->registry, "the runner's --registry", err) < 0)
 		goto out;
-	if (!rc->registry && reg && allow_url(out, reg->value, "--env npm_config_registry", err) < 0)
+	if (!rc->registry && reg && runner_allow_url(out, reg->value, "--env npm_config_registry", err) < 0)
 		goto out;
-	for (i = 0; i < server->n_net_pins; i++)
-		if (net_allow_name_any_port(out, server->net_pins[i].name)) {
-			struct moat_net_pin pin;
-			net_pin_copy(&pin, &server->net_pins[i]);
-			policy_add_net_pin(out, &pin);
-		}
+	runner_fetch_pins(out, server);
 
 	/* npm inside reads neither ~/.npmrc (a built-in secret) nor the
 	 * project's: it is told the registries, and not to wait. */
-	fetch_env(out, "npm_config_cache", rc->cache);
-	fetch_env(out, "npm_config_registry", rc->registry ? rc->registry : reg ? reg->value : urls.urls[0]);
+	runner_fetch_env(out, "npm_config_cache", rc->cache);
+	runner_fetch_env(out, "npm_config_registry", rc->registry ? rc->registry : reg ? reg->value : urls.urls[0]);
 	for (i = 1; i < urls.n; i++) {
 		cleanup_free char *name = moat_xasprintf("npm_config_%s", urls.keys[i]);
-		fetch_env(out, name, urls.urls[i]);
+		runner_fetch_env(out, name, urls.urls[i]);
 	}
-	fetch_env(out, "npm_config_yes", "true");
-	fetch_env(out, "npm_config_update_notifier", "false");
-	fetch_env(out, "npm_config_audit", "false");
-	fetch_env(out, "npm_config_fund", "false");
-	fetch_env(out, "npm_config_fetch_retries", "1");
-	fetch_env(out, "npm_config_fetch_retry_mintimeout", "1000");
-	fetch_env(out, "npm_config_fetch_retry_maxtimeout", "2000");
-	fetch_env(out, "npm_config_fetch_timeout", "30000");
+	runner_fetch_env(out, "npm_config_yes", "true");
+	runner_fetch_env(out, "npm_config_update_notifier", "false");
+	runner_fetch_env(out, "npm_config_audit", "false");
+	runner_fetch_env(out, "npm_config_fund", "false");
+	runner_fetch_env(out, "npm_config_fetch_retries", "1");
+	runner_fetch_env(out, "npm_config_fetch_retry_mintimeout", "1000");
+	runner_fetch_env(out, "npm_config_fetch_retry_maxtimeout", "2000");
+	runner_fetch_env(out, "npm_config_fetch_timeout", "30000");
 	/* A registry on the host's loopback (a local mirror, by address or by
 	 * a name pinned there) is reached directly, through the fence, not
 	 * through moat's proxy mode: then a registry that is down is npm's own
 	 * ECONNREFUSED, which the fetch phase's message names, where the proxy
 	 * would answer 502. */
-	for (i = 0; i < out->n_net_allow; i++) {
-		const struct moat_net_dest *d = &out->net_allow[i];
-		char addr[64];
-		const char *host = d->name ? d->name : net_addr_text(d->family, d->addr, addr, sizeof(addr));
-		char *next;
-
-		if (!d->host_loopback || !host)
-			continue;
-		next = noproxy ? moat_xasprintf("%s,%s", noproxy, host) : moat_xstrdup(host);
-		free(noproxy);
-		noproxy = next;
-	}
-	for (i = 0; i < out->n_net_pins; i++) {
-		const struct moat_net_pin *pin = &out->net_pins[i];
-		char *next;
-
-		if (!net_addr_is_loopback(pin->family, pin->addr))
-			continue;
-		next = noproxy ? moat_xasprintf("%s,%s", noproxy, pin->name) : moat_xstrdup(pin->name);
-		free(noproxy);
-		noproxy = next;
-	}
+	noproxy = runner_loopback_hosts(out);
 	if (noproxy)
-		fetch_env(out, "npm_config_noproxy", noproxy);
-	for (i = 0; i < server->n_env; i++)
-		if (user_npm_setting(server->env[i].name))
-			policy_add_env(out, server->env[i].name, server->env[i].value, server->env[i].origin);
-	out->limits = server->limits;
-	if (out->limits.timeout_s <= 0 || out->limits.timeout_s > RUNNER_FETCH_TIMEOUT_S)
-		out->limits.timeout_s = RUNNER_FETCH_TIMEOUT_S;
-	ret = policy_validate(out, err);
+		runner_fetch_env(out, "npm_config_noproxy", noproxy);
+	ret = runner_fetch_finish(out, server, user_npm_setting, err);
 out:
 	netset_urls_free(&urls);
 	return ret;
@@ -763,7 +827,7 @@ out:
 
 /* ---- the server phase ---- */
 
-void runner_server_policy(struct moat_policy *p, const struct runner_call *rc, char *const *env)
+void runner_server_command(struct moat_policy *p, const struct runner_call *rc, char *const *env, const char *bin_dir)
 {
 	struct moat_origin o = {.source = "package runner: the fetched package"};
 	const struct moat_env_rule *path = policy_find_env(p, "PATH");
@@ -777,16 +841,33 @@ void runner_server_policy(struct moat_policy *p, const struct runner_call *rc, c
 	for (i = 1; i < n; i++)
 		argv[i] = moat_xstrdup(p->argv[rc->args_at + i - 1]);
 	policy_set_argv(p, argv, n);
-	call_free_strs(argv, n);
+	runner_free_strs(argv, n);
 	free(p->exe);
 	p->exe = moat_xstrdup(rc->bin);
 	policy_add_path(p, rc->tree, MOAT_ACCESS_READ, false, o);
 	p->paths[p->n_paths - 1].from_profile = true;
-	/* As npx runs it: the package's .bin first on PATH. */
-	newpath = moat_xasprintf("%s/.bin:%s", rc->tree, path_val ? path_val : "/usr/bin:/bin");
+	newpath = moat_xasprintf("%s:%s", bin_dir, path_val ? path_val : "/usr/bin:/bin");
 	policy_add_env(p, "PATH", newpath, o);
+}
+
+static void npx_server_policy(struct moat_policy *p, const struct runner_call *rc, char *const *env)
+{
+	struct moat_origin o = {.source = "package runner: the fetched package"};
+	cleanup_free char *bin_dir = moat_xasprintf("%s/.bin", rc->tree);
+
+	/* As npx runs it: the package's .bin first on PATH. */
+	runner_server_command(p, rc, env, bin_dir);
 	if (!policy_find_env(p, "npm_config_offline"))
 		policy_add_env(p, "npm_config_offline", "true", o);
+}
+
+void runner_server_policy(struct moat_policy *p, const struct runner_call *rc, char *const *env)
+{
+	if (rc->kind == RUNNER_KIND_PIPX) {
+		pipx_server_policy(p, rc, env);
+		return;
+	}
+	npx_server_policy(p, rc, env);
 }
 
 /* ---- failing fast ---- */
@@ -849,6 +930,16 @@ static bool npm_error_code(const char *out, char *code, size_t len)
 	return n > 0;
 }
 
+const char *runner_registry_shown(const struct runner_call *rc, const struct moat_policy *fetch)
+{
+	const struct moat_env_rule *r =
+	    policy_find_env(fetch, rc->kind == RUNNER_KIND_PIPX ? "PIP_INDEX_URL" : "npm_config_registry");
+
+	if (r && r->value)
+		return r->value;
+	return rc->kind == RUNNER_KIND_PIPX ? "https://pypi.org/simple" : "npm's registry";
+}
+
 int runner_fetch_failure(const struct runner_call *rc, const char *output, const char *registry, char *msg, size_t len)
 {
 	static const char *const unreachable[] = {"ECONNREFUSED", "ENOTFOUND",	  "EAI_AGAIN",	 "ETIMEDOUT",
@@ -856,6 +947,8 @@ int runner_fetch_failure(const struct runner_call *rc, const char *output, const
 						  "FETCH_ERROR",  "E502",	  "E503",	 "E504"};
 	char code[64] = "";
 
+	if (rc->kind == RUNNER_KIND_PIPX)
+		return pipx_fetch_failure(rc, output, registry, msg, len);
 	if (!npm_error_code(output, code, sizeof(code))) {
 		snprintf(msg, len, "npm could not fetch %s from %s (see npm's output above)", rc->packages[0],
 			 registry);

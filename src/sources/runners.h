@@ -3,7 +3,7 @@
  * from the command here, in the sources, like the other things moat learns
  * from the host before the plan (docs/policy.md, "Package runners").
  *
- * For npm's runners moat splits the run in two phases: the fetch alone
+ * For npm's runners and `pipx run` moat splits the run in two phases: the fetch alone
  * (only the registry, only this package's cache writable, nothing of the
  * project or HOME), then the package's own command with the user's policy
  * and the cache read-only.  This module finds the runner and its packages,
@@ -30,18 +30,26 @@ enum runner_state {
 	RUNNER_CACHED,	   /* it is: the server phase alone, from the cache */
 };
 
+enum runner_kind {
+	RUNNER_KIND_NPM,   /* npx, npm exec: npm's cache (_npx/HASH/node_modules) */
+	RUNNER_KIND_PIPX,  /* pipx run: a virtualenv (venv/) installed by pip */
+	RUNNER_KIND_OTHER, /* recognised, always as written */
+};
+
 struct runner_call {
 	const char *name; /* "npx", "npm exec", "pnpm dlx", ...; NULL: not a runner */
+	enum runner_kind kind;
+	const char *tool; /* what fetches, for messages: "npm", "pip" */
 	enum runner_state state;
 	char *why;	 /* RUNNER_AS_WRITTEN: why one phase (for the report and stderr) */
 	bool note;	 /* say `why` on stderr: a runner moat would have split but does not */
 	char **packages; /* the package specs as written (-p, or the first word) */
 	size_t n_packages;
-	char *cmd;	/* the command named after -p, or NULL: the first package's own */
+	char *cmd;	/* the command named after -p (pipx: the app, with --spec), or NULL: the first package's own */
 	size_t args_at; /* argv index of the command's first argument */
 	char *registry; /* --registry URL given to the runner, or NULL */
 	char *cache;	/* moat's cache of this package list (npm_config_cache of both phases) */
-	char *tree;	/* once installed: the node_modules directory the command runs from */
+	char *tree;	/* once installed: the node_modules directory (pipx: the venv) the command runs from */
 	char *bin;	/* once installed: the command's path there */
 	char *version;	/* once installed: the first package's version */
 };
@@ -65,7 +73,10 @@ bool runner_find_install(struct runner_call *rc);
  * the registry, as npm would ask it. */
 bool runner_install_current(const struct runner_call *rc);
 
-/* The fetch phase's policy, into *out (policy_init'd by the caller):
+/* The fetch phase's policy, into *out (policy_init'd by the caller).  For
+ * pipx run: `sh -c 'PYTHON -m venv venv && venv/bin/python -m pip install
+ * --no-input -- SPEC'` in the same sandbox, whose network is pip's index
+ * (@pypi's pip part), pip told it through PIP_INDEX_URL.  For npm:
  * `npm exec --yes --package SPEC... -- true` in a strict sandbox whose only
  * write grant is rc->cache (its cwd too), whose network is the registries
  * the host's npm configuration names (@npm) and the one given to the
@@ -88,8 +99,13 @@ void runner_server_policy(struct moat_policy *p, const struct runner_call *rc, c
  * commands. */
 void runner_fail_fast_env(struct moat_policy *p);
 
+/* The registry the fetch phase's policy names (npm_config_registry,
+ * PIP_INDEX_URL), or the tool's default, for messages. */
+const char *runner_registry_shown(const struct runner_call *rc, const struct moat_policy *fetch);
+
 /* What a failed fetch from `registry` printed, read for its cause: 127
- * with "the registry has no package ..." (npm's E404, ETARGET), 125 with
+ * with "the registry has no package ..." (npm's E404, ETARGET; pip's "No
+ * matching distribution"), 125 with
  * "the registry ... could not be reached" (a refused or failed connection,
  * a name that does not resolve, a timeout) or with npm's own error code. */
 int runner_fetch_failure(const struct runner_call *rc, const char *output, const char *registry, char *msg, size_t len);

@@ -31,12 +31,7 @@ if ! command -v npx >/dev/null || ! command -v node >/dev/null; then
 	done_testing
 	exit 0
 fi
-if ! "$MOAT" run --dry-run --mode prefer --allow-net x.test -- /bin/true 2>/dev/null |
-	"$PY" -c 'import json,sys; sys.exit(0 if json.load(sys.stdin)["properties"]["net.allow"]["status"] == "enforced" else 1)'; then
-	skip_feature netfence "the native backend has no fence on this host: the fetch phase cannot run (moat probe says why)"
-	done_testing
-	exit 0
-fi
+fetch_fence_or_skip || exit 0
 
 H=$SCRATCH/home
 P=$SCRATCH/proj

@@ -9,6 +9,10 @@
 #                                      it) ends it
 #   npm_registry_conns PORT            connections the server on PORT has
 #                                      accepted, this question included
+#   fetch_fence_or_skip                a runner's fetch phase needs the
+#                                      network fence: where the native
+#                                      backend has none, a TAP skip, the
+#                                      plan ended, and 1 (the caller exits)
 #   npm_unset_config                   unset every npm_config_* variable of
 #                                      the runner's environment: the test's
 #                                      own settings must decide
@@ -35,4 +39,13 @@ npm_registry_conns() { curl -sS -m 5 "http://127.0.0.2:$1/-/count" 2>/dev/null |
 npm_unset_config() {
 	local v
 	for v in $(env | sed -n 's/^\([Nn][Pp][Mm]_[Cc][Oo][Nn][Ff][Ii][Gg]_[^=]*\)=.*/\1/p'); do unset "$v"; done
+}
+
+fetch_fence_or_skip() {
+	"$MOAT" run --dry-run --mode prefer --allow-net x.test -- /bin/true 2>/dev/null |
+		/usr/bin/python3 -c 'import json,sys; sys.exit(0 if json.load(sys.stdin)["properties"]["net.allow"]["status"] == "enforced" else 1)' &&
+		return 0
+	skip_feature netfence "the native backend has no fence on this host: the fetch phase cannot run (moat probe says why)"
+	done_testing
+	return 1
 }

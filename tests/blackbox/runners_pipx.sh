@@ -1,0 +1,248 @@
+#!/usr/bin/env bash
+# `pipx run` in two phases (issue 19, item 1; docs/policy.md, "Package
+# runners"): `pipx run PKG` under moat first makes a venv in moat's cache and
+# has pip install PKG into it -- only the index, only that cache writable,
+# nothing of the project or HOME -- then runs PKG's console script from the
+# venv with the user's policy and the venv read-only.
+#
+# A PyPI double on the host's loopback (tests/lib/npmregistry.py, its PEP 503
+# "simple" index) serves wheels built by hand: moat-pyhello (prints its
+# arguments and answers a line of stdin, as an MCP server reads requests),
+# moat-pyprobe (tries the network and its own venv from the server phase),
+# moat-pyonly (one console script, not named like the package), and
+# moat-pyevil, an sdist whose setup.py -- run by pip to build it, in the
+# fetch phase -- tries to read a project canary and a HOME file, to write
+# the project and to reach another port; its command prints what setup.py
+# saw.  Each refusal has its control: the same code outside moat does all
+# four, and the same probe under --net all connects.  Then: an unreachable
+# index and a package that does not exist fail within seconds with the
+# cause; a second run is `cached` and needs no index; the dry run shows both
+# phases; one-phase cases.  Traffic only to 127.0.0.2.  As root, as uid
+# 65534 and with ASan (HOME: a fake one, which holds moat's cache).
+set -u
+. "$(dirname "$0")/../lib/tap.sh"
+. "$(dirname "$0")/../lib/npmregistry.sh"
+scratch
+unset MOAT_HOST_LIMIT XDG_CACHE_HOME PIPX_DEFAULT_PYTHON VIRTUAL_ENV
+# The test's own index must decide: no pip setting of the caller's.
+for v in $(env | sed -n 's/^\(PIP_[^=]*\)=.*/\1/p'); do unset "$v"; done
+export PIP_CONFIG_FILE=/dev/null
+PY=/usr/bin/python3
+cd "$SCRATCH" || exit 1
+jx() { json_eval "$@" 2>/dev/null; }
+
+if ! command -v pipx >/dev/null || ! "$PY" -c 'import venv, ensurepip' 2>/dev/null; then
+	echo "ok 1 # SKIP pipx or python3-venv is not installed (scripts/ensure-deps test installs them)"
+	done_testing
+	exit 0
+fi
+fetch_fence_or_skip || exit 0
+
+H=$SCRATCH/home
+P=$SCRATCH/proj
+mkdir -p "$H" "$P"
+echo PROJECT-CANARY >"$P/canary.txt"
+echo HOME-CANARY >"$H/notes.txt"
+chmod 0755 "$H" "$P"
+echo '[]' >"$SCRATCH/packages.json"
+start_npm_registry "$SCRATCH/packages.json"
+IDX=http://127.0.0.2:$PR/simple/
+# What moat-pyevil's setup.py tries, as a file of its own so that the
+# control runs the same code outside moat.  It records what it could do in
+# a module of the package it builds, which its command prints.
+PROJ=$P HOMEF=$H/notes.txt PORT=$PO "$PY" - "$SCRATCH/tries.py" <<'PY'
+import os, sys
+open(sys.argv[1], "w").write("""
+import errno, json, socket
+seen = {}
+def attempt(name, f):
+    try:
+        seen[name] = f()
+    except OSError as e:
+        seen[name] = errno.errorcode.get(e.errno, str(e))
+attempt('project', lambda: open(%(proj)r + '/canary.txt').read().strip())
+attempt('home', lambda: open(%(home)r).read().strip())
+def write():
+    open(%(proj)r + '/pwned.txt', 'w').write('x')
+    return 'written'
+attempt('write', write)
+def connect():
+    s = socket.create_connection(('127.0.0.2', %(port)d), timeout=3)
+    s.close()
+    return 'connected'
+attempt('net', connect)
+open('moat_pyevil_seen.py', 'w').write('SEEN = %%r\\n' %% json.dumps(seen, sort_keys=True))
+""" % {"proj": os.environ["PROJ"], "home": os.environ["HOMEF"], "port": int(os.environ["PORT"])})
+PY
+TRIES=$(cat "$SCRATCH/tries.py") PRPORT=$PR "$PY" - "$SCRATCH/packages.json" <<'PY'
+import json, os, sys
+hello = """import sys
+def main():
+    print(' '.join(['moat-pyhello ran'] + sys.argv[1:]), flush=True)
+    line = sys.stdin.readline().strip()
+    print('got ' + line, flush=True)
+"""
+probe = """import errno, json, os, socket
+def main():
+    seen = {}
+    try:
+        open(os.path.join(os.path.dirname(__file__), 'mark'), 'w').write('x')
+        seen['cache'] = 'written'
+    except OSError as e:
+        seen['cache'] = errno.errorcode[e.errno]
+    try:
+        socket.create_connection(('127.0.0.2', %d), timeout=3).close()
+        seen['net'] = 'connected'
+    except OSError as e:
+        seen['net'] = errno.errorcode.get(e.errno, str(e))
+    print(json.dumps(seen, sort_keys=True))
+""" % int(os.environ["PRPORT"])
+evil_setup = os.environ["TRIES"] + """
+from setuptools import setup
+setup(name='moat-pyevil', version='1.0.0', py_modules=['moat_pyevil', 'moat_pyevil_seen'],
+      entry_points={'console_scripts': ['moat-pyevil = moat_pyevil:main']})
+"""
+pkgs = [
+    {"index": "pypi", "name": "moat-pyhello", "version": "1.0.0", "files": {"moat_pyhello.py": hello},
+     "console_scripts": {"moat-pyhello": "moat_pyhello:main"}},
+    {"index": "pypi", "name": "moat-pyprobe", "version": "1.0.0", "files": {"moat_pyprobe.py": probe},
+     "console_scripts": {"moat-pyprobe": "moat_pyprobe:main"}},
+    {"index": "pypi", "name": "moat_pyonly", "version": "2.0.0",
+     "files": {"moat_pyonly.py": "def main():\n    print('pyonly-cmd ran')\n"},
+     "console_scripts": {"pyonly-cmd": "moat_pyonly:main"}},
+    {"index": "pypi", "name": "moat-pyevil", "version": "1.0.0", "sdist": evil_setup,
+     "files": {"moat_pyevil.py": "import moat_pyevil_seen\ndef main():\n    print(moat_pyevil_seen.SEEN)\n"}},
+]
+json.dump(pkgs, open(sys.argv[1], "w"))
+PY
+like "$(curl -sS -m 5 "${IDX}moat-pyhello/")" 'href="/files/moat_pyhello-1.0.0-py3-none-any.whl#sha256=[0-9a-f]{64}"' \
+	"control: the index double lists moat-pyhello's wheel on 127.0.0.2:$PR"
+
+cd "$P" || exit 1
+m() { HOME=$H PIP_INDEX_URL=$IDX "$MOAT" "$@"; }
+cache_of() { jx "$1" 'd["runner"]["cache"]' | tr -d '"'; }
+
+# --- pipx run through both phases ------------------------------------------------
+t0=$(date +%s%N)
+out=$(echo ping | m run --profile mcp --report "$REPORTS/hello.json" -- pipx run moat-pyhello one two 2>"$SCRATCH/hello.err")
+rc=$?
+t1=$(date +%s%N)
+is "$rc/$out" "0/moat-pyhello ran one two
+got ping" "pipx run moat-pyhello one two under --profile mcp: fetched, then run with its arguments, reading stdin"
+[ "$rc" = 0 ] || diag "$(tail -15 "$SCRATCH/hello.err")"
+diag "first run (fetch and server phases): $(((t1 - t0) / 1000000)) ms"
+is "$(jx "$REPORTS/hello.json" '[d["runner"]["name"], d["runner"]["phases"], d["runner"]["outcome"], d["runner"]["packages"], d["runner"]["version"]]')" \
+	'["pipx run", 2, "fetched", ["moat-pyhello"], "1.0.0"]' "  the report's runner: pipx run, two phases, fetched moat-pyhello 1.0.0"
+C=$(cache_of "$REPORTS/hello.json")
+like "$C" "^$H/.cache/moat/pipx/[0-9a-f]{16}$" "  into moat's own cache for this package (~/.cache/moat/pipx/KEY)"
+is "$(jx "$REPORTS/hello.json" '[d["fetch"]["status"], d["fetch"]["run"]["exit_code"], d["fetch"]["command"]["argv"][0], d["fetch"]["command"]["argv"][5:7], d["fetch"]["command"]["argv"][8]]')" \
+	"[\"enforced\", 0, \"/bin/sh\", [\"$C/venv\", \"moat-pyhello\"], \"${IDX}moat-pyhello/\"]" \
+	"  the report's fetch: enforced, the index's page probed, a venv in the cache, pip install moat-pyhello, exit 0"
+is "$(jx "$REPORTS/hello.json" '[d["fetch"]["properties"]["net.allow"]["status"], [e["text"] for e in d["fetch"]["network"]["allow"]]]')" \
+	"[\"enforced\", [\"127.0.0.2:$PR\"]]" "  the fetch's network: the index alone (@pypi, from PIP_INDEX_URL), by the fence"
+is "$(jx "$REPORTS/hello.json" '[p["path"] for p in d["fetch"]["filesystem"]["paths"] if p["access"] == "write" and p["path"].startswith("/dev/") is False]')" \
+	"[\"$C\"]" "  the fetch's only write grant is that cache"
+is "$(jx "$REPORTS/hello.json" '[d["status"], d["command"]["exe"], d["command"]["argv"][1:], d["properties"]["net.none"]["status"]]')" \
+	"[\"enforced\", \"$C/venv/bin/moat-pyhello\", [\"one\", \"two\"], \"enforced\"]" \
+	"  the server phase: enforced, the venv's console script, no network (net.none)"
+valid_report "$REPORTS/hello.json" "  the report, fetch included,"
+like "$(head -1 "$SCRATCH/hello.err")" "^moat: pipx run: fetching moat-pyhello from $IDX into $C " \
+	"  stderr says what is fetched, from where, into where"
+
+t0=$(date +%s%N)
+out=$(echo pong | HOME=$H PIP_INDEX_URL=http://127.0.0.2:$PC/simple/ "$MOAT" run --profile mcp --report "$REPORTS/hello2.json" -- pipx run moat-pyhello again 2>"$SCRATCH/hello2.err")
+rc=$?
+t1=$(date +%s%N)
+is "$rc/$out" "0/moat-pyhello ran again
+got pong" "again, with the index down: it runs from the cache"
+is "$(jx "$REPORTS/hello2.json" '[d["runner"]["outcome"], "fetch" in d, d["runner"]["version"]]')" '["cached", false, "1.0.0"]' \
+	"  outcome cached, no fetch phase (a name alone is satisfied by any version installed)"
+is "$(cat "$SCRATCH/hello2.err")" "" "  and says nothing"
+diag "from the cache: $(((t1 - t0) / 1000000)) ms"
+
+out=$(m run -- pipx run --spec moat-pyhello moat-pyhello via-spec </dev/null 2>/dev/null)
+is "$?/$out" "0/moat-pyhello ran via-spec
+got " "pipx run --spec moat-pyhello moat-pyhello: the command named, the package from --spec"
+out=$(m run --report "$REPORTS/only.json" -- pipx run moat-pyonly 2>/dev/null)
+is "$?/$out" "0/pyonly-cmd ran" "pipx run moat-pyonly: its only console script (pyonly-cmd), as pipx picks it"
+is "$(jx "$REPORTS/only.json" 'd["command"]["exe"]')" "\"$(cache_of "$REPORTS/only.json")/venv/bin/pyonly-cmd\"" "  from the venv"
+
+# --- pins --------------------------------------------------------------------------
+out=$(m run --report "$REPORTS/pin.json" -- pipx run --spec moat-pyhello==1.0.0 moat-pyhello pinned </dev/null 2>/dev/null)
+is "$?/$(jx "$REPORTS/pin.json" 'd["runner"]["outcome"]')" '0/"fetched"' "--spec moat-pyhello==1.0.0: a cache of its own, fetched"
+out=$(HOME=$H PIP_INDEX_URL=http://127.0.0.2:$PC/simple/ "$MOAT" run --report "$REPORTS/pin2.json" -- pipx run --spec moat-pyhello==1.0.0 moat-pyhello pinned </dev/null 2>/dev/null)
+is "$?/$(jx "$REPORTS/pin2.json" 'd["runner"]["outcome"]')" '0/"cached"' "  again, the index down: cached (the exact pin is what is installed)"
+m run --dry-run -- pipx run --spec 'moat-pyhello>=1' moat-pyhello >"$SCRATCH/range.json" 2>/dev/null
+is "$(jx "$SCRATCH/range.json" 'd["runner"]["outcome"]')" '"would fetch"' "  a range (>=1) asks the index each time: would fetch"
+
+# --- the server phase: no network, the venv read-only ------------------------------
+out=$(m run --report "$REPORTS/probe.json" -- pipx run moat-pyprobe 2>"$SCRATCH/probe.err")
+is "$out" '{"cache": "EROFS", "net": "EAFNOSUPPORT"}' \
+	"the server phase cannot write its venv (EROFS) nor open a socket to the index (EAFNOSUPPORT)"
+[ -n "$out" ] || diag "$(tail -5 "$SCRATCH/probe.err")"
+out=$(m run --net all --write "$(cache_of "$REPORTS/probe.json")" -- pipx run moat-pyprobe 2>/dev/null)
+is "$out" '{"cache": "written", "net": "connected"}' "  control: with --net all and the cache granted writable, both work"
+
+# --- the fetch phase: nothing of the project or HOME, no other port ---------------
+before=$(npm_registry_conns "$PO")
+out=$(m run --report "$REPORTS/evil.json" -- pipx run moat-pyevil 2>"$SCRATCH/evil.err")
+after=$(npm_registry_conns "$PO")
+is "$(jx "$REPORTS/evil.json" 'd["runner"]["outcome"]')" '"fetched"' \
+	"pipx run moat-pyevil (an sdist whose setup.py reaches out): built in the fetch phase and run"
+is "$(echo "$out" | "$PY" -c 'import json,sys; d=json.loads(sys.stdin.read()); print(d["project"], d["home"], d["write"], d["net"])' 2>&1)" \
+	"ENOENT ENOENT ENOENT ECONNREFUSED" \
+	"  its setup.py could not read the project's canary nor a file of HOME, write the project (not in its view), or reach another port"
+[ -n "$out" ] || diag "$(tail -15 "$SCRATCH/evil.err")"
+ok "$([ ! -e "$P/pwned.txt" ] && echo 0 || echo 1)" "  the project has no file from it"
+is "$((after - before - 1))" 0 "  the other service on 127.0.0.2:$PO saw no connection"
+mkdir -p "$SCRATCH/ctl"
+before=$(npm_registry_conns "$PO")
+(cd "$SCRATCH/ctl" && HOME=$H "$PY" "$SCRATCH/tries.py") && sleep 0.2
+after=$(npm_registry_conns "$PO")
+is "$("$PY" -c 'import json,sys; sys.path.insert(0, sys.argv[1]); import moat_pyevil_seen as m; d=json.loads(m.SEEN); print(d["project"], d["home"], d["write"], d["net"])' "$SCRATCH/ctl")/$((after - before - 1))" \
+	"PROJECT-CANARY HOME-CANARY written connected/1" "  control: the same code outside moat reads both, writes the project and connects"
+rm -f "$P/pwned.txt"
+
+# --- failing fast ------------------------------------------------------------------
+t0=$(date +%s%N)
+out=$(HOME=$H PIP_INDEX_URL=http://127.0.0.2:$PC/simple/ "$MOAT" run --report "$REPORTS/down.json" -- pipx run --spec moat-pyhello==1.0.1 moat-pyhello 2>&1)
+rc=$?
+ms=$((($(date +%s%N) - t0) / 1000000))
+is "$rc" 125 "an unreachable index (a closed port): exit 125"
+ok "$([ "$ms" -lt 5000 ] && echo 0 || echo 1)" "  within 5 s ($ms ms)"
+is "$(echo "$out" | tail -1)" "moat: the fetch phase: the index http://127.0.0.2:$PC/simple/ could not be reached (Connection refused)" \
+	"  saying so: the index, and the cause"
+is "$(jx "$REPORTS/down.json" '[d["run"]["executed"], d["run"]["exit_code"], d["runner"]["outcome"], d["fetch"]["run"]["exit_code"]]')" \
+	'[false, 125, "failed", 1]' "  the report: the server did not run (125); the fetch ended 1"
+valid_report "$REPORTS/down.json" "  and fits the schema"
+t0=$(date +%s%N)
+out=$(m run -- pipx run moat-nothing-here 2>&1)
+rc=$?
+ms=$((($(date +%s%N) - t0) / 1000000))
+is "$rc" 127 "a package the index does not have: exit 127 (the command is not found), in $ms ms"
+is "$(echo "$out" | tail -1)" "moat: the fetch phase: the index $IDX has no package moat-nothing-here (pip: no matching distribution)" "  saying so"
+out=$(m run -- pipx run --spec moat-pyhello==9.9.9 moat-pyhello 2>&1)
+is "$?" 127 "a version it does not have: 127"
+like "$out" "has no version of moat-pyhello==9.9.9 that matches \(pip: no matching distribution\)" "  saying so"
+
+# --- the dry run: both plans ----------------------------------------------------
+m run --dry-run -- pipx run moat-pyprobe x >/dev/null 2>&1
+m run --dry-run -- pipx run --spec moat-pyprobe==1.0.0 moat-pyprobe x >"$SCRATCH/dry.json" 2>"$SCRATCH/dry.err"
+is "$?" 0 "--dry-run of a package not in the cache"
+is "$(jx "$SCRATCH/dry.json" '[d["runner"]["outcome"], d["fetch"]["policy"]["net"], d["fetch"]["command"]["argv"][6], d["fetch"]["command"]["argv"][8], "run" in d["fetch"], d["command"]["argv"]]')" \
+	"[\"would fetch\", \"allow\", \"moat-pyprobe==1.0.0\", \"${IDX}moat-pyprobe/\", false, [\"pipx\", \"run\", \"--spec\", \"moat-pyprobe==1.0.0\", \"moat-pyprobe\", \"x\"]]" \
+	"  shows the fetch phase's plan, and the command as written for the server"
+valid_report "$SCRATCH/dry.json" "  and fits the schema"
+ok "$([ ! -e "$(cache_of "$SCRATCH/dry.json")" ] && echo 0 || echo 1)" "  and makes nothing (no cache directory)"
+
+# --- one phase ------------------------------------------------------------------
+m run --dry-run -- pipx run --python python3 moat-pyhello >"$REPORTS/py.json" 2>"$SCRATCH/py.err"
+is "$(jx "$REPORTS/py.json" '[d["runner"]["phases"], d["runner"]["outcome"]]')" '[1, "as written"]' \
+	"pipx run --python: one phase, as written"
+like "$(cat "$SCRATCH/py.err")" "^moat: pipx run --python changes what pip installs" "  and said on stderr"
+out=$(m run --dry-run -- pipx run 'moat-pyhello==1.0.0' 2>&1 >/dev/null)
+like "$out" "^moat: pipx run moat-pyhello==1.0.0: pipx takes the word after its options as the command's name; name the package with --spec" \
+	"a version on the command's word (pipx reads it as a command name): as written, with the --spec form"
+
+cd "$SCRATCH" || exit 1
+done_testing

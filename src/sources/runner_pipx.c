@@ -299,7 +299,11 @@ bool pipx_find_install(struct runner_call *rc)
 		} else if (console_scripts(eps, rc->packages[0], &has_app, &only) > 0) {
 			bin = moat_xasprintf("%s/bin/%s", venv, has_app ? rc->packages[0] : only ? only : "");
 		}
-		if (!bin || access(bin, X_OK) != 0)
+		/* The names come from files the fetch wrote: a script is a file
+		 * of the venv's bin (not empty, not starting with '.'), never a
+		 * path out of it. */
+		if (!bin || strchr(bin + strlen(venv) + 5, '/') || strchr(".", bin[strlen(venv) + 5]) ||
+		    access(bin, X_OK) != 0)
 			return false;
 		return runner_found(rc, &venv, &bin, &version);
 	}
@@ -503,16 +507,18 @@ out:
 void pipx_server_policy(struct moat_policy *p, const struct runner_call *rc, char *const *env)
 {
 	const char *home = config_getenv(env, "HOME");
-	cleanup_free char *bin_dir = moat_xasprintf("%s/bin", rc->tree), *python = moat_xasprintf("%s/python", bin_dir);
-	char real[PATH_MAX];
+	/* The venv's python is a link to the interpreter that made it (a pyenv
+	 * one under HOME, say), whose installation the server needs.  That link
+	 * is the fetch phase's to write, so what is granted is the installation
+	 * of the python the fetch was given, found as it was (before the
+	 * command stops being pipx), never where the link points. */
+	cleanup_free char *python = pipx_python(p, env, config_getenv(env, "PATH")),
+			  *bin_dir = moat_xasprintf("%s/bin", rc->tree);
 
 	/* As pipx runs it: the venv's bin first on PATH. */
 	runner_server_command(p, rc, env, bin_dir);
-	/* The venv's python is a link to the interpreter that made it (a
-	 * pyenv one under HOME, say): its installation, read-only. */
-	if (realpath(python, real))
-		runner_grant_install(p, real, home && home[0] == '/' ? home : NULL,
-				     "package runner: the python of the fetched venv");
+	runner_grant_install(p, python, home && home[0] == '/' ? home : NULL,
+			     "package runner: the python of the fetched venv");
 }
 
 /* ---- a failed fetch ---- */
@@ -564,6 +570,10 @@ int pipx_fetch_failure(const struct runner_call *rc, const char *output, const c
 				 registry, rc->packages[0]);
 		return 127;
 	}
-	snprintf(msg, len, "pip could not install %s (its output is above)", rc->packages[0]);
+	if (strstr(output, "ensurepip is not available") || strstr(output, "No module named venv"))
+		snprintf(msg, len, "python cannot make a venv with pip here, for %s (install python3-venv)",
+			 rc->packages[0]);
+	else
+		snprintf(msg, len, "pip could not install %s (its output is above)", rc->packages[0]);
 	return 125;
 }

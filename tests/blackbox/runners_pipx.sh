@@ -160,6 +160,22 @@ is "$(jx "$REPORTS/hello2.json" '[d["runner"]["outcome"], "fetch" in d, d["runne
 is "$(cat "$SCRATCH/hello2.err")" "" "  and says nothing"
 diag "from the cache: $(((t1 - t0) / 1000000)) ms"
 
+# The venv's python link is the fetch phase's to write: what the server phase
+# is granted is the installation of the python pipx uses, never where that
+# link points.
+mkdir -p "$H/fakepy/bin"
+printf '#!/bin/sh\n' >"$H/fakepy/bin/python3"
+chmod 0755 "$H/fakepy/bin/python3"
+orig=$(readlink "$C/venv/bin/python")
+ln -sfn "$H/fakepy/bin/python3" "$C/venv/bin/python"
+m run --dry-run -- pipx run moat-pyhello >"$SCRATCH/link.json" 2>/dev/null
+is "$(jx "$SCRATCH/link.json" '[d["runner"]["outcome"], [p["path"] for p in d["filesystem"]["paths"] if "fakepy" in p["path"]]]')" \
+	'["cached", []]' "a venv whose python link the fetch pointed into HOME: nothing there is granted to the server"
+HOME=$H PIP_INDEX_URL=$IDX PIPX_DEFAULT_PYTHON=$H/fakepy/bin/python3 "$MOAT" run --dry-run -- pipx run moat-pyhello >"$SCRATCH/link2.json" 2>/dev/null
+is "$(jx "$SCRATCH/link2.json" '[p["path"] for p in d["filesystem"]["paths"] if "fakepy" in p["path"]]')" \
+	"[\"$H/fakepy\"]" "  control: with that python as pipx's own (PIPX_DEFAULT_PYTHON), its installation is granted"
+ln -sfn "$orig" "$C/venv/bin/python"
+
 out=$(m run -- pipx run --spec moat-pyhello moat-pyhello via-spec </dev/null 2>/dev/null)
 is "$?/$out" "0/moat-pyhello ran via-spec
 got " "pipx run --spec moat-pyhello moat-pyhello: the command named, the package from --spec"

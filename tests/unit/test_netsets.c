@@ -75,7 +75,7 @@ static void dir(const char *rel)
 	mkdir(path, 0755);
 }
 
-static char got[4096], notes_text[4096];
+static char got[4096], notes_text[4096], urls_text[4096];
 
 /* Expand `sets` ("@npm") with the environment `env` (NULL-terminated, "B"
  * for the base directory) and the working directory `cwd` ("B/..."):
@@ -103,10 +103,23 @@ static const char *expand(const char *sets, const char *cwd, ...)
 	va_end(ap);
 	env[n] = NULL;
 	policy_init(&p);
-	got[0] = notes_text[0] = '\0';
-	if (netset_parse(sets, &mask, &pe) < 0) {
+	got[0] = notes_text[0] = urls_text[0] = '\0';
+	if (strcmp(sets, "(pip)") == 0) {
+		struct netset_urls u = {0};
+
+		if (netset_pip_expand(&h, (struct moat_origin){.source = "test"}, &p, &notes, &u, &err) < 0)
+			snprintf(got, sizeof(got), "error: %s / %s", err.message, err.hint);
+		for (i = 0; i < u.n && o < sizeof(urls_text); i++)
+			o += (size_t)snprintf(urls_text + o, sizeof(urls_text) - o, "%s%s=%s", i ? " | " : "", u.keys[i],
+					      u.urls[i]);
+		netset_urls_free(&u);
+		o = 0;
+	}
+	if (strcmp(sets, "(pip)") == 0 && got[0]) {
+		/* the error is in got */
+	} else if (strcmp(sets, "(pip)") != 0 && netset_parse(sets, &mask, &pe) < 0) {
 		snprintf(got, sizeof(got), "error: %s / %s", pe.msg, pe.hint);
-	} else if (netset_expand(mask, &h, (struct moat_origin){.source = "test"}, &p, &notes, &err) < 0) {
+	} else if (mask && netset_expand(mask, &h, (struct moat_origin){.source = "test"}, &p, &notes, &err) < 0) {
 		snprintf(got, sizeof(got), "error: %s / %s", err.message, err.hint);
 	} else {
 		for (i = 0; i < p.n_net_allow && o < sizeof(got); i++)
@@ -532,6 +545,26 @@ static void test_pypi(void)
 	expand("@pypi", "B/w", "HOME=B/home", "PIP_CONFIG_FILE=B/bad.conf", "UV_DEFAULT_INDEX=https://ok.test/", none,
 	       NULL);
 	is_b(got, "ok.test:443 @pypi (B/bad.conf:2)", "  (control: a header with text after it is configparser's too)");
+
+	/* pip's part alone (a pipx run's fetch phase): not uv's, the URLs
+	 * without their user part, the extra ones as one list */
+	expand("(pip)", "B/w", "HOME=B/home", "PIP_CONFIG_FILE=/dev/null", "UV_DEFAULT_INDEX=https://uv.test/simple",
+	       none, NULL);
+	is_str(got, "pypi.org:443 @pypi (pip's default index) | files.pythonhosted.org:443 @pypi (pypi.org's files)",
+	       "pip's part of @pypi: pip's default index and its files' host, not uv's index");
+	is_str(urls_text, "", "  and no URL to tell pip (its default)");
+	expand("(pip)", "B/w", "HOME=B/home", "PIP_CONFIG_FILE=/dev/null",
+	       "PIP_INDEX_URL=https://me:s3cret@mirror.test/simple",
+	       "PIP_EXTRA_INDEX_URL=https://extra1.test/simple https://tok@extra2.test:8443/simple", none, NULL);
+	is_str(got,
+	       "mirror.test:443 @pypi (PIP_INDEX_URL) | extra1.test:443 @pypi (PIP_EXTRA_INDEX_URL) | "
+	       "extra2.test:8443 @pypi (PIP_EXTRA_INDEX_URL)",
+	       "pip's index and its extra ones");
+	is_str(urls_text,
+	       "index-url=https://mirror.test/simple | extra-index-url=https://extra1.test/simple "
+	       "https://extra2.test:8443/simple",
+	       "  the URLs pip is told, without their user parts");
+	ok(strstr(urls_text, "s3cret") == NULL && strstr(urls_text, "tok@") == NULL, "  no credential in them");
 }
 
 /* ---- crates ---- */

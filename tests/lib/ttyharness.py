@@ -279,11 +279,13 @@ def ends():
     one_end("the command's own end", moat_argv("--", "/bin/sh", "-c", "echo READY; sleep 0.3; exit 7"),
             lambda t: None, 7)
     # A failure in the child, after the relay started: a script whose
-    # interpreter the sandbox's view does not hold (execve fails inside).
-    hidden = tempfile.mkdtemp(prefix="moat-tty-hidden-", dir="/var/tmp")
-    os.chmod(hidden, 0o755)
-    interp = os.path.join(hidden, "sh")
-    os.symlink("/bin/sh", interp)
+    # interpreter is a granted file that is not a program (execve fails
+    # inside; an interpreter the view does not hold is now refused before
+    # the run, by moat's own check: sources/interp.c).
+    interp = os.path.join(wdir, "not-a-program")
+    with open(interp, "w") as f:
+        f.write("plain text\n")
+    os.chmod(interp, 0o644)
     exe = os.path.join(wdir, "hidden-interp")
     with open(exe, "w") as f:
         f.write("#!%s\necho never\n" % interp)
@@ -298,7 +300,6 @@ def ends():
         t.close()
         os.unlink(exe)
         os.unlink(interp)
-        os.rmdir(hidden)
 
 
 # --- TIOCSTI ---------------------------------------------------------------------

@@ -360,8 +360,9 @@ is $? 0 "control: MOAT_HOST_LIMIT='landlock=3,userns=1' is accepted"
 # Out of descriptors: RLIMIT_NOFILE N (soft and hard: moat raises its soft
 # limit to the hard one itself).  The failure says so, names N, and hints at
 # ulimit; it never blames a path that exists, and no run gets other verdicts.
-fd_msg() { # fd_msg N FILE: stderr FILE names the descriptor limit N as the cause
-	head -1 "$2" | grep -q "^moat: moat ran out of file descriptors (RLIMIT_NOFILE $1)" &&
+fd_msg() { # fd_msg N FILE: stderr FILE names the descriptor limit N as the cause (first, after any note:
+	# without a HOME of its own, uid 65534's networked runs note where the package caches went)
+	grep -v '^moat: note: ' "$2" | head -1 | grep -q "^moat: moat ran out of file descriptors (RLIMIT_NOFILE $1)" &&
 		grep -Eq '^moat: hint: .*ulimit -H?n' "$2" && ! grep -Eq 'must exist|Too many open files' "$2"
 }
 # LeakSanitizer cannot run under ptrace (the sanitizer build's exit would be 1)

@@ -71,7 +71,10 @@ play() {
 	pm pod rm -f -a >/dev/null 2>&1
 	pm kube play --network none --seccomp-profile-root "$3" "$2" >"$1/play.out" 2>&1
 	rc=$?
-	for i in $(seq 1 100); do
+	# Up to 60 s: on a loaded CI machine (two lanes at once) the first
+	# container took more than the 10 s this once waited, and its log was
+	# read empty.
+	for i in $(seq 1 600); do
 		[ "$(pm inspect moat-sh-command --format '{{.State.Status}}' 2>/dev/null)" = exited ] && break
 		sleep 0.1
 	done

@@ -16,6 +16,9 @@
  * when `note`). */
 void runner_as_written(struct runner_call *rc, bool note, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 
+/* The origin of what the fetch phase's policy gets from moat. */
+#define RUNNER_FETCH_ORIGIN "package runner: fetch phase"
+
 void runner_add_package(struct runner_call *rc, const char *spec);
 void runner_free_strs(char **v, size_t n);
 
@@ -23,9 +26,9 @@ void runner_free_strs(char **v, size_t n);
  * runner: 16 hex digits of their SHA-256. */
 char *runner_cache_key(const struct runner_call *rc);
 
-/* rc->cache (moat's cache root/SUB/KEY) and rc->state: cached when the
- * install there satisfies the spec.  -1 with *err when there is no cache
- * root (neither XDG_CACHE_HOME nor HOME). */
+/* rc->cache (moat's cache root/SUB/KEY); the caller sets rc->state (cached
+ * when the install there satisfies the spec).  -1 with *err when there is
+ * no cache root (neither XDG_CACHE_HOME nor HOME). */
 int runner_cache_state(struct runner_call *rc, char *const *env, const char *sub, struct moat_error *err);
 
 /* The install found: rc->tree, rc->bin and rc->version take the three

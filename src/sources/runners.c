@@ -64,13 +64,6 @@ static const char *const npx_switches[] = {"q",
 					   "no-progress",
 					   "ignore-scripts"};
 
-void runner_free_strs(char **v, size_t n)
-{
-	for (size_t i = 0; i < n; i++)
-		free(v[i]);
-	free(v);
-}
-
 void runner_call_free(struct runner_call *rc)
 {
 	free(rc->why);
@@ -82,18 +75,6 @@ void runner_call_free(struct runner_call *rc)
 	free(rc->bin);
 	free(rc->version);
 	memset(rc, 0, sizeof(*rc));
-}
-
-void runner_as_written(struct runner_call *rc, bool note, const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	free(rc->why);
-	rc->why = moat_xvasprintf(fmt, ap);
-	va_end(ap);
-	rc->state = RUNNER_AS_WRITTEN;
-	rc->note = note;
 }
 
 static const char *base_name(const char *path)
@@ -187,69 +168,6 @@ static char *npm_global_dir(const char *exe)
 	if (!realpath(exe, real) || !(hit = strstr(real, "/node_modules/npm/")))
 		return NULL;
 	return moat_xstrndup(real, (size_t)(hit - real) + strlen("/node_modules"));
-}
-
-char *runner_cache_root(char *const *env)
-{
-	const char *x = config_getenv(env, "XDG_CACHE_HOME"), *home = config_getenv(env, "HOME");
-
-	if (x && x[0] == '/')
-		return moat_xasprintf("%s/moat", x);
-	if (home && home[0] == '/')
-		return moat_xasprintf("%s/.cache/moat", strcmp(home, "/") == 0 ? "" : home);
-	return NULL;
-}
-
-int runner_cache_open(const char *root, struct moat_error *err)
-{
-	cleanup_free char *parent = moat_xstrdup(root);
-	cleanup_close int pfd = -1;
-	char *slash = strrchr(parent, '/');
-
-	if (slash == parent)
-		slash[1] = '\0';
-	else
-		*slash = '\0';
-	if (mkdir(parent, 0700) != 0 && errno != EEXIST)
-		return moat_error_set(err, MOAT_E_SYSTEM, errno, "making %s", parent);
-	pfd = open(parent, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	if (pfd < 0)
-		return moat_error_set(err, MOAT_E_SYSTEM, errno, "%s", parent);
-	return own_dir_at(pfd, strrchr(root, '/') + 1, root, err);
-}
-
-static int cmp_str(const void *a, const void *b)
-{
-	return strcmp(*(char *const *)a, *(char *const *)b);
-}
-
-/* One cache per package list (and registry given to the runner): an install
- * script can write only the cache of the package that brought it, so it
- * cannot change what another server runs. */
-char *runner_cache_key(const struct runner_call *rc)
-{
-	cleanup_free char **sorted = moat_xcalloc(rc->n_packages, sizeof(char *));
-	cleanup_free char *text = moat_xstrdup(rc->registry ? rc->registry : "");
-	char hex[65];
-
-	memcpy(sorted, rc->packages, rc->n_packages * sizeof(char *));
-	qsort(sorted, rc->n_packages, sizeof(char *), cmp_str);
-	for (size_t i = 0; i < rc->n_packages; i++) {
-		char *next = moat_xasprintf("%s\n%s", text, sorted[i]);
-		free(text);
-		text = next;
-	}
-	sha256_hex(text, strlen(text), hex);
-	hex[16] = '\0';
-	return moat_xstrdup(hex);
-}
-
-void runner_add_package(struct runner_call *rc, const char *spec)
-{
-	size_t cap = rc->n_packages;
-
-	rc->packages = moat_xgrow(rc->packages, &cap, rc->n_packages, sizeof(char *));
-	rc->packages[rc->n_packages++] = moat_xstrdup(spec);
 }
 
 static bool in_list(const char *key, size_t len, const char *const *list, size_t n)
@@ -434,23 +352,8 @@ int runner_detect(const struct moat_policy *p, char *const *env, struct runner_c
 			   (int)name_len, rc->packages[0], global, rc->name);
 		return 0;
 	}
-	return runner_cache_state(rc, env, "npx", err);
-}
-
-int runner_cache_state(struct runner_call *rc, char *const *env, const char *sub, struct moat_error *err)
-{
-	cleanup_free char *root = runner_cache_root(env), *key = NULL;
-
-	if (!root) {
-		moat_error_set(
-		    err, MOAT_E_USAGE, 0,
-		    "%s %s: moat fetches the package into its cache, $XDG_CACHE_HOME/moat or ~/.cache/moat, and "
-		    "neither XDG_CACHE_HOME nor HOME is set",
-		    rc->name, rc->packages[0]);
-		return moat_error_hint(err, "set XDG_CACHE_HOME (or HOME) to a directory of yours");
-	}
-	key = runner_cache_key(rc);
-	rc->cache = moat_xasprintf("%s/%s/%s", root, sub, key);
+	if (runner_cache_state(rc, env, "npx", err) < 0)
+		return -1;
 	rc->state = runner_find_install(rc) && runner_install_current(rc) ? RUNNER_CACHED : RUNNER_FETCH;
 	return 0;
 }
@@ -505,17 +408,6 @@ static bool same_packages(json_t *list, const struct runner_call *rc)
 		if (!found)
 			return false;
 	}
-	return true;
-}
-
-bool runner_found(struct runner_call *rc, char **tree, char **bin, char **version)
-{
-	free(rc->tree);
-	free(rc->bin);
-	free(rc->version);
-	rc->tree = steal_ptr(tree);
-	rc->bin = steal_ptr(bin);
-	rc->version = steal_ptr(version);
 	return true;
 }
 
@@ -586,22 +478,6 @@ bool runner_install_current(const struct runner_call *rc)
 
 /* ---- the fetch phase ---- */
 
-static bool net_addr_is_loopback(int family, const unsigned char *a)
-{
-	static const unsigned char v6_loopback[16] = {[15] = 1};
-
-	return family == AF_INET ? a[0] == 127 : memcmp(a, v6_loopback, 16) == 0;
-}
-
-static const char *const fetch_origin = "package runner: fetch phase";
-
-void runner_fetch_env(struct moat_policy *p, const char *name, const char *value)
-{
-	struct moat_origin o = {.source = fetch_origin};
-
-	policy_add_env(p, name, value, o);
-}
-
 /* An npm setting of the user's (--env npm_config_X, any case), which the
  * fetch's npm gets too, unless it is one moat sets for the phase. */
 static bool user_npm_setting(const char *name)
@@ -614,37 +490,6 @@ static bool user_npm_setting(const char *name)
 		if (strcasecmp(name + 11, moat_owned[i]) == 0)
 			return false;
 	return true;
-}
-
-int runner_allow_url(struct moat_policy *p, const char *url, const char *what, struct moat_error *err)
-{
-	struct moat_net_dest d;
-	struct net_parse_error pe;
-	int rc = netset_url_dest(url, &d, &pe);
-
-	if (rc < 0) {
-		moat_error_set(err, MOAT_E_USAGE, 0, "%s: %s", what, pe.msg);
-		return moat_error_hint(err, "give the registry as http://HOST[:PORT]/ or https://HOST[:PORT]/");
-	}
-	if (rc == 0)
-		return 0;
-	d.origin = (struct moat_origin){.source = fetch_origin};
-	d.from = moat_xasprintf("%s", what);
-	policy_add_net_dest(p, &d);
-	return 0;
-}
-
-void runner_grant_install(struct moat_policy *p, const char *interp, const char *home, const char *source)
-{
-	cleanup_free char *inst = interp ? profile_install_dir(interp) : NULL;
-
-	if (inst && strcmp(inst, "/") != 0 &&
-	    !(home && strncmp(home, inst, strlen(inst)) == 0 &&
-	      (home[strlen(inst)] == '/' || home[strlen(inst)] == '\0'))) {
-		struct moat_origin o = {.source = source};
-		policy_add_path(p, inst, MOAT_ACCESS_READ, true, o);
-		p->paths[p->n_paths - 1].from_profile = true;
-	}
 }
 
 /* The node that runs npm (npm's `#!/usr/bin/env node`, found on PATH): its
@@ -665,80 +510,6 @@ static void grant_node(struct moat_policy *p, const char *npm, const char *path_
 	runner_grant_install(p, node, home, "package runner: the node that runs npm");
 }
 
-int runner_fetch_sandbox(const struct runner_call *rc, const struct moat_policy *server, const char *home,
-			 struct moat_policy *out, struct moat_error *err)
-{
-	struct moat_origin o = {.source = fetch_origin};
-	struct profile_context ctx;
-
-	out->cwd = moat_xstrdup(rc->cache);
-	out->mode = server->mode;
-	free(out->backend);
-	out->backend = moat_xstrdup("auto");
-	ctx = (struct profile_context){
-	    .home = home && home[0] == '/' ? home : NULL, .cwd = out->cwd, .exe = out->exe, .argv = out->argv};
-	if (profile_apply(out, "strict", &ctx, err) < 0)
-		return -1;
-	/* The cache is moat's, not a project the host runs code from later:
-	 * nothing in it is protected from the fetch. */
-	policy_add_path(out, rc->cache, MOAT_ACCESS_WRITE, false, o);
-	policy_add_unprotect(out, rc->cache, o);
-	out->net = MOAT_NET_ALLOW;
-	out->limits = server->limits;
-	if (out->limits.timeout_s <= 0 || out->limits.timeout_s > RUNNER_FETCH_TIMEOUT_S)
-		out->limits.timeout_s = RUNNER_FETCH_TIMEOUT_S;
-	return 0;
-}
-
-int runner_fetch_finish(struct moat_policy *out, const struct moat_policy *server, bool (*user_setting)(const char *),
-			struct moat_error *err)
-{
-	for (size_t i = 0; i < server->n_env; i++)
-		if (user_setting(server->env[i].name))
-			policy_add_env(out, server->env[i].name, server->env[i].value, server->env[i].origin);
-	return policy_validate(out, err);
-}
-
-void runner_fetch_pins(struct moat_policy *out, const struct moat_policy *server)
-{
-	for (size_t i = 0; i < server->n_net_pins; i++)
-		if (net_allow_name_any_port(out, server->net_pins[i].name)) {
-			struct moat_net_pin pin;
-			net_pin_copy(&pin, &server->net_pins[i]);
-			policy_add_net_pin(out, &pin);
-		}
-}
-
-char *runner_loopback_hosts(const struct moat_policy *p)
-{
-	char *hosts = NULL;
-	size_t i;
-
-	for (i = 0; i < p->n_net_allow; i++) {
-		const struct moat_net_dest *d = &p->net_allow[i];
-		char addr[64];
-		const char *host = d->name ? d->name : net_addr_text(d->family, d->addr, addr, sizeof(addr));
-		char *next;
-
-		if (!d->host_loopback || !host)
-			continue;
-		next = hosts ? moat_xasprintf("%s,%s", hosts, host) : moat_xstrdup(host);
-		free(hosts);
-		hosts = next;
-	}
-	for (i = 0; i < p->n_net_pins; i++) {
-		const struct moat_net_pin *pin = &p->net_pins[i];
-		char *next;
-
-		if (!net_addr_is_loopback(pin->family, pin->addr))
-			continue;
-		next = hosts ? moat_xasprintf("%s,%s", hosts, pin->name) : moat_xstrdup(pin->name);
-		free(hosts);
-		hosts = next;
-	}
-	return hosts;
-}
-
 int runner_fetch_policy(const struct runner_call *rc, const struct moat_policy *server, char *const *env,
 			struct moat_policy *out, struct netset_notes *notes, struct moat_error *err)
 {
@@ -746,7 +517,7 @@ int runner_fetch_policy(const struct runner_call *rc, const struct moat_policy *
 	const struct moat_env_rule *reg = NULL;
 	struct netset_host h = {.env = env, .cwd = server->cwd};
 	struct netset_urls urls = {0};
-	struct moat_origin o = {.source = fetch_origin};
+	struct moat_origin o = {.source = RUNNER_FETCH_ORIGIN};
 	cleanup_free char *npm = NULL, *dir = NULL, *noproxy = NULL;
 	char **argv;
 	size_t i, n = 0;
@@ -826,29 +597,6 @@ out:
 }
 
 /* ---- the server phase ---- */
-
-void runner_server_command(struct moat_policy *p, const struct runner_call *rc, char *const *env, const char *bin_dir)
-{
-	struct moat_origin o = {.source = "package runner: the fetched package"};
-	const struct moat_env_rule *path = policy_find_env(p, "PATH");
-	const char *path_val = path && path->value ? path->value : config_getenv(env, "PATH");
-	size_t n = 1 + (p->argc > rc->args_at ? p->argc - rc->args_at : 0), i;
-	char **argv = moat_xcalloc(n + 1, sizeof(char *));
-	cleanup_free char *newpath = NULL;
-
-	/* Copies: policy_set_argv frees the argv they come from. */
-	argv[0] = moat_xstrdup(rc->bin);
-	for (i = 1; i < n; i++)
-		argv[i] = moat_xstrdup(p->argv[rc->args_at + i - 1]);
-	policy_set_argv(p, argv, n);
-	runner_free_strs(argv, n);
-	free(p->exe);
-	p->exe = moat_xstrdup(rc->bin);
-	policy_add_path(p, rc->tree, MOAT_ACCESS_READ, false, o);
-	p->paths[p->n_paths - 1].from_profile = true;
-	newpath = moat_xasprintf("%s:%s", bin_dir, path_val ? path_val : "/usr/bin:/bin");
-	policy_add_env(p, "PATH", newpath, o);
-}
 
 static void npx_server_policy(struct moat_policy *p, const struct runner_call *rc, char *const *env)
 {

@@ -206,6 +206,13 @@ fi
 # --- a run, with a stand-in nsjail -------------------------------------------------------
 # It keeps its configuration and what it sees, and ends as nsjail does when
 # it cannot set the jail up: moat must report that, not run anything.
+# nsjail run by hand (tool_env.sh's control, an earlier killed run) leaves
+# its work directories behind: an empty one that no moat holds (moat holds a
+# shared flock on it for a run) is removed first, so the checks below see
+# the directory moat makes.
+for d in $(nsjail_dirs); do
+	[ -d "$d" ] && flock -xn "$d" rmdir "$d" 2>/dev/null
+done
 STAND=$SCRATCH/standin
 mkdir -p "$STAND"
 cat >"$STAND/nsjail" <<EOF

@@ -308,12 +308,18 @@ socks = []
 for p in paths:
     s = socket.socket(socket.AF_UNIX); s.bind(p); s.listen(8); os.chmod(p, 0o777); socks.append(s)
 open(log + ".ready", "w").close()
-end = time.time() + 120
+end = time.time() + 300
 with open(log, "a", buffering=1) as out:
     while time.time() < end:
         r, _, _ = select.select(socks, [], [], 0.5)
         for s in r:
-            c, _ = s.accept(); out.write("conn %s\n" % s.getsockname()); c.close()
+            # A sentinel (settled below) says S; a probe says nothing.
+            c, _ = s.accept(); c.settimeout(0.3)
+            try:
+                d = c.recv(1)
+            except OSError:
+                d = b""
+            out.write("%s %s\n" % ("sentinel" if d == b"S" else "conn", s.getsockname())); c.close()
 EOF
 SOCK_PATHS=()
 for d in /var/tmp /srv /run; do
@@ -329,32 +335,45 @@ done
 BG_PIDS="$BG_PIDS $!"
 for _ in $(seq 100); do [ -e "$SCRATCH/sock.log.ready" ] && break; sleep 0.05; done
 : >>"$SCRATCH/sock.log"
-conns() { grep -c '^conn' "$SCRATCH/sock.log"; }
+# settled SOCK: the probes' connections to SOCK so far, once the listener has
+# taken every one made before: a sentinel connection to the same socket
+# comes after them in its accept queue, so when its line is written theirs
+# are (a loaded machine once counted before the listener wrote the line).
+settled() {
+	local before
+	before=$(grep -c '^sentinel' "$SCRATCH/sock.log")
+	"$PY" -c 'import socket, sys; s = socket.socket(socket.AF_UNIX); s.connect(sys.argv[1]); s.sendall(b"S"); s.close()' "$1"
+	for _ in $(seq 200); do
+		[ "$(grep -c '^sentinel' "$SCRATCH/sock.log")" -gt "$before" ] && break
+		sleep 0.05
+	done
+	grep -c '^conn' "$SCRATCH/sock.log"
+}
 PROJ5=$BASE/p5
 mkdir -p "$PROJ5"
 for b in $BACKENDS; do
 	for prof in strict mcp exec; do
 		for s in "${SOCK_PATHS[@]}"; do
-			n=$(conns)
+			n=$(settled "$s")
 			out=$(cd "$PROJ5" && M "$b" --profile "$prof" --report "$REPORTS/r5.json" -- "$HELPER" unix "$s")
-			if [ "$(conns)" = "$n" ]; then o=blocked; else o=done; fi
+			if [ "$(settled "$s")" = "$n" ]; then o=blocked; else o=done; fi
 			held "$o" ipc.unix "$REPORTS/r5.json" "5 [$b/$prof]: the host socket $s is unreachable ($out)"
 		done
 	done
 	# Its directory granted: still unreachable (no unix socket of its own).
 	s=${SOCK_PATHS[0]}
-	n=$(conns)
+	n=$(settled "$s")
 	out=$(M "$b" --profile strict --read "$(dirname "$s")" --report "$REPORTS/r5g.json" -- "$HELPER" unix "$s")
-	if [ "$(conns)" = "$n" ]; then o=blocked; else o=done; fi
+	if [ "$(settled "$s")" = "$n" ]; then o=blocked; else o=done; fi
 	held "$o" ipc.unix "$REPORTS/r5g.json" "5 [$b]: a host socket inside a granted directory is unreachable too ($out)"
 	# /proc/net lists no host socket path.
 	M "$b" --profile strict -- /bin/cat /proc/net/unix >"$SCRATCH/o5" 2>/dev/null
 	if ! grep -q "moat-fs-sock.$UNIQ" "$SCRATCH/o5"; then o=blocked; else o=done; fi
 	held "$o" ipc.unix "$REPORTS/r5.json" "5 [$b]: /proc/net/unix inside lists none of the host's socket paths"
 done
-n=$(conns)
+n=$(settled "${SOCK_PATHS[0]}")
 out=$(OFF -- "$HELPER" unix "${SOCK_PATHS[0]}")
-is "$out/$(conns)" "OK/$((n + 1))" "5 control: without moat the socket is reachable"
+is "$out/$(settled "${SOCK_PATHS[0]}")" "OK/$((n + 1))" "5 control: without moat the socket is reachable"
 grep -q "moat-fs-sock.$UNIQ" /proc/net/unix
 ok $? "5 control: the host's /proc/net/unix lists it"
 out=$(M native --profile strict --read "$(dirname "${SOCK_PATHS[0]}")" --unix-sockets -- "$HELPER" unix "${SOCK_PATHS[0]}")

@@ -1024,8 +1024,9 @@ def net_section(nf):
             w(f"* {name}: error: {e}")
     w("### Proxy mode")
     w("")
-    w("Not measured: proxy mode (proxy-only entries, `HTTP_PROXY`) is not there yet. Its throughput, against "
-      "direct and against the fence, belongs here and in the targets table.")
+    w("Not measured yet: proxy mode exists (the HTTP CONNECT and SOCKS5 listener, `HTTP_PROXY`, proxy-only "
+      "entries; docs/network.md), but `bench/run` drives no client through it. Its throughput, against direct "
+      "and against the fence, belongs here and in the targets table.")
 
 
 if netfence:

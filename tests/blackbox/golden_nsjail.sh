@@ -204,7 +204,8 @@ else
 fi
 
 # --- a run, with a stand-in nsjail -------------------------------------------------------
-# It keeps its configuration and what it sees, and ends as nsjail does when
+# It keeps its configuration and what it sees (this uid's work directories
+# only: another user's pass may run beside this one), and ends as nsjail does when
 # it cannot set the jail up: moat must report that, not run anything.
 # nsjail run by hand (tool_env.sh's control, an earlier killed run) leaves
 # its work directories behind: an empty one that no moat holds (moat holds a
@@ -218,7 +219,7 @@ mkdir -p "$STAND"
 cat >"$STAND/nsjail" <<EOF
 #!/bin/sh
 cp "\$2" "$SCRATCH/run.cfg"
-ls -d /run/user/*/nsjail/* /run/user/nsjail.* /tmp/nsjail.* /dev/shm/nsjail.* 2>/dev/null >"$SCRATCH/run.dirs"
+ls -d /run/user/$(id -u)/nsjail/* /run/user/nsjail.$(id -u).* /tmp/nsjail.$(id -u).* /dev/shm/nsjail.$(id -u).* 2>/dev/null >"$SCRATCH/run.dirs"
 echo "[E][2025-01-01T00:00:00+0000] stand-in: mount('/usr'): Operation not permitted" >&2
 exit 255
 EOF

@@ -27,9 +27,7 @@ j() { json_get "$@" 2>/dev/null; }
 jx() { json_eval "$@" 2>/dev/null; }
 
 if ! command -v npx >/dev/null || ! command -v node >/dev/null; then
-	echo "ok 1 # SKIP npm and node are not installed"
-	done_testing
-	exit 0
+	skip_all "npm and node are not installed"
 fi
 fetch_fence_or_skip || exit 0
 

@@ -32,9 +32,7 @@ cd "$SCRATCH" || exit 1
 jx() { json_eval "$@" 2>/dev/null; }
 
 if ! command -v pipx >/dev/null || ! "$PY" -c 'import venv, ensurepip' 2>/dev/null; then
-	echo "ok 1 # SKIP pipx or python3-venv is not installed (scripts/ensure-deps test installs them)"
-	done_testing
-	exit 0
+	skip_all "pipx or python3-venv is not installed (scripts/ensure-deps test installs them)"
 fi
 fetch_fence_or_skip || exit 0
 

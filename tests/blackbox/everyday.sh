@@ -82,6 +82,20 @@ chmod 0755 "$BASE/bad/tool" "$BASE/bad/inhome"
 ln -s "$H/.ssh/python3" "$BASE/bad/venv/bin/python"
 touch "$BASE/bad/venv/pyvenv.cfg"
 printf 'echo hi\n' >"$H/x.sh"
+# An interpreter installed with ~/.local as its prefix, and a link uv put
+# in ~/.local/bin: ~/.local/share holds what no interpreter needs.
+LOC=$H/.local
+mkdir -p "$LOC/bin" "$LOC/lib" "$LOC/share" "$BASE/localproj"
+echo local-stdlib >"$LOC/lib/marker"
+echo private-history >"$LOC/share/history"
+printf '#!/bin/sh
+echo "python from $(cat %s/lib/marker 2>&1); share: $(cat %s/share/history 2>/dev/null || echo unreadable)"\n' \
+	"$LOC" "$LOC" >"$LOC/bin/python3"
+chmod 0755 "$LOC/bin/python3"
+ln -s "$UVPY/bin/python3.12" "$LOC/bin/python3.12"
+printf '#!%s/bin/python3\n' "$LOC" >"$BASE/localproj/prefix"
+printf '#!%s/bin/python3.12\n' "$LOC" >"$BASE/localproj/uvlink"
+chmod 0755 "$BASE/localproj/prefix" "$BASE/localproj/uvlink"
 chmod -R a+rX "$BASE"
 hm() { env HOME="$H" "$MOAT" "$@"; }
 herr() { local out rc; out=$(hm "$@" 2>&1 >/dev/null </dev/null); rc=$?; printf '%s:%s' "$rc" "$out"; }
@@ -102,6 +116,18 @@ is "$(cd "$BASE/other" && hm run -- /bin/cat "$PYHOME/lib/marker" 2>/dev/null)" 
 	"  control: elsewhere the installation stays out of the sandbox"
 out=$(cd "$BASE/uvproj" && hm run -- sh -c '. .venv/bin/activate && python -V' 2>&1)
 is "$out" "python from uv-stdlib -V" "a uv-made venv: \`. .venv/bin/activate && python\` finds its python"
+is "$(cd "$BASE/localproj" && hm run -- ./prefix 2>&1)" "python from local-stdlib; share: unreadable" \
+	"an interpreter with ~/.local as its prefix: it runs with its lib/, and ~/.local/share stays out"
+is "$(cd "$BASE/localproj" && hm run --read "$LOC" -- ./prefix 2>&1)" "python from local-stdlib; share: private-history" \
+	"  control: with ~/.local granted, the same interpreter reads ~/.local/share"
+(cd "$BASE/localproj" && hm run --dry-run -- ./prefix >"$SCRATCH/local.json" 2>/dev/null)
+is "$(json_eval "$SCRATCH/local.json" "sorted(p['path'] for p in d['policy']['paths'] if p['path'].startswith('$H') and p['access'] != 'deny')")" \
+	"[\"$LOC/bin\", \"$LOC/lib\"]" "  the dry run grants ~/.local/bin and ~/.local/lib, not ~/.local"
+out=$(cd "$BASE/localproj" && hm run -- ./uvlink 2>&1)
+is "$out" "python from uv-stdlib $BASE/localproj/uvlink" "a #! naming uv's link in ~/.local/bin: uv's Python runs"
+(cd "$BASE/localproj" && hm run --dry-run -- ./uvlink >"$SCRATCH/uvlink.json" 2>/dev/null)
+is "$(json_eval "$SCRATCH/uvlink.json" "sorted(p['path'] for p in d['policy']['paths'] if p['path'].startswith('$H') and p['access'] != 'deny')")" \
+	"[\"$LOC/bin\", \"$LOC/lib\", \"$UVPY\"]" "  granted: the link's directory, ~/.local/lib and uv's installation, not ~/.local"
 is "$(cd "$BASE/bad" && herr run -- ./tool)" "125:moat: $BASE/bad/tool: the sandbox would not see the interpreter it runs, $H/tools/runner (its #! line): no grant covers it, and its name is not an interpreter's (python3, node, ...), whose installation moat would grant
 moat: hint: grant it: --read ~/tools" "a #! naming a program under HOME that is not an interpreter: refused, with the grant"
 is "$(cd "$BASE/bad" && herr run -- ./inhome)" "125:moat: $BASE/bad/inhome: the sandbox would not see the interpreter it runs, $H/python3 (its #! line): its installation would be HOME, which moat never grants on its own

@@ -317,6 +317,56 @@ char *profile_install_dir(const char *exe)
 	return dir;
 }
 
+/* HOME's shared trees, where a tool's installation prefix is often the
+ * tree itself (pip --user, `make install --prefix ~/.local`, a script in
+ * ~/.local/bin): granting one whole would show everything else kept there
+ * (~/.local/share's histories, trash, application data). */
+static const char *const home_shared_trees[] = {".local", ".local/share", ".local/state", ".config", ".cache"};
+
+/* Is `dir` HOME's own ~/.local, ~/.config, ...?  HOME is compared as
+ * given, then (`home_real` or, when NULL, realpath) through its links. */
+static bool home_shared_tree(const char *dir, const char *home, const char *home_real)
+{
+	size_t dl = strlen(dir);
+
+	for (size_t i = 0; home && i < ARRAY_LEN(home_shared_trees); i++) {
+		size_t tl = strlen(home_shared_trees[i]);
+		char real[PATH_MAX];
+
+		if (dl <= tl + 1 || dir[dl - tl - 1] != '/' || strcmp(dir + dl - tl, home_shared_trees[i]) != 0)
+			continue;
+		cleanup_free char *prefix = moat_xstrndup(dir, dl - tl - 1);
+		if (strcmp(prefix, home) == 0 || (home_real && strcmp(prefix, home_real) == 0) ||
+		    (!home_real && realpath(home, real) && strcmp(prefix, real) == 0))
+			return true;
+	}
+	return false;
+}
+
+void profile_grant_install(struct moat_policy *p, const char *dir, const char *prog, const char *home,
+			   const char *home_real, const char *why)
+{
+	static const char *const libs[] = {"lib", "lib64"};
+	cleanup_free char *own = NULL;
+	struct stat st;
+
+	if (!home_shared_tree(dir, home, home_real)) {
+		add(p, dir, MOAT_ACCESS_READ, false, why);
+		return;
+	}
+	own = moat_xstrdup(prog);
+	if (strrchr(own, '/') && strrchr(own, '/') != own) {
+		*strrchr(own, '/') = '\0';
+		add(p, own, MOAT_ACCESS_READ, false, why);
+	}
+	for (size_t i = 0; i < ARRAY_LEN(libs); i++) {
+		cleanup_free char *lib = moat_xasprintf("%s/%s", dir, libs[i]);
+
+		if (stat(lib, &st) == 0 && S_ISDIR(st.st_mode))
+			add(p, lib, MOAT_ACCESS_READ, false, why);
+	}
+}
+
 /* A file inside an npm tree (/p/node_modules/pkg/dist/index.js, or a
  * node_modules/.bin link to it) imports its dependencies from anywhere in
  * that tree, hoisted or nested: the tree is the package's install dir.  Gives
@@ -380,10 +430,11 @@ static int add_command_dirs(struct moat_policy *p, const struct profile_context 
 {
 	cleanup_free char *dir = profile_install_dir(ctx->exe);
 	cleanup_free char *npm_tree = node_modules_root(ctx->exe);
+	char real[PATH_MAX];
 
 	(void)err;
-	if (dir && !too_broad(dir, ctx->home))
-		add(p, dir, MOAT_ACCESS_READ, false, "the command's install dir");
+	if (dir && !too_broad(dir, ctx->home) && realpath(ctx->exe, real))
+		profile_grant_install(p, dir, real, ctx->home, NULL, "the command's install dir");
 	if (npm_tree && !too_broad(npm_tree, ctx->home))
 		add(p, npm_tree, MOAT_ACCESS_READ, false, "the command's node_modules tree");
 	/* An interpreter's script: `node /x/server.js`, `python3 /x/s.py`. */

@@ -37,6 +37,15 @@ bool profile_is_interpreter(const char *exe);
  * directory.  NULL when it does not resolve. */
 char *profile_install_dir(const char *exe);
 
+/* Grant `dir`, the installation of the program `prog`, read-only, for the
+ * reason `why` (a string that outlives the policy).  When `dir` is one of
+ * the trees HOME (`home`, or `home_real` through its links) shares among
+ * tools -- ~/.local, ~/.local/share, ~/.local/state, ~/.config, ~/.cache
+ * -- only `prog`'s own directory and the tree's lib/ and lib64/ are
+ * granted. */
+void profile_grant_install(struct moat_policy *p, const char *dir, const char *prog, const char *home,
+			   const char *home_real, const char *why);
+
 /* Is `name` one of the built-in profiles? */
 bool profile_is_builtin(const char *name);
 

@@ -197,29 +197,6 @@ static char *install_dir(const char *name)
 	return dir;
 }
 
-/* HOME's shared trees, where a tool's installation prefix is often the
- * tree itself (pip --user, `make install --prefix ~/.local`, a link uv puts
- * in ~/.local/bin): granting one whole would show everything else kept
- * there (~/.local/share's histories, trash, application data) to a command
- * whose project only named an interpreter. */
-static const char *const home_shared_trees[] = {".local", ".local/share", ".local/state", ".config", ".cache"};
-
-static bool home_shared_tree(const struct walker *w, const char *dir)
-{
-	const char *homes[] = {w->home, w->home_real};
-
-	for (size_t h = 0; h < ARRAY_LEN(homes); h++) {
-		size_t hl = homes[h] ? strlen(homes[h]) : 0;
-
-		if (!hl || strncmp(dir, homes[h], hl) != 0 || dir[hl] != '/')
-			continue;
-		for (size_t i = 0; i < ARRAY_LEN(home_shared_trees); i++)
-			if (strcmp(dir + hl + 1, home_shared_trees[i]) == 0)
-				return true;
-	}
-	return false;
-}
-
 /* The narrowest grant worth suggesting for `name`: its install dir, else
  * its directory, else the file itself -- whichever first is neither too
  * broad nor the private /tmp. */
@@ -317,12 +294,6 @@ static int refuse_interp(struct walker *w, const char *name, const char *pointer
 	return moat_error_hint(w->err, "grant it: --read %s", shown);
 }
 
-static void grant_interp_part(struct moat_policy *p, const char *dir, struct moat_origin o)
-{
-	policy_add_path(p, dir, MOAT_ACCESS_READ, false, o);
-	p->paths[p->n_paths - 1].from_profile = true;
-}
-
 /* Grant the installation of the interpreter `name` (not visible) that the
  * visible `pointer` points at, or refuse. */
 static int grant_interp(struct walker *w, const char *name, const char *pointer, const char *how)
@@ -345,26 +316,8 @@ static int grant_interp(struct walker *w, const char *name, const char *pointer,
 				     why_not_granted(w, name, dir, "installation", why, sizeof(why)));
 	{
 		cleanup_free char *text = moat_xasprintf("the interpreter %s points at (%s)", pointer, how);
-		struct moat_origin o = {.source = config_intern(text)};
 
-		if (home_shared_tree(w, dir)) {
-			/* Of a shared tree, the interpreter's own directory
-			 * and the libraries it loads (lib/pythonX.Y,
-			 * lib/node_modules), nothing else. */
-			static const char *const parts[] = {"lib", "lib64"};
-			cleanup_free char *own = moat_xstrdup(name);
-
-			*strrchr(own, '/') = '\0';
-			grant_interp_part(w->p, own, o);
-			for (size_t i = 0; i < ARRAY_LEN(parts); i++) {
-				cleanup_free char *part = moat_xasprintf("%s/%s", dir, parts[i]);
-
-				if (stat(part, &st) == 0 && S_ISDIR(st.st_mode))
-					grant_interp_part(w->p, part, o);
-			}
-		} else {
-			grant_interp_part(w->p, dir, o);
-		}
+		profile_grant_install(w->p, dir, name, w->home, w->home_real, config_intern(text));
 	}
 	if (!visible(w, name))
 		return refuse_interp(w, name, pointer, how,

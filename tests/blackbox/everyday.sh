@@ -93,6 +93,10 @@ echo "python from $(cat %s/lib/marker 2>&1); share: $(cat %s/share/history 2>/de
 	"$LOC" "$LOC" >"$LOC/bin/python3"
 chmod 0755 "$LOC/bin/python3"
 ln -s "$UVPY/bin/python3.12" "$LOC/bin/python3.12"
+# A script pip --user put in ~/.local/bin, run as the command.
+printf '#!/bin/sh\necho "lib: $(cat %s/lib/marker 2>&1); share: $(cat %s/share/history 2>/dev/null || echo unreadable)"\n' \
+	"$LOC" "$LOC" >"$LOC/bin/usertool"
+chmod 0755 "$LOC/bin/usertool"
 printf '#!%s/bin/python3\n' "$LOC" >"$BASE/localproj/prefix"
 printf '#!%s/bin/python3.12\n' "$LOC" >"$BASE/localproj/uvlink"
 chmod 0755 "$BASE/localproj/prefix" "$BASE/localproj/uvlink"
@@ -123,6 +127,10 @@ is "$(cd "$BASE/localproj" && hm run --read "$LOC" -- ./prefix 2>&1)" "python fr
 (cd "$BASE/localproj" && hm run --dry-run -- ./prefix >"$SCRATCH/local.json" 2>/dev/null)
 is "$(json_eval "$SCRATCH/local.json" "sorted(p['path'] for p in d['policy']['paths'] if p['path'].startswith('$H') and p['access'] != 'deny')")" \
 	"[\"$LOC/bin\", \"$LOC/lib\"]" "  the dry run grants ~/.local/bin and ~/.local/lib, not ~/.local"
+is "$(cd "$BASE/other" && hm run -- "$LOC/bin/usertool" 2>&1)" "lib: local-stdlib; share: unreadable" \
+	"~/.local/bin/usertool as the command: its directory and ~/.local/lib granted, ~/.local/share not"
+is "$(cd "$BASE/other" && hm run --read "$LOC" -- "$LOC/bin/usertool" 2>&1)" "lib: local-stdlib; share: private-history" \
+	"  control: with ~/.local granted, it reads ~/.local/share"
 out=$(cd "$BASE/localproj" && hm run -- ./uvlink 2>&1)
 is "$out" "python from uv-stdlib $BASE/localproj/uvlink" "a #! naming uv's link in ~/.local/bin: uv's Python runs"
 (cd "$BASE/localproj" && hm run --dry-run -- ./uvlink >"$SCRATCH/uvlink.json" 2>/dev/null)

@@ -235,6 +235,7 @@ def cmd_concurrency(out, moat, batches, width, leakdir):
 
 # --- netfence: connects and bulk transfers through the network fence
 NET_NAME = "bench.test"  # pinned with --resolve: nothing is looked up outside
+NET_PROXIES = ("http", "socks5")  # netbench's clients through the proxy mode
 
 
 def pct(xs, p):
@@ -300,7 +301,12 @@ def net_measure(moat, netbench, work, server_pid, lat, sink, src, rounds, n, bul
         ("fenced_addr_pinned", lambda rep: fenced([addr], rep, *conn), True),
         ("direct_nonblock", lambda rep: [netbench] + conn + ["nonblock"], False),
         ("fenced_addr_nonblock", lambda rep: fenced([addr], rep, *conn, "nonblock"), False),
-    ]
+        # Proxy mode: the client asks moat's in-sandbox listener for the
+        # pinned name (https_proxy's HTTP CONNECT, all_proxy's SOCKS5), as a
+        # proxy-aware client does; timed from the connect to the proxy's
+        # success reply.
+    ] + [(f"proxy_{via}", lambda rep, via=via: fenced([f"{NET_NAME}:{lat}"], rep, "connect", NET_NAME, str(lat),
+                                                      str(n), via), False) for via in NET_PROXIES]
     per = {c[0]: {"samples": [], "round_medians": [], "p90s": [], "resolve_us": [], "fence": []} for c in conds}
     for r in range(int(rounds)):
         k = r % len(conds)
@@ -321,7 +327,7 @@ def net_measure(moat, netbench, work, server_pid, lat, sink, src, rounds, n, bul
                 c["p90s"].append(d["p90_us"])
             if d.get("resolve_us") is not None:
                 c["resolve_us"].append(d["resolve_us"])
-            if name.startswith("fenced"):
+            if name.startswith(("fenced", "proxy")):
                 c["fence"].append(fence_counts(rep))
     res["connect"] = {}
     for name, c in per.items():
@@ -334,17 +340,25 @@ def net_measure(moat, netbench, work, server_pid, lat, sink, src, rounds, n, bul
 
     # 2. bulk: BYTES written to the sink, then read from the source, per
     # run; unpinned, then with the client (moat and the command) and the
-    # server all on CPU 0.
+    # server all on CPU 0.  Unpinned rounds also run the client through
+    # the proxy mode (the pinned name, each proxy in turn), in the same
+    # rounds as direct and fenced, so its ratio is paired the same way;
+    # the order is rotated round by round.
     allow = [f"127.0.0.1:{sink}", f"127.0.0.1:{src}"]
     bulk_cmd = ["bulk", "127.0.0.1", str(sink), str(src), str(nbytes)]
+    named = [f"{NET_NAME}:{sink}", f"{NET_NAME}:{src}"]
     bconds = [("direct", lambda rep: [netbench] + bulk_cmd), ("fenced", lambda rep: fenced(allow, rep, *bulk_cmd))]
+    pconds = [(f"proxy_{via}", lambda rep, via=via: fenced(named, rep, "bulk", NET_NAME, str(sink), str(src),
+                                                           str(nbytes), via)) for via in NET_PROXIES]
     bulk = {}
     all_cpus = os.sched_getaffinity(0)
     for pinned in (False, True):
         if pinned:
             os.sched_setaffinity(server_pid, {0})
+        these = bconds if pinned else bconds + pconds
         for r in range(int(bulk_rounds)):
-            for name, argv in (bconds if r % 2 == 0 else bconds[::-1]):
+            k = r % len(these)
+            for name, argv in these[k:] + these[:k]:
                 key = name + ("_pinned" if pinned else "")
                 rep = os.path.join(work, f"bulk-{key}-{r}.json")
                 p = run(argv(rep), pinned)
@@ -355,7 +369,7 @@ def net_measure(moat, netbench, work, server_pid, lat, sink, src, rounds, n, bul
                     b["recv_s"].append(d["recv_s"])
                 except (ValueError, KeyError):
                     errors.append(f"bulk {key}: exit {p.returncode}: {p.stderr.strip()[:300]}")
-                if name == "fenced":
+                if name != "direct":
                     b["fence"].append(fence_counts(rep))
         if pinned:
             os.sched_setaffinity(server_pid, all_cpus)

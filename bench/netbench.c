@@ -33,16 +33,27 @@
  *        sockets behind, and the port search of every later connect grows
  *        with them.
  *
- *   netbench bulk HOST SINK SOURCE BYTES
+ *   netbench bulk HOST SINK SOURCE BYTES [http | socks5]
  *        sends BYTES to SINK (write(2), 256 KiB at a time, then shutdown
  *        and wait for the server's byte: every byte has arrived), then
  *        reads BYTES from SOURCE until end of file; prints one JSON object
  *        with the seconds of each, connect excluded.
  *
+ *   "http" or "socks5" after connect's N or bulk's BYTES: every connection
+ *        goes through the proxy the environment names, as a proxy-aware
+ *        client's would (under moat, its proxy mode's listeners inside the
+ *        sandbox): "http" an HTTP CONNECT to the proxy in https_proxy (or
+ *        HTTPS_PROXY), "socks5" a SOCKS5 CONNECT (no authentication) to the
+ *        one in all_proxy (or ALL_PROXY), HOST given to the proxy as a name
+ *        (socks5h) unless it is an address.  The proxy must be named by an
+ *        address ("http://127.0.0.1:3128").  A connect is then timed from
+ *        socket(2)'s connect to the proxy's success reply.
+ *
  * Plain C, no dependency: bench/run builds it static where the libc
  * allows, so that it runs inside a sandbox's view of the file system. */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <arpa/inet.h>
 #include <fcntl.h>
 #include <netdb.h>
 #include <netinet/in.h>
@@ -154,11 +165,22 @@ static int serve(unsigned long long bytes)
 static struct sockaddr_storage dst;
 static socklen_t dst_len;
 
+/* Through a proxy: its kind, its address, and the target as the proxy is
+ * asked for it (HOST and the port set by set_port). */
+enum via { VIA_NONE, VIA_HTTP, VIA_SOCKS5 };
+static enum via via;
+static struct sockaddr_storage proxy;
+static socklen_t proxy_len;
+static const char *target_host;
+static unsigned target_port;
+
 /* HOST as an address, or looked up once (the fenced DNS under moat). */
 static double resolve(const char *host)
 {
+	if (via) /* the proxy looks the name up */
+		return -1;
 	struct addrinfo hints = {.ai_family = AF_UNSPEC, .ai_socktype = SOCK_STREAM}, *res = NULL;
-	double t0 = now_s();
+	double t0;
 	int rc;
 
 	hints.ai_flags = AI_NUMERICHOST;
@@ -183,20 +205,158 @@ static double resolve(const char *host)
 
 static void set_port(unsigned port)
 {
+	target_port = port;
 	if (dst.ss_family == AF_INET)
 		((struct sockaddr_in *)&dst)->sin_port = htons((unsigned short)port);
 	else
 		((struct sockaddr_in6 *)&dst)->sin6_port = htons((unsigned short)port);
 }
 
+/* "http" or "socks5": the proxy the environment names for it, an address
+ * and a port ("SCHEME://ADDR:PORT", "[v6]:PORT" too). */
+static enum via via_arg(const char *arg, const char *host)
+{
+	static const char *const vars[2][2] = {{"https_proxy", "HTTPS_PROXY"}, {"all_proxy", "ALL_PROXY"}};
+	enum via v = strcmp(arg, "http") == 0 ? VIA_HTTP : strcmp(arg, "socks5") == 0 ? VIA_SOCKS5 : VIA_NONE;
+	struct addrinfo hints = {.ai_family = AF_UNSPEC, .ai_socktype = SOCK_STREAM, .ai_flags = AI_NUMERICHOST};
+	struct addrinfo *res = NULL;
+	char addr[128];
+	const char *url, *p, *colon;
+
+	if (v == VIA_NONE)
+		return v;
+	url = getenv(vars[v - 1][0]);
+	if (!url || !*url)
+		url = getenv(vars[v - 1][1]);
+	if (!url || !(p = strstr(url, "://"))) {
+		fprintf(stderr, "netbench: %s names no proxy URL\n", vars[v - 1][1]);
+		exit(2);
+	}
+	p += 3;
+	colon = strrchr(p, ':');
+	if (!colon || (size_t)(colon - p) >= sizeof(addr)) {
+		fprintf(stderr, "netbench: %s: no ADDR:PORT\n", url);
+		exit(2);
+	}
+	if (*p == '[' && colon > p + 1 && colon[-1] == ']')
+		snprintf(addr, sizeof(addr), "%.*s", (int)(colon - p - 2), p + 1);
+	else
+		snprintf(addr, sizeof(addr), "%.*s", (int)(colon - p), p);
+	if (getaddrinfo(addr, colon + 1, &hints, &res) != 0) {
+		fprintf(stderr, "netbench: %s: the proxy must be an address and a port\n", url);
+		exit(2);
+	}
+	memcpy(&proxy, res->ai_addr, res->ai_addrlen);
+	proxy_len = res->ai_addrlen;
+	freeaddrinfo(res);
+	target_host = host;
+	return v;
+}
+
+static int read_full(int fd, void *p, size_t n)
+{
+	for (size_t got = 0; got < n;) {
+		ssize_t k = read(fd, (char *)p + got, n - got);
+		if (k < 0 && errno == EINTR)
+			continue;
+		if (k <= 0) {
+			errno = k ? errno : ECONNRESET;
+			return -1;
+		}
+		got += (size_t)k;
+	}
+	return 0;
+}
+
+/* The proxy's answer to CONNECT: a 2xx status line, the head read to its
+ * blank line and no further (what follows is the tunnel's). */
+static int http_connect(int fd)
+{
+	char req[512], head[1024];
+	size_t have = 0;
+	int n = snprintf(req, sizeof(req), "CONNECT %s:%u HTTP/1.1\r\nHost: %s:%u\r\n\r\n", target_host,
+			 target_port, target_host, target_port);
+
+	if (n < 0 || (size_t)n >= sizeof(req) || send(fd, req, (size_t)n, MSG_NOSIGNAL) != n)
+		return -1;
+	while (have < sizeof(head) - 1) {
+		ssize_t k = recv(fd, head + have, sizeof(head) - 1 - have, MSG_PEEK);
+		char *end;
+		if (k < 0 && errno == EINTR)
+			continue;
+		if (k <= 0 || (size_t)k <= have) {
+			errno = k < 0 ? errno : ECONNRESET;
+			return -1;
+		}
+		head[k] = 0;
+		end = strstr(head, "\r\n\r\n");
+		have = end ? (size_t)(end - head) + 4 : (size_t)k;
+		if (read_full(fd, head, have) < 0) /* consume what was peeked */
+			return -1;
+		if (end) {
+			if (strncmp(head, "HTTP/1.1 2", 10) != 0 && strncmp(head, "HTTP/1.0 2", 10) != 0) {
+				errno = ECONNREFUSED;
+				return -1;
+			}
+			return 0;
+		}
+	}
+	errno = EPROTO;
+	return -1;
+}
+
+/* SOCKS5, no authentication, CONNECT to the name (or the address). */
+static int socks5_connect(int fd)
+{
+	unsigned char m[300], r[22];
+	size_t n = 0, hl = strlen(target_host);
+	struct in_addr a4;
+	struct in6_addr a6;
+
+	m[n++] = 5, m[n++] = 1, m[n++] = 0; /* greeting */
+	m[n++] = 5, m[n++] = 1, m[n++] = 0; /* request */
+	if (inet_pton(AF_INET, target_host, &a4) == 1) {
+		m[n++] = 1;
+		memcpy(m + n, &a4, 4), n += 4;
+	} else if (inet_pton(AF_INET6, target_host, &a6) == 1) {
+		m[n++] = 4;
+		memcpy(m + n, &a6, 16), n += 16;
+	} else {
+		if (hl > 255)
+			return errno = ENAMETOOLONG, -1;
+		m[n++] = 3, m[n++] = (unsigned char)hl;
+		memcpy(m + n, target_host, hl), n += hl;
+	}
+	m[n++] = (unsigned char)(target_port >> 8), m[n++] = (unsigned char)target_port;
+	/* Greeting and request at once: the proxy reads them in turn. */
+	if (send(fd, m, n, MSG_NOSIGNAL) != (ssize_t)n || read_full(fd, r, 2) < 0)
+		return -1;
+	if (r[0] != 5 || r[1] != 0)
+		return errno = EPROTO, -1;
+	if (read_full(fd, r, 4) < 0)
+		return -1;
+	if (r[1] != 0)
+		return errno = ECONNREFUSED, -1;
+	if (r[3] != 1 && r[3] != 4)
+		return errno = EPROTO, -1;
+	return read_full(fd, r, r[3] == 1 ? 4 + 2 : 16 + 2);
+}
+
 static int dial(int flags)
 {
-	int fd = socket(dst.ss_family, SOCK_STREAM | SOCK_CLOEXEC | flags, 0);
+	const struct sockaddr_storage *to = via ? &proxy : &dst;
+	int fd = socket(to->ss_family, SOCK_STREAM | SOCK_CLOEXEC | flags, 0);
 
 	if (fd < 0)
 		die("socket");
-	if (connect(fd, (struct sockaddr *)&dst, dst_len) == 0)
-		return fd;
+	if (connect(fd, (const struct sockaddr *)to, via ? proxy_len : dst_len) == 0) {
+		if (via == VIA_NONE || (via == VIA_HTTP ? http_connect(fd) : socks5_connect(fd)) == 0)
+			return fd;
+		int e = errno;
+		close(fd);
+		errno = e;
+		return -1;
+	}
 	if (errno == EINPROGRESS) {
 		struct pollfd p = {.fd = fd, .events = POLLOUT};
 		int e = 0;
@@ -243,8 +403,8 @@ static int connect_loop(const char *host, unsigned port, long n, int nonblock)
 	}
 	memcpy(s, t, (size_t)ok * sizeof(*t));
 	qsort(s, (size_t)ok, sizeof(*s), cmp_double);
-	printf("{\"n\": %ld, \"ok\": %ld, \"failed\": %ld, \"nonblock\": %s, ", n, ok, failed,
-	       nonblock ? "true" : "false");
+	printf("{\"n\": %ld, \"ok\": %ld, \"failed\": %ld, \"nonblock\": %s, \"via\": \"%s\", ", n, ok, failed,
+	       nonblock ? "true" : "false", via == VIA_HTTP ? "http" : via == VIA_SOCKS5 ? "socks5" : "direct");
 	if (failed)
 		printf("\"first_error\": \"%s\", ", strerror(first_errno));
 	if (res_us >= 0)
@@ -320,11 +480,21 @@ int main(int argc, char **argv)
 	signal(SIGPIPE, SIG_IGN);
 	if (argc == 3 && strcmp(argv[1], "serve") == 0)
 		return serve(strtoull(argv[2], NULL, 10));
-	if ((argc == 5 || argc == 6) && strcmp(argv[1], "connect") == 0)
+	if ((argc == 5 || argc == 6) && strcmp(argv[1], "connect") == 0) {
+		via = argc == 6 ? via_arg(argv[5], argv[2]) : VIA_NONE;
+		if (argc == 6 && !via && strcmp(argv[5], "nonblock") != 0)
+			goto usage;
 		return connect_loop(argv[2], (unsigned)atoi(argv[3]), atol(argv[4]),
 				    argc == 6 && strcmp(argv[5], "nonblock") == 0);
-	if (argc == 6 && strcmp(argv[1], "bulk") == 0)
+	}
+	if ((argc == 6 || argc == 7) && strcmp(argv[1], "bulk") == 0) {
+		via = argc == 7 ? via_arg(argv[6], argv[2]) : VIA_NONE;
+		if (argc == 7 && !via)
+			goto usage;
 		return bulk(argv[2], (unsigned)atoi(argv[3]), (unsigned)atoi(argv[4]), strtoull(argv[5], NULL, 10));
-	fprintf(stderr, "usage: netbench serve BYTES | connect HOST PORT N [nonblock] | bulk HOST SINK SOURCE BYTES\n");
+	}
+usage:
+	fprintf(stderr, "usage: netbench serve BYTES | connect HOST PORT N [nonblock | http | socks5]"
+			" | bulk HOST SINK SOURCE BYTES [http | socks5]\n");
 	return 2;
 }

@@ -17,6 +17,10 @@ NET_CONNECT_TARGET_US = 60.0  # fenced connect's median minus the direct one's
 NET_BULK_TARGET = 0.95  # fenced throughput over direct
 
 
+def fmt(x, nd=1):
+    return "—" if x is None else f"{x:.{nd}f}"
+
+
 def net_ident_name(i):
     return "root" if i.get("uid") == 0 else f"uid {i.get('uid')}"
 
@@ -31,14 +35,14 @@ def net_over(ident, cond, ref="direct"):
     return a - b, a / b
 
 
-def net_bulk_ratio(ident, direction, suffix="", how="paired"):
-    """Fenced throughput over direct.  "paired": the median over rounds of
-    the round's ratio (direct and fenced run back to back in each round,
-    so a slow stretch of the machine hits both: the target is read on
-    this); "median": the ratio of the two medians; "best": of the fastest
-    runs."""
+def net_bulk_ratio(ident, direction, suffix="", how="paired", cond="fenced"):
+    """Fenced (or cond's: proxy_http, proxy_socks5) throughput over direct.
+    "paired": the median over rounds of the round's ratio (direct and
+    fenced run back to back in each round, so a slow stretch of the
+    machine hits both: the target is read on this); "median": the ratio of
+    the two medians; "best": of the fastest runs."""
     c = ((ident.get("bulk") or {}).get("conditions") or {})
-    f = (c.get("fenced" + suffix) or {}).get(direction) or {}
+    f = (c.get(cond + suffix) or {}).get(direction) or {}
     d = (c.get("direct" + suffix) or {}).get(direction) or {}
     if not f.get("samples") or not d.get("samples"):
         return None
@@ -51,6 +55,33 @@ def net_bulk_ratio(ident, direction, suffix="", how="paired"):
     rs = sorted(a / b for a, b in zip(d["samples"], f["samples"]))
     n = len(rs)
     return rs[n // 2] if n % 2 else (rs[n // 2 - 1] + rs[n // 2]) / 2
+
+
+NET_PROXY_LABEL = {"proxy_http": "HTTP CONNECT", "proxy_socks5": "SOCKS5"}
+
+
+def net_proxy_cells(ident):
+    """Per proxy: bulk throughput (MiB/s, × direct as the rounds' ratios)
+    and the connect's median through it, beside the fenced line's."""
+    b = (ident.get("bulk") or {}).get("conditions") or {}
+    c = ident.get("connect") or {}
+    cells = []
+    for k, label in NET_PROXY_LABEL.items():
+        v = b.get(k) or {}
+        if not v.get("send_Bps_median"):
+            continue
+        r = [net_bulk_ratio(ident, d_, cond=k) for d_ in ("send", "recv")]
+        cell = (f"{label} send {v['send_Bps_median'] / 1048576:.0f} MiB/s ({fmt(r[0], 3)}× direct), "
+                f"receive {v['recv_Bps_median'] / 1048576:.0f} MiB/s ({fmt(r[1], 3)}×)")
+        d, _ = net_over(ident, k)
+        if d is not None:
+            cell += f", connect {fmt(c[k]['median_us'])} µs (+{fmt(d)})"
+        cells.append(cell)
+    f = b.get("fenced") or {}
+    if cells and f.get("send_Bps_median"):
+        cells.append(f"fenced send {f['send_Bps_median'] / 1048576:.0f}, receive "
+                     f"{f['recv_Bps_median'] / 1048576:.0f} MiB/s")
+    return cells
 
 
 def net_summary(nf):
@@ -75,6 +106,9 @@ def net_summary(nf):
             if s_ and r_:
                 b.append(f"{'pinned' if suf else 'unpinned'} send {s_:.3f}x recv {r_:.3f}x")
         out.append(f"net: {net_ident_name(i)}: bulk fenced/direct: " + "; ".join(b))
+        px = net_proxy_cells(i)
+        if px:
+            out.append(f"net: {net_ident_name(i)}: proxy mode: " + "; ".join(px))
         st = i.get("startup") or {}
         if st.get("net_none"):
             base = st["net_none"]["median"]
@@ -233,10 +267,6 @@ def ms(x):
 
 def ratio(a, b):
     return "—" if a is None or b in (None, 0) else f"{a / b:.2f}×"
-
-
-def fmt(x, nd=1):
-    return "—" if x is None else f"{x:.{nd}f}"
 
 
 ROOT = os.path.abspath(os.path.join(R, "..", ".."))
@@ -489,7 +519,10 @@ if net_ids:
 else:
     w("| fenced connect latency (§7) | ≤ 60 µs over a direct connect | not measured | — |")
     w("| bulk throughput over an allowed connection (§7) | ≥ 0.95× direct | not measured | — |")
-w("| proxy-mode throughput (§7) | stated beside the fenced figure | not measured yet: `bench/run` does not drive a client through the proxy (issue 18 stays open for it) | — |")
+px = [f"{net_ident_name(i)}: " + "; ".join(net_proxy_cells(i)) for i in net_ids if net_proxy_cells(i)]
+w(f"| proxy-mode throughput (§7) | stated beside the fenced figure | "
+  + (f"unpinned, {netfence['bulk_rounds']} rounds of 256 MiB each way, medians; "
+     + " — ".join(px) if px else "not measured") + " | stated |")
 w("")
 
 # ------------------------------------------------------------------ start-up
@@ -929,13 +962,13 @@ def net_section(nf):
         w("")
         w("| condition | median µs | p90 µs | p99 µs | min µs | run medians µs | over its direct line |")
         w("|---|---|---|---|---|---|---|")
-        order = ["direct", "fenced_addr", "fenced_name", "direct_pinned", "fenced_addr_pinned", "direct_nonblock",
-                 "fenced_addr_nonblock"]
+        order = ["direct", "fenced_addr", "fenced_name", "proxy_http", "proxy_socks5", "direct_pinned",
+                 "fenced_addr_pinned", "direct_nonblock", "fenced_addr_nonblock"]
         for k, v in sorted(c.items(), key=lambda kv: order.index(kv[0]) if kv[0] in order else len(order)):
             if not v.get("n"):
                 w(f"| {k} | not measured | | | | | |")
                 continue
-            ref = None
+            ref = "direct" if k.startswith("proxy") else None
             if k.startswith("fenced"):
                 suf = k[len("fenced_addr"):] if k.startswith("fenced_addr") else ""
                 ref = "direct" + suf
@@ -959,7 +992,8 @@ def net_section(nf):
             w(f"Bulk: {nb // 1048576} MiB written to a sink (then shutdown, and the server's one-byte answer: "
               f"every byte arrived), then {nb // 1048576} MiB read from a source until end of file, over one "
               f"connection each, timed in the client from after the connect; {i['bulk']['rounds']} rounds, "
-              "direct and fenced back to back in each round (the order alternating); unpinned, then with moat, "
+              "direct and fenced back to back in each round (with the two proxy-mode clients in the unpinned "
+              "rounds; the order rotated); unpinned, then with moat, "
               "the command and the server all on CPU 0. The ratios are medians over the rounds of each round's "
               "fenced-over-direct ratio, which cancels much of the other load that comes and goes on this "
               "machine; the ratio of the medians and of the fastest runs are given too. The bytes never pass "
@@ -973,11 +1007,12 @@ def net_section(nf):
                 if not v.get("send"):
                     continue
                 suf = "_pinned" if k.endswith("_pinned") else ""
-                rt = [" / ".join(fmt(net_bulk_ratio(i, d_, suf, h_), 3) for h_ in ("paired", "median", "best"))
+                cond = k[:-len(suf)] if suf else k
+                rt = [" / ".join(fmt(net_bulk_ratio(i, d_, suf, h_, cond), 3) for h_ in ("paired", "median", "best"))
                       for d_ in ("send", "recv")]
                 w(f"| {k} | {v['send_Bps_median'] / 1048576:.0f} | {v['send']['min']:.3f} … {v['send']['max']:.3f} | "
                   f"{v['recv_Bps_median'] / 1048576:.0f} | {v['recv']['min']:.3f} … {v['recv']['max']:.3f} | "
-                  + (f"send {rt[0]}; receive {rt[1]} |" if k.startswith("fenced") else " |"))
+                  + (f"send {rt[0]}; receive {rt[1]} |" if k != "direct" + suf else " |"))
             w("")
         st = i.get("startup") or {}
         if st.get("net_none"):
@@ -1024,9 +1059,18 @@ def net_section(nf):
             w(f"* {name}: error: {e}")
     w("### Proxy mode")
     w("")
-    w("Not measured yet: proxy mode exists (the HTTP CONNECT and SOCKS5 listener, `HTTP_PROXY`, proxy-only "
-      "entries; docs/network.md), but `bench/run` drives no client through it. Its throughput, against direct "
-      "and against the fence, belongs here and in the targets table.")
+    w("The lines `proxy_http` and `proxy_socks5` above: the same client asks moat's proxy-mode listeners inside "
+      "the sandbox (the `https_proxy` moat sets, an HTTP CONNECT to `127.0.0.1:3128`; the `all_proxy`, SOCKS5 "
+      "to `127.0.0.1:1080`) for the pinned name (`--allow-net bench.test:PORT --resolve bench.test=127.0.0.1`), "
+      "as a proxy-aware client does. A connect is timed from connect(2) to the proxy until its success reply "
+      "(moat has then connected to the server); bulk runs in the unpinned rounds beside direct and fenced, the "
+      "order rotated. Unlike the fence, the proxy mode carries the bytes: moat reads and writes each buffer "
+      "(docs/network.md, 'Proxy mode'). No target: the issue asks for the figure beside the fenced one.")
+    w("")
+    for i in ids:
+        px = net_proxy_cells(i)
+        if px:
+            w(f"* {net_ident_name(i)}: " + "; ".join(px))
 
 
 if netfence:

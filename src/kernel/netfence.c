@@ -43,7 +43,6 @@
 #include <string.h>
 #include <pthread.h>
 #include <signal.h>
-#include <stdatomic.h>
 #include <sys/ioctl.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
@@ -346,8 +345,38 @@ struct slot {
 
 struct opt_defaults;
 
+/* What the supervisor keeps open between notifications to answer the next
+ * one sooner (open_pidfd, child_fdflags, answer() below say why each is
+ * worth it): all of it is the fence's, closed by netfence_free. */
+#define PIDFD_KEEP     8
+#define PIDFD_KEEP_NS  1000000000LL
+#define FDINFO_KEEP    8
+#define FDINFO_KEEP_NS 1000000000LL
+
+struct pidfd_kept {
+	bool used;
+	pid_t tid;
+	int fd;
+	int64_t last;
+};
+
+struct fdinfo_kept {
+	bool used;
+	pid_t tid;
+	int num, f;
+	int64_t last;
+};
+
 struct netfence {
 	int listener, dns_udp, dns_tcp;
+	struct pidfd_kept pidfds[PIDFD_KEEP];
+	struct fdinfo_kept fdinfos[FDINFO_KEEP];
+	/* The child's socket that connect_forward has just replaced: its
+	 * last reference is then the supervisor's, and releasing the socket
+	 * costs some 8 us on this VM, which the caller need not wait for.
+	 * answer() closes it once the answer is sent; -1: none. */
+	int close_after_answer;
+	struct local_set *locals; /* connect_local's threads */
 	bool listener_gone;
 	struct netfence_rules rules;
 	dev_t ns_dev; /* the sandbox's network namespace */
@@ -388,6 +417,8 @@ static int ns_of_socket(int fd, dev_t *dev, ino_t *ino)
 
 static size_t opt_defaults_size(void);
 static void read_defaults(struct opt_defaults *d, int domain);
+static struct local_set *local_set_new(void);
+static void local_set_end(struct local_set *ls);
 
 struct netfence *netfence_new(int listener, int dns_udp, int dns_tcp, const struct netfence_rules *r,
 			      struct moat_error *err)
@@ -410,6 +441,8 @@ struct netfence *netfence_new(int listener, int dns_udp, int dns_tcp, const stru
 	nf->dns_udp = dns_udp;
 	nf->dns_tcp = dns_tcp;
 	nf->rules = *r;
+	nf->close_after_answer = -1;
+	nf->locals = local_set_new();
 	for (size_t i = 0; i < ARRAY_LEN(nf->cli); i++)
 		nf->cli[i].fd = -1;
 	nf->req_size = sz.seccomp_notif > sizeof(*nf->req) ? sz.seccomp_notif : sizeof(*nf->req);
@@ -473,6 +506,14 @@ void netfence_free(struct netfence *nf)
 			pending_drop(&nf->pend[i]);
 	for (size_t i = 0; i < ARRAY_LEN(nf->cli); i++)
 		close_fd(&nf->cli[i].fd);
+	for (size_t i = 0; i < PIDFD_KEEP; i++)
+		if (nf->pidfds[i].used)
+			close(nf->pidfds[i].fd);
+	for (size_t i = 0; i < FDINFO_KEEP; i++)
+		if (nf->fdinfos[i].used)
+			close(nf->fdinfos[i].f);
+	close_fd(&nf->close_after_answer);
+	local_set_end(nf->locals);
 	close_fd(&nf->listener);
 	close_fd(&nf->dns_udp);
 	close_fd(&nf->dns_tcp);
@@ -490,12 +531,6 @@ void netfence_get_stats(const struct netfence *nf, struct netfence_stats *out)
 
 /* ---- answering notifications ---- */
 
-/* The child's socket that connect_forward has just replaced: its last
- * reference is then the supervisor's, and releasing the socket costs some
- * 8 us on this VM, which the caller need not wait for.  answer() closes it
- * once the answer is sent.  Per supervisor thread; -1: none. */
-static _Thread_local int close_after_answer = -1;
-
 /* The answer did not arrive when the caller is gone (ENOENT): nothing to
  * do then. */
 static void answer(struct netfence *nf, uint64_t id, int neg_errno, uint32_t flags)
@@ -507,10 +542,7 @@ static void answer(struct netfence *nf, uint64_t id, int neg_errno, uint32_t fla
 	nf->resp->flags = flags;
 	if (ioctl(nf->listener, SECCOMP_IOCTL_NOTIF_SEND, nf->resp) < 0 && errno != ENOENT)
 		nf->st.failures++;
-	if (close_after_answer >= 0) {
-		close(close_after_answer);
-		close_after_answer = -1;
-	}
+	close_fd(&nf->close_after_answer);
 }
 
 static bool id_valid(const struct netfence *nf, uint64_t id)
@@ -540,19 +572,11 @@ static int install_fd(struct netfence *nf, uint64_t id, int src, int target, uns
  * gone pidfd_getfd says ESRCH, and take_socket asks again with fresh set,
  * which opens one for whoever has the number then.  Only pidfds of the
  * thread itself are kept, not the group's one a /proc lookup maps a
- * thread to (that mapping is by number again).  Per supervisor thread, at
- * most PIDFD_KEEP, each closed at the next call once unused for 1 s. */
-#define PIDFD_KEEP    8
-#define PIDFD_KEEP_NS 1000000000LL
-
-static int open_pidfd(pid_t tid, bool fresh, bool *kept)
+ * thread to (that mapping is by number again).  In the fence, at most
+ * PIDFD_KEEP, each closed at the next call once unused for 1 s. */
+static int open_pidfd(struct netfence *nf, pid_t tid, bool fresh, bool *kept)
 {
-	static _Thread_local struct {
-		bool used;
-		pid_t tid;
-		int fd;
-		int64_t last;
-	} keep[PIDFD_KEEP];
+	struct pidfd_kept *keep = nf->pidfds;
 	char path[64], line[128];
 	int64_t now = moat_mono_ns();
 	size_t slot = 0;
@@ -612,20 +636,12 @@ static int open_pidfd(pid_t tid, bool fresh, bool *kept)
  * number are seen), and a file opened for a thread names that thread,
  * never its number: once the thread is gone the read fails and the path
  * is opened again, for whoever has the number now.  One pread instead of
- * open, read and close: 1.3 us against 7 on this VM.  Per supervisor
- * thread; what is kept is closed when it goes unused (at the next call),
- * at most FDINFO_KEEP files. */
-#define FDINFO_KEEP    8
-#define FDINFO_KEEP_NS 1000000000LL
-
-static unsigned child_fdflags(pid_t tid, int fd)
+ * open, read and close: 1.3 us against 7 on this VM.  In the fence;
+ * what is kept is closed when it goes unused (at the next call), at most
+ * FDINFO_KEEP files. */
+static unsigned child_fdflags(struct netfence *nf, pid_t tid, int fd)
 {
-	static _Thread_local struct {
-		bool used;
-		pid_t tid;
-		int num, f;
-		int64_t last;
-	} keep[FDINFO_KEEP];
+	struct fdinfo_kept *keep = nf->fdinfos;
 	char path[64], buf[256];
 	ssize_t n = -1;
 	const char *p;
@@ -696,7 +712,7 @@ struct call {
 static int take_socket(struct netfence *nf, struct call *c)
 {
 	bool kept;
-	int pidfd = open_pidfd(c->tid, false, &kept), e;
+	int pidfd = open_pidfd(nf, c->tid, false, &kept), e;
 	socklen_t l = sizeof(int);
 	dev_t dev;
 	ino_t ino;
@@ -708,7 +724,7 @@ static int take_socket(struct netfence *nf, struct call *c)
 	if (fd < 0 && errno == ESRCH && kept) {
 		/* The thread the kept pidfd named is gone: the number is
 		 * someone else's now, or no one's. */
-		pidfd = open_pidfd(c->tid, true, &kept);
+		pidfd = open_pidfd(nf, c->tid, true, &kept);
 		if (pidfd < 0)
 			return pidfd == -ESRCH ? R_DROP : pidfd;
 		fd = syscall(SYS_pidfd_getfd, pidfd, c->target_fd, 0);
@@ -825,25 +841,122 @@ static int add_pending(struct netfence *nf, const struct call *c, int *fd, bool 
  * O_NONBLOCK and SO_SNDTIMEO, read by the kernel in that thread's connect),
  * and the loop goes on.  Datagram connects only set the peer: inline.
  *
- * The thread owns everything it touches: a copy of the listener (the
- * fence may be freed first: its answer then fails with EBADF, harmlessly,
- * and the child's wait ends with the listener), the socket, the address,
- * its own response buffer.  All signals are blocked in it, so the
- * process's signals still reach moat's signalfd; NETFENCE_MAX_LOCAL
- * bounds how many wait at once (then -EAGAIN, the kernel's word for
- * "no resources for a connect now"). */
+ * The thread owns everything it touches: a copy of the listener, the
+ * socket, the address, its own response buffer, and a reference to the
+ * fence's set of such threads (struct local_set), which is how
+ * netfence_free ends them: no descriptor of the fence outlives it, and a
+ * connect waiting on SYN retries would hold two for minutes.  All signals
+ * are blocked in it, so the process's signals still reach moat's
+ * signalfd; NETFENCE_MAX_LOCAL bounds how many wait at once (then
+ * -EAGAIN, the kernel's word for "no resources for a connect now"). */
 #define NETFENCE_MAX_LOCAL 64
+/* How long netfence_free waits for them, and how often it disconnects
+ * their sockets meanwhile (a thread that had not yet called connect when
+ * it was told would start one). */
+#define LOCAL_END_NS	  1000000000LL
+#define LOCAL_END_STEP_NS 10000000LL
 
-static atomic_int local_threads;
+struct local_set {
+	pthread_mutex_t lock;
+	pthread_cond_t changed;
+	int refs;   /* the fence's and one per thread: the last frees it */
+	int live;   /* threads running */
+	bool ended; /* the fence is being freed */
+	int socks[NETFENCE_MAX_LOCAL]; /* the threads' sockets, -1: a free slot */
+};
 
 struct local_connect {
 	int listener, sock;
+	int slot; /* in set->socks */
+	struct local_set *set;
 	uint64_t id;
 	socklen_t len;
 	struct sockaddr_storage ss;
 	size_t resp_size;
 	unsigned char resp[]; /* struct seccomp_notif_resp, resp_size bytes */
 };
+
+static struct local_set *local_set_new(void)
+{
+	struct local_set *ls = moat_xcalloc(1, sizeof(*ls));
+
+	pthread_mutex_init(&ls->lock, NULL);
+	pthread_cond_init(&ls->changed, NULL);
+	ls->refs = 1;
+	for (size_t i = 0; i < NETFENCE_MAX_LOCAL; i++)
+		ls->socks[i] = -1;
+	return ls;
+}
+
+/* Drop a reference; called with the lock held, which it releases. */
+static void local_set_put(struct local_set *ls)
+{
+	bool last = --ls->refs == 0;
+
+	pthread_mutex_unlock(&ls->lock);
+	if (last) {
+		pthread_cond_destroy(&ls->changed);
+		pthread_mutex_destroy(&ls->lock);
+		free(ls);
+	}
+}
+
+/* A slot for a new thread's socket, or -1 when NETFENCE_MAX_LOCAL wait
+ * already (or the fence is ending). */
+static int local_set_enter(struct local_set *ls, int sock)
+{
+	int slot = -1;
+
+	pthread_mutex_lock(&ls->lock);
+	for (int i = 0; i < NETFENCE_MAX_LOCAL && slot < 0 && !ls->ended; i++)
+		if (ls->socks[i] < 0)
+			slot = i;
+	if (slot >= 0) {
+		ls->socks[slot] = sock;
+		ls->live++;
+		ls->refs++;
+	}
+	pthread_mutex_unlock(&ls->lock);
+	return slot;
+}
+
+/* The thread is done with its socket (closed after this). */
+static void local_set_leave(struct local_set *ls, int slot)
+{
+	pthread_mutex_lock(&ls->lock);
+	ls->socks[slot] = -1;
+	ls->live--;
+	pthread_cond_broadcast(&ls->changed);
+	local_set_put(ls);
+}
+
+/* netfence_free: disconnect every waiting connect (shutdown(2) of a socket
+ * in SYN_SENT aborts it and wakes its connect) until the threads are gone,
+ * at most LOCAL_END_NS; a thread still there then keeps the set alive and
+ * frees it itself. */
+static void local_set_end(struct local_set *ls)
+{
+	int64_t end = moat_mono_ns() + LOCAL_END_NS;
+
+	if (!ls)
+		return;
+	pthread_mutex_lock(&ls->lock);
+	__atomic_store_n(&ls->ended, true, __ATOMIC_RELAXED);
+	while (ls->live > 0 && moat_mono_ns() < end) {
+		struct timespec ts;
+		for (size_t i = 0; i < NETFENCE_MAX_LOCAL; i++)
+			if (ls->socks[i] >= 0)
+				(void)shutdown(ls->socks[i], SHUT_RDWR);
+		clock_gettime(CLOCK_REALTIME, &ts);
+		ts.tv_nsec += LOCAL_END_STEP_NS;
+		if (ts.tv_nsec >= 1000000000L) {
+			ts.tv_sec++;
+			ts.tv_nsec -= 1000000000L;
+		}
+		(void)pthread_cond_timedwait(&ls->changed, &ls->lock, &ts);
+	}
+	local_set_put(ls);
+}
 
 static void *local_connect_thread(void *arg)
 {
@@ -853,7 +966,7 @@ static void *local_connect_thread(void *arg)
 
 	do
 		rc = connect(lc->sock, (struct sockaddr *)&lc->ss, lc->len) < 0 ? -errno : 0;
-	while (rc == -EINTR);
+	while (rc == -EINTR && !__atomic_load_n(&lc->set->ended, __ATOMIC_RELAXED));
 	memset(lc->resp, 0, lc->resp_size);
 	memset(&resp, 0, sizeof(resp));
 	resp.id = lc->id;
@@ -863,8 +976,8 @@ static void *local_connect_thread(void *arg)
 	(void)ioctl(lc->listener, SECCOMP_IOCTL_NOTIF_SEND, lc->resp);
 	close(lc->listener);
 	close(lc->sock);
+	local_set_leave(lc->set, lc->slot);
 	free(lc);
-	atomic_fetch_sub(&local_threads, 1);
 	return NULL;
 }
 
@@ -879,11 +992,13 @@ static int connect_local(struct netfence *nf, struct call *c, const struct socka
 	nf->st.local++;
 	if (c->type != SOCK_STREAM && c->type != SOCK_SEQPACKET)
 		return connect(c->sock, sa, len) < 0 ? -errno : 0;
-	if (atomic_fetch_add(&local_threads, 1) >= NETFENCE_MAX_LOCAL) {
-		atomic_fetch_sub(&local_threads, 1);
+	lc = moat_xcalloc(1, sizeof(*lc) + nf->resp_size);
+	lc->set = nf->locals;
+	lc->slot = local_set_enter(lc->set, c->sock);
+	if (lc->slot < 0) {
+		free(lc);
 		return -EAGAIN;
 	}
-	lc = moat_xcalloc(1, sizeof(*lc) + nf->resp_size);
 	lc->resp_size = nf->resp_size;
 	lc->id = c->id;
 	lc->len = len;
@@ -911,8 +1026,8 @@ static int connect_local(struct netfence *nf, struct call *c, const struct socka
 	close(lc->listener);
 	rc = -rc;
 fail:
+	local_set_leave(lc->set, lc->slot);
 	free(lc);
-	atomic_fetch_sub(&local_threads, 1);
 	return rc == -EAGAIN || rc == -ENOMEM ? -EAGAIN : rc;
 }
 
@@ -1101,7 +1216,7 @@ static int connect_upstream(struct netfence *nf, struct call *c, const struct up
 			      .id = c->id,
 			      .fd = -1,
 			      .target_fd = c->target_fd,
-			      .fdflags = child_fdflags(c->tid, c->target_fd),
+			      .fdflags = child_fdflags(nf, c->tid, c->target_fd),
 			      .deadline = t && t < limit ? t : limit,
 			      .up = u,
 			      .nonblock = nonblock};
@@ -1152,14 +1267,13 @@ static int connect_forward(struct netfence *nf, struct call *c, const struct soc
 		if (poll(&p, 1, 0) == 1 && p.revents == POLLOUT)
 			rc = 0;
 	}
-	fdflags = child_fdflags(c->tid, c->target_fd);
+	fdflags = child_fdflags(nf, c->tid, c->target_fd);
 	nf->st.forwarded++;
 	/* Installed now, the answer follows at once: the child's socket is
 	 * closed after it (close_after_answer), not before it. */
 	if ((fl & O_NONBLOCK) || rc == 0) {
-		if (close_after_answer >= 0)
-			close(close_after_answer);
-		close_after_answer = c->sock;
+		close_fd(&nf->close_after_answer);
+		nf->close_after_answer = c->sock;
 		c->sock = -1;
 	}
 	if (fl & O_NONBLOCK) {

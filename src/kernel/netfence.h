@@ -217,6 +217,11 @@ struct netfence;
 struct netfence *netfence_new(int listener, int dns_udp, int dns_tcp, const struct netfence_rules *r,
 			      struct moat_error *err) __attribute__((nonnull(4, 5), warn_unused_result));
 
+/* Every descriptor of the fence is closed when it returns: the listener,
+ * the DNS sockets, its pending connects, what it keeps between
+ * notifications (pidfds, fdinfo files), and those of the threads that
+ * wait on connects inside the sandbox, which it disconnects and waits for
+ * (at most 1 s). */
 void netfence_free(struct netfence *nf);
 
 /* How many pollfds the fence may ask for at once. */

@@ -9,7 +9,8 @@
  *   supervisor  receives the fence's fds and serves them in a poll loop
  *               with the rules below, in the host's network namespace;
  *               "slow.test" is looked up slowly (300 ms): its queries
- *               wait, the others do not;
+ *               wait, the others do not; at the end it frees the fence
+ *               and counts its descriptors against those it had before;
  *   sandbox     a new user, network and mount namespace (only lo), with a
  *               resolv.conf naming 127.0.0.1: first the control (the same
  *               clients without the fence reach nothing of the host), then
@@ -144,8 +145,10 @@ static uint32_t up_target(const char *host, uint16_t *port)
 	return strcmp(host, "127.0.0.7") == 0 ? 0x7f000002 : 0;
 }
 
-/* What the sandbox reports: nsbox.h; and one kind of this test's own. */
-enum { REC_KILL_SUPERVISOR = REC_OWN };
+/* What the sandbox reports: nsbox.h; and kinds of this test's own: the
+ * sandbox asks for the supervisor's end, the supervisor says it freed its
+ * fence. */
+enum { REC_KILL_SUPERVISOR = REC_OWN, REC_FENCE_FREED };
 
 /* ---- sandbox-side clients ---- */
 
@@ -836,7 +839,8 @@ static _Noreturn void sandbox(int sp, int ctl, uid_t uid, gid_t gid, const char 
 	stall_checks();
 	latency();
 
-	/* Fail closed: the supervisor dies. */
+	/* Fail closed: the supervisor frees its fence (which must leave no
+	 * descriptor of it behind: supervisor_end), then is killed. */
 	report(REC_KILL_SUPERVISOR, 1, " ");
 	if (poll(&p, 1, 10000) != 1 || read(ctl, &k, 1) != 1 || k != 'k')
 		check(0, "the supervisor was killed");
@@ -850,11 +854,62 @@ static _Noreturn void sandbox(int sp, int ctl, uid_t uid, gid_t gid, const char 
 	_exit(0);
 }
 
-static _Noreturn void supervisor(int sp)
+/* The supervisor's open descriptors: all of them, its pidfds, and the
+ * /proc/PID/fdinfo files it holds open. */
+struct fd_count {
+	int all, pidfds, fdinfos;
+};
+
+static struct fd_count count_fds(void)
+{
+	struct fd_count c = {0};
+	char path[64], target[256];
+
+	for (int fd = 0; fd < 1024; fd++) {
+		ssize_t n;
+		if (fcntl(fd, F_GETFD) < 0)
+			continue;
+		c.all++;
+		snprintf(path, sizeof(path), "/proc/self/fd/%d", fd);
+		n = readlink(path, target, sizeof(target) - 1);
+		if (n <= 0)
+			continue;
+		target[n] = '\0';
+		c.pidfds += strcmp(target, "anon_inode:[pidfd]") == 0;
+		c.fdinfos += strncmp(target, "/proc/", 6) == 0 && strstr(target, "/fdinfo/") != NULL;
+	}
+	return c;
+}
+
+/* Told (a byte on `fin`) to end: frees its fence and reports what it
+ * holds before and after against what it held before the fence came (the
+ * fence's descriptors are its own, netfence_free closes them, its caches
+ * of pidfds and fdinfo files with them), then waits to be killed. */
+static _Noreturn void supervisor_end(struct netfence *nf, struct fd_count base)
+{
+	struct fd_count before = count_fds(), after;
+
+	netfence_free(nf);
+	after = count_fds();
+	check(before.pidfds > base.pidfds && before.fdinfos > base.fdinfos,
+	      "before netfence_free the supervisor holds the fence's kept pidfds and fdinfo files (%d and %d; %d "
+	      "descriptors, %d before the fence)",
+	      before.pidfds - base.pidfds, before.fdinfos - base.fdinfos, before.all, base.all);
+	check(after.all == base.all && after.pidfds == base.pidfds && after.fdinfos == base.fdinfos,
+	      "after netfence_free no descriptor of the fence is left: %d open, %d before the fence (%d pidfds, %d "
+	      "fdinfo files)",
+	      after.all, base.all, after.pidfds - base.pidfds, after.fdinfos - base.fdinfos);
+	report(REC_FENCE_FREED, 1, " ");
+	for (;;)
+		pause();
+}
+
+static _Noreturn void supervisor(int sp, int fin)
 {
 	struct pollfd p = {.fd = sp, .events = POLLIN};
 	struct netfence_rules rules = {.resolve = t_resolve, .connect_ok = t_connect_ok, .upstream = t_upstream};
 	struct moat_error err = {0};
+	struct fd_count base = count_fds();
 	int l, u, t;
 
 	alarm(90);
@@ -864,7 +919,7 @@ static _Noreturn void supervisor(int sp)
 	if (!nf)
 		_exit(4);
 	for (;;) {
-		struct pollfd fds[NETFENCE_POLLFDS_MAX];
+		struct pollfd fds[NETFENCE_POLLFDS_MAX + 1];
 		size_t n = netfence_pollfds(nf, fds, NETFENCE_POLLFDS_MAX);
 		int timeout = netfence_timeout_ms(nf), rc;
 		if (slow_asked_ns && !slow_ready) {
@@ -872,8 +927,11 @@ static _Noreturn void supervisor(int sp)
 			if (timeout < 0 || left < timeout)
 				timeout = left < 0 ? 0 : left;
 		}
-		if (poll(fds, n, timeout) < 0 && errno != EINTR)
+		fds[n] = (struct pollfd){.fd = fin, .events = POLLIN};
+		if (poll(fds, n + 1, timeout) < 0 && errno != EINTR)
 			_exit(5);
+		if (fds[n].revents)
+			supervisor_end(nf, base);
 		rc = netfence_handle(nf, fds, n, &err);
 		if (rc != 0) {
 			netfence_free(nf);
@@ -934,7 +992,7 @@ static double direct_latency(int lfd)
 
 int main(void)
 {
-	int lfd[L_N], conns[MAX_CONNS], sp[2], res[2], ctl[2];
+	int lfd[L_N], conns[MAX_CONNS], sp[2], res[2], ctl[2], fin[2];
 	char resolv[] = "/tmp/moat-netfence-resolv.XXXXXX";
 	pid_t sup, box;
 	bool done = false, skipped = false;
@@ -982,7 +1040,7 @@ int main(void)
 	fchmod(rfd, 0644);
 	close(rfd);
 	if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sp) < 0 || pipe2(res, O_CLOEXEC) < 0 ||
-	    pipe2(ctl, O_CLOEXEC) < 0) {
+	    pipe2(ctl, O_CLOEXEC) < 0 || pipe2(fin, O_CLOEXEC) < 0) {
 		ok(0, "socketpair and pipes");
 		return tap_done();
 	}
@@ -991,13 +1049,17 @@ int main(void)
 	sup = fork();
 	if (sup == 0) {
 		close(sp[1]);
-		supervisor(sp[0]);
+		close(fin[1]);
+		res_fd = res[1];
+		supervisor(sp[0], fin[0]);
 	}
 	box = fork();
 	if (box == 0) {
 		close(sp[0]);
 		close(res[0]);
 		close(ctl[1]);
+		close(fin[0]);
+		close(fin[1]);
 		res_fd = res[1];
 		sandbox(sp[1], ctl[0], uid, gid, resolv);
 	}
@@ -1005,6 +1067,7 @@ int main(void)
 	close(sp[1]);
 	close(res[1]);
 	close(ctl[0]);
+	close(fin[0]);
 	/* Threads only now: a child forked from a process with threads may
 	 * find a lock of the allocator held for good (ASan's). */
 	spawn(up_loop, NULL);
@@ -1066,6 +1129,9 @@ int main(void)
 			if (kind == REC_RESULT || kind == REC_COMMENT || kind == REC_SKIP)
 				continue;
 			if (kind == REC_KILL_SUPERVISOR) {
+				/* It frees its fence first: REC_FENCE_FREED. */
+				(void)!write(fin[1], "f", 1);
+			} else if (kind == REC_FENCE_FREED) {
 				kill(sup, SIGKILL);
 				waitpid(sup, &status, 0);
 				sup = -1;

@@ -290,7 +290,8 @@ static int native_compile(const struct backend_ctx *ctx, struct backend_plan *bp
 		verdict_enforce(&props[MOAT_P_NET_ALLOW],
 				"network namespace; seccomp user notification: moat makes each TCP connect to an allowed "
 				"destination itself and hands over the socket, refuses the rest; DNS answered by moat for "
-				"the allowed names only; landlock: no TCP connect or bind of the command's own");
+				"the allowed names only; landlock: no TCP connect or bind of the command's own (moat binds "
+				"the command's sockets in the sandbox's namespace, never a host socket)");
 	else if (p->net == MOAT_NET_ALLOW)
 		verdict_missing(&props[MOAT_P_NET_ALLOW],
 				!netns ? HINT_USERNS : np->landlock.abi < 4 ? HINT_LANDLOCK : HINT_NET_ALLOW,

@@ -1,8 +1,8 @@
 /* The fenced network (netfence.h): the filter and the child's steps, the
- * supervisor that answers connect/listen notifications, and the fenced DNS.
+ * supervisor that answers connect/listen/bind notifications, and the fenced DNS.
  *
  * Raw BPF, not libseccomp.  The filter has no options: it is one fixed
- * program of 18 instructions, so it is a static const table -- nothing to
+ * program of 19 instructions, so it is a static const table -- nothing to
  * compile in the parent, nothing to allocate, nothing to export, and the
  * child loads it with the NEW_LISTENER flag itself (moat_seccomp_load takes
  * no flags).  libseccomp 2.5.4 would give the same program, at the price of
@@ -16,7 +16,8 @@
  * after a failed non-blocking connect -- onto it).  So every INET connect,
  * and every listen, is performed by the supervisor on the child's own
  * socket file, taken with pidfd_getfd and checked with SIOCGSKNS, with the
- * address it read: what it checked is what runs.  Only connects with a
+ * address it read: what it checked is what runs; so is every TCP bind on a
+ * socket of the sandbox's namespace.  Only connects with a
  * non-INET address on a sandbox socket get CONTINUE: AF_UNIX paths must be
  * resolved in the child's mount view, which the supervisor does not have.
  * That is safe while every socket the child holds is in its own network
@@ -24,9 +25,10 @@
  * re-reads reaches only the sandbox's lo).  The one gap is the fd swap
  * above, onto a host socket, between the check and the CONTINUE; it is
  * closed by Landlock (ABI >= 4) in the child handling
- * LANDLOCK_ACCESS_NET_CONNECT_TCP with no port allowed: the fence does every
- * TCP connect for the child, so the child itself never needs that right,
- * and a CONTINUE'd connect runs with the child's credentials.
+ * LANDLOCK_ACCESS_NET_CONNECT_TCP and _BIND_TCP with no port allowed: the
+ * fence does every TCP connect and bind for the child, so the child itself
+ * never needs those rights, and a CONTINUE'd call (a non-INET connect, a
+ * UDP or unix bind) runs with the child's credentials.
  * tests/unit/test_netfence.c runs the whole fence under that rule. */
 #include "kernel/netfence.h"
 
@@ -90,19 +92,20 @@ static const struct sock_filter fence_prog[] = {
     /* x32 syscalls report AUDIT_ARCH_X86_64 with bit 30 set in nr. */
     /* 4 */ BPF_JUMP(BPF_JMP | BPF_JGE | BPF_K, X32_SYSCALL_BIT, 0, 1),
     /* 5 */ BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_KILL_PROCESS),
-    /* 6 */ BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, __NR_connect, 9, 0),   /* -> 16 */
-    /* 7 */ BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, __NR_listen, 8, 0),    /* -> 16 */
-    /* 8 */ BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, __NR_sendmsg, 2, 0),   /* -> 11 */
-    /* 9 */ BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, __NR_sendto, 3, 0),    /* -> 13 */
-    /* 10 */ BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, __NR_sendmmsg, 2, 4), /* -> 13, 15 */
-    /* 11 */ BPF_STMT(BPF_LD | BPF_W | BPF_ABS, ARG_LO(2)),	       /* sendmsg(fd, msg, flags) */
-    /* 12 */ BPF_JUMP(BPF_JMP | BPF_JA, 1, 0, 0),		       /* -> 14 */
-    /* 13 */ BPF_STMT(BPF_LD | BPF_W | BPF_ABS, ARG_LO(3)),	       /* sendto/sendmmsg: flags is arg 3 */
-    /* 14 */ BPF_JUMP(BPF_JMP | BPF_JSET | BPF_K, MSG_FASTOPEN, 2, 0), /* -> 17 */
-    /* 15 */ BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
-    /* 16 */ BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_USER_NOTIF),
+    /* 6 */ BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, __NR_connect, 10, 0),  /* -> 17 */
+    /* 7 */ BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, __NR_listen, 9, 0),    /* -> 17 */
+    /* 8 */ BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, __NR_bind, 8, 0),      /* -> 17 */
+    /* 9 */ BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, __NR_sendmsg, 2, 0),   /* -> 12 */
+    /* 10 */ BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, __NR_sendto, 3, 0),   /* -> 14 */
+    /* 11 */ BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, __NR_sendmmsg, 2, 4), /* -> 14, 16 */
+    /* 12 */ BPF_STMT(BPF_LD | BPF_W | BPF_ABS, ARG_LO(2)),	       /* sendmsg(fd, msg, flags) */
+    /* 13 */ BPF_JUMP(BPF_JMP | BPF_JA, 1, 0, 0),		       /* -> 15 */
+    /* 14 */ BPF_STMT(BPF_LD | BPF_W | BPF_ABS, ARG_LO(3)),	       /* sendto/sendmmsg: flags is arg 3 */
+    /* 15 */ BPF_JUMP(BPF_JMP | BPF_JSET | BPF_K, MSG_FASTOPEN, 2, 0), /* -> 18 */
+    /* 16 */ BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
+    /* 17 */ BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_USER_NOTIF),
     /* EOPNOTSUPP: what a socket without fast open says. */
-    /* 17 */ BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ERRNO | (EOPNOTSUPP & SECCOMP_RET_DATA)),
+    /* 18 */ BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ERRNO | (EOPNOTSUPP & SECCOMP_RET_DATA)),
 };
 
 const struct sock_filter *netfence_filter(unsigned short *len)
@@ -1348,21 +1351,20 @@ static void connect_event(struct netfence *nf, enum netfence_event_kind kind, co
 		nf->rules.event(nf->rules.ctx, &ev);
 }
 
-static int decide_connect(struct netfence *nf, struct call *c, const struct seccomp_data *d)
+/* connect(fd, addr, len) and bind(fd, addr, len): the address out of the
+ * caller, then its socket.  <= 0 or R_DROP: the answer; else 0. */
+static int take_call_addr(struct netfence *nf, struct call *c, const struct seccomp_data *d,
+			  struct sockaddr_storage *ss, int *len_out)
 {
-	struct sockaddr_storage ss;
-	int len = (int)(uint32_t)d->args[2];
-	struct netfence_addr a = {0};
-	uint16_t port;
-	int rc;
+	int len = (int)(uint32_t)d->args[2], rc;
 
 	/* As move_addr_to_kernel() checks. */
-	if (len < 0 || (size_t)len > sizeof(ss))
+	if (len < 0 || (size_t)len > sizeof(*ss))
 		return -EINVAL;
 	if ((size_t)len < sizeof(sa_family_t))
 		return -EINVAL;
-	memset(&ss, 0, sizeof(ss));
-	if ((rc = read_child(c->tid, d->args[1], &ss, (size_t)len)) != 0)
+	memset(ss, 0, sizeof(*ss));
+	if ((rc = read_child(c->tid, d->args[1], ss, (size_t)len)) != 0)
 		return rc;
 	if ((rc = take_socket(nf, c)) != 0)
 		return rc;
@@ -1370,6 +1372,20 @@ static int decide_connect(struct netfence *nf, struct call *c, const struct secc
 	 * since the notification: what was read would be someone else's. */
 	if (!id_valid(nf, c->id))
 		return R_DROP;
+	*len_out = len;
+	return 0;
+}
+
+static int decide_connect(struct netfence *nf, struct call *c, const struct seccomp_data *d)
+{
+	struct sockaddr_storage ss;
+	int len;
+	struct netfence_addr a = {0};
+	uint16_t port;
+	int rc;
+
+	if ((rc = take_call_addr(nf, c, d, &ss, &len)) != 0)
+		return rc;
 
 	if (ss.ss_family != AF_INET && ss.ss_family != AF_INET6) {
 		if (c->foreign) {
@@ -1446,6 +1462,60 @@ static int decide_listen(struct netfence *nf, struct call *c, const struct secco
 	return listen(c->sock, (int)(uint32_t)d->args[1]) < 0 ? -errno : 0;
 }
 
+/* The ports below it need CAP_NET_BIND_SERVICE, which the command never
+ * has (launch/child.c drops every capability) and moat, owner of the
+ * sandbox's user namespace, does: moat's bind must refuse them as the
+ * kernel would refuse the command.  The sandbox's network namespace is a
+ * new one, where net.ipv4.ip_unprivileged_port_start starts at 1024, and
+ * the command cannot change it (CAP_NET_ADMIN). */
+#define UNPRIVILEGED_PORT_START 1024
+
+/* The port a bind asks for, when the kernel would check it: the socket's
+ * own family (or AF_UNSPEC on an AF_INET socket, which the kernel takes as
+ * AF_INET) and an address long enough; 0 otherwise (the kernel's bind
+ * then says what is wrong). */
+static uint16_t bind_port(const struct call *c, const struct sockaddr_storage *ss, int len)
+{
+	if (c->domain == AF_INET && (ss->ss_family == AF_INET || ss->ss_family == AF_UNSPEC) &&
+	    (size_t)len >= sizeof(struct sockaddr_in))
+		return ntohs(((const struct sockaddr_in *)ss)->sin_port);
+	if (c->domain == AF_INET6 && ss->ss_family == AF_INET6 && (size_t)len >= sizeof(struct sockaddr_in6))
+		return ntohs(((const struct sockaddr_in6 *)ss)->sin6_port);
+	return 0;
+}
+
+/* bind(2).  The command's servers on its own loopback (a test server it
+ * talks to itself) bind there: the namespace is the sandbox's alone, so
+ * such a port is reachable from inside only.  Landlock refuses every TCP
+ * bind the command makes itself, since a host socket swapped under the
+ * number would be bound in the host's namespace; so moat binds a TCP
+ * socket of the sandbox's namespace itself, on the caller's file, as it
+ * listens.  A socket of the host's (one the fence installed) is refused.
+ * Other sockets (UDP, unix) are CONTINUE'd: Landlock does not govern their
+ * bind, and a host TCP socket swapped in meanwhile meets Landlock's. */
+static int decide_bind(struct netfence *nf, struct call *c, const struct seccomp_data *d)
+{
+	struct sockaddr_storage ss;
+	int len, rc;
+	uint16_t port;
+
+	if ((rc = take_call_addr(nf, c, d, &ss, &len)) != 0)
+		return rc;
+	if (c->foreign) {
+		nf->st.refused++;
+		return -EPERM;
+	}
+	if ((c->domain != AF_INET && c->domain != AF_INET6) || c->type != SOCK_STREAM) {
+		nf->st.continued++;
+		return R_CONTINUE;
+	}
+	port = bind_port(c, &ss, len);
+	if (port != 0 && port < UNPRIVILEGED_PORT_START)
+		return -EACCES;
+	nf->st.local++;
+	return bind(c->sock, (struct sockaddr *)&ss, (socklen_t)len) < 0 ? -errno : 0;
+}
+
 static int handle_notification(struct netfence *nf, struct moat_error *err)
 {
 	struct call c = {.sock = -1};
@@ -1465,6 +1535,8 @@ static int handle_notification(struct netfence *nf, struct moat_error *err)
 		rc = decide_connect(nf, &c, &nf->req->data);
 	else if (nf->req->data.nr == __NR_listen)
 		rc = decide_listen(nf, &c, &nf->req->data);
+	else if (nf->req->data.nr == __NR_bind)
+		rc = decide_bind(nf, &c, &nf->req->data);
 	else
 		rc = -ENOSYS; /* not this filter's: cannot happen */
 	if (c.sock >= 0)

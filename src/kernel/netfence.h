@@ -8,14 +8,15 @@
  *     1. netfence_child_dns()      binds UDP and TCP 127.0.0.1:53;
  *     2. PR_SET_NO_NEW_PRIVS (or CAP_SYS_ADMIN in the namespace);
  *     3. netfence_child_install()  loads the fence filter, which returns
- *                                  SECCOMP_RET_USER_NOTIF for connect(2)
- *                                  and listen(2), and gets the listener;
+ *                                  SECCOMP_RET_USER_NOTIF for connect(2),
+ *                                  listen(2) and bind(2), and gets the
+ *                                  listener;
  *     4. netfence_child_send()     passes the listener and the two DNS fds
  *                                  to the supervisor over a unix socket;
  *                                  then close all three: the command must
  *                                  not hold them;
  *     5. moat's main filter (kernel/seccomp.h), last, then execve.
- *   Nothing between 3 and 4 may call connect or listen: the call would wait
+ *   Nothing between 3 and 4 may call connect, listen or bind: the call would wait
  *   for a supervisor that does not have the listener yet.
  *
  *   supervisor (moat, outside, in the host's network namespace; never
@@ -30,7 +31,7 @@
  * the main filter refuses never reaches the supervisor:
  *   - socket(2) for AF_INET and AF_INET6, SOCK_STREAM and SOCK_DGRAM
  *     (moat_seccomp_opts.net = MOAT_NET_ALL or MOAT_NET_LOOPBACK);
- *   - connect(2), listen(2), sendto(2), sendmsg(2), sendmmsg(2) (it
+ *   - connect(2), listen(2), bind(2), sendto(2), sendmsg(2), sendmmsg(2) (it
  *     does not filter them today);
  *   - and it must keep io_uring refused (it does): io_uring's connect runs
  *     in a kernel worker that no seccomp filter sees;
@@ -58,6 +59,10 @@
  *     replaced by a new socket when allowed; AF_UNSPEC (disconnect) and
  *     every non-INET address: refused.
  *   - listen on a socket of another namespace: -EPERM.
+ *   - bind: on a socket of another namespace -EPERM; on a TCP socket of the
+ *     sandbox's, made by the supervisor (Landlock refuses the child's own
+ *     TCP binds), ports below 1024 -EACCES as the kernel says to the
+ *     child; other sockets' binds CONTINUE.
  *   - sendto/sendmsg/sendmmsg with MSG_FASTOPEN: -EOPNOTSUPP, in the
  *     filter itself (a fast-open send connects an unconnected host socket
  *     to the address of the send, behind the fence's back).
@@ -253,9 +258,9 @@ void netfence_dns_ready(struct netfence *nf) __attribute__((nonnull));
 
 struct netfence_stats {
 	unsigned long forwarded;   /* connects installed from the host namespace */
-	unsigned long refused;	   /* connects and listens the fence refused */
-	unsigned long local;	   /* connects and listens kept inside the sandbox */
-	unsigned long continued;   /* non-INET connects let through (CONTINUE) */
+	unsigned long refused;	   /* connects, listens and binds the fence refused */
+	unsigned long local;	   /* connects, listens and binds kept inside the sandbox */
+	unsigned long continued;   /* non-INET connects, non-TCP binds let through (CONTINUE) */
 	unsigned long dns_queries; /* DNS queries answered */
 	unsigned long dns_denied;  /* of which NXDOMAIN */
 	unsigned long failures;	   /* notifications that failed in the supervisor */

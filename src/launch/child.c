@@ -468,11 +468,13 @@ static _Noreturn void exec_sandboxed(const struct child_args *a)
 		fail(a, 125, errno, "PR_SET_NO_NEW_PRIVS");
 	/* net allow: the fenced DNS binds port 53 while this process still
 	 * has its capabilities in the namespace, and before Landlock, which
-	 * refuses the command TCP binds of its own. */
+	 * refuses the command TCP binds of its own (the fence binds the
+	 * command's TCP sockets for it, from the fence filter on). */
 	if (np && np->net_fence && (rc = netfence_child_dns(&dns_udp, &dns_tcp)) < 0)
 		fail(a, 125, -rc, "net allow: binding the fenced DNS on 127.0.0.1:53");
 	/* The proxy mode's listeners likewise (kernel/netproxy.h): the ports
-	 * are the sandbox's own, bound before Landlock refuses TCP binds. */
+	 * are the sandbox's own, bound before Landlock refuses TCP binds;
+	 * taken first, the command's binds of them fail (EADDRINUSE). */
 	if (np && np->net_fence && (rc = netproxy_child_listen(&px_http, &px_socks)) < 0)
 		fail(a, 125, -rc, "net allow: binding the proxy mode on 127.0.0.1:%d and :%d", NETPROXY_HTTP_PORT,
 		     NETPROXY_SOCKS_PORT);

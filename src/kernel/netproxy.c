@@ -652,7 +652,9 @@ static void fail(struct netproxy *np, struct conn *c, int e)
 	np->st.failed++;
 	proxy_event(np, c, NETPROXY_EV_FAILED);
 	target_text(c, tt, sizeof(tt));
-	if (c->via_up && c->up.status)
+	if (c->via_up && c->up.socks && e == ECONNREFUSED)
+		snprintf(what, sizeof(what), "the upstream SOCKS5 proxy refused %s (reply %d)", tt, c->up.status);
+	else if (c->via_up && c->up.status)
 		snprintf(what, sizeof(what), "the upstream proxy answered %d for %s", c->up.status, tt);
 	else
 		snprintf(what, sizeof(what), "%s: %s", tt, e ? strerror(e) : "no address");
@@ -765,9 +767,13 @@ static size_t build_forward(const struct conn *c, unsigned char *out, size_t cap
 		memcpy(out + o, (src), (n));                                                                           \
 		o += (n);                                                                                              \
 	} while (0)
+	/* An HTTP proxy upstream takes the absolute form; through a SOCKS5
+	 * one the request goes to the server, as a direct one does. */
+	bool to_proxy = c->upx && !c->upx->socks;
+
 	PUT(h, r->method_len);
 	PUT(" ", 1);
-	if (c->upx) {
+	if (to_proxy) {
 		PUT(h + r->target_off, r->target_len);
 	} else {
 		if (r->path_len == 0 || h[r->path_off] != '/')
@@ -798,7 +804,7 @@ static size_t build_forward(const struct conn *c, unsigned char *out, size_t cap
 		PUT(host, (size_t)hl);
 	}
 	PUT("\r\nConnection: close\r\n", 21);
-	if (c->upx && c->upx->auth) {
+	if (to_proxy && c->upx->auth) {
 		PUT("Proxy-Authorization: ", 21);
 		PUT(c->upx->auth, strlen(c->upx->auth));
 		PUT("\r\n", 2);
@@ -886,9 +892,10 @@ static void decide(struct netproxy *np, struct conn *c)
 	c->upx = np->rules.upstream ? np->rules.upstream(np->rules.ctx, c->t.host, c->t.port) : NULL;
 	if (c->upx) {
 		/* A tunnel through the upstream: CONNECT host:port there.  A
-		 * request to forward goes to it as it is (absolute form). */
+		 * request to forward goes to an HTTP proxy as it is (absolute
+		 * form); a SOCKS5 one is asked for a tunnel to the server. */
 		c->via_up = true;
-		rc = upstream_start(&c->up, c->upx, c->tunnel ? c->t.host : NULL, c->t.port);
+		rc = upstream_start(&c->up, c->upx, c->tunnel || c->upx->socks ? c->t.host : NULL, c->t.port);
 		if (rc < 0) {
 			fail(np, c, -rc);
 			return;

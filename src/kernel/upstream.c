@@ -1,7 +1,8 @@
-/* An HTTP CONNECT through the host's proxy, without blocking
+/* An HTTP or SOCKS5 CONNECT through the host's proxy, without blocking
  * (kernel/upstream.h). */
 #include "kernel/upstream.h"
 
+#include <arpa/inet.h>
 #include <errno.h>
 #include <poll.h>
 #include <stdio.h>
@@ -24,13 +25,57 @@ static bool token_ok(const char *s)
 	return true;
 }
 
+/* SOCKS5's messages (RFC 1928): the greeting (no authentication, and
+ * user name and password when there are credentials), then RFC 1929's
+ * request, then CONNECT to the address as such or to the name. */
+static int socks_messages(struct upstream_conn *u, const struct upstream_proxy *p, const char *host, uint16_t port)
+{
+	unsigned char a[16];
+	size_t hl = strlen(host), n = 0;
+	int family = inet_pton(AF_INET, host, a) == 1 ? AF_INET : inet_pton(AF_INET6, host, a) == 1 ? AF_INET6 : 0;
+	char *m;
+
+	if (!family && hl > 255)
+		return -ENAMETOOLONG;
+	u->socks = true;
+	u->req = moat_xmalloc(4);
+	u->req[0] = 5;
+	u->req[1] = p->auth ? 2 : 1;
+	u->req[2] = 0;
+	u->req[3] = 2;
+	u->req_len = p->auth ? 4 : 3;
+	if (p->auth) {
+		u->socks_auth = moat_xmalloc(p->auth_len);
+		memcpy(u->socks_auth, p->auth, p->auth_len);
+		u->socks_auth_len = p->auth_len;
+	}
+	m = u->socks_connect = moat_xmalloc(4 + 1 + 255 + 2);
+	m[n++] = 5, m[n++] = 1, m[n++] = 0;
+	if (family == AF_INET) {
+		m[n++] = 1;
+		memcpy(m + n, a, 4), n += 4;
+	} else if (family == AF_INET6) {
+		m[n++] = 4;
+		memcpy(m + n, a, 16), n += 16;
+	} else {
+		m[n++] = 3, m[n++] = (char)hl;
+		memcpy(m + n, host, hl), n += hl;
+	}
+	m[n++] = (char)(port >> 8), m[n++] = (char)(port & 0xff);
+	u->socks_connect_len = n;
+	u->socks_step = UPSTREAM_SOCKS_METHOD;
+	return 0;
+}
+
 int upstream_start(struct upstream_conn *u, const struct upstream_proxy *p, const char *host, uint16_t port)
 {
 	int fd;
 
 	memset(u, 0, sizeof(*u));
 	u->fd = -1;
-	if (host && (!token_ok(host) || (p->auth && strpbrk(p->auth, "\r\n"))))
+	if (p->socks && !host)
+		return -EINVAL;
+	if (host && (!token_ok(host) || (!p->socks && p->auth && strpbrk(p->auth, "\r\n"))))
 		return -EINVAL;
 	fd = socket(p->addr.ss_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
 	if (fd < 0)
@@ -42,7 +87,13 @@ int upstream_start(struct upstream_conn *u, const struct upstream_proxy *p, cons
 	}
 	u->fd = fd;
 	u->phase = UPSTREAM_CONNECTING;
-	if (host) {
+	if (host && p->socks) {
+		int rc = socks_messages(u, p, host, port);
+		if (rc < 0) {
+			upstream_close(u);
+			return rc;
+		}
+	} else if (host) {
 		/* An IPv6 address is bracketed in an authority. */
 		bool v6 = strchr(host, ':') != NULL;
 		u->req = moat_xasprintf("CONNECT %s%s%s:%u HTTP/1.1\r\nHost: %s%s%s:%u\r\n%s%s%s\r\n", v6 ? "[" : "",
@@ -126,6 +177,107 @@ static int read_reply(struct upstream_conn *u)
 	return 1;
 }
 
+int upstream_socks_reply_len(const unsigned char *b, size_t n)
+{
+	if (n < 5)
+		return 0;
+	if (b[0] != 5 || b[2] != 0)
+		return -1;
+	switch (b[3]) {
+	case 1:
+		return 4 + 4 + 2;
+	case 4:
+		return 4 + 16 + 2;
+	case 3:
+		return 4 + 1 + b[4] + 2;
+	default:
+		return -1;
+	}
+}
+
+/* Send `m` next (the greeting's successors): it becomes u->req. */
+static void socks_send_next(struct upstream_conn *u, char **m, size_t len)
+{
+	if (u->req)
+		explicit_bzero(u->req, u->req_len);
+	free(u->req);
+	u->req = *m;
+	u->req_len = len;
+	u->sent = 0;
+	*m = NULL;
+	u->phase = UPSTREAM_SENDING;
+}
+
+/* The reply's first `want` bytes in u->reply, read as they come and never
+ * past them: what follows the CONNECT's reply is the tunnel's.  1 there,
+ * 0 not yet, -errno. */
+static int socks_take(struct upstream_conn *u, size_t want)
+{
+	if (!u->reply)
+		u->reply = moat_xmalloc(UPSTREAM_REPLY_MAX);
+	while (u->reply_len < want) {
+		ssize_t m = recv(u->fd, u->reply + u->reply_len, want - u->reply_len, MSG_DONTWAIT);
+		if (m < 0)
+			return errno == EAGAIN || errno == EINTR ? 0 : -errno;
+		if (m == 0)
+			return -ECONNRESET; /* the proxy closed before it answered */
+		u->reply_len += (size_t)m;
+	}
+	return 1;
+}
+
+/* One reply of the SOCKS5 exchange, and the message it calls for. */
+static int socks_read(struct upstream_conn *u)
+{
+	const unsigned char *b;
+	int rc, len;
+
+	switch (u->socks_step) {
+	case UPSTREAM_SOCKS_METHOD:
+		if ((rc = socks_take(u, 2)) <= 0)
+			return rc;
+		b = u->reply;
+		u->reply_len = 0;
+		if (b[0] != 5)
+			return -EPROTO;
+		if (b[1] == 2 && u->socks_auth) {
+			u->socks_step = UPSTREAM_SOCKS_AUTH;
+			socks_send_next(u, &u->socks_auth, u->socks_auth_len);
+			return 0;
+		}
+		if (b[1] != 0) {
+			u->status = b[1]; /* 0xff: no method it accepts (credentials wanted) */
+			return -ECONNREFUSED;
+		}
+		break;
+	case UPSTREAM_SOCKS_AUTH:
+		if ((rc = socks_take(u, 2)) <= 0)
+			return rc;
+		u->reply_len = 0;
+		if (u->reply[1] != 0) {
+			u->status = 0xff;
+			return -ECONNREFUSED;
+		}
+		break;
+	case UPSTREAM_SOCKS_REPLY:
+		if ((rc = socks_take(u, 5)) <= 0)
+			return rc;
+		len = upstream_socks_reply_len(u->reply, u->reply_len);
+		if (len < 0)
+			return -EPROTO;
+		if ((rc = socks_take(u, (size_t)len)) <= 0)
+			return rc;
+		u->status = u->reply[1];
+		if (u->reply[1] != 0)
+			return -ECONNREFUSED;
+		u->phase = UPSTREAM_DONE;
+		return 1;
+	}
+	u->socks_step = UPSTREAM_SOCKS_REPLY;
+	socks_send_next(u, &u->socks_connect, u->socks_connect_len);
+	return 0;
+}
+
 int upstream_step(struct upstream_conn *u)
 {
 	if (u->fd < 0)
@@ -154,7 +306,7 @@ int upstream_step(struct upstream_conn *u)
 		return 0; /* the reply comes later: poll for it */
 	}
 	if (u->phase == UPSTREAM_READING)
-		return read_reply(u);
+		return u->socks ? socks_read(u) : read_reply(u);
 	return 1;
 }
 
@@ -172,11 +324,17 @@ void upstream_close(struct upstream_conn *u)
 	if (u->fd >= 0)
 		close(u->fd);
 	u->fd = -1;
-	/* The request holds moat's proxy credentials. */
+	/* The request holds moat's proxy credentials (SOCKS5: the message
+	 * still to send, or being sent). */
 	if (u->req)
 		explicit_bzero(u->req, u->req_len);
+	if (u->socks_auth)
+		explicit_bzero(u->socks_auth, u->socks_auth_len);
 	free(u->req);
 	free(u->reply);
+	free(u->socks_auth);
+	free(u->socks_connect);
 	u->req = NULL;
 	u->reply = NULL;
+	u->socks_auth = u->socks_connect = NULL;
 }

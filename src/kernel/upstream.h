@@ -1,9 +1,11 @@
-/* moat's own outgoing connects through the host's HTTP proxy: where the
- * host reaches the outside only through a proxy (HTTPS_PROXY in moat's own
- * environment), the fence (kernel/netfence.h) and the proxy mode
- * (kernel/netproxy.h) connect to that proxy and ask it for a tunnel with
- * an HTTP CONNECT, then use the tunnel as they would a direct connection.
- * Which destinations go through it is the caller's (NO_PROXY, ports).
+/* moat's own outgoing connects through the host's proxy: where the host
+ * reaches the outside only through a proxy (HTTPS_PROXY or ALL_PROXY in
+ * moat's own environment), the fence (kernel/netfence.h) and the proxy
+ * mode (kernel/netproxy.h) connect to that proxy and ask it for a tunnel
+ * -- an HTTP CONNECT, or a SOCKS5 CONNECT (RFC 1928, with RFC 1929's user
+ * name and password when the URL has them) -- then use the tunnel as they
+ * would a direct connection.  Which destinations go through it is the
+ * caller's (NO_PROXY, ports).
  *
  * Non-blocking: upstream_start() begins, upstream_events() says what to
  * poll the fd for, upstream_step() advances when poll says so.  The
@@ -19,13 +21,16 @@
 #include <sys/socket.h>
 
 /* The host's proxy: where it is (moat connects to it from the host's
- * namespace), and the Proxy-Authorization value for it ("Basic ..."), or
- * NULL.  The credentials are moat's: they go to the proxy only, never to
- * the command or the report. */
+ * namespace), its kind, and its credentials, or NULL: for HTTP the
+ * Proxy-Authorization value ("Basic ..."), for SOCKS5 RFC 1929's request
+ * (1, ULEN, user, PLEN, password: auth_len bytes).  The credentials are
+ * moat's: they go to the proxy only, never to the command or the report. */
 struct upstream_proxy {
 	struct sockaddr_storage addr;
 	socklen_t addr_len;
+	bool socks; /* SOCKS5; else HTTP CONNECT */
 	const char *auth;
+	size_t auth_len;
 };
 
 /* The longest reply head taken from the proxy; a longer one fails. */
@@ -33,27 +38,41 @@ struct upstream_proxy {
 
 enum upstream_phase {
 	UPSTREAM_CONNECTING, /* TCP connect to the proxy */
-	UPSTREAM_SENDING,    /* the CONNECT request */
+	UPSTREAM_SENDING,    /* the CONNECT request (SOCKS5: each message in turn) */
 	UPSTREAM_READING,    /* the proxy's reply */
 	UPSTREAM_DONE,	     /* the tunnel stands (or, without a target, the connection) */
+};
+
+/* SOCKS5: which reply is awaited. */
+enum upstream_socks_step {
+	UPSTREAM_SOCKS_METHOD, /* the method the proxy chose */
+	UPSTREAM_SOCKS_AUTH,   /* RFC 1929's status */
+	UPSTREAM_SOCKS_REPLY,  /* the CONNECT's reply */
 };
 
 struct upstream_conn {
 	int fd; /* -1 when closed */
 	enum upstream_phase phase;
-	char *req; /* the request (allocated), NULL without a target */
+	char *req; /* the request being sent (allocated), NULL without a target */
 	size_t req_len, sent;
 	unsigned char *reply; /* the reply's head so far (allocated when reading) */
 	size_t reply_len;
-	int status; /* the proxy's status code, once read */
+	int status; /* the proxy's status code (SOCKS5: its reply code), once read */
+	bool socks;
+	enum upstream_socks_step socks_step;
+	char *socks_auth, *socks_connect; /* the messages still to send (allocated), or NULL */
+	size_t socks_auth_len, socks_connect_len;
 };
 
 /* Start a connection to the proxy: a non-blocking socket of its family,
  * connect begun.  With a target (host: a name, or an address as text --
  * an IPv6 one is bracketed here), the CONNECT host:port request is made
  * ready; without (host NULL), the connection itself is the end (the
- * caller speaks to the proxy itself).  0, or -errno with nothing open.
- * u->fd may be polled at once. */
+ * caller speaks to the proxy itself; an HTTP proxy only: a SOCKS5 proxy
+ * needs a target, -EINVAL).  SOCKS5 is asked for a name as a name (moat
+ * never resolves it for the proxy, as with socks5h), for an address as
+ * that address.  0, or -errno with nothing open.  u->fd may be polled at
+ * once. */
 int upstream_start(struct upstream_conn *u, const struct upstream_proxy *p, const char *host, uint16_t port)
     __attribute__((nonnull(1, 2), warn_unused_result));
 
@@ -63,8 +82,9 @@ short upstream_events(const struct upstream_conn *u) __attribute__((nonnull));
 /* Advance after poll said the fd is ready (or at any time: a step that
  * cannot advance returns 0).  1: done (u->fd is the tunnel, positioned
  * right after the proxy's reply head); 0: not yet; -errno: failed
- * (-ECONNREFUSED when the proxy answered other than 2xx: u->status says
- * what). */
+ * (-ECONNREFUSED when the proxy answered other than 2xx, or a SOCKS5
+ * proxy refused the credentials or the CONNECT: u->status says what;
+ * -EPROTO for a reply that is not the protocol's). */
 int upstream_step(struct upstream_conn *u) __attribute__((nonnull, warn_unused_result));
 
 /* Take the fd out (the caller owns it now); u is closed. */
@@ -78,5 +98,10 @@ void upstream_close(struct upstream_conn *u) __attribute__((nonnull));
  * code; 0: not complete yet (and n < UPSTREAM_REPLY_MAX); -1: malformed,
  * or longer than UPSTREAM_REPLY_MAX. */
 int upstream_parse_reply(const unsigned char *b, size_t n, int *status) __attribute__((nonnull));
+
+/* A SOCKS5 CONNECT reply's length from its first n bytes (hostile input):
+ * > 0 the whole reply's length, 0 not known yet (fewer than 5 bytes), -1
+ * not a reply (version, reserved byte or address type). */
+int upstream_socks_reply_len(const unsigned char *b, size_t n) __attribute__((nonnull));
 
 #endif

@@ -64,27 +64,28 @@ static int one_proxy(const char *var, const char *url, struct net_proxy_url *u, 
 	memset(up, 0, sizeof(*up));
 	memcpy(&up->addr, res->ai_addr, res->ai_addrlen);
 	up->addr_len = (socklen_t)res->ai_addrlen;
+	up->socks = u->socks;
 	up->auth = u->auth;
+	up->auth_len = u->auth_len;
 	freeaddrinfo(res);
 	return 0;
 }
 
 int hostproxy_init(struct hostproxy *hp, char *const *env, struct moat_error *err)
 {
+	static const char *const names[HOSTPROXY_N][2] = {
+	    {"https_proxy", "HTTPS_PROXY"}, {"http_proxy", "HTTP_PROXY"}, {"all_proxy", "ALL_PROXY"}};
 	const char *which, *v;
 
 	memset(hp, 0, sizeof(*hp));
-	if ((v = either(env, "https_proxy", "HTTPS_PROXY", &which))) {
-		if (one_proxy(which, v, &hp->https_url, &hp->https, err) < 0)
-			return -1;
-		hp->have_https = true;
-	}
-	if ((v = either(env, "http_proxy", "HTTP_PROXY", &which))) {
-		if (one_proxy(which, v, &hp->http_url, &hp->http, err) < 0) {
+	for (size_t i = 0; i < HOSTPROXY_N; i++) {
+		if (!(v = either(env, names[i][0], names[i][1], &which)))
+			continue;
+		if (one_proxy(which, v, &hp->url[i], &hp->up[i], err) < 0) {
 			hostproxy_free(hp);
 			return -1;
 		}
-		hp->have_http = true;
+		hp->have[i] = true;
 	}
 	if ((v = either(env, "no_proxy", "NO_PROXY", &which)))
 		hp->no_proxy = moat_xstrdup(v);
@@ -93,8 +94,8 @@ int hostproxy_init(struct hostproxy *hp, char *const *env, struct moat_error *er
 
 void hostproxy_free(struct hostproxy *hp)
 {
-	net_proxy_url_free(&hp->https_url);
-	net_proxy_url_free(&hp->http_url);
+	for (size_t i = 0; i < HOSTPROXY_N; i++)
+		net_proxy_url_free(&hp->url[i]);
 	free(hp->no_proxy);
 	memset(hp, 0, sizeof(*hp));
 }
@@ -112,19 +113,21 @@ static bool host_loopback(const char *host)
 
 const struct upstream_proxy *hostproxy_for(const struct hostproxy *hp, const char *host, uint16_t port)
 {
-	if (!hp || (!hp->have_https && !hp->have_http))
+	if (!hp || (!hp->have[HOSTPROXY_HTTPS] && !hp->have[HOSTPROXY_HTTP] && !hp->have[HOSTPROXY_ALL]))
 		return NULL;
 	/* The host's own services are not behind its proxy. */
 	if (host_loopback(host) || net_no_proxy_match(hp->no_proxy, host, port))
 		return NULL;
-	if (port == 80 && hp->have_http)
-		return &hp->http;
-	return hp->have_https ? &hp->https : NULL;
+	if (port == 80 && hp->have[HOSTPROXY_HTTP])
+		return &hp->up[HOSTPROXY_HTTP];
+	if (hp->have[HOSTPROXY_HTTPS])
+		return &hp->up[HOSTPROXY_HTTPS];
+	return hp->have[HOSTPROXY_ALL] ? &hp->up[HOSTPROXY_ALL] : NULL;
 }
 
-const char *hostproxy_text(const struct hostproxy *hp, bool https, char *buf, size_t len)
+const char *hostproxy_text(const struct hostproxy *hp, enum hostproxy_var v, char *buf, size_t len)
 {
-	if (https ? !hp->have_https : !hp->have_http)
+	if (!hp->have[v])
 		return NULL;
-	return net_proxy_url_text(https ? &hp->https_url : &hp->http_url, buf, len);
+	return net_proxy_url_text(&hp->url[v], buf, len);
 }

@@ -488,8 +488,8 @@ int launch_run(const struct moat_policy *p, const struct moat_plan *plan, struct
 		return moat_error_set(err, MOAT_E_SYSTEM, errno, "socketpair for the network fence");
 	if (fenced && hostproxy_init(&hp, environ, err) < 0)
 		return -1;
-	for (i = 0; fenced && i < 2; i++)
-		(void)!hostproxy_text(&hp, i == 0, r->upstream[i], sizeof(r->upstream[i]));
+	for (i = 0; fenced && i < HOSTPROXY_N; i++)
+		(void)!hostproxy_text(&hp, (enum hostproxy_var)i, r->upstream[i], sizeof(r->upstream[i]));
 	if (cgroup && tree_cgroup_create(lp, &p->limits, err) < 0)
 		return -1;
 	/* The child moves an fd of the backend's to a fixed low number before

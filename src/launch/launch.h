@@ -39,9 +39,9 @@ struct moat_launch_result {
 	struct netfence_stats fence; /* what it did, when fenced */
 	struct netlog netlog;        /* its decisions, name by name (launch_result_free) */
 	struct netproxy_stats proxy; /* the proxy mode's counts, when fenced */
-	char upstream[2][NET_PROXY_HOST_MAX + 24]; /* the host's proxies moat's connects used
-						    * (HTTPS_PROXY, HTTP_PROXY; no credentials),
-						    * or "" */
+	char upstream[3][NET_PROXY_HOST_MAX + 24]; /* the host's proxies moat's connects used
+						    * (HTTPS_PROXY, HTTP_PROXY, ALL_PROXY; no
+						    * credentials), or "" */
 };
 
 void launch_result_free(struct moat_launch_result *r);

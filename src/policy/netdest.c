@@ -746,6 +746,38 @@ static bool pct_decode(const char *s, size_t n, char *out)
 	return true;
 }
 
+/* RFC 1929's request from the URL's "user[:password]" raw[0..n) (its
+ * escapes checked): 1, ULEN, user, PLEN, password, into u->auth.  Split
+ * at the first ':' as written, then each part decoded, so that "%3A"
+ * stays in the part it is in.  -1: a part too long, or no user. */
+static int socks_auth(const char *raw, size_t n, struct net_proxy_url *u)
+{
+	const char *colon = memchr(raw, ':', n);
+	size_t un = colon ? (size_t)(colon - raw) : n, ul, pl = 0;
+	unsigned char *m = moat_xmalloc(3 + 2 * n + 2);
+	char *user = (char *)m + 2;
+
+	/* Decoded in place: the user after its two header bytes, then the
+	 * password after the user and its length byte. */
+	(void)pct_decode(raw, un, user);
+	ul = strlen(user);
+	if (colon) {
+		(void)pct_decode(colon + 1, n - un - 1, user + ul + 1);
+		pl = strlen(user + ul + 1);
+	}
+	if (ul < 1 || ul > 255 || pl > 255) {
+		explicit_bzero(m, 3 + 2 * n + 2);
+		free(m);
+		return -1;
+	}
+	m[0] = 1;
+	m[1] = (unsigned char)ul;
+	m[2 + ul] = (unsigned char)pl; /* over the user's '\0' */
+	u->auth = (char *)m;
+	u->auth_len = 3 + ul + pl;
+	return 0;
+}
+
 static char *base64(const unsigned char *in, size_t n)
 {
 	static const char tab[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
@@ -763,6 +795,7 @@ static char *base64(const unsigned char *in, size_t n)
 	return out;
 }
 
+
 int net_proxy_url_parse(const char *url, struct net_proxy_url *out, struct net_parse_error *e)
 {
 	struct net_proxy_url u;
@@ -773,11 +806,18 @@ int net_proxy_url_parse(const char *url, struct net_proxy_url *out, struct net_p
 	memset(&u, 0, sizeof(u));
 	if (len == 0 || len > 2048)
 		return refuse(e, NULL, "expected a URL such as http://proxy.example:3128");
-	if (strncasecmp(p, "http://", 7) == 0)
+	if (strncasecmp(p, "http://", 7) == 0) {
 		p += 7;
-	else if (strstr(p, "://"))
-		return refuse(e, "moat speaks plain HTTP CONNECT to the host's proxy: give its http:// URL",
+	} else if (strncasecmp(p, "socks5://", 9) == 0 || strncasecmp(p, "socks5h://", 10) == 0) {
+		u.socks = true;
+		u.socks_h = p[6] == 'h' || p[6] == 'H';
+		p += u.socks_h ? 10 : 9;
+	} else if (strstr(p, "://")) {
+		return refuse(e,
+			      "moat speaks HTTP CONNECT and SOCKS5 to the host's proxy: give its http://, socks5:// or "
+			      "socks5h:// URL",
 			      "a proxy URL of scheme \"%.*s\" is not supported", (int)(strstr(p, "://") - p), p);
+	}
 	end = p + strcspn(p, "/?#");
 	if (*end && strcmp(end, "/") != 0)
 		return refuse(e, NULL, "a proxy URL has no path (\"%s\")", end);
@@ -815,7 +855,7 @@ int net_proxy_url_parse(const char *url, struct net_proxy_url *out, struct net_p
 		snprintf(u.host, sizeof(u.host), "%s", n);
 		free(n);
 	}
-	u.port = 80;
+	u.port = u.socks ? 1080 : 80;
 	if (colon) {
 		unsigned long v = 0;
 		const char *c = colon + 1;
@@ -838,9 +878,20 @@ int net_proxy_url_parse(const char *url, struct net_proxy_url *out, struct net_p
 			free(plain);
 			return refuse(e, NULL, "the proxy's credentials: a bad %%-escape");
 		}
+		if (u.socks) {
+			int rc = socks_auth(p, n, &u);
+			explicit_bzero(plain, n + 1);
+			free(plain);
+			if (rc < 0)
+				return refuse(e, NULL, "the proxy's credentials: SOCKS5 takes a user name of 1 to 255 bytes "
+						       "and a password of at most 255");
+			*out = u;
+			return 0;
+		}
 		/* user[:password] as it stands is what Basic encodes. */
 		char *b = base64((const unsigned char *)plain, strlen(plain));
 		u.auth = moat_xasprintf("Basic %s", b);
+		u.auth_len = strlen(u.auth);
 		explicit_bzero(plain, n + 1);
 		explicit_bzero(b, strlen(b));
 		free(plain);
@@ -853,7 +904,7 @@ int net_proxy_url_parse(const char *url, struct net_proxy_url *out, struct net_p
 void net_proxy_url_free(struct net_proxy_url *u)
 {
 	if (u->auth) {
-		explicit_bzero(u->auth, strlen(u->auth));
+		explicit_bzero(u->auth, u->auth_len);
 		free(u->auth);
 	}
 	memset(u, 0, sizeof(*u));
@@ -863,7 +914,8 @@ const char *net_proxy_url_text(const struct net_proxy_url *u, char *buf, size_t 
 {
 	bool v6 = strchr(u->host, ':') != NULL;
 
-	snprintf(buf, len, "http://%s%s%s:%u", v6 ? "[" : "", u->host, v6 ? "]" : "", u->port);
+	snprintf(buf, len, "%s://%s%s%s:%u", !u->socks ? "http" : u->socks_h ? "socks5h" : "socks5", v6 ? "[" : "",
+		 u->host, v6 ? "]" : "", u->port);
 	return buf;
 }
 

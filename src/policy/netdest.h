@@ -83,21 +83,28 @@ bool net_allow_name_any_port_via(const struct moat_policy *p, const char *name, 
 
 /* ---- the host's own proxy (moat's HTTPS_PROXY, HTTP_PROXY, NO_PROXY) ---- */
 
-/* An upstream proxy's URL: [http://][user[:password]@]host[:port][/],
- * host a name, an IPv4 address or a bracketed IPv6 one; the port 80 when
- * not given (as Python and Go take it).  The credentials, percent-decoded,
- * become auth, the value of a Proxy-Authorization header ("Basic ...").
- * Other schemes (https://, socks5://) are refused: moat speaks plain HTTP
- * CONNECT to its upstream. */
+/* An upstream proxy's URL: [SCHEME://][user[:password]@]host[:port][/],
+ * host a name, an IPv4 address or a bracketed IPv6 one.  SCHEME http (the
+ * default; the port 80 when not given, as Python and Go take it), or
+ * socks5 or socks5h (a SOCKS5 proxy, port 1080 by default; moat hands it
+ * names either way: socks5h's way, docs/network.md).  The credentials,
+ * percent-decoded, become auth: for HTTP the value of a
+ * Proxy-Authorization header ("Basic ..."), for SOCKS5 RFC 1929's request
+ * (user and password of at most 255 bytes each).  Other schemes (https://,
+ * socks4://) are refused. */
 struct net_proxy_url {
 	char host[NET_PROXY_HOST_MAX + 1]; /* a name (lower case), or an address (IPv6 without brackets) */
 	unsigned short port;
-	char *auth; /* allocated, or NULL; net_proxy_url_free wipes it */
+	bool socks;	 /* socks5:// or socks5h:// */
+	bool socks_h;	 /* socks5h:// (for the text) */
+	char *auth;	 /* allocated, or NULL; net_proxy_url_free wipes it */
+	size_t auth_len; /* its bytes (RFC 1929's request may hold a 0: an empty password) */
 };
 int net_proxy_url_parse(const char *url, struct net_proxy_url *out, struct net_parse_error *e);
 void net_proxy_url_free(struct net_proxy_url *u);
 /* The URL without its credentials, for messages and the report:
- * "http://host:port" (buf >= NET_PROXY_HOST_MAX + 20 bytes). */
+ * "http://host:port", "socks5h://host:port" (buf >= NET_PROXY_HOST_MAX +
+ * 20 bytes). */
 const char *net_proxy_url_text(const struct net_proxy_url *u, char *buf, size_t len);
 
 /* Does NO_PROXY (comma- or space-separated: "*", names -- a leading "."

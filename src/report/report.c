@@ -396,11 +396,12 @@ json_t *report_build(const struct moat_policy *p, const struct moat_host *h, con
 				      "bytes_down", (json_int_t)run->proxy.bytes_down));
 			json_object_set_new(json_object_get(net, "proxy"), "destinations",
 					    proxy_destinations_json(&run->netlog));
-			if (run->upstream[0][0] || run->upstream[1][0])
+			if (run->upstream[0][0] || run->upstream[1][0] || run->upstream[2][0])
 				json_object_set_new(net, "upstream",
-						    json_pack("{s:s?, s:s?, s:I}", "https",
+						    json_pack("{s:s?, s:s?, s:s?, s:I}", "https",
 							      run->upstream[0][0] ? run->upstream[0] : NULL, "http",
-							      run->upstream[1][0] ? run->upstream[1] : NULL,
+							      run->upstream[1][0] ? run->upstream[1] : NULL, "all",
+							      run->upstream[2][0] ? run->upstream[2] : NULL,
 							      "connects_via_upstream",
 							      (json_int_t)run->fence.via_upstream));
 		}

@@ -44,7 +44,7 @@ TLS_ARGS=()
 PROXYSERVERS_PID=$!
 trap 'rm -f "$SCRATCH/proxyports"; kill "$PROXYSERVERS_PID" 2>/dev/null; netservers_stop; rm -rf "$SCRATCH" "$REPORTS"' EXIT
 for _ in $(seq 200); do [ -s "$SCRATCH/proxyports" ] && break; sleep 0.05; done
-read -r UP TLS <"$SCRATCH/proxyports"
+read -r UP TLS SOCKS <"$SCRATCH/proxyports"
 touch "$SCRATCH/upstream.log"
 j() { json_get "$@" 2>/dev/null; }
 jx() { json_eval "$@" 2>/dev/null; }
@@ -141,11 +141,23 @@ else
 fi
 
 # --- the host's own proxy (HTTPS_PROXY in moat's environment) ----------------------
+# via_host_proxy VAR=URL REPORT CMDS: CMDS (then env) in the sandbox with VAR=URL in
+# moat's environment; out: their output, " | ", the connections the server saw;
+# n0: the proxies' log lines before.
+via_host_proxy() {
+	n0=$(up_lines)
+	out=$(seen 127.0.0.2 "$P2" env "$1" "$MOAT" run "${A[@]}" --report "$REPORTS/$2.json" -- /bin/sh -c "$3; env" \
+		2>>"$SCRATCH/stderr")
+}
+# refused_by_host_proxy VAR=URL: a name the host's proxy does not know (svc2.test).
+refused_by_host_proxy() {
+	out=$(seen 127.0.0.2 "$P2" env "$1" "$MOAT" run --profile strict --allow-net "svc2.test:$P2" \
+		--resolve svc2.test=127.0.0.2 -- /bin/sh -c "curl -sS -m 10 -p -o /dev/null http://svc2.test:$P2/; echo \$?" \
+		2>>"$SCRATCH/stderr")
+}
 UPURL="http://user:pass@127.0.0.4:$UP"
-n0=$(up_lines)
-out=$(seen 127.0.0.2 "$P2" env HTTPS_PROXY="$UPURL" "$MOAT" run "${A[@]}" --report "$REPORTS/up.json" -- /bin/sh -c \
-	"curl -sS -f -m 10 -p http://svc.test:$P2/; curl -sS -f -m 10 --noproxy '*' http://svc.test:$P2/; $HELPER tcpnb 127.0.0.2 $P2; env" \
-	2>>"$SCRATCH/stderr")
+via_host_proxy HTTPS_PROXY="$UPURL" up \
+	"curl -sS -f -m 10 -p http://svc.test:$P2/; curl -sS -f -m 10 --noproxy '*' http://svc.test:$P2/; $HELPER tcpnb 127.0.0.2 $P2"
 like "$(printf '%s' "$out" | head -3 | oneline)" "^hello from 127.0.0.2 hello from 127.0.0.2 (OK|REACHED)" \
 	"with HTTPS_PROXY in moat's environment: through the proxy mode, directly by name, and a non-blocking connect by address"
 like "$out" "\| 3$" "  all three reached the server"
@@ -156,8 +168,7 @@ is "$(jx "$REPORTS/up.json" '[d["network"]["upstream"]["https"], d["network"]["u
 	"[\"http://127.0.0.4:$UP\", 2, 1]" "  the report names the host's proxy (no credentials) and counts what went through it"
 is "$(grep -c -e 'user:pass' -e dXNlcjpwYXNz "$REPORTS/up.json")" 0 "  the credentials are nowhere in the report"
 valid_report "$REPORTS/up.json" "  and it fits the schema"
-out=$(seen 127.0.0.2 "$P2" env HTTPS_PROXY="$UPURL" "$MOAT" run --profile strict --allow-net "svc2.test:$P2" \
-	--resolve svc2.test=127.0.0.2 -- /bin/sh -c "curl -sS -m 10 -p -o /dev/null http://svc2.test:$P2/; echo \$?" 2>>"$SCRATCH/stderr")
+refused_by_host_proxy HTTPS_PROXY="$UPURL"
 is "$out" "56 | 0" "a name the host's proxy refuses (403 there): moat's 502, curl fails the CONNECT; the server saw nothing"
 out=$(seen 127.0.0.2 "$P2" "$MOAT" run --profile strict --allow-net "svc2.test:$P2" --resolve svc2.test=127.0.0.2 -- \
 	curl -sS -m 10 -p "http://svc2.test:$P2/" 2>>"$SCRATCH/stderr")
@@ -166,9 +177,32 @@ n0=$(up_lines)
 out=$(env HTTPS_PROXY="$UPURL" NO_PROXY=svc.test,127.0.0.2 "$MOAT" run "${A[@]}" -- /bin/sh -c \
 	"curl -sS -f -m 10 -p http://svc.test:$P2/; $HELPER tcpnb svc.test $P2" 2>>"$SCRATCH/stderr" | oneline)
 is "$out/$(($(up_lines) - n0))" "hello from 127.0.0.2 OK/0" "NO_PROXY in moat's environment: those connects go directly"
-HTTPS_PROXY=socks5://127.0.0.4:1 "$MOAT" run "${A[@]}" -- /bin/true 2>"$SCRATCH/bad"
-is "$?" 125 "an HTTPS_PROXY moat cannot use (socks5://) is refused before anything runs"
-like "$(cat "$SCRATCH/bad")" "HTTPS_PROXY: a proxy URL of scheme \"socks5\" is not supported" "  and says why"
+HTTPS_PROXY=socks4://127.0.0.4:1 "$MOAT" run "${A[@]}" -- /bin/true 2>"$SCRATCH/bad"
+is "$?" 125 "an HTTPS_PROXY moat cannot use (socks4://) is refused before anything runs"
+like "$(cat "$SCRATCH/bad")" "HTTPS_PROXY: a proxy URL of scheme \"socks4\" is not supported" "  and says why"
+
+# --- a SOCKS5 proxy as the host's (ALL_PROXY in moat's environment) ----------------
+SOCKSURL="socks5h://user:pass@127.0.0.4:$SOCKS"
+via_host_proxy ALL_PROXY="$SOCKSURL" socks \
+	"curl -sS -f -m 10 -p http://svc.test:$P2/; curl -sS -f -m 10 http://svc.test:$P2/; curl -sS -f -m 10 --noproxy '*' http://svc.test:$P2/; $HELPER tcpnb 127.0.0.2 $P2"
+like "$(printf '%s' "$out" | head -4 | oneline)" "^hello from 127.0.0.2 hello from 127.0.0.2 hello from 127.0.0.2 (OK|REACHED)" \
+	"with ALL_PROXY=socks5h:// in moat's environment: the proxy mode's tunnel and forward, directly by name, non-blocking by address"
+like "$out" "\| 4$" "  all four reached the server"
+is "$(tail -n +$((n0 + 1)) "$SCRATCH/upstream.log" | oneline)" \
+	"SOCKS svc.test:$P2 auth=ok SOCKS svc.test:$P2 auth=ok SOCKS 127.0.0.2:$P2 auth=ok SOCKS 127.0.0.2:$P2 auth=ok" \
+	"  each through the SOCKS5 proxy with its user name and password: the proxy mode by name, the fence by address"
+unlike "$out" "user:pass|127\.0\.0\.4" "  the command's environment holds neither the host's proxy nor its credentials"
+is "$(jx "$REPORTS/socks.json" '[d["network"]["upstream"]["all"], d["network"]["upstream"]["https"], d["network"]["upstream"]["connects_via_upstream"], d["network"]["proxy"]["via_upstream"]]')" \
+	"[\"socks5h://127.0.0.4:$SOCKS\", null, 2, 2]" "  the report names it (no credentials) and counts what went through it"
+valid_report "$REPORTS/socks.json" "  and it fits the schema"
+refused_by_host_proxy ALL_PROXY="$SOCKSURL"
+is "$out" "56 | 0" "a name the SOCKS5 proxy refuses (reply 2): moat's 502, curl fails the CONNECT; the server saw nothing"
+n0=$(up_lines)
+out=$(seen 127.0.0.2 "$P2" env ALL_PROXY="socks5h://user:wrong@127.0.0.4:$SOCKS" "$MOAT" run "${A[@]}" -- /bin/sh -c \
+	"$HELPER tcp 127.0.0.2 $P2; curl -sS -m 10 -p -o /dev/null http://svc.test:$P2/; echo \$?" 2>>"$SCRATCH/stderr" | oneline)
+like "$out" "56 \| 0$" "wrong credentials: the SOCKS5 proxy refuses, nothing reaches the server"
+unlike "$out" "^OK" "  the fence's connect through it fails too"
+is "$(tail -n +$((n0 + 1)) "$SCRATCH/upstream.log" | sort -u | oneline)" "SOCKS - auth=bad" "  (the proxy saw the wrong password)"
 
 # --- CA bundles named in moat's environment pass with their files -----------------
 out=$(NODE_EXTRA_CA_CERTS=$TLSD/ca.pem REQUESTS_CA_BUNDLE=$SCRATCH/none.pem run -- /bin/sh -c \

@@ -10,10 +10,18 @@ Usage: proxyservers.py DIR MAP [CERT KEY]
     address for host (MAP: "name=ip,name=ip"; an IPv4 host is itself),
     403 for a host it does not know.  Each request is a line in
     DIR/upstream.log: "CONNECT target auth=ok" (or auth=bad).
+  - a SOCKS5 upstream proxy on 127.0.0.4 (RFC 1928, CONNECT only), as moat
+    finds it in ALL_PROXY: it wants user name and password (RFC 1929)
+    user:pass, sends its CONNECT's success reply in two pieces 50 ms apart,
+    and connects a name by MAP (403's counterpart: reply 2,
+    "not allowed", for one it does not know) or an IPv4 address as
+    itself.  Each request is a line in DIR/upstream.log: "SOCKS target
+    auth=ok" (auth=bad, or auth=none when the client offered no
+    user/password method: reply 0xff, no acceptable method).
   - with CERT and KEY, HTTPS on 127.0.0.2:443 (when it can be bound: root):
       GET /        "hello over tls\\n"
       GET /count   TLS handshakes completed, this one included
-It writes "UP TLS" (TLS 0 when there is none) to DIR/proxyports,
+It writes "UP TLS SOCKS" (TLS 0 when there is none) to DIR/proxyports,
 atomically, and runs until that file is removed, or 300 s at most.
 """
 import os
@@ -89,6 +97,70 @@ class Upstream(socketserver.BaseRequestHandler):
         relay(s, u)
 
 
+def recv_exact(s, n):
+    b = b""
+    while len(b) < n:
+        c = s.recv(n - len(b))
+        if not c:
+            raise OSError("closed")
+        b += c
+    return b
+
+
+class Socks(socketserver.BaseRequestHandler):
+    def log(self, target, auth):
+        with open(d + "/upstream.log", "a") as f:
+            f.write("SOCKS %s auth=%s\n" % (target, auth))
+
+    def handle(self):
+        s = self.request
+        s.settimeout(10)
+        try:
+            ver, n = recv_exact(s, 2)
+            methods = recv_exact(s, n)
+            if ver != 5 or 2 not in methods:
+                s.sendall(b"\x05\xff")
+                self.log("-", "none")
+                return
+            s.sendall(b"\x05\x02")
+            _, ul = recv_exact(s, 2)
+            user = recv_exact(s, ul)
+            pl = recv_exact(s, 1)[0]
+            pw = recv_exact(s, pl)
+            auth_ok = user == b"user" and pw == b"pass"
+            s.sendall(b"\x01\x00" if auth_ok else b"\x01\x01")
+            if not auth_ok:
+                self.log("-", "bad")
+                return
+            ver, cmd, _, atyp = recv_exact(s, 4)
+            if atyp == 1:
+                host = socket.inet_ntoa(recv_exact(s, 4))
+            elif atyp == 3:
+                host = recv_exact(s, recv_exact(s, 1)[0]).decode("latin-1")
+            else:
+                host = socket.inet_ntop(socket.AF_INET6, recv_exact(s, 16))
+            port = int.from_bytes(recv_exact(s, 2), "big")
+        except OSError:
+            return
+        self.log("%s:%d" % (host, port), "ok")
+        reply = lambda code: s.sendall(bytes([5, code, 0, 1, 0, 0, 0, 0, 0, 0]))
+        ip = mapping.get(host, host if host.replace(".", "").isdigit() else None)
+        if cmd != 1 or not ip:
+            reply(2)
+            return
+        try:
+            u = socket.create_connection((ip, port), timeout=5)
+        except OSError:
+            reply(5)
+            return
+        # In two pieces: moat must read a reply that arrives in parts.
+        s.sendall(bytes([5, 0, 0]))
+        time.sleep(0.05)
+        s.sendall(bytes([1, 0, 0, 0, 0, 0, 0]))
+        s.settimeout(None)
+        relay(s, u)
+
+
 class Threaded(socketserver.ThreadingMixIn, socketserver.TCPServer):
     daemon_threads = True
     allow_reuse_address = True
@@ -96,6 +168,8 @@ class Threaded(socketserver.ThreadingMixIn, socketserver.TCPServer):
 
 up = Threaded(("127.0.0.4", 0), Upstream)
 threading.Thread(target=up.serve_forever, daemon=True).start()
+socks = Threaded(("127.0.0.4", 0), Socks)
+threading.Thread(target=socks.serve_forever, daemon=True).start()
 
 tls_port = 0
 if len(sys.argv) > 4:
@@ -145,7 +219,7 @@ if len(sys.argv) > 4:
         tls_port = 0
 
 with open(d + "/proxyports.tmp", "w") as f:
-    f.write("%d %d\n" % (up.server_address[1], tls_port))
+    f.write("%d %d %d\n" % (up.server_address[1], tls_port, socks.server_address[1]))
 os.rename(d + "/proxyports.tmp", d + "/proxyports")
 end = time.time() + 300
 while time.time() < end and os.path.exists(d + "/proxyports"):

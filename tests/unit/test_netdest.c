@@ -411,6 +411,12 @@ static void test_proxy_url(void)
 	    {"http://us%40er:p%3Ass@proxy:1", "http://proxy:1", "Basic dXNAZXI6cDpzcw=="}, /* "us@er:p:ss" */
 	    {"http://u@x@proxy:1", "http://proxy:1", "Basic dUB4"},			   /* the last @ */
 	    {"http://user@proxy:1", "http://proxy:1", "Basic dXNlcg=="},
+	    /* SOCKS5: RFC 1929's request, shown here as its bytes in hex. */
+	    {"socks5h://127.0.0.4", "socks5h://127.0.0.4:1080", NULL},
+	    {"SOCKS5://Proxy:9050", "socks5://proxy:9050", NULL},
+	    {"socks5h://user:pass@[::1]:1", "socks5h://[::1]:1", "0104757365720470617373"},
+	    {"socks5://u%3A:p%3A@p:1", "socks5://p:1", "0102753a02703a"}, /* user "u:", password "p:" */
+	    {"socks5://user@p:1", "socks5://p:1", "01047573657200"}, /* no password: PLEN 0 */
 	};
 	for (size_t i = 0; i < ARRAY_LEN(good); i++) {
 		if (net_proxy_url_parse(good[i].url, &u, &e) < 0) {
@@ -418,12 +424,20 @@ static void test_proxy_url(void)
 			continue;
 		}
 		is_str(net_proxy_url_text(&u, buf, sizeof(buf)), good[i].text, "proxy URL %s", good[i].url);
-		is_str(u.auth, good[i].auth, "  its credentials as Proxy-Authorization");
+		if (u.socks) {
+			char hex[600] = "";
+			for (size_t k = 0; u.auth && k < u.auth_len && k < 299; k++)
+				snprintf(hex + 2 * k, 3, "%02x", (unsigned char)u.auth[k]);
+			is_str(u.auth ? hex : NULL, good[i].auth, "  its credentials as RFC 1929's request");
+		} else {
+			is_str(u.auth, good[i].auth, "  its credentials as Proxy-Authorization");
+		}
 		net_proxy_url_free(&u);
 	}
 	static const char *const bad[] = {"",
 					  "https://proxy:3128",
-					  "socks5://proxy:1080",
+					  "socks4://proxy:1080",
+					  "socks5://:pass@proxy:1080", /* SOCKS5: a user name of 1-255 bytes */
 					  "http://proxy:0",
 					  "http://proxy:65536",
 					  "http://proxy:x",

@@ -297,6 +297,21 @@ static void parse_upstream_checks(void)
 	memset(big, 'a', sizeof(big));
 	memcpy(big, "HTTP/1.1 200 OK\r\n", 17);
 	ok(upstream_parse_reply(big, sizeof(big), &st) == -1, "a head longer than %d bytes: -1", UPSTREAM_REPLY_MAX);
+
+	/* A SOCKS5 CONNECT reply's length, from its first bytes. */
+	static const unsigned char v4[] = {5, 0, 0, 1, 127, 0, 0, 1, 0, 80}, v6[] = {5, 0, 0, 4, 0},
+				   name[] = {5, 0, 0, 3, 7}, badver[] = {4, 0, 0, 1, 0}, badrsv[] = {5, 0, 1, 1, 0},
+				   badtype[] = {5, 0, 0, 2, 0};
+	ok(upstream_socks_reply_len(v4, sizeof(v4)) == 10 && upstream_socks_reply_len(v6, 5) == 22 &&
+	       upstream_socks_reply_len(name, 5) == 4 + 1 + 7 + 2,
+	   "a SOCKS5 reply's length: IPv4 10, IPv6 22, a name of 7 bytes 14");
+	more = true;
+	for (size_t k = 0; k < 5; k++)
+		more = more && upstream_socks_reply_len(v4, k) == 0;
+	ok(more, "  fewer than 5 bytes: not known yet");
+	ok(upstream_socks_reply_len(badver, 5) == -1 && upstream_socks_reply_len(badrsv, 5) == -1 &&
+	       upstream_socks_reply_len(badtype, 5) == -1,
+	   "  another version, a reserved byte set, an unknown address type: -1");
 }
 
 /* Mutations of good inputs through every parser: they must only ever
@@ -337,8 +352,9 @@ static void mutation_checks(void)
 		answers += netproxy_parse_socks_greeting(b, n, &noauth) >= -1;
 		answers += netproxy_parse_socks_request(b, n, &t) >= -8;
 		answers += upstream_parse_reply(b, n, &st) >= -1;
+		answers += upstream_socks_reply_len(b, n) <= 4 + 1 + 255 + 2;
 	}
-	ok(answers == 5 * 20000, "20000 mutated requests, hellos and replies: every parser answered each (%lu)",
+	ok(answers == 6 * 20000, "20000 mutated requests, hellos and replies: every parser answered each (%lu)",
 	   answers);
 }
 

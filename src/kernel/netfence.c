@@ -923,11 +923,14 @@ static int local_set_enter(struct local_set *ls, int sock)
 	return slot;
 }
 
-/* The thread is done with its socket (closed after this). */
-static void local_set_leave(struct local_set *ls, int slot)
+/* The thread is done with its socket: closed here, under the lock, so that
+ * local_set_end never shuts down a number that is someone else's by then. */
+static void local_set_leave(struct local_set *ls, int slot, int sock)
 {
 	pthread_mutex_lock(&ls->lock);
 	ls->socks[slot] = -1;
+	if (sock >= 0)
+		close(sock);
 	ls->live--;
 	pthread_cond_broadcast(&ls->changed);
 	local_set_put(ls);
@@ -978,8 +981,7 @@ static void *local_connect_thread(void *arg)
 	/* ENOENT: the caller is gone (killed, or its thread ended). */
 	(void)ioctl(lc->listener, SECCOMP_IOCTL_NOTIF_SEND, lc->resp);
 	close(lc->listener);
-	close(lc->sock);
-	local_set_leave(lc->set, lc->slot);
+	local_set_leave(lc->set, lc->slot, lc->sock);
 	free(lc);
 	return NULL;
 }
@@ -1029,7 +1031,7 @@ static int connect_local(struct netfence *nf, struct call *c, const struct socka
 	close(lc->listener);
 	rc = -rc;
 fail:
-	local_set_leave(lc->set, lc->slot);
+	local_set_leave(lc->set, lc->slot, -1); /* the socket is the caller's again */
 	free(lc);
 	return rc == -EAGAIN || rc == -ENOMEM ? -EAGAIN : rc;
 }

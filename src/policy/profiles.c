@@ -454,14 +454,27 @@ static int add_command_dirs(struct moat_policy *p, const struct profile_context 
 	return 0;
 }
 
+/* Has an earlier variable of add_ca_bundles granted `path` already? */
+static bool ca_bundle_granted(const struct moat_policy *p, size_t from, const char *path)
+{
+	for (size_t i = from; i < p->n_paths; i++)
+		if (p->paths[i].access == MOAT_ACCESS_READ && strcmp(p->paths[i].path, path) == 0)
+			return true;
+	return false;
+}
+
 /* The CA bundles moat's environment names (env_ca_bundle_name): each
  * variable passes, and what it names is granted read-only, when that
  * exists -- a file, or a directory (SSL_CERT_DIR: each of its
  * ':'-separated directories) given by an absolute path.  A bundle inside a
  * denied path (~/.ssh, ...) is not granted (fsplan drops a profile's grant
- * there); the variable still passes, so the tool says what it cannot read. */
+ * there); the variable still passes, so the tool says what it cannot read.
+ * The variables mostly name one file: it is granted once (each grant is a
+ * descriptor, a stat and a Landlock rule at every start). */
 static void add_ca_bundles(struct moat_policy *p)
 {
+	size_t first = p->n_paths;
+
 	const char *name;
 
 	for (size_t i = 0; (name = env_ca_bundle_name(i)); i++) {
@@ -483,7 +496,8 @@ static void add_ca_bundles(struct moat_policy *p)
 		policy_add_env(p, name, NULL, o);
 		memcpy(copy, v, strlen(v) + 1);
 		for (part = strtok_r(copy, ":", &save); part; part = strtok_r(NULL, ":", &save))
-			add(p, part, MOAT_ACCESS_READ, true, o.source);
+			if (!ca_bundle_granted(p, first, part))
+				add(p, part, MOAT_ACCESS_READ, true, o.source);
 	}
 }
 

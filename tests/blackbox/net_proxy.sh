@@ -210,4 +210,14 @@ out=$(NODE_EXTRA_CA_CERTS=$TLSD/ca.pem REQUESTS_CA_BUNDLE=$SCRATCH/none.pem run 
 	oneline)
 is "$out" "$TLSD/ca.pem unset -----BEGIN CERTIFICATE----- read-only" \
 	"a CA bundle variable naming a file passes, the file readable and read-only; one naming nothing does not pass"
+# Two variables naming one file: both pass, the file is granted once (a
+# grant is a descriptor and a Landlock rule at every start).
+out=$(NODE_EXTRA_CA_CERTS=$TLSD/ca.pem CURL_CA_BUNDLE=$TLSD/ca.pem run -- /bin/sh -c \
+	'echo "$NODE_EXTRA_CA_CERTS $CURL_CA_BUNDLE"; head -1 "$CURL_CA_BUNDLE"' | oneline)
+is "$out" "$TLSD/ca.pem $TLSD/ca.pem -----BEGIN CERTIFICATE-----" "two CA bundle variables naming one file both pass, the file readable"
+NODE_EXTRA_CA_CERTS=$TLSD/ca.pem CURL_CA_BUNDLE=$TLSD/ca.pem "$MOAT" run "${A[@]}" --dry-run -- /bin/true \
+	>"$REPORTS/ca-once.json" 2>>"$SCRATCH/stderr"
+is "$(python3 -c 'import json, sys; r = json.load(open(sys.argv[1]))
+print(sum(1 for x in r["policy"]["paths"] if x["path"] == sys.argv[2]))' "$REPORTS/ca-once.json" "$TLSD/ca.pem")" 1 \
+	"  and granted once in the policy"
 done_testing

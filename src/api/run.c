@@ -11,6 +11,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "api/run.h"
 #include "api/runner.h"
 #include "launch/launch.h"
 #include "moat/moat.h"
@@ -186,7 +187,20 @@ static json_t *report_not_started(struct moat_policy *policy, const struct moat_
 	return report_build(policy, host, plan, result);
 }
 
-int moat_run_main(int argc, char **argv)
+/* Whether the process exits right after the run (run_main_exiting): a
+ * sanitizer build frees everything all the same (api/run.h). */
+#if defined(__SANITIZE_ADDRESS__)
+#define FREE_AT_EXIT true
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define FREE_AT_EXIT true
+#endif
+#endif
+#ifndef FREE_AT_EXIT
+#define FREE_AT_EXIT false
+#endif
+
+static int run_main(int argc, char **argv, bool exiting)
 {
 	long long start_ns = moat_now_ns();
 	struct moat_policy policy;
@@ -403,10 +417,14 @@ out:
 	if (have_plan) {
 		host_cleanup(&plan, getpid(), false);
 		guard_done(&guard);
-		plan_free(&plan);
+		if (exiting && !FREE_AT_EXIT)
+			fs_plan_release_locks(&plan.fs); /* the rest goes with the process */
+		else
+			plan_free(&plan);
 	}
 	report_dest_free(&dest); /* the caller's --report-fd stays open */
-	policy_free(&policy);
+	if (!exiting || FREE_AT_EXIT)
+		policy_free(&policy);
 	run_options_free(&opts);
 	config_server_meta_free(&meta);
 	runner_run_free(&rr);
@@ -416,3 +434,12 @@ out:
 	return code;
 }
 
+int moat_run_main(int argc, char **argv)
+{
+	return run_main(argc, argv, false);
+}
+
+int run_main_exiting(int argc, char **argv)
+{
+	return run_main(argc, argv, true);
+}

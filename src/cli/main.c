@@ -3,6 +3,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "api/run.h"
 #include "cli/commands.h"
 #include "launch/init.h"
 #include "moat/moat.h"
@@ -26,7 +27,7 @@ int main(int argc, char **argv)
 		return 125;
 	}
 	if (strcmp(argv[1], "run") == 0)
-		return moat_run_main(argc - 1, argv + 1);
+		return run_main_exiting(argc - 1, argv + 1); /* main returns at once */
 	/* Internal: pid 1 inside the oci and gvisor backends' containers. */
 	if (strcmp(argv[1], "__init") == 0)
 		return moat_init_main(argc - 1, argv + 1);

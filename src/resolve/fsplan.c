@@ -61,6 +61,15 @@ void fs_plan_free(struct fs_plan *fp)
 	memset(fp, 0, sizeof(*fp));
 }
 
+void fs_plan_release_locks(struct fs_plan *fp)
+{
+	for (size_t i = 0; i < fp->n; i++)
+		if (fp->obj[i].lock_fd >= 0) {
+			close(fp->obj[i].lock_fd);
+			fp->obj[i].lock_fd = -1;
+		}
+}
+
 static struct fs_obj *obj_add(struct fs_plan *fp, enum fs_role role, const char *path)
 {
 	struct fs_obj *o;

@@ -108,6 +108,10 @@ void fs_plan_init(struct fs_plan *fp);
 /* Closes every descriptor.  Placeholders are not removed here: see
  * fs_placeholders_remove(). */
 void fs_plan_free(struct fs_plan *fp);
+/* Only the shared locks of pinned directories (resolve/sharedlock.h), at
+ * once: for a process that leaves the rest of the plan to its exit, so that
+ * another run finishing meanwhile can remove a placeholder both held. */
+void fs_plan_release_locks(struct fs_plan *fp);
 
 /* Resolve every path rule of `p` (HOME from `home`, may be NULL) into *fp:
  * objects, excluded set, expansion entries, protected entries.  Fails,

@@ -36,9 +36,14 @@ struct native_plan {
 			 * in the child and served by moat (launch/fence.h) */
 	struct moat_bpf bpf;
 
-	char *private_tmp_dir; /* without a mount namespace: a per-run TMPDIR */
+	char *private_tmp_dir; /* without a mount namespace: a per-run TMPDIR,
+				* /tmp/NATIVE_TMP_PREFIX.PID.XXXXXX */
 	int private_tmp_fd;    /* its descriptor, for the Landlock rule */
 };
+
+/* The per-run TMPDIR's prefix (util/stale.h): moat's guard sweeps those of
+ * moats that are gone. */
+#define NATIVE_TMP_PREFIX "moat-tmp"
 
 void native_plan_init(struct native_plan *np);
 void native_plan_free(struct native_plan *np);

@@ -124,7 +124,7 @@ int backend_prepare(const struct moat_backend *b, const struct moat_policy *p, c
 			/* Named after this moat: one left by a moat killed before
 			 * its guard started is swept by a later run (util/stale.h). */
 			cleanup_free char *prefix = moat_xasprintf("moat-%s", b->name);
-			bp->work_dir = stale_mkdtemp(prefix, err);
+			bp->work_dir = stale_mkdtemp(prefix, true, err);
 			if (!bp->work_dir)
 				return moat_error_wrap(err, "the %s backend's work directory", b->name);
 			bp->owns_work_dir = true;

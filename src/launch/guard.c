@@ -16,9 +16,11 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "backends/native.h"
 #include "launch/cgroup.h"
 #include "util/cleanup.h"
 #include "util/pause.h"
+#include "util/stale.h"
 
 /* One message on the pipe: moat made a placeholder (the guard learns its
  * object, to remove exactly it), or moat is done.  Smaller than PIPE_BUF:
@@ -237,6 +239,11 @@ static _Noreturn void guard_main(struct moat_plan *plan, int fd, pid_t moat_pid)
 		close(null);
 	}
 	close_all_but_kept(plan, fd);
+	/* The per-run tmps of moats that died before their guard could remove
+	 * them: swept here, beside the command, not on moat's way to it (util/
+	 * stale.h).  This run's own carries a live pid and stays. */
+	if (plan->compiled.in_child && plan->compiled.in_child->private_tmp_dir)
+		stale_sweep(NATIVE_TMP_PREFIX);
 	for (;;) {
 		ssize_t n = read(fd, &m, sizeof(m));
 

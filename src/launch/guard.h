@@ -15,7 +15,9 @@
  * the backend's clean-up command (`runc delete --force ID`), removes what
  * is left, and exits.  It runs in a session of its own (no terminal
  * signals), with no descriptor of moat's but that pipe, so it keeps no pipe
- * of the caller's open. */
+ * of the caller's open.  Beside the command, it also sweeps the per-run
+ * tmps of moats that are gone (util/stale.h), which moat would otherwise do
+ * before starting the command. */
 #ifndef MOAT_LAUNCH_GUARD_H
 #define MOAT_LAUNCH_GUARD_H
 

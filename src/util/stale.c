@@ -44,11 +44,12 @@ void stale_sweep(const char *prefix)
 	}
 }
 
-char *stale_mkdtemp(const char *prefix, struct moat_error *err)
+char *stale_mkdtemp(const char *prefix, bool sweep, struct moat_error *err)
 {
 	char tmpl[PATH_MAX];
 
-	stale_sweep(prefix);
+	if (sweep)
+		stale_sweep(prefix);
 	snprintf(tmpl, sizeof(tmpl), "/tmp/%s.%d.XXXXXX", prefix, (int)getpid());
 	if (!mkdtemp(tmpl)) {
 		moat_error_set(err, MOAT_E_SYSTEM, errno, "creating a per-run directory under /tmp");

@@ -12,11 +12,14 @@
  *   plan_build     policy to plan: paths, Landlock ruleset, BPF, environment
  *                  (and without a mount namespace the per-run tmp and the
  *                  host's cgroups read);
- *   report_build   the JSON report (incl. the policy digest), which cmd_run
- *                  builds after every run, even without --report;
+ *   report_build   the JSON report (incl. the policy digest), which a run
+ *                  builds only when a report is asked for (--report,
+ *                  --report-fd, a dry run);
  *   cleanup        what the plan left on the host removed (the per-run tmp
  *                  of a run without a mount namespace): backend_plan_cleanup;
- *   free           plan_free + policy_free.
+ *   free           plan_free + policy_free (what moat_run_main pays for an
+ *                  embedder; the moat program leaves it to its exit,
+ *                  src/api/run.h).
  * The first iteration is reported apart (cold: page faults, first malloc
  * arenas) from the median of the rest (warm).  Prints one JSON object, in
  * microseconds.  It measures moat's code as it is in the tree it was built
@@ -117,8 +120,8 @@ int main(int argc, char **argv)
 		result.executed = true;
 		result.exited = true;
 		report = report_build(&policy, &host, &plan, &result);
-		/* cmd_run serializes it only with --report; the digest inside
-		 * report_build is paid either way. */
+		/* Timed as a run that asked for a report pays it: built, then
+		 * serialized (below, not timed). */
 		a = now_us();
 		t[P_REPORT][i] = a - b;
 		dump = json_dumps(report, JSON_COMPACT);

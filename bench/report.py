@@ -1096,7 +1096,7 @@ ab_lab = {
     "moat_no_seccomp": "… without seccomp (`seccomp=0`)",
     "moat_no_landlock": "… without Landlock (`landlock=0`)",
     "moat_no_userns": "… without a user namespace (`userns=0`; as root the other namespaces remain)",
-    "moat_loopback_netns": "`moat run --profile strict --net loopback` (adds a network namespace)",
+    "moat_loopback_netns": "`moat run --profile strict --net loopback` (its network namespace with `lo` up)",
     "unshare_floor": "`unshare -Urpmiu --fork /bin/true` (util-linux: the same namespaces as `strict`, nothing else)",
     "bwrap": "bwrap, equal isolation (as in §1)",
     "bwrap_share_net": "the same with `--share-net` (no network namespace)",
@@ -1149,10 +1149,12 @@ if any(phases.values()):
     w(f"Cold total for `strict`: {fmt(tot / 1000 if tot else None, 2)} ms of user-space work in the parent, "
       "before and after the launch. `fs_plan` is the part of `plan_build` that resolves every path of the policy "
       "to its object (timed apart, it is inside `plan_build` too); `report_build` (which serializes the policy "
-      "to compute its digest) runs after every run, even without `--report`. The fallback's `plan_build` also "
-      "makes its per-run tmp directory (sweeping `/tmp` for stale ones) and reads the host's cgroups (its tree "
-      "is held by a cgroup, having no pid namespace); its `cleanup` removes that directory, and its `free` "
-      "closes the last descriptor of it: on an ext4 mounted with `discard` that is when the kernel frees the "
+      "to compute its digest) runs only when a report is asked for (`--report`, `--report-fd`, a dry run). `free` "
+      "is what an embedder calling `moat_run_main` pays; the moat program leaves that memory and those descriptors "
+      "to its exit (src/api/run.h), except in the ASan build. The fallback's `plan_build` also makes its per-run "
+      "tmp directory (moat's guard sweeps `/tmp` for stale ones beside the command) and reads the host's cgroups "
+      "(its tree is held by a cgroup, having no pid namespace); its `cleanup` removes that directory, and the last "
+      "descriptor of it closes at exit: on an ext4 mounted with `discard` that is when the kernel frees the "
       "directory's block, and it can wait there for the device's discard.")
 else:
     w("Not measured (bench/phases.c did not build against this tree; see results/phases-build.txt).")
@@ -1264,8 +1266,8 @@ if A and S:
     off, strict_ab, b0 = am("moat_off"), am("moat_strict"), am("bare")
     pts = []
     if off and b0:
-        pts.append(f"moat as a bare launcher (`--mode off`: its own exec, parse, plan, fork, exec of the command, "
-                   f"report) costs {ms(off - b0)} ms over `/bin/true`; a launcher that is itself an executable "
+        pts.append(f"moat as a bare launcher (`--mode off`: its own exec, parse, plan, fork, exec of the command; "
+                   f"no report unless one is asked for) costs {ms(off - b0)} ms over `/bin/true`; a launcher that is itself an executable "
                    "pays at least one more exec and a fork, about one more `/bin/true`.")
     if off and strict_ab:
         pts.append(f"the sandbox proper (`strict` minus `--mode off`) adds {ms(strict_ab - off)} ms: namespaces, "
@@ -1290,8 +1292,8 @@ if A and S:
         pts.append(f"the fallback without namespaces costs {ms(am('moat_fallback') - off)} ms over `--mode off`"
                    f"{pieces}; the rest is planning the paths (bench/phases.c's `fs_plan`, below) and the guard's fork.")
     if am("moat_loopback_netns") and strict_ab:
-        pts.append(f"a network namespace would add {ms(am('moat_loopback_netns') - strict_ab)} ms; `strict` "
-                   "does without one (seccomp refuses non-unix sockets), bwrap's `--unshare-all` pays it.")
+        pts.append(f"`--net loopback` instead of `strict`'s `--net none` adds {ms(am('moat_loopback_netns') - strict_ab)} "
+                   "ms (bringing `lo` up); both have a network namespace, as bwrap's `--unshare-all` has.")
     for p in pts:
         w(f"* {p}")
     w("* A difference smaller than the spread (min … max) of the two lines it compares, or a negative one, is "
@@ -1340,7 +1342,8 @@ if startup_short:
                 f"and nothing else costs {fmt(uns, 2)} ms over it. The items below are what moat's own work costs "
                 "(largest first, roughly):")
     rb_files = src_find("report = report_build(&policy, &host, &plan, &result);")
-    if rb and rb_files:
+    # Built only when asked for since the run skips it without a destination.
+    if rb and rb_files and not src_find("no report asked for: do not build one"):
         sugg.append(f"  1. {', '.join(rb_files)}: the run builds the report after every run, also without `--report`/"
                     f"`--report-fd`: `report_build` costs {rb / 1000:.2f} ms cold (jansson objects for every property, "
                     "the policy serialized again for the digest, SHA-256). Build it only when it will be written.")
@@ -1383,13 +1386,23 @@ if startup_short:
     if hp or pb:
         sugg.append(f"  7. src/host/host.c `host_probe` ({fmt(hp / 1000 if hp else None, 2)} ms cold: uname, "
                     "/proc/sys reads, Landlock and seccomp probes on every run) and src/plan/plan.c `plan_build` "
-                    f"({fmt(pb / 1000 if pb else None, 2)} ms cold, including the realpath calls above and a stat per "
-                    f"denied path, {n_denied} of them). Reading /proc/sys only for the "
+                    f"({fmt(pb / 1000 if pb else None, 2)} ms cold, including the realpath calls above; the "
+                    f"{n_denied} denied paths are resolved a directory listing at a time, but every entry of a "
+                    "granted directory that holds a denied path (/etc: /etc/shadow) gets a descriptor, an fstat "
+                    "and a Landlock rule of its own, ~150 on a Debian host). Reading /proc/sys only for the "
                     "facts the plan uses would trim the first.")
     if not machine.get("moat_static"):
         sugg.append("  8. The binary: moat is dynamically linked (`ldd` lists "
                     f"{machine.get('moat_libs', '?')}). A fully static moat (`-static`) saved 0.1–0.3 ms per start "
                     "in a trial by hand on this machine (not part of this run's figures).")
+# The start-up items are numbered as they came out (some apply only to an
+# older tree): renumber them 1, 2, ...
+_n = 0
+for _i, _t in enumerate(sugg):
+    _m = re.match(r"  \d+\. ", _t)
+    if _m:
+        _n += 1
+        sugg[_i] = f"  {_n}. " + _t[_m.end():]
 if (bf_p is not None and bf_p > SECCOMP_BEYOND_FLOOR_NS["getppid_ns"]) or \
         (bf_i is not None and bf_i > SECCOMP_BEYOND_FLOOR_NS["ioctl_ns"]):
     fl_p2, _, _ = paired_diff("trivial_filter", "bare", "getppid_ns")
@@ -1410,12 +1423,14 @@ if fb_off and fb_off[3] is False and pf:
                 f"(bench/phases.c, warm medians): paths to objects {fmt(pw('fs_plan'), 0)} µs, the whole plan "
                 f"{fmt(pw('plan_build'), 0)} µs (the paths again, {n_denied} credential paths, Landlock's rules, "
                 f"the seccomp program, the per-run tmp, the host's cgroups), the report {fmt(pw('report_build'), 0)} µs, "
-                f"removing the per-run tmp {fmt(pw('cleanup'), 0)} µs and freeing {fmt(pw('free'), 0)} µs; "
-                "`--mode off` skips all of them but the report. The rest is in the launch: the guard's fork "
-                "(it removes the tree's cgroup should moat die), the tree's cgroup made and removed, and in the child "
-                "Landlock's restrict_self, the capability bounding set dropped and the seccomp filter loaded. What "
-                "would cut it: resolving the credential paths with one directory read per parent instead of a "
-                "syscall per absent path, and keeping the per-run tmp off a `discard` file system.")
+                f"removing the per-run tmp {fmt(pw('cleanup'), 0)} µs (freeing, {fmt(pw('free'), 0)} µs, is left "
+                "to the exit); `--mode off` skips all of them. The rest is in the launch: the guard's fork "
+                "(it removes the tree's cgroup should moat die, and sweeps stale per-run tmps beside the command), "
+                "the tree's cgroup made and removed, and in the child Landlock's restrict_self, the capability "
+                "bounding set dropped and the seccomp filter loaded. What would cut it: fewer descriptors for the "
+                "entries of a granted directory around a denied path (each is an openat, an fstat and a Landlock "
+                "rule), a cgroup probe that reads only what the tree's cgroup needs, and keeping the per-run tmp off "
+                "a `discard` file system.")
 if io is not None and io < 0.95:
     sugg.append("stdio throughput below target: moat does not relay stdio, so the difference is the seccomp "
                 "slow path on cat's read/write calls or noise (see min … max).")

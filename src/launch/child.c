@@ -549,12 +549,14 @@ static _Noreturn void run_init(const struct child_args *a, pid_t cmd)
 	int sfd, status = 0;
 	ssize_t unused;
 
-	close(a->err_fd);
-	if (a->fence_fd >= 0)
-		close(a->fence_fd);
-	/* The pty hangs up when the last process inside closes it. */
-	if (a->tty_fd >= 0)
-		close(a->tty_fd);
+	/* Only the status pipe stays: the plan's descriptors (hundreds with
+	 * strict) would otherwise be closed by this process's exit, which moat
+	 * waits for; closed now, beside the command.  With them go the error
+	 * pipe, the fence's descriptor and the pty (it hangs up when the last
+	 * process inside closes it). */
+	if (a->status_fd > 3)
+		syscall(SYS_close_range, 3U, (unsigned)a->status_fd - 1, 0);
+	syscall(SYS_close_range, (unsigned)a->status_fd + 1, ~0U, 0);
 	/* moat blocked the signals before the clone: nothing was lost. */
 	sfd = reaper_signalfd(NULL);
 	if (sfd < 0 || reaper_run(cmd, sfd, -1, &status) != REAPER_EXITED)

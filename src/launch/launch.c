@@ -426,7 +426,7 @@ static pid_t clone_child(int flags, int cg_fd, bool *in_cgroup)
 	return (pid_t)syscall(SYS_clone, (unsigned long)flags | SIGCHLD, NULL, NULL, NULL, 0UL);
 }
 
-int launch_run(const struct moat_policy *p, const struct moat_plan *plan, struct term *term, long long moat_start_ns,
+int launch_run(const struct moat_policy *p, struct moat_plan *plan, struct term *term, long long moat_start_ns,
 	       int events_fd, pid_t spare, struct moat_launch_result *r, struct moat_error *err)
 {
 	const struct backend_plan *bp = &plan->compiled;
@@ -696,6 +696,9 @@ int launch_run(const struct moat_policy *p, const struct moat_plan *plan, struct
 				if (!r->failure[0]) {
 					r->executed = !child_done;
 					exec_ns = moat_now_ns();
+					/* The command runs: what only the child
+					 * needed goes now, beside it, not after it. */
+					fs_plan_close_launched(&plan->fs);
 				}
 			} else if (n < 0 && errno != EINTR) {
 				err_eof = true;

@@ -57,7 +57,7 @@ void launch_result_free(struct moat_launch_result *r);
  * Returns 0 when the command ran or failed in a way the result says (exit
  * codes 126/127/125 with `failure`); -1 only when moat could not start. */
 struct term;
-int launch_run(const struct moat_policy *p, const struct moat_plan *plan, struct term *term, long long moat_start_ns,
+int launch_run(const struct moat_policy *p, struct moat_plan *plan, struct term *term, long long moat_start_ns,
 	       int events_fd, pid_t spare, struct moat_launch_result *r, struct moat_error *err);
 
 long long moat_now_ns(void);

@@ -70,6 +70,18 @@ void fs_plan_release_locks(struct fs_plan *fp)
 		}
 }
 
+void fs_plan_close_launched(struct fs_plan *fp)
+{
+	for (size_t i = 0; i < fp->n; i++) {
+		struct fs_obj *o = &fp->obj[i];
+
+		if ((o->role == FS_READ || o->role == FS_DENY || o->role == FS_LINK) && o->fd >= 0) {
+			close(o->fd);
+			o->fd = -1;
+		}
+	}
+}
+
 static struct fs_obj *obj_add(struct fs_plan *fp, enum fs_role role, const char *path)
 {
 	struct fs_obj *o;

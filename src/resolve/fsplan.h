@@ -112,6 +112,13 @@ void fs_plan_free(struct fs_plan *fp);
  * once: for a process that leaves the rest of the plan to its exit, so that
  * another run finishing meanwhile can remove a placeholder both held. */
 void fs_plan_release_locks(struct fs_plan *fp);
+/* Once the command has started (its execve succeeded): close the
+ * descriptors of the read grants, their entries and links, and the denied
+ * objects -- the child had its own copies, and nothing after the start
+ * uses them.  The write grants' stay (fs_plan_changed_pins looks below
+ * them), as do the placeholders' directories and the locks.  Each one
+ * closed is set to -1. */
+void fs_plan_close_launched(struct fs_plan *fp);
 
 /* Resolve every path rule of `p` (HOME from `home`, may be NULL) into *fp:
  * objects, excluded set, expansion entries, protected entries.  Fails,

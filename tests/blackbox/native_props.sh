@@ -482,6 +482,11 @@ out=$(M "${S[@]}" -- "$HELPER" fds 7<"$OUTSIDE/canary.txt" 9<"$SCRATCH")
 is "$out" "0 1 2" "fd.clean: inherited fds 7 and 9 are closed inside"
 out=$(M "${OFF[@]}" -- "$HELPER" fds 7<"$OUTSIDE/canary.txt")
 like "$out" "(^| )7( |$)" "fd.clean control: fd 7 is inherited without the sandbox ($out)"
+# The sandbox's pid 1 keeps its status pipe and signalfd beside 0-2, none of
+# the plan's descriptors (it closes them beside the command, not at its exit,
+# which moat waits for).
+out=$(M "${S[@]}" -- /bin/sh -c 'ls /proc/1/fd | tr "\n" " "')
+like "$out" "^0 1 2 [0-9]+ [0-9]+ $" "fd.clean: the sandbox's pid 1 holds 0-2, its status pipe and its signalfd ($out)"
 
 # --- degradation: the Landlock-only fallback (no namespace at all) ---------------
 # Detection made to report no user namespaces (and, as root, no root either):

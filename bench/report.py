@@ -1374,6 +1374,13 @@ if startup_short:
     sugg.append(f"  5. src/backends/native.c `native_compile`: `CLONE_NEWIPC` costs ≈ {fmt(ipc, 2)} ms (a new IPC "
                 "namespace registers its sysctl tables); `CLONE_NEWUTS` is cheaper. Keep them if the properties "
                 "need them, but they are priced here.")
+    cn, nn = perf_ms("copy_namespaces"), perf_ms("copy_net_ns")
+    if cn:
+        sugg.append(f"  5. src/launch/launch.c: the namespaces are made inside moat's clone(2), after planning "
+                    f"(`copy_namespaces` ≈ {fmt(cn, 2)} ms, the network namespace ≈ {fmt(nn, 2)} ms of it). A helper "
+                    "forked at moat's start could make the user and network namespaces while moat plans, the child "
+                    "joining them (setns) instead of making them: off the critical path on a machine with a core "
+                    "to spare. Not done.")
     rl = perf_ms("__x64_sys_readlink")
     pw = perf_ms("path_lookupat")
     rp_files = src_find("realpath(")

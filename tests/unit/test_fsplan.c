@@ -369,6 +369,58 @@ static void test_refusals(void)
 
 /* The deny of `rel` is absent, anchored at `anchor`, and `excluded` (its
  * first missing name) is excluded. */
+/* After the command started (launch.c): the read grants', entries', links'
+ * and denied objects' descriptors go; what host_cleanup and
+ * fs_plan_changed_pins need stays, and still works. */
+static void test_close_launched(void)
+{
+	struct moat_policy p;
+	struct fs_plan fp;
+	struct moat_error err = {0};
+	char first[256] = "", *cfg = at("repo/.git/config"), *moved = at("repo/.git/config.moved");
+	size_t i, n_closed = 0, n_kept = 0;
+	bool wrong = false;
+
+	policy_fresh(&p);
+	add(&p, "repo", MOAT_ACCESS_WRITE);
+	add(&p, "home", MOAT_ACCESS_READ);
+	add(&p, "home/.ssh", MOAT_ACCESS_DENY);
+	add(&p, "lnk-data", MOAT_ACCESS_READ);
+	ok(fs_plan_build(&p, NULL, &fp, &err) == 0, "plan with read, write and denied paths (%s)", err.message);
+	fs_plan_close_launched(&fp);
+	for (i = 0; i < fp.n; i++) {
+		const struct fs_obj *o = &fp.obj[i];
+		bool goes = o->role == FS_READ || o->role == FS_DENY || o->role == FS_LINK;
+
+		if (goes && o->fd >= 0)
+			wrong = true;
+		n_closed += goes && o->present;
+		n_kept += !goes && o->present && o->fd >= 0;
+		if (o->role == FS_WRITE && o->present && o->fd < 0)
+			wrong = true;
+	}
+	ok(!wrong && n_closed > 3 && n_kept > 0,
+	   "the read grants', entries', links' and denied objects' descriptors are closed (%zu), the write "
+	   "grants', pins' and protected entries' kept (%zu)",
+	   n_closed, n_kept);
+	ok(fs_plan_changed_pins(&fp, first, sizeof(first)) == 0, "  the pins are still found unchanged");
+	ok(rename(cfg, moved) == 0 && fs_plan_changed_pins(&fp, first, sizeof(first)) == 1 && strstr(first, ".git/config"),
+	   "  and one moved away is still seen (%s)", first);
+	ok(rename(moved, cfg) == 0, "  (moved back)");
+	ok(fs_placeholders_make(&fp, count_made, &fp, &err) == 0, "  the placeholders are made as at launch");
+	for (i = 0, n_kept = 0; i < fp.n; i++)
+		n_kept += fp.obj[i].lock_fd >= 0;
+	fs_plan_release_locks(&fp);
+	for (i = 0, wrong = false; i < fp.n; i++)
+		wrong = wrong || fp.obj[i].lock_fd >= 0;
+	ok(n_kept > 0 && !wrong, "fs_plan_release_locks lets go of the locks the placeholders hold (%zu)", n_kept);
+	fs_placeholders_remove(&fp, getpid());
+	fs_plan_free(&fp);
+	policy_free(&p);
+	free(cfg);
+	free(moved);
+}
+
 static bool absent_deny(const struct fs_plan *fp, const char *rel, const char *anchor, const char *excluded)
 {
 	const struct fs_obj *o = find(fp, FS_DENY, rel);
@@ -491,6 +543,7 @@ int main(void)
 	test_symlinks();
 	test_expansion();
 	test_protected();
+	test_close_launched();
 	test_refusals();
 	test_many_denies();
 

@@ -90,7 +90,7 @@ $(BUILD)/libmoat.so: $(LIB_OBJ)
 # lookups (getaddrinfo, getpwuid) load the NSS modules of the glibc version
 # linked against: "files" and "dns" are inside the static libc; any other
 # module nsswitch.conf names is loaded from the host's glibc, so rebuild moat
-# after a glibc upgrade there (docs/platforms.md).  Those three warnings,
+# after a glibc upgrade there (README.md, Install).  Those three warnings,
 # and only they, are dropped from the link's output.
 STATIC ?= 1
 MOAT_LINK := $(PKG_LIBS)
@@ -100,7 +100,7 @@ endif
 NSS_WARNING := in statically linked applications requires at runtime the shared libraries
 
 $(BUILD)/moat: $(CLI_OBJ) $(BUILD)/libmoat.a
-	@echo "$(CC) $(ALL_LDFLAGS) -o $@ $(CLI_OBJ) $(BUILD)/libmoat.a $(MOAT_LINK)"; \
+	@$(if $(findstring s,$(firstword -$(MAKEFLAGS))),:,echo) "$(CC) $(ALL_LDFLAGS) -o $@ $(CLI_OBJ) $(BUILD)/libmoat.a $(MOAT_LINK)"; \
 	$(CC) $(ALL_LDFLAGS) -o $@ $(CLI_OBJ) $(BUILD)/libmoat.a $(MOAT_LINK) 2>$@.ld; rc=$$?; \
 	awk -v w='$(NSS_WARNING)' 'index($$0, w) { held = ""; next } \
 		held != "" { print held } { held = /: in function `/ ? $$0 : ""; if (held == "") print } \

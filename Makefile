@@ -98,8 +98,14 @@ ifeq ($(STATIC)$(SAN),10)
 MOAT_LINK := -static-pie $(PKG_DYNLIBS)
 endif
 NSS_WARNING := in statically linked applications requires at runtime the shared libraries
+# The link's libraries as a stamp, as the objects' flags are (below): make
+# STATIC=0 relinks a static moat.
+LINK_STAMP := $(BUILD)/.moat-link
+$(LINK_STAMP): FORCE
+	@mkdir -p $(@D)
+	@echo '$(MOAT_LINK)' | cmp -s - $@ 2>/dev/null || echo '$(MOAT_LINK)' >$@
 
-$(BUILD)/moat: $(CLI_OBJ) $(BUILD)/libmoat.a
+$(BUILD)/moat: $(CLI_OBJ) $(BUILD)/libmoat.a $(LINK_STAMP)
 	@$(if $(findstring s,$(firstword -$(MAKEFLAGS))),:,echo) "$(CC) $(ALL_LDFLAGS) -o $@ $(CLI_OBJ) $(BUILD)/libmoat.a $(MOAT_LINK)"; \
 	$(CC) $(ALL_LDFLAGS) -o $@ $(CLI_OBJ) $(BUILD)/libmoat.a $(MOAT_LINK) 2>$@.ld; rc=$$?; \
 	awk -v w='$(NSS_WARNING)' 'index($$0, w) { held = ""; next } \

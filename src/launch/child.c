@@ -554,9 +554,11 @@ static _Noreturn void run_init(const struct child_args *a, pid_t cmd)
 	 * waits for; closed now, beside the command.  With them go the error
 	 * pipe, the fence's descriptor and the pty (it hangs up when the last
 	 * process inside closes it). */
-	if (a->status_fd > 3)
-		syscall(SYS_close_range, 3U, (unsigned)a->status_fd - 1, 0);
-	syscall(SYS_close_range, (unsigned)a->status_fd + 1, ~0U, 0);
+	unsigned keep = a->status_fd >= 3 ? (unsigned)a->status_fd : 2U; /* 0-2 stay anyway */
+
+	if (keep > 3)
+		syscall(SYS_close_range, 3U, keep - 1, 0);
+	syscall(SYS_close_range, keep + 1, ~0U, 0);
 	/* moat blocked the signals before the clone: nothing was lost. */
 	sfd = reaper_signalfd(NULL);
 	if (sfd < 0 || reaper_run(cmd, sfd, -1, &status) != REAPER_EXITED)

@@ -82,17 +82,17 @@ $(BUILD)/libmoat.a: $(LIB_OBJ)
 $(BUILD)/libmoat.so: $(LIB_OBJ)
 	$(CC) -shared $(ALL_LDFLAGS) -Wl,-soname,libmoat.so.0 -o $@ $^ $(PKG_DYNLIBS)
 
-# The moat binary is a static PIE (STATIC=0: linked against the shared libc):
-# it starts before every sandboxed command, and the dynamic loader's work
-# (opening libc, relocating, binding with -z now) was ~0.25 ms of CPU per run,
-# measured by alternation (docs/performance.md).  ASan cannot be linked
-# statically, so SAN=1 stays dynamic.  glibc warns at the link that name
-# lookups (getaddrinfo, getpwuid) load the NSS modules of the glibc version
-# linked against: "files" and "dns" are inside the static libc; any other
-# module nsswitch.conf names is loaded from the host's glibc, so rebuild moat
-# after a glibc upgrade there (README.md, Install).  Those three warnings,
-# and only they, are dropped from the link's output.
-STATIC ?= 1
+# STATIC=1 links the moat binary as a static PIE: it starts before every
+# sandboxed command, and the dynamic loader's work (opening libc, relocating,
+# binding with -z now) was ~0.25 ms of CPU per run, measured by alternation.
+# It is not the default: glibc's name lookups (getpwuid, getaddrinfo) in a
+# static program load every NSS module nsswitch.conf names beyond files and
+# dns (Debian's "passwd: files systemd") from the host's shared glibc, and
+# such a moat crashed (SIGSEGV) for a uid without a passwd entry
+# (tests/blackbox/nss.sh).  ASan cannot be linked statically, so SAN=1
+# stays dynamic.  glibc's three link warnings about those lookups, and only
+# they, are dropped from the link's output.
+STATIC ?= 0
 MOAT_LINK := $(PKG_LIBS)
 ifeq ($(STATIC)$(SAN),10)
 MOAT_LINK := -static-pie $(PKG_DYNLIBS)

@@ -1400,8 +1400,10 @@ if startup_short:
                     "facts the plan uses would trim the first.")
     if not machine.get("moat_static"):
         sugg.append("  8. The binary: moat is dynamically linked (`ldd` lists "
-                    f"{machine.get('moat_libs', '?')}). A fully static moat (`-static`) saved 0.1–0.3 ms per start "
-                    "in a trial by hand on this machine (not part of this run's figures).")
+                    f"{machine.get('moat_libs', '?')}). A static PIE (`make STATIC=1`) saved ~0.3 ms per start "
+                    "by alternation on this machine, but is not the default: glibc's lookups load NSS modules "
+                    "beyond files and dns from the host's shared glibc, and such a moat crashed for a uid "
+                    "with no passwd entry (tests/blackbox/nss.sh).")
 # The start-up items are numbered as they came out (some apply only to an
 # older tree): renumber them 1, 2, ...
 _n = 0

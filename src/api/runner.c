@@ -147,11 +147,16 @@ static int fetch_refused(const struct runner_run *rr, const struct moat_plan *fp
 			"moat: hint: install it where the network is open, then run it from there: `python3 -m venv DIR "
 			"&& DIR/bin/pip install %s`, and `moat run --read DIR ... -- DIR/bin/COMMAND ...`\n",
 			rc->packages[0]);
-	else
+	else if (rc->kind == RUNNER_KIND_NPM)
 		fprintf(stderr,
 			"moat: hint: install it where the network is open, then run it from there: `npm install "
 			"--prefix DIR %s`, and `moat run --cwd DIR --read DIR ... -- %s ...`\n",
 			rc->packages[0], rr->argv[0]);
+	else /* pnpm dlx and bunx install afresh: the command itself */
+		fprintf(stderr,
+			"moat: hint: install it where the network is open, then run it from there: `npm install "
+			"--prefix DIR %s`, and `moat run --read DIR ... -- DIR/node_modules/.bin/COMMAND ...`\n",
+			rc->packages[0]);
 	return 1;
 }
 

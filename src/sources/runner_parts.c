@@ -24,6 +24,7 @@
 #include "util/cleanup.h"
 #include "util/mem.h"
 #include "util/ownfile.h"
+#include "util/path.h"
 #include "util/sha256.h"
 
 void runner_free_strs(char **v, size_t n)
@@ -95,6 +96,13 @@ char *runner_cache_key(const struct runner_call *rc)
 		free(text);
 		text = next;
 	}
+	/* The options the fetch is given too (bun's --trust runs install
+	 * scripts): another install, another cache. */
+	for (size_t i = 0; i < rc->n_fetch_args; i++) {
+		char *next = moat_xasprintf("%s\n\t%s", text, rc->fetch_args[i]);
+		free(text);
+		text = next;
+	}
 	sha256_hex(text, strlen(text), hex);
 	hex[16] = '\0';
 	return moat_xstrdup(hex);
@@ -134,6 +142,23 @@ bool runner_found(struct runner_call *rc, char **tree, char **bin, char **versio
 	rc->bin = steal_ptr(bin);
 	rc->version = steal_ptr(version);
 	return true;
+}
+
+char *runner_inside_cache(const struct runner_call *rc, const char *path)
+{
+	char real[PATH_MAX], cache[PATH_MAX];
+
+	if (!realpath(path, real) || !realpath(rc->cache, cache) || !path_within(real, cache) ||
+	    strcmp(real, cache) == 0)
+		return NULL;
+	return moat_xstrdup(real);
+}
+
+bool runner_within_cache(const struct runner_call *rc, const char *path)
+{
+	cleanup_free char *real = runner_inside_cache(rc, path);
+
+	return real != NULL;
 }
 
 static bool net_addr_is_loopback(int family, const unsigned char *a)
@@ -206,13 +231,47 @@ int runner_fetch_sandbox(const struct runner_call *rc, const struct moat_policy 
 	return 0;
 }
 
-int runner_fetch_finish(struct moat_policy *out, const struct moat_policy *server, bool (*user_setting)(const char *),
-			struct moat_error *err)
+static bool user_setting(const char *name, const char *prefix, const char *const *owned, size_t n_owned)
+{
+	size_t n = strlen(prefix);
+
+	if (strncasecmp(name, prefix, n) != 0)
+		return false;
+	for (size_t i = 0; i < n_owned; i++)
+		if (strcasecmp(name + n, owned[i]) == 0)
+			return false;
+	return true;
+}
+
+int runner_fetch_finish(struct moat_policy *out, const struct moat_policy *server, const char *prefix,
+			const char *const *owned, size_t n_owned, struct moat_error *err)
 {
 	for (size_t i = 0; i < server->n_env; i++)
-		if (user_setting(server->env[i].name))
+		if (user_setting(server->env[i].name, prefix, owned, n_owned))
 			policy_add_env(out, server->env[i].name, server->env[i].value, server->env[i].origin);
 	return policy_validate(out, err);
+}
+
+void runner_fetch_no_proxy(struct moat_policy *out, const char *first)
+{
+	cleanup_free char *hosts = runner_loopback_hosts(out), *value = NULL;
+
+	if (!hosts)
+		return;
+	value = first ? moat_xasprintf("%s,%s", first, hosts) : moat_xstrdup(hosts);
+	runner_fetch_env(out, "no_proxy", value);
+	runner_fetch_env(out, "NO_PROXY", value);
+}
+
+bool runner_is_option(const struct moat_policy *p, size_t *i)
+{
+	const char *a = p->argv[*i];
+
+	if (strcmp(a, "--") == 0) {
+		++*i;
+		return false;
+	}
+	return a[0] == '-' && a[1] != '\0';
 }
 
 void runner_fetch_pins(struct moat_policy *out, const struct moat_policy *server)
@@ -276,4 +335,149 @@ void runner_server_command(struct moat_policy *p, const struct runner_call *rc, 
 	p->paths[p->n_paths - 1].from_profile = true;
 	newpath = moat_xasprintf("%s:%s", bin_dir, path_val ? path_val : "/usr/bin:/bin");
 	policy_add_env(p, "PATH", newpath, o);
+}
+
+/* ---- npm packages (npm, pnpm and bun fetch them alike) ---- */
+
+/* A registry package spec: [@scope/]name[@version-or-range-or-tag].  The
+ * name's length into *name_len, the version part (or "") into *version.
+ * Paths, URLs, git repositories and aliases are not. */
+bool runner_registry_spec(const char *spec, size_t *name_len, const char **version)
+{
+	const char *c = spec, *at;
+
+	if (spec[0] == '@') {
+		const char *slash = strchr(spec, '/');
+		if (!slash || slash == spec + 1)
+			return false;
+		c = slash + 1;
+	} else if (strchr(spec, '/')) {
+		return false; /* a path, a URL, or a GitHub user/repo */
+	}
+	at = strchr(c, '@');
+	*name_len = at ? (size_t)(at - spec) : strlen(spec);
+	*version = at ? at + 1 : "";
+	if (c == spec + *name_len || *c == '.' || *c == '_')
+		return false;
+	for (const char *k = spec; k < spec + *name_len; k++)
+		if (!((*k >= 'a' && *k <= 'z') || (*k >= '0' && *k <= '9') || strchr("-._~@/", *k)))
+			return false; /* npm names are lower case; anything else is not a name */
+	return !strchr(*version, ':') && !strchr(*version, '/');
+}
+
+/* package.json's "version" and the command of its "bin": `cmd` when named,
+ * else the only one, else the one named after the package (npm's
+ * getBinFromManifest). */
+bool runner_read_manifest(const char *file, const char *name, size_t name_len, const char *cmd, char **version,
+			  char **bin)
+{
+	json_t *m = json_load_file(file, 0, NULL), *b;
+	const char *v, *unscoped = name, *key = NULL;
+	bool ok = false;
+
+	if (!m)
+		return false;
+	for (const char *s = name; s < name + name_len; s++)
+		if (*s == '/')
+			unscoped = s + 1;
+	v = json_string_value(json_object_get(m, "version"));
+	b = json_object_get(m, "bin");
+	if (cmd)
+		key = cmd;
+	else if (json_is_string(b))
+		key = unscoped;
+	else if (json_is_object(b) && json_object_size(b) == 1)
+		key = json_object_iter_key(json_object_iter(b));
+	else if (json_is_object(b) && json_object_getn(b, unscoped, name_len - (size_t)(unscoped - name)))
+		key = unscoped;
+	if (v && key) {
+		*version = moat_xstrdup(v);
+		*bin = moat_xstrndup(key, key == unscoped ? name_len - (size_t)(unscoped - name) : strlen(key));
+		ok = true;
+	}
+	json_decref(m);
+	return ok;
+}
+
+/* The node beside `beside` (npm's own directory; NULL: none), else the one
+ * on PATH (npm's `#!/usr/bin/env node`; what install scripts run with):
+ * its installation read-only (an nvm node under HOME). */
+void runner_grant_node(struct moat_policy *p, const char *beside, const char *path_env, const char *home)
+{
+	cleanup_free char *dir = moat_xstrdup(beside ? beside : ""), *node = NULL;
+	struct moat_error ignored = {0};
+	char *s = strrchr(dir, '/');
+
+	if (s)
+		*s = '\0';
+	node = moat_xasprintf("%s/node", dir);
+	if (!beside || access(node, X_OK) != 0) {
+		free(node);
+		node = resolve_command("node", path_env, "/", &ignored);
+	}
+	runner_grant_install(p, node, home, "package runner: the node that runs the package manager");
+}
+
+int runner_npm_network(const struct runner_call *rc, const struct moat_policy *server, char *const *env,
+		       const char *const *vars, size_t n_vars, struct moat_policy *out, struct netset_notes *notes,
+		       struct netset_urls *urls, const char **registry, struct moat_error *err)
+{
+	struct netset_host h = {.env = env, .cwd = server->cwd};
+	struct moat_origin o = {.source = RUNNER_FETCH_ORIGIN};
+	cleanup_free char *what = NULL;
+	const char *reg = rc->registry;
+
+	if (netset_expand(1u << 0, &h, o, out, notes, err) < 0 || netset_npm_urls(&h, urls, err) < 0)
+		return moat_error_wrap(err, "%s: the registry to fetch %s from", rc->name, rc->packages[0]);
+	if (reg)
+		what = moat_xstrdup("the runner's --registry");
+	for (size_t k = 0; k < n_vars && !reg; k++) {
+		for (size_t i = 0; i < server->n_env; i++)
+			if (strcasecmp(server->env[i].name, vars[k]) == 0 && server->env[i].value) {
+				reg = server->env[i].value;
+				free(what);
+				what = moat_xasprintf("--env %s", server->env[i].name);
+			}
+		/* moat's own environment: npm's variable is @npm's already. */
+		if (!reg && strncasecmp(vars[k], "npm_config_", 11) != 0 && config_getenv(env, vars[k])) {
+			reg = config_getenv(env, vars[k]);
+			what = moat_xasprintf("%s (moat's environment)", vars[k]);
+		}
+	}
+	if (reg && runner_allow_url(out, reg, what, err) < 0)
+		return -1;
+	runner_fetch_pins(out, server);
+	*registry = reg ? reg : urls->urls[0];
+	return 0;
+}
+
+void runner_npm_settings(struct moat_policy *out, const char *prefix, const char *registry,
+			 const struct netset_urls *urls)
+{
+	static const char *const fail_fast[][2] = {{"fetch_retries", "1"},
+						   {"fetch_retry_mintimeout", "1000"},
+						   {"fetch_retry_maxtimeout", "2000"},
+						   {"fetch_timeout", "30000"},
+						   {"update_notifier", "false"}};
+	cleanup_free char *noproxy = NULL, *name = moat_xasprintf("%sregistry", prefix);
+
+	runner_fetch_env(out, name, registry);
+	for (size_t i = 1; i < urls->n; i++) {
+		cleanup_free char *scoped = moat_xasprintf("%s%s", prefix, urls->keys[i]);
+		runner_fetch_env(out, scoped, urls->urls[i]);
+	}
+	for (size_t i = 0; i < ARRAY_LEN(fail_fast); i++) {
+		cleanup_free char *setting = moat_xasprintf("%s%s", prefix, fail_fast[i][0]);
+		runner_fetch_env(out, setting, fail_fast[i][1]);
+	}
+	/* A registry on the host's loopback (a local mirror, by address or by
+	 * a name pinned there) is reached directly, through the fence, not
+	 * through moat's proxy mode: then a registry that is down is the
+	 * tool's own ECONNREFUSED, which the fetch phase's message names,
+	 * where the proxy would answer 502. */
+	noproxy = runner_loopback_hosts(out);
+	if (noproxy) {
+		cleanup_free char *setting = moat_xasprintf("%snoproxy", prefix);
+		runner_fetch_env(out, setting, noproxy);
+	}
 }

@@ -1,5 +1,6 @@
 /* What the package runners' modules share (sources/runners.c, npm's and
- * the dispatch; sources/runner_pipx.c, pipx's): not for the rest of moat,
+ * the dispatch; sources/runner_dlx.c, pnpm's and bun's; sources/runner_pipx.c,
+ * pipx's): not for the rest of moat,
  * whose interface is sources/runners.h. */
 #ifndef MOAT_SOURCES_RUNNER_PARTS_H
 #define MOAT_SOURCES_RUNNER_PARTS_H
@@ -35,6 +36,13 @@ int runner_cache_state(struct runner_call *rc, char *const *env, const char *sub
  * strings (set to NULL).  true. */
 bool runner_found(struct runner_call *rc, char **tree, char **bin, char **version);
 
+/* A path the fetch wrote (the install, its command), resolved: NULL unless
+ * it is inside rc->cache.  A link pointing elsewhere (into HOME, say) is not
+ * the install: the server phase would be granted what it points at, as the
+ * command's install dir. */
+char *runner_inside_cache(const struct runner_call *rc, const char *path);
+bool runner_within_cache(const struct runner_call *rc, const char *path);
+
 /* An environment variable the fetch phase's tool is told. */
 void runner_fetch_env(struct moat_policy *p, const char *name, const char *value);
 
@@ -54,9 +62,20 @@ int runner_fetch_sandbox(const struct runner_call *rc, const struct moat_policy 
 void runner_fetch_pins(struct moat_policy *out, const struct moat_policy *server);
 
 /* The end of a fetch policy: the user's own settings of the tool (--env
- * NAME=VALUE where user_setting(NAME)), then policy_validate. */
-int runner_fetch_finish(struct moat_policy *out, const struct moat_policy *server, bool (*user_setting)(const char *),
-			struct moat_error *err);
+ * PREFIX_X=VALUE, PREFIX in any case, unless X is one of `owned`, which
+ * moat sets for the phase), then policy_validate. */
+int runner_fetch_finish(struct moat_policy *out, const struct moat_policy *server, const char *prefix,
+			const char *const *owned, size_t n_owned, struct moat_error *err);
+
+/* The registries on the host's loopback (runner_loopback_hosts), after
+ * `first` (or NULL), as no_proxy and NO_PROXY: the tool reaches them
+ * directly, through the fence.  Nothing when there are none. */
+void runner_fetch_no_proxy(struct moat_policy *out, const char *first);
+
+/* The runner's options from argv[*i]: true while argv[*i] is one (a word
+ * starting with '-'); false at the first other word, or past a `--`
+ * (*i moved beyond it). */
+bool runner_is_option(const struct moat_policy *p, size_t *i);
 
 /* The server phase's command: rc->bin with the arguments that followed the
  * package, rc->tree read-only, `bin_dir` first on PATH. */
@@ -74,6 +93,47 @@ char *runner_loopback_hosts(const struct moat_policy *p);
  * containing it.  Nothing for NULL. */
 void runner_grant_install(struct moat_policy *p, const char *interp, const char *home, const char *source);
 
+/* ---- npm packages: npm's runners, pnpm dlx and bunx ---- */
+
+/* A registry package spec: [@scope/]name[@version-or-range-or-tag].  The
+ * name's length into *name_len, the version part (or "") into *version.
+ * Paths, URLs, git repositories and aliases are not. */
+bool runner_registry_spec(const char *spec, size_t *name_len, const char **version);
+
+/* package.json's "version" and the command of its "bin": `cmd` when named,
+ * else the only one, else the one named after the package. */
+bool runner_read_manifest(const char *file, const char *name, size_t name_len, const char *cmd, char **version,
+			  char **bin);
+
+/* The node beside `beside` (or NULL), else on PATH: its installation
+ * read-only, for the fetch's install scripts. */
+void runner_grant_node(struct moat_policy *p, const char *beside, const char *path_env, const char *home);
+
+/* The fetch phase's network for an npm package: @npm (the registries npm
+ * uses here) into out's allowlist, and the registry the tool is told into
+ * *registry: the runner's --registry, else the first of `vars` set in the
+ * server's policy (--env, any case) or, for a variable that is not npm's
+ * own (@npm reads that one), in moat's environment, each allowed too; else
+ * @npm's default.  *urls: @npm's registries (free with
+ * netset_urls_free, also on failure).  The server's pins follow. */
+int runner_npm_network(const struct runner_call *rc, const struct moat_policy *server, char *const *env,
+		       const char *const *vars, size_t n_vars, struct moat_policy *out, struct netset_notes *notes,
+		       struct netset_urls *urls, const char **registry, struct moat_error *err);
+
+/* npm's settings as PREFIX + name (npm_config_, pnpm_config_): the
+ * registry, the scoped ones of *urls, one short retry and a 30 s timeout,
+ * no update check, and the registries on the host's loopback as noproxy. */
+void runner_npm_settings(struct moat_policy *out, const char *prefix, const char *registry,
+			 const struct netset_urls *urls);
+
+/* pnpm dlx and bunx (sources/runner_dlx.c).  dlx_parse reads the runner's
+ * options and its package (false: as written, rc->why says why). */
+bool dlx_parse(const struct moat_policy *p, size_t first, struct runner_call *rc);
+bool dlx_find_install(struct runner_call *rc);
+int dlx_fetch_policy(const struct runner_call *rc, const struct moat_policy *server, char *const *env,
+		     struct moat_policy *out, struct netset_notes *notes, struct moat_error *err);
+int dlx_fetch_failure(const struct runner_call *rc, const char *output, const char *registry, char *msg, size_t len);
+
 /* pipx run (sources/runner_pipx.c), as runners.h describes each step. */
 int pipx_detect(const struct moat_policy *p, size_t first, char *const *env, struct runner_call *rc,
 		struct moat_error *err);
@@ -84,5 +144,10 @@ int pipx_fetch_policy(const struct runner_call *rc, const struct moat_policy *se
 void pipx_server_policy(struct moat_policy *p, const struct runner_call *rc, char *const *env);
 int pipx_fetch_failure(const struct runner_call *rc, const char *output, const char *registry, char *msg,
 		       size_t len);
+
+/* uvx and `uv tool run` (sources/runner_pipx.c, beside pipx's): always one
+ * phase, as written; rc->why names the exact `uv tool install` that
+ * pre-installs the package, read from the arguments from `first`. */
+void uvx_as_written(const struct moat_policy *p, size_t first, struct runner_call *rc);
 
 #endif

@@ -106,16 +106,10 @@ int pipx_detect(const struct moat_policy *p, size_t first, char *const *env, str
 	const char *app = NULL, *version;
 	size_t i, name_len;
 
-	for (i = first; i < p->argc; i++) {
+	for (i = first; i < p->argc && runner_is_option(p, &i); i++) {
 		const char *a = p->argv[i], *val;
 		size_t klen = strcspn(a, "=");
 
-		if (strcmp(a, "--") == 0) {
-			i++;
-			break;
-		}
-		if (a[0] != '-' || a[1] == '\0')
-			break;
 		val = a[klen] == '=' ? a + klen + 1 : NULL;
 		if (strcmp(a, "--verbose") == 0)
 			continue;
@@ -376,20 +370,10 @@ static char *pipx_python(const struct moat_policy *server, char *const *env, con
 	return resolve_command("python3", path_env, "/", &ignored);
 }
 
-/* A pip setting of the user's (--env PIP_X), which the fetch's pip gets
- * too, unless it is one moat sets for the phase. */
-static bool user_pip_setting(const char *name)
-{
-	static const char *const moat_owned[] = {"INDEX_URL", "EXTRA_INDEX_URL", "RETRIES",	   "TIMEOUT",
-						 "NO_INPUT",  "NO_CACHE_DIR",	 "CONFIG_FILE", "DISABLE_PIP_VERSION_CHECK"};
-
-	if (strncmp(name, "PIP_", 4) != 0)
-		return false;
-	for (size_t i = 0; i < ARRAY_LEN(moat_owned); i++)
-		if (strcmp(name + 4, moat_owned[i]) == 0)
-			return false;
-	return true;
-}
+/* The pip settings moat sets for the fetch phase; the user's others
+ * (--env PIP_X) pass to it. */
+static const char *const pip_owned[] = {"INDEX_URL", "EXTRA_INDEX_URL", "RETRIES",     "TIMEOUT",
+					"NO_INPUT",  "NO_CACHE_DIR",    "CONFIG_FILE", "DISABLE_PIP_VERSION_CHECK"};
 
 /* `sh -c` with pipx's own steps (venv.py: create_venv, install_package),
  * without pipx, whose cache is every package's: the probe (unless there are
@@ -435,8 +419,7 @@ int pipx_fetch_policy(const struct runner_call *rc, const struct moat_policy *se
 	struct netset_host h = {.env = env, .cwd = server->cwd};
 	struct netset_urls urls = {0};
 	struct moat_origin o = {.source = "package runner: fetch phase"};
-	cleanup_free char *python = pipx_python(server, env, path_env), *venv = NULL, *hosts = NULL,
-			  *noproxy = NULL;
+	cleanup_free char *python = pipx_python(server, env, path_env), *venv = NULL;
 	const char *index = NULL;
 	int ret = -1;
 	size_t i;
@@ -493,13 +476,8 @@ int pipx_fetch_policy(const struct runner_call *rc, const struct moat_policy *se
 	/* An index on the host's loopback: direct, through the fence (pip's
 	 * requests and the probe's urllib read no_proxy), so that one that is
 	 * down is a refused connection, not the proxy's 502. */
-	hosts = runner_loopback_hosts(out);
-	if (hosts) {
-		noproxy = moat_xasprintf("localhost,127.0.0.1,::1,%s", hosts);
-		runner_fetch_env(out, "no_proxy", noproxy);
-		runner_fetch_env(out, "NO_PROXY", noproxy);
-	}
-	ret = runner_fetch_finish(out, server, user_pip_setting, err);
+	runner_fetch_no_proxy(out, "localhost,127.0.0.1,::1");
+	ret = runner_fetch_finish(out, server, "PIP_", pip_owned, ARRAY_LEN(pip_owned), err);
 out:
 	netset_urls_free(&urls);
 	return ret;
@@ -579,4 +557,102 @@ int pipx_fetch_failure(const struct runner_call *rc, const char *output, const c
 	else
 		snprintf(msg, len, "pip could not install %s (its output is above)", rc->packages[0]);
 	return 125;
+}
+
+/* ---- uvx ---- */
+
+/* uvx's options (uv 0.5-0.9, `uvx --help`) that take a value, and those
+ * that do not: only to find the package for the hint. */
+static const char *const uvx_valued[] = {
+    "--from",	       "--with",	  "-w",		    "--with-editable",	"--with-requirements",
+    "--python",	       "-p",		  "--index",	    "--default-index",	"--index-url",
+    "-i",	       "--extra-index-url", "--find-links", "-f",		"--constraint",
+    "-c",	       "--override",	  "--build-constraint", "--index-strategy", "--keyring-provider",
+    "--resolution",    "--prerelease",	  "--exclude-newer", "--config-setting", "-C",
+    "--link-mode",     "--cache-dir",	  "--directory",    "--project",	"--config-file",
+    "--color",	       "--allow-insecure-host", "--env-file", "--upgrade-package", "-P",
+    "--reinstall-package", "--refresh-package", "--python-platform"};
+static const char *const uvx_switches[] = {
+    "-q",	 "--quiet",   "-v",	     "--verbose",     "--offline",	    "--no-cache", "-n",
+    "--isolated", "--upgrade", "-U",	     "--reinstall",   "--refresh",	    "--no-progress",
+    "--native-tls", "--no-build-isolation", "--no-python-downloads", "--managed-python", "--no-managed-python",
+    "--no-config", "--no-build", "--no-binary", "--compile-bytecode", "--no-sources", "--no-env-file"};
+
+static bool in_words(const char *a, size_t len, const char *const *list, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		if (strlen(list[i]) == len && strncmp(a, list[i], len) == 0)
+			return true;
+	return false;
+}
+
+/* A word as the shell reads it: as it is when it needs no quotes, else in
+ * single quotes ('\'' for one inside). */
+static char *shell_word(const char *w)
+{
+	char *out, *o;
+
+	if (*w && strspn(w, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789._-=@+/:,") == strlen(w))
+		return moat_xstrdup(w);
+	out = o = moat_xmalloc(4 * strlen(w) + 3);
+	*o++ = '\'';
+	for (; *w; w++)
+		if (*w == '\'') {
+			memcpy(o, "'\\''", 4);
+			o += 4;
+		} else {
+			*o++ = *w;
+		}
+	*o++ = '\'';
+	*o = '\0';
+	return out;
+}
+
+void uvx_as_written(const struct moat_policy *p, size_t first, struct runner_call *rc)
+{
+	cleanup_free char *from = NULL, *spec = NULL, *cmd = NULL, *hint = NULL;
+	size_t i;
+
+	for (i = first; i < p->argc && runner_is_option(p, &i); i++) {
+		const char *a = p->argv[i];
+		size_t klen = strcspn(a, "=");
+
+		if (in_words(a, klen, uvx_valued, ARRAY_LEN(uvx_valued))) {
+			const char *val = a[klen] == '=' ? a + klen + 1 : i + 1 < p->argc ? p->argv[++i] : NULL;
+			if (val && strncmp(a, "--from", klen) == 0 && klen == 6) {
+				free(from);
+				from = moat_xstrdup(val);
+			}
+		} else if (!in_words(a, klen, uvx_switches, ARRAY_LEN(uvx_switches))) {
+			i = p->argc; /* an option moat does not know: no package to name */
+		}
+	}
+	if (i < p->argc) {
+		/* uvx NAME@VERSION is NAME==VERSION to uv tool install;
+		 * NAME@latest is NAME. */
+		const char *word = p->argv[i], *at = strchr(word, '@');
+
+		cmd = moat_xstrndup(word, from ? strlen(word) : strcspn(word, "@[=<>~! "));
+		if (from)
+			spec = moat_xstrdup(from);
+		else if (at && strcmp(at + 1, "latest") == 0)
+			spec = moat_xstrndup(word, (size_t)(at - word));
+		else if (at)
+			spec = moat_xasprintf("%.*s==%s", (int)(at - word), word, at + 1);
+		else
+			spec = moat_xstrdup(word);
+	}
+	if (spec && *cmd) {
+		cleanup_free char *s = shell_word(spec), *c = shell_word(cmd);
+		hint = moat_xasprintf("`uv tool install %s`, then `moat run ... -- %s` (uv links it into ~/.local/bin)", s,
+				      c);
+	} else {
+		hint = moat_xstrdup("`uv tool install PACKAGE`, then `moat run ... -- COMMAND` (uv links it into "
+				    "~/.local/bin)");
+	}
+	runner_as_written(rc, false,
+			  "moat runs %s as written, in one phase under the policy given: it fetches in a sandbox of its "
+			  "own only for npx, npm exec, pnpm dlx, bunx and pipx run, so uv's download and the package's "
+			  "build run under this policy; install the package first where the network is open: %s",
+			  rc->name, hint);
 }

@@ -26,27 +26,30 @@
 #include "util/sha256.h"
 
 /* Each runner moat knows: the executable's name, the subcommand words that
- * make it a runner (NULL: none), and whether moat splits it in two phases.
- * The others are named, so that the user learns why they run as written,
- * with the command that installs their package first. */
+ * make it a runner (NULL: none), how moat runs it and the tool that
+ * fetches.  uvx is named, so that the user learns why it runs as written,
+ * with the command that installs its package first. */
 struct runner_def {
 	const char *name;
 	const char *exe;
 	const char *sub[2];   /* the words after the executable; a second alias for the first */
 	const char *sub_next; /* a word after sub ("uv tool run"), or NULL */
 	enum runner_kind kind;
-	const char *install; /* the others: how to install the package first */
+	const char *tool;  /* what fetches, for messages */
+	const char *cache; /* moat's cache directory for it, ROOT/CACHE/KEY */
 };
 
 static const struct runner_def runners[] = {
-    {"npx", "npx", {NULL, NULL}, NULL, RUNNER_KIND_NPM, NULL},
-    {"npm exec", "npm", {"exec", "x"}, NULL, RUNNER_KIND_NPM, NULL},
-    {"pnpm dlx", "pnpm", {"dlx", NULL}, NULL, RUNNER_KIND_OTHER, "pnpm add --dir DIR PKG"},
-    {"bunx", "bunx", {NULL, NULL}, NULL, RUNNER_KIND_OTHER, "bun add --cwd DIR PKG"},
-    {"bunx", "bun", {"x", NULL}, NULL, RUNNER_KIND_OTHER, "bun add --cwd DIR PKG"},
-    {"uvx", "uvx", {NULL, NULL}, NULL, RUNNER_KIND_OTHER, "uv tool install PKG"},
-    {"uvx", "uv", {"tool", NULL}, "run", RUNNER_KIND_OTHER, "uv tool install PKG"},
-    {"pipx run", "pipx", {"run", NULL}, NULL, RUNNER_KIND_PIPX, NULL},
+    {"npx", "npx", {NULL, NULL}, NULL, RUNNER_KIND_NPM, "npm", "npx"},
+    {"npm exec", "npm", {"exec", "x"}, NULL, RUNNER_KIND_NPM, "npm", "npx"},
+    {"pnpm dlx", "pnpm", {"dlx", NULL}, NULL, RUNNER_KIND_PNPM, "pnpm", "pnpm"},
+    {"pnpm dlx", "pnpx", {NULL, NULL}, NULL, RUNNER_KIND_PNPM, "pnpm", "pnpm"},
+    {"pnpm dlx", "pnx", {NULL, NULL}, NULL, RUNNER_KIND_PNPM, "pnpm", "pnpm"},
+    {"bunx", "bunx", {NULL, NULL}, NULL, RUNNER_KIND_BUN, "bun", "bunx"},
+    {"bunx", "bun", {"x", NULL}, NULL, RUNNER_KIND_BUN, "bun", "bunx"},
+    {"uvx", "uvx", {NULL, NULL}, NULL, RUNNER_KIND_OTHER, "uv", NULL},
+    {"uvx", "uv", {"tool", NULL}, "run", RUNNER_KIND_OTHER, "uv", NULL},
+    {"pipx run", "pipx", {"run", NULL}, NULL, RUNNER_KIND_PIPX, "pip", "pipx"},
 };
 
 /* npx's options (npm's bin/npx-cli.js and `npm exec`): those that change
@@ -74,6 +77,7 @@ void runner_call_free(struct runner_call *rc)
 	free(rc->tree);
 	free(rc->bin);
 	free(rc->version);
+	runner_free_strs(rc->fetch_args, rc->n_fetch_args);
 	memset(rc, 0, sizeof(*rc));
 }
 
@@ -82,32 +86,6 @@ static const char *base_name(const char *path)
 	const char *s = strrchr(path, '/');
 
 	return s ? s + 1 : path;
-}
-
-/* A registry package spec: [@scope/]name[@version-or-range-or-tag].  The
- * name's length into *name_len, the version part (or "") into *version.
- * Paths, URLs, git repositories and aliases are not. */
-static bool registry_spec(const char *spec, size_t *name_len, const char **version)
-{
-	const char *c = spec, *at;
-
-	if (spec[0] == '@') {
-		const char *slash = strchr(spec, '/');
-		if (!slash || slash == spec + 1)
-			return false;
-		c = slash + 1;
-	} else if (strchr(spec, '/')) {
-		return false; /* a path, a URL, or a GitHub user/repo */
-	}
-	at = strchr(c, '@');
-	*name_len = at ? (size_t)(at - spec) : strlen(spec);
-	*version = at ? at + 1 : "";
-	if (c == spec + *name_len || *c == '.' || *c == '_')
-		return false;
-	for (const char *k = spec; k < spec + *name_len; k++)
-		if (!((*k >= 'a' && *k <= 'z') || (*k >= '0' && *k <= '9') || strchr("-._~@/", *k)))
-			return false; /* npm names are lower case; anything else is not a name */
-	return !strchr(*version, ':') && !strchr(*version, '/');
 }
 
 /* An exact version (1.2.3, 1.2.3-rc.1, 1.2.3+b): what a cached install
@@ -311,85 +289,51 @@ int runner_detect(const struct moat_policy *p, char *const *env, struct runner_c
 	}
 	rc->name = def->name;
 	rc->kind = def->kind;
-	rc->tool = def->kind == RUNNER_KIND_PIPX ? "pip" : "npm";
+	rc->tool = def->tool;
+	rc->opts_at = first;
 	if (def->kind == RUNNER_KIND_PIPX)
 		return pipx_detect(p, first, env, rc, err);
 	if (def->kind == RUNNER_KIND_OTHER) {
-		runner_as_written(rc, false,
-			   "moat runs %s as written, in one phase under the policy given: it fetches in a sandbox "
-			   "of its own only for npm's runners and pipx run so far (install the package first: %s)",
-			   def->name, def->install);
+		uvx_as_written(p, first, rc);
 		return 0;
 	}
-	if (!npx_parse(p, first, rc))
+	if (!(def->kind == RUNNER_KIND_NPM ? npx_parse(p, first, rc) : dlx_parse(p, first, rc)))
 		return 0;
 	for (i = 0; i < rc->n_packages; i++)
-		if (!registry_spec(rc->packages[i], &name_len, &version)) {
+		if (!runner_registry_spec(rc->packages[i], &name_len, &version)) {
 			runner_as_written(rc, true,
 				   "%s is not a package of the registry (a path, a URL or a repository): %s runs as "
 				   "written",
 				   rc->packages[i], rc->name);
 			return 0;
 		}
-	if (env_says(p, "npm_config_offline", "true") || env_says(p, "NPM_CONFIG_OFFLINE", "true")) {
+	if (def->kind == RUNNER_KIND_NPM &&
+	    (env_says(p, "npm_config_offline", "true") || env_says(p, "NPM_CONFIG_OFFLINE", "true"))) {
 		runner_as_written(rc, false, "npm_config_offline=true: npm takes the package from its own cache, as written");
 		return 0;
 	}
-	/* Where npx itself finds it without the registry: the project's
-	 * node_modules, or (for a package named as the command) the global
-	 * install.  Both are read under the user's policy. */
-	registry_spec(rc->packages[0], &name_len, &version);
+	/* Where npx and bunx find it without the registry: the project's
+	 * node_modules, or (npx, for a package named as the command) the
+	 * global install.  Both are read under the user's policy.  pnpm dlx
+	 * installs afresh wherever it runs. */
+	runner_registry_spec(rc->packages[0], &name_len, &version);
 	project = npm_project_dir(p->cwd);
 	nm = moat_xasprintf("%s/node_modules", strcmp(project, "/") == 0 ? "" : project);
-	if (installed_in(nm, rc->packages[0], name_len)) {
+	if (def->kind != RUNNER_KIND_PNPM && installed_in(nm, rc->packages[0], name_len)) {
 		runner_as_written(rc, false, "%.*s is installed in the project (%s), where %s finds it without the registry",
 			   (int)name_len, rc->packages[0], nm, rc->name);
 		return 0;
 	}
-	global = rc->cmd ? NULL : npm_global_dir(p->exe);
+	global = rc->cmd || def->kind != RUNNER_KIND_NPM ? NULL : npm_global_dir(p->exe);
 	if (global && installed_in(global, rc->packages[0], name_len)) {
 		runner_as_written(rc, false, "%.*s is installed globally (%s), where %s finds it without the registry",
 			   (int)name_len, rc->packages[0], global, rc->name);
 		return 0;
 	}
-	if (runner_cache_state(rc, env, "npx", err) < 0)
+	if (runner_cache_state(rc, env, def->cache, err) < 0)
 		return -1;
 	rc->state = runner_find_install(rc) && runner_install_current(rc) ? RUNNER_CACHED : RUNNER_FETCH;
 	return 0;
-}
-
-/* package.json's "version" and the command of its "bin": `cmd` when named,
- * else the only one, else the one named after the package (npm's
- * getBinFromManifest). */
-static bool read_manifest(const char *file, const char *name, size_t name_len, const char *cmd, char **version,
-			  char **bin)
-{
-	json_t *m = json_load_file(file, 0, NULL), *b;
-	const char *v, *unscoped = name, *key = NULL;
-	bool ok = false;
-
-	if (!m)
-		return false;
-	for (const char *s = name; s < name + name_len; s++)
-		if (*s == '/')
-			unscoped = s + 1;
-	v = json_string_value(json_object_get(m, "version"));
-	b = json_object_get(m, "bin");
-	if (cmd)
-		key = cmd;
-	else if (json_is_string(b))
-		key = unscoped;
-	else if (json_is_object(b) && json_object_size(b) == 1)
-		key = json_object_iter_key(json_object_iter(b));
-	else if (json_is_object(b) && json_object_getn(b, unscoped, name_len - (size_t)(unscoped - name)))
-		key = unscoped;
-	if (v && key) {
-		*version = moat_xstrdup(v);
-		*bin = moat_xstrndup(key, key == unscoped ? name_len - (size_t)(unscoped - name) : strlen(key));
-		ok = true;
-	}
-	json_decref(m);
-	return ok;
 }
 
 /* The npx install of exactly this package list: npm records the list it
@@ -436,12 +380,12 @@ static bool npx_find_install(struct runner_call *rc)
 		if (!same)
 			continue;
 		tree = moat_xasprintf("%s/%s/node_modules", npx, e->d_name);
-		registry_spec(rc->packages[0], &name_len, &v);
+		runner_registry_spec(rc->packages[0], &name_len, &v);
 		manifest = moat_xasprintf("%s/%.*s/package.json", tree, (int)name_len, rc->packages[0]);
-		if (!read_manifest(manifest, rc->packages[0], name_len, rc->cmd, &version, &bin))
+		if (!runner_read_manifest(manifest, rc->packages[0], name_len, rc->cmd, &version, &bin))
 			continue;
 		path = moat_xasprintf("%s/.bin/%s", tree, bin);
-		if (access(path, X_OK) != 0)
+		if (access(path, X_OK) != 0 || !runner_within_cache(rc, tree) || !runner_within_cache(rc, path))
 			continue;
 		return runner_found(rc, &tree, &path, &version);
 	}
@@ -452,6 +396,8 @@ bool runner_find_install(struct runner_call *rc)
 {
 	if (rc->kind == RUNNER_KIND_PIPX)
 		return pipx_find_install(rc);
+	if (rc->kind != RUNNER_KIND_NPM)
+		return dlx_find_install(rc);
 	return npx_find_install(rc);
 }
 
@@ -464,13 +410,13 @@ bool runner_install_current(const struct runner_call *rc)
 		size_t name_len;
 		cleanup_free char *f = NULL, *v = NULL, *bin = NULL;
 
-		registry_spec(rc->packages[i], &name_len, &want);
+		runner_registry_spec(rc->packages[i], &name_len, &want);
 		if (!*want)
 			continue; /* a name alone: what is installed, as npx takes it from a project */
 		if (!exact_version(want))
 			return false; /* a tag or a range: the registry decides */
 		f = moat_xasprintf("%s/%.*s/package.json", rc->tree, (int)name_len, rc->packages[i]);
-		if (!read_manifest(f, rc->packages[i], name_len, "-", &v, &bin) || strcmp(v, want) != 0)
+		if (!runner_read_manifest(f, rc->packages[i], name_len, "-", &v, &bin) || strcmp(v, want) != 0)
 			return false;
 	}
 	return true;
@@ -478,47 +424,17 @@ bool runner_install_current(const struct runner_call *rc)
 
 /* ---- the fetch phase ---- */
 
-/* An npm setting of the user's (--env npm_config_X, any case), which the
- * fetch's npm gets too, unless it is one moat sets for the phase. */
-static bool user_npm_setting(const char *name)
-{
-	static const char *const moat_owned[] = {"cache", "offline", "registry", "yes", "userconfig", "globalconfig"};
-
-	if (strncasecmp(name, "npm_config_", 11) != 0)
-		return false;
-	for (size_t i = 0; i < ARRAY_LEN(moat_owned); i++)
-		if (strcasecmp(name + 11, moat_owned[i]) == 0)
-			return false;
-	return true;
-}
-
-/* The node that runs npm (npm's `#!/usr/bin/env node`, found on PATH): its
- * installation is the runner's own, read-only (an nvm node under HOME). */
-static void grant_node(struct moat_policy *p, const char *npm, const char *path_env, const char *home)
-{
-	cleanup_free char *dir = moat_xstrdup(npm), *node = NULL;
-	struct moat_error ignored = {0};
-	char *s = strrchr(dir, '/');
-
-	if (s)
-		*s = '\0';
-	node = moat_xasprintf("%s/node", dir);
-	if (access(node, X_OK) != 0) {
-		free(node);
-		node = resolve_command("node", path_env, "/", &ignored);
-	}
-	runner_grant_install(p, node, home, "package runner: the node that runs npm");
-}
+/* The npm settings moat sets for the fetch phase; the user's others
+ * (--env npm_config_X, any case) pass to it. */
+static const char *const npm_owned[] = {"cache", "offline", "registry", "yes", "userconfig", "globalconfig"};
 
 int runner_fetch_policy(const struct runner_call *rc, const struct moat_policy *server, char *const *env,
 			struct moat_policy *out, struct netset_notes *notes, struct moat_error *err)
 {
-	const char *path_env = config_getenv(env, "PATH"), *home = config_getenv(env, "HOME");
-	const struct moat_env_rule *reg = NULL;
-	struct netset_host h = {.env = env, .cwd = server->cwd};
+	static const char *const registry_vars[] = {"npm_config_registry"};
+	const char *path_env = config_getenv(env, "PATH"), *home = config_getenv(env, "HOME"), *reg = NULL;
 	struct netset_urls urls = {0};
-	struct moat_origin o = {.source = RUNNER_FETCH_ORIGIN};
-	cleanup_free char *npm = NULL, *dir = NULL, *noproxy = NULL;
+	cleanup_free char *npm = NULL, *dir = NULL;
 	char **argv;
 	size_t i, n = 0;
 	char *s;
@@ -526,6 +442,8 @@ int runner_fetch_policy(const struct runner_call *rc, const struct moat_policy *
 
 	if (rc->kind == RUNNER_KIND_PIPX)
 		return pipx_fetch_policy(rc, server, env, out, notes, err);
+	if (rc->kind != RUNNER_KIND_NPM)
+		return dlx_fetch_policy(rc, server, env, out, notes, err);
 	/* The npm beside the npx that was named, else the one on PATH. */
 	dir = moat_xstrdup(server->exe);
 	s = strrchr(dir, '/');
@@ -551,46 +469,19 @@ int runner_fetch_policy(const struct runner_call *rc, const struct moat_policy *
 	out->exe = moat_xstrdup(npm);
 	if (runner_fetch_sandbox(rc, server, home, out, err) < 0)
 		return -1;
-	grant_node(out, npm, path_env, home && home[0] == '/' ? home : NULL);
-
-	/* The network: the registries npm uses here, and the one given to the
-	 * runner or to the server's npm. */
-	if (netset_expand(1u << 0, &h, o, out, notes, err) < 0 || netset_npm_urls(&h, &urls, err) < 0)
-		return moat_error_wrap(err, "%s: the registry to fetch %s from", rc->name, rc->packages[0]);
-	for (i = 0; i < server->n_env; i++)
-		if (strcasecmp(server->env[i].name, "npm_config_registry") == 0 && server->env[i].value)
-			reg = &server->env[i];
-	if (rc->registry && runner_allow_url(out, rc->registry, "the runner's --registry", err) < 0)
+	runner_grant_node(out, npm, path_env, home && home[0] == '/' ? home : NULL);
+	if (runner_npm_network(rc, server, env, registry_vars, ARRAY_LEN(registry_vars), out, notes, &urls, &reg,
+			       err) < 0)
 		goto out;
-	if (!rc->registry && reg && runner_allow_url(out, reg->value, "--env npm_config_registry", err) < 0)
-		goto out;
-	runner_fetch_pins(out, server);
 
 	/* npm inside reads neither ~/.npmrc (a built-in secret) nor the
 	 * project's: it is told the registries, and not to wait. */
 	runner_fetch_env(out, "npm_config_cache", rc->cache);
-	runner_fetch_env(out, "npm_config_registry", rc->registry ? rc->registry : reg ? reg->value : urls.urls[0]);
-	for (i = 1; i < urls.n; i++) {
-		cleanup_free char *name = moat_xasprintf("npm_config_%s", urls.keys[i]);
-		runner_fetch_env(out, name, urls.urls[i]);
-	}
 	runner_fetch_env(out, "npm_config_yes", "true");
-	runner_fetch_env(out, "npm_config_update_notifier", "false");
 	runner_fetch_env(out, "npm_config_audit", "false");
 	runner_fetch_env(out, "npm_config_fund", "false");
-	runner_fetch_env(out, "npm_config_fetch_retries", "1");
-	runner_fetch_env(out, "npm_config_fetch_retry_mintimeout", "1000");
-	runner_fetch_env(out, "npm_config_fetch_retry_maxtimeout", "2000");
-	runner_fetch_env(out, "npm_config_fetch_timeout", "30000");
-	/* A registry on the host's loopback (a local mirror, by address or by
-	 * a name pinned there) is reached directly, through the fence, not
-	 * through moat's proxy mode: then a registry that is down is npm's own
-	 * ECONNREFUSED, which the fetch phase's message names, where the proxy
-	 * would answer 502. */
-	noproxy = runner_loopback_hosts(out);
-	if (noproxy)
-		runner_fetch_env(out, "npm_config_noproxy", noproxy);
-	ret = runner_fetch_finish(out, server, user_npm_setting, err);
+	runner_npm_settings(out, "npm_config_", reg, &urls);
+	ret = runner_fetch_finish(out, server, "npm_config_", npm_owned, ARRAY_LEN(npm_owned), err);
 out:
 	netset_urls_free(&urls);
 	return ret;
@@ -598,24 +489,21 @@ out:
 
 /* ---- the server phase ---- */
 
-static void npx_server_policy(struct moat_policy *p, const struct runner_call *rc, char *const *env)
-{
-	struct moat_origin o = {.source = "package runner: the fetched package"};
-	cleanup_free char *bin_dir = moat_xasprintf("%s/.bin", rc->tree);
-
-	/* As npx runs it: the package's .bin first on PATH. */
-	runner_server_command(p, rc, env, bin_dir);
-	if (!policy_find_env(p, "npm_config_offline"))
-		policy_add_env(p, "npm_config_offline", "true", o);
-}
-
 void runner_server_policy(struct moat_policy *p, const struct runner_call *rc, char *const *env)
 {
+	struct moat_origin o = {.source = "package runner: the fetched package"};
+	cleanup_free char *bin_dir = NULL;
+
 	if (rc->kind == RUNNER_KIND_PIPX) {
 		pipx_server_policy(p, rc, env);
 		return;
 	}
-	npx_server_policy(p, rc, env);
+	/* As npx, pnpm dlx and bunx run it: the package's .bin first on
+	 * PATH. */
+	bin_dir = moat_xasprintf("%s/.bin", rc->tree);
+	runner_server_command(p, rc, env, bin_dir);
+	if (rc->kind == RUNNER_KIND_NPM && !policy_find_env(p, "npm_config_offline"))
+		policy_add_env(p, "npm_config_offline", "true", o);
 }
 
 /* ---- failing fast ---- */
@@ -629,8 +517,13 @@ static const struct {
 } retry_vars[] = {
     {"npm", "npm_config_fetch_retries"},
     {"npx", "npm_config_fetch_retries"},
+    /* pnpm up to 10 reads npm's settings from the environment, pnpm 11
+     * and later its own (pnpm_config_X): both. */
     {"pnpm", "npm_config_fetch_retries"},
+    {"pnpm", "pnpm_config_fetch_retries"},
     {"pnpx", "npm_config_fetch_retries"},
+    {"pnpx", "pnpm_config_fetch_retries"},
+    {"pnx", "pnpm_config_fetch_retries"},
     {"pip*", "PIP_RETRIES"},
     {"pipx", "PIP_RETRIES"},
     {"uv", "UV_HTTP_RETRIES"},
@@ -649,11 +542,9 @@ void runner_fail_fast_env(struct moat_policy *p)
 		size_t n = strlen(retry_vars[i].exe);
 		bool prefix = retry_vars[i].exe[n - 1] == '*';
 
-		if (prefix ? strncmp(base, retry_vars[i].exe, n - 1) == 0 : strcmp(base, retry_vars[i].exe) == 0) {
-			if (!policy_find_env(p, retry_vars[i].var))
-				policy_add_env(p, retry_vars[i].var, "0", o);
-			return;
-		}
+		if ((prefix ? strncmp(base, retry_vars[i].exe, n - 1) == 0 : strcmp(base, retry_vars[i].exe) == 0) &&
+		    !policy_find_env(p, retry_vars[i].var))
+			policy_add_env(p, retry_vars[i].var, "0", o);
 	}
 }
 
@@ -680,8 +571,12 @@ static bool npm_error_code(const char *out, char *code, size_t len)
 
 const char *runner_registry_shown(const struct runner_call *rc, const struct moat_policy *fetch)
 {
-	const struct moat_env_rule *r =
-	    policy_find_env(fetch, rc->kind == RUNNER_KIND_PIPX ? "PIP_INDEX_URL" : "npm_config_registry");
+	static const char *const vars[] = {[RUNNER_KIND_NPM] = "npm_config_registry",
+					   [RUNNER_KIND_PNPM] = "pnpm_config_registry",
+					   [RUNNER_KIND_BUN] = "NPM_CONFIG_REGISTRY",
+					   [RUNNER_KIND_PIPX] = "PIP_INDEX_URL",
+					   [RUNNER_KIND_OTHER] = NULL};
+	const struct moat_env_rule *r = vars[rc->kind] ? policy_find_env(fetch, vars[rc->kind]) : NULL;
 
 	if (r && r->value)
 		return r->value;
@@ -697,6 +592,8 @@ int runner_fetch_failure(const struct runner_call *rc, const char *output, const
 
 	if (rc->kind == RUNNER_KIND_PIPX)
 		return pipx_fetch_failure(rc, output, registry, msg, len);
+	if (rc->kind != RUNNER_KIND_NPM)
+		return dlx_fetch_failure(rc, output, registry, msg, len);
 	if (!npm_error_code(output, code, sizeof(code))) {
 		snprintf(msg, len, "npm could not fetch %s from %s (see npm's output above)", rc->packages[0],
 			 registry);

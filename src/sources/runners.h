@@ -3,9 +3,9 @@
  * from the command here, in the sources, like the other things moat learns
  * from the host before the plan (docs/policy.md, "Package runners").
  *
- * For npm's runners and `pipx run` moat splits the run in two phases: the fetch alone
- * (only the registry, only this package's cache writable, nothing of the
- * project or HOME), then the package's own command with the user's policy
+ * For npm's runners, `pnpm dlx`, `bunx` and `pipx run` moat splits the run
+ * in two phases: the fetch alone (only the registry, only this package's
+ * cache writable, nothing of the project or HOME), then the package's own command with the user's policy
  * and the cache read-only.  This module finds the runner and its packages,
  * decides whether a fetch is needed, builds the fetch phase's policy,
  * finds what the fetch installed and turns the user's policy into the
@@ -32,14 +32,19 @@ enum runner_state {
 
 enum runner_kind {
 	RUNNER_KIND_NPM,   /* npx, npm exec: npm's cache (_npx/HASH/node_modules) */
+	RUNNER_KIND_PNPM,  /* pnpm dlx: pnpm's dlx cache (cache/dlx/HASH/pkg/node_modules), its store beside */
+	RUNNER_KIND_BUN,   /* bunx, bun x: bun's cache (.bunx-UID/SPEC/node_modules) */
 	RUNNER_KIND_PIPX,  /* pipx run: a virtualenv (venv/) installed by pip */
-	RUNNER_KIND_OTHER, /* recognised, always as written */
+	RUNNER_KIND_OTHER, /* uvx: recognised, always as written (no uv to test a fetch phase with) */
 };
 
 struct runner_call {
 	const char *name; /* "npx", "npm exec", "pnpm dlx", ...; NULL: not a runner */
 	enum runner_kind kind;
-	const char *tool; /* what fetches, for messages: "npm", "pip" */
+	const char *tool; /* what fetches, for messages: "npm", "pnpm", "bun", "pip" */
+	size_t opts_at;	  /* argv index of the runner's first option (after "dlx", "x", "run") */
+	char **fetch_args; /* the runner's options the fetch is given too (pnpm's --allow-build, bun's --trust) */
+	size_t n_fetch_args;
 	enum runner_state state;
 	char *why;	 /* RUNNER_AS_WRITTEN: why one phase (for the report and stderr) */
 	bool note;	 /* say `why` on stderr: a runner moat would have split but does not */
@@ -74,6 +79,9 @@ bool runner_find_install(struct runner_call *rc);
 bool runner_install_current(const struct runner_call *rc);
 
 /* The fetch phase's policy, into *out (policy_init'd by the caller).  For
+ * pnpm dlx and bunx: the runner itself, `pnpm dlx --package=SPEC... true`
+ * or `bunx -p SPEC true`, in npm's sandbox, told the registry and where to
+ * keep what it fetches (sources/runner_dlx.c).  For
  * pipx run: `sh -c 'PYTHON -m venv venv && venv/bin/python -m pip install
  * --no-input -- SPEC'` in the same sandbox, whose network is pip's index
  * (@pypi's pip part), pip told it through PIP_INDEX_URL.  For npm:

@@ -19,8 +19,7 @@ set -u
 . "$(dirname "$0")/../lib/tap.sh"
 . "$(dirname "$0")/../lib/npmregistry.sh"
 scratch
-unset MOAT_HOST_LIMIT XDG_CACHE_HOME
-npm_unset_config
+npm_runner_env
 PY=/usr/bin/python3
 cd "$SCRATCH" || exit 1
 j() { json_get "$@" 2>/dev/null; }
@@ -31,58 +30,7 @@ if ! command -v npx >/dev/null || ! command -v node >/dev/null; then
 fi
 fetch_fence_or_skip || exit 0
 
-H=$SCRATCH/home
-P=$SCRATCH/proj
-mkdir -p "$H" "$P"
-echo '{"name": "proj", "version": "1.0.0"}' >"$P/package.json"
-echo PROJECT-CANARY >"$P/canary.txt"
-echo HOME-CANARY >"$H/notes.txt"
-chmod 0755 "$H" "$P"
-echo '[]' >"$SCRATCH/packages.json"
-start_npm_registry "$SCRATCH/packages.json"
-REG=http://127.0.0.2:$PR/
-# The packages, now that the ports are known (the double reads the file
-# again).  moat-evil's install script records what it could do in its own
-# directory (the only place the fetch phase can write); its command prints
-# that record.
-PROJ=$P HOMEF=$H/notes.txt PORT=$PO PRPORT=$PR "$PY" - "$SCRATCH/packages.json" <<'PY'
-import json, os, sys
-tries = """
-const fs = require('fs'), net = require('net'), path = require('path');
-const seen = {};
-function attempt(name, f) { try { seen[name] = f(); } catch (e) { seen[name] = e.code || String(e); } }
-attempt('project', () => fs.readFileSync(%(proj)r + '/canary.txt', 'utf8').trim());
-attempt('home', () => fs.readFileSync(%(home)r, 'utf8').trim());
-attempt('write', () => { fs.writeFileSync(%(proj)r + '/pwned.txt', 'x'); return 'written'; });
-const s = net.connect(%(port)d, '127.0.0.2');
-s.setTimeout(3000, () => { seen.net = 'timeout'; s.destroy(); done(); });
-s.on('connect', () => { seen.net = 'connected'; s.destroy(); done(); });
-s.on('error', (e) => { seen.net = e.code; done(); });
-function done() { fs.writeFileSync(path.join(__dirname, 'install-report.json'), JSON.stringify(seen)); }
-""" % {"proj": os.environ["PROJ"], "home": os.environ["HOMEF"], "port": int(os.environ["PORT"])}
-probe = """#!/usr/bin/env node
-const fs = require('fs'), net = require('net'), path = require('path');
-const seen = {};
-try { fs.writeFileSync(path.join(__dirname, 'mark'), 'x'); seen.cache = 'written'; } catch (e) { seen.cache = e.code; }
-const s = net.connect(%d, '127.0.0.2');
-s.setTimeout(3000, () => { seen.net = 'timeout'; s.destroy(); out(); });
-s.on('connect', () => { seen.net = 'connected'; s.destroy(); out(); });
-s.on('error', (e) => { seen.net = e.code; out(); });
-function out() { console.log(JSON.stringify(seen)); }
-""" % int(os.environ["PRPORT"])
-pkgs = [
-    {"name": "moat-hello", "version": "1.0.0", "bin": {"moat-hello": "cli.js"},
-     "files": {"cli.js": "#!/usr/bin/env node\nconsole.log(['moat-hello ran'].concat(process.argv.slice(2)).join(' '));\n"}},
-    {"name": "moat-probe", "version": "1.0.0", "bin": {"moat-probe": "cli.js"}, "files": {"cli.js": probe}},
-    {"name": "moat-evil", "version": "1.0.0", "bin": {"moat-evil": "cli.js"},
-     "scripts": {"postinstall": "node install.js"},
-     "files": {"install.js": tries,
-               "cli.js": "#!/usr/bin/env node\nconsole.log(require('fs').readFileSync(__dirname + '/install-report.json', 'utf8'));\n"}},
-]
-json.dump(pkgs, open(sys.argv[1], "w"))
-PY
-is "$(curl -sS -m 5 "${REG}moat-hello" | "$PY" -c 'import json,sys; print(json.load(sys.stdin)["name"])')" moat-hello \
-	"control: the registry double serves moat-hello's packument on 127.0.0.2:$PR"
+npm_test_project
 
 cd "$P" || exit 1
 m() { HOME=$H npm_config_registry=$REG "$MOAT" "$@"; }
@@ -139,33 +87,13 @@ is "$out" '{"cache":"written","net":"connected"}' "  control: with --net all and
 # --- the fetch phase: nothing of the project or HOME, no other port -------------
 before=$(npm_registry_conns "$PO")
 out=$(m run --report "$REPORTS/evil.json" -- npx -y moat-evil 2>"$SCRATCH/evil.err")
-after=$(npm_registry_conns "$PO")
 is "$(jx "$REPORTS/evil.json" 'd["runner"]["outcome"]')" '"fetched"' "npx -y moat-evil (an install script that reaches out): fetched and run"
-is "$(echo "$out" | "$PY" -c 'import json,sys; d=json.load(sys.stdin); print(d["project"], d["home"], d["write"], d["net"])' 2>&1)" \
-	"ENOENT ENOENT ENOENT ECONNREFUSED" \
-	"  its install script could not read the project's canary nor a file of HOME, write the project (not in its view), or reach another port"
 [ -n "$out" ] || diag "$(tail -5 "$SCRATCH/evil.err")"
-ok "$([ ! -e "$P/pwned.txt" ] && echo 0 || echo 1)" "  the project has no file from it"
-is "$((after - before - 1))" 0 "  the other service on 127.0.0.2:$PO saw no connection"
-EVIL=$(jx "$REPORTS/evil.json" 'd["runner"]["installed"]' | tr -d '"')/moat-evil
-before=$(npm_registry_conns "$PO")
-(cd "$EVIL" && HOME=$H node install.js) && sleep 0.2
-after=$(npm_registry_conns "$PO")
-is "$("$PY" -c 'import json,sys; d=json.load(open(sys.argv[1])); print(d["project"], d["home"], d["write"], d["net"])' "$EVIL/install-report.json")/$((after - before - 1))" \
-	"PROJECT-CANARY HOME-CANARY written connected/1" "  control: the same script outside moat reads both, writes the project and connects"
-rm -f "$P/pwned.txt"
+npm_evil_checks "  npx -y moat-evil" "$REPORTS/evil.json" "$out" "$before"
 
 # --- failing fast ---------------------------------------------------------------
-t0=$(date +%s%N)
-out=$(HOME=$H npm_config_registry=http://127.0.0.2:$PC/ "$MOAT" run --report "$REPORTS/down.json" -- npx -y moat-hello@1.0.0 2>&1)
-rc=$?
-ms=$((($(date +%s%N) - t0) / 1000000))
-is "$rc" 125 "an unreachable registry (a closed port): exit 125"
-ok "$([ "$ms" -lt 5000 ] && echo 0 || echo 1)" "  within 5 s ($ms ms)"
-like "$out" "^moat: the fetch phase: the registry http://127.0.0.2:$PC/ could not be reached \(npm: ECONNREFUSED\)$" \
-	"  saying so: the registry, and npm's code"
-is "$(jx "$REPORTS/down.json" '[d["run"]["executed"], d["run"]["exit_code"], d["runner"]["outcome"], d["fetch"]["run"]["exit_code"]]')" \
-	'[false, 125, "failed", 1]' "  the report: the server did not run (125); the fetch ended 1"
+npm_unreachable_checks "npx" "npm: ECONNREFUSED" "$REPORTS/down.json" \
+	env HOME="$H" npm_config_registry="http://127.0.0.2:$PC/" "$MOAT" run --report "$REPORTS/down.json" -- npx -y moat-hello@1.0.0
 valid_report "$REPORTS/down.json" "  and fits the schema"
 t0=$(date +%s%N)
 out=$(m run -- npx -y moat-nothing-here 2>&1)

@@ -1,8 +1,8 @@
 # npm_pinned DIR NAME: the packages DIR's package-lock.json pins, in
 # DIR/node_modules -- installed with `npm ci` when missing or stale (a stamp
-# of package.json and the lock), into a scratch copy of DIR's *.mjs and
-# package files when DIR is not ours to write (an unprivileged run of a
-# root-owned copy).  Sets NPM_DIR to where they are.  When `npm ci` fails
+# of package.json and the lock), into a scratch copy of DIR's package files
+# (and its *.mjs, if any) when DIR is not ours to write (an unprivileged run
+# of a root-owned copy).  Sets NPM_DIR to where they are.  When `npm ci` fails
 # the test ends here: a skip naming the cause, or under
 # MOAT_TEST_STRICT_SKIPS=1 a failure -- unless the registry does not answer
 # (npm ping), which no test can mend.  Needs scratch.
@@ -18,7 +18,9 @@ npm_pinned() {
 	else
 		dest=$SCRATCH/$name
 		mkdir -p "$dest"
-		cp "$dir"/*.mjs "$dir"/package.json "$dir"/package-lock.json "$dest/"
+		cp "$dir"/package.json "$dir"/package-lock.json "$dest/"
+		# The scripts that import the packages, where there are any.
+		for f in "$dir"/*.mjs; do [ ! -e "$f" ] || cp "$f" "$dest/"; done
 	fi
 	diag "npm ci in $dest (node_modules missing or stale)"
 	[ -n "${HOME:-}" ] && [ -w "$HOME" ] || cache=(env npm_config_cache="$SCRATCH/npm-cache") # HOME=/nonexistent

@@ -1,0 +1,168 @@
+#!/usr/bin/env bash
+# `pnpm dlx PKG` and `bunx PKG` in two phases (issue 19, item 1; docs/policy.md,
+# "Package runners"), as runners.sh shows for npx: the runner itself fetches
+# PKG alone -- only the registry, only moat's cache of that package
+# writable (pnpm's store and cache, bun's install cache), nothing of the
+# project or HOME -- then PKG's command runs from that cache, read-only,
+# with the user's policy and no network.
+#
+# pnpm 12 (its native binary, @pnpm/exe.linux-x64) and bun 1.4 come from the
+# npm registry, pinned in tests/runners/package-lock.json (npm ci, as
+# e2e_mcp.sh gets the MCP SDK).
+# The registry double (tests/lib/npmregistry.py) serves moat-hello,
+# moat-probe and moat-evil (npmregistry.sh's npm_test_packages).  For each
+# runner: success through both phases and the report of each; a second run
+# from the cache; the server phase cannot write its package nor open a
+# socket (control: --net all and the cache writable); moat-evil's install
+# script (pnpm runs the top-level package's; bun with --trust) cannot read
+# a project canary nor a HOME file, write the project, or reach another
+# loopback port (control: the same script outside moat does all four); an
+# unreachable registry fails within 5 s saying so; a package that does not
+# exist is 127; the dry run makes nothing.  Traffic only to 127.0.0.2.  As
+# root, as uid 65534 and with ASan (HOME: a fake one).
+set -u
+. "$(dirname "$0")/../lib/tap.sh"
+. "$(dirname "$0")/../lib/npmregistry.sh"
+scratch
+npm_runner_env
+
+command -v node >/dev/null && command -v npm >/dev/null || skip_all "node and npm are not installed"
+. "$ROOT/tests/lib/npm_pinned.sh"
+npm_pinned "$ROOT/tests/runners" runners
+# pnpm's names for its binary, as the pnpm package's install script places
+# them (one binary; it reads its name).
+TOOLS=$SCRATCH/tools
+mkdir -p "$TOOLS"
+for n in pnpm pnpx pnx; do ln -s "$NPM_DIR/node_modules/@pnpm/exe.linux-x64/pnpm" "$TOOLS/$n"; done
+ln -s "$NPM_DIR/node_modules/.bin/bun" "$TOOLS/bun"
+ln -s "$NPM_DIR/node_modules/.bin/bunx" "$TOOLS/bunx"
+ok "$("$TOOLS/pnpm" --version >/dev/null && "$TOOLS/bun" --version >/dev/null && echo 0 || echo 1)" \
+	"pnpm $("$TOOLS/pnpm" --version 2>&1) and bun $("$TOOLS/bun" --version 2>&1) from tests/runners/package-lock.json"
+export PATH=$TOOLS:$PATH
+fetch_fence_or_skip || exit 0
+
+npm_test_project
+
+cd "$P" || exit 1
+jx() { json_eval "$@" 2>/dev/null; }
+# The links to the runners sit in the test's /tmp, which the sandbox does
+# not see: granted (what they point at is the profile's: the command's
+# install dir).
+m() { HOME=$H npm_config_registry=$REG "$MOAT" run --read "$TOOLS" "$@"; }
+cache_of() { jx "$1" 'd["runner"]["cache"]' | tr -d '"'; }
+
+# runner NAME: the words that run it, its cache's directory, what the fetch
+# phase runs after the executable, where the command is installed, the
+# options that make its install scripts run.
+runner() {
+	case $1 in
+	pnpm)
+		RUN=(pnpm dlx) NAME="pnpm dlx" SUB=pnpm FETCH='["dlx", "--package=moat-hello", "true"]'
+		INSTALLED='cache/dlx/[0-9a-f]+/[^/]+/node_modules' SCRIPTS=() TOOL=pnpm
+		;;
+	bun)
+		RUN=(bunx) NAME=bunx SUB=bunx FETCH='["-p", "moat-hello", "true"]'
+		INSTALLED='\.bunx-[0-9]+/moat-hello@latest/node_modules' SCRIPTS=(--trust) TOOL=bun
+		;;
+	esac
+}
+
+for r in pnpm bun; do
+	runner "$r"
+	# --- through both phases ------------------------------------------------------
+	t0=$(date +%s%N)
+	out=$(m --profile mcp --report "$REPORTS/$r-hello.json" -- "${RUN[@]}" moat-hello one two 2>"$SCRATCH/$r-hello.err")
+	rc=$?
+	t1=$(date +%s%N)
+	is "$rc/$out" "0/moat-hello ran one two" "$NAME moat-hello one two under --profile mcp: fetched, then run with its arguments"
+	[ "$rc" = 0 ] || diag "$(tail -5 "$SCRATCH/$r-hello.err")"
+	diag "$NAME, first run (fetch and server phases): $(((t1 - t0) / 1000000)) ms"
+	is "$(jx "$REPORTS/$r-hello.json" '[d["runner"]["name"], d["runner"]["phases"], d["runner"]["outcome"], d["runner"]["packages"], d["runner"]["version"]]')" \
+		"[\"$NAME\", 2, \"fetched\", [\"moat-hello\"], \"1.0.0\"]" "  the report's runner: $NAME, two phases, fetched moat-hello 1.0.0"
+	C=$(cache_of "$REPORTS/$r-hello.json")
+	like "$C" "^$H/.cache/moat/$SUB/[0-9a-f]{16}$" "  into moat's own cache for this package (~/.cache/moat/$SUB/KEY)"
+	is "$(jx "$REPORTS/$r-hello.json" '[d["fetch"]["status"], d["fetch"]["run"]["exit_code"], d["fetch"]["command"]["argv"][1:], d["fetch"]["profile"]]')" \
+		"[\"enforced\", 0, $FETCH, \"strict\"]" "  the fetch phase: enforced, strict, $TOOL itself with \`true\` as the command, exit 0"
+	is "$(jx "$REPORTS/$r-hello.json" '[d["fetch"]["properties"]["net.allow"]["status"], [e["text"] for e in d["fetch"]["network"]["allow"]]]')" \
+		"[\"enforced\", [\"127.0.0.2:$PR\"]]" "  the fetch's network: the registry alone (@npm, from npm_config_registry), by the fence"
+	is "$(jx "$REPORTS/$r-hello.json" '[p["path"] for p in d["fetch"]["filesystem"]["paths"] if p["access"] == "write" and not p["path"].startswith("/dev/")]')" \
+		"[\"$C\"]" "  the fetch's only write grant is that cache (the store and the metadata in it)"
+	is "$(jx "$REPORTS/$r-hello.json" '[d["status"], d["command"]["argv"][1:], d["properties"]["net.none"]["status"]]')" \
+		'["enforced", ["one", "two"], "enforced"]' "  the server phase: enforced, with no network (net.none)"
+	like "$(jx "$REPORTS/$r-hello.json" 'd["command"]["exe"]')" "^\"$C/$INSTALLED/.bin/moat-hello\"$" \
+		"  and it runs the package's own command from the cache"
+	valid_report "$REPORTS/$r-hello.json" "  the report, fetch included,"
+	like "$(cat "$SCRATCH/$r-hello.err")" "^moat: $NAME: fetching moat-hello from $REG into $C " "  stderr says what is fetched, from where, into where"
+
+	t0=$(date +%s%N)
+	out=$(m --profile mcp --report "$REPORTS/$r-hello2.json" -- "${RUN[@]}" moat-hello again 2>"$SCRATCH/$r-hello2.err")
+	rc=$?
+	t1=$(date +%s%N)
+	is "$rc/$out/$(jx "$REPORTS/$r-hello2.json" '[d["runner"]["outcome"], "fetch" in d]')/$(cat "$SCRATCH/$r-hello2.err")" \
+		'0/moat-hello ran again/["cached", false]/' "  again: from the cache, without a fetch phase, silently ($(((t1 - t0) / 1000000)) ms)"
+
+	# --- the server phase: no network, the cache read-only ------------------------
+	out=$(m --profile mcp --report "$REPORTS/$r-probe.json" -- "${RUN[@]}" moat-probe 2>"$SCRATCH/$r-probe.err")
+	is "$out" '{"cache":"EROFS","net":"EAFNOSUPPORT"}' \
+		"$NAME moat-probe: the server phase cannot write its package (EROFS) nor open a socket (EAFNOSUPPORT)"
+	[ -n "$out" ] || diag "$(tail -5 "$SCRATCH/$r-probe.err")"
+	out=$(m --profile mcp --net all --write "$(cache_of "$REPORTS/$r-probe.json")" -- "${RUN[@]}" moat-probe 2>/dev/null)
+	is "$out" '{"cache":"written","net":"connected"}' "  control: with --net all and the cache granted writable, both work"
+
+	# --- the fetch phase: nothing of the project or HOME, no other port -----------
+	before=$(npm_registry_conns "$PO")
+	out=$(m --profile mcp --report "$REPORTS/$r-evil.json" -- "${RUN[@]}" "${SCRIPTS[@]}" moat-evil 2>"$SCRATCH/$r-evil.err")
+	[ -n "$out" ] || diag "$(tail -5 "$SCRATCH/$r-evil.err")"
+	npm_evil_checks "$NAME ${SCRIPTS[*]} moat-evil" "$REPORTS/$r-evil.json" "$out" "$before"
+
+	# --- failing fast ---------------------------------------------------------------
+	npm_unreachable_checks "$NAME" "$TOOL: [^)]*Connection ?[Rr]efused[^)]*\)?" "$REPORTS/$r-down.json" \
+		env npm_config_registry="http://127.0.0.2:$PC/" HOME="$H" "$MOAT" run --read "$TOOLS" --profile mcp \
+		--report "$REPORTS/$r-down.json" -- "${RUN[@]}" moat-hello@1.0.0
+	out=$(m --profile mcp -- "${RUN[@]}" moat-nothing-here 2>&1)
+	rc=$?
+	is "$rc" 127 "$NAME of a package the registry does not have: exit 127"
+	like "$out" "moat: the fetch phase: the registry $REG has no package moat-nothing-here \($TOOL: 404\)" "  saying so"
+
+	# --- the dry run ------------------------------------------------------------------
+	m --profile mcp --dry-run -- "${RUN[@]}" moat-probe@1.0.0 x >"$SCRATCH/$r-dry.json" 2>/dev/null
+	is "$?/$(jx "$SCRATCH/$r-dry.json" '[d["runner"]["outcome"], d["fetch"]["policy"]["net"], "run" in d["fetch"]]')" \
+		'0/["would fetch", "allow", false]' "$NAME --dry-run: the fetch phase's plan"
+	ok "$([ ! -e "$(cache_of "$SCRATCH/$r-dry.json")" ] && echo 0 || echo 1)" "  and makes nothing (no cache directory)"
+done
+
+# --- a link the fetch wrote that points out of the cache ------------------------
+# The fetch phase writes the install, links included.  A command linked to a
+# file in HOME would make that file's directory "the command's install dir",
+# which the profile grants the server: moat takes such an install for none.
+BC=$(cache_of "$REPORTS/bun-hello.json")
+BIN=$(jx "$REPORTS/bun-hello.json" 'd["command"]["exe"]' | tr -d '"')
+mkdir -p "$H/elsewhere"
+cp "$(readlink -f "$BIN")" "$H/elsewhere/cli.js"
+ln -sfn "$H/elsewhere/cli.js" "$BIN"
+m --profile mcp --dry-run -- bunx moat-hello >"$SCRATCH/out-link.json" 2>/dev/null
+is "$(jx "$SCRATCH/out-link.json" '[d["runner"]["outcome"], [p["path"] for p in d["filesystem"]["paths"] if "elsewhere" in p["path"]]]')" \
+	'["would fetch", []]' "bunx: its cached command relinked to a file in HOME: not taken as installed (a fetch again), nothing of HOME granted"
+m --profile mcp --read "$BC" --dry-run -- "$BIN" >"$SCRATCH/out-link-direct.json" 2>/dev/null
+is "$(jx "$SCRATCH/out-link-direct.json" '[p["path"] for p in d["filesystem"]["paths"] if "elsewhere" in p["path"]]')" \
+	"[\"$H/elsewhere\"]" "  control: that link run as the command (its cache granted): the profile grants where it points"
+ln -sfn ../moat-hello/cli.js "$BIN"
+is "$(m --profile mcp --dry-run -- bunx moat-hello 2>/dev/null | jx /dev/stdin 'd["runner"]["outcome"]')" '"cached"' \
+	"  control: linked back into the cache, it is cached again"
+
+# --- the other names, and one phase ---------------------------------------------
+out=$(m --profile mcp --report "$REPORTS/pnpx.json" -- pnpx moat-hello via pnpx 2>/dev/null)
+is "$?/$out/$(jx "$REPORTS/pnpx.json" '[d["runner"]["name"], d["runner"]["outcome"]]')" '0/moat-hello ran via pnpx/["pnpm dlx", "cached"]' \
+	"pnpx moat-hello: pnpm dlx, from the same cache"
+out=$(m --profile mcp --report "$REPORTS/bunx2.json" -- bun x moat-hello via bun x 2>/dev/null)
+is "$?/$out/$(jx "$REPORTS/bunx2.json" '[d["runner"]["name"], d["runner"]["outcome"]]')" '0/moat-hello ran via bun x/["bunx", "cached"]' \
+	"bun x moat-hello: bunx, from the same cache"
+out=$(m --profile mcp --dry-run -- pnpm dlx --frobnicate moat-hello 2>&1 >"$SCRATCH/unknown.json")
+like "$out" "^moat: pnpm dlx: moat does not know the option --frobnicate" "an option moat does not know: said on stderr"
+is "$(jx "$SCRATCH/unknown.json" '[d["runner"]["phases"], d["runner"]["outcome"], "fetch" in d]')" '[1, "as written", false]' \
+	"  and the report: one phase, as written"
+out=$(m --profile mcp --dry-run -- bunx --bun moat-hello 2>&1 >/dev/null)
+like "$out" "^moat: bunx --bun runs the package with bun itself" "bunx --bun: as written, saying why"
+
+cd "$SCRATCH" || exit 1
+done_testing

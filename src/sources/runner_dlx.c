@@ -316,14 +316,20 @@ int dlx_fetch_policy(const struct runner_call *rc, const struct moat_policy *ser
 	 * project's: it is told the registries, where to keep what it fetches,
 	 * and not to wait. */
 	if (pnpm) {
-		cleanup_free char *cache = moat_xasprintf("%s/cache", rc->cache),
-				  *store = moat_xasprintf("%s/store", rc->cache),
-				  *state = moat_xasprintf("%s/state", rc->cache);
+		/* pnpm 11 and later read pnpm_config_X, pnpm 10 and earlier
+		 * npm_config_X: both, each the other ignores. */
+		static const char *const prefixes[] = {"pnpm_config_", "npm_config_"};
 
-		runner_fetch_env(out, "pnpm_config_cache_dir", cache);
-		runner_fetch_env(out, "pnpm_config_store_dir", store);
-		runner_fetch_env(out, "pnpm_config_state_dir", state);
-		runner_npm_settings(out, "pnpm_config_", reg, &urls);
+		for (size_t i = 0; i < ARRAY_LEN(prefixes); i++) {
+			static const char *const dirs[] = {"cache", "store", "state"};
+
+			for (size_t k = 0; k < ARRAY_LEN(dirs); k++) {
+				cleanup_free char *name = moat_xasprintf("%s%s_dir", prefixes[i], dirs[k]),
+						  *dir = moat_xasprintf("%s/%s", rc->cache, dirs[k]);
+				runner_fetch_env(out, name, dir);
+			}
+			runner_npm_settings(out, prefixes[i], reg, &urls);
+		}
 		ret = runner_fetch_finish(out, server, "pnpm_config_", pnpm_owned, ARRAY_LEN(pnpm_owned), err);
 	} else {
 		runner_fetch_env(out, "BUN_INSTALL_CACHE_DIR", rc->cache);
@@ -339,21 +345,34 @@ out:
 
 /* ---- a failed fetch ---- */
 
-/* The last line of pnpm's chain of causes ("╰─▶ Connection refused (os
- * error 111)"), or of its first ("× ..."). */
+/* pnpm 11 and later: the last line of the chain of causes ("╰─▶
+ * Connection refused (os error 111)"), or its first ("× ...").  pnpm 10
+ * and earlier: the error code, and the reason after it ("ERR_PNPM_X:
+ * connect ECONNREFUSED 127.0.0.2:80"). */
+#define CODE_CHARS "ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_"
+
 static void pnpm_cause(const char *out, char *why, size_t len)
 {
 	static const char *const marks[] = {"\xe2\x95\xb0\xe2\x94\x80\xe2\x96\xb6 ", "\xc3\x97 "};
-	const char *last = NULL;
+	const char *last = NULL, *code = strstr(out, "ERR_PNPM_"), *reason;
 
 	for (size_t i = 0; i < ARRAY_LEN(marks) && !last; i++)
 		for (const char *s = strstr(out, marks[i]); s; s = strstr(s + 1, marks[i]))
 			last = s + strlen(marks[i]);
-	if (!last) {
+	if (last) {
+		snprintf(why, len, "%.*s", (int)strcspn(last, "\r\n"), last);
+		return;
+	}
+	if (!code) {
 		snprintf(why, len, "its output is above");
 		return;
 	}
-	snprintf(why, len, "%.*s", (int)strcspn(last, "\r\n"), last);
+	reason = strstr(code, "reason: ");
+	if (reason && reason < code + strcspn(code, "\n"))
+		snprintf(why, len, "%.*s: %.*s", (int)strspn(code, CODE_CHARS), code, (int)strcspn(reason + 8, "\r\n"),
+			 reason + 8);
+	else
+		snprintf(why, len, "%.*s", (int)strspn(code, CODE_CHARS), code);
 }
 
 static int pnpm_failure(const struct runner_call *rc, const char *out, const char *registry, char *msg, size_t len)

@@ -6,9 +6,10 @@
 # project or HOME -- then PKG's command runs from that cache, read-only,
 # with the user's policy and no network.
 #
-# pnpm 12 (its native binary, @pnpm/exe.linux-x64) and bun 1.4 come from the
-# npm registry, pinned in tests/runners/package-lock.json (npm ci, as
-# e2e_mcp.sh gets the MCP SDK).
+# pnpm 12 (its native binary, @pnpm/exe.linux-x64), pnpm 10 (JavaScript,
+# reading npm_config_* where pnpm 12 reads pnpm_config_*) and bun 1.4 come
+# from the npm registry, pinned in tests/runners/package-lock.json (npm ci,
+# as e2e_mcp.sh gets the MCP SDK).
 # The registry double (tests/lib/npmregistry.py) serves moat-hello,
 # moat-probe and moat-evil (npmregistry.sh's npm_test_packages).  For each
 # runner: success through both phases and the report of each; a second run
@@ -36,8 +37,11 @@ mkdir -p "$TOOLS"
 for n in pnpm pnpx pnx; do ln -s "$NPM_DIR/node_modules/@pnpm/exe.linux-x64/pnpm" "$TOOLS/$n"; done
 ln -s "$NPM_DIR/node_modules/.bin/bun" "$TOOLS/bun"
 ln -s "$NPM_DIR/node_modules/.bin/bunx" "$TOOLS/bunx"
-ok "$("$TOOLS/pnpm" --version >/dev/null && "$TOOLS/bun" --version >/dev/null && echo 0 || echo 1)" \
-	"pnpm $("$TOOLS/pnpm" --version 2>&1) and bun $("$TOOLS/bun" --version 2>&1) from tests/runners/package-lock.json"
+# pnpm 10, JavaScript, which reads npm_config_* where pnpm 12 reads pnpm_config_*.
+mkdir -p "$TOOLS/10"
+ln -s "$NPM_DIR/node_modules/.bin/pnpm" "$TOOLS/10/pnpm"
+ok "$("$TOOLS/pnpm" --version >/dev/null && "$TOOLS/10/pnpm" --version >/dev/null && "$TOOLS/bun" --version >/dev/null && echo 0 || echo 1)" \
+	"pnpm $("$TOOLS/pnpm" --version 2>&1) and $("$TOOLS/10/pnpm" --version 2>&1), bun $("$TOOLS/bun" --version 2>&1) from tests/runners/package-lock.json"
 export PATH=$TOOLS:$PATH
 fetch_fence_or_skip || exit 0
 
@@ -51,32 +55,41 @@ jx() { json_eval "$@" 2>/dev/null; }
 m() { HOME=$H npm_config_registry=$REG "$MOAT" run --read "$TOOLS" "$@"; }
 cache_of() { jx "$1" 'd["runner"]["cache"]' | tr -d '"'; }
 
-# runner NAME: the words that run it, its cache's directory, what the fetch
-# phase runs after the executable, where the command is installed, the
-# options that make its install scripts run.
+# runner NAME: the words that run it, its name in the report and in the
+# checks, its cache's directory, what the fetch phase runs after the
+# executable, where the command is installed, the options that make its
+# install scripts run, the cause of a refused connection as moat names it.
 runner() {
 	case $1 in
-	pnpm)
-		RUN=(pnpm dlx) NAME="pnpm dlx" SUB=pnpm FETCH='["dlx", "--package=moat-hello", "true"]'
+	pnpm | pnpm10)
+		RUN=(pnpm dlx) NAME="pnpm dlx" LABEL="pnpm dlx" SUB=pnpm FETCH='["dlx", "--package=moat-hello", "true"]'
 		INSTALLED='cache/dlx/[0-9a-f]+/[^/]+/node_modules' SCRIPTS=() TOOL=pnpm
+		CAUSE="pnpm: Connection refused \(os error 111\)"
+		if [ "$1" = pnpm10 ]; then
+			RUN=("$TOOLS/10/pnpm" dlx) LABEL="pnpm 10 dlx" CAUSE="pnpm: ERR_PNPM_META_FETCH_FAIL: connect ECONNREFUSED [0-9.:]+"
+			# The same package list as pnpm 12's: the same cache, which
+			# pnpm 12 filled.  Emptied, so that pnpm 10 fetches.
+			rm -rf "$H/.cache/moat/pnpm"
+		fi
 		;;
 	bun)
-		RUN=(bunx) NAME=bunx SUB=bunx FETCH='["-p", "moat-hello", "true"]'
+		RUN=(bunx) NAME=bunx LABEL=bunx SUB=bunx FETCH='["-p", "moat-hello", "true"]'
 		INSTALLED='\.bunx-[0-9]+/moat-hello@latest/node_modules' SCRIPTS=(--trust) TOOL=bun
+		CAUSE="bun: ConnectionRefused"
 		;;
 	esac
 }
 
-for r in pnpm bun; do
+for r in pnpm pnpm10 bun; do
 	runner "$r"
 	# --- through both phases ------------------------------------------------------
 	t0=$(date +%s%N)
 	out=$(m --profile mcp --report "$REPORTS/$r-hello.json" -- "${RUN[@]}" moat-hello one two 2>"$SCRATCH/$r-hello.err")
 	rc=$?
 	t1=$(date +%s%N)
-	is "$rc/$out" "0/moat-hello ran one two" "$NAME moat-hello one two under --profile mcp: fetched, then run with its arguments"
+	is "$rc/$out" "0/moat-hello ran one two" "$LABEL moat-hello one two under --profile mcp: fetched, then run with its arguments"
 	[ "$rc" = 0 ] || diag "$(tail -5 "$SCRATCH/$r-hello.err")"
-	diag "$NAME, first run (fetch and server phases): $(((t1 - t0) / 1000000)) ms"
+	diag "$LABEL, first run (fetch and server phases): $(((t1 - t0) / 1000000)) ms"
 	is "$(jx "$REPORTS/$r-hello.json" '[d["runner"]["name"], d["runner"]["phases"], d["runner"]["outcome"], d["runner"]["packages"], d["runner"]["version"]]')" \
 		"[\"$NAME\", 2, \"fetched\", [\"moat-hello\"], \"1.0.0\"]" "  the report's runner: $NAME, two phases, fetched moat-hello 1.0.0"
 	C=$(cache_of "$REPORTS/$r-hello.json")
@@ -87,6 +100,10 @@ for r in pnpm bun; do
 		"[\"enforced\", [\"127.0.0.2:$PR\"]]" "  the fetch's network: the registry alone (@npm, from npm_config_registry), by the fence"
 	is "$(jx "$REPORTS/$r-hello.json" '[p["path"] for p in d["fetch"]["filesystem"]["paths"] if p["access"] == "write" and not p["path"].startswith("/dev/")]')" \
 		"[\"$C\"]" "  the fetch's only write grant is that cache (the store and the metadata in it)"
+	is "$(jx "$REPORTS/$r-hello.json" '[p["path"] for p in d["fetch"]["filesystem"]["paths"] if p["access"] != "deny" and (p["path"] + "/").startswith(("'"$P/"'", "'"$H/"'")) and not p["path"].startswith("'"$C"'")]')" \
+		'[]' "  and it is granted nothing else of the project or HOME"
+	is "$(jx "$REPORTS/$r-hello.json" '"'"$H/.npm"'" in [p["path"] for p in d["filesystem"]["paths"] if p["access"] != "deny"]')" \
+		true "  control: the server's policy (--profile mcp) does grant some of HOME (~/.npm read-only), seen the same way"
 	is "$(jx "$REPORTS/$r-hello.json" '[d["status"], d["command"]["argv"][1:], d["properties"]["net.none"]["status"]]')" \
 		'["enforced", ["one", "two"], "enforced"]' "  the server phase: enforced, with no network (net.none)"
 	like "$(jx "$REPORTS/$r-hello.json" 'd["command"]["exe"]')" "^\"$C/$INSTALLED/.bin/moat-hello\"$" \
@@ -104,7 +121,7 @@ for r in pnpm bun; do
 	# --- the server phase: no network, the cache read-only ------------------------
 	out=$(m --profile mcp --report "$REPORTS/$r-probe.json" -- "${RUN[@]}" moat-probe 2>"$SCRATCH/$r-probe.err")
 	is "$out" '{"cache":"EROFS","net":"EAFNOSUPPORT"}' \
-		"$NAME moat-probe: the server phase cannot write its package (EROFS) nor open a socket (EAFNOSUPPORT)"
+		"$LABEL moat-probe: the server phase cannot write its package (EROFS) nor open a socket (EAFNOSUPPORT)"
 	[ -n "$out" ] || diag "$(tail -5 "$SCRATCH/$r-probe.err")"
 	out=$(m --profile mcp --net all --write "$(cache_of "$REPORTS/$r-probe.json")" -- "${RUN[@]}" moat-probe 2>/dev/null)
 	is "$out" '{"cache":"written","net":"connected"}' "  control: with --net all and the cache granted writable, both work"
@@ -113,21 +130,21 @@ for r in pnpm bun; do
 	before=$(npm_registry_conns "$PO")
 	out=$(m --profile mcp --report "$REPORTS/$r-evil.json" -- "${RUN[@]}" "${SCRIPTS[@]}" moat-evil 2>"$SCRATCH/$r-evil.err")
 	[ -n "$out" ] || diag "$(tail -5 "$SCRATCH/$r-evil.err")"
-	npm_evil_checks "$NAME ${SCRIPTS[*]} moat-evil" "$REPORTS/$r-evil.json" "$out" "$before"
+	npm_evil_checks "$LABEL ${SCRIPTS[*]} moat-evil" "$REPORTS/$r-evil.json" "$out" "$before"
 
 	# --- failing fast ---------------------------------------------------------------
-	npm_unreachable_checks "$NAME" "$TOOL: [^)]*Connection ?[Rr]efused[^)]*\)?" "$REPORTS/$r-down.json" \
+	npm_unreachable_checks "$LABEL" "$CAUSE" "$REPORTS/$r-down.json" \
 		env npm_config_registry="http://127.0.0.2:$PC/" HOME="$H" "$MOAT" run --read "$TOOLS" --profile mcp \
 		--report "$REPORTS/$r-down.json" -- "${RUN[@]}" moat-hello@1.0.0
 	out=$(m --profile mcp -- "${RUN[@]}" moat-nothing-here 2>&1)
 	rc=$?
-	is "$rc" 127 "$NAME of a package the registry does not have: exit 127"
+	is "$rc" 127 "$LABEL of a package the registry does not have: exit 127"
 	like "$out" "moat: the fetch phase: the registry $REG has no package moat-nothing-here \($TOOL: 404\)" "  saying so"
 
 	# --- the dry run ------------------------------------------------------------------
 	m --profile mcp --dry-run -- "${RUN[@]}" moat-probe@1.0.0 x >"$SCRATCH/$r-dry.json" 2>/dev/null
 	is "$?/$(jx "$SCRATCH/$r-dry.json" '[d["runner"]["outcome"], d["fetch"]["policy"]["net"], "run" in d["fetch"]]')" \
-		'0/["would fetch", "allow", false]' "$NAME --dry-run: the fetch phase's plan"
+		'0/["would fetch", "allow", false]' "$LABEL --dry-run: the fetch phase's plan"
 	ok "$([ ! -e "$(cache_of "$SCRATCH/$r-dry.json")" ] && echo 0 || echo 1)" "  and makes nothing (no cache directory)"
 done
 

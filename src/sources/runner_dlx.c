@@ -156,12 +156,14 @@ bool dlx_parse(const struct moat_policy *p, size_t first, struct runner_call *rc
 /* An install directory (its package.json and node_modules, as pnpm and bun
  * make them), inside the cache: true, with rc->tree, bin and version, when
  * its package.json depends on every package asked for, and the first has
- * the command. */
+ * the command.  Every file moat reads or grants of it resolves inside the
+ * cache (the fetch wrote them, links included). */
 static bool install_dir_found(struct runner_call *rc, const char *dir)
 {
 	cleanup_free char *pj = moat_xasprintf("%s/package.json", dir), *tree = NULL, *manifest = NULL, *version = NULL,
 			  *bin = NULL, *path = NULL;
-	json_t *m = json_load_file(pj, 0, NULL), *deps = json_object_get(m, "dependencies");
+	json_t *m = runner_within_cache(rc, pj) ? json_load_file(pj, 0, NULL) : NULL,
+	       *deps = json_object_get(m, "dependencies");
 	const char *v;
 	size_t name_len;
 	bool all = json_is_object(deps);
@@ -175,7 +177,8 @@ static bool install_dir_found(struct runner_call *rc, const char *dir)
 	tree = moat_xasprintf("%s/node_modules", dir);
 	runner_registry_spec(rc->packages[0], &name_len, &v);
 	manifest = moat_xasprintf("%s/%.*s/package.json", tree, (int)name_len, rc->packages[0]);
-	if (!runner_read_manifest(manifest, rc->packages[0], name_len, rc->cmd, &version, &bin))
+	if (!runner_within_cache(rc, manifest) ||
+	    !runner_read_manifest(manifest, rc->packages[0], name_len, rc->cmd, &version, &bin))
 		return false;
 	/* The name comes from a file the fetch wrote: a file of .bin, never a
 	 * path out of it. */

@@ -167,6 +167,13 @@ ln -sfn ../moat-hello/cli.js "$BIN"
 is "$(m --profile mcp --dry-run -- bunx moat-hello 2>/dev/null | jx /dev/stdin 'd["runner"]["outcome"]')" '"cached"' \
 	"  control: linked back into the cache, it is cached again"
 
+# --- no fence: mode require refuses the fetch -----------------------------------
+out=$(MOAT_HOST_LIMIT=netfence=0 m --profile mcp --mode require -- pnpm dlx moat-hello@1.0.0 2>&1)
+is "$?" 125 "pnpm dlx where the network fence is missing (MOAT_HOST_LIMIT=netfence=0), mode require: 125 (control: every fetch above, with the fence)"
+like "$out" "^moat: the fetch phase: cannot fetch moat-hello@1.0.0 in a sandbox of its own here: net.allow: " "  saying which property is missing"
+like "$out" "^moat: hint: .*npm install --prefix DIR moat-hello@1.0.0., and .moat run --read DIR ... -- DIR/node_modules/.bin/COMMAND" \
+	"  and how to install it to run from a directory instead"
+
 # --- the other names, and one phase ---------------------------------------------
 out=$(m --profile mcp --report "$REPORTS/pnpx.json" -- pnpx moat-hello via pnpx 2>/dev/null)
 is "$?/$out/$(jx "$REPORTS/pnpx.json" '[d["runner"]["name"], d["runner"]["outcome"]]')" '0/moat-hello ran via pnpx/["pnpm dlx", "cached"]' \

@@ -210,8 +210,36 @@ static bool pnpm_find_install(struct runner_call *rc)
 	return false;
 }
 
-/* bun: CACHE/.bunx-UID/SPEC[+trust], a directory each (UID as the fetch
- * saw it, in its user namespace). */
+/* The install directories in `dir` (CACHE/.bunx-UID): SPEC[+trust] each,
+ * a directory; a scoped package's in its scope's (@scope/name@latest). */
+static bool bun_scan(struct runner_call *rc, const char *dir, bool scopes)
+{
+	cleanup_closedir DIR *d = opendir(dir);
+	struct dirent *e;
+
+	while (d && (e = readdir(d))) {
+		cleanup_free char *path = NULL, *real = NULL;
+		struct stat st;
+
+		if (e->d_name[0] == '.')
+			continue;
+		path = moat_xasprintf("%s/%s", dir, e->d_name);
+		if (lstat(path, &st) != 0 || !S_ISDIR(st.st_mode))
+			continue;
+		if (e->d_name[0] == '@') {
+			if (scopes && bun_scan(rc, path, false))
+				return true;
+			continue;
+		}
+		real = runner_inside_cache(rc, path);
+		if (real && install_dir_found(rc, real))
+			return true;
+	}
+	return false;
+}
+
+/* bun: CACHE/.bunx-UID/ (UID as the fetch saw it, in its user
+ * namespace). */
 static bool bun_find_install(struct runner_call *rc)
 {
 	cleanup_closedir DIR *top = opendir(rc->cache);
@@ -219,26 +247,12 @@ static bool bun_find_install(struct runner_call *rc)
 
 	while (top && (t = readdir(top))) {
 		cleanup_free char *uid_dir = NULL;
-		cleanup_closedir DIR *d = NULL;
-		struct dirent *e;
 
 		if (strncmp(t->d_name, ".bunx-", 6) != 0)
 			continue;
 		uid_dir = moat_xasprintf("%s/%s", rc->cache, t->d_name);
-		d = opendir(uid_dir);
-		while (d && (e = readdir(d))) {
-			cleanup_free char *path = NULL, *dir = NULL;
-			struct stat st;
-
-			if (e->d_name[0] == '.')
-				continue;
-			path = moat_xasprintf("%s/%s", uid_dir, e->d_name);
-			if (lstat(path, &st) != 0 || !S_ISDIR(st.st_mode))
-				continue;
-			dir = runner_inside_cache(rc, path);
-			if (dir && install_dir_found(rc, dir))
-				return true;
-		}
+		if (bun_scan(rc, uid_dir, true))
+			return true;
 	}
 	return false;
 }

@@ -118,6 +118,11 @@ for r in pnpm pnpm10 bun; do
 	is "$rc/$out/$(jx "$REPORTS/$r-hello2.json" '[d["runner"]["outcome"], "fetch" in d]')/$(cat "$SCRATCH/$r-hello2.err")" \
 		'0/moat-hello ran again/["cached", false]/' "  again: from the cache, without a fetch phase, silently ($(((t1 - t0) / 1000000)) ms)"
 
+	out=$(m --profile mcp --report "$REPORTS/$r-scoped.json" -- "${RUN[@]}" @moat/scoped s 2>/dev/null)
+	out2=$(m --profile mcp --report "$REPORTS/$r-scoped2.json" -- "${RUN[@]}" @moat/scoped t 2>/dev/null)
+	is "$out/$out2/$(jx "$REPORTS/$r-scoped.json" 'd["runner"]["outcome"]')/$(jx "$REPORTS/$r-scoped2.json" '[d["runner"]["outcome"], d["runner"]["version"]]')" \
+		'moat-scoped ran s/moat-scoped ran t/"fetched"/["cached", "2.0.0"]' "$LABEL @moat/scoped (a scoped package): fetched, then found in the cache"
+
 	# --- the server phase: no network, the cache read-only ------------------------
 	out=$(m --profile mcp --report "$REPORTS/$r-probe.json" -- "${RUN[@]}" moat-probe 2>"$SCRATCH/$r-probe.err")
 	is "$out" '{"cache":"EROFS","net":"EAFNOSUPPORT"}' \

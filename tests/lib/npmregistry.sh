@@ -14,7 +14,8 @@
 #                                      that it serves them
 #   npm_test_packages FILE PROJ HOMEF  once the ports are known: FILE (the
 #                                      double's PACKAGES.json) lists
-#                                      moat-hello (prints its arguments),
+#                                      moat-hello and @moat/scoped (print
+#                                      their arguments),
 #                                      moat-probe (tries the network and its
 #                                      own directory) and moat-evil (an
 #                                      install script that tries to read
@@ -115,6 +116,8 @@ pkgs = [
     {"name": "moat-hello", "version": "1.0.0", "bin": {"moat-hello": "cli.js"},
      "files": {"cli.js": "#!/usr/bin/env node\nconsole.log(['moat-hello ran'].concat(process.argv.slice(2)).join(' '));\n"}},
     {"name": "moat-probe", "version": "1.0.0", "bin": {"moat-probe": "cli.js"}, "files": {"cli.js": probe}},
+    {"name": "@moat/scoped", "version": "2.0.0", "bin": {"moat-scoped": "cli.js"},
+     "files": {"cli.js": "#!/usr/bin/env node\nconsole.log(['moat-scoped ran'].concat(process.argv.slice(2)).join(' '));\n"}},
     {"name": "moat-evil", "version": "1.0.0", "bin": {"moat-evil": "cli.js"},
      "scripts": {"postinstall": "node install.js"},
      "files": {"install.js": tries,

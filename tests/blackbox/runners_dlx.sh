@@ -11,7 +11,7 @@
 # from the npm registry, pinned in tests/runners/package-lock.json (npm ci,
 # as e2e_mcp.sh gets the MCP SDK).
 # The registry double (tests/lib/npmregistry.py) serves moat-hello,
-# moat-probe and moat-evil (npmregistry.sh's npm_test_packages).  For each
+# @moat/scoped, moat-probe and moat-evil (npmregistry.sh's npm_test_packages).  For each
 # runner: success through both phases and the report of each; a second run
 # from the cache; the server phase cannot write its package nor open a
 # socket (control: --net all and the cache writable); moat-evil's install

@@ -27,39 +27,42 @@
 static const struct pkg_tool {
 	const char *tool; /* the directory's name, ROOT/pkg/TOOL */
 	const char *var;
+	const char *var2; /* the same setting as another version reads it, or NULL */
 	const char *own; /* the user's own cache, relative to HOME */
 	const char *only_for; /* set only when the command is this one, or NULL */
 } tools[] = {
     /* npm, npx, npm exec: npm's `cache` setting (default ~/.npm). */
-    {"npm", "npm_config_cache", ".npm", NULL},
+    {"npm", "npm_config_cache", NULL, ".npm", NULL},
     /* pip's --cache-dir (default ~/.cache/pip). */
-    {"pip", "PIP_CACHE_DIR", ".cache/pip", NULL},
+    {"pip", "PIP_CACHE_DIR", NULL, ".cache/pip", NULL},
     /* uv and uvx (default ~/.cache/uv). */
-    {"uv", "UV_CACHE_DIR", ".cache/uv", NULL},
+    {"uv", "UV_CACHE_DIR", NULL, ".cache/uv", NULL},
     /* Yarn 1's cache-folder (default ~/.cache/yarn); Yarn 2+ ignores it
      * while enableGlobalCache is on (its default since 4) and keeps the
      * cache in its globalFolder (default ~/.yarn/berry). */
-    {"yarn", "YARN_CACHE_FOLDER", ".cache/yarn", NULL},
-    {"yarn-berry", "YARN_GLOBAL_FOLDER", ".yarn/berry", NULL},
-    /* pnpm's store-dir, read from npm's configuration: npm itself warns
-     * "Unknown env config store-dir" on every run (npm 11), so only for
-     * pnpm run as the command. */
-    {"pnpm", "npm_config_store_dir", ".local/share/pnpm/store", "pnpm"},
+    {"yarn", "YARN_CACHE_FOLDER", NULL, ".cache/yarn", NULL},
+    {"yarn-berry", "YARN_GLOBAL_FOLDER", NULL, ".yarn/berry", NULL},
+    /* pnpm's store-dir: pnpm 10 and earlier read it from npm's
+     * configuration (npm_config_*), pnpm 11 and later from pnpm's own
+     * (pnpm_config_*) and ignore the other.  npm itself warns "Unknown env
+     * config store-dir" on every run (npm 11), so only for pnpm run as the
+     * command. */
+    {"pnpm", "npm_config_store_dir", "pnpm_config_store_dir", ".local/share/pnpm/store", "pnpm"},
     /* Go: the module cache (default GOPATH/pkg/mod) and the build cache
      * (default ~/.cache/go-build). */
-    {"go-mod", "GOMODCACHE", "go/pkg/mod", NULL},
-    {"go-build", "GOCACHE", ".cache/go-build", NULL},
+    {"go-mod", "GOMODCACHE", NULL, "go/pkg/mod", NULL},
+    {"go-build", "GOCACHE", NULL, ".cache/go-build", NULL},
     /* cargo's home (default ~/.cargo): its registry/ and git/ caches. */
-    {"cargo", "CARGO_HOME", ".cargo", NULL},
+    {"cargo", "CARGO_HOME", NULL, ".cargo", NULL},
 };
 
 static const char *const origin_text = "package cache of moat's (docs/policy.md, \"Package caches\")";
 
-/* Does the policy name `var` already (npm's settings in any case, as npm
- * reads them)? */
+/* Does the policy name `var` already (npm's and pnpm's settings in any case, as they
+ * read them)? */
 static bool names_var(const struct moat_policy *p, const char *var)
 {
-	bool npm = strncmp(var, "npm_config_", 11) == 0;
+	bool npm = strncmp(var, "npm_config_", 11) == 0 || strncmp(var, "pnpm_config_", 12) == 0;
 
 	for (size_t i = 0; i < p->n_env; i++)
 		if (npm ? strcasecmp(p->env[i].name, var) == 0 : strcmp(p->env[i].name, var) == 0)
@@ -90,7 +93,7 @@ static bool wanted(const struct moat_policy *p, const struct pkg_tool *t, const 
 	base = base ? base + 1 : p->exe;
 	if (t->only_for && (!base || strcmp(base, t->only_for) != 0))
 		return false;
-	return !names_var(p, t->var) && !user_writes(p, home, t->own);
+	return !names_var(p, t->var) && !(t->var2 && names_var(p, t->var2)) && !user_writes(p, home, t->own);
 }
 
 /* ROOT/pkg, opened (ROOT: runners.h's runner_cache_open).  *usable
@@ -195,6 +198,8 @@ int pkgcache_add(struct moat_policy *p, const char *home, char *const *env, stru
 		/* A cache, not a project the host runs code from later. */
 		policy_add_unprotect(p, dir, o);
 		policy_add_env(p, t->var, dir, o);
+		if (t->var2)
+			policy_add_env(p, t->var2, dir, o);
 		policy_add_pkg_cache(p, t->tool, t->var, dir);
 	}
 	return 0;

@@ -193,5 +193,34 @@ is "$(jx "$SCRATCH/unknown.json" '[d["runner"]["phases"], d["runner"]["outcome"]
 out=$(m --profile mcp --dry-run -- bunx --bun moat-hello 2>&1 >/dev/null)
 like "$out" "^moat: bunx --bun runs the package with bun itself" "bunx --bun: as written, saying why"
 
+# --- pnpm install: the store in moat's package cache ---------------------------
+# Not a runner: `pnpm install` in a project under the network profile.  pnpm
+# keeps its store in ~/.local/share/pnpm/store, which the sandbox cannot
+# write; moat's package cache gives it one of the project's (docs/policy.md,
+# "Package caches"), named under both prefixes: pnpm 10 reads
+# npm_config_store_dir, pnpm 11 and later pnpm_config_store_dir only.
+for v in 12 10; do
+	P2=$SCRATCH/install-$v
+	mkdir -p "$P2"
+	echo '{"name": "install-'"$v"'", "version": "1.0.0", "dependencies": {"moat-hello": "1.0.0"}}' >"$P2/package.json"
+	chmod 0777 "$P2"
+	PNPM=pnpm
+	[ "$v" = 10 ] && PNPM=$TOOLS/10/pnpm
+	out=$(cd "$P2" && HOME=$H "$MOAT" run --read "$TOOLS" --env npm_config_registry=$REG --env pnpm_config_registry=$REG \
+		--profile network --write "$P2" --report "$REPORTS/install-$v.json" -- "$PNPM" install 2>&1)
+	rc=$?
+	is "$rc/$(cat "$P2/node_modules/moat-hello/package.json" 2>/dev/null | jx /dev/stdin 'd["name"]')" '0/"moat-hello"' \
+		"pnpm $v install under --profile network --write .: moat-hello installed"
+	[ "$rc" = 0 ] || diag "$(printf "%s" "$out" | tail -5)"
+	store=$(jx "$REPORTS/install-$v.json" '[c["path"] for c in d["environment"]["package_caches"] if c["tool"] == "pnpm"][0]' | tr -d '"')
+	ok "$([ -n "$store" ] && [ -n "$(find "$store" -mindepth 1 -print -quit 2>/dev/null)" ] && echo 0 || echo 1)" \
+		"  pnpm's store is moat's cache of the project ($store), filled"
+	ok "$([ ! -e "$H/.local/share/pnpm/store" ] && echo 0 || echo 1)" "  and nothing is written to ~/.local/share/pnpm/store"
+done
+out=$(cd "$P2" && rm -rf node_modules && HOME=$H "$MOAT" run --read "$TOOLS" --env npm_config_registry=$REG --env pnpm_config_registry=$REG \
+	--profile network --write "$P2" --env pnpm_config_store_dir="$H/.local/share/pnpm/store" \
+	--env npm_config_store_dir="$H/.local/share/pnpm/store" -- pnpm install 2>&1)
+ok "$([ $? != 0 ] && echo 0 || echo 1)" "control: told to use the user's own store (--env), pnpm install fails: the sandbox cannot write HOME"
+
 cd "$SCRATCH" || exit 1
 done_testing

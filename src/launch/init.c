@@ -12,6 +12,7 @@
 #include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/signalfd.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -27,7 +28,8 @@ static int usage(void)
 {
 	fprintf(stderr,
 		"moat: __init is internal: moat __init [--landlock FD:ABI] [--ll r|w|l:PATH]... [--keep-fds "
-		"N,...] [--env-fd N] [--unsetenv NAME]... [--seccomp-fd N] [--nofile-soft N] [--exec] -- COMMAND "
+		"N,...] [--env-fd N] [--unsetenv NAME]... [--seccomp-fd N] [--nofile-soft N] [--kill-rest PIDNS] "
+		"-- COMMAND "
 		"[ARGS...]\n");
 	return 125;
 }
@@ -194,7 +196,7 @@ struct init_opts {
 	char **rules, **unset;
 	int n_rules, n_unset, cmd_at, lifeline, env_fd, seccomp_fd, started_fd, stderr_fd;
 	long long nofile_soft; /* -1: leave RLIMIT_NOFILE as it is */
-	bool exec_only;
+	long long kill_rest;   /* --kill-rest PIDNS, or -1 */
 };
 
 static int fd_arg(const char *s)
@@ -231,8 +233,6 @@ static bool parse_opts(int argc, char **argv, struct init_opts *o)
 			o->rules[o->n_rules++] = argv[++i];
 		else if (strcmp(argv[i], "--unsetenv") == 0 && more)
 			o->unset[o->n_unset++] = argv[++i];
-		else if (strcmp(argv[i], "--exec") == 0)
-			o->exec_only = true;
 		else if (strcmp(argv[i], "--keep-fds") == 0 && more)
 			o->keep = argv[++i];
 		else if (strcmp(argv[i], "--lifeline") == 0 && more && (o->lifeline = fd_arg(argv[i + 1])) >= 0)
@@ -247,6 +247,8 @@ static bool parse_opts(int argc, char **argv, struct init_opts *o)
 			i++;
 		else if (strcmp(argv[i], "--nofile-soft") == 0 && more &&
 			 (o->nofile_soft = count_arg(argv[i + 1])) >= 0)
+			i++;
+		else if (strcmp(argv[i], "--kill-rest") == 0 && more && (o->kill_rest = count_arg(argv[i + 1])) > 0)
 			i++;
 		else
 			return false;
@@ -310,10 +312,6 @@ static int init_setup(struct init_opts *o, struct moat_bpf *bpf)
 	return 0;
 }
 
-/* Under bwrap, which is an init already (and under firejail, whose own
- * process is the sandbox's init): become the command.  The filter last, so
- * it need not allow what the steps before do; no_new_privs is the tool's,
- * set again because loading needs it. */
 static void say_started(int fd, char c)
 {
 	if (fd >= 0 && write(fd, &c, 1) != 1) {
@@ -323,7 +321,11 @@ static void say_started(int fd, char c)
 
 /* --started-fd N: one byte to moat, 'e' right before execve (the tool's set-up
  * is over: what follows is the command's) and 'f' if execve failed; moat
- * reads a tool that ends without 'e' as a set-up failure (exit 125). */
+ * reads a tool that ends without 'e' as a set-up failure (exit 125).
+ *
+ * The command's process under firejail (--kill-rest): become the command.
+ * The filter last, so it need not allow what the steps before do;
+ * no_new_privs is the tool's, set again because loading needs it. */
 static int become_command(char **cmd, struct moat_bpf *bpf, int started_fd)
 {
 	extern char **environ;
@@ -346,11 +348,67 @@ static int become_command(char **cmd, struct moat_bpf *bpf, int started_fd)
 	return rc;
 }
 
+/* --kill-rest PIDNS (firejail): __init is not the namespace's pid 1 (the
+ * tool's own monitor is), forks the command and, when it has ended, kills
+ * every other process of the pid namespace -- what a `daemon &` left --
+ * and reaps them, so the run ends with the command, as it does where
+ * __init is pid 1.  (firejail's --deterministic-shutdown does that too, but
+ * sleeps 100 ms between its SIGTERM and its SIGKILL, whether anything is
+ * left or not.)  kill(-1) reaches only the caller's pid namespace: PIDNS is
+ * the inode of moat's own, and __init refuses to start in that one (a tool
+ * that made none), where kill(-1) would reach every process of the user.
+ * __init is made undumpable before the fork: the command, a process of the
+ * same user, cannot open its memory (/proc/PID/mem) to act outside moat's
+ * filter, which is loaded in the command's process only.  It is the
+ * subreaper of the command's tree, so what is left is its to reap. */
+static int run_then_kill_rest(char **cmd_argv, struct moat_bpf *bpf, unsigned long long host_pidns)
+{
+	struct stat ns = {0};
+	sigset_t saved;
+	int sfd, status = 0;
+	pid_t cmd;
+
+	if (stat("/proc/self/ns/pid", &ns) != 0 || (unsigned long long)ns.st_ino == host_pidns) {
+		fprintf(stderr, "moat: init: --kill-rest: %s\n",
+			(unsigned long long)ns.st_ino == host_pidns ? "the tool made no pid namespace" : strerror(errno));
+		moat_bpf_free(bpf);
+		return 125;
+	}
+	/* From here on __init ends with _exit, as pid 1 does: a sanitizer's
+	 * exit-time check cannot inspect an undumpable process. */
+	if (prctl(PR_SET_DUMPABLE, 0, 0, 0, 0) != 0 || prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) != 0) {
+		fprintf(stderr, "moat: init: prctl: %s\n", strerror(errno));
+		_exit(125);
+	}
+	signals_capture_caller();
+	sfd = reaper_signalfd(&saved);
+	cmd = sfd < 0 ? -1 : fork();
+	if (cmd < 0) {
+		fprintf(stderr, "moat: init: %s: %s\n", sfd < 0 ? "signalfd" : "fork", strerror(errno));
+		_exit(125);
+	}
+	if (cmd == 0) {
+		signals_reset_for_exec(&saved);
+		_exit(become_command(cmd_argv, bpf, -1));
+	}
+	if (reaper_run(cmd, sfd, -1, &status) != REAPER_EXITED) {
+		kill(cmd, SIGKILL);
+		status = 125 << 8;
+	}
+	/* Every process of the tree is a descendant of this subreaper: once
+	 * none is left to reap, none is left.  A fork racing the kill either is
+	 * in the list it walks or fails for the pending SIGKILL. */
+	kill(-1, SIGKILL);
+	while (waitpid(-1, NULL, 0) > 0) {
+	}
+	_exit(WIFSIGNALED(status) ? 128 + WTERMSIG(status) : WEXITSTATUS(status));
+}
+
 int moat_init_main(int argc, char **argv)
 {
 	extern char **environ;
 	struct init_opts o = {.lifeline = -1, .env_fd = -1, .seccomp_fd = -1, .started_fd = -1, .stderr_fd = -1,
-			      .cmd_at = -1, .nofile_soft = -1};
+			      .cmd_at = -1, .nofile_soft = -1, .kill_rest = -1};
 	struct moat_bpf bpf = {0};
 	sigset_t saved;
 	int rc, lifeline;
@@ -361,8 +419,9 @@ int moat_init_main(int argc, char **argv)
 	o.unset = calloc((size_t)argc + 1, sizeof(char *));
 	if (!o.rules || !o.unset)
 		return 125;
-	/* The filter is loaded only where __init becomes the command. */
-	if (!parse_opts(argc, argv, &o) || (o.seccomp_fd >= 0 && !o.exec_only))
+	/* The filter is loaded only where __init is not pid 1 and forks the
+	 * command (--kill-rest): a tool that loads none of moat's (firejail). */
+	if (!parse_opts(argc, argv, &o) || (o.seccomp_fd >= 0 && o.kill_rest < 0))
 		return usage();
 	rc = init_setup(&o, &bpf);
 	free(o.rules);
@@ -378,8 +437,8 @@ int moat_init_main(int argc, char **argv)
 		}
 		close(o.stderr_fd);
 	}
-	if (o.exec_only)
-		return become_command(argv + o.cmd_at, &bpf, o.started_fd);
+	if (o.kill_rest >= 0)
+		return run_then_kill_rest(argv + o.cmd_at, &bpf, (unsigned long long)o.kill_rest);
 	lifeline = o.lifeline;
 	/* What the runtime left ignored stays so for the command. */
 	signals_capture_caller();

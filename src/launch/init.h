@@ -1,5 +1,5 @@
 /* `moat __init [--landlock FD:ABI] [--ll r|w|l:PATH]... [--keep-fds N,...] [--env-fd N]
- * [--unsetenv NAME]... [--seccomp-fd N] [--nofile-soft N] [--exec] -- COMMAND [ARGS...]`:
+ * [--unsetenv NAME]... [--seccomp-fd N] [--nofile-soft N] [--kill-rest PIDNS] -- COMMAND [ARGS...]`:
  * moat's own helper inside an external sandbox (the bwrap, oci, gvisor and
  * nsjail backends bind moat's binary read-only at /.moat/init; firejail runs
  * it through an inherited fd).
@@ -22,15 +22,21 @@
  * --unsetenv NAME: remove what the runtime added (runc and runsc set HOME
  * when the environment has none), so the command sees moat's environment.
  *
- * --seccomp-fd N (with --exec): load moat's own seccomp program, read from
- * fd N, right before becoming the command (firejail cannot load it).
+ * --seccomp-fd N (with --kill-rest): load moat's own seccomp program, read
+ * from fd N, in the command's process right before its execve (firejail
+ * cannot load it).
  *
  * --nofile-soft N: lower the soft RLIMIT_NOFILE to N, the caller's, where
  * the tool raised its own and the command would inherit it (nsjail raises
  * it to 8192 at start).
  *
- * --exec: only that, then become the command (firejail is an init
- * already).
+ * --kill-rest PIDNS: under firejail, whose own monitor is the pid
+ * namespace's pid 1: fork the command, forward the signals __init gets to
+ * it, and when it ends kill (SIGKILL) and reap every other process of the
+ * namespace, what the command left, then exit with its status (128+N for a
+ * signal N).  PIDNS is the inode of moat's own pid namespace: __init
+ * refuses to run in that one, where kill(-1) would reach every process of
+ * the user.  __init is undumpable and the subreaper of the command's tree.
  *
  * --lifeline N: moat's pipe.  A byte on it is a signal moat forwards (moat
  * does not signal the tool: bwrap would die of it); end of file is moat

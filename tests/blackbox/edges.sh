@@ -114,6 +114,39 @@ for b in native bwrap oci firejail; do
 		"$b: the command exits 3 leaving a 4 s sleep: exit 3 after ${t} ms, nothing left"
 	pkill -f "$W/bgsleep"
 done
+# Under firejail that is moat __init --kill-rest (not pid 1 there): it kills
+# what the command left with kill(-1), which reaches only its own pid
+# namespace, so it refuses to run in moat's (PIDNS: the tool made none),
+# where kill(-1) would reach every process of the user.  Both runs are in a
+# pid namespace the test makes (under a shell, its pid 1), so that a broken
+# check could not reach the test's own processes: the refusal is given that
+# namespace as moat's; the control the test's, and there it ends the
+# leftover and nothing outside.
+PIDNS=$(stat -L -c %i /proc/self/ns/pid)
+in_pidns() { # in_pidns PIDNS|own CMD...: moat __init --kill-rest, pid 2 of a new pid namespace
+	unshare -Urpf --mount-proc /bin/sh -c 'ns=$1; [ "$ns" = own ] && ns=$(stat -L -c %i /proc/self/ns/pid)
+		shift; "$0" __init --kill-rest "$ns" -- "$@"; rc=$?; exit $rc' "$MOAT" "$@"
+}
+if unshare -Urpf --mount-proc /bin/true 2>/dev/null; then
+	rm -f "$W/ran"
+	in_pidns own /bin/sh -c "echo x >'$W/ran'" 2>"$SCRATCH/kr.err"
+	is "$?/$([ -e "$W/ran" ] && echo ran)" "125/" \
+		"__init --kill-rest in what it is told is moat's pid namespace: refuses (125), runs nothing"
+	like "$(cat "$SCRATCH/kr.err")" "the tool made no pid namespace" "  saying why"
+	"$W/bgsleep" 30 &
+	host_sleep=$!
+	t0=$(date +%s%N)
+	in_pidns "$PIDNS" /bin/sh -c "'$W/bgsleep' 20 & echo x >'$W/ran'; exit 3" 2>"$SCRATCH/kr.err"
+	rc=$? t=$((($(date +%s%N) - t0) / 1000000))
+	is "$rc/$([ -e "$W/ran" ] && echo ran)/$(pgrep -f "$W/bgsleep 20" | wc -l)/$([ "$t" -lt 3000 ] && echo prompt)" \
+		"3/ran/0/prompt" "control: in a pid namespace of its own it runs, exits 3 after ${t} ms, the leftover killed"
+	kill -0 "$host_sleep" 2>/dev/null
+	ok $? "  and a process of the same user outside that namespace lives"
+	kill "$host_sleep" 2>/dev/null
+	wait "$host_sleep" 2>/dev/null
+else
+	for _ in 1 2 3 4; do skip "unshare -Urpf cannot make a pid namespace here"; done
+fi
 
 # --- 3, 5. closed standard descriptors ---------------------------------------------
 for b in $BACKENDS; do

@@ -71,4 +71,10 @@ like "$(tr -d '\n ' <"$A")" '"--remount-ro","/","--chdir"' "bwrap: the root tmpf
 A=$SCRATCH/out-firejail-default/argv.json
 unlike "$(cat "$A")" 'no-new-privs|--private"' "firejail: no --private (HOME stays; secrets are blacklisted)"
 like "$(tr -d '\n ' <"$A")" '"--keep-fd=3"' "firejail: the declared fd is kept"
+# With "--" before it firejail runs the command line through the user's
+# shell; --deterministic-shutdown sleeps 100 ms after every command.
+like "$(tr -d '\n ' <"$A")" '"--keep-fd=FD","/proc/self/fd/FD","__init"' \
+	"firejail: moat's path right after the options (no '--': no shell)"
+unlike "$(cat "$A")" 'deterministic-shutdown' "firejail: no --deterministic-shutdown (__init --kill-rest ends the rest)"
+like "$(tr -d '\n ' <"$A")" '"--kill-rest","PIDNS","--","/bin/sh"' "firejail: __init --kill-rest, moat's pid namespace a placeholder"
 done_testing

@@ -1072,20 +1072,35 @@ static pid_t ppid_of(pid_t pid)
 	return pp;
 }
 
-static bool descends_from_me(pid_t pid)
+/* Is `target` among `from`, its parent, its parent's parent, ... (below
+ * pid 1)? */
+static bool in_parent_chain(pid_t from, pid_t target)
 {
-	pid_t me = getpid();
-	for (int depth = 0; pid > 1 && depth < 64; depth++) {
-		if (pid == me)
+	for (int depth = 0; from > 1 && depth < 64; depth++) {
+		if (from == target)
 			return true;
-		pid = ppid_of(pid);
+		from = ppid_of(from);
 	}
 	return false;
 }
 
+static bool descends_from_me(pid_t pid)
+{
+	return in_parent_chain(pid, getpid());
+}
+
+/* Is pid one of my ancestors (my parent, its parent, ... up to pid 1)? */
+static bool ancestor_of_me(pid_t pid)
+{
+	return in_parent_chain(getppid(), pid);
+}
+
 /* kill(pid, 0) on every visible process that is not ours and not the
- * sandbox's own init (pid 1 of a private pid namespace): sig 0 delivers
- * nothing, it only asks whether a signal would be allowed. */
+ * sandbox's own: in a private pid namespace its pid 1, and the chain of
+ * my ancestors up to it (moat __init under firejail, whose pid 1 is
+ * firejail's monitor; every process there is inside the sandbox, and these
+ * are the ones that started the command).  sig 0 delivers nothing, it only
+ * asks whether a signal would be allowed. */
 static int count_signalable_outside(struct buf *d)
 {
 	DIR *dd = opendir("/proc");
@@ -1096,7 +1111,8 @@ static int count_signalable_outside(struct buf *d)
 		return 0;
 	for (int scanned = 0; (e = readdir(dd)) && scanned < 65536; scanned++) {
 		pid_t pid = (pid_t)atoi(e->d_name);
-		if (pid <= 0 || pid == getpid() || (pid == 1 && own_pidns) || descends_from_me(pid))
+		if (pid <= 0 || pid == getpid() || (own_pidns && (pid == 1 || ancestor_of_me(pid))) ||
+		    descends_from_me(pid))
 			continue;
 		seen++;
 		if (kill(pid, 0) == 0) {

@@ -593,7 +593,12 @@ w("What \"equal isolation\" means here: the bwrap line gives a read-only root, p
   "environment and fds; its own report for this run (results/report-strict.json) gives `net.none` as "
   f"\"{mech('net.none') or '?'}\" and `fs.read` as \"{mech('fs.read') or '?'}\". The OCI and gVisor lines run "
   "the bundles moat itself makes, so moat's part is the difference; firejail's one-liner and srt are not equal "
-  "isolation, they are what those tools cost to start.")
+  "isolation, they are what those tools cost to start. Beyond planning, moat's bwrap line has bwrap mount the view "
+  "(each grant, and each denied file that exists masked by a bind of /dev/null: bwrap reads /proc/self/mountinfo "
+  "again after every bind) and starts moat __init inside (Landlock, the lifeline); moat's firejail line adds "
+  "firejail's seccomp filters (each built by a helper process firejail starts), the blacklists, a private /tmp "
+  "and /dev, and moat __init (the command's environment and moat's own filter, and the end of what the command "
+  "leaves, which firejail's --deterministic-shutdown would do 100 ms later on every run).")
 w("")
 for n in notes:
     if n.startswith("start-up:") or n.startswith("runsc"):

@@ -370,7 +370,8 @@ static int run_then_kill_rest(char **cmd_argv, struct moat_bpf *bpf, unsigned lo
 
 	if (stat("/proc/self/ns/pid", &ns) != 0 || (unsigned long long)ns.st_ino == host_pidns) {
 		fprintf(stderr, "moat: init: --kill-rest: %s\n",
-			(unsigned long long)ns.st_ino == host_pidns ? "the tool made no pid namespace" : strerror(errno));
+			(unsigned long long)ns.st_ino == host_pidns ? "the tool made no pid namespace"
+								    : strerror(errno));
 		moat_bpf_free(bpf);
 		return 125;
 	}

@@ -64,21 +64,30 @@ PROBE='cat /proc/self/status; /bin/testhelper syscalls; if echo x >/probe 2>/dev
 k8s "$SCRATCH/pod" --image localhost/moat-k8s-probe:1 --profile strict -- /bin/sh -c "$PROBE" 2>"$SCRATCH/export.err"
 ok $? "moat export --format k8s of a Pod" || sed 's/^/#   /' "$SCRATCH/export.err"
 
-# play DIR MANIFEST SECCOMP_ROOT: play it, wait for the command's end, its
-# log into DIR/log; the exit status of kube play.
+# play DIR MANIFEST SECCOMP_ROOT: play it, wait for the command's end (not
+# when kube play failed: there is no container), its log into DIR/log; the
+# exit status of kube play.
 play() {
 	local rc i
 	pm pod rm -f -a >/dev/null 2>&1
 	pm kube play --network none --seccomp-profile-root "$3" "$2" >"$1/play.out" 2>&1
 	rc=$?
-	# Up to 60 s: on a loaded CI machine (two lanes at once) the first
-	# container took more than the 10 s this once waited, and its log was
-	# read empty.
-	for i in $(seq 1 600); do
+	# Up to 180 s: on a loaded CI machine (two lanes at once) the first
+	# container took more than the 10 s, and once more than the 60 s, this
+	# waited, and its log was read empty.
+	for i in $(seq 1 "$([ "$rc" = 0 ] && echo 1800 || echo 0)"); do
 		[ "$(pm inspect moat-sh-command --format '{{.State.Status}}' 2>/dev/null)" = exited ] && break
 		sleep 0.1
 	done
-	pm logs moat-sh-command >"$1/log" 2>&1
+	# The log of an exited container can still lag behind its state.
+	for i in $(seq 1 "$([ "$rc" = 0 ] && echo 50 || echo 1)"); do
+		pm logs moat-sh-command >"$1/log" 2>&1
+		grep -q '^Uid:' "$1/log" && break
+		sleep 0.2
+	done
+	[ "$rc" != 0 ] || grep -q '^Uid:' "$1/log" ||
+		diag "no status in the container's log after ${SECONDS}s of the test: state $(pm inspect moat-sh-command \
+			--format '{{.State.Status}} {{.State.ExitCode}} {{.State.Error}}' 2>&1 | head -c 300)"
 	return $rc
 }
 status() { # status DIR FIELD: the field of /proc/self/status the command saw

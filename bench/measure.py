@@ -92,8 +92,9 @@ def cmd_stdio(out, moat, rounds, nbytes, withenv=None):
     conds = [(n, a, False) for n, a in base] + [(n + "_pinned", a, True) for n, a in base]
     # Pinned only: which part of a sandbox the difference comes from.
     if withenv:
-        conds.append(("moat_no_seccomp_pinned", [withenv, "MOAT_HOST_LIMIT=seccomp=0", moat, "run", "--profile",
-                                                 "strict", "--mode", "prefer", "--", "/bin/cat"], True))
+        conds.append(("moat_no_seccomp_pinned", [withenv, "MOAT_HOST_LIMIT=seccomp=0", moat, "run", "--backend",
+                                                 "native", "--profile", "strict", "--mode", "prefer", "--",
+                                                 "/bin/cat"], True))
     if shutil.which("unshare"):
         conds.append(("userns_only_pinned", ["unshare", "--user", "/bin/cat"], True))
     secs = {c[0]: [] for c in conds}

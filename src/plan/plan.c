@@ -175,23 +175,58 @@ static const char *first_reason(const struct moat_verdict *props)
 	return "";
 }
 
+/* The properties users run moat for: their files unread (credentials
+ * first), nothing written outside the grants, no network beyond what was
+ * declared, no tokens in the environment.  A backend missing one of these
+ * is weaker than one missing any number of the others (a host's SysV IPC
+ * or pids visible): counted first when none enforces everything. */
+static bool property_is_core(enum moat_property i)
+{
+	switch (i) {
+	case MOAT_P_FS_READ:
+	case MOAT_P_FS_WRITE:
+	case MOAT_P_FS_SECRETS:
+	case MOAT_P_NET_NONE:
+	case MOAT_P_NET_LOOPBACK:
+	case MOAT_P_NET_ALLOW:
+	case MOAT_P_ENV_CURATED:
+		return true;
+	default:
+		return false;
+	}
+}
+
+static size_t missing_core(const struct moat_verdict *props)
+{
+	size_t n = 0;
+	int i;
+
+	for (i = 0; i < MOAT_P__COUNT; i++)
+		if (props[i].requested && !props[i].enforced && property_is_core((enum moat_property)i))
+			n++;
+	return n;
+}
+
 /* `auto`: the first backend in the ranking (registry.c, docs/backends.md)
  * that enforces every requested property; when none does, the one that
- * misses the fewest, the higher-ranked on a tie.  The ranking is walked
- * only as far as needed: on a host where native enforces everything, no
- * other backend is looked at (no cost). */
+ * misses the fewest of the core properties above, then the fewest in all,
+ * the higher-ranked on a tie (a count alone once chose firejail, missing
+ * fs.read and fs.secrets, over native missing fs.write's metadata, the
+ * host's IPC and its pids, on a host without user namespaces).  The
+ * ranking is walked only as far as needed: on a host where native
+ * enforces everything, no other backend is looked at (no cost). */
 static int choose_auto(const struct moat_policy *p, const struct moat_host *h, struct moat_plan *plan,
 		       struct moat_error *err)
 {
 	const char *const *rank = backend_ranking();
 	struct candidate best, cand;
-	size_t best_missing = (size_t)-1, i;
+	size_t best_missing = (size_t)-1, best_core = (size_t)-1, i;
 	char names[256];
 
 	memset(&best, 0, sizeof(best));
 	plan->backend_reason[0] = '\0';
 	for (i = 0; rank[i]; i++) {
-		size_t missing;
+		size_t missing, core;
 
 		if (candidate_compile(&cand, rank[i], p, h, plan, NULL, err) < 0) {
 			if (best_missing != (size_t)-1)
@@ -199,6 +234,7 @@ static int choose_auto(const struct moat_policy *p, const struct moat_host *h, s
 			return -1;
 		}
 		missing = missing_names(cand.props, names, sizeof(names));
+		core = missing_core(cand.props);
 		if (missing == 0)
 			appendf(plan->backend_reason, sizeof(plan->backend_reason),
 				"%s%s enforces every requested property", i ? "; " : "", cand.name);
@@ -208,11 +244,12 @@ static int choose_auto(const struct moat_policy *p, const struct moat_host *h, s
 		else
 			appendf(plan->backend_reason, sizeof(plan->backend_reason), "%s%s lacks %s", i ? "; " : "",
 				cand.name, names);
-		if (missing < best_missing) {
+		if (core < best_core || (core == best_core && missing < best_missing)) {
 			if (best_missing != (size_t)-1)
 				candidate_free(&best);
 			best = cand;
 			best_missing = missing;
+			best_core = core;
 		} else {
 			candidate_free(&cand);
 		}
@@ -221,7 +258,9 @@ static int choose_auto(const struct moat_policy *p, const struct moat_host *h, s
 	}
 	if (best_missing > 0)
 		appendf(plan->backend_reason, sizeof(plan->backend_reason),
-			"; none enforces every requested property: %s misses the fewest", best.name);
+			"; none enforces every requested property: %s misses the fewest (of the file, network "
+			"and environment properties first)",
+			best.name);
 	candidate_adopt(plan, &best);
 	return 0;
 }

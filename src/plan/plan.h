@@ -29,7 +29,7 @@ struct moat_plan {
 	const char *backend;     /* the backend chosen: "native", "none" or an
 				  * external backend's name */
 	const char *backend_asked; /* what the policy asked for ("auto", ...) */
-	char backend_reason[768];  /* why this backend (for auto: what the
+	char backend_reason[1024];  /* why this backend (for auto: what the
 				    * stronger ones lacked) */
 	/* What the backend compiled: a tool to execute, moat's own in-child
 	 * program (compiled.in_child), or nothing (none). */

@@ -377,12 +377,28 @@ is "$(json_get "$SCRATCH/auto-noll.json" '["backend"]')/$(json_get "$SCRATCH/aut
 	"auto without Landlock: native (its mount view) enforces everything"
 out=$(A landlock=0 "${S[@]}" -- "$HELPER" read "$OUTSIDE/canary.txt")
 like "$out" "^ERR " "auto without Landlock: fs.read holds for real under the chosen backend ($out)"
+# No user namespaces: native (Landlock, seccomp) lacks the host's pids,
+# its SysV IPC and fs.write's metadata; firejail, where installed (setuid),
+# lacks the read allow-list and holds the credentials by mount names.  The
+# file properties count first: native, with fs.read and fs.secrets held for
+# real.  (A count alone once chose firejail.)
+A userns=0,root=0 "${S[@]}" --mode prefer --dry-run -- "$HELPER" exit 0 >"$SCRATCH/auto-nouserns.json"
+is "$(json_get "$SCRATCH/auto-nouserns.json" '["backend"]')/$(prop_status "$SCRATCH/auto-nouserns.json" fs.read)/$(prop_status "$SCRATCH/auto-nouserns.json" fs.secrets)" \
+	"native/enforced/enforced" "auto without user namespaces: native, with fs.read and fs.secrets enforced"
+if installed firejail; then
+	like "$(json_get "$SCRATCH/auto-nouserns.json" '["backend_choice"]["reason"]')" "firejail lacks fs\\.read, (fs\\.write, )?fs\\.secrets" \
+		"auto without user namespaces: the reason says what firejail lacked"
+fi
+out=$(A userns=0,root=0 "${S[@]}" --mode prefer -- "$HELPER" read "$OUTSIDE/canary.txt")
+like "$out" "^ERR " "auto without user namespaces: fs.read holds for real under the chosen backend ($out)"
+out=$(A userns=0,root=0 "${S[@]}" --read "$OUTSIDE" --mode prefer -- "$HELPER" read "$OUTSIDE/canary.txt")
+like "$out" "$OUT_MARK" "auto without user namespaces, the control: granted, the same read succeeds"
 # Nothing can run a sandbox: the one missing the fewest is chosen, and
 # require mode refuses.
 A landlock=0,userns=0,root=0,seccomp=0 "${S[@]}" --dry-run -- "$HELPER" exit 0 >"$SCRATCH/auto-none.json"
 is "$?/$(json_get "$SCRATCH/auto-none.json" '["status"]')" "125/unavailable" \
 	"auto on a host with nothing: unavailable, exit 125"
-like "$(json_get "$SCRATCH/auto-none.json" '["backend_choice"]["reason"]')" "none enforces every requested property: [a-z]+ misses the fewest$" \
+like "$(json_get "$SCRATCH/auto-none.json" '["backend_choice"]["reason"]')" "none enforces every requested property: [a-z]+ misses the fewest \\(of the file, network and environment properties first\\)$" \
 	"auto on a host with nothing: the reason says none was complete"
 
 # A binary that is not in PATH makes the backend unavailable, with the hint.

@@ -1167,6 +1167,73 @@ else:
     w("Not measured (bench/phases.c did not build against this tree; see results/phases-build.txt).")
 w("")
 
+w("### One run on one time line (bench/timeline.py)")
+w("")
+TL = load("timeline.json")
+TL_WHAT = {
+    ("spawn", "main"): "exec of moat, the dynamic loader, stdio and signals set up (includes Python's posix_spawn)",
+    ("main", "parsed"): "what the host offers (`host_probe`), flags and profile to the policy",
+    ("parsed", "planned"): "the plan: every path to its object, the backend's compile (Landlock rules, BPF, "
+                           "environment; without namespaces the per-run tmp and the host's cgroups)",
+    ("planned", "clone"): "the guard, placeholders, the tree's cgroup, pipes",
+    ("clone", "child.start"): "clone(2), with the namespaces when there are some, to the child's first step",
+    ("clone", "reaped"): "clone(2), exec of the command, its run and exit, moat told (no sandbox)",
+    ("child.start", "child.mapped"): "uid and gid maps written",
+    ("child.mapped", "child.mounted"): "the view: mounts of the grants, masks, /dev, /proc, /tmp; pivot_root",
+    ("child.mounted", "child.exec_steps"): "the pid namespace's init forks the command's process",
+    ("child.exec_steps", "child.landlocked"): "session, cwd, no_new_privs, Landlock's rules for the view, "
+                                              "restrict_self",
+    ("child.landlocked", "child.fds_limits"): "capabilities dropped, descriptors closed, rlimits, signal mask",
+    ("child.fds_limits", "child.execve"): "the seccomp filter loaded (checked and JIT-compiled by the kernel)",
+    ("child.execve", "init.reaped"): "the command: execve, its dynamic loader, its run, its exit (bare `/bin/true` "
+                                     "takes the figure of §1's first line, spawn included)",
+    ("child.execve", "reaped"): "the command: execve, its run, its exit; moat told",
+    ("init.reaped", "reaped"): "the init's exit: the namespaces torn down (the mount table's RCU wait among "
+                               "them), SIGCHLD to moat",
+    ("reaped", "ran"): "the status, the tree's cgroup read and removed",
+    ("ran", "done"): "removing what the run left on the host (the per-run tmp and the tree's cgroup without "
+                     "namespaces) and reaping moat's guard (~0.15 ms: left to exit alone, it would be a zombie "
+                     "for a caller that is pid 1 without a reaper, node run directly by docker, one per run)",
+    ("done", "exit"): "moat's exit: the process torn down, seen by the caller's waitpid",
+}
+if TL and any(r.get("steps") for r in TL.values()):
+    names = [n for n in ("strict", "fallback", "off") if n in TL]
+    w(f"A moat built with `-DMOAT_TIMELINE` (src/util/timeline.h; every other build has no marks) writes a "
+      f"CLOCK_MONOTONIC mark at each step, in moat, its child and the sandbox's init; `bench/timeline.py` runs "
+      f"the three commands alternately, {TL[names[0]].get('rounds', '—')} rounds, and gives each step's median "
+      "over the rounds in ms (strict: `moat run --profile strict`; fallback: `MOAT_HOST_LIMIT=userns=0,root=0 "
+      "moat run --backend native --profile strict --mode prefer`; off: `--mode off`):")
+    w("")
+    w("| step | what happens | " + " | ".join(names) + " |")
+    w("|---|---|" + "---|" * len(names))
+    order = []
+    for n in names:
+        for st in TL[n]["steps"]:
+            key = (st["from"], st["to"])
+            if key not in order:
+                order.append(key)
+    for key in order:
+        cells = []
+        for n in names:
+            hit = [st for st in TL[n]["steps"] if (st["from"], st["to"]) == key]
+            cells.append(fmt(hit[0]["median_ms"], 3) if hit else "")
+        w(f"| {key[0]} → {key[1]} | {TL_WHAT.get(key, '')} | " + " | ".join(cells) + " |")
+    w("| total | spawn to waitpid | " + " | ".join(fmt(TL[n].get("total_median_ms"), 2) for n in names) + " |")
+    w("")
+    odd = {n: (TL[n].get("odd", 0), TL[n].get("failed", 0)) for n in names if TL[n].get("odd") or TL[n].get("failed")}
+    if odd:
+        w("Runs left out (marks in another order, or a failed run): " +
+          ", ".join(f"{n} {o} and {f}" for n, (o, f) in odd.items()) + ".")
+        w("")
+    ca = TL.get("strict", {}).get("cloned_after_clone_ms")
+    if ca is not None:
+        w(f"moat's own clone(2) returns {fmt(ca, 3)} ms after it began (strict), while the child goes on; the "
+          "marks' own cost (a snprintf and a write each) is inside each figure, a few µs.")
+        w("")
+else:
+    w("Not measured (see results/timeline-build.txt and results/timeline.txt).")
+    w("")
+
 w("### CPU profile of `moat run --profile strict -- /bin/true`")
 w("")
 pst = text("perf-stat.txt")

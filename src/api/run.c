@@ -26,6 +26,7 @@
 #include "launch/signals.h"
 #include "launch/term.h"
 #include "util/stdfds.h"
+#include "util/timeline.h"
 #include "util/cleanup.h"
 #include "util/mkdirs.h"
 
@@ -236,6 +237,7 @@ static int run_main(int argc, char **argv, bool exiting)
 	opts.defer_exe_err = true;
 	report_dest_init(&dest);
 	term_init(&term);
+	moat_timeline_mark("main");
 	if (host_probe(&host, &err) < 0 || cli_parse_run_meta(argc, argv, environ, &policy, &opts, &meta, &err) < 0) {
 		code = stop(&opts, &err);
 		goto out;
@@ -277,11 +279,13 @@ static int run_main(int argc, char **argv, bool exiting)
 		code = stop(&opts, &err);
 		goto out;
 	}
+	moat_timeline_mark("parsed");
 	if (plan_build(&policy, &host, &plan, &err) < 0) {
 		code = stop(&opts, &err);
 		goto out;
 	}
 	have_plan = true;
+	moat_timeline_mark("planned");
 
 	if (opts.dry_run) {
 		/* A package runner: both phases' plans. */
@@ -392,6 +396,7 @@ static int run_main(int argc, char **argv, bool exiting)
 		else if (hint)
 			fprintf(stderr, "moat: hint: %s\n", hint);
 	}
+	moat_timeline_mark("ran");
 	code = result.exit_code;
 	say_limit_hit(&policy, &result);
 	note_changed_pins(&plan);
@@ -431,6 +436,7 @@ out:
 	if (was_dumpable > 0)
 		prctl(PR_SET_DUMPABLE, was_dumpable, 0, 0, 0);
 	signals_release();
+	moat_timeline_mark("done");
 	return code;
 }
 

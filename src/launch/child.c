@@ -36,6 +36,7 @@
  *
  * No allocation after the fork: the parent may have held malloc's lock. */
 #include "launch/child.h"
+#include "util/timeline.h"
 
 #include <errno.h>
 #include <stdarg.h>
@@ -454,6 +455,7 @@ static _Noreturn void exec_sandboxed(const struct child_args *a)
 	size_t i;
 	int rc;
 
+	moat_timeline_mark("child.exec_steps");
 	if (setsid() < 0)
 		fail(a, 125, errno, "setsid");
 	/* Before the tool's fds are placed: moat's copy of the pty may be at
@@ -485,6 +487,7 @@ static _Noreturn void exec_sandboxed(const struct child_args *a)
 			if ((rc = landlock_child_restrict(&np->landlock)) < 0)
 				fail(a, 125, -rc, "landlock_restrict_self");
 		}
+		moat_timeline_mark("child.landlocked");
 		drop_capabilities(a);
 	}
 	/* The fence's filter before moat's main one, its listener and the DNS
@@ -514,8 +517,10 @@ static _Noreturn void exec_sandboxed(const struct child_args *a)
 	/* Signals moat blocked for itself must not stay blocked in the
 	 * command: the mask survives execve. */
 	signals_reset_for_exec(&a->saved_mask);
+	moat_timeline_mark("child.fds_limits");
 	if (np && np->use_seccomp && (rc = moat_seccomp_load(&np->bpf)) < 0)
 		fail(a, 125, -rc, "loading the seccomp filter");
+	moat_timeline_mark("child.execve");
 	if (!tool) {
 		execve(a->policy->exe, a->policy->argv, plan->envp);
 		fail(a, errno == ENOENT ? 127 : 126, errno, "execve %s", a->policy->exe);
@@ -563,6 +568,7 @@ static _Noreturn void run_init(const struct child_args *a, pid_t cmd)
 	sfd = reaper_signalfd(NULL);
 	if (sfd < 0 || reaper_run(cmd, sfd, -1, &status) != REAPER_EXITED)
 		_exit(125);
+	moat_timeline_mark("init.reaped");
 	unused = write(a->status_fd, &status, sizeof(status));
 	(void)unused;
 	_exit(0);
@@ -616,9 +622,11 @@ _Noreturn void child_main(const struct child_args *a)
 		exec_sandboxed(a);
 	}
 
+	moat_timeline_mark("child.start");
 	/* 2. */
 	if (np->clone_flags & CLONE_NEWUSER)
 		map_ids(a);
+	moat_timeline_mark("child.mapped");
 	/* 3. */
 	if (np->mounts.enabled) {
 		char what[200];
@@ -628,6 +636,7 @@ _Noreturn void child_main(const struct child_args *a)
 	}
 	if ((np->clone_flags & CLONE_NEWNET) && (a->policy->net == MOAT_NET_LOOPBACK || np->net_fence))
 		loopback_up(a);
+	moat_timeline_mark("child.mounted");
 	if (np->net_fence)
 		fence_resolver_files(a);
 	if (!np->pid_init) {

@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "launch/cgroup.h"
+#include "util/timeline.h"
 #include "launch/child.h"
 #include "launch/fence.h"
 #include "launch/signals.h"
@@ -536,6 +537,7 @@ int launch_run(const struct moat_policy *p, struct moat_plan *plan, struct term 
 	flags = plan->status == MOAT_STATUS_OFF || !np ? 0 : np->clone_flags;
 	if (cgroup)
 		cg_fd = tree_cgroup_open_v2(lp);
+	moat_timeline_mark("clone");
 	child = clone_child(flags, cg_fd, &in_cgroup);
 	if (child < 0) {
 		int e = errno;
@@ -547,6 +549,7 @@ int launch_run(const struct moat_policy *p, struct moat_plan *plan, struct term 
 	}
 	if (child == 0)
 		child_main(&args);
+	moat_timeline_mark("cloned");
 	if (relay) {
 		term_child_has_it(term);
 		raw_term = term;
@@ -738,6 +741,7 @@ int launch_run(const struct moat_policy *p, struct moat_plan *plan, struct term 
 		}
 	}
 
+	moat_timeline_mark("reaped");
 	fence_end(&sv, r);
 	if (fenced)
 		fence_rules_free(&fence_rules);

@@ -22,6 +22,21 @@
 #include "policy/verdict.h"
 #include "resolve/sharedlock.h"
 #include "resolve/view.h"
+
+/* Every hint of host/hints.h fits the verdicts' and the limits' hint
+ * fields whole: one was once cut at 256 bytes, mid-word, in `moat probe`. */
+#define HINT_FITS(h)                                                                                                   \
+	_Static_assert(sizeof(h) <= sizeof(((struct moat_verdict *)0)->hint), #h " is longer than a verdict's hint")
+HINT_FITS(HOST_HINT_LANDLOCK);
+HINT_FITS(HOST_HINT_LANDLOCK_ABI);
+HINT_FITS(HOST_HINT_USERNS);
+HINT_FITS(HOST_HINT_PROC);
+HINT_FITS(HOST_HINT_DELEGATE);
+HINT_FITS(HOST_HINT_SECCOMP);
+HINT_FITS(HOST_HINT_SECCOMP_NEWER);
+HINT_FITS(HOST_HINT_NET_FENCE);
+HINT_FITS(HOST_HINT_LIMIT);
+HINT_FITS(HOST_HINT_CGROUP2);
 #include "policy/env.h"
 #include "util/cleanup.h"
 #include "util/rmtree.h"

@@ -119,7 +119,8 @@ static void print_table(const json_t *j)
 	print_verdicts(json_object_get(native, "limits"));
 
 	printf("\nother backends (profile strict; --backend NAME; auto takes the first, in this order,\n"
-	       "after native, that enforces every requested property)\n");
+	       "after native, that enforces every requested property; when none does, the one missing\n"
+	       "the fewest of fs.*, net.* and env.curated, then the fewest in all)\n");
 	json_object_foreach(json_object_get(j, "backends"), key, v) {
 		if (strcmp(key, "native") != 0 && strcmp(key, "none") != 0)
 			print_other_backend(key, v);

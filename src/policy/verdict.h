@@ -12,7 +12,7 @@ struct moat_verdict {
 	bool enforced;         /* the backend will apply it */
 	char mechanism[256];   /* what enforces it, when enforced */
 	char reason[512];      /* why not, when missing */
-	char hint[256];        /* how to get it, when known */
+	char hint[512];        /* how to get it, when known (the longest, host/hints.h, is ~460) */
 };
 
 /* Enforced, with the mechanism; or missing, with the reason and a hint

@@ -52,7 +52,7 @@ struct limit_verdict {
 	bool enforced;
 	char mechanism[192];
 	char reason[512];
-	char hint[256];
+	char hint[512];
 };
 
 enum cg_tree_kill { CG_KILL_NONE, CG_KILL_V2, CG_KILL_V2_FREEZE, CG_KILL_V1_FREEZER };
@@ -81,7 +81,7 @@ struct limits_plan {
 	bool tree_enforced;
 	char tree_mechanism[192];
 	char tree_reason[512];
-	char tree_hint[256];
+	char tree_hint[512];
 };
 
 /* Decide every limit's mechanism.  `cache` holds the host's cgroups: read

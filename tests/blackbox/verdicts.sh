@@ -255,6 +255,13 @@ fi
 is "$(j get "$SCRATCH/probe-seccomp=0.json" '[d["seccomp"]] + [d["features"][k]["available"] for k in ("seccomp", "seccomp_user_notif", "seccomp_tsync", "seccomp_log")] + [d["seccomp_actions"]]')" \
 	"[false, false, false, false, false, []]" "seccomp=0: no seccomp, no user notification, TSYNC or log"
 is "$(j get "$SCRATCH/probe-userns=0.json" '[d["userns"], d["features"]["userns"]["available"]]')" "[false, false]" "userns=0: no user namespaces"
+# A property's hint is the host's whole hint: the userns one (~370 bytes)
+# was once cut at 256, mid-word ("...; make "), in the table and the JSON.
+MOAT_HOST_LIMIT=userns=0,root=0 "$MOAT" probe >"$SCRATCH/probe-userns-table.txt"
+like "$(grep -A1 '^  proc.pid ' "$SCRATCH/probe-userns-table.txt" | tail -1)" "a profile that allows unshare$" \
+	"userns=0,root=0: the table gives proc.pid's hint whole"
+like "$(j get "$SCRATCH/probe-userns=0,root=0.json" '["backends"]["native"]["properties"]["proc.pid"]["hint"]')" "a profile that allows unshare$" \
+	"userns=0,root=0: and so does the JSON"
 like "$(j get "$SCRATCH/probe-userns=0.json" '["userns_blocked_by"]')" "MOAT_HOST_LIMIT" "  blocked by the limit, it says"
 is "$(j get "$SCRATCH/probe-userns=0,root=0.json" '[d["root"], d["features"]["proc_mount"]["available"]]')" "[false, false]" \
 	"userns=0,root=0: no root, and no fresh /proc"

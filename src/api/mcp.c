@@ -36,6 +36,7 @@
 #include "sources/mcp_clients.h"
 #include "sources/mcp_policies.h"
 #include "sources/resolve.h"
+#include "util/jsontext.h"
 #include "util/cleanup.h"
 #include "util/file.h"
 #include "util/mem.h"
@@ -273,7 +274,7 @@ static json_t *strings_json(char *const *v, size_t n)
 	size_t i;
 
 	for (i = 0; i < n; i++)
-		json_array_append_new(a, json_string(v[i]));
+		json_array_append_new(a, json_text(v[i]));
 	return a;
 }
 
@@ -322,27 +323,27 @@ static json_t *verdict(const struct moat_host *host, char **argv, size_t argc)
 	run_options_init(&o);
 	o.defer_exe_err = true;
 	if (cli_parse_run((int)argc, argv, environ, &p, &o, &err) < 0 || plan_build(&p, host, &plan, &err) < 0) {
-		json_object_set_new(j, "status", json_string("error"));
-		json_object_set_new(j, "error", json_string(err.message));
+		json_object_set_new(j, "status", json_text("error"));
+		json_object_set_new(j, "error", json_text(err.message));
 		if (err.hint[0])
-			json_object_set_new(j, "hint", json_string(err.hint));
+			json_object_set_new(j, "hint", json_text(err.hint));
 		goto out;
 	}
-	json_object_set_new(j, "status", json_string(moat_status_name(plan.status)));
-	json_object_set_new(j, "backend", json_string(plan.backend));
+	json_object_set_new(j, "status", json_text(moat_status_name(plan.status)));
+	json_object_set_new(j, "backend", json_text(plan.backend));
 	missing = json_array();
 	for (i = 0; i < MOAT_P__COUNT; i++) {
 		const struct moat_verdict *v = &plan.props[i];
 
 		if (!v->requested || v->enforced)
 			continue;
-		json_array_append_new(missing, json_pack("{s:s, s:s, s:s}", "property",
-							 moat_property_name((enum moat_property)i), "reason", v->reason,
-							 "hint", v->hint));
+		json_array_append_new(missing, json_pack("{s:s, s:o, s:o}", "property",
+							 moat_property_name((enum moat_property)i), "reason",
+							 json_text(v->reason), "hint", json_text(v->hint)));
 	}
 	json_object_set_new(j, "missing", missing);
 	if (o.exe_err.kind != MOAT_E_NONE)
-		json_object_set_new(j, "command", json_string(o.exe_err.message));
+		json_object_set_new(j, "command", json_text(o.exe_err.message));
 	host_cleanup(&plan, getpid(), false);
 	plan_free(&plan);
 out:
@@ -400,12 +401,13 @@ static void cache_free(struct policy_cache *pc)
 static json_t *entry_json(const struct mcp_entry *e, const struct moat_host *host, struct policy_cache *pc,
 			  const char *self)
 {
-	json_t *j = json_pack("{s:s, s:s, s:i, s:i, s:s, s:s}", "name", e->name, "key", e->key, "line", e->pos.line,
-			      "col", e->pos.col, "kind", kind_name(e->kind), "state", state_name(e->state));
+	json_t *j =
+	    json_pack("{s:o, s:o, s:i, s:i, s:s, s:s}", "name", json_text(e->name), "key", json_text(e->key), "line",
+		      e->pos.line, "col", e->pos.col, "kind", kind_name(e->kind), "state", state_name(e->state));
 	char **argv = NULL;
 	size_t argc = 0, i;
 
-	json_object_set_new(j, "skip", e->skip ? json_string(e->skip) : json_null());
+	json_object_set_new(j, "skip", e->skip ? json_text(e->skip) : json_null());
 	json_object_set_new(j, "command", strings_json(e->argv, e->argc));
 	if (e->skip)
 		return j;
@@ -415,8 +417,8 @@ static json_t *entry_json(const struct mcp_entry *e, const struct moat_host *hos
 
 		json_object_set_new(j, "server_command",
 				    strings_json(e->argv + MCP_WRAP_ARGS, e->argc - MCP_WRAP_ARGS));
-		json_object_set_new(j, "policies", json_string(e->policies));
-		json_object_set_new(j, "profile", json_string(e->profile));
+		json_object_set_new(j, "policies", json_text(e->policies));
+		json_object_set_new(j, "profile", json_text(e->profile));
 		json_object_set_new(j, "policy", prof ? value_json(prof) : json_null());
 	}
 	if (e->state == MCP_NESTED) {
@@ -467,19 +469,20 @@ int api_mcp_list(const struct api_mcp_request *r, json_t **out, struct moat_erro
 		return -1;
 	if (load_files(&c, err) < 0 || host_probe(&host, err) < 0)
 		goto out;
-	doc = json_pack("{s:s, s:s, s:s}", "schema", "moat.mcp-list/1", "moat", r->moat, "project", c.cwd);
-	json_object_set_new(doc, "policies", c.policies ? json_string(c.policies) : json_null());
+	doc = json_pack("{s:s, s:o, s:o}", "schema", "moat.mcp-list/1", "moat", json_text(r->moat), "project",
+			json_text(c.cwd));
+	json_object_set_new(doc, "policies", c.policies ? json_text(c.policies) : json_null());
 	files = json_array();
 	for (i = 0; i < c.n_files; i++) {
 		const struct loaded *l = &c.files[i];
-		json_t *fj = json_pack("{s:s, s:s, s:s, s:s}", "client", mcp_client_id(l->client), "client_name",
-				       mcp_client_name(l->client), "scope", l->scope, "file", l->src.shown);
+		json_t *fj = json_pack("{s:s, s:s, s:s, s:o}", "client", mcp_client_id(l->client), "client_name",
+				       mcp_client_name(l->client), "scope", l->scope, "file", json_text(l->src.shown));
 		json_t *servers = json_array();
 
 		if (l->src.real && strcmp(l->src.real, l->src.shown) != 0)
-			json_object_set_new(fj, "symlink_to", json_string(l->src.real));
+			json_object_set_new(fj, "symlink_to", json_text(l->src.real));
 		if (!l->f) {
-			json_object_set_new(fj, "error", json_string(l->error.message));
+			json_object_set_new(fj, "error", json_text(l->error.message));
 		} else {
 			for (k = 0; k < l->f->n_entries; k++) {
 				const struct mcp_entry *e = &l->f->entries[k];
@@ -505,24 +508,24 @@ out:
 
 static json_t *file_report(json_t *files, const struct loaded *l)
 {
-	json_t *fj = json_pack("{s:s, s:s, s:b, s:[]}", "file", l->src.shown, "client", mcp_client_id(l->client),
-			       "changed", 0, "servers");
+	json_t *fj = json_pack("{s:o, s:s, s:b, s:[]}", "file", json_text(l->src.shown), "client",
+			       mcp_client_id(l->client), "changed", 0, "servers");
 
 	if (strcmp(l->src.real, l->src.shown) != 0)
-		json_object_set_new(fj, "symlink_to", json_string(l->src.real));
+		json_object_set_new(fj, "symlink_to", json_text(l->src.real));
 	json_array_append_new(files, fj);
 	return fj;
 }
 
 static void say(json_t *fj, const struct mcp_entry *e, const char *action, const char *profile, const char *why)
 {
-	json_t *s =
-	    json_pack("{s:s, s:s, s:i, s:s}", "name", e->name, "key", e->key, "line", e->pos.line, "action", action);
+	json_t *s = json_pack("{s:o, s:o, s:i, s:s}", "name", json_text(e->name), "key", json_text(e->key), "line",
+			      e->pos.line, "action", action);
 
 	if (profile)
-		json_object_set_new(s, "profile", json_string(profile));
+		json_object_set_new(s, "profile", json_text(profile));
 	if (why)
-		json_object_set_new(s, "why", json_string(why));
+		json_object_set_new(s, "why", json_text(why));
 	json_array_append_new(json_object_get(fj, "servers"), s);
 }
 
@@ -594,7 +597,7 @@ static int write_client(const struct loaded *l, const char *text, size_t len, js
 			    err) < 0)
 		return -1;
 	json_object_set_new(fj, "changed", json_true());
-	json_object_set_new(fj, "backup", json_string(shown));
+	json_object_set_new(fj, "backup", json_text(shown));
 	return 0;
 }
 
@@ -928,7 +931,7 @@ int api_mcp_wrap(const struct api_mcp_request *r, json_t **out, struct moat_erro
 	}
 	if (policies_read(c.policies, &pol, err) < 0)
 		goto out;
-	doc = json_pack("{s:s, s:s}", "schema", "moat.mcp-edit/1", "policies", pol.src.shown);
+	doc = json_pack("{s:s, s:o}", "schema", "moat.mcp-edit/1", "policies", json_text(pol.src.shown));
 	files = json_array();
 	json_object_set_new(doc, "files", files);
 	for (i = 0; i < c.n_files; i++) {
@@ -936,8 +939,8 @@ int api_mcp_wrap(const struct api_mcp_request *r, json_t **out, struct moat_erro
 		json_t *fj;
 
 		if (!l->f) {
-			fj = json_pack("{s:s, s:s, s:[]}", "file", l->src.shown ? l->src.shown : "", "error",
-				       l->error.message, "servers");
+			fj = json_pack("{s:o, s:o, s:[]}", "file", json_text(l->src.shown ? l->src.shown : ""), "error",
+				       json_text(l->error.message), "servers");
 			json_array_append_new(files, fj);
 			continue;
 		}
@@ -1002,7 +1005,7 @@ static void forget(struct policy_cache *pc, const struct mcp_entry **es, size_t 
 		if (ns > 0) {
 			text = mcp_splices_apply(p->p->text, p->p->len, s, ns, &len);
 			if (write_policies(p, text, len, &err) < 0 || policies_reread(p, &err) < 0)
-				json_object_set_new(fj, "policies_left", json_string(err.message));
+				json_object_set_new(fj, "policies_left", json_text(err.message));
 		}
 		if (!all)
 			json_object_set_new(

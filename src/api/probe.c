@@ -34,6 +34,7 @@
 #include "policy/properties.h"
 #include "policy/policy.h"
 #include "policy/profiles.h"
+#include "util/jsontext.h"
 #include "util/cleanup.h"
 #include "util/mem.h"
 
@@ -279,8 +280,8 @@ struct native_probe {
  * a run with --memory, --pids and --cpu gets here: the same decision a run
  * makes (resolve/limits.h), so probe and run agree. */
 #define PROBE_MEMORY (INT64_C(1) << 30)
-#define PROBE_PIDS 4096
-#define PROBE_CPU 3600
+#define PROBE_PIDS   4096
+#define PROBE_CPU    3600
 
 /* The verdicts of a plan for the strict profile with network `net`, under
  * `backend`; with `limits`, the tree limits are declared and what holds
@@ -360,7 +361,6 @@ static void probe_backend(const struct moat_host *h, const char *backend, struct
 }
 
 /* ---- gathering ---- */
-
 
 struct probe {
 	struct moat_host h;
@@ -519,11 +519,11 @@ static void gather(struct probe *pr)
 
 static json_t *feature_json(const struct feature *f)
 {
-	json_t *o = json_pack("{s:b, s:s}", "available", f->available, "detail", f->detail);
+	json_t *o = json_pack("{s:b, s:o}", "available", f->available, "detail", json_text(f->detail));
 
 	if (!f->available) {
-		json_object_set_new(o, "reason", json_string(f->why));
-		json_object_set_new(o, "hint", json_string(f->hint ? f->hint : ""));
+		json_object_set_new(o, "reason", json_text(f->why));
+		json_object_set_new(o, "hint", json_text(f->hint ? f->hint : ""));
 	}
 	return o;
 }
@@ -535,7 +535,7 @@ static json_t *actions_json(const char *actions)
 	char *save = NULL, *w;
 
 	for (w = copy ? strtok_r(copy, " ", &save) : NULL; w; w = strtok_r(NULL, " ", &save))
-		json_array_append_new(a, json_string(w));
+		json_array_append_new(a, json_text(w));
 	return a;
 }
 
@@ -545,9 +545,9 @@ static json_t *native_json(const struct native_probe *np)
 	int i;
 
 	json_object_set_new(o, "available", json_boolean(np->ok));
-	json_object_set_new(o, "policy", json_string("profile strict; net.loopback with --net loopback"));
+	json_object_set_new(o, "policy", json_text("profile strict; net.loopback with --net loopback"));
 	if (!np->ok) {
-		json_object_set_new(o, "reason", json_string(np->error));
+		json_object_set_new(o, "reason", json_text(np->error));
 		json_decref(props);
 		json_decref(enf);
 		json_decref(miss);
@@ -558,14 +558,15 @@ static json_t *native_json(const struct native_probe *np)
 		const char *name = moat_property_name((enum moat_property)i);
 
 		if (v->enforced) {
-			json_object_set_new(props, name,
-					    json_pack("{s:s, s:s}", "status", "enforced", "mechanism", v->mechanism));
-			json_array_append_new(enf, json_string(name));
-		} else {
 			json_object_set_new(
 			    props, name,
-			    json_pack("{s:s, s:s, s:s}", "status", "missing", "reason", v->reason, "hint", v->hint));
-			json_array_append_new(miss, json_string(name));
+			    json_pack("{s:s, s:o}", "status", "enforced", "mechanism", json_text(v->mechanism)));
+			json_array_append_new(enf, json_text(name));
+		} else {
+			json_object_set_new(props, name,
+					    json_pack("{s:s, s:o, s:o}", "status", "missing", "reason",
+						      json_text(v->reason), "hint", json_text(v->hint)));
+			json_array_append_new(miss, json_text(name));
 		}
 	}
 	json_object_set_new(o, "enforced", enf);
@@ -578,10 +579,10 @@ static json_t *native_json(const struct native_probe *np)
 			if (!l->declared)
 				continue;
 			json_object_set_new(lim, limit_name((enum limit_kind)i),
-					    l->enforced ? json_pack("{s:s, s:s}", "status", "enforced", "mechanism",
-								    l->mechanism)
-							: json_pack("{s:s, s:s, s:s}", "status", "missing", "reason",
-								    l->reason, "hint", l->hint));
+					    l->enforced ? json_pack("{s:s, s:o}", "status", "enforced", "mechanism",
+								    json_text(l->mechanism))
+							: json_pack("{s:s, s:o, s:o}", "status", "missing", "reason",
+								    json_text(l->reason), "hint", json_text(l->hint)));
 		}
 		json_object_set_new(o, "limits", lim);
 	}
@@ -595,30 +596,30 @@ static json_t *probe_json(const struct probe *pr)
 	size_t i;
 
 	/* The flat host facts first: the same names as the report's "host". */
-	json_object_set_new(j, "schema", json_string(PROBE_SCHEMA));
-	json_object_set_new(j, "moat_version", json_string(MOAT_VERSION));
-	json_object_set_new(j, "kernel", json_string(h->kernel));
-	json_object_set_new(j, "machine", json_string(h->machine));
+	json_object_set_new(j, "schema", json_text(PROBE_SCHEMA));
+	json_object_set_new(j, "moat_version", json_text(MOAT_VERSION));
+	json_object_set_new(j, "kernel", json_text(h->kernel));
+	json_object_set_new(j, "machine", json_text(h->machine));
 	json_object_set_new(j, "landlock_abi", json_integer(h->landlock_abi));
 	json_object_set_new(j, "landlock_errata",
 			    h->landlock_errata >= 0 ? json_integer(h->landlock_errata) : json_null());
 	json_object_set_new(j, "seccomp", json_boolean(h->seccomp));
 	json_object_set_new(j, "seccomp_actions", actions_json(h->seccomp ? pr->actions : NULL));
 	json_object_set_new(j, "userns", json_boolean(pr->f[F_USERNS].available));
-	json_object_set_new(j, "userns_blocked_by", json_string(pr->f[F_USERNS].available ? "" : pr->f[F_USERNS].why));
+	json_object_set_new(j, "userns_blocked_by", json_text(pr->f[F_USERNS].available ? "" : pr->f[F_USERNS].why));
 	json_object_set_new(j, "root", json_boolean(h->root));
 	json_object_set_new(j, "uid", json_integer((json_int_t)h->uid));
 	json_object_set_new(j, "gid", json_integer((json_int_t)h->gid));
 	json_object_set_new(j, "yama_ptrace_scope", json_integer(h->yama_ptrace_scope));
-	json_object_set_new(j, "limited_by", json_string(h->limited_by));
+	json_object_set_new(j, "limited_by", json_text(h->limited_by));
 
 	for (i = 0; i < F__COUNT; i++)
 		json_object_set_new(feat, pr->f[i].name, feature_json(&pr->f[i]));
 	json_object_set_new(j, "features", feat);
 	json_object_set_new(j, "cgroup",
-			    json_pack("{s:s, s:s, s:s, s:s, s:b, s:b}", "layout", pr->cg.layout, "mount", pr->cg.mount,
-				      "path", pr->cg.path, "controllers", pr->cg.controllers, "v2", pr->cg.v2,
-				      "delegated", pr->cg.delegated));
+			    json_pack("{s:s, s:o, s:o, s:o, s:b, s:b}", "layout", pr->cg.layout, "mount",
+				      json_text(pr->cg.mount), "path", json_text(pr->cg.path), "controllers",
+				      json_text(pr->cg.controllers), "v2", pr->cg.v2, "delegated", pr->cg.delegated));
 
 	for (i = 0; i < pr->n_tools; i++) {
 		const struct tool_info *t = &pr->t[i];
@@ -626,14 +627,14 @@ static json_t *probe_json(const struct probe *pr)
 				      "backend_in_this_build", true);
 
 		if (t->installed) {
-			json_object_set_new(o, "path", json_string(t->path));
-			json_object_set_new(o, "version", t->version[0] ? json_string(t->version) : json_null());
-			json_object_set_new(o, "version_output", json_string(t->output));
+			json_object_set_new(o, "path", json_text(t->path));
+			json_object_set_new(o, "version", t->version[0] ? json_text(t->version) : json_null());
+			json_object_set_new(o, "version_output", json_text(t->output));
 			if (t->why[0])
-				json_object_set_new(o, "reason", json_string(t->why));
+				json_object_set_new(o, "reason", json_text(t->why));
 		} else {
-			json_object_set_new(o, "reason", json_string("not found in PATH"));
-			json_object_set_new(o, "hint", json_string(t->backend->install_hint));
+			json_object_set_new(o, "reason", json_text("not found in PATH"));
+			json_object_set_new(o, "hint", json_text(t->backend->install_hint));
 		}
 		json_object_set_new(tl, t->name, o);
 	}

@@ -45,6 +45,7 @@
 #include "policy/verdict.h"
 #include "resolve/view.h"
 #include "policy/env.h"
+#include "util/jsontext.h"
 #include "util/cleanup.h"
 #include "util/cleanup_json.h"
 #include "util/mem.h"
@@ -656,6 +657,38 @@ static int write_config(const char *dir, json_t *config, struct moat_error *err)
 	return backend_write_file(dir, "config.json", text, strlen(text), err);
 }
 
+/* config.json is JSON, which is UTF-8: a string that is not (an argument,
+ * a variable, a path) cannot be written into it.  jansson refused each one
+ * alone, and the bundle lost that argument or that grant's mount without a
+ * word.  The first such string, named; NULL when there is none. */
+static bool utf8_str(const char *s)
+{
+	return !s || utf8_valid(s, strlen(s));
+}
+
+static const char *not_utf8(const struct backend_ctx *ctx)
+{
+	const struct moat_policy *p = ctx->policy;
+	size_t i;
+
+	if (!utf8_str(p->exe))
+		return "the command's path";
+	for (i = 0; i < p->argc; i++)
+		if (!utf8_str(p->argv[i]))
+			return "an argument of the command";
+	if (!utf8_str(p->cwd))
+		return "the working directory";
+	for (i = 0; ctx->envp && ctx->envp[i]; i++)
+		if (!utf8_str(ctx->envp[i]))
+			return "a variable of the command's environment";
+	for (i = 0; i < ctx->fs->n; i++)
+		if (!utf8_str(ctx->fs->obj[i].path) || !utf8_str(ctx->fs->obj[i].real))
+			return "a path of the policy";
+	if (!utf8_str(ctx->work_dir))
+		return "the bundle's directory";
+	return NULL;
+}
+
 static int compile_bundle(const struct moat_backend *self, const struct backend_ctx *ctx, struct backend_plan *bp,
 			  struct moat_verdict *props, struct moat_error *err)
 {
@@ -706,6 +739,18 @@ static int compile_bundle(const struct moat_backend *self, const struct backend_
 	runnable = can_run(ctx, &f, props);
 	if (!runnable && !ctx->exporting)
 		return 0;
+	{
+		const char *bad = not_utf8(ctx);
+		if (bad && ctx->exporting) {
+			moat_error_set(err, MOAT_E_USAGE, 0, "%s is not UTF-8, which an OCI config.json must be", bad);
+			return moat_error_hint(err, "export a command, paths and variables that are UTF-8 text");
+		}
+		if (bad) {
+			snprintf(why, sizeof(why), "%s is not UTF-8, which the OCI config.json moat writes must be", bad);
+			backend_verdict_all_missing(props, "use --backend native or bwrap, which take any bytes", why);
+			return 0;
+		}
+	}
 
 	rootfs = moat_xasprintf("%s/" ROOTFS, bp->work_dir);
 	state = moat_xasprintf("%s/state", bp->work_dir);

@@ -9,15 +9,17 @@
 #include "policy/netdest.h"
 #include "policy/properties.h"
 #include "util/cleanup.h"
+#include "util/jsontext.h"
 #include "util/sha256.h"
 
 #ifndef MOAT_VERSION
 #define MOAT_VERSION "0.0.0"
 #endif
 
+/* Any string of the host's or the user's: util/jsontext.h. */
 static json_t *str_or_null(const char *s)
 {
-	return s ? json_string(s) : json_null();
+	return json_text(s);
 }
 
 static json_t *limit_json(int64_t v)
@@ -28,9 +30,9 @@ static json_t *limit_json(int64_t v)
 static json_t *origin_json(const struct moat_origin *o)
 {
 	if (o->line > 0)
-		return json_pack("{s:s, s:i, s:i}", "source", o->source ? o->source : "", "line", o->line, "col",
-				 o->col);
-	return json_pack("{s:s}", "source", o->source ? o->source : "");
+		return json_pack("{s:o, s:i, s:i}", "source", json_text(o->source ? o->source : ""), "line", o->line,
+				 "col", o->col);
+	return json_pack("{s:o}", "source", json_text(o->source ? o->source : ""));
 }
 
 static const char *family_name(int family)
@@ -47,20 +49,21 @@ static json_t *net_allow_json(const struct moat_policy *p)
 	for (i = 0; i < p->n_net_allow; i++) {
 		const struct moat_net_dest *d = &p->net_allow[i];
 		json_t *o =
-		    json_pack("{s:s, s:s, s:b, s:b, s:b, s:o}", "text", d->text, "kind", net_dest_kind_name(d->kind),
-			      "host_loopback", d->host_loopback, "private_range", d->names_private_range, "proxy_only",
-			      d->proxy_only, "origin", origin_json(&d->origin));
+		    json_pack("{s:o, s:s, s:b, s:b, s:b, s:o}", "text", json_text(d->text), "kind",
+			      net_dest_kind_name(d->kind), "host_loopback", d->host_loopback, "private_range",
+			      d->names_private_range, "proxy_only", d->proxy_only, "origin", origin_json(&d->origin));
 		char buf[64];
 
 		if (d->kind == MOAT_NET_DEST_ADDR) {
 			json_object_set_new(o, "family", json_string(family_name(d->family)));
-			json_object_set_new(o, "address", json_string(net_addr_text(d->family, d->addr, buf, sizeof(buf))));
+			json_object_set_new(o, "address",
+					    json_string(net_addr_text(d->family, d->addr, buf, sizeof(buf))));
 			json_object_set_new(o, "prefix", json_integer(d->prefix));
 		} else {
-			json_object_set_new(o, "name", json_string(d->name));
+			json_object_set_new(o, "name", json_text(d->name));
 		}
 		if (d->from)
-			json_object_set_new(o, "from", json_string(d->from));
+			json_object_set_new(o, "from", json_text(d->from));
 		if (d->any_port) {
 			json_object_set_new(o, "ports", json_string("any"));
 		} else {
@@ -83,7 +86,7 @@ static json_t *net_resolve_json(const struct moat_policy *p)
 		const struct moat_net_pin *pin = &p->net_pins[i];
 		char buf[64];
 
-		json_array_append_new(a, json_pack("{s:s, s:s, s:s, s:o}", "name", pin->name, "family",
+		json_array_append_new(a, json_pack("{s:o, s:s, s:s, s:o}", "name", json_text(pin->name), "family",
 						   family_name(pin->family), "address",
 						   net_addr_text(pin->family, pin->addr, buf, sizeof(buf)), "origin",
 						   origin_json(&pin->origin)));
@@ -112,9 +115,10 @@ static void netlog_json(json_t *net, const struct netlog *l)
 
 		for (k = 0; k < n->n_addrs; k++)
 			json_array_append_new(addrs, fence_addr_json(&n->addrs[k]));
-		json_array_append_new(names, json_pack("{s:s, s:I, s:I, s:I, s:o}", "name", n->name, "answered",
-						       (json_int_t)n->answered, "denied", (json_int_t)n->denied,
-						       "failed", (json_int_t)n->failed, "addresses", addrs));
+		json_array_append_new(names,
+				      json_pack("{s:o, s:I, s:I, s:I, s:o}", "name", json_text(n->name), "answered",
+						(json_int_t)n->answered, "denied", (json_int_t)n->denied, "failed",
+						(json_int_t)n->failed, "addresses", addrs));
 	}
 	for (i = 0; i < l->n_conns; i++) {
 		const struct netlog_conn *c = &l->conns[i];
@@ -129,10 +133,12 @@ static void netlog_json(json_t *net, const struct netlog *l)
 	json_object_set_new(net, "connections", conns);
 	json_object_set_new(net, "dropped",
 			    json_pack("{s:I, s:I, s:I}", "names", (json_int_t)l->names_dropped, "connections",
-				      (json_int_t)l->conns_dropped, "proxy_destinations", (json_int_t)l->proxied_dropped));
+				      (json_int_t)l->conns_dropped, "proxy_destinations",
+				      (json_int_t)l->proxied_dropped));
 	if (l->events_fd >= 0)
-		json_object_set_new(net, "events", json_pack("{s:I, s:I}", "written", (json_int_t)l->events_written,
-							     "dropped", (json_int_t)l->events_dropped));
+		json_object_set_new(net, "events",
+				    json_pack("{s:I, s:I}", "written", (json_int_t)l->events_written, "dropped",
+					      (json_int_t)l->events_dropped));
 }
 
 /* Each destination asked of the proxy mode, and what became of it. */
@@ -142,7 +148,7 @@ static json_t *proxy_destinations_json(const struct netlog *l)
 
 	for (size_t i = 0; i < l->n_proxied; i++) {
 		const struct netlog_proxy *p = &l->proxied[i];
-		json_array_append_new(a, json_pack("{s:s, s:i, s:I, s:I, s:I, s:I}", "host", p->host, "port",
+		json_array_append_new(a, json_pack("{s:o, s:i, s:I, s:I, s:I, s:I}", "host", json_text(p->host), "port",
 						   (int)p->port, "tunnels", (json_int_t)p->tunnels, "refused",
 						   (json_int_t)p->refused, "sni_refused", (json_int_t)p->sni_refused,
 						   "failed", (json_int_t)p->failed));
@@ -155,7 +161,7 @@ static json_t *strv_json(char *const *v, size_t n)
 	json_t *a = json_array();
 
 	for (size_t i = 0; i < n; i++)
-		json_array_append_new(a, json_string(v[i]));
+		json_array_append_new(a, json_text(v[i]));
 	return a;
 }
 
@@ -172,8 +178,9 @@ static json_t *pkg_caches_json(const struct moat_policy *p)
 	json_t *a = json_array();
 
 	for (size_t i = 0; i < p->n_pkg_caches; i++)
-		json_array_append_new(a, json_pack("{s:s, s:s, s:s}", "tool", p->pkg_caches[i].tool, "var",
-						   p->pkg_caches[i].var, "path", p->pkg_caches[i].path));
+		json_array_append_new(a, json_pack("{s:o, s:o, s:o}", "tool", json_text(p->pkg_caches[i].tool), "var",
+						   json_text(p->pkg_caches[i].var), "path",
+						   json_text(p->pkg_caches[i].path)));
 	return a;
 }
 
@@ -184,14 +191,14 @@ json_t *policy_to_json(const struct moat_policy *p)
 	size_t i;
 
 	for (i = 0; i < p->argc; i++)
-		json_array_append_new(argv, json_string(p->argv[i]));
+		json_array_append_new(argv, json_text(p->argv[i]));
 	for (i = 0; i < p->n_paths; i++)
-		json_array_append_new(paths, json_pack("{s:s, s:s, s:b, s:o}", "path", p->paths[i].path, "access",
-						       moat_access_name(p->paths[i].access), "optional",
-						       p->paths[i].optional, "origin",
-						       origin_json(&p->paths[i].origin)));
+		json_array_append_new(paths,
+				      json_pack("{s:o, s:s, s:b, s:o}", "path", json_text(p->paths[i].path), "access",
+						moat_access_name(p->paths[i].access), "optional", p->paths[i].optional,
+						"origin", origin_json(&p->paths[i].origin)));
 	for (i = 0; i < p->n_env; i++)
-		json_array_append_new(env, json_pack("{s:s, s:s}", "name", p->env[i].name, "from",
+		json_array_append_new(env, json_pack("{s:o, s:s}", "name", json_text(p->env[i].name), "from",
 						     p->env[i].value ? "set" : "pass"));
 	for (i = 0; i < p->n_keep_fds; i++)
 		json_array_append_new(fds, json_integer(p->keep_fds[i]));
@@ -201,7 +208,7 @@ json_t *policy_to_json(const struct moat_policy *p)
 
 	json_object_set_new(j, "profile", str_or_null(p->profile));
 	json_object_set_new(j, "mode", json_string(moat_mode_name(p->mode)));
-	json_object_set_new(j, "backend", json_string(p->backend));
+	json_object_set_new(j, "backend", json_text(p->backend));
 	json_object_set_new(j, "net", json_string(moat_net_name(p->net)));
 	/* Only when there are some: the digest of a policy without them
 	 * stays what it was. */
@@ -239,10 +246,10 @@ json_t *policy_to_json(const struct moat_policy *p)
 
 static json_t *host_json(const struct moat_host *h)
 {
-	return json_pack("{s:s, s:s, s:i, s:b, s:b, s:s, s:b, s:i, s:i, s:s}", "kernel", h->kernel, "machine",
-			 h->machine, "landlock_abi", h->landlock_abi, "seccomp", h->seccomp, "userns", h->userns,
-			 "userns_blocked_by", h->userns_why, "root", h->root, "uid", (int)h->uid, "gid", (int)h->gid,
-			 "limited_by", h->limited_by);
+	return json_pack("{s:o, s:o, s:i, s:b, s:b, s:o, s:b, s:i, s:i, s:o}", "kernel", json_text(h->kernel),
+			 "machine", json_text(h->machine), "landlock_abi", h->landlock_abi, "seccomp", h->seccomp,
+			 "userns", h->userns, "userns_blocked_by", json_text(h->userns_why), "root", h->root, "uid",
+			 (int)h->uid, "gid", (int)h->gid, "limited_by", json_text(h->limited_by));
 }
 
 static json_t *properties_json(const struct moat_plan *plan, json_t *missing)
@@ -258,11 +265,11 @@ static json_t *properties_json(const struct moat_plan *plan, json_t *missing)
 		if (plan->status == MOAT_STATUS_OFF) {
 			o = json_pack("{s:s, s:b}", "status", "off", "requested", false);
 		} else if (v->enforced) {
-			o = json_pack("{s:s, s:b, s:s}", "status", "enforced", "requested", v->requested,
-				      "mechanism", v->mechanism);
+			o = json_pack("{s:s, s:b, s:o}", "status", "enforced", "requested", v->requested, "mechanism",
+				      json_text(v->mechanism));
 		} else if (v->requested) {
-			o = json_pack("{s:s, s:b, s:s, s:s}", "status", "missing", "requested", true, "reason",
-				      v->reason, "hint", v->hint);
+			o = json_pack("{s:s, s:b, s:o, s:o}", "status", "missing", "requested", true, "reason",
+				      json_text(v->reason), "hint", json_text(v->hint));
 			json_array_append_new(missing, json_string(name));
 		} else {
 			o = json_pack("{s:s, s:b}", "status", "not-requested", "requested", false);
@@ -284,12 +291,13 @@ static json_t *limits_json(const struct limits_plan *lp)
 			continue;
 		if (v->enforced)
 			json_object_set_new(o, limit_name((enum limit_kind)k),
-					    json_pack("{s:I, s:s, s:s}", "value", (json_int_t)v->value, "status",
-						      "enforced", "mechanism", v->mechanism));
+					    json_pack("{s:I, s:s, s:o}", "value", (json_int_t)v->value, "status",
+						      "enforced", "mechanism", json_text(v->mechanism)));
 		else
 			json_object_set_new(o, limit_name((enum limit_kind)k),
-					    json_pack("{s:I, s:s, s:s, s:s}", "value", (json_int_t)v->value, "status",
-						      "missing", "reason", v->reason, "hint", v->hint));
+					    json_pack("{s:I, s:s, s:o, s:o}", "value", (json_int_t)v->value, "status",
+						      "missing", "reason", json_text(v->reason), "hint",
+						      json_text(v->hint)));
 	}
 	return o;
 }
@@ -313,16 +321,18 @@ static json_t *filesystem_json(const struct fs_plan *fp)
 
 		if (o->role == FS_PROTECT) {
 			const char *state = o->lifted ? "lifted" : o->placeholder ? "placeholder" : "read-only";
-			json_array_append_new(prot, json_pack("{s:s, s:s}", "path", o->real, "state", state));
+			json_array_append_new(prot,
+					      json_pack("{s:o, s:s}", "path", json_text(o->real), "state", state));
 			continue;
 		}
 		if (!o->rule) {
 			n_entries += o->role == FS_READ || o->role == FS_WRITE;
 			continue;
 		}
-		e = json_pack("{s:s, s:s, s:b}", "path", o->path, "access", role_name(o->role), "present", o->present);
+		e = json_pack("{s:o, s:s, s:b}", "path", json_text(o->path), "access", role_name(o->role), "present",
+			      o->present);
 		if (o->real && strcmp(o->real, o->path) != 0)
-			json_object_set_new(e, "resolved", json_string(o->real));
+			json_object_set_new(e, "resolved", json_text(o->real));
 		if (o->dropped)
 			json_object_set_new(e, "granted", json_false());
 		if (o->expanded)
@@ -343,7 +353,7 @@ json_t *report_build(const struct moat_policy *p, const struct moat_host *h, con
 
 	sha256_hex(canon ? canon : "", canon ? strlen(canon) : 0, digest);
 	for (i = 0; plan->env_names && plan->env_names[i]; i++)
-		json_array_append_new(names, json_string(plan->env_names[i]));
+		json_array_append_new(names, json_text(plan->env_names[i]));
 
 	json_object_set_new(j, "schema", json_string(MOAT_REPORT_SCHEMA));
 	json_object_set_new(j, "moat_version", json_string(MOAT_VERSION));
@@ -351,19 +361,23 @@ json_t *report_build(const struct moat_policy *p, const struct moat_host *h, con
 	json_object_set_new(j, "mode", json_string(moat_mode_name(p->mode)));
 	json_object_set_new(j, "backend", json_string(plan->backend ? plan->backend : "none"));
 	json_object_set_new(j, "backend_choice",
-			    json_pack("{s:s, s:s}", "asked", plan->backend_asked ? plan->backend_asked : p->backend,
-				      "reason", plan->backend_reason));
+			    json_pack("{s:o, s:o}", "asked",
+				      json_text(plan->backend_asked ? plan->backend_asked : p->backend), "reason",
+				      json_text(plan->backend_reason)));
 	if (plan->compiled.argv) {
 		json_t *argv = json_array();
 		for (i = 0; i < plan->compiled.argc; i++)
-			json_array_append_new(argv, json_string(plan->compiled.argv[i]));
-		json_object_set_new(j, "launcher", json_pack("{s:s, s:o, s:s*}", "tool", plan->compiled.tool_path, "argv", argv,
-							     "runtime", plan->compiled.runtime));
+			json_array_append_new(argv, json_text(plan->compiled.argv[i]));
+		json_object_set_new(j, "launcher",
+				    json_pack("{s:o, s:o, s:o*}", "tool", json_text(plan->compiled.tool_path), "argv",
+					      argv, "runtime",
+					      plan->compiled.runtime ? json_text(plan->compiled.runtime) : NULL));
 	}
 	json_object_set_new(j, "profile", str_or_null(p->profile));
 	json_object_set_new(j, "host", host_json(h));
-	json_object_set_new(j, "command", json_pack("{s:O, s:s, s:s}", "argv", json_object_get(pol, "argv"), "exe",
-						    p->exe ? p->exe : "", "cwd", p->cwd ? p->cwd : ""));
+	json_object_set_new(j, "command",
+			    json_pack("{s:O, s:o, s:o}", "argv", json_object_get(pol, "argv"), "exe",
+				      json_text(p->exe ? p->exe : ""), "cwd", json_text(p->cwd ? p->cwd : "")));
 	json_object_set_new(j, "environment", json_pack("{s:o}", "names", names));
 	if (p->n_pkg_caches && plan->status != MOAT_STATUS_OFF)
 		json_object_set_new(json_object_get(j, "environment"), "package_caches", pkg_caches_json(p));
@@ -373,14 +387,13 @@ json_t *report_build(const struct moat_policy *p, const struct moat_host *h, con
 					"resolve", net_resolve_json(p));
 		/* What the fence did during the run (launch/fence.h). */
 		if (run && run->fenced)
-			json_object_set_new(net, "fence",
-					    json_pack("{s:I, s:I, s:I, s:I, s:I, s:I}", "connects_forwarded",
-						      (json_int_t)run->fence.forwarded, "connects_refused",
-						      (json_int_t)run->fence.refused, "connects_local",
-						      (json_int_t)run->fence.local, "dns_queries",
-						      (json_int_t)run->fence.dns_queries, "dns_denied",
-						      (json_int_t)run->fence.dns_denied, "failures",
-						      (json_int_t)run->fence.failures));
+			json_object_set_new(
+			    net, "fence",
+			    json_pack("{s:I, s:I, s:I, s:I, s:I, s:I}", "connects_forwarded",
+				      (json_int_t)run->fence.forwarded, "connects_refused",
+				      (json_int_t)run->fence.refused, "connects_local", (json_int_t)run->fence.local,
+				      "dns_queries", (json_int_t)run->fence.dns_queries, "dns_denied",
+				      (json_int_t)run->fence.dns_denied, "failures", (json_int_t)run->fence.failures));
 		if (run && run->fenced) {
 			netlog_json(net, &run->netlog);
 			/* The proxy mode (kernel/netproxy.h), and the host's
@@ -397,13 +410,13 @@ json_t *report_build(const struct moat_policy *p, const struct moat_host *h, con
 			json_object_set_new(json_object_get(net, "proxy"), "destinations",
 					    proxy_destinations_json(&run->netlog));
 			if (run->upstream[0][0] || run->upstream[1][0] || run->upstream[2][0])
-				json_object_set_new(net, "upstream",
-						    json_pack("{s:s?, s:s?, s:s?, s:I}", "https",
-							      run->upstream[0][0] ? run->upstream[0] : NULL, "http",
-							      run->upstream[1][0] ? run->upstream[1] : NULL, "all",
-							      run->upstream[2][0] ? run->upstream[2] : NULL,
-							      "connects_via_upstream",
-							      (json_int_t)run->fence.via_upstream));
+				json_object_set_new(
+				    net, "upstream",
+				    json_pack("{s:o, s:o, s:o, s:I}", "https",
+					      json_text(run->upstream[0][0] ? run->upstream[0] : NULL), "http",
+					      json_text(run->upstream[1][0] ? run->upstream[1] : NULL), "all",
+					      json_text(run->upstream[2][0] ? run->upstream[2] : NULL),
+					      "connects_via_upstream", (json_int_t)run->fence.via_upstream));
 		}
 		json_object_set_new(j, "network", net);
 	}
@@ -432,7 +445,7 @@ json_t *report_build(const struct moat_policy *p, const struct moat_host *h, con
 		json_object_set_new(r, "exec_ms", json_real(run->exec_ms));
 		json_object_set_new(r, "run_ms", json_real(run->run_ms));
 		if (run->failure[0])
-			json_object_set_new(r, "failure", json_string(run->failure));
+			json_object_set_new(r, "failure", json_text(run->failure));
 		json_object_set_new(j, "run", r);
 		json_decref(pol);
 	} else {

@@ -358,6 +358,22 @@ for b in native bwrap oci nsjail; do
 	is "$?" 125 "$b: without Landlock, require mode refuses a directory fd"
 done
 
+# --- strings that are not UTF-8 in a backend whose files are JSON -------------
+# config.json is UTF-8: such an argument or path once vanished from it (the
+# command ran with another argv, a grant's mount was left out).  Refused,
+# named; native takes any bytes.
+if installed runc || installed crun; then
+	M oci "${SP[@]}" -- "$HELPER" exit 0 $'caf\xe9' >/dev/null
+	is "$?" 125 "oci: an argument that is not UTF-8 is refused (exit 125)"
+	like "$(cat "$SCRATCH/last.err")" "an argument of the command is not UTF-8" "oci:   naming it"
+	"$MOAT" export --backend oci -o "$SCRATCH/exp-latin" "${S[@]}" -- "$HELPER" exit 0 $'caf\xe9' \
+		>/dev/null 2>"$SCRATCH/last.err"
+	is "$?" 125 "oci export: the same is an error"
+	like "$(cat "$SCRATCH/last.err")" "not UTF-8, which an OCI config.json must be" "oci export:   saying why"
+fi
+M native "${SP[@]}" -- "$HELPER" exit 0 $'caf\xe9' >/dev/null
+is "$?" 0 "native: the same argument runs (the control)"
+
 # --- auto: the ranking (docs/backends.md) -------------------------------------
 A() { # A LIMIT ARGS...: moat run with the default backend (auto), host lowered
 	local lim=$1

@@ -112,6 +112,14 @@ same_files() { # same_files DIR_H DIR_P: every client file as in those trees
 # --- 1. list
 listing
 ok $? "moat mcp list --json reads every client's file ($(head -c 200 "$SCRATCH/list.err"))"
+# A project directory whose name is not UTF-8: the listing is still JSON,
+# the name's stray byte shown as \xNN (it once exited 125 with nothing
+# said: jansson refused the string and the document was never made).
+LATIN_P=$SCRATCH/$'proj\xe9'
+mkdir -p "$LATIN_P"
+out=$(cd "$LATIN_P" && env HOME="$H" "$MOAT" mcp list --json 2>&1)
+is "$?/$(printf '%s' "$out" | $PY -c 'import json, sys; print(json.load(sys.stdin)["project"].endswith("proj\\xe9"))' 2>&1)" \
+	"0/True" "moat mcp list --json in a directory named in Latin-1: JSON, the name shown with \\xe9"
 is "$(q '" ".join(sorted(f["client"] + ":" + f["scope"] for f in L["files"]))')" \
 	"claude-code:project claude-code:user claude-desktop:user codex:user cursor:user gemini:user vscode:project windsurf:user" \
 	"  the files of HOME and the project, each client's"

@@ -336,4 +336,24 @@ valid_report "$REPORTS/r10d.json" "10:  "
 ok $([ "$(json_get "$SCRATCH/dry10b.json" '["policy_digest"]')" != "$(json_get "$REPORTS/r10d.json" '["policy_digest"]')" ] &&
 	echo 0 || echo 1) "10 control: another policy (--net loopback) has another digest"
 
+# ======================== 11. strings that are not UTF-8
+# A path or an argument is any bytes; JSON is UTF-8.  jansson refused such
+# a string, and the object holding it was left out without a word: the
+# argument vanished from command.argv, a grant named in Latin-1 from
+# filesystem.paths (and the dry run's whole "policy").  Each is kept, its
+# stray bytes shown as \xNN.
+LATIN=$SCRATCH/$'caf\xe9'
+mkdir -p "$LATIN"
+R --read "$LATIN" --report "$REPORTS/r11.json" -- /bin/echo $'a\xffb' plain >/dev/null
+is "$?" 0 "11: a Latin-1 grant and argument run"
+valid_report "$REPORTS/r11.json" "11:  "
+is "$(json_get "$REPORTS/r11.json" '["command"]["argv"]')" '["/bin/echo", "a\\xffb", "plain"]' \
+	"11: command.argv keeps the argument, its byte as \\xff"
+want_grant=$(printf '["%s/caf\\\\xe9"]' "$SCRATCH")
+is "$(json_eval "$REPORTS/r11.json" '[p["path"] for p in d["filesystem"]["paths"] if "caf" in p["path"]]')" \
+	"$want_grant" "11: filesystem.paths keeps the grant"
+"$MOAT" run --dry-run --read "$LATIN" -- /bin/true >"$SCRATCH/dry11.json" 2>/dev/null
+is "$(json_eval "$SCRATCH/dry11.json" '[p["path"] for p in d["policy"]["paths"] if "caf" in p["path"]]')" \
+	"$want_grant" "11: the dry run's policy is there, with the grant"
+
 done_testing

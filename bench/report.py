@@ -674,7 +674,7 @@ if stdio:
           f"{ratio(c['bytes_per_s_median'], b['bytes_per_s_median'] if b else None)} |")
     w("")
     w("")
-    w("`moat_no_seccomp_pinned` is moat with `MOAT_HOST_LIMIT=seccomp=0 --mode prefer`; `userns_only_pinned` is "
+    w("`moat_no_seccomp_pinned` is moat with `MOAT_HOST_LIMIT=seccomp=0 --backend native --mode prefer`; `userns_only_pinned` is "
       "`unshare --user /bin/cat` (util-linux), a user namespace and nothing else: they say which part of a "
       "sandbox a pinned difference comes from.")
     w("")

@@ -681,7 +681,7 @@ static const char *not_utf8(const struct backend_ctx *ctx)
 	for (i = 0; ctx->envp && ctx->envp[i]; i++)
 		if (!utf8_str(ctx->envp[i]))
 			return "a variable of the command's environment";
-	for (i = 0; i < ctx->fs->n; i++)
+	for (i = 0; ctx->fs && i < ctx->fs->n; i++)
 		if (!utf8_str(ctx->fs->obj[i].path) || !utf8_str(ctx->fs->obj[i].real))
 			return "a path of the policy";
 	if (!utf8_str(ctx->work_dir))

@@ -216,6 +216,16 @@ struct moat_backend {
 	const char *install_hint;  /* e.g. "apt-get install bubblewrap" */
 	const char *os;            /* "linux" or "macos": where it can run */
 	bool needs_work_dir;
+	/* The work dir is made by compile() itself (backend_work_dir), once
+	 * it knows the backend can run: `auto` compiles every backend in its
+	 * ranking where native misses a property, and one made and removed
+	 * for a backend that cannot run was ~0.3 ms each (an export's
+	 * directory is given as ever). */
+	bool work_dir_lazy;
+	/* Optional: the properties (MOAT_PBIT) this backend can never enforce
+	 * for the policy, known without compiling it.  `auto` then skips a
+	 * backend that could not beat the best one found so far (plan.c). */
+	uint32_t (*never_enforces)(const struct moat_policy *p);
 	/* Fill every props[] verdict (requested flags are already set) and
 	 * bp->argv.  Returns -1 only on errors (a file that cannot be
 	 * written, a policy the tool cannot express at all in require mode),
@@ -248,6 +258,10 @@ const char *const *backend_ranking(void);
 int backend_prepare(const struct moat_backend *b, const struct moat_policy *p, const struct fs_plan *fs,
 		    const struct moat_host *h, struct moat_cgroup_info *cg, char *const *envp,
 		    const char *export_dir, struct backend_plan *bp, struct moat_verdict *props, struct moat_error *err);
+
+/* For a backend with work_dir_lazy: make its work directory now, if it has
+ * none yet (an export has its directory already).  0, or -1 with err. */
+int backend_work_dir(const struct moat_backend *b, struct backend_plan *bp, struct moat_error *err);
 
 /* --- helpers for compile() (backends/util.c) ----------------------------- */
 

@@ -414,6 +414,19 @@ static int firejail_compile(const struct backend_ctx *ctx, struct backend_plan *
 	return 0;
 }
 
+/* What firejail_verdicts says missing whatever the host: it has no read
+ * allow-list, and its blacklist holds denied paths by their names. */
+static uint32_t firejail_never(const struct moat_policy *p)
+{
+	uint32_t never = MOAT_PBIT(MOAT_P_FS_READ);
+	size_t i;
+
+	for (i = 0; i < p->n_paths; i++)
+		if (p->paths[i].access == MOAT_ACCESS_DENY)
+			return never | MOAT_PBIT(MOAT_P_FS_SECRETS);
+	return never;
+}
+
 const struct moat_backend backend_firejail = {
 	.name = "firejail",
 	.tools = {"firejail"},
@@ -421,5 +434,6 @@ const struct moat_backend backend_firejail = {
 	.install_hint = "Debian/Ubuntu: `sudo apt install firejail`; Fedora: `sudo dnf install firejail`",
 	.os = "linux",
 	.needs_work_dir = false,
+	.never_enforces = firejail_never,
 	.compile = firejail_compile,
 };

@@ -738,7 +738,7 @@ static int compile_bundle(const struct moat_backend *self, const struct backend_
 	f.lp = backend_limits(ctx, bp);
 	runnable = can_run(ctx, &f, props);
 	if (!runnable && !ctx->exporting)
-		return 0;
+		return 0; /* no work dir made (work_dir_lazy) */
 	{
 		const char *bad = not_utf8(ctx);
 		if (bad && ctx->exporting) {
@@ -751,6 +751,8 @@ static int compile_bundle(const struct moat_backend *self, const struct backend_
 			return 0;
 		}
 	}
+	if (backend_work_dir(self, bp, err) < 0)
+		return -1;
 
 	rootfs = moat_xasprintf("%s/" ROOTFS, bp->work_dir);
 	state = moat_xasprintf("%s/state", bp->work_dir);
@@ -870,6 +872,7 @@ const struct moat_backend backend_oci = {
 	.install_hint = "Debian/Ubuntu: `sudo apt install crun` (or runc); Fedora: `sudo dnf install crun` (or runc)",
 	.os = "linux",
 	.needs_work_dir = true,
+	.work_dir_lazy = true,
 	.compile = oci_compile,
 };
 
@@ -881,5 +884,6 @@ const struct moat_backend backend_gvisor = {
 			"(https://gvisor.dev/docs/user_guide/install/); Fedora: the release binary from the same page",
 	.os = "linux",
 	.needs_work_dir = true,
+	.work_dir_lazy = true,
 	.compile = gvisor_compile,
 };

@@ -12,7 +12,6 @@
 #include "policy/verdict.h"
 #include "util/cleanup.h"
 #include "util/mem.h"
-#include "util/stale.h"
 
 /* none: the command runs bare (the status is off), what --backend none and
  * mode off give.  Nothing to compile: the plan has no tool and no in-child
@@ -118,17 +117,10 @@ int backend_prepare(const struct moat_backend *b, const struct moat_policy *p, c
 	}
 	ctx.tool_path = tool;
 	if (b->needs_work_dir) {
-		if (export_dir) {
+		if (export_dir)
 			bp->work_dir = moat_xstrdup(export_dir);
-		} else {
-			/* Named after this moat: one left by a moat killed before
-			 * its guard started is swept by a later run (util/stale.h). */
-			cleanup_free char *prefix = moat_xasprintf("moat-%s", b->name);
-			bp->work_dir = stale_mkdtemp(prefix, true, err);
-			if (!bp->work_dir)
-				return moat_error_wrap(err, "the %s backend's work directory", b->name);
-			bp->owns_work_dir = true;
-		}
+		else if (!b->work_dir_lazy && backend_work_dir(b, bp, err) < 0)
+			return -1;
 		ctx.work_dir = bp->work_dir;
 	}
 	if (backend_runs_tool(b)) {

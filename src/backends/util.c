@@ -22,6 +22,7 @@
 #include "policy/verdict.h"
 #include "resolve/sharedlock.h"
 #include "resolve/view.h"
+#include "util/stale.h"
 
 /* Every hint of host/hints.h fits the verdicts' and the limits' hint
  * fields whole: one was once cut at 256 bytes, mid-word, in `moat probe`. */
@@ -451,6 +452,22 @@ void backend_verdict_moat_owned(const struct backend_ctx *ctx, struct backend_pl
 	if (!bp->caps.runtime)
 		bp->caps.runtime = tool;
 	limits_verdicts(backend_limits(ctx, bp), &props[MOAT_P_RES_LIMITS], &props[MOAT_P_PROC_TREE]);
+}
+
+int backend_work_dir(const struct moat_backend *b, struct backend_plan *bp, struct moat_error *err)
+{
+	cleanup_free char *prefix = NULL;
+
+	if (bp->work_dir)
+		return 0;
+	/* Named after this moat: one left by a moat killed before its guard
+	 * started is swept by a later run (util/stale.h). */
+	prefix = moat_xasprintf("moat-%s", b->name);
+	bp->work_dir = stale_mkdtemp(prefix, true, err);
+	if (!bp->work_dir)
+		return moat_error_wrap(err, "the %s backend's work directory", b->name);
+	bp->owns_work_dir = true;
+	return 0;
 }
 
 void backend_cannot_run(struct backend_plan *bp, struct moat_verdict *props, const char *hint, const char *reason)

@@ -207,6 +207,37 @@ static size_t missing_core(const struct moat_verdict *props)
 	return n;
 }
 
+/* A lower-ranked backend whose never_enforces (backend.h) already misses
+ * more core properties than the best so far -- or as many, and as many in
+ * all -- cannot be chosen: not compiled (firejail's compile was ~0.3 ms of
+ * every start on a host without user namespaces).  names: what it never
+ * enforces of what is requested. */
+static bool cannot_beat(const char *name, const struct moat_policy *p, const struct moat_verdict *requested,
+			size_t best_core, size_t best_missing, char *names, size_t len)
+{
+	const struct moat_backend *b = backend_lookup(name);
+	size_t core = 0, all = 0, used = 0;
+	uint32_t never;
+	int i;
+
+	if (!b || !b->never_enforces)
+		return false;
+	never = b->never_enforces(p);
+	names[0] = '\0';
+	for (i = 0; i < MOAT_P__COUNT; i++) {
+		if (!requested[i].requested || !(never & MOAT_PBIT(i)))
+			continue;
+		all++;
+		core += property_is_core((enum moat_property)i);
+		if (used < len) {
+			int w = snprintf(names + used, len - used, "%s%s", used ? ", " : "",
+					 moat_property_name((enum moat_property)i));
+			used += w > 0 ? (size_t)w : 0;
+		}
+	}
+	return core > best_core || (core == best_core && all >= best_missing);
+}
+
 /* `auto`: the first backend in the ranking (registry.c, docs/backends.md)
  * that enforces every requested property; when none does, the one that
  * misses the fewest of the core properties above, then the fewest in all,
@@ -228,6 +259,12 @@ static int choose_auto(const struct moat_policy *p, const struct moat_host *h, s
 	for (i = 0; rank[i]; i++) {
 		size_t missing, core;
 
+		if (best_missing != (size_t)-1 && cannot_beat(rank[i], p, plan->props, best_core, best_missing, names,
+							      sizeof(names))) {
+			appendf(plan->backend_reason, sizeof(plan->backend_reason),
+				"; %s cannot enforce %s (not compiled: it would not miss fewer)", rank[i], names);
+			continue;
+		}
 		if (candidate_compile(&cand, rank[i], p, h, plan, NULL, err) < 0) {
 			if (best_missing != (size_t)-1)
 				candidate_free(&best);

@@ -202,7 +202,9 @@ struct backend_ctx {
 				* uses the bare tool name and must not fail */
 	const char *work_dir;  /* an existing, empty, private directory for the
 				* backend's files, or NULL when the backend
-				* declared needs_work_dir false */
+				* declared needs_work_dir false, or
+				* work_dir_lazy outside an export (compile
+				* makes it: backend_work_dir) */
 	bool exporting;        /* `moat export`: write files, create no fds,
 				* start nothing; argv must still be complete */
 };

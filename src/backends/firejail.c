@@ -271,6 +271,20 @@ static void emit_command(struct backend_plan *bp, const struct moat_policy *p, c
 	backend_argv_add_command(bp, p, "--");
 }
 
+/* What firejail never enforces, whatever the host: it has no read
+ * allow-list, and its blacklist holds denied paths by their names.  The
+ * verdicts below say the same; `auto` asks this without compiling. */
+static uint32_t firejail_never(const struct moat_policy *p)
+{
+	uint32_t never = MOAT_PBIT(MOAT_P_FS_READ);
+	size_t i;
+
+	for (i = 0; i < p->n_paths; i++)
+		if (p->paths[i].access == MOAT_ACCESS_DENY)
+			return never | MOAT_PBIT(MOAT_P_FS_SECRETS);
+	return never;
+}
+
 static void verdicts(const struct backend_ctx *ctx, struct backend_plan *bp, const struct init_fds *f,
 		     size_t n_denied, size_t n_writable, struct moat_verdict *props)
 {
@@ -297,7 +311,7 @@ static void verdicts(const struct backend_ctx *ctx, struct backend_plan *bp, con
 		size_t i, n_deny_rules = 0;
 		for (i = 0; i < p->n_paths; i++)
 			n_deny_rules += p->paths[i].access == MOAT_ACCESS_DENY;
-		if (n_deny_rules == 0)
+		if (!(firejail_never(p) & MOAT_PBIT(MOAT_P_FS_SECRETS)))
 			verdict_enforce(&props[MOAT_P_FS_SECRETS], "no denied path");
 		else
 			verdict_missing(&props[MOAT_P_FS_SECRETS], HINT_OTHER,
@@ -412,19 +426,6 @@ static int firejail_compile(const struct backend_ctx *ctx, struct backend_plan *
 	if (allowed)
 		verdicts(ctx, bp, &fds, n_denied, n_writable, props);
 	return 0;
-}
-
-/* What firejail_verdicts says missing whatever the host: it has no read
- * allow-list, and its blacklist holds denied paths by their names. */
-static uint32_t firejail_never(const struct moat_policy *p)
-{
-	uint32_t never = MOAT_PBIT(MOAT_P_FS_READ);
-	size_t i;
-
-	for (i = 0; i < p->n_paths; i++)
-		if (p->paths[i].access == MOAT_ACCESS_DENY)
-			return never | MOAT_PBIT(MOAT_P_FS_SECRETS);
-	return never;
 }
 
 const struct moat_backend backend_firejail = {

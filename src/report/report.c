@@ -16,12 +16,6 @@
 #define MOAT_VERSION "0.0.0"
 #endif
 
-/* Any string of the host's or the user's: util/jsontext.h. */
-static json_t *str_or_null(const char *s)
-{
-	return json_text(s);
-}
-
 static json_t *limit_json(int64_t v)
 {
 	return v == MOAT_LIMIT_UNSET ? json_null() : json_integer(v);
@@ -125,7 +119,7 @@ static void netlog_json(json_t *net, const struct netlog *l)
 
 		json_array_append_new(conns, json_pack("{s:o, s:i, s:s, s:o, s:I, s:I, s:I}", "address",
 						       fence_addr_json(&c->addr), "port", (int)c->port, "protocol",
-						       c->udp ? "udp" : "tcp", "name", str_or_null(c->name), "allowed",
+						       c->udp ? "udp" : "tcp", "name", json_text(c->name), "allowed",
 						       (json_int_t)c->allowed, "refused", (json_int_t)c->refused,
 						       "local", (json_int_t)c->local));
 	}
@@ -206,7 +200,7 @@ json_t *policy_to_json(const struct moat_policy *p)
 		if (p->require & MOAT_PBIT(i))
 			json_array_append_new(req, json_string(moat_property_name((enum moat_property)i)));
 
-	json_object_set_new(j, "profile", str_or_null(p->profile));
+	json_object_set_new(j, "profile", json_text(p->profile));
 	json_object_set_new(j, "mode", json_string(moat_mode_name(p->mode)));
 	json_object_set_new(j, "backend", json_text(p->backend));
 	json_object_set_new(j, "net", json_string(moat_net_name(p->net)));
@@ -228,8 +222,8 @@ json_t *policy_to_json(const struct moat_policy *p)
 		json_object_set_new(j, "package_caches", pkg_caches_json(p));
 	json_object_set_new(j, "private_tmp", json_boolean(p->private_tmp));
 	json_object_set_new(j, "argv", argv);
-	json_object_set_new(j, "exe", str_or_null(p->exe));
-	json_object_set_new(j, "cwd", str_or_null(p->cwd));
+	json_object_set_new(j, "exe", json_text(p->exe));
+	json_object_set_new(j, "cwd", json_text(p->cwd));
 	json_object_set_new(j, "paths", paths);
 	json_object_set_new(j, "env", env);
 	json_object_set_new(j, "keep_fds", fds);
@@ -373,7 +367,7 @@ json_t *report_build(const struct moat_policy *p, const struct moat_host *h, con
 					      argv, "runtime",
 					      plan->compiled.runtime ? json_text(plan->compiled.runtime) : NULL));
 	}
-	json_object_set_new(j, "profile", str_or_null(p->profile));
+	json_object_set_new(j, "profile", json_text(p->profile));
 	json_object_set_new(j, "host", host_json(h));
 	json_object_set_new(j, "command",
 			    json_pack("{s:O, s:o, s:o}", "argv", json_object_get(pol, "argv"), "exe",

@@ -190,6 +190,17 @@ static int split_path(struct report_dest *d, const char *path, struct moat_error
 	return 0;
 }
 
+/* Where a link or a directory leads into /proc: moat's own descriptors
+ * (/dev/stdout is /proc/self/fd/1), which the command shares. */
+static bool into_proc(const char *real)
+{
+	return real && (strcmp(real, "/proc") == 0 || strncmp(real, "/proc/", 6) == 0);
+}
+
+#define STREAMS_HINT                                                                                                   \
+	"moat does not write its report into its own output streams, which the command shares and could print a "     \
+	"forged report into; give the report a pipe or a file of its own: --report-fd 3 3>FILE"
+
 static int symlink_error(const struct report_dest *d, size_t prefix_len, struct moat_error *err)
 {
 	cleanup_free char *real = realpath(d->dir, NULL); /* for the hint only */
@@ -198,6 +209,8 @@ static int symlink_error(const struct report_dest *d, size_t prefix_len, struct 
 		       "--report %s: %.*s is a symlink; the report is written only into a directory reached "
 		       "without one",
 		       d->path, (int)prefix_len, d->dir);
+	if (into_proc(real))
+		return moat_error_hint(err, STREAMS_HINT);
 	if (real)
 		return moat_error_hint(err, "name the directory it leads to: --report %s%s%s", real,
 				       strcmp(real, "/") ? "/" : "", d->name);
@@ -365,6 +378,29 @@ static int check_confined(const struct report_dest *d, const struct moat_plan *p
 	return moat_error_hint(err, "use --report-fd N: a pipe only the caller holds");
 }
 
+/* A symlink at the name.  Renaming the report over it would destroy the
+ * link (as root, `--report /dev/stdout` replaced the system's
+ * /dev/stdout with a file), and following it would write wherever it
+ * leads: neither is done. */
+static int link_error(const struct report_dest *d, struct moat_error *err)
+{
+	char text[PATH_MAX];
+	ssize_t n = readlinkat(d->dirfd, d->name, text, sizeof(text) - 1);
+	cleanup_free char *real = realpath(d->path, NULL); /* for the hint only */
+	cleanup_free char *dir = realpath(d->dir, NULL);
+
+	text[n > 0 ? n : 0] = '\0';
+	moat_error_set(err, MOAT_E_USAGE, 0,
+		       "--report %s: is a symbolic link%s%s%s; moat writes a report by replacing a regular file, and "
+		       "neither follows nor replaces a link",
+		       d->path, n > 0 ? " (to " : "", text, n > 0 ? ")" : "");
+	if (into_proc(dir) || into_proc(real) || into_proc(text) || strncmp(text, "/dev/fd/", 8) == 0)
+		return moat_error_hint(err, STREAMS_HINT);
+	if (real)
+		return moat_error_hint(err, "name the file it leads to: --report %s", real);
+	return moat_error_hint(err, "remove the link, or name another file");
+}
+
 /* What is at the name now.  A directory cannot be replaced.  In a sticky
  * directory another user's entry is theirs: the kernel refuses an
  * unprivileged rename over it, and root's moat leaves it alone as well
@@ -402,6 +438,8 @@ static int check_existing(const struct report_dest *d, struct moat_error *err)
 			       d->path, kind_name(&st), owner);
 		return moat_error_hint(err, "remove it, or choose another name");
 	}
+	if (S_ISLNK(st.st_mode))
+		return link_error(d, err);
 	return 0;
 }
 
@@ -477,8 +515,8 @@ static int create_temp(const struct report_dest *d, char *name, size_t len, stru
 			      d->dir);
 }
 
-/* The written file over the name: atomic, and a symlink at the name is
- * replaced, never followed.  Checked again first: a directory's mode may
+/* The written file over the name: atomic; a symlink that appeared at the
+ * name is neither followed nor replaced.  Checked again first: a directory's mode may
  * have changed during the run (Landlock alone does not govern chmod), and
  * in a sticky directory another user may have put an entry at the name. */
 static int replace(const struct report_dest *d, const char *tmp, struct moat_error *err)

@@ -111,13 +111,44 @@ echo precious >"$VICTIM"
 want=$(sum "$VICTIM")
 LINK=$REPORTS/r3.json
 ln -s "$VICTIM" "$LINK"
-R --report "$LINK" -- /bin/true
-is $? 0 "3: --report at a symlink to a victim file: the run succeeds"
-is "$(sum "$VICTIM")" "$want" "3:   the victim is unchanged"
-ok $([ -f "$LINK" ] && [ ! -L "$LINK" ] && echo 0 || echo 1) "3:   the report path is now a regular file"
-is "$(json_get "$LINK" '["run"]["exit_code"]' 2>/dev/null)" 0 "3:   holding the report"
-valid_report "$LINK" "3:  "
+R --report "$LINK" -- /bin/sh -c "echo ran > '$W/marker3'"
+is $? 125 "3: --report at a symlink to a victim file: refused (exit 125)"
+ok "$(absent "$W/marker3")" "3:   before the command runs"
+is "$(sum "$VICTIM")/$(readlink "$LINK")" "$want/$VICTIM" "3:   the victim is unchanged, and the link is left alone"
+like "$(cat "$ERR")" "^moat: --report $LINK: is a symbolic link \(to $VICTIM\).*neither follows nor replaces" \
+	"3:   stderr says what is there"
+like "$(cat "$ERR")" "hint: name the file it leads to: --report $VICTIM" "3:   and the name to give"
 no_temp_left "$REPORTS" "3:   no temporary file is left"
+R --report "$VICTIM" -- /bin/true
+is "$?/$(json_get "$VICTIM" '["run"]["exit_code"]' 2>/dev/null)" "0/0" "3:   the name the hint gives works"
+valid_report "$VICTIM" "3:  "
+echo precious >"$VICTIM"
+# A link to moat's own output (as /dev/stdout is): renaming over it would
+# destroy the link (as root, the system's /dev/stdout), and the command
+# shares that stream.
+ln -s /proc/self/fd/1 "$REPORTS/out.json"
+R --report "$REPORTS/out.json" -- /bin/true >"$SCRATCH/out3"
+is "$?/$(readlink "$REPORTS/out.json")/$(wc -c <"$SCRATCH/out3")" "125//proc/self/fd/1/0" \
+	"3: --report at a link to /proc/self/fd/1: refused, the link left alone, nothing on stdout"
+like "$(cat "$ERR")" "hint: .*--report-fd 3 3>FILE" "3:   the hint names --report-fd"
+if [ "$IS_ROOT" = 1 ] && command -v unshare >/dev/null; then
+	# /dev/stdout itself, in a mount namespace whose /dev is a scratch copy
+	# (a regression must not replace the machine's own /dev/stdout).
+	DEV3=$SCRATCH/dev3
+	mkdir "$DEV3" && cp -a /dev/null /dev/zero /dev/urandom "$DEV3"/ && ln -s /proc/self/fd/1 "$DEV3/stdout"
+	unshare -m sh -c 'mount --bind "$1" /dev && exec "$2" run --report /dev/stdout -- /bin/true' sh "$DEV3" "$MOAT" \
+		>"$SCRATCH/out3" 2>"$ERR"
+	is "$?/$(readlink "$DEV3/stdout")/$(wc -c <"$SCRATCH/out3")" "125//proc/self/fd/1/0" \
+		"3: root's --report /dev/stdout: refused, /dev/stdout left a link, nothing written"
+	like "$(cat "$ERR")" "^moat: --report /dev/stdout: is a symbolic link \(to /proc/self/fd/1\)" "3:   and says why"
+	unshare -m sh -c 'mount --bind "$1" /dev && echo x >/dev/.r3 && mv /dev/.r3 /dev/stdout' sh "$DEV3" 2>/dev/null
+	ok $([ -f "$DEV3/stdout" ] && [ ! -L "$DEV3/stdout" ] && echo 0 || echo 1) \
+		"3 control: there a rename over /dev/stdout (what moat did) replaces the link with a file"
+else
+	for d in "3: root's --report /dev/stdout" "3:   and says why" "3 control: root can replace a link in /dev"; do
+		skip_root "$d"
+	done
+fi
 ln -s "$VICTIM" "$REPORTS/r3c.json"
 : >"$REPORTS/r3c.json"
 is "$(wc -c <"$VICTIM")" 0 "3 control: ': > link' truncates the victim (the attack is real)"

@@ -23,6 +23,7 @@
 
 #include "util/cleanup.h"
 #include "util/mem.h"
+#include "util/utf8.h"
 
 enum {
 	F_EXPLICIT = 1u << 0, /* table defined by its own [header] */
@@ -141,48 +142,6 @@ static void skip_ws(struct parser *ps)
 {
 	while (peek(ps) == ' ' || peek(ps) == '\t')
 		advance(ps);
-}
-
-/* ---- UTF-8 ---- */
-
-/* Length of the well-formed UTF-8 sequence at s (1-4), or 0 for an invalid
- * one: overlong forms, surrogates and code points past U+10FFFF are
- * invalid, as are sequences cut short by the end of the buffer. */
-static size_t utf8_seq(const unsigned char *s, size_t avail, uint32_t *cp)
-{
-	uint32_t v, min;
-	size_t n, i;
-
-	if (s[0] < 0x80) {
-		*cp = s[0];
-		return 1;
-	}
-	if (s[0] >= 0xC2 && s[0] <= 0xDF) {
-		n = 2;
-		v = s[0] & 0x1Fu;
-		min = 0x80;
-	} else if ((s[0] & 0xF0) == 0xE0) {
-		n = 3;
-		v = s[0] & 0x0Fu;
-		min = 0x800;
-	} else if (s[0] >= 0xF0 && s[0] <= 0xF4) {
-		n = 4;
-		v = s[0] & 0x07u;
-		min = 0x10000;
-	} else {
-		return 0;
-	}
-	if (avail < n)
-		return 0;
-	for (i = 1; i < n; i++) {
-		if ((s[i] & 0xC0) != 0x80)
-			return 0;
-		v = (v << 6) | (s[i] & 0x3Fu);
-	}
-	if (v < min || v > 0x10FFFF || (v >= 0xD800 && v <= 0xDFFF))
-		return 0;
-	*cp = v;
-	return n;
 }
 
 /* ---- errors ---- */

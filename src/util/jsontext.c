@@ -5,40 +5,7 @@
 
 #include "util/cleanup.h"
 #include "util/mem.h"
-
-/* The length of the valid UTF-8 sequence at s (avail bytes left), or 0. */
-static size_t utf8_seq_len(const unsigned char *s, size_t avail)
-{
-	unsigned char c = s[0], lo = 0x80, hi = 0xBF;
-	size_t n, i;
-
-	if (c < 0x80)
-		return 1;
-	if (c >= 0xC2 && c <= 0xDF)
-		n = 2;
-	else if (c >= 0xE0 && c <= 0xEF)
-		n = 3;
-	else if (c >= 0xF0 && c <= 0xF4)
-		n = 4;
-	else
-		return 0; /* a continuation byte, an overlong lead (C0, C1), or F5..FF */
-	/* The second byte's range rules out overlong forms, surrogates and
-	 * what lies above U+10FFFF. */
-	if (c == 0xE0)
-		lo = 0xA0;
-	else if (c == 0xED)
-		hi = 0x9F;
-	else if (c == 0xF0)
-		lo = 0x90;
-	else if (c == 0xF4)
-		hi = 0x8F;
-	if (avail < n || s[1] < lo || s[1] > hi)
-		return 0;
-	for (i = 2; i < n; i++)
-		if (s[i] < 0x80 || s[i] > 0xBF)
-			return 0;
-	return n;
-}
+#include "util/utf8.h"
 
 bool utf8_valid(const char *s, size_t len)
 {
@@ -46,7 +13,7 @@ bool utf8_valid(const char *s, size_t len)
 	size_t i = 0, n;
 
 	while (i < len) {
-		if (!(n = utf8_seq_len(p + i, len - i)))
+		if (!(n = utf8_seq(p + i, len - i, NULL)))
 			return false;
 		i += n;
 	}
@@ -66,7 +33,7 @@ json_t *json_text(const char *s)
 		return json_stringn(s, len);
 	out = moat_xmalloc(len * 4 + 1); /* at most \xNN for each byte */
 	while (i < len) {
-		n = utf8_seq_len(p + i, len - i);
+		n = utf8_seq(p + i, len - i, NULL);
 		if (!n) {
 			snprintf(out + o, 5, "\\x%02x", p[i]);
 			o += 4;

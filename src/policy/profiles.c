@@ -9,6 +9,7 @@
 
 #include "policy/protected.h"
 #include "policy/env.h"
+#include "util/account.h"
 #include "util/cleanup.h"
 #include "util/mem.h"
 #include "util/path.h"
@@ -280,11 +281,38 @@ static void add_secrets(struct moat_policy *p, const char *prefix, const struct 
 	}
 }
 
+/* a and b name the same directory, written alike but for trailing '/'. */
+static bool same_dir_text(const char *a, const char *b)
+{
+	size_t la = strlen(a), lb = strlen(b);
+
+	while (la > 1 && a[la - 1] == '/')
+		la--;
+	while (lb > 1 && b[lb - 1] == '/')
+		lb--;
+	return la == lb && memcmp(a, b, la) == 0;
+}
+
+/* The account's own home when $HOME names another (or none): its
+ * credentials are denied too, and it is never granted whole. */
+static const char *other_home(const char *home)
+{
+	const char *acct = account_home(home);
+
+	return acct && (!home || !same_dir_text(acct, home)) ? acct : NULL;
+}
+
 void profile_add_secrets(struct moat_policy *p, const char *home)
 {
+	const char *acct = other_home(home);
+
 	add_secrets(p, "", system_secrets, ARRAY_LEN(system_secrets));
 	if (home) {
 		cleanup_free char *prefix = moat_xasprintf("%s/", home);
+		add_secrets(p, prefix, home_secrets, ARRAY_LEN(home_secrets));
+	}
+	if (acct) {
+		cleanup_free char *prefix = moat_xasprintf("%s/", acct);
 		add_secrets(p, prefix, home_secrets, ARRAY_LEN(home_secrets));
 	}
 }
@@ -389,7 +417,9 @@ static char *node_modules_root(const char *file)
  * say so with --read. */
 static bool too_broad(const char *dir, const char *home)
 {
-	return strcmp(dir, "/") == 0 || (home && path_within(home, dir));
+	const char *acct = other_home(home);
+
+	return strcmp(dir, "/") == 0 || (home && path_within(home, dir)) || (acct && path_within(acct, dir));
 }
 
 /* Programs that run a script named by their first argument: only for these

@@ -302,9 +302,9 @@ static const char *other_home(const char *home)
 	return acct && (!home || !same_dir_text(acct, home)) ? acct : NULL;
 }
 
-void profile_add_secrets(struct moat_policy *p, const char *home)
+void profile_add_secrets(struct moat_policy *p, const char *home, bool account_too)
 {
-	const char *acct = other_home(home);
+	const char *acct = account_too ? other_home(home) : NULL;
 
 	add_secrets(p, "", system_secrets, ARRAY_LEN(system_secrets));
 	if (home) {
@@ -539,7 +539,7 @@ static void add_strict(struct moat_policy *p, const struct profile_context *ctx)
 		add(p, system_read[i], MOAT_ACCESS_READ, true, "system");
 	for (i = 0; i < ARRAY_LEN(system_write); i++)
 		add(p, system_write[i], MOAT_ACCESS_WRITE, true, "system");
-	profile_add_secrets(p, ctx->home);
+	profile_add_secrets(p, ctx->home, !ctx->other_host);
 	p->private_tmp = true;
 	p->secrets_masked = true;
 	p->net = MOAT_NET_NONE;

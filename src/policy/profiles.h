@@ -18,14 +18,20 @@ struct profile_context {
 	const char *cwd;  /* absolute */
 	const char *exe;  /* the resolved command */
 	char *const *argv;
+	/* The sandbox runs on another machine (an export for macOS or
+	 * Kubernetes): this one's account, and its home, are not the
+	 * command's. */
+	bool other_host;
 };
 
 /* Add the profile's rules to p (p->exe and p->cwd must be set).  Unknown
  * names are an error that lists the known ones. */
 int profile_apply(struct moat_policy *p, const char *name, const struct profile_context *ctx, struct moat_error *err);
 
-/* Add the built-in credential paths under `home` as deny rules. */
-void profile_add_secrets(struct moat_policy *p, const char *home);
+/* Add the built-in credential paths under `home` as deny rules, and with
+ * account_too under the account's home as well when it is another
+ * (util/account.h). */
+void profile_add_secrets(struct moat_policy *p, const char *home, bool account_too);
 
 /* Is `exe` (a resolved path) an interpreter that runs the script its first
  * argument names (sh, bash, python3.11, node, ...)?  Only then is that

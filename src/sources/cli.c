@@ -652,6 +652,12 @@ static int unknown_profile(const char *name, struct moat_error *err)
 }
 
 /* Without --config: the command, cwd, then the profile. */
+/* Exported to run elsewhere: Kubernetes, or seatbelt's macOS. */
+static bool other_host(const struct cli_state *s)
+{
+	return s->o->for_another_host || (s->backend && strcmp(s->backend, "seatbelt") == 0);
+}
+
 static int build_plain(struct cli_state *s, char **cmd, size_t n_cmd, char *const *environ_in, const char *home,
 		       struct moat_error *err)
 {
@@ -679,7 +685,8 @@ static int build_plain(struct cli_state *s, char **cmd, size_t n_cmd, char *cons
 		p->mode = (enum moat_mode)s->mode;
 	if (s->profile && !profile_is_builtin(s->profile))
 		return unknown_profile(s->profile, err);
-	ctx = (struct profile_context){.home = home, .cwd = p->cwd, .exe = p->exe, .argv = p->argv};
+	ctx = (struct profile_context){
+	    .home = home, .cwd = p->cwd, .exe = p->exe, .argv = p->argv, .other_host = other_host(s)};
 	return profile_apply(p, s->profile ? s->profile : MOAT_DEFAULT_PROFILE, &ctx, err);
 }
 
@@ -697,6 +704,7 @@ static int build_from_config(struct cli_state *s, char **cmd, size_t n_cmd, char
 	    .env = environ_in,
 	    .notes = &s->o->notes,
 	    .exe_err = s->o->defer_exe_err ? &s->o->exe_err : NULL,
+	    .other_host = other_host(s),
 	};
 	int rc;
 

@@ -226,6 +226,7 @@ struct config_request {
 	char *const *env;    /* moat's environment: $VAR, PATH, HOME */
 	bool lenient_exe;    /* `config check`: a command not installed here is fine */
 	bool disabled_ok;    /* `config check`: build a disabled server too */
+	bool other_host;     /* profile_context.other_host */
 	struct netset_notes *notes; /* what a destination set left out, or NULL */
 	/* Non-NULL: a command that is not found (or not executable) is not an
 	 * error of the build, which goes on with argv[0] as p->exe; the error

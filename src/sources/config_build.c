@@ -331,7 +331,8 @@ int config_build(const struct moat_config *c, const struct config_request *r, st
 		p->mode = (enum moat_mode)r->mode;
 
 	ctx = (struct profile_context){
-	    .home = home && home[0] == '/' ? home : NULL, .cwd = p->cwd, .exe = p->exe, .argv = p->argv};
+	    .home = home && home[0] == '/' ? home : NULL, .cwd = p->cwd, .exe = p->exe, .argv = p->argv,
+	    .other_host = r->other_host};
 	if (profile_apply(p, builtin, &ctx, err) < 0)
 		return -1;
 	for (i = 0; i < n_layers; i++)

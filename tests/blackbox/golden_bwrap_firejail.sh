@@ -17,6 +17,11 @@ scratch
 MOAT_SYSTEM_DENY=$("$MOAT" profiles | sed -n '/^denied in every profile/,/^[^ ]/s/^  [^:]*: \(\/.*\)/\1/p' |
 	sed 's/, /\n/g' | sed 's#/$##')
 export MOAT_SYSTEM_DENY
+# The account's own home (its passwd entry, not the test's HOME): firejail
+# blacklists the credentials that exist there too (docs/policy.md), which
+# differ from machine to machine and are left out of the goldens.
+MOAT_ACCOUNT_HOME=$(getent passwd "$(id -u)" | cut -d: -f6)
+export MOAT_ACCOUNT_HOME
 GOLDEN=$ROOT/tests/golden
 T=$SCRATCH/t
 mkdir -p "$T/home/.ssh" "$T/home/.aws" "$T/home/.cache" "$T/proj/sub" "$T/out" "$T/data"

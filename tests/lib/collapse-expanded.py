@@ -11,7 +11,9 @@ no denied path slipped in among them.
 A firejail argv (--firejail) instead blacklists each of the system's
 denied paths that exists on this host: the goldens keep one marker
 ("@SYSTEM-SECRETS@") after checking that every one of them that exists is
-blacklisted, and nothing else of the system.
+blacklisted, and nothing else of the system.  Those under the account's
+own home (MOAT_ACCOUNT_HOME, from its passwd entry, when the test's HOME
+is another) exist or not on each machine: they are left out.
 
 The denied paths are the system's of every profile, as `moat profiles`
 lists them: the test passes them in MOAT_SYSTEM_DENY (one per line).  A
@@ -29,6 +31,7 @@ import os
 import json
 import sys
 
+ACCOUNT_HOME = os.environ.get("MOAT_ACCOUNT_HOME", "").rstrip("/")
 DENIED = tuple(l for l in os.environ.get("MOAT_SYSTEM_DENY", "").split("\n") if l.startswith("/"))
 
 # bwrap options and how many arguments each takes (the last is the dest).
@@ -48,6 +51,8 @@ def collapse_firejail(argv):
     out, listed, bad = [], set(), []
     for tok in argv:
         path = tok[len("--blacklist="):] if tok.startswith("--blacklist=") else None
+        if path is not None and ACCOUNT_HOME.startswith("/") and path.startswith(ACCOUNT_HOME + "/"):
+            continue
         if path is None or not path.startswith("/etc/"):
             out.append(tok)
             continue

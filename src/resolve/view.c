@@ -271,6 +271,18 @@ static void add_masks(struct view *v, const struct fs_plan *fp)
 	}
 }
 
+/* Does the view make the directory at `real` itself (a skeleton, or a
+ * directory in one)? */
+static bool made_dir(const struct view *v, const char *real)
+{
+	size_t i;
+
+	for (i = 0; i < v->n; i++)
+		if ((v->v[i].kind == VIEW_DIR || v->v[i].kind == VIEW_SKELETON) && strcmp(v->v[i].dest, real) == 0)
+			return true;
+	return false;
+}
+
 static void add_pins(struct view *v, const struct fs_plan *fp, bool no_placeholders)
 {
 	size_t i;
@@ -278,6 +290,15 @@ static void add_pins(struct view *v, const struct fs_plan *fp, bool no_placehold
 	for (i = 0; i < fp->n; i++) {
 		const struct fs_obj *o = &fp->obj[i];
 
+		/* A directory on the way to a protected entry that the view
+		 * makes itself, in a read-only skeleton, cannot be renamed
+		 * away: it needs no pin.  Binding the host's directory there
+		 * would cover the skeleton, which shows only its allowed
+		 * entries, with the live directory, where a credential the host
+		 * makes, replaces or renames in during the run is no longer
+		 * behind a mask (the masks hold the old entries). */
+		if (o->role == FS_PIN && made_dir(v, o->real))
+			continue;
 		if (o->role == FS_PIN) {
 			op_add(v, VIEW_PIN, o->real, (int)i);
 		} else if (o->role == FS_PROTECT && !o->lifted && o->placeholder && no_placeholders) {

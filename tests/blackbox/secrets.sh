@@ -208,6 +208,50 @@ ok $? "  control: a file made then in a granted directory (~/.m2/repository) is 
 grep -qxF "READ $FH2/.config/app/settings" <<<"$out"
 ok $? "  control: a file there from the start beside them (~/.config/app/settings) is read"
 
+# ------------------------- 3b. under --write HOME, made, replaced, made again
+# A write grant of HOME pins the directories on the way to its protected
+# entries (~/.config for ~/.config/moat).  Where the view shows HOME entry
+# by entry (no Landlock, or HOME below the private /tmp) such a pin once
+# bound the live ~/.config over the view's, where only masks on the old
+# entries stood: a credential made, replaced by rename (as CLIs save their
+# tokens) or made again during the run was read, fs.secrets "enforced".
+late_write() { # late_write LABEL MOAT_HOST_LIMIT [MOAT-FLAGS...]
+	local label=$1 limit=$2 H=${LATE_BASE:-$BASE}/home3-$RANDOM out pid ready
+	shift 2
+	mkdir -p "$H/.config/app" "$H/.config/gcloud" "$H/proj"
+	echo "moat-old-$UNIQ" >"$H/.config/hub"
+	echo "moat-old-$UNIQ" >"$H/.config/gcloud/creds"
+	echo settings >"$H/.config/app/settings"
+	chmod -R u+rwX,go+rX "$H"
+	rm -f "$SCRATCH/to" "$SCRATCH/from"
+	mkfifo "$SCRATCH/to" "$SCRATCH/from"
+	(cd "$H/proj" && env HOME="$H" MOAT_HOST_LIMIT="$limit" "$MOAT" run "$@" --profile strict --write "$H" -- /bin/sh -c \
+		'echo ready; read -r go; '"$READER" sh "$H/.config/gh/hosts.yml" "$H/.config/hub" \
+		"$H/.config/gcloud/creds" "$H/.config/app/late" <"$SCRATCH/to" >"$SCRATCH/from" 2>"$SCRATCH/late.err") &
+	pid=$!
+	exec 5>"$SCRATCH/to" 6<"$SCRATCH/from"
+	read -r -t 20 ready <&6
+	is "${ready:-}" ready "$label: the command started"
+	mkdir -p "$H/.config/gh" && echo "moat-late-$UNIQ" >"$H/.config/gh/hosts.yml"
+	echo "moat-late-$UNIQ" >"$H/.config/hub.new" && mv "$H/.config/hub.new" "$H/.config/hub"
+	rm -rf "$H/.config/gcloud" && mkdir "$H/.config/gcloud" && echo "moat-late-$UNIQ" >"$H/.config/gcloud/creds"
+	echo "moat-late-$UNIQ" >"$H/.config/app/late"
+	echo go >&5
+	exec 5>&-
+	out=$(timeout 20 cat <&6)
+	exec 6<&-
+	wait "$pid"
+	is "$(read_of "$out" "$H/.config/gh/hosts.yml" "$H/.config/hub" "$H/.config/gcloud/creds" | tr '\n' ' ')" "" \
+		"$label: ~/.config/gh made, ~/.config/hub replaced by rename, ~/.config/gcloud made again: none is read"
+	grep -qxF "READ $H/.config/app/late" <<<"$out"
+	ok $? "$label:   control: a file made then in ~/.config/app (granted) is read $(head -c 200 "$SCRATCH/late.err")"
+}
+late_write "--write HOME" ""
+late_write "--write HOME, no Landlock" landlock=0 --backend native --mode prefer
+# HOME below /tmp (containers, CI): the private /tmp's rule covers it, so the
+# view is what holds the credentials there, with Landlock too.
+LATE_BASE=$SCRATCH late_write "--write HOME, HOME below /tmp" ""
+
 # ------------------------------------------------- 4. a grant inside the list
 M --profile strict --read "$FH/.codex" -- /bin/true 2>"$SCRATCH/err"
 is "$?" 125 "--read ~/.codex (a built-in secret) is refused"

@@ -356,6 +356,19 @@ static int add_ioctl_rules(const struct rule_sink *s, struct moat_error *err)
 	return 0;
 }
 
+/* fcntl(F_SETLEASE): a lease on a file the command may only read (one its
+ * uid owns: a granted project's, or HOME's) makes every host process
+ * that opens the file for writing wait until the command lets go, up to
+ * /proc/sys/fs/lease-break-time (45 s) per open: the sandbox stalling
+ * the host's editors and tools.  Nothing but file servers (Samba) takes
+ * leases.  The kernel reads `unsigned int cmd`: the low 32 bits. */
+static int add_fcntl_rules(const struct rule_sink *s, struct moat_error *err)
+{
+	struct scmp_arg_cmp c[] = {SCMP_A1_64(SCMP_CMP_MASKED_EQ, LOW32, F_SETLEASE)};
+
+	return emit(s, "fcntl", SCMP_SYS(fcntl), EPERM, 1, c, err);
+}
+
 /* personality(2): only PER_LINUX (0) and the 0xffffffff query pass.  The
  * flags are what matters -- READ_IMPLIES_EXEC makes every readable mapping
  * executable, ADDR_NO_RANDOMIZE turns ASLR off for the next execve, and
@@ -538,7 +551,7 @@ static int check_opts(const struct moat_seccomp_opts *o, struct moat_error *err)
 /* Every rule of the filter, in a fixed order. */
 static int walk_rules(const struct moat_seccomp_opts *o, const struct rule_sink *s, struct moat_error *err)
 {
-	if (add_deny_rules(s, o, err) < 0 || add_clone_rules(s, err) < 0 || add_ioctl_rules(s, err) < 0 ||
+	if (add_deny_rules(s, o, err) < 0 || add_clone_rules(s, err) < 0 || add_ioctl_rules(s, err) < 0 || add_fcntl_rules(s, err) < 0 ||
 	    add_setid_rules(s, err) < 0 || add_devnode_rules(s, err) < 0 || add_personality_rules(s, err) < 0 ||
 	    add_socket_rules(s, o, err) < 0)
 		return -1;

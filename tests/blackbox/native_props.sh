@@ -678,4 +678,19 @@ is "$(stat -c %a "$META/w/bin")" 4700 "fs.write control (--mode off): chmod u+s 
 caps=$("$MOAT" run --profile strict --cwd / -- /bin/grep -E '^Cap(Prm|Eff|Bnd|Amb)' /proc/self/status | awk '{print $2}' | sort -u | tr '\n' ' ')
 is "$caps" "0000000000000000 " "caps: no capability in the command (permitted, effective, bounding, ambient)"
 
+# A lease on a file the command owns but may only read: a host writer's
+# open would wait for the command (up to lease-break-time, 45 s, per open).
+LEASE='import fcntl, os, sys
+fd = os.open(sys.argv[1], os.O_RDONLY)
+try:
+    fcntl.fcntl(fd, 1024, fcntl.F_RDLCK)  # F_SETLEASE
+    print("lease taken")
+except OSError as e:
+    print("lease refused: %s" % os.strerror(e.errno))'
+echo data >"$META/leased"
+out=$("$MOAT" run --profile strict --cwd / --read "$META" -- $PY -c "$LEASE" "$META/leased" 2>&1)
+is "$out" "lease refused: Operation not permitted" "fcntl(F_SETLEASE) on a read-granted file the command owns is refused"
+out=$("$MOAT" run --mode off --profile strict --cwd / -- $PY -c "$LEASE" "$META/leased" 2>/dev/null)
+is "$out" "lease taken" "  control (--mode off): the lease is taken"
+
 done_testing

@@ -406,6 +406,17 @@ static void test_rows(const struct moat_bpf bpf[F__COUNT])
 	     E_ERRNO,
 	     EPERM},
 	    {"ioctl(-1, USERFAULTFD_IOC_NEW)", F_NONE, A_RAW, SYS_ioctl, {-1UL, 0xAA00, 0}, E_ERRNO, EPERM},
+	    /* leases: on fd -1 an allowed fcntl is EBADF */
+	    {"fcntl(-1, F_SETLEASE, F_RDLCK)", F_NONE, A_RAW, SYS_fcntl, {-1UL, F_SETLEASE, F_RDLCK}, E_ERRNO, EPERM},
+	    {"fcntl(-1, F_SETLEASE | 0xdeadbeef<<32)",
+	     F_NONE,
+	     A_RAW,
+	     SYS_fcntl,
+	     {-1UL, HI32 | F_SETLEASE, F_RDLCK},
+	     E_ERRNO,
+	     EPERM},
+	    {"fcntl(-1, F_GETLEASE) passes", F_NONE, A_RAW, SYS_fcntl, {-1UL, F_GETLEASE, 0}, E_ERRNO, EBADF},
+	    {"fcntl(-1, F_SETLK) passes", F_NONE, A_RAW, SYS_fcntl, {-1UL, F_SETLK, 0}, E_ERRNO, EBADF},
 	    {"ioctl(-1, TIOCSTI) under loopback", F_LOOPBACK, A_RAW, SYS_ioctl, {-1UL, TIOCSTI, 0}, E_ERRNO, EPERM},
 	    /* kernel, boot, time, hardware */
 	    {"init_module(NULL, 0)", F_NONE, A_RAW, SYS_init_module, {0, 0, 0}, E_ERRNO, EPERM},

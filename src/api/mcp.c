@@ -517,7 +517,7 @@ static json_t *file_report(json_t *files, const struct loaded *l)
 	return fj;
 }
 
-static void say(json_t *fj, const struct mcp_entry *e, const char *action, const char *profile, const char *why)
+static json_t *say(json_t *fj, const struct mcp_entry *e, const char *action, const char *profile, const char *why)
 {
 	json_t *s = json_pack("{s:o, s:o, s:i, s:s}", "name", json_text(e->name), "key", json_text(e->key), "line",
 			      e->pos.line, "action", action);
@@ -527,6 +527,7 @@ static void say(json_t *fj, const struct mcp_entry *e, const char *action, const
 	if (why)
 		json_object_set_new(s, "why", json_text(why));
 	json_array_append_new(json_object_get(fj, "servers"), s);
+	return s;
 }
 
 /* The entries the request names: all, or --server NAME's (which must be
@@ -960,13 +961,56 @@ out:
 
 /* ---- unwrap ---- */
 
+/* Why unwrap must leave the policy file an entry names as it is, or NULL:
+ * it may remove the entry's profile and record there.  An entry's
+ * --config and --profile are its client file's words, and a client's file
+ * can come from anyone (a cloned project's .mcp.json): they alone must not
+ * choose which table of which file is removed -- [profiles.work] of
+ * ~/.codex/config.toml, or another server's profile in moat's own file,
+ * whose entry then fails to start.  The file must be moat's policy file (it
+ * starts with wrap's header, or it is the default one) and hold wrap's
+ * record of this very entry: [wrapped."ID"] naming this file (the same
+ * file, however it is named) and this server. */
+static char *policy_not_ours(const struct ctx *c, const struct loaded *l, const struct mcp_entry *e,
+			     const struct policies *p)
+{
+	const char *header = mcp_policies_preamble(), *file, *server;
+	const struct toml_value *rec;
+	char real[PATH_MAX];
+	bool mine;
+
+	if (!p->p)
+		return moat_xasprintf("it could not be read (%s)", p->error.message);
+	if (!p->p->exists)
+		return moat_xstrdup("it does not exist");
+	rec = mcp_policies_record(p->p, e->profile);
+	file = mcp_record_get(rec, "file");
+	server = mcp_record_get(rec, "server");
+	mine = file && server && strcmp(server, e->name) == 0 && realpath(file, real) && strcmp(real, l->src.real) == 0;
+	if (strncmp(p->p->text, header, strlen(header)) != 0 &&
+	    !(c->policies && realpath(c->policies, real) && strcmp(real, p->src.real) == 0))
+		return moat_xasprintf("it is not moat's policy file: it does not start with the header moat mcp wrap "
+				      "writes, and it is not %s%s%s%s",
+				      c->policies ? c->policies : "the default one (no HOME)",
+				      mine ? " (it holds [wrapped.\"" : "", mine ? e->profile : "",
+				      mine ? "\"] of this entry: if moat mcp wrap --policies added it and its profile "
+					     "there, remove both by hand)"
+					   : "");
+	if (!rec)
+		return moat_xasprintf("it holds no [wrapped.\"%s\"], wrap's record of the entry", e->profile);
+	if (!mine)
+		return moat_xasprintf("its [wrapped.\"%s\"] is wrap's record of the server %s in %s, not of this entry",
+				      e->profile, server ? server : "(none)", file ? file : "(no file)");
+	return NULL;
+}
+
 /* The splice that puts back what wrap replaced: its own bytes when they
  * are still there, else the entry's command line from the entry itself.
+ * rec: wrap's record of this entry, NULL when there is none to trust.
  * *why says which, when not exact. */
-static int unwrap_splice(const struct loaded *l, const struct mcp_entry *e, struct policies *pol, struct mcp_splice *s,
-			 const char **why, struct moat_error *err)
+static int unwrap_splice(const struct loaded *l, const struct mcp_entry *e, const struct toml_value *rec,
+			 struct mcp_splice *s, const char **why, struct moat_error *err)
 {
-	const struct toml_value *rec = pol->p ? mcp_policies_record(pol->p, e->profile) : NULL;
 	const char *before = mcp_record_get(rec, "before"), *after = mcp_record_get(rec, "after");
 	size_t start = e->args && e->args->off < e->command->off ? e->args->off : e->command->off;
 
@@ -978,16 +1022,17 @@ static int unwrap_splice(const struct loaded *l, const struct mcp_entry *e, stru
 	}
 	*why = rec ? "its bytes changed since wrap (the client or an editor rewrote them): its command line is put "
 		     "back from the entry, in the layout the entry has now"
-		   : "wrap's record of it is not in the policy file: its command line is put back from the entry";
+		   : "no record of wrap's for it to go by: its command line is put back from the entry";
 	return mcp_entry_rewrite(l->f, e, e->argv + MCP_WRAP_ARGS, e->argc - MCP_WRAP_ARGS, s, err);
 }
 
 /* Remove the profiles and records of the entries unwrapped from their
- * policy files.  A failure here leaves a profile no entry names: said, not
+ * policy files: of those whose policy file is theirs (alone[k] NULL), each
+ * profile once.  A failure here leaves a profile no entry names: said, not
  * an error. */
-static void forget(struct policy_cache *pc, const struct mcp_entry **es, size_t n, json_t *fj)
+static void forget(struct policy_cache *pc, const struct mcp_entry **es, char *const *alone, size_t n, json_t *fj)
 {
-	size_t i, k;
+	size_t i, k, j;
 
 	for (i = 0; i < pc->n; i++) {
 		struct policies *p = &pc->v[i];
@@ -999,10 +1044,18 @@ static void forget(struct policy_cache *pc, const struct mcp_entry **es, size_t 
 
 		if (!p->p)
 			continue;
-		for (k = 0; k < n; k++)
-			if (strcmp(es[k]->policies, pc->paths[i]) == 0)
+		for (k = 0; k < n; k++) {
+			if (alone[k] || strcmp(es[k]->policies, pc->paths[i]) != 0)
+				continue;
+			for (j = 0; j < k; j++)
+				if (!alone[j] && strcmp(es[j]->policies, pc->paths[i]) == 0 &&
+				    strcmp(es[j]->profile, es[k]->profile) == 0)
+					break;
+			if (j == k)
 				all &= mcp_policies_remove(p->p, es[k]->profile, &s, &ns);
+		}
 		if (ns > 0) {
+			mcp_policies_take_blank_lines(p->p, s, ns);
 			text = mcp_splices_apply(p->p->text, p->p->len, s, ns, &len);
 			if (write_policies(p, text, len, &err) < 0 || policies_reread(p, &err) < 0)
 				json_object_set_new(fj, "policies_left", json_text(err.message));
@@ -1023,6 +1076,8 @@ static int unwrap_file(struct ctx *c, struct loaded *l, struct policy_cache *pc,
 	struct mcp_splice *splices = moat_xcalloc(l->f->n_entries + 1, sizeof(*splices));
 	const struct mcp_entry **es = moat_xcalloc(l->f->n_entries + 1, sizeof(*es));
 	const char **whys = moat_xcalloc(l->f->n_entries + 1, sizeof(*whys));
+	/* Why the policy file each names is left as it is (policy_not_ours). */
+	char **alone = moat_xcalloc(l->f->n_entries + 1, sizeof(*alone));
 	cleanup_free char *ctext = NULL;
 	struct mcp_file *check = NULL;
 	size_t n = 0, clen, i, k;
@@ -1030,6 +1085,7 @@ static int unwrap_file(struct ctx *c, struct loaded *l, struct policy_cache *pc,
 
 	for (k = 0; k < l->f->n_entries; k++) {
 		const struct mcp_entry *e = &l->f->entries[k];
+		struct policies *p;
 
 		if (!selected(c, e))
 			continue;
@@ -1046,7 +1102,10 @@ static int unwrap_file(struct ctx *c, struct loaded *l, struct policy_cache *pc,
 				say(fj, e, "unchanged", NULL, "not wrapped");
 			continue;
 		}
-		if (unwrap_splice(l, e, cached(pc, e->policies), &splices[n], &whys[n], err) < 0)
+		p = cached(pc, e->policies);
+		alone[n] = policy_not_ours(c, l, e, p);
+		if (unwrap_splice(l, e, alone[n] ? NULL : mcp_policies_record(p->p, e->profile), &splices[n], &whys[n],
+				  err) < 0)
 			goto out;
 		es[n++] = e;
 	}
@@ -1074,13 +1133,22 @@ static int unwrap_file(struct ctx *c, struct loaded *l, struct policy_cache *pc,
 	}
 	if (write_client(l, ctext, clen, fj, err) < 0)
 		goto out;
-	for (i = 0; i < n; i++)
-		say(fj, es[i], "unwrapped", es[i]->profile, whys[i]);
-	forget(pc, es, n, fj);
+	for (i = 0; i < n; i++) {
+		json_t *s = say(fj, es[i], "unwrapped", es[i]->profile, whys[i]);
+
+		if (alone[i])
+			json_object_set_new(s, "policies_left_alone",
+					    json_pack("{s:o, s:o}", "file", json_text(es[i]->policies), "why",
+						      json_text(alone[i])));
+	}
+	forget(pc, es, alone, n, fj);
 	rc = 0;
 out:
 	for (i = 0; i < n; i++)
 		mcp_splice_free(&splices[i]);
+	for (i = 0; i <= l->f->n_entries; i++)
+		free(alone[i]);
+	free(alone);
 	free(splices);
 	free(es);
 	free(whys);

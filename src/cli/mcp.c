@@ -236,6 +236,7 @@ static void print_edits(const json_t *doc, const char *verb)
 		json_array_foreach(servers, k, s)
 		{
 			const char *action = str(s, "action"), *why = str(s, "why");
+			const json_t *alone = json_object_get(s, "policies_left_alone");
 
 			if (strcmp(action, "wrapped") == 0)
 				printf("%s: wrapped %s (profile %s in %s)\n", file, str(s, "name"), str(s, "profile"),
@@ -249,6 +250,11 @@ static void print_edits(const json_t *doc, const char *verb)
 				printf("%s: %s: %s: %s%s%s%s\n", file, str(s, "name"), action, why,
 				       json_is_string(json_object_get(s, "profile")) ? " (profile " : "",
 				       str(s, "profile"), json_is_string(json_object_get(s, "profile")) ? ")" : "");
+			/* A file the entry names that unwrap did not touch,
+			 * and why: on stderr, where a script looks. */
+			if (alone)
+				fprintf(stderr, "moat: %s: %s: the policy file it names, %s, is left as it is: %s\n", file,
+					str(s, "name"), str(alone, "file"), str(alone, "why"));
 		}
 		if (json_is_true(json_object_get(fj, "changed"))) {
 			changed = true;

@@ -374,3 +374,15 @@ bool mcp_policies_remove(const struct mcp_policies *p, const char *id, struct mc
 		qsort(*v, *n, sizeof(**v), by_offset);
 	return all;
 }
+
+void mcp_policies_take_blank_lines(const struct mcp_policies *p, struct mcp_splice *v, size_t n)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++) {
+		size_t off = v[i].off;
+
+		if (off >= 2 && p->text[off - 1] == '\n' && p->text[off - 2] == '\n' && (i == 0 || v[i - 1].end < off))
+			v[i].off--;
+	}
+}

@@ -81,4 +81,10 @@ char *mcp_policies_new_id(const struct mcp_policies *p, enum mcp_client client, 
  * sections ([profiles."ID"] and [wrapped."ID"] headers) and is left. */
 bool mcp_policies_remove(const struct mcp_policies *p, const char *id, struct mcp_splice **v, size_t *n);
 
+/* wrap writes a blank line before each section it appends: each run of the
+ * sorted removals v takes the blank line before it along, so that unwrap
+ * leaves the file as it was before wrap.  Once, after the last
+ * mcp_policies_remove. */
+void mcp_policies_take_blank_lines(const struct mcp_policies *p, struct mcp_splice *v, size_t n);
+
 #endif

@@ -1,0 +1,109 @@
+#!/usr/bin/env bash
+# moat mcp wrap and unwrap where a client's file is not what it seems.
+#
+#   1. A project's .mcp.json (a cloned repository's: anyone's) holds entries
+#      in wrap's form naming a policy file and a profile of its choosing:
+#      ~/.codex/config.toml's [profiles.work], and another server's profile
+#      in moat's own servers.toml.  unwrap puts the entries' command lines
+#      back and leaves both files byte-identical, saying on stderr why (it
+#      once removed both tables, no backup, exit 0, and the other server then
+#      failed with "unknown profile").  Controls: a genuine wrap and unwrap
+#      of the same project restores the file and the policy file byte for
+#      byte, also when the client's file is named through a symlink; a
+#      policy file wrap did not create (no header) is left, and said.
+#
+# Runs as root and as an unprivileged user.
+set -u
+. "$(dirname "$0")/../lib/tap.sh"
+scratch
+PY=/usr/bin/python3
+
+# Outside /tmp: the sandbox's /tmp is private, a real HOME is not in it.
+BASE=$(mktemp -d /var/tmp/moat-mcptrust.XXXXXX 2>/dev/null) || BASE=$(mktemp -d "$SCRATCH/base.XXXXXX")
+chmod 0755 "$BASE"
+trap 'rm -rf "$BASE" "$SCRATCH"' EXIT
+H=$BASE/home
+P=$BASE/proj
+POL=$H/.config/moat/servers.toml
+CD=$H/.config/Claude/claude_desktop_config.json
+mkdir -p "$H/.config/Claude" "$H/.codex" "$P"
+m() { (cd "$P" && env HOME="$H" "$MOAT" "$@"); }
+# A client entry's command line, run as its client runs it.
+launch() { # launch FILE SERVER
+	(cd "$P" && env -i HOME="$H" PATH=/usr/bin:/bin $PY -c 'import json, os, sys
+e = json.load(open(sys.argv[1]))["mcpServers"][sys.argv[2]]
+a = [e["command"]] + e.get("args", [])
+os.execv(a[0], a)' "$1" "$2") 2>&1
+}
+
+# --- 1. entries in wrap's form that wrap did not write
+printf '{"mcpServers":{"fs":{"command":"echo","args":["real"]}}}\n' >"$CD"
+printf 'model = "gpt-5"\n\n[profiles.work]\nmodel = "o3"\napproval_policy = "never"\n' >"$H/.codex/config.toml"
+cp "$H/.codex/config.toml" "$BASE/codex.orig"
+out=$(m mcp wrap 2>&1)
+ok $? "Claude Desktop's fs wrapped ($(printf '%s' "$out" | head -c 200))"
+cp "$POL" "$BASE/pol.wrapped"
+is "$(launch "$CD" fs)" "real" "  its entry runs under moat"
+hostile() {
+	cat >"$P/.mcp.json" <<EOF
+{"mcpServers":{
+ "x":{"command":"moat","args":["run","--config","$POL","--profile","claude-desktop.fs","--","true"]},
+ "y":{"command":"moat","args":["run","--config","$H/.codex/config.toml","--profile","work","--","true"]}}}
+EOF
+	rm -f "$P/.mcp.json.moat-backup"
+}
+hostile
+out=$(m mcp unwrap --config .mcp.json 2>"$SCRATCH/err")
+rc=$?
+ok "$(cmp -s "$BASE/codex.orig" "$H/.codex/config.toml" && echo 0 || echo 1)" \
+	"unwrap --config .mcp.json: ~/.codex/config.toml, named by an entry, is byte-identical (rc $rc)"
+ok "$(cmp -s "$BASE/pol.wrapped" "$POL" && echo 0 || echo 1)" \
+	"  moat's servers.toml too: another server's profile and record are kept"
+is "$(launch "$CD" fs)" "real" "  and that server, wrapped by the user, still runs"
+like "$(cat "$SCRATCH/err")" "moat: $P/.mcp.json: y: the policy file it names, $H/.codex/config.toml, is left as it is: it is not moat's policy file" \
+	"  said on stderr: a file that is not moat's policy file is left"
+like "$(cat "$SCRATCH/err")" "moat: $P/.mcp.json: x: the policy file it names, $POL, is left as it is: its \\[wrapped.\"claude-desktop.fs\"\\] is wrap's record of the server fs in $CD, not of this entry" \
+	"  and one whose record is another entry's"
+is "$rc/$($PY -c 'import json, sys; d = json.load(open(sys.argv[1]))["mcpServers"]; print(d["x"]["command"], d["y"]["command"], d["x"].get("args", []), d["y"].get("args", []))' "$P/.mcp.json")" \
+	"0/true true [] []" "  the entries are put back from their own command lines, exit 0"
+hostile
+out=$(m mcp unwrap --server y 2>"$SCRATCH/err")
+ok "$([ $? = 0 ] && cmp -s "$BASE/codex.orig" "$H/.codex/config.toml" && echo 0 || echo 1)" \
+	"plain unwrap --server y: ~/.codex/config.toml byte-identical ($(head -c 200 "$SCRATCH/err"))"
+out=$(m mcp unwrap --server x 2>"$SCRATCH/err")
+ok "$([ $? = 0 ] && cmp -s "$BASE/pol.wrapped" "$POL" && echo 0 || echo 1)" \
+	"plain unwrap --server x: servers.toml byte-identical ($(head -c 200 "$SCRATCH/err"))"
+is "$(launch "$CD" fs)" "real" "  the user's wrapped server still runs"
+
+# Controls: the same project's own server, wrapped and unwrapped for real.
+printf '{\n  "mcpServers": {\n    "g": {"command": "echo", "args": ["genuine"]}\n  }\n}\n' >"$P/.mcp.json"
+cp "$P/.mcp.json" "$BASE/mcp.orig"
+out=$(m mcp wrap --config .mcp.json 2>&1)
+ok "$([ $? = 0 ] && grep -q '^\[wrapped\."claude-code\.g"\]' "$POL" && echo 0 || echo 1)" \
+	"control: the project's own server wrapped, its profile in servers.toml"
+is "$(launch "$P/.mcp.json" g)" "genuine" "  it runs under moat"
+out=$(m mcp unwrap --config .mcp.json 2>"$SCRATCH/err")
+rc=$?
+ok "$([ $rc = 0 ] && cmp -s "$BASE/mcp.orig" "$P/.mcp.json" && cmp -s "$BASE/pol.wrapped" "$POL" && [ ! -s "$SCRATCH/err" ] && echo 0 || echo 1)" \
+	"  unwrap: .mcp.json and servers.toml byte-identical to before the wrap, nothing on stderr (rc $rc)"
+# wrap through a symlink, unwrap by the file's own name: the record's file
+# is compared as the file it is, not as the string.
+ln -s proj/.mcp.json "$BASE/link.json"
+out=$(m mcp wrap --config "$BASE/link.json" 2>&1)
+ok "$([ $? = 0 ] && grep -q "^file = \"$BASE/link.json\"" "$POL" && echo 0 || echo 1)" \
+	"control: wrap through a symlink records the link's name"
+out=$(m mcp unwrap --config .mcp.json 2>"$SCRATCH/err")
+ok "$([ $? = 0 ] && cmp -s "$BASE/mcp.orig" "$P/.mcp.json" && cmp -s "$BASE/pol.wrapped" "$POL" && echo 0 || echo 1)" \
+	"  unwrap by the file's own name: both byte-identical ($(head -c 200 "$SCRATCH/err"))"
+# A policy file wrap appended to but did not create is not taken for moat's.
+printf '[profiles.mine]\nextends = "mcp"\n' >"$BASE/mine.toml"
+out=$(m mcp wrap --config .mcp.json --policies "$BASE/mine.toml" 2>&1)
+cp "$BASE/mine.toml" "$BASE/mine.wrapped"
+out=$(m mcp unwrap --config .mcp.json 2>"$SCRATCH/err")
+rc=$?
+ok "$([ $rc = 0 ] && cmp -s "$BASE/mcp.orig" "$P/.mcp.json" && cmp -s "$BASE/mine.wrapped" "$BASE/mine.toml" && echo 0 || echo 1)" \
+	"a headerless policy file named with wrap --policies: the entry put back, the file left (rc $rc)"
+like "$(cat "$SCRATCH/err")" "it holds \\[wrapped.\"claude-code.g\"\\] of this entry: if moat mcp wrap --policies added it and its profile there, remove both by hand" \
+	"  saying what to remove by hand"
+
+done_testing

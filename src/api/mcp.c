@@ -232,8 +232,12 @@ static int load_files(struct ctx *c, struct moat_error *err)
 	size_t n, i;
 	int rc = 0;
 
-	if (c->r->config)
-		return load(c, c->r->config, mcp_client_of(c->r->config), "named", true, err);
+	if (c->r->config) {
+		/* The client by the whole path: .vscode/mcp.json is VS Code's. */
+		cleanup_free char *abs = path_resolve_lexical(c->r->config, c->cwd, c->home);
+
+		return load(c, c->r->config, mcp_client_of(abs ? abs : c->r->config), "named", true, err);
+	}
 	n = mcp_locations(c->home && c->home[0] == '/' ? c->home : NULL, c->cwd, environ, &locs);
 	for (i = 0; i < n && rc == 0; i++)
 		rc = load(c, locs[i].path, locs[i].client, locs[i].scope, false, err);
@@ -515,6 +519,35 @@ static json_t *file_report(json_t *files, const struct loaded *l)
 		json_object_set_new(fj, "symlink_to", json_text(l->src.real));
 	json_array_append_new(files, fj);
 	return fj;
+}
+
+/* A found file that could not be read, in the report: its servers are
+ * neither wrapped nor unwrapped. */
+static void unread_report(json_t *files, const struct loaded *l)
+{
+	json_array_append_new(files, json_pack("{s:o, s:o, s:[]}", "file", json_text(l->src.shown ? l->src.shown : ""),
+					       "error", json_text(l->error.message), "servers"));
+}
+
+/* After the files that could be read are done: an error when a found
+ * file could not be, so that a script that checks the exit status does
+ * not take its servers for wrapped (or unwrapped).  The first is named. */
+static int unread_error(const struct ctx *c, const char *done, const char *verb, struct moat_error *err)
+{
+	const struct loaded *first = NULL;
+	size_t i, n = 0;
+
+	for (i = 0; i < c->n_files; i++)
+		if (!c->files[i].f && n++ == 0)
+			first = &c->files[i];
+	if (n == 0)
+		return 0;
+	moat_error_set(err, MOAT_E_CONFIG, 0, "%zu client file%s could not be read and %s servers are not %s: %s", n,
+		       n > 1 ? "s" : "", n > 1 ? "their" : "its", done, first->error.message);
+	if (first->error.hint[0])
+		return moat_error_hint(err, "%s; then run moat mcp %s again", first->error.hint, verb);
+	return moat_error_hint(err, "fix %s (moat mcp list says what is wrong with each file) and run moat mcp %s again",
+			       n > 1 ? "them" : "it", verb);
 }
 
 static json_t *say(json_t *fj, const struct mcp_entry *e, const char *action, const char *profile, const char *why)
@@ -940,9 +973,7 @@ int api_mcp_wrap(const struct api_mcp_request *r, json_t **out, struct moat_erro
 		json_t *fj;
 
 		if (!l->f) {
-			fj = json_pack("{s:o, s:o, s:[]}", "file", json_text(l->src.shown ? l->src.shown : ""), "error",
-				       json_text(l->error.message), "servers");
-			json_array_append_new(files, fj);
+			unread_report(files, l);
 			continue;
 		}
 		fj = file_report(files, l);
@@ -951,7 +982,7 @@ int api_mcp_wrap(const struct api_mcp_request *r, json_t **out, struct moat_erro
 			goto out;
 		}
 	}
-	rc = 0;
+	rc = unread_error(&c, "wrapped", "wrap", err);
 out:
 	*out = doc;
 	policies_free(&pol);
@@ -1175,14 +1206,16 @@ int api_mcp_unwrap(const struct api_mcp_request *r, json_t **out, struct moat_er
 	for (i = 0; i < c.n_files; i++) {
 		struct loaded *l = &c.files[i];
 
-		if (!l->f)
+		if (!l->f) {
+			unread_report(files, l);
 			continue;
+		}
 		if (unwrap_file(&c, l, &pc, file_report(files, l), err) < 0) {
 			moat_error_wrap(err, "%s", l->src.shown);
 			goto out;
 		}
 	}
-	rc = 0;
+	rc = unread_error(&c, "unwrapped", "unwrap", err);
 out:
 	*out = doc;
 	cache_free(&pc);

@@ -203,6 +203,15 @@ fail:
 	return -1;
 }
 
+/* The index just past the string that starts at b[i] (a '"'). */
+static size_t past_string(const char *b, size_t len, size_t i)
+{
+	for (i++; i < len && b[i] != '"'; i++)
+		if (b[i] == '\\' && i + 1 < len)
+			i++;
+	return i + 1;
+}
+
 /* VS Code's mcp.json and Gemini CLI's settings.json are JSON with comments:
  * each comment becomes spaces (its line breaks kept), so that jansson reads
  * the rest and every line stays where it was in the file (a column after a
@@ -215,10 +224,7 @@ static void blank_comments(char *b, size_t len)
 
 	while (i < len) {
 		if (b[i] == '"') {
-			for (i++; i < len && b[i] != '"'; i++)
-				if (b[i] == '\\' && i + 1 < len)
-					i++;
-			i++;
+			i = past_string(b, len, i);
 		} else if (b[i] == '/' && i + 1 < len && b[i + 1] == '/') {
 			for (; i < len && b[i] != '\n'; i++)
 				b[i] = ' ';
@@ -236,7 +242,30 @@ static void blank_comments(char *b, size_t len)
 	}
 }
 
-int config_json_parse(const char *file, const char *text, size_t len, struct toml_value **out, struct moat_error *err)
+/* VS Code reads its JSON with comments allowing a comma after the last
+ * item of an array or object too: each such comma becomes a space, after
+ * the comments are blanks, so that every offset stays the file's. */
+static void blank_trailing_commas(char *b, size_t len)
+{
+	size_t i = 0, k;
+
+	while (i < len) {
+		if (b[i] == '"') {
+			i = past_string(b, len, i);
+			continue;
+		}
+		if (b[i] == ',') {
+			for (k = i + 1; k < len && (b[k] == ' ' || b[k] == '\t' || b[k] == '\r' || b[k] == '\n'); k++)
+				;
+			if (k < len && (b[k] == ']' || b[k] == '}'))
+				b[i] = ' ';
+		}
+		i++;
+	}
+}
+
+int config_json_parse(const char *file, const char *text, size_t len, bool trailing_commas, struct toml_value **out,
+		      struct moat_error *err)
 {
 	cleanup_free char *buf = moat_xmalloc(len + 1);
 	json_error_t jerr;
@@ -248,6 +277,8 @@ int config_json_parse(const char *file, const char *text, size_t len, struct tom
 	memcpy(buf, text, len);
 	buf[len] = '\0';
 	blank_comments(buf, len);
+	if (trailing_commas)
+		blank_trailing_commas(buf, len);
 	j = json_loadb(buf, len, JSON_REJECT_DUPLICATES, &jerr);
 	if (!j)
 		return moat_error_set(err, MOAT_E_CONFIG, 0, "%s:%d:%d: %s", file, jerr.line < 1 ? 1 : jerr.line,

@@ -63,7 +63,7 @@ static int load_all(const char *file, const char *buf, size_t len, const char *h
 	c->dir = slash == abs ? moat_xstrdup("/") : moat_xstrndup(abs, (size_t)(slash - abs));
 	c->json = config_looks_like_json(file, buf, len);
 	if (c->json) {
-		if (config_json_parse(c->file, buf, len, &root, err) < 0) {
+		if (config_json_parse(c->file, buf, len, false, &root, err) < 0) {
 			*parse_failed = true;
 			goto out;
 		}

@@ -446,9 +446,24 @@ int mcp_file_parse(const char *path, enum mcp_client client, char *text, size_t 
 	f->text = text;
 	f->len = len;
 	f->json = config_looks_like_json(path, text, len);
+	/* VS Code reads its mcp.json as JSON with comments and trailing
+	 * commas; the other clients' JSON takes no trailing comma. */
+	f->trailing_commas = !f->json || client == MCP_VSCODE;
 	if (f->json) {
-		if (config_json_parse(path, text, len, &f->root, err) < 0)
+		if (config_json_parse(path, text, len, client == MCP_VSCODE, &f->root, err) < 0) {
+			struct toml_value *lax = NULL;
+			struct moat_error ignored = {0};
+
+			/* Where only a trailing comma is wrong, say so. */
+			if (client != MCP_VSCODE && config_json_parse(path, text, len, true, &lax, &ignored) == 0)
+				moat_error_hint(err, "a comma after the last item of an array or object: moat reads %s%s "
+						     "as JSON with comments but without those (VS Code's mcp.json alone "
+						     "may have them): remove it",
+						client == MCP_OTHER ? "this file" : mcp_client_name(client),
+						client == MCP_OTHER ? "" : "'s file");
+			toml_free(lax);
 			goto fail;
+		}
 	} else {
 		struct toml_error te;
 
@@ -568,7 +583,7 @@ static void put_array(struct text *t, const struct mcp_file *f, const struct tom
 	if (lines) {
 		for (k = old->end - 1; k > old->off && strchr(" \t\r\n", text[k - 1]); k--)
 			;
-		trailing = !json && first && text[k - 1] == ',';
+		trailing = f->trailing_commas && first && text[k - 1] == ',';
 	} else if (old && old->type == TOML_ARRAY && old->end - old->off > 2) {
 		pad = text[old->off + 1] == ' ' && text[old->end - 2] == ' ';
 	}

@@ -89,7 +89,8 @@ struct mcp_file {
 	enum mcp_client client;
 	char *path;
 	bool json;
-	char *text; /* as read */
+	bool trailing_commas; /* its reader allows a comma after an array's last item (TOML, VS Code's JSONC) */
+	char *text;	      /* as read */
 	size_t len;
 	struct toml_value *root;
 	struct mcp_entry *entries;

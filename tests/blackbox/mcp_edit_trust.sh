@@ -11,6 +11,11 @@
 #      of the same project restores the file and the policy file byte for
 #      byte, also when the client's file is named through a symlink; a
 #      policy file wrap did not create (no header) is left, and said.
+#   2. A client's file that cannot be read: wrap and unwrap do the others,
+#      then exit 125 naming it (they once exited 0, its servers left
+#      unwrapped).  Control: with the file fixed, exit 0.  VS Code's
+#      mcp.json is JSON with comments and trailing commas, as VS Code reads
+#      it: wrapped, comments and commas kept, unwrapped byte for byte.
 #
 # Runs as root and as an unprivileged user.
 set -u
@@ -105,5 +110,58 @@ ok "$([ $rc = 0 ] && cmp -s "$BASE/mcp.orig" "$P/.mcp.json" && cmp -s "$BASE/min
 	"a headerless policy file named with wrap --policies: the entry put back, the file left (rc $rc)"
 like "$(cat "$SCRATCH/err")" "it holds \\[wrapped.\"claude-code.g\"\\] of this entry: if moat mcp wrap --policies added it and its profile there, remove both by hand" \
 	"  saying what to remove by hand"
+
+# --- 2. a client's file that cannot be read
+mkdir -p "$H/.cursor" "$P/.vscode"
+cp "$BASE/codex.orig" "$H/.codex/config.toml"
+printf '{"mcpServers": {"c": {"command": "echo", "args": ["c",]}}}\n' >"$H/.cursor/mcp.json"
+out=$(m mcp wrap 2>"$SCRATCH/err")
+rc=$?
+is "$rc" 125 "wrap with a client file it cannot read: exit 125"
+like "$(cat "$SCRATCH/err")" "moat: 1 client file could not be read and its servers are not wrapped: $H/.cursor/mcp.json:1:[0-9]+: " \
+	"  naming the file, line and column"
+like "$(cat "$SCRATCH/err")" "moat: hint: a comma after the last item of an array or object: moat reads Cursor's file as JSON" \
+	"  a trailing comma said as such"
+like "$out" "$P/.mcp.json: wrapped g " "  the other files' servers are wrapped all the same"
+out=$(m mcp unwrap 2>"$SCRATCH/err")
+rc=$?
+is "$rc" 125 "unwrap too: exit 125"
+like "$(cat "$SCRATCH/err")" "moat: 1 client file could not be read and its servers are not unwrapped: $H/.cursor/mcp.json" \
+	"  naming the file"
+ok "$(cmp -s "$BASE/mcp.orig" "$P/.mcp.json" && echo 0 || echo 1)" "  the others unwrapped all the same"
+printf '{"mcpServers": {"c": {"command": "echo", "args": ["c"]}}}\n' >"$H/.cursor/mcp.json"
+out=$(m mcp wrap 2>&1)
+rc=$?
+is "$rc" 0 "control: the file fixed, wrap exits 0"
+like "$out" "cursor/mcp.json: wrapped c " "  and wraps its server"
+out=$(m mcp unwrap 2>&1)
+is "$?" 0 "  unwrap exits 0"
+
+# VS Code's JSONC: comments and trailing commas, as VS Code reads it.
+cat >"$P/.vscode/mcp.json" <<'EOF'
+{
+  // the project's servers
+  "servers": {
+    "v": {
+      "type": "stdio",
+      "command": "echo",
+      "args": [
+        "vs", /* one */
+        "code",
+      ],
+    },
+  },
+}
+EOF
+cp "$P/.vscode/mcp.json" "$BASE/vscode.orig"
+out=$(m mcp wrap --config .vscode/mcp.json 2>&1)
+ok $? "VS Code's mcp.json with trailing commas is wrapped ($(printf '%s' "$out" | head -c 200))"
+ok "$(grep -q '// the project.s servers' "$P/.vscode/mcp.json" && grep -q '^    },$' "$P/.vscode/mcp.json" && grep -q '^  },$' "$P/.vscode/mcp.json" && grep -q '^        "code",$' "$P/.vscode/mcp.json" && echo 0 || echo 1)" \
+	"  its comments and trailing commas kept, the args one a line with the trailing comma"
+is "$($PY -c 'import json, sys; print(json.loads(sys.stdin.read())["files"][0]["servers"][0]["state"])' < <(m mcp list --config .vscode/mcp.json --json 2>/dev/null))" \
+	wrapped "  and read back as wrapped"
+out=$(m mcp unwrap --config .vscode/mcp.json 2>&1)
+ok "$([ $? = 0 ] && cmp -s "$BASE/vscode.orig" "$P/.vscode/mcp.json" && echo 0 || echo 1)" \
+	"  unwrap puts it back byte for byte"
 
 done_testing

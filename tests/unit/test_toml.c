@@ -169,7 +169,7 @@ static void test_json_spans(void)
 	struct moat_error err = {0};
 	const struct toml_keyval *kv;
 
-	ok(config_json_parse("t.json", doc, strlen(doc), &root, &err) == 0, "JSON with comments parses (%s)",
+	ok(config_json_parse("t.json", doc, strlen(doc), false, &root, &err) == 0, "JSON with comments parses (%s)",
 	   err.message);
 	if (!root)
 		return;
@@ -183,6 +183,30 @@ static void test_json_spans(void)
 	ok(span_is(doc, toml_table_get(fs, "n"), "-1.5e3"), "a number");
 	ok(span_is(doc, toml_table_get(fs, "t"), "true"), "true");
 	ok(span_is(doc, toml_table_get(fs, "z"), "null"), "null");
+	toml_free(root);
+}
+
+/* VS Code's JSON with comments takes a comma after the last item: read
+ * with trailing_commas, the spans are the file's own (the commas in
+ * neither), and without it the same text is refused where the comma is. */
+static void test_json_trailing_commas(void)
+{
+	const char *doc = "{\"servers\": {\"a\": {\"command\": \"x,}\", \"args\": [\"1\", /* c */ ],},\n},}";
+	struct toml_value *root = NULL, *a;
+	struct moat_error err = {0};
+
+	ok(config_json_parse("t.json", doc, strlen(doc), true, &root, &err) == 0,
+	   "JSON with trailing commas parses when they are allowed (%s)", err.message);
+	if (!root)
+		return;
+	a = toml_table_get(toml_table_get(root, "servers"), "a");
+	ok(span_is(doc, toml_table_get(a, "command"), "\"x,}\""), "  a comma before } inside a string is kept");
+	ok(span_is(doc, toml_table_get(a, "args"), "[\"1\", /* c */ ]"), "  an array spans its brackets, comma and comment");
+	ok(a && doc[a->end - 1] == '}' && doc[a->end] == ',', "  an object ends at its brace, before its trailing comma");
+	toml_free(root);
+	root = NULL;
+	ok(config_json_parse("t.json", doc, strlen(doc), false, &root, &err) < 0 && strstr(err.message, "t.json:1:"),
+	   "  refused where they are not (%s)", err.message);
 	toml_free(root);
 }
 
@@ -382,6 +406,7 @@ int main(void)
 	test_positions();
 	test_spans();
 	test_json_spans();
+	test_json_trailing_commas();
 	test_order_and_lookup();
 	test_values();
 	test_errors();

@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/resource.h>
 
 #include "policy/env.h"
@@ -66,12 +67,17 @@ static size_t edit_distance(const char *a, const char *b)
 	return row[lb];
 }
 
-/* The known word closest to `word`, if within 2 edits. */
+/* The known word `word` spells in other letter case ("SANDBOX"), else
+ * the closest within 2 edits: a key in capitals is as far from moat's as
+ * its length, but no less a typo of it. */
 const char *config_suggest(const char *word, const char *const *known)
 {
 	const char *best = NULL;
 	size_t best_d = 3, i;
 
+	for (i = 0; known[i]; i++)
+		if (strcasecmp(word, known[i]) == 0)
+			return known[i];
 	for (i = 0; known[i]; i++) {
 		size_t d = edit_distance(word, known[i]);
 		if (d < best_d) {

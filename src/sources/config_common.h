@@ -8,8 +8,9 @@
 #include "policy/policy.h"
 #include "util/err.h"
 
-/* The word of the NULL-terminated `known` closest to `word` (within 2
- * edits), for a "did you mean" hint; NULL when none is close. */
+/* The word of the NULL-terminated `known` that `word` is a typo of -- the
+ * same but for letter case, else the closest within 2 edits -- for a "did
+ * you mean" hint; NULL when none is close. */
 const char *config_suggest(const char *word, const char *const *known);
 /* `parent` + "." + key, the key quoted when it is not a bare TOML key. */
 char *config_keypath(const char *parent, const char *key, size_t key_len);

@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include "policy/properties.h"
 #include "policy/env.h"
@@ -42,8 +43,8 @@ static const char *const remote_keys[] = {"url", "httpUrl", "serverUrl", NULL};
 /* What the clients document that moat has no use for is accepted and
  * ignored.  The lists name the keys moat knows to be a client's (tests/
  * configs/README.md says where each list comes from); a key in no list is
- * taken as a client's too, unless it is within two edits of one moat reads
- * (check_client_keys).
+ * taken as a client's too, unless it is one moat reads in other letter
+ * case or within two edits of one (check_client_keys).
  *
  * A server entry: Codex's timeouts, tool filters and a remote server's
  * auth; VS Code's envFile, dev, sandboxEnabled and a remote server's
@@ -345,7 +346,8 @@ static int unknown_key(const struct loader *L, const struct toml_keyval *kv, con
 				       "need one of their own",
 				       kv->key);
 	if ((s = config_suggest(kv->key, known)))
-		return moat_error_hint(L->err, "did you mean '%s'?", s);
+		return moat_error_hint(L->err, "did you mean '%s'?%s", s,
+				       strcasecmp(s, kv->key) == 0 ? " (keys are case-sensitive)" : "");
 	return -1;
 }
 
@@ -370,10 +372,10 @@ static int check_keys(const struct loader *L, const struct toml_value *t, const 
 
 /* A table shared with a client (the top of a file, a server entry): moat
  * reads the `known` keys, a key in `client` is a client's and is ignored,
- * and so is any other key -- unless it is within two edits of a key moat
- * reads: that is more likely a typo of it than a client's setting, and
- * ignoring it could drop a sandbox (`sandbx`) or a grant silently, so it is
- * an error.  `noted`: say in `moat config check` which unlisted keys were
+ * and so is any other key -- unless it is one moat reads in other letter
+ * case (`SANDBOX`) or within two edits of one (`sandbx`): that is more
+ * likely a typo of it than a client's setting, and ignoring it could drop a
+ * sandbox or a grant silently, so it is an error.  `noted`: say in `moat config check` which unlisted keys were
  * ignored.  -1 when there was a problem (kept). */
 static int check_client_keys(const struct loader *L, const struct toml_value *t, const char *key,
 			     const char *const *known, const char *const *client, bool noted)

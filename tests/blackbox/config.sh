@@ -148,6 +148,30 @@ bad sockets.toml $'[mcp_servers.s]\ncommand = "sh"\nsandbox = { unix_sockets = "
 bad unprotect.toml $'[mcp_servers.s]\ncommand = "sh"\nsandbox = { unprotect = ".vscode" }' \
 	":3:25: mcp_servers.s.sandbox.unprotect: expected an array of paths \\(strings\\), got a string"
 bad syntax.toml $'[mcp_servers.s]\ncommand = ["sh"' "syntax.toml:3:1: expected ',' or ']' after an array element"
+# A key of moat's in other letter case is a typo of it, as one within two
+# edits is: ignored, a "SANDBOX" would drop its sandbox without a word.
+bad case-top.json '{"SANDBOX": {"net": "none", "deny": ["/etc/hostname"]}, "mcpServers": {"a": {"command": "true"}}}' \
+	"^moat: $SCRATCH/proj/case-top.json:1:2: SANDBOX: unknown key; expected one of mcp_servers, mcpServers, servers, sandbox, profiles
+moat: hint: did you mean 'sandbox'\\? \\(keys are case-sensitive\\)"
+bad case-profiles.json '{"PROFILES": {"p": {"extends": "mcp"}}, "mcpServers": {"a": {"command": "true"}}}' \
+	":1:2: PROFILES: unknown key; .*
+moat: hint: did you mean 'profiles'\\?"
+bad case-server.json '{"mcpServers": {"a": {"command": "true", "SANDBOX": {"net": "none"}}}}' \
+	":1:42: mcpServers.a.SANDBOX: unknown key; expected one of command, .*
+moat: hint: did you mean 'sandbox'\\?"
+bad case-top.toml $'[SANDBOX]\ndeny = ["/etc/hostname"]\n[mcp_servers.a]\ncommand = ["true"]' \
+	"case-top.toml:1:2: SANDBOX: unknown key; .*
+moat: hint: did you mean 'sandbox'\\? \\(keys are case-sensitive\\)"
+"$MOAT" run --config case-top.toml --server a --dry-run >/dev/null 2>"$SCRATCH/err"; rc=$?
+is "$rc" 125 "moat run of [SANDBOX]: exit 125, where it ran without the sandbox's deny"
+like "$(cat "$SCRATCH/err")" "case-top.toml:1:2: SANDBOX: unknown key" "  naming the file, line and column"
+# Control: the same files, moat's keys spelt as moat spells them.
+printf '%s\n' $'[sandbox]\ndeny = ["/etc/hostname"]\n[mcp_servers.a]\ncommand = ["true"]' >case-ok.toml
+printf '%s\n' '{"sandbox": {"net": "none"}, "profiles": {"p": {"extends": "mcp"}}, "mcpServers": {"a": {"command": "true", "sandbox": {"net": "none"}}}}' >case-ok.json
+out=$("$MOAT" config check case-ok.toml 2>&1 && "$MOAT" config check case-ok.json 2>&1); rc=$?
+is "$rc" 0 "control: [sandbox], sandbox and profiles as moat spells them pass config check ($out)"
+"$MOAT" run --config case-ok.toml --server a --dry-run >"$SCRATCH/dry.json" 2>/dev/null
+like "$(cat "$SCRATCH/dry.json")" '/etc/hostname' "  and moat run takes the sandbox's deny"
 bad syntax.json '{"mcpServers": {"s": {"command": "sh",}}}' "syntax.json:1:39: "
 
 # --- unprotect and unix_sockets reach the policy: a lifted protected entry

@@ -94,6 +94,28 @@ static const struct bad_row bad_rows[] = {
      "c.json:3:11: mcpServers.x.comand: unknown key; expected one of command, args, env, env_vars, cwd, type, "
      "enabled, disabled, url, httpUrl, serverUrl, optional, install_hint, trusted_publisher, sandbox",
      "did you mean 'command'?"},
+    /* a key of moat's in other letter case is a typo of it, however many
+     * letters differ: ignored, it would drop the sandbox silently */
+    {"c.json", "{\"SANDBOX\": {\"net\": \"none\"}, \"mcpServers\": {\"a\": {\"command\": \"true\"}}}", NULL,
+     "c.json:1:2: SANDBOX: unknown key; expected one of mcp_servers, mcpServers, servers, sandbox, profiles",
+     "did you mean 'sandbox'? (keys are case-sensitive)"},
+    {"c.json", "{\"PROFILES\": {}}", NULL,
+     "c.json:1:2: PROFILES: unknown key; expected one of mcp_servers, mcpServers, servers, sandbox, profiles",
+     "did you mean 'profiles'? (keys are case-sensitive)"},
+    {"c.json", "{\"mcpServers\": {\"a\": {\"command\": \"true\", \"SANDBOX\": {\"net\": \"none\"}}}}", NULL,
+     "c.json:1:42: mcpServers.a.SANDBOX: unknown key; expected one of command, args, env, env_vars, cwd, type, "
+     "enabled, disabled, url, httpUrl, serverUrl, optional, install_hint, trusted_publisher, sandbox",
+     "did you mean 'sandbox'? (keys are case-sensitive)"},
+    {"t.toml", "[SANDBOX]\ndeny = [\"/etc/hostname\"]\n[mcp_servers.a]\ncommand = [\"true\"]\n", NULL,
+     "t.toml:1:2: SANDBOX: unknown key; expected one of mcp_servers, mcpServers, servers, sandbox, profiles",
+     "did you mean 'sandbox'? (keys are case-sensitive)"},
+    {"t.toml", "[MCP_SERVERS.a]\ncommand = [\"true\"]\n", NULL,
+     "t.toml:1:2: MCP_SERVERS: unknown key; expected one of mcp_servers, mcpServers, servers, sandbox, profiles",
+     "did you mean 'mcp_servers'? (keys are case-sensitive)"},
+    {"t.toml", "[sandbox]\nDENY = [\"/etc/hostname\"]\n", NULL,
+     "t.toml:2:1: sandbox.DENY: unknown key; expected one of backend, mode, profile, read, write, deny, unprotect, "
+     "unix_sockets, net, network, env_pass, require, memory, pids, files, cpu, address_space, tmp_size, timeout",
+     "did you mean 'deny'? (keys are case-sensitive)"},
     /* a Codex setting in a profile of moat's */
     {"t.toml", "[profiles.p]\nextends = \"mcp\"\nmodel = \"o3\"\n", NULL,
      "t.toml:3:1: profiles.p.model: unknown key; expected one of extends, backend, mode, read, write, deny, "
@@ -773,6 +795,10 @@ static void test_client_keys(void)
 	     "\"description\": \"d\", \"cwd\": \"/\"}, \"r\": {\"httpUrl\": \"http://h/mcp\", \"headers\": {}}}}",
 	     "Gemini CLI's settings, its sandbox, and a remote server"},
 	    {"t.toml", "[mcp_servers.x]\ncommand = \"sh\"\nfrobnicate = 1\n", "a key no client documents"},
+	    {"c.json",
+	     "{\"sandbox\": {\"net\": \"none\", \"deny\": [\"/etc/hostname\"]}, \"profiles\": {}, \"mcpServers\": "
+	     "{\"x\": {\"command\": \"true\", \"sandbox\": {\"net\": \"none\"}}}}",
+	     "moat's keys as they are spelt (the control of the case typos)"},
 	};
 	size_t i;
 

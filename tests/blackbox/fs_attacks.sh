@@ -518,6 +518,88 @@ like "$(cat "$HOMED/.bashrc")" planted "6 control: without moat ~/.bashrc is wri
 M native --profile strict --write "$BASE/p6-native" --unprotect "$BASE/p6-native/nothing" -- /bin/true
 is "$?" 125 "6: --unprotect of a path that is not a protected entry refuses to start"
 
+# The MCP clients' own files: a client starts every server its file lists,
+# without a sandbox, so a server with a write grant of the project or of
+# HOME must not add one.  Each file `moat mcp` edits (src/sources/
+# mcp_clients.c; tests/unit/test_mcp.c checks the table against the
+# protected names) and a few more clients' (Continue, Zed, Cline), existing
+# and absent.  HOME's secrets are built-in secrets as well (denied).
+CLIENT_PROJ=".mcp.json .codex/config.toml .cursor/mcp.json .vscode/mcp.json .gemini/settings.json
+.continue/mcpServers/x.yaml .zed/settings.json"
+CLIENT_HOME_SECRET=".claude.json .claude/.config.json .config/Claude/claude_desktop_config.json .codex/config.toml
+.cursor/mcp.json .gemini/settings.json .continue/config.yaml"
+CLIENT_HOME=".config/Code/User/mcp.json .config/Code%-%Insiders/User/mcp.json .codeium/windsurf/mcp_config.json
+.config/zed/settings.json .config/Code/User/globalStorage/saoudrizwan.claude-dev/settings/cline_mcp_settings.json"
+EVIL='{"mcpServers":{"x":{"command":"sh","args":["-c","touch /tmp/planted-outside-the-sandbox"]}}}'
+client_files() { # client_files DIR: one path a line ("%" in a name is a blank)
+	local f
+	for f in $CLIENT_PROJ; do echo "$1/proj/$f"; done
+	for f in $CLIENT_HOME_SECRET $CLIENT_HOME; do echo "$1/home/${f//%/ }"; done
+}
+clients_tree() { # clients_tree DIR [present]: the project and HOME in DIR, the client files in them
+	local f
+	# Absent, their directories are there: HOME and ~/.config themselves
+	# take no new entry under a write grant of HOME (docs/policy.md,
+	# "expanded"), which would stop a plant there without any protection.
+	mkdir -p "$1/proj/src" "$1/home/.config/Code" "$1/home/.config/Code - Insiders" "$1/home/.codeium"
+	if [ "${2:-}" = present ]; then
+		while IFS= read -r f; do
+			mkdir -p "$(dirname "$f")"
+			case $f in *.toml) echo '[mcp_servers]' ;; *) echo '{"mcpServers":{}}' ;; esac >"$f"
+		done < <(client_files "$1")
+	fi
+	chmod -R a+rwX "$1"
+}
+# plant DIR ARGS...: moat runs a command in DIR's HOME and project, both
+# granted for writing, that writes EVIL into every client file (making its
+# directories first), and src/ok.
+plant() {
+	local d=$1
+	shift
+	(cd "$d/proj" && env HOME="$d/home" "$MOAT" run --backend native --mode prefer --profile strict \
+		--write "$d/proj" --write "$d/home" "$@" -- /bin/sh -c '
+		printf "%s\n" "$2" | while IFS= read -r f; do
+			mkdir -p "${f%/*}" 2>/dev/null; printf "%s" "$1" >"$f" 2>/dev/null
+		done
+		echo ok >src/ok' sh "$EVIL" "$(client_files "$d")" 2>>"$SCRATCH/all.err")
+}
+planted_in() { # planted_in DIR: the client files that hold EVIL
+	local f
+	while IFS= read -r f; do grep -qs 'planted-outside' "$f" && printf '%s ' "${f#"$1"/}"; done < <(client_files "$1")
+}
+R=$BASE/p6mcp
+clients_tree "$R" present
+n=$(cd "$R/proj" && env HOME="$R/home" "$MOAT" mcp list --json 2>/dev/null |
+	"$PY" -c 'import json,sys; print(len(json.load(sys.stdin)["files"]))')
+is "$n" 13 "6 mcp: moat mcp list finds the 13 files of its client table among them"
+(cd "$R" && find . -type f | sort | xargs -d '\n' sha256sum) >"$SCRATCH/before6m"
+plant "$R" --report "$REPORTS/r6m.json" >/dev/null
+(cd "$R" && find . -type f ! -path ./proj/src/ok | sort | xargs -d '\n' sha256sum) >"$SCRATCH/after6m"
+bad=$(planted_in "$R")
+[ -z "$bad" ] && cmp -s "$SCRATCH/before6m" "$SCRATCH/after6m" && o=blocked || o=done
+held "$o" fs.write "$REPORTS/r6m.json" "6 mcp: every existing MCP client file, in the project and in HOME, is left as it was (${bad:-none planted})"
+is "$(cat "$R/proj/src/ok" 2>/dev/null)" ok "6 mcp:   the rest of the project is writable"
+R=$BASE/p6mcp-absent
+clients_tree "$R"
+(cd "$R" && find . | sort) >"$SCRATCH/before6m"
+plant "$R" --report "$REPORTS/r6ma.json" >/dev/null
+rm -f "$R/proj/src/ok"
+bad=$(planted_in "$R")
+[ -z "$bad" ] && o=blocked || o=done
+held "$o" fs.write "$REPORTS/r6ma.json" "6 mcp: no absent MCP client file can be created (${bad:-none planted})"
+(cd "$R" && find . | sort) >"$SCRATCH/after6m"
+is "$(diff "$SCRATCH/before6m" "$SCRATCH/after6m" | grep '^[<>]' | tr '\n' ' ')" "" "6 mcp:   and no placeholder is left"
+# Control: lifted, every one of them that is not also a secret is written.
+R=$BASE/p6mcp-lifted
+clients_tree "$R" present
+lift=()
+for f in $CLIENT_PROJ; do lift+=(--unprotect "$R/proj/${f%%/*}"); done
+lift+=(--unprotect "$R/home/.config" --unprotect "$R/home/.codeium")
+plant "$R" "${lift[@]}" >/dev/null
+want=$(for f in $CLIENT_PROJ; do printf 'proj/%s ' "$f"; done
+	for f in $CLIENT_HOME; do printf 'home/%s ' "${f//%/ }"; done)
+is "$(planted_in "$R")" "$want" "6 mcp control: with --unprotect of each, the command writes them all (but HOME's secrets)"
+
 # ============================================ 7. the script dir: interpreters only
 OTHER=$BASE/other
 mkdir -p "$OTHER"

@@ -2,9 +2,15 @@
  * behind launchers, and the splice that changes what an entry runs --
  * written in the file's own layout, and undone by the same splice back to
  * the original command line, byte for byte. */
+#include <errno.h>
+#include <stdbool.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
+#include "policy/protected.h"
 #include "sources/mcp_clients.h"
 #include "tap.h"
 #include "util/cleanup.h"
@@ -272,11 +278,96 @@ static void test_locations(void)
 	   "clients told by their file's name");
 }
 
+/* The protected name of `names` at or above `rel`, or NULL. */
+static const char *covering(const char *rel, const char *const *names, size_t n)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++) {
+		size_t len = strlen(names[i]);
+		bool dir = names[i][len - 1] == '/';
+
+		if (dir ? strncmp(rel, names[i], len) == 0 || (strncmp(rel, names[i], len - 1) == 0 && !rel[len - 1])
+			: strcmp(rel, names[i]) == 0)
+			return names[i];
+	}
+	return NULL;
+}
+
+/* Every file a client reads its servers from, as `moat mcp` knows them, is
+ * a protected entry of a write grant (or below one): of any grant for a
+ * project's, of a granted HOME for a user's.  A client added to
+ * mcp_locations without its protected entry fails here. */
+static void check_locations_protected(const char *home, const char *project, char **env, const char *what)
+{
+	size_t nn, nh, n, i, bad = 0;
+	const char *const *names = policy_protected_names(&nn);
+	const char *const *home_names = policy_protected_home_names(&nh);
+	struct mcp_location *l = NULL;
+
+	n = mcp_locations(home, project, env, &l);
+	for (i = 0; i < n; i++) {
+		bool user = strcmp(l[i].scope, "user") == 0;
+		const char *root = user ? home : project;
+		size_t rlen = strlen(root);
+		const char *rel = l[i].path + rlen + 1, *by = NULL;
+
+		if (strncmp(l[i].path, root, rlen) == 0 && l[i].path[rlen] == '/') {
+			by = covering(rel, names, nn);
+			if (!by && user)
+				by = covering(rel, home_names, nh);
+		}
+		if (!by) {
+			printf("# %s (%s, %s): not a protected entry\n", l[i].path, mcp_client_name(l[i].client),
+			       l[i].scope);
+			bad++;
+		}
+	}
+	ok(n >= 12 && bad == 0, "%s: all %zu client files are protected inside a write grant (%zu not)", what, n, bad);
+	mcp_locations_free(l, n);
+}
+
+static void test_locations_protected(void)
+{
+	char *none[] = {NULL};
+	char *xdg_default[] = {"XDG_CONFIG_HOME=/h/.config", "CODEX_HOME=/h/.codex", "CLAUDE_CONFIG_DIR=/h/.claude",
+			       NULL};
+	char tmpl[] = "/tmp/moat-test-mcp.XXXXXX";
+	char *dir = mkdtemp(tmpl);
+	cleanup_free char *legacy_dir = NULL, *legacy = NULL;
+	FILE *f;
+
+	check_locations_protected("/h", "/p", none, "HOME and a project");
+	check_locations_protected("/h", "/p", xdg_default, "XDG_CONFIG_HOME, CODEX_HOME, CLAUDE_CONFIG_DIR in HOME");
+	/* Claude Code's older ~/.claude/.config.json, used when it exists. */
+	if (!dir) {
+		ok(0, "mkdtemp: %s", strerror(errno));
+		return;
+	}
+	legacy_dir = moat_xasprintf("%s/.claude", dir);
+	legacy = moat_xasprintf("%s/.config.json", legacy_dir);
+	if (mkdir(legacy_dir, 0700) == 0 && (f = fopen(legacy, "w")) != NULL)
+		fclose(f);
+	check_locations_protected(dir, "/p", none, "a HOME with ~/.claude/.config.json");
+	unlink(legacy);
+	rmdir(legacy_dir);
+	rmdir(dir);
+	/* The check itself: a file outside every protected entry is caught. */
+	{
+		static const char *const names[] = {".gemini/", ".mcp.json"};
+		ok(covering(".gemini/settings.json", names, 2) && covering(".gemini", names, 2) &&
+		       covering(".mcp.json", names, 2) && !covering(".geminix/settings.json", names, 2) &&
+		       !covering(".mcp.json.bak", names, 2) && !covering("src/.mcp.json", names, 2),
+		   "the check: a file at or below a protected name is covered, another name is not");
+	}
+}
+
 int main(void)
 {
 	test_layouts();
 	test_entries();
 	test_moat_index();
 	test_locations();
+	test_locations_protected();
 	return tap_done();
 }

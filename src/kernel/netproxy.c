@@ -295,6 +295,24 @@ int netproxy_parse_http(const unsigned char *b, size_t n, struct netproxy_reques
 	return (int)end;
 }
 
+size_t netproxy_forward_target(const struct netproxy_request *r, const unsigned char *head, char *out, size_t cap,
+			       size_t *path_off)
+{
+	const unsigned char *path = head + r->path_off, *hash = memchr(path, '#', r->path_len);
+	size_t plen = hash ? (size_t)(hash - path) : r->path_len;
+	bool v6 = r->t.is_addr && r->t.addr.family == AF_INET6, slash = plen == 0 || path[0] != '/';
+	int n = snprintf(out, cap, "http://%s%s%s:%u", v6 ? "[" : "", r->t.host, v6 ? "]" : "", r->t.port);
+
+	if (n < 0 || (size_t)n + slash + plen >= cap)
+		return 0;
+	*path_off = (size_t)n;
+	if (slash)
+		out[n++] = '/';
+	memcpy(out + n, path, plen);
+	out[(size_t)n + plen] = '\0';
+	return (size_t)n + plen;
+}
+
 int netproxy_parse_socks_greeting(const unsigned char *b, size_t n, bool *noauth)
 {
 	if (n >= 1 && b[0] != 5)
@@ -472,9 +490,12 @@ struct conn {
 	enum conn_state st;
 	int cfd, ufd;
 	bool socks_greeted;
-	bool via_up;
+	bool via_up;  /* this attempt goes through the upstream proxy */
+	bool by_name; /* ... asked for the name: the host's resolver had no address */
 	struct upstream_conn up;
-	const struct upstream_proxy *upx;
+	const struct upstream_proxy *upx; /* the upstream for the destination as asked, or NULL */
+	int up_status;			  /* the last upstream's answer, for the message; 0: none */
+	bool up_socks;
 	struct netproxy_request req; /* HTTP */
 	struct netproxy_target t;
 	bool tunnel;
@@ -652,10 +673,10 @@ static void fail(struct netproxy *np, struct conn *c, int e)
 	np->st.failed++;
 	proxy_event(np, c, NETPROXY_EV_FAILED);
 	target_text(c, tt, sizeof(tt));
-	if (c->via_up && c->up.socks && e == ECONNREFUSED)
-		snprintf(what, sizeof(what), "the upstream SOCKS5 proxy refused %s (reply %d)", tt, c->up.status);
-	else if (c->via_up && c->up.status)
-		snprintf(what, sizeof(what), "the upstream proxy answered %d for %s", c->up.status, tt);
+	if (c->up_status && c->up_socks)
+		snprintf(what, sizeof(what), "the upstream SOCKS5 proxy refused %s (reply %d)", tt, c->up_status);
+	else if (c->up_status)
+		snprintf(what, sizeof(what), "the upstream proxy answered %d for %s", c->up_status, tt);
 	else
 		snprintf(what, sizeof(what), "%s: %s", tt, e ? strerror(e) : "no address");
 	refuse(np, c, e == ETIMEDOUT ? 504 : 502, code, what);
@@ -675,6 +696,8 @@ static void refuse_by_rules(struct netproxy *np, struct conn *c)
 	refuse(np, c, 403, 2, why);
 }
 
+static void upstream_by_name(struct netproxy *np, struct conn *c);
+
 static void resolve_step(struct netproxy *np, struct conn *c)
 {
 	int r = np->rules.resolve(np->rules.ctx, c->t.host, c->addrs, ARRAY_LEN(c->addrs));
@@ -690,8 +713,16 @@ static void resolve_step(struct netproxy *np, struct conn *c)
 		refuse_by_rules(np, c);
 		return;
 	}
+	/* No address from the host's resolver at all: where the host
+	 * resolves outside names only through its proxy, the proxy is the
+	 * one that knows the name.  Addresses the rebinding rule withheld
+	 * (r == 0) are not that: they stay refused. */
+	if ((r == NETFENCE_RESOLVE_FAILED || r == NETPROXY_RESOLVE_NONE) && c->upx) {
+		upstream_by_name(np, c);
+		return;
+	}
 	if (r <= 0) {
-		c->last_err = r == 0 ? 0 : EHOSTUNREACH;
+		c->last_err = r == NETFENCE_RESOLVE_FAILED ? EHOSTUNREACH : 0;
 		fail(np, c, c->last_err);
 		return;
 	}
@@ -700,19 +731,78 @@ static void resolve_step(struct netproxy *np, struct conn *c)
 	connect_next(np, c);
 }
 
-/* Connect to the next address of the name, without blocking. */
+/* Begin asking the upstream for host (an address as text, or the name),
+ * or, with host NULL, only connect to it (an absolute-form request by
+ * name, spoken to it as it is).  false: it could not begin (c->last_err). */
+static bool upstream_begin(struct conn *c, const char *host, int64_t now)
+{
+	int rc = upstream_start(&c->up, c->upx, host, c->t.port);
+
+	if (rc < 0) {
+		c->last_err = -rc;
+		return false;
+	}
+	c->via_up = true;
+	c->st = ST_CONNECT;
+	c->deadline = !c->total_deadline || now + CONNECT_NS < c->total_deadline ? now + CONNECT_NS : c->total_deadline;
+	return true;
+}
+
+/* The name goes to the upstream as it is: CONNECT name:port, or the
+ * request to forward in absolute form (an HTTP proxy; a SOCKS5 one is
+ * asked for a tunnel to the name, and the request goes in origin form). */
+static void upstream_by_name(struct netproxy *np, struct conn *c)
+{
+	c->by_name = true;
+	if (!upstream_begin(c, c->tunnel || c->upx->socks ? c->t.host : NULL, moat_mono_ns()))
+		fail(np, c, c->last_err);
+}
+
+/* Does the address a of the destination go through the upstream?  When
+ * the rules give one for the destination as asked (c->upx) and for the
+ * address itself: the host's own loopback, or an address NO_PROXY names,
+ * is reached directly, as the fence reaches it. */
+static bool addr_via_upstream(struct netproxy *np, const struct conn *c, const struct netfence_addr *a, char *text,
+			      size_t len)
+{
+	if (!c->upx)
+		return false;
+	inet_ntop(a->family, a->family == AF_INET ? (const void *)&a->v4 : (const void *)&a->v6, text, (socklen_t)len);
+	return c->t.is_addr || np->rules.upstream(np->rules.ctx, text, c->t.port) != NULL;
+}
+
+/* The upstream attempt that ends: its answer kept for the message. */
+static void upstream_end(struct conn *c)
+{
+	if (c->up.status) {
+		c->up_status = c->up.status;
+		c->up_socks = c->up.socks;
+	}
+	upstream_close(&c->up);
+	c->via_up = false;
+}
+
+/* Connect to the next address of the name, directly or through the
+ * upstream (CONNECT address:port), without blocking. */
 static void connect_next(struct netproxy *np, struct conn *c)
 {
 	int64_t now = moat_mono_ns();
 
 	close_fd(&c->ufd);
+	upstream_end(c);
 	if (!c->total_deadline)
 		c->total_deadline = now + TOTAL_NS;
 	while (c->next_addr < c->n_addrs && now < c->total_deadline) {
 		const struct netfence_addr *a = &c->addrs[c->next_addr++];
 		struct sockaddr_storage ss;
 		socklen_t sl;
+		char text[INET6_ADDRSTRLEN];
 
+		if (addr_via_upstream(np, c, a, text, sizeof(text))) {
+			if (upstream_begin(c, text, now))
+				return;
+			continue;
+		}
 		memset(&ss, 0, sizeof(ss));
 		if (a->family == AF_INET) {
 			struct sockaddr_in *in = (struct sockaddr_in *)&ss;
@@ -746,17 +836,18 @@ static void connect_next(struct netproxy *np, struct conn *c)
 }
 
 /* The rewritten head of an absolute-form request: origin form (or, to an
- * upstream proxy, the absolute form with moat's credentials), Host from
- * the target, hop-by-hop headers dropped, one request per connection.
- * Its length, or 0 when it does not fit cap. */
+ * upstream proxy asked by name, the absolute form rebuilt from the checked
+ * target, with moat's credentials), Host from the target, hop-by-hop
+ * headers dropped, one request per connection.  Its length, or 0 when it
+ * does not fit cap. */
 static size_t build_forward(const struct conn *c, unsigned char *out, size_t cap)
 {
 	static const char *const drop[] = {
 	    "connection:", "keep-alive:", "proxy-connection:", "proxy-authorization:", "host:", "te:", "upgrade:"};
 	const struct netproxy_request *r = &c->req;
 	const unsigned char *h = c->head;
-	size_t o = 0, p;
-	char host[NETFENCE_NAME_MAX + 16];
+	size_t o = 0, p, path_off, tl;
+	char host[NETFENCE_NAME_MAX + 16], target[NETFENCE_NAME_MAX + 16 + NETPROXY_HEAD_MAX];
 	bool v6 = c->t.is_addr && c->t.addr.family == AF_INET6;
 	int hl;
 
@@ -767,19 +858,20 @@ static size_t build_forward(const struct conn *c, unsigned char *out, size_t cap
 		memcpy(out + o, (src), (n));                                                                           \
 		o += (n);                                                                                              \
 	} while (0)
-	/* An HTTP proxy upstream takes the absolute form; through a SOCKS5
-	 * one the request goes to the server, as a direct one does. */
-	bool to_proxy = c->upx && !c->upx->socks;
+	/* An HTTP proxy asked by name takes the absolute form; through a
+	 * tunnel (to an address, or a SOCKS5 one's) the request goes to the
+	 * server, as a direct one does. */
+	bool to_proxy = c->via_up && c->by_name && !c->upx->socks;
 
+	tl = netproxy_forward_target(r, h, target, sizeof(target), &path_off);
+	if (!tl)
+		return 0;
 	PUT(h, r->method_len);
 	PUT(" ", 1);
-	if (to_proxy) {
-		PUT(h + r->target_off, r->target_len);
-	} else {
-		if (r->path_len == 0 || h[r->path_off] != '/')
-			PUT("/", 1);
-		PUT(h + r->path_off, r->path_len);
-	}
+	if (to_proxy)
+		PUT(target, tl);
+	else
+		PUT(target + path_off, tl - path_off);
 	PUT(" ", 1);
 	PUT(h + r->version_off, 8);
 	PUT("\r\n", 2);
@@ -846,6 +938,8 @@ static void connected(struct netproxy *np, struct conn *c)
 	proxy_event(np, c, NETPROXY_EV_TUNNEL);
 	if (c->via_up)
 		np->st.via_upstream++;
+	if (c->via_up && c->by_name)
+		np->st.via_upstream_by_name++;
 	if (!dir_init(np, &c->c2u) || !dir_init(np, &c->u2c)) {
 		np->st.bad++;
 		refuse(np, c, 503, 1, "out of pipes");
@@ -883,27 +977,15 @@ static void decide(struct netproxy *np, struct conn *c)
 {
 	bool ok = c->t.is_addr ? np->rules.addr_ok(np->rules.ctx, &c->t.addr, c->t.port)
 			       : np->rules.name_ok(np->rules.ctx, c->t.host, c->t.port);
-	int rc;
 
 	if (!ok) {
 		refuse_by_rules(np, c);
 		return;
 	}
+	/* Through the upstream too, moat connects to what it checked: the
+	 * addresses, each in turn (connect_next), never the name for the
+	 * upstream to resolve, save when the host cannot (resolve_step). */
 	c->upx = np->rules.upstream ? np->rules.upstream(np->rules.ctx, c->t.host, c->t.port) : NULL;
-	if (c->upx) {
-		/* A tunnel through the upstream: CONNECT host:port there.  A
-		 * request to forward goes to an HTTP proxy as it is (absolute
-		 * form); a SOCKS5 one is asked for a tunnel to the server. */
-		c->via_up = true;
-		rc = upstream_start(&c->up, c->upx, c->tunnel || c->upx->socks ? c->t.host : NULL, c->t.port);
-		if (rc < 0) {
-			fail(np, c, -rc);
-			return;
-		}
-		c->st = ST_CONNECT;
-		c->deadline = moat_mono_ns() + CONNECT_NS;
-		return;
-	}
 	if (c->t.is_addr) {
 		c->addrs[0] = c->t.addr;
 		c->n_addrs = 1;
@@ -988,7 +1070,8 @@ static void connect_progress(struct netproxy *np, struct conn *c)
 		if (rc == 0)
 			return;
 		if (rc < 0) {
-			fail(np, c, -rc);
+			c->last_err = -rc;
+			connect_next(np, c); /* the next address, if any */
 			return;
 		}
 		c->ufd = upstream_take_fd(&c->up);
@@ -1261,7 +1344,7 @@ static void handle_timeouts(struct netproxy *np)
 			conn_free(np, i);
 		} else if (c->st == ST_RESOLVE) {
 			fail(np, c, ETIMEDOUT);
-		} else if (c->st == ST_CONNECT && !c->via_up && c->next_addr < c->n_addrs && now < c->total_deadline) {
+		} else if (c->st == ST_CONNECT && c->next_addr < c->n_addrs && now < c->total_deadline) {
 			connect_next(np, c); /* this address did not answer: the next */
 		} else if (c->st == ST_CONNECT) {
 			fail(np, c, ETIMEDOUT);

@@ -29,12 +29,17 @@
  *      resolved by moat);
  *   2. asks the rules: name_ok() for a host name, addr_ok() for an address
  *      written as one; refused: 403, or SOCKS reply 2;
- *   3. connects, from the host's namespace: through the upstream proxy
- *      the rules name for the destination (kernel/upstream.h: CONNECT
- *      host:port to it, or the absolute-form request itself), or directly
- *      to the addresses resolve() gives (NETFENCE_RESOLVE_PENDING: the
- *      connection waits for netproxy_names_ready(), at most 10 s), each
- *      in turn until one answers;
+ *   3. connects, from the host's namespace, to the addresses resolve()
+ *      gives (NETFENCE_RESOLVE_PENDING: the connection waits for
+ *      netproxy_names_ready(), at most 10 s), each in turn until one
+ *      answers: directly, or, when the rules name an upstream proxy for
+ *      the name and for the address, through it (kernel/upstream.h:
+ *      CONNECT address:port, an absolute-form request then in origin
+ *      form inside the tunnel), so that what was checked is what is
+ *      reached.  Only a name the host's resolver has no address for
+ *      (NETFENCE_RESOLVE_FAILED, NETPROXY_RESOLVE_NONE) goes to the
+ *      upstream by name: CONNECT name:port, or the absolute form rebuilt
+ *      from the checked authority (netproxy_forward_target);
  *   4. answers 200 (or SOCKS success); an absolute-form request goes on
  *      in origin form with Host set from its target, hop-by-hop headers
  *      dropped and "Connection: close" (one request per connection: the
@@ -95,14 +100,20 @@ struct netproxy_rules {
 	bool (*name_ok)(void *ctx, const char *name, uint16_t port);
 	/* The addresses of an allowed name, in the order to try (both
 	 * families; only those moat may connect to: the DNS-rebinding rule is
-	 * the rules'): how many were filled (at most max), or
+	 * the rules'): how many were filled (at most max; 0: the resolver's
+	 * addresses were all withheld, which stays refused), or
 	 * NETFENCE_RESOLVE_DENIED, _PENDING (asked again after
-	 * netproxy_names_ready) or _FAILED. */
+	 * netproxy_names_ready), _FAILED (the lookup failed) or
+	 * NETPROXY_RESOLVE_NONE (the resolver answered, with no address).
+	 * The last two, and only they, let an upstream proxy resolve the
+	 * name itself. */
 	int (*resolve)(void *ctx, const char *name, struct netfence_addr *out, size_t max);
 	/* May the sandbox reach the address a:port, asked for as an address? */
 	bool (*addr_ok)(void *ctx, const struct netfence_addr *a, uint16_t port);
 	/* Optional: the upstream proxy to reach host:port through (host: the
-	 * name, or the address as text), or NULL: directly. */
+	 * name, or the address as text), or NULL: directly.  A name's
+	 * address goes through it only when both the name and the address
+	 * (as text) are given one: the name's is used. */
 	const struct upstream_proxy *(*upstream)(void *ctx, const char *host, uint16_t port);
 	/* Optional: is a tunnel to this port TLS, whose ClientHello must name
 	 * the host asked for (step 5)?  NULL: port 443 alone. */
@@ -110,6 +121,10 @@ struct netproxy_rules {
 	/* Optional: each request's outcome, as it is decided (must not block). */
 	void (*event)(void *ctx, const struct netproxy_event *ev);
 };
+
+/* What resolve() may say besides NETFENCE_RESOLVE_*: the host's resolver
+ * answered that the name has no address (NXDOMAIN, no data). */
+#define NETPROXY_RESOLVE_NONE (-4)
 
 struct netproxy;
 
@@ -142,6 +157,7 @@ struct netproxy_stats {
 	unsigned long failed;			 /* allowed, but no connection (resolve, connect, upstream) */
 	unsigned long bad;			 /* malformed or unsupported requests, timeouts, no room */
 	unsigned long via_upstream;		 /* of the tunnels, through the upstream proxy */
+	unsigned long via_upstream_by_name;	 /* of those, asked by name: the host's resolver had no address */
 	unsigned long long bytes_up, bytes_down; /* relayed to and from the destinations */
 };
 void netproxy_get_stats(const struct netproxy *np, struct netproxy_stats *out) __attribute__((nonnull));
@@ -174,6 +190,17 @@ struct netproxy_request {
  * status to refuse with, negated (-400 malformed, -431 too long, -501 a
  * method or scheme the proxy does not do). */
 int netproxy_parse_http(const unsigned char *b, size_t n, struct netproxy_request *r) __attribute__((nonnull));
+
+/* The absolute-form target to hand an upstream proxy for the request
+ * r parsed from head: "http://" host (an IPv6 address bracketed) ":"
+ * port, then the path and query, beginning with "/" always, without a
+ * "#fragment" -- built from what was checked, never the client's bytes
+ * (a proxy that reads the authority up to the first "/" and strips
+ * "userinfo@" would read another host out of "http://a.test?@b.test/").
+ * *path_off: where the path begins in out (the origin form).  Its length,
+ * or 0 when it does not fit cap. */
+size_t netproxy_forward_target(const struct netproxy_request *r, const unsigned char *head, char *out, size_t cap,
+			       size_t *path_off) __attribute__((nonnull));
 
 /* Parse a host[:port] authority (host a name, an IPv4 address or a
  * bracketed IPv6 one) of len bytes into *t; port_default 0: a port is

@@ -364,6 +364,10 @@ static int proxy_resolve(void *ctx, const char *name, struct netfence_addr *out,
 		return NETFENCE_RESOLVE_DENIED;
 	if ((rc = name_answer(fr, name, &n)) < 0)
 		return rc;
+	/* No address at all (NXDOMAIN, no data) is not one withheld: the
+	 * proxy may ask the host's proxy by name then (docs/network.md). */
+	if (n->n == 0)
+		return NETPROXY_RESOLVE_NONE;
 	for (i = 0; i < n->n && k < max; i++)
 		if (may_hand_out(fr, n, &n->addr[i], true))
 			out[k++] = n->addr[i];

@@ -394,12 +394,13 @@ json_t *report_build(const struct moat_policy *p, const struct moat_host *h, con
 			 * proxies moat's connects went through. */
 			json_object_set_new(
 			    net, "proxy",
-			    json_pack("{s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I}", "connections",
+			    json_pack("{s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I}", "connections",
 				      (json_int_t)run->proxy.accepted, "tunnels", (json_int_t)run->proxy.tunnels,
 				      "refused", (json_int_t)run->proxy.refused, "sni_refused",
 				      (json_int_t)run->proxy.sni_refused, "failed", (json_int_t)run->proxy.failed,
 				      "bad", (json_int_t)run->proxy.bad, "via_upstream",
-				      (json_int_t)run->proxy.via_upstream, "bytes_up", (json_int_t)run->proxy.bytes_up,
+				      (json_int_t)run->proxy.via_upstream, "via_upstream_by_name",
+				      (json_int_t)run->proxy.via_upstream_by_name, "bytes_up", (json_int_t)run->proxy.bytes_up,
 				      "bytes_down", (json_int_t)run->proxy.bytes_down));
 			json_object_set_new(json_object_get(net, "proxy"), "destinations",
 					    proxy_destinations_json(&run->netlog));

@@ -40,7 +40,11 @@ fi
 chmod -R a+rX "$TLSD"
 TLS_ARGS=()
 [ "$HAVE_CA" = 1 ] && TLS_ARGS=("$TLSD/srv.pem" "$TLSD/srv.key")
-/usr/bin/python3 "$ROOT/tests/lib/proxyservers.py" "$SCRATCH" "svc.test=127.0.0.2" "${TLS_ARGS[@]}" &
+# The host's proxy knows svc.test and far.test as 127.0.0.2, pin.test and
+# evil.wild.test as 127.0.0.3 (where the host's resolver or a pin says
+# otherwise), and refuses 127.0.0.9.
+/usr/bin/python3 "$ROOT/tests/lib/proxyservers.py" "$SCRATCH" \
+	"svc.test=127.0.0.2,far.test=127.0.0.2,pin.test=127.0.0.3,evil.wild.test=127.0.0.3,127.0.0.9=deny" "${TLS_ARGS[@]}" &
 PROXYSERVERS_PID=$!
 trap 'rm -f "$SCRATCH/proxyports"; kill "$PROXYSERVERS_PID" 2>/dev/null; netservers_stop; rm -rf "$SCRATCH" "$REPORTS"' EXIT
 for _ in $(seq 200); do [ -s "$SCRATCH/proxyports" ] && break; sleep 0.05; done
@@ -54,6 +58,15 @@ oneline() { tr '\n' ' ' | sed 's/ *$//'; }
 A=(--profile strict --read "$HELPER_DIR" --allow-net "svc.test:$P2" --resolve svc.test=127.0.0.2)
 run() { "$MOAT" run "${A[@]}" "$@" 2>>"$SCRATCH/stderr"; }
 open_run() { "$MOAT" run --profile strict --read "$HELPER_DIR" --net all "$@" 2>>"$SCRATCH/stderr"; }
+# RAWGET HOST PORT TARGET [auth]: an absolute-form request for TARGET as it
+# is (curl would tidy it) to the proxy on HOST:PORT, with the host's proxy's
+# credentials when asked; prints the last line of the answer.
+RAWGET='import socket, sys
+s = socket.create_connection((sys.argv[1], int(sys.argv[2])), timeout=10)
+auth = "Proxy-Authorization: Basic dXNlcjpwYXNz\r\n" if sys.argv[4:] == ["auth"] else ""
+s.sendall(("GET %s HTTP/1.1\r\nHost: x\r\n%s\r\n" % (sys.argv[3], auth)).encode())
+t = s.makefile("rb").read().decode(errors="replace").splitlines()
+print(t[-1] if t else "(nothing)")'
 PYGET="import sys, urllib.request as u, urllib.error as e
 try: print(u.urlopen(sys.argv[1], timeout=10).read().decode(), end='')
 except e.HTTPError as x: print('HTTP', x.code)
@@ -149,10 +162,11 @@ via_host_proxy() {
 	out=$(seen 127.0.0.2 "$P2" env "$1" "$MOAT" run "${A[@]}" --report "$REPORTS/$2.json" -- /bin/sh -c "$3; env" \
 		2>>"$SCRATCH/stderr")
 }
-# refused_by_host_proxy VAR=URL: a name the host's proxy does not know (svc2.test).
+# refused_by_host_proxy VAR=URL: an address the host's proxy refuses
+# (svc2.test, pinned to 127.0.0.9).
 refused_by_host_proxy() {
 	out=$(seen 127.0.0.2 "$P2" env "$1" "$MOAT" run --profile strict --allow-net "svc2.test:$P2" \
-		--resolve svc2.test=127.0.0.2 -- /bin/sh -c "curl -sS -m 10 -p -o /dev/null http://svc2.test:$P2/; echo \$?" \
+		--resolve svc2.test=127.0.0.9 -- /bin/sh -c "curl -sS -m 10 -p -o /dev/null http://svc2.test:$P2/; echo \$?" \
 		2>>"$SCRATCH/stderr")
 }
 UPURL="http://user:pass@127.0.0.4:$UP"
@@ -161,15 +175,15 @@ via_host_proxy HTTPS_PROXY="$UPURL" up \
 like "$(printf '%s' "$out" | head -3 | oneline)" "^hello from 127.0.0.2 hello from 127.0.0.2 (OK|REACHED)" \
 	"with HTTPS_PROXY in moat's environment: through the proxy mode, directly by name, and a non-blocking connect by address"
 like "$out" "\| 3$" "  all three reached the server"
-is "$(tail -n +$((n0 + 1)) "$SCRATCH/upstream.log" | oneline)" "CONNECT svc.test:$P2 auth=ok CONNECT 127.0.0.2:$P2 auth=ok CONNECT 127.0.0.2:$P2 auth=ok" \
-	"  each went through the host's proxy, with its credentials: the proxy mode by name, the fence by address"
+is "$(tail -n +$((n0 + 1)) "$SCRATCH/upstream.log" | oneline)" "CONNECT 127.0.0.2:$P2 auth=ok CONNECT 127.0.0.2:$P2 auth=ok CONNECT 127.0.0.2:$P2 auth=ok" \
+	"  each went through the host's proxy, with its credentials, to the address moat checked (the pin's)"
 unlike "$out" "user:pass|dXNlcjpwYXNz|127\.0\.0\.4" "  the command's environment holds neither the host's proxy nor its credentials"
 is "$(jx "$REPORTS/up.json" '[d["network"]["upstream"]["https"], d["network"]["upstream"]["connects_via_upstream"], d["network"]["proxy"]["via_upstream"]]')" \
 	"[\"http://127.0.0.4:$UP\", 2, 1]" "  the report names the host's proxy (no credentials) and counts what went through it"
 is "$(grep -c -e 'user:pass' -e dXNlcjpwYXNz "$REPORTS/up.json")" 0 "  the credentials are nowhere in the report"
 valid_report "$REPORTS/up.json" "  and it fits the schema"
 refused_by_host_proxy HTTPS_PROXY="$UPURL"
-is "$out" "56 | 0" "a name the host's proxy refuses (403 there): moat's 502, curl fails the CONNECT; the server saw nothing"
+is "$out" "56 | 0" "an address the host's proxy refuses (403 there): moat's 502, curl fails the CONNECT; the server saw nothing"
 out=$(seen 127.0.0.2 "$P2" "$MOAT" run --profile strict --allow-net "svc2.test:$P2" --resolve svc2.test=127.0.0.2 -- \
 	curl -sS -m 10 -p "http://svc2.test:$P2/" 2>>"$SCRATCH/stderr")
 is "$out" "hello from 127.0.0.2 | 1" "  control: without the host's proxy the same request is reached directly"
@@ -181,6 +195,64 @@ HTTPS_PROXY=socks4://127.0.0.4:1 "$MOAT" run "${A[@]}" -- /bin/true 2>"$SCRATCH/
 is "$?" 125 "an HTTPS_PROXY moat cannot use (socks4://) is refused before anything runs"
 like "$(cat "$SCRATCH/bad")" "HTTPS_PROXY: a proxy URL of scheme \"socks4\" is not supported" "  and says why"
 
+# --- through the host's proxy, moat hands over what it checked -----------------
+# The double reads an absolute-form target as tinyproxy (and Squid's URL
+# parser) do: the host is what follows "http://" up to the first "/", less any
+# "userinfo@".  So "http://svc.test:P2?@127.0.0.3:P3/" is svc.test:P2 to
+# moat's parser and 127.0.0.3:P3 to the double.
+ATK="http://svc.test:$P2?@127.0.0.3:$P3/"
+out=$(seen 127.0.0.3 "$P3" "$PY" -c "$RAWGET" 127.0.0.4 "$UP" "$ATK" auth)
+is "$out" "hello from 127.0.0.3 | 1" "control: $ATK sent straight to the host's proxy fetches 127.0.0.3"
+n0=$(up_lines)
+out=$(seen 127.0.0.3 "$P3" env HTTPS_PROXY="$UPURL" "$MOAT" run "${A[@]}" -- /bin/sh -c \
+	"$PY -c \"\$1\" 127.0.0.1 3128 '$ATK'; $PY -c \"\$1\" 127.0.0.1 3128 'http://svc.test:$P2#@127.0.0.3:$P3/'" _ "$RAWGET" \
+	2>>"$SCRATCH/stderr" | oneline)
+is "$out" "hello from 127.0.0.2 hello from 127.0.0.2 | 0" \
+	"with HTTPS_PROXY, the allowed authority then ?@ (or #@) and another host, through moat's proxy: svc.test answers, 127.0.0.3 saw nothing"
+is "$(tail -n +$((n0 + 1)) "$SCRATCH/upstream.log" | oneline)" "CONNECT 127.0.0.2:$P2 auth=ok CONNECT 127.0.0.2:$P2 auth=ok" \
+	"  the host's proxy was asked for a tunnel to the checked address, never handed the client's target"
+# A pin: the host's proxy has its own idea of pin.test (127.0.0.3).
+out=$(seen 127.0.0.3 "$P3" curl -sS -m 10 -p -x "http://user:pass@127.0.0.4:$UP" "http://pin.test:$P3/")
+is "$out" "hello from 127.0.0.3 | 1" "control: the host's proxy, asked for pin.test by name, reaches 127.0.0.3"
+n0=$(up_lines)
+out=$(seen 127.0.0.3 "$P3" env HTTPS_PROXY="$UPURL" "$MOAT" run --profile strict --allow-net "pin.test:$P3" \
+	--resolve pin.test=127.0.0.9 -- /bin/sh -c "curl -sS -m 10 -p -o /dev/null http://pin.test:$P3/; echo \$?" 2>>"$SCRATCH/stderr")
+is "$out" "56 | 0" "--resolve pin.test=127.0.0.9 with HTTPS_PROXY: the proxy mode keeps the pin (the proxy refuses .9), 127.0.0.3 saw nothing"
+is "$(tail -n +$((n0 + 1)) "$SCRATCH/upstream.log" | oneline)" "CONNECT 127.0.0.9:$P3 auth=ok" "  the host's proxy was asked for the pinned address"
+
+# The host's resolver decides, as without a proxy: a private mount namespace
+# (root only) whose /etc/hosts names evil.wild.test 127.0.0.3 and whose
+# resolver (127.0.0.9: nothing there) fails every other name.
+if [ "$(id -u)" = 0 ] && command -v unshare >/dev/null; then
+	printf '127.0.0.1 localhost\n127.0.0.3 evil.wild.test\n' >"$SCRATCH/hosts"
+	printf 'nameserver 127.0.0.9\noptions timeout:1 attempts:1\n' >"$SCRATCH/resolv"
+	inns() { unshare -m sh -c 'mount --bind "$1/hosts" /etc/hosts && mount --bind "$1/resolv" /etc/resolv.conf && shift && exec "$@"' _ "$SCRATCH" "$@"; }
+	out=$(seen 127.0.0.3 "$P3" curl -sS -m 10 -p -x "http://user:pass@127.0.0.4:$UP" "http://evil.wild.test:$P3/")
+	is "$out" "hello from 127.0.0.3 | 1" "control: the host's proxy, asked for evil.wild.test by name, reaches 127.0.0.3"
+	n0=$(up_lines)
+	out=$(seen 127.0.0.3 "$P3" inns env HTTPS_PROXY="$UPURL" "$MOAT" run --profile strict --allow-net "*.wild.test:$P3" -- \
+		/bin/sh -c "curl -sS -m 10 -p -o /dev/null http://evil.wild.test:$P3/ 2>/dev/null; echo \$?;
+		curl -sS -m 10 -o /dev/null -w '%{http_code}\n' http://evil.wild.test:$P3/" 2>>"$SCRATCH/stderr" | oneline)
+	is "$out/$(($(up_lines) - n0))" "56 502 | 0/0" \
+		"a name below a wildcard that the host resolves to 127.0.0.3 (DNS rebinding), with HTTPS_PROXY: refused (CONNECT and absolute form), nothing asked of the host's proxy"
+	out=$(seen 127.0.0.3 "$P3" "$PY" -c "$RAWGET" 127.0.0.4 "$UP" "http://far.test:$P2?@127.0.0.3:$P3/" auth)
+	is "$out" "hello from 127.0.0.3 | 1" "control: http://far.test:$P2?@127.0.0.3:$P3/ straight to the host's proxy fetches 127.0.0.3"
+	n0=$(up_lines)
+	out=$(seen 127.0.0.3 "$P3" inns env HTTPS_PROXY="$UPURL" "$MOAT" run --profile strict --allow-net "far.test:$P2" \
+		--report "$REPORTS/byname.json" -- /bin/sh -c \
+		"curl -sS -m 10 -p http://far.test:$P2/; $PY -c \"\$1\" 127.0.0.1 3128 'http://far.test:$P2?@127.0.0.3:$P3/'" _ "$RAWGET" \
+		2>>"$SCRATCH/stderr" | oneline)
+	is "$out" "hello from 127.0.0.2 hello from 127.0.0.2 | 0" \
+		"a name the host cannot resolve goes to its proxy by name (CONNECT, absolute form); ?@ another host stays in the path: 127.0.0.3 saw nothing"
+	is "$(tail -n +$((n0 + 1)) "$SCRATCH/upstream.log" | oneline)" "CONNECT far.test:$P2 auth=ok GET http://far.test:$P2/?@127.0.0.3:$P3/ auth=ok" \
+		"  the absolute form rebuilt from the checked authority"
+	is "$(jx "$REPORTS/byname.json" '[d["network"]["proxy"]["via_upstream"], d["network"]["proxy"]["via_upstream_by_name"]]')" "[2, 2]" \
+		"  the report counts both as through the host's proxy by name"
+	valid_report "$REPORTS/byname.json" "  and fits the schema"
+else
+	for _ in 1 2 3 4 5 6 7; do skip "the host's resolver of the test's own (a private mount namespace) needs root"; done
+fi
+
 # --- a SOCKS5 proxy as the host's (ALL_PROXY in moat's environment) ----------------
 SOCKSURL="socks5h://user:pass@127.0.0.4:$SOCKS"
 via_host_proxy ALL_PROXY="$SOCKSURL" socks \
@@ -189,14 +261,14 @@ like "$(printf '%s' "$out" | head -4 | oneline)" "^hello from 127.0.0.2 hello fr
 	"with ALL_PROXY=socks5h:// in moat's environment: the proxy mode's tunnel and forward, directly by name, non-blocking by address"
 like "$out" "\| 4$" "  all four reached the server"
 is "$(tail -n +$((n0 + 1)) "$SCRATCH/upstream.log" | oneline)" \
-	"SOCKS svc.test:$P2 auth=ok SOCKS svc.test:$P2 auth=ok SOCKS 127.0.0.2:$P2 auth=ok SOCKS 127.0.0.2:$P2 auth=ok" \
-	"  each through the SOCKS5 proxy with its user name and password: the proxy mode by name, the fence by address"
+	"SOCKS 127.0.0.2:$P2 auth=ok SOCKS 127.0.0.2:$P2 auth=ok SOCKS 127.0.0.2:$P2 auth=ok SOCKS 127.0.0.2:$P2 auth=ok" \
+	"  each through the SOCKS5 proxy with its user name and password, to the address moat checked"
 unlike "$out" "user:pass|127\.0\.0\.4" "  the command's environment holds neither the host's proxy nor its credentials"
 is "$(jx "$REPORTS/socks.json" '[d["network"]["upstream"]["all"], d["network"]["upstream"]["https"], d["network"]["upstream"]["connects_via_upstream"], d["network"]["proxy"]["via_upstream"]]')" \
 	"[\"socks5h://127.0.0.4:$SOCKS\", null, 2, 2]" "  the report names it (no credentials) and counts what went through it"
 valid_report "$REPORTS/socks.json" "  and it fits the schema"
 refused_by_host_proxy ALL_PROXY="$SOCKSURL"
-is "$out" "56 | 0" "a name the SOCKS5 proxy refuses (reply 2): moat's 502, curl fails the CONNECT; the server saw nothing"
+is "$out" "56 | 0" "an address the SOCKS5 proxy refuses (reply 2): moat's 502, curl fails the CONNECT; the server saw nothing"
 n0=$(up_lines)
 out=$(seen 127.0.0.2 "$P2" env ALL_PROXY="socks5h://user:wrong@127.0.0.4:$SOCKS" "$MOAT" run "${A[@]}" -- /bin/sh -c \
 	"$HELPER tcp 127.0.0.2 $P2; curl -sS -m 10 -p -o /dev/null http://svc.test:$P2/; echo \$?" 2>>"$SCRATCH/stderr" | oneline)

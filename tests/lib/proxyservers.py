@@ -7,9 +7,13 @@ Usage: proxyservers.py DIR MAP [CERT KEY]
     host's own proxy, as moat finds it in HTTPS_PROXY.  It wants the
     credentials user:pass (407 otherwise), takes one request per
     connection, and answers CONNECT host:port by connecting to MAP's
-    address for host (MAP: "name=ip,name=ip"; an IPv4 host is itself),
-    403 for a host it does not know.  Each request is a line in
-    DIR/upstream.log: "CONNECT target auth=ok" (or auth=bad).
+    address for host (MAP: "name=ip,name=ip"; an IPv4 host is itself;
+    "ip=deny" refuses that address), 403 for a host it does not know.
+    An absolute-form request (GET http://...) it reads as tinyproxy does:
+    the authority is what follows "http://" up to the first "/", less any
+    "userinfo@"; it connects there (by MAP) and sends the request on in
+    origin form.  Each request is a line in DIR/upstream.log: "CONNECT
+    target auth=ok" or "GET target auth=ok" (or auth=bad).
   - a SOCKS5 upstream proxy on 127.0.0.4 (RFC 1928, CONNECT only), as moat
     finds it in ALL_PROXY: it wants user name and password (RFC 1929)
     user:pass, sends its CONNECT's success reply in two pieces 50 ms apart,
@@ -79,20 +83,35 @@ class Upstream(socketserver.BaseRequestHandler):
             s.sendall(b"HTTP/1.1 407 Proxy Authentication Required\r\n\r\n")
             return
         parts = line.split(" ")
-        if len(parts) != 3 or parts[0] != "CONNECT":
+        forward = len(parts) == 3 and parts[1].startswith("http://")
+        if len(parts) != 3 or (parts[0] != "CONNECT" and not forward):
             s.sendall(b"HTTP/1.1 405 Not Here\r\n\r\n")
             return
-        host, _, port = parts[1].rpartition(":")
+        if forward:
+            # tinyproxy's reading: the host up to the first "/", userinfo
+            # stripped; the rest is the path.
+            rest = parts[1][len("http://"):]
+            authority, slash, path = rest.partition("/")
+            authority = authority.rpartition("@")[2]
+            host, colon, port = authority.rpartition(":")
+            if not colon:
+                host, port = authority, "80"
+        else:
+            host, _, port = parts[1].rpartition(":")
         ip = mapping.get(host, host if host.replace(".", "").isdigit() else None)
-        if not ip:
+        if not ip or ip == "deny":
             s.sendall(b"HTTP/1.1 403 Forbidden\r\n\r\n")
             return
         try:
             u = socket.create_connection((ip, int(port)), timeout=5)
-        except OSError:
+        except (OSError, ValueError):
             s.sendall(b"HTTP/1.1 502 Bad Gateway\r\n\r\n")
             return
-        s.sendall(b"HTTP/1.1 200 Connection established\r\n\r\n")
+        if forward:
+            headers = [h for h in text.split("\r\n")[1:] if h and not h.lower().startswith("proxy-authorization:")]
+            u.sendall(("%s /%s %s\r\n%s\r\n\r\n" % (parts[0], path, parts[2], "\r\n".join(headers))).encode("latin-1"))
+        else:
+            s.sendall(b"HTTP/1.1 200 Connection established\r\n\r\n")
         s.settimeout(None)
         relay(s, u)
 
@@ -145,7 +164,7 @@ class Socks(socketserver.BaseRequestHandler):
         self.log("%s:%d" % (host, port), "ok")
         reply = lambda code: s.sendall(bytes([5, code, 0, 1, 0, 0, 0, 0, 0, 0]))
         ip = mapping.get(host, host if host.replace(".", "").isdigit() else None)
-        if cmd != 1 or not ip:
+        if cmd != 1 or not ip or ip == "deny":
             reply(2)
             return
         try:

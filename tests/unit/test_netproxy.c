@@ -57,6 +57,8 @@
 #define IP4 0x7f000004
 #define IP5 0x7f000005
 #define IP6 0x7f000006 /* nothing listens there */
+#define IP7 0x7f000007 /* up.test's address: the upstream connects it to 127.0.0.2 */
+#define IP8 0x7f000008 /* up-refused.test's: the upstream refuses it */
 
 static uint16_t port_p, port_q, port_u;
 static size_t bulk_bytes = 64u << 20;
@@ -150,6 +152,62 @@ static void parse_http_checks(void)
 	memcpy(name, "CONNECT ", 8);
 	memcpy(name + 8 + 64, ":443 HTTP/1.1\r\n\r\n", 17);
 	ok(netproxy_parse_http((unsigned char *)name, 8 + 64 + 17, &r) == -400, "a label of 64 is refused");
+}
+
+/* The authority a proxy like tinyproxy (or Squid's URL parser) reads out
+ * of an absolute-form target: after "http://", up to the first "/", what
+ * follows the last "@" (userinfo stripped).  Into out. */
+static void tinyproxy_host(const char *target, char *out, size_t cap)
+{
+	const char *a = target + strlen("http://"), *slash = strchr(a, '/');
+	size_t n = slash ? (size_t)(slash - a) : strlen(a);
+	const char *at = memrchr(a, '@', n);
+
+	if (at) {
+		n -= (size_t)(at + 1 - a);
+		a = at + 1;
+	}
+	snprintf(out, cap, "%.*s", (int)n, a);
+}
+
+/* What an upstream proxy is handed for an absolute-form request
+ * (netproxy_forward_target): built from the checked authority. */
+static void forward_target_checks(void)
+{
+	static const struct {
+		const char *target, *want, *origin, *proxy_reads_raw;
+	} cases[] = {
+	    {"http://svc.test:8080?@127.0.0.3:8080/", "http://svc.test:8080/?@127.0.0.3:8080/", "/?@127.0.0.3:8080/",
+	     "127.0.0.3:8080"},
+	    {"http://svc.test:8080#@127.0.0.3:8080/", "http://svc.test:8080/", "/", "127.0.0.3:8080"},
+	    {"http://svc.test:8080/a#@127.0.0.3/", "http://svc.test:8080/a", "/a", "svc.test:8080"},
+	    {"http://A.Test.?q=1", "http://a.test:80/?q=1", "/?q=1", "A.Test.?q=1"},
+	    {"http://a.test", "http://a.test:80/", "/", "a.test"},
+	    {"http://[2001:db8::1]:81/x?y#z", "http://[2001:db8::1]:81/x?y", "/x?y", "[2001:db8::1]:81"},
+	    {"http://[::ffff:10.1.2.3]/", "http://10.1.2.3:80/", "/", "[::ffff:10.1.2.3]"},
+	};
+	char req[300], out[300], host[300];
+	struct netproxy_request r;
+	size_t po = 0;
+
+	for (size_t i = 0; i < ARRAY_LEN(cases); i++) {
+		snprintf(req, sizeof(req), "GET %s HTTP/1.1\r\nHost: x\r\n\r\n", cases[i].target);
+		size_t n = http(req, &r) > 0 ? netproxy_forward_target(&r, (const unsigned char *)req, out, sizeof(out), &po)
+					   : 0;
+		ok(n == strlen(cases[i].want) && strcmp(out, cases[i].want) == 0 && strcmp(out + po, cases[i].origin) == 0,
+		   "the upstream gets %s for %s (origin form %s)", cases[i].want, cases[i].target, n ? out + po : "-");
+		tinyproxy_host(cases[i].target, host, sizeof(host));
+		is_str(host, cases[i].proxy_reads_raw, "  control: a tinyproxy-like reader takes %s out of the client's bytes",
+		       cases[i].proxy_reads_raw);
+		tinyproxy_host(out, host, sizeof(host));
+		ok(strncmp(host, r.t.is_addr && r.t.addr.family == AF_INET6 ? "[" : r.t.host,
+			   r.t.is_addr && r.t.addr.family == AF_INET6 ? 1 : strlen(r.t.host)) == 0 && !strchr(host, '@'),
+		   "  and the checked host (%s) out of what moat sends", host);
+	}
+	snprintf(req, sizeof(req), "GET http://a.test/%s HTTP/1.1\r\n\r\n", "0123456789");
+	ok(http(req, &r) > 0 && netproxy_forward_target(&r, (const unsigned char *)req, out, 27, &po) == 0 &&
+	       netproxy_forward_target(&r, (const unsigned char *)req, out, 28, &po) == 27,
+	   "a target that does not fit (with its NUL): 0; one that just fits: its length");
 }
 
 static void parse_socks_checks(void)
@@ -428,11 +486,14 @@ static void *server_loop(void *arg)
 	return NULL;
 }
 
-/* The upstream (upproxy.h): up.test is 127.0.0.2:P, up-refused.test is
- * refused (403). */
+/* The upstream (upproxy.h), as the host's proxy sees the world: up.test's
+ * address 127.0.0.7 is 127.0.0.2:P there, and so is upnx.test, a name the
+ * host's resolver does not know; up.test asked by name, up-refused.test's
+ * address 127.0.0.8 and everything else are refused (403).  So a 200
+ * shows which of name and address moat asked for. */
 static uint32_t up_target(const char *host, uint16_t *port)
 {
-	if (strcmp(host, "up.test") != 0)
+	if (strcmp(host, "127.0.0.7") != 0 && strcmp(host, "upnx.test") != 0)
 		return 0;
 	*port = port_p;
 	return IP2;
@@ -464,8 +525,9 @@ static int64_t slow_asked;
 
 static bool r_name_ok(void *ctx, const char *name, uint16_t port)
 {
-	static const char *const names[] = {"allowed.test", "slow.test",       "nx.test",    "tls.test",
-					    "up.test",	    "up-refused.test", "multi.test", "bulk.test"};
+	static const char *const names[] = {"allowed.test", "slow.test",  "nx.test",   "tls.test",
+					    "up.test",	    "up-refused.test", "multi.test", "bulk.test",
+					    "upnx.test",    "uprebind.test"};
 	(void)ctx;
 	for (size_t i = 0; i < ARRAY_LEN(names); i++)
 		if (strcmp(name, names[i]) == 0)
@@ -491,8 +553,14 @@ static int r_resolve(void *ctx, const char *name, struct netfence_addr *out, siz
 		if (mono_ns() - slow_asked < 300 * 1000000LL)
 			return NETFENCE_RESOLVE_PENDING;
 	}
-	if (strcmp(name, "nx.test") == 0)
-		return 0;
+	if (strcmp(name, "nx.test") == 0 || strcmp(name, "uprebind.test") == 0)
+		return 0; /* what the rebinding rule left: nothing */
+	if (strcmp(name, "upnx.test") == 0)
+		return NETFENCE_RESOLVE_FAILED; /* the host resolves it only through its proxy */
+	if (strcmp(name, "up.test") == 0 || strcmp(name, "up-refused.test") == 0) {
+		out[0] = v4(strcmp(name, "up.test") == 0 ? IP7 : IP8);
+		return 1;
+	}
 	if (strcmp(name, "multi.test") == 0) {
 		out[0] = v4(IP6); /* refused: the next one answers */
 		out[1] = v4(IP2);
@@ -511,7 +579,8 @@ static bool r_addr_ok(void *ctx, const struct netfence_addr *a, uint16_t port)
 static const struct upstream_proxy *r_upstream(void *ctx, const char *host, uint16_t port)
 {
 	(void)ctx, (void)port;
-	return strncmp(host, "up", 2) == 0 ? &up : NULL;
+	return strncmp(host, "up", 2) == 0 || strcmp(host, "127.0.0.7") == 0 || strcmp(host, "127.0.0.8") == 0 ? &up
+																 : NULL;
 }
 
 static bool r_tls_port(void *ctx, uint16_t port)
@@ -793,13 +862,34 @@ static void sni_checks(void)
 		close(fd);
 }
 
+/* An absolute-form request through the HTTP proxy on 3128: what came
+ * back (the echo server echoes the head it got; the upstream's GET
+ * handler answers with the head it got). */
+static size_t forward(const char *target, char *body, size_t cap)
+{
+	char req[600];
+	int s = local_connect(NETPROXY_HTTP_PORT);
+	size_t got = 0;
+
+	snprintf(req, sizeof(req), "GET %s HTTP/1.1\r\nProxy-Authorization: Basic c2VjcmV0\r\n\r\n", target);
+	if (s >= 0 && send(s, req, strlen(req), MSG_NOSIGNAL) == (ssize_t)strlen(req)) {
+		shutdown(s, SHUT_WR);
+		got = read_all(s, body, cap);
+	}
+	if (s >= 0)
+		close(s);
+	return got;
+}
+
 static void upstream_checks(void)
 {
-	char hp[300], head[2048], body[4096], req[400];
+	char hp[300], body[4096], t[300], want[300];
 	int fd = -1;
 
+	/* By the address moat checked: up.test's 127.0.0.7, which the
+	 * upstream knows; it refuses up.test by name. */
 	snprintf(hp, sizeof(hp), "up.test:%u", port_p);
-	tunnel_check(NETPROXY_HTTP_PORT, hp, 200, "through the upstream proxy (with moat's credentials)");
+	tunnel_check(NETPROXY_HTTP_PORT, hp, 200, "through the upstream proxy by the checked address (CONNECT 127.0.0.7)");
 	unsigned char b[300];
 	size_t n = socks_name(b, "up.test", port_p);
 	int rep = socks(NETPROXY_SOCKS_PORT, b, n, &fd);
@@ -808,18 +898,33 @@ static void upstream_checks(void)
 		close(fd);
 	snprintf(hp, sizeof(hp), "up-refused.test:%u", port_p);
 	tunnel_check(NETPROXY_HTTP_PORT, hp, 502, "a destination the upstream proxy refuses (403 there)");
-	snprintf(req, sizeof(req), "GET http://up.test:%u/y HTTP/1.1\r\nProxy-Authorization: Basic c2VjcmV0\r\n\r\n",
-		 port_p);
-	int s = local_connect(NETPROXY_HTTP_PORT);
-	size_t got = 0;
-	if (s >= 0 && send(s, req, strlen(req), MSG_NOSIGNAL) == (ssize_t)strlen(req))
-		got = read_all(s, body, sizeof(body));
-	if (s >= 0)
-		close(s);
-	(void)head;
-	check(got > 0 && strstr(body, "GET http://up.test:") &&
-		  strstr(body, "Proxy-Authorization: Basic dXNlcjpwYXNz") && !strstr(body, "c2VjcmV0"),
-	      "absolute form through the upstream: in absolute form, with moat's credentials, without the client's");
+
+	/* Absolute form with an address known: a tunnel to it, the request
+	 * in origin form inside, moat's credentials only on the CONNECT. */
+	snprintf(t, sizeof(t), "http://up.test:%u?@127.0.0.3:%u/y", port_p, port_p);
+	size_t got = forward(t, body, sizeof(body));
+	check(got > 0 && strncmp(body, "GET /?@127.0.0.3:", 17) == 0 && !strstr(body, "Proxy-Authorization") &&
+		  !strstr(body, "c2VjcmV0"),
+	      "absolute form through the upstream: a tunnel to the checked address, the request in origin form, "
+	      "no credentials in it (%zu bytes back)", got);
+
+	/* A name the host cannot resolve: the upstream asked by name. */
+	snprintf(hp, sizeof(hp), "upnx.test:%u", port_p);
+	tunnel_check(NETPROXY_HTTP_PORT, hp, 200, "a name the host's resolver fails: CONNECT upnx.test by name");
+	snprintf(t, sizeof(t), "http://upnx.test:%u?@127.0.0.3:%u/", port_p, port_p);
+	got = forward(t, body, sizeof(body));
+	snprintf(want, sizeof(want), "GET http://upnx.test:%u/?@127.0.0.3:%u/ HTTP/1.1\r\n", port_p, port_p);
+	check(got > 0 && strstr(body, want) && strstr(body, "Proxy-Authorization: Basic dXNlcjpwYXNz") &&
+		  !strstr(body, "c2VjcmV0"),
+	      "  absolute form by name: the target rebuilt from the checked authority (its host before any '@'), "
+	      "moat's credentials, not the client's");
+	snprintf(t, sizeof(t), "http://upnx.test:%u#@127.0.0.3:%u/", port_p, port_p);
+	got = forward(t, body, sizeof(body));
+	snprintf(want, sizeof(want), "GET http://upnx.test:%u/ HTTP/1.1\r\n", port_p);
+	check(got > 0 && strstr(body, want) && !strstr(body, "127.0.0.3"), "  a #fragment is not passed on");
+	/* Withheld by the rebinding rule: refused, the upstream not asked. */
+	snprintf(hp, sizeof(hp), "uprebind.test:%u", port_p);
+	tunnel_check(NETPROXY_HTTP_PORT, hp, 502, "a name whose addresses the rules withheld: not asked of the upstream");
 }
 
 /* Open NETPROXY_MAX_CONNS idle connections: the next one is closed at
@@ -1121,16 +1226,17 @@ static void kernel_checks(void)
 	ok(atomic_load(&srv_tls.bytes) == want,
 	   "the tls.test server got only the two hellos that passed (%ld bytes of %ld): nothing of the refused ones",
 	   atomic_load(&srv_tls.bytes), want);
-	ok(atomic_load(&up_requests) == 4, "the upstream proxy got the 4 requests sent its way (%d)",
+	ok(atomic_load(&up_requests) == 7, "the upstream proxy got the 7 requests sent its way (%d), none for uprebind.test",
 	   atomic_load(&up_requests));
 	ok(have, "the supervisor reported its counts");
 	if (have) {
 		printf("# copy: accepted %lu tunnels %lu refused %lu sni_refused %lu failed %lu bad %lu upstream %lu "
-		       "up %llu down %llu\n",
+		       "(by name %lu) up %llu down %llu\n",
 		       st[0].accepted, st[0].tunnels, st[0].refused, st[0].sni_refused, st[0].failed, st[0].bad,
-		       st[0].via_upstream, st[0].bytes_up, st[0].bytes_down);
-		ok(st[0].refused == 7 && st[0].sni_refused == 3 && st[0].via_upstream == 3 && st[0].failed == 2,
-		   "the counts: 7 refused, 3 by SNI, 3 tunnels through the upstream, 2 failed");
+		       st[0].via_upstream, st[0].via_upstream_by_name, st[0].bytes_up, st[0].bytes_down);
+		ok(st[0].refused == 7 && st[0].sni_refused == 3 && st[0].via_upstream == 6 &&
+		       st[0].via_upstream_by_name == 3 && st[0].failed == 3,
+		   "the counts: 7 refused, 3 by SNI, 6 tunnels through the upstream (3 by name), 3 failed");
 		ok(st[0].bad >= 5, "  and the malformed ones, and the one past the limit (%lu)", st[0].bad);
 		ok(st[1].bytes_down == bulk_bytes && st[1].tunnels == 1, "the splice relay carried the bulk (%llu)",
 		   st[1].bytes_down);
@@ -1147,6 +1253,7 @@ int main(void)
 	if (mib && atoi(mib) > 0)
 		bulk_bytes = (size_t)atoi(mib) << 20;
 	parse_http_checks();
+	forward_target_checks();
 	parse_socks_checks();
 	parse_sni_checks();
 	parse_upstream_checks();

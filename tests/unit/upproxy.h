@@ -62,17 +62,27 @@ static size_t read_head(int fd, char *head, size_t cap)
 	return n;
 }
 
+/* Both ways until both ends are done; an end that finishes sending is
+ * passed on as a half-close, as a proxy's tunnel does. */
 static void relay_pair(int a, int b)
 {
 	char buf[16384];
 	struct pollfd p[2] = {{.fd = a, .events = POLLIN}, {.fd = b, .events = POLLIN}};
+	int fds[2] = {a, b};
 
-	while (!stop_all && poll(p, 2, 200) >= 0) {
+	while (!stop_all && (p[0].fd >= 0 || p[1].fd >= 0) && poll(p, 2, 200) >= 0) {
 		for (int i = 0; i < 2; i++) {
-			if (!p[i].revents)
+			if (p[i].fd < 0 || !p[i].revents)
 				continue;
 			ssize_t n = recv(p[i].fd, buf, sizeof(buf), 0);
-			if (n <= 0 || send(p[1 - i].fd, buf, (size_t)n, MSG_NOSIGNAL) != n)
+			if (n < 0)
+				return;
+			if (n == 0) {
+				shutdown(fds[1 - i], SHUT_WR);
+				p[i].fd = -1;
+				continue;
+			}
+			if (send(fds[1 - i], buf, (size_t)n, MSG_NOSIGNAL) != n)
 				return;
 		}
 	}

@@ -1230,6 +1230,8 @@ static int connect_upstream(struct netfence *nf, struct call *c, const struct up
 	return R_PENDING;
 }
 
+static int inet_addr_of(const struct sockaddr_storage *ss, size_t len, struct netfence_addr *a, uint16_t *port);
+
 /* An allowed destination: a socket of the supervisor's, in the host's
  * namespace, connected without blocking and installed over the child's fd
  * number once connected (or at once for a non-blocking child socket). */
@@ -1243,14 +1245,18 @@ static int connect_forward(struct netfence *nf, struct call *c, const struct soc
 		return -errno;
 	if (nf->rules.upstream) {
 		char host[INET6_ADDRSTRLEN];
-		const struct sockaddr_in *in = (const void *)sa;
-		const struct sockaddr_in6 *in6 = (const void *)sa;
-		bool v4 = sa->sa_family == AF_INET;
-		uint16_t port = ntohs(v4 ? in->sin_port : in6->sin6_port);
+		struct netfence_addr a;
+		uint16_t port;
 		const struct upstream_proxy *up;
 
-		inet_ntop(sa->sa_family, v4 ? (const void *)&in->sin_addr : (const void *)&in6->sin6_addr, host,
-			  sizeof(host));
+		/* The address the rules checked: a v4-mapped one as IPv4, so
+		 * that ::ffff:127.0.0.1 is the host's loopback (direct) as
+		 * 127.0.0.1 is, and never "CONNECT [::ffff:127.0.0.1]" to the
+		 * proxy, whose loopback that would be. */
+		if ((rc = inet_addr_of((const struct sockaddr_storage *)(const void *)sa, len, &a, &port)) < 0)
+			return rc;
+		addr_normalize(&a);
+		inet_ntop(a.family, a.family == AF_INET ? (const void *)&a.v4 : (const void *)&a.v6, host, sizeof(host));
 		up = nf->rules.upstream(nf->rules.ctx, host, port);
 		if (up)
 			return connect_upstream(nf, c, up, host, port, fl & O_NONBLOCK);

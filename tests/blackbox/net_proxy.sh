@@ -253,6 +253,55 @@ else
 	for _ in 1 2 3 4 5 6 7; do skip "the host's resolver of the test's own (a private mount namespace) needs root"; done
 fi
 
+# The fence, the host's own loopback written as an IPv4-mapped IPv6 address:
+# directly, as 127.0.0.1 is, never "CONNECT [::ffff:127.0.0.1]" to the proxy.
+"$PY" - "$SCRATCH" <<'PY' &
+import os, socket, sys, time
+d = sys.argv[1]
+s = socket.socket()
+s.bind(("127.0.0.1", 0))
+s.listen(8)
+s.settimeout(0.2)
+with open(d + "/lo.tmp", "w") as f:
+    f.write("%d\n" % s.getsockname()[1])
+os.rename(d + "/lo.tmp", d + "/lo.port")
+end = time.time() + 120
+while time.time() < end and os.path.exists(d + "/lo.port"):
+    try:
+        c, _ = s.accept()
+    except socket.timeout:
+        continue
+    c.settimeout(2)
+    try:
+        c.recv(1000)
+        c.sendall(b"HTTP/1.0 200 OK\r\n\r\nhello from 127.0.0.1\n")
+    except OSError:
+        pass
+    c.close()
+PY
+LOPID=$!
+for _ in $(seq 100); do [ -s "$SCRATCH/lo.port" ] && break; sleep 0.05; done
+read -r PL <"$SCRATCH/lo.port"
+LOC='import socket, sys
+for fam, a in ((socket.AF_INET, "127.0.0.1"), (socket.AF_INET6, "::ffff:127.0.0.1")):
+    s = socket.socket(fam)
+    s.settimeout(10)
+    try:
+        s.connect((a, int(sys.argv[1])))
+        s.sendall(b"GET / HTTP/1.0\r\n\r\n")
+        print(a, s.recv(200).split(b"\n")[-2].decode())
+    except OSError as e:
+        print(a, type(e).__name__)'
+is "$(curl -sS -m 10 -o /dev/null -w '%{http_connect}' -p -x "http://user:pass@127.0.0.4:$UP" "http://[::ffff:127.0.0.1]:$PL/" 2>/dev/null)" 403 \
+	"control: the host's proxy asked for [::ffff:127.0.0.1]:$PL answers for its own loopback (403 here)"
+n0=$(up_lines)
+out=$(env HTTPS_PROXY="$UPURL" "$MOAT" run --profile strict --allow-net "localhost:$PL" -- "$PY" -c "$LOC" "$PL" 2>>"$SCRATCH/stderr" | oneline)
+is "$out" "127.0.0.1 hello from 127.0.0.1 ::ffff:127.0.0.1 hello from 127.0.0.1" \
+	"with HTTPS_PROXY, --allow-net localhost:PORT: 127.0.0.1 and ::ffff:127.0.0.1 (an AF_INET6 socket) both reach the host's loopback"
+is "$(tail -n +$((n0 + 1)) "$SCRATCH/upstream.log" | oneline)" "" "  neither was sent to the host's proxy"
+rm -f "$SCRATCH/lo.port"
+wait "$LOPID" 2>/dev/null
+
 # --- a SOCKS5 proxy as the host's (ALL_PROXY in moat's environment) ----------------
 SOCKSURL="socks5h://user:pass@127.0.0.4:$SOCKS"
 via_host_proxy ALL_PROXY="$SOCKSURL" socks \

@@ -1351,9 +1351,9 @@ static int inet_addr_of(const struct sockaddr_storage *ss, size_t len, struct ne
 /* Tell the rules what was decided for a connect (their log, their
  * events): the address, port and the name it was handed out for. */
 static void connect_event(struct netfence *nf, enum netfence_event_kind kind, const struct netfence_addr *a,
-			  uint16_t port, bool tcp, const char *name)
+			  uint16_t port, int protocol, const char *name)
 {
-	struct netfence_event ev = {.kind = kind, .addr = a, .port = port, .udp = !tcp, .name = name};
+	struct netfence_event ev = {.kind = kind, .addr = a, .port = port, .protocol = protocol, .name = name};
 
 	if (nf->rules.event)
 		nf->rules.event(nf->rules.ctx, &ev);
@@ -1424,31 +1424,31 @@ static int decide_connect(struct netfence *nf, struct call *c, const struct secc
 			return rc;
 		if (!nf->rules.connect_ok(nf->rules.ctx, &a, port, name)) {
 			nf->st.refused++;
-			connect_event(nf, NETFENCE_EV_REFUSED, &a, port, tcp, name);
+			connect_event(nf, NETFENCE_EV_REFUSED, &a, port, c->protocol, name);
 			return -ECONNREFUSED; /* not even to its own lo: that socket is not there */
 		}
-		connect_event(nf, NETFENCE_EV_ALLOWED, &a, port, tcp, name);
+		connect_event(nf, NETFENCE_EV_ALLOWED, &a, port, c->protocol, name);
 		return connect_forward(nf, c, (struct sockaddr *)&ss, (socklen_t)len);
 	}
 	if (!tcp) {
 		if (loop)
 			return connect_local(nf, c, (struct sockaddr *)&ss, (socklen_t)len);
 		nf->st.refused++;
-		connect_event(nf, NETFENCE_EV_REFUSED, &a, port, tcp, name);
+		connect_event(nf, NETFENCE_EV_REFUSED, &a, port, c->protocol, name);
 		return -ENETUNREACH;
 	}
 	if (nf->rules.connect_ok(nf->rules.ctx, &a, port, name)) {
-		connect_event(nf, NETFENCE_EV_ALLOWED, &a, port, tcp, name);
+		connect_event(nf, NETFENCE_EV_ALLOWED, &a, port, c->protocol, name);
 		return connect_forward(nf, c, (struct sockaddr *)&ss, (socklen_t)len);
 	}
 	if (loop) {
 		/* Not the host's loopback: the sandbox's own, where a service of
 		 * the host (a database, a model server) is not. */
-		connect_event(nf, NETFENCE_EV_LOCAL, &a, port, tcp, name);
+		connect_event(nf, NETFENCE_EV_LOCAL, &a, port, c->protocol, name);
 		return connect_local(nf, c, (struct sockaddr *)&ss, (socklen_t)len);
 	}
 	nf->st.refused++;
-	connect_event(nf, NETFENCE_EV_REFUSED, &a, port, tcp, name);
+	connect_event(nf, NETFENCE_EV_REFUSED, &a, port, c->protocol, name);
 	return -ECONNREFUSED;
 }
 

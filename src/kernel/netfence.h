@@ -166,7 +166,7 @@ struct netfence_event {
 	/* connects */
 	const struct netfence_addr *addr;
 	uint16_t port;
-	bool udp;
+	int protocol; /* the socket's (SO_PROTOCOL): IPPROTO_TCP, _UDP, _MPTCP, ... */
 	/* connects: the name the address was last handed out for, or NULL;
 	 * DNS: the name asked (printable ASCII: other bytes are '?') */
 	const char *name;

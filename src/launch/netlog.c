@@ -4,6 +4,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <jansson.h>
+#include <netinet/in.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -44,6 +45,28 @@ void netlog_free(struct netlog *l)
 	free(l->proxied);
 	memset(l, 0, sizeof(*l));
 	l->events_fd = -1;
+}
+
+const char *netlog_protocol_name(int protocol)
+{
+	switch (protocol) {
+	case IPPROTO_TCP:
+		return "tcp";
+	case IPPROTO_UDP:
+		return "udp";
+	case IPPROTO_UDPLITE:
+		return "udplite";
+	case IPPROTO_MPTCP:
+		return "mptcp";
+	case IPPROTO_SCTP:
+		return "sctp";
+	case IPPROTO_ICMP:
+		return "icmp";
+	case IPPROTO_ICMPV6:
+		return "icmpv6";
+	default:
+		return "other";
+	}
 }
 
 const char *netlog_qtype_name(int qtype, char *buf, size_t len)
@@ -97,7 +120,7 @@ static struct netlog_conn *conn_entry(struct netlog *l, const struct netfence_ev
 
 	for (size_t i = 0; i < l->n_conns; i++) {
 		c = &l->conns[i];
-		if (c->port == ev->port && c->udp == ev->udp && addr_eq(&c->addr, ev->addr) &&
+		if (c->port == ev->port && c->protocol == ev->protocol && addr_eq(&c->addr, ev->addr) &&
 		    str_eq(c->name, ev->name))
 			return c;
 	}
@@ -110,7 +133,7 @@ static struct netlog_conn *conn_entry(struct netlog *l, const struct netfence_ev
 	memset(c, 0, sizeof(*c));
 	c->addr = *ev->addr;
 	c->port = ev->port;
-	c->udp = ev->udp;
+	c->protocol = ev->protocol;
 	c->name = ev->name ? moat_xstrdup(ev->name) : NULL;
 	return c;
 }
@@ -196,7 +219,7 @@ static void emit(struct netlog *l, const struct netfence_event *ev)
 		json_object_set_new(j, "address", json_string(abuf));
 		json_object_set_new(j, "port", json_integer(ev->port));
 		json_object_set_new(j, "name", ev->name ? json_string(ev->name) : json_null());
-		json_object_set_new(j, "protocol", json_string(ev->udp ? "udp" : "tcp"));
+		json_object_set_new(j, "protocol", json_string(netlog_protocol_name(ev->protocol)));
 	} else {
 		json_object_set_new(j, "name", json_string(ev->name ? ev->name : ""));
 		json_object_set_new(j, "type", json_string(netlog_qtype_name(ev->qtype, qbuf, sizeof(qbuf))));

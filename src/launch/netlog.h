@@ -28,7 +28,7 @@ struct netlog_name {
 struct netlog_conn {
 	struct netfence_addr addr;
 	uint16_t port;
-	bool udp;
+	int protocol; /* IPPROTO_* (netlog_protocol_name) */
 	char *name; /* the name the address was handed out for, or NULL */
 	unsigned long allowed, refused, local;
 };
@@ -61,6 +61,10 @@ void netlog_record(struct netlog *l, const struct netfence_event *ev) __attribut
  * ClientHello naming another host) also goes to the events descriptor. */
 void netlog_record_proxy(struct netlog *l, const struct netproxy_event *ev) __attribute__((nonnull));
 void netlog_free(struct netlog *l);
+
+/* "tcp", "udp", "mptcp", ... as the report and the events name a
+ * connect's IPPROTO_* protocol; "other" for the rest. */
+const char *netlog_protocol_name(int protocol);
 
 /* "A", "AAAA", "TXT", ... or "TYPE<n>". */
 const char *netlog_qtype_name(int qtype, char *buf, size_t len);

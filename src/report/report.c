@@ -119,7 +119,7 @@ static void netlog_json(json_t *net, const struct netlog *l)
 
 		json_array_append_new(conns, json_pack("{s:o, s:i, s:s, s:o, s:I, s:I, s:I}", "address",
 						       fence_addr_json(&c->addr), "port", (int)c->port, "protocol",
-						       c->udp ? "udp" : "tcp", "name", json_text(c->name), "allowed",
+						       netlog_protocol_name(c->protocol), "name", json_text(c->name), "allowed",
 						       (json_int_t)c->allowed, "refused", (json_int_t)c->refused,
 						       "local", (json_int_t)c->local));
 	}

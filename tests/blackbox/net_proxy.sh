@@ -302,6 +302,20 @@ is "$(tail -n +$((n0 + 1)) "$SCRATCH/upstream.log" | oneline)" "" "  neither was
 rm -f "$SCRATCH/lo.port"
 wait "$LOPID" 2>/dev/null
 
+# The fence's report names a refused connect's protocol: an MPTCP socket's is
+# mptcp (never udp), beside a TCP and a UDP one's (192.0.2.1, TEST-NET-1:
+# refused, nothing leaves).
+"$MOAT" run --profile strict --allow-net "svc.test:$P2" --report "$REPORTS/proto.json" -- "$PY" -c '
+import socket
+for kind, proto in ((socket.SOCK_STREAM, socket.IPPROTO_TCP), (socket.SOCK_STREAM, 262), (socket.SOCK_DGRAM, 0)):
+    try:
+        socket.socket(socket.AF_INET, kind, proto).connect(("192.0.2.1", 9))
+    except OSError:
+        pass' >/dev/null 2>>"$SCRATCH/stderr"
+is "$(jx "$REPORTS/proto.json" 'sorted((c["protocol"], c["refused"]) for c in d["network"]["connections"] if c["address"] == "192.0.2.1")')" \
+	'[["mptcp", 1], ["tcp", 1], ["udp", 1]]' "the report's connections: a refused MPTCP connect is mptcp, TCP tcp, UDP udp"
+valid_report "$REPORTS/proto.json" "  and fits the schema"
+
 # --- a SOCKS5 proxy as the host's (ALL_PROXY in moat's environment) ----------------
 SOCKSURL="socks5h://user:pass@127.0.0.4:$SOCKS"
 via_host_proxy ALL_PROXY="$SOCKSURL" socks \

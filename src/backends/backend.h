@@ -71,6 +71,13 @@ struct backend_shared_dir {
 	bool ours; /* made by this run, or held by another moat when found */
 };
 
+/* A bind the tool makes by the source's name, checked inside by moat
+ * __init (launch/initview.h): the destination and the planned object. */
+struct backend_bound {
+	char *dest;
+	int obj; /* index in the fs_plan */
+};
+
 /* What a compiled backend runs.  Owned strings; backend_plan_free releases
  * them, closes pass_fds and removes what the run made on the host (work_dir
  * when owns_work_dir, the in-child program's private tmp). */
@@ -187,6 +194,15 @@ struct backend_plan {
 	 * more.  Deepest last, removed first. */
 	struct backend_shared_dir *shared_dirs;
 	size_t n_shared_dirs, cap_shared_dirs;
+	/* The binds the tool makes by their sources' names (OCI "source",
+	 * nsjail's src): moat __init --bound-file checks inside that each
+	 * destination is the planned object, device and inode
+	 * (launch/initview.h).  The launcher writes them to bound_file once
+	 * the placeholders exist (backend_bound_write): a placeholder's
+	 * identity is known only then.  bound_file NULL: no check. */
+	struct backend_bound *bound;
+	size_t n_bound, cap_bound;
+	char *bound_file;
 };
 
 /* What compile() gets. */
@@ -392,6 +408,15 @@ void backend_verdict_ipc(const struct moat_policy *p, bool seccomp, const char *
 struct view;
 int backend_landlock_layer(const struct backend_ctx *ctx, struct backend_plan *bp, const struct view *v,
 			   bool any_fd, char ***args, size_t *n_args, struct moat_error *err);
+/* A bind of object `obj` (index in the fs_plan) at `dest`, checked by
+ * moat __init (backend_plan's bound).  A second one at the same
+ * destination replaces the first: the later mount is what shows there. */
+void backend_bound_add(struct backend_plan *bp, const char *dest, int obj);
+/* Write bp->bound to bp->bound_file, from the objects as they are now
+ * (the placeholders made): NUL-terminated "DEV:INO:DEST" records.  Called
+ * by the launcher before the tool runs; 0, or -1 with err. */
+int backend_bound_write(const struct backend_plan *bp, const struct fs_plan *fp, struct moat_error *err);
+
 /* Append a copy of `s` to the NULL-terminated *v of *n strings. */
 void backend_strv_add(char ***v, size_t *n, const char *s);
 void backend_strv_free(char **v);

@@ -78,6 +78,10 @@
 #define CONFIG_NAME  "nsjail.cfg"
 #define KAFEL_NAME   "seccomp.kafel"
 #define INIT_PATH    "/.moat/init"
+/* What __init checks nsjail's binds against (--bound-file; backend.h,
+ * bound_file), bound read-only from the work dir. */
+#define BOUND_PATH   "/.moat/bound"
+#define BOUND_NAME   "bound"
 
 struct nsjail_facts {
 	bool seccomp;
@@ -537,6 +541,9 @@ static int write_config(const struct backend_ctx *ctx, struct backend_plan *bp, 
 	backend_strv_free(points);
 	/* Last, so nothing the grants show can hide it. */
 	put_bind(f, self_exe, INIT_PATH, false, false, false, "moat itself: pid 1 (moat __init)");
+	if (bp->bound_file)
+		put_bind(f, bp->bound_file, BOUND_PATH, false, false, false,
+			 "the objects moat planned, which __init checks each bind against");
 	if (facts->seccomp) {
 		cleanup_free char *kafel = moat_xasprintf("%s/%s", bp->work_dir, KAFEL_NAME);
 		put_field(f, "seccomp_policy_file", kafel);
@@ -676,6 +683,18 @@ static int nsjail_compile(const struct backend_ctx *ctx, struct backend_plan *bp
 		backend_strv_add(&init_args, &n_init, "__init");
 	}
 	init_pipes(ctx, bp, &init_args, &n_init);
+	/* nsjail binds each source by its name, resolved again when it
+	 * starts: __init checks that each destination is the planned object
+	 * (launch/initview.h).  Not in an export, which runs elsewhere. */
+	if (!ctx->exporting) {
+		size_t i;
+		for (i = 0; i < v.n; i++)
+			if ((v.v[i].kind == VIEW_BIND && !v.v[i].device) || v.v[i].kind == VIEW_PIN)
+				backend_bound_add(bp, v.v[i].dest, v.v[i].obj);
+		bp->bound_file = moat_xasprintf("%s/" BOUND_NAME, bp->work_dir);
+		backend_strv_add(&init_args, &n_init, "--bound-file");
+		backend_strv_add(&init_args, &n_init, BOUND_PATH);
+	}
 	if (write_config(ctx, bp, &v, &facts, init_args, exe, err) < 0)
 		goto out;
 

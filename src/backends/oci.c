@@ -54,6 +54,9 @@
 #define HINT_USERNS HOST_HINT_USERNS "; or run moat as root"
 #define HINT_SECCOMP HOST_HINT_SECCOMP
 #define INIT_PATH "/.moat/init"
+/* What __init checks the runtime's binds against (--bound-file): a file
+ * of the bundle's root, written by the launcher (backend.h, bound_file). */
+#define BOUND_PATH "/.moat/bound"
 /* process.cwd when the cwd lies in a host directory the view binds: a link
  * in the bundle's root to the cwd (compile_bundle). */
 #define CWD_LINK "/.moat/cwd"
@@ -78,6 +81,10 @@ struct oci_facts {
 	int stderr_to;    /* where __init finds the caller's stderr, or -1 */
 	const struct limits_plan *lp; /* the limits, decided from bp->caps */
 	bool cwd_link;    /* process.cwd is CWD_LINK */
+	bool check_binds; /* __init checks every bind against the plan */
+	char **links;     /* __init --symlink TEXT PATH pairs: the view's links
+			   * on a private tmpfs (NULL-terminated, owned) */
+	size_t n_links;
 };
 
 /* --- the root directory ---------------------------------------------------- */
@@ -201,12 +208,25 @@ static bool cwd_on_host(const struct view *v, const char *cwd)
 	return c && (c->kind == VIEW_BIND || c->kind == VIEW_PIN);
 }
 
+/* A host object bound by its name: the runtime resolves the source again
+ * when it starts, so __init checks what it bound (launch/initview.h). */
+static void add_checked_bind(json_t *mounts, struct backend_plan *bp, struct oci_facts *f, const char *src,
+			     const struct view_op *op)
+{
+	add_bind(mounts, f, src, op->dest, op->read_only, op->kind == VIEW_BIND && op->device);
+	if (f->check_binds)
+		backend_bound_add(bp, op->dest, op->obj);
+}
+
 /* Every mount of the view, in its order.  Directories and symlinks the
  * view makes in the root are made in the root directory before the run
- * (OCI has no symlink mount); where a private tmpfs holds them, a symlink
- * is bound through to its target and a directory is a tiny tmpfs. */
-static json_t *build_mounts(const struct backend_ctx *ctx, const struct view *vp, const char *rootfs,
-			    const char *self_exe, struct oci_facts *f, struct moat_error *err)
+ * (OCI has no symlink mount); where a private tmpfs holds them, a
+ * directory is a tiny tmpfs and __init makes the symlink (--symlink).
+ * Binding the link's target instead showed the whole target -- HOME for
+ * /tmp/x/h -> HOME, where only HOME/docs was granted -- and Landlock's rule
+ * for the tmpfs covered all of it. */
+static json_t *build_mounts(const struct backend_ctx *ctx, struct backend_plan *bp, const struct view *vp,
+			    const char *rootfs, const char *self_exe, struct oci_facts *f, struct moat_error *err)
 {
 	const struct view v = *vp;
 	cleanup_json json_t *mounts = json_array();
@@ -253,11 +273,11 @@ static json_t *build_mounts(const struct backend_ctx *ctx, const struct view *vp
 				break;
 			if (op->device && path_within(op->dest, "/dev"))
 				break; /* the runtime's own /dev has the standard nodes */
-			add_bind(mounts, f, o->real, op->dest, op->read_only, op->device);
+			add_checked_bind(mounts, bp, f, o->real, op);
 			f->n_grants++;
 			break;
 		case VIEW_PIN:
-			add_bind(mounts, f, op->dest, op->dest, op->read_only, false);
+			add_checked_bind(mounts, bp, f, op->dest, op);
 			break;
 		case VIEW_MASK:
 			if (op->dir)
@@ -274,9 +294,8 @@ static json_t *build_mounts(const struct backend_ctx *ctx, const struct view *vp
 			} else if (op->kind == VIEW_DIR) {
 				add_tmpfs(mounts, op->dest, 0755, true, 0);
 			} else {
-				char real[PATH_MAX];
-				if (realpath(op->dest, real))
-					add_bind(mounts, f, real, op->dest, true, false);
+				backend_strv_add(&f->links, &f->n_links, op->text);
+				backend_strv_add(&f->links, &f->n_links, op->dest);
 			}
 			break;
 		}
@@ -373,6 +392,15 @@ static json_t *build_process(const struct backend_ctx *ctx, const struct oci_fac
 	if (!env_strv_get(ctx->envp, "HOME")) {
 		json_array_append_new(args, json_string("--unsetenv"));
 		json_array_append_new(args, json_string("HOME"));
+	}
+	if (f->check_binds) {
+		json_array_append_new(args, json_string("--bound-file"));
+		json_array_append_new(args, json_string(BOUND_PATH));
+	}
+	for (i = 0; i + 1 < f->n_links; i += 2) {
+		json_array_append_new(args, json_string("--symlink"));
+		json_array_append_new(args, json_string(f->links[i]));
+		json_array_append_new(args, json_string(f->links[i + 1]));
 	}
 	json_array_append_new(args, json_string("--"));
 	json_array_append_new(args, json_string(p->exe));
@@ -559,6 +587,23 @@ static void verdicts(const struct backend_ctx *ctx, struct backend_plan *bp, con
 	bool netns = p->net != MOAT_NET_ALL;
 
 	backend_verdict_fs(rt, f->n_grants, f->n_pins, f->n_unpinned, f->landlock_abi, f->n_expanded, props);
+	if (gvisor && !ctx->exporting) {
+		/* runsc's gofer opens each bind source by its name when the
+		 * sandbox starts, following links: a name swapped after moat
+		 * planned it (a link to ~/.ssh planted where a granted directory
+		 * was) is what gets bound.  runc and crun are checked inside
+		 * by __init (device and inode); gVisor's kernel numbers its own
+		 * files (measured, runsc 20221219: /usr/bin is 9:8 inside), so
+		 * nothing inside can tell, and no Landlock holds the objects. */
+		static const enum moat_property fs_props[] = {MOAT_P_FS_READ, MOAT_P_FS_WRITE, MOAT_P_FS_SECRETS};
+		size_t i;
+		for (i = 0; i < ARRAY_LEN(fs_props); i++)
+			if (props[fs_props[i]].enforced)
+				verdict_missing(&props[fs_props[i]], "use --backend native, bwrap or oci, which bind the objects moat planned",
+						"runsc binds each grant by its name, resolved again when it starts: a name "
+						"swapped since moat planned it (a link to ~/.ssh planted) would be bound "
+						"instead, and gVisor's own inode numbers leave moat no way to check inside");
+	}
 	if (backend_verdict_policy_tmp(p, props))
 		verdict_enforce(&props[MOAT_P_FS_TMP], "%s: tmpfs on /tmp and /dev/shm", rt);
 
@@ -804,7 +849,19 @@ static int compile_bundle(const struct moat_backend *self, const struct backend_
 		 * stdio is the runtime's. */
 		f.stderr_to = bp->stderr_to = backend_highest_fd(p, bp) + 1;
 	}
-	mounts = build_mounts(ctx, &v, rootfs, self_exe, &f, err);
+	/* Each bind's destination checked inside against the plan, device
+	 * and inode: not under gVisor, whose kernel numbers its own files
+	 * (verdicts), and not in an export, which runs elsewhere. */
+	f.check_binds = !ctx->exporting && f.rt != RT_RUNSC;
+	if (f.check_binds) {
+		if (mkdirs_below(rootfs, "/.moat", err) < 0) {
+			view_free(&v);
+			backend_strv_free(init_args);
+			return -1;
+		}
+		bp->bound_file = moat_xasprintf("%s" BOUND_PATH, rootfs);
+	}
+	mounts = build_mounts(ctx, bp, &v, rootfs, self_exe, &f, err);
 	/* runc makes process.cwd when it is missing (mkdir -p, inside the
 	 * container): a cwd in a bound host directory, deleted while the
 	 * sandbox is set up, would be made again on the host, through the
@@ -821,12 +878,14 @@ static int compile_bundle(const struct moat_backend *self, const struct backend_
 	view_free(&v);
 	if (!mounts) {
 		backend_strv_free(init_args);
+		backend_strv_free(f.links);
 		return -1;
 	}
 	config = json_pack("{s:s, s:{s:s, s:b}, s:s, s:O, s:o, s:o}", "ociVersion", "1.0.2", "root", "path", ROOTFS,
 			   "readonly", 1, "hostname", "moat", "mounts", mounts, "process",
 			   build_process(ctx, &f, init_args), "linux", build_linux(ctx, &f, seccomp));
 	backend_strv_free(init_args);
+	backend_strv_free(f.links);
 	if (!config)
 		return moat_error_set(err, MOAT_E_SYSTEM, ENOMEM, "building config.json");
 	if (write_config(bp->work_dir, config, err) < 0)

@@ -196,6 +196,10 @@ void backend_plan_free(struct backend_plan *bp)
 	for (i = 0; i < bp->n_tool_env; i++)
 		free(bp->tool_env[i]);
 	free(bp->tool_env);
+	for (i = 0; i < bp->n_bound; i++)
+		free(bp->bound[i].dest);
+	free(bp->bound);
+	free(bp->bound_file);
 	memset(bp, 0, sizeof(*bp));
 }
 
@@ -358,14 +362,20 @@ static int write_all(int fd, const void *data, size_t len, const char *what, str
 	return 0;
 }
 
-int backend_write_file(const char *dir, const char *name, const void *data, size_t len, struct moat_error *err)
+static int backend_write_path(const char *path, const void *data, size_t len, struct moat_error *err)
 {
-	cleanup_free char *path = moat_xasprintf("%s/%s", dir, name);
 	cleanup_close int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0644);
 
 	if (fd < 0)
 		return moat_error_set(err, MOAT_E_SYSTEM, errno, "writing %s", path);
 	return write_all(fd, data, len, path, err);
+}
+
+int backend_write_file(const char *dir, const char *name, const void *data, size_t len, struct moat_error *err)
+{
+	cleanup_free char *path = moat_xasprintf("%s/%s", dir, name);
+
+	return backend_write_path(path, data, len, err);
 }
 
 int backend_memfd(const char *name, const void *data, size_t len, struct moat_error *err)
@@ -556,6 +566,36 @@ void backend_verdict_net_allow(struct moat_verdict *props)
 	verdict_missing(&props[MOAT_P_NET_ALLOW], HINT_NET_ALLOW,
 			"this backend does not enforce per-destination rules (moat's native backend does, with its "
 			"fence); the network stays closed");
+}
+
+void backend_bound_add(struct backend_plan *bp, const char *dest, int obj)
+{
+	struct backend_bound *last = bp->n_bound ? &bp->bound[bp->n_bound - 1] : NULL;
+
+	if (last && strcmp(last->dest, dest) == 0) {
+		last->obj = obj;
+		return;
+	}
+	bp->bound = moat_xgrow(bp->bound, &bp->cap_bound, bp->n_bound, sizeof(*bp->bound));
+	bp->bound[bp->n_bound++] = (struct backend_bound){.dest = moat_xstrdup(dest), .obj = obj};
+}
+
+int backend_bound_write(const struct backend_plan *bp, const struct fs_plan *fp, struct moat_error *err)
+{
+	cleanup_free char *buf = NULL;
+	size_t cap = 0, len = 0, i;
+
+	if (!bp->bound_file)
+		return 0;
+	for (i = 0; i < bp->n_bound; i++) {
+		const struct fs_obj *o = &fp->obj[bp->bound[i].obj];
+		size_t need = strlen(bp->bound[i].dest) + 48;
+
+		buf = moat_xgrow(buf, &cap, len + need, 1);
+		len += (size_t)snprintf(buf + len, cap - len, "%llu:%llu:%s", (unsigned long long)o->dev,
+					(unsigned long long)o->ino, bp->bound[i].dest) + 1;
+	}
+	return backend_write_path(bp->bound_file, buf ? buf : "", len, err);
 }
 
 void backend_strv_add(char ***v, size_t *n, const char *s)

@@ -126,11 +126,7 @@ static int new_fs(const char *type, const char *mode, int64_t size, uint64_t att
 	return m < 0 ? -e : m;
 }
 
-/* Open `rel` (relative, no leading '/') below `root`, never following a
- * link; with `make`, missing components are made as directories (and the
- * last as a file when !dir): only on the sandbox's own tmpfs.  Returns an
- * O_PATH descriptor or -errno. */
-static int open_beneath(int root, const char *rel, bool make, bool dir)
+int mounts_open_beneath(int root, const char *rel, bool make, bool dir)
 {
 	char comp[256];
 	int cur = fcntl(root, F_DUPFD_CLOEXEC, 3);
@@ -230,7 +226,7 @@ static int open_target(int root, const struct view_op *op, const struct fs_plan 
 		fd = fcntl(root, F_DUPFD_CLOEXEC, 3);
 		return fd < 0 ? -errno : fd;
 	}
-	fd = open_beneath(root, rel_of(op->dest), op->made_here, dir);
+	fd = mounts_open_beneath(root, rel_of(op->dest), op->made_here, dir);
 	if (fd < 0)
 		return fd;
 	if (!op->made_here && op->obj >= 0 && fp && !same_object(fd, &fp->obj[op->obj])) {
@@ -323,7 +319,7 @@ static int make_dev(int root, const struct view_op *op)
 
 	if (rc < 0)
 		return rc;
-	dev = open_beneath(root, rel_of(op->dest), false, true);
+	dev = mounts_open_beneath(root, rel_of(op->dest), false, true);
 	if (dev < 0)
 		return dev;
 	for (i = 0; i < sizeof(links) / sizeof(links[0]); i++)
@@ -346,7 +342,7 @@ static int symlink_at(int root, const struct view_op *op)
 		return -ENAMETOOLONG;
 	memcpy(parent, op->dest, n);
 	parent[n] = '\0';
-	dir = open_beneath(root, rel_of(parent), true, true);
+	dir = mounts_open_beneath(root, rel_of(parent), true, true);
 	if (dir < 0)
 		return dir;
 	if (symlinkat(op->text, dir, base) != 0 && errno != EEXIST)
@@ -503,7 +499,7 @@ int mounts_apply(const struct native_mounts *m, const struct fs_plan *fp, char *
 			rc = mask_at(root, op, fp, mask_dir, mask_file);
 			break;
 		case VIEW_DIR: {
-			int d = open_beneath(root, rel_of(op->dest), true, true);
+			int d = mounts_open_beneath(root, rel_of(op->dest), true, true);
 			rc = d < 0 ? d : 0;
 			if (d >= 0)
 				close(d);

@@ -41,4 +41,11 @@ void native_mounts_free(struct native_mounts *m);
  * naming the step and the path. */
 int mounts_apply(const struct native_mounts *m, const struct fs_plan *fp, char *what, size_t len);
 
+/* Open `rel` (relative, no leading '/') below `root`, never following a
+ * link; with `make`, missing components are made as directories (and the
+ * last as a file when !dir): only on the sandbox's own tmpfs.  Returns an
+ * O_PATH descriptor or -errno.  Allocates nothing (the native child uses
+ * it); moat __init too, on the view an external tool mounted. */
+int mounts_open_beneath(int root, const char *rel, bool make, bool dir);
+
 #endif

@@ -19,6 +19,7 @@
 
 #include <linux/filter.h>
 
+#include "launch/initview.h"
 #include "launch/reaper.h"
 #include "launch/signals.h"
 #include "kernel/landlock.h"
@@ -27,8 +28,8 @@
 static int usage(void)
 {
 	fprintf(stderr,
-		"moat: __init is internal: moat __init [--landlock FD:ABI] [--ll r|w|l:PATH]... [--keep-fds "
-		"N,...] [--env-fd N] [--unsetenv NAME]... [--seccomp-fd N] [--nofile-soft N] [--kill-rest PIDNS] "
+		"moat: __init is internal: moat __init [--bound-file PATH] [--symlink TEXT PATH]... [--landlock "
+		"FD:ABI] [--ll r|w|l:PATH]... [--keep-fds N,...] [--env-fd N] [--unsetenv NAME]... [--seccomp-fd N] [--nofile-soft N] [--kill-rest PIDNS] "
 		"-- COMMAND "
 		"[ARGS...]\n");
 	return 125;
@@ -192,9 +193,9 @@ static int read_seccomp(int fd, struct moat_bpf *bpf)
 }
 
 struct init_opts {
-	const char *landlock, *keep;
-	char **rules, **unset;
-	int n_rules, n_unset, cmd_at, lifeline, env_fd, seccomp_fd, started_fd, stderr_fd;
+	const char *landlock, *keep, *bound_file;
+	char **rules, **unset, **links; /* links: TEXT, PATH pairs */
+	int n_rules, n_unset, n_links, cmd_at, lifeline, env_fd, seccomp_fd, started_fd, stderr_fd;
 	long long nofile_soft; /* -1: leave RLIMIT_NOFILE as it is */
 	long long kill_rest;   /* --kill-rest PIDNS, or -1 */
 };
@@ -231,7 +232,12 @@ static bool parse_opts(int argc, char **argv, struct init_opts *o)
 			o->landlock = argv[++i];
 		else if (strcmp(argv[i], "--ll") == 0 && more)
 			o->rules[o->n_rules++] = argv[++i];
-		else if (strcmp(argv[i], "--unsetenv") == 0 && more)
+		else if (strcmp(argv[i], "--bound-file") == 0 && more)
+			o->bound_file = argv[++i];
+		else if (strcmp(argv[i], "--symlink") == 0 && i + 2 < argc) {
+			o->links[o->n_links++] = argv[++i];
+			o->links[o->n_links++] = argv[++i];
+		} else if (strcmp(argv[i], "--unsetenv") == 0 && more)
 			o->unset[o->n_unset++] = argv[++i];
 		else if (strcmp(argv[i], "--keep-fds") == 0 && more)
 			o->keep = argv[++i];
@@ -256,14 +262,36 @@ static bool parse_opts(int argc, char **argv, struct init_opts *o)
 	return false;
 }
 
-/* Every step before the command, in order: its environment, moat's
- * filter read, Landlock, the descriptors.  0, or 125 with the reason on
- * stderr. */
+/* --bound-file PATH: every bind the tool made is the object moat planned
+ * (launch/initview.h).  0, or 125 with the reason on stderr. */
+static int check_bound(const char *path)
+{
+	int fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC), rc;
+	size_t len = 0;
+	char *buf = fd < 0 ? NULL : read_fd_all(fd, &len);
+
+	if (!buf) {
+		fprintf(stderr, "moat: init: --bound-file %s: %s\n", path, strerror(errno));
+		return 125;
+	}
+	rc = initview_check_bound(buf, len);
+	free(buf);
+	return rc;
+}
+
+/* Every step before the command, in order: the view checked and its
+ * symlinks made, the command's environment, moat's filter read, Landlock,
+ * the descriptors.  0, or 125 with the reason on stderr. */
 static int init_setup(struct init_opts *o, struct moat_bpf *bpf)
 {
 	extern char **environ;
 	int i, rc;
 
+	if (o->bound_file && (rc = check_bound(o->bound_file)) != 0)
+		return rc;
+	for (i = 0; i + 1 < o->n_links; i += 2)
+		if ((rc = initview_make_link(o->links[i], o->links[i + 1])) != 0)
+			return rc;
 	if (o->env_fd >= 0 && !(environ = read_environment(o->env_fd))) {
 		fprintf(stderr, "moat: init: --env-fd %d: %s\n", o->env_fd, strerror(errno));
 		return 125;
@@ -418,7 +446,8 @@ int moat_init_main(int argc, char **argv)
 
 	o.rules = calloc((size_t)argc + 1, sizeof(char *));
 	o.unset = calloc((size_t)argc + 1, sizeof(char *));
-	if (!o.rules || !o.unset)
+	o.links = calloc((size_t)argc + 1, sizeof(char *));
+	if (!o.rules || !o.unset || !o.links)
 		return 125;
 	/* The filter is loaded only where __init is not pid 1 and forks the
 	 * command (--kill-rest): a tool that loads none of moat's (firejail). */
@@ -427,6 +456,7 @@ int moat_init_main(int argc, char **argv)
 	rc = init_setup(&o, &bpf);
 	free(o.rules);
 	free(o.unset);
+	free(o.links);
 	if (rc)
 		return rc; /* its reason went to the tool's stderr: moat's report */
 	/* The caller's stderr back on 2, for the command (and for what this

@@ -1,8 +1,16 @@
-/* `moat __init [--landlock FD:ABI] [--ll r|w|l:PATH]... [--keep-fds N,...] [--env-fd N]
+/* `moat __init [--bound-file PATH] [--symlink TEXT PATH]... [--landlock FD:ABI] [--ll r|w|l:PATH]... [--keep-fds N,...] [--env-fd N]
  * [--unsetenv NAME]... [--seccomp-fd N] [--nofile-soft N] [--kill-rest PIDNS] -- COMMAND [ARGS...]`:
  * moat's own helper inside an external sandbox (the bwrap, oci, gvisor and
  * nsjail backends bind moat's binary read-only at /.moat/init; firejail runs
  * it through an inherited fd).
+ *
+ * --bound-file PATH: a file of moat's (NUL-terminated "DEV:INO:DEST"
+ * records): each destination the tool bound, looked up without following a
+ * link, must be the object moat planned; otherwise nothing runs (125).  The
+ * tool resolved each source again by its name (launch/initview.h).
+ *
+ * --symlink TEXT PATH: make the symlink PATH -> TEXT (and the directories
+ * above it) on the sandbox's own tmpfs, where the tool has no way to.
  *
  * --landlock: restrict itself, and so the command, with the Landlock
  * ruleset the parent built from the planned objects (inherited as fd FD,

@@ -15,6 +15,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "backends/backend.h"
 #include "launch/cgroup.h"
 #include "util/timeline.h"
 #include "launch/child.h"
@@ -492,6 +493,10 @@ int launch_run(const struct moat_policy *p, struct moat_plan *plan, struct term 
 	for (i = 0; fenced && i < HOSTPROXY_N; i++)
 		(void)!hostproxy_text(&hp, (enum hostproxy_var)i, r->upstream[i], sizeof(r->upstream[i]));
 	if (cgroup && tree_cgroup_create(lp, &p->limits, err) < 0)
+		return -1;
+	/* What moat __init checks the tool's binds against, now that the
+	 * placeholders exist (backend.h, bound_file). */
+	if (sandboxed && backend_bound_write(bp, &plan->fs, err) < 0)
 		return -1;
 	/* The child moves an fd of the backend's to a fixed low number before
 	 * executing the tool (backend.h, fd_remap_to): moat's own pipes must

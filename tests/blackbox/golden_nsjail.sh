@@ -219,6 +219,8 @@ mkdir -p "$STAND"
 cat >"$STAND/nsjail" <<EOF
 #!/bin/sh
 cp "\$2" "$SCRATCH/run.cfg"
+b=\$(sed -n 's#^mount { src: "\\([^"]*\\)" dst: "/.moat/bound".*#\\1#p' "\$2")
+[ -n "\$b" ] && tr '\\0' '\\n' <"\$b" >"$SCRATCH/run.bound"
 ls -d /run/user/$(id -u)/nsjail/* /run/user/nsjail.$(id -u).* /tmp/nsjail.$(id -u).* /dev/shm/nsjail.$(id -u).* 2>/dev/null >"$SCRATCH/run.dirs"
 echo "[E][2025-01-01T00:00:00+0000] stand-in: mount('/usr'): Operation not permitted" >&2
 exit 255
@@ -242,6 +244,13 @@ fds=$(printf '%s' "$args" | grep -oE '"--(started-fd|lifeline|stderr-fd|landlock
 	sort -n | xargs)
 is "$(grep '^pass_fd: ' "$RC" | grep -oE '[0-9]+' | sort -n | xargs)" "$fds" \
 	"stand-in: the fds __init is given, and only those, are in pass_fd (nsjail closes the others): $fds"
+# nsjail binds by name: __init checks each bind against the plan's objects
+# (launch/initview.h), from a file the launcher wrote before nsjail started.
+like "$args" 'arg: "--bound-file"  arg: "/.moat/bound"' "stand-in: __init checks the binds (--bound-file)"
+like "$(grep 'dst: "/.moat/bound"' "$RC")" "src: \"[^\"]*/bound\" dst: \"/.moat/bound\" is_bind: true" \
+	"stand-in: the file is bound at /.moat/bound, read-only"
+usr=$(stat -c '%d:%i' /usr)
+like "$(cat "$SCRATCH/run.bound" 2>/dev/null)" "^$usr:/usr$" "stand-in: it holds /usr's device and inode ($usr)"
 dir=$(head -1 "$SCRATCH/run.dirs" 2>/dev/null)
 like "$dir" "nsjail\.$(id -u)\.root$|/run/user/$(id -u)/nsjail/root$" "stand-in: nsjail's work directory exists when it starts ($dir)"
 if [ -n "$dir" ]; then

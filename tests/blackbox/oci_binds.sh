@@ -28,6 +28,7 @@ export MOAT_OCI_RUNTIME=runc
 "$MOAT" run --backend oci --dry-run -- /bin/true 2>/dev/null | grep -q '"status": "enforced"' ||
 	skip_all "--backend oci cannot run here (no user namespaces for this user?)"
 scratch
+cd / # not below /tmp: the sandbox's /tmp is its own
 skip() { TAP_N=$((TAP_N + 1)); echo "ok $TAP_N # SKIP $*"; }
 runf() { json_get "$1" "[\"run\"][\"$2\"]"; }
 prop() { json_get "$1" "[\"properties\"][\"$2\"][\"status\"]"; }
@@ -47,7 +48,7 @@ read3() { # read3 BACKEND [env...]: cat the granted file, the key and the privat
 	env HOME="$H" "$@" "$MOAT" run --backend "$be" --profile strict --read "$W/h/docs" \
 		--report "$REPORTS/link-$be.json" -- /bin/sh -c "cat '$W/h/docs/d' '$W/h/.ssh/id_rsa' '$W/h/private/p' 2>&1"
 }
-is "$(env HOME="$H" "$MOAT" run --mode off -- /bin/cat "$W/h/.ssh/id_rsa" "$W/h/private/p" 2>/dev/null)" \
+is "$(env HOME="$H" "$MOAT" run --mode off --profile strict -- /bin/cat "$W/h/.ssh/id_rsa" "$W/h/private/p" 2>/dev/null)" \
 	"KEY-MARK
 PRIVATE-MARK" "control: the key and the private file are there through the link, unsandboxed"
 for lim in "" landlock=0; do
@@ -64,7 +65,7 @@ for be in native bwrap; do
 	like "$out" "^doc$" "control: $be reads the granted file through the link"
 	unlike "$out" "KEY-MARK|PRIVATE-MARK" "control: $be shows nothing beside the grant"
 done
-out=$(env HOME="$H" "$MOAT" run --backend oci --profile strict --read "$W/h/private" -- /bin/cat "$W/h/private/p" 2>&1)
+out=$(env HOME="$H" "$MOAT" run --backend oci --profile strict --read "$W/h/private" -- /bin/cat "$W/h/private/p" 2>/dev/null)
 is "$out" PRIVATE-MARK "control: under oci the private file is read through the link when it is granted itself"
 
 # --- 2. a bind source swapped between moat's plan and runc's start ---------------
@@ -92,7 +93,7 @@ for lim in "" landlock=0; do
 	rc=$?
 	[ -L "$P/data" ]
 	ok $? "$label: control: the stand-in runc swapped the grant for a link to ~/.ssh"
-	like "$(env HOME="$H" "$MOAT" run --mode off -- /bin/cat "$P/data/id_rsa" 2>/dev/null)" KEY-MARK \
+	like "$(env HOME="$H" "$MOAT" run --mode off --profile strict -- /bin/cat "$P/data/id_rsa" 2>/dev/null)" KEY-MARK \
 		"$label: control: the swapped name leads to the key, unsandboxed"
 	unlike "$out" KEY-MARK "$label: the key is not read through the swapped bind source"
 	is "$rc/$(runf "$REPORTS/swap.json" executed)" "125/False" "$label: nothing runs: exit 125, executed false"
@@ -100,7 +101,7 @@ for lim in "" landlock=0; do
 		"$label: moat __init names the destination that is not the planned object"
 	unswap
 done
-out=$(env HOME="$H" "$MOAT" run --backend oci --profile strict --read "$P/data" -- /bin/cat "$P/data/notes" 2>&1)
+out=$(env HOME="$H" "$MOAT" run --backend oci --profile strict --read "$P/data" -- /bin/cat "$P/data/notes" 2>/dev/null)
 is "$out" notes "control: without the swap the same run reads the grant (runc itself, every bind checked)"
 
 # A protected entry of a write grant (.vscode, pinned read-only onto itself)

@@ -295,8 +295,13 @@ static int native_compile(const struct backend_ctx *ctx, struct backend_plan *bp
 				"the command's sockets in the sandbox's namespace, never a host socket)");
 	else if (p->net == MOAT_NET_ALLOW)
 		verdict_missing(&props[MOAT_P_NET_ALLOW],
-				!netns ? HINT_USERNS : np->landlock.abi < 4 ? HINT_LANDLOCK : HINT_NET_ALLOW,
-				"%s; the network stays closed", fence_why);
+				!netns ? HINT_USERNS : np->landlock.abi < 4 ? HINT_LANDLOCK : HINT_NET_ALLOW, "%s; %s",
+				fence_why,
+				netns || np->use_seccomp ? "the network stays closed"
+				: np->landlock.abi >= 4
+				    ? "nor is the network closed without seccomp: landlock refuses TCP connect and bind, but "
+				      "UDP and other protocols reach the host's network"
+				    : "nor is the network closed: neither seccomp nor a network namespace is there");
 	else
 		verdict_missing(&props[MOAT_P_NET_ALLOW], HINT_NET_ALLOW, "the policy lists no destinations");
 

@@ -83,9 +83,12 @@ struct range {
 	const char *text;
 };
 
-/* Private, loopback, link-local, shared (CGNAT) and metadata ranges; and
- * the "this host" addresses (0.0.0.0/8, ::), which reach the host's own
- * services when connected to. */
+/* Private, loopback, link-local, shared (CGNAT) and metadata ranges; the
+ * "this host" addresses (0.0.0.0/8, ::), which reach the host's own
+ * services when connected to; and what is not a public unicast address
+ * (IETF protocol assignments, benchmarking, multicast, reserved and
+ * broadcast; IPv4-compatible, local NAT64, site-local and multicast
+ * IPv6), which no public name has reason to give. */
 static const struct range private_ranges[] = {
     {AF_INET, {0}, 8, "0.0.0.0/8"},
     {AF_INET, {10}, 8, "10.0.0.0/8"},
@@ -93,11 +96,19 @@ static const struct range private_ranges[] = {
     {AF_INET, {127}, 8, "127.0.0.0/8"},
     {AF_INET, {169, 254}, 16, "169.254.0.0/16"},
     {AF_INET, {172, 16}, 12, "172.16.0.0/12"},
+    {AF_INET, {192, 0, 0}, 24, "192.0.0.0/24"},
     {AF_INET, {192, 168}, 16, "192.168.0.0/16"},
+    {AF_INET, {198, 18}, 15, "198.18.0.0/15"},
+    {AF_INET, {224}, 4, "224.0.0.0/4"},
+    {AF_INET, {240}, 4, "240.0.0.0/4"},
     {AF_INET6, {0}, 128, "::/128"},
     {AF_INET6, {[15] = 1}, 128, "::1/128"},
+    {AF_INET6, {0}, 96, "::/96"},
+    {AF_INET6, {0, 0x64, 0xff, 0x9b, 0, 1}, 48, "64:ff9b:1::/48"},
     {AF_INET6, {0xfc}, 7, "fc00::/7"},
     {AF_INET6, {0xfe, 0x80}, 10, "fe80::/10"},
+    {AF_INET6, {0xfe, 0xc0}, 10, "fec0::/10"},
+    {AF_INET6, {0xff}, 8, "ff00::/8"},
 };
 
 static const unsigned char v4_mapped[12] = {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff};
@@ -111,18 +122,43 @@ static void unmap(int *family, const unsigned char **addr)
 	}
 }
 
-const char *net_addr_private_range(int family, const void *addr)
+static const char *range_of(int family, const unsigned char *a)
 {
-	const unsigned char *a = addr;
 	size_t i;
 
-	if (!a || (family != AF_INET && family != AF_INET6))
-		return NULL;
-	unmap(&family, &a);
 	for (i = 0; i < sizeof(private_ranges) / sizeof(private_ranges[0]); i++)
 		if (private_ranges[i].family == family && prefix_equal(a, private_ranges[i].addr, private_ranges[i].prefix))
 			return private_ranges[i].text;
 	return NULL;
+}
+
+/* IPv6 forms that hold an IPv4 address a translator connects to: NAT64's
+ * well-known prefix (RFC 6052, the address in the last 32 bits) and 6to4
+ * (RFC 3056, in bits 16-47).  Such an address is private when the IPv4
+ * address it holds is: on an IPv6-only network with NAT64, an allowed
+ * name answering 64:ff9b::7f00:1 would reach the translator's 127.0.0.1. */
+static const char *embedded_private(const unsigned char *a)
+{
+	static const unsigned char nat64[12] = {0, 0x64, 0xff, 0x9b};
+
+	if (memcmp(a, nat64, sizeof(nat64)) == 0 && range_of(AF_INET, a + 12))
+		return "64:ff9b::/96 (NAT64) with a private IPv4 address";
+	if (a[0] == 0x20 && a[1] == 0x02 && range_of(AF_INET, a + 2))
+		return "2002::/16 (6to4) with a private IPv4 address";
+	return NULL;
+}
+
+const char *net_addr_private_range(int family, const void *addr)
+{
+	const unsigned char *a = addr;
+	const char *r;
+
+	if (!a || (family != AF_INET && family != AF_INET6))
+		return NULL;
+	unmap(&family, &a);
+	if ((r = range_of(family, a)) != NULL)
+		return r;
+	return family == AF_INET6 ? embedded_private(a) : NULL;
 }
 
 bool net_addr_is_private(int family, const void *addr)

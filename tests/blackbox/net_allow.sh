@@ -49,8 +49,8 @@ BASE=(--profile strict --read "$HELPER_DIR")
 # one BACKEND LABEL: the allowlisted listener is not reachable; --net all is.
 one() {
 	local b=$1 label=$2 r="$REPORTS/$2.json" rc out st
-	out=$("$MOAT" run --backend "$b" --mode prefer "${BASE[@]}" --allow-net "127.0.0.1:$port" --report "$r" \
-		-- "$HELPER" tcp 127.0.0.1 "$port" 2>"$SCRATCH/$label.err")
+	out=$("$MOAT" run --backend "$b" --mode prefer "${BASE[@]}" --allow-net "127.0.0.1:$port" --report-fd 3 \
+		-- "$HELPER" tcp 127.0.0.1 "$port" 2>"$SCRATCH/$label.err" 3>"$r")
 	rc=$?
 	st=$(j "$r" '["status"]')
 	if [ "$rc" = 125 ] && [ "$st" = unavailable ]; then

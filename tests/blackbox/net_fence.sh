@@ -301,4 +301,26 @@ else
 		"missing/the fenced allowlist needs a network namespace; the network stays closed/" \
 		"without user namespaces (not root): net.allow missing, with the reason, and the allowed name is not reached either"
 fi
+# Without seccomp as well, nothing closes UDP: the reason says so (it said
+# "the network stays closed"), and a datagram to a host listener arrives.
+UDPLOG=$SCRATCH/udp.log
+timeout 20 /usr/bin/python3 -c '
+import socket, sys
+s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM); s.bind(("127.0.0.1", 0))
+print(s.getsockname()[1], flush=True); s.settimeout(15)
+try:
+    print(s.recv(100).decode(), flush=True)
+except OSError:
+    pass' >"$UDPLOG" &
+UDPPID=$!
+for _ in $(seq 50); do [ -s "$UDPLOG" ] && break; sleep 0.1; done
+UPORT=$(head -1 "$UDPLOG")
+MOAT_HOST_LIMIT=userns=0,seccomp=0,root=0 "$MOAT" run --backend native --mode prefer "${A[@]}" \
+	--report "$REPORTS/ns.json" -- /usr/bin/python3 -c "import socket; socket.socket(socket.AF_INET, socket.SOCK_DGRAM).sendto(b'udp-out', ('127.0.0.1', $UPORT))" \
+	2>/dev/null
+wait "$UDPPID"
+like "$(j "$REPORTS/ns.json" '["properties"]["net.allow"]["status"]')/$(j "$REPORTS/ns.json" '["properties"]["net.allow"]["reason"]')" \
+	"^missing/.*nor is the network closed without seccomp: .*UDP and other protocols reach the host's network$" \
+	"without user namespaces and seccomp: net.allow missing, and the reason says UDP is not closed"
+is "$(sed -n 2p "$UDPLOG")" udp-out "  which is true: a datagram from the sandbox reaches a host listener"
 done_testing

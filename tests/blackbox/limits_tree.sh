@@ -63,7 +63,9 @@ diag "backends that run here as uid $UID_NOW: $BACKENDS"
 R() { # R BACKEND REPORT ARGS... -- CMD
 	local b=$1 rep=$2
 	shift 2
-	"$MOAT" run --backend "$b" --mode prefer --report "$rep" "$@" 2>>"$SCRATCH/moat.err"
+	# Through a descriptor: moat refuses a report file where fs.write is
+	# missing (gVisor's), and every backend's limits are read here.
+	"$MOAT" run --backend "$b" --mode prefer --report-fd 3 "$@" 2>>"$SCRATCH/moat.err" 3>"$rep"
 }
 
 # --- --memory ----------------------------------------------------------------

@@ -437,6 +437,12 @@ void backend_verdict_fs(const char *tool, size_t n_bound, size_t n_pins, size_t 
  * moat is root: true when it can run here, else false with every verdict
  * missing, saying so with the hint. */
 bool backend_userns_or_root(const struct moat_host *h, const char *tool, struct moat_verdict *props);
+/* Can the tool's view hold moat's init at /.moat?  Not when the whole
+ * root is granted (--read /): the view's / is then the host's own, where
+ * the tool cannot make /.moat ("Can't mkdir parents for /.moat/init:
+ * Read-only file system").  false with every property missing, the
+ * reason and a hint, as for a tool that cannot run here. */
+bool backend_init_has_room(const struct backend_ctx *ctx, const char *tool, struct moat_verdict *props);
 
 /* Every requested property missing with `reason` and `hint` (a tool that
  * is not installed, an OS it cannot run on). */

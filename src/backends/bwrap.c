@@ -346,7 +346,7 @@ static int bwrap_compile(const struct backend_ctx *ctx, struct backend_plan *bp,
 
 	bp->no_new_privs = true;
 	bp->apply_rlimits = true;
-	can_run = backend_userns_or_root(ctx->host, "bwrap", props);
+	can_run = backend_userns_or_root(ctx->host, "bwrap", props) && backend_init_has_room(ctx, "bwrap", props);
 	if (!can_run && !ctx->exporting)
 		return 0; /* no argv: nothing to run */
 

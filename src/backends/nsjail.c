@@ -651,7 +651,7 @@ static int nsjail_compile(const struct backend_ctx *ctx, struct backend_plan *bp
 				: "nsjail's pid namespace: its pid 1 (moat __init) ends it with the command and when "
 				  "moat's lifeline hangs up");
 	backend_limits(ctx, bp);
-	can_run = backend_userns_or_root(ctx->host, "nsjail", props);
+	can_run = backend_userns_or_root(ctx->host, "nsjail", props) && backend_init_has_room(ctx, "nsjail", props);
 	if (!can_run && !ctx->exporting)
 		return 0; /* no argv: nothing to run */
 	if (!ctx->exporting && work_dirs(bp, why, sizeof(why)) < 0) {

@@ -685,6 +685,8 @@ static bool can_run(const struct backend_ctx *ctx, struct oci_facts *f, struct m
 					    "runsc cannot start its sandbox unprivileged here (its gofer fails with EPERM)");
 		return false;
 	}
+	if (!backend_init_has_room(ctx, runtime_names[f->rt], props))
+		return false;
 	if (h->userns || h->root)
 		return true;
 	snprintf(reason, sizeof(reason), "%s needs unprivileged user namespaces when moat is not root: %.160s",

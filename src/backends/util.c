@@ -492,6 +492,30 @@ void backend_cannot_run(struct backend_plan *bp, struct moat_verdict *props, con
 	backend_verdict_all_missing(props, hint, reason);
 }
 
+bool backend_init_has_room(const struct backend_ctx *ctx, const char *tool, struct moat_verdict *props)
+{
+	size_t i;
+
+	for (i = 0; ctx->fs && i < ctx->fs->n; i++) {
+		const struct fs_obj *o = &ctx->fs->obj[i];
+		char reason[200];
+
+		if ((o->role != FS_READ && o->role != FS_WRITE) || !o->rule || !o->present || o->dropped ||
+		    strcmp(o->real, "/") != 0)
+			continue;
+		snprintf(reason, sizeof(reason),
+			 "the whole root is granted (%s /), and %s's view then has no directory of its own at /.moat "
+			 "for moat's init",
+			 o->role == FS_WRITE ? "--write" : "--read", tool);
+		backend_verdict_all_missing(props,
+					    "grant the directories the command needs instead of /, or use --backend "
+					    "native, which needs no such directory",
+					    reason);
+		return false;
+	}
+	return true;
+}
+
 bool backend_userns_or_root(const struct moat_host *h, const char *tool, struct moat_verdict *props)
 {
 	char reason[256];

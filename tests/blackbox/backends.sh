@@ -429,4 +429,19 @@ if [ -x /usr/bin/bwrap ]; then
 	like "$(json_get "$SCRATCH/nopath.json" '["launcher"]["tool"]')" "^/usr/bin/bwrap$" "bwrap: found in /usr/bin when PATH lacks it"
 fi
 
+# --read / under a backend that runs moat's init at /.moat: the view's root
+# is the host's own, where the tool cannot make /.moat.  A clear refusal
+# naming the cause (bwrap itself said "Can't mkdir parents for
+# /.moat/init: Read-only file system"); auto and native run it.
+if command -v bwrap >/dev/null; then
+	out=$("$MOAT" run --backend bwrap --profile strict --read / -- /bin/echo ran 2>&1)
+	rc=$?
+	is "$rc" 125 "bwrap --read /: refused (exit 125)"
+	like "$out" "the whole root is granted \(--read /\), and bwrap's view then has no directory of its own at /\.moat" \
+		"  naming the cause"
+	like "$out" "hint: grant the directories the command needs instead of /, or use --backend native" "  with a hint"
+fi
+out=$("$MOAT" run --profile strict --read / -- /bin/echo ran 2>/dev/null)
+is "$?/$out" "0/ran" "control: --read / runs under auto"
+
 done_testing

@@ -81,6 +81,15 @@ static void say_backend_absent(const struct moat_plan *plan, const char *cmd)
 		cmd);
 }
 
+/* fs.write, found missing after the run: the run's status degraded, and
+ * said on stderr. */
+static void say_write_not_held(struct moat_plan *plan)
+{
+	if (plan->status == MOAT_STATUS_ENFORCED)
+		plan->status = MOAT_STATUS_DEGRADED;
+	fprintf(stderr, "moat: fs.write was not held for the whole run: %s\n", plan->props[MOAT_P_FS_WRITE].reason);
+}
+
 /* The host removed, renamed or replaced a pinned entry of a write grant
  * during the run: its pin was detached, and from then on the command
  * could write that name.  fs.write was not held for the whole run, and the
@@ -100,9 +109,35 @@ static void note_changed_pins(struct moat_plan *plan)
 			"the host removed, renamed or replaced %s%s during the run: its read-only pin was detached, "
 			"and from then on the command could write that name",
 			first, n > 1 ? " (and other protected entries)" : "");
-	if (plan->status == MOAT_STATUS_ENFORCED)
-		plan->status = MOAT_STATUS_DEGRADED;
-	fprintf(stderr, "moat: fs.write was not held for the whole run: %s\n", v->reason);
+	say_write_not_held(plan);
+}
+
+/* A watched entry (.git/commondir: nothing can stand in for an absent one
+ * without breaking git) exists after the run: made during it, by the
+ * command or the host, and removed again by fs_plan_made_watched.  While
+ * it was there, git on the host took its config and hooks from where it
+ * pointed: fs.write was not held for the whole run. */
+static void note_made_watched(struct moat_plan *plan)
+{
+	struct moat_verdict *v = &plan->props[MOAT_P_FS_WRITE];
+	char first[PATH_MAX];
+	size_t n;
+
+	if (plan->status == MOAT_STATUS_OFF || !v->requested)
+		return;
+	n = fs_plan_made_watched(&plan->fs, first, sizeof(first));
+	if (!n)
+		return;
+	fprintf(stderr, "moat: %s%s was made during the run (git takes config and hooks from where it points): "
+			"removed\n",
+		first, n > 1 ? " (and other watched entries)" : "");
+	if (!v->enforced)
+		return;
+	verdict_missing(v, "do not run git in that repository while a sandbox writes there, or lift it with --unprotect",
+			"%s%s was made during the run: absent, it could not be held read-only (git fails on anything "
+			"standing in for it), and git on the host read it until moat removed it after the run",
+			first, n > 1 ? " (and other watched entries)" : "");
+	say_write_not_held(plan);
 }
 
 /* --mkdir: the write grants the user named that do not exist yet are made
@@ -400,6 +435,7 @@ static int run_main(int argc, char **argv, bool exiting)
 	code = result.exit_code;
 	say_limit_hit(&policy, &result);
 	note_changed_pins(&plan);
+	note_made_watched(&plan);
 	if (!report_dest_wanted(&dest))
 		goto out; /* no report asked for: do not build one (~0.3 ms) */
 	report = report_build(&policy, &host, &plan, &result);

@@ -749,7 +749,8 @@ void profile_list(FILE *out)
 		for (i = 0; i < n; i++)
 			fprintf(out, " %s", names[i]);
 		names = policy_protected_home_names(&n);
-		fprintf(out, "\nand inside a granted HOME:");
+		fprintf(out, "\nand these, wherever a write grant holds them (HOME granted, or a directory of HOME, or one "
+			     "that holds HOME):");
 		for (i = 0; i < n; i++)
 			fprintf(out, " ~/%s", names[i]);
 	}

@@ -1,5 +1,7 @@
 #include "policy/protected.h"
 
+#include <string.h>
+
 #include "util/cleanup.h"
 
 /* Entries of a write grant that make the host run code later: git hooks and
@@ -21,6 +23,12 @@
 static const char *const protected_names[] = {
 	".git/hooks/", ".git/config", ".gitmodules", ".mcp.json", ".envrc", ".vscode/", ".idea/", ".claude/",
 	".codex/", ".cursor/", ".husky/", ".gemini/", ".continue/", ".zed/",
+	/* Where git takes a repository's config and hooks from besides
+	 * .git/config and .git/hooks: commondir (the common directory, whose
+	 * config and hooks git then reads instead), config.worktree (read
+	 * when extensions.worktreeConfig is set), and the git directories of
+	 * the submodules and of the linked work trees. */
+	".git/commondir", ".git/config.worktree", ".git/modules/", ".git/worktrees/",
 };
 
 /* And in a granted HOME: what a login shell, git, the desktop session and
@@ -60,6 +68,27 @@ static const char *const protected_home_names[] = {
     ".codeium/windsurf/",
     ".config/zed/",
 };
+
+enum protected_absent policy_protected_when_absent(const char *name)
+{
+	/* git dies on a commondir it cannot read ("failed to read
+	 * .git/commondir"), a directory or an empty file alike: nothing can
+	 * stand in for an absent one. */
+	if (strcmp(name, ".git/commondir") == 0)
+		return PROTECTED_ABSENT_WATCH;
+	/* Read only when the (pinned) .git/config sets
+	 * extensions.worktreeConfig: resolve/gitcode.c asks for it then. */
+	if (strcmp(name, ".git/config.worktree") == 0)
+		return PROTECTED_ABSENT_IGNORED;
+	/* A new .git/modules/NAME or .git/worktrees/ID is used only through a
+	 * gitfile (`gitdir: ...`) that names it, and a gitfile the command
+	 * writes in its grant can name any directory it writes anyway: a
+	 * placeholder would hold nothing more, and would cost every start and
+	 * make `git submodule add` and `git worktree add` fail inside. */
+	if (strcmp(name, ".git/modules/") == 0 || strcmp(name, ".git/worktrees/") == 0)
+		return PROTECTED_ABSENT_IGNORED;
+	return PROTECTED_ABSENT_PLACEHOLDER;
+}
 
 const char *const *policy_protected_names(size_t *n)
 {

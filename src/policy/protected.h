@@ -9,6 +9,17 @@
 /* Names relative to the root of every write grant, and those that apply
  * only to a granted HOME; a name ending in '/' is a directory. */
 const char *const *policy_protected_names(size_t *n);
+
+/* What stands in for a protected entry absent at the start of a run. */
+enum protected_absent {
+	PROTECTED_ABSENT_PLACEHOLDER, /* an empty read-only directory */
+	PROTECTED_ABSENT_FILE,        /* an empty read-only file: a git config
+				       * git reads (a directory makes it fail) */
+	PROTECTED_ABSENT_WATCH,       /* nothing can: looked up again after the
+				       * run, fs.write missing if it was made */
+	PROTECTED_ABSENT_IGNORED,     /* harmless while absent */
+};
+enum protected_absent policy_protected_when_absent(const char *name);
 const char *const *policy_protected_home_names(size_t *n);
 
 #endif

@@ -314,7 +314,8 @@ static json_t *filesystem_json(const struct fs_plan *fp)
 		json_t *e;
 
 		if (o->role == FS_PROTECT) {
-			const char *state = o->lifted ? "lifted" : o->placeholder ? "placeholder" : "read-only";
+			const char *state = o->lifted ? "lifted" : o->placeholder ? "placeholder" : o->watch ? "watched"
+													: "read-only";
 			json_array_append_new(prot,
 					      json_pack("{s:o, s:s}", "path", json_text(o->real), "state", state));
 			continue;

@@ -15,6 +15,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include "resolve/gitcode.h"
 #include "resolve/sharedlock.h"
 #include "util/cleanup.h"
 #include "policy/protected.h"
@@ -58,6 +59,9 @@ void fs_plan_free(struct fs_plan *fp)
 		free(fp->excluded[i]);
 	free(fp->excluded);
 	free(fp->home_real);
+	for (i = 0; i < fp->n_names; i++)
+		free(fp->names[i]);
+	free(fp->names);
 	memset(fp, 0, sizeof(*fp));
 }
 
@@ -1233,7 +1237,7 @@ static void hold_pinned(struct fs_obj *o, int lock_fd)
  * was about to pin was removed while it waited for its lock (another run
  * removing its placeholder): the caller looks again. */
 static int protect_one_try(struct fs_plan *fp, const struct moat_policy *p, size_t grant, const char *name,
-			   bool *used, struct moat_error *err)
+			   enum protected_absent absent, bool *used, struct moat_error *err)
 {
 	const struct fs_obj *g = &fp->obj[grant];
 	size_t nlen = strlen(name);
@@ -1352,6 +1356,10 @@ static int protect_one_try(struct fs_plan *fp, const struct moat_policy *p, size
 		walk_out_free(&w);
 		return 0;
 	}
+	if (!w.present && absent == PROTECTED_ABSENT_IGNORED) {
+		walk_out_free(&w);
+		return 0;
+	}
 	if (pin_between(fp, grant, w.real, err) < 0) {
 		walk_out_free(&w);
 		return -1;
@@ -1372,6 +1380,13 @@ static int protect_one_try(struct fs_plan *fp, const struct moat_policy *p, size
 				o->link_text = moat_xstrdup(text);
 			}
 		}
+	} else if (absent == PROTECTED_ABSENT_WATCH && !is_dir) {
+		/* Nothing can stand in for it (policy/protected.c): whether
+		 * it was made is looked up after the run. */
+		o->real = steal_ptr(&w.real);
+		o->anchor = steal_ptr(&w.anchor);
+		o->dirfd = steal_fd(&w.parent_fd); /* where it is removed from, if made */
+		o->watch = true;
 	} else if (!can_create_in(w.parent_fd)) {
 		/* The caller cannot create it there, so neither can the
 		 * command (the same uid, without capabilities): nothing to
@@ -1383,24 +1398,25 @@ static int protect_one_try(struct fs_plan *fp, const struct moat_policy *p, size
 		o->anchor = steal_ptr(&w.anchor);
 		o->dirfd = steal_fd(&w.parent_fd); /* the directory to make it in */
 		o->placeholder = true;
-		/* Always an empty, read-only directory, even where a file
-		 * would be: it blocks the file as well, and git, editors and
-		 * `git add -A` ignore an empty directory, where an empty
-		 * .mcp.json or .envrc would be picked up (and committed). */
-		o->placeholder_dir = true;
-		(void)is_dir;
+		/* An empty, read-only directory, even where a file would be:
+		 * it blocks the file as well, and git, editors and `git add
+		 * -A` ignore an empty directory, where an empty .mcp.json or
+		 * .envrc would be picked up (and committed).  Except for a
+		 * config file git reads, where a directory makes git fail and
+		 * an empty file is an empty config. */
+		o->placeholder_dir = is_dir || absent != PROTECTED_ABSENT_FILE;
 	}
 	walk_out_free(&w);
 	return 0;
 }
 
 static int protect_one(struct fs_plan *fp, const struct moat_policy *p, size_t grant, const char *name,
-		       bool *used, struct moat_error *err)
+		       enum protected_absent absent, bool *used, struct moat_error *err)
 {
 	int tries, rc = 1;
 
 	for (tries = 0; tries < 5 && rc == 1; tries++)
-		rc = protect_one_try(fp, p, grant, name, used, err);
+		rc = protect_one_try(fp, p, grant, name, absent, used, err);
 	if (rc == 1)
 		return moat_error_set(err, MOAT_E_SYSTEM, EAGAIN,
 				      "%s/%s: removed and made again while moat planned (another run's placeholder)",
@@ -1408,26 +1424,101 @@ static int protect_one(struct fs_plan *fp, const struct moat_policy *p, size_t g
 	return rc;
 }
 
+/* A name made for this plan, kept as long as the plan (protect_name). */
+static const char *plan_name(struct fs_plan *fp, char *name)
+{
+	fp->names = moat_xgrow(fp->names, &fp->cap_names, fp->n_names, sizeof(char *));
+	return fp->names[fp->n_names++] = name;
+}
+
+static bool is_write_grant_dir(const struct fs_obj *g)
+{
+	return g->role == FS_WRITE && g->rule && g->present && !g->dropped && S_ISDIR(g->mode);
+}
+
+/* The entry at `real` (a directory when `dir`), protected in the write
+ * grant `grant` when it lies below it. */
+static int protect_at(struct fs_plan *fp, const struct moat_policy *p, size_t grant, const char *real, bool dir,
+		      enum protected_absent absent, bool *used, struct moat_error *err)
+{
+	const char *groot = fp->obj[grant].real;
+	size_t glen = strlen(groot);
+
+	if (strcmp(real, groot) == 0 || !path_within(real, groot))
+		return 0;
+	return protect_one(fp, p, grant, plan_name(fp, moat_xasprintf("%s%s", real + glen + (glen > 1), dir ? "/" : "")),
+			   absent, used, err);
+}
+
+/* HOME's protected entries wherever the grant holds them: at HOME's place
+ * in a grant that holds HOME (`--write /home`), and those below a grant
+ * inside HOME (`--write ~/.config` holds ~/.config/moat and git's config).
+ * A grant inside one of them (`--write ~/.config/moat/x`) asked for it. */
+static int protect_home(struct fs_plan *fp, const struct moat_policy *p, size_t grant, bool *used,
+			struct moat_error *err)
+{
+	size_t j, nh;
+	const char *const *home_names = policy_protected_home_names(&nh);
+
+	if (!fp->home_real || (!path_within(fp->home_real, fp->obj[grant].real) &&
+			       !path_within(fp->obj[grant].real, fp->home_real)))
+		return 0;
+	for (j = 0; j < nh; j++) {
+		size_t len = strlen(home_names[j]);
+		bool dir = home_names[j][len - 1] == '/';
+		cleanup_free char *real = moat_xasprintf("%s/%.*s", fp->home_real, (int)(len - dir), home_names[j]);
+
+		if (strcmp(fp->obj[grant].real, fp->home_real) == 0) {
+			if (protect_one(fp, p, grant, home_names[j], PROTECTED_ABSENT_PLACEHOLDER, used, err) < 0)
+				return -1;
+		} else if (protect_at(fp, p, grant, real, dir, PROTECTED_ABSENT_PLACEHOLDER, used, err) < 0) {
+			return -1;
+		}
+	}
+	return 0;
+}
+
+/* What the repository at the grant's root names as code in its pinned
+ * .git/config and .gitmodules (resolve/gitcode.h), protected in every
+ * write grant it lies in. */
+static int protect_git_code(struct fs_plan *fp, const struct moat_policy *p, size_t grant, bool *used,
+			    struct moat_error *err)
+{
+	struct git_code gc = {0};
+	size_t i, k, n_grants = fp->n;
+	int rc = 0;
+
+	git_code_paths(fp->obj[grant].fd, fp->obj[grant].real, fp->home_real, &gc);
+	for (i = 0; i < gc.n && rc == 0; i++) {
+		const struct git_code_path *c = &gc.p[i];
+		/* A directory (hooks) or a gitfile: an empty directory
+		 * stands in; a config git includes: an empty file. */
+		enum protected_absent absent =
+			c->dir || c->gitfile ? PROTECTED_ABSENT_PLACEHOLDER : PROTECTED_ABSENT_FILE;
+
+		for (k = 0; k < n_grants && rc == 0; k++)
+			if (is_write_grant_dir(&fp->obj[k]))
+				rc = protect_at(fp, p, k, c->path, c->dir, absent, used, err);
+	}
+	git_code_free(&gc);
+	return rc;
+}
+
 static int protect_grants(struct fs_plan *fp, const struct moat_policy *p, struct moat_error *err)
 {
 	cleanup_free bool *used = moat_xcalloc(p->n_unprotect + 1, sizeof(bool));
-	size_t i, j, n_grants = fp->n, nn, nh;
+	size_t i, j, n_grants = fp->n, nn;
 	const char *const *names = policy_protected_names(&nn);
-	const char *const *home_names = policy_protected_home_names(&nh);
 	char loc[512];
 
 	for (i = 0; i < n_grants; i++) {
-		const struct fs_obj *g = &fp->obj[i];
-
-		if (g->role != FS_WRITE || !g->rule || !g->present || g->dropped || !S_ISDIR(g->mode))
+		if (!is_write_grant_dir(&fp->obj[i]))
 			continue;
 		for (j = 0; j < nn; j++)
-			if (protect_one(fp, p, i, names[j], used, err) < 0)
+			if (protect_one(fp, p, i, names[j], policy_protected_when_absent(names[j]), used, err) < 0)
 				return -1;
-		if (fp->home_real && strcmp(fp->obj[i].real, fp->home_real) == 0)
-			for (j = 0; j < nh; j++)
-				if (protect_one(fp, p, i, home_names[j], used, err) < 0)
-					return -1;
+		if (protect_home(fp, p, i, used, err) < 0 || protect_git_code(fp, p, i, used, err) < 0)
+			return -1;
 	}
 	for (i = 0; i < p->n_unprotect; i++) {
 		if (used[i])
@@ -1685,28 +1776,61 @@ void fs_placeholders_remove(struct fs_plan *fp, pid_t pid)
 /* Is `o` still what its name in its write grant leads to?  No link is
  * followed from the grant's own descriptor (openat2 RESOLVE_BENEATH, where
  * the kernel has it). */
-static bool still_there(const struct fs_plan *fp, const struct fs_obj *o)
+/* What `o`'s name in its write grant leads to now: 0 and `st`, -1 when
+ * nothing (or not below its grant: 1).  No link is followed from the
+ * grant's own descriptor (openat2 RESOLVE_BENEATH, where the kernel has
+ * it). */
+static int look_again(const struct fs_plan *fp, const struct fs_obj *o, struct stat *st)
 {
 	const struct fs_obj *g = &fp->obj[o->parent];
 	size_t glen = strlen(g->real);
 	const char *rel = o->real + glen + (strcmp(g->real, "/") == 0 ? 0 : 1);
 	struct moat_open_how how = {.flags = O_PATH | O_NOFOLLOW | O_CLOEXEC,
 				    .resolve = MOAT_RESOLVE_NO_SYMLINKS | MOAT_RESOLVE_NO_MAGICLINKS | MOAT_RESOLVE_BENEATH};
-	struct stat st;
-	int fd;
+	int fd, rc;
 
 	if (strncmp(o->real, g->real, glen) != 0 || !*rel)
-		return true; /* not below its grant: nothing to compare */
-	bool same;
-
+		return 1;
 	fd = (int)syscall(SYS_openat2, g->fd, rel, &how, sizeof(how));
 	if (fd < 0 && errno == ENOSYS)
-		return fstatat(g->fd, rel, &st, AT_SYMLINK_NOFOLLOW) == 0 && st.st_dev == o->dev && st.st_ino == o->ino;
+		return fstatat(g->fd, rel, st, AT_SYMLINK_NOFOLLOW) == 0 ? 0 : -1;
 	if (fd < 0)
-		return false;
-	same = fstat(fd, &st) == 0 && st.st_dev == o->dev && st.st_ino == o->ino;
+		return -1;
+	rc = fstat(fd, st) == 0 ? 0 : -1;
 	close(fd);
-	return same;
+	return rc;
+}
+
+/* Is `o` still what its name in its write grant leads to? */
+static bool still_there(const struct fs_plan *fp, const struct fs_obj *o)
+{
+	struct stat st;
+	int rc = look_again(fp, o, &st);
+
+	return rc == 1 || (rc == 0 && st.st_dev == o->dev && st.st_ino == o->ino);
+}
+
+size_t fs_plan_made_watched(const struct fs_plan *fp, char *first, size_t len)
+{
+	size_t i, n = 0;
+	struct stat st;
+
+	for (i = 0; i < fp->n; i++) {
+		const struct fs_obj *o = &fp->obj[i];
+
+		if (o->role != FS_PROTECT || !o->watch || o->lifted || o->parent < 0 || fp->obj[o->parent].fd < 0 ||
+		    o->dirfd < 0 || look_again(fp, o, &st) != 0)
+			continue;
+		if (!n++ && len)
+			snprintf(first, len, "%s", o->real);
+		/* Removed from the directory planned (held by its pin, no
+		 * name above it followed): git never makes it there itself,
+		 * and left in place it runs what it points at from the next
+		 * `git status` on.  A directory there only makes git fail. */
+		if (S_ISREG(st.st_mode) || S_ISLNK(st.st_mode))
+			(void)unlinkat(o->dirfd, strrchr(o->real, '/') + 1, 0);
+	}
+	return n;
 }
 
 size_t fs_plan_changed_pins(const struct fs_plan *fp, char *first, size_t len)

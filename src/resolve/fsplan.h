@@ -67,7 +67,11 @@ struct fs_obj {
 	/* FS_PROTECT */
 	const char *protect_name; /* the list entry: ".git/hooks" */
 	bool placeholder;         /* absent: moat makes `real` for the run */
-	bool placeholder_dir;     /* as a directory (always, today: see fsplan.c) */
+	bool placeholder_dir;     /* as a directory; else an empty file (a git
+				   * config git reads: policy/protected.h) */
+	bool watch;               /* absent, and nothing can stand in for it
+				   * (.git/commondir): looked up again after
+				   * the run (fs_plan_made_watched) */
 	bool placeholder_made;    /* made by this run: removed after it */
 	int dirfd;                /* placeholders: the directory it is made in */
 	int lock_fd;              /* a pinned directory: this run's shared
@@ -97,6 +101,10 @@ struct fs_plan {
 	char **excluded; /* real paths no rule of a grant may cover */
 	size_t n_excluded, cap_excluded;
 	char *home_real; /* HOME resolved, or NULL (unknown, "/", absent) */
+	char **names;    /* protect_name strings made for this plan (a HOME
+			  * entry below a grant, what a repository's config
+			  * names): freed with it */
+	size_t n_names, cap_names;
 	/* The objects are held open until the run: moat raised its own soft
 	 * RLIMIT_NOFILE for them (a granted HOME can have thousands of
 	 * entries), and the command gets this, the caller's, back.  0: not
@@ -164,5 +172,11 @@ void fs_placeholders_remove(struct fs_plan *fp, pid_t pid);
  * kernel then detached the pin, and the command could write that name from
  * then on.  The first one's path goes to `first`. */
 size_t fs_plan_changed_pins(const struct fs_plan *fp, char *first, size_t len);
+
+/* After the run: how many watched entries (absent, with nothing to stand
+ * in for them: .git/commondir) exist now -- made during the run, by the
+ * command or the host -- and each file or link of them removed again.  The
+ * first one's path goes to `first`. */
+size_t fs_plan_made_watched(const struct fs_plan *fp, char *first, size_t len);
 
 #endif

@@ -169,6 +169,20 @@ static void add_bind(struct view *v, const struct fs_obj *o, int idx, bool write
 	op->device = S_ISCHR(o->mode) || S_ISBLK(o->mode);
 }
 
+/* A protected entry holds `real` read-only: it is one, or lies inside one
+ * pinned whole.  An entry of an expanded write grant bound there, writable,
+ * would cover the pin (~/.config/git/config inside ~/.config/git, when
+ * ~/.config/git/credentials makes the grant go entry by entry). */
+static bool held_read_only(const struct fs_plan *fp, const char *real)
+{
+	for (size_t i = 0; i < fp->n; i++) {
+		const struct fs_obj *o = &fp->obj[i];
+		if (o->role == FS_PROTECT && !o->lifted && (o->present || o->placeholder) && path_within(real, o->real))
+			return true;
+	}
+	return false;
+}
+
 static void add_grants(struct view *v, const struct moat_policy *p, const struct fs_plan *fp,
 		       const struct view_opts *vo)
 {
@@ -192,7 +206,7 @@ static void add_grants(struct view *v, const struct moat_policy *p, const struct
 			const struct fs_obj *e = &fp->obj[j];
 
 			if (e->parent != (int)i || e->rule || (e->role != FS_LINK && e->role != g->role) ||
-			    sandbox_made(p, e->real))
+			    sandbox_made(p, e->real) || (write && held_read_only(fp, e->real)))
 				continue;
 			if (e->role == FS_LINK)
 				op_add(v, VIEW_SYMLINK, e->real, (int)j)->text = moat_xstrdup(e->link_text);
@@ -301,7 +315,9 @@ static void add_pins(struct view *v, const struct fs_plan *fp, bool no_placehold
 			continue;
 		if (o->role == FS_PIN) {
 			op_add(v, VIEW_PIN, o->real, (int)i);
-		} else if (o->role == FS_PROTECT && !o->lifted && o->placeholder && no_placeholders) {
+		} else if (o->role == FS_PROTECT && !o->lifted && (o->placeholder || o->watch) && no_placeholders) {
+			/* An export: no placeholder made, and no look after the
+			 * run at what was watched. */
 			v->n_unpinned++;
 		} else if (o->role == FS_PROTECT && !o->lifted && (o->present || o->placeholder)) {
 			op_add(v, VIEW_PIN, o->real, (int)i)->read_only = true;

@@ -1,0 +1,343 @@
+/* Where a repository's own files say git takes code from (gitcode.h). */
+#include "resolve/gitcode.h"
+
+#include <ctype.h>
+#include <dirent.h>
+#include <fcntl.h>
+#include <string.h>
+#include <strings.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "util/cleanup.h"
+#include "util/mem.h"
+#include "util/path.h"
+
+/* git's own bound on nested includes (MAX_INCLUDE_DEPTH); and moat's on
+ * the files read, the size of one, and the linked work trees listed. */
+#define GIT_INCLUDE_DEPTH 10
+#define GIT_MAX_FILES 64
+#define GIT_MAX_SIZE (1 << 20)
+#define GIT_MAX_WORKTREES 256
+
+/* --- the config syntax (git-config(1), "CONFIGURATION FILE") ------------- */
+
+struct parser {
+	const char *s, *end;
+};
+
+static bool at_end(const struct parser *ps)
+{
+	return ps->s >= ps->end;
+}
+
+static void skip_line(struct parser *ps)
+{
+	while (!at_end(ps) && *ps->s != '\n')
+		ps->s++;
+}
+
+/* `[section]`, `[section "subsection"]`, or the old `[section.sub]`.
+ * Returns false on a malformed header (git stops there with an error; so
+ * does this parser, having found nothing after it). */
+static bool parse_header(struct parser *ps, char *sec, size_t slen, char *sub, size_t sublen)
+{
+	size_t n = 0, m = 0;
+	const char *dot = NULL;
+
+	ps->s++; /* '[' */
+	while (!at_end(ps) && (isalnum((unsigned char)*ps->s) || *ps->s == '-' || *ps->s == '.')) {
+		if (*ps->s == '.' && !dot)
+			dot = ps->s;
+		if (n + 1 < slen)
+			sec[n++] = (char)tolower((unsigned char)*ps->s);
+		ps->s++;
+	}
+	sec[n] = '\0';
+	sub[0] = '\0';
+	if (dot) {
+		/* [section.sub]: the rest of the name, lower-cased. */
+		char *d = strchr(sec, '.');
+		snprintf(sub, sublen, "%s", d + 1);
+		*d = '\0';
+	} else if (!at_end(ps) && (*ps->s == ' ' || *ps->s == '\t')) {
+		while (!at_end(ps) && (*ps->s == ' ' || *ps->s == '\t'))
+			ps->s++;
+		if (at_end(ps) || *ps->s != '"')
+			return false;
+		ps->s++;
+		while (!at_end(ps) && *ps->s != '"' && *ps->s != '\n') {
+			if (*ps->s == '\\' && ps->s + 1 < ps->end)
+				ps->s++;
+			if (m + 1 < sublen)
+				sub[m++] = *ps->s;
+			ps->s++;
+		}
+		sub[m] = '\0';
+		if (at_end(ps) || *ps->s != '"')
+			return false;
+		ps->s++;
+	}
+	if (at_end(ps) || *ps->s != ']' || !n)
+		return false;
+	ps->s++;
+	return true;
+}
+
+/* A value: quotes removed, escapes (\n \t \b \" \\ and a line's end)
+ * applied, a comment outside quotes ends it, whitespace outside quotes at
+ * its ends dropped.  Returns false on a bad escape (git's error). */
+static bool parse_value(struct parser *ps, char *out, size_t len)
+{
+	size_t n = 0, keep = 0;
+	bool quoted = false;
+
+	while (!at_end(ps) && (*ps->s == ' ' || *ps->s == '\t'))
+		ps->s++;
+	while (!at_end(ps)) {
+		char c = *ps->s++;
+
+		if (c == '\n' && !quoted)
+			break;
+		if (c == '\n')
+			return false; /* git: a quoted value does not span lines */
+		if (!quoted && (c == '#' || c == ';')) {
+			skip_line(ps);
+			break;
+		}
+		if (c == '"') {
+			quoted = !quoted;
+			continue;
+		}
+		if (c == '\\') {
+			if (at_end(ps))
+				return false;
+			c = *ps->s++;
+			if (c == '\n')
+				continue;
+			c = c == 'n' ? '\n' : c == 't' ? '\t' : c == 'b' ? '\b' : c;
+			if (c != '\n' && c != '\t' && c != '\b' && c != '"' && c != '\\')
+				return false;
+		} else if (!quoted && (c == ' ' || c == '\t' || c == '\r')) {
+			if (n + 1 < len)
+				out[n++] = c;
+			continue;
+		}
+		if (n + 1 < len)
+			out[n++] = c;
+		keep = n;
+	}
+	out[keep] = '\0';
+	return true;
+}
+
+void git_config_parse(const char *text, size_t len, git_config_fn fn, void *ctx)
+{
+	struct parser ps = {text, text + len};
+	char sec[128] = "", sub[4096] = "", key[128], value[4096];
+
+	while (!at_end(&ps)) {
+		char c = *ps.s;
+		size_t n = 0;
+
+		if (c == ' ' || c == '\t' || c == '\r' || c == '\n') {
+			ps.s++;
+			continue;
+		}
+		if (c == '#' || c == ';') {
+			skip_line(&ps);
+			continue;
+		}
+		if (c == '[') {
+			if (!parse_header(&ps, sec, sizeof(sec), sub, sizeof(sub)))
+				return;
+			continue;
+		}
+		if (!isalpha((unsigned char)c) || !sec[0])
+			return; /* git: a bad config line */
+		while (!at_end(&ps) && (isalnum((unsigned char)*ps.s) || *ps.s == '-')) {
+			if (n + 1 < sizeof(key))
+				key[n++] = (char)tolower((unsigned char)*ps.s);
+			ps.s++;
+		}
+		key[n] = '\0';
+		while (!at_end(&ps) && (*ps.s == ' ' || *ps.s == '\t' || *ps.s == '\r'))
+			ps.s++;
+		if (at_end(&ps) || *ps.s == '\n' || *ps.s == '#' || *ps.s == ';') {
+			skip_line(&ps);
+			fn(ctx, sec, sub, key, NULL);
+			continue;
+		}
+		if (*ps.s != '=')
+			return;
+		ps.s++;
+		if (!parse_value(&ps, value, sizeof(value)))
+			return;
+		fn(ctx, sec, sub, key, value);
+	}
+}
+
+/* --- the paths ----------------------------------------------------------- */
+
+struct reader {
+	const char *top, *home;
+	struct git_code *out;
+	size_t files;
+	const char *dir;   /* of the file being read: where its relative includes are */
+	int depth;
+	bool worktree_config;
+	bool modules;      /* reading .gitmodules */
+};
+
+static void add(struct git_code *gc, char *path, bool dir, bool gitfile)
+{
+	gc->p = moat_xgrow(gc->p, &gc->cap, gc->n, sizeof(*gc->p));
+	gc->p[gc->n++] = (struct git_code_path){.path = path, .dir = dir, .gitfile = gitfile};
+}
+
+static void read_config(struct reader *r, int fd);
+
+/* A path value as git takes it: "~/" from HOME, relative to `base`. */
+static char *value_path(const struct reader *r, const char *value, const char *base)
+{
+	if (!value || !*value || ((value[0] == '~') && !r->home))
+		return NULL;
+	return path_resolve_lexical(value, base, r->home);
+}
+
+static void include(struct reader *r, const char *path)
+{
+	cleanup_close int fd = -1;
+	const char *saved = r->dir;
+	cleanup_free char *dir = NULL;
+	char *slash;
+
+	if (r->depth >= GIT_INCLUDE_DEPTH || r->files >= GIT_MAX_FILES)
+		return;
+	fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+	if (fd < 0)
+		return;
+	dir = moat_xstrdup(path);
+	slash = strrchr(dir, '/');
+	if (slash == dir)
+		slash[1] = '\0';
+	else
+		*slash = '\0';
+	r->dir = dir;
+	r->depth++;
+	read_config(r, fd);
+	r->depth--;
+	r->dir = saved;
+}
+
+static void on_variable(void *ctx, const char *sec, const char *sub, const char *key, const char *value)
+{
+	struct reader *r = ctx;
+	char *p;
+
+	(void)sub; /* includeIf's condition: whatever it is, it may hold */
+	if (r->modules) {
+		/* submodule.NAME.path: git refuses an absolute one, or one
+		 * with "..", and so does this. */
+		if (strcmp(sec, "submodule") == 0 && strcmp(key, "path") == 0 && value && value[0] != '/' &&
+		    strcmp(value, "..") != 0 && strncmp(value, "../", 3) != 0 && !strstr(value, "/../") &&
+		    (p = path_resolve_lexical(value, r->top, NULL)) != NULL) {
+			if (strcmp(p, r->top) != 0 && path_within(p, r->top)) {
+				add(r->out, moat_xasprintf("%s/.git", p), false, true);
+			}
+			free(p);
+		}
+		return;
+	}
+	if (strcmp(sec, "core") == 0 && strcmp(key, "hookspath") == 0) {
+		/* Relative: to where hooks run, the work tree's top. */
+		if ((p = value_path(r, value, r->top)) != NULL)
+			add(r->out, p, true, false);
+	} else if ((strcmp(sec, "include") == 0 || strcmp(sec, "includeif") == 0) && strcmp(key, "path") == 0) {
+		if ((p = value_path(r, value, r->dir)) != NULL) {
+			add(r->out, p, false, false);
+			include(r, p);
+		}
+	} else if (strcmp(sec, "extensions") == 0 && strcmp(key, "worktreeconfig") == 0) {
+		r->worktree_config = !value || strcasecmp(value, "true") == 0 || strcasecmp(value, "yes") == 0 ||
+				     strcasecmp(value, "on") == 0 || (value[0] >= '1' && value[0] <= '9');
+	}
+}
+
+static void read_config(struct reader *r, int fd)
+{
+	struct stat st;
+	cleanup_free char *buf = NULL;
+	ssize_t got;
+	size_t n = 0;
+
+	r->files++;
+	if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) || st.st_size > GIT_MAX_SIZE)
+		return;
+	buf = moat_xmalloc((size_t)st.st_size + 1);
+	while (n < (size_t)st.st_size && (got = read(fd, buf + n, (size_t)st.st_size - n)) > 0)
+		n += (size_t)got;
+	git_config_parse(buf, n, on_variable, r);
+}
+
+/* A linked work tree's gitfile: .git/worktrees/ID/gitdir names it. */
+static void linked_worktrees(struct reader *r, int top_fd)
+{
+	int dfd = openat(top_fd, ".git/worktrees", O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	cleanup_closedir DIR *d = NULL;
+	struct dirent *de;
+	size_t seen = 0;
+
+	if (dfd < 0)
+		return;
+	if (!(d = fdopendir(dfd))) {
+		close(dfd);
+		return;
+	}
+	while ((de = readdir(d)) != NULL && seen++ < GIT_MAX_WORKTREES) {
+		cleanup_free char *rel = NULL;
+		cleanup_close int fd = -1;
+		char text[4096];
+		ssize_t got;
+
+		if (de->d_name[0] == '.')
+			continue;
+		rel = moat_xasprintf("%s/gitdir", de->d_name);
+		fd = openat(dirfd(d), rel, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+		if (fd < 0 || (got = read(fd, text, sizeof(text) - 1)) <= 0)
+			continue;
+		text[got] = '\0';
+		text[strcspn(text, "\r\n")] = '\0';
+		if (text[0] == '/')
+			add(r->out, path_resolve_lexical(text, "/", NULL), false, true);
+	}
+}
+
+void git_code_paths(int top_fd, const char *top, const char *home, struct git_code *out)
+{
+	cleanup_free char *gitdir = moat_xasprintf("%s/.git", top);
+	struct reader r = {.top = top, .home = home, .out = out, .dir = gitdir};
+	cleanup_close int fd = openat(top_fd, ".git/config", O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+	cleanup_close int mfd = -1;
+
+	if (fd < 0)
+		return; /* no repository here (or its .git a gitfile: its config lies elsewhere) */
+	read_config(&r, fd);
+	if (r.worktree_config)
+		add(out, moat_xasprintf("%s/config.worktree", gitdir), false, false);
+	mfd = openat(top_fd, ".gitmodules", O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+	if (mfd >= 0) {
+		r.modules = true;
+		r.dir = top;
+		read_config(&r, mfd);
+	}
+	linked_worktrees(&r, top_fd);
+}
+
+void git_code_free(struct git_code *gc)
+{
+	for (size_t i = 0; i < gc->n; i++)
+		free(gc->p[i].path);
+	free(gc->p);
+	memset(gc, 0, sizeof(*gc));
+}

@@ -1,0 +1,39 @@
+/* Where a repository's own files say git takes code from, beyond the
+ * protected names (policy/protected.h): what its .git/config names
+ * (core.hooksPath, include.path, includeIf.*.path, and config.worktree when
+ * extensions.worktreeConfig is set) and the gitfiles of the submodules its
+ * .gitmodules lists.  resolve/fsplan.c protects those that lie inside a
+ * write grant.  Read once, when the run is planned: .git/config and
+ * .gitmodules are pinned for the run, so what they name cannot change. */
+#ifndef MOAT_RESOLVE_GITCODE_H
+#define MOAT_RESOLVE_GITCODE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+struct git_code_path {
+	char *path;    /* absolute, lexically normalised */
+	bool dir;      /* a directory (hooks), else a file */
+	bool gitfile;  /* a submodule's `.git` in its work tree */
+};
+
+struct git_code {
+	struct git_code_path *p;
+	size_t n, cap;
+};
+
+/* The code paths of the repository whose work tree is `top` (its .git a
+ * directory there), read through `top_fd` (a descriptor of `top`).  `home`
+ * expands "~/"; NULL: such values are skipped.  Unreadable files add
+ * nothing (git reads none of them either). */
+void git_code_paths(int top_fd, const char *top, const char *home, struct git_code *out);
+void git_code_free(struct git_code *gc);
+
+/* The config parser alone, for the unit test: `fn` gets each variable,
+ * section and key lower-cased, the subsection as written, the value
+ * unquoted (NULL for a bare key, which git takes as true). */
+typedef void (*git_config_fn)(void *ctx, const char *section, const char *subsection, const char *key,
+			      const char *value);
+void git_config_parse(const char *text, size_t len, git_config_fn fn, void *ctx);
+
+#endif

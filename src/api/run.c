@@ -142,7 +142,11 @@ static void note_made_watched(struct moat_plan *plan)
 
 /* --mkdir: the write grants the user named that do not exist yet are made
  * (mkdir -p), before the plan resolves them.  A dry run makes nothing: it
- * shows them as not granted, and says they would be made. */
+ * shows them as not granted, and says they would be made.  Made one
+ * component at a time without following a symlink (util/mkdirs.h): the
+ * plan refuses a write grant through one, but only after this, and a link
+ * an earlier run planted in its grant (`ln -s /etc build`) would have had
+ * moat make `--write ./build/out` wherever it leads. */
 static int make_write_dirs(struct moat_policy *p, bool dry_run, struct moat_error *err)
 {
 	for (size_t i = 0; i < p->n_paths; i++) {
@@ -158,7 +162,7 @@ static int make_write_dirs(struct moat_policy *p, bool dry_run, struct moat_erro
 				r->path);
 			continue;
 		}
-		if (mkdirs(r->path, 0777, err) < 0)
+		if (mkdirs(r->path, 0777, "--mkdir --write", err) < 0)
 			return moat_error_wrap(err, "--mkdir");
 		fprintf(stderr, "moat: --mkdir: made %s\n", r->path);
 	}

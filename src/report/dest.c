@@ -16,6 +16,7 @@
 #include "report/report.h"
 #include "util/cleanup.h"
 #include "util/mem.h"
+#include "util/mkdirs.h"
 
 /* What a descriptor of moat's own output must not be, said for its option
  * (--report-fd, --events-fd). */
@@ -224,37 +225,19 @@ static int symlink_error(const struct report_dest *d, size_t prefix_len, struct 
  * as for a write grant (docs/filesystem.md). */
 static int open_dir(struct report_dest *d, struct moat_error *err)
 {
-	cleanup_close int cur = open(d->dir[0] == '/' ? "/" : ".", O_PATH | O_DIRECTORY | O_CLOEXEC);
-	cleanup_free char *walk = moat_xstrdup(d->dir);
-	char *comp, *save = NULL;
+	size_t stop;
+	int fd = dir_walk_nofollow(d->dir, false, 0, &stop);
 
-	if (cur < 0)
+	if (fd >= 0) {
+		d->dirfd = fd;
+		return 0;
+	}
+	if (errno == ELOOP)
+		return symlink_error(d, stop, err);
+	if (stop == 0 || (stop == 1 && d->dir[0] == '/'))
 		return moat_error_set(err, MOAT_E_USAGE, errno, "--report %s: %s", d->path,
 				      d->dir[0] == '/' ? "/" : "the current directory");
-	for (comp = strtok_r(walk, "/", &save); comp; comp = strtok_r(NULL, "/", &save)) {
-		size_t prefix_len = (size_t)(comp - walk) + strlen(comp);
-		struct stat st;
-		int next;
-
-		if (strcmp(comp, ".") == 0)
-			continue;
-		next = openat(cur, comp, O_PATH | O_NOFOLLOW | O_CLOEXEC);
-		if (next < 0)
-			return moat_error_set(err, MOAT_E_USAGE, errno, "--report %s: %.*s", d->path, (int)prefix_len,
-					      d->dir);
-		close(cur);
-		cur = next;
-		if (fstat(cur, &st) < 0)
-			return moat_error_set(err, MOAT_E_SYSTEM, errno, "--report %s: %.*s", d->path, (int)prefix_len,
-					      d->dir);
-		if (S_ISLNK(st.st_mode))
-			return symlink_error(d, prefix_len, err);
-		if (!S_ISDIR(st.st_mode))
-			return moat_error_set(err, MOAT_E_USAGE, ENOTDIR, "--report %s: %.*s", d->path, (int)prefix_len,
-					      d->dir);
-	}
-	d->dirfd = steal_fd(&cur);
-	return 0;
+	return moat_error_set(err, MOAT_E_USAGE, errno, "--report %s: %.*s", d->path, (int)stop, d->dir);
 }
 
 static const struct fs_obj *write_grant_at(const struct fs_plan *fp, const struct stat *st)

@@ -1,35 +1,104 @@
 #include "util/mkdirs.h"
 
 #include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "util/cleanup.h"
 #include "util/mem.h"
 
-int mkdirs(const char *path, mode_t mode, struct moat_error *err)
+/* The component `comp` below cur, made first when `make` and absent: its
+ * O_PATH descriptor, or -1 with errno (ELOOP for a symlink). */
+static int step(int cur, const char *comp, bool make, mode_t mode)
 {
-	cleanup_free char *buf = moat_xstrdup(path);
 	struct stat st;
-	char *s;
+	int next = openat(cur, comp, O_PATH | O_NOFOLLOW | O_CLOEXEC);
 
-	if (buf[0] != '/')
-		return moat_error_set(err, MOAT_E_USAGE, 0, "%s: not an absolute path", path);
-	/* Each prefix in turn, "/a", "/a/b", ..., then the whole path. */
-	for (s = buf + 1;; s++) {
-		if (*s != '/' && *s != '\0')
-			continue;
-		char c = *s;
-
-		*s = '\0';
-		if (mkdir(buf, mode) != 0 && errno != EEXIST)
-			return moat_error_set(err, MOAT_E_SYSTEM, errno, "making the directory %s", buf);
-		if (stat(buf, &st) != 0)
-			return moat_error_set(err, MOAT_E_SYSTEM, errno, "%s", buf);
-		if (!S_ISDIR(st.st_mode))
-			return moat_error_set(err, MOAT_E_USAGE, ENOTDIR, "%s", buf);
-		if (c == '\0')
-			return 0;
-		*s = c;
+	if (next < 0 && errno == ENOENT && make) {
+		if (mkdirat(cur, comp, mode) != 0 && errno != EEXIST)
+			return -1;
+		/* Opened again, as if it had been there: a link put at the
+		 * name since the mkdirat is refused below. */
+		next = openat(cur, comp, O_PATH | O_NOFOLLOW | O_CLOEXEC);
 	}
+	if (next < 0)
+		return -1;
+	if (fstat(next, &st) != 0) {
+		moat_closep(&next);
+		return -1;
+	}
+	if (!S_ISDIR(st.st_mode)) {
+		close(next);
+		errno = S_ISLNK(st.st_mode) ? ELOOP : ENOTDIR;
+		return -1;
+	}
+	return next;
+}
+
+int dir_walk_nofollow(const char *path, bool make, mode_t mode, size_t *stop)
+{
+	cleanup_close int cur = open(path[0] == '/' ? "/" : ".", O_PATH | O_DIRECTORY | O_CLOEXEC);
+	cleanup_free char *walk = moat_xstrdup(path);
+	char *comp, *save = NULL;
+
+	*stop = path[0] == '/' ? 1 : 0;
+	if (cur < 0)
+		return -1;
+	for (comp = strtok_r(walk, "/", &save); comp; comp = strtok_r(NULL, "/", &save)) {
+		int next;
+
+		if (strcmp(comp, ".") == 0)
+			continue;
+		*stop = (size_t)(comp - walk) + strlen(comp);
+		next = step(cur, comp, make, mode);
+		if (next < 0)
+			return -1;
+		close(cur);
+		cur = next;
+	}
+	return steal_fd(&cur);
+}
+
+/* A symlink at path[0..len): named, with its target, and the grant to give
+ * instead when the target resolves. */
+static int link_refused(const char *path, size_t len, const char *opt, struct moat_error *err)
+{
+	cleanup_free char *link = moat_xstrndup(path, len);
+	cleanup_free char *real = realpath(link, NULL); /* for the hint only */
+	char text[PATH_MAX];
+	ssize_t n = readlink(link, text, sizeof(text) - 1);
+
+	text[n > 0 ? n : 0] = '\0';
+	moat_error_set(err, MOAT_E_USAGE, 0,
+		       "%s: %s is a symbolic link%s%s%s: nothing was made; directories are made only through real "
+		       "ones",
+		       path, link, n > 0 ? " (to " : "", text, n > 0 ? ")" : "");
+	if (real)
+		return moat_error_hint(err,
+				       "a write grant must name the real directory (%s %s%s): a link in a writable "
+				       "place can be swapped between runs to point anywhere",
+				       opt, real, path + len);
+	return moat_error_hint(err, "remove the link, or name the real directory");
+}
+
+int mkdirs(const char *path, mode_t mode, const char *opt, struct moat_error *err)
+{
+	size_t stop;
+	int fd;
+
+	if (path[0] != '/')
+		return moat_error_set(err, MOAT_E_USAGE, 0, "%s: not an absolute path", path);
+	fd = dir_walk_nofollow(path, true, mode, &stop);
+	if (fd >= 0) {
+		close(fd);
+		return 0;
+	}
+	if (errno == ELOOP)
+		return link_refused(path, stop, opt, err);
+	return moat_error_set(err, errno == ENOTDIR ? MOAT_E_USAGE : MOAT_E_SYSTEM, errno, "making the directory %.*s",
+			      (int)stop, path);
 }

@@ -1,15 +1,34 @@
-/* mkdir -p: the directories a run needs made on the host (a --write grant
- * under --mkdir; moat's own caches are util/ownfile.h's own_dir_at). */
+/* Directories reached, and made, one component at a time without following
+ * a symlink: the directory of a --report FILE, and the directories of a
+ * --write grant under --mkdir (moat's own caches are util/ownfile.h's
+ * own_dir_at).  A path on the host may hold a link an earlier sandboxed
+ * run planted in its write grant (`ln -s /etc build`); following it would
+ * let that command choose where root's moat makes or writes things. */
 #ifndef MOAT_UTIL_MKDIRS_H
 #define MOAT_UTIL_MKDIRS_H
 
+#include <stdbool.h>
+#include <stddef.h>
 #include <sys/types.h>
 
 #include "util/err.h"
 
-/* Make the absolute directory `path` and every missing directory above it,
- * with `mode` (less the umask).  A name that exists and is not a directory
- * (or a link to one) fails with ENOTDIR, naming it. */
-int mkdirs(const char *path, mode_t mode, struct moat_error *err);
+/* Open the directory `path` (absolute, or relative to the working
+ * directory) from "/" or "." one component at a time, never following a
+ * symlink ("." components are skipped).  With `make`, a missing component
+ * is made (mkdirat, `mode` less the umask) and then opened like the
+ * others, so nothing is ever made below a symlink or through one swapped
+ * in meanwhile.  Returns an O_PATH descriptor (close-on-exec); or -1 with
+ * errno (ELOOP: a component is a symlink; ENOTDIR: not a directory; else
+ * openat's or mkdirat's) and *stop the length of the prefix of `path`
+ * naming the component that failed. */
+int dir_walk_nofollow(const char *path, bool make, mode_t mode, size_t *stop);
+
+/* mkdir -p of the absolute directory `path`, with `mode` (less the umask),
+ * by dir_walk_nofollow: a symlink on the way is refused before anything is
+ * made below it, naming the link (the hint names its target); a name that
+ * is not a directory fails with ENOTDIR, naming it.  `opt` prefixes the
+ * hint's option ("--mkdir --write"). */
+int mkdirs(const char *path, mode_t mode, const char *opt, struct moat_error *err);
 
 #endif

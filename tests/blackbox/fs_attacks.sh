@@ -9,7 +9,8 @@
 # throwaway target this test made.  The host side is checked from outside.
 #
 #   1. a grant that is (or becomes) a symlink: refused, never followed;
-#      a concurrent swap while moat starts (bounded in count and time)
+#      --mkdir through a planted link makes nothing; a concurrent swap
+#      while moat starts (bounded in count and time)
 #   2. a deny whose parent is renamed, removed, replaced
 #   3. a deny on a path that does not exist yet; through a symlink; a cycle;
 #      a dangling link
@@ -166,6 +167,34 @@ OFF -- /bin/sh -c "echo pwned > '$BASE/ctl-link/planted'"
 [ -e "$VICTIM/planted" ]
 ok $? "1 control: without moat the write through the link lands in the victim"
 rm -f "$VICTIM/planted" "$BASE/ctl-link"
+
+# --mkdir through a link an earlier run planted: moat makes the directories
+# of a --write grant before the plan refuses the grant for passing through a
+# symlink, so it must make them without following one -- or the command of
+# run 1 chooses where moat (as root: anywhere) makes directories.
+P=$BASE/p1m
+MKV=$BASE/victim-mkdir
+mkdir -p "$P" "$MKV"
+chmod 0777 "$P" "$MKV"
+M native --profile strict --write "$P" -- /bin/sh -c "ln -s '$MKV' '$P/build'" >/dev/null
+[ -L "$P/build" ]
+ok $? "1m: run 1 planted $P/build -> a victim directory (a write grant lets it)"
+M native --profile strict --mkdir --write "$P/build/out/deeper" -- /bin/true
+is "$?/$(ls -A "$MKV" | tr '\n' ' ')" "125/" "1m: --mkdir --write $P/build/out/deeper through it: refused (125), nothing made in the victim"
+like "$(cat "$SCRATCH/last.err")" "^moat: --mkdir: $P/build/out/deeper: $P/build is a symbolic link \(to $MKV\): nothing was made" \
+	"1m:   the error names the link and where it leads"
+like "$(cat "$SCRATCH/last.err")" "hint: a write grant must name the real directory \(--mkdir --write $MKV/out/deeper\)" \
+	"1m:   and the grant to give instead"
+# Control: following the link, as mkdir -p does (and moat did), lands in the victim.
+OFF -- /bin/mkdir -p "$P/build/out/deeper"
+[ -d "$MKV/out/deeper" ]
+ok $? "1m control: mkdir -p through the planted link makes the directory in the victim"
+rm -rf "${MKV:?}/out" "$P/build"
+# Control: the same walk without the link makes every missing directory.
+mkdir "$P/build"
+M native --profile strict --mkdir --write "$P/build/out/deeper" -- /bin/sh -c "echo hi > '$P/build/out/deeper/f'"
+is "$?/$(cat "$P/build/out/deeper/f" 2>/dev/null)/$(cat "$SCRATCH/last.err")" "0/hi/moat: --mkdir: made $P/build/out/deeper" \
+	"1m control: with a real directory there, --mkdir makes out/deeper, granted and written"
 
 # A read grant that resolves into a denied path is refused.
 ln -s "$HOMED/.ssh" "$BASE/ssh-link"

@@ -301,7 +301,9 @@ static int run_main(int argc, char **argv, bool exiting)
 		code = stop(&opts, &err);
 		goto out;
 	}
-	if (opts.events_fd >= 0 && !opts.dry_run && report_fd_check(opts.events_fd, "--events-fd", &policy, &err) < 0) {
+	if (opts.events_fd >= 0 && !opts.dry_run &&
+	    (report_fd_check(opts.events_fd, "--events-fd", &policy, &err) < 0 ||
+	     report_fds_apart(opts.report_fd, opts.events_fd, &err) < 0)) {
 		code = stop(&opts, &err);
 		goto out;
 	}

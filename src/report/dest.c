@@ -162,6 +162,21 @@ int report_fd_check(int fd, const char *opt, const struct moat_policy *p, struct
 	return 0;
 }
 
+int report_fds_apart(int report_fd, int events_fd, struct moat_error *err)
+{
+	struct stat r, e;
+
+	if (report_fd < 0 || events_fd < 0 || fstat(report_fd, &r) < 0 || fstat(events_fd, &e) < 0 ||
+	    r.st_dev != e.st_dev || r.st_ino != e.st_ino)
+		return 0;
+	moat_error_set(err, MOAT_E_USAGE, 0,
+		       "--events-fd %d: is the same %s as --report-fd %d: the event lines would run into the report%s",
+		       events_fd, kind_name(&e), report_fd,
+		       S_ISREG(e.st_mode) ? "" : ", and moat's non-blocking writes of the events would be the report's too");
+	return moat_error_hint(err, "give the events a pipe or file of their own: --events-fd %d %d>events.jsonl",
+			       events_fd, events_fd);
+}
+
 int report_dest_use_fd(struct report_dest *d, int fd, const struct moat_policy *p, struct moat_error *err)
 {
 	if (report_fd_check(fd, "--report-fd", p, err) < 0)

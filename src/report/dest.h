@@ -48,6 +48,10 @@ int report_dest_use_fd(struct report_dest *d, int fd, const struct moat_policy *
  * option (--events-fd) in the messages; marks it close-on-exec. */
 int report_fd_check(int fd, const char *opt, const struct moat_policy *p, struct moat_error *err);
 
+/* --report-fd and --events-fd, both given: refused when they are the same
+ * pipe, socket or file (`4>&3`; compared by device and inode). */
+int report_fds_apart(int report_fd, int events_fd, struct moat_error *err);
+
 /* --report FILE, after the plan and before anything runs (never for a dry
  * run: it touches nothing).  Refusals are MOAT_E_USAGE, naming the path,
  * with a hint. */

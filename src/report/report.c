@@ -1,6 +1,9 @@
 #include "report/report.h"
 
 #include <errno.h>
+#include <sys/stat.h>
+#include <limits.h>
+#include <fcntl.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -9,7 +12,9 @@
 #include "policy/netdest.h"
 #include "policy/properties.h"
 #include "util/cleanup.h"
+#include "util/file.h"
 #include "util/jsontext.h"
+#include "util/mem.h"
 #include "util/sha256.h"
 
 #ifndef MOAT_VERSION
@@ -450,25 +455,37 @@ json_t *report_build(const struct moat_policy *p, const struct moat_host *h, con
 	return j;
 }
 
+/* A pipe too small for the whole report is grown to hold it, when the
+ * kernel lets moat's user (fs.pipe-max-size, 1 MiB by default): a caller
+ * that reads the pipe only after moat exited then gets the report instead
+ * of a moat waiting for it forever.  Larger than that, moat waits for the
+ * reader as a blocking write does (docs/report.md). */
+static void make_room(int fd, size_t len)
+{
+	struct stat st;
+	int size;
+
+	if (fstat(fd, &st) != 0 || !S_ISFIFO(st.st_mode) || len > INT_MAX / 2)
+		return;
+	size = fcntl(fd, F_GETPIPE_SZ);
+	if (size >= 0 && (size_t)size < len)
+		(void)fcntl(fd, F_SETPIPE_SZ, (int)len);
+}
+
 int report_write_fd(json_t *j, int fd, struct moat_error *err)
 {
 	cleanup_free char *text = json_dumps(j, JSON_INDENT(2) | JSON_SORT_KEYS);
-	size_t len, off = 0;
+	cleanup_free char *line = NULL;
+	size_t len;
 
 	if (!text)
 		return moat_error_set(err, MOAT_E_SYSTEM, 0, "serialising the report");
-	len = strlen(text);
-	text[len] = '\0';
-	while (off < len) {
-		ssize_t n = write(fd, text + off, len - off);
-		if (n < 0) {
-			if (errno == EINTR)
-				continue;
-			return moat_error_set(err, MOAT_E_SYSTEM, errno, "writing the report");
-		}
-		off += (size_t)n;
-	}
-	if (write(fd, "\n", 1) != 1)
+	/* One buffer with its newline, written whole: a non-blocking pipe
+	 * (the caller's) is waited for, not given up on (util/file.h). */
+	line = moat_xasprintf("%s\n", text);
+	len = strlen(line);
+	make_room(fd, len);
+	if (file_write_all(fd, line, len) < 0)
 		return moat_error_set(err, MOAT_E_SYSTEM, errno, "writing the report");
 	return 0;
 }

@@ -1,6 +1,7 @@
 #include "util/file.h"
 
 #include <errno.h>
+#include <poll.h>
 #include <fcntl.h>
 #include <limits.h>
 #include <linux/fs.h>
@@ -84,16 +85,29 @@ static int create_temp(int dirfd, const char *name, mode_t mode, char *tmp, size
 	return -1;
 }
 
-static int write_all(int fd, const char *buf, size_t len)
+int file_write_all(int fd, const void *buf, size_t len)
 {
+	const char *p = buf;
+
 	while (len > 0) {
-		ssize_t n = write(fd, buf, len);
+		ssize_t n = write(fd, p, len);
 
 		if (n < 0 && errno == EINTR)
 			continue;
+		if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
+			/* Full, and O_NONBLOCK (the caller's flag, on a
+			 * description it shares): wait until the reader makes
+			 * room, as a blocking write would.  A reader that is
+			 * gone wakes the poll, and the write says EPIPE. */
+			struct pollfd w = {.fd = fd, .events = POLLOUT};
+
+			if (poll(&w, 1, -1) < 0 && errno != EINTR)
+				return -1;
+			continue;
+		}
 		if (n < 0)
 			return -1;
-		buf += n;
+		p += n;
 		len -= (size_t)n;
 	}
 	return 0;
@@ -157,7 +171,7 @@ int file_replace_at(int dirfd, const char *name, const char *shown, const char *
 	}
 	if (like && (like->st_uid != geteuid() || like->st_gid != getegid()))
 		(void)!fchown(fd, like->st_uid, like->st_gid);
-	if (write_all(fd, buf, len) < 0 || fsync(fd) < 0) {
+	if (file_write_all(fd, buf, len) < 0 || fsync(fd) < 0) {
 		moat_error_set(err, MOAT_E_SYSTEM, errno, "%s: writing the new file", shown);
 		goto out;
 	}

@@ -31,4 +31,11 @@ int file_read_at(int dirfd, const char *name, const char *shown, size_t max, boo
 int file_replace_at(int dirfd, const char *name, const char *shown, const char *buf, size_t len, mode_t mode,
 		    const struct stat *like, bool replace_any, struct moat_error *err);
 
+/* All `len` bytes of `buf` into fd.  On a descriptor whose O_NONBLOCK
+ * someone else set (a caller's event loop: the flag belongs to the shared
+ * open file), a full pipe or socket is waited for with poll, as a blocking
+ * write would wait, never busily.  0, or -1 with errno (EPIPE: the reader
+ * is gone). */
+int file_write_all(int fd, const void *buf, size_t len);
+
 #endif

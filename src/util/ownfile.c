@@ -10,23 +10,9 @@
 #include <unistd.h>
 
 #include "util/cleanup.h"
+#include "util/file.h"
 #include "util/mem.h"
 #include "util/sha256.h"
-
-/* The whole of `data` into fd. */
-static int write_all(int fd, const char *data, size_t len)
-{
-	while (len > 0) {
-		ssize_t n = write(fd, data, len);
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0)
-			return -1;
-		data += n;
-		len -= (size_t)n;
-	}
-	return 0;
-}
 
 /* Does the file at dirfd/name hold exactly `data`? */
 static bool holds(int dirfd, const char *name, const char *data, size_t len)
@@ -118,7 +104,7 @@ char *ownfile_put(const char *kind, const char *name, const char *data, size_t l
 		snprintf(tmp, sizeof(tmp), ".%s.%d", file, (int)getpid());
 		unlinkat(dirfd, tmp, 0);
 		wfd = openat(dirfd, tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0400);
-		if (wfd < 0 || write_all(wfd, data, len) < 0 || renameat(dirfd, tmp, dirfd, file) != 0) {
+		if (wfd < 0 || file_write_all(wfd, data, len) < 0 || renameat(dirfd, tmp, dirfd, file) != 0) {
 			moat_error_set(err, MOAT_E_SYSTEM, errno, "writing %s/%s", dir, file);
 			unlinkat(dirfd, tmp, 0);
 			return NULL;

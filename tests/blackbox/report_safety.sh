@@ -289,6 +289,81 @@ else
 	skip_root "6 control: root writes another user's file"
 fi
 
+# ================== 6b. a large report through a pipe the caller made non-blocking
+# An event loop's pipes are O_NONBLOCK, and the flag is the pipe's, shared
+# with moat's descriptor.  The command decides the report's size (here: its
+# argv, each byte \xff shown as "\\xff" in command.argv); past the pipe's
+# 64 KiB moat's write said EAGAIN: exit 125, a truncated report in the pipe.
+# Now moat waits for the reader, as a blocking write does, and first grows
+# a pipe too small for the report (fs.pipe-max-size allowing), so that a
+# caller reading only after moat exited gets it too.
+NB=$SCRATCH/nbpipe.py
+cat >"$NB" <<'EOP'
+import json, os, subprocess, sys, threading
+moat, when, nargs, argbytes = sys.argv[1], sys.argv[2], int(sys.argv[3]), int(sys.argv[4])
+r, w = os.pipe()
+os.set_blocking(w, False)
+args = [b"\xff" * argbytes] * nargs
+data = []
+def drain():
+    while True:
+        c = os.read(r, 1 << 16)
+        if not c:
+            return
+        data.append(c)
+reader = threading.Thread(target=drain)
+if when == "during":
+    reader.start()
+p = subprocess.Popen([moat, "run", "--report-fd", str(w), "--", "/bin/true"] + args, pass_fds=[w],
+                     stderr=subprocess.PIPE)
+os.close(w)
+try:
+    _, err = p.communicate(timeout=60)
+except subprocess.TimeoutExpired:
+    p.kill()
+    _, err = p.communicate()
+    print("moat still waited after 60 s (killed)")
+if when == "after":
+    reader.start()
+reader.join(timeout=30)
+text = b"".join(data)
+try:
+    n = len(json.loads(text)["command"]["argv"]) - 1
+except ValueError:
+    n = "invalid JSON"
+print("rc %s, %s arguments in the report (%s)" % (p.returncode, n, "over 64 KiB" if len(text) > 65536 else "small"))
+sys.stderr.write(err.decode(errors="replace")[-300:])
+EOP
+# 300 arguments of 1000 bytes: a report of ~1.5 MB, over fs.pipe-max-size
+# (1 MiB) for a user without CAP_SYS_RESOURCE: moat waits for the reader.
+out=$(/usr/bin/python3 "$NB" "$MOAT" during 300 1000 2>"$ERR")
+is "$out" "rc 0, 300 arguments in the report (over 64 KiB)" \
+	"6b: a ~1.5 MB report through a non-blocking pipe read while moat runs: whole and valid JSON"
+is "$(cat "$ERR")" "" "6b:   and moat said nothing (no EAGAIN)"
+# 40 arguments of 1000 bytes: ~200 KB, read only after moat exited.
+out=$(/usr/bin/python3 "$NB" "$MOAT" after 40 1000 2>"$ERR")
+is "$out" "rc 0, 40 arguments in the report (over 64 KiB)" \
+	"6b: a ~200 KB report through a non-blocking pipe read only after moat exited: moat grew the pipe, no deadlock"
+# Control: the same report through a regular file, so the size is the command's doing.
+R --report-fd 3 -- /bin/true $(for _ in $(seq 40); do printf '\xff%.0s' $(seq 1000); printf ' '; done) 3>"$REPORTS/r6b.json"
+ok $([ "$(wc -c <"$REPORTS/r6b.json")" -gt 65536 ] && echo 0 || echo 1) \
+	"6b control: the command's argv alone makes the report over 64 KiB ($(wc -c <"$REPORTS/r6b.json") bytes)"
+# The events' descriptor is made non-blocking (a line that does not fit
+# is dropped): the same pipe as the report's would make the report's
+# non-blocking too, and mix the lines into it.
+R --mode prefer --allow-net 127.0.0.2 --report-fd 3 --events-fd 4 -- /bin/true 3>"$REPORTS/r6e.json" 4>&3
+is "$?/$(wc -c <"$REPORTS/r6e.json")" "125/0" "6b: --events-fd 4 4>&3 beside --report-fd 3: refused, nothing written"
+like "$(cat "$ERR")" "^moat: --events-fd 4: is the same file as --report-fd 3: the event lines would run into the report" \
+	"6b:   saying why"
+like "$(cat "$ERR")" "hint: give the events a pipe or file of their own: --events-fd 4 4>events.jsonl" "6b:   with the fix"
+{ "$MOAT" run --mode prefer --allow-net 127.0.0.2 --report-fd 3 --events-fd 4 -- /bin/true 3>&1 4>&1 >/dev/null \
+	2>"$ERR"; echo "$?" >"$SCRATCH/rc6"; } | cat >/dev/null
+is "$(cat "$SCRATCH/rc6")" 125 "6b: the same pipe for both (3>&1 4>&1): refused"
+like "$(cat "$ERR")" "is the same pipe as --report-fd 3: .*non-blocking writes of the events would be the report's too" \
+	"6b:   saying why"
+R --mode prefer --allow-net 127.0.0.2 --report-fd 3 --events-fd 4 -- /bin/true 3>"$REPORTS/r6e.json" 4>"$SCRATCH/ev6"
+is "$?/$(json_get "$REPORTS/r6e.json" '["run"]["exit_code"]' 2>/dev/null)" "0/0" "6b control: a file of their own each: runs, the report whole"
+
 # ====================== 7. a command whose writes nothing confines: no report file
 R --mode off --report "$REPORTS/r7.json" -- /bin/sh -c "echo ran > '$W/marker7'"
 is "$?/$(absent "$W/marker7")/$(absent "$REPORTS/r7.json")" "125/0/0" "7: --mode off with --report FILE: refused, nothing runs"

@@ -1,12 +1,17 @@
 /* Unit tests of util/file.c: a file read without following a link at its
  * name, and replaced atomically -- its mode kept, nothing left beside it,
- * and never over a change another program made after it was read. */
+ * and never over a change another program made after it was read; and
+ * file_write_all on a pipe someone else made non-blocking. */
 #include <dirent.h>
+#include <errno.h>
 #include <fcntl.h>
+#include <poll.h>
+#include <sys/wait.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "tap.h"
@@ -50,6 +55,74 @@ static int entries(void)
 	if (d)
 		closedir(d);
 	return n;
+}
+
+/* 1 MiB into a non-blocking pipe whose reader starts only after 200 ms and
+ * reads slowly: every byte arrives, in order, and the writer waited in
+ * poll rather than failing with EAGAIN (or spinning: its CPU time stays
+ * far below the wait). */
+static void nonblocking_pipe(void)
+{
+	enum { LEN = 1 << 20 };
+	char *buf = malloc(LEN);
+	int p[2], status = 0, rc;
+	size_t i, got = 0;
+	pid_t reader;
+	struct timespec t0, t1;
+	clock_t c0;
+
+	for (i = 0; i < LEN; i++)
+		buf[i] = (char)(i * 7);
+	if (pipe2(p, O_CLOEXEC) != 0) {
+		ok(0, "pipe2");
+		return;
+	}
+	reader = fork();
+	if (reader == 0) {
+		char r[4096];
+		ssize_t n;
+
+		close(p[1]);
+		usleep(200000);
+		while ((n = read(p[0], r, sizeof(r))) > 0) {
+			for (ssize_t k = 0; k < n; k++, got++)
+				if (r[k] != (char)(got * 7))
+					_exit(2);
+			if (got % (64 << 10) < sizeof(r))
+				usleep(10000);
+		}
+		_exit(got == LEN ? 0 : 1);
+	}
+	close(p[0]);
+	fcntl(p[1], F_SETFL, O_NONBLOCK);
+	ok(write(p[1], buf, 0) == 0 && (fcntl(p[1], F_GETFL) & O_NONBLOCK), "the pipe is non-blocking");
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	c0 = clock();
+	rc = file_write_all(p[1], buf, LEN);
+	ok(rc == 0, "file_write_all: 1 MiB into a full non-blocking pipe%s%s", rc ? ": " : "",
+	   rc ? strerror(errno) : "");
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	ok((double)(clock() - c0) / CLOCKS_PER_SEC < 0.1 &&
+	       (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) / 1e9 > 0.15,
+	   "  it waited for the reader (%.3f s) without spinning (%.3f s of CPU)",
+	   (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) / 1e9,
+	   (double)(clock() - c0) / CLOCKS_PER_SEC);
+	close(p[1]);
+	waitpid(reader, &status, 0);
+	ok(WIFEXITED(status) && WEXITSTATUS(status) == 0, "  the reader got every byte, in order (status %d)",
+	   status);
+
+	/* Control: a plain write says EAGAIN once the pipe is full. */
+	if (pipe2(p, O_CLOEXEC | O_NONBLOCK) == 0) {
+		ssize_t n = write(p[1], buf, LEN);
+		ssize_t m = write(p[1], buf, LEN);
+
+		ok(n > 0 && n < LEN && m < 0 && errno == EAGAIN,
+		   "control: write(2) alone stops at the pipe's size (%zd bytes) and then says EAGAIN", n);
+		close(p[0]);
+		close(p[1]);
+	}
+	free(buf);
 }
 
 int main(void)
@@ -106,5 +179,6 @@ int main(void)
 	unlinkat(dfd, "link.json", 0);
 	close(dfd);
 	rmdir(dir);
+	nonblocking_pipe();
 	return tap_done();
 }

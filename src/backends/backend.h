@@ -140,6 +140,9 @@ struct backend_plan {
 			     * runtime breaks the runtime, not the command */
 	char *work_dir;     /* files of this run (bundle, profile, state) */
 	bool owns_work_dir; /* remove work_dir after the run */
+	int work_dir_lock;  /* with owns_work_dir: its lock, held by moat and
+			     * its guard until it is removed (util/stale.h);
+			     * -1: none */
 	int fs_landlock_abi; /* Landlock on the file system inside (moat's
 			      * ruleset applied by the child or __init): the
 			      * one guard that still holds for a declared

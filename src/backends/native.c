@@ -129,11 +129,11 @@ static int native_compile(const struct backend_ctx *ctx, struct backend_plan *bp
 		np->pid_init = true;
 		native_mounts_plan(&np->mounts, p, fp, abi > 0);
 	} else if (p->private_tmp && abi > 0) {
-		/* The name carries moat's pid: a directory whose moat is gone
-		 * (SIGKILLed before its guard started) is swept by the next
-		 * run's guard, which runs beside the command (launch/guard.c;
-		 * util/stale.h). */
-		np->private_tmp_dir = stale_mkdtemp(NATIVE_TMP_PREFIX, false, err);
+		/* Locked for the whole run, by moat and its guard: a directory
+		 * whose moat is gone (SIGKILLed before its guard started) is
+		 * swept by the next run's guard, which runs beside the command
+		 * (launch/guard.c; util/stale.h). */
+		np->private_tmp_dir = stale_mkdtemp(NATIVE_TMP_PREFIX, false, &np->private_tmp_lock, err);
 		if (!np->private_tmp_dir)
 			return moat_error_wrap(err, "a private tmp");
 		np->private_tmp_fd = open(np->private_tmp_dir, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);

@@ -39,6 +39,8 @@ struct native_plan {
 	char *private_tmp_dir; /* without a mount namespace: a per-run TMPDIR,
 				* /tmp/NATIVE_TMP_PREFIX.PID.XXXXXX */
 	int private_tmp_fd;    /* its descriptor, for the Landlock rule */
+	int private_tmp_lock;  /* its lock, held by moat and its guard until it
+				* is removed (util/stale.h), or -1 */
 };
 
 /* The per-run TMPDIR's prefix (util/stale.h): moat's guard sweeps those of

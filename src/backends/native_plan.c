@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <unistd.h>
 
+#include "util/cleanup.h"
 #include "util/rmtree.h"
 
 void native_plan_init(struct native_plan *np)
@@ -16,6 +17,7 @@ void native_plan_init(struct native_plan *np)
 	native_mounts_init(&np->mounts);
 	landlock_plan_init(&np->landlock);
 	np->private_tmp_fd = -1;
+	np->private_tmp_lock = -1;
 }
 
 void native_plan_free(struct native_plan *np)
@@ -26,9 +28,11 @@ void native_plan_free(struct native_plan *np)
 	free(np->private_tmp_dir);
 	if (np->private_tmp_fd >= 0)
 		close(np->private_tmp_fd);
+	moat_closep(&np->private_tmp_lock);
 	memset(np, 0, sizeof(*np));
 	np->landlock.ruleset_fd = -1;
 	np->private_tmp_fd = -1;
+	np->private_tmp_lock = -1;
 }
 
 void native_cleanup(struct native_plan *np)
@@ -37,4 +41,7 @@ void native_cleanup(struct native_plan *np)
 	 * and swap a directory of its tmp for a link (util/rmtree.h). */
 	if (np->private_tmp_dir)
 		rmtree(np->private_tmp_dir);
+	/* Gone: a sweep may pass where it was. */
+	moat_closep(&np->private_tmp_lock);
+	np->private_tmp_lock = -1;
 }

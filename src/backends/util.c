@@ -48,6 +48,7 @@ void backend_plan_init(struct backend_plan *bp)
 {
 	memset(bp, 0, sizeof(*bp));
 	bp->fd_remap_from = bp->fd_remap_to = -1;
+	bp->work_dir_lock = -1;
 	bp->lifeline_to = -1;
 	bp->started_to = -1;
 	bp->stderr_to = -1;
@@ -161,6 +162,8 @@ void backend_plan_cleanup(struct backend_plan *bp)
 	if (bp->owns_work_dir && bp->work_dir)
 		rmtree(bp->work_dir);
 	bp->owns_work_dir = false;
+	moat_closep(&bp->work_dir_lock); /* gone: a sweep may pass there */
+	bp->work_dir_lock = -1;
 	shared_dirs_cleanup(bp);
 	if (bp->in_child)
 		native_cleanup(bp->in_child);
@@ -201,6 +204,7 @@ void backend_plan_free(struct backend_plan *bp)
 	free(bp->bound);
 	free(bp->bound_file);
 	memset(bp, 0, sizeof(*bp));
+	bp->work_dir_lock = -1;
 }
 
 void backend_tool_env(struct backend_plan *bp, const char *name, const char *value)
@@ -470,10 +474,11 @@ int backend_work_dir(const struct moat_backend *b, struct backend_plan *bp, stru
 
 	if (bp->work_dir)
 		return 0;
-	/* Named after this moat: one left by a moat killed before its guard
-	 * started is swept by a later run (util/stale.h). */
+	/* Named after this moat and locked for the whole run: one left by a
+	 * moat killed before its guard started is swept by a later run
+	 * (util/stale.h). */
 	prefix = moat_xasprintf("moat-%s", b->name);
-	bp->work_dir = stale_mkdtemp(prefix, true, err);
+	bp->work_dir = stale_mkdtemp(prefix, true, &bp->work_dir_lock, err);
 	if (!bp->work_dir)
 		return moat_error_wrap(err, "the %s backend's work directory", b->name);
 	bp->owns_work_dir = true;

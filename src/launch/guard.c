@@ -165,19 +165,25 @@ static int cmp_int(const void *a, const void *b)
 	return *(const int *)a - *(const int *)b;
 }
 
-/* Close every descriptor but the guard's pipe and the directories the
- * placeholders were made in (fs_placeholders_remove works from them): no
- * pipe or file of the caller's stays open in the guard.  The guard is a
- * process of its own (moat is single-threaded): it may allocate. */
+/* Close every descriptor but the guard's pipe, the directories the
+ * placeholders were made in (fs_placeholders_remove works from them) and
+ * the locks of the per-run directories (held until the guard removed
+ * them, util/stale.h): no pipe or file of the caller's stays open in the
+ * guard.  The guard is a process of its own (moat is single-threaded): it
+ * may allocate. */
 static void close_all_but_kept(struct moat_plan *plan, int pipe_fd)
 {
-	int *kept = calloc(plan->fs.n + 1, sizeof(int));
+	int *kept = calloc(plan->fs.n + 3, sizeof(int));
 	size_t n = 0, i;
 	unsigned from = 3;
 
 	if (!kept)
 		_exit(125);
 	kept[n++] = pipe_fd;
+	if (plan->compiled.work_dir_lock >= 3)
+		kept[n++] = plan->compiled.work_dir_lock;
+	if (plan->compiled.in_child && plan->compiled.in_child->private_tmp_lock >= 3)
+		kept[n++] = plan->compiled.in_child->private_tmp_lock;
 	for (i = 0; i < plan->fs.n; i++)
 		if (plan->fs.obj[i].role == FS_PROTECT && plan->fs.obj[i].dirfd >= 3)
 			kept[n++] = plan->fs.obj[i].dirfd;

@@ -71,13 +71,30 @@ static int empty_dir(int fd, dev_t dev, int depth)
 	return rc;
 }
 
+int rmtree_at(int parent, const char *name, int fd)
+{
+	int own = fcntl(fd, F_DUPFD_CLOEXEC, 3), rc;
+	struct stat st;
+
+	if (own < 0)
+		return -errno;
+	/* fdopendir takes a copy (the same open file: the caller's lock is
+	 * not released when the copy is closed). */
+	if (fstat(own, &st) != 0) {
+		close(own);
+		return -errno;
+	}
+	rc = empty_dir(own, st.st_dev, 0);
+	if (unlinkat(parent, name, AT_REMOVEDIR) != 0 && errno != ENOENT)
+		rc = keep_first(rc, -errno);
+	return rc;
+}
+
 int rmtree(const char *path)
 {
 	cleanup_free char *parent = strdup(path);
 	char *slash;
-	cleanup_close int pfd = -1;
-	int fd, rc;
-	struct stat st;
+	cleanup_close int pfd = -1, fd = -1;
 
 	if (!parent)
 		return -ENOMEM;
@@ -91,12 +108,5 @@ int rmtree(const char *path)
 	fd = openat(pfd, slash + 1, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 	if (fd < 0)
 		return errno == ENOENT ? 0 : -errno;
-	if (fstat(fd, &st) != 0) {
-		close(fd);
-		return -errno;
-	}
-	rc = empty_dir(fd, st.st_dev, 0);
-	if (unlinkat(pfd, slash + 1, AT_REMOVEDIR) != 0 && errno != ENOENT)
-		rc = keep_first(rc, -errno);
-	return rc;
+	return rmtree_at(pfd, slash + 1, fd);
 }

@@ -12,4 +12,9 @@
  * still removed where it can be). */
 int rmtree(const char *path);
 
+/* The same for the directory `name` in `parent`, emptied from `fd` (an
+ * O_RDONLY descriptor of it the caller holds -- and keeps: a lock on it
+ * lasts until the directory is gone) and then removed by name. */
+int rmtree_at(int parent, const char *name, int fd);
+
 #endif

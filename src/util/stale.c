@@ -8,12 +8,38 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include "util/cleanup.h"
 #include "util/mem.h"
 #include "util/rmtree.h"
+
+static bool same_object(const struct stat *a, const struct stat *b)
+{
+	return a->st_dev == b->st_dev && a->st_ino == b->st_ino;
+}
+
+/* tmpfd/name, a directory of this user whose moat is gone: removed while
+ * holding its lock, so that its moat cannot be running in some other pid
+ * namespace (it holds the lock until its directory is gone). */
+static void sweep_one(int tmpfd, const char *name)
+{
+	cleanup_close int fd = openat(tmpfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	struct stat held, now;
+
+	if (fd < 0 || fstat(fd, &held) != 0 || held.st_uid != geteuid())
+		return;
+	if (flock(fd, LOCK_EX | LOCK_NB) != 0)
+		return; /* its moat, or its guard, runs: wherever that is */
+	/* Locked: the name must still be this directory (not one made at a
+	 * name freed meanwhile), and the removal works from the locked
+	 * descriptor. */
+	if (fstatat(tmpfd, name, &now, AT_SYMLINK_NOFOLLOW) != 0 || !S_ISDIR(now.st_mode) || !same_object(&held, &now))
+		return;
+	rmtree_at(tmpfd, name, fd);
+}
 
 void stale_sweep(const char *prefix)
 {
@@ -24,8 +50,7 @@ void stale_sweep(const char *prefix)
 	if (!d)
 		return;
 	while ((e = readdir(d))) {
-		char path[PATH_MAX], *end;
-		struct stat st;
+		char *end;
 		long pid;
 
 		if (strncmp(e->d_name, prefix, plen) != 0 || e->d_name[plen] != '.')
@@ -35,25 +60,62 @@ void stale_sweep(const char *prefix)
 		if (errno || pid <= 0 || *end != '.' || strlen(end) != 7)
 			continue;
 		if (kill((pid_t)pid, 0) == 0 || errno != ESRCH)
-			continue; /* its moat runs (or is not ours to ask about) */
-		if (fstatat(dirfd(d), e->d_name, &st, AT_SYMLINK_NOFOLLOW) != 0 || !S_ISDIR(st.st_mode) ||
-		    st.st_uid != geteuid())
-			continue;
-		snprintf(path, sizeof(path), "/tmp/%s", e->d_name);
-		rmtree(path);
+			continue; /* its moat runs here (or is not ours to ask about) */
+		sweep_one(dirfd(d), e->d_name);
 	}
 }
 
-char *stale_mkdtemp(const char *prefix, bool sweep, struct moat_error *err)
+/* The directory just made at `path`, locked: its descriptor, or -1 when a
+ * sweep got there first (it took the lock -- it removes the directory --
+ * or it has removed it already), or -2 with errno on a failure. */
+static int lock_new(const char *path)
+{
+	cleanup_close int fd = open(path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	struct stat held, now;
+
+	if (fd < 0)
+		return errno == ENOENT ? -1 : -2;
+	if (flock(fd, LOCK_EX | LOCK_NB) != 0)
+		return errno == EWOULDBLOCK ? -1 : -2;
+	if (fstat(fd, &held) != 0)
+		return -2;
+	/* A sweep that locked, removed and let go before us leaves a
+	 * directory without links, or another one at the name. */
+	if (held.st_nlink == 0 || lstat(path, &now) != 0 || !same_object(&held, &now))
+		return -1;
+	return steal_fd(&fd);
+}
+
+char *stale_mkdtemp(const char *prefix, bool sweep, int *lock_fd, struct moat_error *err)
 {
 	char tmpl[PATH_MAX];
+	int tries;
 
 	if (sweep)
 		stale_sweep(prefix);
-	snprintf(tmpl, sizeof(tmpl), "/tmp/%s.%d.XXXXXX", prefix, (int)getpid());
-	if (!mkdtemp(tmpl)) {
-		moat_error_set(err, MOAT_E_SYSTEM, errno, "creating a per-run directory under /tmp");
-		return NULL;
+	/* Only a sweep racing this very directory (another moat of this user
+	 * in another pid namespace, where this pid looks gone) makes a try
+	 * fail: a few are plenty. */
+	for (tries = 0; tries < 8; tries++) {
+		int fd;
+
+		snprintf(tmpl, sizeof(tmpl), "/tmp/%s.%d.XXXXXX", prefix, (int)getpid());
+		if (!mkdtemp(tmpl)) {
+			moat_error_set(err, MOAT_E_SYSTEM, errno, "creating a per-run directory under /tmp");
+			return NULL;
+		}
+		fd = lock_new(tmpl);
+		if (fd >= 0) {
+			*lock_fd = fd;
+			return moat_xstrdup(tmpl);
+		}
+		if (fd == -2) {
+			moat_error_set(err, MOAT_E_SYSTEM, errno, "locking the per-run directory %s", tmpl);
+			rmdir(tmpl);
+			return NULL;
+		}
 	}
-	return moat_xstrdup(tmpl);
+	moat_error_set(err, MOAT_E_SYSTEM, 0, "creating a per-run directory under /tmp: removed by another moat's sweep %d times",
+		       tries);
+	return NULL;
 }

@@ -323,6 +323,65 @@ ok $? "without namespaces: a private TMPDIR whose moat (pid $dead) is gone is sw
 [ -e "$live" ]
 ok $? "  one whose moat is alive is left alone"
 rm -rf "$stale" "$live"
+# A live run's tmp whose moat is in another pid namespace (a container
+# sharing /tmp): its pid looks gone from here, and the sweep deleted the
+# live run's files.  Its moat and guard hold a lock on it for the whole
+# run; the sweep removes only what it can lock.  Moat A runs in a pid
+# namespace of its own, at a pid that is free out here (ns_last_pid);
+# unprivileged, the namespace needs a user namespace too (-Ur).
+NSA=()
+if [ "$UID_NOW" = 0 ] && unshare -pf --mount-proc true 2>/dev/null; then
+	NSA=(unshare -pf --mount-proc)
+elif unshare -Urpf --mount-proc true 2>/dev/null; then
+	NSA=(unshare -Urpf --mount-proc)
+fi
+if [ ${#NSA[@]} -gt 0 ]; then
+	S=$SCRATCH/ns8
+	mkdir -p "$S" && chmod 0777 "$S"
+	# shellcheck disable=SC2016
+	MOAT_HOST_LIMIT=userns=0,root=0 "${NSA[@]}" sh -c 'echo $(($1 - 1)) >/proc/sys/kernel/ns_last_pid &&
+		"$2" run --backend native --mode prefer --write "$3" -- /bin/sh -c "echo data >\$TMPDIR/f; echo \$TMPDIR >$3/tmpdir; sleep 3; cat \$TMPDIR/f" >"$3/a.out" 2>"$3/a.err"' \
+		sh "$dead" "$MOAT" "$S" &
+	nsa=$!
+	for _ in $(seq 100); do [ -s "$S/tmpdir" ] && break; sleep 0.05; done
+	atmp=$(cat "$S/tmpdir" 2>/dev/null)
+	like "$atmp" "^/tmp/moat-tmp\.$dead\." "without namespaces, in another pid namespace: moat A's tmp carries its pid there ($dead), free out here"
+	MOAT_HOST_LIMIT=userns=0,root=0 "$MOAT" run --backend native --mode prefer -- /bin/true 2>/dev/null
+	[ -n "$atmp" ] && [ -e "$atmp/f" ]
+	ok $? "  a second moat's sweep leaves A's live tmp alone (A holds its lock)"
+	wait "$nsa"
+	is "$(cat "$S/a.out")" data "  A reads its file at its end"
+	[ -n "$atmp" ] && [ ! -e "$atmp" ]
+	ok $? "  and A removed its tmp itself"
+	# Control: a moat SIGKILLed with its guard (a tmp nobody holds any more)
+	# is swept, even when its command left a daemon behind: the lock was
+	# never the command's.
+	rm -f "$S/tmpdir" "$S/daemon"
+	MOAT_HOST_LIMIT=userns=0,root=0 "$MOAT" run --backend native --mode prefer --write "$S" -- /bin/sh -c \
+		"sleep 20 </dev/null >/dev/null 2>&1 & echo \$! >$S/daemon; echo \$TMPDIR >$S/tmpdir; sleep 20" 2>/dev/null &
+	mc=$!
+	for _ in $(seq 100); do [ -s "$S/tmpdir" ] && [ -s "$S/daemon" ] && break; sleep 0.05; done
+	ctmp=$(cat "$S/tmpdir" 2>/dev/null)
+	for c in $(cat /proc/$mc/task/*/children 2>/dev/null); do
+		[ "$(cat /proc/$c/comm 2>/dev/null)" = moat-guard ] && kill -9 "$c"
+	done
+	kill -9 "$mc"
+	wait "$mc" 2>/dev/null
+	[ -n "$ctmp" ] && [ -e "$ctmp" ] && kill -0 "$(cat "$S/daemon")"
+	ok $? "  control: moat C and its guard SIGKILLed: its tmp is left, its command's daemon still runs"
+	MOAT_HOST_LIMIT=userns=0,root=0 "$MOAT" run --backend native --mode prefer -- /bin/true 2>/dev/null
+	[ -n "$ctmp" ] && [ ! -e "$ctmp" ]
+	ok $? "  control: the next run sweeps C's tmp (nobody holds its lock, not the daemon)"
+	kill -9 "$(cat "$S/daemon")" 2>/dev/null
+	rm -rf "$ctmp"
+else
+	skip "no pid namespace can be made here (unshare -pf, unshare -Urpf)"
+	skip "  (the sweep and a tmp in another pid namespace)"
+	skip "  (A's file)"
+	skip "  (A's clean-up)"
+	skip "  (control: C's tmp left)"
+	skip "  (control: C's tmp swept)"
+fi
 # A backend's work directory (the OCI bundle) is made while planning, before
 # the guard that would remove it runs: one whose moat was killed in between
 # is swept by the next run that makes one.

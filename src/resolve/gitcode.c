@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "util/cleanup.h"
+#include "util/gitcfg.h"
 #include "util/mem.h"
 #include "util/path.h"
 
@@ -19,163 +20,6 @@
 #define GIT_MAX_FILES 64
 #define GIT_MAX_SIZE (1 << 20)
 #define GIT_MAX_WORKTREES 256
-
-/* --- the config syntax (git-config(1), "CONFIGURATION FILE") ------------- */
-
-struct parser {
-	const char *s, *end;
-};
-
-static bool at_end(const struct parser *ps)
-{
-	return ps->s >= ps->end;
-}
-
-static void skip_line(struct parser *ps)
-{
-	while (!at_end(ps) && *ps->s != '\n')
-		ps->s++;
-}
-
-/* `[section]`, `[section "subsection"]`, or the old `[section.sub]`.
- * Returns false on a malformed header (git stops there with an error; so
- * does this parser, having found nothing after it). */
-static bool parse_header(struct parser *ps, char *sec, size_t slen, char *sub, size_t sublen)
-{
-	size_t n = 0, m = 0;
-	const char *dot = NULL;
-
-	ps->s++; /* '[' */
-	while (!at_end(ps) && (isalnum((unsigned char)*ps->s) || *ps->s == '-' || *ps->s == '.')) {
-		if (*ps->s == '.' && !dot)
-			dot = ps->s;
-		if (n + 1 < slen)
-			sec[n++] = (char)tolower((unsigned char)*ps->s);
-		ps->s++;
-	}
-	sec[n] = '\0';
-	sub[0] = '\0';
-	if (dot) {
-		/* [section.sub]: the rest of the name, lower-cased. */
-		char *d = strchr(sec, '.');
-		snprintf(sub, sublen, "%s", d + 1);
-		*d = '\0';
-	} else if (!at_end(ps) && (*ps->s == ' ' || *ps->s == '\t')) {
-		while (!at_end(ps) && (*ps->s == ' ' || *ps->s == '\t'))
-			ps->s++;
-		if (at_end(ps) || *ps->s != '"')
-			return false;
-		ps->s++;
-		while (!at_end(ps) && *ps->s != '"' && *ps->s != '\n') {
-			if (*ps->s == '\\' && ps->s + 1 < ps->end)
-				ps->s++;
-			if (m + 1 < sublen)
-				sub[m++] = *ps->s;
-			ps->s++;
-		}
-		sub[m] = '\0';
-		if (at_end(ps) || *ps->s != '"')
-			return false;
-		ps->s++;
-	}
-	if (at_end(ps) || *ps->s != ']' || !n)
-		return false;
-	ps->s++;
-	return true;
-}
-
-/* A value: quotes removed, escapes (\n \t \b \" \\ and a line's end)
- * applied, a comment outside quotes ends it, whitespace outside quotes at
- * its ends dropped.  Returns false on a bad escape (git's error). */
-static bool parse_value(struct parser *ps, char *out, size_t len)
-{
-	size_t n = 0, keep = 0;
-	bool quoted = false;
-
-	while (!at_end(ps) && (*ps->s == ' ' || *ps->s == '\t'))
-		ps->s++;
-	while (!at_end(ps)) {
-		char c = *ps->s++;
-
-		if (c == '\n' && !quoted)
-			break;
-		if (c == '\n')
-			return false; /* git: a quoted value does not span lines */
-		if (!quoted && (c == '#' || c == ';')) {
-			skip_line(ps);
-			break;
-		}
-		if (c == '"') {
-			quoted = !quoted;
-			continue;
-		}
-		if (c == '\\') {
-			if (at_end(ps))
-				return false;
-			c = *ps->s++;
-			if (c == '\n')
-				continue;
-			c = c == 'n' ? '\n' : c == 't' ? '\t' : c == 'b' ? '\b' : c;
-			if (c != '\n' && c != '\t' && c != '\b' && c != '"' && c != '\\')
-				return false;
-		} else if (!quoted && (c == ' ' || c == '\t' || c == '\r')) {
-			if (n + 1 < len)
-				out[n++] = c;
-			continue;
-		}
-		if (n + 1 < len)
-			out[n++] = c;
-		keep = n;
-	}
-	out[keep] = '\0';
-	return true;
-}
-
-void git_config_parse(const char *text, size_t len, git_config_fn fn, void *ctx)
-{
-	struct parser ps = {text, text + len};
-	char sec[128] = "", sub[4096] = "", key[128], value[4096];
-
-	while (!at_end(&ps)) {
-		char c = *ps.s;
-		size_t n = 0;
-
-		if (c == ' ' || c == '\t' || c == '\r' || c == '\n') {
-			ps.s++;
-			continue;
-		}
-		if (c == '#' || c == ';') {
-			skip_line(&ps);
-			continue;
-		}
-		if (c == '[') {
-			if (!parse_header(&ps, sec, sizeof(sec), sub, sizeof(sub)))
-				return;
-			continue;
-		}
-		if (!isalpha((unsigned char)c) || !sec[0])
-			return; /* git: a bad config line */
-		while (!at_end(&ps) && (isalnum((unsigned char)*ps.s) || *ps.s == '-')) {
-			if (n + 1 < sizeof(key))
-				key[n++] = (char)tolower((unsigned char)*ps.s);
-			ps.s++;
-		}
-		key[n] = '\0';
-		while (!at_end(&ps) && (*ps.s == ' ' || *ps.s == '\t' || *ps.s == '\r'))
-			ps.s++;
-		if (at_end(&ps) || *ps.s == '\n' || *ps.s == '#' || *ps.s == ';') {
-			skip_line(&ps);
-			fn(ctx, sec, sub, key, NULL);
-			continue;
-		}
-		if (*ps.s != '=')
-			return;
-		ps.s++;
-		if (!parse_value(&ps, value, sizeof(value)))
-			return;
-		fn(ctx, sec, sub, key, value);
-	}
-}
 
 /* --- the paths ----------------------------------------------------------- */
 
@@ -277,7 +121,12 @@ static void read_config(struct reader *r, int fd)
 	buf = moat_xmalloc((size_t)st.st_size + 1);
 	while (n < (size_t)st.st_size && (got = read(fd, buf + n, (size_t)st.st_size - n)) > 0)
 		n += (size_t)got;
-	git_config_parse(buf, n, on_variable, r);
+	{
+		char bad[256];
+		/* What git refuses it reads nothing of (and runs nothing);
+		 * what came before the bad line is protected all the same. */
+		(void)gitcfg_parse(buf, n, "", on_variable, r, bad, sizeof(bad));
+	}
 }
 
 /* A linked work tree's gitfile: .git/worktrees/ID/gitdir names it. */

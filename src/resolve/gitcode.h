@@ -29,11 +29,4 @@ struct git_code {
 void git_code_paths(int top_fd, const char *top, const char *home, struct git_code *out);
 void git_code_free(struct git_code *gc);
 
-/* The config parser alone, for the unit test: `fn` gets each variable,
- * section and key lower-cased, the subsection as written, the value
- * unquoted (NULL for a bare key, which git takes as true). */
-typedef void (*git_config_fn)(void *ctx, const char *section, const char *subsection, const char *key,
-			      const char *value);
-void git_config_parse(const char *text, size_t len, git_config_fn fn, void *ctx);
-
 #endif

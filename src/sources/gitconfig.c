@@ -1,8 +1,6 @@
 /* The user's global git configuration, sanitized (sources/gitconfig.h).
- * The parser follows git's own (config.c: get_base_var, get_value,
- * parse_value) -- sections, "subsections", keys, quoting, escapes, line
- * continuations, comments -- and refuses what git refuses, so that what moat
- * keeps is exactly what git would have read.  What is kept is a list:
+ * Read with git's own syntax (util/gitcfg.h), refusing what git refuses,
+ * so that what moat keeps is exactly what git would have read.  What is kept is a list:
  * anything not on it, a section moat does not know included, is dropped. */
 #include "sources/gitconfig.h"
 
@@ -16,6 +14,7 @@
 
 #include "sources/config_common.h"
 #include "util/cleanup.h"
+#include "util/gitcfg.h"
 #include "util/mem.h"
 
 /* A file larger than this is not a configuration anyone wrote by hand. */
@@ -279,232 +278,21 @@ static void entry(struct moat_git_config *g, const char *section, const char *su
 	out_add(g, "\n", 1);
 }
 
-/* The parser's position: git reads "\r\n" as "\n" and the end as a last
- * "\n". */
-struct reader {
-	const char *s, *end;
-	int line;
-	bool eof;
-};
-
-static int next_char(struct reader *r)
+static void take_entry(void *ctx, const char *section, const char *sub, const char *key, const char *value)
 {
-	int c;
-
-	if (r->s >= r->end) {
-		r->eof = true;
-		return '\n';
-	}
-	c = (unsigned char)*r->s++;
-	if (c == '\r' && r->s < r->end && *r->s == '\n')
-		c = (unsigned char)*r->s++;
-	if (c == '\n')
-		r->line++;
-	return c;
-}
-
-/* The rest of a value, as git's parse_value; NULL (error) for an unknown
- * escape or an unclosed quote. */
-static char *parse_value(struct reader *r)
-{
-	struct moat_git_config v = {0};
-	int quote = 0, comment = 0, space = 0;
-
-	out_add(&v, "", 0);
-	for (;;) {
-		int c = next_char(r);
-
-		if (c == '\n') {
-			if (quote) {
-				free(v.text);
-				return NULL;
-			}
-			return v.text;
-		}
-		if (comment)
-			continue;
-		if (isspace(c) && !quote) {
-			if (v.len)
-				space++;
-			continue;
-		}
-		if (!quote && (c == ';' || c == '#')) {
-			comment = 1;
-			continue;
-		}
-		for (; space; space--)
-			out_add(&v, " ", 1);
-		if (c == '\\') {
-			c = next_char(r);
-			switch (c) {
-			case '\n':
-				continue;
-			case 't':
-				c = '\t';
-				break;
-			case 'b':
-				c = '\b';
-				break;
-			case 'n':
-				c = '\n';
-				break;
-			case '\\':
-			case '"':
-				break;
-			default:
-				free(v.text);
-				return NULL;
-			}
-			out_add(&v, &(char){(char)c}, 1);
-			continue;
-		}
-		if (c == '"') {
-			quote = 1 - quote;
-			continue;
-		}
-		out_add(&v, &(char){(char)c}, 1);
-	}
-}
-
-/* "[section]", "[section "sub"]" or the old "[section.sub]", after the
- * '['; *sub NULL when there is none. */
-static int parse_header(struct reader *r, char **section, char **sub)
-{
-	struct moat_git_config name = {0}, s = {0};
-	int c;
-
-	out_add(&name, "", 0);
-	for (;;) {
-		c = next_char(r);
-		if (r->eof)
-			goto bad;
-		if (c == ']')
-			break;
-		if (isspace(c)) {
-			/* an extended header: spaces, "subsection", ] */
-			do
-				c = next_char(r);
-			while (!r->eof && c != '\n' && isspace(c));
-			if (c != '"')
-				goto bad;
-			out_add(&s, "", 0);
-			for (;;) {
-				c = next_char(r);
-				if (r->eof || c == '\n')
-					goto bad;
-				if (c == '"')
-					break;
-				if (c == '\\') {
-					c = next_char(r);
-					if (r->eof || c == '\n')
-						goto bad;
-				}
-				out_add(&s, &(char){(char)c}, 1);
-			}
-			if (next_char(r) != ']')
-				goto bad;
-			break;
-		}
-		if (!isalnum(c) && c != '.' && c != '-')
-			goto bad;
-		out_add(&name, &(char){(char)tolower(c)}, 1);
-	}
-	if (!name.len)
-		goto bad;
-	if (!s.text) {
-		/* [section.sub]: the part after the first dot */
-		char *dot = strchr(name.text, '.');
-		if (dot) {
-			s.text = moat_xstrdup(dot + 1);
-			*dot = '\0';
-		}
-	} else if (strchr(name.text, '.')) {
-		goto bad;
-	}
-	*section = name.text;
-	*sub = s.text;
-	return 0;
-bad:
-	free(name.text);
-	free(s.text);
-	return -1;
+	entry(ctx, section, sub, key, value);
 }
 
 int gitconfig_filter(const char *text, size_t len, const char *file, struct moat_git_config *g, char *bad,
 		     size_t bad_len)
 {
-	struct reader r = {.s = text, .end = text + len, .line = 1};
 	struct moat_git_config tmp = {0};
-	cleanup_free char *section = NULL, *sub = NULL;
-	int c;
 
 	/* Into a scratch copy: a file git would refuse gives nothing. */
 	tmp.header = g->header ? moat_xstrdup(g->header) : NULL;
-	if (len >= 3 && memcmp(text, "\xef\xbb\xbf", 3) == 0)
-		r.s += 3;
-	for (;;) {
-		c = next_char(&r);
-		if (r.eof)
-			break;
-		if (c == '\n' || isspace(c))
-			continue;
-		if (c == '#' || c == ';') {
-			while (!r.eof && c != '\n')
-				c = next_char(&r);
-			continue;
-		}
-		if (c == '[') {
-			int line = r.line;
-
-			free(section);
-			free(sub);
-			section = sub = NULL;
-			if (parse_header(&r, &section, &sub) < 0) {
-				snprintf(bad, bad_len, "%s:%d: a bad section header", file, line);
-				goto fail;
-			}
-			continue;
-		}
-		if (!isalpha(c)) {
-			snprintf(bad, bad_len, "%s:%d: a line that is neither a section nor a key", file, r.line);
-			goto fail;
-		}
-		{
-			struct moat_git_config key = {0};
-			cleanup_free char *value = NULL;
-			int line = r.line;
-
-			out_add(&key, &(char){(char)tolower(c)}, 1);
-			for (;;) {
-				c = next_char(&r);
-				if (r.eof || !(isalnum(c) || c == '-'))
-					break;
-				out_add(&key, &(char){(char)tolower(c)}, 1);
-			}
-			while (c == ' ' || c == '\t')
-				c = next_char(&r);
-			if (c == '=') {
-				value = parse_value(&r);
-				if (!value) {
-					free(key.text);
-					snprintf(bad, bad_len,
-						 "%s:%d: a bad value (an unclosed quote or unknown escape)", file,
-						 line);
-					goto fail;
-				}
-			} else if (c != '\n') {
-				free(key.text);
-				snprintf(bad, bad_len, "%s:%d: a key without '='", file, line);
-				goto fail;
-			}
-			if (!section) {
-				free(key.text);
-				snprintf(bad, bad_len, "%s:%d: a key before any section", file, line);
-				goto fail;
-			}
-			entry(&tmp, section, sub, key.text, value);
-			free(key.text);
-		}
+	if (gitcfg_parse(text, len, file, take_entry, &tmp, bad, bad_len) < 0) {
+		git_config_clear(&tmp);
+		return -1;
 	}
 	/* Appended whole. */
 	if (tmp.len)
@@ -519,9 +307,6 @@ int gitconfig_filter(const char *text, size_t len, const char *file, struct moat
 	free(tmp.kept);
 	free(tmp.dropped);
 	return 0;
-fail:
-	git_config_clear(&tmp);
-	return -1;
 }
 
 /* The file's text (at most GITCONFIG_MAX bytes), or NULL with errno. */

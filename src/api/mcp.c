@@ -156,7 +156,8 @@ struct ctx {
 	const struct api_mcp_request *r;
 	const char *home;
 	char cwd[PATH_MAX];
-	char *policies; /* the default policy file, or NULL without HOME */
+	char *policies; /* --policies FILE, else the default policy file; NULL without either */
+	char *default_policies; /* $XDG_CONFIG_HOME/moat/servers.toml (~/.config/...), NULL without HOME */
 	struct loaded *files;
 	size_t n_files;
 };
@@ -171,6 +172,7 @@ static void ctx_free(struct ctx *c)
 	}
 	free(c->files);
 	free(c->policies);
+	free(c->default_policies);
 }
 
 static int ctx_init(struct ctx *c, const struct api_mcp_request *r, struct moat_error *err)
@@ -182,12 +184,14 @@ static int ctx_init(struct ctx *c, const struct api_mcp_request *r, struct moat_
 	c->home = config_getenv(environ, "HOME");
 	if (resolve_cwd(c->cwd, sizeof(c->cwd), err) < 0)
 		return -1;
+	if (xdg && xdg[0] == '/')
+		c->default_policies = moat_xasprintf("%s/moat/servers.toml", xdg);
+	else if (c->home && c->home[0] == '/')
+		c->default_policies = moat_xasprintf("%s/.config/moat/servers.toml", c->home);
 	if (r->policies)
 		c->policies = path_resolve_lexical(r->policies, c->cwd, c->home);
-	else if (xdg && xdg[0] == '/')
-		c->policies = moat_xasprintf("%s/moat/servers.toml", xdg);
-	else if (c->home && c->home[0] == '/')
-		c->policies = moat_xasprintf("%s/.config/moat/servers.toml", c->home);
+	else if (c->default_policies)
+		c->policies = moat_xstrdup(c->default_policies);
 	return 0;
 }
 
@@ -402,28 +406,154 @@ static void cache_free(struct policy_cache *pc)
 	free(pc->paths);
 }
 
-static json_t *entry_json(const struct mcp_entry *e, const struct moat_host *host, struct policy_cache *pc,
-			  const char *self)
+/* ---- which policy files moat vouches for ---- */
+
+/* Whether `path`, as an entry names it, is a policy file the user gave
+ * moat: the default one, or this run's --policies FILE.  By its name, as
+ * wrap writes it: a relative name, or one through /proc/self/cwd, is
+ * another file when the client starts the server in another directory. */
+static bool policy_file_given(const struct ctx *c, const char *path)
 {
-	json_t *j =
-	    json_pack("{s:o, s:o, s:i, s:i, s:s, s:s}", "name", json_text(e->name), "key", json_text(e->key), "line",
-		      e->pos.line, "col", e->pos.col, "kind", kind_name(e->kind), "state", state_name(e->state));
-	char **argv = NULL;
-	size_t argc = 0, i;
+	return (c->policies && strcmp(path, c->policies) == 0) ||
+	       (c->default_policies && strcmp(path, c->default_policies) == 0);
+}
+
+static char *not_given(const struct ctx *c)
+{
+	bool named = c->policies && (!c->default_policies || strcmp(c->policies, c->default_policies) != 0);
+
+	return moat_xasprintf("it is not a policy file moat was given (%s%s%s): wrap's header and a [wrapped] record "
+			      "in another file are anyone's words, a cloned project's too; if moat mcp wrap "
+			      "--policies wrote it, name it with --policies",
+			      c->default_policies ? c->default_policies : "no default one: no HOME",
+			      named ? ", or " : "", named ? c->policies : "");
+}
+
+enum vouch {
+	VOUCH_EDIT,  /* unwrap may remove the entry's profile and record there */
+	VOUCH_CLAIM, /* list and wrap may take the entry for wrapped */
+};
+
+/* Why the policy file an entry in wrap's form names is not vouched for,
+ * or NULL.  An entry's --config and --profile are its client file's words,
+ * and a client's file can come from anyone (a cloned project's .mcp.json):
+ * they alone must not choose which table of which file unwrap removes --
+ * [profiles.work] of ~/.codex/config.toml, or another server's profile in
+ * moat's own file, whose entry then fails to start -- nor make list and
+ * wrap take the entry for wrapped, when the profile it names is the
+ * project's own (mode = "off", write = ["/"]).  The file must be moat's
+ * policy file and hold wrap's record of this very entry: [wrapped."ID"]
+ * naming this client file (the same file, however it is named) and this
+ * server.  Moat's policy file: to edit, one that starts with wrap's header
+ * will do (whoever wrote it, only its own tables go); to claim, it must be
+ * one the user gave moat (policy_file_given), as anyone can write a header
+ * and a record into a file of a project -- at a path as predictable as
+ * /workspaces/REPO. */
+static char *policy_not_ours(const struct ctx *c, const struct loaded *l, const struct mcp_entry *e,
+			     struct policy_cache *pc, enum vouch what)
+{
+	const char *header = mcp_policies_preamble(), *file, *server;
+	const struct toml_value *rec;
+	const struct policies *p;
+	char real[PATH_MAX];
+	bool mine;
+
+	if (what == VOUCH_CLAIM && !policy_file_given(c, e->policies))
+		return not_given(c);
+	p = cached(pc, e->policies);
+	if (!p->p)
+		return moat_xasprintf("it could not be read (%s)", p->error.message);
+	if (!p->p->exists)
+		return moat_xstrdup("it does not exist");
+	rec = mcp_policies_record(p->p, e->profile);
+	file = mcp_record_get(rec, "file");
+	server = mcp_record_get(rec, "server");
+	mine = file && server && strcmp(server, e->name) == 0 && realpath(file, real) && strcmp(real, l->src.real) == 0;
+	if (what == VOUCH_EDIT && strncmp(p->p->text, header, strlen(header)) != 0 &&
+	    !(c->policies && realpath(c->policies, real) && strcmp(real, p->src.real) == 0))
+		return moat_xasprintf("it is not moat's policy file: it does not start with the header moat mcp wrap "
+				      "writes, and it is not %s%s%s%s",
+				      c->policies ? c->policies : "the default one (no HOME)",
+				      mine ? " (it holds [wrapped.\"" : "", mine ? e->profile : "",
+				      mine ? "\"] of this entry: if moat mcp wrap --policies added it and its profile "
+					     "there, remove both by hand)"
+					   : "");
+	if (!rec)
+		return moat_xasprintf("it holds no [wrapped.\"%s\"], wrap's record of the entry", e->profile);
+	if (!mine)
+		return moat_xasprintf("its [wrapped.\"%s\"] is wrap's record of the server %s in %s, not of this entry",
+				      e->profile, server ? server : "(none)", file ? file : "(no file)");
+	return NULL;
+}
+
+/* What list and wrap say of an entry that runs moat with a policy file
+ * moat does not vouch for, or NULL: an entry in wrap's form whose file and
+ * record policy_not_ours does not vouch for, or moat written by hand with
+ * --config FILE (a project's own file: `moat run --config .mcp.json
+ * --server x`) that is not a file the user gave moat.  *path: that file. */
+static char *entry_unvouched(const struct ctx *c, const struct loaded *l, const struct mcp_entry *e,
+			     struct policy_cache *pc, const char **path)
+{
+	cleanup_free char *why = NULL;
+	long at;
+
+	*path = NULL;
+	if (e->state == MCP_WRAPPED) {
+		why = policy_not_ours(c, l, e, pc, VOUCH_CLAIM);
+		*path = e->policies;
+	} else if (e->state == MCP_BY_HAND) {
+		at = mcp_moat_index(e->argv, e->argc, c->r->moat);
+		if (at >= 0 && (size_t)at + 1 < e->argc && strcmp(e->argv[at + 1], "run") == 0)
+			*path = cli_run_config_file((int)(e->argc - (size_t)at - 1), e->argv + at + 1);
+		if (*path && !policy_file_given(c, *path))
+			why = not_given(c);
+	}
+	if (!why)
+		return NULL;
+	return moat_xasprintf("runs moat with a policy file moat's wrap did not write for it: %s -- not vouched for "
+			      "(%s)",
+			      *path, why);
+}
+
+static json_t *entry_json(const struct ctx *c, const struct loaded *l, const struct mcp_entry *e,
+			  const struct moat_host *host, struct policy_cache *pc)
+{
+	const char *uv_path;
+	cleanup_free char *uv = entry_unvouched(c, l, e, pc, &uv_path);
+	/* In wrap's form with a policy moat does not vouch for: not wrapped,
+	 * whatever the form says. */
+	bool unvouched = e->state == MCP_WRAPPED && uv;
+	json_t *j = json_pack("{s:o, s:o, s:i, s:i, s:s, s:s}", "name", json_text(e->name), "key", json_text(e->key),
+			      "line", e->pos.line, "col", e->pos.col, "kind", kind_name(e->kind), "state",
+			      unvouched ? "unvouched" : state_name(e->state));
+	char **argv = NULL, *const *cmd = e->argv;
+	size_t argc = 0, n_cmd = e->argc, i;
 
 	json_object_set_new(j, "skip", e->skip ? json_text(e->skip) : json_null());
 	json_object_set_new(j, "command", strings_json(e->argv, e->argc));
+	if (uv)
+		json_object_set_new(j, "unvouched",
+				    json_pack("{s:o, s:o}", "policies", json_text(uv_path), "why", json_text(uv)));
 	if (e->skip)
 		return j;
 	if (e->state == MCP_WRAPPED) {
-		struct policies *p = cached(pc, e->policies);
-		const struct toml_value *prof = p->p ? mcp_policies_profile(p->p, e->profile) : NULL;
+		/* Not the profile of a file moat does not vouch for: no one
+		 * can tell that it stays the server's policy. */
+		struct policies *p = unvouched ? NULL : cached(pc, e->policies);
+		const struct toml_value *prof = p && p->p ? mcp_policies_profile(p->p, e->profile) : NULL;
 
-		json_object_set_new(j, "server_command",
-				    strings_json(e->argv + MCP_WRAP_ARGS, e->argc - MCP_WRAP_ARGS));
+		cmd = e->argv + MCP_WRAP_ARGS;
+		n_cmd = e->argc - MCP_WRAP_ARGS;
+		json_object_set_new(j, "server_command", strings_json(cmd, n_cmd));
 		json_object_set_new(j, "policies", json_text(e->policies));
 		json_object_set_new(j, "profile", json_text(e->profile));
 		json_object_set_new(j, "policy", prof ? value_json(prof) : json_null());
+	}
+	if (uv && !unvouched) {
+		/* moat by hand with another's policy file: a dry run of it
+		 * would show that file's policy as the server's. */
+		json_object_set_new(j, "verdict", json_pack("{s:s}", "status", "unvouched"));
+		return j;
 	}
 	if (e->state == MCP_NESTED) {
 		json_object_set_new(j, "verdict",
@@ -432,17 +562,18 @@ static json_t *entry_json(const struct mcp_entry *e, const struct moat_host *hos
 		return j;
 	}
 	/* What the client starts, as a dry run: the entry's own moat
-	 * arguments, or for one not under moat what wrap would give it. */
+	 * arguments, or for one not under moat (or under a policy moat does
+	 * not vouch for) what wrap would give it. */
 	argv = moat_xcalloc(e->argc + 6, sizeof(*argv));
-	if (e->state == MCP_UNWRAPPED) {
+	if (e->state == MCP_UNWRAPPED || unvouched) {
 		argv[argc++] = (char *)"run";
 		argv[argc++] = (char *)"--profile";
 		argv[argc++] = (char *)MOAT_SERVER_DEFAULT_PROFILE;
 		argv[argc++] = (char *)"--";
-		for (i = 0; i < e->argc; i++)
-			argv[argc++] = e->argv[i];
+		for (i = 0; i < n_cmd; i++)
+			argv[argc++] = cmd[i];
 	} else {
-		long at = mcp_moat_index(e->argv, e->argc, self);
+		long at = mcp_moat_index(e->argv, e->argc, c->r->moat);
 
 		for (i = (size_t)at + 1; i < e->argc; i++)
 			argv[argc++] = e->argv[i];
@@ -450,7 +581,7 @@ static json_t *entry_json(const struct mcp_entry *e, const struct moat_host *hos
 	if (argc > 0 && strcmp(argv[0], "run") == 0) {
 		json_t *v = verdict(host, argv, argc);
 
-		json_object_set_new(v, "if_wrapped", json_boolean(e->state == MCP_UNWRAPPED));
+		json_object_set_new(v, "if_wrapped", json_boolean(e->state == MCP_UNWRAPPED || unvouched));
 		json_object_set_new(j, "verdict", v);
 	} else {
 		json_object_set_new(
@@ -493,7 +624,7 @@ int api_mcp_list(const struct api_mcp_request *r, json_t **out, struct moat_erro
 
 				if (r->server && strcmp(e->name, r->server) != 0)
 					continue;
-				json_array_append_new(servers, entry_json(e, &host, &pc, r->moat));
+				json_array_append_new(servers, entry_json(&c, l, e, &host, &pc));
 			}
 		}
 		json_object_set_new(fj, "servers", servers);
@@ -599,14 +730,14 @@ static const struct mcp_entry *find_key(const struct mcp_file *f, const char *ke
 	return NULL;
 }
 
-static bool argv_is(const struct mcp_entry *e, char *const *v, size_t n)
+static bool same_argv(char *const *a, size_t na, char *const *b, size_t nb)
 {
 	size_t i;
 
-	if (!e || e->argc != n)
+	if (na != nb)
 		return false;
-	for (i = 0; i < n; i++)
-		if (strcmp(e->argv[i], v[i]) != 0)
+	for (i = 0; i < na; i++)
+		if (strcmp(a[i], b[i]) != 0)
 			return false;
 	return true;
 }
@@ -732,11 +863,22 @@ static int check_flags(const struct api_mcp_request *r, struct moat_error *err)
 	return rc;
 }
 
+/* An entry wrap wraps: its new profile's id, the server's own command
+ * line (the entry's, or after the `--` of an entry in wrap's form whose
+ * policy moat does not vouch for), and the edit. */
+struct plan_entry {
+	const struct mcp_entry *e;
+	char *id;
+	char *const *cmd;
+	size_t n_cmd;
+	struct mcp_splice s;
+};
+
 /* The new policy file must load, and each new profile build and plan for
  * its server as `moat run --config FILE --profile ID -- COMMAND` will
  * (a command not installed here is no reason to refuse). */
-static int check_policies(const char *path, const char *text, size_t len, char **ids, const struct mcp_entry **es,
-			  size_t n, const char *home, struct moat_error *err)
+static int check_policies(const char *path, const char *text, size_t len, const struct plan_entry *pe, size_t n,
+			  const char *home, struct moat_error *err)
 {
 	struct moat_config *cfg = NULL;
 	size_t i;
@@ -747,9 +889,9 @@ static int check_policies(const char *path, const char *text, size_t len, char *
 	for (i = 0; i < n && rc == 0; i++) {
 		struct moat_policy p;
 		struct moat_error exe = {0};
-		struct config_request req = {.argv = es[i]->argv,
-					     .argc = es[i]->argc,
-					     .profile = ids[i],
+		struct config_request req = {.argv = (char **)pe[i].cmd,
+					     .argc = pe[i].n_cmd,
+					     .profile = pe[i].id,
 					     .mode = -1,
 					     .env = environ,
 					     .exe_err = &exe};
@@ -761,7 +903,7 @@ static int check_policies(const char *path, const char *text, size_t len, char *
 		if (rc == 0)
 			rc = plan_check(&p, err);
 		if (rc < 0)
-			moat_error_wrap(err, "the policy for %s", es[i]->name);
+			moat_error_wrap(err, "the policy for %s", pe[i].e->name);
 		policy_free(&p);
 	}
 	config_free(cfg);
@@ -769,8 +911,9 @@ static int check_policies(const char *path, const char *text, size_t len, char *
 }
 
 /* Why an entry is not wrapped, or NULL: it is to be.  *refuse: naming it
- * with --server is an error. */
-static const char *wrap_skip(const struct mcp_entry *e, bool *refuse)
+ * with --server is an error.  unvouched: its policy is not one moat
+ * vouches for (entry_unvouched): in wrap's form, it is wrapped anew. */
+static const char *wrap_skip(const struct mcp_entry *e, bool unvouched, bool *refuse)
 {
 	*refuse = true;
 	if (e->skip)
@@ -780,26 +923,32 @@ static const char *wrap_skip(const struct mcp_entry *e, bool *refuse)
 	if (e->state == MCP_NESTED)
 		return "its command line runs moat inside moat: fix it by hand";
 	*refuse = false;
-	if (e->state == MCP_WRAPPED)
+	if (e->state == MCP_WRAPPED && !unvouched)
 		return "already wrapped";
 	return NULL;
 }
 
-struct plan_entry {
-	const struct mcp_entry *e;
-	char *id;
-	struct mcp_splice s;
-};
+/* What wrap says of an entry, in its report: and when its policy is not
+ * one moat vouches for, that. */
+static void say_wrap(json_t *fj, const struct mcp_entry *e, const char *action, const char *profile, const char *why,
+		     const char *unvouched)
+{
+	json_t *s = say(fj, e, action, profile, why);
 
-static int wrap_file(struct ctx *c, struct loaded *l, struct policies *pol, json_t *fj, struct moat_error *err)
+	if (unvouched)
+		json_object_set_new(s, "unvouched", json_text(unvouched));
+}
+
+static int wrap_file(struct ctx *c, struct loaded *l, struct policies *pol, struct policy_cache *pc, json_t *fj,
+		     struct moat_error *err)
 {
 	const struct api_mcp_request *r = c->r;
 	struct plan_entry *pe = moat_xcalloc(l->f->n_entries + 1, sizeof(*pe));
 	struct mcp_splice *splices = moat_xcalloc(l->f->n_entries + 1, sizeof(*splices));
-	const struct mcp_entry **es = moat_xcalloc(l->f->n_entries + 1, sizeof(*es));
-	char **ids = moat_xcalloc(l->f->n_entries + 1, sizeof(*ids));
-	/* What is said of each entry, in the file's order, once done. */
+	/* What is said of each entry, in the file's order, once done; and
+	 * of one whose policy moat does not vouch for, that. */
 	cleanup_free const char **whys = moat_xcalloc(l->f->n_entries + 1, sizeof(*whys));
+	char **uvs = moat_xcalloc(l->f->n_entries + 1, sizeof(*uvs));
 	cleanup_free char *ptext = NULL, *ctext = NULL, *old = NULL;
 	struct mcp_file *check = NULL;
 	size_t n = 0, plen, clen, i, k;
@@ -813,15 +962,26 @@ static int wrap_file(struct ctx *c, struct loaded *l, struct policies *pol, json
 		cleanup_free char **argv = NULL, *rec = NULL;
 		struct mcp_policies *now = NULL;
 		struct mcp_wrap_record wr;
+		const char *why, *uv_path;
 		bool refuse;
-		const char *why;
 
 		if (!selected(c, e))
 			continue;
-		why = wrap_skip(e, &refuse);
+		uvs[k] = entry_unvouched(c, l, e, pc, &uv_path);
+		why = wrap_skip(e, uvs[k] != NULL, &refuse);
 		if (why) {
 			whys[k] = why;
 			continue;
+		}
+		/* The server's own command line: in wrap's form under a policy
+		 * moat does not vouch for, what follows its `--` -- wrapped
+		 * anew, its record keeps the entry's bytes as they are, for
+		 * unwrap to put back. */
+		pe[n].cmd = e->argv;
+		pe[n].n_cmd = e->argc;
+		if (e->state == MCP_WRAPPED) {
+			pe[n].cmd = e->argv + MCP_WRAP_ARGS;
+			pe[n].n_cmd = e->argc - MCP_WRAP_ARGS;
 		}
 		/* The id, new in the file as it now is (earlier entries of
 		 * this file included). */
@@ -830,7 +990,7 @@ static int wrap_file(struct ctx *c, struct loaded *l, struct policies *pol, json
 		pe[n].e = e;
 		pe[n].id = mcp_policies_new_id(now, l->client, e->name);
 		mcp_policies_free(now);
-		argv = moat_xcalloc(e->argc + MCP_WRAP_ARGS + 1, sizeof(*argv));
+		argv = moat_xcalloc(pe[n].n_cmd + MCP_WRAP_ARGS + 1, sizeof(*argv));
 		argv[0] = (char *)r->moat;
 		argv[1] = (char *)"run";
 		argv[2] = (char *)"--config";
@@ -838,9 +998,9 @@ static int wrap_file(struct ctx *c, struct loaded *l, struct policies *pol, json
 		argv[4] = (char *)"--profile";
 		argv[5] = pe[n].id;
 		argv[6] = (char *)"--";
-		for (i = 0; i < e->argc; i++)
-			argv[MCP_WRAP_ARGS + i] = e->argv[i];
-		if (mcp_entry_rewrite(l->f, e, argv, e->argc + MCP_WRAP_ARGS, &pe[n].s, err) < 0)
+		for (i = 0; i < pe[n].n_cmd; i++)
+			argv[MCP_WRAP_ARGS + i] = pe[n].cmd[i];
+		if (mcp_entry_rewrite(l->f, e, argv, pe[n].n_cmd + MCP_WRAP_ARGS, &pe[n].s, err) < 0)
 			goto out;
 		wr = (struct mcp_wrap_record){
 		    .id = pe[n].id,
@@ -864,8 +1024,6 @@ static int wrap_file(struct ctx *c, struct loaded *l, struct policies *pol, json
 		memcpy(ptext + plen, rec, strlen(rec) + 1);
 		plen += strlen(rec);
 		splices[n] = pe[n].s;
-		es[n] = e;
-		ids[n] = pe[n].id;
 		n++;
 	}
 	if (n == 0) {
@@ -873,7 +1031,7 @@ static int wrap_file(struct ctx *c, struct loaded *l, struct policies *pol, json
 		goto said;
 	}
 	/* Everything checked before a byte is written. */
-	if (check_policies(pol->src.shown, ptext, plen, ids, es, n, c->home, err) < 0)
+	if (check_policies(pol->src.shown, ptext, plen, pe, n, c->home, err) < 0)
 		goto out;
 	qsort(splices, n, sizeof(*splices), cmp_splice);
 	ctext = mcp_splices_apply(l->f->text, l->f->len, splices, n, &clen);
@@ -885,8 +1043,8 @@ static int wrap_file(struct ctx *c, struct loaded *l, struct policies *pol, json
 		const struct mcp_entry *w = find_key(check, pe[i].e->key);
 
 		if (!w || w->state != MCP_WRAPPED || strcmp(w->profile, pe[i].id) != 0 ||
-		    w->argc != pe[i].e->argc + MCP_WRAP_ARGS ||
-		    !argv_is(pe[i].e, w->argv + MCP_WRAP_ARGS, w->argc - MCP_WRAP_ARGS)) {
+		    strcmp(w->policies, pol->src.shown) != 0 ||
+		    !same_argv(w->argv + MCP_WRAP_ARGS, w->argc - MCP_WRAP_ARGS, pe[i].cmd, pe[i].n_cmd)) {
 			moat_error_set(err, MOAT_E_CONFIG, 0,
 				       "%s: %s: moat's own edit does not read back as wrapped (a bug: nothing was "
 				       "written)",
@@ -910,20 +1068,24 @@ said:
 		const struct mcp_entry *e = &l->f->entries[k];
 
 		if (i < n && pe[i].e == e)
-			say(fj, e, "wrapped", pe[i++].id, NULL);
+			say_wrap(fj, e, "wrapped", pe[i++].id,
+				 uvs[k] ? "wrapped anew from the server's own command line (after its --); unwrap "
+					  "puts the entry back as it was"
+					: NULL,
+				 uvs[k]);
 		else if (whys[k])
-			say(fj, e, e->state == MCP_WRAPPED ? "unchanged" : "skipped",
-			    e->state == MCP_WRAPPED ? e->profile : NULL, whys[k]);
+			say_wrap(fj, e, e->state == MCP_WRAPPED ? "unchanged" : "skipped",
+				 e->state == MCP_WRAPPED ? e->profile : NULL, whys[k], uvs[k]);
 	}
 out:
 	for (i = 0; i < l->f->n_entries; i++) {
 		free(pe[i].id);
 		mcp_splice_free(&pe[i].s);
+		free(uvs[i]);
 	}
+	free(uvs);
 	free(pe);
 	free(splices);
-	free(es);
-	free(ids);
 	mcp_file_free(check);
 	return rc;
 }
@@ -932,6 +1094,7 @@ int api_mcp_wrap(const struct api_mcp_request *r, json_t **out, struct moat_erro
 {
 	struct ctx c;
 	struct policies pol = {0};
+	struct policy_cache pc = {0};
 	json_t *doc = NULL, *files;
 	size_t i, k;
 	int rc = -1;
@@ -951,14 +1114,21 @@ int api_mcp_wrap(const struct api_mcp_request *r, json_t **out, struct moat_erro
 	for (i = 0; r->server && i < c.n_files; i++) {
 		for (k = 0; c.files[i].f && k < c.files[i].f->n_entries; k++) {
 			const struct mcp_entry *e = &c.files[i].f->entries[k];
-			const char *why;
+			cleanup_free char *uv = NULL;
+			const char *why, *uv_path;
 			bool refuse;
 
-			if (!selected(&c, e) || !(why = wrap_skip(e, &refuse)) || !refuse)
+			if (!selected(&c, e))
+				continue;
+			uv = entry_unvouched(&c, &c.files[i], e, &pc, &uv_path);
+			if (!(why = wrap_skip(e, uv != NULL, &refuse)) || !refuse)
 				continue;
 			moat_error_set(err, MOAT_E_USAGE, 0, "%s:%d:%d: %s: not wrapped: %s", c.files[i].src.shown,
 				       e->pos.line, e->pos.col, e->key, why);
-			if (e->state == MCP_BY_HAND || e->state == MCP_NESTED)
+			if (uv)
+				moat_error_hint(err, "it %s; moat does not run moat inside moat: fix the entry by hand",
+						uv);
+			else if (e->state == MCP_BY_HAND || e->state == MCP_NESTED)
 				moat_error_hint(err, "moat does not run moat inside moat; the entry is left as it is");
 			goto out;
 		}
@@ -977,7 +1147,7 @@ int api_mcp_wrap(const struct api_mcp_request *r, json_t **out, struct moat_erro
 			continue;
 		}
 		fj = file_report(files, l);
-		if (wrap_file(&c, l, &pol, fj, err) < 0) {
+		if (wrap_file(&c, l, &pol, &pc, fj, err) < 0) {
 			moat_error_wrap(err, "%s", l->src.shown);
 			goto out;
 		}
@@ -986,54 +1156,12 @@ int api_mcp_wrap(const struct api_mcp_request *r, json_t **out, struct moat_erro
 out:
 	*out = doc;
 	policies_free(&pol);
+	cache_free(&pc);
 	ctx_free(&c);
 	return rc;
 }
 
 /* ---- unwrap ---- */
-
-/* Why unwrap must leave the policy file an entry names as it is, or NULL:
- * it may remove the entry's profile and record there.  An entry's
- * --config and --profile are its client file's words, and a client's file
- * can come from anyone (a cloned project's .mcp.json): they alone must not
- * choose which table of which file is removed -- [profiles.work] of
- * ~/.codex/config.toml, or another server's profile in moat's own file,
- * whose entry then fails to start.  The file must be moat's policy file (it
- * starts with wrap's header, or it is the default one) and hold wrap's
- * record of this very entry: [wrapped."ID"] naming this file (the same
- * file, however it is named) and this server. */
-static char *policy_not_ours(const struct ctx *c, const struct loaded *l, const struct mcp_entry *e,
-			     const struct policies *p)
-{
-	const char *header = mcp_policies_preamble(), *file, *server;
-	const struct toml_value *rec;
-	char real[PATH_MAX];
-	bool mine;
-
-	if (!p->p)
-		return moat_xasprintf("it could not be read (%s)", p->error.message);
-	if (!p->p->exists)
-		return moat_xstrdup("it does not exist");
-	rec = mcp_policies_record(p->p, e->profile);
-	file = mcp_record_get(rec, "file");
-	server = mcp_record_get(rec, "server");
-	mine = file && server && strcmp(server, e->name) == 0 && realpath(file, real) && strcmp(real, l->src.real) == 0;
-	if (strncmp(p->p->text, header, strlen(header)) != 0 &&
-	    !(c->policies && realpath(c->policies, real) && strcmp(real, p->src.real) == 0))
-		return moat_xasprintf("it is not moat's policy file: it does not start with the header moat mcp wrap "
-				      "writes, and it is not %s%s%s%s",
-				      c->policies ? c->policies : "the default one (no HOME)",
-				      mine ? " (it holds [wrapped.\"" : "", mine ? e->profile : "",
-				      mine ? "\"] of this entry: if moat mcp wrap --policies added it and its profile "
-					     "there, remove both by hand)"
-					   : "");
-	if (!rec)
-		return moat_xasprintf("it holds no [wrapped.\"%s\"], wrap's record of the entry", e->profile);
-	if (!mine)
-		return moat_xasprintf("its [wrapped.\"%s\"] is wrap's record of the server %s in %s, not of this entry",
-				      e->profile, server ? server : "(none)", file ? file : "(no file)");
-	return NULL;
-}
 
 /* The splice that puts back what wrap replaced: its own bytes when they
  * are still there, else the entry's command line from the entry itself.
@@ -1133,8 +1261,8 @@ static int unwrap_file(struct ctx *c, struct loaded *l, struct policy_cache *pc,
 				say(fj, e, "unchanged", NULL, "not wrapped");
 			continue;
 		}
+		alone[n] = policy_not_ours(c, l, e, pc, VOUCH_EDIT);
 		p = cached(pc, e->policies);
-		alone[n] = policy_not_ours(c, l, e, p);
 		if (unwrap_splice(l, e, alone[n] ? NULL : mcp_policies_record(p->p, e->profile), &splices[n], &whys[n],
 				  err) < 0)
 			goto out;
@@ -1152,8 +1280,15 @@ static int unwrap_file(struct ctx *c, struct loaded *l, struct policy_cache *pc,
 	}
 	for (i = 0; i < n; i++) {
 		const struct mcp_entry *u = find_key(check, es[i]->key);
+		/* wrap's exact bytes (whys[i] NULL) may be an entry in wrap's
+		 * form themselves: one whose policy moat did not vouch for,
+		 * wrapped anew.  It runs the same server. */
+		bool form = u && u->state == MCP_WRAPPED && !whys[i];
+		size_t skip = form ? MCP_WRAP_ARGS : 0;
 
-		if (!u || u->profile || !argv_is(u, es[i]->argv + MCP_WRAP_ARGS, es[i]->argc - MCP_WRAP_ARGS)) {
+		if (!u || (u->profile && !form) ||
+		    !same_argv(u->argv + skip, u->argc - skip, es[i]->argv + MCP_WRAP_ARGS,
+			       es[i]->argc - MCP_WRAP_ARGS)) {
 			moat_error_set(
 			    err, MOAT_E_CONFIG, 0,
 			    "%s: %s: moat's own edit does not read back as the server's command line (a bug: "

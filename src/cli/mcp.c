@@ -3,12 +3,14 @@
  * unwrap").  The work is the library's (api/mcp.c); this parses the
  * arguments and prints what it returns.
  *
- *   moat mcp list   [--config FILE] [--server NAME] [--json]
+ *   moat mcp list   [--config FILE] [--server NAME] [--policies FILE] [--json]
  *   moat mcp wrap   [--config FILE] [--server NAME] [--policies FILE] [--moat PATH]
  *                   [--profile NAME] [POLICY OPTIONS]
  *   moat mcp unwrap [--config FILE] [--server NAME]
  *
- * unwrap, and list, use the policy file each wrapped entry names. */
+ * unwrap, and list, use the policy file each wrapped entry names; list and
+ * wrap take an entry for wrapped only when that file is the default one or
+ * --policies FILE and holds wrap's record of the entry. */
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -23,7 +25,7 @@
 
 static int usage(FILE *out)
 {
-	fprintf(out, "usage: moat mcp list   [--config FILE] [--server NAME] [--json]\n"
+	fprintf(out, "usage: moat mcp list   [--config FILE] [--server NAME] [--policies FILE] [--json]\n"
 		     "       moat mcp wrap   [--config FILE] [--server NAME] [--policies FILE] [--moat PATH]\n"
 		     "                       [--profile NAME] [POLICY OPTIONS]\n"
 		     "       moat mcp unwrap [--config FILE] [--server NAME]\n\n"
@@ -31,9 +33,11 @@ static int usage(FILE *out)
 		     "VS Code, Gemini CLI, Windsurf), or --config FILE alone: list their servers with whether each\n"
 		     "runs under moat, its policy and a dry run's verdict here; wrap rewrites entries to run\n"
 		     "through moat, with one profile each in the policy file (~/.config/moat/servers.toml);\n"
-		     "unwrap puts them back as they were.  POLICY OPTIONS are moat run's --read, --write, --deny,\n"
-		     "--unprotect, --net, --allow-net, --resolve, --env-pass, --unix-sockets, --mode, --backend,\n"
-		     "--require, --memory, --pids, --cpu, --address-space, --files, --tmp-size and --timeout.\n");
+		     "unwrap puts them back as they were.  An entry is wrapped only when the policy file it names is\n"
+		     "moat's (or --policies FILE) and holds wrap's record of it.  POLICY OPTIONS are moat run's\n"
+		     "--read, --write, --deny, --unprotect, --net, --allow-net, --resolve, --env-pass,\n"
+		     "--unix-sockets, --mode, --backend, --require, --memory, --pids, --cpu, --address-space,\n"
+		     "--files, --tmp-size and --timeout.\n");
 	return out == stdout ? 0 : 125;
 }
 
@@ -116,6 +120,8 @@ static char *policy_text(const json_t *s)
 
 	if (strcmp(state, "by-hand") == 0)
 		return moat_xstrdup("by hand");
+	if (strcmp(state, "unvouched") == 0)
+		return moat_xasprintf("not vouched for: %s", str(s, "policies"));
 	if (strcmp(state, "wrapped") != 0)
 		return moat_xstrdup("-");
 	f = open_memstream(&buf, &len);
@@ -148,6 +154,15 @@ static char *verdict_text(const json_t *s)
 	f = open_memstream(&buf, &len);
 	if (!f)
 		return moat_xstrdup("?");
+	/* What the entry runs under, first: not a verdict of its own. */
+	if (json_is_object(json_object_get(s, "unvouched"))) {
+		fprintf(f, "%s", str(json_object_get(s, "unvouched"), "why"));
+		if (strcmp(str(v, "status"), "unvouched") == 0) {
+			fclose(f);
+			return buf;
+		}
+		fprintf(f, "; ");
+	}
 	if (json_is_true(json_object_get(v, "if_wrapped")))
 		fprintf(f, "if wrapped (profile mcp): ");
 	if (strcmp(str(v, "status"), "error") == 0) {
@@ -239,8 +254,8 @@ static void print_edits(const json_t *doc, const char *verb)
 			const json_t *alone = json_object_get(s, "policies_left_alone");
 
 			if (strcmp(action, "wrapped") == 0)
-				printf("%s: wrapped %s (profile %s in %s)\n", file, str(s, "name"), str(s, "profile"),
-				       str(doc, "policies"));
+				printf("%s: wrapped %s (profile %s in %s)%s%s\n", file, str(s, "name"), str(s, "profile"),
+				       str(doc, "policies"), *why ? ": " : "", why);
 			else if (strcmp(action, "unwrapped") == 0 && !*why)
 				printf("%s: unwrapped %s: its bytes are as they were before wrap\n", file,
 				       str(s, "name"));
@@ -255,6 +270,11 @@ static void print_edits(const json_t *doc, const char *verb)
 			if (alone)
 				fprintf(stderr, "moat: %s: %s: the policy file it names, %s, is left as it is: %s\n", file,
 					str(s, "name"), str(alone, "file"), str(alone, "why"));
+			/* A policy moat does not vouch for: said where a
+			 * script looks, whatever was done. */
+			if (json_is_string(json_object_get(s, "unvouched")))
+				fprintf(stderr, "moat: %s: %s: %s %s\n", file, str(s, "name"),
+					strcmp(action, "wrapped") == 0 ? "as found, it" : "it", str(s, "unvouched"));
 		}
 		if (json_is_true(json_object_get(fj, "changed"))) {
 			changed = true;
@@ -336,7 +356,7 @@ int cmd_mcp(int argc, char **argv)
 			slot = &r.config;
 		else if (strcmp(opt, "--server") == 0)
 			slot = &r.server;
-		else if (wrap && strcmp(opt, "--policies") == 0)
+		else if ((wrap || strcmp(verb, "list") == 0) && strcmp(opt, "--policies") == 0)
 			slot = &r.policies;
 		else if (wrap && strcmp(opt, "--moat") == 0)
 			slot = &given_moat;

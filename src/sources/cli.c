@@ -569,6 +569,27 @@ static const struct option_def *find_option(const char *arg, const char **inline
 	return NULL;
 }
 
+const char *cli_run_config_file(int argc, char *const *argv)
+{
+	int i;
+
+	for (i = 1; i < argc; i++) {
+		const struct option_def *def;
+		const char *val;
+
+		if (strcmp(argv[i], "--") == 0 || argv[i][0] != '-')
+			return NULL;
+		def = find_option(argv[i], &val);
+		if (!def)
+			return NULL;
+		if (def->takes_value && !val)
+			val = ++i < argc ? argv[i] : NULL;
+		if (def->fn == opt_config && strcmp(def->name, "--config") == 0)
+			return val;
+	}
+	return NULL;
+}
+
 /* Apply the gathered flag rules on top of the profile. */
 static int apply_rules(struct cli_state *s, const char *home, struct moat_error *err)
 {

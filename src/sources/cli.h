@@ -48,6 +48,11 @@ struct moat_server_meta;
 int cli_parse_run_meta(int argc, char **argv, char *const *environ_in, struct moat_policy *p,
 		       struct moat_run_options *o, struct moat_server_meta *meta, struct moat_error *err);
 
+/* The FILE of `moat run ... --config FILE ...` (argv[0] is "run"), read
+ * as cli_parse_run reads the options, or NULL: the file whose settings and
+ * profiles the run takes, for `moat mcp list` to say whose they are. */
+const char *cli_run_config_file(int argc, char *const *argv);
+
 void cli_run_usage(FILE *out);
 
 /* What `moat run --help` and the man page (cli/man.c) are both made from, so

@@ -110,6 +110,7 @@ static int source_read(const char *path, bool need_dir, struct source *s, struct
 	}
 	slash = strrchr(s->real, '/');
 	s->name = moat_xstrdup(slash + 1);
+	free(dir); /* the named directory of a file to be made */
 	dir = moat_xstrndup(s->real, (size_t)(slash - s->real));
 	s->dirfd = open(dir[0] ? dir : "/", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (s->dirfd < 0)

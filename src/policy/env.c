@@ -179,6 +179,21 @@ static int cmp_slot(const void *a, const void *b)
 	return strcmp(((const struct env_slot *)a)->name, ((const struct env_slot *)b)->name);
 }
 
+/* Is the variable at environ_in[k] the first of its name?  getenv, and so
+ * moat's own reading of HOME and PATH (config_getenv), takes the first of
+ * two entries of one name; the command must get the same one, or the
+ * credentials moat denies under the first HOME are not those of the HOME
+ * the command uses. */
+static bool first_of_name(char *const *environ_in, size_t k, size_t len)
+{
+	size_t j;
+
+	for (j = 0; j < k; j++)
+		if (strncmp(environ_in[j], environ_in[k], len) == 0 && environ_in[j][len] == '=')
+			return false;
+	return true;
+}
+
 int env_build(const struct moat_policy *p, char *const *environ_in, char ***envp_out, char ***names_out,
 	      struct moat_error *err)
 {
@@ -212,7 +227,8 @@ int env_build(const struct moat_policy *p, char *const *environ_in, char ***envp
 			if (!eq)
 				continue;
 			len = (size_t)(eq - *e);
-			if (name_matches(r->name, *e, len) && !env_is_hook_n(*e, len))
+			if (name_matches(r->name, *e, len) && !env_is_hook_n(*e, len) &&
+			    first_of_name(environ_in, (size_t)(e - environ_in), len))
 				slot_set(&slots, &n, &cap, *e, len, eq + 1);
 		}
 	}

@@ -148,8 +148,8 @@ for b in bwrap oci gvisor firejail nsjail; do
 	ok 0 "control: $tool loads the payload when it is in the tool's own environment"
 	: >"$CANARY"
 	newreport "preload-$b"
-	out=$("$MOAT" run --mode prefer --backend "$b" --profile strict --env LD_PRELOAD="$SO" --report "$REPORT" \
-		-- "$HELPER" exit 0 2>&1)
+	out=$("$MOAT" run --mode prefer --backend "$b" --profile strict --env LD_PRELOAD="$SO" --report-fd 3 \
+		-- "$HELPER" exit 0 2>&1 3>"$REPORT")
 	rc=$?
 	is "$rc/$(loads)" "0/" "$b: with --env LD_PRELOAD the run succeeds and no process outside the sandbox loads it ($(echo "$out" | tail -1))"
 	like "$(json_get "$REPORT" '["environment"]["names"]')" '"LD_PRELOAD"' "$b: the command's environment still has it (the report lists it)"
@@ -249,10 +249,10 @@ for b in native bwrap oci gvisor firejail nsjail; do
 		newreport "names-$b-$home"
 		if [ "$home" = with ]; then
 			HOME=$SCRATCH "$MOAT" run --mode prefer --backend "$b" --profile strict --env FOO=bar \
-				--report "$REPORT" -- /usr/bin/env -0 >"$SCRATCH/names.out" 2>/dev/null
+				--report-fd 3 -- /usr/bin/env -0 >"$SCRATCH/names.out" 2>/dev/null 3>"$REPORT"
 		else
 			env -u HOME "$MOAT" run --mode prefer --backend "$b" --profile strict --env FOO=bar \
-				--report "$REPORT" -- /usr/bin/env -0 >"$SCRATCH/names.out" 2>/dev/null
+				--report-fd 3 -- /usr/bin/env -0 >"$SCRATCH/names.out" 2>/dev/null 3>"$REPORT"
 		fi
 		seen=$(names_seen "$SCRATCH/names.out")
 		is "$seen" "$(names_report "$REPORT")" "$b, $home HOME: the command sees exactly the report's names ($seen)"
@@ -291,6 +291,31 @@ else
 		"firejail: fs.write with a write grant stays missing (the grant is bound by name)"
 	rm -f "$W/id" "$W/id2"
 fi
+
+# --- 5: two entries of one name: the command gets the first ----------------------
+# getenv, and so moat's own HOME (the credentials it denies), takes the
+# first of two; the command got the last: with HOME=a then HOME=b the keys
+# were denied under a and read under b, fs.secrets "enforced".
+DUP=$(mktemp -d /var/tmp/moat-dupenv.XXXXXX) # outside /tmp: the sandbox's /tmp is its own
+chmod 0755 "$DUP"
+mkdir -p "$DUP/a" "$DUP/b/.ssh"
+echo "dup-canary-$$" >"$DUP/b/.ssh/id_rsa"
+chmod -R a+rX "$DUP"
+# execve with the environment as given (env(1) and python's os.execve
+# would fold the duplicate away).
+DUPEXEC='import ctypes, os, sys
+n = sys.argv.index("--")
+env, argv = sys.argv[1:n], sys.argv[n + 1:]
+arr = lambda l: (ctypes.c_char_p * (len(l) + 1))(*[x.encode() for x in l], None)
+ctypes.CDLL(None, use_errno=True).execve(argv[0].encode(), arr(argv), arr(env))
+sys.exit("execve: %s" % os.strerror(ctypes.get_errno()))'
+out=$(cd "$DUP" && /usr/bin/python3 -c "$DUPEXEC" PATH=/usr/bin:/bin "HOME=$DUP/a" "HOME=$DUP/b" -- "$MOAT" run \
+	--profile strict --read "$DUP" -- /bin/sh -c 'echo "HOME=$HOME"; cat "$HOME/.ssh/id_rsa" 2>/dev/null' 2>/dev/null)
+is "$out" "HOME=$DUP/a" "two HOME entries: the command gets the first, whose credentials moat denies (no key read)"
+out=$(cd "$DUP" && /usr/bin/python3 -c "$DUPEXEC" PATH=/usr/bin:/bin "HOME=$DUP/a" "HOME=$DUP/b" -- /bin/cat \
+	"$DUP/b/.ssh/id_rsa" 2>/dev/null)
+like "$out" "dup-canary-$$" "  control: outside moat the key under the second HOME is readable"
+rm -rf "$DUP"
 
 # --- every report against the schema -------------------------------------------------
 SCHEMA=$ROOT/docs/report.schema.json

@@ -157,6 +157,12 @@ struct backend_plan {
 				   * since `delete --force` freezes the cgroup and
 				   * would stop the container mid-exit; NULL: no
 				   * wait */
+	char *cleanup_cgroup; /* the container's cgroup as runc names it below
+			       * its own in every hierarchy (linux.cgroupsPath,
+			       * relative): after moat died the guard kills
+			       * what is in it and removes it, where runc died
+			       * before its state (launch/runtime_cgroup.h);
+			       * NULL: the runtime makes none */
 	struct backend_rlimit rlimits[BACKEND_MAX_RLIMITS]; /* what moat applies
 							     * when apply_rlimits */
 	size_t n_rlimits;

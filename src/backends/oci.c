@@ -85,6 +85,7 @@ struct oci_facts {
 	char **links;     /* __init --symlink TEXT PATH pairs: the view's links
 			   * on a private tmpfs (NULL-terminated, owned) */
 	size_t n_links;
+	const char *cgroups_path; /* linux.cgroupsPath, or NULL: none */
 };
 
 /* --- the root directory ---------------------------------------------------- */
@@ -441,6 +442,8 @@ static json_t *build_linux(const struct backend_ctx *ctx, const struct oci_facts
 					      (int)ctx->host->gid, "size", 1));
 	}
 	json_object_set_new(linux_, "namespaces", ns);
+	if (f->cgroups_path)
+		json_object_set_new(linux_, "cgroupsPath", json_string(f->cgroups_path));
 	/* The tree limits the runtime's own cgroup holds (runc as root). */
 	if (f->lp->oci_memory || f->lp->oci_pids) {
 		json_t *res = json_object();
@@ -466,6 +469,25 @@ static json_t *build_linux(const struct backend_ctx *ctx, const struct oci_facts
 }
 
 /* --- runtime and verdicts --------------------------------------------------- */
+
+/* Does runc run rootless: not euid 0, or in a user namespace (its own test:
+ * the uid map is not the whole initial one)?  Then it ignores a cgroup it
+ * may not make only when linux.cgroupsPath is not set ("permission denied"
+ * otherwise), and makes none where it may not. */
+static bool runc_rootless(void)
+{
+	char map[128] = "";
+	unsigned long inside, outside, count;
+	cleanup_fclose FILE *f = NULL;
+
+	if (geteuid() != 0)
+		return true;
+	f = fopen("/proc/self/uid_map", "re");
+	if (!f || !fgets(map, sizeof(map), f))
+		return false; /* no user namespaces in this kernel */
+	return sscanf(map, "%lu %lu %lu", &inside, &outside, &count) != 3 || inside != 0 || outside != 0 ||
+	       count != 4294967295UL;
+}
 
 /* crun 1.8 refuses to start any container on a hybrid cgroup host whose
  * cgroup2 hierarchy (/sys/fs/cgroup/unified) has controllers ("cgroups in
@@ -883,6 +905,15 @@ static int compile_bundle(const struct moat_backend *self, const struct backend_
 		backend_strv_free(f.links);
 		return -1;
 	}
+	/* One container per run: its id is the work dir's name. */
+	id = ctx->exporting ? moat_xstrdup("moat") : moat_xstrdup(strrchr(bp->work_dir, '/') + 1);
+	/* runc's cgroups (cgroupfs driver) named by moat, relative: below
+	 * runc's own cgroup in each hierarchy, where runc puts them anyway
+	 * (its default is the id), so the caller's limits still bind them.
+	 * Named, the guard finds them when runc dies before its state.  Not
+	 * for a rootless runc, which then fails where it may not make them. */
+	if (!ctx->exporting && f.rt == RT_RUNC && !runc_rootless())
+		f.cgroups_path = id;
 	config = json_pack("{s:s, s:{s:s, s:b}, s:s, s:O, s:o, s:o}", "ociVersion", "1.0.2", "root", "path", ROOTFS,
 			   "readonly", 1, "hostname", "moat", "mounts", mounts, "process",
 			   build_process(ctx, &f, init_args), "linux", build_linux(ctx, &f, seccomp));
@@ -893,12 +924,11 @@ static int compile_bundle(const struct moat_backend *self, const struct backend_
 	if (write_config(bp->work_dir, config, err) < 0)
 		return -1;
 
-	/* One container per run: its id is the work dir's name. */
-	id = ctx->exporting ? moat_xstrdup("moat") : moat_xstrdup(strrchr(bp->work_dir, '/') + 1);
 	runtime_argv(bp, ctx, &f, id);
 	/* If moat dies during the run, the runtime dies with it (PDEATHSIG)
 	 * and leaves its container's record, and runc its cgroups: moat's
-	 * guard deletes them (launch/guard.h). */
+	 * guard deletes them (launch/guard.h), the cgroups by their name too
+	 * (runc killed before its state.json leaves delete no record). */
 	if (!ctx->exporting) {
 		bp->cleanup_argv = moat_xcalloc(6, sizeof(char *));
 		bp->cleanup_argv[0] = moat_xstrdup(bp->tool_path);
@@ -908,6 +938,8 @@ static int compile_bundle(const struct moat_backend *self, const struct backend_
 		bp->cleanup_argv[4] = moat_xstrdup(id);
 		if (f.rt == RT_RUNC)
 			bp->cleanup_wait_state = moat_xasprintf("%s/state/%s/state.json", bp->work_dir, id);
+		if (f.cgroups_path)
+			bp->cleanup_cgroup = moat_xstrdup(f.cgroups_path);
 	}
 	if (runnable)
 		verdicts(ctx, bp, &f, props);

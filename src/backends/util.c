@@ -191,6 +191,7 @@ void backend_plan_free(struct backend_plan *bp)
 	free(bp->work_dir);
 	backend_strv_free(bp->cleanup_argv);
 	free(bp->cleanup_wait_state);
+	free(bp->cleanup_cgroup);
 	free(bp->tool_path);
 	free(bp->runtime);
 	for (i = 0; i < bp->n_env_set; i++)

@@ -18,6 +18,7 @@
 
 #include "backends/native.h"
 #include "launch/cgroup.h"
+#include "launch/runtime_cgroup.h"
 #include "util/cleanup.h"
 #include "util/pause.h"
 #include "util/stale.h"
@@ -156,6 +157,10 @@ void host_cleanup(struct moat_plan *plan, pid_t moat_pid, bool moat_died)
 			wait_container_init(plan->compiled.cleanup_wait_state);
 		run_cleanup_argv(plan->compiled.cleanup_argv);
 	}
+	/* A runtime killed before it wrote its state left `delete` nothing
+	 * to go by: its cgroups, and the processes in them, by their name. */
+	if (moat_died && plan->compiled.cleanup_cgroup)
+		runtime_cgroups_remove(plan->compiled.cleanup_cgroup);
 	fs_placeholders_remove(&plan->fs, moat_pid);
 	backend_plan_cleanup(&plan->compiled);
 }

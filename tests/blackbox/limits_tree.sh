@@ -15,7 +15,9 @@
 #     away); control: without namespaces and cgroups it outlives moat, and
 #     the report says proc.tree is missing.
 #   oci and gvisor: SIGKILL of moat takes the container, its work directory,
-#     the runtime's state and its cgroups with it.
+#     the runtime's state and its cgroups with it; under runc also in its
+#     first 200 ms, before runc wrote its state (root only); control: with
+#     the guard killed too and runc delete run by hand, the cgroups stay.
 #   the guard: a placeholder made for a write grant is removed when moat is
 #     SIGKILLed.
 # Where moat reports a limit missing, the run must be refused in require
@@ -382,6 +384,134 @@ for b in oci gvisor; do
 	left=$(ls -d /sys/fs/cgroup/*/"$(basename "$work")" /sys/fs/cgroup/*/*/"$(basename "$work")" 2>/dev/null | head -3)
 	is "$left" "" "$b: no cgroup of the container is left"
 done
+
+# --- oci (runc): a moat SIGKILLed in runc's first milliseconds leaves nothing ----
+# runc makes the container's cgroups, in every hierarchy, before it writes
+# its state: killed in between, `runc delete --force` (all the guard did)
+# had no record to go by, and the cgroups stayed -- sometimes with runc's
+# init in them, blocked for ever on its exec fifo.  moat names them
+# (linux.cgroupsPath) and the guard removes them by that name.  Kills at
+# fixed delays in the first 200 ms, and targeted ones: right as runc's
+# first cgroup appears, before its state.json.  Control: the same targeted
+# kill with the guard killed too and `runc delete --force` run by hand, as
+# the guard did alone before, leaves the cgroups behind.
+# This shell's cgroup directory in each hierarchy: runc's is below it.
+CGDIRS=$("$PY" -c '
+own = {}
+for l in open("/proc/self/cgroup"):
+    _, ctl, path = l.rstrip("\n").split(":", 2)
+    own[ctl] = path
+for l in open("/proc/self/mountinfo"):
+    pre, post = l.split(" - ")
+    f, (fstype, _, opts) = pre.split(), post.split()[:3]
+    if fstype == "cgroup2":
+        key = ""
+    elif fstype == "cgroup":
+        key = next((c for c in own if c and c.split(",")[0] in opts.split(",")), None)
+    else:
+        continue
+    root, path = f[3], own.get(key)
+    if path is None or (root != "/" and not path.startswith(root)):
+        continue
+    print(f[4] + (path[len(root):] if root != "/" else path).rstrip("/"))
+' 2>/dev/null)
+FIRST_CG=$(printf '%s\n' "$CGDIRS" | head -1)
+# run_cgroups MPID...: the cgroups of these runs (named after their moat).
+run_cgroups() {
+	local d m
+	for d in $CGDIRS; do for m in "$@"; do compgen -G "$d/moat-oci.$m.*"; done; done
+}
+# run_procs MPID...: their processes: in their cgroups, or runc's with the
+# state dir in its argv.
+run_procs() {
+	local re
+	re="moat-oci\.($(echo "$@" | tr ' ' '|'))\."
+	grep -El "/$re" /proc/[0-9]*/cgroup 2>/dev/null | cut -d/ -f3
+	pgrep -f "$re"
+}
+# What runs left (the control's, or any on a moat without the fix): killed
+# and removed here, so the test leaves the host as it found it.
+reap_runs() { # reap_runs MPID...
+	local c p m i
+	for i in 1 2 3; do
+		[ -z "$(run_cgroups "$@"; run_procs "$@")" ] && break
+		for p in $(run_procs "$@"); do kill -9 "$p" 2>/dev/null; done
+		sleep 0.2
+		for c in $(run_cgroups "$@"); do rmdir "$c" 2>/dev/null; done
+	done
+	for m in "$@"; do rm -rf /tmp/moat-oci."$m".*; done
+}
+# early_run WHEN [control]: start a run and SIGKILL its moat WHEN seconds in,
+# or ("cg") right as runc's first cgroup appears; prints moat's pid, then
+# "hit" when the kill came after runc's cgroup and before its state.json.
+early_run() {
+	local mpid work id i guard= hit=
+	(MOAT_OCI_RUNTIME=runc exec "$MOAT" run --backend oci --mode prefer -- "$HELPER" sleep 30 EARLY$$ \
+		>/dev/null 2>&1) &
+	mpid=$!
+	if [ "$1" = cg ]; then
+		for i in $(seq 2000); do
+			compgen -G "$FIRST_CG/moat-oci.$mpid.*" >/dev/null && break
+			sleep 0.002
+		done
+	else
+		sleep "$1"
+	fi
+	work=$(compgen -G "/tmp/moat-oci.$mpid.*" | head -1)
+	id=${work##*/}
+	[ "${2:-}" = control ] && guard=$(pgrep -P "$mpid" -x moat-guard)
+	[ -n "$guard" ] && kill -9 "$guard"
+	kill -9 "$mpid"
+	[ -n "$work" ] && compgen -G "$FIRST_CG/$id" >/dev/null && [ ! -e "$work/state/$id/state.json" ] && hit=" hit"
+	wait "$mpid" 2>/dev/null
+	# What the guard alone did before: runc's delete, by its state.
+	[ "${2:-}" = control ] && [ -n "$work" ] && runc --root="$work/state" delete --force "$id" >/dev/null 2>&1
+	echo "$mpid$hit"
+}
+if [ "$UID_NOW" != 0 ] || ! command -v runc >/dev/null || [ -z "$FIRST_CG" ]; then
+	echo "ok $((TAP_N += 1)) # SKIP oci early SIGKILL: needs root, runc and a cgroup hierarchy (runc makes no cgroup unprivileged)"
+else
+	EARLY= hits=0 n=0
+	for w in 0.02 0.05 0.08 0.11 0.14 0.17 0.2 cg cg cg cg cg cg; do
+		read -r m h <<<"$(early_run "$w")"
+		EARLY="$EARLY $m"
+		n=$((n + 1))
+		[ "$h" = hit ] && hits=$((hits + 1))
+	done
+	# The guard waits for nothing without a state.json; runc delete and
+	# the sweep take well under a second each, 20 s on a loaded machine.
+	end=$((SECONDS + 20))
+	while [ "$SECONDS" -lt "$end" ]; do
+		left=$(run_cgroups $EARLY; run_procs $EARLY)
+		[ -z "$left" ] && break
+		sleep 0.2
+	done
+	diag "oci early SIGKILL: $n runs, $hits killed between runc's first cgroup and its state.json"
+	cg_left=$(run_cgroups $EARLY | wc -l)
+	pr_left=$(run_procs $EARLY | sort -u | wc -l)
+	is "$cg_left" 0 "oci (runc): $n moats SIGKILLed in their first 200 ms leave no cgroup of theirs" ||
+		diag "$(run_cgroups $EARLY | head -5)"
+	is "$pr_left" 0 "oci (runc): and no process of theirs (runc, its init)"
+	ws_left=$(for m in $EARLY; do compgen -G "/tmp/moat-oci.$m.*"; done | wc -l)
+	is "$ws_left" 0 "oci (runc): and no work directory"
+	reap_runs $EARLY
+	# Control: without the guard's sweep, the same kill leaves them.
+	CTL= chits=0
+	for _ in 1 2 3; do
+		read -r m h <<<"$(early_run cg control)"
+		CTL="$CTL $m"
+		[ "$h" = hit ] && chits=$((chits + 1))
+	done
+	sleep 1
+	cg_ctl=$(run_cgroups $CTL | wc -l)
+	if [ "$chits" -gt 0 ]; then
+		[ "$cg_ctl" -gt 0 ]
+		ok $? "oci (runc) control: killed with its guard, after runc delete --force, $cg_ctl cgroups of $chits of 3 runs are left"
+	else
+		echo "ok $((TAP_N += 1)) # SKIP oci control: no kill landed between runc's cgroup and its state.json (a loaded machine)"
+	fi
+	reap_runs $CTL
+fi
 
 # --- oci: a container that does not end by itself is still removed ----------------
 # The guard first waits (at most 2 s) for the container's init to end on its

@@ -26,7 +26,9 @@
 #include "backends/backend.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
+#include <stddef.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -90,39 +92,118 @@ struct oci_facts {
 
 /* --- the root directory ---------------------------------------------------- */
 
-/* mkdir -p of `rel` (absolute inside the sandbox) below `root`. */
-static int mkdirs_below(const char *root, const char *rel, struct moat_error *err)
-{
-	cleanup_free char *path = moat_xasprintf("%s%s", root, rel);
-	char *s;
+/* The bundle's root directory: open, and its name for messages.  Every
+ * directory and link of it is made relative to that descriptor, one
+ * component at a time, following no link: an export writes into a
+ * directory of the caller's, where a link planted at DIR/rootfs or below
+ * it (by a sandboxed run that could write the project) had moat make the
+ * bundle's directories and links wherever it pointed, as root. */
+struct bundle_root {
+	int fd;           /* O_PATH */
+	const char *path; /* DIR/rootfs */
+};
 
-	for (s = path + strlen(root) + 1; *s; s++) {
-		if (*s != '/')
-			continue;
-		*s = '\0';
-		if (mkdir(path, 0755) != 0 && errno != EEXIST)
-			return moat_error_set(err, MOAT_E_SYSTEM, errno, "creating %s in the bundle", path);
-		*s = '/';
+static int not_a_dir(struct moat_error *err, const char *what, const char *top, int len, const char *rel)
+{
+	moat_error_set(err, MOAT_E_USAGE, 0, "%s%.*s is a symlink or not a directory: moat makes %s there, and "
+					     "follows no link",
+		       top, len, rel, what);
+	return moat_error_hint(err, "remove %s%.*s, or export into a new directory", top, len, rel);
+}
+
+/* `name` (rootfs, state) in the bundle's directory `dir`, made when
+ * missing: a directory of moat's user, not a link. */
+static int bundle_dir(const char *dir, const char *name, mode_t mode, struct moat_error *err)
+{
+	cleanup_close int dfd = open(dir, O_PATH | O_DIRECTORY | O_CLOEXEC);
+	cleanup_close int fd = -1;
+	cleanup_free char *shown = moat_xasprintf("%s/%s", dir, name);
+	cleanup_free char *what = moat_xasprintf("the bundle's %s", name);
+	struct stat st;
+
+	if (dfd < 0)
+		return moat_error_set(err, MOAT_E_SYSTEM, errno, "opening the bundle's directory %s", dir);
+	if (mkdirat(dfd, name, mode) != 0 && errno != EEXIST)
+		return moat_error_set(err, MOAT_E_SYSTEM, errno, "creating %s", shown);
+	fd = openat(dfd, name, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0 && (errno == ELOOP || errno == ENOTDIR))
+		return not_a_dir(err, what, shown, 0, "");
+	if (fd < 0 || fstat(fd, &st) != 0)
+		return moat_error_set(err, MOAT_E_SYSTEM, errno, "opening %s", shown);
+	if (st.st_uid != geteuid()) {
+		moat_error_set(err, MOAT_E_USAGE, 0, "%s belongs to uid %u, not to moat's user (uid %u)", shown,
+			       (unsigned)st.st_uid, (unsigned)geteuid());
+		return moat_error_hint(err, "remove %s, or export into a new directory", shown);
 	}
-	if (mkdir(path, 0755) != 0 && errno != EEXIST)
-		return moat_error_set(err, MOAT_E_SYSTEM, errno, "creating %s in the bundle", path);
+	return steal_fd(&fd);
+}
+
+/* mkdir -p of `rel` (absolute inside the sandbox) below the root: the last
+ * directory, opened (O_PATH), or -1. */
+static int dirs_below(const struct bundle_root *r, const char *rel, struct moat_error *err)
+{
+	cleanup_free char *copy = moat_xstrdup(rel);
+	cleanup_close int cur = fcntl(r->fd, F_DUPFD_CLOEXEC, 3);
+	char *comp, *save = NULL;
+
+	if (cur < 0)
+		return moat_error_set(err, MOAT_E_SYSTEM, errno, "opening %s", r->path);
+	for (comp = strtok_r(copy, "/", &save); comp; comp = strtok_r(NULL, "/", &save)) {
+		int len = (int)(comp - copy + (ptrdiff_t)strlen(comp)), next;
+
+		if (strcmp(comp, ".") == 0 || strcmp(comp, "..") == 0)
+			return moat_error_set(err, MOAT_E_SYSTEM, EINVAL, "creating %s%s in the bundle", r->path, rel);
+		if (mkdirat(cur, comp, 0755) != 0 && errno != EEXIST)
+			return moat_error_set(err, MOAT_E_SYSTEM, errno, "creating %s%.*s in the bundle", r->path, len,
+					      rel);
+		next = openat(cur, comp, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+		if (next < 0 && (errno == ELOOP || errno == ENOTDIR))
+			return not_a_dir(err, "a directory of the bundle", r->path, len, rel);
+		if (next < 0)
+			return moat_error_set(err, MOAT_E_SYSTEM, errno, "opening %s%.*s in the bundle", r->path, len,
+					      rel);
+		close(cur);
+		cur = next;
+	}
+	return steal_fd(&cur);
+}
+
+static int mkdirs_below(const struct bundle_root *r, const char *rel, struct moat_error *err)
+{
+	int fd = dirs_below(r, rel, err);
+
+	if (fd < 0)
+		return -1;
+	close(fd);
 	return 0;
 }
 
-static int symlink_below(const char *root, const char *dest, const char *target, struct moat_error *err)
+/* A link `dest` -> `target` below the root.  One there already (a second
+ * export into the same directory) must be that same link. */
+static int symlink_below(const struct bundle_root *r, const char *dest, const char *target, struct moat_error *err)
 {
 	cleanup_free char *dir = moat_xstrdup(dest);
-	cleanup_free char *path = moat_xasprintf("%s%s", root, dest);
+	cleanup_close int dfd = -1;
 	char *slash = strrchr(dir, '/');
+	const char *base = slash ? slash + 1 : dir;
+	char have[PATH_MAX];
+	ssize_t n;
 
-	if (slash && slash != dir) {
+	if (slash)
 		*slash = '\0';
-		if (mkdirs_below(root, dir, err) < 0)
-			return -1;
-	}
-	if (symlink(target, path) != 0 && errno != EEXIST)
-		return moat_error_set(err, MOAT_E_SYSTEM, errno, "creating the symlink %s in the bundle", path);
-	return 0;
+	if ((dfd = dirs_below(r, slash ? dir : "", err)) < 0)
+		return -1;
+	if (symlinkat(target, dfd, base) == 0)
+		return 0;
+	if (errno != EEXIST)
+		return moat_error_set(err, MOAT_E_SYSTEM, errno, "creating the symlink %s%s in the bundle", r->path,
+				      dest);
+	n = readlinkat(dfd, base, have, sizeof(have) - 1);
+	if (n >= 0 && (size_t)n == strlen(target) && memcmp(have, target, (size_t)n) == 0)
+		return 0;
+	moat_error_set(err, MOAT_E_USAGE, 0, "%s%s exists and is not the link moat makes there (-> %s)", r->path, dest,
+		       target);
+	return moat_error_hint(err, "remove %s%s, or export into a new directory", r->path, dest);
 }
 
 /* --- mounts ------------------------------------------------------------------ */
@@ -227,7 +308,8 @@ static void add_checked_bind(json_t *mounts, struct backend_plan *bp, struct oci
  * /tmp/x/h -> HOME, where only HOME/docs was granted -- and Landlock's rule
  * for the tmpfs covered all of it. */
 static json_t *build_mounts(const struct backend_ctx *ctx, struct backend_plan *bp, const struct view *vp,
-			    const char *rootfs, const char *self_exe, struct oci_facts *f, struct moat_error *err)
+			    const struct bundle_root *rootfs, const char *self_exe, struct oci_facts *f,
+			    struct moat_error *err)
 {
 	const struct view v = *vp;
 	cleanup_json json_t *mounts = json_array();
@@ -763,7 +845,9 @@ static int compile_bundle(const struct moat_backend *self, const struct backend_
 {
 	const struct moat_policy *p = ctx->policy;
 	struct oci_facts f = {0};
-	cleanup_free char *rootfs = NULL, *state = NULL, *self_exe = NULL, *id = NULL;
+	cleanup_free char *rootfs = NULL, *self_exe = NULL, *id = NULL;
+	cleanup_close int rootfs_fd = -1;
+	struct bundle_root root;
 	cleanup_json json_t *mounts = NULL, *seccomp = NULL, *config = NULL;
 	char why[256], exe[PATH_MAX];
 	struct view_opts vo = {.private_tmp = p->private_tmp, .no_placeholders = ctx->exporting};
@@ -824,9 +908,15 @@ static int compile_bundle(const struct moat_backend *self, const struct backend_
 		return -1;
 
 	rootfs = moat_xasprintf("%s/" ROOTFS, bp->work_dir);
-	state = moat_xasprintf("%s/state", bp->work_dir);
-	if ((mkdir(rootfs, 0755) != 0 && errno != EEXIST) || (mkdir(state, 0700) != 0 && errno != EEXIST))
-		return moat_error_set(err, MOAT_E_SYSTEM, errno, "creating the bundle in %s", bp->work_dir);
+	if ((rootfs_fd = bundle_dir(bp->work_dir, ROOTFS, 0755, err)) < 0)
+		return -1;
+	{
+		int state_fd = bundle_dir(bp->work_dir, "state", 0700, err);
+		if (state_fd < 0)
+			return -1;
+		close(state_fd);
+	}
+	root = (struct bundle_root){.fd = rootfs_fd, .path = rootfs};
 	/* moat itself is pid 1 inside (launch/init.h). */
 	{
 		ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
@@ -878,14 +968,14 @@ static int compile_bundle(const struct moat_backend *self, const struct backend_
 	 * (verdicts), and not in an export, which runs elsewhere. */
 	f.check_binds = !ctx->exporting && f.rt != RT_RUNSC;
 	if (f.check_binds) {
-		if (mkdirs_below(rootfs, "/.moat", err) < 0) {
+		if (mkdirs_below(&root, "/.moat", err) < 0) {
 			view_free(&v);
 			backend_strv_free(init_args);
 			return -1;
 		}
 		bp->bound_file = moat_xasprintf("%s" BOUND_PATH, rootfs);
 	}
-	mounts = build_mounts(ctx, bp, &v, rootfs, self_exe, &f, err);
+	mounts = build_mounts(ctx, bp, &v, &root, self_exe, &f, err);
 	/* runc makes process.cwd when it is missing (mkdir -p, inside the
 	 * container): a cwd in a bound host directory, deleted while the
 	 * sandbox is set up, would be made again on the host, through the
@@ -893,7 +983,7 @@ static int compile_bundle(const struct moat_backend *self, const struct backend_
 	 * mkdir would go and fails ("file exists"); chdir follows the link
 	 * to the cwd itself. */
 	if (mounts && !ctx->exporting && f.rt != RT_RUNSC && cwd_on_host(&v, p->cwd)) {
-		if (symlink_below(rootfs, CWD_LINK, p->cwd, err) < 0) {
+		if (symlink_below(&root, CWD_LINK, p->cwd, err) < 0) {
 			json_decref(mounts);
 			mounts = NULL;
 		}

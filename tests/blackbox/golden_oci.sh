@@ -116,4 +116,49 @@ is "$(q "$SCRATCH/out-loopback-home/config.json" '[r for r in d["process"]["rlim
 # per rule, each naming a syscall libseccomp knows.
 like "$(q "$SCRATCH/out-default/report.json" 'd["properties"]["sys.filter"]["mechanism"]')" \
 	"OCI linux.seccomp \($(q "$C" 'len(d["linux"]["seccomp"]["syscalls"])') rules" "oci: the report counts the rules the bundle holds"
+# --- an export follows no link planted in its directory ---------------------------
+# -o DIR may be a directory a sandboxed run could write (the project): a link
+# at DIR/rootfs had moat make the bundle's directories and links there
+# (bin -> usr/bin, etc/, root/, ...) wherever it pointed, as whoever ran
+# moat, and say "exported".  Now each planted link -- rootfs, state, a
+# directory inside rootfs, a link of the bundle's name pointing elsewhere --
+# is refused, naming it, and its target stays empty.  Control: the same
+# export into a new directory makes exactly those entries (what landed in
+# the target), and a second export into the same directory works.
+ex() { # ex DIR: the default policy exported into DIR; stderr in DIR.err
+	(cd "$T/proj" && env -i HOME="$T/home" PATH=/usr/bin:/bin LANG=C.UTF-8 \
+		"$MOAT" oci export -o "$1" -- /bin/sh -c 'echo hi' 2>"$1.err")
+}
+for plant in rootfs state rootfs/etc rootfs/bin; do
+	B=$SCRATCH/planted-${plant//\//-}
+	V=$SCRATCH/victim-${plant//\//-}
+	mkdir -p "$V"
+	mkdir -p "$(dirname "$B/$plant")"
+	ln -s "$V" "$B/$plant"
+	ex "$B"
+	rc=$?
+	[ "$rc" != 0 ]
+	ok $? "export into a DIR whose $plant is a link: refused (exit $rc)"
+	like "$(cat "$B.err")" "$B/$plant (is a symlink or not a directory|exists and is not the link moat makes)" \
+		"  naming $B/$plant"
+	is "$(ls -A "$V")" "" "  and its target is untouched"
+done
+B=$SCRATCH/planted-file
+mkdir -p "$B" && : >"$B/rootfs"
+! ex "$B"
+ok $? "export into a DIR whose rootfs is a file: refused"
+if [ "$(id -u)" = 0 ]; then
+	B=$SCRATCH/planted-owner
+	mkdir -p "$B/rootfs" && chown 65534 "$B/rootfs"
+	! ex "$B"
+	ok $? "export into a DIR whose rootfs belongs to another user: refused"
+	like "$(cat "$B.err")" "belongs to uid 65534" "  saying whose it is"
+fi
+B=$SCRATCH/fresh
+ex "$B"
+is $? 0 "control: export into a new directory works"
+is "$(readlink "$B/rootfs/bin"):$([ -d "$B/rootfs/etc" ] && echo etc)" "usr/bin:etc" \
+	"  and makes bin -> usr/bin and etc/ in rootfs (what landed in a planted link's target)"
+ex "$B"
+is $? 0 "control: a second export into the same directory works"
 done_testing

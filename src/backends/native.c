@@ -50,11 +50,24 @@ static void native_caps(const struct native_plan *np, struct limit_caps *c)
 	c->runtime = "native";
 	c->tmp_size = np->mounts.enabled;
 	c->pid_tree = np->pid_init;
-	/* Without a mount namespace and without Landlock the command sees the
-	 * host's /sys/fs/cgroup writable, and moat's cgroup is its uid's. */
+	/* Without a mount namespace and without Landlock the command sees
+	 * the host's /sys/fs/cgroup writable, and moat's cgroup is its uid's.
+	 * Without a mount namespace and without seccomp (which refuses clone3)
+	 * clone3(CLONE_INTO_CGROUP) with an O_PATH fd of any cgroup directory
+	 * the user owns starts a child there: no cgroup file is opened, so
+	 * Landlock does not see it. */
 	if (!np->mounts.enabled && np->landlock.abi == 0)
 		c->cgroup_open = "without a mount namespace or Landlock the command, as the same user, could raise its own "
 				 "cgroup's limits or move itself out of it";
+	else if (!np->mounts.enabled && !np->use_seccomp)
+		c->cgroup_open = "without a mount namespace or seccomp the command, as the same user, could start a "
+				 "process in another cgroup its user owns with clone3(CLONE_INTO_CGROUP), which Landlock "
+				 "does not govern";
+	/* Outside a pid namespace only Landlock's signal scope (ABI 6) keeps
+	 * the command, as moat's uid, from stopping moat and its guard. */
+	if (!np->pid_init && !(np->landlock.scoped & MOAT_LANDLOCK_SCOPE_SIGNAL))
+		c->moat_signalable = "the command can signal moat and its guard (the same uid, no pid namespace): it can "
+				     "stop them (SIGSTOP) and run on unwatched; Landlock ABI 6 scopes signals";
 	snprintf(c->tree_mechanism, sizeof(c->tree_mechanism),
 		 "pid namespace: its init dies with moat (PR_SET_PDEATHSIG), and when it ends the kernel kills the "
 		 "rest");
@@ -358,12 +371,26 @@ static int native_compile(const struct backend_ctx *ctx, struct backend_plan *bp
 		verdict_missing(&props[MOAT_P_SYS_FILTER], seccomp_hint, "%s", seccomp_why);
 
 	/* With a terminal (launch/term.h) the command's controlling terminal
-	 * is a pty of its own, which moat relays: TIOCSTI reaches only that. */
+	 * is a pty of its own, which moat relays: TIOCSTI reaches only that.
+	 * Without one, a terminal among fds 0-2 is the caller's, and setsid
+	 * alone does not keep it: a session leader takes a terminal that is no
+	 * session's controlling terminal with TIOCSCTTY (the seccomp filter
+	 * refuses it). */
+	int caller_tty = -1;
+	for (int fd = 0; fd <= 2 && !p->n_terminal && caller_tty < 0; fd++)
+		if (isatty(fd))
+			caller_tty = fd;
 	if (np->use_seccomp && p->n_terminal)
 		verdict_enforce(&props[MOAT_P_TTY_INJECT], "setsid, a pty of its own as its terminal (relayed by "
-							   "moat); seccomp: TIOCSTI, TIOCLINUX refused");
+							   "moat); seccomp: TIOCSTI, TIOCSCTTY, TIOCLINUX refused");
 	else if (np->use_seccomp)
-		verdict_enforce(&props[MOAT_P_TTY_INJECT], "setsid; seccomp: TIOCSTI, TIOCLINUX refused");
+		verdict_enforce(&props[MOAT_P_TTY_INJECT], "setsid; seccomp: TIOCSTI, TIOCSCTTY, TIOCLINUX refused");
+	else if (caller_tty >= 0)
+		verdict_missing(&props[MOAT_P_TTY_INJECT], HINT_SECCOMP,
+				"fd %d is a terminal the command shares (not a pty of moat's): without seccomp, should it "
+				"be no session's controlling terminal, the command can take it (TIOCSCTTY) and type into "
+				"it (TIOCSTI)",
+				caller_tty);
 	else if ((h->userns || !h->root) && p->n_terminal)
 		verdict_enforce(&props[MOAT_P_TTY_INJECT], "setsid, a pty of its own as its terminal (relayed by "
 							   "moat): TIOCSTI reaches only it; no CAP_SYS_ADMIN");

@@ -26,7 +26,12 @@ static const char *const names[LIM__COUNT] = {
 	"run moat as root, with user namespaces enabled, or in a cgroup it may write: `systemd-run --user " \
 	"--scope -p Delegate=yes moat run ...`"
 #define HINT_NATIVE "use --backend native (or bwrap), which run the tree in moat's own cgroup"
-#define HINT_CGROUP_OPEN "with user namespaces or Landlock moat keeps the command away from its cgroup's files"
+#define HINT_CGROUP_OPEN                                                                                     \
+	"with user namespaces, or with both Landlock and seccomp, moat keeps the command away from its cgroup's " \
+	"files and from clone3(CLONE_INTO_CGROUP)"
+#define HINT_SIGNAL_SCOPE                                                                                    \
+	"enable user namespaces (a pid namespace), or a kernel with Landlock ABI 6 (Linux 6.12), which keeps the " \
+	"command's signals inside the sandbox"
 
 /* The missing text when the tree is not in a cgroup moat can hold it in. */
 static const char *outside_why(const struct limit_caps *caps, char *buf, size_t len)
@@ -198,7 +203,11 @@ static void decide_cpu(const struct moat_policy *p, const struct moat_cgroup_inf
 	long long n = (long long)p->limits.cpu_seconds;
 	char why[600];
 
-	if (caps->in_cgroup && v2_usable(cg)) {
+	/* The watch is moat's loop: a command that can stop moat runs on. */
+	if (caps->in_cgroup && caps->moat_signalable) {
+		missing(v, HINT_SIGNAL_SCOPE, "%s: no limit on its total CPU time (RLIMIT_CPU is per process)",
+			caps->moat_signalable);
+	} else if (caps->in_cgroup && v2_usable(cg)) {
 		o->cg_v2 = o->v2_cpu_watch = true;
 		enforce(v, "moat's cgroup v2 below %s: cpu.stat usage of the tree, SIGKILL at %lld s", cg->path, n);
 	} else if (caps->in_cgroup && v1_usable(cg, CGV1_CPUACCT)) {
@@ -224,6 +233,14 @@ static void decide_tree(const struct moat_host *h, const struct moat_cgroup_info
 	if (caps->pid_tree) {
 		o->tree_enforced = true;
 		snprintf(o->tree_mechanism, sizeof(o->tree_mechanism), "%s", caps->tree_mechanism);
+		return;
+	}
+	/* The cgroup's kill is done by moat and its guard: not by a stopped one. */
+	if (caps->in_cgroup && caps->moat_signalable) {
+		o->tree_enforced = false;
+		snprintf(o->tree_hint, sizeof(o->tree_hint), "%s", HINT_SIGNAL_SCOPE);
+		say(o->tree_reason, sizeof(o->tree_reason), "%s: a process of the command's outlives it, --timeout "
+			"and moat", caps->moat_signalable);
 		return;
 	}
 	if (caps->in_cgroup && v2_usable(cg) && (cg->v2_kill || cg->v2_freeze)) {

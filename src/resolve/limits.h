@@ -44,6 +44,12 @@ struct limit_caps {
 	 * are this uid's, and neither a mount namespace nor Landlock keeps the
 	 * command from them), or NULL: then no cgroup mechanism is claimed. */
 	const char *cgroup_open;
+	/* Why the command can signal moat and its guard (the same uid, no pid
+	 * namespace, no Landlock signal scope), or NULL.  A command that stops
+	 * them (SIGSTOP) outlives what only moat's loop or its guard does: the
+	 * CPU watch, the kill at the end, at --timeout and when moat dies.  The
+	 * cgroup's own limits (memory.max, pids.max) hold without moat. */
+	const char *moat_signalable;
 };
 
 struct limit_verdict {

@@ -388,6 +388,40 @@ if command -v script >/dev/null; then
 	# its own, TIOCSTI reaches only that: tests/blackbox/tty.sh).
 	out=$(timeout 10 script -qec "env HOME='$HOMED' MOAT_HOST_LIMIT=seccomp=0 '$MOAT' run --no-tty --backend native --mode prefer --profile strict -- '$HELPER' sti $STI_MARK" /dev/null </dev/null 2>&1)
 	unlike "$out" "$STI_MARK" "tty.inject without seccomp (setsid and no CAP_SYS_ADMIN alone): nothing injected"
+	# --no-tty, moat under setsid, fd 0 a terminal that is no session's
+	# (a pty a server opened for a client): without seccomp the command, a
+	# session leader without a terminal, takes it (TIOCSCTTY) and types
+	# into it, so tty.inject is missing; the filter refuses TIOCSCTTY.
+	cat >"$SCRATCH/ttysteal.py" <<'PYEOF'
+import json, os, pty, subprocess, sys
+moat, lim, rep, mark = sys.argv[1:5]
+code = ("import termios,fcntl\n"
+        "try: fcntl.ioctl(0, termios.TIOCSCTTY, 0); print('TIOCSCTTY ok')\n"
+        "except OSError as e: print('TIOCSCTTY', e.errno)\n"
+        "try: [fcntl.ioctl(0, termios.TIOCSTI, bytes([c])) for c in b'%s']\n"
+        "except OSError as e: print('TIOCSTI', e.errno)\n" % mark)
+m, s = pty.openpty()
+env = dict(os.environ)
+env.pop("MOAT_HOST_LIMIT", None)
+if lim != "-": env["MOAT_HOST_LIMIT"] = lim
+p = subprocess.run([moat, "run", "--backend", "native", "--mode", "prefer", "--profile", "strict", "--no-tty",
+                    "--report", rep, "--",
+                    sys.executable, "-c", code], stdin=s, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                   start_new_session=True, env=env, cwd="/", timeout=20)
+if not os.path.exists(rep): sys.exit("no report: " + p.stderr.decode())
+os.set_blocking(m, False)
+try: echoed = os.read(m, 400).decode(errors="replace")
+except BlockingIOError: echoed = ""
+pr = json.load(open(rep))["properties"]["tty.inject"]
+print(p.stdout.decode().strip().replace("\n", "; "), "|", "injected" if mark in echoed else "nothing injected", "|",
+      pr["status"], "|", pr.get("reason", pr.get("mechanism")))
+PYEOF
+	out=$(HOME="$HOMED" timeout 30 $PY "$SCRATCH/ttysteal.py" "$MOAT" seccomp=0 "$REPORTS/tty0.json" "$STI_MARK" 2>&1)
+	like "$out" "^TIOCSCTTY ok.*\\| injected \\| missing \\|.*TIOCSCTTY" \
+		"tty.inject without seccomp, a terminal that is no session's on fd 0: the command takes it and injects, and the report says missing ($out)"
+	out=$(HOME="$HOMED" timeout 30 $PY "$SCRATCH/ttysteal.py" "$MOAT" - "$REPORTS/tty1.json" "$STI_MARK" 2>&1)
+	like "$out" "^TIOCSCTTY 1; TIOCSTI 1 \\| nothing injected \\| enforced \\|.*TIOCSCTTY" \
+		"tty.inject with seccomp: TIOCSCTTY and TIOCSTI are refused (EPERM), nothing injected ($out)"
 else
 	skip_test "script(1) missing: no pty for the tty.inject test"
 fi
@@ -429,6 +463,27 @@ chain_alive "$PROJ/tree/hb3"
 ok $? "proc.tree control: without a pid namespace or a cgroup the chain outlives a SIGKILLed moat"
 is "$(prop_status "$SCRATCH/tree0.json" proc.tree)" missing "proc.tree control: and the plan says missing"
 rm -f "$PROJ/tree/hb3"
+# Without a pid namespace the command is moat's uid: only Landlock's signal
+# scope (ABI 6) keeps it from stopping moat and its guard (SIGSTOP), which
+# would leave --timeout, the CPU watch and the tree's kill undone.  Below
+# ABI 6, proc.tree and a --cpu limit are missing; the command's signal to
+# moat (SIGCONT: harmless) goes through.  With the scope it is refused.
+sig_run() { # sig_run LIMIT REPORT: prints what kill -CONT $PPID (moat) did
+	ML "$1" "${S[@]}" --mode prefer --cpu 5 --report "$2" -- /bin/sh -c 'kill -CONT $PPID 2>/dev/null && echo signalled || echo refused'
+}
+out=$(sig_run "$LL_ONLY,landlock=5" "$REPORTS/sig5.json")
+is "$out/$(prop_status "$REPORTS/sig5.json" proc.tree)/$(prop_status "$REPORTS/sig5.json" res.limits)" \
+	signalled/missing/missing "proc.tree, res.limits: Landlock 5, no pid namespace: the command signals moat, and both are missing"
+like "$(json_get "$REPORTS/sig5.json" '["properties"]["proc.tree"]["reason"]')" "signal moat and its guard" \
+	"  and proc.tree's reason says why"
+if "$MOAT" probe 2>/dev/null | grep -q "signal scoping (Landlock ABI 6)"; then
+	out=$(sig_run "$LL_ONLY" "$REPORTS/sig6.json")
+	is "$out" refused "  control: with Landlock's signal scope the command's signal to moat is refused"
+	unlike "$(json_get "$REPORTS/sig6.json" '["properties"]["proc.tree"]["reason"]')" "signal moat" \
+		"  and proc.tree is not missing for that reason"
+else
+	skip_test "no Landlock ABI 6 here: no signal-scope control"
+fi
 
 # --- res.limits -------------------------------------------------------------
 # (The tree limits -- --memory, --pids, --cpu through moat's cgroup -- are

@@ -279,16 +279,19 @@ is "$rc" 125 "MOAT_HOST_LIMIT=landlock=-1 is refused by moat run too"
 # LIMIT|MISSING|HINT_REGEX (the hint every missing property must carry;
 # "-" when the causes are mixed).  With namespaces the mount view holds the
 # file system without Landlock (as under bubblewrap); ipc.unix needs seccomp
-# (socket(AF_UNIX) refused) and an IPC namespace (for SysV IPC).
+# (socket(AF_UNIX) refused) and an IPC namespace (for SysV IPC).  Without a
+# pid namespace proc.tree needs Landlock's signal scope (ABI 6: else the
+# command stops moat and its guard) and seccomp (else clone3 with
+# CLONE_INTO_CGROUP moves a child out of moat's cgroup).
 matrix="-||-
 landlock=0||-
 landlock=2||-
 userns=0,root=0|fs.write ipc.unix proc.pid|namespace
 seccomp=0|ipc.unix proc.ptrace sys.filter|[Ss]eccomp|SECCOMP
-landlock=5,userns=0,root=0|fs.write ipc.unix proc.pid|-
+landlock=5,userns=0,root=0|fs.write ipc.unix proc.pid proc.tree|-
 landlock=0,userns=0,root=0|fs.read fs.secrets fs.tmp fs.write ipc.unix proc.pid proc.ptrace proc.tree|-
 landlock=0,seccomp=0|ipc.unix proc.ptrace sys.filter|-
-seccomp=0,userns=0,root=0|fs.write ipc.unix net.none proc.pid proc.ptrace sys.filter|-
+seccomp=0,userns=0,root=0|fs.write ipc.unix net.none proc.pid proc.ptrace proc.tree sys.filter|-
 landlock=0,seccomp=0,userns=0,root=0|fs.read fs.secrets fs.tmp fs.write ipc.abstract ipc.unix net.none proc.pid proc.ptrace proc.tree sys.filter|-"
 if [ "$(id -u)" = 0 ]; then
 	# root makes the namespaces without a user namespace; without seccomp

@@ -249,6 +249,10 @@ struct moat_backend {
 	 * for a backend that cannot run was ~0.3 ms each (an export's
 	 * directory is given as ever). */
 	bool work_dir_lazy;
+	/* The sandbox's init is moat's own binary (`moat __init`, bound from
+	 * /proc/self/exe): only the moat program can run this backend, never
+	 * an embedder of libmoat (util/moatbin.h). */
+	bool runs_moat_init;
 	/* Optional: the properties (MOAT_PBIT) this backend can never enforce
 	 * for the policy, known without compiling it.  `auto` then skips a
 	 * backend that could not beat the best one found so far (plan.c). */

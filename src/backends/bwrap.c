@@ -447,6 +447,7 @@ static int bwrap_compile(const struct backend_ctx *ctx, struct backend_plan *bp,
 
 const struct moat_backend backend_bwrap = {
 	.name = "bwrap",
+	.runs_moat_init = true,
 	.tools = {"bwrap"},
 	.summary = "bubblewrap: namespaces and bind mounts, with moat's own seccomp program",
 	.install_hint = "Debian/Ubuntu: `sudo apt install bubblewrap`; Fedora: `sudo dnf install bubblewrap`",

@@ -430,6 +430,7 @@ static int firejail_compile(const struct backend_ctx *ctx, struct backend_plan *
 
 const struct moat_backend backend_firejail = {
 	.name = "firejail",
+	.runs_moat_init = true,
 	.tools = {"firejail"},
 	.summary = "firejail: a setuid-root sandbox (namespaces, blacklists, its own seccomp list)",
 	.install_hint = "Debian/Ubuntu: `sudo apt install firejail`; Fedora: `sudo dnf install firejail`",

@@ -712,6 +712,7 @@ out:
 
 const struct moat_backend backend_nsjail = {
     .name = "nsjail",
+    .runs_moat_init = true,
     .tools = {"nsjail"},
     .summary = "nsjail: namespaces, explicit binds and moat's seccomp rules as a kafel policy",
     .install_hint =

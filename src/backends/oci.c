@@ -1050,6 +1050,7 @@ static int gvisor_compile(const struct backend_ctx *ctx, struct backend_plan *bp
 
 const struct moat_backend backend_oci = {
 	.name = "oci",
+	.runs_moat_init = true,
 	.tools = {"crun", "runc"},
 	.summary = "an OCI bundle (moat's mounts, namespaces, seccomp) run by crun or runc",
 	.install_hint = "Debian/Ubuntu: `sudo apt install crun` (or runc); Fedora: `sudo dnf install crun` (or runc)",
@@ -1061,6 +1062,7 @@ const struct moat_backend backend_oci = {
 
 const struct moat_backend backend_gvisor = {
 	.name = "gvisor",
+	.runs_moat_init = true,
 	.tools = {"runsc"},
 	.summary = "gVisor: the OCI bundle run by runsc, under gVisor's own kernel",
 	.install_hint = "Debian/Ubuntu: add the gVisor apt repository and `sudo apt install runsc` "

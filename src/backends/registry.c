@@ -12,6 +12,7 @@
 #include "policy/verdict.h"
 #include "util/cleanup.h"
 #include "util/mem.h"
+#include "util/moatbin.h"
 
 /* none: the command runs bare (the status is off), what --backend none and
  * mode off give.  Nothing to compile: the plan has no tool and no in-child
@@ -79,6 +80,24 @@ static const char *this_os(void)
 #endif
 }
 
+/* An embedder of libmoat asked for a backend whose init is moat's own
+ * binary (moat_backend.runs_moat_init): /proc/self/exe is the embedder's,
+ * which would run as the sandbox's pid 1 in place of moat __init. */
+static void backend_verdict_not_moat(struct moat_verdict *props)
+{
+	char exe[256] = "unknown";
+	char reason[512];
+	ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+
+	if (n > 0)
+		exe[n] = '\0';
+	snprintf(reason, sizeof(reason),
+		 "from libmoat only the native backend runs: the others start moat's own binary as the sandbox's "
+		 "init, and this process is not moat (it is %s)",
+		 exe);
+	backend_verdict_all_missing(props, "run the moat program, or use --backend native", reason);
+}
+
 int backend_prepare(const struct moat_backend *b, const struct moat_policy *p, const struct fs_plan *fs,
 		    const struct moat_host *h, struct moat_cgroup_info *cg, char *const *envp,
 		    const char *export_dir, struct backend_plan *bp, struct moat_verdict *props, struct moat_error *err)
@@ -103,6 +122,10 @@ int backend_prepare(const struct moat_backend *b, const struct moat_policy *p, c
 			snprintf(reason, sizeof(reason), "the %s backend runs only on %s; this is %s", b->name, b->os,
 				 this_os());
 			backend_verdict_all_missing(props, b->install_hint, reason);
+			return 0;
+		}
+		if (b->runs_moat_init && !moatbin_is_self()) {
+			backend_verdict_not_moat(props);
 			return 0;
 		}
 		tool = backend_find_tool(b, NULL);

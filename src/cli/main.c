@@ -9,6 +9,7 @@
 #include "moat/moat.h"
 #include "policy/profiles.h"
 #include "sources/cli.h"
+#include "util/moatbin.h"
 #include "util/stdfds.h"
 
 /* The git revision moat was built from (Makefile: git describe, or the
@@ -19,6 +20,9 @@
 
 int main(int argc, char **argv)
 {
+	/* This process is moat's binary: the backends that run it as the
+	 * sandbox's init may (util/moatbin.h). */
+	moatbin_mark_self();
 	/* A closed 0, 1 or 2 would be taken by the next file moat opens. */
 	if (stdfds_ensure() < 0)
 		return 125;

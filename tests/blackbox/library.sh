@@ -18,4 +18,77 @@ if [ -e "$ROOT/.git" ] && rev=$(git -C "$ROOT" describe --always --dirty --abbre
 elif [ -f "$ROOT/.git-revision" ]; then
 	is "$got" "moat $version (git $(head -c 64 "$ROOT/.git-revision"))" "the revision is the copy's .git-revision"
 fi
+# --- an embedder: python3 calling moat_run_main through ctypes -------------
+scratch
+cat >"$SCRATCH/embed.py" <<'PY'
+import ctypes, os, signal, subprocess, sys, threading
+lib = ctypes.CDLL(os.environ["LIBMOAT"])
+libc = ctypes.CDLL(None, use_errno=True)
+how, args = sys.argv[1], [b"run"] + [a.encode() for a in sys.argv[2:]]
+def call():
+    argv = (ctypes.c_char_p * (len(args) + 1))(*args, None)
+    return lib.moat_run_main(len(args), argv)
+def status_bit(field, sig):
+    for line in open("/proc/self/status"):
+        if line.startswith(field + ":"):
+            return (int(line.split()[1], 16) >> (sig - 1)) & 1
+if how == "main":
+    print("rc", call())
+elif how == "thread":  # from a worker thread: refused, not a hang
+    out = []
+    t = threading.Thread(target=lambda: out.append(call()))
+    t.start(); t.join(20)
+    print("rc", out[0] if out else "hung")
+elif how == "busy":  # the main thread, while another thread runs
+    ev = threading.Event()
+    t = threading.Thread(target=ev.wait); t.start()
+    rc = call(); ev.set(); t.join()
+    print("rc", rc)
+elif how == "state":  # the caller's children and its process state across the run
+    signal.signal(signal.SIGCHLD, lambda s, f: None)
+    signal.signal(signal.SIGPIPE, signal.SIG_DFL)
+    signal.pthread_sigmask(signal.SIG_BLOCK, [signal.SIGUSR2])
+    mine = subprocess.Popen(["sleep", "5"])
+    quick = subprocess.Popen(["sh", "-c", "exit 42"])
+    rc = call()
+    sub = ctypes.c_int(-1); libc.prctl(37, ctypes.byref(sub), 0, 0, 0)  # PR_GET_CHILD_SUBREAPER
+    alive = mine.poll() is None
+    quick_code = quick.wait()
+    signal.pthread_sigmask(signal.SIG_UNBLOCK, [signal.SIGUSR2])
+    rc2 = call()
+    usr2 = signal.SIGUSR2 in signal.pthread_sigmask(signal.SIG_BLOCK, [])
+    print("rc=%d/%d own-child=%s its-sibling-exit=%d subreaper=%d sigchld-caught=%d sigpipe-ignored=%d usr2-blocked=%d"
+          % (rc, rc2, "alive" if alive else "gone", quick_code, sub.value, status_bit("SigCgt", signal.SIGCHLD),
+             status_bit("SigIgn", signal.SIGPIPE), usr2))
+    mine.kill(); mine.wait()
+PY
+embed() { LIBMOAT=$lib PYTHONDONTWRITEBYTECODE=1 /usr/bin/python3 "$SCRATCH/embed.py" "$@"; }
+
+# bwrap, firejail, oci, gvisor and nsjail run moat's own binary as the
+# sandbox's init, bound from /proc/self/exe: in an embedder that is the
+# embedder (python3 would run a file ./__init from the cwd as pid 1, and
+# moat's Landlock layer would never be applied).  From libmoat they are
+# refused, with the reason; the moat program runs them.
+cd "$SCRATCH"
+printf 'import os\nos.write(1, b"planted __init ran\\n")\n' >"$SCRATCH/__init"
+for b in bwrap firejail oci gvisor nsjail; do
+	out=$(embed main --backend "$b" --report "$REPORTS/$b.json" -- /bin/true 2>&1)
+	like "$out" "from libmoat only the native backend runs: the others start moat's own binary as the sandbox's init, and this process is not moat \\(it is [^)]*python[^)]*\\)" \
+		"through libmoat, --backend $b is refused with the reason"
+	is "$(echo "$out" | grep -c 'planted __init ran')/$(echo "$out" | tail -1)/$(json_get "$REPORTS/$b.json" '["status"]')" \
+		"0/rc 125/unavailable" "and nothing ran (exit 125, status unavailable)"
+done
+like "$(embed main --backend bwrap -- /bin/true 2>&1)" "hint: run the moat program, or use --backend native" \
+	"the refusal's hint names the way out"
+out=$(embed main --report "$REPORTS/auto.json" -- /bin/true 2>&1)
+is "$(echo "$out" | tail -1)/$(json_get "$REPORTS/auto.json" '["backend"]')" "rc 0/native" \
+	"through libmoat, --backend auto runs the native backend"
+if command -v bwrap >/dev/null && "$MOAT" run --backend bwrap -- /bin/true 2>/dev/null; then
+	"$MOAT" run --backend bwrap --report "$REPORTS/cli.json" -- /bin/true 2>/dev/null
+	is "$?/$(json_get "$REPORTS/cli.json" '["backend"]')" "0/bwrap" "control: the moat program runs --backend bwrap"
+else
+	ok 0 "# SKIP control: bwrap does not run here"
+fi
+cd "$ROOT"
+
 done_testing

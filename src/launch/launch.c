@@ -19,6 +19,7 @@
 #include "launch/cgroup.h"
 #include "util/timeline.h"
 #include "launch/child.h"
+#include "launch/children.h"
 #include "launch/fence.h"
 #include "launch/signals.h"
 #include "launch/term.h"
@@ -34,37 +35,60 @@ long long moat_now_ns(void)
 
 /* Kill and reap whatever is left of the tree after the command ended:
  * without a pid namespace, moat is a subreaper, so orphans (double-forked
- * daemons) are reparented to it and can be found as its children. */
-static void reap_orphans(pid_t spare)
+ * daemons) are reparented to it and can be found as its children.  The
+ * children moat had before the launch (`before`: the caller's own, and
+ * `spare`, the guard) are not the tree's: left alone, unreaped. */
+static void reap_orphans(pid_t spare, const struct child_set *before)
 {
+	cleanup_child_set struct child_set now = {0};
 	int round;
 
 	for (round = 0; round < 100; round++) {
-		char path[64];
-		cleanup_fclose FILE *f = NULL;
-		int pid, found = 0;
+		int found = 0;
+		size_t i;
 
-		snprintf(path, sizeof(path), "/proc/self/task/%d/children", (int)getpid());
-		f = fopen(path, "re");
-		if (f) {
-			while (fscanf(f, "%d", &pid) == 1) {
-				if (pid == spare)
-					continue;
-				kill(pid, SIGKILL);
-				found = 1;
-			}
-		}
-		for (;;) {
-			pid_t w = waitpid(-1, NULL, WNOHANG);
-			if (w <= 0)
-				break;
-			if (w != spare)
-				found = 1;
+		child_set_read(&now);
+		for (i = 0; i < now.n; i++) {
+			pid_t pid = now.pids[i];
+
+			if (pid == spare || child_set_has(before, pid))
+				continue;
+			kill(pid, SIGKILL);
+			waitpid(pid, NULL, WNOHANG);
+			found = 1;
 		}
 		if (!found)
 			return;
 		usleep(1000);
 	}
+}
+
+/* Reap what of moat's children has ended, but those in `before`: the
+ * command (its status into *child_status, *child_done set) and the orphans
+ * re-parented to moat. */
+static void reap_ended(pid_t child, const struct child_set *before, struct child_set *now, bool *child_done,
+		       int *child_status)
+{
+	size_t i;
+	int status;
+
+	child_set_read(now);
+	for (i = 0; i < now->n; i++) {
+		pid_t pid = now->pids[i];
+
+		if (child_set_has(before, pid) || waitpid(pid, &status, WNOHANG) != pid || pid != child)
+			continue;
+		*child_done = true;
+		*child_status = status;
+	}
+}
+
+/* PR_SET_CHILD_SUBREAPER back to what the caller had (an embedder's
+ * process outlives the run); -1: moat did not change it. */
+static void restore_subreaper(int *was)
+{
+	if (*was >= 0)
+		prctl(PR_SET_CHILD_SUBREAPER, (unsigned long)*was, 0, 0, 0);
 }
 
 /* Both ends of a pipe, closed at scope exit unless already closed (-1). */
@@ -475,6 +499,10 @@ int launch_run(const struct moat_policy *p, struct moat_plan *plan, struct term 
 	int status = 0, child_status = 0, flags, rc;
 	/* Killed and reaped at scope exit if an error leaves it running. */
 	cleanup_pid pid_t child = -1;
+	/* The children moat had before the launch: not the command's tree
+	 * (launch/children.h). */
+	cleanup_child_set struct child_set before = {0}, children_now = {0};
+	__attribute__((cleanup(restore_subreaper))) int was_subreaper = -1;
 	size_t i;
 
 	memset(r, 0, sizeof(*r));
@@ -529,8 +557,11 @@ int launch_run(const struct moat_policy *p, struct moat_plan *plan, struct term 
 	sfd = signalfd(-1, &fwd, SFD_CLOEXEC | SFD_NONBLOCK);
 	if (sfd < 0)
 		return moat_error_set(err, MOAT_E_SYSTEM, errno, "signalfd");
-	if (!pid_init)
+	child_set_read(&before);
+	if (!pid_init && prctl(PR_GET_CHILD_SUBREAPER, &was_subreaper, 0, 0, 0) == 0 && !was_subreaper)
 		prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0);
+	else
+		was_subreaper = -1;
 
 	args = (struct child_args){.policy = p, .plan = plan, .saved_mask = args_mask, .err_fd = errp[1],
 				   .status_fd = statp[1], .lifeline_fd = life[0], .go_fd = go[0],
@@ -732,16 +763,9 @@ int launch_run(const struct moat_policy *p, struct moat_plan *plan, struct term 
 					tree_signal(&route, (int)si.ssi_signo);
 					continue;
 				}
-				for (;;) {
-					pid_t w = waitpid(-1, &status, WNOHANG);
-					if (w <= 0)
-						break;
-					if (w == child) {
-						child_done = true;
-						child_status = status;
-						route.child = -1; /* may be another's now */
-					}
-				}
+				reap_ended(child, &before, &children_now, &child_done, &child_status);
+				if (child_done)
+					route.child = -1; /* may be another's now */
 			}
 		}
 	}
@@ -794,7 +818,7 @@ int launch_run(const struct moat_policy *p, struct moat_plan *plan, struct term 
 	if (cgroup && !pid_init && lp->tree_kill != CG_KILL_NONE)
 		tree_cgroup_kill(lp);
 	if (!pid_init || plan->status == MOAT_STATUS_OFF)
-		reap_orphans(spare);
+		reap_orphans(spare, &before);
 	if (cgroup) {
 		tree_cgroup_memory_stats(lp, &r->memory_peak, &r->oom_kills);
 		r->cpu_usec = tree_cgroup_cpu_usec(lp);

@@ -13,6 +13,9 @@ static const int forwarded[] = {SIGTERM, SIGINT, SIGHUP, SIGQUIT, SIGUSR1, SIGUS
 static const int restored[] = {SIGPIPE, SIGCHLD};
 
 static sigset_t caller_ignored, caller_mask;
+/* The caller's SIGPIPE and SIGCHLD handling, put back by signals_release:
+ * an embedder's process goes on after moat_run_main. */
+static struct sigaction caller_actions[ARRAY_LEN(restored)];
 static bool captured;
 
 static bool was_ignored(int sig)
@@ -27,17 +30,19 @@ void signals_capture_caller(void)
 	struct sigaction ign = {.sa_handler = SIG_IGN}, dfl = {.sa_handler = SIG_DFL};
 	size_t i;
 
-	if (captured)
-		return;
+	/* Every call: an embedder may change its mask or dispositions between
+	 * two runs. */
 	captured = true;
 	sigprocmask(SIG_BLOCK, NULL, &caller_mask);
 	sigemptyset(&caller_ignored);
 	for (i = 0; i < ARRAY_LEN(forwarded); i++)
 		if (was_ignored(forwarded[i]))
 			sigaddset(&caller_ignored, forwarded[i]);
-	for (i = 0; i < ARRAY_LEN(restored); i++)
+	for (i = 0; i < ARRAY_LEN(restored); i++) {
 		if (was_ignored(restored[i]))
 			sigaddset(&caller_ignored, restored[i]);
+		sigaction(restored[i], NULL, &caller_actions[i]);
+	}
 	sigaction(SIGPIPE, &ign, NULL);
 	sigaction(SIGCHLD, &dfl, NULL);
 }
@@ -52,8 +57,13 @@ void signals_hold(void)
 
 void signals_release(void)
 {
-	if (captured)
-		sigprocmask(SIG_SETMASK, &caller_mask, NULL);
+	size_t i;
+
+	if (!captured)
+		return;
+	for (i = 0; i < ARRAY_LEN(restored); i++)
+		sigaction(restored[i], &caller_actions[i], NULL);
+	sigprocmask(SIG_SETMASK, &caller_mask, NULL);
 }
 
 void signals_caller_mask(sigset_t *mask)

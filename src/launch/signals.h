@@ -10,8 +10,9 @@
 #include <sys/types.h>
 
 /* Records which signals the caller left ignored (nohup ignores SIGHUP, a
- * shell's background job SIGINT and SIGQUIT), once, before moat changes any
- * disposition; then sets moat's own: SIGPIPE ignored (a broken stderr or
+ * shell's background job SIGINT and SIGQUIT), its mask and its SIGPIPE and
+ * SIGCHLD handling, on every call, before moat changes any disposition;
+ * then sets moat's own: SIGPIPE ignored (a broken stderr or
  * report pipe is an error to report, not a death) and SIGCHLD default
  * (ignored, children would be reaped away from moat's wait).  Called first
  * by moat_run_main and by moat __init. */
@@ -23,6 +24,7 @@ void signals_capture_caller(void);
  * forwarded to the command once it runs (launch reads it from its signalfd),
  * or acts when signals_release() restores the caller's mask. */
 void signals_hold(void);
+/* Puts back the caller's mask and its SIGPIPE and SIGCHLD handling. */
 void signals_release(void);
 
 /* The signal mask the caller started moat with (what the command gets). */

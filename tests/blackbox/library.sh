@@ -91,4 +91,31 @@ else
 fi
 cd "$ROOT"
 
+# The caller's children are not moat's: moat neither kills nor reaps them,
+# and gives back the caller's subreaper flag, signal mask and dispositions.
+for m in "--mode off" "--mode prefer" "--profile strict"; do
+	lim=; [ "$m" = "--mode prefer" ] && lim=userns=0,root=0
+	out=$(MOAT_HOST_LIMIT=$lim embed state $m -- /bin/true 2>/dev/null)
+	is "$out" "rc=0/0 own-child=alive its-sibling-exit=42 subreaper=0 sigchld-caught=1 sigpipe-ignored=0 usr2-blocked=0" \
+		"libmoat ($m${lim:+, MOAT_HOST_LIMIT=$lim}): the caller's child lives, its sibling's status is the caller's, the caller's state is back"
+done
+# The same for a shell that starts a background job, then execs moat.
+for lim in "" "userns=0,root=0"; do
+	mode=off; [ -n "$lim" ] && mode=prefer
+	sh -c 'sleep 20 </dev/null >/dev/null 2>&1 & echo $! >"$1/bg"; exec env MOAT_HOST_LIMIT="$2" "$3" run --mode "$4" -- /bin/true' \
+		sh "$SCRATCH" "$lim" "$MOAT" "$mode" 2>/dev/null
+	bg=$(cat "$SCRATCH/bg")
+	sleep 0.2
+	is "$(kill -0 "$bg" 2>/dev/null && echo alive || echo killed)" alive \
+		"exec moat run --mode $mode${lim:+ (MOAT_HOST_LIMIT=$lim)}: the shell's background job is left alone"
+	kill "$bg" 2>/dev/null
+	# Control: what the command leaves behind is still killed.
+	MOAT_HOST_LIMIT=$lim "$MOAT" run --mode "$mode" -- /bin/sh -c \
+		'sleep 20 </dev/null >/dev/null 2>&1 & echo $! >"$1/daemon"' sh "$SCRATCH" 2>/dev/null
+	d=$(cat "$SCRATCH/daemon")
+	sleep 0.2
+	is "$(kill -0 "$d" 2>/dev/null && echo alive || echo killed)" killed \
+		"control: a process the command left behind is killed (--mode $mode${lim:+, MOAT_HOST_LIMIT=$lim})"
+	kill "$d" 2>/dev/null
+done
 done_testing

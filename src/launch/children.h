@@ -1,0 +1,25 @@
+/* The children of this process, as the kernel lists them
+ * (/proc/self/task/TID/children, every thread's), zombies included.  moat
+ * records the ones that exist before it starts the command -- an
+ * embedder's own children, a shell's background job that then exec'd moat
+ * -- and never kills, waits for or reaps those: they are not moat's. */
+#ifndef MOAT_LAUNCH_CHILDREN_H
+#define MOAT_LAUNCH_CHILDREN_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <sys/types.h>
+
+struct child_set {
+	pid_t *pids;
+	size_t n, cap;
+};
+
+/* Replaces *s with the children there are now (empty when /proc cannot
+ * be read). */
+void child_set_read(struct child_set *s);
+bool child_set_has(const struct child_set *s, pid_t pid);
+void child_set_free(struct child_set *s);
+#define cleanup_child_set __attribute__((cleanup(child_set_free)))
+
+#endif

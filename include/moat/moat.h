@@ -17,7 +17,27 @@ MOAT_EXPORT const char *moat_version(void);
 /* `moat run ARGS...`: argv[0] is "run".  Builds the policy, the plan and the
  * sandbox, runs the command and returns what `moat` would exit with (the
  * command's status, 124, 125, 126, 127 or 128+N; see README.md).
- * Diagnostics go to stderr; stdout belongs to the command. */
+ * Diagnostics go to stderr; stdout belongs to the command.
+ *
+ * Call it from the process's only thread: it blocks SIGCHLD and the
+ * signals it forwards in the calling thread and reads them from a
+ * signalfd, so another thread could take the command's SIGCHLD (the run
+ * would wait forever) or a signal meant for the command.  From a process
+ * with more than one thread it returns 125 at once, saying so on stderr.
+ *
+ * Only the native backend runs from here (and none, with --mode off):
+ * bwrap, firejail, oci, gvisor and nsjail start moat's own binary as the
+ * sandbox's init, and this process is not moat.  --backend auto skips
+ * them; asked for by name, every property is missing with that reason
+ * (exit 125 in require mode).
+ *
+ * The caller's own children, started before the call, are left alone: moat
+ * neither kills nor reaps them (their statuses stay the caller's), only
+ * what the command leaves behind.  The caller's signal mask, its SIGPIPE
+ * and SIGCHLD dispositions and its PR_SET_CHILD_SUBREAPER flag are as they
+ * were when it returns; a SIGCHLD for the caller's own child that arrives
+ * during the run is not delivered to the caller's handler (wait for the
+ * child afterwards). */
 MOAT_EXPORT int moat_run_main(int argc, char **argv);
 
 /* `moat probe --json`: what this host offers, which external sandbox tools

@@ -9,6 +9,7 @@
 #include <string.h>
 #include <sys/prctl.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include "api/run.h"
@@ -240,6 +241,37 @@ static json_t *report_not_started(struct moat_policy *policy, const struct moat_
 #define FREE_AT_EXIT false
 #endif
 
+/* The threads of this process, from /proc/self/status; 0 when unknown. */
+static long thread_count(void)
+{
+	cleanup_fclose FILE *f = fopen("/proc/self/status", "re");
+	char line[256];
+	long n = 0;
+
+	while (f && fgets(line, sizeof(line), f))
+		if (sscanf(line, "Threads: %ld", &n) == 1)
+			break;
+	return n;
+}
+
+/* moat_run_main needs the process to itself: it blocks the signals it
+ * forwards and SIGCHLD in the calling thread only and reads them from a
+ * signalfd, so another thread would take the command's SIGCHLD (the run
+ * then waits forever) or die of a SIGTERM meant for the command.  true:
+ * refused, said on stderr. */
+static bool refuse_threads(void)
+{
+	long n = thread_count();
+
+	if ((pid_t)syscall(SYS_gettid) == getpid() && n <= 1)
+		return false;
+	fprintf(stderr,
+		"moat: moat_run_main must be called from the process's only thread (this process has %ld threads%s)\n"
+		"moat: hint: call it before starting any thread, or run the moat program as a child process\n",
+		n, (pid_t)syscall(SYS_gettid) == getpid() ? "" : ", and this is not its main thread");
+	return true;
+}
+
 static int run_main(int argc, char **argv, bool exiting)
 {
 	long long start_ns = moat_now_ns();
@@ -261,7 +293,7 @@ static int run_main(int argc, char **argv, bool exiting)
 
 	/* Before anything is opened or any disposition changed (util/stdfds.h,
 	 * launch/signals.h). */
-	if (stdfds_ensure() < 0)
+	if (stdfds_ensure() < 0 || (!exiting && refuse_threads()))
 		return 125;
 	signals_capture_caller();
 	signals_hold();

@@ -91,6 +91,16 @@ else
 fi
 cd "$ROOT"
 
+# moat_run_main from a worker thread, or with another thread alive: another
+# thread could take the command's SIGCHLD (the run hung forever) or a
+# signal meant for the command.  Refused, and the main thread alone runs.
+out=$(timeout 30 env LIBMOAT=$lib /usr/bin/python3 "$SCRATCH/embed.py" thread --mode off -- /bin/true 2>&1)
+like "$out" "must be called from the process's only thread .*not its main thread" "from a worker thread: refused with the reason"
+is "$(echo "$out" | tail -1)" "rc 125" "with exit 125, not a hang"
+out=$(timeout 30 env LIBMOAT=$lib /usr/bin/python3 "$SCRATCH/embed.py" busy --mode off -- /bin/true 2>&1)
+is "$(echo "$out" | tail -1)" "rc 125" "from the main thread while another thread runs: refused (exit 125)"
+is "$(embed main --mode off -- /bin/true 2>&1 | tail -1)" "rc 0" "control: the only thread runs it"
+
 # The caller's children are not moat's: moat neither kills nor reaps them,
 # and gives back the caller's subreaper flag, signal mask and dispositions.
 for m in "--mode off" "--mode prefer" "--profile strict"; do

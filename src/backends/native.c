@@ -374,17 +374,18 @@ static int native_compile(const struct backend_ctx *ctx, struct backend_plan *bp
 	 * is a pty of its own, which moat relays: TIOCSTI reaches only that.
 	 * Without one, a terminal among fds 0-2 is the caller's, and setsid
 	 * alone does not keep it: a session leader takes a terminal that is no
-	 * session's controlling terminal with TIOCSCTTY (the seccomp filter
-	 * refuses it). */
+	 * session's controlling terminal with TIOCSCTTY.  The seccomp filter
+	 * lets TIOCSCTTY be (script, tmux and node-pty make a pty of their
+	 * own their terminal) and refuses TIOCSTI, which is what injects. */
 	int caller_tty = -1;
 	for (int fd = 0; fd <= 2 && !p->n_terminal && caller_tty < 0; fd++)
 		if (isatty(fd))
 			caller_tty = fd;
 	if (np->use_seccomp && p->n_terminal)
 		verdict_enforce(&props[MOAT_P_TTY_INJECT], "setsid, a pty of its own as its terminal (relayed by "
-							   "moat); seccomp: TIOCSTI, TIOCSCTTY, TIOCLINUX refused");
+							   "moat); seccomp: TIOCSTI, TIOCLINUX refused");
 	else if (np->use_seccomp)
-		verdict_enforce(&props[MOAT_P_TTY_INJECT], "setsid; seccomp: TIOCSTI, TIOCSCTTY, TIOCLINUX refused");
+		verdict_enforce(&props[MOAT_P_TTY_INJECT], "setsid; seccomp: TIOCSTI, TIOCLINUX refused");
 	else if (caller_tty >= 0)
 		verdict_missing(&props[MOAT_P_TTY_INJECT], HINT_SECCOMP,
 				"fd %d is a terminal the command shares (not a pty of moat's): without seccomp, should it "

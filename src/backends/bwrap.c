@@ -401,10 +401,13 @@ static int bwrap_compile(const struct backend_ctx *ctx, struct backend_plan *bp,
 		backend_strv_free(init_args);
 		return -1;
 	}
-	/* Last: the skeletons and the root tmpfs (where the mount points were
-	 * made) read-only. */
+	/* Last: the skeletons, /dev and the root tmpfs (where the mount points
+	 * were made) read-only.  bwrap's --dev is a tmpfs of no size limit the
+	 * command could fill past --tmp-size where Landlock is absent;
+	 * --remount-ro is not recursive, so /dev/shm and /dev/pts keep theirs,
+	 * and writes to the device nodes go to their drivers. */
 	for (i = 0; i < v.n; i++)
-		if (v.v[i].kind == VIEW_SKELETON) {
+		if (v.v[i].kind == VIEW_SKELETON || v.v[i].kind == VIEW_DEV) {
 			backend_argv_add(bp, "--remount-ro");
 			backend_argv_add(bp, v.v[i].dest);
 		}

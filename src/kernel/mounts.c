@@ -104,17 +104,20 @@ static int move_onto(int tree, int target)
 	return 0;
 }
 
-/* A fresh tmpfs (or proc), detached; the caller moves it into place. */
-static int new_fs(const char *type, const char *mode, int64_t size, uint64_t attrs)
+/* A fresh tmpfs (or proc), detached; the caller moves it into place.  size
+ * and inodes: 0 for the kernel's default. */
+static int new_fs(const char *type, const char *mode, int64_t size, int64_t inodes, uint64_t attrs)
 {
 	int fs = (int)syscall(SYS_fsopen, type, M_FSOPEN_CLOEXEC), m, e;
-	char size_text[24];
+	char size_text[24], inodes_text[24];
 
 	if (fs < 0)
 		return -errno;
 	snprintf(size_text, sizeof(size_text), "%lld", (long long)size);
+	snprintf(inodes_text, sizeof(inodes_text), "%lld", (long long)inodes);
 	if ((mode && syscall(SYS_fsconfig, fs, M_FSCONFIG_SET_STRING, "mode", mode, 0) != 0) ||
 	    (size > 0 && syscall(SYS_fsconfig, fs, M_FSCONFIG_SET_STRING, "size", size_text, 0) != 0) ||
+	    (inodes > 0 && syscall(SYS_fsconfig, fs, M_FSCONFIG_SET_STRING, "nr_inodes", inodes_text, 0) != 0) ||
 	    syscall(SYS_fsconfig, fs, M_FSCONFIG_CMD_CREATE, NULL, NULL, 0) != 0) {
 		e = errno;
 		close(fs);
@@ -282,6 +285,11 @@ static int mask_at(int root, const struct view_op *op, const struct fs_plan *fp,
 	return rc;
 }
 
+/* The /dev tmpfs holds names only (mount points, symlinks, directories):
+ * no data, a few inodes per granted device. */
+#define DEV_TMPFS_BYTES (1LL << 20)
+#define DEV_TMPFS_INODES 4096
+
 static int fs_at(int root, const struct view_op *op, const struct fs_plan *fp, const char *type, const char *mode,
 		 uint64_t attrs, int *keep)
 {
@@ -289,7 +297,8 @@ static int fs_at(int root, const struct view_op *op, const struct fs_plan *fp, c
 
 	if (target < 0)
 		return target;
-	m = new_fs(type, mode, op->kind == VIEW_TMPFS ? op->size : 0, attrs);
+	m = op->kind == VIEW_DEV ? new_fs(type, mode, DEV_TMPFS_BYTES, DEV_TMPFS_INODES, attrs)
+				 : new_fs(type, mode, op->kind == VIEW_TMPFS ? op->size : 0, 0, attrs);
 	if (m < 0) {
 		close(target);
 		return m;
@@ -305,8 +314,13 @@ static int fs_at(int root, const struct view_op *op, const struct fs_plan *fp, c
 
 /* A minimal /dev, as bubblewrap makes it: no disks, no /dev/kvm, no
  * /dev/mem, nothing to mknod into.  The device nodes are binds of their
- * own (the grants of /dev/null, ...). */
-static int make_dev(int root, const struct view_op *op)
+ * own (the grants of /dev/null, ...).  The tmpfs itself is sealed
+ * read-only with the skeletons (*keep): writable, it was storage of no size
+ * limit that only Landlock kept the command from (a `dd` into /dev/big past
+ * --tmp-size).  Writes to the device nodes go to their drivers, and
+ * /dev/shm is a mount of its own, so neither is affected.  Small, too, in
+ * case it is ever written: it holds only names. */
+static int make_dev(int root, const struct view_op *op, int *keep)
 {
 	static const char *const links[][2] = {
 		{"fd", "/proc/self/fd"},
@@ -314,7 +328,7 @@ static int make_dev(int root, const struct view_op *op)
 		{"stdout", "/proc/self/fd/1"},
 		{"stderr", "/proc/self/fd/2"},
 	};
-	int rc = fs_at(root, op, NULL, "tmpfs", "0755", M_ATTR_NOSUID | M_ATTR_NOEXEC, NULL), dev;
+	int rc = fs_at(root, op, NULL, "tmpfs", "0755", M_ATTR_NOSUID | M_ATTR_NOEXEC, keep), dev;
 	size_t i;
 
 	if (rc < 0)
@@ -429,7 +443,7 @@ int mounts_apply(const struct native_mounts *m, const struct fs_plan *fp, char *
 		if (slot < 0)
 			return say(what, len, -errno, "opening the new root's", "mount point");
 		if (!root_is_host) {
-			mnt = new_fs("tmpfs", "0755", 0, M_ATTR_NOSUID | M_ATTR_NODEV);
+			mnt = new_fs("tmpfs", "0755", 0, 0, M_ATTR_NOSUID | M_ATTR_NODEV);
 			if (mnt < 0 || (rc = move_onto(mnt, slot)) < 0) {
 				rc = mnt < 0 ? mnt : rc;
 				close(slot);
@@ -451,7 +465,7 @@ int mounts_apply(const struct native_mounts *m, const struct fs_plan *fp, char *
 			rc = fs_at(root, op, NULL, "proc", NULL, M_ATTR_NOSUID | M_ATTR_NODEV | M_ATTR_NOEXEC, NULL);
 			break;
 		case VIEW_DEV:
-			rc = make_dev(root, op);
+			rc = make_dev(root, op, &m->mfds[i]);
 			break;
 		case VIEW_TMPFS: {
 			char mode[8];
@@ -519,7 +533,7 @@ int mounts_apply(const struct native_mounts *m, const struct fs_plan *fp, char *
 				   op->dest);
 	}
 
-	/* 4.  Skeletons and the root read-only (the superblock of each: the
+	/* 4.  Skeletons, /dev and the root read-only (the superblock of each: the
 	 * mounts below keep their own flags), then the new root is the root. */
 	for (i = 0; i <= v->n; i++)
 		if (m->mfds[i] >= 0 && (rc = set_attr(m->mfds[i], M_ATTR_RDONLY, false)) < 0)

@@ -6,6 +6,8 @@
 #   --memory 64M: 1 MiB at a time through /tmp, /dev/shm and a memfd in turn
 #     (tmpfs and memfd count, not only the heap); control: 300 MiB without.
 #   --tmp-size 16M: /tmp and /dev/shm are full at 16 MiB; control: 64M.
+#     Without Landlock, /dev takes nothing (read-only); control: /tmp fills
+#     to the limit under the same write.
 #   --cpu 1: eight busy processes; the tree's CPU time stays near 1 s and
 #     the report says the limit ended it; control: --cpu 100 lets them run.
 #   --pids 50: a fork bomb; control: no --pids.
@@ -181,6 +183,25 @@ for b in $BACKENDS; do
 	else
 		is "$st" "missing" "$b --tmp-size: reported missing ($(lim "$rep" tmp_size reason | head -c 120))"
 	fi
+done
+# /dev is no storage past the limit: without Landlock (MOAT_HOST_LIMIT) its
+# tmpfs was writable and of no size, and 32 MiB landed in /dev/big under
+# --tmp-size 16M.  Control: the same write into /tmp stops at 16 MiB (the
+# limit is what stops it); /dev/null and /dev/shm still take writes.  (oci
+# and gVisor: the runtime makes the nodes in a /dev of size=64M, bounded.)
+for b in $BACKENDS; do
+	case $b in native | bwrap) ;; *) continue ;; esac
+	rep=$REPORTS/devfill-$b.json
+	out=$(MOAT_HOST_LIMIT=landlock=0 R "$b" "$rep" --tmp-size 16M -- /bin/sh -c \
+		'head -c 32M /dev/zero >/tmp/t 2>/dev/null; echo tmp=$(wc -c </tmp/t)
+		 head -c 32M /dev/zero >/dev/big 2>/dev/null; echo dev=$(wc -c </dev/big 2>/dev/null || echo 0)
+		 echo x >/dev/null && echo null=ok; echo x >/dev/shm/x && echo shm=ok')
+	[ "$(lim "$rep" tmp_size status)" = enforced ] || continue
+	t=$(printf '%s\n' "$out" | sed -n 's/^tmp=//p')
+	[ -n "$t" ] && [ "$t" -le $((16 << 20)) ] && [ "$t" -gt 0 ]
+	ok $? "$b without Landlock, control: /tmp holds $t bytes of the 32 MiB (--tmp-size 16M stops it)"
+	is "$(printf '%s\n' "$out" | sed -n 's/^dev=//p')" 0 "$b without Landlock: nothing written into /dev (read-only)"
+	is "$(printf '%s\n' "$out" | grep -c '=ok$')" 2 "$b without Landlock: /dev/null and /dev/shm still take writes"
 done
 # The default size, when none is declared.
 rep=$REPORTS/tmpdef.json

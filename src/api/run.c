@@ -172,6 +172,26 @@ static int make_write_dirs(struct moat_policy *p, bool dry_run, struct moat_erro
 
 /* A limit ended the run: said, since the status alone (137) reads like
  * any SIGKILL, an OOM kill's too. */
+/* The sandbox could not be made (launch_run failed): nothing ran and no
+ * property held, so the report must not keep the plan's "enforced", which
+ * an embedder would trust.  Unavailable, as for a backend that cannot run
+ * here, with each requested property missing for the failure's reason
+ * (docs/report.md). */
+static void not_made(struct moat_plan *plan, const struct moat_error *err)
+{
+	int i;
+
+	if (plan->status == MOAT_STATUS_OFF)
+		return;
+	plan->status = MOAT_STATUS_UNAVAILABLE;
+	for (i = 0; i < MOAT_P__COUNT; i++)
+		if (plan->props[i].requested)
+			verdict_missing(&plan->props[i], err->hint[0] ? err->hint : NULL,
+					"the sandbox could not be made: %.400s", err->message);
+		else
+			plan->props[i].enforced = false; /* not asked for, and not there either */
+}
+
 static void say_limit_hit(const struct moat_policy *p, const struct moat_launch_result *r)
 {
 	char used[64] = "";
@@ -449,6 +469,7 @@ static int run_main(int argc, char **argv, bool exiting)
 		memset(&result, 0, sizeof(result));
 		result.exit_code = code;
 		snprintf(result.failure, sizeof(result.failure), "%s", err.message);
+		not_made(&plan, &err);
 		report = report_build(&policy, &host, &plan, &result);
 		add_server(report, &meta);
 		goto write_report;

@@ -578,7 +578,16 @@ int launch_run(const struct moat_policy *p, struct moat_plan *plan, struct term 
 	if (child < 0) {
 		int e = errno;
 		moat_error_set(err, MOAT_E_SYSTEM, e, "creating the sandbox (clone flags 0x%x)", flags);
-		if (e == EPERM || e == ENOSPC)
+		/* The host's settings allowed the namespaces (host/host.h), so
+		 * what refuses them is likely a seccomp filter: a container's,
+		 * or moat's own around a moat nested in it.  --mode prefer
+		 * cannot help where it was given: the plan already had them. */
+		if ((e == EPERM || e == ENOSPC) && p->mode == MOAT_MODE_PREFER)
+			moat_error_hint(err, "namespaces are refused here though the host's settings allow them (a "
+					     "seccomp filter: a container's, or a moat this one runs in); "
+					     "MOAT_HOST_LIMIT=userns=0,root=0 runs without them, or allow unshare and "
+					     "clone (in Docker: --security-opt seccomp=unconfined)");
+		else if (e == EPERM || e == ENOSPC)
 			moat_error_hint(err, "user namespaces may be restricted here; `moat probe` says why, and "
 					     "--mode prefer runs without them");
 		return -1;

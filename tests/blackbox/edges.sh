@@ -625,4 +625,36 @@ for b in $RACE_BACKENDS; do
 	[ -e "$R/sub" ] && diag "  now there: $(find "$R" | tr '\n' ' ')"
 done
 
+
+# --- namespaces refused by a filter the host's settings do not show -----------------
+# In a container under Docker's default seccomp profile, or in a moat nested
+# in moat, the sysctls allow namespaces but clone with their flags is EPERM
+# (tests/helpers/nsdeny).  --mode prefer cannot degrade there (the plan has
+# them): the run fails, and the report said "enforced" for it, every
+# property enforced, and the hint offered the --mode prefer that was given.
+NSDENY=$BUILD/helpers/nsdeny
+if [ ! -x "$NSDENY" ]; then
+	skip "no $NSDENY (make helpers)"
+else
+	# Controls: the filter is real (unshare refused), and outside it the
+	# same run is enforced.
+	! "$NSDENY" unshare -U true 2>/dev/null
+	ok $? "control: under nsdeny unshare(CLONE_NEWUSER) is refused"
+	out=$("$MOAT" run --mode prefer --report-fd 3 -- /bin/echo ran 3>"$REPORTS/ns0.json" 2>/dev/null)
+	is "$?:$out:$(json_get "$REPORTS/ns0.json" '["status"]')" "0:ran:enforced" "control: without the filter the run is enforced"
+	out=$("$NSDENY" "$MOAT" run --mode prefer --report-fd 3 -- /bin/echo ran 3>"$REPORTS/nsdeny.json" 2>"$SCRATCH/nsdeny.err")
+	rc=$?
+	is "$rc:$out" "125:" "under the filter, --mode prefer: exit 125, the command not run"
+	is "$(json_get "$REPORTS/nsdeny.json" '["status"]'):$(runf "$REPORTS/nsdeny.json" executed):$(runf "$REPORTS/nsdeny.json" exit_code)" \
+		"unavailable:False:125" "  the report says unavailable, executed false, exit_code 125 (not enforced)"
+	n=$("$PY" -c 'import json,sys; d=json.load(open(sys.argv[1])); print(sum(v["status"] == "enforced" for v in d["properties"].values()), len(d["missing"]) > 0)' "$REPORTS/nsdeny.json" 2>&1)
+	is "$n" "0 True" "  no property says enforced; the requested ones are missing"
+	"$PY" "$ROOT/tests/lib/validate_schema.py" "$ROOT/docs/report.schema.json" "$REPORTS/nsdeny.json" >"$SCRATCH/schema.err" 2>&1
+	ok $? "  the report is valid against docs/report.schema.json" || diag "$(head -3 "$SCRATCH/schema.err")"
+	! grep -q -- "--mode prefer runs without them" "$SCRATCH/nsdeny.err" && grep -q "MOAT_HOST_LIMIT=userns=0,root=0" "$SCRATCH/nsdeny.err"
+	ok $? "  the hint does not offer the --mode prefer given, it names what runs" || diag "$(cat "$SCRATCH/nsdeny.err")"
+	out=$("$NSDENY" env MOAT_HOST_LIMIT=userns=0,root=0 "$MOAT" run --mode prefer --report-fd 3 -- /bin/echo ran 3>"$REPORTS/nsdeny2.json" 2>/dev/null)
+	is "$?:$out:$(json_get "$REPORTS/nsdeny2.json" '["status"]')" "0:ran:degraded" "  and what the hint says runs, degraded"
+fi
+
 done_testing

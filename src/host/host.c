@@ -16,6 +16,7 @@
 #endif
 #include <unistd.h>
 
+#include "host/trials.h"
 #include "util/cleanup.h"
 
 #ifndef LANDLOCK_CREATE_RULESET_VERSION
@@ -296,6 +297,7 @@ int host_probe(struct moat_host *h, struct moat_error *err)
 					 : "seccomp(2) is refused here (an outer seccomp filter or an old kernel)");
 	}
 	h->userns = probe_userns(h->userns_why, sizeof(h->userns_why));
+	host_check_ns_under_filter(h);
 	h->yama_ptrace_scope = read_int_file("/proc/sys/kernel/yama/ptrace_scope", -1);
 	h->tiocsti_legacy = read_int_file("/proc/sys/dev/tty/legacy_tiocsti", 1) != 0;
 

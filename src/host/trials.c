@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/mount.h>
+#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -64,6 +65,13 @@ static int trial_userns(const struct moat_host *h, struct trial *t)
 	(void)h;
 	snprintf(t->step, sizeof(t->step), "unshare(CLONE_NEWUSER)");
 	return unshare(CLONE_NEWUSER) == 0 ? 0 : errno;
+}
+
+/* In the child: the first namespace the native backend makes. */
+static int trial_unshare(const struct moat_host *h, struct trial *t)
+{
+	snprintf(t->step, sizeof(t->step), "unshare(%s)", h->userns ? "CLONE_NEWUSER" : "CLONE_NEWNS");
+	return unshare(h->userns ? CLONE_NEWUSER : CLONE_NEWNS) == 0 ? 0 : errno;
 }
 
 static void explain_unshare(int e, const char *step, char *why, size_t len)
@@ -169,4 +177,25 @@ bool host_try_proc_mount(const struct moat_host *h, char *how, size_t how_len, c
 	}
 	why[0] = '\0';
 	return true;
+}
+
+void host_check_ns_under_filter(struct moat_host *h)
+{
+	struct trial t;
+	int e;
+
+	if ((!h->userns && !h->root) || prctl(PR_GET_SECCOMP, 0, 0, 0, 0) != 2)
+		return;
+	if (h->userns && (e = run_trial(trial_unshare, h, &t)) != 0) {
+		h->userns = false;
+		snprintf(h->userns_why, sizeof(h->userns_why),
+			 "a seccomp filter moat runs under (a container's profile, or moat inside moat) refuses %s: %s",
+			 t.step, strerror(e));
+	}
+	if (h->root && !h->userns && (e = run_trial(trial_unshare, h, &t)) != 0) {
+		h->root = false;
+		snprintf(h->userns_why, sizeof(h->userns_why),
+			 "a seccomp filter moat runs under (a container's profile, or moat inside moat) refuses %s: %s",
+			 t.step, strerror(e));
+	}
 }

@@ -22,4 +22,15 @@ bool host_try_userns(const struct moat_host *h, char *why, size_t len);
  * child)?  `how` says which namespaces were used. */
 bool host_try_proc_mount(const struct moat_host *h, char *how, size_t how_len, char *why, size_t len);
 
+/* The one trial of every run, and only where it is needed: when moat
+ * itself already runs under a seccomp filter (a container's profile, such
+ * as Docker's default, or moat inside moat) the sysctls host_probe reads
+ * may say namespaces can be made while the filter refuses unshare and
+ * clone.  Then unshare is tried in a forked child: refused, h->userns
+ * (and h->root's namespaces without one) become false, with the reason in
+ * h->userns_why, so that the plan is made without them (--mode prefer
+ * runs degraded, require says what is missing) instead of failing at
+ * clone.  Nothing is forked when no filter is there. */
+void host_check_ns_under_filter(struct moat_host *h);
+
 #endif

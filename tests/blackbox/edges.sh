@@ -628,10 +628,14 @@ done
 
 # --- namespaces refused by a filter the host's settings do not show -----------------
 # In a container under Docker's default seccomp profile, or in a moat nested
-# in moat, the sysctls allow namespaces but clone with their flags is EPERM
-# (tests/helpers/nsdeny).  --mode prefer cannot degrade there (the plan has
-# them): the run fails, and the report said "enforced" for it, every
-# property enforced, and the hint offered the --mode prefer that was given.
+# in moat, the sysctls allow namespaces but unshare and clone with their
+# flags are EPERM (tests/helpers/nsdeny).  moat, under a filter itself,
+# tries unshare once (host/trials.h): --mode prefer then runs without
+# namespaces, degraded, and require names the filter.  It used to plan them
+# and fail at clone, exit 125 even under prefer.  When only clone is refused
+# (nsdeny --clone-only: the trial passes), the launch fails: its report says
+# unavailable, not enforced, and the hint does not offer the --mode prefer
+# that was given.
 NSDENY=$BUILD/helpers/nsdeny
 if [ ! -x "$NSDENY" ]; then
 	skip "no $NSDENY (make helpers)"
@@ -642,9 +646,20 @@ else
 	ok $? "control: under nsdeny unshare(CLONE_NEWUSER) is refused"
 	out=$("$MOAT" run --mode prefer --report-fd 3 -- /bin/echo ran 3>"$REPORTS/ns0.json" 2>/dev/null)
 	is "$?:$out:$(json_get "$REPORTS/ns0.json" '["status"]')" "0:ran:enforced" "control: without the filter the run is enforced"
-	out=$("$NSDENY" "$MOAT" run --mode prefer --report-fd 3 -- /bin/echo ran 3>"$REPORTS/nsdeny.json" 2>"$SCRATCH/nsdeny.err")
+	out=$("$NSDENY" "$MOAT" run --mode prefer --report-fd 3 -- /bin/echo ran 3>"$REPORTS/nsp.json" 2>"$SCRATCH/nsp.err")
+	is "$?:$out:$(json_get "$REPORTS/nsp.json" '["status"]')" "0:ran:degraded" \
+		"under the filter, --mode prefer runs without namespaces: degraded"
+	like "$(json_get "$REPORTS/nsp.json" '["properties"]["proc.pid"]["reason"]')" \
+		"a seccomp filter moat runs under .* refuses unshare" "  and the reason names the filter"
+	out=$("$NSDENY" "$MOAT" run -- /bin/echo ran 2>"$SCRATCH/nsr.err")
+	is "$?:$out" "125:" "  require refuses, the command not run"
+	like "$(cat "$SCRATCH/nsr.err")" "cannot enforce proc.pid: .*a seccomp filter moat runs under" "  naming the filter"
+	"$NSDENY" --clone-only unshare -U true 2>/dev/null
+	ok $? "control: under nsdeny --clone-only unshare is allowed"
+	out=$("$NSDENY" --clone-only "$MOAT" run --mode prefer --report-fd 3 -- /bin/echo ran 3>"$REPORTS/nsdeny.json" \
+		2>"$SCRATCH/nsdeny.err")
 	rc=$?
-	is "$rc:$out" "125:" "under the filter, --mode prefer: exit 125, the command not run"
+	is "$rc:$out" "125:" "clone refused alone, --mode prefer: exit 125, the command not run"
 	is "$(json_get "$REPORTS/nsdeny.json" '["status"]'):$(runf "$REPORTS/nsdeny.json" executed):$(runf "$REPORTS/nsdeny.json" exit_code)" \
 		"unavailable:False:125" "  the report says unavailable, executed false, exit_code 125 (not enforced)"
 	n=$("$PY" -c 'import json,sys; d=json.load(open(sys.argv[1])); print(sum(v["status"] == "enforced" for v in d["properties"].values()), len(d["missing"]) > 0)' "$REPORTS/nsdeny.json" 2>&1)
@@ -653,7 +668,8 @@ else
 	ok $? "  the report is valid against docs/report.schema.json" || diag "$(head -3 "$SCRATCH/schema.err")"
 	! grep -q -- "--mode prefer runs without them" "$SCRATCH/nsdeny.err" && grep -q "MOAT_HOST_LIMIT=userns=0,root=0" "$SCRATCH/nsdeny.err"
 	ok $? "  the hint does not offer the --mode prefer given, it names what runs" || diag "$(cat "$SCRATCH/nsdeny.err")"
-	out=$("$NSDENY" env MOAT_HOST_LIMIT=userns=0,root=0 "$MOAT" run --mode prefer --report-fd 3 -- /bin/echo ran 3>"$REPORTS/nsdeny2.json" 2>/dev/null)
+	out=$("$NSDENY" --clone-only env MOAT_HOST_LIMIT=userns=0,root=0 "$MOAT" run --mode prefer --report-fd 3 -- /bin/echo ran \
+		3>"$REPORTS/nsdeny2.json" 2>/dev/null)
 	is "$?:$out:$(json_get "$REPORTS/nsdeny2.json" '["status"]')" "0:ran:degraded" "  and what the hint says runs, degraded"
 fi
 

@@ -1,10 +1,12 @@
-/* nsdeny CMD ARGS...: run CMD under a seccomp filter that refuses
+/* nsdeny [--clone-only] CMD ARGS...: run CMD under a seccomp filter that refuses
  * namespaces the way Docker's default profile does (clone with a namespace
  * flag, unshare and setns: EPERM; clone3: ENOSYS, so that libc falls back
  * to clone), while the host's sysctls still allow them.  The place where
  * moat's cheap probe (host/host.c) says namespaces can be made and they
  * cannot: a container, or a moat nested in moat.  Raw BPF, so the test
- * needs no libseccomp. */
+ * needs no libseccomp.  --clone-only lets unshare and setns be: moat's
+ * trial (host/trials.h) then passes and only its clone fails, the launch
+ * failure the report must call unavailable. */
 #include <errno.h>
 #include <linux/audit.h>
 #include <linux/filter.h>
@@ -12,6 +14,7 @@
 #include <sched.h>
 #include <stddef.h>
 #include <stdio.h>
+#include <string.h>
 #include <sys/prctl.h>
 #include <sys/syscall.h>
 #include <unistd.h>
@@ -53,8 +56,16 @@ int main(int argc, char **argv)
 	};
 	struct sock_fprog prog = {.len = sizeof(f) / sizeof(f[0]), .filter = f};
 
+	if (argc > 1 && strcmp(argv[1], "--clone-only") == 0) {
+		/* unshare and setns jump to the allow (f[10]) instead of
+		 * the refusal (f[9]). */
+		f[6] = (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, __NR_unshare, 3, 0);
+		f[7] = (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, __NR_setns, 2, 0);
+		argv++;
+		argc--;
+	}
 	if (argc < 2) {
-		fprintf(stderr, "usage: nsdeny CMD [ARGS...]\n");
+		fprintf(stderr, "usage: nsdeny [--clone-only] CMD [ARGS...]\n");
 		return 2;
 	}
 	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0 || prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &prog) != 0) {

@@ -784,8 +784,18 @@ static int add_git_config(struct moat_policy *p, const char *home, char *const *
 		return 0;
 	path = ownfile_put("git", "gitconfig", g->text ? g->text : "", g->len, err);
 	if (!path) {
+		/* A convenience (git's identity inside), not a protection: left
+		 * out, said on stderr, and the run goes on.  A directory of that
+		 * name that is not moat's own is someone else's (refused, never
+		 * used), or, in a moat inside moat, the outer sandbox's. */
+		bool hint = err->hint[0] != '\0';
+		cleanup_free char *line =
+		    moat_xasprintf("note: the sanitized git configuration is left out: %s%s%s%s", err->message,
+				   hint ? " (" : "", err->hint, hint ? ")" : "");
 		git_config_free(g);
-		return moat_error_wrap(err, "the sanitized git configuration");
+		netset_notes_add(notes, line);
+		memset(err, 0, sizeof(*err));
+		return 0;
 	}
 	policy_add_path(p, path, MOAT_ACCESS_READ, false, o);
 	p->paths[p->n_paths - 1].from_profile = true;

@@ -77,11 +77,18 @@ def spawn(argv, env, stderr_path, keep=()):
 
 
 def read_head(path, n=300):
+    """The first n characters of a run's stderr, and its last lines when
+    there is more: moat's own error comes last, after its notes and the
+    degraded properties (a failure in 2026-12-05's run was cut off before
+    it)."""
     try:
         with open(path, errors="replace") as f:
-            return f.read(n).strip().replace("\n", " | ")
+            text = f.read().strip()
     except OSError:
         return ""
+    if len(text) > 2 * n:
+        text = text[:n] + " ... " + text[-2 * n:]
+    return text.replace("\n", " | ")
 
 
 def verdicts(report):

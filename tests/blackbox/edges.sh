@@ -498,10 +498,16 @@ for b in $BACKENDS; do
 			if fd_run "$mid"; then hi=$mid; else lo=$mid; fi
 		done
 		bad=
+		# The limit right below may run all the same: how many
+		# descriptors a run needs can differ by one from run to run
+		# (seen once in the sanitizer lane as uid 65534, with the other
+		# lanes' files coming and going), so it must fail cleanly or run.
 		for n in $(seq $((hi - 14)) $((hi - 1))); do
 			fd_run "$n"
 			rc=$?
-			[ $rc = 125 ] && fd_msg "$n" "$SCRATCH/fd.err" || bad="$bad $n(rc $rc: $(head -1 "$SCRATCH/fd.err"))"
+			[ $rc = 125 ] && fd_msg "$n" "$SCRATCH/fd.err" && continue
+			[ "$n" = $((hi - 1)) ] && [ $rc = 0 ] && continue
+			bad="$bad $n(rc $rc: $(head -1 "$SCRATCH/fd.err"))"
 		done
 		[ -z "$bad" ]
 		ok $? "$b: RLIMIT_NOFILE $((hi - 14))..$((hi - 1)), below the $hi this run needs: each 125 naming the limit, none degraded${bad:+; not:$bad}"

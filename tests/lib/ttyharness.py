@@ -424,7 +424,13 @@ pid = os.fork()
 if pid == 0:
     os.setpgid(0, 0)
     os.execv(sys.argv[1], sys.argv[1:])
-os.setpgid(pid, pid)
+# As a shell does, both sides set the group: whichever runs first.  The
+# parent's fails with EACCES once the child has exec'd (moat had started,
+# and the group was set): not an error.
+try:
+    os.setpgid(pid, pid)
+except OSError:
+    pass
 sys.exit(os.waitstatus_to_exitcode(os.waitpid(pid, 0)[1]))
 """
 
@@ -505,7 +511,8 @@ def plain():
             got = (m.group(1).decode(), m.group(2).decode()) if m else ("?", "?")
             want1 = name if label != "stdout a pipe" else "pipe:"
             say(m is not None and got[0] == name and got[1].startswith(want1) and exit_code(st) == 0,
-                "at a terminal, %s: no pty, stdin inside is the caller's terminal (%s, %s)" % (label, got[0], got[1]))
+                "at a terminal, %s: no pty, stdin inside is the caller's terminal (%s, %s, exit %s)"
+                % (label, got[0], got[1], exit_code(st)))
         finally:
             t.close()
     # --tty with pipes: a terminal all the same, and the end of the input

@@ -21,6 +21,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "backends/native.h"
@@ -225,6 +226,8 @@ struct bwrap_facts {
 	unsigned short seccomp_len;
 	char seccomp_why[256];
 	size_t n_grants, n_expanded, n_pins, n_unpinned;
+	size_t n_links_unheld;   /* protected symlinks bwrap cannot mount on */
+	char link_unheld[256];   /* the first of them */
 	int landlock_abi; /* moat's ruleset applied inside by __init, or 0 */
 };
 
@@ -251,6 +254,11 @@ static void verdicts(const struct backend_ctx *ctx, struct backend_plan *bp, con
 	/* bwrap binds by descriptor, and checks that what it mounted is that
 	 * object. */
 	backend_verdict_fs("bwrap", f->n_grants, f->n_pins, f->n_unpinned, f->landlock_abi, f->n_expanded, props);
+	if (f->n_links_unheld)
+		verdict_missing(&props[MOAT_P_FS_WRITE], "use --backend native, which holds the link itself",
+				"%zu protected entries are symlinks (%s%s): bwrap cannot mount on a link, so the command "
+				"could replace them",
+				f->n_links_unheld, f->link_unheld, f->n_links_unheld > 1 ? ", ..." : "");
 	if (backend_verdict_policy_tmp(p, props))
 		verdict_enforce(&props[MOAT_P_FS_TMP], "bwrap: tmpfs on /tmp and /dev/shm");
 
@@ -389,8 +397,27 @@ static int bwrap_compile(const struct backend_ctx *ctx, struct backend_plan *bp,
 	f.n_pins = v.n_pins;
 	f.n_unpinned = v.n_unpinned;
 	for (i = 0; i < v.n; i++) {
-		f.n_grants += v.v[i].kind == VIEW_BIND;
-		if (emit_op(ctx, bp, &v.v[i], err) < 0) {
+		const struct view_op *op = &v.v[i];
+		const struct fs_obj *o = op->obj >= 0 ? &ctx->fs->obj[op->obj] : NULL;
+
+		/* A protected entry that is a symlink: bwrap mounts only on
+		 * what a path leads to, never on a link itself.  In a
+		 * read-only skeleton the link is made there, with its text, and
+		 * cannot be replaced; in a bound host directory it is not
+		 * held, and fs.write says so. */
+		if ((op->kind == VIEW_PIN || op->kind == VIEW_BIND) && o && o->role == FS_PROTECT && o->present &&
+		    S_ISLNK(o->mode)) {
+			if (op->made_here && o->link_text) {
+				backend_argv_add(bp, "--symlink");
+				backend_argv_add(bp, o->link_text);
+				backend_argv_add(bp, op->dest);
+			} else if (!f.n_links_unheld++) {
+				snprintf(f.link_unheld, sizeof(f.link_unheld), "%s", o->real);
+			}
+			continue;
+		}
+		f.n_grants += op->kind == VIEW_BIND;
+		if (emit_op(ctx, bp, op, err) < 0) {
 			view_free(&v);
 			backend_strv_free(init_args);
 			return -1;

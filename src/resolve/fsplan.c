@@ -1504,6 +1504,90 @@ static int protect_git_code(struct fs_plan *fp, const struct moat_policy *p, siz
 	return rc;
 }
 
+/* A protected entry that is a symlink (a dotfile manager's `~/.bashrc ->
+ * dotfiles/bashrc`) is held, so it cannot be replaced; but what it points
+ * to is what the shell reads.  Its target, and every link on the way
+ * there (`dotfiles` itself a link), are protected too wherever they lie
+ * inside a write grant: a link on the way is then held in turn, and its own
+ * target followed by the caller's loop.  An absent target gets a
+ * placeholder, as an absent protected name does (the command must not make
+ * it).  A target that cannot be resolved (a cycle) refuses to start: what
+ * the link would reach could not be said. */
+static int protect_link_target(struct fs_plan *fp, const struct moat_policy *p, size_t link, bool *used,
+			       struct moat_error *err)
+{
+	cleanup_free char *real = moat_xstrdup(fp->obj[link].real);
+	cleanup_free char *text = moat_xstrdup(fp->obj[link].link_text);
+	cleanup_free char *path = NULL;
+	cleanup_close int root = open("/", O_PATH | O_DIRECTORY | O_CLOEXEC);
+	size_t n0 = fp->n_links, i, k, n_grants = fp->n;
+	char *slash = strrchr(real, '/');
+	struct walk_out w;
+	int rc = 0;
+
+	if (root < 0)
+		return moat_error_set(err, MOAT_E_SYSTEM, errno, "opening / to follow the protected link %s", real);
+	if (text[0] == '/')
+		path = moat_xstrdup(text);
+	else
+		path = moat_xasprintf("%.*s/%s", slash == real ? 0 : (int)(slash - real), real, text);
+	if (walk_from(fp, root, "/", path, true, true, false, &w, err) < 0)
+		return moat_error_wrap(err, "following the protected link %s (-> %s)", real, text);
+	/* The links the walk went through, then the target itself. */
+	for (i = n0; i <= fp->n_links && rc == 0; i++) {
+		cleanup_free char *at = moat_xstrdup(i < fp->n_links ? fp->links[i].real : w.real);
+		bool last = i == fp->n_links;
+
+		size_t before = fp->n;
+
+		for (k = 0; k < n_grants && rc == 0; k++)
+			if (is_write_grant_dir(&fp->obj[k]))
+				rc = protect_at(fp, p, k, at, false,
+						last && !w.present ? PROTECTED_ABSENT_PLACEHOLDER : PROTECTED_ABSENT_IGNORED,
+						used, err);
+		/* A link on the way (`dotfiles -> src/dotfiles`) is held;
+		 * the target beyond it is protected by itself, and its
+		 * directory pinned: the link's whole target need not be. */
+		for (k = before; !last && k < fp->n; k++)
+			if (fp->obj[k].role == FS_PROTECT && strcmp(fp->obj[k].real, at) == 0)
+				fp->obj[k].on_the_way = true;
+	}
+	walk_out_free(&w);
+	/* Recorded only to be protected here: not links for the view. */
+	for (i = n0; i < fp->n_links; i++) {
+		free(fp->links[i].real);
+		free(fp->links[i].text);
+	}
+	fp->n_links = n0;
+	return rc;
+}
+
+/* Bounds the links protect_links follows in all: a cycle through write
+ * grants is refused by the walk, this is against pathological trees. */
+#define PROTECT_MAX_LINKS 256
+
+static int protect_links(struct fs_plan *fp, const struct moat_policy *p, bool *used, struct moat_error *err)
+{
+	size_t i, followed = 0;
+
+	/* fp->n grows as targets are protected: the new links are followed
+	 * in turn. */
+	for (i = 0; i < fp->n; i++) {
+		const struct fs_obj *o = &fp->obj[i];
+
+		if (o->role != FS_PROTECT || !o->present || o->lifted || o->on_the_way || !S_ISLNK(o->mode) ||
+		    !o->link_text)
+			continue;
+		if (++followed > PROTECT_MAX_LINKS)
+			return moat_error_set(err, MOAT_E_USAGE, ELOOP,
+					      "more than %d protected symlinks to follow (at %s)", PROTECT_MAX_LINKS,
+					      o->real);
+		if (protect_link_target(fp, p, i, used, err) < 0)
+			return -1;
+	}
+	return 0;
+}
+
 static int protect_grants(struct fs_plan *fp, const struct moat_policy *p, struct moat_error *err)
 {
 	cleanup_free bool *used = moat_xcalloc(p->n_unprotect + 1, sizeof(bool));
@@ -1520,6 +1604,8 @@ static int protect_grants(struct fs_plan *fp, const struct moat_policy *p, struc
 		if (protect_home(fp, p, i, used, err) < 0 || protect_git_code(fp, p, i, used, err) < 0)
 			return -1;
 	}
+	if (protect_links(fp, p, used, err) < 0)
+		return -1;
 	for (i = 0; i < p->n_unprotect; i++) {
 		if (used[i])
 			continue;

@@ -82,6 +82,9 @@ struct fs_obj {
 				   * an explicit --write of it): kept for the
 				   * report, not pinned */
 	char *link_text;          /* FS_LINK and protected symlinks: the text */
+	bool on_the_way;          /* a protected link on the way to another's
+				   * target: held, its own target not
+				   * protected whole (what lies beyond it is) */
 };
 
 /* A symlink that resolving a grant passed through: the view shows it at

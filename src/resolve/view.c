@@ -361,13 +361,24 @@ static void settle_made(struct view *v)
 				continue;
 			}
 		}
-		/* A pin in a skeleton (a protected entry of an expanded write
-		 * grant, made since the entries were listed): a read-only
-		 * bind of the object, on a mount point made there. */
-		if (op->kind == VIEW_PIN && ours) {
-			op->kind = VIEW_BIND;
-			op->read_only = true;
+		/* A directory on the way to a protected entry (FS_PIN), in a
+		 * skeleton: the expanded grant's entry is bound there already,
+		 * writable, on a mount point the read-only skeleton keeps in
+		 * place: nothing to add (made read-only, it took the whole
+		 * directory from the grant: `--write ~` with HOME expanded
+		 * left ~/.config read-only for ~/.config/git's sake). */
+		if (op->kind == VIEW_PIN && ours && !op->read_only &&
+		    ((i > 0 && v->v[i - 1].kind == VIEW_BIND && strcmp(v->v[i - 1].dest, op->dest) == 0) ||
+		     (i + 1 < v->n && v->v[i + 1].kind == VIEW_BIND && strcmp(v->v[i + 1].dest, op->dest) == 0))) {
+			remove_op(v, i);
+			continue;
 		}
+		/* A pin in a skeleton (a protected entry of an expanded write
+		 * grant, made since the entries were listed): a bind of the
+		 * object, on a mount point made there; read-only for a
+		 * protected entry. */
+		if (op->kind == VIEW_PIN && ours)
+			op->kind = VIEW_BIND;
 		op->made_here = ours && op->kind != VIEW_PIN && op->kind != VIEW_MASK && strcmp(op->dest, "/") != 0;
 		i++;
 	}

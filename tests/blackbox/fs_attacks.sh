@@ -553,6 +553,63 @@ is "$(sha256sum "$HOMED/.bashrc")/$(ls -a "$HOMED" | grep -c 'zshrc\|gitconfig')
 	"$before/0/" "6: in a granted HOME, ~/.bashrc, ~/.zshrc, ~/.gitconfig and ~/.local/bin stay read-only"
 OFF -- /bin/sh -c 'echo planted >> "$HOME/.bashrc"'
 like "$(cat "$HOMED/.bashrc")" planted "6 control: without moat ~/.bashrc is written"
+# A dotfile manager's HOME: the start-up files are links into a tree the
+# grant holds -- ~/.bashrc -> dotfiles/bashrc, ~/.profile -> an absolute
+# path through another link (dotlinks -> real), ~/.zshrc -> a file not
+# there yet.  The shell reads the target: each target is held (the absent
+# one cannot be made), and each link on the way, and the directories they
+# lie in cannot be renamed away; the rest of those directories, and of
+# ~/.config beside ~/.config/git, stays writable.  For every backend, and
+# with HOME expanded by binds instead of Landlock (no Landlock).
+dots_tree() { # dots_tree DIR: that HOME
+	rm -rf "$1"
+	mkdir -p "$1/dotfiles" "$1/real" "$1/.config/git" "$1/.config/app" "$1/../proj"
+	echo 'export A=1' >"$1/dotfiles/bashrc"
+	echo 'PROFILE=1' >"$1/real/profile"
+	ln -s dotfiles/bashrc "$1/.bashrc"
+	ln -s real "$1/dotlinks"
+	ln -s "$1/dotlinks/profile" "$1/.profile"
+	ln -s dotfiles/zshrc "$1/.zshrc"
+	chmod -R a+rwX "$1"
+}
+DOTS_ATTACK='echo planted >>"$HOME/.bashrc"; echo planted >>"$HOME/dotfiles/bashrc"; echo planted >>"$HOME/.profile"
+echo planted >>"$HOME/real/profile"; echo planted >"$HOME/dotfiles/zshrc"
+rm -f "$HOME/dotlinks" && mkdir "$HOME/dotlinks" && echo planted >"$HOME/dotlinks/profile"
+mv "$HOME/real" "$HOME/real-old" && mkdir "$HOME/real" && echo planted >"$HOME/real/profile"
+mv "$HOME/dotfiles" "$HOME/dotfiles-old" && mkdir "$HOME/dotfiles" && echo planted >"$HOME/dotfiles/bashrc"
+echo ok >"$HOME/dotfiles/other"; echo ok >"$HOME/real/other"; echo ok >"$HOME/.config/app/other"'
+dots_outcome() { # dots_outcome HOME: "blocked" when no start-up file reads planted and the rest was written
+	local h=$1
+	if grep -qs planted "$h/.bashrc" "$h/.profile" "$h/.zshrc" || [ -e "$h/dotfiles/zshrc" ] ||
+		[ ! -L "$h/dotlinks" ] || [ -e "$h/real-old" ] || [ -e "$h/dotfiles-old" ]; then
+		echo done
+	else
+		echo blocked
+	fi
+}
+dots_written() { cat "$1/dotfiles/other" "$1/real/other" "$1/.config/app/other" 2>/dev/null | tr '\n' ' '; }
+for b in $BACKENDS; do
+	grants_work "$b" || continue
+	for lim in "" landlock=0; do
+		[ -n "$lim" ] && [ "$b" != native ] && continue
+		H=$BASE/p6dots-$b${lim:+-nolandlock}/home
+		dots_tree "$H"
+		(cd "$H/../proj" && env MOAT_HOST_LIMIT="$lim" HOME="$H" "$MOAT" run --backend "$b" --mode prefer --profile strict \
+			--write "$H" --report-fd 3 -- /bin/sh -c "$DOTS_ATTACK" >/dev/null 2>&1 3>"$REPORTS/r6dots.json")
+		held "$(dots_outcome "$H")" fs.write "$REPORTS/r6dots.json" \
+			"6 [$b${lim:+, no Landlock}]: a granted HOME of dotfile links: no start-up file reads what the command wrote (links, their targets, an absent target, the links and directories on the way)"
+		is "$(dots_written "$H")" "ok ok ok " "6 [$b${lim:+, no Landlock}]:   and the rest of dotfiles/, real/ and ~/.config (beside ~/.config/git) is writable"
+		# bwrap mounts only on what a path leads to: a link in the
+		# bound HOME cannot be held, and the report says so.
+		[ "$b" != bwrap ] || like "$(prop_status "$REPORTS/r6dots.json" fs.write): $(json_get "$REPORTS/r6dots.json" '["properties"]["fs.write"]["reason"]' 2>/dev/null)" \
+			"^missing: 4 protected entries are symlinks \\($H/\\.bashrc, \\.\\.\\.\\): bwrap cannot mount on a link" \
+			"6 [bwrap]:   fs.write is reported missing, naming the links it cannot hold"
+	done
+done
+H=$BASE/p6dots-ctl/home
+dots_tree "$H"
+(cd "$H/../proj" && env HOME="$H" "$MOAT" run --mode off -- /bin/sh -c "$DOTS_ATTACK" >/dev/null 2>&1)
+is "$(dots_outcome "$H")" done "6 control: without moat, the command plants every dotfile through its links"
 M native --profile strict --write "$BASE/p6-native" --unprotect "$BASE/p6-native/nothing" -- /bin/true
 is "$?" 125 "6: --unprotect of a path that is not a protected entry refuses to start"
 

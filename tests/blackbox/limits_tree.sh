@@ -249,6 +249,7 @@ for b in $BACKENDS; do
 		ok $? "$b --pids 50: a fork bomb gets ${n:-?} processes ($(lim "$rep" pids mechanism | head -c 90))"
 		out=$(R "$b" "$REPORTS/pids0-$b.json" -- "$HELPER" forkbomb 200)
 		is "$out" "forked 200" "$b control: without --pids it gets 200"
+		[ "$out" = "forked 200" ] || diag "exit $(json_get "$REPORTS/pids0-$b.json" '["run"]["exit_code"]' 2>/dev/null), moat said: $(tail -3 "$SCRATCH/moat.err")"
 	else
 		"$MOAT" run --backend "$b" --pids 50 -- "$HELPER" write "$PROJ/pids-ran-$b" >/dev/null 2>&1
 		is "$?:$([ -e "$PROJ/pids-ran-$b" ] && echo ran)" "125:" "$b --pids missing: require mode refuses, nothing runs"
@@ -520,20 +521,25 @@ else
 	ws_left=$(for m in $EARLY; do compgen -G "/tmp/moat-oci.$m.*"; done | wc -l)
 	is "$ws_left" 0 "oci (runc): and no work directory"
 	reap_runs $EARLY
-	# Control: without the guard's sweep, the same kill leaves them.
-	CTL= chits=0
-	for _ in 1 2 3; do
+	# Control: without the guard's sweep, the same kill leaves them.  The
+	# window is a race (runc may still write its state, or be killed
+	# before its other hierarchies): up to 6 runs, until one that hit it
+	# leaves cgroups behind.
+	CTL= chits=0 cg_ctl=0 tries=0
+	while [ "$tries" -lt 6 ] && [ "$cg_ctl" = 0 ]; do
+		tries=$((tries + 1))
 		read -r m h <<<"$(early_run cg control)"
 		CTL="$CTL $m"
-		[ "$h" = hit ] && chits=$((chits + 1))
+		[ "$h" = hit ] || continue
+		chits=$((chits + 1))
+		sleep 1
+		cg_ctl=$(run_cgroups $CTL | wc -l)
 	done
-	sleep 1
-	cg_ctl=$(run_cgroups $CTL | wc -l)
 	if [ "$chits" -gt 0 ]; then
 		[ "$cg_ctl" -gt 0 ]
-		ok $? "oci (runc) control: killed with its guard, after runc delete --force, $cg_ctl cgroups of $chits of 3 runs are left"
+		ok $? "oci (runc) control: killed with its guard, after runc delete --force, $cg_ctl cgroups are left ($chits of $tries runs hit the window)"
 	else
-		echo "ok $((TAP_N += 1)) # SKIP oci control: no kill landed between runc's cgroup and its state.json (a loaded machine)"
+		echo "ok $((TAP_N += 1)) # SKIP oci control: no kill landed between runc's cgroup and its state.json in $tries runs (a loaded machine)"
 	fi
 	reap_runs $CTL
 fi

@@ -3,6 +3,7 @@
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "policy/verdict.h"
@@ -360,18 +361,41 @@ bool limits_uses_cgroup(const struct limits_plan *lp)
 	return false;
 }
 
+static bool any_cgroup_exists(const struct limits_plan *lp)
+{
+	struct stat st;
+	int i;
+
+	if (lp->cg_path_v2[0] && lstat(lp->cg_path_v2, &st) == 0)
+		return true;
+	for (i = 0; i < CGV1__COUNT; i++)
+		if (lp->cg_path_v1[i][0] && lstat(lp->cg_path_v1[i], &st) == 0)
+			return true;
+	return false;
+}
+
+/* moat-PID-N, with the first N whose cgroup exists in no hierarchy.  One
+ * that exists is not this run's: a dead moat's whose pid this one reuses
+ * (left behind where it could not be removed), or a moat's in another pid
+ * namespace.  It is never used, killed or removed from here; named before
+ * the guard forks, so the guard knows the name the run uses.  At creation
+ * a name that appeared since is still refused (launch/cgroup.c). */
 void limits_name_cgroup(struct limits_plan *lp, struct moat_cgroup_info *cg)
 {
 	static unsigned seq;
 	char name[64];
-	int i;
+	int i, tries;
 
-	snprintf(name, sizeof(name), "moat-%d-%u", (int)getpid(), seq++);
-	if (lp->cg_v2 && cg)
-		snprintf(lp->cg_path_v2, sizeof(lp->cg_path_v2), "%s/%s", cg->path, name);
-	for (i = 0; i < CGV1__COUNT; i++)
-		if (lp->cg_v1[i] && cg)
-			snprintf(lp->cg_path_v1[i], sizeof(lp->cg_path_v1[i]), "%s/%s", cg->v1[i].path, name);
+	for (tries = 0; tries < 64; tries++) {
+		snprintf(name, sizeof(name), "moat-%d-%u", (int)getpid(), seq++);
+		if (lp->cg_v2 && cg)
+			snprintf(lp->cg_path_v2, sizeof(lp->cg_path_v2), "%s/%s", cg->path, name);
+		for (i = 0; i < CGV1__COUNT; i++)
+			if (lp->cg_v1[i] && cg)
+				snprintf(lp->cg_path_v1[i], sizeof(lp->cg_path_v1[i]), "%s/%s", cg->v1[i].path, name);
+		if (!any_cgroup_exists(lp))
+			break;
+	}
 }
 
 void limits_verdicts(const struct limits_plan *lp, struct moat_verdict *res, struct moat_verdict *tree)

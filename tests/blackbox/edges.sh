@@ -374,6 +374,19 @@ if [ ${#NSA[@]} -gt 0 ]; then
 	ok $? "  control: the next run sweeps C's tmp (nobody holds its lock, not the daemon)"
 	kill -9 "$(cat "$S/daemon")" 2>/dev/null
 	rm -rf "$ctmp"
+	# What the killed guard would have removed is this test's to remove:
+	# the command's other processes (its foreground sleep) and, as root,
+	# the tree's cgroup (moat-PID-N), which a later moat of that pid would
+	# otherwise find in its way.
+	for _ in 1 2 3 4 5; do
+		cgs=$(compgen -G "/sys/fs/cgroup/moat-$mc-*"; compgen -G "/sys/fs/cgroup/*/moat-$mc-*")
+		[ -z "$cgs" ] && break
+		for c in $cgs; do
+			for p in $(cat "$c/cgroup.procs" 2>/dev/null); do kill -9 "$p" 2>/dev/null; done
+			rmdir "$c" 2>/dev/null
+		done
+		sleep 0.1
+	done
 else
 	skip "no pid namespace can be made here (unshare -pf, unshare -Urpf)"
 	skip "  (the sweep and a tmp in another pid namespace)"

@@ -281,6 +281,19 @@ static bool in_rootfs(const struct view *v, const char *dest)
 	return c == NULL;
 }
 
+/* in_rootfs for the directory `dest` is in: where the view also binds
+ * something at `dest` itself (a protected link made instead, below). */
+static bool in_rootfs_parent(const struct view *v, const char *dest)
+{
+	cleanup_free char *parent = moat_xstrdup(dest);
+	char *slash = strrchr(parent, '/');
+
+	if (!slash || slash == parent)
+		return in_rootfs(v, "/");
+	*slash = '\0';
+	return in_rootfs(v, parent);
+}
+
 /* Does the view show `cwd` from a host directory (a grant's bind)?  Then
  * a directory made there is made on the host. */
 static bool cwd_on_host(const struct view *v, const char *cwd)
@@ -322,7 +335,19 @@ static json_t *build_mounts(const struct backend_ctx *ctx, struct backend_plan *
 	for (i = 0; i < v.n && rc == 0; i++) {
 		const struct view_op *op = &v.v[i];
 		const struct fs_obj *o = op->obj >= 0 ? &ctx->fs->obj[op->obj] : NULL;
+		struct view_op link_op = {0};
 
+		/* A protected entry that is a symlink, in a read-only
+		 * skeleton: the runtime would bind what the link leads to
+		 * (and __init refuse it as another object); the link is made
+		 * there with its text instead, where it cannot be replaced. */
+		if ((op->kind == VIEW_BIND || op->kind == VIEW_PIN) && op->made_here && o && o->role == FS_PROTECT &&
+		    o->present && S_ISLNK(o->mode) && o->link_text) {
+			link_op = *op;
+			link_op.kind = VIEW_SYMLINK;
+			link_op.text = o->link_text;
+			op = &link_op;
+		}
 		switch (op->kind) {
 		case VIEW_PROC:
 			add_mount(mounts, "/proc", "proc", "proc", strs("nosuid", "noexec", "nodev", NULL));
@@ -371,7 +396,7 @@ static json_t *build_mounts(const struct backend_ctx *ctx, struct backend_plan *
 			break;
 		case VIEW_DIR:
 		case VIEW_SYMLINK:
-			if (in_rootfs(&v, op->dest)) {
+			if (op == &link_op ? in_rootfs_parent(&v, op->dest) : in_rootfs(&v, op->dest)) {
 				rc = op->kind == VIEW_DIR ? mkdirs_below(rootfs, op->dest, err)
 							  : symlink_below(rootfs, op->dest, op->text, err);
 			} else if (op->kind == VIEW_DIR) {

@@ -588,24 +588,39 @@ dots_outcome() { # dots_outcome HOME: "blocked" when no start-up file reads plan
 	fi
 }
 dots_written() { cat "$1/dotfiles/other" "$1/real/other" "$1/.config/app/other" 2>/dev/null | tr '\n' ' '; }
+# HOME under /tmp (the sandbox's /tmp is private) is a read-only skeleton
+# with the grant's entries bound in it: the links are made there instead.
+TMPDOTS=$(mktemp -d /tmp/moat-fsdots.XXXXXX)
+chmod 0777 "$TMPDOTS"
 for b in $BACKENDS; do
 	grants_work "$b" || continue
-	for lim in "" landlock=0; do
-		[ -n "$lim" ] && [ "$b" != native ] && continue
-		H=$BASE/p6dots-$b${lim:+-nolandlock}/home
+	for lim in "" landlock=0 skeleton; do
+		[ "$lim" = landlock=0 ] && [ "$b" != native ] && continue
+		case $lim in
+		skeleton) H=$TMPDOTS/$b/home what=", HOME in a skeleton" ;;
+		landlock=0) H=$BASE/p6dots-$b-nolandlock/home what=", no Landlock" ;;
+		*) H=$BASE/p6dots-$b/home what= ;;
+		esac
 		dots_tree "$H"
-		(cd "$H/../proj" && env MOAT_HOST_LIMIT="$lim" HOME="$H" "$MOAT" run --backend "$b" --mode prefer --profile strict \
-			--write "$H" --report-fd 3 -- /bin/sh -c "$DOTS_ATTACK" >/dev/null 2>&1 3>"$REPORTS/r6dots.json")
+		(cd "$H/../proj" && env MOAT_HOST_LIMIT="${lim#skeleton}" HOME="$H" "$MOAT" run --backend "$b" --mode prefer \
+			--profile strict --write "$H" --report-fd 3 -- /bin/sh -c "$DOTS_ATTACK" >/dev/null 2>&1 3>"$REPORTS/r6dots.json")
 		held "$(dots_outcome "$H")" fs.write "$REPORTS/r6dots.json" \
-			"6 [$b${lim:+, no Landlock}]: a granted HOME of dotfile links: no start-up file reads what the command wrote (links, their targets, an absent target, the links and directories on the way)"
-		is "$(dots_written "$H")" "ok ok ok " "6 [$b${lim:+, no Landlock}]:   and the rest of dotfiles/, real/ and ~/.config (beside ~/.config/git) is writable"
+			"6 [$b$what]: a granted HOME of dotfile links: no start-up file reads what the command wrote (links, their targets, an absent target, the links and directories on the way)"
+		is "$(dots_written "$H")" "ok ok ok " "6 [$b$what]:   and the rest of dotfiles/, real/ and ~/.config (beside ~/.config/git) is writable"
 		# bwrap mounts only on what a path leads to: a link in the
-		# bound HOME cannot be held, and the report says so.
-		[ "$b" != bwrap ] || like "$(prop_status "$REPORTS/r6dots.json" fs.write): $(json_get "$REPORTS/r6dots.json" '["properties"]["fs.write"]["reason"]' 2>/dev/null)" \
-			"^missing: 4 protected entries are symlinks \\($H/\\.bashrc, \\.\\.\\.\\): bwrap cannot mount on a link" \
-			"6 [bwrap]:   fs.write is reported missing, naming the links it cannot hold"
+		# bound HOME cannot be held, and the report says so; in a
+		# skeleton it is made there, and held.
+		if [ "$b" = bwrap ] && [ -z "$lim" ]; then
+			like "$(prop_status "$REPORTS/r6dots.json" fs.write): $(json_get "$REPORTS/r6dots.json" '["properties"]["fs.write"]["reason"]' 2>/dev/null)" \
+				"^missing: 4 protected entries are symlinks \\($H/\\.bashrc, \\.\\.\\.\\): bwrap cannot mount on a link" \
+				"6 [bwrap]:   fs.write is reported missing, naming the links it cannot hold"
+		elif [ "$b" = bwrap ] || [ "$b" = oci ]; then
+			is "$(prop_status "$REPORTS/r6dots.json" fs.write)" enforced \
+				"6 [$b$what]:   fs.write enforced${lim:+: the links are made in the skeleton}"
+		fi
 	done
 done
+rm -rf "$TMPDOTS"
 H=$BASE/p6dots-ctl/home
 dots_tree "$H"
 (cd "$H/../proj" && env HOME="$H" "$MOAT" run --mode off -- /bin/sh -c "$DOTS_ATTACK" >/dev/null 2>&1)

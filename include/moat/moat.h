@@ -36,8 +36,8 @@ MOAT_EXPORT const char *moat_version(void);
  * what the command leaves behind.  The caller's signal mask, its SIGPIPE
  * and SIGCHLD dispositions and its PR_SET_CHILD_SUBREAPER flag are as they
  * were when it returns; a SIGCHLD for the caller's own child that arrives
- * during the run is not delivered to the caller's handler (wait for the
- * child afterwards). */
+ * during the run is held, and raised again when it returns (one for any
+ * number), so the caller's handler hears of it then. */
 MOAT_EXPORT int moat_run_main(int argc, char **argv);
 
 /* `moat probe --json`: what this host offers, which external sandbox tools

@@ -1,6 +1,7 @@
 #include "launch/signals.h"
 
 #include <stddef.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "util/cleanup.h"
@@ -55,6 +56,32 @@ void signals_hold(void)
 	sigprocmask(SIG_BLOCK, &set, NULL);
 }
 
+/* A child of the caller's that ended (or stopped) during the run sent its
+ * SIGCHLD while moat held it for its signalfd: the caller's handler never
+ * heard of it.  moat's own children are all reaped by now (children.h), so
+ * a child that can be waited for is the caller's: SIGCHLD is raised again
+ * for it, under the caller's own mask (pending if it blocks it).  One
+ * signal stands for any number, as the kernel's own do. */
+static void raise_callers_sigchld(void)
+{
+	const struct sigaction *a = NULL;
+	siginfo_t si = {0};
+	int flags = WEXITED | WNOHANG | WNOWAIT;
+	size_t i;
+
+	for (i = 0; i < ARRAY_LEN(restored); i++)
+		if (restored[i] == SIGCHLD)
+			a = &caller_actions[i];
+	if (!a)
+		return;
+	if (!(a->sa_flags & SA_SIGINFO) && (a->sa_handler == SIG_DFL || a->sa_handler == SIG_IGN))
+		return;
+	if (!(a->sa_flags & SA_NOCLDSTOP))
+		flags |= WSTOPPED | WCONTINUED;
+	if (waitid(P_ALL, 0, &si, flags) == 0 && si.si_pid != 0)
+		raise(SIGCHLD);
+}
+
 void signals_release(void)
 {
 	size_t i;
@@ -64,6 +91,7 @@ void signals_release(void)
 	for (i = 0; i < ARRAY_LEN(restored); i++)
 		sigaction(restored[i], &caller_actions[i], NULL);
 	sigprocmask(SIG_SETMASK, &caller_mask, NULL);
+	raise_callers_sigchld();
 }
 
 void signals_caller_mask(sigset_t *mask)

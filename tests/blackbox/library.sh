@@ -45,21 +45,29 @@ elif how == "busy":  # the main thread, while another thread runs
     rc = call(); ev.set(); t.join()
     print("rc", rc)
 elif how == "state":  # the caller's children and its process state across the run
-    signal.signal(signal.SIGCHLD, lambda s, f: None)
+    heard = []
+    signal.signal(signal.SIGCHLD, lambda s, f: heard.append(s))
     signal.signal(signal.SIGPIPE, signal.SIG_DFL)
     signal.pthread_sigmask(signal.SIG_BLOCK, [signal.SIGUSR2])
     mine = subprocess.Popen(["sleep", "5"])
-    quick = subprocess.Popen(["sh", "-c", "exit 42"])
+    # It ends while moat runs (the command sleeps 1 s): its SIGCHLD must
+    # still reach this handler.
+    quick = subprocess.Popen(["sh", "-c", "sleep 0.3; exit 42"])
+    heard.clear()
     rc = call()
+    for _ in range(20):  # Python runs the handler between bytecodes
+        if heard:
+            break
+    heard_during = len(heard) > 0
     sub = ctypes.c_int(-1); libc.prctl(37, ctypes.byref(sub), 0, 0, 0)  # PR_GET_CHILD_SUBREAPER
     alive = mine.poll() is None
     quick_code = quick.wait()
     signal.pthread_sigmask(signal.SIG_UNBLOCK, [signal.SIGUSR2])
     rc2 = call()
     usr2 = signal.SIGUSR2 in signal.pthread_sigmask(signal.SIG_BLOCK, [])
-    print("rc=%d/%d own-child=%s its-sibling-exit=%d subreaper=%d sigchld-caught=%d sigpipe-ignored=%d usr2-blocked=%d"
-          % (rc, rc2, "alive" if alive else "gone", quick_code, sub.value, status_bit("SigCgt", signal.SIGCHLD),
-             status_bit("SigIgn", signal.SIGPIPE), usr2))
+    print("rc=%d/%d own-child=%s its-sibling-exit=%d its-sigchld-heard=%s subreaper=%d sigchld-caught=%d sigpipe-ignored=%d usr2-blocked=%d"
+          % (rc, rc2, "alive" if alive else "gone", quick_code, heard_during, sub.value,
+             status_bit("SigCgt", signal.SIGCHLD), status_bit("SigIgn", signal.SIGPIPE), usr2))
     mine.kill(); mine.wait()
 PY
 embed() { LIBMOAT=$lib PYTHONDONTWRITEBYTECODE=1 /usr/bin/python3 "$SCRATCH/embed.py" "$@"; }
@@ -105,9 +113,9 @@ is "$(embed main --mode off -- /bin/true 2>&1 | tail -1)" "rc 0" "control: the o
 # and gives back the caller's subreaper flag, signal mask and dispositions.
 for m in "--mode off" "--mode prefer" "--profile strict"; do
 	lim=; [ "$m" = "--mode prefer" ] && lim=userns=0,root=0
-	out=$(MOAT_HOST_LIMIT=$lim embed state $m -- /bin/true 2>/dev/null)
-	is "$out" "rc=0/0 own-child=alive its-sibling-exit=42 subreaper=0 sigchld-caught=1 sigpipe-ignored=0 usr2-blocked=0" \
-		"libmoat ($m${lim:+, MOAT_HOST_LIMIT=$lim}): the caller's child lives, its sibling's status is the caller's, the caller's state is back"
+	out=$(MOAT_HOST_LIMIT=$lim embed state $m -- /bin/sleep 1 2>/dev/null)
+	is "$out" "rc=0/0 own-child=alive its-sibling-exit=42 its-sigchld-heard=True subreaper=0 sigchld-caught=1 sigpipe-ignored=0 usr2-blocked=0" \
+		"libmoat ($m${lim:+, MOAT_HOST_LIMIT=$lim}): the caller's child lives, its sibling's status and SIGCHLD are the caller's, the caller's state is back"
 done
 # The same for a shell that starts a background job, then execs moat.
 for lim in "" "userns=0,root=0"; do

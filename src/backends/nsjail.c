@@ -246,6 +246,14 @@ static void put_op(FILE *f, const struct backend_ctx *ctx, const struct view *v,
 	char opts[96];
 	size_t i;
 
+	/* A protected entry that is a symlink, in a skeleton: nsjail would
+	 * bind what the link leads to (and moat's init refuse it as another
+	 * object); the link is made there with its text (as oci.c). */
+	if ((op->kind == VIEW_BIND || op->kind == VIEW_PIN) && op->made_here && o && o->role == FS_PROTECT &&
+	    o->present && S_ISLNK(o->mode) && o->link_text) {
+		put_symlink(f, o->link_text, op->dest);
+		return;
+	}
 	switch (op->kind) {
 	case VIEW_PROC:
 		put_mount(f, &(struct mnt){.dst = op->dest,

@@ -90,6 +90,8 @@ struct nsjail_facts {
 	size_t n_grants, n_expanded, n_pins, n_unpinned, n_submounts;
 	int landlock_abi; /* moat's ruleset applied inside by __init, or 0 */
 	size_t n_masks_left; /* denied files left to Landlock alone */
+	size_t n_links_unheld;  /* protected symlinks in a bound host directory */
+	char link_unheld[256];  /* the first of them */
 };
 
 /* Whether this user can open `path` for reading, as nsjail will to mount
@@ -252,6 +254,17 @@ static void put_op(FILE *f, const struct backend_ctx *ctx, const struct view *v,
 	if ((op->kind == VIEW_BIND || op->kind == VIEW_PIN) && op->made_here && o && o->role == FS_PROTECT &&
 	    o->present && S_ISLNK(o->mode) && o->link_text) {
 		put_symlink(f, o->link_text, op->dest);
+		return;
+	}
+	/* In a bound host directory: nsjail mounts on what the link leads
+	 * to, so the link itself cannot be held; fs.write says so. */
+	if ((op->kind == VIEW_BIND || op->kind == VIEW_PIN) && o && o->role == FS_PROTECT && o->present &&
+	    S_ISLNK(o->mode)) {
+		if (!facts->n_links_unheld++)
+			snprintf(facts->link_unheld, sizeof(facts->link_unheld), "%s", o->real);
+		fputs("# ", f);
+		put_str(f, op->dest);
+		fputs(": a protected symlink, not held (nsjail mounts on what it leads to)\n", f);
 		return;
 	}
 	switch (op->kind) {
@@ -572,6 +585,11 @@ static void verdicts(const struct backend_ctx *ctx, struct backend_plan *bp, con
 	bool netns = p->net != MOAT_NET_ALL;
 
 	backend_verdict_fs("nsjail", f->n_grants, f->n_pins, f->n_unpinned, f->landlock_abi, f->n_expanded, props);
+	if (f->n_links_unheld && props[MOAT_P_FS_WRITE].enforced)
+		verdict_missing(&props[MOAT_P_FS_WRITE], "use --backend native, which holds the link itself",
+				"%zu protected entries are symlinks (%s%s): nsjail mounts only on what a link leads to, "
+				"so the command could replace them",
+				f->n_links_unheld, f->link_unheld, f->n_links_unheld > 1 ? ", ..." : "");
 	if (f->n_masks_left && props[MOAT_P_FS_SECRETS].enforced)
 		verdict_enforce(&props[MOAT_P_FS_SECRETS],
 				"landlock ABI %d (moat __init): rules only on the entries around the denied paths "

@@ -77,6 +77,8 @@ struct oci_facts {
 	char seccomp_why[256];
 	size_t n_rules, n_unknown;
 	size_t n_grants, n_expanded, n_pins, n_unpinned;
+	size_t n_links_unheld;  /* protected symlinks in a bound host directory */
+	char link_unheld[256];  /* the first of them */
 	int landlock_abi; /* moat's ruleset applied inside by __init, or 0 */
 	int lifeline_to;  /* where __init finds moat's lifeline, or -1 */
 	int started_to;   /* where __init finds the started pipe, or -1 */
@@ -347,6 +349,16 @@ static json_t *build_mounts(const struct backend_ctx *ctx, struct backend_plan *
 			link_op.kind = VIEW_SYMLINK;
 			link_op.text = o->link_text;
 			op = &link_op;
+		} else if ((op->kind == VIEW_BIND || op->kind == VIEW_PIN) && o && o->role == FS_PROTECT && o->present &&
+			   S_ISLNK(o->mode)) {
+			/* In a bound host directory: the runtime resolves a
+			 * mount's source and destination through the link
+			 * (a cycle fails the run), so the link itself cannot be
+			 * held; fs.write says so (verdicts).  Its target is
+			 * protected on its own (resolve/fsplan.c). */
+			if (!f->n_links_unheld++)
+				snprintf(f->link_unheld, sizeof(f->link_unheld), "%s", o->real);
+			continue;
 		}
 		switch (op->kind) {
 		case VIEW_PROC:
@@ -716,6 +728,11 @@ static void verdicts(const struct backend_ctx *ctx, struct backend_plan *bp, con
 	bool netns = p->net != MOAT_NET_ALL;
 
 	backend_verdict_fs(rt, f->n_grants, f->n_pins, f->n_unpinned, f->landlock_abi, f->n_expanded, props);
+	if (f->n_links_unheld && props[MOAT_P_FS_WRITE].enforced)
+		verdict_missing(&props[MOAT_P_FS_WRITE], "use --backend native, which holds the link itself",
+				"%zu protected entries are symlinks (%s%s): %s mounts only on what a link leads to, so "
+				"the command could replace them",
+				f->n_links_unheld, f->link_unheld, f->n_links_unheld > 1 ? ", ..." : "", rt);
 	if (gvisor && !ctx->exporting) {
 		/* runsc's gofer opens each bind source by its name when the
 		 * sandbox starts, following links: a name swapped after moat

@@ -1511,8 +1511,7 @@ static int protect_git_code(struct fs_plan *fp, const struct moat_policy *p, siz
  * inside a write grant: a link on the way is then held in turn, and its own
  * target followed by the caller's loop.  An absent target gets a
  * placeholder, as an absent protected name does (the command must not make
- * it).  A target that cannot be resolved (a cycle) refuses to start: what
- * the link would reach could not be said. */
+ * it); a cycle has its links held. */
 static int protect_link_target(struct fs_plan *fp, const struct moat_policy *p, size_t link, bool *used,
 			       struct moat_error *err)
 {
@@ -1523,6 +1522,7 @@ static int protect_link_target(struct fs_plan *fp, const struct moat_policy *p, 
 	size_t n0 = fp->n_links, i, k, n_grants = fp->n;
 	char *slash = strrchr(real, '/');
 	struct walk_out w;
+	bool cycle = false;
 	int rc = 0;
 
 	if (root < 0)
@@ -1531,10 +1531,20 @@ static int protect_link_target(struct fs_plan *fp, const struct moat_policy *p, 
 		path = moat_xstrdup(text);
 	else
 		path = moat_xasprintf("%.*s/%s", slash == real ? 0 : (int)(slash - real), real, text);
-	if (walk_from(fp, root, "/", path, true, true, false, &w, err) < 0)
-		return moat_error_wrap(err, "following the protected link %s (-> %s)", real, text);
-	/* The links the walk went through, then the target itself. */
-	for (i = n0; i <= fp->n_links && rc == 0; i++) {
+	if (walk_from(fp, root, "/", path, true, true, false, &w, err) < 0) {
+		if (err->kind != MOAT_E_USAGE || err->errnum != ELOOP)
+			return moat_error_wrap(err, "following the protected link %s (-> %s)", real, text);
+		/* A cycle (or more links than FS_MAX_LINKS): it leads
+		 * nowhere, and stays so while none of its links can be
+		 * replaced: each one in a write grant is held. */
+		memset(err, 0, sizeof(*err));
+		memset(&w, 0, sizeof(w));
+		w.fd = w.parent_fd = -1;
+		cycle = true;
+	}
+	/* The links the walk went through, then the target itself (none for
+	 * a cycle). */
+	for (i = n0; i < fp->n_links + !cycle && rc == 0; i++) {
 		cleanup_free char *at = moat_xstrdup(i < fp->n_links ? fp->links[i].real : w.real);
 		bool last = i == fp->n_links;
 

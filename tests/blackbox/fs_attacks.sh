@@ -556,7 +556,7 @@ like "$(cat "$HOMED/.bashrc")" planted "6 control: without moat ~/.bashrc is wri
 # A dotfile manager's HOME: the start-up files are links into a tree the
 # grant holds -- ~/.bashrc -> dotfiles/bashrc, ~/.profile -> an absolute
 # path through another link (dotlinks -> real), ~/.zshrc -> a file not
-# there yet.  The shell reads the target: each target is held (the absent
+# there yet, ~/.zshenv -> a cycle of links (replacing one would end it).  The shell reads the target: each target is held (the absent
 # one cannot be made), and each link on the way, and the directories they
 # lie in cannot be renamed away; the rest of those directories, and of
 # ~/.config beside ~/.config/git, stays writable.  For every backend, and
@@ -570,17 +570,21 @@ dots_tree() { # dots_tree DIR: that HOME
 	ln -s real "$1/dotlinks"
 	ln -s "$1/dotlinks/profile" "$1/.profile"
 	ln -s dotfiles/zshrc "$1/.zshrc"
+	ln -s cyc1 "$1/.zshenv"
+	ln -s cyc2 "$1/cyc1"
+	ln -s cyc1 "$1/cyc2"
 	chmod -R a+rwX "$1"
 }
 DOTS_ATTACK='echo planted >>"$HOME/.bashrc"; echo planted >>"$HOME/dotfiles/bashrc"; echo planted >>"$HOME/.profile"
 echo planted >>"$HOME/real/profile"; echo planted >"$HOME/dotfiles/zshrc"
+rm -f "$HOME/cyc1" && echo planted >"$HOME/cyc1"
 rm -f "$HOME/dotlinks" && mkdir "$HOME/dotlinks" && echo planted >"$HOME/dotlinks/profile"
 mv "$HOME/real" "$HOME/real-old" && mkdir "$HOME/real" && echo planted >"$HOME/real/profile"
 mv "$HOME/dotfiles" "$HOME/dotfiles-old" && mkdir "$HOME/dotfiles" && echo planted >"$HOME/dotfiles/bashrc"
 echo ok >"$HOME/dotfiles/other"; echo ok >"$HOME/real/other"; echo ok >"$HOME/.config/app/other"'
 dots_outcome() { # dots_outcome HOME: "blocked" when no start-up file reads planted and the rest was written
 	local h=$1
-	if grep -qs planted "$h/.bashrc" "$h/.profile" "$h/.zshrc" || [ -e "$h/dotfiles/zshrc" ] ||
+	if grep -qs planted "$h/.bashrc" "$h/.profile" "$h/.zshrc" "$h/.zshenv" || [ -e "$h/dotfiles/zshrc" ] ||
 		[ ! -L "$h/dotlinks" ] || [ -e "$h/real-old" ] || [ -e "$h/dotfiles-old" ]; then
 		echo done
 	else
@@ -607,20 +611,48 @@ for b in $BACKENDS; do
 		held "$(dots_outcome "$H")" fs.write "$REPORTS/r6dots.json" \
 			"6 [$b$what]: a granted HOME of dotfile links: no start-up file reads what the command wrote (links, their targets, an absent target, the links and directories on the way)"
 		is "$(dots_written "$H")" "ok ok ok " "6 [$b$what]:   and the rest of dotfiles/, real/ and ~/.config (beside ~/.config/git) is writable"
-		# bwrap mounts only on what a path leads to: a link in the
-		# bound HOME cannot be held, and the report says so; in a
-		# skeleton it is made there, and held.
-		if [ "$b" = bwrap ] && [ -z "$lim" ]; then
+		# bwrap and runc mount only on what a path leads to: a link
+		# in the bound HOME cannot be held, and the report says so; in
+		# a skeleton it is made there, and held.
+		if { [ "$b" = bwrap ] || [ "$b" = oci ]; } && [ -z "$lim" ]; then
 			like "$(prop_status "$REPORTS/r6dots.json" fs.write): $(json_get "$REPORTS/r6dots.json" '["properties"]["fs.write"]["reason"]' 2>/dev/null)" \
-				"^missing: 4 protected entries are symlinks \\($H/\\.bashrc, \\.\\.\\.\\): bwrap cannot mount on a link" \
-				"6 [bwrap]:   fs.write is reported missing, naming the links it cannot hold"
+				"^missing: [0-9]+ protected entries are symlinks \\($H/\\.bashrc, \\.\\.\\.\\): (bwrap cannot mount on a link|runc mounts only on what a link leads to)" \
+				"6 [$b]:   fs.write is reported missing, naming the links it cannot hold"
 		elif [ "$b" = bwrap ] || [ "$b" = oci ]; then
 			is "$(prop_status "$REPORTS/r6dots.json" fs.write)" enforced \
-				"6 [$b$what]:   fs.write enforced${lim:+: the links are made in the skeleton}"
+				"6 [$b$what]:   fs.write enforced: the links are made in the skeleton"
 		fi
 	done
 done
 rm -rf "$TMPDOTS"
+# The same in a project (not expanded: its directory is writable whole):
+# .envrc -> scripts/envrc, which direnv runs on the host.  The link is held
+# (native), or the report says fs.write is missing (bwrap, oci, gVisor,
+# whose tools mount only on what a link leads to); the target is held by
+# every backend that holds anything.
+for b in $BACKENDS; do
+	grants_work "$b" || continue
+	R=$BASE/p6envrc-$b
+	mkdir -p "$R/scripts" && echo 'echo hi' >"$R/scripts/envrc" && ln -sfn scripts/envrc "$R/.envrc" && chmod -R a+rwX "$R"
+	(cd "$R" && env HOME="$HOMED" "$MOAT" run --backend "$b" --mode prefer --profile strict --write "$R" --report-fd 3 -- \
+		/bin/sh -c 'echo planted >>scripts/envrc; rm -f .envrc; echo planted >.envrc' >/dev/null 2>&1 3>"$REPORTS/r6envrc.json")
+	grep -qs planted "$R/.envrc" "$R/scripts/envrc" && o=done || o=blocked
+	held "$o" fs.write "$REPORTS/r6envrc.json" "6 [$b]: a project's .envrc -> scripts/envrc: neither the link nor its target is rewritten"
+	# Said before the run, not only found after it: in mode require a
+	# backend that cannot hold the link does not start the command.
+	if [ "$b" = oci ] || [ "$b" = bwrap ]; then
+		echo 'echo hi' >"$R/scripts/envrc" && ln -sfn scripts/envrc "$R/.envrc"
+		(cd "$R" && env HOME="$HOMED" "$MOAT" run --backend "$b" --mode require --profile strict --write "$R" -- \
+			/bin/sh -c 'rm -f .envrc; echo planted >.envrc' >/dev/null 2>"$SCRATCH/envrc.err")
+		rc=$?
+		is "$rc/$(grep -c planted "$R/.envrc")" 125/0 "6 [$b]:   in mode require it refuses to start ($(grep -m1 'fs.write' "$SCRATCH/envrc.err" | head -c 120))"
+	fi
+done
+R=$BASE/p6envrc-ctl
+mkdir -p "$R/scripts" && echo 'echo hi' >"$R/scripts/envrc" && ln -sfn scripts/envrc "$R/.envrc"
+(cd "$R" && OFF --write "$R" -- /bin/sh -c 'rm -f .envrc; echo planted >.envrc')
+grep -qs planted "$R/.envrc"
+ok $? "6 control: without moat the command replaces the .envrc link"
 H=$BASE/p6dots-ctl/home
 dots_tree "$H"
 (cd "$H/../proj" && env HOME="$H" "$MOAT" run --mode off -- /bin/sh -c "$DOTS_ATTACK" >/dev/null 2>&1)

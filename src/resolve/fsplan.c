@@ -55,6 +55,11 @@ void fs_plan_free(struct fs_plan *fp)
 		free(fp->links[i].text);
 	}
 	free(fp->links);
+	for (i = 0; i < fp->n_follow; i++) {
+		free(fp->follow[i].real);
+		free(fp->follow[i].text);
+	}
+	free(fp->follow);
 	for (i = 0; i < fp->n_excluded; i++)
 		free(fp->excluded[i]);
 	free(fp->excluded);
@@ -1233,6 +1238,26 @@ static void hold_pinned(struct fs_obj *o, int lock_fd)
 		o->dirfd = openat(o->fd, "..", O_PATH | O_DIRECTORY | O_CLOEXEC);
 }
 
+/* A protected name that is a link but excluded (a deny went through it):
+ * no entry of its own, but its target is followed (protect_links). */
+static void follow_add(struct fs_plan *fp, int link_fd, const char *real)
+{
+	char text[PATH_MAX];
+	ssize_t n = readlinkat(link_fd, "", text, sizeof(text) - 1);
+	size_t i;
+
+	if (n <= 0)
+		return;
+	text[n] = '\0';
+	for (i = 0; i < fp->n_follow; i++)
+		if (strcmp(fp->follow[i].real, real) == 0)
+			return;
+	fp->follow = moat_xgrow(fp->follow, &fp->cap_follow, fp->n_follow, sizeof(*fp->follow));
+	fp->follow[fp->n_follow].real = moat_xstrdup(real);
+	fp->follow[fp->n_follow].text = moat_xstrdup(text);
+	fp->follow[fp->n_follow++].for_deny = true;
+}
+
 /* Returns 1, before it added anything to the plan, when a directory it
  * was about to pin was removed while it waited for its lock (another run
  * removing its placeholder): the caller looks again. */
@@ -1276,6 +1301,8 @@ static int protect_one_try(struct fs_plan *fp, const struct moat_policy *p, size
 			if (fd < 0)
 				return moat_error_set(err, MOAT_E_SYSTEM, errno, "%s", comp_real);
 			if (protect_known(fp, comp_real) || fs_is_excluded(fp, comp_real)) {
+				if (S_ISLNK(st.st_mode) && fs_is_excluded(fp, comp_real))
+					follow_add(fp, fd, comp_real);
 				close(fd);
 				return 0;
 			}
@@ -1344,6 +1371,8 @@ static int protect_one_try(struct fs_plan *fp, const struct moat_policy *p, size
 		}
 	}
 	if (protect_known(fp, w.real) || fs_is_excluded(fp, w.real)) {
+		if (w.present && S_ISLNK(w.st.st_mode) && fs_is_excluded(fp, w.real) && !lifted(p, lexical, w.real, used))
+			follow_add(fp, w.fd, w.real);
 		walk_out_free(&w);
 		return 0;
 	}
@@ -1509,21 +1538,25 @@ static int protect_git_code(struct fs_plan *fp, const struct moat_policy *p, siz
  * to is what the shell reads.  Its target, and every link on the way
  * there (`dotfiles` itself a link), are protected too wherever they lie
  * inside a write grant: a link on the way is then held in turn, and its own
- * target followed by the caller's loop.  An absent target gets a
- * placeholder, as an absent protected name does (the command must not make
- * it); a cycle has its links held. */
-static int protect_link_target(struct fs_plan *fp, const struct moat_policy *p, size_t link, bool *used,
-			       struct moat_error *err)
+ * target followed by the caller's loop.  An absent target: a placeholder at
+ * the first missing name (or the file standing where a directory would
+ * be), since what the rest leads to is the kernel's to resolve once that
+ * name exists (`d/nodir/../bashrc`, `nodir` made a link), and at the end as
+ * the rest reads, for a `..` right after it.  A cycle has its links held. */
+static int protect_link_target(struct fs_plan *fp, const struct moat_policy *p, const char *link_real,
+			       const char *link_text, bool *used, struct moat_error *err)
 {
-	cleanup_free char *real = moat_xstrdup(fp->obj[link].real);
-	cleanup_free char *text = moat_xstrdup(fp->obj[link].link_text);
+	cleanup_free char *real = moat_xstrdup(link_real);
+	cleanup_free char *text = moat_xstrdup(link_text);
 	cleanup_free char *path = NULL;
 	cleanup_close int root = open("/", O_PATH | O_DIRECTORY | O_CLOEXEC);
-	size_t n0 = fp->n_links, i, k, n_grants = fp->n;
+	struct fs_link *saved = fp->links, *walked;
+	size_t saved_n = fp->n_links, saved_cap = fp->cap_links, n_walked, i, k, n_grants = fp->n;
 	char *slash = strrchr(real, '/');
+	const char *steps[2];
+	size_t n_steps = 0;
 	struct walk_out w;
-	bool cycle = false;
-	int rc = 0;
+	int rc = 0, wrc;
 
 	if (root < 0)
 		return moat_error_set(err, MOAT_E_SYSTEM, errno, "opening / to follow the protected link %s", real);
@@ -1531,68 +1564,91 @@ static int protect_link_target(struct fs_plan *fp, const struct moat_policy *p, 
 		path = moat_xstrdup(text);
 	else
 		path = moat_xasprintf("%.*s/%s", slash == real ? 0 : (int)(slash - real), real, text);
-	if (walk_from(fp, root, "/", path, true, true, false, &w, err) < 0) {
-		if (err->kind != MOAT_E_USAGE || err->errnum != ELOOP)
-			return moat_error_wrap(err, "following the protected link %s (-> %s)", real, text);
-		/* A cycle (or more links than FS_MAX_LINKS): it leads
-		 * nowhere, and stays so while none of its links can be
-		 * replaced: each one in a write grant is held. */
-		memset(err, 0, sizeof(*err));
+	/* The walk records the links it goes through in fp->links, one of each
+	 * name: this walk's own, all of them, go to a list of their own (a
+	 * link a grant or a deny went through is in fp's already). */
+	fp->links = NULL;
+	fp->n_links = fp->cap_links = 0;
+	wrc = walk_from(fp, root, "/", path, true, true, false, &w, err);
+	walked = fp->links;
+	n_walked = fp->n_links;
+	fp->links = saved;
+	fp->n_links = saved_n;
+	fp->cap_links = saved_cap;
+	if (wrc < 0) {
 		memset(&w, 0, sizeof(w));
 		w.fd = w.parent_fd = -1;
-		cycle = true;
+		if (err->kind != MOAT_E_USAGE || err->errnum != ELOOP) {
+			rc = moat_error_wrap(err, "following the protected link %s (-> %s)", real, text);
+			n_walked = 0;
+		} else {
+			/* A cycle (or more links than FS_MAX_LINKS): it leads
+			 * nowhere, and stays so while none of its links can be
+			 * replaced: each one in a write grant is held. */
+			memset(err, 0, sizeof(*err));
+		}
+	} else if (w.present) {
+		steps[n_steps++] = w.real;
+	} else {
+		if (w.first_missing)
+			steps[n_steps++] = w.first_missing;
+		if (!w.first_missing || strcmp(w.first_missing, w.real) != 0)
+			steps[n_steps++] = w.real;
 	}
-	/* The links the walk went through, then the target itself (none for
-	 * a cycle). */
-	for (i = n0; i < fp->n_links + !cycle && rc == 0; i++) {
-		cleanup_free char *at = moat_xstrdup(i < fp->n_links ? fp->links[i].real : w.real);
-		bool last = i == fp->n_links;
-
+	/* The links on the way: held; the target beyond each is protected by
+	 * itself and its directory pinned, so the link's whole target need
+	 * not be (on_the_way). */
+	for (i = 0; i < n_walked && rc == 0; i++) {
 		size_t before = fp->n;
 
 		for (k = 0; k < n_grants && rc == 0; k++)
 			if (is_write_grant_dir(&fp->obj[k]))
-				rc = protect_at(fp, p, k, at, false,
-						last && !w.present ? PROTECTED_ABSENT_PLACEHOLDER : PROTECTED_ABSENT_IGNORED,
-						used, err);
-		/* A link on the way (`dotfiles -> src/dotfiles`) is held;
-		 * the target beyond it is protected by itself, and its
-		 * directory pinned: the link's whole target need not be. */
-		for (k = before; !last && k < fp->n; k++)
-			if (fp->obj[k].role == FS_PROTECT && strcmp(fp->obj[k].real, at) == 0)
+				rc = protect_at(fp, p, k, walked[i].real, false, PROTECTED_ABSENT_IGNORED, used, err);
+		for (k = before; k < fp->n; k++)
+			if (fp->obj[k].role == FS_PROTECT && strcmp(fp->obj[k].real, walked[i].real) == 0)
 				fp->obj[k].on_the_way = true;
 	}
+	for (i = 0; i < n_steps && rc == 0; i++)
+		for (k = 0; k < n_grants && rc == 0; k++)
+			if (is_write_grant_dir(&fp->obj[k]))
+				rc = protect_at(fp, p, k, steps[i], false, PROTECTED_ABSENT_PLACEHOLDER, used, err);
 	walk_out_free(&w);
-	/* Recorded only to be protected here: not links for the view. */
-	for (i = n0; i < fp->n_links; i++) {
-		free(fp->links[i].real);
-		free(fp->links[i].text);
+	for (i = 0; i < n_walked; i++) {
+		free(walked[i].real);
+		free(walked[i].text);
 	}
-	fp->n_links = n0;
+	free(walked);
 	return rc;
 }
 
-/* Bounds the links protect_links follows in all: a cycle through write
- * grants is refused by the walk, this is against pathological trees. */
+/* Bounds the links protect_links follows in all, against pathological
+ * trees (a cycle ends each walk by itself). */
 #define PROTECT_MAX_LINKS 256
 
 static int protect_links(struct fs_plan *fp, const struct moat_policy *p, bool *used, struct moat_error *err)
 {
-	size_t i, followed = 0;
+	size_t i = 0, j = 0, followed = 0;
 
-	/* fp->n grows as targets are protected: the new links are followed
-	 * in turn. */
-	for (i = 0; i < fp->n; i++) {
-		const struct fs_obj *o = &fp->obj[i];
+	/* fp->n and fp->n_follow grow as targets are protected: the new
+	 * links are followed in turn. */
+	while (i < fp->n || j < fp->n_follow) {
+		cleanup_free char *real = NULL, *text = NULL;
 
-		if (o->role != FS_PROTECT || !o->present || o->lifted || o->on_the_way || !S_ISLNK(o->mode) ||
-		    !o->link_text)
-			continue;
+		if (i < fp->n) {
+			const struct fs_obj *o = &fp->obj[i++];
+			if (o->role != FS_PROTECT || !o->present || o->lifted || o->on_the_way || !S_ISLNK(o->mode) ||
+			    !o->link_text)
+				continue;
+			real = moat_xstrdup(o->real);
+			text = moat_xstrdup(o->link_text);
+		} else {
+			real = moat_xstrdup(fp->follow[j].real);
+			text = moat_xstrdup(fp->follow[j++].text);
+		}
 		if (++followed > PROTECT_MAX_LINKS)
-			return moat_error_set(err, MOAT_E_USAGE, ELOOP,
-					      "more than %d protected symlinks to follow (at %s)", PROTECT_MAX_LINKS,
-					      o->real);
-		if (protect_link_target(fp, p, i, used, err) < 0)
+			return moat_error_set(err, MOAT_E_USAGE, ELOOP, "more than %d protected symlinks to follow (at %s)",
+					      PROTECT_MAX_LINKS, real);
+		if (protect_link_target(fp, p, real, text, used, err) < 0)
 			return -1;
 	}
 	return 0;

@@ -101,6 +101,12 @@ struct fs_plan {
 	size_t n, cap;
 	struct fs_link *links;
 	size_t n_links, cap_links;
+	/* Protected names that are links a deny went through (excluded, so
+	 * no protected entry of their own: ~/.config/git -> ../dotfiles/git
+	 * with the secret .config/git/credentials): their targets are still
+	 * protected (protect_links). */
+	struct fs_link *follow;
+	size_t n_follow, cap_follow;
 	char **excluded; /* real paths no rule of a grant may cover */
 	size_t n_excluded, cap_excluded;
 	char *home_real; /* HOME resolved, or NULL (unknown, "/", absent) */

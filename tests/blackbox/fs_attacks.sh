@@ -556,16 +556,25 @@ like "$(cat "$HOMED/.bashrc")" planted "6 control: without moat ~/.bashrc is wri
 # A dotfile manager's HOME: the start-up files are links into a tree the
 # grant holds -- ~/.bashrc -> dotfiles/bashrc, ~/.profile -> an absolute
 # path through another link (dotlinks -> real), ~/.zshrc -> a file not
-# there yet, ~/.zshenv -> a cycle of links (replacing one would end it).  The shell reads the target: each target is held (the absent
+# there yet, ~/.zshenv -> a cycle of links (replacing one would end it),
+# ~/.zlogin -> dotfiles/nodir/../zlogin (the kernel resolves `..` after
+# nodir once it exists: a link made there leads anywhere), and
+# ~/.config/git -> ../gitdots/gitconf, a link a secret's path goes through
+# (.config/git/credentials).  dotlinks is also on a read grant's way.  The shell reads the target: each target is held (the absent
 # one cannot be made), and each link on the way, and the directories they
 # lie in cannot be renamed away; the rest of those directories, and of
 # ~/.config beside ~/.config/git, stays writable.  For every backend, and
 # with HOME expanded by binds instead of Landlock (no Landlock).
 dots_tree() { # dots_tree DIR: that HOME
 	rm -rf "$1"
-	mkdir -p "$1/dotfiles" "$1/real" "$1/.config/git" "$1/.config/app" "$1/../proj"
+	mkdir -p "$1/dotfiles" "$1/gitdots/gitconf" "$1/real" "$1/.config/app" "$1/../proj"
 	echo 'export A=1' >"$1/dotfiles/bashrc"
 	echo 'PROFILE=1' >"$1/real/profile"
+	echo 'readme' >"$1/real/readme"
+	echo '[user]' >"$1/gitdots/gitconf/config"
+	echo 'https://u:token@example.org' >"$1/gitdots/gitconf/credentials"
+	ln -s ../gitdots/gitconf "$1/.config/git"
+	ln -s dotfiles/nodir/../zlogin "$1/.zlogin"
 	ln -s dotfiles/bashrc "$1/.bashrc"
 	ln -s real "$1/dotlinks"
 	ln -s "$1/dotlinks/profile" "$1/.profile"
@@ -578,13 +587,18 @@ dots_tree() { # dots_tree DIR: that HOME
 DOTS_ATTACK='echo planted >>"$HOME/.bashrc"; echo planted >>"$HOME/dotfiles/bashrc"; echo planted >>"$HOME/.profile"
 echo planted >>"$HOME/real/profile"; echo planted >"$HOME/dotfiles/zshrc"
 rm -f "$HOME/cyc1" && echo planted >"$HOME/cyc1"
+mkdir -p "$HOME/dotfiles/sub/deeper" && ln -s sub/deeper "$HOME/dotfiles/nodir"; echo planted >"$HOME/dotfiles/sub/zlogin"
+echo planted >"$HOME/dotfiles/zlogin"; echo planted >>"$HOME/gitdots/gitconf/config"
+cat "$HOME/.config/git/credentials" "$HOME/gitdots/gitconf/credentials" >"$HOME/.config/app/leak" 2>/dev/null
 rm -f "$HOME/dotlinks" && mkdir "$HOME/dotlinks" && echo planted >"$HOME/dotlinks/profile"
 mv "$HOME/real" "$HOME/real-old" && mkdir "$HOME/real" && echo planted >"$HOME/real/profile"
 mv "$HOME/dotfiles" "$HOME/dotfiles-old" && mkdir "$HOME/dotfiles" && echo planted >"$HOME/dotfiles/bashrc"
 echo ok >"$HOME/dotfiles/other"; echo ok >"$HOME/real/other"; echo ok >"$HOME/.config/app/other"'
 dots_outcome() { # dots_outcome HOME: "blocked" when no start-up file reads planted and the rest was written
 	local h=$1
-	if grep -qs planted "$h/.bashrc" "$h/.profile" "$h/.zshrc" "$h/.zshenv" || [ -e "$h/dotfiles/zshrc" ] ||
+	if grep -qs planted "$h/.bashrc" "$h/.profile" "$h/.zshrc" "$h/.zshenv" "$h/.zlogin" "$h/.config/git/config" ||
+		grep -qs token "$h/.config/app/leak" ||
+		[ -e "$h/dotfiles/zshrc" ] ||
 		[ ! -L "$h/dotlinks" ] || [ -e "$h/real-old" ] || [ -e "$h/dotfiles-old" ]; then
 		echo done
 	else
@@ -607,7 +621,8 @@ for b in $BACKENDS; do
 		esac
 		dots_tree "$H"
 		(cd "$H/../proj" && env MOAT_HOST_LIMIT="${lim#skeleton}" HOME="$H" "$MOAT" run --backend "$b" --mode prefer \
-			--profile strict --write "$H" --report-fd 3 -- /bin/sh -c "$DOTS_ATTACK" >/dev/null 2>&1 3>"$REPORTS/r6dots.json")
+			--profile strict --write "$H" --read "$H/dotlinks/readme" --report-fd 3 -- /bin/sh -c "$DOTS_ATTACK" \
+			>/dev/null 2>&1 3>"$REPORTS/r6dots.json")
 		held "$(dots_outcome "$H")" fs.write "$REPORTS/r6dots.json" \
 			"6 [$b$what]: a granted HOME of dotfile links: no start-up file reads what the command wrote (links, their targets, an absent target, the links and directories on the way)"
 		is "$(dots_written "$H")" "ok ok ok " "6 [$b$what]:   and the rest of dotfiles/, real/ and ~/.config (beside ~/.config/git) is writable"

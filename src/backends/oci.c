@@ -283,6 +283,24 @@ static bool in_rootfs(const struct view *v, const char *dest)
 	return c == NULL;
 }
 
+/* Does the view make a link below `dest` (a symlink op, or a protected
+ * link made in a skeleton, as build_mounts does)? */
+static bool links_below(const struct backend_ctx *ctx, const struct view *v, const char *dest)
+{
+	size_t i;
+
+	for (i = 0; i < v->n; i++) {
+		const struct view_op *op = &v->v[i];
+		const struct fs_obj *o = op->obj >= 0 ? &ctx->fs->obj[op->obj] : NULL;
+		bool link = op->kind == VIEW_SYMLINK ||
+			    ((op->kind == VIEW_BIND || op->kind == VIEW_PIN) && op->made_here && o && o->role == FS_PROTECT &&
+			     o->present && S_ISLNK(o->mode));
+		if (link && strcmp(op->dest, dest) != 0 && path_within(op->dest, dest))
+			return true;
+	}
+	return false;
+}
+
 /* in_rootfs for the directory `dest` is in: where the view also binds
  * something at `dest` itself (a protected link made instead, below). */
 static bool in_rootfs_parent(const struct view *v, const char *dest)
@@ -412,7 +430,11 @@ static json_t *build_mounts(const struct backend_ctx *ctx, struct backend_plan *
 				rc = op->kind == VIEW_DIR ? mkdirs_below(rootfs, op->dest, err)
 							  : symlink_below(rootfs, op->dest, op->text, err);
 			} else if (op->kind == VIEW_DIR) {
-				add_tmpfs(mounts, op->dest, 0755, true, 0);
+				/* Read-only, unless __init is to make a link in it
+				 * (it runs after the runtime's mounts): then like
+				 * the private tmpfs it lies in, which holds
+				 * nothing of the host's. */
+				add_tmpfs(mounts, op->dest, 0755, !links_below(ctx, &v, op->dest), 0);
 			} else {
 				backend_strv_add(&f->links, &f->n_links, op->text);
 				backend_strv_add(&f->links, &f->n_links, op->dest);

@@ -60,6 +60,9 @@ void fs_plan_free(struct fs_plan *fp)
 		free(fp->follow[i].text);
 	}
 	free(fp->follow);
+	for (i = 0; i < fp->n_dotdot; i++)
+		free(fp->dotdot[i]);
+	free(fp->dotdot);
 	for (i = 0; i < fp->n_excluded; i++)
 		free(fp->excluded[i]);
 	free(fp->excluded);
@@ -340,6 +343,10 @@ static int walk_from(struct fs_plan *fp, int start, const char *start_real, cons
 			free(comp);
 			if (strcmp(real, "/") != 0) {
 				char *slash = strrchr(real, '/');
+				if (fp->record_dotdot) {
+					fp->dotdot = moat_xgrow(fp->dotdot, &fp->cap_dotdot, fp->n_dotdot, sizeof(char *));
+					fp->dotdot[fp->n_dotdot++] = moat_xstrdup(real);
+				}
 				int up = openat(cur, "..", O_PATH | O_DIRECTORY | O_CLOEXEC);
 				if (up < 0)
 					return moat_error_set(err, MOAT_E_SYSTEM, errno, "%s: resolving ..", path);
@@ -1098,6 +1105,16 @@ static int expand(struct fs_plan *fp, size_t grant, int dir, const char *real, i
 
 /* --- protected entries --------------------------------------------------- */
 
+static bool protect_known_as(const struct fs_plan *fp, const char *real, enum fs_role role)
+{
+	size_t i;
+
+	for (i = 0; i < fp->n; i++)
+		if (fp->obj[i].role == role && strcmp(fp->obj[i].real, real) == 0)
+			return true;
+	return false;
+}
+
 static bool protect_known(const struct fs_plan *fp, const char *real)
 {
 	size_t i;
@@ -1371,8 +1388,25 @@ static int protect_one_try(struct fs_plan *fp, const struct moat_policy *p, size
 		}
 	}
 	if (protect_known(fp, w.real) || fs_is_excluded(fp, w.real)) {
+		size_t k;
+
 		if (w.present && S_ISLNK(w.st.st_mode) && fs_is_excluded(fp, w.real) && !lifted(p, lexical, w.real, used))
 			follow_add(fp, w.fd, w.real);
+		/* Pinned already, as a directory on the way to another entry
+		 * (a protected link's target in it): that pin only holds the
+		 * name; this entry is protected whole, read-only. */
+		for (k = 0; k < fp->n; k++) {
+			struct fs_obj *po = &fp->obj[k];
+			if (po->role != FS_PIN || strcmp(po->real, w.real) != 0 || protect_known_as(fp, w.real, FS_PROTECT) ||
+			    lifted(p, lexical, w.real, used) || granted_write_exactly(fp, w.real))
+				continue;
+			po->role = FS_PROTECT;
+			po->protect_name = name;
+			po->parent = (int)grant;
+			if (po->lock_fd < 0 && lock_fd >= 0)
+				hold_pinned(po, steal_fd(&lock_fd));
+			break;
+		}
 		walk_out_free(&w);
 		return 0;
 	}
@@ -1569,7 +1603,12 @@ static int protect_link_target(struct fs_plan *fp, const struct moat_policy *p, 
 	 * link a grant or a deny went through is in fp's already). */
 	fp->links = NULL;
 	fp->n_links = fp->cap_links = 0;
+	for (i = 0; i < fp->n_dotdot; i++)
+		free(fp->dotdot[i]);
+	fp->n_dotdot = 0;
+	fp->record_dotdot = true;
 	wrc = walk_from(fp, root, "/", path, true, true, false, &w, err);
+	fp->record_dotdot = false;
 	walked = fp->links;
 	n_walked = fp->n_links;
 	fp->links = saved;
@@ -1595,6 +1634,29 @@ static int protect_link_target(struct fs_plan *fp, const struct moat_policy *p, 
 		if (!w.first_missing || strcmp(w.first_missing, w.real) != 0)
 			steps[n_steps++] = w.real;
 	}
+	/* Through /proc (/proc/self/cwd, /dev/fd): what the link reaches
+	 * depends on the process that reads it, not on anything moat can
+	 * hold. */
+	for (i = 0; i <= n_walked && rc == 0; i++) {
+		const char *at = i < n_walked ? walked[i].real : (w.real ? w.real : "");
+		if (path_within(at, "/proc")) {
+			moat_error_set(err, MOAT_E_USAGE, 0,
+				       "the protected link %s (-> %s) leads through /proc (%s): what it reaches depends "
+				       "on the process that reads it, so moat cannot protect it",
+				       real, text, at);
+			rc = moat_error_hint(err, "point the link at a file, or lift it with --unprotect %s", real);
+		}
+	}
+	/* A directory the text leaves by `..` (`d/sub/../bashrc`): replaced
+	 * by a link, its `..` would be that link's target's parent; pinned
+	 * against it. */
+	for (i = 0; i < fp->n_dotdot && rc == 0; i++)
+		for (k = 0; k < n_grants && rc == 0; k++)
+			if (is_write_grant_dir(&fp->obj[k]) && strcmp(fp->dotdot[i], fp->obj[k].real) != 0 &&
+			    path_within(fp->dotdot[i], fp->obj[k].real)) {
+				cleanup_free char *below = moat_xasprintf("%s/_", fp->dotdot[i]);
+				rc = pin_between(fp, k, below, err);
+			}
 	/* The links on the way: held; the target beyond each is protected by
 	 * itself and its directory pinned, so the link's whole target need
 	 * not be (on_the_way). */
@@ -1609,9 +1671,22 @@ static int protect_link_target(struct fs_plan *fp, const struct moat_policy *p, 
 				fp->obj[k].on_the_way = true;
 	}
 	for (i = 0; i < n_steps && rc == 0; i++)
-		for (k = 0; k < n_grants && rc == 0; k++)
-			if (is_write_grant_dir(&fp->obj[k]))
-				rc = protect_at(fp, p, k, steps[i], false, PROTECTED_ABSENT_PLACEHOLDER, used, err);
+		for (k = 0; k < n_grants && rc == 0; k++) {
+			if (!is_write_grant_dir(&fp->obj[k]))
+				continue;
+			/* The target is a write grant's root: the user granted
+			 * it whole, as `--write` of exactly a protected entry
+			 * lifts it; the report says so. */
+			if (strcmp(steps[i], fp->obj[k].real) == 0 && !protect_known(fp, steps[i])) {
+				struct fs_obj *o = obj_add(fp, FS_PROTECT, steps[i]);
+				o->real = moat_xstrdup(steps[i]);
+				o->parent = (int)k;
+				o->protect_name = "(a protected link's target)";
+				o->lifted = true;
+				continue;
+			}
+			rc = protect_at(fp, p, k, steps[i], false, PROTECTED_ABSENT_PLACEHOLDER, used, err);
+		}
 	walk_out_free(&w);
 	for (i = 0; i < n_walked; i++) {
 		free(walked[i].real);

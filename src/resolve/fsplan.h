@@ -107,6 +107,11 @@ struct fs_plan {
 	 * protected (protect_links). */
 	struct fs_link *follow;
 	size_t n_follow, cap_follow;
+	/* While record_dotdot: the directories a walk left by `..` (the
+	 * kernel's `..` follows whatever stands at that name then). */
+	char **dotdot;
+	size_t n_dotdot, cap_dotdot;
+	bool record_dotdot;
 	char **excluded; /* real paths no rule of a grant may cover */
 	size_t n_excluded, cap_excluded;
 	char *home_real; /* HOME resolved, or NULL (unknown, "/", absent) */

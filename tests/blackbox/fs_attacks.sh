@@ -560,7 +560,10 @@ like "$(cat "$HOMED/.bashrc")" planted "6 control: without moat ~/.bashrc is wri
 # ~/.zlogin -> dotfiles/nodir/../zlogin (the kernel resolves `..` after
 # nodir once it exists: a link made there leads anywhere), and
 # ~/.config/git -> ../gitdots/gitconf, a link a secret's path goes through
-# (.config/git/credentials).  dotlinks is also on a read grant's way.  The shell reads the target: each target is held (the absent
+# (.config/git/credentials).  dotlinks is also on a read grant's way;
+# ~/.inputrc -> dd/sub/../inputrc (`..` after a directory the command could
+# make a link); ~/.config/fish -> ../shell, a directory already pinned for
+# ~/.zprofile -> shell/zprofile (the pin must become the protection).  The shell reads the target: each target is held (the absent
 # one cannot be made), and each link on the way, and the directories they
 # lie in cannot be renamed away; the rest of those directories, and of
 # ~/.config beside ~/.config/git, stays writable.  For every backend, and
@@ -575,6 +578,12 @@ dots_tree() { # dots_tree DIR: that HOME
 	echo 'https://u:token@example.org' >"$1/gitdots/gitconf/credentials"
 	ln -s ../gitdots/gitconf "$1/.config/git"
 	ln -s dotfiles/nodir/../zlogin "$1/.zlogin"
+	mkdir -p "$1/dd/sub" "$1/xx/yy" "$1/shell"
+	echo 'orig' >"$1/dd/inputrc"
+	ln -s dd/sub/../inputrc "$1/.inputrc"
+	echo 'orig' >"$1/shell/zprofile"
+	ln -s shell/zprofile "$1/.zprofile"
+	ln -s ../shell "$1/.config/fish"
 	ln -s dotfiles/bashrc "$1/.bashrc"
 	ln -s real "$1/dotlinks"
 	ln -s "$1/dotlinks/profile" "$1/.profile"
@@ -590,13 +599,16 @@ rm -f "$HOME/cyc1" && echo planted >"$HOME/cyc1"
 mkdir -p "$HOME/dotfiles/sub/deeper" && ln -s sub/deeper "$HOME/dotfiles/nodir"; echo planted >"$HOME/dotfiles/sub/zlogin"
 echo planted >"$HOME/dotfiles/zlogin"; echo planted >>"$HOME/gitdots/gitconf/config"
 cat "$HOME/.config/git/credentials" "$HOME/gitdots/gitconf/credentials" >"$HOME/.config/app/leak" 2>/dev/null
+rmdir "$HOME/dd/sub" && ln -s "$HOME/xx/yy" "$HOME/dd/sub"; echo planted >"$HOME/xx/inputrc"
+echo planted >"$HOME/shell/config.fish"
 rm -f "$HOME/dotlinks" && mkdir "$HOME/dotlinks" && echo planted >"$HOME/dotlinks/profile"
 mv "$HOME/real" "$HOME/real-old" && mkdir "$HOME/real" && echo planted >"$HOME/real/profile"
 mv "$HOME/dotfiles" "$HOME/dotfiles-old" && mkdir "$HOME/dotfiles" && echo planted >"$HOME/dotfiles/bashrc"
 echo ok >"$HOME/dotfiles/other"; echo ok >"$HOME/real/other"; echo ok >"$HOME/.config/app/other"'
 dots_outcome() { # dots_outcome HOME: "blocked" when no start-up file reads planted and the rest was written
 	local h=$1
-	if grep -qs planted "$h/.bashrc" "$h/.profile" "$h/.zshrc" "$h/.zshenv" "$h/.zlogin" "$h/.config/git/config" ||
+	if grep -qs planted "$h/.bashrc" "$h/.profile" "$h/.zshrc" "$h/.zshenv" "$h/.zlogin" "$h/.config/git/config" \
+		"$h/.inputrc" "$h/.config/fish/config.fish" ||
 		grep -qs token "$h/.config/app/leak" ||
 		[ -e "$h/dotfiles/zshrc" ] ||
 		[ ! -L "$h/dotlinks" ] || [ -e "$h/real-old" ] || [ -e "$h/dotfiles-old" ]; then
@@ -668,6 +680,23 @@ mkdir -p "$R/scripts" && echo 'echo hi' >"$R/scripts/envrc" && ln -sfn scripts/e
 (cd "$R" && OFF --write "$R" -- /bin/sh -c 'rm -f .envrc; echo planted >.envrc')
 grep -qs planted "$R/.envrc"
 ok $? "6 control: without moat the command replaces the .envrc link"
+# A protected link into another write grant's root: that grant asked for
+# it, and the report lists it lifted.  A link through /proc (what it
+# reaches depends on the reader): refused, with the way out.
+H=$BASE/p6dots-grant/home
+mkdir -p "$H/.config" "$BASE/p6dots-grant/fish" "$BASE/p6dots-grant/proj"
+ln -sfn "$BASE/p6dots-grant/fish" "$H/.config/fish"
+ln -sfn /proc/self/cwd/bashrc.real "$H/.bashrc"
+chmod -R a+rwX "$BASE/p6dots-grant"
+(cd "$BASE/p6dots-grant/proj" && env HOME="$H" "$MOAT" run --backend native --mode prefer --profile strict --write "$H" \
+	--write "$BASE/p6dots-grant/fish" -- /bin/true >/dev/null 2>"$SCRATCH/proc.err")
+rc=$?
+like "$rc: $(head -1 "$SCRATCH/proc.err")" "^125: moat: the protected link $H/\\.bashrc \\(-> /proc/self/cwd/bashrc.real\\) leads through /proc" \
+	"6: a protected link through /proc/self refuses to start, naming it"
+(cd "$BASE/p6dots-grant/proj" && env HOME="$H" "$MOAT" run --backend native --mode prefer --profile strict --write "$H" \
+	--write "$BASE/p6dots-grant/fish" --unprotect "$H/.bashrc" --report "$REPORTS/r6grant.json" -- /bin/true >/dev/null 2>&1)
+is "$?:$(jpy "$REPORTS/r6grant.json" "[p['state'] for p in d['filesystem']['protected'] if p['path']=='$BASE/p6dots-grant/fish']")" \
+	"0:['lifted']" "6:   lifted (--unprotect), it runs; a link to another write grant's root is listed lifted"
 H=$BASE/p6dots-ctl/home
 dots_tree "$H"
 (cd "$H/../proj" && env HOME="$H" "$MOAT" run --mode off -- /bin/sh -c "$DOTS_ATTACK" >/dev/null 2>&1)

@@ -40,7 +40,7 @@ PY=/usr/bin/python3
 # Outside /tmp: the sandbox's /tmp is private, a real HOME is not in it.
 BASE=$(mktemp -d /var/tmp/moat-mcptrust.XXXXXX 2>/dev/null) || BASE=$(mktemp -d "$SCRATCH/base.XXXXXX")
 chmod 0755 "$BASE"
-trap 'rm -rf "$BASE" "$SCRATCH"' EXIT
+trap 'rm -rf "$BASE" "$SCRATCH" "$REPORTS"' EXIT
 H=$BASE/home
 P=$BASE/proj
 POL=$H/.config/moat/servers.toml

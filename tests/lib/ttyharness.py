@@ -17,7 +17,7 @@ input queue from outside.
 
 Each check prints one "ok"/"not ok" line (TAP without numbers: the caller
 numbers them).  Every wait is bounded."""
-import fcntl, json, os, re, select, signal, struct, subprocess, sys, tempfile, termios, time
+import fcntl, json, os, re, select, shutil, signal, struct, subprocess, sys, tempfile, termios, time
 
 mode, moat, wdir = sys.argv[1:4]
 PY = "/usr/bin/python3"
@@ -410,6 +410,7 @@ def sti():
             v = json.load(f)["properties"]["tty.inject"]
     except (OSError, ValueError, KeyError):
         v = {}
+    shutil.rmtree(os.path.dirname(report), ignore_errors=True)
     say(v.get("status") == "enforced" and "pty" in v.get("mechanism", ""),
         "  and the report says tty.inject enforced by the pty (%s)" % v.get("mechanism"))
 

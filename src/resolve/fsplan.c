@@ -1585,7 +1585,7 @@ static int protect_link_target(struct fs_plan *fp, const struct moat_policy *p, 
 	cleanup_free char *path = NULL;
 	cleanup_close int root = open("/", O_PATH | O_DIRECTORY | O_CLOEXEC);
 	struct fs_link *saved = fp->links, *walked;
-	size_t saved_n = fp->n_links, saved_cap = fp->cap_links, n_walked, i, k, n_grants = fp->n;
+	size_t saved_n = fp->n_links, saved_cap = fp->cap_links, n_walked, n_recorded, i, k, n_grants = fp->n;
 	char *slash = strrchr(real, '/');
 	const char *steps[2];
 	size_t n_steps = 0;
@@ -1610,7 +1610,7 @@ static int protect_link_target(struct fs_plan *fp, const struct moat_policy *p, 
 	wrc = walk_from(fp, root, "/", path, true, true, false, &w, err);
 	fp->record_dotdot = false;
 	walked = fp->links;
-	n_walked = fp->n_links;
+	n_walked = n_recorded = fp->n_links;
 	fp->links = saved;
 	fp->n_links = saved_n;
 	fp->cap_links = saved_cap;
@@ -1688,7 +1688,7 @@ static int protect_link_target(struct fs_plan *fp, const struct moat_policy *p, 
 			rc = protect_at(fp, p, k, steps[i], false, PROTECTED_ABSENT_PLACEHOLDER, used, err);
 		}
 	walk_out_free(&w);
-	for (i = 0; i < n_walked; i++) {
+	for (i = 0; i < n_recorded; i++) {
 		free(walked[i].real);
 		free(walked[i].text);
 	}

@@ -72,15 +72,37 @@ class Server(socketserver.ThreadingMixIn, http.server.HTTPServer):
         pass  # a client that resets (a probe that only connects) is no news
 
 
+# The kernel picks each port for its own address, so 127.0.0.3's may be the
+# same number as 127.0.0.2's: then "svc.test on P3" would reach svc.test's
+# server, and a test of "the allowed name on another port" would see an
+# answer.  Each socket is bound again until its port is one no other has.
+taken = set()
+
+
+def bind_fresh(make):
+    for _ in range(50):
+        s = make()
+        port = s.getsockname()[1] if isinstance(s, socket.socket) else s.server_address[1]
+        if port not in taken:
+            taken.add(port)
+            return s
+        (s.close if isinstance(s, socket.socket) else s.server_close)()
+    sys.exit("netservers: no port distinct from %s after 50 binds" % sorted(taken))
+
+
+def bound(kind, ip):
+    s = socket.socket(socket.AF_INET, kind)
+    s.bind((ip, 0))
+    return s
+
+
 servers = []
 for ip in ("127.0.0.2", "127.0.0.3"):
-    s = Server((ip, 0), Handler)
+    s = bind_fresh(lambda: Server((ip, 0), Handler))
     servers.append(s)
     threading.Thread(target=s.serve_forever, daemon=True).start()
-closed = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-closed.bind(("127.0.0.2", 0))
-u = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
-u.bind(("127.0.0.2", 0))
+closed = bind_fresh(lambda: bound(socket.SOCK_STREAM, "127.0.0.2"))
+u = bind_fresh(lambda: bound(socket.SOCK_DGRAM, "127.0.0.2"))
 u.settimeout(0.2)
 with open(d + "/ports.tmp", "w") as f:
     f.write("%d %d %d %d\n" % (servers[0].server_address[1], servers[1].server_address[1],

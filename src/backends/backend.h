@@ -443,8 +443,12 @@ void backend_strv_free(char **v);
  * every backend's own verdicts). */
 void backend_verdict_kept_dirs(const struct moat_policy *p, const struct backend_plan *bp, struct moat_verdict *props);
 
+/* fs.read, fs.write and fs.secrets for a backend that mounts the view
+ * (resolve/view.h) with a tool: n_links_unheld protected symlinks the view
+ * left out (links_as_text), the first named link_unheld, make fs.write
+ * missing, since the command could replace them. */
 void backend_verdict_fs(const char *tool, size_t n_bound, size_t n_pins, size_t n_unpinned, int landlock_abi,
-			size_t n_expanded, struct moat_verdict *props);
+			size_t n_expanded, size_t n_links_unheld, const char *link_unheld, struct moat_verdict *props);
 
 /* A tool that is not setuid (bwrap, nsjail) needs user namespaces unless
  * moat is root: true when it can run here, else false with every verdict

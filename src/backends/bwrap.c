@@ -253,12 +253,8 @@ static void verdicts(const struct backend_ctx *ctx, struct backend_plan *bp, con
 
 	/* bwrap binds by descriptor, and checks that what it mounted is that
 	 * object. */
-	backend_verdict_fs("bwrap", f->n_grants, f->n_pins, f->n_unpinned, f->landlock_abi, f->n_expanded, props);
-	if (f->n_links_unheld)
-		verdict_missing(&props[MOAT_P_FS_WRITE], "use --backend native, which holds the link itself",
-				"%zu protected entries are symlinks (%s%s): bwrap cannot mount on a link, so the command "
-				"could replace them",
-				f->n_links_unheld, f->link_unheld, f->n_links_unheld > 1 ? ", ..." : "");
+	backend_verdict_fs("bwrap", f->n_grants, f->n_pins, f->n_unpinned, f->landlock_abi, f->n_expanded,
+			   f->n_links_unheld, f->link_unheld, props);
 	if (backend_verdict_policy_tmp(p, props))
 		verdict_enforce(&props[MOAT_P_FS_TMP], "bwrap: tmpfs on /tmp and /dev/shm");
 
@@ -345,7 +341,10 @@ static int bwrap_compile(const struct backend_ctx *ctx, struct backend_plan *bp,
 	 * denied path is mounted entry by entry so the denied objects are not
 	 * in the view at all. */
 	bool landlock = !ctx->exporting && ctx->host->landlock_abi > 0;
-	struct view_opts vo = {.landlock = landlock, .private_tmp = p->private_tmp, .no_placeholders = ctx->exporting};
+	struct view_opts vo = {.landlock = landlock,
+			       .private_tmp = p->private_tmp,
+			       .no_placeholders = ctx->exporting,
+			       .links_as_text = true};
 	char **init_args = NULL;
 	size_t n_init = 0;
 	struct view v;
@@ -396,26 +395,12 @@ static int bwrap_compile(const struct backend_ctx *ctx, struct backend_plan *bp,
 	f.n_expanded = v.n_expanded;
 	f.n_pins = v.n_pins;
 	f.n_unpinned = v.n_unpinned;
+	f.n_links_unheld = v.n_links_unheld;
+	if (v.link_unheld)
+		snprintf(f.link_unheld, sizeof(f.link_unheld), "%s", v.link_unheld);
 	for (i = 0; i < v.n; i++) {
 		const struct view_op *op = &v.v[i];
-		const struct fs_obj *o = op->obj >= 0 ? &ctx->fs->obj[op->obj] : NULL;
 
-		/* A protected entry that is a symlink: bwrap mounts only on
-		 * what a path leads to, never on a link itself.  In a
-		 * read-only skeleton the link is made there, with its text, and
-		 * cannot be replaced; in a bound host directory it is not
-		 * held, and fs.write says so. */
-		if ((op->kind == VIEW_PIN || op->kind == VIEW_BIND) && o && o->role == FS_PROTECT && o->present &&
-		    S_ISLNK(o->mode)) {
-			if (op->made_here && o->link_text) {
-				backend_argv_add(bp, "--symlink");
-				backend_argv_add(bp, o->link_text);
-				backend_argv_add(bp, op->dest);
-			} else if (!f.n_links_unheld++) {
-				snprintf(f.link_unheld, sizeof(f.link_unheld), "%s", o->real);
-			}
-			continue;
-		}
 		f.n_grants += op->kind == VIEW_BIND;
 		if (emit_op(ctx, bp, op, err) < 0) {
 			view_free(&v);

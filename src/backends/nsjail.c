@@ -248,25 +248,6 @@ static void put_op(FILE *f, const struct backend_ctx *ctx, const struct view *v,
 	char opts[96];
 	size_t i;
 
-	/* A protected entry that is a symlink, in a skeleton: nsjail would
-	 * bind what the link leads to (and moat's init refuse it as another
-	 * object); the link is made there with its text (as oci.c). */
-	if ((op->kind == VIEW_BIND || op->kind == VIEW_PIN) && op->made_here && o && o->role == FS_PROTECT &&
-	    o->present && S_ISLNK(o->mode) && o->link_text) {
-		put_symlink(f, o->link_text, op->dest);
-		return;
-	}
-	/* In a bound host directory: nsjail mounts on what the link leads
-	 * to, so the link itself cannot be held; fs.write says so. */
-	if ((op->kind == VIEW_BIND || op->kind == VIEW_PIN) && o && o->role == FS_PROTECT && o->present &&
-	    S_ISLNK(o->mode)) {
-		if (!facts->n_links_unheld++)
-			snprintf(facts->link_unheld, sizeof(facts->link_unheld), "%s", o->real);
-		fputs("# ", f);
-		put_str(f, op->dest);
-		fputs(": a protected symlink, not held (nsjail mounts on what it leads to)\n", f);
-		return;
-	}
 	switch (op->kind) {
 	case VIEW_PROC:
 		put_mount(f, &(struct mnt){.dst = op->dest,
@@ -584,12 +565,8 @@ static void verdicts(const struct backend_ctx *ctx, struct backend_plan *bp, con
 	const struct moat_host *h = ctx->host;
 	bool netns = p->net != MOAT_NET_ALL;
 
-	backend_verdict_fs("nsjail", f->n_grants, f->n_pins, f->n_unpinned, f->landlock_abi, f->n_expanded, props);
-	if (f->n_links_unheld && props[MOAT_P_FS_WRITE].enforced)
-		verdict_missing(&props[MOAT_P_FS_WRITE], "use --backend native, which holds the link itself",
-				"%zu protected entries are symlinks (%s%s): nsjail mounts only on what a link leads to, "
-				"so the command could replace them",
-				f->n_links_unheld, f->link_unheld, f->n_links_unheld > 1 ? ", ..." : "");
+	backend_verdict_fs("nsjail", f->n_grants, f->n_pins, f->n_unpinned, f->landlock_abi, f->n_expanded,
+			   f->n_links_unheld, f->link_unheld, props);
 	if (f->n_masks_left && props[MOAT_P_FS_SECRETS].enforced)
 		verdict_enforce(&props[MOAT_P_FS_SECRETS],
 				"landlock ABI %d (moat __init): rules only on the entries around the denied paths "
@@ -696,11 +673,15 @@ static int nsjail_compile(const struct backend_ctx *ctx, struct backend_plan *bp
 	 * otherwise a grant holding a denied path is mounted entry by entry. */
 	vo = (struct view_opts){.landlock = !ctx->exporting && ctx->host->landlock_abi > 0,
 				.private_tmp = p->private_tmp,
-				.no_placeholders = ctx->exporting};
+				.no_placeholders = ctx->exporting,
+				.links_as_text = true};
 	view_build(p, ctx->fs, &vo, &v);
 	facts.n_expanded = v.n_expanded;
 	facts.n_pins = v.n_pins;
 	facts.n_unpinned = v.n_unpinned;
+	facts.n_links_unheld = v.n_links_unheld;
+	if (v.link_unheld)
+		snprintf(facts.link_unheld, sizeof(facts.link_unheld), "%s", v.link_unheld);
 	if (vo.landlock &&
 	    (facts.landlock_abi = backend_landlock_layer(ctx, bp, &v, true, &init_args, &n_init, err)) < 0)
 		goto out;

@@ -283,35 +283,17 @@ static bool in_rootfs(const struct view *v, const char *dest)
 	return c == NULL;
 }
 
-/* Does the view make a link below `dest` (a symlink op, or a protected
- * link made in a skeleton, as build_mounts does)? */
-static bool links_below(const struct backend_ctx *ctx, const struct view *v, const char *dest)
+/* Does the view make a link below `dest`? */
+static bool links_below(const struct view *v, const char *dest)
 {
 	size_t i;
 
 	for (i = 0; i < v->n; i++) {
 		const struct view_op *op = &v->v[i];
-		const struct fs_obj *o = op->obj >= 0 ? &ctx->fs->obj[op->obj] : NULL;
-		bool link = op->kind == VIEW_SYMLINK ||
-			    ((op->kind == VIEW_BIND || op->kind == VIEW_PIN) && op->made_here && o && o->role == FS_PROTECT &&
-			     o->present && S_ISLNK(o->mode));
-		if (link && strcmp(op->dest, dest) != 0 && path_within(op->dest, dest))
+		if (op->kind == VIEW_SYMLINK && strcmp(op->dest, dest) != 0 && path_within(op->dest, dest))
 			return true;
 	}
 	return false;
-}
-
-/* in_rootfs for the directory `dest` is in: where the view also binds
- * something at `dest` itself (a protected link made instead, below). */
-static bool in_rootfs_parent(const struct view *v, const char *dest)
-{
-	cleanup_free char *parent = moat_xstrdup(dest);
-	char *slash = strrchr(parent, '/');
-
-	if (!slash || slash == parent)
-		return in_rootfs(v, "/");
-	*slash = '\0';
-	return in_rootfs(v, parent);
 }
 
 /* Does the view show `cwd` from a host directory (a grant's bind)?  Then
@@ -352,32 +334,13 @@ static json_t *build_mounts(const struct backend_ctx *ctx, struct backend_plan *
 	f->n_expanded = v.n_expanded;
 	f->n_pins = v.n_pins;
 	f->n_unpinned = v.n_unpinned;
+	f->n_links_unheld = v.n_links_unheld;
+	if (v.link_unheld)
+		snprintf(f->link_unheld, sizeof(f->link_unheld), "%s", v.link_unheld);
 	for (i = 0; i < v.n && rc == 0; i++) {
 		const struct view_op *op = &v.v[i];
 		const struct fs_obj *o = op->obj >= 0 ? &ctx->fs->obj[op->obj] : NULL;
-		struct view_op link_op = {0};
 
-		/* A protected entry that is a symlink, in a read-only
-		 * skeleton: the runtime would bind what the link leads to
-		 * (and __init refuse it as another object); the link is made
-		 * there with its text instead, where it cannot be replaced. */
-		if ((op->kind == VIEW_BIND || op->kind == VIEW_PIN) && op->made_here && o && o->role == FS_PROTECT &&
-		    o->present && S_ISLNK(o->mode) && o->link_text) {
-			link_op = *op;
-			link_op.kind = VIEW_SYMLINK;
-			link_op.text = o->link_text;
-			op = &link_op;
-		} else if ((op->kind == VIEW_BIND || op->kind == VIEW_PIN) && o && o->role == FS_PROTECT && o->present &&
-			   S_ISLNK(o->mode)) {
-			/* In a bound host directory: the runtime resolves a
-			 * mount's source and destination through the link
-			 * (a cycle fails the run), so the link itself cannot be
-			 * held; fs.write says so (verdicts).  Its target is
-			 * protected on its own (resolve/fsplan.c). */
-			if (!f->n_links_unheld++)
-				snprintf(f->link_unheld, sizeof(f->link_unheld), "%s", o->real);
-			continue;
-		}
 		switch (op->kind) {
 		case VIEW_PROC:
 			add_mount(mounts, "/proc", "proc", "proc", strs("nosuid", "noexec", "nodev", NULL));
@@ -426,7 +389,7 @@ static json_t *build_mounts(const struct backend_ctx *ctx, struct backend_plan *
 			break;
 		case VIEW_DIR:
 		case VIEW_SYMLINK:
-			if (op == &link_op ? in_rootfs_parent(&v, op->dest) : in_rootfs(&v, op->dest)) {
+			if (in_rootfs(&v, op->dest)) {
 				rc = op->kind == VIEW_DIR ? mkdirs_below(rootfs, op->dest, err)
 							  : symlink_below(rootfs, op->dest, op->text, err);
 			} else if (op->kind == VIEW_DIR) {
@@ -434,7 +397,7 @@ static json_t *build_mounts(const struct backend_ctx *ctx, struct backend_plan *
 				 * (it runs after the runtime's mounts): then like
 				 * the private tmpfs it lies in, which holds
 				 * nothing of the host's. */
-				add_tmpfs(mounts, op->dest, 0755, !links_below(ctx, &v, op->dest), 0);
+				add_tmpfs(mounts, op->dest, 0755, !links_below(&v, op->dest), 0);
 			} else {
 				backend_strv_add(&f->links, &f->n_links, op->text);
 				backend_strv_add(&f->links, &f->n_links, op->dest);
@@ -749,12 +712,8 @@ static void verdicts(const struct backend_ctx *ctx, struct backend_plan *bp, con
 	bool gvisor = f->rt == RT_RUNSC;
 	bool netns = p->net != MOAT_NET_ALL;
 
-	backend_verdict_fs(rt, f->n_grants, f->n_pins, f->n_unpinned, f->landlock_abi, f->n_expanded, props);
-	if (f->n_links_unheld && props[MOAT_P_FS_WRITE].enforced)
-		verdict_missing(&props[MOAT_P_FS_WRITE], "use --backend native, which holds the link itself",
-				"%zu protected entries are symlinks (%s%s): %s mounts only on what a link leads to, so "
-				"the command could replace them",
-				f->n_links_unheld, f->link_unheld, f->n_links_unheld > 1 ? ", ..." : "", rt);
+	backend_verdict_fs(rt, f->n_grants, f->n_pins, f->n_unpinned, f->landlock_abi, f->n_expanded,
+			   f->n_links_unheld, f->link_unheld, props);
 	if (gvisor && !ctx->exporting) {
 		/* runsc's gofer opens each bind source by its name when the
 		 * sandbox starts, following links: a name swapped after moat
@@ -914,7 +873,7 @@ static int compile_bundle(const struct moat_backend *self, const struct backend_
 	struct bundle_root root;
 	cleanup_json json_t *mounts = NULL, *seccomp = NULL, *config = NULL;
 	char why[256], exe[PATH_MAX];
-	struct view_opts vo = {.private_tmp = p->private_tmp, .no_placeholders = ctx->exporting};
+	struct view_opts vo = {.private_tmp = p->private_tmp, .no_placeholders = ctx->exporting, .links_as_text = true};
 	char **init_args = NULL;
 	size_t n_init = 0;
 	struct view v;

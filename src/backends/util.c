@@ -697,7 +697,7 @@ int backend_landlock_layer(const struct backend_ctx *ctx, struct backend_plan *b
 }
 
 void backend_verdict_fs(const char *tool, size_t n_bound, size_t n_pins, size_t n_unpinned, int landlock_abi,
-			size_t n_expanded, struct moat_verdict *props)
+			size_t n_expanded, size_t n_links_unheld, const char *link_unheld, struct moat_verdict *props)
 {
 	verdict_enforce(&props[MOAT_P_FS_READ], "%s: empty read-only root, %zu objects bound%s", tool, n_bound,
 			landlock_abi ? "; moat's landlock rules on their inodes (moat __init)" : "");
@@ -710,6 +710,11 @@ void backend_verdict_fs(const char *tool, size_t n_bound, size_t n_pins, size_t 
 		verdict_enforce(&props[MOAT_P_FS_WRITE], "%s: read-only binds outside the write grants, read-only "
 							 "root; %zu protected entries pinned read-only",
 				tool, n_pins);
+	if (n_links_unheld && props[MOAT_P_FS_WRITE].enforced)
+		verdict_missing(&props[MOAT_P_FS_WRITE], "use --backend native, which holds the link itself",
+				"%zu protected entries are symlinks (%s%s): %s mounts only on what a link leads to, so "
+				"the command could replace them",
+				n_links_unheld, link_unheld, n_links_unheld > 1 ? ", ..." : "", tool);
 	if (landlock_abi)
 		verdict_enforce(&props[MOAT_P_FS_SECRETS], "landlock ABI %d (moat __init): rules only on the entries "
 							   "around the denied paths (inode-bound); masks in the view",

@@ -384,6 +384,40 @@ static void settle_made(struct view *v)
 	}
 }
 
+/* For a backend that cannot mount on a symlink (view_opts.links_as_text):
+ * a protected entry that is a link, made in the sandbox's own tmpfs, is
+ * made there with its text, where nothing can replace it; one in a bound
+ * host directory is left out and counted, for fs.write to say the command
+ * could replace it (its target is protected on its own: resolve/fsplan.c).
+ * Bound instead, the tool would resolve the link and bind its target on
+ * itself (or, in a cycle, fail the run). */
+static void links_as_text(struct view *v, const struct fs_plan *fp)
+{
+	size_t i = 0;
+
+	while (i < v->n) {
+		struct view_op *op = &v->v[i];
+		const struct fs_obj *o = op->obj >= 0 ? &fp->obj[op->obj] : NULL;
+
+		if ((op->kind != VIEW_BIND && op->kind != VIEW_PIN) || !o || o->role != FS_PROTECT || !o->present ||
+		    !S_ISLNK(o->mode)) {
+			i++;
+			continue;
+		}
+		if (op->made_here && o->link_text) {
+			op->kind = VIEW_SYMLINK;
+			op->text = moat_xstrdup(o->link_text);
+			op->obj = -1;
+			op->read_only = false;
+			i++;
+			continue;
+		}
+		if (!v->n_links_unheld++)
+			v->link_unheld = o->real;
+		remove_op(v, i);
+	}
+}
+
 void view_build(const struct moat_policy *p, const struct fs_plan *fp, const struct view_opts *vo, struct view *v)
 {
 	size_t i;
@@ -420,6 +454,8 @@ void view_build(const struct moat_policy *p, const struct fs_plan *fp, const str
 	add_masks(v, fp);
 	sort_ops(v);
 	settle_made(v);
+	if (vo->links_as_text)
+		links_as_text(v, fp);
 	for (i = 0; i < v->n; i++)
 		v->n_binds += v->v[i].kind == VIEW_BIND;
 }

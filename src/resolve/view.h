@@ -69,6 +69,8 @@ struct view {
 	size_t n, cap;
 	size_t n_binds, n_masks, n_pins, n_expanded;
 	size_t n_unpinned; /* absent protected entries left out (exports) */
+	size_t n_links_unheld;   /* protected symlinks left out (links_as_text) */
+	const char *link_unheld; /* the first of them (points into the fs_plan) */
 	const char *home; /* HOME's skeleton (points into the fs_plan), or NULL */
 };
 
@@ -79,6 +81,13 @@ struct view_opts {
 	bool no_placeholders; /* an export: nobody makes the placeholders of
 			       * absent protected entries, so they are not
 			       * pinned (counted in n_unpinned) */
+	bool links_as_text; /* the backend mounts only on what a path leads to,
+			     * never on a symlink itself (bwrap, the OCI
+			     * runtimes, nsjail): a protected entry that is a
+			     * link is made with its text (VIEW_SYMLINK) where
+			     * the view makes its mount point, and where that is
+			     * in a bound host directory it cannot be held: left
+			     * out, counted in n_links_unheld */
 };
 
 void view_build(const struct moat_policy *p, const struct fs_plan *fp, const struct view_opts *o, struct view *out);

@@ -643,7 +643,7 @@ for b in $BACKENDS; do
 		# a skeleton it is made there, and held.
 		if { [ "$b" = bwrap ] || [ "$b" = oci ]; } && [ -z "$lim" ]; then
 			like "$(prop_status "$REPORTS/r6dots.json" fs.write): $(json_get "$REPORTS/r6dots.json" '["properties"]["fs.write"]["reason"]' 2>/dev/null)" \
-				"^missing: [0-9]+ protected entries are symlinks \\($H/\\.bashrc, \\.\\.\\.\\): (bwrap cannot mount on a link|runc mounts only on what a link leads to)" \
+				"^missing: [0-9]+ protected entries are symlinks \\($H/\\.bashrc, \\.\\.\\.\\): (bwrap|runc) mounts only on what a link leads to" \
 				"6 [$b]:   fs.write is reported missing, naming the links it cannot hold"
 		elif [ "$b" = bwrap ] || [ "$b" = oci ]; then
 			is "$(prop_status "$REPORTS/r6dots.json" fs.write)" enforced \

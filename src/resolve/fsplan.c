@@ -1541,17 +1541,17 @@ static int protect_home(struct fs_plan *fp, const struct moat_policy *p, size_t 
 	return 0;
 }
 
-/* What the repository at the grant's root names as code in its pinned
- * .git/config and .gitmodules (resolve/gitcode.h), protected in every
- * write grant it lies in. */
-static int protect_git_code(struct fs_plan *fp, const struct moat_policy *p, size_t grant, bool *used,
+/* What the repository whose work tree is `top` (`top_fd`) names as code in
+ * its pinned .git/config and .gitmodules (resolve/gitcode.h), protected in
+ * every write grant it lies in. */
+static int protect_git_code(struct fs_plan *fp, const struct moat_policy *p, int top_fd, const char *top, bool *used,
 			    struct moat_error *err)
 {
 	struct git_code gc = {0};
 	size_t i, k, n_grants = fp->n;
 	int rc = 0;
 
-	git_code_paths(fp->obj[grant].fd, fp->obj[grant].real, fp->home_real, &gc);
+	git_code_paths(top_fd, top, fp->home_real, &gc);
 	for (i = 0; i < gc.n && rc == 0; i++) {
 		const struct git_code_path *c = &gc.p[i];
 		/* A directory (hooks) or a gitfile: an empty directory
@@ -1729,6 +1729,67 @@ static int protect_links(struct fs_plan *fp, const struct moat_policy *p, bool *
 	return 0;
 }
 
+/* The repositories one level below a write grant's root (`--write ~/src`,
+ * a folder of projects; a project with a repository of its own in a
+ * subdirectory): what makes git run code there is protected as in the
+ * grant's own repository -- .git/hooks, .git/config and the rest of
+ * protected_names' .git entries, and what that config names -- or the
+ * `.git` gitfile of a linked work tree or a submodule, which says where
+ * the repository is.  A `git status` the user runs there on the host, or
+ * a shell prompt's, would otherwise run what the command wrote.  Deeper
+ * repositories are not looked for: every level is a directory listing per
+ * subdirectory at every start (docs/filesystem.md). */
+static int protect_nested_repos(struct fs_plan *fp, const struct moat_policy *p, size_t grant, bool *used,
+				struct moat_error *err)
+{
+	static const char *const git_names[] = {".git/hooks/",        ".git/config",   ".git/commondir",
+						".git/config.worktree", ".git/modules/", ".git/worktrees/"};
+	cleanup_closedir DIR *d = NULL;
+	struct dirent *e;
+	int rd = openat(fp->obj[grant].fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+
+	if (rd < 0 || !(d = fdopendir(rd))) {
+		if (rd >= 0)
+			close(rd);
+		/* Unreadable: the caller cannot list it, nor find a
+		 * repository there to run git in by this way either. */
+		return errno == EACCES ? 0 : moat_error_set(err, MOAT_E_SYSTEM, errno, "listing %s", fp->obj[grant].real);
+	}
+	while ((e = readdir(d))) {
+		struct stat st;
+		cleanup_free char *git = NULL;
+		size_t k;
+		int rc = 0;
+
+		if (e->d_name[0] == '.' && (!e->d_name[1] || (e->d_name[1] == '.' && !e->d_name[2])))
+			continue;
+		if (strcmp(e->d_name, ".git") == 0 || (e->d_type != DT_DIR && e->d_type != DT_UNKNOWN))
+			continue;
+		git = moat_xasprintf("%s/.git", e->d_name);
+		if (fstatat(dirfd(d), git, &st, AT_SYMLINK_NOFOLLOW) != 0)
+			continue;
+		if (!S_ISDIR(st.st_mode)) {
+			/* A gitfile (or a link where .git would be): held. */
+			rc = protect_one(fp, p, grant, plan_name(fp, moat_xstrdup(git)), PROTECTED_ABSENT_IGNORED, used,
+					 err);
+		} else {
+			cleanup_close int top_fd = -1;
+			cleanup_free char *top = join(fp->obj[grant].real, e->d_name);
+
+			for (k = 0; k < ARRAY_LEN(git_names) && rc == 0; k++)
+				rc = protect_one(fp, p, grant,
+						 plan_name(fp, moat_xasprintf("%s/%s", e->d_name, git_names[k])),
+						 policy_protected_when_absent(git_names[k]), used, err);
+			top_fd = openat(dirfd(d), e->d_name, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+			if (rc == 0 && top_fd >= 0)
+				rc = protect_git_code(fp, p, top_fd, top, used, err);
+		}
+		if (rc < 0)
+			return -1;
+	}
+	return 0;
+}
+
 static int protect_grants(struct fs_plan *fp, const struct moat_policy *p, struct moat_error *err)
 {
 	cleanup_free bool *used = moat_xcalloc(p->n_unprotect + 1, sizeof(bool));
@@ -1742,7 +1803,9 @@ static int protect_grants(struct fs_plan *fp, const struct moat_policy *p, struc
 		for (j = 0; j < nn; j++)
 			if (protect_one(fp, p, i, names[j], policy_protected_when_absent(names[j]), used, err) < 0)
 				return -1;
-		if (protect_home(fp, p, i, used, err) < 0 || protect_git_code(fp, p, i, used, err) < 0)
+		if (protect_home(fp, p, i, used, err) < 0 ||
+		    protect_git_code(fp, p, fp->obj[i].fd, fp->obj[i].real, used, err) < 0 ||
+		    protect_nested_repos(fp, p, i, used, err) < 0)
 			return -1;
 	}
 	if (protect_links(fp, p, used, err) < 0)

@@ -21,6 +21,8 @@
 #   6. HOME's entries: --write ~/.config, --write ~/.local, --write the
 #      parent of HOME
 #   7. git inside still works
+#   8. a folder of projects (--write ~/src): the repositories one level
+#      below the grant's root, and a linked work tree's gitfile there
 #
 # Runs as root and as uid 65534; the fake HOME is under /var/tmp (the
 # sandbox's /tmp is private).
@@ -161,5 +163,30 @@ rm -rf "$R/evil2"
 out=$(M "$R" "$REPORTS/7.json" --write . -- /bin/sh -c \
 	'echo a > a.txt && git add a.txt && git -c user.name=t -c user.email=t@t commit -q -m a && git status --porcelain && git -C lib status --porcelain && echo git-ok' 2>&1)
 is "$out/$(git -C "$R" log -1 --format=%s)" "git-ok/a" "7: status, add, commit (and status in the submodule) work inside"
+
+# --- 8. a folder of projects --------------------------------------------------
+S=$BASE/src
+mkdir -p "$S"
+new_repo "$S/a"
+git -C "$S/a" worktree add -q "$S/w" 2>/dev/null
+mkdir -p "$S/plain"
+PLANT8="printf '#!/bin/sh\necho ran > $PWNED\n' > a/.git/hooks/pre-commit; chmod +x a/.git/hooks/pre-commit;
+	printf '$FSMON' >> a/.git/config; cp -r a/.git evil8; printf '$FSMON' >> evil8/config;
+	echo \"gitdir: $S/evil8\" > w/.git; echo ok > a/x.txt; echo ok > plain/y.txt"
+M "$S" "$REPORTS/8.json" --write . -- /bin/sh -c "$PLANT8" >/dev/null 2>&1
+is "$(host_git "$S/a")/$(host_git "$S/w")/$(cat "$S/a/x.txt" "$S/plain/y.txt" 2>/dev/null | tr '\n' ' ')/$(fsw "$REPORTS/8.json")" \
+	"//ok ok /enforced" \
+	"8: --write of a folder of projects: a repository below it keeps its hooks and config, a linked work tree its gitfile (the rest is written)"
+like "$(json_eval "$REPORTS/8.json" '" ".join(sorted(e["path"] for e in d["filesystem"]["protected"] if e["state"] == "read-only"))' 2>&1 | sed "s|$S/||g")" \
+	"a/\.git/config a/\.git/hooks.* w/\.git" "8: the report lists them read-only"
+rm -rf "$S/evil8"
+M "$S" "$REPORTS/8c.json" --write . --unprotect a/.git/config -- /bin/sh -c "printf '$FSMON' >> a/.git/config" \
+	>/dev/null 2>&1
+is "$(host_git "$S/a")" ran "8 control: lifted, the repository's config makes the host's git run the command's fsmonitor"
+echo "gitdir: $(git -C "$S/a" rev-parse --absolute-git-dir)/worktrees/w" >"$S/w/.git"
+cp -r "$S/a/.git" "$S/evil8" && git -C "$S/evil8" config --unset core.fsmonitor
+M "$S" "$REPORTS/8w.json" --write . --unprotect w/.git -- /bin/sh -c \
+	"printf '$FSMON' >> evil8/config; echo \"gitdir: $S/evil8\" > w/.git" >/dev/null 2>&1
+is "$(host_git "$S/w")" ran "8 control: lifted, the rewritten gitfile makes the host's git run the command's fsmonitor"
 
 done_testing

@@ -1729,65 +1729,294 @@ static int protect_links(struct fs_plan *fp, const struct moat_policy *p, bool *
 	return 0;
 }
 
-/* The repositories one level below a write grant's root (`--write ~/src`,
- * a folder of projects; a project with a repository of its own in a
- * subdirectory): what makes git run code there is protected as in the
- * grant's own repository -- .git/hooks, .git/config and the rest of
- * protected_names' .git entries, and what that config names -- or the
- * `.git` gitfile of a linked work tree or a submodule, which says where
- * the repository is.  A `git status` the user runs there on the host, or
- * a shell prompt's, would otherwise run what the command wrote.  Deeper
- * repositories are not looked for: every level is a directory listing per
- * subdirectory at every start (docs/filesystem.md). */
-static int protect_nested_repos(struct fs_plan *fp, const struct moat_policy *p, size_t grant, bool *used,
-				struct moat_error *err)
+/* What a directory holds of git's, for the user's git run there on the
+ * host: a work tree's `.git` (a directory, a gitfile naming the git
+ * directory, or a link to one), or the directory itself a bare repository
+ * (HEAD, objects/, refs/: what git's is_git_directory checks). */
+enum repo_kind { REPO_NONE, REPO_GITDIR, REPO_GITFILE, REPO_GITLINK, REPO_BARE };
+
+/* The kind of the repository at `name` in `dirfd` ("." for the directory
+ * itself).  -1 with errno when that cannot be told: EACCES, a directory
+ * this uid may not search. */
+static int repo_kind(int dirfd, const char *name, enum repo_kind *kind)
+{
+	cleanup_free char *git = moat_xasprintf("%s/.git", name);
+	cleanup_free char *head = moat_xasprintf("%s/HEAD", name);
+	cleanup_free char *objects = moat_xasprintf("%s/objects", name);
+	struct stat st;
+
+	*kind = REPO_NONE;
+	if (fstatat(dirfd, git, &st, AT_SYMLINK_NOFOLLOW) == 0) {
+		*kind = S_ISDIR(st.st_mode) ? REPO_GITDIR : S_ISLNK(st.st_mode) ? REPO_GITLINK : REPO_GITFILE;
+		return 0;
+	}
+	if (errno != ENOENT && errno != ENOTDIR)
+		return -1;
+	if (fstatat(dirfd, head, &st, AT_SYMLINK_NOFOLLOW) == 0 && (S_ISREG(st.st_mode) || S_ISLNK(st.st_mode)) &&
+	    fstatat(dirfd, objects, &st, 0) == 0 && S_ISDIR(st.st_mode))
+		*kind = REPO_BARE;
+	return 0;
+}
+
+/* The git directory a gitfile `top/.git` names ("gitdir: PATH", relative
+ * to `top`), lexically normalised; NULL when it names none. */
+static char *gitfile_target(int top_fd, const char *top)
+{
+	char buf[PATH_MAX + 16];
+	cleanup_close int fd = openat(top_fd, ".git", O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK);
+	ssize_t n;
+	char *nl;
+
+	if (fd < 0 || (n = read(fd, buf, sizeof(buf) - 1)) <= 0)
+		return NULL;
+	buf[n] = '\0';
+	if (strncmp(buf, "gitdir: ", 8) != 0)
+		return NULL;
+	if ((nl = strpbrk(buf, "\r\n")))
+		*nl = '\0';
+	return path_resolve_lexical(buf + 8, top, NULL);
+}
+
+/* Where `name` in `dirfd` leads, every link followed (the kernel's name
+ * for the directory opened); NULL when it cannot be told. */
+static char *real_of(int dirfd, const char *name)
+{
+	cleanup_close int fd = openat(dirfd, name, O_PATH | O_DIRECTORY | O_CLOEXEC);
+	char link[64], buf[PATH_MAX];
+	ssize_t n;
+
+	if (fd < 0)
+		return NULL;
+	snprintf(link, sizeof(link), "/proc/self/fd/%d", fd);
+	if ((n = readlink(link, buf, sizeof(buf) - 1)) <= 0 || buf[0] != '/')
+		return NULL;
+	buf[n] = '\0';
+	return moat_xstrdup(buf);
+}
+
+/* Each write grant's protect_at of `names` in the git directory `gitdir`. */
+static int protect_in_gitdir(struct fs_plan *fp, const struct moat_policy *p, const char *gitdir, bool *used,
+			     struct moat_error *err)
+{
+	static const char *const names[] = {"hooks/", "config", "commondir", "config.worktree"};
+	size_t i, k, n_grants = fp->n;
+	int rc = 0;
+
+	for (i = 0; i < ARRAY_LEN(names) && rc == 0; i++) {
+		size_t len = strlen(names[i]);
+		bool dir = names[i][len - 1] == '/';
+		cleanup_free char *real = moat_xasprintf("%s/%.*s", gitdir, (int)(len - dir), names[i]);
+		enum protected_absent absent = strcmp(names[i], "config") == 0	   ? PROTECTED_ABSENT_FILE
+					       : strcmp(names[i], "commondir") == 0 ? PROTECTED_ABSENT_WATCH
+					       : strcmp(names[i], "hooks/") == 0    ? PROTECTED_ABSENT_PLACEHOLDER
+										    : PROTECTED_ABSENT_IGNORED;
+		for (k = 0; k < n_grants && rc == 0; k++)
+			if (is_write_grant_dir(&fp->obj[k]))
+				rc = protect_at(fp, p, k, real, dir, absent, used, err);
+	}
+	return rc;
+}
+
+/* The repository at `prefix` ("" for the grant's root, "proj/" below it)
+ * of the write grant `grant`, of `kind`: what makes the host's git run
+ * code there, protected.
+ *   - HEAD at the top, held (a placeholder directory when absent): with it
+ *     the top cannot be made a bare repository, which git falls back to
+ *     when the command breaks `.git` (moves .git/refs away), reading the
+ *     command's `config` there (core.pager runs at a terminal's `git log`).
+ *   - `.git` a directory: its hooks, config and the rest of
+ *     protected_names' .git entries, and what its config names
+ *     (resolve/gitcode.h); a gitfile: held, and what the git directory it
+ *     names holds inside a write grant (`git init --separate-git-dir`, a
+ *     linked work tree); a link: held, and its target followed
+ *     (protect_links).
+ *   - a bare repository: its hooks and config (`git push` to it runs its
+ *     hooks). */
+static int protect_repo(struct fs_plan *fp, const struct moat_policy *p, size_t grant, const char *prefix,
+			enum repo_kind kind, bool *used, struct moat_error *err)
 {
 	static const char *const git_names[] = {".git/hooks/",        ".git/config",   ".git/commondir",
 						".git/config.worktree", ".git/modules/", ".git/worktrees/"};
+	cleanup_free char *top = prefix[0] ? join(fp->obj[grant].real, prefix) : moat_xstrdup(fp->obj[grant].real);
+	cleanup_close int top_fd = -1;
+	size_t k;
+	int rc;
+
+	if (kind == REPO_NONE)
+		return 0;
+	if (top[strlen(top) - 1] == '/' && strlen(top) > 1)
+		top[strlen(top) - 1] = '\0';
+	rc = protect_one(fp, p, grant, plan_name(fp, moat_xasprintf("%sHEAD", prefix)), PROTECTED_ABSENT_PLACEHOLDER, used,
+			 err);
+	if (rc < 0)
+		return -1;
+	if (kind == REPO_BARE) {
+		if (protect_one(fp, p, grant, plan_name(fp, moat_xasprintf("%shooks/", prefix)),
+				PROTECTED_ABSENT_PLACEHOLDER, used, err) < 0 ||
+		    protect_one(fp, p, grant, plan_name(fp, moat_xasprintf("%sconfig", prefix)), PROTECTED_ABSENT_FILE,
+				used, err) < 0)
+			return -1;
+		return 0;
+	}
+	/* The grant's own root has protected_names already. */
+	if (prefix[0]) {
+		if (kind == REPO_GITDIR) {
+			for (k = 0; k < ARRAY_LEN(git_names); k++)
+				if (protect_one(fp, p, grant, plan_name(fp, moat_xasprintf("%s%s", prefix, git_names[k])),
+						policy_protected_when_absent(git_names[k]), used, err) < 0)
+					return -1;
+		} else if (protect_one(fp, p, grant, plan_name(fp, moat_xasprintf("%s.git", prefix)),
+				       PROTECTED_ABSENT_IGNORED, used, err) < 0) {
+			return -1;
+		}
+	}
+	top_fd = openat(fp->obj[grant].fd, prefix[0] ? prefix : ".", O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (top_fd < 0)
+		return moat_error_set(err, MOAT_E_SYSTEM, errno, "%s", top);
+	if (kind == REPO_GITDIR && prefix[0])
+		return protect_git_code(fp, p, top_fd, top, used, err);
+	if (kind == REPO_GITFILE) {
+		cleanup_free char *gitdir = gitfile_target(top_fd, top);
+		if (gitdir)
+			return protect_in_gitdir(fp, p, gitdir, used, err);
+	}
+	return 0;
+}
+
+/* A directory entry this uid may not search, though it owns it: the
+ * command could chmod it and write there, and moat cannot tell what it
+ * holds. */
+static int unsearchable(struct moat_error *err, const char *path)
+{
+	moat_error_set(err, MOAT_E_USAGE, EACCES,
+		       "%s: moat cannot look in it for a repository, and the command could chmod it and write there",
+		       path);
+	return moat_error_hint(err, "chmod u+rx %s, or grant a directory that does not hold it", path);
+}
+
+/* The repositories one level below a write grant's root (`--write ~/src`,
+ * a folder of projects; a project with a repository of its own in a
+ * subdirectory), and the grant's root itself: protect_repo.  A project
+ * folder that is a symlink to a repository is held (the command would put a
+ * repository of its own in its place), and the repository it leads to
+ * protected where it lies in a write grant.  Deeper repositories are not
+ * looked for: every level is a directory listing per subdirectory at every
+ * start (docs/filesystem.md). */
+static int protect_repos(struct fs_plan *fp, const struct moat_policy *p, size_t grant, bool *used,
+			 struct moat_error *err)
+{
 	cleanup_closedir DIR *d = NULL;
 	struct dirent *e;
-	int rd = openat(fp->obj[grant].fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	enum repo_kind kind;
+	int rd;
 
-	if (rd < 0 || !(d = fdopendir(rd))) {
-		if (rd >= 0)
-			close(rd);
-		/* Unreadable: the caller cannot list it, nor find a
-		 * repository there to run git in by this way either. */
-		return errno == EACCES ? 0 : moat_error_set(err, MOAT_E_SYSTEM, errno, "listing %s", fp->obj[grant].real);
+	if (repo_kind(fp->obj[grant].fd, ".", &kind) < 0 ||
+	    (rd = openat(fp->obj[grant].fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC)) < 0) {
+		if (errno == EACCES)
+			return unsearchable(err, fp->obj[grant].real);
+		return moat_error_set(err, MOAT_E_SYSTEM, errno, "listing %s", fp->obj[grant].real);
 	}
-	while ((e = readdir(d))) {
+	if (!(d = fdopendir(rd))) {
+		int e0 = errno;
+		close(rd);
+		return moat_error_set(err, MOAT_E_SYSTEM, e0, "listing %s", fp->obj[grant].real);
+	}
+	if (protect_repo(fp, p, grant, "", kind, used, err) < 0)
+		return -1;
+	for (errno = 0; (e = readdir(d)); errno = 0) {
+		cleanup_free char *prefix = NULL, *path = NULL;
 		struct stat st;
-		cleanup_free char *git = NULL;
-		size_t k;
-		int rc = 0;
 
 		if (e->d_name[0] == '.' && (!e->d_name[1] || (e->d_name[1] == '.' && !e->d_name[2])))
 			continue;
-		if (strcmp(e->d_name, ".git") == 0 || (e->d_type != DT_DIR && e->d_type != DT_UNKNOWN))
+		if (strcmp(e->d_name, ".git") == 0 ||
+		    (e->d_type != DT_DIR && e->d_type != DT_LNK && e->d_type != DT_UNKNOWN))
 			continue;
-		git = moat_xasprintf("%s/.git", e->d_name);
-		if (fstatat(dirfd(d), git, &st, AT_SYMLINK_NOFOLLOW) != 0)
-			continue;
-		if (!S_ISDIR(st.st_mode)) {
-			/* A gitfile (or a link where .git would be): held. */
-			rc = protect_one(fp, p, grant, plan_name(fp, moat_xstrdup(git)), PROTECTED_ABSENT_IGNORED, used,
-					 err);
-		} else {
-			cleanup_close int top_fd = -1;
-			cleanup_free char *top = join(fp->obj[grant].real, e->d_name);
+		path = join(fp->obj[grant].real, e->d_name);
+		if (fstatat(dirfd(d), e->d_name, &st, AT_SYMLINK_NOFOLLOW) != 0)
+			continue; /* gone since the listing */
+		if (S_ISLNK(st.st_mode)) {
+			/* A project folder that is a link: held when it leads
+			 * to a repository, which is protected where it lies. */
+			cleanup_free char *target = NULL;
+			size_t k, n_grants = fp->n;
+			int rc = 0;
 
-			for (k = 0; k < ARRAY_LEN(git_names) && rc == 0; k++)
-				rc = protect_one(fp, p, grant,
-						 plan_name(fp, moat_xasprintf("%s/%s", e->d_name, git_names[k])),
-						 policy_protected_when_absent(git_names[k]), used, err);
-			top_fd = openat(dirfd(d), e->d_name, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-			if (rc == 0 && top_fd >= 0)
-				rc = protect_git_code(fp, p, top_fd, top, used, err);
+			if (fstatat(dirfd(d), e->d_name, &st, 0) != 0 || !S_ISDIR(st.st_mode) ||
+			    repo_kind(dirfd(d), e->d_name, &kind) < 0 || kind == REPO_NONE)
+				continue;
+			if (protect_one(fp, p, grant, plan_name(fp, moat_xstrdup(e->d_name)), PROTECTED_ABSENT_IGNORED,
+					used, err) < 0)
+				return -1;
+			for (k = 0; k < fp->n; k++)
+				if (fp->obj[k].role == FS_PROTECT && fp->obj[k].real && strcmp(fp->obj[k].real, path) == 0)
+					fp->obj[k].on_the_way = true;
+			if (!(target = real_of(dirfd(d), e->d_name)))
+				continue;
+			for (k = 0; k < n_grants && rc == 0; k++)
+				if (is_write_grant_dir(&fp->obj[k]) && path_within(target, fp->obj[k].real)) {
+					const char *rel = target + strlen(fp->obj[k].real);
+					cleanup_free char *pre = NULL;
+					rel += *rel == '/';
+					if (!*rel)
+						continue; /* the grant's root: done by its own turn */
+					pre = moat_xasprintf("%s/", rel);
+					rc = protect_repo(fp, p, k, plan_name(fp, steal_ptr(&pre)), kind, used, err);
+				}
+			if (rc < 0)
+				return -1;
+			continue;
 		}
-		if (rc < 0)
+		if (!S_ISDIR(st.st_mode))
+			continue;
+		if (repo_kind(dirfd(d), e->d_name, &kind) < 0) {
+			if (errno == EACCES && st.st_uid == geteuid())
+				return unsearchable(err, path);
+			continue; /* another's, closed to this uid: to the command too */
+		}
+		prefix = moat_xasprintf("%s/", e->d_name);
+		if (protect_repo(fp, p, grant, plan_name(fp, steal_ptr(&prefix)), kind, used, err) < 0)
 			return -1;
 	}
+	if (errno)
+		return moat_error_set(err, MOAT_E_SYSTEM, errno, "listing %s", fp->obj[grant].real);
 	return 0;
+}
+
+/* A repository's hooks may be links into its work tree (a project's
+ * `tools/pre-commit` linked from .git/hooks): each link in a protected
+ * hooks directory is followed as a protected link is (protect_links), so
+ * what it leads to in a write grant is held too. */
+static void follow_hook_links(struct fs_plan *fp)
+{
+	size_t i, n = fp->n;
+
+	for (i = 0; i < n; i++) {
+		const struct fs_obj *o = &fp->obj[i];
+		cleanup_closedir DIR *d = NULL;
+		struct dirent *e;
+		int rd;
+
+		if (o->role != FS_PROTECT || !o->hooks || !o->present || o->lifted || !S_ISDIR(o->mode) || o->fd < 0)
+			continue;
+		if ((rd = openat(o->fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC)) < 0)
+			continue;
+		if (!(d = fdopendir(rd))) {
+			close(rd);
+			continue;
+		}
+		while ((e = readdir(d))) {
+			cleanup_close int lfd = -1;
+			cleanup_free char *real = NULL;
+
+			if (e->d_type != DT_LNK && e->d_type != DT_UNKNOWN)
+				continue;
+			lfd = openat(dirfd(d), e->d_name, O_PATH | O_NOFOLLOW | O_CLOEXEC);
+			real = join(fp->obj[i].real, e->d_name);
+			if (lfd >= 0)
+				follow_add(fp, lfd, real);
+		}
+	}
 }
 
 static int protect_grants(struct fs_plan *fp, const struct moat_policy *p, struct moat_error *err)
@@ -1805,9 +2034,16 @@ static int protect_grants(struct fs_plan *fp, const struct moat_policy *p, struc
 				return -1;
 		if (protect_home(fp, p, i, used, err) < 0 ||
 		    protect_git_code(fp, p, fp->obj[i].fd, fp->obj[i].real, used, err) < 0 ||
-		    protect_nested_repos(fp, p, i, used, err) < 0)
+		    protect_repos(fp, p, i, used, err) < 0)
 			return -1;
 	}
+	for (i = 0; i < fp->n; i++) {
+		struct fs_obj *o = &fp->obj[i];
+		size_t len = o->protect_name ? strlen(o->protect_name) : 0;
+		if (o->role == FS_PROTECT && len >= 6 && strcmp(o->protect_name + len - 6, "hooks/") == 0)
+			o->hooks = true;
+	}
+	follow_hook_links(fp);
 	if (protect_links(fp, p, used, err) < 0)
 		return -1;
 	for (i = 0; i < p->n_unprotect; i++) {

@@ -85,6 +85,8 @@ struct fs_obj {
 	bool on_the_way;          /* a protected link on the way to another's
 				   * target: held, its own target not
 				   * protected whole (what lies beyond it is) */
+	bool hooks;               /* protected: a repository's hooks directory,
+				   * whose links are followed (protect_links) */
 };
 
 /* A symlink that resolving a grant passed through: the view shows it at

@@ -23,6 +23,13 @@
 #   7. git inside still works
 #   8. a folder of projects (--write ~/src): the repositories one level
 #      below the grant's root, and a linked work tree's gitfile there
+#   9. a broken .git, and the work tree made a bare repository instead
+#      (git's fallback), below the grant and at its root
+#  10. a git directory elsewhere in the grant (--separate-git-dir)
+#  11. project folders that are links (out of the grant; into it)
+#  12. a hook that is a link into the work tree
+#  13. a bare repository below the grant (its hooks run on a push to it)
+#  14. (uid other than 0) a grant root or project this uid cannot look in
 #
 # Runs as root and as uid 65534; the fake HOME is under /var/tmp (the
 # sandbox's /tmp is private).
@@ -48,6 +55,7 @@ M() {
 	(cd "$dir" && env HOME="$HOMED" "$MOAT" run --backend native --mode prefer --profile strict \
 		--report-fd 3 "$@" 2>>"$SCRATCH/all.err" 3>"$rep")
 }
+skip() { TAP_N=$((TAP_N + 1)); echo "ok $TAP_N # SKIP $*"; }
 fsw() { json_get "$1" '["properties"]["fs.write"]["status"]' 2>/dev/null; }
 # host_git DIR: the user's `git status` on the host; prints what it ran.
 host_git() {
@@ -184,9 +192,116 @@ M "$S" "$REPORTS/8c.json" --write . --unprotect a/.git/config -- /bin/sh -c "pri
 	>/dev/null 2>&1
 is "$(host_git "$S/a")" ran "8 control: lifted, the repository's config makes the host's git run the command's fsmonitor"
 echo "gitdir: $(git -C "$S/a" rev-parse --absolute-git-dir)/worktrees/w" >"$S/w/.git"
-cp -r "$S/a/.git" "$S/evil8" && git -C "$S/evil8" config --unset core.fsmonitor
+# (deeper than one level: a repository there is not looked for)
+cp -r "$S/a/.git" "$S/plain/evil8" && git -C "$S/plain/evil8" config --unset core.fsmonitor
 M "$S" "$REPORTS/8w.json" --write . --unprotect w/.git -- /bin/sh -c \
-	"printf '$FSMON' >> evil8/config; echo \"gitdir: $S/evil8\" > w/.git" >/dev/null 2>&1
+	"printf '$FSMON' >> plain/evil8/config; echo \"gitdir: $S/plain/evil8\" > w/.git" >/dev/null 2>&1
 is "$(host_git "$S/w")" ran "8 control: lifted, the rewritten gitfile makes the host's git run the command's fsmonitor"
+
+# --- 9. a broken .git, and the work tree made a bare repository ------------------
+# git takes the directory itself for a bare repository when its .git is
+# not one (.git/refs moved away), and reads its `config`: core.pager runs
+# at a terminal's `git log`.
+S=$BASE/s9
+rm -rf "$S" && mkdir -p "$S"
+new_repo "$S/proj"
+# ttygit DIR: `git log` at a terminal there (script(1) gives it one; git
+# starts no pager for an unset or dumb TERM; script runs $SHELL, and the
+# login shell of uid 65534 is nologin).
+ttygit() {
+	rm -f "$PWNED"
+	(cd "$1" && SHELL=/bin/sh TERM=xterm script -qec 'git log -1' /dev/null </dev/null >/dev/null 2>&1)
+	cat "$PWNED" 2>/dev/null
+}
+BARE9="cp -r .git/objects .git/refs .git/HEAD . ; mv .git/refs .git/refs.x; printf '[core]\n\tpager = \"echo ran >$PWNED; cat\"\n[pager]\n\tlog = true\n' > config"
+if command -v script >/dev/null; then
+	M "$S" "$REPORTS/9.json" --write . -- /bin/sh -c "cd proj && $BARE9" >/dev/null 2>&1
+	is "$(ttygit "$S/proj")/$(fsw "$REPORTS/9.json")/$( [ -e "$S/proj/HEAD" ] && echo left)" "/enforced/" \
+		"9: a project below the grant cannot be made a bare repository (its HEAD is held), and no placeholder is left"
+	new_repo "$S/proj"
+	M "$S/proj" "$REPORTS/9r.json" --write . -- /bin/sh -c "$BARE9" >/dev/null 2>&1
+	is "$(ttygit "$S/proj")/$(fsw "$REPORTS/9r.json")" "/enforced" "9: nor the grant's own root"
+	new_repo "$S/proj"
+	M "$S" "$REPORTS/9c.json" --write . --unprotect proj/HEAD -- /bin/sh -c "cd proj && $BARE9" >/dev/null 2>&1
+	is "$(ttygit "$S/proj")" ran "9 control: lifted, the host's git log at a terminal runs the bare repository's pager"
+else
+	skip "9: script(1) (util-linux) is not installed: no terminal for git's pager"
+	skip "9: script(1) (util-linux) is not installed"
+	skip "9: script(1) (util-linux) is not installed"
+fi
+
+# --- 10. a git directory elsewhere in the grant -------------------------------
+S=$BASE/s10
+rm -rf "$S" && mkdir -p "$S/.gitdirs"
+git init -q --separate-git-dir "$S/.gitdirs/p" "$S/p" && git -C "$S/p" commit -q --allow-empty -m i
+M "$S" "$REPORTS/10.json" --write . -- /bin/sh -c "printf '$FSMON' >> .gitdirs/p/config" >/dev/null 2>&1
+is "$(host_git "$S/p")/$(fsw "$REPORTS/10.json")" "/enforced" \
+	"10: the git directory a project's gitfile names, elsewhere in the grant: its config stays read-only"
+M "$S" "$REPORTS/10c.json" --write . --unprotect .gitdirs/p/config -- /bin/sh -c "printf '$FSMON' >> .gitdirs/p/config" \
+	>/dev/null 2>&1
+is "$(host_git "$S/p")" ran "10 control: lifted, its config makes the host's git run the command's fsmonitor"
+
+# --- 11. project folders that are links -----------------------------------------
+S=$BASE/s11
+rm -rf "$S" "$BASE/elsewhere" && mkdir -p "$S/x/y" "$BASE/elsewhere"
+chmod 0777 "$BASE/elsewhere"
+new_repo "$BASE/elsewhere/proj"
+ln -s "$BASE/elsewhere/proj" "$S/lp"
+new_repo "$S/x/y/deep"
+ln -s x/y/deep "$S/dl"
+PLANT11="rm lp && mkdir lp && git init -q lp && printf '$FSMON' >> lp/.git/config; printf '$FSMON' >> x/y/deep/.git/config"
+M "$S" "$REPORTS/11.json" --write . -- /bin/sh -c "$PLANT11" >/dev/null 2>&1
+is "$( [ -L "$S/lp" ] && echo link)/$(host_git "$S/lp")/$(host_git "$S/dl")/$(fsw "$REPORTS/11.json")" "link///enforced" \
+	"11: a project folder that links out of the grant cannot be replaced; one that links into it has its repository protected"
+M "$S" "$REPORTS/11c.json" --write . --unprotect lp --unprotect x/y/deep/.git/config -- /bin/sh -c "$PLANT11" >/dev/null 2>&1
+is "$( [ -L "$S/lp" ] && echo link)/$(host_git "$S/lp")/$(host_git "$S/dl")" "/ran/ran" \
+	"11 control: lifted, the link is replaced by a repository of the command's, and the deep one's config is written"
+
+# --- 12. a hook that is a link into the work tree ---------------------------------
+R=$BASE/p12
+new_repo "$R"
+mkdir "$R/tools" && printf '#!/bin/sh\nexit 0\n' >"$R/tools/pre-commit" && chmod +x "$R/tools/pre-commit"
+ln -s ../../tools/pre-commit "$R/.git/hooks/pre-commit"
+HOOK12="printf '#!/bin/sh\necho ran > $PWNED\n' > tools/pre-commit"
+M "$R" "$REPORTS/12.json" --write . -- /bin/sh -c "$HOOK12" >/dev/null 2>&1
+is "$(host_git "$R")/$(fsw "$REPORTS/12.json")" "/enforced" "12: the file a hook links to in the work tree stays read-only"
+M "$R" "$REPORTS/12c.json" --write . --unprotect tools/pre-commit -- /bin/sh -c "$HOOK12" >/dev/null 2>&1
+is "$(host_git "$R")" ran "12 control: lifted, the host's git commit runs what the command wrote there"
+
+# --- 13. a bare repository below the grant ----------------------------------------
+S=$BASE/s13
+rm -rf "$S" && mkdir -p "$S"
+git init -q --bare "$S/b.git"
+new_repo "$BASE/p13"
+HOOK13="printf '#!/bin/sh\necho ran > $PWNED\n' > b.git/hooks/post-receive; chmod +x b.git/hooks/post-receive"
+push13() { rm -f "$PWNED"; git -C "$BASE/p13" push -q "$S/b.git" HEAD:refs/heads/t$1 >/dev/null 2>&1; cat "$PWNED" 2>/dev/null; }
+M "$S" "$REPORTS/13.json" --write . -- /bin/sh -c "$HOOK13" >/dev/null 2>&1
+is "$(push13 1)/$(fsw "$REPORTS/13.json")" "/enforced" "13: a bare repository's hooks stay read-only (a push to it runs them)"
+M "$S" "$REPORTS/13c.json" --write . --unprotect b.git/hooks -- /bin/sh -c "$HOOK13" >/dev/null 2>&1
+is "$(push13 2)" ran "13 control: lifted, the host's push runs the command's post-receive hook"
+
+# --- 14. a grant root or project this uid cannot look in -------------------------
+S=$BASE/s14
+rm -rf "$S" && mkdir -p "$S"
+new_repo "$S/proj"
+if [ "$(id -u)" != 0 ]; then
+	chmod 0300 "$S"
+	out=$(cd "$S" && env HOME="$HOMED" "$MOAT" run --backend native --profile strict --write . -- /bin/true 2>&1)
+	rc=$?
+	chmod 0755 "$S"
+	like "$rc: $(printf '%s' "$out" | tr '\n' ' ')" "^125: .*$S: moat cannot look in it for a repository.*hint: chmod u\+rx $S" \
+		"14: a grant root this uid may not list (it could chmod it back) is refused, with the fix"
+	chmod 0000 "$S/proj"
+	out=$(cd "$S" && env HOME="$HOMED" "$MOAT" run --backend native --profile strict --write . -- /bin/true 2>&1)
+	rc=$?
+	chmod 0755 "$S/proj"
+	like "$rc: $out" "^125: .*$S/proj: moat cannot look in it" "14: so is a project folder of its own it may not search"
+	out=$(cd "$S" && env HOME="$HOMED" "$MOAT" run --backend native --profile strict --write . -- /bin/echo ran 2>&1)
+	is "$out" ran "14 control: readable again, the same run starts"
+else
+	skip "14: root may look in every directory: runs as uid 65534 in the suite's unprivileged lane"
+	skip "14: runs as uid 65534"
+	skip "14: runs as uid 65534"
+fi
 
 done_testing

@@ -1562,6 +1562,10 @@ static int protect_git_code(struct fs_plan *fp, const struct moat_policy *p, int
 		for (k = 0; k < n_grants && rc == 0; k++)
 			if (is_write_grant_dir(&fp->obj[k]))
 				rc = protect_at(fp, p, k, c->path, c->dir, absent, used, err);
+		/* core.hooksPath's directory: its links are followed too. */
+		for (k = 0; c->dir && k < fp->n; k++)
+			if (fp->obj[k].role == FS_PROTECT && strcmp(fp->obj[k].real, c->path) == 0)
+				fp->obj[k].hooks = true;
 	}
 	git_code_free(&gc);
 	return rc;
@@ -1698,7 +1702,7 @@ static int protect_link_target(struct fs_plan *fp, const struct moat_policy *p, 
 
 /* Bounds the links protect_links follows in all, against pathological
  * trees (a cycle ends each walk by itself). */
-#define PROTECT_MAX_LINKS 256
+#define PROTECT_MAX_LINKS 1024
 
 static int protect_links(struct fs_plan *fp, const struct moat_policy *p, bool *used, struct moat_error *err)
 {

@@ -27,7 +27,8 @@
 #      (git's fallback), below the grant and at its root
 #  10. a git directory elsewhere in the grant (--separate-git-dir)
 #  11. project folders that are links (out of the grant; into it)
-#  12. a hook that is a link into the work tree
+#  12. a hook that is a link into the work tree (in .git/hooks, and in
+#      core.hooksPath's directory)
 #  13. a bare repository below the grant (its hooks run on a push to it)
 #  14. (uid other than 0) a grant root or project this uid cannot look in
 #
@@ -267,6 +268,19 @@ M "$R" "$REPORTS/12.json" --write . -- /bin/sh -c "$HOOK12" >/dev/null 2>&1
 is "$(host_git "$R")/$(fsw "$REPORTS/12.json")" "/enforced" "12: the file a hook links to in the work tree stays read-only"
 M "$R" "$REPORTS/12c.json" --write . --unprotect tools/pre-commit -- /bin/sh -c "$HOOK12" >/dev/null 2>&1
 is "$(host_git "$R")" ran "12 control: lifted, the host's git commit runs what the command wrote there"
+# The same through core.hooksPath, a directory of any name.
+R=$BASE/p12h
+new_repo "$R"
+mkdir -p "$R/ci/git" "$R/scripts" && printf '#!/bin/sh
+exit 0
+' >"$R/scripts/pc" && chmod +x "$R/scripts/pc"
+ln -s ../../scripts/pc "$R/ci/git/pre-commit"
+git -C "$R" config core.hooksPath ci/git
+HOOK12H="printf '#!/bin/sh\necho ran > $PWNED\n' > scripts/pc"
+M "$R" "$REPORTS/12h.json" --write . -- /bin/sh -c "$HOOK12H" >/dev/null 2>&1
+is "$(host_git "$R")/$(fsw "$REPORTS/12h.json")" "/enforced" "12: so does the file a link in core.hooksPath's directory leads to"
+M "$R" "$REPORTS/12hc.json" --write . --unprotect scripts/pc -- /bin/sh -c "$HOOK12H" >/dev/null 2>&1
+is "$(host_git "$R")" ran "12 control: lifted, the host's git commit runs it"
 
 # --- 13. a bare repository below the grant ----------------------------------------
 S=$BASE/s13

@@ -100,16 +100,24 @@ static void note_changed_pins(struct moat_plan *plan)
 	struct moat_verdict *v = &plan->props[MOAT_P_FS_WRITE];
 	char first[PATH_MAX];
 	size_t n;
+	int why;
 
 	if (plan->status == MOAT_STATUS_OFF || !v->requested || !v->enforced)
 		return;
-	n = fs_plan_changed_pins(&plan->fs, first, sizeof(first));
+	n = fs_plan_changed_pins(&plan->fs, first, sizeof(first), &why);
 	if (!n)
 		return;
-	verdict_missing(v, "leave protected entries alone on the host while a sandbox writes there, or run again",
-			"the host removed, renamed or replaced %s%s during the run: its read-only pin was detached, "
-			"and from then on the command could write that name",
-			first, n > 1 ? " (and other protected entries)" : "");
+	if (why)
+		verdict_missing(v, "look at that repository's directories (ls -la; a mode the command set) before running git there",
+				"moat could not look up %s%s again after the run (%s): a directory on the way no longer "
+				"lets this user in (the command may have changed its mode), so what it holds now is "
+				"unknown, and a .git/commondir the command made there was not removed",
+				first, n > 1 ? " (and other protected entries)" : "", strerror(why));
+	else
+		verdict_missing(v, "leave protected entries alone on the host while a sandbox writes there, or run again",
+				"the host removed, renamed or replaced %s%s during the run: its read-only pin was "
+				"detached, and from then on the command could write that name",
+				first, n > 1 ? " (and other protected entries)" : "");
 	say_write_not_held(plan);
 }
 

@@ -2331,15 +2331,6 @@ static int look_again(const struct fs_plan *fp, const struct fs_obj *o, struct s
 	return rc;
 }
 
-/* Is `o` still what its name in its write grant leads to? */
-static bool still_there(const struct fs_plan *fp, const struct fs_obj *o)
-{
-	struct stat st;
-	int rc = look_again(fp, o, &st);
-
-	return rc == 1 || (rc == 0 && st.st_dev == o->dev && st.st_ino == o->ino);
-}
-
 size_t fs_plan_made_watched(const struct fs_plan *fp, char *first, size_t len)
 {
 	size_t i, n = 0;
@@ -2363,20 +2354,36 @@ size_t fs_plan_made_watched(const struct fs_plan *fp, char *first, size_t len)
 	return n;
 }
 
-size_t fs_plan_changed_pins(const struct fs_plan *fp, char *first, size_t len)
+size_t fs_plan_changed_pins(const struct fs_plan *fp, char *first, size_t len, int *why)
 {
 	size_t i, n = 0;
 
+	*why = 0;
 	for (i = 0; i < fp->n; i++) {
 		const struct fs_obj *o = &fp->obj[i];
+		struct stat st;
+		int rc, e;
 
-		if ((o->role != FS_PROTECT && o->role != FS_PIN) || o->lifted || !o->present || o->parent < 0 ||
-		    fp->obj[o->parent].fd < 0)
+		if ((o->role != FS_PROTECT && o->role != FS_PIN) || o->lifted || o->parent < 0 ||
+		    fp->obj[o->parent].fd < 0 || (!o->present && !o->watch))
 			continue;
-		if (still_there(fp, o))
+		rc = look_again(fp, o, &st);
+		e = rc < 0 ? errno : 0;
+		if (!o->present) {
+			/* A watched entry (fs_plan_made_watched): only a
+			 * lookup that could not tell counts here -- a
+			 * directory on the way the command chmod'ed to 000
+			 * hides what it made there from this uid. */
+			if (rc == 0 || e == ENOENT || e == ENOTDIR)
+				continue;
+		} else if (rc == 1 || (rc == 0 && st.st_dev == o->dev && st.st_ino == o->ino)) {
 			continue;
-		if (!n++ && len)
-			snprintf(first, len, "%s", o->real);
+		}
+		if (!n++) {
+			if (len)
+				snprintf(first, len, "%s", o->real);
+			*why = e == ENOENT || e == ENOTDIR ? 0 : e;
+		}
 	}
 	return n;
 }

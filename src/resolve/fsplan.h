@@ -186,8 +186,12 @@ void fs_placeholders_remove(struct fs_plan *fp, pid_t pid);
  * name leads to -- the host removed, renamed or replaced them during the
  * run (a host-side `git config` rewrites .git/config by a rename).  The
  * kernel then detached the pin, and the command could write that name from
- * then on.  The first one's path goes to `first`. */
-size_t fs_plan_changed_pins(const struct fs_plan *fp, char *first, size_t len);
+ * then on.  The first one's path goes to `first`; `*why` is 0 when it was
+ * found changed or gone, else the errno of a lookup that could not tell
+ * (EACCES: the command chmod'ed a directory on the way, which its pin does
+ * not forbid, and what it holds now -- a watched entry made there among it
+ * -- is hidden from this uid). */
+size_t fs_plan_changed_pins(const struct fs_plan *fp, char *first, size_t len, int *why);
 
 /* After the run: how many watched entries (absent, with nothing to stand
  * in for them: .git/commondir) exist now -- made during the run, by the

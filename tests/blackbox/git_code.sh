@@ -82,6 +82,21 @@ new_repo "$R"
 M "$R" /dev/null --dry-run --write . -- /bin/true >"$REPORTS/1d.json"
 like "$(json_eval "$REPORTS/1d.json" '[e["state"] for e in d["filesystem"]["protected"] if e["path"].endswith("/.git/commondir")]')" \
 	'watched' "1: the report lists an absent .git/commondir as watched"
+# Then the directory on the way made unsearchable (its pin does not forbid
+# a chmod): root still looks in, and removes it; another uid cannot, and
+# the report says so, not that the host replaced something.
+new_repo "$R"
+M "$R" "$REPORTS/1m.json" --write . -- /bin/sh -c "$PLANT_COMMONDIR && chmod 000 .git"
+why=$(json_get "$REPORTS/1m.json" '["properties"]["fs.write"]["reason"]' 2>/dev/null)
+chmod 755 "$R/.git"
+if [ "$(id -u)" = 0 ]; then
+	is "$( [ -e "$R/.git/commondir" ] && echo there)/$(fsw "$REPORTS/1m.json")" "/missing" \
+		"1: with .git made unsearchable, root still finds the commondir made, removes it, and reports fs.write missing"
+else
+	like "$(fsw "$REPORTS/1m.json"): $why" "^missing: moat could not look up $R/\.git/.* again after the run \(Permission denied\)" \
+		"1: with .git made unsearchable, fs.write is missing: moat could not look again (not: the host replaced it)"
+fi
+new_repo "$R"
 M "$R" "$REPORTS/1c.json" --write . --unprotect .git/commondir -- /bin/sh -c "$PLANT_COMMONDIR"
 is "$(host_git "$R")" ran "1 control: lifted, the planted commondir makes the host's git run the command's fsmonitor"
 

@@ -1544,16 +1544,14 @@ static int protect_home(struct fs_plan *fp, const struct moat_policy *p, size_t 
 /* What the repository whose work tree is `top` (`top_fd`) names as code in
  * its pinned .git/config and .gitmodules (resolve/gitcode.h), protected in
  * every write grant it lies in. */
-static int protect_git_code(struct fs_plan *fp, const struct moat_policy *p, int top_fd, const char *top, bool *used,
-			    struct moat_error *err)
+static int protect_code_list(struct fs_plan *fp, const struct moat_policy *p, const struct git_code *gc, bool *used,
+			     struct moat_error *err)
 {
-	struct git_code gc = {0};
 	size_t i, k, n_grants = fp->n;
 	int rc = 0;
 
-	git_code_paths(top_fd, top, fp->home_real, &gc);
-	for (i = 0; i < gc.n && rc == 0; i++) {
-		const struct git_code_path *c = &gc.p[i];
+	for (i = 0; i < gc->n && rc == 0; i++) {
+		const struct git_code_path *c = &gc->p[i];
 		/* A directory (hooks) or a gitfile: an empty directory
 		 * stands in; a config git includes: an empty file. */
 		enum protected_absent absent =
@@ -1567,6 +1565,17 @@ static int protect_git_code(struct fs_plan *fp, const struct moat_policy *p, int
 			if (fp->obj[k].role == FS_PROTECT && strcmp(fp->obj[k].real, c->path) == 0)
 				fp->obj[k].hooks = true;
 	}
+	return rc;
+}
+
+static int protect_git_code(struct fs_plan *fp, const struct moat_policy *p, int top_fd, const char *top, bool *used,
+			    struct moat_error *err)
+{
+	struct git_code gc = {0};
+	int rc;
+
+	git_code_paths(top_fd, top, fp->home_real, &gc);
+	rc = protect_code_list(fp, p, &gc, used, err);
 	git_code_free(&gc);
 	return rc;
 }
@@ -1778,6 +1787,10 @@ static char *gitfile_target(int top_fd, const char *top)
 		return NULL;
 	if ((nl = strpbrk(buf, "\r\n")))
 		*nl = '\0';
+	/* A name too long to be a directory git could use names none (and
+	 * must not stop the next run: the command writes this file). */
+	if (!buf[8] || strlen(top) + strlen(buf + 8) + 64 >= PATH_MAX)
+		return NULL;
 	return path_resolve_lexical(buf + 8, top, NULL);
 }
 
@@ -1798,43 +1811,116 @@ static char *real_of(int dirfd, const char *name)
 	return moat_xstrdup(buf);
 }
 
-/* Each write grant's protect_at of `names` in the git directory `gitdir`. */
-static int protect_in_gitdir(struct fs_plan *fp, const struct moat_policy *p, const char *gitdir, bool *used,
-			     struct moat_error *err)
+/* What git takes code from in the git directory `gitdir` of the work tree
+ * `top` (a gitfile's target, a bare repository: `top` the same), wherever
+ * it lies in a write grant: its hooks (a placeholder when absent), config
+ * (an empty file), config.worktree, commondir (watched when absent), and
+ * what its config names (resolve/gitcode.h).  A commondir there (a linked
+ * work tree's) names the directory git takes config and hooks from
+ * instead: that one too, once. */
+static int protect_in_gitdir(struct fs_plan *fp, const struct moat_policy *p, const char *top, const char *gitdir,
+			     bool follow_common, bool *used, struct moat_error *err)
 {
-	static const char *const names[] = {"hooks/", "config", "commondir", "config.worktree"};
+	static const struct {
+		const char *name;
+		enum protected_absent absent;
+	} names[] = {{"hooks/", PROTECTED_ABSENT_PLACEHOLDER},
+		     {"config", PROTECTED_ABSENT_FILE},
+		     {"commondir", PROTECTED_ABSENT_WATCH},
+		     {"config.worktree", PROTECTED_ABSENT_IGNORED}};
+	struct git_code gc = {0};
 	size_t i, k, n_grants = fp->n;
 	int rc = 0;
 
 	for (i = 0; i < ARRAY_LEN(names) && rc == 0; i++) {
-		size_t len = strlen(names[i]);
-		bool dir = names[i][len - 1] == '/';
-		cleanup_free char *real = moat_xasprintf("%s/%.*s", gitdir, (int)(len - dir), names[i]);
-		enum protected_absent absent = strcmp(names[i], "config") == 0	   ? PROTECTED_ABSENT_FILE
-					       : strcmp(names[i], "commondir") == 0 ? PROTECTED_ABSENT_WATCH
-					       : strcmp(names[i], "hooks/") == 0    ? PROTECTED_ABSENT_PLACEHOLDER
-										    : PROTECTED_ABSENT_IGNORED;
+		size_t len = strlen(names[i].name);
+		bool dir = names[i].name[len - 1] == '/';
+		cleanup_free char *real = moat_xasprintf("%s/%.*s", gitdir, (int)(len - dir), names[i].name);
+
 		for (k = 0; k < n_grants && rc == 0; k++)
 			if (is_write_grant_dir(&fp->obj[k]))
-				rc = protect_at(fp, p, k, real, dir, absent, used, err);
+				rc = protect_at(fp, p, k, real, dir, names[i].absent, used, err);
+		if (dir)
+			for (k = 0; k < fp->n; k++)
+				if (fp->obj[k].role == FS_PROTECT && strcmp(fp->obj[k].real, real) == 0)
+					fp->obj[k].hooks = true;
+	}
+	if (rc < 0)
+		return -1;
+	git_code_paths_gitdir(top, gitdir, fp->home_real, &gc);
+	rc = protect_code_list(fp, p, &gc, used, err);
+	git_code_free(&gc);
+	if (rc == 0 && follow_common) {
+		cleanup_free char *path = moat_xasprintf("%s/commondir", gitdir);
+		cleanup_free char *common = NULL;
+		cleanup_close int fd = open(path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+		char buf[PATH_MAX];
+		ssize_t n;
+
+		if (fd >= 0 && (n = read(fd, buf, sizeof(buf) - 1)) > 0) {
+			buf[n] = '\0';
+			buf[strcspn(buf, "\r\n")] = '\0';
+			if (buf[0] && (common = path_resolve_lexical(buf, gitdir, NULL)) && strlen(common) < PATH_MAX - 64)
+				rc = protect_in_gitdir(fp, p, top, common, false, used, err);
+		}
 	}
 	return rc;
+}
+
+/* Keep the directory at `prefix` of the write grant from being taken for a
+ * bare repository: git falls back to that when the directory's .git is
+ * not a repository (the command moved .git/refs away), or while it climbs
+ * from a repository below whose .git is broken, and then reads the
+ * command's `config` there (core.pager runs at a terminal's `git log`).
+ * git's test (is_git_directory) wants a HEAD, `objects` and `refs` it can
+ * search, taken from the directory `commondir` names when there is one.
+ *   - `objects` (or `refs`, when the project has an objects/ of its own)
+ *     gets its placeholder, an empty directory: the command cannot make its
+ *     own there, and once the run ends and the placeholder is gone, the
+ *     directory lacks it.  A file the project has there, not executable,
+ *     blocks it as well, held.
+ *   - `commondir` too: while the run lasts the placeholder directory is
+ *     searchable, but git dies on a `commondir` it cannot read ("failed to
+ *     read"), and reads it only after a HEAD it accepts -- which a work tree
+ *     has none of unless the command made one.
+ * Empty directories are what `git status` and `git add` ignore; a
+ * placeholder at HEAD would block it alone but make `git diff HEAD`
+ * ambiguous ("both revision and filename"): only where both objects/ and
+ * refs/ are the project's own directories. */
+static int block_bare(struct fs_plan *fp, const struct moat_policy *p, size_t grant, const char *prefix, bool *used,
+		      struct moat_error *err)
+{
+	static const char *const names[] = {"objects", "refs"};
+	size_t i;
+
+	if (protect_one(fp, p, grant, plan_name(fp, moat_xasprintf("%scommondir", prefix)), PROTECTED_ABSENT_PLACEHOLDER,
+			used, err) < 0)
+		return -1;
+	for (i = 0; i < ARRAY_LEN(names); i++) {
+		cleanup_free char *name = moat_xasprintf("%s%s", prefix, names[i]);
+		struct stat st;
+
+		if (fstatat(fp->obj[grant].fd, name, &st, AT_SYMLINK_NOFOLLOW) == 0 &&
+		    (!S_ISREG(st.st_mode) || (st.st_mode & 0111)))
+			continue;
+		return protect_one(fp, p, grant, plan_name(fp, steal_ptr(&name)), PROTECTED_ABSENT_PLACEHOLDER, used,
+				   err);
+	}
+	return protect_one(fp, p, grant, plan_name(fp, moat_xasprintf("%sHEAD", prefix)), PROTECTED_ABSENT_PLACEHOLDER,
+			   used, err);
 }
 
 /* The repository at `prefix` ("" for the grant's root, "proj/" below it)
  * of the write grant `grant`, of `kind`: what makes the host's git run
  * code there, protected.
- *   - HEAD at the top, held (a placeholder directory when absent): with it
- *     the top cannot be made a bare repository, which git falls back to
- *     when the command breaks `.git` (moves .git/refs away), reading the
- *     command's `config` there (core.pager runs at a terminal's `git log`).
+ *   - not a bare repository, at the top: block_bare;
  *   - `.git` a directory: its hooks, config and the rest of
  *     protected_names' .git entries, and what its config names
- *     (resolve/gitcode.h); a gitfile: held, and what the git directory it
- *     names holds inside a write grant (`git init --separate-git-dir`, a
- *     linked work tree); a link: held, and its target followed
- *     (protect_links).
- *   - a bare repository: its hooks and config (`git push` to it runs its
+ *     (resolve/gitcode.h); a gitfile: held, and the git directory it names
+ *     (`git init --separate-git-dir`, a linked work tree, and that one's
+ *     common directory) as protect_in_gitdir; a link: held, and its target
+ *     followed (protect_links);
+ *   - a bare repository: as protect_in_gitdir (`git push` to it runs its
  *     hooks). */
 static int protect_repo(struct fs_plan *fp, const struct moat_policy *p, size_t grant, const char *prefix,
 			enum repo_kind kind, bool *used, struct moat_error *err)
@@ -1844,24 +1930,15 @@ static int protect_repo(struct fs_plan *fp, const struct moat_policy *p, size_t 
 	cleanup_free char *top = prefix[0] ? join(fp->obj[grant].real, prefix) : moat_xstrdup(fp->obj[grant].real);
 	cleanup_close int top_fd = -1;
 	size_t k;
-	int rc;
 
 	if (kind == REPO_NONE)
 		return 0;
-	if (top[strlen(top) - 1] == '/' && strlen(top) > 1)
+	if (strlen(top) > 1 && top[strlen(top) - 1] == '/')
 		top[strlen(top) - 1] = '\0';
-	rc = protect_one(fp, p, grant, plan_name(fp, moat_xasprintf("%sHEAD", prefix)), PROTECTED_ABSENT_PLACEHOLDER, used,
-			 err);
-	if (rc < 0)
+	if (kind == REPO_BARE)
+		return protect_in_gitdir(fp, p, top, top, false, used, err);
+	if (block_bare(fp, p, grant, prefix, used, err) < 0)
 		return -1;
-	if (kind == REPO_BARE) {
-		if (protect_one(fp, p, grant, plan_name(fp, moat_xasprintf("%shooks/", prefix)),
-				PROTECTED_ABSENT_PLACEHOLDER, used, err) < 0 ||
-		    protect_one(fp, p, grant, plan_name(fp, moat_xasprintf("%sconfig", prefix)), PROTECTED_ABSENT_FILE,
-				used, err) < 0)
-			return -1;
-		return 0;
-	}
 	/* The grant's own root has protected_names already. */
 	if (prefix[0]) {
 		if (kind == REPO_GITDIR) {
@@ -1882,42 +1959,49 @@ static int protect_repo(struct fs_plan *fp, const struct moat_policy *p, size_t 
 	if (kind == REPO_GITFILE) {
 		cleanup_free char *gitdir = gitfile_target(top_fd, top);
 		if (gitdir)
-			return protect_in_gitdir(fp, p, gitdir, used, err);
+			return protect_in_gitdir(fp, p, top, gitdir, true, used, err);
 	}
 	return 0;
 }
 
-/* A directory entry this uid may not search, though it owns it: the
- * command could chmod it and write there, and moat cannot tell what it
- * holds. */
-static int unsearchable(struct moat_error *err, const char *path)
+/* A directory this uid may not list or search: moat cannot tell what it
+ * holds.  Its own, the command could chmod it and write there; another's,
+ * it may still write there by a name it knows. */
+static int unsearchable(struct moat_error *err, const char *path, bool own)
 {
 	moat_error_set(err, MOAT_E_USAGE, EACCES,
-		       "%s: moat cannot look in it for a repository, and the command could chmod it and write there",
+		       own ? "%s: moat cannot look in it for a repository, and the command could chmod it and write there"
+			   : "%s: moat cannot list it to find the repositories in it, and the command could write there",
 		       path);
-	return moat_error_hint(err, "chmod u+rx %s, or grant a directory that does not hold it", path);
+	return own ? moat_error_hint(err, "chmod u+rx %s, or grant a directory that does not hold it", path)
+		   : moat_error_hint(err, "grant a directory below %s that this user can list", path);
 }
 
 /* The repositories one level below a write grant's root (`--write ~/src`,
  * a folder of projects; a project with a repository of its own in a
- * subdirectory), and the grant's root itself: protect_repo.  A project
- * folder that is a symlink to a repository is held (the command would put a
- * repository of its own in its place), and the repository it leads to
- * protected where it lies in a write grant.  Deeper repositories are not
- * looked for: every level is a directory listing per subdirectory at every
- * start (docs/filesystem.md). */
+ * subdirectory), and the grant's root itself: protect_repo; and the root
+ * kept from being taken for a bare repository when it or one below it is a
+ * repository (git climbs from a broken one).  A project folder that is a
+ * symlink to a repository is held (the command would put a repository of
+ * its own in its place), and the repository it leads to protected where it
+ * lies in a write grant.  Deeper repositories are not looked for: every
+ * level is a directory listing per subdirectory at every start
+ * (docs/filesystem.md). */
 static int protect_repos(struct fs_plan *fp, const struct moat_policy *p, size_t grant, bool *used,
 			 struct moat_error *err)
 {
 	cleanup_closedir DIR *d = NULL;
 	struct dirent *e;
-	enum repo_kind kind;
+	enum repo_kind root_kind, kind;
+	bool found = false;
+	struct stat gst;
 	int rd;
 
-	if (repo_kind(fp->obj[grant].fd, ".", &kind) < 0 ||
+	if (repo_kind(fp->obj[grant].fd, ".", &root_kind) < 0 ||
 	    (rd = openat(fp->obj[grant].fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC)) < 0) {
 		if (errno == EACCES)
-			return unsearchable(err, fp->obj[grant].real);
+			return unsearchable(err, fp->obj[grant].real,
+					    fstat(fp->obj[grant].fd, &gst) != 0 || gst.st_uid == geteuid());
 		return moat_error_set(err, MOAT_E_SYSTEM, errno, "listing %s", fp->obj[grant].real);
 	}
 	if (!(d = fdopendir(rd))) {
@@ -1925,7 +2009,7 @@ static int protect_repos(struct fs_plan *fp, const struct moat_policy *p, size_t
 		close(rd);
 		return moat_error_set(err, MOAT_E_SYSTEM, e0, "listing %s", fp->obj[grant].real);
 	}
-	if (protect_repo(fp, p, grant, "", kind, used, err) < 0)
+	if (protect_repo(fp, p, grant, "", root_kind, used, err) < 0)
 		return -1;
 	for (errno = 0; (e = readdir(d)); errno = 0) {
 		cleanup_free char *prefix = NULL, *path = NULL;
@@ -1949,6 +2033,7 @@ static int protect_repos(struct fs_plan *fp, const struct moat_policy *p, size_t
 			if (fstatat(dirfd(d), e->d_name, &st, 0) != 0 || !S_ISDIR(st.st_mode) ||
 			    repo_kind(dirfd(d), e->d_name, &kind) < 0 || kind == REPO_NONE)
 				continue;
+			found = true;
 			if (protect_one(fp, p, grant, plan_name(fp, moat_xstrdup(e->d_name)), PROTECTED_ABSENT_IGNORED,
 					used, err) < 0)
 				return -1;
@@ -1975,15 +2060,22 @@ static int protect_repos(struct fs_plan *fp, const struct moat_policy *p, size_t
 			continue;
 		if (repo_kind(dirfd(d), e->d_name, &kind) < 0) {
 			if (errno == EACCES && st.st_uid == geteuid())
-				return unsearchable(err, path);
+				return unsearchable(err, path, true);
 			continue; /* another's, closed to this uid: to the command too */
 		}
+		if (kind == REPO_NONE)
+			continue;
+		found = true;
 		prefix = moat_xasprintf("%s/", e->d_name);
 		if (protect_repo(fp, p, grant, plan_name(fp, steal_ptr(&prefix)), kind, used, err) < 0)
 			return -1;
 	}
 	if (errno)
 		return moat_error_set(err, MOAT_E_SYSTEM, errno, "listing %s", fp->obj[grant].real);
+	/* A repository below, the root none: git climbs to the root from a
+	 * broken one. */
+	if (found && root_kind == REPO_NONE)
+		return block_bare(fp, p, grant, "", used, err);
 	return 0;
 }
 
@@ -2001,10 +2093,27 @@ static void follow_hook_links(struct fs_plan *fp)
 		struct dirent *e;
 		int rd;
 
-		if (o->role != FS_PROTECT || !o->hooks || !o->present || o->lifted || !S_ISDIR(o->mode) || o->fd < 0)
+		cleanup_free char *dir_real = NULL;
+		char link[64], buf[PATH_MAX];
+		ssize_t n_real;
+
+		if (o->role != FS_PROTECT || !o->hooks || !o->present || o->lifted || o->fd < 0 ||
+		    (!S_ISDIR(o->mode) && !S_ISLNK(o->mode)))
 			continue;
-		if ((rd = openat(o->fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC)) < 0)
+		/* The directory itself a link (`.git/hooks -> ../githooks`):
+		 * held, its target protected whole (protect_links), and the
+		 * links in that target followed here. */
+		rd = S_ISLNK(o->mode) ? open(o->real, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+				      : openat(o->fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+		if (rd < 0)
 			continue;
+		snprintf(link, sizeof(link), "/proc/self/fd/%d", rd);
+		if ((n_real = readlink(link, buf, sizeof(buf) - 1)) <= 0 || buf[0] != '/') {
+			close(rd);
+			continue;
+		}
+		buf[n_real] = '\0';
+		dir_real = moat_xstrdup(buf);
 		if (!(d = fdopendir(rd))) {
 			close(rd);
 			continue;
@@ -2016,7 +2125,7 @@ static void follow_hook_links(struct fs_plan *fp)
 			if (e->d_type != DT_LNK && e->d_type != DT_UNKNOWN)
 				continue;
 			lfd = openat(dirfd(d), e->d_name, O_PATH | O_NOFOLLOW | O_CLOEXEC);
-			real = join(fp->obj[i].real, e->d_name);
+			real = join(dir_real, e->d_name);
 			if (lfd >= 0)
 				follow_add(fp, lfd, real);
 		}

@@ -183,6 +183,19 @@ void git_code_paths(int top_fd, const char *top, const char *home, struct git_co
 	linked_worktrees(&r, top_fd);
 }
 
+void git_code_paths_gitdir(const char *top, const char *gitdir, const char *home, struct git_code *out)
+{
+	struct reader r = {.top = top, .home = home, .out = out, .dir = gitdir};
+	cleanup_free char *config = moat_xasprintf("%s/config", gitdir);
+	cleanup_close int fd = open(config, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+
+	if (fd < 0)
+		return;
+	read_config(&r, fd);
+	if (r.worktree_config)
+		add(out, moat_xasprintf("%s/config.worktree", gitdir), false, false);
+}
+
 void git_code_free(struct git_code *gc)
 {
 	for (size_t i = 0; i < gc->n; i++)

@@ -27,6 +27,12 @@ struct git_code {
  * expands "~/"; NULL: such values are skipped.  Unreadable files add
  * nothing (git reads none of them either). */
 void git_code_paths(int top_fd, const char *top, const char *home, struct git_code *out);
+/* The same for a git directory that is not `top`/.git: the one a gitfile
+ * names (`git init --separate-git-dir`, a linked work tree's, with its
+ * common directory read apart), or a bare repository (`top` the same).
+ * Its config is read by its path, the last component not followed; a
+ * relative core.hooksPath is taken against `top`, where git runs hooks. */
+void git_code_paths_gitdir(const char *top, const char *gitdir, const char *home, struct git_code *out);
 void git_code_free(struct git_code *gc);
 
 #endif

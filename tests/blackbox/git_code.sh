@@ -31,6 +31,9 @@
 #      core.hooksPath's directory)
 #  13. a bare repository below the grant (its hooks run on a push to it)
 #  14. (uid other than 0) a grant root or project this uid cannot look in
+#  15. a linked work tree one level below whose repository lies deeper
+#  16. the grant's root a linked work tree, with a relative core.hooksPath
+#  17. .git/hooks itself a link, to a directory of links
 #
 # Runs as root and as uid 65534; the fake HOME is under /var/tmp (the
 # sandbox's /tmp is private).
@@ -232,19 +235,33 @@ ttygit() {
 BARE9="cp -r .git/objects .git/refs .git/HEAD . ; mv .git/refs .git/refs.x; printf '[core]\n\tpager = \"echo ran >$PWNED; cat\"\n[pager]\n\tlog = true\n' > config"
 if command -v script >/dev/null; then
 	M "$S" "$REPORTS/9.json" --write . -- /bin/sh -c "cd proj && $BARE9" >/dev/null 2>&1
-	is "$(ttygit "$S/proj")/$(fsw "$REPORTS/9.json")/$( [ -e "$S/proj/HEAD" ] && echo left)" "/enforced/" \
-		"9: a project below the grant cannot be made a bare repository (its HEAD is held), and no placeholder is left"
+	is "$(ttygit "$S/proj")/$(fsw "$REPORTS/9.json")/$(ls -d "$S/proj/commondir" "$S/proj/objects" 2>/dev/null)" "/enforced/" \
+		"9: a project below the grant cannot be made a bare repository (placeholders at its objects and commondir), and none is left"
 	new_repo "$S/proj"
 	M "$S/proj" "$REPORTS/9r.json" --write . -- /bin/sh -c "$BARE9" >/dev/null 2>&1
 	is "$(ttygit "$S/proj")/$(fsw "$REPORTS/9r.json")" "/enforced" "9: nor the grant's own root"
+	# git climbs from a broken repository to the grant's root, itself no
+	# repository: that one is kept from being a bare one too.
 	new_repo "$S/proj"
-	M "$S" "$REPORTS/9c.json" --write . --unprotect proj/HEAD -- /bin/sh -c "cd proj && $BARE9" >/dev/null 2>&1
+	M "$S" "$REPORTS/9u.json" --write . -- /bin/sh -c \
+		"cp -r proj/.git/objects proj/.git/refs proj/.git/HEAD . ; mv proj/.git/refs proj/.git/refs.x; printf '[core]\n\tbare = true\n\tpager = \"echo ran >$PWNED; cat\"\n' > config" \
+		>/dev/null 2>&1
+	is "$(ttygit "$S/proj")/$(fsw "$REPORTS/9u.json")" "/enforced" \
+		"9: nor the grant's root above a repository, where git climbs to from a broken one"
+	rm -rf "$S/objects" "$S/HEAD" "$S/config"
+	new_repo "$S/proj"
+	M "$S" "$REPORTS/9c.json" --write . --unprotect proj/objects -- /bin/sh -c "cd proj && $BARE9" >/dev/null 2>&1
 	is "$(ttygit "$S/proj")" ran "9 control: lifted, the host's git log at a terminal runs the bare repository's pager"
 else
 	skip "9: script(1) (util-linux) is not installed: no terminal for git's pager"
 	skip "9: script(1) (util-linux) is not installed"
 	skip "9: script(1) (util-linux) is not installed"
+	skip "9: script(1) (util-linux) is not installed"
 fi
+new_repo "$S/proj"
+out=$(M "$S" "$REPORTS/9d.json" --write . -- /bin/sh -c \
+	'cd proj && git diff HEAD && git show HEAD >/dev/null && git log -1 HEAD >/dev/null && git reset -q HEAD && git status --porcelain && echo git-ok' 2>&1)
+is "$out" git-ok "9: git diff HEAD, show, log, reset HEAD and status work inside, as before (no entry named HEAD; no file git would add)"
 
 # --- 10. a git directory elsewhere in the grant -------------------------------
 S=$BASE/s10
@@ -308,6 +325,54 @@ M "$S" "$REPORTS/13.json" --write . -- /bin/sh -c "$HOOK13" >/dev/null 2>&1
 is "$(push13 1)/$(fsw "$REPORTS/13.json")" "/enforced" "13: a bare repository's hooks stay read-only (a push to it runs them)"
 M "$S" "$REPORTS/13c.json" --write . --unprotect b.git/hooks -- /bin/sh -c "$HOOK13" >/dev/null 2>&1
 is "$(push13 2)" ran "13 control: lifted, the host's push runs the command's post-receive hook"
+
+# A bare repository's commondir (git takes hooks from where it points):
+# watched, removed after the run, and reported.
+rm -f "$S/b.git/hooks/post-receive" # the control's
+mkdir -p "$S/evil/hooks" && cp -r "$S/b.git/objects" "$S/b.git/refs" "$S/b.git/HEAD" "$S/evil/"
+printf '[core]\n\tbare = true\n' >"$S/evil/config"
+printf '#!/bin/sh\necho ran > %s\n' "$PWNED" >"$S/evil/hooks/post-receive" && chmod +x "$S/evil/hooks/post-receive"
+M "$S" "$REPORTS/13m.json" --write . -- /bin/sh -c 'echo ../evil > b.git/commondir' >/dev/null 2>&1
+is "$(push13 3)/$(fsw "$REPORTS/13m.json")" "/missing" \
+	"13: a commondir the command gave a bare repository is removed after the run, and fs.write reported missing"
+
+# --- 15. a linked work tree one level below, its repository deeper ---------------
+S=$BASE/s15
+rm -rf "$S" && mkdir -p "$S/repos"
+new_repo "$S/repos/main"
+git -C "$S/repos/main" worktree add -q "$S/feat" 2>/dev/null
+PLANT15="printf '$FSMON' >> repos/main/.git/config"
+M "$S" "$REPORTS/15.json" --write . -- /bin/sh -c "$PLANT15" >/dev/null 2>&1
+is "$(host_git "$S/feat")/$(fsw "$REPORTS/15.json")" "/enforced" \
+	"15: a linked work tree's common directory (its main repository's .git, deeper in the grant) keeps its config"
+M "$S" "$REPORTS/15c.json" --write . --unprotect repos/main/.git/config -- /bin/sh -c "$PLANT15" >/dev/null 2>&1
+is "$(host_git "$S/feat")" ran "15 control: lifted, the host's git status in the work tree runs the command's fsmonitor"
+
+# --- 16. the grant's root a linked work tree, with a relative core.hooksPath ------
+R=$BASE/p16
+new_repo "$R"
+mkdir -p "$R/tools" && printf '#!/bin/sh\nexit 0\n' >"$R/tools/pre-commit" && chmod +x "$R/tools/pre-commit"
+git -C "$R" add tools && git -C "$R" commit -q -m tools && git -C "$R" config core.hooksPath tools
+git -C "$R" worktree add -q "$BASE/p16-wt" 2>/dev/null
+HOOK16="printf '#!/bin/sh\necho ran > $PWNED\n' > tools/pre-commit"
+M "$BASE/p16-wt" "$REPORTS/16.json" --write . -- /bin/sh -c "$HOOK16" >/dev/null 2>&1
+is "$(host_git "$BASE/p16-wt")/$(fsw "$REPORTS/16.json")" "/enforced" \
+	"16: --write of a linked work tree: core.hooksPath (relative, from its repository's config) is held in the work tree"
+M "$BASE/p16-wt" "$REPORTS/16c.json" --write . --unprotect tools -- /bin/sh -c "$HOOK16" >/dev/null 2>&1
+is "$(host_git "$BASE/p16-wt")" ran "16 control: lifted, the host's git commit there runs the command's hook"
+
+# --- 17. .git/hooks itself a link, with links in it -------------------------------
+R=$BASE/p17
+new_repo "$R"
+mkdir -p "$R/githooks" "$R/scripts" && printf '#!/bin/sh\nexit 0\n' >"$R/scripts/pc" && chmod +x "$R/scripts/pc"
+ln -s ../scripts/pc "$R/githooks/pre-commit"
+rm -rf "$R/.git/hooks" && ln -s ../githooks "$R/.git/hooks"
+HOOK17="printf '#!/bin/sh\necho ran > $PWNED\n' > scripts/pc"
+M "$R" "$REPORTS/17.json" --write . -- /bin/sh -c "$HOOK17" >/dev/null 2>&1
+is "$(host_git "$R")/$(fsw "$REPORTS/17.json")" "/enforced" \
+	"17: .git/hooks a link to a directory whose hooks are links: what they lead to stays read-only"
+M "$R" "$REPORTS/17c.json" --write . --unprotect scripts/pc -- /bin/sh -c "$HOOK17" >/dev/null 2>&1
+is "$(host_git "$R")" ran "17 control: lifted, the host's git commit runs it"
 
 # --- 14. a grant root or project this uid cannot look in -------------------------
 S=$BASE/s14

@@ -121,11 +121,12 @@ static void note_changed_pins(struct moat_plan *plan)
 	say_write_not_held(plan);
 }
 
-/* A watched entry (.git/commondir: nothing can stand in for an absent one
- * without breaking git) exists after the run: made during it, by the
- * command or the host, and removed again by fs_plan_made_watched.  While
- * it was there, git on the host took its config and hooks from where it
- * pointed: fs.write was not held for the whole run. */
+/* A watched entry (.git/commondir, a repository's top's HEAD: nothing can
+ * stand in for an absent one without breaking git or a project's tools)
+ * exists after the run: made during it, by the command or the host, and
+ * removed again by fs_plan_made_watched.  While it was there, git on the
+ * host could take config and hooks from where the command chose: fs.write
+ * was not held for the whole run. */
 static void note_made_watched(struct moat_plan *plan)
 {
 	struct moat_verdict *v = &plan->props[MOAT_P_FS_WRITE];
@@ -137,14 +138,15 @@ static void note_made_watched(struct moat_plan *plan)
 	n = fs_plan_made_watched(&plan->fs, first, sizeof(first));
 	if (!n)
 		return;
-	fprintf(stderr, "moat: %s%s was made during the run (git takes config and hooks from where it points): "
-			"removed\n",
+	fprintf(stderr, "moat: %s%s was made during the run (with it git could take config and hooks from where the "
+			"command chose): removed\n",
 		first, n > 1 ? " (and other watched entries)" : "");
 	if (!v->enforced)
 		return;
 	verdict_missing(v, "do not run git in that repository while a sandbox writes there, or lift it with --unprotect",
-			"%s%s was made during the run: absent, it could not be held read-only (git fails on anything "
-			"standing in for it), and git on the host read it until moat removed it after the run",
+			"%s%s was made during the run: absent, it could not be held (nothing stands in for it without "
+			"breaking git or a project's tools), and git on the host could read it until moat removed it "
+			"after the run",
 			first, n > 1 ? " (and other watched entries)" : "");
 	say_write_not_held(plan);
 }

@@ -1556,10 +1556,21 @@ static int protect_code_list(struct fs_plan *fp, const struct moat_policy *p, co
 		 * stands in; a config git includes: an empty file. */
 		enum protected_absent absent =
 			c->dir || c->gitfile ? PROTECTED_ABSENT_PLACEHOLDER : PROTECTED_ABSENT_FILE;
+		cleanup_free char *path = moat_xstrdup(c->path);
+		bool dir = c->dir;
+		struct stat st;
 
+		/* A submodule not checked out (`git clone` without
+		 * --recurse-submodules: its directory empty): anything at
+		 * sub/.git makes git die there ("not recognized as a git
+		 * repository") -- the empty directory itself is held. */
+		if (c->gitfile && lstat(path, &st) != 0 && errno == ENOENT) {
+			*strrchr(path, '/') = '\0';
+			dir = true;
+		}
 		for (k = 0; k < n_grants && rc == 0; k++)
 			if (is_write_grant_dir(&fp->obj[k]))
-				rc = protect_at(fp, p, k, c->path, c->dir, absent, used, err);
+				rc = protect_at(fp, p, k, path, dir, absent, used, err);
 		/* core.hooksPath's directory: its links are followed too. */
 		for (k = 0; c->dir && k < fp->n; k++)
 			if (fp->obj[k].role == FS_PROTECT && strcmp(fp->obj[k].real, c->path) == 0)
@@ -1867,47 +1878,22 @@ static int protect_in_gitdir(struct fs_plan *fp, const struct moat_policy *p, co
 	return rc;
 }
 
-/* Keep the directory at `prefix` of the write grant from being taken for a
- * bare repository: git falls back to that when the directory's .git is
- * not a repository (the command moved .git/refs away), or while it climbs
- * from a repository below whose .git is broken, and then reads the
- * command's `config` there (core.pager runs at a terminal's `git log`).
- * git's test (is_git_directory) wants a HEAD, `objects` and `refs` it can
- * search, taken from the directory `commondir` names when there is one.
- *   - `objects` (or `refs`, when the project has an objects/ of its own)
- *     gets its placeholder, an empty directory: the command cannot make its
- *     own there, and once the run ends and the placeholder is gone, the
- *     directory lacks it.  A file the project has there, not executable,
- *     blocks it as well, held.
- *   - `commondir` too: while the run lasts the placeholder directory is
- *     searchable, but git dies on a `commondir` it cannot read ("failed to
- *     read"), and reads it only after a HEAD it accepts -- which a work tree
- *     has none of unless the command made one.
- * Empty directories are what `git status` and `git add` ignore; a
- * placeholder at HEAD would block it alone but make `git diff HEAD`
- * ambiguous ("both revision and filename"): only where both objects/ and
- * refs/ are the project's own directories. */
+/* Keep the directory at `prefix` of the write grant from being left a bare
+ * repository: git falls back to that when the directory's .git is not a
+ * repository (the command moved .git/refs away), or while it climbs from a
+ * repository below whose .git is broken, and then reads the command's
+ * `config` there (core.pager runs at a terminal's `git log`).  git's test
+ * (is_git_directory) wants a HEAD there first.  HEAD is watched: absent, a
+ * HEAD made during the run is removed after it, and fs.write reported
+ * missing.  Nothing can stand in for it without a cost: a placeholder at
+ * HEAD makes `git diff HEAD` ambiguous ("both revision and filename"), and
+ * one at `objects` or `refs` is a directory that Python's setuptools takes
+ * for a package of a flat layout, and a build may mean to write. */
 static int block_bare(struct fs_plan *fp, const struct moat_policy *p, size_t grant, const char *prefix, bool *used,
 		      struct moat_error *err)
 {
-	static const char *const names[] = {"objects", "refs"};
-	size_t i;
-
-	if (protect_one(fp, p, grant, plan_name(fp, moat_xasprintf("%scommondir", prefix)), PROTECTED_ABSENT_PLACEHOLDER,
-			used, err) < 0)
-		return -1;
-	for (i = 0; i < ARRAY_LEN(names); i++) {
-		cleanup_free char *name = moat_xasprintf("%s%s", prefix, names[i]);
-		struct stat st;
-
-		if (fstatat(fp->obj[grant].fd, name, &st, AT_SYMLINK_NOFOLLOW) == 0 &&
-		    (!S_ISREG(st.st_mode) || (st.st_mode & 0111)))
-			continue;
-		return protect_one(fp, p, grant, plan_name(fp, steal_ptr(&name)), PROTECTED_ABSENT_PLACEHOLDER, used,
-				   err);
-	}
-	return protect_one(fp, p, grant, plan_name(fp, moat_xasprintf("%sHEAD", prefix)), PROTECTED_ABSENT_PLACEHOLDER,
-			   used, err);
+	return protect_one(fp, p, grant, plan_name(fp, moat_xasprintf("%sHEAD", prefix)), PROTECTED_ABSENT_WATCH, used,
+			   err);
 }
 
 /* The repository at `prefix` ("" for the grant's root, "proj/" below it)
@@ -1935,8 +1921,16 @@ static int protect_repo(struct fs_plan *fp, const struct moat_policy *p, size_t 
 		return 0;
 	if (strlen(top) > 1 && top[strlen(top) - 1] == '/')
 		top[strlen(top) - 1] = '\0';
-	if (kind == REPO_BARE)
+	if (kind == REPO_BARE) {
+		/* git tries PATH/.git before PATH (discovery, and
+		 * receive-pack's enter_repo for a push to it): an empty
+		 * directory there is no repository, and the command cannot
+		 * make one of its own. */
+		if (protect_one(fp, p, grant, plan_name(fp, moat_xasprintf("%s.git", prefix)), PROTECTED_ABSENT_PLACEHOLDER,
+				used, err) < 0)
+			return -1;
 		return protect_in_gitdir(fp, p, top, top, false, used, err);
+	}
 	if (block_bare(fp, p, grant, prefix, used, err) < 0)
 		return -1;
 	/* The grant's own root has protected_names already. */

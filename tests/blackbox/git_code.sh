@@ -34,6 +34,7 @@
 #  15. a linked work tree one level below whose repository lies deeper
 #  16. the grant's root a linked work tree, with a relative core.hooksPath
 #  17. .git/hooks itself a link, to a directory of links
+#  18. a submodule not checked out (git works; its empty directory held)
 #
 # Runs as root and as uid 65534; the fake HOME is under /var/tmp (the
 # sandbox's /tmp is private).
@@ -235,22 +236,22 @@ ttygit() {
 BARE9="cp -r .git/objects .git/refs .git/HEAD . ; mv .git/refs .git/refs.x; printf '[core]\n\tpager = \"echo ran >$PWNED; cat\"\n[pager]\n\tlog = true\n' > config"
 if command -v script >/dev/null; then
 	M "$S" "$REPORTS/9.json" --write . -- /bin/sh -c "cd proj && $BARE9" >/dev/null 2>&1
-	is "$(ttygit "$S/proj")/$(fsw "$REPORTS/9.json")/$(ls -d "$S/proj/commondir" "$S/proj/objects" 2>/dev/null)" "/enforced/" \
-		"9: a project below the grant cannot be made a bare repository (placeholders at its objects and commondir), and none is left"
+	is "$(ttygit "$S/proj")/$(fsw "$REPORTS/9.json")/$(ls -d "$S/proj/HEAD" 2>/dev/null)" "/missing/" \
+		"9: a project below the grant is not left a bare repository: the HEAD the command made there is removed after the run, and fs.write reported missing"
 	new_repo "$S/proj"
 	M "$S/proj" "$REPORTS/9r.json" --write . -- /bin/sh -c "$BARE9" >/dev/null 2>&1
-	is "$(ttygit "$S/proj")/$(fsw "$REPORTS/9r.json")" "/enforced" "9: nor the grant's own root"
+	is "$(ttygit "$S/proj")/$(fsw "$REPORTS/9r.json")" "/missing" "9: nor the grant's own root"
 	# git climbs from a broken repository to the grant's root, itself no
 	# repository: that one is kept from being a bare one too.
 	new_repo "$S/proj"
 	M "$S" "$REPORTS/9u.json" --write . -- /bin/sh -c \
 		"cp -r proj/.git/objects proj/.git/refs proj/.git/HEAD . ; mv proj/.git/refs proj/.git/refs.x; printf '[core]\n\tbare = true\n\tpager = \"echo ran >$PWNED; cat\"\n' > config" \
 		>/dev/null 2>&1
-	is "$(ttygit "$S/proj")/$(fsw "$REPORTS/9u.json")" "/enforced" \
+	is "$(ttygit "$S/proj")/$(fsw "$REPORTS/9u.json")" "/missing" \
 		"9: nor the grant's root above a repository, where git climbs to from a broken one"
 	rm -rf "$S/objects" "$S/HEAD" "$S/config"
 	new_repo "$S/proj"
-	M "$S" "$REPORTS/9c.json" --write . --unprotect proj/objects -- /bin/sh -c "cd proj && $BARE9" >/dev/null 2>&1
+	M "$S" "$REPORTS/9c.json" --write . --unprotect proj/HEAD -- /bin/sh -c "cd proj && $BARE9" >/dev/null 2>&1
 	is "$(ttygit "$S/proj")" ran "9 control: lifted, the host's git log at a terminal runs the bare repository's pager"
 else
 	skip "9: script(1) (util-linux) is not installed: no terminal for git's pager"
@@ -261,7 +262,7 @@ fi
 new_repo "$S/proj"
 out=$(M "$S" "$REPORTS/9d.json" --write . -- /bin/sh -c \
 	'cd proj && git diff HEAD && git show HEAD >/dev/null && git log -1 HEAD >/dev/null && git reset -q HEAD && git status --porcelain && echo git-ok' 2>&1)
-is "$out" git-ok "9: git diff HEAD, show, log, reset HEAD and status work inside, as before (no entry named HEAD; no file git would add)"
+is "$out/$(ls "$S/proj")" git-ok/ "9: git diff HEAD, show, log, reset HEAD and status work inside, as before, and the work tree holds nothing of moat's"
 
 # --- 10. a git directory elsewhere in the grant -------------------------------
 S=$BASE/s10
@@ -326,6 +327,17 @@ is "$(push13 1)/$(fsw "$REPORTS/13.json")" "/enforced" "13: a bare repository's 
 M "$S" "$REPORTS/13c.json" --write . --unprotect b.git/hooks -- /bin/sh -c "$HOOK13" >/dev/null 2>&1
 is "$(push13 2)" ran "13 control: lifted, the host's push runs the command's post-receive hook"
 
+# Its own .git: git tries PATH/.git before PATH, for a push to it too.
+rm -f "$S/b.git/hooks/post-receive" # the control's
+PLANT13G="mkdir -p b.git/.git/objects b.git/.git/refs b.git/.git/hooks && echo 'ref: refs/heads/master' > b.git/.git/HEAD &&
+	printf '#!/bin/sh\necho ran > $PWNED\n' > b.git/.git/hooks/pre-receive && chmod +x b.git/.git/hooks/pre-receive &&
+	printf '[core]\n\tbare = true\n' > b.git/.git/config"
+M "$S" "$REPORTS/13g.json" --write . -- /bin/sh -c "$PLANT13G" >/dev/null 2>&1
+is "$(push13 4)/$(fsw "$REPORTS/13g.json")/$(ls -A "$S/b.git" | grep -c '^\.git$')" "/enforced/0" \
+	"13: nor can the command give a bare repository a .git of its own (an empty placeholder for the run, gone after it)"
+M "$S" "$REPORTS/13gc.json" --write . --unprotect b.git/.git -- /bin/sh -c "$PLANT13G" >/dev/null 2>&1
+is "$(push13 5)" ran "13 control: lifted, a push to it runs the hook of the .git the command made"
+rm -rf "$S/b.git/.git"
 # A bare repository's commondir (git takes hooks from where it points):
 # watched, removed after the run, and reported.
 rm -f "$S/b.git/hooks/post-receive" # the control's
@@ -373,6 +385,18 @@ is "$(host_git "$R")/$(fsw "$REPORTS/17.json")" "/enforced" \
 	"17: .git/hooks a link to a directory whose hooks are links: what they lead to stays read-only"
 M "$R" "$REPORTS/17c.json" --write . --unprotect scripts/pc -- /bin/sh -c "$HOOK17" >/dev/null 2>&1
 is "$(host_git "$R")" ran "17 control: lifted, the host's git commit runs it"
+
+# --- 18. a submodule not checked out -----------------------------------------------
+R=$BASE/p18
+new_repo "$R"
+git -C "$R" -c protocol.file.allow=always submodule -q add "$BASE/lib" lib && git -C "$R" commit -q -m sub
+rm -rf "$BASE/p18-clone" && git clone -q "$R" "$BASE/p18-clone"
+R=$BASE/p18-clone
+out=$(M "$R" "$REPORTS/18.json" --write . -- /bin/sh -c \
+	'git status --porcelain && echo a > a.txt && git add -A && git -c user.name=t -c user.email=t@t commit -q -m a && echo git-ok;
+	 echo "gitdir: ../evil" > lib/.git 2>/dev/null || echo held' 2>&1)
+is "$(echo $out)/$(ls -A "$R/lib")/$(fsw "$REPORTS/18.json")" "git-ok held//enforced" \
+	"18: in a clone whose submodule is not checked out, git works inside, and its empty directory is held (no gitfile can be put there)"
 
 # --- 14. a grant root or project this uid cannot look in -------------------------
 S=$BASE/s14

@@ -111,7 +111,7 @@ static void note_changed_pins(struct moat_plan *plan)
 		verdict_missing(v, "look at that repository's directories (ls -la; a mode the command set) before running git there",
 				"moat could not look up %s%s again after the run (%s): a directory on the way no longer "
 				"lets this user in (the command may have changed its mode), so what it holds now is "
-				"unknown, and a .git/commondir the command made there was not removed",
+				"unknown, and nothing the command made there (a watched entry among it) was removed",
 				first, n > 1 ? " (and other protected entries)" : "", strerror(why));
 	else
 		verdict_missing(v, "leave protected entries alone on the host while a sandbox writes there, or run again",

@@ -442,6 +442,10 @@ void backend_strv_free(char **v);
  * directory and no Landlock guards the file system inside (plan.c, after
  * every backend's own verdicts). */
 void backend_verdict_kept_dirs(const struct moat_policy *p, const struct backend_plan *bp, struct moat_verdict *props);
+/* A protected file with another hard link (fs_obj.hard_linked) can be
+ * written through that name, wherever it lies: fs.write missing, naming
+ * it.  Every backend's, after its own verdicts. */
+void backend_verdict_linked_protected(const struct fs_plan *fp, struct moat_verdict *props);
 
 /* fs.read, fs.write and fs.secrets for a backend that mounts the view
  * (resolve/view.h) with a tool: n_links_unheld protected symlinks the view

@@ -733,6 +733,23 @@ void backend_verdict_fs(const char *tool, size_t n_bound, size_t n_pins, size_t 
  * fd-dir-escape read a secret beside the directory under native, bwrap,
  * nsjail and oci with MOAT_HOST_LIMIT=landlock=0, each claiming fs.read).
  * Without it the file system properties the view gave are missing. */
+void backend_verdict_linked_protected(const struct fs_plan *fp, struct moat_verdict *props)
+{
+	size_t i, n = 0;
+	const char *first = NULL;
+
+	for (i = 0; i < fp->n; i++) {
+		const struct fs_obj *o = &fp->obj[i];
+		if (o->role == FS_PROTECT && o->present && !o->lifted && o->hard_linked && !n++)
+			first = o->real;
+	}
+	if (n && props[MOAT_P_FS_WRITE].enforced)
+		verdict_missing(&props[MOAT_P_FS_WRITE], "remove the other link (ls -li finds it), or lift it with --unprotect",
+				"%s%s has another hard link: the file can be written through that name, whatever holds "
+				"this one read-only",
+				first, n > 1 ? " (and other protected files)" : "");
+}
+
 void backend_verdict_kept_dirs(const struct moat_policy *p, const struct backend_plan *bp, struct moat_verdict *props)
 {
 	static const enum moat_property fs_props[] = {MOAT_P_FS_READ, MOAT_P_FS_WRITE, MOAT_P_FS_SECRETS};

@@ -786,6 +786,7 @@ static void fill_present(struct fs_obj *o, struct walk_out *w)
 	o->dev = w->st.st_dev;
 	o->ino = w->st.st_ino;
 	o->mode = w->st.st_mode;
+	o->hard_linked = S_ISREG(w->st.st_mode) && w->st.st_nlink > 1;
 	o->real = steal_ptr(&w->real);
 	o->via_symlink = w->via_symlink;
 }
@@ -1896,6 +1897,38 @@ static int block_bare(struct fs_plan *fp, const struct moat_policy *p, size_t gr
 			   err);
 }
 
+/* A push or fetch names a repository by a path P, and git takes the first
+ * of P/.git, P, P.git/.git and P.git that is one (enter_repo): for a
+ * repository X one level below, a command that breaks X (junk in its
+ * HEAD) and makes `X.git` beside it has a push to X go there, and one
+ * that makes `Y` beside `Y.git` has a push to ../Y (the same remote,
+ * named without .git) go there first.  Those names are watched: one made
+ * during the run is reported (a directory is not removed: it may be
+ * anything). */
+static int watch_siblings(struct fs_plan *fp, const struct moat_policy *p, size_t grant, const char *prefix, bool *used,
+			  struct moat_error *err)
+{
+	size_t i, len = strlen(prefix) - 1; /* without its '/' */
+	char *names[2] = {moat_xasprintf("%.*s.git", (int)len, prefix),
+			  len > 4 && strncmp(prefix + len - 4, ".git", 4) == 0
+				  ? moat_xasprintf("%.*s", (int)(len - 4), prefix)
+				  : NULL};
+	int rc = 0;
+
+	for (i = 0; i < 2; i++) {
+		struct stat st;
+		/* One there already is the project's own: a repository,
+		 * protected on its own turn, or none. */
+		if (!names[i] || rc < 0 || fstatat(fp->obj[grant].fd, names[i], &st, AT_SYMLINK_NOFOLLOW) == 0 ||
+		    errno != ENOENT) {
+			free(names[i]);
+			continue;
+		}
+		rc = protect_one(fp, p, grant, plan_name(fp, names[i]), PROTECTED_ABSENT_WATCH, used, err);
+	}
+	return rc;
+}
+
 /* The repository at `prefix` ("" for the grant's root, "proj/" below it)
  * of the write grant `grant`, of `kind`: what makes the host's git run
  * code there, protected.
@@ -1921,6 +1954,8 @@ static int protect_repo(struct fs_plan *fp, const struct moat_policy *p, size_t 
 		return 0;
 	if (strlen(top) > 1 && top[strlen(top) - 1] == '/')
 		top[strlen(top) - 1] = '\0';
+	if (prefix[0] && watch_siblings(fp, p, grant, prefix, used, err) < 0)
+		return -1;
 	if (kind == REPO_BARE) {
 		/* git tries PATH/.git before PATH (discovery, and
 		 * receive-pack's enter_repo for a push to it): an empty

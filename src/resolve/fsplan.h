@@ -87,6 +87,9 @@ struct fs_obj {
 				   * protected whole (what lies beyond it is) */
 	bool hooks;               /* protected: a repository's hooks directory,
 				   * whose links are followed (protect_links) */
+	bool hard_linked;         /* present: a regular file with another
+				   * hard link, through which it can be
+				   * written whatever holds this name */
 };
 
 /* A symlink that resolving a grant passed through: the view shows it at

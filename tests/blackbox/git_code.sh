@@ -35,6 +35,8 @@
 #  16. the grant's root a linked work tree, with a relative core.hooksPath
 #  17. .git/hooks itself a link, to a directory of links
 #  18. a submodule not checked out (git works; its empty directory held)
+#  19. a push redirected to a repository made beside one (watched names)
+#  20. a protected file with another hard link (fs.write missing)
 #
 # Runs as root and as uid 65534; the fake HOME is under /var/tmp (the
 # sandbox's /tmp is private).
@@ -397,6 +399,47 @@ out=$(M "$R" "$REPORTS/18.json" --write . -- /bin/sh -c \
 	 echo "gitdir: ../evil" > lib/.git 2>/dev/null || echo held' 2>&1)
 is "$(echo $out)/$(ls -A "$R/lib")/$(fsw "$REPORTS/18.json")" "git-ok held//enforced" \
 	"18: in a clone whose submodule is not checked out, git works inside, and its empty directory is held (no gitfile can be put there)"
+
+# --- 19. a push redirected beside a repository --------------------------------------
+# git takes the first of P/.git, P, P.git/.git, P.git that is a repository
+# for a push to P: a command that breaks shared.git and makes
+# shared.git.git, or makes shared beside it, has the push go there.
+S=$BASE/s19
+rm -rf "$S" && mkdir -p "$S"
+git init -q --bare "$S/shared.git"
+git clone -q "$S/shared.git" "$S/proj" 2>/dev/null
+git -C "$S/proj" commit -q --allow-empty -m i
+HOOK19="printf '#!/bin/sh\necho ran > $PWNED\n' > \$1/hooks/pre-receive; chmod +x \$1/hooks/pre-receive"
+push19() { rm -f "$PWNED"; git -C "$S/proj" push -q "$1" HEAD:refs/heads/t$2 >/dev/null 2>&1; cat "$PWNED" 2>/dev/null; }
+M "$S" "$REPORTS/19.json" --write . -- /bin/sh -c \
+	"cp shared.git/HEAD HEAD.keep; echo junk > shared.git/HEAD; git init -q --bare shared.git.git; set -- shared.git.git; $HOOK19" \
+	>/dev/null 2>&1
+like "$(fsw "$REPORTS/19.json"): $(json_get "$REPORTS/19.json" '["properties"]["fs.write"]["reason"]' 2>/dev/null)" \
+	"^missing: $S/shared\.git\.git .*was made during the run" \
+	"19: a bare repository broken and another made beside it (where a push to it would go): fs.write reported missing"
+is "$(push19 ../shared.git 1)" ran "19 control: the push did go there"
+cp "$S/HEAD.keep" "$S/shared.git/HEAD" && rm -rf "$S/shared.git.git" "$S/HEAD.keep"
+M "$S" "$REPORTS/19b.json" --write . -- /bin/sh -c "git init -q --bare shared; set -- shared; $HOOK19" >/dev/null 2>&1
+like "$(fsw "$REPORTS/19b.json"): $(json_get "$REPORTS/19b.json" '["properties"]["fs.write"]["reason"]' 2>/dev/null)" \
+	"^missing: $S/shared .*was made during the run" \
+	"19: a repository made beside shared.git, where a push to ../shared goes first: fs.write reported missing"
+is "$(push19 ../shared 2)" ran "19 control: the push to ../shared did go there"
+rm -rf "$S/shared"
+M "$S" "$REPORTS/19n.json" --write . -- /bin/sh -c "mkdir -p other && echo ok > other/x" >/dev/null 2>&1
+is "$(fsw "$REPORTS/19n.json")" enforced "19 control: a run that makes neither is enforced"
+
+# --- 20. a protected file with another hard link -----------------------------------
+R=$BASE/p20
+new_repo "$R"
+ln "$R/.git/config" "$R/.git-config.bak"
+M "$R" "$REPORTS/20.json" --write . -- /bin/sh -c "printf '$FSMON' >> .git-config.bak" >/dev/null 2>&1
+like "$(fsw "$REPORTS/20.json"): $(json_get "$REPORTS/20.json" '["properties"]["fs.write"]["reason"]' 2>/dev/null)/$(host_git "$R")" \
+	"^missing: $R/\.git/config has another hard link.*/ran$" \
+	"20: .git/config with another hard link in the grant: written through it, and fs.write said missing before the run"
+rm -f "$R/.git-config.bak"
+new_repo "$R"
+M "$R" "$REPORTS/20c.json" --write . -- /bin/true
+is "$(fsw "$REPORTS/20c.json")" enforced "20 control: without the other link, fs.write is enforced"
 
 # --- 14. a grant root or project this uid cannot look in -------------------------
 S=$BASE/s14

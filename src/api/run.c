@@ -131,23 +131,26 @@ static void note_made_watched(struct moat_plan *plan)
 {
 	struct moat_verdict *v = &plan->props[MOAT_P_FS_WRITE];
 	char first[PATH_MAX];
-	size_t n;
+	size_t n, n_left;
 
 	if (plan->status == MOAT_STATUS_OFF || !v->requested)
 		return;
-	n = fs_plan_made_watched(&plan->fs, first, sizeof(first));
+	n = fs_plan_made_watched(&plan->fs, first, sizeof(first), &n_left);
 	if (!n)
 		return;
 	fprintf(stderr, "moat: %s%s was made during the run (with it git could take config and hooks from where the "
-			"command chose): removed\n",
-		first, n > 1 ? " (and other watched entries)" : "");
+			"command chose): %s\n",
+		first, n > 1 ? " (and other watched entries)" : "",
+		n_left == n ? "left in place (a directory): look at it before running git beside it"
+		: n_left	    ? "files removed, directories left in place"
+			    : "removed");
 	if (!v->enforced)
 		return;
 	verdict_missing(v, "do not run git in that repository while a sandbox writes there, or lift it with --unprotect",
 			"%s%s was made during the run: absent, it could not be held (nothing stands in for it without "
-			"breaking git or a project's tools), and git on the host could read it until moat removed it "
-			"after the run",
-			first, n > 1 ? " (and other watched entries)" : "");
+			"breaking git or a project's tools), and git on the host could read it until the run ended%s",
+			first, n > 1 ? " (and other watched entries)" : "",
+			n_left ? ", and a directory made there is still there" : " (moat removed it then)");
 	say_write_not_held(plan);
 }
 

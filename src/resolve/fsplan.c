@@ -1900,33 +1900,31 @@ static int block_bare(struct fs_plan *fp, const struct moat_policy *p, size_t gr
 /* A push or fetch names a repository by a path P, and git takes the first
  * of P/.git, P, P.git/.git and P.git that is one (enter_repo): for a
  * repository X one level below, a command that breaks X (junk in its
- * HEAD) and makes `X.git` beside it has a push to X go there, and one
- * that makes `Y` beside `Y.git` has a push to ../Y (the same remote,
- * named without .git) go there first.  Those names are watched: one made
- * during the run is reported (a directory is not removed: it may be
- * anything). */
+ * HEAD) and makes `X.git` beside it has a push to X go there.  `X.git` is
+ * watched when absent: one made during the run counts when X is then no
+ * repository (a bare mirror beside a sound X is ordinary). */
 static int watch_siblings(struct fs_plan *fp, const struct moat_policy *p, size_t grant, const char *prefix, bool *used,
 			  struct moat_error *err)
 {
-	size_t i, len = strlen(prefix) - 1; /* without its '/' */
-	char *names[2] = {moat_xasprintf("%.*s.git", (int)len, prefix),
-			  len > 4 && strncmp(prefix + len - 4, ".git", 4) == 0
-				  ? moat_xasprintf("%.*s", (int)(len - 4), prefix)
-				  : NULL};
-	int rc = 0;
+	size_t k, len = strlen(prefix) - 1; /* without its '/' */
+	cleanup_free char *name = moat_xasprintf("%.*s.git", (int)len, prefix);
+	const char *x = plan_name(fp, moat_xstrndup(prefix, len));
+	struct stat st;
 
-	for (i = 0; i < 2; i++) {
-		struct stat st;
-		/* One there already is the project's own: a repository,
-		 * protected on its own turn, or none. */
-		if (!names[i] || rc < 0 || fstatat(fp->obj[grant].fd, names[i], &st, AT_SYMLINK_NOFOLLOW) == 0 ||
-		    errno != ENOENT) {
-			free(names[i]);
-			continue;
-		}
-		rc = protect_one(fp, p, grant, plan_name(fp, names[i]), PROTECTED_ABSENT_WATCH, used, err);
+	/* One there already is the project's own: a repository, protected
+	 * on its own turn, or none. */
+	if (strchr(x, '/') || fstatat(fp->obj[grant].fd, name, &st, AT_SYMLINK_NOFOLLOW) == 0 || errno != ENOENT)
+		return 0;
+	if (protect_one(fp, p, grant, plan_name(fp, moat_xstrdup(name)), PROTECTED_ABSENT_WATCH, used, err) < 0)
+		return -1;
+	for (k = 0; k < fp->n; k++) {
+		struct fs_obj *o = &fp->obj[k];
+		size_t rl = o->real ? strlen(o->real) : 0, nl = strlen(name);
+		if (o->role == FS_PROTECT && o->watch && rl > nl && strcmp(o->real + rl - nl, name) == 0 &&
+		    o->real[rl - nl - 1] == '/')
+			o->sibling_of = x;
 	}
-	return rc;
+	return 0;
 }
 
 /* The repository at `prefix` ("" for the grant's root, "proj/" below it)
@@ -1993,9 +1991,9 @@ static int protect_repo(struct fs_plan *fp, const struct moat_policy *p, size_t 
 	return 0;
 }
 
-/* A directory this uid may not list or search: moat cannot tell what it
- * holds.  Its own, the command could chmod it and write there; another's,
- * it may still write there by a name it knows. */
+/* A grant root this uid may not list: moat cannot tell what it holds.
+ * Its own, the command could chmod it and write there; another's, it may
+ * still write there by a name it knows. */
 static int unsearchable(struct moat_error *err, const char *path, bool own)
 {
 	moat_error_set(err, MOAT_E_USAGE, EACCES,
@@ -2085,12 +2083,19 @@ static int protect_repos(struct fs_plan *fp, const struct moat_policy *p, size_t
 				return -1;
 			continue;
 		}
-		if (!S_ISDIR(st.st_mode))
-			continue;
+		if (!S_ISDIR(st.st_mode) || fs_is_excluded(fp, path))
+			continue; /* a denied one is out of the command's reach */
 		if (repo_kind(dirfd(d), e->d_name, &kind) < 0) {
-			if (errno == EACCES && st.st_uid == geteuid())
-				return unsearchable(err, path, true);
-			continue; /* another's, closed to this uid: to the command too */
+			/* A folder of this uid's own it may not search
+			 * (mode 644): what it holds is unknown, and the
+			 * command could chmod it -- held read-only whole,
+			 * which nothing could write into anyway.  Another's
+			 * is closed to the command too. */
+			if (errno == EACCES && st.st_uid == geteuid() &&
+			    protect_one(fp, p, grant, plan_name(fp, moat_xstrdup(e->d_name)), PROTECTED_ABSENT_IGNORED,
+					used, err) < 0)
+				return -1;
+			continue;
 		}
 		if (kind == REPO_NONE)
 			continue;
@@ -2469,25 +2474,77 @@ static int look_again(const struct fs_plan *fp, const struct fs_obj *o, struct s
 	return rc;
 }
 
-size_t fs_plan_made_watched(const struct fs_plan *fp, char *first, size_t len)
+/* Is `name` in `dirfd` a git directory as git would take it, by a test
+ * stricter than git's (is_git_directory): HEAD a regular file holding a
+ * ref or an object id, `objects` and `refs` directories its owner and this
+ * user may search, no `commondir`.  Anything else is no repository --
+ * which can only make moat report more. */
+static bool gitdir_valid(int dirfd, const char *name)
+{
+	cleanup_free char *head = moat_xasprintf("%s/HEAD", name);
+	cleanup_free char *common = moat_xasprintf("%s/commondir", name);
+	cleanup_close int fd = openat(dirfd, head, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+	static const char *const dirs[] = {"objects", "refs"};
+	char buf[257];
+	struct stat st;
+	ssize_t n;
+	size_t i, hex;
+
+	if (fd < 0 || fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) || (n = read(fd, buf, sizeof(buf) - 1)) <= 0)
+		return false;
+	buf[n] = '\0';
+	hex = strspn(buf, "0123456789abcdef");
+	if (strncmp(buf, "ref: refs/", 10) != 0 && !((hex == 40 || hex == 64) && (buf[hex] == '\n' || !buf[hex])))
+		return false;
+	if (fstatat(dirfd, common, &st, AT_SYMLINK_NOFOLLOW) == 0 || errno != ENOENT)
+		return false;
+	for (i = 0; i < ARRAY_LEN(dirs); i++) {
+		cleanup_free char *d = moat_xasprintf("%s/%s", name, dirs[i]);
+		if (fstatat(dirfd, d, &st, AT_SYMLINK_NOFOLLOW) != 0 || !S_ISDIR(st.st_mode) || !(st.st_mode & 0100) ||
+		    faccessat(dirfd, d, X_OK, AT_EACCESS) != 0)
+			return false;
+	}
+	return true;
+}
+
+/* The repository `name` in `dirfd` is still one: its .git, or itself. */
+static bool repo_still_valid(int dirfd, const char *name)
+{
+	cleanup_free char *git = moat_xasprintf("%s/.git", name);
+	struct stat st;
+
+	if (fstatat(dirfd, git, &st, AT_SYMLINK_NOFOLLOW) == 0)
+		return S_ISDIR(st.st_mode) && gitdir_valid(dirfd, git);
+	return errno == ENOENT && gitdir_valid(dirfd, name);
+}
+
+size_t fs_plan_made_watched(const struct fs_plan *fp, char *first, size_t len, size_t *n_left)
 {
 	size_t i, n = 0;
 	struct stat st;
 
+	*n_left = 0;
 	for (i = 0; i < fp->n; i++) {
 		const struct fs_obj *o = &fp->obj[i];
 
 		if (o->role != FS_PROTECT || !o->watch || o->lifted || o->parent < 0 || fp->obj[o->parent].fd < 0 ||
 		    o->dirfd < 0 || look_again(fp, o, &st) != 0)
 			continue;
+		/* `X.git` made beside a repository X that is still one: git
+		 * finds X first (a `git clone --bare X X.git` is no news). */
+		if (o->sibling_of && repo_still_valid(o->dirfd, o->sibling_of))
+			continue;
 		if (!n++ && len)
 			snprintf(first, len, "%s", o->real);
 		/* Removed from the directory planned (held by its pin, no
 		 * name above it followed): git never makes it there itself,
 		 * and left in place it runs what it points at from the next
-		 * `git status` on.  A directory there only makes git fail. */
+		 * `git status` on.  A directory there only makes git fail
+		 * (or is a repository of its own: left, and said). */
 		if (S_ISREG(st.st_mode) || S_ISLNK(st.st_mode))
 			(void)unlinkat(o->dirfd, strrchr(o->real, '/') + 1, 0);
+		else
+			(*n_left)++;
 	}
 	return n;
 }

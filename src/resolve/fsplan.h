@@ -87,6 +87,10 @@ struct fs_obj {
 				   * protected whole (what lies beyond it is) */
 	bool hooks;               /* protected: a repository's hooks directory,
 				   * whose links are followed (protect_links) */
+	const char *sibling_of;   /* watched: `X.git` beside the repository X
+				   * (its name in the same directory): made,
+				   * it counts only when X is no longer a
+				   * repository (a push to X would go here) */
 	bool hard_linked;         /* present: a regular file with another
 				   * hard link, through which it can be
 				   * written whatever holds this name */
@@ -198,8 +202,9 @@ size_t fs_plan_changed_pins(const struct fs_plan *fp, char *first, size_t len, i
 
 /* After the run: how many watched entries (absent, with nothing to stand
  * in for them: .git/commondir) exist now -- made during the run, by the
- * command or the host -- and each file or link of them removed again.  The
+ * command or the host -- and each file or link of them removed again;
+ * `*n_left` of them, directories and the like, are left in place.  The
  * first one's path goes to `first`. */
-size_t fs_plan_made_watched(const struct fs_plan *fp, char *first, size_t len);
+size_t fs_plan_made_watched(const struct fs_plan *fp, char *first, size_t len, size_t *n_left);
 
 #endif

@@ -402,29 +402,28 @@ is "$(echo $out)/$(ls -A "$R/lib")/$(fsw "$REPORTS/18.json")" "git-ok held//enfo
 
 # --- 19. a push redirected beside a repository --------------------------------------
 # git takes the first of P/.git, P, P.git/.git, P.git that is a repository
-# for a push to P: a command that breaks shared.git and makes
-# shared.git.git, or makes shared beside it, has the push go there.
+# for a push to P: a command that breaks pub.git and makes
+# pub.git.git beside it has the push go there.
 S=$BASE/s19
 rm -rf "$S" && mkdir -p "$S"
-git init -q --bare "$S/shared.git"
-git clone -q "$S/shared.git" "$S/proj" 2>/dev/null
+git init -q --bare "$S/pub.git"
+git clone -q "$S/pub.git" "$S/proj" 2>/dev/null
 git -C "$S/proj" commit -q --allow-empty -m i
 HOOK19="printf '#!/bin/sh\necho ran > $PWNED\n' > \$1/hooks/pre-receive; chmod +x \$1/hooks/pre-receive"
 push19() { rm -f "$PWNED"; git -C "$S/proj" push -q "$1" HEAD:refs/heads/t$2 >/dev/null 2>&1; cat "$PWNED" 2>/dev/null; }
 M "$S" "$REPORTS/19.json" --write . -- /bin/sh -c \
-	"cp shared.git/HEAD HEAD.keep; echo junk > shared.git/HEAD; git init -q --bare shared.git.git; set -- shared.git.git; $HOOK19" \
+	"cp pub.git/HEAD HEAD.keep; echo junk > pub.git/HEAD; git init -q --bare pub.git.git; set -- pub.git.git; $HOOK19" \
 	>/dev/null 2>&1
 like "$(fsw "$REPORTS/19.json"): $(json_get "$REPORTS/19.json" '["properties"]["fs.write"]["reason"]' 2>/dev/null)" \
-	"^missing: $S/shared\.git\.git .*was made during the run" \
+	"^missing: $S/pub\.git\.git .*was made during the run" \
 	"19: a bare repository broken and another made beside it (where a push to it would go): fs.write reported missing"
-is "$(push19 ../shared.git 1)" ran "19 control: the push did go there"
-cp "$S/HEAD.keep" "$S/shared.git/HEAD" && rm -rf "$S/shared.git.git" "$S/HEAD.keep"
-M "$S" "$REPORTS/19b.json" --write . -- /bin/sh -c "git init -q --bare shared; set -- shared; $HOOK19" >/dev/null 2>&1
-like "$(fsw "$REPORTS/19b.json"): $(json_get "$REPORTS/19b.json" '["properties"]["fs.write"]["reason"]' 2>/dev/null)" \
-	"^missing: $S/shared .*was made during the run" \
-	"19: a repository made beside shared.git, where a push to ../shared goes first: fs.write reported missing"
-is "$(push19 ../shared 2)" ran "19 control: the push to ../shared did go there"
-rm -rf "$S/shared"
+is "$(push19 ../pub.git 1)" ran "19 control: the push did go there"
+cp "$S/HEAD.keep" "$S/pub.git/HEAD" && rm -rf "$S/pub.git.git" "$S/HEAD.keep"
+M "$S" "$REPORTS/19b.json" --write . -- /bin/sh -c \
+	"git clone -q --bare proj proj.git && git clone -q pub.git pub 2>/dev/null; ls -d proj.git pub" >/dev/null 2>&1
+is "$(fsw "$REPORTS/19b.json")/$(ls -d "$S/proj.git" "$S/pub" 2>/dev/null | wc -l)" "enforced/2" \
+	"19: a bare mirror made beside a sound repository, and a clone of a bare one, are ordinary work: fs.write enforced"
+rm -rf "$S/proj.git" "$S/pub"
 M "$S" "$REPORTS/19n.json" --write . -- /bin/sh -c "mkdir -p other && echo ok > other/x" >/dev/null 2>&1
 is "$(fsw "$REPORTS/19n.json")" enforced "19 control: a run that makes neither is enforced"
 
@@ -452,11 +451,12 @@ if [ "$(id -u)" != 0 ]; then
 	chmod 0755 "$S"
 	like "$rc: $(printf '%s' "$out" | tr '\n' ' ')" "^125: .*$S: moat cannot look in it for a repository.*hint: chmod u\+rx $S" \
 		"14: a grant root this uid may not list (it could chmod it back) is refused, with the fix"
-	chmod 0000 "$S/proj"
-	out=$(cd "$S" && env HOME="$HOMED" "$MOAT" run --backend native --profile strict --write . -- /bin/true 2>&1)
-	rc=$?
+	chmod 0644 "$S/proj"
+	out=$(cd "$S" && env HOME="$HOMED" "$MOAT" run --backend native --profile strict --write . --report-fd 3 -- \
+		/bin/sh -c 'chmod 755 proj 2>/dev/null || echo held; echo ok > x' 3>"$REPORTS/14.json" 2>&1)
 	chmod 0755 "$S/proj"
-	like "$rc: $out" "^125: .*$S/proj: moat cannot look in it" "14: so is a project folder of its own it may not search"
+	is "$out/$(cat "$S/x" 2>/dev/null)/$(fsw "$REPORTS/14.json")" "held/ok/enforced" \
+		"14: a project folder of its own it may not search (mode 644) is held read-only whole: the command cannot chmod it back"
 	out=$(cd "$S" && env HOME="$HOMED" "$MOAT" run --backend native --profile strict --write . -- /bin/echo ran 2>&1)
 	is "$out" ran "14 control: readable again, the same run starts"
 else

@@ -90,6 +90,11 @@ enum protected_absent policy_protected_when_absent(const char *name)
 	return PROTECTED_ABSENT_PLACEHOLDER;
 }
 
+bool policy_protected_by_entry(const char *name)
+{
+	return strcmp(name, ".git/modules/") == 0 || strcmp(name, ".git/worktrees/") == 0;
+}
+
 const char *const *policy_protected_names(size_t *n)
 {
 	*n = ARRAY_LEN(protected_names);

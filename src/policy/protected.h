@@ -4,6 +4,7 @@
 #ifndef MOAT_POLICY_PROTECTED_H
 #define MOAT_POLICY_PROTECTED_H
 
+#include <stdbool.h>
 #include <stddef.h>
 
 /* Names relative to the root of every write grant, and those that apply
@@ -20,6 +21,11 @@ enum protected_absent {
 	PROTECTED_ABSENT_IGNORED,     /* harmless while absent */
 };
 enum protected_absent policy_protected_when_absent(const char *name);
+/* A directory of git's admin directories (.git/modules/, .git/worktrees/):
+ * held entry by entry -- what in each makes git run code -- not whole, so
+ * that git can work in them (a commit in a linked work tree writes its
+ * index there). */
+bool policy_protected_by_entry(const char *name);
 const char *const *policy_protected_home_names(size_t *n);
 
 #endif

@@ -1927,6 +1927,93 @@ static int watch_siblings(struct fs_plan *fp, const struct moat_policy *p, size_
 	return 0;
 }
 
+/* Git's admin directories of a repository, `name` (".git/modules/" or
+ * ".git/worktrees/", after `prefix`) in the write grant, held entry by
+ * entry rather than whole (policy_protected_by_entry):
+ *   - .git/worktrees/ID: its commondir (where the linked work tree takes
+ *     config and hooks from; watched when absent) and config.worktree (an
+ *     empty file when absent); its index, HEAD and logs stay writable;
+ *   - .git/modules/NAME (NAME may hold '/'): each submodule's git directory
+ *     as protect_in_gitdir, and its own modules/ in turn.
+ * A new ID or NAME is used only through a gitfile that names it, and a
+ * gitfile the command writes is in a directory it made. */
+static int protect_admin_dir(struct fs_plan *fp, const struct moat_policy *p, size_t grant, const char *rel,
+			     bool worktrees, const char *top, int depth, bool *used, struct moat_error *err)
+{
+	struct moat_open_how how = {.flags = O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC,
+				    .resolve = MOAT_RESOLVE_NO_SYMLINKS | MOAT_RESOLVE_NO_MAGICLINKS | MOAT_RESOLVE_BENEATH};
+	cleanup_closedir DIR *d = NULL;
+	struct dirent *e;
+	int fd, rc = 0;
+
+	if (depth > 4)
+		return 0;
+	fd = (int)syscall(SYS_openat2, fp->obj[grant].fd, rel, &how, sizeof(how));
+	if (fd < 0 && errno == ENOSYS)
+		fd = openat(fp->obj[grant].fd, rel, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0)
+		return 0; /* absent (or no directory): nothing git would use */
+	if (!(d = fdopendir(fd))) {
+		close(fd);
+		return moat_error_set(err, MOAT_E_SYSTEM, errno, "listing %s/%s", fp->obj[grant].real, rel);
+	}
+	for (errno = 0; rc == 0 && (e = readdir(d)); errno = 0) {
+		cleanup_free char *sub = NULL;
+		struct stat st;
+
+		if (e->d_name[0] == '.' || fstatat(dirfd(d), e->d_name, &st, AT_SYMLINK_NOFOLLOW) != 0)
+			continue;
+		if (!S_ISDIR(st.st_mode)) {
+			/* A link or file where an admin directory would be:
+			 * held as it is. */
+			rc = protect_one(fp, p, grant, plan_name(fp, moat_xasprintf("%s/%s", rel, e->d_name)),
+					 PROTECTED_ABSENT_IGNORED, used, err);
+			continue;
+		}
+		sub = moat_xasprintf("%s/%s", rel, e->d_name);
+		if (worktrees) {
+			rc = protect_one(fp, p, grant, plan_name(fp, moat_xasprintf("%s/commondir", sub)),
+					 PROTECTED_ABSENT_WATCH, used, err);
+			if (rc == 0)
+				rc = protect_one(fp, p, grant, plan_name(fp, moat_xasprintf("%s/config.worktree", sub)),
+						 PROTECTED_ABSENT_FILE, used, err);
+		} else {
+			cleanup_free char *probe = moat_xasprintf("%s/HEAD", e->d_name);
+			cleanup_free char *probe2 = moat_xasprintf("%s/config", e->d_name);
+			if (fstatat(dirfd(d), probe, &st, AT_SYMLINK_NOFOLLOW) == 0 ||
+			    fstatat(dirfd(d), probe2, &st, AT_SYMLINK_NOFOLLOW) == 0) {
+				/* A submodule's git directory. */
+				cleanup_free char *gitdir = join(fp->obj[grant].real, sub);
+				cleanup_free char *mods = moat_xasprintf("%s/modules", sub);
+				rc = protect_in_gitdir(fp, p, top, gitdir, false, used, err);
+				if (rc == 0)
+					rc = protect_admin_dir(fp, p, grant, mods, false, top, depth + 1, used, err);
+			} else {
+				/* A part of a name with '/' (.git/modules/libs/foo). */
+				rc = protect_admin_dir(fp, p, grant, sub, false, top, depth + 1, used, err);
+			}
+		}
+	}
+	if (rc == 0 && errno)
+		return moat_error_set(err, MOAT_E_SYSTEM, errno, "listing %s/%s", fp->obj[grant].real, rel);
+	return rc;
+}
+
+/* protect_admin_dir for each of a repository's admin directories. */
+static int protect_admin_dirs(struct fs_plan *fp, const struct moat_policy *p, size_t grant, const char *prefix,
+			      bool *used, struct moat_error *err)
+{
+	cleanup_free char *top = prefix[0] ? join(fp->obj[grant].real, prefix) : moat_xstrdup(fp->obj[grant].real);
+	cleanup_free char *wt = moat_xasprintf("%s.git/worktrees", prefix);
+	cleanup_free char *mods = moat_xasprintf("%s.git/modules", prefix);
+
+	if (strlen(top) > 1 && top[strlen(top) - 1] == '/')
+		top[strlen(top) - 1] = '\0';
+	if (protect_admin_dir(fp, p, grant, wt, true, top, 0, used, err) < 0)
+		return -1;
+	return protect_admin_dir(fp, p, grant, mods, false, top, 0, used, err);
+}
+
 /* The repository at `prefix` ("" for the grant's root, "proj/" below it)
  * of the write grant `grant`, of `kind`: what makes the host's git run
  * code there, protected.
@@ -1970,9 +2057,12 @@ static int protect_repo(struct fs_plan *fp, const struct moat_policy *p, size_t 
 	if (prefix[0]) {
 		if (kind == REPO_GITDIR) {
 			for (k = 0; k < ARRAY_LEN(git_names); k++)
-				if (protect_one(fp, p, grant, plan_name(fp, moat_xasprintf("%s%s", prefix, git_names[k])),
+				if (!policy_protected_by_entry(git_names[k]) &&
+				    protect_one(fp, p, grant, plan_name(fp, moat_xasprintf("%s%s", prefix, git_names[k])),
 						policy_protected_when_absent(git_names[k]), used, err) < 0)
 					return -1;
+			if (protect_admin_dirs(fp, p, grant, prefix, used, err) < 0)
+				return -1;
 		} else if (protect_one(fp, p, grant, plan_name(fp, moat_xasprintf("%s.git", prefix)),
 				       PROTECTED_ABSENT_IGNORED, used, err) < 0) {
 			return -1;
@@ -2177,8 +2267,11 @@ static int protect_grants(struct fs_plan *fp, const struct moat_policy *p, struc
 		if (!is_write_grant_dir(&fp->obj[i]))
 			continue;
 		for (j = 0; j < nn; j++)
-			if (protect_one(fp, p, i, names[j], policy_protected_when_absent(names[j]), used, err) < 0)
+			if (!policy_protected_by_entry(names[j]) &&
+			    protect_one(fp, p, i, names[j], policy_protected_when_absent(names[j]), used, err) < 0)
 				return -1;
+		if (protect_admin_dirs(fp, p, i, "", used, err) < 0)
+			return -1;
 		if (protect_home(fp, p, i, used, err) < 0 ||
 		    protect_git_code(fp, p, fp->obj[i].fd, fp->obj[i].real, used, err) < 0 ||
 		    protect_repos(fp, p, i, used, err) < 0)

@@ -37,6 +37,8 @@
 #  18. a submodule not checked out (git works; its empty directory held)
 #  19. a push redirected to a repository made beside one (watched names)
 #  20. a protected file with another hard link (fs.write missing)
+#  21. git's admin directories held entry by entry: git works in linked
+#      work trees and submodules inside
 #
 # Runs as root and as uid 65534; the fake HOME is under /var/tmp (the
 # sandbox's /tmp is private).
@@ -439,6 +441,26 @@ rm -f "$R/.git-config.bak"
 new_repo "$R"
 M "$R" "$REPORTS/20c.json" --write . -- /bin/true
 is "$(fsw "$REPORTS/20c.json")" enforced "20 control: without the other link, fs.write is enforced"
+
+# --- 21. git's admin directories held entry by entry --------------------------------
+# .git/worktrees/ID and .git/modules/NAME keep what makes git run code
+# (commondir, config, hooks), and git works in them: a commit in a linked
+# work tree or a submodule writes its index there.
+R=$BASE/p21
+new_repo "$R"
+git -C "$R" worktree add -q "$R/.worktrees/a" 2>/dev/null
+git -C "$R" -c protocol.file.allow=always submodule -q add "$BASE/lib" lib && git -C "$R" commit -q -m sub
+GC="git -c user.name=t -c user.email=t@t"
+out=$(M "$R" "$REPORTS/21.json" --write . -- /bin/sh -c \
+	"cd .worktrees/a && echo a > a.txt && git add a.txt && $GC commit -q -m wt && cd ../.. &&
+	 git worktree add -q .worktrees/b 2>/dev/null && cd lib && $GC commit -q --allow-empty -m sm && cd .. && echo git-ok;
+	 echo /elsewhere > .git/worktrees/a/commondir 2>/dev/null || echo held" 2>&1)
+is "$(echo $out)/$(git -C "$R/.worktrees/a" log -1 --format=%s)/$(fsw "$REPORTS/21.json")" "git-ok held/wt/enforced" \
+	"21: a commit in a linked work tree and in a submodule, and a second work tree, work inside; the work tree's commondir stays held"
+M "$R" "$REPORTS/21c.json" --write . --unprotect .git/worktrees -- /bin/sh -c \
+	"cp .git/worktrees/a/commondir c.keep; echo /elsewhere > .git/worktrees/a/commondir" >/dev/null 2>&1
+is "$(cat "$R/.git/worktrees/a/commondir")" /elsewhere "21 control: lifted, the commondir is rewritten"
+cp "$R/c.keep" "$R/.git/worktrees/a/commondir"
 
 # --- 14. a grant root or project this uid cannot look in -------------------------
 S=$BASE/s14

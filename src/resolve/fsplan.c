@@ -1927,18 +1927,37 @@ static int watch_siblings(struct fs_plan *fp, const struct moat_policy *p, size_
 	return 0;
 }
 
-/* Git's admin directories of a repository, `name` (".git/modules/" or
- * ".git/worktrees/", after `prefix`) in the write grant, held entry by
- * entry rather than whole (policy_protected_by_entry):
- *   - .git/worktrees/ID: its commondir (where the linked work tree takes
- *     config and hooks from; watched when absent) and config.worktree (an
- *     empty file when absent); its index, HEAD and logs stay writable;
- *   - .git/modules/NAME (NAME may hold '/'): each submodule's git directory
- *     as protect_in_gitdir, and its own modules/ in turn.
- * A new ID or NAME is used only through a gitfile that names it, and a
- * gitfile the command writes is in a directory it made. */
+/* Git's admin directories of a git directory, `rel` (".../worktrees" or
+ * ".../modules") in the write grant, held entry by entry rather than whole
+ * (policy_protected_by_entry):
+ *   - worktrees/ID: its commondir (where the linked work tree takes config
+ *     and hooks from; watched when absent) and config.worktree (an empty
+ *     file when absent), and its own modules/ (the submodules checked out
+ *     in that work tree); its index, HEAD and logs stay writable;
+ *   - modules/NAME (NAME may hold '/', and parts starting with '.'): each
+ *     submodule's git directory as protect_in_gitdir, with its work tree
+ *     taken from its core.worktree, and its own modules/ and worktrees/.
+ * Deeper than ADMIN_MAX_DEPTH a directory is held whole.  A new ID or NAME
+ * is used only through a gitfile that names it, and a gitfile the command
+ * writes is in a directory it made. */
+#define ADMIN_MAX_DEPTH 24
 static int protect_admin_dir(struct fs_plan *fp, const struct moat_policy *p, size_t grant, const char *rel,
-			     bool worktrees, const char *top, int depth, bool *used, struct moat_error *err)
+			     bool worktrees, int depth, bool *used, struct moat_error *err);
+
+/* The admin directories of the git directory `sub` (relative). */
+static int protect_admin_of(struct fs_plan *fp, const struct moat_policy *p, size_t grant, const char *sub, bool with_worktrees,
+			    int depth, bool *used, struct moat_error *err)
+{
+	cleanup_free char *mods = moat_xasprintf("%s/modules", sub);
+	cleanup_free char *wts = moat_xasprintf("%s/worktrees", sub);
+
+	if (protect_admin_dir(fp, p, grant, mods, false, depth + 1, used, err) < 0)
+		return -1;
+	return with_worktrees ? protect_admin_dir(fp, p, grant, wts, true, depth + 1, used, err) : 0;
+}
+
+static int protect_admin_dir(struct fs_plan *fp, const struct moat_policy *p, size_t grant, const char *rel,
+			     bool worktrees, int depth, bool *used, struct moat_error *err)
 {
 	struct moat_open_how how = {.flags = O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC,
 				    .resolve = MOAT_RESOLVE_NO_SYMLINKS | MOAT_RESOLVE_NO_MAGICLINKS | MOAT_RESOLVE_BENEATH};
@@ -1946,13 +1965,20 @@ static int protect_admin_dir(struct fs_plan *fp, const struct moat_policy *p, si
 	struct dirent *e;
 	int fd, rc = 0;
 
-	if (depth > 4)
-		return 0;
+	if (depth > ADMIN_MAX_DEPTH) /* held whole, as before */
+		return protect_one(fp, p, grant, plan_name(fp, moat_xstrdup(rel)), PROTECTED_ABSENT_IGNORED, used, err);
 	fd = (int)syscall(SYS_openat2, fp->obj[grant].fd, rel, &how, sizeof(how));
 	if (fd < 0 && errno == ENOSYS)
 		fd = openat(fp->obj[grant].fd, rel, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-	if (fd < 0)
-		return 0; /* absent (or no directory): nothing git would use */
+	if (fd < 0) {
+		struct stat st;
+		/* Absent: nothing git would use.  Something else there (a
+		 * link, a file): held as it is. */
+		if (fstatat(fp->obj[grant].fd, rel, &st, AT_SYMLINK_NOFOLLOW) == 0 && !S_ISDIR(st.st_mode))
+			return protect_one(fp, p, grant, plan_name(fp, moat_xstrdup(rel)), PROTECTED_ABSENT_IGNORED, used,
+					   err);
+		return 0;
+	}
 	if (!(d = fdopendir(fd))) {
 		close(fd);
 		return moat_error_set(err, MOAT_E_SYSTEM, errno, "listing %s/%s", fp->obj[grant].real, rel);
@@ -1961,22 +1987,24 @@ static int protect_admin_dir(struct fs_plan *fp, const struct moat_policy *p, si
 		cleanup_free char *sub = NULL;
 		struct stat st;
 
-		if (e->d_name[0] == '.' || fstatat(dirfd(d), e->d_name, &st, AT_SYMLINK_NOFOLLOW) != 0)
+		if ((e->d_name[0] == '.' && (!e->d_name[1] || (e->d_name[1] == '.' && !e->d_name[2]))) ||
+		    fstatat(dirfd(d), e->d_name, &st, AT_SYMLINK_NOFOLLOW) != 0)
 			continue;
+		sub = moat_xasprintf("%s/%s", rel, e->d_name);
 		if (!S_ISDIR(st.st_mode)) {
 			/* A link or file where an admin directory would be:
 			 * held as it is. */
-			rc = protect_one(fp, p, grant, plan_name(fp, moat_xasprintf("%s/%s", rel, e->d_name)),
-					 PROTECTED_ABSENT_IGNORED, used, err);
+			rc = protect_one(fp, p, grant, plan_name(fp, steal_ptr(&sub)), PROTECTED_ABSENT_IGNORED, used, err);
 			continue;
 		}
-		sub = moat_xasprintf("%s/%s", rel, e->d_name);
 		if (worktrees) {
 			rc = protect_one(fp, p, grant, plan_name(fp, moat_xasprintf("%s/commondir", sub)),
 					 PROTECTED_ABSENT_WATCH, used, err);
 			if (rc == 0)
 				rc = protect_one(fp, p, grant, plan_name(fp, moat_xasprintf("%s/config.worktree", sub)),
 						 PROTECTED_ABSENT_FILE, used, err);
+			if (rc == 0)
+				rc = protect_admin_of(fp, p, grant, sub, false, depth, used, err);
 		} else {
 			cleanup_free char *probe = moat_xasprintf("%s/HEAD", e->d_name);
 			cleanup_free char *probe2 = moat_xasprintf("%s/config", e->d_name);
@@ -1984,13 +2012,12 @@ static int protect_admin_dir(struct fs_plan *fp, const struct moat_policy *p, si
 			    fstatat(dirfd(d), probe2, &st, AT_SYMLINK_NOFOLLOW) == 0) {
 				/* A submodule's git directory. */
 				cleanup_free char *gitdir = join(fp->obj[grant].real, sub);
-				cleanup_free char *mods = moat_xasprintf("%s/modules", sub);
-				rc = protect_in_gitdir(fp, p, top, gitdir, false, used, err);
+				rc = protect_in_gitdir(fp, p, NULL, gitdir, false, used, err);
 				if (rc == 0)
-					rc = protect_admin_dir(fp, p, grant, mods, false, top, depth + 1, used, err);
+					rc = protect_admin_of(fp, p, grant, sub, true, depth, used, err);
 			} else {
 				/* A part of a name with '/' (.git/modules/libs/foo). */
-				rc = protect_admin_dir(fp, p, grant, sub, false, top, depth + 1, used, err);
+				rc = protect_admin_dir(fp, p, grant, sub, false, depth + 1, used, err);
 			}
 		}
 	}
@@ -2003,15 +2030,9 @@ static int protect_admin_dir(struct fs_plan *fp, const struct moat_policy *p, si
 static int protect_admin_dirs(struct fs_plan *fp, const struct moat_policy *p, size_t grant, const char *prefix,
 			      bool *used, struct moat_error *err)
 {
-	cleanup_free char *top = prefix[0] ? join(fp->obj[grant].real, prefix) : moat_xstrdup(fp->obj[grant].real);
-	cleanup_free char *wt = moat_xasprintf("%s.git/worktrees", prefix);
-	cleanup_free char *mods = moat_xasprintf("%s.git/modules", prefix);
+	cleanup_free char *git = moat_xasprintf("%s.git", prefix);
 
-	if (strlen(top) > 1 && top[strlen(top) - 1] == '/')
-		top[strlen(top) - 1] = '\0';
-	if (protect_admin_dir(fp, p, grant, wt, true, top, 0, used, err) < 0)
-		return -1;
-	return protect_admin_dir(fp, p, grant, mods, false, top, 0, used, err);
+	return protect_admin_of(fp, p, grant, git, true, 0, used, err);
 }
 
 /* The repository at `prefix` ("" for the grant's root, "proj/" below it)
@@ -2570,7 +2591,8 @@ static int look_again(const struct fs_plan *fp, const struct fs_obj *o, struct s
 /* Is `name` in `dirfd` a git directory as git would take it, by a test
  * stricter than git's (is_git_directory): HEAD a regular file holding a
  * ref or an object id, `objects` and `refs` directories its owner and this
- * user may search, no `commondir`.  Anything else is no repository --
+ * user may search, no `commondir`, HEAD no other file's hard link.
+ * Anything else is no repository --
  * which can only make moat report more. */
 static bool gitdir_valid(int dirfd, const char *name)
 {
@@ -2583,7 +2605,10 @@ static bool gitdir_valid(int dirfd, const char *name)
 	ssize_t n;
 	size_t i, hex;
 
-	if (fd < 0 || fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) || (n = read(fd, buf, sizeof(buf) - 1)) <= 0)
+	/* HEAD with another hard link (X/.git/COMMIT_EDITMSG) changes when
+	 * git rewrites that file in place: no repository to count on. */
+	if (fd < 0 || fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) || st.st_nlink != 1 ||
+	    (n = read(fd, buf, sizeof(buf) - 1)) <= 0)
 		return false;
 	buf[n] = '\0';
 	hex = strspn(buf, "0123456789abcdef");
@@ -2600,15 +2625,23 @@ static bool gitdir_valid(int dirfd, const char *name)
 	return true;
 }
 
-/* The repository `name` in `dirfd` is still one: its .git, or itself. */
+/* The repository `name` in `dirfd` is still one: its .git, or itself
+ * (git tries X/.git, then X: a bare repository's .git placeholder, empty,
+ * may not be gone yet).  A gitfile there: no repository to count on. */
 static bool repo_still_valid(int dirfd, const char *name)
 {
 	cleanup_free char *git = moat_xasprintf("%s/.git", name);
 	struct stat st;
 
-	if (fstatat(dirfd, git, &st, AT_SYMLINK_NOFOLLOW) == 0)
-		return S_ISDIR(st.st_mode) && gitdir_valid(dirfd, git);
-	return errno == ENOENT && gitdir_valid(dirfd, name);
+	if (fstatat(dirfd, git, &st, AT_SYMLINK_NOFOLLOW) == 0) {
+		if (!S_ISDIR(st.st_mode))
+			return false;
+		if (gitdir_valid(dirfd, git))
+			return true;
+	} else if (errno != ENOENT) {
+		return false;
+	}
+	return gitdir_valid(dirfd, name);
 }
 
 size_t fs_plan_made_watched(const struct fs_plan *fp, char *first, size_t len, size_t *n_left)

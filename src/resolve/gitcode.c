@@ -31,6 +31,8 @@ struct reader {
 	int depth;
 	bool worktree_config;
 	bool modules;      /* reading .gitmodules */
+	bool find_worktree; /* only core.worktree, into `worktree` */
+	char *worktree;
 };
 
 static void add(struct git_code *gc, char *path, bool dir, bool gitfile)
@@ -80,6 +82,13 @@ static void on_variable(void *ctx, const char *sec, const char *sub, const char 
 	char *p;
 
 	(void)sub; /* includeIf's condition: whatever it is, it may hold */
+	if (r->find_worktree) {
+		if (strcmp(sec, "core") == 0 && strcmp(key, "worktree") == 0 && value && *value) {
+			free(r->worktree);
+			r->worktree = moat_xstrdup(value);
+		}
+		return;
+	}
 	if (r->modules) {
 		/* submodule.NAME.path: git refuses an absolute one, or one
 		 * with "..", and so does this. */
@@ -187,10 +196,26 @@ void git_code_paths_gitdir(const char *top, const char *gitdir, const char *home
 {
 	struct reader r = {.top = top, .home = home, .out = out, .dir = gitdir};
 	cleanup_free char *config = moat_xasprintf("%s/config", gitdir);
+	cleanup_free char *wt_top = NULL;
 	cleanup_close int fd = open(config, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
 
 	if (fd < 0)
 		return;
+	if (!top) {
+		/* A submodule's git directory: its work tree is what its
+		 * core.worktree says (relative to the git directory), where
+		 * a relative core.hooksPath is taken; without one, the git
+		 * directory itself stands in (a directory more protected). */
+		struct reader w = {.top = gitdir, .home = home, .out = out, .dir = gitdir, .find_worktree = true};
+		read_config(&w, fd);
+		if (w.worktree)
+			wt_top = path_resolve_lexical(w.worktree, gitdir, NULL);
+		free(w.worktree);
+		r.top = wt_top ? wt_top : gitdir;
+		r.files = 0;
+		if (lseek(fd, 0, SEEK_SET) != 0)
+			return;
+	}
 	read_config(&r, fd);
 	if (r.worktree_config)
 		add(out, moat_xasprintf("%s/config.worktree", gitdir), false, false);

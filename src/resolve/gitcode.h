@@ -31,7 +31,8 @@ void git_code_paths(int top_fd, const char *top, const char *home, struct git_co
  * names (`git init --separate-git-dir`, a linked work tree's, with its
  * common directory read apart), or a bare repository (`top` the same).
  * Its config is read by its path, the last component not followed; a
- * relative core.hooksPath is taken against `top`, where git runs hooks. */
+ * relative core.hooksPath is taken against `top`, where git runs hooks --
+ * NULL: the work tree its core.worktree names (a submodule's). */
 void git_code_paths_gitdir(const char *top, const char *gitdir, const char *home, struct git_code *out);
 void git_code_free(struct git_code *gc);
 

@@ -39,6 +39,8 @@
 #  20. a protected file with another hard link (fs.write missing)
 #  21. git's admin directories held entry by entry: git works in linked
 #      work trees and submodules inside
+#  22. submodules anywhere in them (dot-named, deep, a work tree's), and a
+#      submodule's relative core.hooksPath
 #
 # Runs as root and as uid 65534; the fake HOME is under /var/tmp (the
 # sandbox's /tmp is private).
@@ -426,6 +428,15 @@ M "$S" "$REPORTS/19b.json" --write . -- /bin/sh -c \
 is "$(fsw "$REPORTS/19b.json")/$(ls -d "$S/proj.git" "$S/pub" 2>/dev/null | wc -l)" "enforced/2" \
 	"19: a bare mirror made beside a sound repository, and a clone of a bare one, are ordinary work: fs.write enforced"
 rm -rf "$S/proj.git" "$S/pub"
+M "$S" "$REPORTS/19h.json" --write . -- /bin/sh -c \
+	"printf 'ref: refs/heads/master\n' > pub.git/EDITMSG && ln -f pub.git/EDITMSG pub.git/HEAD && git init -q --bare pub.git.git" \
+	>/dev/null 2>&1
+is "$(fsw "$REPORTS/19h.json")" missing \
+	"19: the repository's HEAD made a hard link of another of its files (a rewrite of that one breaks it later): pub.git.git beside it counts"
+rm -rf "$S/pub.git.git" "$S/pub.git/EDITMSG"
+M "$S" "$REPORTS/19m.json" --write . -- /bin/sh -c "git clone -q --mirror pub.git pub.git.git" >/dev/null 2>&1
+is "$(fsw "$REPORTS/19m.json")" enforced "19 control: the same made beside the sound bare repository is ordinary work"
+rm -rf "$S/pub.git.git"
 M "$S" "$REPORTS/19n.json" --write . -- /bin/sh -c "mkdir -p other && echo ok > other/x" >/dev/null 2>&1
 is "$(fsw "$REPORTS/19n.json")" enforced "19 control: a run that makes neither is enforced"
 
@@ -461,6 +472,35 @@ M "$R" "$REPORTS/21c.json" --write . --unprotect .git/worktrees -- /bin/sh -c \
 	"cp .git/worktrees/a/commondir c.keep; echo /elsewhere > .git/worktrees/a/commondir" >/dev/null 2>&1
 is "$(cat "$R/.git/worktrees/a/commondir")" /elsewhere "21 control: lifted, the commondir is rewritten"
 cp "$R/c.keep" "$R/.git/worktrees/a/commondir"
+
+# --- 22. submodules anywhere in the admin directories -----------------------------
+# A submodule whose name has a part starting with '.' (.tmux/plugins/tpm),
+# one six parts deep, one checked out in a linked work tree (its git
+# directory under .git/worktrees/ID/modules), and a relative
+# core.hooksPath in a submodule (taken in the submodule's work tree).
+R=$BASE/p22
+new_repo "$R"
+SUBADD="git -c protocol.file.allow=always -C $R submodule -q add $BASE/lib"
+$SUBADD .tmux/plugins/tpm && $SUBADD v/b/c/d/e/f && $SUBADD libs/sub && git -C "$R" commit -q -m subs
+git -C "$R/libs/sub" config core.hooksPath .githooks
+git -C "$R" worktree add -q "$BASE/p22-wt" 2>/dev/null
+git -C "$BASE/p22-wt" -c protocol.file.allow=always submodule -q update --init libs/sub 2>/dev/null
+wtsub=$(git -C "$BASE/p22-wt/libs/sub" rev-parse --absolute-git-dir)
+PLANT22="printf '$FSMON' >> .git/modules/.tmux/plugins/tpm/config; printf '$FSMON' >> .git/modules/v/b/c/d/e/f/config;
+	printf '$FSMON' >> ${wtsub#$R/}/config; mkdir -p libs/sub/.githooks &&
+	printf '#!/bin/sh\necho ran > $PWNED\n' > libs/sub/.githooks/pre-commit && chmod +x libs/sub/.githooks/pre-commit"
+git22() { # the host's git status in each, and a commit in libs/sub
+	local out=
+	for d in .tmux/plugins/tpm v/b/c/d/e/f; do out="$out$(host_git "$R/$d")/"; done
+	out="$out$(host_git "$BASE/p22-wt/libs/sub")/$(host_git "$R/libs/sub")"
+	echo "$out"
+}
+M "$R" "$REPORTS/22.json" --write . -- /bin/sh -c "$PLANT22" >/dev/null 2>&1
+is "$(git22)/$(fsw "$REPORTS/22.json")" "////enforced" \
+	"22: submodules named .tmux/..., six parts deep, of a linked work tree, and a submodule's relative core.hooksPath: all held"
+M "$R" "$REPORTS/22c.json" --write . --unprotect .git/modules --unprotect .git/worktrees --unprotect libs/sub/.githooks -- \
+	/bin/sh -c "$PLANT22" >/dev/null 2>&1
+is "$(git22)" "ran/ran/ran/ran" "22 control: lifted, each makes the host's git run the command's code"
 
 # --- 14. a grant root or project this uid cannot look in -------------------------
 S=$BASE/s14

@@ -1561,6 +1561,20 @@ static int protect_code_list(struct fs_plan *fp, const struct moat_policy *p, co
 		bool dir = c->dir;
 		struct stat st;
 
+		/* A program a command of the config runs: held when there;
+		 * absent, watched where its directory is (a placeholder
+		 * directory on the way would stop a build making it). */
+		if (c->program && lstat(path, &st) != 0) {
+			char *slash = strrchr(path, '/');
+			if (errno != ENOENT || slash == path)
+				continue;
+			*slash = '\0';
+			if (lstat(path, &st) != 0 || !S_ISDIR(st.st_mode))
+				continue;
+			*slash = '/';
+			absent = PROTECTED_ABSENT_WATCH;
+		}
+
 		/* A submodule not checked out (`git clone` without
 		 * --recurse-submodules: its directory empty): anything at
 		 * sub/.git makes git die there ("not recognized as a git
@@ -2667,8 +2681,8 @@ size_t fs_plan_made_watched(const struct fs_plan *fp, char *first, size_t len, s
 		 * and left in place it runs what it points at from the next
 		 * `git status` on.  A directory there only makes git fail
 		 * (or is a repository of its own: left, and said). */
-		if (S_ISREG(st.st_mode) || S_ISLNK(st.st_mode))
-			(void)unlinkat(o->dirfd, strrchr(o->real, '/') + 1, 0);
+		if (!S_ISDIR(st.st_mode))
+			(void)unlinkat(o->dirfd, strrchr(o->real, '/') + 1, 0); /* a FIFO would hang git */
 		else
 			(*n_left)++;
 	}

@@ -76,6 +76,62 @@ static void include(struct reader *r, const char *path)
 	r->dir = saved;
 }
 
+/* Does section.key (subsection any) name a command git runs?  core.fsmonitor
+ * at a status, core.pager at a terminal, the filters at a checkout, the
+ * drivers at a diff or merge, an alias starting with '!'. */
+static bool names_command(const char *sec, const char *sub, const char *key, const char *value)
+{
+	static const char *const keys[][2] = {
+	    {"core", "fsmonitor"},   {"core", "pager"},	       {"core", "editor"},
+	    {"core", "sshcommand"},  {"core", "askpass"},      {"sequence", "editor"},
+	    {"credential", "helper"}, {"gpg", "program"},      {"diff", "external"},
+	    {"diff", "command"},     {"diff", "textconv"},     {"merge", "driver"},
+	    {"filter", "clean"},     {"filter", "smudge"},     {"filter", "process"},
+	    {"interactive", "difffilter"}, {"difftool", "cmd"}, {"mergetool", "cmd"},
+	    {"remote", "receivepack"}, {"remote", "uploadpack"}, {"browser", "cmd"},
+	};
+	size_t i;
+
+	if (!value)
+		return false;
+	if (strcmp(sec, "pager") == 0)
+		return true;
+	if (strcmp(sec, "alias") == 0)
+		return value[0] == '!';
+	if (strcmp(sec, "gpg") == 0 && sub && strcmp(key, "program") == 0)
+		return true; /* gpg.ssh.program, gpg.x509.program */
+	for (i = 0; i < sizeof(keys) / sizeof(keys[0]); i++)
+		if (strcmp(sec, keys[i][0]) == 0 && strcmp(key, keys[i][1]) == 0)
+			return true;
+	return false;
+}
+
+/* The paths in a command's words: each word with a '/' that is no option
+ * or URL, relative to the work tree's top (where git runs it) -- the
+ * program first, and a script it is given. */
+static void command_paths(struct reader *r, const char *value)
+{
+	cleanup_free char *copy = moat_xstrdup(value + (value[0] == '!'));
+	char *save = NULL, *w;
+	int words = 0;
+
+	for (w = strtok_r(copy, " \t", &save); w && words < 16; w = strtok_r(NULL, " \t", &save), words++) {
+		size_t len = strlen(w);
+		char *p;
+
+		if (len >= 2 && (w[0] == '"' || w[0] == '\'') && w[len - 1] == w[0]) {
+			w[len - 1] = '\0';
+			w++;
+		}
+		if (w[0] == '-' || !strchr(w, '/') || strstr(w, "://") || strpbrk(w, "$`;|&<>(){}*?"))
+			continue;
+		if ((p = value_path(r, w, r->top)) != NULL) {
+			add(r->out, p, false, false);
+			r->out->p[r->out->n - 1].program = true;
+		}
+	}
+}
+
 static void on_variable(void *ctx, const char *sec, const char *sub, const char *key, const char *value)
 {
 	struct reader *r = ctx;
@@ -102,6 +158,8 @@ static void on_variable(void *ctx, const char *sec, const char *sub, const char 
 		}
 		return;
 	}
+	if (names_command(sec, sub, key, value))
+		command_paths(r, value);
 	if (strcmp(sec, "core") == 0 && strcmp(key, "hookspath") == 0) {
 		/* Relative: to where hooks run, the work tree's top. */
 		if ((p = value_path(r, value, r->top)) != NULL)

@@ -1,8 +1,9 @@
 /* Where a repository's own files say git takes code from, beyond the
  * protected names (policy/protected.h): what its .git/config names
  * (core.hooksPath, include.path, includeIf.*.path, and config.worktree when
- * extensions.worktreeConfig is set) and the gitfiles of the submodules its
- * .gitmodules lists.  resolve/fsplan.c protects those that lie inside a
+ * extensions.worktreeConfig is set; the programs of the commands it sets,
+ * core.fsmonitor, core.pager, filters, drivers, `!` aliases, ...) and the
+ * gitfiles of the submodules its .gitmodules lists.  resolve/fsplan.c protects those that lie inside a
  * write grant.  Read once, when the run is planned: .git/config and
  * .gitmodules are pinned for the run, so what they name cannot change. */
 #ifndef MOAT_RESOLVE_GITCODE_H
@@ -15,6 +16,9 @@ struct git_code_path {
 	char *path;    /* absolute, lexically normalised */
 	bool dir;      /* a directory (hooks), else a file */
 	bool gitfile;  /* a submodule's `.git` in its work tree */
+	bool program;  /* a program a command the config names runs
+			* (core.fsmonitor = tools/fsm): held when present,
+			* watched when absent in a directory that is there */
 };
 
 struct git_code {

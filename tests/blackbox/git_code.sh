@@ -41,6 +41,8 @@
 #      work trees and submodules inside
 #  22. submodules anywhere in them (dot-named, deep, a work tree's), and a
 #      submodule's relative core.hooksPath
+#  23. programs the config names in the work tree (core.fsmonitor, a '!'
+#      alias's script); a FIFO at a watched name
 #
 # Runs as root and as uid 65534; the fake HOME is under /var/tmp (the
 # sandbox's /tmp is private).
@@ -501,6 +503,24 @@ is "$(git22)/$(fsw "$REPORTS/22.json")" "////enforced" \
 M "$R" "$REPORTS/22c.json" --write . --unprotect .git/modules --unprotect .git/worktrees --unprotect libs/sub/.githooks -- \
 	/bin/sh -c "$PLANT22" >/dev/null 2>&1
 is "$(git22)" "ran/ran/ran/ran" "22 control: lifted, each makes the host's git run the command's code"
+
+# --- 23. programs the repository's config names in the work tree -----------------
+R=$BASE/p23
+new_repo "$R"
+mkdir -p "$R/tools" && printf '#!/bin/sh\nexit 1\n' >"$R/tools/fsm" && chmod +x "$R/tools/fsm"
+git -C "$R" config core.fsmonitor tools/fsm
+git -C "$R" config alias.st '!sh tools/st.sh'
+PLANT23="printf '#!/bin/sh\necho ran > $PWNED\nexit 1\n' > tools/fsm; printf 'echo ran > $PWNED\n' > tools/st.sh"
+st23() { rm -f "$PWNED"; (cd "$R" && git st >/dev/null 2>&1); cat "$PWNED" 2>/dev/null; }
+M "$R" "$REPORTS/23.json" --write . -- /bin/sh -c "$PLANT23" >/dev/null 2>&1
+is "$(host_git "$R")/$(st23)/$( [ -e "$R/tools/st.sh" ] && echo left)/$(fsw "$REPORTS/23.json")" "///missing" \
+	"23: core.fsmonitor's program in the work tree stays read-only; a '!' alias's absent script made during the run is removed, and reported"
+M "$R" "$REPORTS/23c.json" --write . --unprotect tools -- /bin/sh -c "$PLANT23" >/dev/null 2>&1
+is "$(host_git "$R")/$(st23)" "ran/ran" "23 control: lifted, the host's git status and alias run what the command wrote"
+git -C "$R" config --unset core.fsmonitor
+M "$R" "$REPORTS/23f.json" --write . -- /bin/sh -c 'mkfifo .git/commondir' >/dev/null 2>&1
+is "$( [ -e "$R/.git/commondir" ] && echo left)/$(fsw "$REPORTS/23f.json")/$(cd "$R" && timeout 10 git status >/dev/null 2>&1; echo $?)" \
+	"/missing/0" "23: a FIFO made at a watched name is removed too (left, it would hang the host's git)"
 
 # --- 14. a grant root or project this uid cannot look in -------------------------
 S=$BASE/s14

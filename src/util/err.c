@@ -42,7 +42,8 @@ const char *moat_errno_fd_hint(int errnum)
 	if (errnum == EMFILE)
 		return "raise the limit (ulimit -n N; moat raises its soft limit to the hard one itself, so the hard "
 		       "limit, ulimit -Hn, is what counts) or grant fewer paths: moat holds a descriptor for each "
-		       "path of the policy while it sets up";
+		       "path of the policy while it sets up, and a few for each repository in a write grant and each "
+		       "submodule (grant one project rather than a folder of them, or --unprotect .git/modules)";
 	return NULL;
 }
 

@@ -1820,21 +1820,27 @@ static char *gitfile_target(int top_fd, const char *top)
 	return path_resolve_lexical(buf + 8, top, NULL);
 }
 
-/* Where `name` in `dirfd` leads, every link followed (the kernel's name
- * for the directory opened); NULL when it cannot be told. */
-static char *real_of(int dirfd, const char *name)
+/* The kernel's name for the object `fd` is open on; NULL when it cannot be
+ * told (no /proc, or not a path). */
+static char *fd_real(int fd)
 {
-	cleanup_close int fd = openat(dirfd, name, O_PATH | O_DIRECTORY | O_CLOEXEC);
 	char link[64], buf[PATH_MAX];
 	ssize_t n;
 
-	if (fd < 0)
-		return NULL;
 	snprintf(link, sizeof(link), "/proc/self/fd/%d", fd);
 	if ((n = readlink(link, buf, sizeof(buf) - 1)) <= 0 || buf[0] != '/')
 		return NULL;
 	buf[n] = '\0';
 	return moat_xstrdup(buf);
+}
+
+/* Where `name` in `dirfd` leads, every link followed; NULL when it cannot
+ * be told. */
+static char *real_of(int dirfd, const char *name)
+{
+	cleanup_close int fd = openat(dirfd, name, O_PATH | O_DIRECTORY | O_CLOEXEC);
+
+	return fd < 0 ? NULL : fd_real(fd);
 }
 
 /* What git takes code from in the git directory `gitdir` of the work tree
@@ -1863,13 +1869,11 @@ static int protect_in_gitdir(struct fs_plan *fp, const struct moat_policy *p, co
 		bool dir = names[i].name[len - 1] == '/';
 		cleanup_free char *real = moat_xasprintf("%s/%.*s", gitdir, (int)(len - dir), names[i].name);
 
+		/* hooks/: marked as a hooks directory by its name
+		 * (protect_grants). */
 		for (k = 0; k < n_grants && rc == 0; k++)
 			if (is_write_grant_dir(&fp->obj[k]))
 				rc = protect_at(fp, p, k, real, dir, names[i].absent, used, err);
-		if (dir)
-			for (k = 0; k < fp->n; k++)
-				if (fp->obj[k].role == FS_PROTECT && strcmp(fp->obj[k].real, real) == 0)
-					fp->obj[k].hooks = true;
 	}
 	if (rc < 0)
 		return -1;
@@ -1922,6 +1926,7 @@ static int watch_siblings(struct fs_plan *fp, const struct moat_policy *p, size_
 {
 	size_t k, len = strlen(prefix) - 1; /* without its '/' */
 	cleanup_free char *name = moat_xasprintf("%.*s.git", (int)len, prefix);
+	cleanup_free char *real = NULL;
 	const char *x = plan_name(fp, moat_xstrndup(prefix, len));
 	struct stat st;
 
@@ -1931,13 +1936,10 @@ static int watch_siblings(struct fs_plan *fp, const struct moat_policy *p, size_
 		return 0;
 	if (protect_one(fp, p, grant, plan_name(fp, moat_xstrdup(name)), PROTECTED_ABSENT_WATCH, used, err) < 0)
 		return -1;
-	for (k = 0; k < fp->n; k++) {
-		struct fs_obj *o = &fp->obj[k];
-		size_t rl = o->real ? strlen(o->real) : 0, nl = strlen(name);
-		if (o->role == FS_PROTECT && o->watch && rl > nl && strcmp(o->real + rl - nl, name) == 0 &&
-		    o->real[rl - nl - 1] == '/')
-			o->sibling_of = x;
-	}
+	real = join(fp->obj[grant].real, name);
+	for (k = 0; k < fp->n; k++)
+		if (fp->obj[k].role == FS_PROTECT && fp->obj[k].watch && fp->obj[k].real && strcmp(fp->obj[k].real, real) == 0)
+			fp->obj[k].sibling_of = x;
 	return 0;
 }
 
@@ -2064,8 +2066,8 @@ static int protect_admin_dirs(struct fs_plan *fp, const struct moat_policy *p, s
 static int protect_repo(struct fs_plan *fp, const struct moat_policy *p, size_t grant, const char *prefix,
 			enum repo_kind kind, bool *used, struct moat_error *err)
 {
-	static const char *const git_names[] = {".git/hooks/",        ".git/config",   ".git/commondir",
-						".git/config.worktree", ".git/modules/", ".git/worktrees/"};
+	size_t n_names;
+	const char *const *names = policy_protected_names(&n_names);
 	cleanup_free char *top = prefix[0] ? join(fp->obj[grant].real, prefix) : moat_xstrdup(fp->obj[grant].real);
 	cleanup_close int top_fd = -1;
 	size_t k;
@@ -2091,10 +2093,12 @@ static int protect_repo(struct fs_plan *fp, const struct moat_policy *p, size_t 
 	/* The grant's own root has protected_names already. */
 	if (prefix[0]) {
 		if (kind == REPO_GITDIR) {
-			for (k = 0; k < ARRAY_LEN(git_names); k++)
-				if (!policy_protected_by_entry(git_names[k]) &&
-				    protect_one(fp, p, grant, plan_name(fp, moat_xasprintf("%s%s", prefix, git_names[k])),
-						policy_protected_when_absent(git_names[k]), used, err) < 0)
+			/* protected_names' .git entries (the others, .envrc,
+			 * .vscode and the like, only at the grant's root). */
+			for (k = 0; k < n_names; k++)
+				if (strncmp(names[k], ".git/", 5) == 0 && !policy_protected_by_entry(names[k]) &&
+				    protect_one(fp, p, grant, plan_name(fp, moat_xasprintf("%s%s", prefix, names[k])),
+						policy_protected_when_absent(names[k]), used, err) < 0)
 					return -1;
 			if (protect_admin_dirs(fp, p, grant, prefix, used, err) < 0)
 				return -1;
@@ -2253,8 +2257,6 @@ static void follow_hook_links(struct fs_plan *fp)
 		int rd;
 
 		cleanup_free char *dir_real = NULL;
-		char link[64], buf[PATH_MAX];
-		ssize_t n_real;
 
 		if (o->role != FS_PROTECT || !o->hooks || !o->present || o->lifted || o->fd < 0 ||
 		    (!S_ISDIR(o->mode) && !S_ISLNK(o->mode)))
@@ -2266,14 +2268,7 @@ static void follow_hook_links(struct fs_plan *fp)
 				      : openat(o->fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 		if (rd < 0)
 			continue;
-		snprintf(link, sizeof(link), "/proc/self/fd/%d", rd);
-		if ((n_real = readlink(link, buf, sizeof(buf) - 1)) <= 0 || buf[0] != '/') {
-			close(rd);
-			continue;
-		}
-		buf[n_real] = '\0';
-		dir_real = moat_xstrdup(buf);
-		if (!(d = fdopendir(rd))) {
+		if (!(dir_real = fd_real(rd)) || !(d = fdopendir(rd))) {
 			close(rd);
 			continue;
 		}

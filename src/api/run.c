@@ -142,7 +142,7 @@ static void note_made_watched(struct moat_plan *plan)
 			"command chose): %s\n",
 		first, n > 1 ? " (and other watched entries)" : "",
 		n_left == n ? "left in place (a directory): look at it before running git beside it"
-		: n_left	    ? "files removed, directories left in place"
+		: n_left    ? "files removed, directories left in place"
 			    : "removed");
 	if (!v->enforced)
 		return;

@@ -725,14 +725,9 @@ void backend_verdict_fs(const char *tool, size_t n_bound, size_t n_pins, size_t 
 				tool, n_expanded);
 }
 
-/* A declared directory descriptor (--keep-fd N, a directory or an O_PATH
- * of one) is a way out of every mount view: openat(N, "..") and
- * /proc/self/fd/N/.. walk the host's own tree from it, whatever the
- * sandbox's mount namespace shows.  Only Landlock, bound to inodes, still
- * refuses what the grants do not name (measured: the conformance probe
- * fd-dir-escape read a secret beside the directory under native, bwrap,
- * nsjail and oci with MOAT_HOST_LIMIT=landlock=0, each claiming fs.read).
- * Without it the file system properties the view gave are missing. */
+/* A protected file with another hard link (fs_obj.hard_linked) can be
+ * written through that name, wherever it lies, whatever holds this one:
+ * fs.write missing, naming it. */
 void backend_verdict_linked_protected(const struct fs_plan *fp, struct moat_verdict *props)
 {
 	size_t i, n = 0;
@@ -750,6 +745,14 @@ void backend_verdict_linked_protected(const struct fs_plan *fp, struct moat_verd
 				first, n > 1 ? " (and other protected files)" : "");
 }
 
+/* A declared directory descriptor (--keep-fd N, a directory or an O_PATH
+ * of one) is a way out of every mount view: openat(N, "..") and
+ * /proc/self/fd/N/.. walk the host's own tree from it, whatever the
+ * sandbox's mount namespace shows.  Only Landlock, bound to inodes, still
+ * refuses what the grants do not name (measured: the conformance probe
+ * fd-dir-escape read a secret beside the directory under native, bwrap,
+ * nsjail and oci with MOAT_HOST_LIMIT=landlock=0, each claiming fs.read).
+ * Without it the file system properties the view gave are missing. */
 void backend_verdict_kept_dirs(const struct moat_policy *p, const struct backend_plan *bp, struct moat_verdict *props)
 {
 	static const enum moat_property fs_props[] = {MOAT_P_FS_READ, MOAT_P_FS_WRITE, MOAT_P_FS_SECRETS};

@@ -20,6 +20,7 @@
 #include "util/cleanup.h"
 #include "policy/protected.h"
 #include "util/mem.h"
+#include "util/openat2.h"
 #include "util/path.h"
 
 /* As the kernel's own limit on nested links (MAXSYMLINKS). */
@@ -70,6 +71,7 @@ void fs_plan_free(struct fs_plan *fp)
 	for (i = 0; i < fp->n_names; i++)
 		free(fp->names[i]);
 	free(fp->names);
+	free(fp->by_real);
 	memset(fp, 0, sizeof(*fp));
 }
 
@@ -233,25 +235,13 @@ static void walk_out_free(struct walk_out *w)
 	w->fd = w->parent_fd = -1;
 }
 
-struct moat_open_how {
-	uint64_t flags, mode, resolve;
-};
-#ifndef SYS_openat2
-#define SYS_openat2 437
-#endif
-#define MOAT_RESOLVE_NO_MAGICLINKS 0x02
-#define MOAT_RESOLVE_NO_SYMLINKS 0x04
-#define MOAT_RESOLVE_BENEATH 0x08
-
 /* Does the absolute, normalised `path` resolve without any symlink?  Then
  * one openat2(2) gives the object.  -1 with errno otherwise (ELOOP: a link on
  * the way; ENOENT; ENOSYS on kernels before 5.6): the caller walks. */
 static int open_no_symlinks(const char *path)
 {
-	struct moat_open_how how = {.flags = O_PATH | O_NOFOLLOW | O_CLOEXEC,
-				    .resolve = MOAT_RESOLVE_NO_SYMLINKS | MOAT_RESOLVE_NO_MAGICLINKS};
-
-	return (int)syscall(SYS_openat2, AT_FDCWD, path, &how, sizeof(how));
+	return moat_openat2(AT_FDCWD, path, O_PATH | O_NOFOLLOW | O_CLOEXEC,
+			    MOAT_RESOLVE_NO_SYMLINKS | MOAT_RESOLVE_NO_MAGICLINKS);
 }
 
 static void record_link(struct fs_plan *fp, const char *real, const char *text, bool for_deny)
@@ -298,6 +288,59 @@ static void walk_absent(struct walk_out *w, const char *real, const char *comp, 
 	w->parent_fd = steal_fd(cur);
 }
 
+/* walk_from's common case in one call: `path` present, with no link on the
+ * way or at its end and no "..", is the object the component walk would
+ * reach (it stops at every link, followed or not).  Its real path is
+ * `start_real` joined with the components.  Returns true with *w filled;
+ * false, having changed nothing, for the walk to decide. */
+static bool walk_fast(int start, const char *start_real, const char *path, struct walk_out *w)
+{
+	char real[PATH_MAX];
+	size_t len = strlen(start_real);
+	const char *p = path;
+	struct stat st;
+	int fd;
+
+	while (*p == '/')
+		p++;
+	if (!*p || len >= sizeof(real))
+		return false;
+	memcpy(real, start_real, len + 1);
+	for (const char *c = p; *c;) {
+		size_t n = strcspn(c, "/");
+
+		if (n == 2 && c[0] == '.' && c[1] == '.')
+			return false;
+		if (!(n == 1 && c[0] == '.')) {
+			bool root = len == 1 && real[0] == '/';
+			if (len + 1 + n >= sizeof(real))
+				return false;
+			if (!root)
+				real[len++] = '/';
+			memcpy(real + len, c, n);
+			len += n;
+			real[len] = '\0';
+		}
+		c += n;
+		while (*c == '/')
+			c++;
+	}
+	fd = moat_open_beneath_nolinks(start, p);
+	if (fd < 0)
+		return false;
+	if (fstat(fd, &st) != 0 || S_ISLNK(st.st_mode)) {
+		close(fd);
+		return false;
+	}
+	memset(w, 0, sizeof(*w));
+	w->fd = fd;
+	w->parent_fd = -1;
+	w->st = st;
+	w->real = moat_xstrdup(real);
+	w->present = true;
+	return true;
+}
+
 /* Resolve `path` (absolute, normalised) one component at a time from `start`
  * (a directory descriptor whose real path is `start_real`), never letting
  * the kernel follow a link: each link is read and its text walked in turn,
@@ -308,11 +351,15 @@ static void walk_absent(struct walk_out *w, const char *real, const char *comp, 
 static int walk_from(struct fs_plan *fp, int start, const char *start_real, const char *path, bool follow,
 		     bool follow_final, bool for_deny, struct walk_out *w, struct moat_error *err)
 {
-	cleanup_close int cur = fcntl(start, F_DUPFD_CLOEXEC, 3);
-	cleanup_free char *rest = moat_xstrdup(path);
+	cleanup_close int cur = -1;
+	cleanup_free char *rest = NULL;
 	char real[PATH_MAX];
 	size_t links = 0, off = 0;
 
+	if (walk_fast(start, start_real, path, w))
+		return 0;
+	cur = fcntl(start, F_DUPFD_CLOEXEC, 3);
+	rest = moat_xstrdup(path);
 	memset(w, 0, sizeof(*w));
 	w->fd = w->parent_fd = -1;
 	if (cur < 0)
@@ -627,13 +674,13 @@ static size_t names_below(const struct deny_tree *t, const char *dir)
 static int dnode_open(struct deny_tree *t, const char *path)
 {
 	bool list = names_below(t, path) >= LIST_MIN_NAMES;
-	struct moat_open_how how = {.flags = (list ? O_RDONLY : O_PATH) | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC,
-				    .resolve = MOAT_RESOLVE_NO_SYMLINKS | MOAT_RESOLVE_NO_MAGICLINKS};
 	struct dnode d = {.listed = list};
 	struct dirent *e;
 	DIR *dir;
 	size_t i;
-	int fd = (int)syscall(SYS_openat2, AT_FDCWD, path, &how, sizeof(how)), read_err;
+	int fd = moat_openat2(AT_FDCWD, path, (list ? O_RDONLY : O_PATH) | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC,
+			      MOAT_RESOLVE_NO_SYMLINKS | MOAT_RESOLVE_NO_MAGICLINKS),
+	    read_err;
 
 	if (fd < 0)
 		return errno == ENOENT ? NODE_ABSENT : NODE_NONE;
@@ -1106,37 +1153,130 @@ static int expand(struct fs_plan *fp, size_t grant, int dir, const char *real, i
 
 /* --- protected entries --------------------------------------------------- */
 
-static bool protect_known_as(const struct fs_plan *fp, const char *real, enum fs_role role)
-{
-	size_t i;
+/* --- the objects by real path ---------------------------------------------
+ * A write grant over a folder of repositories holds a few entries in each
+ * (about 5 a repository, 1000 for 200), and each new one asks whether its
+ * path, or a directory above it, is held already: a pass over the plan
+ * each time made planning quadratic.  The table answers from the entries'
+ * real paths; it is filled when asked, with every object added since
+ * (their real path is set as they are added), and an object whose real
+ * path is not set yet is looked at by a pass over the few after it. */
 
-	for (i = 0; i < fp->n; i++)
-		if (fp->obj[i].role == role && strcmp(fp->obj[i].real, real) == 0)
-			return true;
-	return false;
+static uint64_t real_hash(const char *s)
+{
+	uint64_t h = 1469598103934665603ULL; /* FNV-1a */
+
+	for (; *s; s++)
+		h = (h ^ (unsigned char)*s) * 1099511628211ULL;
+	return h;
 }
 
-static bool protect_known(const struct fs_plan *fp, const char *real)
+static void by_real_put(struct fs_plan *fp, size_t i)
+{
+	size_t mask, h;
+
+	if (2 * (fp->by_real_n + 1) > fp->by_real_cap) {
+		size_t old_cap = fp->by_real_cap, k;
+		size_t *old = fp->by_real;
+
+		fp->by_real_cap = old_cap ? 2 * old_cap : 256;
+		fp->by_real = moat_xcalloc(fp->by_real_cap, sizeof(*fp->by_real));
+		fp->by_real_n = 0;
+		for (k = 0; k < old_cap; k++)
+			if (old[k])
+				by_real_put(fp, old[k] - 1);
+		free(old);
+	}
+	mask = fp->by_real_cap - 1;
+	for (h = real_hash(fp->obj[i].real) & mask; fp->by_real[h]; h = (h + 1) & mask)
+		;
+	fp->by_real[h] = i + 1;
+	fp->by_real_n++;
+}
+
+typedef bool (*obj_test)(const struct fs_obj *o);
+
+/* The first object (in table order) whose real path is `real` and that
+ * passes `test`, or NULL. */
+static struct fs_obj *find_at(struct fs_plan *fp, const char *real, obj_test test)
 {
 	size_t i;
 
-	for (i = 0; i < fp->n; i++)
-		if ((fp->obj[i].role == FS_PROTECT || fp->obj[i].role == FS_PIN) && strcmp(fp->obj[i].real, real) == 0)
-			return true;
-	return false;
+	while (fp->by_real_upto < fp->n && fp->obj[fp->by_real_upto].real)
+		by_real_put(fp, fp->by_real_upto++);
+	if (fp->by_real_cap) {
+		size_t mask = fp->by_real_cap - 1, h;
+		for (h = real_hash(real) & mask; fp->by_real[h]; h = (h + 1) & mask) {
+			struct fs_obj *o = &fp->obj[fp->by_real[h] - 1];
+			if (strcmp(o->real, real) == 0 && test(o))
+				return o;
+		}
+	}
+	for (i = fp->by_real_upto; i < fp->n; i++)
+		if (fp->obj[i].real && strcmp(fp->obj[i].real, real) == 0 && test(&fp->obj[i]))
+			return &fp->obj[i];
+	return NULL;
+}
+
+static bool is_protect(const struct fs_obj *o)
+{
+	return o->role == FS_PROTECT;
+}
+
+static bool is_pin(const struct fs_obj *o)
+{
+	return o->role == FS_PIN;
+}
+
+static bool is_held(const struct fs_obj *o)
+{
+	return o->role == FS_PROTECT || o->role == FS_PIN;
+}
+
+/* A directory this run pins read-only whole (what is below it cannot be
+ * written or created). */
+static bool is_pinned_dir(const struct fs_obj *o)
+{
+	return o->role == FS_PROTECT && o->present && !o->lifted && S_ISDIR(o->mode);
+}
+
+static bool is_write_grant(const struct fs_obj *o)
+{
+	return o->role == FS_WRITE && o->rule && !o->rule->from_profile && o->present && !o->dropped;
+}
+
+static bool protect_known_as_protect(struct fs_plan *fp, const char *real)
+{
+	return find_at(fp, real, is_protect) != NULL;
+}
+
+static bool protect_known(struct fs_plan *fp, const char *real)
+{
+	return find_at(fp, real, is_held) != NULL;
 }
 
 /* Inside a protected directory this run pins read-only whole: nothing
- * there can be written or created, so nothing more to pin. */
-static bool inside_pinned(const struct fs_plan *fp, const char *real)
+ * there can be written or created, so nothing more to pin.  Asked of each
+ * directory above `real`. */
+static bool inside_pinned(struct fs_plan *fp, const char *real)
 {
-	size_t i;
+	char up[PATH_MAX];
+	size_t len = strlen(real);
+	char *slash;
 
-	for (i = 0; i < fp->n; i++) {
-		const struct fs_obj *o = &fp->obj[i];
-		if (o->role == FS_PROTECT && o->present && !o->lifted && S_ISDIR(o->mode) && strcmp(o->real, real) != 0 &&
-		    path_within(real, o->real))
+	if (len >= sizeof(up) || real[0] != '/')
+		return false;
+	memcpy(up, real, len + 1);
+	while ((slash = strrchr(up, '/')) != NULL && len > 1) {
+		if (slash == up)
+			slash[1] = '\0';
+		else
+			*slash = '\0';
+		len = strlen(up);
+		if (find_at(fp, up, is_pinned_dir))
 			return true;
+		if (len == 1)
+			break;
 	}
 	return false;
 }
@@ -1156,17 +1296,9 @@ static bool lifted(const struct moat_policy *p, const char *lexical, const char 
 
 
 /* An explicit write grant of exactly this object: the user asked for it. */
-static bool granted_write_exactly(const struct fs_plan *fp, const char *real)
+static bool granted_write_exactly(struct fs_plan *fp, const char *real)
 {
-	size_t i;
-
-	for (i = 0; i < fp->n; i++) {
-		const struct fs_obj *g = &fp->obj[i];
-		if (g->role == FS_WRITE && g->rule && !g->rule->from_profile && g->present && !g->dropped &&
-		    strcmp(g->real, real) == 0)
-			return true;
-	}
-	return false;
+	return find_at(fp, real, is_write_grant) != NULL;
 }
 
 /* Could the command create an entry in the directory `dirfd`?  It runs
@@ -1389,24 +1521,21 @@ static int protect_one_try(struct fs_plan *fp, const struct moat_policy *p, size
 		}
 	}
 	if (protect_known(fp, w.real) || fs_is_excluded(fp, w.real)) {
-		size_t k;
+		struct fs_obj *po;
 
 		if (w.present && S_ISLNK(w.st.st_mode) && fs_is_excluded(fp, w.real) && !lifted(p, lexical, w.real, used))
 			follow_add(fp, w.fd, w.real);
 		/* Pinned already, as a directory on the way to another entry
 		 * (a protected link's target in it): that pin only holds the
 		 * name; this entry is protected whole, read-only. */
-		for (k = 0; k < fp->n; k++) {
-			struct fs_obj *po = &fp->obj[k];
-			if (po->role != FS_PIN || strcmp(po->real, w.real) != 0 || protect_known_as(fp, w.real, FS_PROTECT) ||
-			    lifted(p, lexical, w.real, used) || granted_write_exactly(fp, w.real))
-				continue;
+		po = find_at(fp, w.real, is_pin);
+		if (po && !protect_known_as_protect(fp, w.real) && !lifted(p, lexical, w.real, used) &&
+		    !granted_write_exactly(fp, w.real)) {
 			po->role = FS_PROTECT;
 			po->protect_name = name;
 			po->parent = (int)grant;
 			if (po->lock_fd < 0 && lock_fd >= 0)
 				hold_pinned(po, steal_fd(&lock_fd));
-			break;
 		}
 		walk_out_free(&w);
 		return 0;
@@ -1975,15 +2104,14 @@ static int protect_admin_of(struct fs_plan *fp, const struct moat_policy *p, siz
 static int protect_admin_dir(struct fs_plan *fp, const struct moat_policy *p, size_t grant, const char *rel,
 			     bool worktrees, int depth, bool *used, struct moat_error *err)
 {
-	struct moat_open_how how = {.flags = O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC,
-				    .resolve = MOAT_RESOLVE_NO_SYMLINKS | MOAT_RESOLVE_NO_MAGICLINKS | MOAT_RESOLVE_BENEATH};
 	cleanup_closedir DIR *d = NULL;
 	struct dirent *e;
 	int fd, rc = 0;
 
 	if (depth > ADMIN_MAX_DEPTH) /* held whole, as before */
 		return protect_one(fp, p, grant, plan_name(fp, moat_xstrdup(rel)), PROTECTED_ABSENT_IGNORED, used, err);
-	fd = (int)syscall(SYS_openat2, fp->obj[grant].fd, rel, &how, sizeof(how));
+	fd = moat_openat2(fp->obj[grant].fd, rel, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC,
+			  MOAT_RESOLVE_NO_SYMLINKS | MOAT_RESOLVE_NO_MAGICLINKS | MOAT_RESOLVE_BENEATH);
 	if (fd < 0 && errno == ENOSYS)
 		fd = openat(fp->obj[grant].fd, rel, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 	if (fd < 0) {
@@ -2581,13 +2709,11 @@ static int look_again(const struct fs_plan *fp, const struct fs_obj *o, struct s
 	const struct fs_obj *g = &fp->obj[o->parent];
 	size_t glen = strlen(g->real);
 	const char *rel = o->real + glen + (strcmp(g->real, "/") == 0 ? 0 : 1);
-	struct moat_open_how how = {.flags = O_PATH | O_NOFOLLOW | O_CLOEXEC,
-				    .resolve = MOAT_RESOLVE_NO_SYMLINKS | MOAT_RESOLVE_NO_MAGICLINKS | MOAT_RESOLVE_BENEATH};
 	int fd, rc;
 
 	if (strncmp(o->real, g->real, glen) != 0 || !*rel)
 		return 1;
-	fd = (int)syscall(SYS_openat2, g->fd, rel, &how, sizeof(how));
+	fd = moat_open_beneath_nolinks(g->fd, rel);
 	if (fd < 0 && errno == ENOSYS)
 		return fstatat(g->fd, rel, st, AT_SYMLINK_NOFOLLOW) == 0 ? 0 : -1;
 	if (fd < 0)

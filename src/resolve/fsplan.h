@@ -133,6 +133,12 @@ struct fs_plan {
 	 * entries), and the command gets this, the caller's, back.  0: not
 	 * raised. */
 	unsigned long long nofile_soft;
+	/* The objects by real path, for the questions planning asks of every
+	 * protected entry ("held already?", "inside a pinned directory?"):
+	 * an open-addressed table of object indices + 1 (0: empty), filled
+	 * lazily up to obj[by_real_upto] (fsplan.c find_at). */
+	size_t *by_real;
+	size_t by_real_cap, by_real_n, by_real_upto;
 };
 
 void fs_plan_init(struct fs_plan *fp);

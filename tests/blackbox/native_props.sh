@@ -540,8 +540,9 @@ out=$(M "${OFF[@]}" -- "$HELPER" fds 7<"$OUTSIDE/canary.txt")
 like "$out" "(^| )7( |$)" "fd.clean control: fd 7 is inherited without the sandbox ($out)"
 # The sandbox's pid 1 keeps its status pipe and signalfd beside 0-2, none of
 # the plan's descriptors (it closes them beside the command, not at its exit,
-# which moat waits for).
-out=$(M "${S[@]}" -- /bin/sh -c 'ls /proc/1/fd | tr "\n" " "')
+# which moat waits for).  Sorted as numbers: ls sorts "189" before "2", and
+# the status pipe's number grows with the plan (the entries of /etc).
+out=$(M "${S[@]}" -- /bin/sh -c 'ls /proc/1/fd | sort -n | tr "\n" " "')
 like "$out" "^0 1 2 [0-9]+ [0-9]+ $" "fd.clean: the sandbox's pid 1 holds 0-2, its status pipe and its signalfd ($out)"
 
 # --- degradation: the Landlock-only fallback (no namespace at all) ---------------

@@ -143,6 +143,8 @@ TOOL_PAIRS = [("moat_strict", "unshare_floor", "native", "the namespace floor (n
                "passes its filter and arguments by fd)"),
               ("moat_oci", "runc", "oci (runc)", "runc running the bundle `moat export --backend oci` wrote"),
               ("moat_gvisor", "runsc", "gvisor", "runsc running the bundle `moat export --backend gvisor` wrote"),
+              ("moat_gvisor_prefer", "runsc", "gvisor (degraded)", "runsc running the bundle `moat export --backend "
+               "gvisor` wrote (moat's strict is degraded under gVisor: `--mode prefer`, fs.* missing)"),
               ("moat_firejail", "firejail", "firejail", "firejail's one-line equivalent (moat's strict is "
                "degraded under firejail: `--mode prefer`)")]
 
@@ -562,6 +564,9 @@ labels = {
     "moat_oci": "`MOAT_OCI_RUNTIME=runc moat run --backend oci --profile strict -- /bin/true`",
     "runc": "runc alone, on the bundle `moat export --backend oci` wrote: `runc --root=DIR/state run --bundle DIR ...`",
     "moat_gvisor": "`moat run --backend gvisor --profile strict -- /bin/true`",
+    "moat_gvisor_prefer": "`moat run --backend gvisor --profile strict --mode prefer -- /bin/true` (degraded: under "
+                          "gVisor moat reports fs.read, fs.write and fs.secrets missing, runsc binding each grant by "
+                          "its name)",
     "runsc": "runsc alone, on the bundle `moat export --backend gvisor` wrote: `runsc --root=DIR/state ... run "
              "--bundle DIR ...`",
     "srt": "npm sandbox runtime: `srt --settings bench/srt-settings.json /bin/true`",

@@ -302,6 +302,19 @@ static void check_row(const struct row *r, const struct moat_bpf *bpf)
 			ok(c.reported || c.killed, "[control] %s without filter: %s (differs)", r->what, cd);
 		break;
 	case E_KILLED:
+		/* A kernel without the 32-bit entry (IA32 emulation off, or a
+		 * guest that traps int $0x80 itself) kills the unfiltered
+		 * control with SIGSEGV: no system call is made, so there is
+		 * nothing for the filter to refuse, and the filtered run dies
+		 * the same way.  Skipped, on the control's evidence; any
+		 * other outcome of the filtered run still fails below. */
+		if (r->act == A_INT80 && c.killed && c.sig == SIGSEGV && f.killed && f.sig == SIGSEGV) {
+			ok(1, "[%s] %s -> killed by SIGSYS # SKIP int $0x80 makes no system call on this kernel "
+			      "(without a filter: %s)",
+			   filter_name(r->filter), r->what, cd);
+			ok(1, "[control] %s without filter: %s # SKIP no 32-bit system call entry", r->what, cd);
+			break;
+		}
 		ok(f.killed && f.sig == SIGSYS, "[%s] %s -> killed by SIGSYS", filter_name(r->filter), r->what);
 		if (!(f.killed && f.sig == SIGSYS))
 			printf("#   got: %s\n", fd);

@@ -1245,11 +1245,6 @@ static bool is_write_grant(const struct fs_obj *o)
 	return o->role == FS_WRITE && o->rule && !o->rule->from_profile && o->present && !o->dropped;
 }
 
-static bool protect_known_as_protect(struct fs_plan *fp, const char *real)
-{
-	return find_at(fp, real, is_protect) != NULL;
-}
-
 static bool protect_known(struct fs_plan *fp, const char *real)
 {
 	return find_at(fp, real, is_held) != NULL;
@@ -1529,7 +1524,7 @@ static int protect_one_try(struct fs_plan *fp, const struct moat_policy *p, size
 		 * (a protected link's target in it): that pin only holds the
 		 * name; this entry is protected whole, read-only. */
 		po = find_at(fp, w.real, is_pin);
-		if (po && !protect_known_as_protect(fp, w.real) && !lifted(p, lexical, w.real, used) &&
+		if (po && !find_at(fp, w.real, is_protect) && !lifted(p, lexical, w.real, used) &&
 		    !granted_write_exactly(fp, w.real)) {
 			po->role = FS_PROTECT;
 			po->protect_name = name;

@@ -179,6 +179,10 @@ $(BUILD)/tests/test_seccomp_kafel: $(BUILD)/tests/bpf_interp.o
 $(BUILD)/helpers/%: tests/helpers/%.c
 	@mkdir -p $(@D)
 	$(CC) $(HELPER_CFLAGS) -static -o $@ $< 2>/dev/null || $(CC) $(HELPER_CFLAGS) -o $@ $<
+# jsonget runs beside the tests, never in a sandbox: jansson, dynamic.
+$(BUILD)/helpers/jsonget: tests/helpers/jsonget.c
+	@mkdir -p $(@D)
+	$(CC) $(HELPER_CFLAGS) -o $@ $< $(PKG_DYNLIBS)
 
 # moat(1) comes from the binary itself: `moat help man` prints it from the
 # tables --help is made of.

@@ -72,10 +72,7 @@ fi
 # (before this fix about 3% of bwrap runs left the sandbox's first process
 # behind).  The helper is the subreaper of the runs: whatever outlives its
 # moat comes back to it and is counted.
-# The sanitizer passes (MOAT_TEST_SAN=1, tests/run-all) look for memory
-# errors on these paths, not for the race: fewer rounds there.
 KILLS=${MOAT_TEST_KILLS:-300}
-[ "${MOAT_TEST_SAN:-0}" = 1 ] && KILLS=${MOAT_TEST_KILLS:-60}
 for b in $BACKENDS; do
 	tap_relay 1 "$b: random kills" < <("$PY" "$ROOT/tests/lib/killrace.py" random "$MOAT" "$b" "$W" "$KILLS" 2>&1)
 done
@@ -90,9 +87,6 @@ JC_BACKENDS=$BACKENDS
 	JC_BACKENDS="$JC_BACKENDS oci"
 for b in $JC_BACKENDS; do
 	tap_relay 6 "$b: job control by signals" < <("$PY" "$ROOT/tests/lib/jobctl.py" signals "$MOAT" "$b" "$W" 2>&1)
-	# The terminal case drives the same code as the signals one; the
-	# sanitizer passes run it for native only.
-	[ "${MOAT_TEST_SAN:-0}" = 1 ] && [ "$b" != native ] && continue
 	tap_relay 6 "$b: job control at a terminal" < <("$PY" "$ROOT/tests/lib/jobctl.py" terminal "$MOAT" "$b" "$W" 2>&1)
 done
 
@@ -501,7 +495,11 @@ for b in $BACKENDS; do
 		nofile "$1" "$MOAT" run --backend "$b" --mode prefer --report "$REPORTS/fd.json" -- /bin/true 2>"$SCRATCH/fd.err"
 	}
 	"$MOAT" run --backend "$b" --mode prefer --report "$REPORTS/fd-base.json" -- /bin/true 2>/dev/null
-	base=$(json_get "$REPORTS/fd-base.json" '["properties"]')
+	# The verdicts and mechanisms, without their counts: how many Landlock
+	# rules and binds a run makes follows the host's /etc, /dev and /run,
+	# where other lanes (or the host) add and remove entries meanwhile.
+	verdicts() { json_get "$1" '["properties"]' 2>/dev/null | sed -E 's/[0-9]+/N/g'; }
+	base=$(verdicts "$REPORTS/fd-base.json")
 	hard=$(ulimit -Hn)
 	{ [ "$hard" = unlimited ] || [ "$hard" -gt 4096 ]; } && hard=4096
 	lo=20 hi=$hard
@@ -537,7 +535,7 @@ for b in $BACKENDS; do
 			climb="$climb $at"
 			at=$((at + 1))
 		done
-		is "$rc:$(json_get "$REPORTS/fd.json" '["properties"]' 2>/dev/null)" "0:$base" \
+		is "$rc:$(verdicts "$REPORTS/fd.json")" "0:$base" \
 			"  at $at it runs, with the verdicts of an unlimited run${climb:+ (the need grew since the search: failed cleanly at$climb)}"
 	else
 		ok 1 "$b: runs with RLIMIT_NOFILE $hi ($(head -1 "$SCRATCH/fd.err"))"

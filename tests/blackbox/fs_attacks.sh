@@ -116,13 +116,7 @@ held() {
 
 # The backends that run a plain command here, for this user.
 BACKENDS="native"
-# The sanitizer passes (MOAT_TEST_SAN=1) check moat's own code for memory
-# errors: native and bwrap exercise it here; every backend's compiler runs
-# under the sanitizer in backends.sh.
-SAN_ONLY=
-[ "${MOAT_TEST_SAN:-0}" = 1 ] && SAN_ONLY=" native bwrap "
 for b in bwrap oci gvisor firejail; do
-	[ -n "$SAN_ONLY" ] && case $SAN_ONLY in *" $b "*) ;; *) continue ;; esac
 	if env HOME="$HOMED" "$MOAT" run --backend "$b" --mode prefer --profile strict -- /bin/true 2>/dev/null; then
 		BACKENDS="$BACKENDS $b"
 	else

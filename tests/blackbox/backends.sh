@@ -51,6 +51,10 @@ M() { # M BACKEND ARGS... : moat run under BACKEND with the fake HOME
 	env HOME="$HOMED" MOAT_TEST_TOKEN="$ENV_MARK" "$MOAT" run --backend "$b" "$@" 2>"$SCRATCH/last.err"
 	rc=$?
 	cat "$SCRATCH/last.err" >>"$SCRATCH/all.err"
+	# A run that did not reach its command (moat's 125, the tool's 126 or
+	# 127, a signal) says why in the TAP: its stdout, which the checks
+	# read, is then empty.
+	[ $rc -ge 125 ] && tail -3 "$SCRATCH/last.err" | sed "s/^/# [$b exit $rc] /" >&2
 	return $rc
 }
 S=(--profile strict --read "$RO" --write "$PROJ")

@@ -9,7 +9,8 @@
 # The account is a uid of this test's with a home in its scratch
 # directory, in a copy of /etc/passwd bound over the real one in a mount
 # namespace of the test's: no real credential is read or written.  Needs
-# root (the bind mount, the uid); the sanitizer lane runs it too.
+# root (the bind mount, the uid); tests/run-all runs it as root with the
+# sanitizer build too.
 set -u
 . "$(dirname "$0")/../lib/tap.sh"
 [ "$(id -u)" = 0 ] || skip_all "needs root: a passwd entry bound over /etc/passwd in a mount namespace, and its uid"

@@ -96,8 +96,8 @@ EOF
 # json_get), which prints a null as j.py does; it leaves the rest to j.py.
 j() {
 	local rc
-	if [ "$1" = get ] && [ -x "$BUILD/helpers/jsonget" ]; then
-		"$BUILD/helpers/jsonget" --null-json "$2" "$3"
+	if [ "$1" = get ]; then
+		jsonget_try --null-json "$2" "$3"
 		rc=$?
 		[ "$rc" -eq 3 ] || return "$rc"
 	fi

@@ -179,11 +179,19 @@ scratch() {
 # only) answers that.
 json_get() { # json_get FILE EXPR   e.g. json_get r.json '["status"]'
 	local rc
-	if [ -x "$BUILD/helpers/jsonget" ]; then
-		"$BUILD/helpers/jsonget" "$1" "$2"
-		rc=$?
-		[ "$rc" -eq 3 ] || return "$rc"
-	fi
+	jsonget_try "$1" "$2"
+	rc=$?
+	[ "$rc" -eq 3 ] || return "$rc"
+	json_py "$1" "$2"
+}
+# jsonget_try [--null-json] FILE EXPR: the helper's answer, or exit 3 (and
+# nothing printed) where Python must answer, the helper not built included.
+jsonget_try() {
+	[ -x "$BUILD/helpers/jsonget" ] || return 3
+	"$BUILD/helpers/jsonget" "$@"
+}
+# json_py FILE EXPR: Python's answer, the one json_get gives.
+json_py() {
 	/usr/bin/python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); v=eval("d"+sys.argv[2]); print(json.dumps(v) if isinstance(v,(dict,list)) else v)' "$1" "$2"
 }
 

@@ -15,7 +15,7 @@ if [ ! -x "$JG" ]; then
 fi
 
 py_get() { # what json_get printed before jsonget: Python alone
-	/usr/bin/python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); v=eval("d"+sys.argv[2]); print(json.dumps(v) if isinstance(v,(dict,list)) else v)' "$1" "$2" 2>/dev/null
+	json_py "$1" "$2" 2>/dev/null
 	echo "rc=$?"
 }
 cached() { # json_get's answer, the exit status with it

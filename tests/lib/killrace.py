@@ -104,7 +104,12 @@ def held(stop_instead):
     except ProcessLookupError:
         pass
     if stop_instead:
-        time.sleep(2.5)  # the hold is over; the command runs
+        # The hold (1 s) is over and the command runs: it marks that, up
+        # to 15 s on a loaded machine (a fixed 2.5 s was too short beside
+        # two other lanes).
+        end = time.time() + 15
+        while time.time() < end and not os.path.exists(ran):
+            time.sleep(0.05)
         say(bool(left()) and not eof_within(r, 0.1),
             "%s: control: moat alive (stopped): the sandbox runs on and holds stdout" % backend)
         for sig in (signal.SIGKILL, signal.SIGCONT):

@@ -1185,6 +1185,16 @@ TL_WHAT = {
     ("main", "parsed"): "what the host offers (`host_probe`), flags and profile to the policy",
     ("parsed", "planned"): "the plan: every path to its object, the backend's compile (Landlock rules, BPF, "
                            "environment; without namespaces the per-run tmp and the host's cgroups)",
+    ("parsed", "plan.env"): "the plan begins: the command's environment",
+    ("plan.env", "planned"): "the plan without a sandbox (--mode off): the launcher's",
+    ("plan.env", "fs.rules"): "every path rule of the policy to its object (one walk each; the denied credential "
+                              "paths a directory listing at a time)",
+    ("fs.rules", "fs.conflicts"): "links a deny was reached through; grants against denies",
+    ("fs.conflicts", "fs.expanded"): "each granted directory that holds a denied path granted entry by entry "
+                                     "(/etc around /etc/shadow: a descriptor and an fstat each)",
+    ("fs.expanded", "plan.fs"): "the protected names of write grants (none without one)",
+    ("plan.fs", "planned"): "the backend's compile: Landlock rules, the BPF program, the view, the environment; "
+                            "without namespaces the per-run tmp and the host's cgroups",
     ("planned", "clone"): "the guard, placeholders, the tree's cgroup, pipes",
     ("clone", "child.start"): "clone(2), with the namespaces when there are some, to the child's first step",
     ("clone", "reaped"): "clone(2), exec of the command, its run and exit, moat told (no sandbox)",

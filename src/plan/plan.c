@@ -7,6 +7,7 @@
 #include "policy/env.h"
 #include "util/cleanup.h"
 #include "util/mem.h"
+#include "util/timeline.h"
 
 extern char **environ;
 
@@ -315,6 +316,7 @@ static int build(const struct moat_policy *p, const struct moat_host *h, const c
 	plan->backend_asked = p->backend;
 	if (env_build(p, environ, &plan->envp, &plan->env_names, err) < 0)
 		return -1;
+	moat_timeline_mark("plan.env");
 
 	if (!export_dir && (p->mode == MOAT_MODE_OFF || strcmp(p->backend, "none") == 0)) {
 		/* Unsandboxed: moat's own environment, with the policy's
@@ -353,6 +355,7 @@ static int build(const struct moat_policy *p, const struct moat_host *h, const c
 	/* Every path, once, to its object: what each backend compiles from. */
 	if (fs_plan_build(p, env_strv_get(plan->envp, "HOME"), &plan->fs, err) < 0)
 		return -1;
+	moat_timeline_mark("plan.fs");
 	if (export_dir) {
 		struct candidate c;
 		const struct moat_backend *b = backend_lookup(p->backend);

@@ -20,6 +20,7 @@
 #include "util/cleanup.h"
 #include "policy/protected.h"
 #include "util/mem.h"
+#include "util/timeline.h"
 #include "util/openat2.h"
 #include "util/path.h"
 
@@ -2511,6 +2512,7 @@ int fs_plan_build(const struct moat_policy *p, const char *home, struct fs_plan 
 		if (resolve_rule(fp, p, &p->terminal[i], &dt, err) < 0)
 			goto fail;
 	deny_tree_free(&dt);
+	moat_timeline_mark("fs.rules");
 	/* Links a deny was reached through are excluded too: replacing one
 	 * would move the denied name somewhere else. */
 	for (i = 0; i < fp->n_links; i++)
@@ -2518,6 +2520,7 @@ int fs_plan_build(const struct moat_policy *p, const char *home, struct fs_plan 
 			excluded_add(fp, fp->links[i].real);
 	if (check_conflicts(fp, err) < 0)
 		goto fail;
+	moat_timeline_mark("fs.conflicts");
 	n_rules = fp->n;
 	for (i = 0; i < n_rules; i++) {
 		struct fs_obj *g = &fp->obj[i];
@@ -2529,6 +2532,7 @@ int fs_plan_build(const struct moat_policy *p, const char *home, struct fs_plan 
 		if (expand(fp, i, g->fd, g->real, 0, err) < 0)
 			goto fail;
 	}
+	moat_timeline_mark("fs.expanded");
 	if (protect_grants(fp, p, err) < 0)
 		goto fail;
 	return 0;

@@ -496,6 +496,7 @@ struct conn {
 	const struct upstream_proxy *upx; /* the upstream for the destination as asked, or NULL */
 	int up_status;			  /* the last upstream's answer, for the message; 0: none */
 	bool up_socks;
+	bool up_socks4;
 	struct netproxy_request req; /* HTTP */
 	struct netproxy_target t;
 	bool tunnel;
@@ -674,7 +675,8 @@ static void fail(struct netproxy *np, struct conn *c, int e)
 	proxy_event(np, c, NETPROXY_EV_FAILED);
 	target_text(c, tt, sizeof(tt));
 	if (c->up_status && c->up_socks)
-		snprintf(what, sizeof(what), "the upstream SOCKS5 proxy refused %s (reply %d)", tt, c->up_status);
+		snprintf(what, sizeof(what), "the upstream SOCKS%d proxy refused %s (reply %d)", c->up_socks4 ? 4 : 5,
+			 tt, c->up_status);
 	else if (c->up_status)
 		snprintf(what, sizeof(what), "the upstream proxy answered %d for %s", c->up_status, tt);
 	else
@@ -777,6 +779,7 @@ static void upstream_end(struct conn *c)
 	if (c->up.status) {
 		c->up_status = c->up.status;
 		c->up_socks = c->up.socks;
+		c->up_socks4 = c->up.socks4;
 	}
 	upstream_close(&c->up);
 	c->via_up = false;

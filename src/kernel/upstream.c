@@ -1,5 +1,5 @@
-/* An HTTP or SOCKS5 CONNECT through the host's proxy, without blocking
- * (kernel/upstream.h). */
+/* An HTTP, SOCKS5 or SOCKS4 CONNECT through the host's proxy, without
+ * blocking (kernel/upstream.h). */
 #include "kernel/upstream.h"
 
 #include <arpa/inet.h>
@@ -67,6 +67,56 @@ static int socks_messages(struct upstream_conn *u, const struct upstream_proxy *
 	return 0;
 }
 
+/* SOCKS4's one request: VN 4, CD 1 (CONNECT), the port, the IPv4
+ * address, the user id and a NUL; SOCKS4a puts 0.0.0.1 for the address
+ * and the name, NUL-terminated, after the user id.  A user id or a name
+ * with a NUL in it cannot be sent (the proxy would read less). */
+static int socks4_request(struct upstream_conn *u, const struct upstream_proxy *p, const char *host, uint16_t port)
+{
+	unsigned char a[16];
+	size_t hl = strlen(host), ul = p->auth ? p->auth_len : 0, n = 0;
+	bool v4 = inet_pton(AF_INET, host, a) == 1;
+	char *m;
+
+	if (!v4 && inet_pton(AF_INET6, host, a) == 1)
+		return -ENETUNREACH; /* SOCKS4 has no IPv6 */
+	if (!v4 && !p->socks4a)
+		return -EHOSTUNREACH; /* a name needs SOCKS4a */
+	if ((!v4 && hl > 255) || ul > 255 || (ul && memchr(p->auth, 0, ul)))
+		return -EINVAL;
+	m = u->req = moat_xmalloc(8 + ul + 1 + hl + 1);
+	m[n++] = 4, m[n++] = 1;
+	m[n++] = (char)(port >> 8), m[n++] = (char)(port & 0xff);
+	if (v4) {
+		memcpy(m + n, a, 4), n += 4;
+	} else {
+		m[n++] = 0, m[n++] = 0, m[n++] = 0, m[n++] = 1;
+	}
+	if (ul)
+		memcpy(m + n, p->auth, ul), n += ul;
+	m[n++] = 0;
+	if (!v4) {
+		memcpy(m + n, host, hl), n += hl;
+		m[n++] = 0;
+	}
+	u->req_len = n;
+	u->socks = u->socks4 = true;
+	return 0;
+}
+
+int upstream_socks4_reply(const unsigned char b[8], int *code)
+{
+	/* VN is 0 (RFC-less SOCKS4's text); some servers echo 4. */
+	if (b[0] != 0 && b[0] != 4)
+		return -1;
+	if (b[1] == 90)
+		return 1;
+	if (b[1] < 91 || b[1] > 93)
+		return -1;
+	*code = b[1];
+	return 0;
+}
+
 int upstream_start(struct upstream_conn *u, const struct upstream_proxy *p, const char *host, uint16_t port)
 {
 	int fd;
@@ -88,7 +138,7 @@ int upstream_start(struct upstream_conn *u, const struct upstream_proxy *p, cons
 	u->fd = fd;
 	u->phase = UPSTREAM_CONNECTING;
 	if (host && p->socks) {
-		int rc = socks_messages(u, p, host, port);
+		int rc = p->socks4 ? socks4_request(u, p, host, port) : socks_messages(u, p, host, port);
 		if (rc < 0) {
 			upstream_close(u);
 			return rc;
@@ -226,12 +276,26 @@ static int socks_take(struct upstream_conn *u, size_t want)
 	return 1;
 }
 
-/* One reply of the SOCKS5 exchange, and the message it calls for. */
+/* One reply of the SOCKS5 exchange, and the message it calls for; SOCKS4's
+ * one reply. */
 static int socks_read(struct upstream_conn *u)
 {
 	const unsigned char *b;
-	int rc, len;
+	int rc, len, code = 0;
 
+	if (u->socks4) {
+		if ((rc = socks_take(u, 8)) <= 0)
+			return rc;
+		rc = upstream_socks4_reply(u->reply, &code);
+		if (rc < 0)
+			return -EPROTO;
+		if (rc == 0) {
+			u->status = code;
+			return -ECONNREFUSED;
+		}
+		u->phase = UPSTREAM_DONE;
+		return 1;
+	}
 	switch (u->socks_step) {
 	case UPSTREAM_SOCKS_METHOD:
 		if ((rc = socks_take(u, 2)) <= 0)
@@ -325,7 +389,7 @@ void upstream_close(struct upstream_conn *u)
 		close(u->fd);
 	u->fd = -1;
 	/* The request holds moat's proxy credentials (SOCKS5: the message
-	 * still to send, or being sent). */
+	 * still to send, or being sent; SOCKS4: its user id). */
 	if (u->req)
 		explicit_bzero(u->req, u->req_len);
 	if (u->socks_auth)

@@ -2,9 +2,10 @@
  * reaches the outside only through a proxy (HTTPS_PROXY or ALL_PROXY in
  * moat's own environment), the fence (kernel/netfence.h) and the proxy
  * mode (kernel/netproxy.h) connect to that proxy and ask it for a tunnel
- * -- an HTTP CONNECT, or a SOCKS5 CONNECT (RFC 1928, with RFC 1929's user
- * name and password when the URL has them) -- then use the tunnel as they
- * would a direct connection.  Which destinations go through it is the
+ * -- an HTTP CONNECT, a SOCKS5 CONNECT (RFC 1928, with RFC 1929's user
+ * name and password when the URL has them), or a SOCKS4 CONNECT (with the
+ * URL's user id; SOCKS4a's extension for a name) -- then use the tunnel
+ * as they would a direct connection.  Which destinations go through it is the
  * caller's (NO_PROXY, ports).
  *
  * Non-blocking: upstream_start() begins, upstream_events() says what to
@@ -23,12 +24,15 @@
 /* The host's proxy: where it is (moat connects to it from the host's
  * namespace), its kind, and its credentials, or NULL: for HTTP the
  * Proxy-Authorization value ("Basic ..."), for SOCKS5 RFC 1929's request
- * (1, ULEN, user, PLEN, password: auth_len bytes).  The credentials are
- * moat's: they go to the proxy only, never to the command or the report. */
+ * (1, ULEN, user, PLEN, password: auth_len bytes), for SOCKS4 the user id
+ * (auth_len bytes, no NUL).  The credentials are moat's: they go to the
+ * proxy only, never to the command or the report. */
 struct upstream_proxy {
 	struct sockaddr_storage addr;
 	socklen_t addr_len;
-	bool socks; /* SOCKS5; else HTTP CONNECT */
+	bool socks;   /* SOCKS (socks4 says which); else HTTP CONNECT */
+	bool socks4;  /* SOCKS4: IPv4 addresses only, unless socks4a */
+	bool socks4a; /* SOCKS4a: a name too, which the proxy resolves */
 	const char *auth;
 	size_t auth_len;
 };
@@ -58,7 +62,8 @@ struct upstream_conn {
 	unsigned char *reply; /* the reply's head so far (allocated when reading) */
 	size_t reply_len;
 	int status; /* the proxy's status code (SOCKS5: its reply code), once read */
-	bool socks;
+	bool socks;  /* SOCKS5 or SOCKS4 */
+	bool socks4; /* SOCKS4: one request (in req), one 8-byte reply */
 	enum upstream_socks_step socks_step;
 	char *socks_auth, *socks_connect; /* the messages still to send (allocated), or NULL */
 	size_t socks_auth_len, socks_connect_len;
@@ -68,11 +73,12 @@ struct upstream_conn {
  * connect begun.  With a target (host: a name, or an address as text --
  * an IPv6 one is bracketed here), the CONNECT host:port request is made
  * ready; without (host NULL), the connection itself is the end (the
- * caller speaks to the proxy itself; an HTTP proxy only: a SOCKS5 proxy
+ * caller speaks to the proxy itself; an HTTP proxy only: a SOCKS proxy
  * needs a target, -EINVAL).  SOCKS5 is asked for a name as a name (moat
  * never resolves it for the proxy, as with socks5h), for an address as
- * that address.  0, or -errno with nothing open.  u->fd may be polled at
- * once. */
+ * that address.  SOCKS4 takes an IPv4 address only (-ENETUNREACH for an
+ * IPv6 one, -EHOSTUNREACH for a name), SOCKS4a a name as well.  0, or
+ * -errno with nothing open.  u->fd may be polled at once. */
 int upstream_start(struct upstream_conn *u, const struct upstream_proxy *p, const char *host, uint16_t port)
     __attribute__((nonnull(1, 2), warn_unused_result));
 
@@ -82,7 +88,7 @@ short upstream_events(const struct upstream_conn *u) __attribute__((nonnull));
 /* Advance after poll said the fd is ready (or at any time: a step that
  * cannot advance returns 0).  1: done (u->fd is the tunnel, positioned
  * right after the proxy's reply head); 0: not yet; -errno: failed
- * (-ECONNREFUSED when the proxy answered other than 2xx, or a SOCKS5
+ * (-ECONNREFUSED when the proxy answered other than 2xx, or a SOCKS
  * proxy refused the credentials or the CONNECT: u->status says what;
  * -EPROTO for a reply that is not the protocol's). */
 int upstream_step(struct upstream_conn *u) __attribute__((nonnull, warn_unused_result));
@@ -103,5 +109,10 @@ int upstream_parse_reply(const unsigned char *b, size_t n, int *status) __attrib
  * > 0 the whole reply's length, 0 not known yet (fewer than 5 bytes), -1
  * not a reply (version, reserved byte or address type). */
 int upstream_socks_reply_len(const unsigned char *b, size_t n) __attribute__((nonnull));
+
+/* A SOCKS4 reply's 8 bytes (hostile input): 1 granted (90), 0 refused
+ * (*code: 91-93, what the proxy said), -1 not a SOCKS4 reply (its version
+ * byte, or a code SOCKS4 does not have). */
+int upstream_socks4_reply(const unsigned char b[8], int *code) __attribute__((nonnull));
 
 #endif

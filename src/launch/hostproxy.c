@@ -65,6 +65,8 @@ static int one_proxy(const char *var, const char *url, struct net_proxy_url *u, 
 	memcpy(&up->addr, res->ai_addr, res->ai_addrlen);
 	up->addr_len = (socklen_t)res->ai_addrlen;
 	up->socks = u->socks;
+	up->socks4 = u->socks4;
+	up->socks4a = u->socks4a;
 	up->auth = u->auth;
 	up->auth_len = u->auth_len;
 	freeaddrinfo(res);

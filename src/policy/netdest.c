@@ -848,10 +848,14 @@ int net_proxy_url_parse(const char *url, struct net_proxy_url *out, struct net_p
 		u.socks = true;
 		u.socks_h = p[6] == 'h' || p[6] == 'H';
 		p += u.socks_h ? 10 : 9;
+	} else if (strncasecmp(p, "socks4://", 9) == 0 || strncasecmp(p, "socks4a://", 10) == 0) {
+		u.socks = u.socks4 = true;
+		u.socks4a = p[6] == 'a' || p[6] == 'A';
+		p += u.socks4a ? 10 : 9;
 	} else if (strstr(p, "://")) {
 		return refuse(e,
-			      "moat speaks HTTP CONNECT and SOCKS5 to the host's proxy: give its http://, socks5:// or "
-			      "socks5h:// URL",
+			      "moat speaks HTTP CONNECT, SOCKS5 and SOCKS4 to the host's proxy: give an http://, "
+			      "socks5://, socks5h://, socks4:// or socks4a:// URL",
 			      "a proxy URL of scheme \"%.*s\" is not supported", (int)(strstr(p, "://") - p), p);
 	}
 	end = p + strcspn(p, "/?#");
@@ -914,6 +918,26 @@ int net_proxy_url_parse(const char *url, struct net_proxy_url *out, struct net_p
 			free(plain);
 			return refuse(e, NULL, "the proxy's credentials: a bad %%-escape");
 		}
+		if (u.socks4) {
+			/* SOCKS4 sends a user id and nothing else: a password
+			 * would not reach the proxy, so it is refused, not
+			 * dropped. */
+			size_t ul = strlen(plain);
+			bool has_password = memchr(p, ':', n) != NULL;
+			if (has_password || ul < 1 || ul > 255) {
+				explicit_bzero(plain, n + 1);
+				free(plain);
+				return refuse(e, has_password ? "SOCKS4 carries a user id, not a password: give socks4://user@host, or "
+							 "a socks5:// proxy for a user name and password"
+						       : NULL,
+					      "the proxy's credentials: SOCKS4 takes a user id of 1 to 255 bytes%s",
+					      has_password ? " and no password" : "");
+			}
+			u.auth = plain;
+			u.auth_len = ul;
+			*out = u;
+			return 0;
+		}
 		if (u.socks) {
 			int rc = socks_auth(p, n, &u);
 			explicit_bzero(plain, n + 1);
@@ -950,7 +974,13 @@ const char *net_proxy_url_text(const struct net_proxy_url *u, char *buf, size_t 
 {
 	bool v6 = strchr(u->host, ':') != NULL;
 
-	snprintf(buf, len, "%s://%s%s%s:%u", !u->socks ? "http" : u->socks_h ? "socks5h" : "socks5", v6 ? "[" : "",
+	snprintf(buf, len, "%s://%s%s%s:%u",
+		 !u->socks     ? "http"
+		 : u->socks4a  ? "socks4a"
+		 : u->socks4   ? "socks4"
+		 : u->socks_h  ? "socks5h"
+			       : "socks5",
+		 v6 ? "[" : "",
 		 u->host, v6 ? "]" : "", u->port);
 	return buf;
 }

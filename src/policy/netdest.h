@@ -85,25 +85,29 @@ bool net_allow_name_any_port_via(const struct moat_policy *p, const char *name, 
 
 /* An upstream proxy's URL: [SCHEME://][user[:password]@]host[:port][/],
  * host a name, an IPv4 address or a bracketed IPv6 one.  SCHEME http (the
- * default; the port 80 when not given, as Python and Go take it), or
- * socks5 or socks5h (a SOCKS5 proxy, port 1080 by default; moat hands it
- * names either way: socks5h's way, docs/network.md).  The credentials,
- * percent-decoded, become auth: for HTTP the value of a
- * Proxy-Authorization header ("Basic ..."), for SOCKS5 RFC 1929's request
- * (user and password of at most 255 bytes each).  Other schemes (https://,
- * socks4://) are refused. */
+ * default; the port 80 when not given, as Python and Go take it), socks5
+ * or socks5h (a SOCKS5 proxy, port 1080 by default; moat hands it names
+ * either way: socks5h's way, docs/network.md), or socks4 or socks4a (a
+ * SOCKS4 proxy, port 1080: IPv4 addresses only, and names too with
+ * socks4a).  The credentials, percent-decoded, become auth: for HTTP the
+ * value of a Proxy-Authorization header ("Basic ..."), for SOCKS5 RFC
+ * 1929's request (user and password of at most 255 bytes each), for SOCKS4
+ * the user id (1-255 bytes, no password: SOCKS4 has no field for one).
+ * Other schemes (https://) are refused. */
 struct net_proxy_url {
 	char host[NET_PROXY_HOST_MAX + 1]; /* a name (lower case), or an address (IPv6 without brackets) */
 	unsigned short port;
-	bool socks;	 /* socks5:// or socks5h:// */
+	bool socks;	 /* socks5://, socks5h://, socks4:// or socks4a:// */
 	bool socks_h;	 /* socks5h:// (for the text) */
+	bool socks4;	 /* socks4:// or socks4a:// */
+	bool socks4a;	 /* socks4a:// */
 	char *auth;	 /* allocated, or NULL; net_proxy_url_free wipes it */
 	size_t auth_len; /* its bytes (RFC 1929's request may hold a 0: an empty password) */
 };
 int net_proxy_url_parse(const char *url, struct net_proxy_url *out, struct net_parse_error *e);
 void net_proxy_url_free(struct net_proxy_url *u);
 /* The URL without its credentials, for messages and the report:
- * "http://host:port", "socks5h://host:port" (buf >= NET_PROXY_HOST_MAX +
+ * "http://host:port", "socks5h://host:port", "socks4a://host:port" (buf >= NET_PROXY_HOST_MAX +
  * 20 bytes). */
 const char *net_proxy_url_text(const struct net_proxy_url *u, char *buf, size_t len);
 

@@ -48,7 +48,7 @@ TLS_ARGS=()
 PROXYSERVERS_PID=$!
 trap 'rm -f "$SCRATCH/proxyports"; kill "$PROXYSERVERS_PID" 2>/dev/null; netservers_stop; rm -rf "$SCRATCH" "$REPORTS"' EXIT
 for _ in $(seq 200); do [ -s "$SCRATCH/proxyports" ] && break; sleep 0.05; done
-read -r UP TLS SOCKS <"$SCRATCH/proxyports"
+read -r UP TLS SOCKS SOCKS4 <"$SCRATCH/proxyports"
 touch "$SCRATCH/upstream.log"
 j() { json_get "$@" 2>/dev/null; }
 jx() { json_eval "$@" 2>/dev/null; }
@@ -191,9 +191,9 @@ n0=$(up_lines)
 out=$(env HTTPS_PROXY="$UPURL" NO_PROXY=svc.test,127.0.0.2 "$MOAT" run "${A[@]}" -- /bin/sh -c \
 	"curl -sS -f -m 10 -p http://svc.test:$P2/; $HELPER tcpnb svc.test $P2" 2>>"$SCRATCH/stderr" | oneline)
 is "$out/$(($(up_lines) - n0))" "hello from 127.0.0.2 OK/0" "NO_PROXY in moat's environment: those connects go directly"
-HTTPS_PROXY=socks4://127.0.0.4:1 "$MOAT" run "${A[@]}" -- /bin/true 2>"$SCRATCH/bad"
-is "$?" 125 "an HTTPS_PROXY moat cannot use (socks4://) is refused before anything runs"
-like "$(cat "$SCRATCH/bad")" "HTTPS_PROXY: a proxy URL of scheme \"socks4\" is not supported" "  and says why"
+HTTPS_PROXY=https://127.0.0.4:1 "$MOAT" run "${A[@]}" -- /bin/true 2>"$SCRATCH/bad"
+is "$?" 125 "an HTTPS_PROXY moat cannot use (https://: TLS to the proxy) is refused before anything runs"
+like "$(cat "$SCRATCH/bad")" "HTTPS_PROXY: a proxy URL of scheme \"https\" is not supported" "  and says why"
 
 # --- through the host's proxy, moat hands over what it checked -----------------
 # The double reads an absolute-form target as tinyproxy (and Squid's URL
@@ -249,8 +249,21 @@ if [ "$(id -u)" = 0 ] && command -v unshare >/dev/null; then
 	is "$(jx "$REPORTS/byname.json" '[d["network"]["proxy"]["via_upstream"], d["network"]["proxy"]["via_upstream_by_name"]]')" "[2, 2]" \
 		"  the report counts both as through the host's proxy by name"
 	valid_report "$REPORTS/byname.json" "  and fits the schema"
+	# A name the host cannot resolve goes to a SOCKS4a proxy by name; plain
+	# SOCKS4 has no way to say a name, so the request fails rather than go
+	# around the host's proxy.
+	n0=$(up_lines)
+	out=$(seen 127.0.0.2 "$P2" inns env ALL_PROXY="socks4a://moatuid4@127.0.0.4:$SOCKS4" "$MOAT" run --profile strict \
+		--allow-net "far.test:$P2" -- /bin/sh -c "curl -sS -f -m 10 -p http://far.test:$P2/" 2>>"$SCRATCH/stderr" | oneline)
+	like "$out" "^hello from 127.0.0.2 \| 1$" "socks4a://: a name the host cannot resolve goes to the proxy by name, and reaches the server"
+	is "$(tail -n +$((n0 + 1)) "$SCRATCH/upstream.log" | oneline)" "SOCKS4 far.test:$P2 uid=ok" "  (SOCKS4a's request named far.test)"
+	n0=$(up_lines)
+	out=$(seen 127.0.0.2 "$P2" inns env ALL_PROXY="socks4://moatuid4@127.0.0.4:$SOCKS4" "$MOAT" run --profile strict \
+		--allow-net "far.test:$P2" -- /bin/sh -c "curl -sS -m 10 -p -o /dev/null http://far.test:$P2/; echo \$?" 2>>"$SCRATCH/stderr" | oneline)
+	is "$out" "56 | 0" "socks4:// and a name the host cannot resolve: refused (SOCKS4 cannot name it), nothing reaches the server"
+	is "$(tail -n +$((n0 + 1)) "$SCRATCH/upstream.log" | oneline)" "" "  and nothing was sent to the proxy"
 else
-	for _ in 1 2 3 4 5 6 7; do skip "the host's resolver of the test's own (a private mount namespace) needs root"; done
+	for _ in 1 2 3 4 5 6 7 8 9 10 11; do skip "the host's resolver of the test's own (a private mount namespace) needs root"; done
 fi
 
 # The fence, the host's own loopback written as an IPv4-mapped IPv6 address:
@@ -332,12 +345,44 @@ is "$(jx "$REPORTS/socks.json" '[d["network"]["upstream"]["all"], d["network"]["
 valid_report "$REPORTS/socks.json" "  and it fits the schema"
 refused_by_host_proxy ALL_PROXY="$SOCKSURL"
 is "$out" "56 | 0" "an address the SOCKS5 proxy refuses (reply 2): moat's 502, curl fails the CONNECT; the server saw nothing"
-n0=$(up_lines)
-out=$(seen 127.0.0.2 "$P2" env ALL_PROXY="socks5h://user:wrong@127.0.0.4:$SOCKS" "$MOAT" run "${A[@]}" -- /bin/sh -c \
-	"$HELPER tcp 127.0.0.2 $P2; curl -sS -m 10 -p -o /dev/null http://svc.test:$P2/; echo \$?" 2>>"$SCRATCH/stderr" | oneline)
-like "$out" "56 \| 0$" "wrong credentials: the SOCKS5 proxy refuses, nothing reaches the server"
-unlike "$out" "^OK" "  the fence's connect through it fails too"
-is "$(tail -n +$((n0 + 1)) "$SCRATCH/upstream.log" | sort -u | oneline)" "SOCKS - auth=bad" "  (the proxy saw the wrong password)"
+# refused_credentials VAR=URL LOG WHAT: the fence's connect and the proxy
+# mode's CONNECT through a host's proxy that refuses the credentials: both
+# fail, the server sees nothing, the proxy logs LOG.
+refused_credentials() {
+	n0=$(up_lines)
+	out=$(seen 127.0.0.2 "$P2" env "$1" "$MOAT" run "${A[@]}" -- /bin/sh -c \
+		"$HELPER tcp 127.0.0.2 $P2; curl -sS -m 10 -p -o /dev/null http://svc.test:$P2/; echo \$?" 2>>"$SCRATCH/stderr" | oneline)
+	like "$out" "56 \| 0$" "$3: nothing reaches the server"
+	unlike "$out" "^OK" "  the fence's connect through it fails too"
+	is "$(tail -n +$((n0 + 1)) "$SCRATCH/upstream.log" | sort -u | oneline)" "$2" "  (the proxy saw them: $2)"
+}
+refused_credentials ALL_PROXY="socks5h://user:wrong@127.0.0.4:$SOCKS" "SOCKS - auth=bad" \
+	"wrong credentials: the SOCKS5 proxy refuses"
+
+# --- a SOCKS4 proxy as the host's (ALL_PROXY=socks4:// or socks4a://) -------------
+# SOCKS4 carries IPv4 addresses (and, in 4a, names) and a user id.  The
+# fence asks it for the address it checked; the proxy mode too.
+via_host_proxy ALL_PROXY="socks4://moatuid4@127.0.0.4:$SOCKS4" socks4 \
+	"curl -sS -f -m 10 -p http://svc.test:$P2/; curl -sS -f -m 10 --noproxy '*' http://svc.test:$P2/; $HELPER tcpnb 127.0.0.2 $P2"
+like "$(printf '%s' "$out" | head -3 | oneline)" "^hello from 127.0.0.2 hello from 127.0.0.2 (OK|REACHED)" \
+	"with ALL_PROXY=socks4:// in moat's environment: the proxy mode's tunnel, directly by name, non-blocking by address"
+like "$out" "\| 3$" "  all three reached the server"
+is "$(tail -n +$((n0 + 1)) "$SCRATCH/upstream.log" | oneline)" \
+	"SOCKS4 127.0.0.2:$P2 uid=ok SOCKS4 127.0.0.2:$P2 uid=ok SOCKS4 127.0.0.2:$P2 uid=ok" \
+	"  each through the SOCKS4 proxy with its user id, to the address moat checked"
+unlike "$out" "moatuid4|127\.0\.0\.4" "  the command's environment holds neither the host's proxy nor its user id"
+is "$(jx "$REPORTS/socks4.json" '[d["network"]["upstream"]["all"], d["network"]["upstream"]["connects_via_upstream"], d["network"]["proxy"]["via_upstream"]]')" \
+	"[\"socks4://127.0.0.4:$SOCKS4\", 2, 1]" "  the report names it (no user id) and counts what went through it"
+is "$(grep -c moatuid4 "$REPORTS/socks4.json")" 0 "  the user id is nowhere in the report"
+valid_report "$REPORTS/socks4.json" "  and it fits the schema"
+refused_by_host_proxy ALL_PROXY="socks4://moatuid4@127.0.0.4:$SOCKS4"
+is "$out" "56 | 0" "an address the SOCKS4 proxy refuses (reply 91): moat's 502, curl fails the CONNECT; the server saw nothing"
+refused_credentials ALL_PROXY="socks4://other@127.0.0.4:$SOCKS4" "SOCKS4 127.0.0.2:$P2 uid=bad" \
+	"a user id the SOCKS4 proxy refuses (reply 93)"
+HTTPS_PROXY="socks4://moatuid4:pw@127.0.0.4:$SOCKS4" "$MOAT" run "${A[@]}" -- /bin/true 2>"$SCRATCH/bad"
+is "$?" 125 "a SOCKS4 URL with a password is refused before anything runs (SOCKS4 cannot carry it)"
+like "$(cat "$SCRATCH/bad")" "SOCKS4 takes a user id of 1 to 255 bytes and no password" "  and says why"
+unlike "$(cat "$SCRATCH/bad")" "pw@" "  without repeating the URL"
 
 # --- CA bundles named in moat's environment pass with their files -----------------
 out=$(NODE_EXTRA_CA_CERTS=$TLSD/ca.pem REQUESTS_CA_BUNDLE=$SCRATCH/none.pem run -- /bin/sh -c \

@@ -22,10 +22,16 @@ Usage: proxyservers.py DIR MAP [CERT KEY]
     itself.  Each request is a line in DIR/upstream.log: "SOCKS target
     auth=ok" (auth=bad, or auth=none when the client offered no
     user/password method: reply 0xff, no acceptable method).
+  - a SOCKS4 upstream proxy on 127.0.0.4 (CONNECT only; SOCKS4a's
+    0.0.0.x address with a name after the user id), as moat finds it in
+    ALL_PROXY=socks4:// or socks4a://: it wants the user id "moatuid4" (reply
+    93 otherwise), sends its reply in two pieces 50 ms apart, and connects
+    as the SOCKS5 one does (reply 91 where that one says 2).  Each request
+    is a line in DIR/upstream.log: "SOCKS4 target uid=ok" (or uid=bad).
   - with CERT and KEY, HTTPS on 127.0.0.2:443 (when it can be bound: root):
       GET /        "hello over tls\\n"
       GET /count   TLS handshakes completed, this one included
-It writes "UP TLS SOCKS" (TLS 0 when there is none) to DIR/proxyports,
+It writes "UP TLS SOCKS SOCKS4" (TLS 0 when there is none) to DIR/proxyports,
 atomically, and runs until that file is removed, or 300 s at most.
 """
 import os
@@ -126,6 +132,28 @@ def recv_exact(s, n):
     return b
 
 
+def socks_connect(s, host, port, cmd_ok, reply, refuse_code, fail_code, success):
+    """Connect a SOCKS request's target (MAP's address for a name, an IPv4
+    address as itself) and relay, the success reply sent in two pieces 50
+    ms apart (moat must read a reply that arrives in parts); refuse_code
+    for a target it does not know or denies, fail_code when the connect
+    fails."""
+    ip = mapping.get(host, host if host.replace(".", "").isdigit() else None)
+    if not cmd_ok or not ip or ip == "deny":
+        reply(refuse_code)
+        return
+    try:
+        u = socket.create_connection((ip, port), timeout=5)
+    except OSError:
+        reply(fail_code)
+        return
+    s.sendall(success[:3])
+    time.sleep(0.05)
+    s.sendall(success[3:])
+    s.settimeout(None)
+    relay(s, u)
+
+
 class Socks(socketserver.BaseRequestHandler):
     def log(self, target, auth):
         with open(d + "/upstream.log", "a") as f:
@@ -163,21 +191,44 @@ class Socks(socketserver.BaseRequestHandler):
             return
         self.log("%s:%d" % (host, port), "ok")
         reply = lambda code: s.sendall(bytes([5, code, 0, 1, 0, 0, 0, 0, 0, 0]))
-        ip = mapping.get(host, host if host.replace(".", "").isdigit() else None)
-        if cmd != 1 or not ip or ip == "deny":
-            reply(2)
-            return
+        socks_connect(s, host, port, cmd == 1, reply, 2, 5, bytes([5, 0, 0, 1, 0, 0, 0, 0, 0, 0]))
+
+
+def recv_until_nul(s, cap=300):
+    b = b""
+    while not b.endswith(b"\0"):
+        if len(b) >= cap:
+            raise OSError("too long")
+        b += recv_exact(s, 1)
+    return b[:-1]
+
+
+class Socks4(socketserver.BaseRequestHandler):
+    def log(self, target, uid):
+        with open(d + "/upstream.log", "a") as f:
+            f.write("SOCKS4 %s uid=%s\n" % (target, uid))
+
+    def handle(self):
+        s = self.request
+        s.settimeout(10)
         try:
-            u = socket.create_connection((ip, port), timeout=5)
+            ver, cmd = recv_exact(s, 2)
+            port = int.from_bytes(recv_exact(s, 2), "big")
+            ip = recv_exact(s, 4)
+            uid = recv_until_nul(s)
+            if ip[:3] == b"\0\0\0" and ip[3] != 0:
+                host = recv_until_nul(s).decode("latin-1")
+            else:
+                host = socket.inet_ntoa(ip)
         except OSError:
-            reply(5)
             return
-        # In two pieces: moat must read a reply that arrives in parts.
-        s.sendall(bytes([5, 0, 0]))
-        time.sleep(0.05)
-        s.sendall(bytes([1, 0, 0, 0, 0, 0, 0]))
-        s.settimeout(None)
-        relay(s, u)
+        reply = lambda code: s.sendall(bytes([0, code, 0, 0, 0, 0, 0, 0]))
+        if ver != 4 or uid != b"moatuid4":
+            self.log("%s:%d" % (host, port), "bad")
+            reply(93)
+            return
+        self.log("%s:%d" % (host, port), "ok")
+        socks_connect(s, host, port, cmd == 1, reply, 91, 91, bytes([0, 90, 0, 0, 0, 0, 0, 0]))
 
 
 class Threaded(socketserver.ThreadingMixIn, socketserver.TCPServer):
@@ -189,6 +240,8 @@ up = Threaded(("127.0.0.4", 0), Upstream)
 threading.Thread(target=up.serve_forever, daemon=True).start()
 socks = Threaded(("127.0.0.4", 0), Socks)
 threading.Thread(target=socks.serve_forever, daemon=True).start()
+socks4 = Threaded(("127.0.0.4", 0), Socks4)
+threading.Thread(target=socks4.serve_forever, daemon=True).start()
 
 tls_port = 0
 if len(sys.argv) > 4:
@@ -238,7 +291,7 @@ if len(sys.argv) > 4:
         tls_port = 0
 
 with open(d + "/proxyports.tmp", "w") as f:
-    f.write("%d %d %d\n" % (up.server_address[1], tls_port, socks.server_address[1]))
+    f.write("%d %d %d %d\n" % (up.server_address[1], tls_port, socks.server_address[1], socks4.server_address[1]))
 os.rename(d + "/proxyports.tmp", d + "/proxyports")
 end = time.time() + 300
 while time.time() < end and os.path.exists(d + "/proxyports"):

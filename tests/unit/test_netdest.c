@@ -430,6 +430,10 @@ static void test_proxy_url(void)
 	    {"socks5h://user:pass@[::1]:1", "socks5h://[::1]:1", "0104757365720470617373"},
 	    {"socks5://u%3A:p%3A@p:1", "socks5://p:1", "0102753a02703a"}, /* user "u:", password "p:" */
 	    {"socks5://user@p:1", "socks5://p:1", "01047573657200"}, /* no password: PLEN 0 */
+	    /* SOCKS4: the user id's bytes. */
+	    {"socks4://127.0.0.4", "socks4://127.0.0.4:1080", NULL},
+	    {"SOCKS4A://Proxy:9050", "socks4a://proxy:9050", NULL},
+	    {"socks4a://us%3Aer@p:1", "socks4a://p:1", "75733a6572"}, /* "us:er": an escaped ':' is the id's */
 	};
 	for (size_t i = 0; i < ARRAY_LEN(good); i++) {
 		if (net_proxy_url_parse(good[i].url, &u, &e) < 0) {
@@ -437,7 +441,12 @@ static void test_proxy_url(void)
 			continue;
 		}
 		is_str(net_proxy_url_text(&u, buf, sizeof(buf)), good[i].text, "proxy URL %s", good[i].url);
-		if (u.socks) {
+		if (u.socks4) {
+			char hex[600] = "";
+			for (size_t k = 0; u.auth && k < u.auth_len && k < 299; k++)
+				snprintf(hex + 2 * k, 3, "%02x", (unsigned char)u.auth[k]);
+			is_str(u.auth ? hex : NULL, good[i].auth, "  its credentials as SOCKS4's user id");
+		} else if (u.socks) {
 			char hex[600] = "";
 			for (size_t k = 0; u.auth && k < u.auth_len && k < 299; k++)
 				snprintf(hex + 2 * k, 3, "%02x", (unsigned char)u.auth[k]);
@@ -449,7 +458,9 @@ static void test_proxy_url(void)
 	}
 	static const char *const bad[] = {"",
 					  "https://proxy:3128",
-					  "socks4://proxy:1080",
+					  "socks://proxy:1080",
+					  "socks4://user:pass@proxy:1080", /* SOCKS4 has no password */
+					  "socks4a://:@proxy:1080",
 					  "socks5://:pass@proxy:1080", /* SOCKS5: a user name of 1-255 bytes */
 					  "http://proxy:0",
 					  "http://proxy:65536",

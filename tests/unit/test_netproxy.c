@@ -372,6 +372,102 @@ static void parse_upstream_checks(void)
 	   "  another version, a reserved byte set, an unknown address type: -1");
 }
 
+/* One SOCKS4 exchange through upstream_start/upstream_step against a
+ * listener of the test's on the loopback: the request's bytes as the
+ * proxy reads them, and the reply given.  The proxy's reply is followed
+ * by a banner, which must stay in the socket for the tunnel's taker.
+ * Returns upstream_step's last result; req and req_len the request seen. */
+static int socks4_exchange(bool socks4a, const char *user, const char *host, const unsigned char reply[8],
+			   unsigned char *req, size_t *req_len, char *after, size_t after_cap)
+{
+	struct sockaddr_in a = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+	socklen_t al = sizeof(a);
+	int l = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0), s = -1, rc = 0;
+	struct upstream_proxy p = {.socks = true, .socks4 = true, .socks4a = socks4a, .auth = user,
+				   .auth_len = user ? strlen(user) : 0};
+	struct upstream_conn u;
+
+	*req_len = 0;
+	after[0] = '\0';
+	if (l < 0 || bind(l, (struct sockaddr *)&a, sizeof(a)) < 0 || listen(l, 1) < 0 ||
+	    getsockname(l, (struct sockaddr *)&a, &al) < 0)
+		abort();
+	memcpy(&p.addr, &a, sizeof(a));
+	p.addr_len = sizeof(a);
+	rc = upstream_start(&u, &p, host, 443);
+	if (rc < 0) {
+		close(l);
+		return rc;
+	}
+	s = accept4(l, NULL, NULL, SOCK_CLOEXEC);
+	for (int i = 0; i < 200 && rc == 0 && u.phase != UPSTREAM_READING; i++) {
+		struct pollfd pf = {.fd = u.fd, .events = upstream_events(&u)};
+		(void)poll(&pf, 1, 10);
+		rc = upstream_step(&u);
+	}
+	if (rc == 0) {
+		struct pollfd pf = {.fd = s, .events = POLLIN};
+		ssize_t n = poll(&pf, 1, 2000) == 1 ? recv(s, req, 600, MSG_DONTWAIT) : -1;
+		*req_len = n > 0 ? (size_t)n : 0;
+		if (send(s, reply, 8, MSG_NOSIGNAL) != 8 || send(s, "BANNER", 6, MSG_NOSIGNAL) != 6)
+			abort();
+		for (int i = 0; i < 200 && rc == 0; i++) {
+			struct pollfd uf = {.fd = u.fd, .events = upstream_events(&u)};
+			(void)poll(&uf, 1, 10);
+			rc = upstream_step(&u);
+		}
+	}
+	if (rc == 1) {
+		int fd = upstream_take_fd(&u);
+		ssize_t n = recv(fd, after, after_cap - 1, MSG_DONTWAIT);
+		after[n > 0 ? n : 0] = '\0';
+		close(fd);
+	} else {
+		upstream_close(&u);
+	}
+	if (s >= 0)
+		close(s);
+	close(l);
+	return rc;
+}
+
+static void socks4_checks(void)
+{
+	static const unsigned char granted[8] = {0, 90, 1, 187, 10, 0, 0, 9}, refused[8] = {0, 91, 0, 0, 0, 0, 0, 0},
+				   echoed4[8] = {4, 90, 0, 0, 0, 0, 0, 0}, badver[8] = {5, 90, 0, 0, 0, 0, 0, 0},
+				   badcode[8] = {0, 17, 0, 0, 0, 0, 0, 0};
+	unsigned char req[600];
+	size_t n;
+	char after[32];
+	int code = 0;
+
+	ok(upstream_socks4_reply(granted, &code) == 1, "a SOCKS4 reply of 90: granted");
+	ok(upstream_socks4_reply(refused, &code) == 0 && code == 91, "  91: refused, with its code");
+	ok(upstream_socks4_reply(echoed4, &code) == 1, "  a reply with version 4 (some servers echo it): granted");
+	ok(upstream_socks4_reply(badver, &code) == -1 && upstream_socks4_reply(badcode, &code) == -1,
+	   "  version 5, or a code SOCKS4 does not have: not a reply (-1)");
+
+	int rc = socks4_exchange(false, "moat", "10.0.0.9", granted, req, &n, after, sizeof(after));
+	static const unsigned char want4[] = {4, 1, 1, 187, 10, 0, 0, 9, 'm', 'o', 'a', 't', 0};
+	ok(rc == 1, "SOCKS4 CONNECT 10.0.0.9:443 through a proxy that grants it: the tunnel stands (%d)", rc);
+	ok(n == sizeof(want4) && memcmp(req, want4, n) == 0,
+	   "  the request: VN 4, CONNECT, the port, the address, the user id and a NUL (%zu bytes)", n);
+	is_str(after, "BANNER", "  what the far end sent after the reply stays in the socket");
+	rc = socks4_exchange(true, NULL, "api.example.org", granted, req, &n, after, sizeof(after));
+	static const unsigned char want4a[] = {4, 1, 1, 187, 0, 0, 0, 1, 0, 'a', 'p', 'i', '.', 'e', 'x', 'a',
+					       'm', 'p', 'l', 'e', '.', 'o', 'r', 'g', 0};
+	ok(rc == 1 && n == sizeof(want4a) && memcmp(req, want4a, n) == 0,
+	   "SOCKS4a CONNECT to a name: 0.0.0.1, an empty user id, then the name (%d, %zu bytes)", rc, n);
+	rc = socks4_exchange(false, NULL, "10.0.0.9", refused, req, &n, after, sizeof(after));
+	ok(rc == -ECONNREFUSED, "a proxy that answers 91: ECONNREFUSED (%d)", rc);
+	rc = socks4_exchange(false, NULL, "10.0.0.9", badver, req, &n, after, sizeof(after));
+	ok(rc == -EPROTO, "a reply that is not SOCKS4's: EPROTO (%d)", rc);
+	rc = socks4_exchange(false, NULL, "api.example.org", granted, req, &n, after, sizeof(after));
+	ok(rc == -EHOSTUNREACH, "plain SOCKS4 cannot take a name: EHOSTUNREACH, nothing sent (%d)", rc);
+	rc = socks4_exchange(true, NULL, "2001:db8::1", granted, req, &n, after, sizeof(after));
+	ok(rc == -ENETUNREACH, "nor SOCKS4a an IPv6 address: ENETUNREACH (%d)", rc);
+}
+
 /* Mutations of good inputs through every parser: they must only ever
  * answer, never read out of bounds (ASan) or loop. */
 static void mutation_checks(void)
@@ -1257,6 +1353,7 @@ int main(void)
 	parse_socks_checks();
 	parse_sni_checks();
 	parse_upstream_checks();
+	socks4_checks();
 	mutation_checks();
 	kernel_checks();
 	return tap_done();

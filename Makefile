@@ -82,17 +82,19 @@ $(BUILD)/libmoat.a: $(LIB_OBJ)
 $(BUILD)/libmoat.so: $(LIB_OBJ)
 	$(CC) -shared $(ALL_LDFLAGS) -Wl,-soname,libmoat.so.0 -o $@ $^ $(PKG_DYNLIBS)
 
-# STATIC=1 links the moat binary as a static PIE: it starts before every
-# sandboxed command, and the dynamic loader's work (opening libc, relocating,
-# binding with -z now) was ~0.25 ms of CPU per run, measured by alternation.
-# It is not the default: glibc's name lookups (getpwuid, getaddrinfo) in a
-# static program load every NSS module nsswitch.conf names beyond files and
-# dns (Debian's "passwd: files systemd") from the host's shared glibc, and
-# such a moat crashed (SIGSEGV) for a uid without a passwd entry
-# (tests/blackbox/nss.sh).  ASan cannot be linked statically, so SAN=1
-# stays dynamic.  glibc's three link warnings about those lookups, and only
-# they, are dropped from the link's output.
-STATIC ?= 0
+# The moat binary is a static PIE (STATIC=1, the default): it starts before
+# every sandboxed command, and the dynamic loader's work (opening libc,
+# relocating, binding with -z now) cost ~0.3-0.5 ms per run, and ~0.6 MiB
+# of resident memory, measured by alternation (docs/performance.md).  A
+# static glibc must not load NSS modules (a module brings the host's
+# shared libc with it: Debian's "passwd: files systemd" crashed such a
+# moat, tests/blackbox/nss.sh), so moat makes no passwd lookup through
+# glibc (util/account.h runs getent for what /etc/passwd lacks) and keeps
+# getaddrinfo to the built-in files and dns (util/nss.h).  STATIC=0 links
+# it dynamically.  ASan cannot be linked statically, so SAN=1 stays
+# dynamic.  glibc's link warning about getaddrinfo, and only it, is
+# dropped from the link's output.
+STATIC ?= 1
 MOAT_LINK := $(PKG_LIBS)
 ifeq ($(STATIC)$(SAN),10)
 MOAT_LINK := -static-pie $(PKG_DYNLIBS)

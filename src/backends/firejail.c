@@ -28,7 +28,6 @@
 
 #include <errno.h>
 #include <fcntl.h>
-#include <pwd.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -36,6 +35,7 @@
 
 #include "host/hints.h"
 #include "policy/verdict.h"
+#include "util/account.h"
 #include "util/cleanup.h"
 #include "util/mem.h"
 #include "util/path.h"
@@ -62,24 +62,22 @@ static bool users_file_lists(FILE *f, const char *name)
 static bool firejail_user_allowed(const struct moat_host *h, char *why, size_t len)
 {
 	cleanup_fclose FILE *f = NULL;
-	struct passwd *pw;
+	char name[256];
 
 	if (h->uid == 0)
 		return true;
-	pw = getpwuid(h->uid);
-	if (!pw) {
+	if (!account_name(h->uid, name, sizeof(name))) {
 		snprintf(why, len, "firejail refuses uid %u: it has no passwd entry", (unsigned)h->uid);
 		return false;
 	}
 	/* Measured with 0.9.72: `nobody` is refused even when listed. */
-	if (h->uid == 65534 || strcmp(pw->pw_name, "nobody") == 0) {
+	if (h->uid == 65534 || strcmp(name, "nobody") == 0) {
 		snprintf(why, len, "firejail (setuid root) refuses the user nobody");
 		return false;
 	}
 	f = fopen(FIREJAIL_USERS, "re");
-	if (f && !users_file_lists(f, pw->pw_name)) {
-		snprintf(why, len, "firejail (setuid root) refuses %.64s: " FIREJAIL_USERS " does not list it",
-			 pw->pw_name);
+	if (f && !users_file_lists(f, name)) {
+		snprintf(why, len, "firejail (setuid root) refuses %.64s: " FIREJAIL_USERS " does not list it", name);
 		return false;
 	}
 	return true;

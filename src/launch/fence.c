@@ -16,6 +16,7 @@
 #include "policy/netdest.h"
 #include "util/cleanup.h"
 #include "util/mem.h"
+#include "util/nss.h"
 
 /* How many lookups run at once; how many names a run may look up at all (a
  * command asking for a.example.org, b.example.org, ... under a wildcard
@@ -166,6 +167,7 @@ static bool lookup_spawn(struct fence_rules *fr, struct fence_name *n)
 
 	if (fr->running >= FENCE_LOOKUPS)
 		return false;
+	nss_confine();
 	l = moat_xcalloc(1, sizeof(*l));
 	snprintf(l->name, sizeof(l->name), "%s", n->name);
 	l->ch = fr->ch;

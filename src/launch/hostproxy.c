@@ -8,6 +8,7 @@
 #include <sys/socket.h>
 
 #include "util/mem.h"
+#include "util/nss.h"
 
 /* name's value in env (NULL-terminated "NAME=VALUE"), or NULL; an empty
  * value is no value. */
@@ -52,6 +53,7 @@ static int one_proxy(const char *var, const char *url, struct net_proxy_url *u, 
 						   "(docs/network.md): fix or unset it");
 	}
 	snprintf(port, sizeof(port), "%u", u->port);
+	nss_confine();
 	rc = getaddrinfo(u->host, port, &hints, &res);
 	if (rc != 0 || !res) {
 		moat_error_set(err, MOAT_E_SYSTEM, 0,

@@ -307,12 +307,13 @@ void profile_add_secrets(struct moat_policy *p, const char *home, bool account_t
 	const char *acct = account_too ? other_home(home) : NULL;
 
 	add_secrets(p, "", system_secrets, ARRAY_LEN(system_secrets));
+	/* A home of "/" (systemd's nobody) gives "/.ssh", not "//.ssh". */
 	if (home) {
-		cleanup_free char *prefix = moat_xasprintf("%s/", home);
+		cleanup_free char *prefix = moat_xasprintf("%s/", strcmp(home, "/") == 0 ? "" : home);
 		add_secrets(p, prefix, home_secrets, ARRAY_LEN(home_secrets));
 	}
 	if (acct) {
-		cleanup_free char *prefix = moat_xasprintf("%s/", acct);
+		cleanup_free char *prefix = moat_xasprintf("%s/", strcmp(acct, "/") == 0 ? "" : acct);
 		add_secrets(p, prefix, home_secrets, ARRAY_LEN(home_secrets));
 	}
 }

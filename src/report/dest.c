@@ -3,7 +3,6 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
-#include <pwd.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -14,6 +13,7 @@
 #include <unistd.h>
 
 #include "report/report.h"
+#include "util/account.h"
 #include "util/cleanup.h"
 #include "util/mem.h"
 #include "util/mkdirs.h"
@@ -48,11 +48,10 @@ bool report_dest_wanted(const struct report_dest *d)
 /* "uid 65534 (nobody)", or "uid N" when the name is unknown. */
 static void owner_text(uid_t uid, char *buf, size_t len)
 {
-	struct passwd pw, *found = NULL;
-	char pwbuf[2048];
+	char name[256];
 
-	if (getpwuid_r(uid, &pw, pwbuf, sizeof(pwbuf), &found) == 0 && found)
-		snprintf(buf, len, "uid %u (%s)", (unsigned)uid, found->pw_name);
+	if (account_name(uid, name, sizeof(name)))
+		snprintf(buf, len, "uid %u (%s)", (unsigned)uid, name);
 	else
 		snprintf(buf, len, "uid %u", (unsigned)uid);
 }

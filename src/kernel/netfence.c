@@ -44,6 +44,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <pthread.h>
+#include <sched.h>
 #include <signal.h>
 #include <sys/ioctl.h>
 #include <sys/socket.h>
@@ -553,15 +554,71 @@ static bool id_valid(const struct netfence *nf, uint64_t id)
 	return ioctl(nf->listener, SECCOMP_IOCTL_NOTIF_ID_VALID, &id) == 0;
 }
 
-/* Install `src` over the child's fd number (SETFD: as dup2 would). */
-static int install_fd(struct netfence *nf, uint64_t id, int src, int target, unsigned fdflags)
+/* The caller's thread and the supervisor's, held on this CPU while the
+ * kernel installs an fd.  SECCOMP_IOCTL_NOTIF_ADDFD is two wakeups the
+ * kernel makes without SYNC_WAKE_UP's "on this CPU" hint: the caller's
+ * thread, to install the fd, and the supervisor, once it is installed.
+ * Each wakee, its CPU busy with the waker for a moment more, is placed on
+ * an idle CPU instead: on this VM a halted vCPU, woken by an interrupt
+ * (20-40 us each).  A run of connects settled either on one CPU (35 us a
+ * connect) or on that ping-pong (100 us, two migrations a connect), run
+ * by run.  Held, both stay here: 35-42 us every run (docs/network.md,
+ * "Connect latency").  Only when the caller's thread may run here already
+ * (its own affinity is kept: a thread pinned elsewhere is left alone),
+ * and both masks are put back before the answer lets the caller go on. */
+struct cpu_hold {
+	pid_t tid;
+	cpu_set_t caller, self;
+	bool held;
+};
+
+static void cpu_hold(struct cpu_hold *h, pid_t tid)
+{
+	cpu_set_t one;
+	int cpu = sched_getcpu();
+
+	h->held = false;
+	h->tid = tid;
+	if (tid <= 0 || cpu < 0 || sched_getaffinity(tid, sizeof(h->caller), &h->caller) != 0 ||
+	    !CPU_ISSET(cpu, &h->caller) || CPU_COUNT(&h->caller) < 2 ||
+	    sched_getaffinity(0, sizeof(h->self), &h->self) != 0)
+		return;
+	CPU_ZERO(&one);
+	CPU_SET(cpu, &one);
+	if (sched_setaffinity(tid, sizeof(one), &one) != 0)
+		return;
+	if (sched_setaffinity(0, sizeof(one), &one) != 0) {
+		(void)sched_setaffinity(tid, sizeof(h->caller), &h->caller);
+		return;
+	}
+	h->held = true;
+}
+
+static void cpu_release(struct cpu_hold *h)
+{
+	if (!h->held)
+		return;
+	(void)sched_setaffinity(h->tid, sizeof(h->caller), &h->caller); /* ESRCH: the thread is gone */
+	(void)sched_setaffinity(0, sizeof(h->self), &h->self);
+	h->held = false;
+}
+
+/* Install `src` over the child's fd number (SETFD: as dup2 would); `tid`,
+ * the caller's thread, is held on this CPU meanwhile (0: not). */
+static int install_fd(struct netfence *nf, uint64_t id, int src, int target, unsigned fdflags, pid_t tid)
 {
 	struct seccomp_notif_addfd a = {.id = id,
 					.flags = SECCOMP_ADDFD_FLAG_SETFD,
 					.srcfd = (uint32_t)src,
 					.newfd = (uint32_t)target,
 					.newfd_flags = fdflags};
-	return ioctl(nf->listener, SECCOMP_IOCTL_NOTIF_ADDFD, &a) < 0 ? -errno : 0;
+	struct cpu_hold h;
+	int rc;
+
+	cpu_hold(&h, tid);
+	rc = ioctl(nf->listener, SECCOMP_IOCTL_NOTIF_ADDFD, &a) < 0 ? -errno : 0;
+	cpu_release(&h);
+	return rc;
 }
 
 /* The notification's pid is a thread id (a resolver's worker thread, say):
@@ -1288,13 +1345,13 @@ static int connect_forward(struct netfence *nf, struct call *c, const struct soc
 		c->sock = -1;
 	}
 	if (fl & O_NONBLOCK) {
-		int e = install_fd(nf, c->id, h, c->target_fd, fdflags);
+		int e = install_fd(nf, c->id, h, c->target_fd, fdflags, c->tid);
 		return e < 0 ? e : rc == 0 ? 0 : -EINPROGRESS;
 	}
 	if (rc == 0) {
 		int e = set_blocking(h);
 		if (e == 0)
-			e = install_fd(nf, c->id, h, c->target_fd, fdflags);
+			e = install_fd(nf, c->id, h, c->target_fd, fdflags, c->tid);
 		return e;
 	}
 	return add_pending(nf, c, &h, true, fdflags);
@@ -1568,7 +1625,7 @@ static void pending_upstream(struct netfence *nf, struct pending *p, bool timed_
 		p->fd = upstream_take_fd(p->up);
 		rc = set_blocking(p->fd);
 		if (rc == 0)
-			rc = install_fd(nf, p->id, p->fd, p->target_fd, p->fdflags);
+			rc = install_fd(nf, p->id, p->fd, p->target_fd, p->fdflags, 0);
 		/* Connected: a non-blocking caller hears what the kernel would
 		 * have said, and finds the socket writable at once. */
 		if (rc == 0 && p->nonblock)
@@ -1602,7 +1659,7 @@ static void pending_done(struct netfence *nf, struct pending *p, bool timed_out)
 		 * kernel, the socket is the child's now (EINPROGRESS). */
 		rc = set_blocking(p->fd);
 		if (rc == 0)
-			rc = install_fd(nf, p->id, p->fd, p->target_fd, p->fdflags);
+			rc = install_fd(nf, p->id, p->fd, p->target_fd, p->fdflags, 0);
 		if (rc == 0 && timed_out)
 			rc = -EINPROGRESS;
 	}

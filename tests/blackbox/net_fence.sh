@@ -43,6 +43,36 @@ is "$out" "hello from 127.0.0.2" "Node http.get reaches it"
 out=$(run -- "$PY" -c "import urllib.request as u; print(u.urlopen('http://svc.test:$P2/', timeout=10).read().decode(), end='')")
 is "$out" "hello from 127.0.0.2" "Python urllib reaches it"
 
+# The fence holds the connecting thread on one CPU while it installs the
+# socket (kernel/netfence.c, cpu_hold), and puts its own affinity back:
+# after 40 connects, blocking and not, the command's mask is what it was,
+# and a thread the command pinned to one CPU stays pinned there.
+AFF='import os, socket, sys
+port = int(sys.argv[2])
+host = socket.getaddrinfo(sys.argv[1], port, socket.AF_INET, socket.SOCK_STREAM)[0][4][0]
+def connects():
+    for i in range(40):
+        s = socket.socket()
+        if i % 2:
+            s.setblocking(False)
+            try:
+                s.connect((host, port))
+            except BlockingIOError:
+                pass
+        else:
+            s.connect((host, port))
+        s.close()
+before = sorted(os.sched_getaffinity(0))
+connects()
+after = sorted(os.sched_getaffinity(0))
+one = {before[-1]}
+os.sched_setaffinity(0, one)
+connects()
+print(before == after, sorted(os.sched_getaffinity(0)) == sorted(one), len(before))'
+out=$(run -- "$PY" -c "$AFF" svc.test "$P2" 2>&1)
+like "$out" "^True True [0-9]+$" "after fenced connects the command's CPU affinity is its own: unchanged, and a pinned thread still pinned"
+[ "${out##* }" -ge 2 ] 2>/dev/null || diag "one CPU here: the fence never holds a thread, so this checks nothing more"
+
 # --- refused, each with its control --------------------------------------------
 out=$(run -- node -e "fetch('http://other.test:$P3/').then(r => console.log('REACHED')).catch(e => console.log('ERR', e.cause && e.cause.code))")
 is "$out" "ERR ENOTFOUND" "a name not on the list: Node gets ENOTFOUND (the fenced DNS says NXDOMAIN)"

@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
@@ -152,6 +153,38 @@ static void note_made_watched(struct moat_plan *plan)
 			first, n > 1 ? " (and other watched entries)" : "",
 			n_left ? ", and a directory made there is still there" : " (moat removed it then)");
 	say_write_not_held(plan);
+}
+
+/* The host's proxy refused some of the command's connections: the command
+ * saw ECONNREFUSED, or moat's proxy mode's 502, and not why; said here,
+ * with the way out where there is one (a 407 asking for NTLM or
+ * Negotiate, which moat does not speak). */
+static void say_upstream_refused(const struct moat_launch_result *r)
+{
+	const struct upstream_refusals *f = &r->fence.upstream_refused, *x = &r->proxy.upstream_refused;
+	const struct upstream_refusals *last = x->count ? x : f;
+	unsigned long n = f->count + x->count;
+	char what[96];
+
+	if (!r->fenced || n == 0)
+		return;
+	if (last->socks)
+		snprintf(what, sizeof(what), "SOCKS%d reply %d", last->socks, last->status);
+	else if (last->status == 407 && last->auth_scheme[0] && strcasecmp(last->auth_scheme, "Basic") != 0)
+		snprintf(what, sizeof(what), "HTTP 407: it asks for %s authentication, and moat speaks only Basic",
+			 last->auth_scheme);
+	else if (last->status == 407)
+		snprintf(what, sizeof(what), "HTTP 407: the credentials in its URL were refused, or there are none");
+	else
+		snprintf(what, sizeof(what), "HTTP %d", last->status);
+	fprintf(stderr, "moat: the host's proxy refused %lu of the command's connections (%s)\n", n, what);
+	if (!last->socks && last->status == 407 && last->auth_scheme[0] && strcasecmp(last->auth_scheme, "Basic") != 0)
+		fprintf(stderr, "moat: hint: run a local bridge that speaks %s to it (cntlm, px) and point moat's "
+				"HTTPS_PROXY at the bridge\n",
+			last->auth_scheme);
+	else if (!last->socks && last->status == 407)
+		fprintf(stderr, "moat: hint: give user:password in the proxy's URL (http://user:password@proxy:port, "
+				"percent-escaped)\n");
 }
 
 /* --mkdir: the write grants the user named that do not exist yet are made
@@ -506,6 +539,7 @@ static int run_main(int argc, char **argv, bool exiting)
 	moat_timeline_mark("ran");
 	code = result.exit_code;
 	say_limit_hit(&policy, &result);
+	say_upstream_refused(&result);
 	note_changed_pins(&plan);
 	note_made_watched(&plan);
 	if (!report_dest_wanted(&dest))

@@ -265,6 +265,7 @@ struct netfence_stats {
 	unsigned long dns_denied;  /* of which NXDOMAIN */
 	unsigned long failures;	   /* notifications that failed in the supervisor */
 	unsigned long via_upstream; /* of the connects forwarded, through the host's proxy */
+	struct upstream_refusals upstream_refused; /* ... and those the host's proxy refused */
 };
 void netfence_get_stats(const struct netfence *nf, struct netfence_stats *out) __attribute__((nonnull));
 

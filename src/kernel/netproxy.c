@@ -774,8 +774,10 @@ static bool addr_via_upstream(struct netproxy *np, const struct conn *c, const s
 }
 
 /* The upstream attempt that ends: its answer kept for the message. */
-static void upstream_end(struct conn *c)
+static void upstream_end(struct netproxy *np, struct conn *c)
 {
+	if (c->up.status && c->up.phase != UPSTREAM_DONE)
+		upstream_refusal_add(&np->st.upstream_refused, &c->up);
 	if (c->up.status) {
 		c->up_status = c->up.status;
 		c->up_socks = c->up.socks;
@@ -792,7 +794,7 @@ static void connect_next(struct netproxy *np, struct conn *c)
 	int64_t now = moat_mono_ns();
 
 	close_fd(&c->ufd);
-	upstream_end(c);
+	upstream_end(np, c);
 	if (!c->total_deadline)
 		c->total_deadline = now + TOTAL_NS;
 	while (c->next_addr < c->n_addrs && now < c->total_deadline) {

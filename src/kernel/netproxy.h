@@ -159,6 +159,7 @@ struct netproxy_stats {
 	unsigned long via_upstream;		 /* of the tunnels, through the upstream proxy */
 	unsigned long via_upstream_by_name;	 /* of those, asked by name: the host's resolver had no address */
 	unsigned long long bytes_up, bytes_down; /* relayed to and from the destinations */
+	struct upstream_refusals upstream_refused; /* requests the upstream proxy refused */
 };
 void netproxy_get_stats(const struct netproxy *np, struct netproxy_stats *out) __attribute__((nonnull));
 

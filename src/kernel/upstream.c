@@ -3,6 +3,7 @@
 #include "kernel/upstream.h"
 
 #include <arpa/inet.h>
+#include <ctype.h>
 #include <errno.h>
 #include <poll.h>
 #include <stdio.h>
@@ -221,10 +222,45 @@ static int read_reply(struct upstream_conn *u)
 	if (rc == 0)
 		return 0;
 	u->status = status;
+	if (status == 407)
+		upstream_auth_scheme(u->reply, u->reply_len, u->auth_scheme, sizeof(u->auth_scheme));
 	if (status < 200 || status > 299)
 		return -ECONNREFUSED;
 	u->phase = UPSTREAM_DONE;
 	return 1;
+}
+
+void upstream_auth_scheme(const unsigned char *b, size_t n, char *out, size_t len)
+{
+	static const char name[] = "proxy-authenticate:";
+	size_t i = 0, o = 0;
+
+	if (len == 0)
+		return;
+	out[0] = '\0';
+	/* Each header line begins after a LF. */
+	while (i < n) {
+		const unsigned char *nl = memchr(b + i, '\n', n - i);
+		size_t k;
+
+		if (!nl)
+			return;
+		i = (size_t)(nl - b) + 1;
+		if (n - i < sizeof(name) - 1)
+			return;
+		for (k = 0; k < sizeof(name) - 1; k++)
+			if (tolower(b[i + k]) != name[k])
+				break;
+		if (k < sizeof(name) - 1)
+			continue;
+		i += k;
+		while (i < n && (b[i] == ' ' || b[i] == '\t'))
+			i++;
+		while (i < n && o + 1 < len && (isalnum(b[i]) || b[i] == '-'))
+			out[o++] = (char)b[i++];
+		out[o] = '\0';
+		return;
+	}
 }
 
 int upstream_socks_reply_len(const unsigned char *b, size_t n)
@@ -372,6 +408,14 @@ int upstream_step(struct upstream_conn *u)
 	if (u->phase == UPSTREAM_READING)
 		return u->socks ? socks_read(u) : read_reply(u);
 	return 1;
+}
+
+void upstream_refusal_add(struct upstream_refusals *r, const struct upstream_conn *u)
+{
+	r->count++;
+	r->status = u->status;
+	r->socks = !u->socks ? 0 : u->socks4 ? 4 : 5;
+	snprintf(r->auth_scheme, sizeof(r->auth_scheme), "%s", u->auth_scheme);
 }
 
 int upstream_take_fd(struct upstream_conn *u)

@@ -62,12 +62,27 @@ struct upstream_conn {
 	unsigned char *reply; /* the reply's head so far (allocated when reading) */
 	size_t reply_len;
 	int status; /* the proxy's status code (SOCKS5: its reply code), once read */
+	char auth_scheme[24]; /* a 407's first Proxy-Authenticate scheme ("NTLM"), or "" */
 	bool socks;  /* SOCKS5 or SOCKS4 */
 	bool socks4; /* SOCKS4: one request (in req), one 8-byte reply */
 	enum upstream_socks_step socks_step;
 	char *socks_auth, *socks_connect; /* the messages still to send (allocated), or NULL */
 	size_t socks_auth_len, socks_connect_len;
 };
+
+/* The host's proxy's refusals over a run, for moat's note at the end
+ * (api/run.c): a command whose connect fails sees ECONNREFUSED or a 502,
+ * never why. */
+struct upstream_refusals {
+	unsigned long count;  /* connects the host's proxy refused */
+	int status;	      /* the last one's HTTP status, or SOCKS reply code */
+	int socks;	      /* 0: HTTP; 4 or 5: SOCKS4 or SOCKS5 */
+	char auth_scheme[24]; /* a 407's Proxy-Authenticate scheme ("NTLM"), or "" */
+};
+
+/* Count u's refusal (u->status set: the proxy answered, and not with a
+ * tunnel). */
+void upstream_refusal_add(struct upstream_refusals *r, const struct upstream_conn *u) __attribute__((nonnull));
 
 /* Start a connection to the proxy: a non-blocking socket of its family,
  * connect begun.  With a target (host: a name, or an address as text --
@@ -104,6 +119,11 @@ void upstream_close(struct upstream_conn *u) __attribute__((nonnull));
  * code; 0: not complete yet (and n < UPSTREAM_REPLY_MAX); -1: malformed,
  * or longer than UPSTREAM_REPLY_MAX. */
 int upstream_parse_reply(const unsigned char *b, size_t n, int *status) __attribute__((nonnull));
+
+/* The scheme of the first Proxy-Authenticate header in a reply head
+ * b[0..n) (hostile input), into out ("" when there is none): its first
+ * token, letters, digits and '-' only, cut to len - 1. */
+void upstream_auth_scheme(const unsigned char *b, size_t n, char *out, size_t len) __attribute__((nonnull));
 
 /* A SOCKS5 CONNECT reply's length from its first n bytes (hostile input):
  * > 0 the whole reply's length, 0 not known yet (fewer than 5 bytes), -1

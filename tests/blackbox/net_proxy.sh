@@ -345,15 +345,16 @@ is "$(jx "$REPORTS/socks.json" '[d["network"]["upstream"]["all"], d["network"]["
 valid_report "$REPORTS/socks.json" "  and it fits the schema"
 refused_by_host_proxy ALL_PROXY="$SOCKSURL"
 is "$out" "56 | 0" "an address the SOCKS5 proxy refuses (reply 2): moat's 502, curl fails the CONNECT; the server saw nothing"
-# refused_credentials VAR=URL LOG WHAT: the fence's connect and the proxy
-# mode's CONNECT through a host's proxy that refuses the credentials: both
-# fail, the server sees nothing, the proxy logs LOG.
+# refused_credentials VAR=URL LOG WHAT: the fence's connect (by the allowed
+# name, so that the fence, not the allowlist, decides) and the proxy mode's
+# CONNECT through a host's proxy that refuses the credentials: both fail,
+# the server sees nothing, the proxy logs LOG.
 refused_credentials() {
 	n0=$(up_lines)
 	out=$(seen 127.0.0.2 "$P2" env "$1" "$MOAT" run "${A[@]}" -- /bin/sh -c \
-		"$HELPER tcp 127.0.0.2 $P2; curl -sS -m 10 -p -o /dev/null http://svc.test:$P2/; echo \$?" 2>>"$SCRATCH/stderr" | oneline)
+		"$HELPER tcpnb svc.test $P2; curl -sS -m 10 -p -o /dev/null http://svc.test:$P2/; echo \$?" 2>"$SCRATCH/refused.err" | oneline)
 	like "$out" "56 \| 0$" "$3: nothing reaches the server"
-	unlike "$out" "^OK" "  the fence's connect through it fails too"
+	unlike "$out" "^(OK|REACHED)" "  the fence's connect through it fails too"
 	is "$(tail -n +$((n0 + 1)) "$SCRATCH/upstream.log" | sort -u | oneline)" "$2" "  (the proxy saw them: $2)"
 }
 refused_credentials ALL_PROXY="socks5h://user:wrong@127.0.0.4:$SOCKS" "SOCKS - auth=bad" \
@@ -379,6 +380,22 @@ refused_by_host_proxy ALL_PROXY="socks4://moatuid4@127.0.0.4:$SOCKS4"
 is "$out" "56 | 0" "an address the SOCKS4 proxy refuses (reply 91): moat's 502, curl fails the CONNECT; the server saw nothing"
 refused_credentials ALL_PROXY="socks4://other@127.0.0.4:$SOCKS4" "SOCKS4 127.0.0.2:$P2 uid=bad" \
 	"a user id the SOCKS4 proxy refuses (reply 93)"
+like "$(cat "$SCRATCH/refused.err")" "the host's proxy refused 2 of the command's connections \(SOCKS4 reply 93\)" \
+	"  moat says at the end that the host's proxy refused them, and how"
+# An HTTP proxy's 407: with the wrong password, and from a proxy that wants
+# NTLM or Negotiate (which moat does not speak): the command sees its
+# connects fail; moat says why, with the way out.
+refused_credentials HTTPS_PROXY="http://user:wrong@127.0.0.4:$UP" "CONNECT 127.0.0.2:$P2 auth=bad" \
+	"the wrong password for the host's HTTP proxy (407)"
+like "$(cat "$SCRATCH/refused.err")" "refused 2 of the command's connections \(HTTP 407: the credentials in its URL were refused" \
+	"  moat says the proxy refused the credentials"
+like "$(cat "$SCRATCH/refused.err")" "hint: give user:password in the proxy's URL" "  with a hint"
+refused_credentials HTTPS_PROXY="http://ntlm:x@127.0.0.4:$UP" "CONNECT 127.0.0.2:$P2 auth=bad" \
+	"a host's proxy that asks for NTLM (407, Proxy-Authenticate: NTLM)"
+like "$(cat "$SCRATCH/refused.err")" "refused 2 of the command's connections \(HTTP 407: it asks for NTLM authentication, and moat speaks only Basic\)" \
+	"  moat says the proxy wants NTLM"
+like "$(cat "$SCRATCH/refused.err")" "hint: run a local bridge that speaks NTLM to it \(cntlm, px\)" "  and names the way out"
+unlike "$(cat "$SCRATCH/refused.err")" "ntlm:x|bnRsbTp4|wrong" "  the credentials are in neither message"
 HTTPS_PROXY="socks4://moatuid4:pw@127.0.0.4:$SOCKS4" "$MOAT" run "${A[@]}" -- /bin/true 2>"$SCRATCH/bad"
 is "$?" 125 "a SOCKS4 URL with a password is refused before anything runs (SOCKS4 cannot carry it)"
 like "$(cat "$SCRATCH/bad")" "SOCKS4 takes a user id of 1 to 255 bytes and no password" "  and says why"

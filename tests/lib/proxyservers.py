@@ -5,7 +5,8 @@ Usage: proxyservers.py DIR MAP [CERT KEY]
 
   - an upstream proxy on 127.0.0.4 (a port of the kernel's choosing): the
     host's own proxy, as moat finds it in HTTPS_PROXY.  It wants the
-    credentials user:pass (407 otherwise), takes one request per
+    credentials user:pass (407 otherwise, asking for Basic; for the user
+    "ntlm", password "x", a 407 asking for NTLM and Negotiate), takes one request per
     connection, and answers CONNECT host:port by connecting to MAP's
     address for host (MAP: "name=ip,name=ip"; an IPv4 host is itself;
     "ip=deny" refuses that address), 403 for a host it does not know.
@@ -46,6 +47,7 @@ import http.server
 d = sys.argv[1]
 mapping = dict(kv.split("=", 1) for kv in sys.argv[2].split(",") if "=" in kv)
 AUTH = "Proxy-Authorization: Basic dXNlcjpwYXNz"
+NTLM_AUTH = "Proxy-Authorization: Basic bnRsbTp4"  # ntlm:x
 
 
 def relay(a, b):
@@ -86,7 +88,12 @@ class Upstream(socketserver.BaseRequestHandler):
         with open(d + "/upstream.log", "a") as f:
             f.write("%s auth=%s\n" % (line.rsplit(" ", 1)[0], "ok" if ok else "bad"))
         if not ok:
-            s.sendall(b"HTTP/1.1 407 Proxy Authentication Required\r\n\r\n")
+            # The user "ntlm" stands for a client of a proxy that wants
+            # NTLM or Negotiate, not Basic.
+            ntlm = ("\r\n" + NTLM_AUTH + "\r\n") in text
+            s.sendall(b"HTTP/1.1 407 Proxy Authentication Required\r\n" +
+                      (b"Proxy-Authenticate: NTLM\r\nProxy-Authenticate: Negotiate\r\n" if ntlm else
+                       b'Proxy-Authenticate: Basic realm="test"\r\n') + b"\r\n")
             return
         parts = line.split(" ")
         forward = len(parts) == 3 and parts[1].startswith("http://")

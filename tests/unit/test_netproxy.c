@@ -356,6 +356,27 @@ static void parse_upstream_checks(void)
 	memcpy(big, "HTTP/1.1 200 OK\r\n", 17);
 	ok(upstream_parse_reply(big, sizeof(big), &st) == -1, "a head longer than %d bytes: -1", UPSTREAM_REPLY_MAX);
 
+	/* A 407's Proxy-Authenticate scheme, for moat's note at the end. */
+	static const struct {
+		const char *head, *scheme, *what;
+	} schemes[] = {
+	    {"HTTP/1.1 407 Auth\r\nVia: x\r\nProxy-Authenticate: NTLM\r\nProxy-Authenticate: Negotiate\r\n\r\n", "NTLM",
+	     "a 407's first Proxy-Authenticate scheme: NTLM"},
+	    {"HTTP/1.0 407 Auth\nproxy-authenticate:\t Basic realm=\"a b\"\n\n", "Basic",
+	     "  lower case, a tab, parameters after it: Basic"},
+	    {"HTTP/1.1 407 Auth\r\nProxy-Authenticate: SomeVeryLongScheme\r\n\r\n", "SomeVer",
+	     "  a long one cut to the buffer"},
+	    {"HTTP/1.1 407 Auth\r\nX-Proxy-Authenticate: NTLM\r\nProxy-Authenticate", "",
+	     "  another header's name, and one cut before its colon: none"},
+	    {"HTTP/1.1 407 Auth\r\nProxy-Authenticate: \r\n\r\n", "", "  an empty value: none"},
+	};
+	for (size_t i = 0; i < ARRAY_LEN(schemes); i++) {
+		char scheme[8];
+		upstream_auth_scheme((const unsigned char *)schemes[i].head, strlen(schemes[i].head), scheme,
+				     sizeof(scheme));
+		is_str(scheme, schemes[i].scheme, "%s", schemes[i].what);
+	}
+
 	/* A SOCKS5 CONNECT reply's length, from its first bytes. */
 	static const unsigned char v4[] = {5, 0, 0, 1, 127, 0, 0, 1, 0, 80}, v6[] = {5, 0, 0, 4, 0},
 				   name[] = {5, 0, 0, 3, 7}, badver[] = {4, 0, 0, 1, 0}, badrsv[] = {5, 0, 1, 1, 0},
@@ -507,8 +528,13 @@ static void mutation_checks(void)
 		answers += netproxy_parse_socks_request(b, n, &t) >= -8;
 		answers += upstream_parse_reply(b, n, &st) >= -1;
 		answers += upstream_socks_reply_len(b, n) <= 4 + 1 + 255 + 2;
+		{
+			char sc[24];
+			upstream_auth_scheme(b, n, sc, sizeof(sc));
+			answers += strlen(sc) < sizeof(sc);
+		}
 	}
-	ok(answers == 6 * 20000, "20000 mutated requests, hellos and replies: every parser answered each (%lu)",
+	ok(answers == 7 * 20000, "20000 mutated requests, hellos and replies: every parser answered each (%lu)",
 	   answers);
 }
 

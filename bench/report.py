@@ -373,7 +373,7 @@ loads = [l.split("\t", 1) for l in text("load.tsv").splitlines() if "\t" in l]
 if loads:
     w("| 1-min load average as each step began | " + "; ".join(f"{a} ({b.split(':')[0]})" for a, b in loads) + " |")
 w(f"| moat | {machine.get('moat', '?')} (tree `{machine.get('moat_git', '?')}`, built into `build-bench/` with the "
-  "Makefile's default `-O2 -g`) |")
+  "Makefile's default `-Os -g`) |")
 w(f"| peers | {v.get('bwrap') or 'bwrap: absent'}; firejail {v.get('firejail', '').replace('firejail version ', '') or 'absent'}; "
   f"{v.get('runsc') or 'runsc: absent'}; `@anthropic-ai/sandbox-runtime` (srt) {v.get('srt') or 'absent'} |")
 w(f"| tools | {v.get('hyperfine', '?')}; node {v.get('node', '?')}; {v.get('perf', '?')} |")

@@ -417,7 +417,7 @@ static int number_in_parens(struct parser *p, uint64_t *v)
 
 static int action(struct parser *p, uint32_t *a)
 {
-	uint64_t v;
+	uint64_t v = 0; /* number_in_parens sets it whenever it returns 0 */
 
 	if (eat(p, "ALLOW"))
 		*a = ACT_ALLOW;

@@ -1633,8 +1633,7 @@ static void pending_upstream(struct netfence *nf, struct pending *p, bool timed_
 	} else if (rc != -ETIMEDOUT && rc != -ECONNREFUSED) {
 		rc = -ECONNREFUSED; /* the proxy failed us: for the caller, the destination did */
 	}
-	if (rc < 0 && p->up->status)
-		upstream_refusal_add(&nf->st.upstream_refused, p->up);
+	upstream_refusal_note(&nf->st.upstream_refused, p->up);
 	answer(nf, p->id, rc, 0);
 	pending_drop(p);
 }

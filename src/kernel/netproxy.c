@@ -776,8 +776,7 @@ static bool addr_via_upstream(struct netproxy *np, const struct conn *c, const s
 /* The upstream attempt that ends: its answer kept for the message. */
 static void upstream_end(struct netproxy *np, struct conn *c)
 {
-	if (c->up.status && c->up.phase != UPSTREAM_DONE)
-		upstream_refusal_add(&np->st.upstream_refused, &c->up);
+	upstream_refusal_note(&np->st.upstream_refused, &c->up);
 	if (c->up.status) {
 		c->up_status = c->up.status;
 		c->up_socks = c->up.socks;

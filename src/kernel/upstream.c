@@ -128,16 +128,8 @@ int upstream_start(struct upstream_conn *u, const struct upstream_proxy *p, cons
 		return -EINVAL;
 	if (host && (!token_ok(host) || (!p->socks && p->auth && strpbrk(p->auth, "\r\n"))))
 		return -EINVAL;
-	fd = socket(p->addr.ss_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
-	if (fd < 0)
-		return -errno;
-	if (connect(fd, (const struct sockaddr *)&p->addr, p->addr_len) < 0 && errno != EINPROGRESS) {
-		int e = errno;
-		close(fd);
-		return -e;
-	}
-	u->fd = fd;
-	u->phase = UPSTREAM_CONNECTING;
+	/* The request first: a target the proxy's protocol cannot name
+	 * (SOCKS4 and a name) costs the proxy no connection. */
 	if (host && p->socks) {
 		int rc = p->socks4 ? socks4_request(u, p, host, port) : socks_messages(u, p, host, port);
 		if (rc < 0) {
@@ -153,6 +145,16 @@ int upstream_start(struct upstream_conn *u, const struct upstream_proxy *p, cons
 					p->auth ? "\r\n" : "");
 		u->req_len = strlen(u->req);
 	}
+	fd = socket(p->addr.ss_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+	if (fd < 0 || (connect(fd, (const struct sockaddr *)&p->addr, p->addr_len) < 0 && errno != EINPROGRESS)) {
+		int e = errno;
+		if (fd >= 0)
+			close(fd);
+		upstream_close(u);
+		return -e;
+	}
+	u->fd = fd;
+	u->phase = UPSTREAM_CONNECTING;
 	return 0;
 }
 
@@ -410,8 +412,11 @@ int upstream_step(struct upstream_conn *u)
 	return 1;
 }
 
-void upstream_refusal_add(struct upstream_refusals *r, const struct upstream_conn *u)
+void upstream_refusal_note(struct upstream_refusals *r, const struct upstream_conn *u)
 {
+	/* A status without a tunnel: the proxy answered, and not yes. */
+	if (!u->status || u->phase == UPSTREAM_DONE)
+		return;
 	r->count++;
 	r->status = u->status;
 	r->socks = !u->socks ? 0 : u->socks4 ? 4 : 5;

@@ -80,9 +80,10 @@ struct upstream_refusals {
 	char auth_scheme[24]; /* a 407's Proxy-Authenticate scheme ("NTLM"), or "" */
 };
 
-/* Count u's refusal (u->status set: the proxy answered, and not with a
- * tunnel). */
-void upstream_refusal_add(struct upstream_refusals *r, const struct upstream_conn *u) __attribute__((nonnull));
+/* An attempt that ends: counted in r when the proxy refused it (it
+ * answered, and not with a tunnel); nothing for one that stood, failed
+ * before an answer, or timed out. */
+void upstream_refusal_note(struct upstream_refusals *r, const struct upstream_conn *u) __attribute__((nonnull));
 
 /* Start a connection to the proxy: a non-blocking socket of its family,
  * connect begun.  With a target (host: a name, or an address as text --

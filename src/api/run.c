@@ -163,26 +163,28 @@ static void say_upstream_refused(const struct moat_launch_result *r)
 {
 	const struct upstream_refusals *f = &r->fence.upstream_refused, *x = &r->proxy.upstream_refused;
 	const struct upstream_refusals *last = x->count ? x : f;
-	unsigned long n = f->count + x->count;
+	bool auth = !last->socks && last->status == 407;
+	bool other_scheme = auth && last->auth_scheme[0] && strcasecmp(last->auth_scheme, "Basic") != 0;
 	char what[96];
 
-	if (!r->fenced || n == 0)
+	if (!r->fenced || f->count + x->count == 0)
 		return;
 	if (last->socks)
 		snprintf(what, sizeof(what), "SOCKS%d reply %d", last->socks, last->status);
-	else if (last->status == 407 && last->auth_scheme[0] && strcasecmp(last->auth_scheme, "Basic") != 0)
+	else if (other_scheme)
 		snprintf(what, sizeof(what), "HTTP 407: it asks for %s authentication, and moat speaks only Basic",
 			 last->auth_scheme);
-	else if (last->status == 407)
+	else if (auth)
 		snprintf(what, sizeof(what), "HTTP 407: the credentials in its URL were refused, or there are none");
 	else
 		snprintf(what, sizeof(what), "HTTP %d", last->status);
-	fprintf(stderr, "moat: the host's proxy refused %lu of the command's connections (%s)\n", n, what);
-	if (!last->socks && last->status == 407 && last->auth_scheme[0] && strcasecmp(last->auth_scheme, "Basic") != 0)
+	fprintf(stderr, "moat: the host's proxy refused %lu of the command's connections (%s)\n", f->count + x->count,
+		what);
+	if (other_scheme)
 		fprintf(stderr, "moat: hint: run a local bridge that speaks %s to it (cntlm, px) and point moat's "
 				"HTTPS_PROXY at the bridge\n",
 			last->auth_scheme);
-	else if (!last->socks && last->status == 407)
+	else if (auth)
 		fprintf(stderr, "moat: hint: give user:password in the proxy's URL (http://user:password@proxy:port, "
 				"percent-escaped)\n");
 }

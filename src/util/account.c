@@ -152,14 +152,10 @@ static char *getent_line(uid_t uid)
 	return NULL; /* too slow or too long: cleanup_pid kills it */
 }
 
-static char *lookup(uid_t uid, int field)
+static char *from_getent(uid_t uid, int field)
 {
-	char *v = from_passwd_file(uid, field);
-	cleanup_free char *line = NULL;
+	cleanup_free char *line = getent_line(uid);
 
-	if (v)
-		return v;
-	line = getent_line(uid);
 	return line ? field_in_passwd(line, uid, field) : NULL;
 }
 
@@ -172,7 +168,7 @@ const char *account_home(const char *home_env)
 		uid_t uid = getuid();
 		home = from_passwd_file(uid, F_HOME);
 		if (!home && !(home_env && home_env[0] == '/'))
-			home = lookup(uid, F_HOME);
+			home = from_getent(uid, F_HOME);
 		done = true;
 	}
 	return home;
@@ -180,7 +176,8 @@ const char *account_home(const char *home_env)
 
 bool account_name(uid_t uid, char *buf, size_t len)
 {
-	cleanup_free char *name = lookup(uid, F_NAME);
+	char *v = from_passwd_file(uid, F_NAME);
+	cleanup_free char *name = v ? v : from_getent(uid, F_NAME);
 
 	snprintf(buf, len, "%s", name ? name : "");
 	return name != NULL;

@@ -565,7 +565,10 @@ static bool id_valid(const struct netfence *nf, uint64_t id)
  * by run.  Held, both stay here: 35-42 us every run (docs/network.md,
  * "Connect latency").  Only when the caller's thread may run here already
  * (its own affinity is kept: a thread pinned elsewhere is left alone),
- * and both masks are put back before the answer lets the caller go on. */
+ * and both masks are put back before the answer lets the caller go on.
+ * The thread id is the kernel's (the notification's), and the thread is
+ * held in the call meanwhile; another thread of the command that sets
+ * this one's affinity in those few µs has its setting undone. */
 struct cpu_hold {
 	pid_t tid;
 	cpu_set_t caller, self;

@@ -178,8 +178,13 @@ static int make_cache(const struct runner_call *rc, struct moat_error *err)
 	return fd < 0 ? -1 : 0;
 }
 
-static int do_fetch(struct moat_policy *p, const struct moat_host *host, bool dry_run, struct runner_run *rr,
-		    struct moat_launch_result *result, struct moat_error *err)
+/* Not inlined: its plan (some 50 KB) would sit in runner_prepare's frame on
+ * every run, and every frame below it (the runner's detection, the
+ * interpreter's walk) would touch stack pages that stay resident for the
+ * whole run (docs/performance.md, section 4). */
+__attribute__((noinline)) static int do_fetch(struct moat_policy *p, const struct moat_host *host, bool dry_run,
+					      struct runner_run *rr, struct moat_launch_result *result,
+					      struct moat_error *err)
 {
 	struct runner_call *rc = &rr->call;
 	struct moat_policy fp;
@@ -286,7 +291,7 @@ int runner_prepare(struct moat_policy *p, const struct moat_host *host, struct m
 		   long long start_ns, struct runner_run *rr, struct moat_launch_result *result, struct moat_error *err)
 {
 	struct runner_call *rc = &rr->call;
-	struct moat_plan server;
+	cleanup_free struct moat_plan *server = NULL; /* on the heap: see do_fetch */
 	int ret;
 
 	(void)start_ns;
@@ -316,10 +321,11 @@ int runner_prepare(struct moat_policy *p, const struct moat_host *host, struct m
 		rr->outcome = "cached";
 	}
 	runner_server_policy(p, rc, environ);
-	if (plan_build(p, host, &server, err) < 0)
+	server = moat_xmalloc(sizeof(*server));
+	if (plan_build(p, host, server, err) < 0)
 		return moat_error_wrap(err, "%s: the server phase", rc->name);
 	plan_free(plan);
-	*plan = server;
+	*plan = *server;
 	return 0;
 }
 

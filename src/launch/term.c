@@ -1,5 +1,6 @@
 /* The command's terminal: see term.h. */
 #include "launch/term.h"
+#include "util/mem.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -171,6 +172,8 @@ int term_open(struct term *t, struct moat_policy *p, struct moat_error *err)
 		return 0;
 	if (open_pty(t, err) < 0)
 		goto fail;
+	t->ibuf = moat_xmalloc(TERM_IN_MAX);
+	t->obuf = moat_xmalloc(TERM_OUT_MAX);
 	for (fd = 0; fd <= 2; fd++)
 		if (p->tty == MOAT_TTY_ON || isatty(fd))
 			t->fds |= 1u << fd;
@@ -218,6 +221,8 @@ void term_close(struct term *t)
 	moat_closep(&t->out);
 	moat_closep(&t->slave);
 	moat_closep(&t->master);
+	free(t->ibuf);
+	free(t->obuf);
 	term_init(t);
 }
 
@@ -287,10 +292,10 @@ void term_pollfds(const struct term *t, struct pollfd *pfd)
 	pfd[0].fd = pfd[1].fd = pfd[2].fd = -1;
 	if (!term_active(t))
 		return;
-	if (!t->in_eof && t->ilen < sizeof(t->ibuf) && (t->raw || t->outer < 0))
+	if (!t->in_eof && t->ilen < TERM_IN_MAX && (t->raw || t->outer < 0))
 		pfd[0] = (struct pollfd){.fd = t->in, .events = POLLIN};
 	if (!t->master_eof) {
-		if (t->olen < sizeof(t->obuf))
+		if (t->olen < TERM_OUT_MAX)
 			m |= POLLIN;
 		if (t->ilen || (t->in_eof && t->eof_chars))
 			m |= POLLOUT;
@@ -417,7 +422,7 @@ unsigned term_relay(struct term *t, const struct pollfd *pfd)
 	if (!term_active(t))
 		return 0;
 	if (pfd[0].fd >= 0 && pfd[0].revents) {
-		n = read(t->in, t->ibuf + t->ilen, sizeof(t->ibuf) - t->ilen);
+		n = read(t->in, t->ibuf + t->ilen, TERM_IN_MAX - t->ilen);
 		if (n > 0) {
 			size_t got = (size_t)n;
 
@@ -434,7 +439,7 @@ unsigned term_relay(struct term *t, const struct pollfd *pfd)
 	if (t->ilen || (t->in_eof && t->eof_chars))
 		to_pty(t);
 	if (pfd[1].fd >= 0 && pfd[1].revents) {
-		n = read(t->master, t->obuf + t->olen, sizeof(t->obuf) - t->olen);
+		n = read(t->master, t->obuf + t->olen, TERM_OUT_MAX - t->olen);
 		if (n > 0) {
 			t->olen += (size_t)n;
 			t->last_io_ns = now_ns();

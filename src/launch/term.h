@@ -40,9 +40,10 @@ struct term {
 	int outer;		/* the caller's terminal (stdin), or -1 */
 	struct termios saved;	/* its modes before the run */
 	bool raw;		/* it is in raw mode now */
-	char ibuf[TERM_IN_MAX]; /* typed, for the pty */
+	char *ibuf; /* typed, for the pty (TERM_IN_MAX bytes; allocated with the pty:
+		     * a run without one keeps these 20 KB off its stack) */
 	size_t ilen;
-	char obuf[TERM_OUT_MAX]; /* the pty's output, for the caller */
+	char *obuf; /* the pty's output, for the caller (TERM_OUT_MAX bytes) */
 	size_t olen;
 	bool in_eof;	      /* nothing more to read from `in` */
 	int eof_chars;	      /* VEOF characters still to send the pty after in_eof

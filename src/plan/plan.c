@@ -94,7 +94,10 @@ static void reset_verdicts(struct moat_verdict *props)
 	}
 }
 
-/* One candidate backend, compiled into its own plan. */
+/* One candidate backend, compiled into its own plan.  About 36 KB (the
+ * verdicts with their texts): candidates live on the heap, since one on the
+ * stack would keep its pages resident for the whole run, under every frame
+ * the launch puts below it (docs/performance.md, section 4). */
 struct candidate {
 	const char *name;
 	struct backend_plan compiled;
@@ -253,11 +256,10 @@ static int choose_auto(const struct moat_policy *p, const struct moat_host *h, s
 		       struct moat_error *err)
 {
 	const char *const *rank = backend_ranking();
-	struct candidate best, cand;
+	cleanup_free struct candidate *best = NULL, *cand = NULL;
 	size_t best_missing = (size_t)-1, best_core = (size_t)-1, i;
 	char names[256];
 
-	memset(&best, 0, sizeof(best));
 	plan->backend_reason[0] = '\0';
 	for (i = 0; rank[i]; i++) {
 		size_t missing, core;
@@ -268,30 +270,35 @@ static int choose_auto(const struct moat_policy *p, const struct moat_host *h, s
 				"; %s cannot enforce %s (not compiled: it would not miss fewer)", rank[i], names);
 			continue;
 		}
-		if (candidate_compile(&cand, rank[i], p, h, plan, NULL, err) < 0) {
-			if (best_missing != (size_t)-1)
-				candidate_free(&best);
+		if (!cand)
+			cand = moat_xmalloc(sizeof(*cand));
+		if (candidate_compile(cand, rank[i], p, h, plan, NULL, err) < 0) {
+			if (best)
+				candidate_free(best);
 			return -1;
 		}
-		missing = missing_names(cand.props, names, sizeof(names));
-		core = missing_core(cand.props);
+		missing = missing_names(cand->props, names, sizeof(names));
+		core = missing_core(cand->props);
 		if (missing == 0)
 			appendf(plan->backend_reason, sizeof(plan->backend_reason),
-				"%s%s enforces every requested property", i ? "; " : "", cand.name);
-		else if (compiled_nothing(&cand.compiled))
+				"%s%s enforces every requested property", i ? "; " : "", cand->name);
+		else if (compiled_nothing(&cand->compiled))
 			appendf(plan->backend_reason, sizeof(plan->backend_reason), "%s%s", i ? "; " : "",
-				first_reason(cand.props));
+				first_reason(cand->props));
 		else
 			appendf(plan->backend_reason, sizeof(plan->backend_reason), "%s%s lacks %s", i ? "; " : "",
-				cand.name, names);
+				cand->name, names);
 		if (core < best_core || (core == best_core && missing < best_missing)) {
-			if (best_missing != (size_t)-1)
-				candidate_free(&best);
+			struct candidate *was = best;
+
+			if (was)
+				candidate_free(was);
 			best = cand;
+			cand = was; /* its storage, for the next one */
 			best_missing = missing;
 			best_core = core;
 		} else {
-			candidate_free(&cand);
+			candidate_free(cand);
 		}
 		if (missing == 0)
 			break;
@@ -300,8 +307,10 @@ static int choose_auto(const struct moat_policy *p, const struct moat_host *h, s
 		appendf(plan->backend_reason, sizeof(plan->backend_reason),
 			"; none enforces every requested property: %s misses the fewest (of the file, network "
 			"and environment properties first)",
-			best.name);
-	candidate_adopt(plan, &best);
+			best ? best->name : "no backend");
+	if (!best) /* an empty ranking: nothing to adopt */
+		best = moat_xcalloc(1, sizeof(*best));
+	candidate_adopt(plan, best);
 	return 0;
 }
 
@@ -336,10 +345,10 @@ static int build(const struct moat_policy *p, const struct moat_host *h, const c
 			if (p->env[i].value)
 				env_strv_set(&plan->envp, &plan->env_names, p->env[i].name, p->env[i].value);
 		{
-			struct candidate c;
-			if (candidate_compile(&c, backend_none.name, p, h, plan, NULL, err) < 0)
+			cleanup_free struct candidate *c = moat_xmalloc(sizeof(*c));
+			if (candidate_compile(c, backend_none.name, p, h, plan, NULL, err) < 0)
 				return -1;
-			candidate_adopt(plan, &c);
+			candidate_adopt(plan, c);
 		}
 		snprintf(plan->backend_reason, sizeof(plan->backend_reason), "%s",
 			 p->mode == MOAT_MODE_OFF ? "mode off" : "--backend none");
@@ -357,25 +366,25 @@ static int build(const struct moat_policy *p, const struct moat_host *h, const c
 		return -1;
 	moat_timeline_mark("plan.fs");
 	if (export_dir) {
-		struct candidate c;
+		cleanup_free struct candidate *c = moat_xmalloc(sizeof(*c));
 		const struct moat_backend *b = backend_lookup(p->backend);
 		if (!b || !backend_runs_tool(b)) {
 			moat_error_set(err, MOAT_E_USAGE, 0, "moat export needs an external backend, not '%s'",
 				       p->backend);
 			return moat_error_hint(err, "--backend bwrap, firejail, gvisor, oci, nsjail, nono or seatbelt");
 		}
-		if (candidate_compile(&c, p->backend, p, h, plan, export_dir, err) < 0)
+		if (candidate_compile(c, p->backend, p, h, plan, export_dir, err) < 0)
 			return -1;
-		candidate_adopt(plan, &c);
+		candidate_adopt(plan, c);
 		snprintf(plan->backend_reason, sizeof(plan->backend_reason), "exported with --backend %s", p->backend);
 	} else if (strcmp(p->backend, "auto") == 0) {
 		if (choose_auto(p, h, plan, err) < 0)
 			return -1;
 	} else {
-		struct candidate c;
-		if (candidate_compile(&c, p->backend, p, h, plan, NULL, err) < 0)
+		cleanup_free struct candidate *c = moat_xmalloc(sizeof(*c));
+		if (candidate_compile(c, p->backend, p, h, plan, NULL, err) < 0)
 			return -1;
-		candidate_adopt(plan, &c);
+		candidate_adopt(plan, c);
 		snprintf(plan->backend_reason, sizeof(plan->backend_reason), "--backend %s", p->backend);
 	}
 	if (!export_dir && limits_uses_cgroup(&plan->limits))

@@ -97,11 +97,15 @@ $(BUILD)/libmoat.so: $(LIB_OBJ)
 # getaddrinfo to the built-in files and dns (util/nss.h).  STATIC=0 links
 # it dynamically.  ASan cannot be linked statically, so SAN=1 stays
 # dynamic.  glibc's link warning about getaddrinfo, and only it, is
-# dropped from the link's output.
+# dropped from the link's output.  Its relative relocations are packed
+# (DT_RELR, binutils 2.38 and glibc 2.36): the 3400 RELA entries a static
+# PIE applies to itself at start were an 80 KB segment read on every run,
+# resident for the whole run; packed they are 700 bytes
+# (docs/performance.md, section 4).
 STATIC ?= 1
 MOAT_LINK := $(PKG_LIBS)
 ifeq ($(STATIC)$(SAN),10)
-MOAT_LINK := -static-pie $(PKG_DYNLIBS)
+MOAT_LINK := -static-pie -Wl,-z,pack-relative-relocs $(PKG_DYNLIBS)
 endif
 NSS_WARNING := in statically linked applications requires at runtime the shared libraries
 # The link's libraries as a stamp, as the objects' flags are (below): make

@@ -1,0 +1,74 @@
+#!/usr/bin/env bash
+# moat's own resident memory while the command runs (issue 21's target:
+# the supervisor's peak under 2 MiB, measured by `make bench`,
+# docs/performance.md section 4).  Most of that peak is the static binary's
+# file pages, which move with the machine; what this test pins is moat's
+# own share that does not:
+#   - the stack: structures of tens of KB in the frames of the run path (a
+#     plan's verdicts, a candidate backend, the terminal's buffers, the
+#     runner's fetch plan) kept ~70 KB of stack resident for the whole run;
+#     they live on the heap, or only in the frames that need them;
+#   - the static binary's relocations packed (DT_RELR): 3400 RELA entries
+#     were an 80 KB segment read at every start.
+# Each is read off the running supervisor (/proc/PID/smaps), the process
+# that stays for the whole run.
+set -u
+. "$(dirname "$0")/../lib/tap.sh"
+scratch
+# moat makes itself non-dumpable while it runs (api/run.c): its
+# /proc/PID/smaps is then root's to read.
+[ "$(id -u)" = 0 ] || skip_all "reads moat's /proc/PID/smaps, which only root can while moat runs"
+if grep -q AddressSanitizer "$MOAT" 2>/dev/null || ldd "$MOAT" 2>/dev/null | grep -q libasan; then
+	skip_all "the sanitizer build's stack and heap are the sanitizer's (redzones, fake stacks)"
+fi
+mkdir -p "$SCRATCH/home" "$SCRATCH/proj"
+# The stack's top holds the environment and argv: a small, fixed one.
+STACK_MAX_KB=116
+
+# stack_kb ARGS...: the supervisor's resident stack, in kB, once the
+# command runs (its child exists: planning is over); "" if it never ran.
+stack_kb() {
+	local pid kb="" i
+	(cd "$SCRATCH/proj" && exec env -i PATH=/usr/bin:/bin HOME="$SCRATCH/home" LANG=C.UTF-8 \
+		${LIMIT:+MOAT_HOST_LIMIT=$LIMIT} "$MOAT" run "$@" -- /bin/sleep 2) >/dev/null 2>"$SCRATCH/err" &
+	pid=$!
+	for i in $(seq 100); do
+		if [ -n "$(cat "/proc/$pid/task/$pid/children" 2>/dev/null)" ]; then
+			sleep 0.2
+			kb=$(awk '/^[0-9a-f]+-/ { name = $6 } /^Rss:/ && name == "[stack]" { print $2 }' \
+				"/proc/$pid/smaps" 2>/dev/null)
+			break
+		fi
+		sleep 0.05
+	done
+	kill "$pid" 2>/dev/null
+	wait "$pid" 2>/dev/null
+	echo "$kb"
+}
+
+for args in "--profile strict" "--profile mcp"; do
+	# shellcheck disable=SC2086  # the words are the arguments
+	kb=$(stack_kb $args)
+	[ -n "$kb" ] || diag "$(cat "$SCRATCH/err")"
+	ok $([ -n "$kb" ] && [ "$kb" -le "$STACK_MAX_KB" ]; echo $?) \
+		"moat run $args: the supervisor's resident stack is ${kb:-?} kB (at most $STACK_MAX_KB)"
+done
+# The fallback without namespaces plans the same way and has no init.
+kb=$(LIMIT=userns=0,root=0 stack_kb --backend native --mode prefer --profile strict)
+[ -n "$kb" ] || diag "$(cat "$SCRATCH/err")"
+ok $([ -n "$kb" ] && [ "$kb" -le "$STACK_MAX_KB" ]; echo $?) \
+	"the fallback without namespaces: the supervisor's resident stack is ${kb:-?} kB (at most $STACK_MAX_KB)"
+
+# The relocations: only a static PIE relocates itself (STATIC=0 leaves
+# them to ld.so, which maps them from the shared page cache).
+if ! command -v readelf >/dev/null; then
+	diag "readelf (binutils) is not installed: the relocations are not checked"
+elif readelf -lW "$MOAT" | grep -q INTERP; then
+	diag "a dynamically linked moat (STATIC=0): its relocations are the loader's"
+else
+	readelf -SW "$MOAT" | grep -q '\.relr\.dyn'
+	ok $? "the static moat's relative relocations are packed (a .relr.dyn section)"
+	n=$(readelf -rW "$MOAT" | grep -c R_X86_64_RELATIVE)
+	ok $([ "$n" -lt 100 ]; echo $?) "  and few are left unpacked ($n R_X86_64_RELATIVE)"
+fi
+done_testing

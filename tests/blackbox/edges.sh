@@ -220,12 +220,12 @@ if case " $BACKENDS " in *" bwrap "*) true ;; *) false ;; esac; then
 		# too, and whatever else of this user's still ends): the lowest
 		# limit at which moat starts bwrap and bwrap, or moat __init
 		# inside it, cannot make the next process.
-		# Counted from this user's tasks right before each try, three
+		# Counted from this user's tasks right before each try, up to six
 		# passes: in CI a root pass runs beside this one, and its Pods and
 		# controls run processes as uid 65534 too, so an absolute 2..24
-		# could miss the window.
+		# could miss the window (three passes once missed it in CI).
 		found=
-		for pass in 1 2 3; do
+		for pass in 1 2 3 4 5 6; do
 			for i in $(seq 0 22); do
 				n=$(($(ps -L -U "$UID_NOW" --no-headers 2>/dev/null | wc -l) + i))
 				rm -f "$REPORTS/nproc.json"
@@ -304,7 +304,12 @@ while True:
     except PermissionError:
         pass
     p -= 1')
-stale=/tmp/moat-tmp.$dead.sweep1
+# The stale names end in six characters of this run's own: the root and the
+# sanitizer passes run this file at once, and a fixed name let one pass's
+# sweep, or its mkdir, land on the other's directory (a CI failure of
+# "swept by the next oci run": removed by one, made again by the other).
+sweep_tag=$($PY -c 'import secrets; print(secrets.token_hex(3))')
+stale=/tmp/moat-tmp.$dead.$sweep_tag
 live=/tmp/moat-tmp.$$.live01
 mkdir -p "$stale/sub" "$live"
 touch "$stale/sub/f"
@@ -393,7 +398,7 @@ fi
 # the guard that would remove it runs: one whose moat was killed in between
 # is swept by the next run that makes one.
 if "$MOAT" run --backend oci --dry-run -- /bin/true 2>/dev/null | grep -q '"status": "enforced"'; then
-	stale=/tmp/moat-oci.$dead.sweep1
+	stale=/tmp/moat-oci.$dead.$sweep_tag
 	live=/tmp/moat-oci.$$.live01
 	mkdir -p "$stale/rootfs" "$live"
 	"$MOAT" run --backend oci -- /bin/true 2>/dev/null

@@ -85,15 +85,37 @@ void fs_plan_release_locks(struct fs_plan *fp)
 		}
 }
 
+static int int_cmp(const void *a, const void *b)
+{
+	int x = *(const int *)a, y = *(const int *)b;
+
+	return (x > y) - (x < y);
+}
+
 void fs_plan_close_launched(struct fs_plan *fp)
 {
-	for (size_t i = 0; i < fp->n; i++) {
+	cleanup_free int *fds = moat_xcalloc(fp->n + 1, sizeof(int));
+	size_t n = 0, i, j;
+
+	for (i = 0; i < fp->n; i++) {
 		struct fs_obj *o = &fp->obj[i];
 
 		if ((o->role == FS_READ || o->role == FS_DENY || o->role == FS_LINK) && o->fd >= 0) {
-			close(o->fd);
+			fds[n++] = o->fd;
 			o->fd = -1;
 		}
+	}
+	/* Opened one after another, they are mostly runs of consecutive
+	 * numbers (the entries of /etc, some 150): a run whose every number is
+	 * one of them is closed in one close_range(2).  Closed one by one
+	 * where that call is missing (before Linux 5.9). */
+	qsort(fds, n, sizeof(int), int_cmp);
+	for (i = 0; i < n; i = j) {
+		for (j = i + 1; j < n && fds[j] == fds[j - 1] + 1; j++)
+			;
+		if (j - i < 2 || syscall(SYS_close_range, (unsigned)fds[i], (unsigned)fds[j - 1], 0) != 0)
+			for (size_t k = i; k < j; k++)
+				close(fds[k]);
 	}
 }
 
@@ -537,7 +559,68 @@ static int climb_absent(const char *path, struct walk_out *w, struct moat_error 
 	}
 }
 
-static int walk(struct fs_plan *fp, const char *path, bool for_deny, struct walk_out *w, struct moat_error *err)
+static int walk_links(struct fs_plan *fp, const char *path, bool for_deny, size_t links, struct walk_out *w,
+		      struct moat_error *err);
+
+/* Link text that names a path without "." or ".." or an empty component
+ * ("usr/bin", "/usr/lib/os-release"): joined to the link's directory it is
+ * a normalised path, the one the component walk would follow. */
+static bool plain_link_text(const char *text)
+{
+	const char *c = text[0] == '/' ? text + 1 : text;
+
+	if (!*c)
+		return false;
+	for (;;) {
+		size_t n = strcspn(c, "/");
+
+		if (n == 0 || (n == 1 && c[0] == '.') || (n == 2 && c[0] == '.' && c[1] == '.'))
+			return false;
+		if (!c[n])
+			return true;
+		c += n + 1;
+	}
+}
+
+/* `path` (absolute, normalised, with no link above its last component) is a
+ * link, open at `fd`: follow it to its target as the component walk would,
+ * and walk that.  The common case (/bin -> usr/bin on a merged-/usr
+ * system): one readlinkat and the target's own openat2, where the walk from
+ * "/" opened each component again.  Returns 1 with *w filled, 0 for the
+ * walk to answer (text it leaves to the walk, or too many links: it
+ * reports the cycle), -1 with err. */
+static int follow_trailing(struct fs_plan *fp, const char *path, int fd, bool for_deny, size_t links,
+			   struct walk_out *w, struct moat_error *err)
+{
+	char text[PATH_MAX];
+	cleanup_free char *target = NULL;
+	ssize_t n;
+
+	if (links >= FS_MAX_LINKS)
+		return 0;
+	n = readlinkat(fd, "", text, sizeof(text) - 1);
+	if (n <= 0)
+		return 0;
+	text[n] = '\0';
+	if (!plain_link_text(text))
+		return 0;
+	if (text[0] == '/') {
+		target = moat_xstrdup(text);
+	} else {
+		const char *slash = strrchr(path, '/');
+		target = moat_xasprintf("%.*s/%s", (int)(slash - path), path, text);
+	}
+	if (strlen(target) >= PATH_MAX)
+		return 0;
+	record_link(fp, path, text, for_deny);
+	if (walk_links(fp, target, for_deny, links + 1, w, err) < 0)
+		return -1;
+	w->via_symlink = true;
+	return 1;
+}
+
+static int walk_links(struct fs_plan *fp, const char *path, bool for_deny, size_t links, struct walk_out *w,
+		      struct moat_error *err)
 {
 	cleanup_close int root = -1;
 	int fd = open_no_symlinks(path), rc;
@@ -557,12 +640,21 @@ static int walk(struct fs_plan *fp, const char *path, bool for_deny, struct walk
 			w->present = true;
 			return 0;
 		}
-		close(fd); /* a trailing link: walked below, like any other */
+		rc = follow_trailing(fp, path, fd, for_deny, links, w, err);
+		close(fd);
+		if (rc != 0)
+			return rc < 0 ? -1 : 0;
+		/* else a trailing link: walked below, like any other */
 	}
 	root = open("/", O_PATH | O_DIRECTORY | O_CLOEXEC);
 	if (root < 0)
 		return moat_error_set(err, MOAT_E_SYSTEM, errno, "%s: opening /", path);
 	return walk_from(fp, root, "/", path, true, true, for_deny, w, err);
+}
+
+static int walk(struct fs_plan *fp, const char *path, bool for_deny, struct walk_out *w, struct moat_error *err)
+{
+	return walk_links(fp, path, for_deny, 0, w, err);
 }
 
 /* --- denied paths, a directory at a time ------------------------------------- */
@@ -1089,6 +1181,12 @@ static int expand(struct fs_plan *fp, size_t grant, int dir, const char *real, i
 	if (depth > FS_MAX_DEPTH)
 		return moat_error_set(err, MOAT_E_USAGE, 0, "%s: too deep to expand around the denied paths below it",
 				      real);
+	/* Inside an excluded directory every entry is excluded: nothing to
+	 * give.  Outside one, an entry is excluded only by its own name: the
+	 * directories above it are `real`'s, just asked (one lookup an entry
+	 * instead of one for each level above it). */
+	if (fs_is_excluded(fp, real))
+		return 0;
 	rd = openat(dir, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (rd < 0)
 		return moat_error_set(err, MOAT_E_SYSTEM, errno, "listing %s (to grant it around a denied path)",
@@ -1106,7 +1204,7 @@ static int expand(struct fs_plan *fp, size_t grant, int dir, const char *real, i
 		if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0)
 			continue;
 		child = join(real, e->d_name);
-		if (fs_is_excluded(fp, child))
+		if (excluded_has(fp, child, strlen(child)))
 			continue;
 		efd = openat(dirfd(d), e->d_name, O_PATH | O_NOFOLLOW | O_CLOEXEC);
 		if (efd < 0) {

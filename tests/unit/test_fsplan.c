@@ -14,6 +14,7 @@
 #include "resolve/view.h"
 #include "policy/policy.h"
 #include "tap.h"
+#include "util/cleanup.h"
 #include "util/mem.h"
 
 static char T[256];
@@ -388,7 +389,30 @@ static void test_close_launched(void)
 	add(&p, "home/.ssh", MOAT_ACCESS_DENY);
 	add(&p, "lnk-data", MOAT_ACCESS_READ);
 	ok(fs_plan_build(&p, NULL, &fp, &err) == 0, "plan with read, write and denied paths (%s)", err.message);
-	fs_plan_close_launched(&fp);
+	{
+		/* What the kernel holds, not only the plan's bookkeeping: the
+		 * closed ones are gone (close_range over runs of them), no kept
+		 * one with them. */
+		int gone[512], kept[512];
+		size_t n_gone = 0, n_still = 0, bad = 0;
+
+		for (i = 0; i < fp.n && n_gone < 512 && n_still < 512; i++) {
+			const struct fs_obj *o = &fp.obj[i];
+			if (o->fd < 0)
+				continue;
+			if (o->role == FS_READ || o->role == FS_DENY || o->role == FS_LINK)
+				gone[n_gone++] = o->fd;
+			else
+				kept[n_still++] = o->fd;
+		}
+		fs_plan_close_launched(&fp);
+		for (i = 0; i < n_gone; i++)
+			bad += fcntl(gone[i], F_GETFD) != -1 || errno != EBADF;
+		for (i = 0; i < n_still; i++)
+			bad += fcntl(kept[i], F_GETFD) == -1;
+		ok(bad == 0 && n_gone > 3 && n_still > 0, "the kernel closed the %zu descriptors and kept the %zu others",
+		   n_gone, n_still);
+	}
 	for (i = 0; i < fp.n; i++) {
 		const struct fs_obj *o = &fp.obj[i];
 		bool goes = o->role == FS_READ || o->role == FS_DENY || o->role == FS_LINK;
@@ -507,6 +531,97 @@ static void test_many_denies(void)
 	policy_free(&p);
 }
 
+/* A link at the end of a path with no other link on the way is followed
+ * from its own directory (resolve/fsplan.c, follow_trailing) instead of
+ * walking from "/" again: what it gives must be what the component walk
+ * gives, for every kind of link text, and the text it leaves to the walk
+ * (".", "..", "//", a trailing "/") must still be followed right. */
+static void test_trailing_links(void)
+{
+	static const struct {
+		const char *name, *text; /* text: NULL is T/data (absolute) */
+		int links;		 /* links recorded on the way */
+	} cases[] = {
+		{"tl-rel", "data", 1},	      {"tl-abs", NULL, 1},	   {"tl-dot", "./data", 1},
+		{"tl-dotdot", "../X/data", 1}, {"tl-double", "tl-rel//", 2}, {"tl-chain", "tl-rel", 2},
+		{"tl-slash", "data/", 1},      {"tl-chain3", "tl-chain", 3},
+	};
+	char *want = at("data"), *base = strrchr(T, '/') + 1;
+	size_t i;
+
+	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		cleanup_free char *text = cases[i].text ? moat_xstrdup(cases[i].text) : at("data");
+		char *x = strstr(text, "X");
+
+		if (x) { /* "../X/data": the test directory's own name */
+			char *t = moat_xasprintf("%.*s%s%s", (int)(x - text), text, base, x + 1);
+			free(text);
+			text = t;
+		}
+		mklink(text, cases[i].name);
+	}
+	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		struct moat_policy p;
+		struct fs_plan fp;
+		struct moat_error err = {0};
+		const struct fs_obj *o;
+
+		policy_fresh(&p);
+		add(&p, cases[i].name, MOAT_ACCESS_READ);
+		ok(fs_plan_build(&p, NULL, &fp, &err) == 0, "--read %s (-> %s) (%s)", cases[i].name,
+		   cases[i].text ? cases[i].text : "/abs/data", err.message);
+		o = find(&fp, FS_READ, cases[i].name);
+		ok(o && o->present && o->via_symlink && strcmp(o->real, want) == 0 && o->fd >= 0,
+		   "  it grants the target %s (%s)", want, o ? o->real : "none");
+		ok(fp.n_links == (size_t)cases[i].links, "  %d link(s) recorded on the way (%zu)", cases[i].links,
+		   fp.n_links);
+		fs_plan_free(&fp);
+		policy_free(&p);
+	}
+	/* A denied path through a trailing link: the target is denied, and
+	 * the link is recorded for the deny (it is excluded too). */
+	{
+		struct moat_policy p;
+		struct fs_plan fp;
+		struct moat_error err = {0};
+		const struct fs_obj *o;
+		char *lnk = at("tl-rel");
+
+		policy_fresh(&p);
+		add(&p, ".", MOAT_ACCESS_READ);
+		add(&p, "tl-rel", MOAT_ACCESS_DENY);
+		ok(fs_plan_build(&p, NULL, &fp, &err) == 0, "--deny through a trailing link (%s)", err.message);
+		o = find(&fp, FS_DENY, "tl-rel");
+		ok(o && o->present && strcmp(o->real, want) == 0 && fs_is_excluded(&fp, want) && fs_is_excluded(&fp, lnk),
+		   "  the target and the link are excluded");
+		ok(fp.n_links == 1 && fp.links[0].for_deny, "  the link is recorded for the deny");
+		fs_plan_free(&fp);
+		policy_free(&p);
+		free(lnk);
+	}
+	/* A dangling trailing link: absent, anchored where the target would be. */
+	{
+		struct moat_policy p;
+		struct fs_plan fp;
+		struct moat_error err = {0};
+		const struct fs_obj *o;
+		char *anchor = at("data");
+
+		mklink("data/none/x", "tl-dangling");
+		policy_fresh(&p);
+		add(&p, ".", MOAT_ACCESS_READ);
+		add(&p, "tl-dangling", MOAT_ACCESS_DENY);
+		ok(fs_plan_build(&p, NULL, &fp, &err) == 0, "--deny of a dangling trailing link (%s)", err.message);
+		o = find(&fp, FS_DENY, "tl-dangling");
+		ok(o && !o->present && o->anchor && strcmp(o->anchor, anchor) == 0,
+		   "  absent, anchored at the target's nearest directory (%s)", o && o->anchor ? o->anchor : "none");
+		fs_plan_free(&fp);
+		policy_free(&p);
+		free(anchor);
+	}
+	free(want);
+}
+
 int main(void)
 {
 	char cmd[512];
@@ -547,6 +662,7 @@ int main(void)
 	test_close_launched();
 	test_refusals();
 	test_many_denies();
+	test_trailing_links();
 
 	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", T);
 	if (system(cmd) != 0)

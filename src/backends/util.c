@@ -204,8 +204,9 @@ void backend_plan_free(struct backend_plan *bp)
 		free(bp->bound[i].dest);
 	free(bp->bound);
 	free(bp->bound_file);
-	memset(bp, 0, sizeof(*bp));
-	bp->work_dir_lock = -1;
+	/* As backend_plan_init leaves it: a second free, or a compile into
+	 * it, finds no descriptor to close (0 would be stdin). */
+	backend_plan_init(bp);
 }
 
 void backend_tool_env(struct backend_plan *bp, const char *name, const char *value)

@@ -94,19 +94,37 @@ static void reset_verdicts(struct moat_verdict *props)
 	}
 }
 
-/* One candidate backend, compiled into its own plan.  About 36 KB (the
- * verdicts with their texts): candidates live on the heap, since one on the
- * stack would keep its pages resident for the whole run, under every frame
- * the launch puts below it (docs/performance.md, section 4). */
-struct candidate {
-	const char *name;
+/* One candidate backend, compiled into its own plan: what it compiled and
+ * its verdicts, some 36 KB (the verdicts with their texts).  The first one
+ * a plan compiles goes straight into the plan's own (on a host where it
+ * enforces everything, the only one: auto stops there); a later one, when
+ * auto looks further, into a store on the heap, copied into the plan when it
+ * wins.  A copy of that size on the stack, or one more on the heap, stays
+ * resident for the whole run (docs/performance.md, section 4). */
+struct candidate_store {
 	struct backend_plan compiled;
 	struct moat_verdict props[MOAT_P__COUNT];
 };
 
+struct candidate {
+	const char *name;
+	struct backend_plan *compiled; /* the plan's own, or a store's */
+	struct moat_verdict *props;    /* MOAT_P__COUNT of them */
+};
+
+static void candidate_in_plan(struct candidate *c, struct moat_plan *plan)
+{
+	*c = (struct candidate){.compiled = &plan->compiled, .props = plan->props};
+}
+
+static void candidate_in_store(struct candidate *c, struct candidate_store *s)
+{
+	*c = (struct candidate){.compiled = &s->compiled, .props = s->props};
+}
+
 static void candidate_free(struct candidate *c)
 {
-	backend_plan_free(&c->compiled);
+	backend_plan_free(c->compiled);
 }
 
 /* A backend whose tool is absent here (or whose OS this is not) compiled
@@ -125,15 +143,18 @@ static int candidate_compile(struct candidate *c, const char *name, const struct
 	struct moat_cgroup_info *cg = &plan->cgroup;
 	int rc;
 
-	memset(c, 0, sizeof(*c));
+	backend_plan_free(c->compiled); /* nothing held: a fresh or freed one */
+	c->name = NULL;
 	if (!b) /* a name of policy/backend_names.h without a table entry */
 		return moat_error_set(err, MOAT_E_USAGE, 0, "backend '%s' is not built into this moat", name);
-	memcpy(c->props, plan->props, sizeof(c->props));
+	/* The requested marks, from the plan (mark_requested). */
+	if (c->props != plan->props)
+		memcpy(c->props, plan->props, sizeof(plan->props));
 	reset_verdicts(c->props);
 	c->name = b->name;
-	rc = backend_prepare(b, p, &plan->fs, h, cg, plan->envp, export_dir, &c->compiled, c->props, err);
+	rc = backend_prepare(b, p, &plan->fs, h, cg, plan->envp, export_dir, c->compiled, c->props, err);
 	if (rc == 0) {
-		backend_verdict_kept_dirs(p, &c->compiled, c->props);
+		backend_verdict_kept_dirs(p, c->compiled, c->props);
 		backend_verdict_linked_protected(&plan->fs, c->props);
 	}
 	/* The cgroup verdicts were decided from files moat could not open:
@@ -146,14 +167,17 @@ static int candidate_compile(struct candidate *c, const char *name, const struct
 	return rc;
 }
 
+/* The plan takes the candidate: a store's contents move into it. */
 static void candidate_adopt(struct moat_plan *plan, struct candidate *c)
 {
 	plan->backend = c->name;
-	memcpy(plan->props, c->props, sizeof(plan->props));
-	plan->limits = c->compiled.limits;
-	backend_plan_free(&plan->compiled);
-	plan->compiled = c->compiled;
-	memset(c, 0, sizeof(*c));
+	if (c->props != plan->props) {
+		memcpy(plan->props, c->props, sizeof(plan->props));
+		backend_plan_free(&plan->compiled);
+		plan->compiled = *c->compiled;
+		backend_plan_init(c->compiled); /* moved: the plan owns it */
+	}
+	plan->limits = plan->compiled.limits;
 }
 
 static void appendf(char *buf, size_t len, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
@@ -256,10 +280,12 @@ static int choose_auto(const struct moat_policy *p, const struct moat_host *h, s
 		       struct moat_error *err)
 {
 	const char *const *rank = backend_ranking();
-	cleanup_free struct candidate *best = NULL, *cand = NULL;
+	cleanup_free struct candidate_store *store = NULL;
+	struct candidate in_plan, in_store, *best = NULL, *cand;
 	size_t best_missing = (size_t)-1, best_core = (size_t)-1, i;
 	char names[256];
 
+	candidate_in_plan(&in_plan, plan);
 	plan->backend_reason[0] = '\0';
 	for (i = 0; rank[i]; i++) {
 		size_t missing, core;
@@ -270,10 +296,20 @@ static int choose_auto(const struct moat_policy *p, const struct moat_host *h, s
 				"; %s cannot enforce %s (not compiled: it would not miss fewer)", rank[i], names);
 			continue;
 		}
-		if (!cand)
-			cand = moat_xmalloc(sizeof(*cand));
+		/* Into whichever of the two slots does not hold the best so far:
+		 * the plan's own first, the store only once the plan's holds it. */
+		if (best != &in_plan) {
+			cand = &in_plan;
+		} else {
+			if (!store) {
+				store = moat_xmalloc(sizeof(*store));
+				backend_plan_init(&store->compiled);
+			}
+			candidate_in_store(&in_store, store);
+			cand = &in_store;
+		}
 		if (candidate_compile(cand, rank[i], p, h, plan, NULL, err) < 0) {
-			if (best)
+			if (best == &in_store)
 				candidate_free(best);
 			return -1;
 		}
@@ -282,19 +318,16 @@ static int choose_auto(const struct moat_policy *p, const struct moat_host *h, s
 		if (missing == 0)
 			appendf(plan->backend_reason, sizeof(plan->backend_reason),
 				"%s%s enforces every requested property", i ? "; " : "", cand->name);
-		else if (compiled_nothing(&cand->compiled))
+		else if (compiled_nothing(cand->compiled))
 			appendf(plan->backend_reason, sizeof(plan->backend_reason), "%s%s", i ? "; " : "",
 				first_reason(cand->props));
 		else
 			appendf(plan->backend_reason, sizeof(plan->backend_reason), "%s%s lacks %s", i ? "; " : "",
 				cand->name, names);
 		if (core < best_core || (core == best_core && missing < best_missing)) {
-			struct candidate *was = best;
-
-			if (was)
-				candidate_free(was);
+			if (best)
+				candidate_free(best); /* its slot is free for the next one */
 			best = cand;
-			cand = was; /* its storage, for the next one */
 			best_missing = missing;
 			best_core = core;
 		} else {
@@ -308,9 +341,7 @@ static int choose_auto(const struct moat_policy *p, const struct moat_host *h, s
 			"; none enforces every requested property: %s misses the fewest (of the file, network "
 			"and environment properties first)",
 			best ? best->name : "no backend");
-	if (!best) /* an empty ranking: nothing to adopt */
-		best = moat_xcalloc(1, sizeof(*best));
-	candidate_adopt(plan, best);
+	candidate_adopt(plan, best ? best : &in_plan); /* none: an empty ranking */
 	return 0;
 }
 
@@ -345,10 +376,11 @@ static int build(const struct moat_policy *p, const struct moat_host *h, const c
 			if (p->env[i].value)
 				env_strv_set(&plan->envp, &plan->env_names, p->env[i].name, p->env[i].value);
 		{
-			cleanup_free struct candidate *c = moat_xmalloc(sizeof(*c));
-			if (candidate_compile(c, backend_none.name, p, h, plan, NULL, err) < 0)
+			struct candidate c;
+			candidate_in_plan(&c, plan);
+			if (candidate_compile(&c, backend_none.name, p, h, plan, NULL, err) < 0)
 				return -1;
-			candidate_adopt(plan, c);
+			candidate_adopt(plan, &c);
 		}
 		snprintf(plan->backend_reason, sizeof(plan->backend_reason), "%s",
 			 p->mode == MOAT_MODE_OFF ? "mode off" : "--backend none");
@@ -366,25 +398,27 @@ static int build(const struct moat_policy *p, const struct moat_host *h, const c
 		return -1;
 	moat_timeline_mark("plan.fs");
 	if (export_dir) {
-		cleanup_free struct candidate *c = moat_xmalloc(sizeof(*c));
+		struct candidate c;
 		const struct moat_backend *b = backend_lookup(p->backend);
 		if (!b || !backend_runs_tool(b)) {
 			moat_error_set(err, MOAT_E_USAGE, 0, "moat export needs an external backend, not '%s'",
 				       p->backend);
 			return moat_error_hint(err, "--backend bwrap, firejail, gvisor, oci, nsjail, nono or seatbelt");
 		}
-		if (candidate_compile(c, p->backend, p, h, plan, export_dir, err) < 0)
+		candidate_in_plan(&c, plan);
+		if (candidate_compile(&c, p->backend, p, h, plan, export_dir, err) < 0)
 			return -1;
-		candidate_adopt(plan, c);
+		candidate_adopt(plan, &c);
 		snprintf(plan->backend_reason, sizeof(plan->backend_reason), "exported with --backend %s", p->backend);
 	} else if (strcmp(p->backend, "auto") == 0) {
 		if (choose_auto(p, h, plan, err) < 0)
 			return -1;
 	} else {
-		cleanup_free struct candidate *c = moat_xmalloc(sizeof(*c));
-		if (candidate_compile(c, p->backend, p, h, plan, NULL, err) < 0)
+		struct candidate c;
+		candidate_in_plan(&c, plan);
+		if (candidate_compile(&c, p->backend, p, h, plan, NULL, err) < 0)
 			return -1;
-		candidate_adopt(plan, c);
+		candidate_adopt(plan, &c);
 		snprintf(plan->backend_reason, sizeof(plan->backend_reason), "--backend %s", p->backend);
 	}
 	if (!export_dir && limits_uses_cgroup(&plan->limits))

@@ -543,7 +543,7 @@ static void test_trailing_links(void)
 		int links;		 /* links recorded on the way */
 	} cases[] = {
 		{"tl-rel", "data", 1},	      {"tl-abs", NULL, 1},	   {"tl-dot", "./data", 1},
-		{"tl-dotdot", "../X/data", 1}, {"tl-double", "tl-rel//", 2}, {"tl-chain", "tl-rel", 2},
+		{"tl-dotdot", "../@/data", 1}, {"tl-double", "tl-rel//", 2}, {"tl-chain", "tl-rel", 2},
 		{"tl-slash", "data/", 1},      {"tl-chain3", "tl-chain", 3},
 	};
 	char *want = at("data"), *base = strrchr(T, '/') + 1;
@@ -551,9 +551,11 @@ static void test_trailing_links(void)
 
 	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
 		cleanup_free char *text = cases[i].text ? moat_xstrdup(cases[i].text) : at("data");
-		char *x = strstr(text, "X");
+		/* "../@/data": @ is the test directory's own name (only in the
+		 * case's own text: mkdtemp's suffix may hold any letter) */
+		char *x = cases[i].text ? strchr(text, '@') : NULL;
 
-		if (x) { /* "../X/data": the test directory's own name */
+		if (x) {
 			char *t = moat_xasprintf("%.*s%s%s", (int)(x - text), text, base, x + 1);
 			free(text);
 			text = t;

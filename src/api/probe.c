@@ -481,7 +481,7 @@ static void gather(struct probe *pr)
 		snprintf(f->detail, sizeof(f->detail), "a fresh /proc in new %s", how);
 
 	/* cgroup v2 */
-	host_probe_cgroup(h, &pr->cg);
+	host_probe_cgroup(h, true, &pr->cg);
 	f = &pr->f[F_CGROUP2];
 	feature_set(f, F_CGROUP2, pr->cg.v2, hint_for(pr->cg.why, HOST_HINT_CGROUP2));
 	if (pr->cg.v2)

@@ -82,6 +82,9 @@ struct moat_cgroup_info {
 	 * memory.memsw.limit_in_bytes).  Without both, a memory limit bounds
 	 * RAM only: the tree can swap beyond it. */
 	bool host_swap, swap_limit_v2, swap_limit_v1;
+	/* The enclosing limits and the swap fields above were read (else
+	 * they are their defaults: unlimited, no swap). */
+	bool limits_read;
 	/* A file that could not be opened for want of descriptors or memory
 	 * (EMFILE, ENFILE, ENOMEM), else 0: then the rest says nothing about
 	 * the host, and a plan must not be built on it (plan.c). */
@@ -90,8 +93,11 @@ struct moat_cgroup_info {
 };
 
 /* Fill *c from /proc/self/mountinfo, /proc/self/cgroup and the cgroup
- * files: no cgroup is created.  Honours MOAT_HOST_LIMIT (cgroup=0,
+ * files: no cgroup is created.  `limits`: also read what only a memory or
+ * pids limit needs (the enclosing limits, up to the hierarchy's root; swap),
+ * some 20 system calls a run without those limits does not make
+ * (c->limits_read says which).  Honours MOAT_HOST_LIMIT (cgroup=0,
  * cgroupv1=0, cgroupv2=0). */
-void host_probe_cgroup(const struct moat_host *h, struct moat_cgroup_info *c);
+void host_probe_cgroup(const struct moat_host *h, bool limits, struct moat_cgroup_info *c);
 
 #endif

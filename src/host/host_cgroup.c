@@ -183,6 +183,8 @@ static void probe_v2(const struct moat_host *h, struct moat_cgroup_info *c, cons
 	snprintf(path, sizeof(path), "%s/cgroup.freeze", c->path);
 	c->v2_freeze = access(path, F_OK) == 0 || (strcmp(c->path, c->mount) == 0 && kernel_at_least(5, 2));
 	c->delegated = dir_writable(c->path, c->why, sizeof(c->why), h->uid);
+	if (!c->limits_read)
+		return;
 	tightest(c, c->mount, c->path, "memory.max", &c->enclosing_memory, c->enclosing_memory_at,
 		 sizeof(c->enclosing_memory_at));
 	/* The root cgroup has no memory.swap.max; a child has it when the
@@ -235,7 +237,7 @@ static bool host_has_swap(void)
 	return lines > 1;
 }
 
-void host_probe_cgroup(const struct moat_host *h, struct moat_cgroup_info *c)
+void host_probe_cgroup(const struct moat_host *h, bool limits, struct moat_cgroup_info *c)
 {
 	cleanup_fclose FILE *mi = NULL;
 	struct mount_entry v1m[CGV1__COUNT], v2m;
@@ -245,8 +247,9 @@ void host_probe_cgroup(const struct moat_host *h, struct moat_cgroup_info *c)
 
 	memset(c, 0, sizeof(*c));
 	c->probed = true;
+	c->limits_read = limits;
 	c->enclosing_memory = c->enclosing_pids = CG_UNLIMITED;
-	c->host_swap = h->swap_limit_limited || host_has_swap();
+	c->host_swap = limits && (h->swap_limit_limited || host_has_swap());
 	snprintf(c->layout, sizeof(c->layout), "none");
 	for (i = 0; i < CGV1__COUNT; i++)
 		snprintf(c->v1[i].why, sizeof(c->v1[i].why), "no cgroup v1 hierarchy has the %s controller",
@@ -321,6 +324,8 @@ void host_probe_cgroup(const struct moat_host *h, struct moat_cgroup_info *c)
 			continue;
 		}
 		c->v1[i].writable = dir_writable(dir, c->v1[i].why, sizeof(c->v1[i].why), h->uid);
+		if (!limits)
+			continue;
 		if (i == CGV1_MEMORY) {
 			char memsw[600];
 

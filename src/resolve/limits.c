@@ -290,11 +290,12 @@ void limits_decide(const struct moat_policy *p, const struct moat_host *h, struc
 	int k;
 
 	/* The host's cgroups are read only when something needs them: a tree
-	 * limit, or a tree without a pid namespace. */
-	if (cache && !cache->probed &&
-	    (l->memory_bytes != MOAT_LIMIT_UNSET || l->pids != MOAT_LIMIT_UNSET || l->cpu_seconds != MOAT_LIMIT_UNSET ||
-	     !caps->pid_tree))
-		host_probe_cgroup(h, cache);
+	 * limit, or a tree without a pid namespace; their memory and pids
+	 * files only for a memory or pids limit. */
+	bool want_limits = l->memory_bytes != MOAT_LIMIT_UNSET || l->pids != MOAT_LIMIT_UNSET;
+	if (cache && (want_limits || l->cpu_seconds != MOAT_LIMIT_UNSET || !caps->pid_tree) &&
+	    (!cache->probed || (want_limits && !cache->limits_read)))
+		host_probe_cgroup(h, want_limits, cache);
 	cg = cache && cache->probed ? cache : NULL;
 	/* A cgroup the command can write is no limit: decide as if the tree
 	 * were outside any (limits.h, cgroup_open). */

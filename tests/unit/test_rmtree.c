@@ -72,6 +72,17 @@ static void test_plain(void)
 	ok(rmtree(q) == -ENOTDIR || rmtree(q) == -ELOOP, "a top that is a link is not followed");
 	ok(exists("outside/keep"), "  the outside file is still there");
 	unlink(q);
+	/* The empty directory's one rmdir (a clean private TMPDIR): a link to
+	 * an empty directory is still not followed, the empty one goes. */
+	snprintf(p, sizeof(p), "%s/empty-target", T);
+	mkdir(p, 0755);
+	snprintf(q, sizeof(q), "%s/emptylink", T);
+	if (symlink(p, q) != 0)
+		perror("symlink");
+	ok(rmtree(q) < 0 && exists("empty-target") && exists("emptylink"),
+	   "a top that is a link to an empty directory is not followed, nor removed");
+	unlink(q);
+	ok(rmtree(p) == 0 && !exists("empty-target"), "an empty directory is removed");
 }
 
 /* A child keeps swapping tree/d (a directory full of files) for a link to

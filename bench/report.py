@@ -204,9 +204,14 @@ def startup_targets(g):
         rows.append(("fallback without namespaces (item 2)", "no slower than `strict`", "not measured", None))
     if fb and off:
         pd = paired(g, "moat_fallback", "moat_off", lambda x, y: x - y)
+        margin = FALLBACK_OVER_OFF_S - (fb - off)
+        # Medians of these commands move by 0.1 ms and more between runs on a
+        # shared VM: a verdict decided by less says so.
+        close = (f"; within {abs(margin) * 1000:.2f} ms of the target, less than these medians move between "
+                 "runs: one run does not settle it") if abs(margin) < 0.1e-3 else ""
         rows.append(("fallback without namespaces (item 2)", f"≤ `--mode off` + {FALLBACK_OVER_OFF_S * 1000:.0f} ms",
                      f"+{(fb - off) * 1000:.2f} ms by medians ({fb * 1000:.2f} against {off * 1000:.2f} ms); "
-                     f"{pd * 1000:+.2f} ms as the rounds' median difference", fb - off <= FALLBACK_OVER_OFF_S))
+                     f"{pd * 1000:+.2f} ms as the rounds' median difference{close}", fb - off <= FALLBACK_OVER_OFF_S))
     else:
         rows.append(("fallback without namespaces (item 2)", "≤ `--mode off` + 1 ms", "not measured", None))
     return rows

@@ -324,7 +324,7 @@ void host_probe_cgroup(const struct moat_host *h, bool limits, struct moat_cgrou
 			continue;
 		}
 		c->v1[i].writable = dir_writable(dir, c->v1[i].why, sizeof(c->v1[i].why), h->uid);
-		if (!limits)
+		if (!c->limits_read)
 			continue;
 		if (i == CGV1_MEMORY) {
 			char memsw[600];

@@ -1,6 +1,5 @@
 /* The command's terminal: see term.h. */
 #include "launch/term.h"
-#include "util/mem.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -13,6 +12,7 @@
 #include <unistd.h>
 
 #include "util/cleanup.h"
+#include "util/mem.h"
 
 static long long now_ns(void)
 {

@@ -15,6 +15,7 @@
 #include <sys/ioctl.h>
 #include <sys/mount.h>
 #include <sys/personality.h>
+#include <sys/prctl.h>
 #include <sys/ptrace.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
@@ -840,6 +841,26 @@ static int cmd_truncate(const char *path)
 }
 
 /* stat(2) of PATH: OK or the errno. */
+/* The capabilities this process could still hold: the bounding set (each
+ * number the kernel knows, asked with PR_CAPBSET_READ) as a hex mask, and
+ * how many numbers it knows. */
+static int cmd_capbset(void)
+{
+	unsigned long long mask = 0;
+	int cap, r, known = 0;
+
+	for (cap = 0; cap <= 63; cap++) {
+		r = prctl(PR_CAPBSET_READ, cap, 0, 0, 0);
+		if (r < 0)
+			break;
+		known++;
+		if (r > 0)
+			mask |= 1ULL << cap;
+	}
+	printf("bnd=%016llx known=%d\n", mask, known);
+	return 0;
+}
+
 static int cmd_exists(const char *path)
 {
 	struct stat st;
@@ -947,6 +968,8 @@ int main(int argc, char **argv)
 		return cmd_exists(argv[2]);
 	if (!strcmp(c, "ls") && argc > 2)
 		return cmd_ls(argv[2]);
+	if (!strcmp(c, "capbset"))
+		return cmd_capbset();
 	fprintf(stderr, "testhelper: unknown subcommand '%s'\n", c);
 	return 2;
 }

@@ -1099,10 +1099,14 @@ static int check_conflicts(struct fs_plan *fp, struct moat_error *err)
 	size_t i, k, n_keys = 0, n_hits, cap = 0;
 	char a[512], b[512];
 
+	/* Only the denies that exist: the grants tested are present ones
+	 * (below), and a present path cannot be, or lie inside, or resolve
+	 * into an absent one.  Most of the ~180 built-in secrets are absent
+	 * on any one machine: sorting only the present ones is ~10x less. */
 	for (i = 0; i < fp->n; i++) {
 		const struct fs_obj *d = &fp->obj[i];
 
-		if (d->role != FS_DENY)
+		if (d->role != FS_DENY || !d->present)
 			continue;
 		keys[n_keys++] = (struct deny_key){d->path, i};
 		if (d->real && strcmp(d->real, d->path) != 0)

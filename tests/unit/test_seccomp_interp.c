@@ -437,6 +437,50 @@ static void test_rules_in_program(enum filter_kind k, const struct program *prog
 	   prog->source, kind_names[k], l.n, bad + unsat);
 }
 
+/* Every family number, under each option set: socket(2) and socketpair(2)
+ * with SOCK_STREAM and protocol 0 (NETLINK_ROUTE for AF_NETLINK) answer as
+ * docs/seccomp.md's table says -- refused with EAFNOSUPPORT unless allowed
+ * (AF_UNIX always; AF_INET, AF_INET6 and AF_NETLINK outside net none),
+ * socket(AF_UNIX) EACCES without allow_unix.  The refused families are
+ * spelled as few masked blocks and one ">=" (kernel/seccomp.c
+ * add_family_rules): each family is asked on its own, so a block one too
+ * wide or too narrow shows.  With high bits set every family but AF_UNIX
+ * and AF_NETLINK (which their own rules answer first) is EAFNOSUPPORT. */
+static void test_family_sweep(enum filter_kind k, const struct program *prog)
+{
+	const struct moat_seccomp_opts *o = &kind_opts[k];
+	bool net = o->net != MOAT_NET_NONE;
+	size_t asked = 0, wrong = 0;
+	char a[48], b[48];
+
+	for (uint64_t f = 0; f < 80; f++) {
+		for (int hi = 0; hi < 2; hi++) {
+			bool allowed = f == AF_UNIX || (net && (f == AF_INET || f == AF_INET6 || f == AF_NETLINK));
+
+			if (hi && (f == AF_UNIX || f == AF_NETLINK))
+				continue;
+			for (int pair = 0; pair < 2; pair++) {
+				uint64_t args[6] = {(hi ? HI32 : 0) | f, SOCK_STREAM, 0, 0, 0, 0};
+				struct seccomp_data d = call(ARCH_X86_64, pair ? SYS_socketpair : SYS_socket, args);
+				uint32_t want = ERRNO(EAFNOSUPPORT);
+				struct bpf_run run;
+
+				if (!hi && allowed)
+					want = f == AF_UNIX && !pair && !o->allow_unix ? ERRNO(EACCES) : ALLOW;
+				asked++;
+				if (bpf_interp(prog->bpf.insns, prog->bpf.len, &d, &run) < 0 || run.ret != want) {
+					if (wrong++ < 5)
+						printf("#   %s(%s%llu): %s, want %s\n", pair ? "socketpair" : "socket",
+						       hi ? "high bits | " : "", (unsigned long long)f,
+						       action_text(run.ret, a, sizeof(a)), action_text(want, b, sizeof(b)));
+				}
+			}
+		}
+	}
+	ok(wrong == 0, "[%s, %s] socket and socketpair answer for each family 0..79 as documented (%zu calls, %zu wrong)",
+	   prog->source, kind_names[k], asked, wrong);
+}
+
 static void test_programs(void)
 {
 	struct program progs[F__COUNT][2];
@@ -472,6 +516,10 @@ static void test_programs(void)
 		for (int s = 0; s < 2; s++)
 			if (progs[k][s].bpf.len)
 				test_rules_in_program((enum filter_kind)k, &progs[k][s]);
+	for (int k = 0; k < F__COUNT; k++)
+		for (int s = 0; s < 2; s++)
+			if (progs[k][s].bpf.len)
+				test_family_sweep((enum filter_kind)k, &progs[k][s]);
 	for (int k = 0; k < F__COUNT; k++)
 		for (int s = 0; s < 2; s++)
 			moat_bpf_free(&progs[k][s].bpf);

@@ -285,9 +285,7 @@ static int mask_at(int root, const struct view_op *op, const struct fs_plan *fp,
 		close(target);
 		return rc;
 	}
-	rc = set_attr(tree, M_ATTR_RDONLY | M_ATTR_NOSUID | M_ATTR_NODEV | M_ATTR_NOEXEC, false);
-	if (rc == 0)
-		rc = move_onto(tree, target);
+	rc = move_onto(tree, target); /* read-only already: make_staging */
 	close(tree);
 	close(target);
 	return rc;
@@ -411,6 +409,12 @@ static int make_staging(int *stage, int *mask_dir, int *mask_file, char *what, s
 	*mask_dir = openat(*stage, "mask-dir", O_PATH | O_CLOEXEC);
 	if (*mask_file < 0 || *mask_dir < 0)
 		return say(what, len, -errno, "opening the mask sources in", staging_candidates[i]);
+	/* Read-only from here on (nothing more is made in it; the new root is
+	 * a mount of its own on "root"): a clone of a mount keeps its flags,
+	 * so every mask is read-only, nosuid, nodev and noexec as it is
+	 * cloned, with no mount_setattr of its own (one call a mask). */
+	if ((rc = set_attr(*stage, M_ATTR_RDONLY | M_ATTR_NOSUID | M_ATTR_NODEV | M_ATTR_NOEXEC, false)) < 0)
+		return say(what, len, rc, "making the mask sources read-only in", staging_candidates[i]);
 	return 0;
 }
 

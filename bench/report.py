@@ -1225,8 +1225,7 @@ TL_WHAT = {
     ("clone", "reaped"): "clone(2), exec of the command, its run and exit, moat told (no sandbox)",
     ("child.start", "child.mapped"): "uid and gid maps written",
     ("child.mapped", "child.mounted"): "the view: mounts of the grants, masks, /dev, /proc, /tmp; pivot_root",
-    ("child.mounted", "child.exec_steps"): "the pid namespace's init starts the command's process (vfork: "
-                                           "nothing of moat's memory copied)",
+    ("child.mounted", "child.exec_steps"): "the pid namespace's init forks the command's process",
     ("child.exec_steps", "child.landlocked"): "session, cwd, no_new_privs, Landlock's rules for the view, "
                                               "restrict_self",
     ("child.landlocked", "child.fds_limits"): "capabilities dropped, descriptors closed, rlimits, signal mask",
@@ -1324,7 +1323,7 @@ if pc:
             ("__x64_sys_poll", "poll(2) (the supervisor waiting; mostly idle time is not sampled)"),
             ("__x64_sys_close", "close(2) (includes releasing the last reference to files and mounts)"),
             ("do_anonymous_page", "page faults on fresh anonymous memory"),
-            ("do_wp_page", "copy-on-write faults (after the fork of the child and of the guard)"),
+            ("do_wp_page", "copy-on-write faults (after the fork of the child and of the init)"),
             ("flush_tlb_mm_range", "TLB shootdowns (IPIs to the other vCPU)"),
             ("proc_fill_super", "mounting a fresh /proc")]
     got = {}
@@ -1391,7 +1390,7 @@ if A and S:
                    "pays at least one more exec and a fork, about one more `/bin/true`.")
     if off and strict_ab:
         pts.append(f"the sandbox proper (`strict` minus `--mode off`) adds {ms(strict_ab - off)} ms: namespaces, "
-                   "the mount work in the child, the init's extra process (a vfork), Landlock and seccomp.")
+                   "the mount work in the child, the init's extra fork, Landlock and seccomp.")
     def amin(k):
         return A[k]["min"] if k in A else None
     for k, what in (("moat_no_seccomp", "the seccomp filter (loading and JIT-compiling it in the child)"),

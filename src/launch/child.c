@@ -651,17 +651,10 @@ _Noreturn void child_main(const struct child_args *a)
 		exec_sandboxed(a);
 	}
 
-	/* 4.  vfork: the command's process shares this one's memory until its
-	 * execve, so nothing of this process (moat's copy, ~2 MB mapped) is
-	 * copied for it or faulted back in copy-on-write while it sets up --
-	 * it only makes system calls on its own stack and tables (files,
-	 * credentials, signal mask and limits are its own under CLONE_VFORK),
-	 * and ends in execve or fail's _exit, never returning here.  This
-	 * process waits meanwhile: it has nothing to do before the command
-	 * runs. */
-	cmd = vfork();
+	/* 4. */
+	cmd = fork();
 	if (cmd < 0)
-		fail(a, 125, errno, "vfork in the pid namespace");
+		fail(a, 125, errno, "fork in the pid namespace");
 	if (cmd == 0) {
 		close(a->status_fd);
 		close(a->lifeline_fd);

@@ -684,11 +684,12 @@ static int walk(struct fs_plan *fp, const char *path, bool for_deny, struct walk
  * tries the names in /etc (~150 entries, 19 names). */
 #define LIST_MIN_NAMES 24
 
-enum { NODE_NOT_YET = -1, NODE_NONE = -2, NODE_ABSENT = -3 };
+enum { NODE_NOT_YET = -1, NODE_NONE = -2, NODE_ABSENT = -3, NODE_UNSEARCHABLE = -4 };
 
 struct dnode {
 	char *path;  /* reached without any link: its name is its real path */
 	bool listed; /* names: its whole listing, sorted; else the names tried */
+	bool unsearchable; /* a name in it gave EACCES: every name does */
 	char **names;
 	int *sub; /* per name: the index of its node, or NODE_* */
 	size_t n, cap;
@@ -775,8 +776,17 @@ static int dnode_open(struct deny_tree *t, const char *path)
 			      MOAT_RESOLVE_NO_SYMLINKS | MOAT_RESOLVE_NO_MAGICLINKS),
 	    read_err;
 
+	if (fd < 0 && errno == EACCES && list) {
+		/* Searchable but not readable (a HOME of mode 0711): its names
+		 * are tried one by one. */
+		list = d.listed = false;
+		fd = moat_openat2(AT_FDCWD, path, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC,
+				  MOAT_RESOLVE_NO_SYMLINKS | MOAT_RESOLVE_NO_MAGICLINKS);
+	}
+	/* EACCES for an O_PATH open: the directory above, which this tree
+	 * opened, cannot be searched by this uid (deny_by_tree). */
 	if (fd < 0)
-		return errno == ENOENT ? NODE_ABSENT : NODE_NONE;
+		return errno == ENOENT ? NODE_ABSENT : errno == EACCES ? NODE_UNSEARCHABLE : NODE_NONE;
 	if (list) {
 		dir = fdopendir(fd);
 		if (!dir) {
@@ -873,6 +883,16 @@ static int deny_by_tree(struct deny_tree *t, const char *path, struct walk_out *
 		memcpy(name, p, len);
 		name[len] = '\0';
 		last = !end || end[strspn(end, "/")] == '\0';
+		/* A directory this uid cannot search (a HOME of 0700 that is
+		 * not the caller's: `sudo -u` keeping HOME, a run as uid 65534
+		 * under root's HOME): nothing below it can be opened, so every
+		 * path below is absent there, as the walk finds it (EACCES at
+		 * that name) -- one open told it, not one for each of the ~180
+		 * secrets. */
+		if (t->node[cur].unsearchable) {
+			absent_at(w, path, t->node[cur].path, name);
+			return 1;
+		}
 		slot = dnode_slot(&t->node[cur], name);
 		if (slot < 0) {
 			absent_at(w, path, t->node[cur].path, name);
@@ -886,7 +906,11 @@ static int deny_by_tree(struct deny_tree *t, const char *path, struct walk_out *
 			memset(w, 0, sizeof(*w));
 			w->parent_fd = -1;
 			w->fd = open_no_symlinks(path);
-			if (w->fd < 0 && errno == ENOENT) {
+			if (w->fd < 0 && (errno == ENOENT || errno == EACCES)) {
+				/* EACCES: this node's directory, whose own open
+				 * succeeded, cannot be searched. */
+				if (errno == EACCES)
+					t->node[cur].unsearchable = true;
 				t->node[cur].sub[slot] = NODE_ABSENT;
 				absent_at(w, path, t->node[cur].path, name);
 				return 1;
@@ -904,6 +928,10 @@ static int deny_by_tree(struct deny_tree *t, const char *path, struct walk_out *
 		if (sub == NODE_NOT_YET) {
 			cleanup_free char *dir = moat_xstrndup(path, (size_t)(end - path));
 			sub = dnode_open(t, dir);
+			if (sub == NODE_UNSEARCHABLE) {
+				t->node[cur].unsearchable = true;
+				sub = NODE_ABSENT;
+			}
 			t->node[cur].sub[slot] = sub; /* t->node may have moved: by index */
 		}
 		if (sub == NODE_ABSENT) {

@@ -7,7 +7,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <grp.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "resolve/fsplan.h"
@@ -531,6 +533,88 @@ static void test_many_denies(void)
 	policy_free(&p);
 }
 
+/* Denied paths in directories this uid cannot read or search: the secrets
+ * of a HOME that is not the caller's (`sudo -u` keeping HOME, a run as uid
+ * 65534 under root's HOME).  What the walk finds there -- a name it cannot
+ * open is absent, anchored at the directory, the name excluded -- the tree
+ * must find too, with one open for a directory it cannot search instead of
+ * one for each path (resolve/fsplan.c, deny_by_tree), and a directory it
+ * can search but not list still gives a present file as its object.  Run
+ * as uid 65534 (a child process, when the test runs as root), since root
+ * reads every directory. */
+static void test_unreadable_denies(void)
+{
+	char rel[64], *ux = at("locked/ux"), *nx = at("locked/nx");
+	int i, status = 0, bits = 0;
+	pid_t pid;
+
+	mkd("locked");
+	mkd("locked/ux");
+	mkfile("locked/ux/p", "present\n");
+	mkd("locked/nx");
+	mkd("locked/nx/a");
+	mkfile("locked/nx/a/b", "hidden\n");
+	chmod(T, 0755);
+	chmod(ux, 0111); /* searchable, not readable */
+	chmod(nx, 0);    /* neither */
+	pid = fork();
+	if (pid == 0) {
+		struct moat_policy p;
+		struct fs_plan fp;
+		struct moat_error err = {0};
+		const struct fs_obj *o;
+		int got = 0, bad = 0;
+
+		if (geteuid() == 0 && (setgroups(0, NULL) != 0 || setresgid(65534, 65534, 65534) != 0 ||
+				       setresuid(65534, 65534, 65534) != 0))
+			_exit(100);
+		policy_fresh(&p);
+		for (i = 0; i < 30; i++) {
+			snprintf(rel, sizeof(rel), "locked/ux/n%d", i);
+			add(&p, rel, MOAT_ACCESS_DENY);
+			snprintf(rel, sizeof(rel), "locked/nx/n%d", i);
+			add(&p, rel, MOAT_ACCESS_DENY);
+		}
+		add(&p, "locked/ux/p", MOAT_ACCESS_DENY);
+		add(&p, "locked/nx/a/b", MOAT_ACCESS_DENY);
+		if (fs_plan_build(&p, NULL, &fp, &err) != 0)
+			_exit(101);
+		got |= 1;
+		for (i = 0; i < 30; i++) {
+			snprintf(rel, sizeof(rel), "locked/ux/n%d", i);
+			bad += !absent_deny(&fp, rel, "locked/ux", rel);
+		}
+		if (bad == 0)
+			got |= 2;
+		for (i = 0, bad = 0; i < 30; i++) {
+			snprintf(rel, sizeof(rel), "locked/nx/n%d", i);
+			bad += !absent_deny(&fp, rel, "locked/nx", rel);
+		}
+		if (bad == 0)
+			got |= 4;
+		if (absent_deny(&fp, "locked/nx/a/b", "locked/nx", "locked/nx/a"))
+			got |= 8;
+		o = find(&fp, FS_DENY, "locked/ux/p");
+		if (o && o->present && o->fd >= 0 && S_ISREG(o->mode))
+			got |= 16;
+		fs_plan_free(&fp);
+		policy_free(&p);
+		_exit(got);
+	}
+	if (pid > 0 && waitpid(pid, &status, 0) == pid && WIFEXITED(status))
+		bits = WEXITSTATUS(status);
+	chmod(ux, 0755);
+	chmod(nx, 0755);
+	ok(bits != 100 && bits != 101 && (bits & 1), "denies in directories uid %d cannot list or search: planned (%d)",
+	   geteuid() == 0 ? 65534 : (int)geteuid(), bits);
+	ok(bits & 2, "  30 absent in a directory it can search but not list (0111): absent, anchored there, excluded");
+	ok(bits & 16, "  and a file there that exists is its object, though the directory cannot be listed");
+	ok(bits & 4, "  30 in a directory it cannot search (000): absent, anchored there, excluded");
+	ok(bits & 8, "  one two levels down in it: anchored there, its first name excluded");
+	free(ux);
+	free(nx);
+}
+
 /* A link at the end of a path with no other link on the way is followed
  * from its own directory (resolve/fsplan.c, follow_trailing) instead of
  * walking from "/" again: what it gives must be what the component walk
@@ -664,6 +748,7 @@ int main(void)
 	test_close_launched();
 	test_refusals();
 	test_many_denies();
+	test_unreadable_denies();
 	test_trailing_links();
 
 	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", T);

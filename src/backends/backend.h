@@ -257,6 +257,14 @@ struct moat_backend {
 	 * for the policy, known without compiling it.  `auto` then skips a
 	 * backend that could not beat the best one found so far (plan.c). */
 	uint32_t (*never_enforces)(const struct moat_policy *p);
+	/* Optional: the host alone rules the backend out (no user namespaces
+	 * and moat not root, ...): every props[] verdict filled with why,
+	 * true.  Asked before the tool is looked for in PATH: `auto` walks
+	 * the whole ranking on a host without user namespaces, where looking
+	 * up bwrap, runsc, crun, runc and nsjail (~15 stats each) and
+	 * compiling what was found cost ~0.1 ms of every start, all for a
+	 * verdict the host facts already gave.  compile() checks again. */
+	bool (*host_rules_out)(const struct moat_host *h, struct moat_verdict *props);
 	/* Fill every props[] verdict (requested flags are already set) and
 	 * bp->argv.  Returns -1 only on errors (a file that cannot be
 	 * written, a policy the tool cannot express at all in require mode),

@@ -460,6 +460,11 @@ static int bwrap_compile(const struct backend_ctx *ctx, struct backend_plan *bp,
 	return 0;
 }
 
+static bool bwrap_host_rules_out(const struct moat_host *h, struct moat_verdict *props)
+{
+	return !backend_userns_or_root(h, "bwrap", props);
+}
+
 const struct moat_backend backend_bwrap = {
 	.name = "bwrap",
 	.runs_moat_init = true,
@@ -468,5 +473,6 @@ const struct moat_backend backend_bwrap = {
 	.install_hint = "Debian/Ubuntu: `sudo apt install bubblewrap`; Fedora: `sudo dnf install bubblewrap`",
 	.os = "linux",
 	.needs_work_dir = false,
+	.host_rules_out = bwrap_host_rules_out,
 	.compile = bwrap_compile,
 };

@@ -717,6 +717,11 @@ out:
 	return rc;
 }
 
+static bool nsjail_host_rules_out(const struct moat_host *h, struct moat_verdict *props)
+{
+	return !backend_userns_or_root(h, "nsjail", props);
+}
+
 const struct moat_backend backend_nsjail = {
     .name = "nsjail",
     .runs_moat_init = true,
@@ -728,5 +733,6 @@ const struct moat_backend backend_nsjail = {
 	"protobuf-compiler`), or use --backend bwrap",
     .os = "linux",
     .needs_work_dir = true,
+    .host_rules_out = nsjail_host_rules_out,
     .compile = nsjail_compile,
 };

@@ -798,28 +798,40 @@ static void verdicts(const struct backend_ctx *ctx, struct backend_plan *bp, con
 	backend_verdict_moat_owned(ctx, bp, rt, true, true, props);
 }
 
+/* runsc as anything but root: measured with runsc 20221219 as uid 65534,
+ * --rootless: "cannot create gofer process: fork/exec /proc/self/exe:
+ * operation not permitted". */
+static bool runsc_unprivileged(const struct moat_host *h, struct moat_verdict *props)
+{
+	if (h->uid == 0)
+		return false;
+	backend_verdict_all_missing(props, "run moat as root for --backend gvisor, or use --backend bwrap",
+				    "runsc cannot start its sandbox unprivileged here (its gofer fails with EPERM)");
+	return true;
+}
+
+static bool no_userns_nor_root(const struct moat_host *h, const char *runtime, struct moat_verdict *props)
+{
+	char reason[256];
+
+	if (h->userns || h->root)
+		return false;
+	snprintf(reason, sizeof(reason), "%s needs unprivileged user namespaces when moat is not root: %.160s", runtime,
+		 h->userns_why[0] ? h->userns_why : "not available here");
+	backend_verdict_all_missing(props, HINT_USERNS, reason);
+	return true;
+}
+
 static bool can_run(const struct backend_ctx *ctx, struct oci_facts *f, struct moat_verdict *props)
 {
 	const struct moat_host *h = ctx->host;
-	char reason[256];
 
 	f->userns = h->userns;
-	if (f->rt == RT_RUNSC && h->uid != 0) {
-		/* Measured with runsc 20221219 as uid 65534, --rootless:
-		 * "cannot create gofer process: fork/exec /proc/self/exe:
-		 * operation not permitted". */
-		backend_verdict_all_missing(props, "run moat as root for --backend gvisor, or use --backend bwrap",
-					    "runsc cannot start its sandbox unprivileged here (its gofer fails with EPERM)");
+	if (f->rt == RT_RUNSC && runsc_unprivileged(h, props))
 		return false;
-	}
 	if (!backend_init_has_room(ctx, runtime_names[f->rt], props))
 		return false;
-	if (h->userns || h->root)
-		return true;
-	snprintf(reason, sizeof(reason), "%s needs unprivileged user namespaces when moat is not root: %.160s",
-		 runtime_names[f->rt], h->userns_why[0] ? h->userns_why : "not available here");
-	backend_verdict_all_missing(props, HINT_USERNS, reason);
-	return false;
+	return !no_userns_nor_root(h, runtime_names[f->rt], props);
 }
 
 static int write_config(const char *dir, json_t *config, struct moat_error *err)
@@ -1071,6 +1083,18 @@ static int gvisor_compile(const struct backend_ctx *ctx, struct backend_plan *bp
 	return compile_bundle(&backend_gvisor, ctx, bp, props, err);
 }
 
+/* Before the runtime is looked for: every runtime needs one or the other
+ * (MOAT_OCI_RUNTIME=runsc under oci is asked about in can_run). */
+static bool oci_host_rules_out(const struct moat_host *h, struct moat_verdict *props)
+{
+	return no_userns_nor_root(h, "crun or runc", props);
+}
+
+static bool gvisor_host_rules_out(const struct moat_host *h, struct moat_verdict *props)
+{
+	return runsc_unprivileged(h, props) || no_userns_nor_root(h, "runsc", props);
+}
+
 const struct moat_backend backend_oci = {
 	.name = "oci",
 	.runs_moat_init = true,
@@ -1080,6 +1104,7 @@ const struct moat_backend backend_oci = {
 	.os = "linux",
 	.needs_work_dir = true,
 	.work_dir_lazy = true,
+	.host_rules_out = oci_host_rules_out,
 	.compile = oci_compile,
 };
 
@@ -1093,5 +1118,6 @@ const struct moat_backend backend_gvisor = {
 	.os = "linux",
 	.needs_work_dir = true,
 	.work_dir_lazy = true,
+	.host_rules_out = gvisor_host_rules_out,
 	.compile = gvisor_compile,
 };

@@ -128,6 +128,8 @@ int backend_prepare(const struct moat_backend *b, const struct moat_policy *p, c
 			backend_verdict_not_moat(props);
 			return 0;
 		}
+		if (b->host_rules_out && b->host_rules_out(h, props))
+			return 0;
 		tool = backend_find_tool(b, NULL);
 		if (!tool) {
 			snprintf(reason, sizeof(reason), "%s is not installed (looked for %s%s%s in PATH)", b->name,

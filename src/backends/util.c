@@ -529,7 +529,7 @@ bool backend_userns_or_root(const struct moat_host *h, const char *tool, struct 
 
 	if (h->userns || h->root)
 		return true;
-	snprintf(reason, sizeof(reason), "%s is not setuid and needs unprivileged user namespaces: %.180s", tool,
+	snprintf(reason, sizeof(reason), "%s needs unprivileged user namespaces when moat is not root: %.160s", tool,
 		 h->userns_why[0] ? h->userns_why : "not available here");
 	backend_verdict_all_missing(props, HOST_HINT_USERNS "; or run moat as root", reason);
 	return false;

@@ -1220,6 +1220,12 @@ static int expand(struct fs_plan *fp, size_t grant, int dir, const char *real, i
 	if (fs_is_excluded(fp, real))
 		return 0;
 	rd = openat(dir, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	/* A directory this uid cannot list (/root as uid 65534 under
+	 * `--read /` with HOME=/root) has no entries to grant: nothing below
+	 * it is granted, which is no more than the uid could reach by
+	 * listing, and fails closed for names it could open (0711). */
+	if (rd < 0 && errno == EACCES)
+		return 0;
 	if (rd < 0)
 		return moat_error_set(err, MOAT_E_SYSTEM, errno, "listing %s (to grant it around a denied path)",
 				      real);

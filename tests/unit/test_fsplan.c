@@ -598,6 +598,25 @@ static void test_unreadable_denies(void)
 		if (o && o->present && o->fd >= 0 && S_ISREG(o->mode))
 			got |= 16;
 		fs_plan_free(&fp);
+		/* The same denies under a read grant of "locked": its entries
+		 * get the rules, and the two it cannot list get none (nor do
+		 * their entries: nothing there is granted). */
+		add(&p, "locked", MOAT_ACCESS_READ);
+		if (fs_plan_build(&p, NULL, &fp, &err) == 0) {
+			size_t k, below = 0, chains = 0;
+			for (k = 0; k < fp.n; k++) {
+				const struct fs_obj *e = &fp.obj[k];
+				if (e->role != FS_READ || e->parent < 0)
+					continue;
+				if (strstr(e->real, "/locked/ux/") || strstr(e->real, "/locked/nx/"))
+					below++;
+				else if (e->chain)
+					chains++;
+			}
+			if (below == 0 && chains == 2)
+				got |= 32;
+			fs_plan_free(&fp);
+		}
 		policy_free(&p);
 		_exit(got);
 	}
@@ -611,6 +630,7 @@ static void test_unreadable_denies(void)
 	ok(bits & 16, "  and a file there that exists is its object, though the directory cannot be listed");
 	ok(bits & 4, "  30 in a directory it cannot search (000): absent, anchored there, excluded");
 	ok(bits & 8, "  one two levels down in it: anchored there, its first name excluded");
+	ok(bits & 32, "  under a read grant: planned, the two it cannot list are chains with nothing granted below");
 	free(ux);
 	free(nx);
 }

@@ -314,6 +314,7 @@ conc = load("concurrency.json")
 load_res = load("load.json")
 netfence = load("netfence.json")
 phases = {k: load(f"phases-{k}.json") for k in ("strict", "mcp", "fallback")}
+expand_floor = load("expand-floor.json")  # bench/expand_floor.c
 mcp = {k: load(f"mcp-{k}.json") for k in ("bare", "moat", "bwrap", "srt")}
 rep_strict = load("report-strict.json") or {}
 
@@ -1582,10 +1583,18 @@ if fb_off and fb_off[3] is False and pf:
                 "to the exit); `--mode off` skips all of them. The rest is in the launch: the guard's fork "
                 "(it removes the tree's cgroup should moat die, and sweeps stale per-run tmps beside the command), "
                 "the tree's cgroup made and removed, and in the child Landlock's restrict_self, the capability "
-                "bounding set dropped and the seccomp filter loaded. What would cut it: fewer descriptors for the "
-                "entries of a granted directory around a denied path (each is an openat, an fstat and a Landlock "
-                "rule), a cgroup probe that reads only what the tree's cgroup needs, and keeping the per-run tmp off "
-                "a `discard` file system.")
+                "bounding set dropped and the seccomp filter loaded."
+                + (f" The kernel's floor under the first of these, with none of moat's code (bench/expand_floor.c: "
+                   f"the same system calls for /etc's {expand_floor['entries']} entries, medians): listing them with "
+                   f"an openat and an fstat each {fmt(expand_floor['list_us'], 0)} µs, a Landlock rule each "
+                   f"{fmt(expand_floor['rules_us'], 0)} µs, closing them {fmt(expand_floor['close_us'], 0)} µs, "
+                   f"{fmt(expand_floor['total_us'], 0)} µs in all: Landlock cannot grant a directory but some names, "
+                   "so every other name needs a descriptor and a rule of its own, and no code of moat's goes below "
+                   "that while the fallback keeps its rules on objects."
+                   if expand_floor and expand_floor.get("landlock") else "")
+                + " What would cut it: fewer descriptors for the entries of a granted directory around a denied "
+                "path (each is an openat, an fstat and a Landlock rule), a cgroup probe that reads only what the "
+                "tree's cgroup needs, and keeping the per-run tmp off a `discard` file system.")
 if io is not None and io < 0.95:
     sugg.append("stdio throughput below target: moat does not relay stdio, so the difference is the seccomp "
                 "slow path on cat's read/write calls or noise (see min … max).")

@@ -73,9 +73,19 @@ for b in $BACKENDS; do
 	st=$(lim "$rep" memory status)
 	last=$(printf '%s\n' "$out" | sed -n 's/^MB //p' | tail -1)
 	if [ "$st" = enforced ]; then
-		[ -n "$last" ] && [ "$last" -le 64 ]
-		ok $? "$b --memory 64M: /tmp + /dev/shm + memfd stop at ${last:-?} MiB ($(lim "$rep" memory mechanism))"
 		peak=$(runf "$rep" memory_peak_bytes)
+		if [ -z "$last" ] && [ "$b" = gvisor ]; then
+			# The tree's memory is runsc's too (its sentry and gofer,
+			# ~55 MiB here): with moat's sanitizer build inside it as
+			# the init, the tree reaches the limit before the command
+			# writes its first MiB.  The limit held if the tree was
+			# OOM-killed there, at no more than the limit.
+			[ "$(runf "$rep" oom_kills)" -ge 1 ] 2>/dev/null && [ "$peak" -le $(((64 << 20) + (64 << 10))) ] 2>/dev/null
+			ok $? "$b --memory 64M: the tree (runsc's own memory included) was OOM-killed at the limit, peak ${peak:-?} bytes, before the command's first MiB"
+		else
+			[ -n "$last" ] && [ "$last" -le 64 ]
+			ok $? "$b --memory 64M: /tmp + /dev/shm + memfd stop at ${last:-?} MiB ($(lim "$rep" memory mechanism))"
+		fi
 		if [ -n "$peak" ] && [ "$peak" != None ]; then
 			# (The kernel charges in batches: a few pages over, at most.)
 			[ "$peak" -le $(((64 << 20) + (64 << 10))) ]

@@ -103,6 +103,16 @@ for b in $BACKENDS; do
 	fi
 done
 
+# An OOM kill at the limit is said on stderr: exit 137 alone looks like any
+# SIGKILL.  Control: a limit the same writes stay under says nothing.
+if [ "$(lim "$REPORTS/mem-native.json" memory status)" = enforced ]; then
+	err=$("$MOAT" run --mode prefer --memory 64M --tmp-size 512M -- "$HELPER" fill 300 2>&1 >/dev/null)
+	like "$err" "memory limit reached \(--memory 64M\): the OOM killer ended [0-9]+ process(es)? of the tree; the command was killed by SIGKILL \(exit 137\)" \
+		"native --memory 64M: moat says the OOM killer ended the command at the limit"
+	err=$("$MOAT" run --mode prefer --memory 400M --tmp-size 512M -- "$HELPER" fill 300 2>&1 >/dev/null)
+	unlike "$err" "memory limit reached" "  control: --memory 400M, which the 300 MiB stay under, says nothing"
+fi
+
 # --- swap: a memory limit that bounds RAM only is not claimed -----------------------
 # MOAT_HOST_LIMIT=swaplimit=0 makes the probe see a host with swap that no
 # cgroup can limit (reports less, never more): the tree could swap beyond

@@ -277,11 +277,25 @@ static void say_memory_hit(const struct moat_policy *p, const struct moat_launch
 		strcmp(p->backend, "gvisor") == 0 ? " (under gvisor it covers gVisor's own kernel too, ~55 MiB)" : "");
 }
 
+/* --pids: the tree's cgroup refused forks or threads (the command saw
+ * EAGAIN: "Cannot fork", "Resource temporarily unavailable"). */
+static void say_pids_hit(const struct moat_policy *p, const struct moat_launch_result *r)
+{
+	if (p->limits.pids == MOAT_LIMIT_UNSET || r->pids_refused < 1)
+		return;
+	fprintf(stderr,
+		"moat: process limit reached (--pids %lld): the tree's cgroup refused %lld fork%s or thread%s (EAGAIN)\n",
+		(long long)p->limits.pids, (long long)r->pids_refused, r->pids_refused == 1 ? "" : "s",
+		r->pids_refused == 1 ? "" : "s");
+	fprintf(stderr, "moat: hint: give the tree more processes and threads with a higher --pids\n");
+}
+
 static void say_limit_hit(const struct moat_policy *p, const struct moat_launch_result *r)
 {
 	char used[64] = "";
 
 	say_memory_hit(p, r);
+	say_pids_hit(p, r);
 	if (!r->limit_hit || strcmp(r->limit_hit, "cpu") != 0)
 		return;
 	if (r->cpu_usec >= 0)

@@ -303,6 +303,15 @@ void tree_cgroup_memory_stats(const struct limits_plan *lp, int64_t *peak, int64
 	}
 }
 
+int64_t tree_cgroup_pids_refused(const struct limits_plan *lp)
+{
+	if (lp->v2_pids)
+		return read_key_at(lp->cg_path_v2, "pids.events", "max");
+	if (lp->cg_path_v1[CGV1_PIDS][0])
+		return read_key_at(lp->cg_path_v1[CGV1_PIDS], "pids.events", "max");
+	return -1;
+}
+
 void tree_cgroup_destroy(const struct limits_plan *lp)
 {
 	const char *paths[CGV1__COUNT + 2];

@@ -38,6 +38,9 @@ int tree_cgroup_kill(const struct limits_plan *lp);
 /* After the run: the memory cgroup's peak usage and how many processes the
  * kernel's OOM killer ended there (-1: no memory cgroup of moat's). */
 void tree_cgroup_memory_stats(const struct limits_plan *lp, int64_t *peak, int64_t *oom_kills);
+/* How many forks (and threads) the tree's pids.max refused (pids.events
+ * "max"), or -1 where no cgroup holds --pids. */
+int64_t tree_cgroup_pids_refused(const struct limits_plan *lp);
 
 /* Kill what is left and remove the cgroups (what does not exist is
  * skipped: safe to call twice, and from the guard). */

@@ -507,7 +507,7 @@ int launch_run(const struct moat_policy *p, struct moat_plan *plan, struct term 
 
 	memset(r, 0, sizeof(*r));
 	netlog_init(&r->netlog, fenced ? events_fd : -1, moat_start_ns);
-	r->memory_peak = r->oom_kills = r->cpu_usec = -1;
+	r->memory_peak = r->oom_kills = r->cpu_usec = r->pids_refused = -1;
 	sigprocmask(SIG_BLOCK, NULL, &saved); /* what restore_mask puts back */
 	signals_caller_mask(&args_mask);      /* what the command gets */
 	if (pipe2(errp, O_CLOEXEC) != 0 || pipe2(statp, O_CLOEXEC) != 0 || pipe2(life, O_CLOEXEC) != 0 ||
@@ -830,6 +830,8 @@ int launch_run(const struct moat_policy *p, struct moat_plan *plan, struct term 
 		reap_orphans(spare, &before);
 	if (cgroup) {
 		tree_cgroup_memory_stats(lp, &r->memory_peak, &r->oom_kills);
+		if (p->limits.pids != MOAT_LIMIT_UNSET)
+			r->pids_refused = tree_cgroup_pids_refused(lp);
 		r->cpu_usec = tree_cgroup_cpu_usec(lp);
 	}
 

@@ -30,6 +30,7 @@ struct moat_launch_result {
 				* CPU time, or a process's RLIMIT_CPU), else NULL */
 	int64_t memory_peak;   /* the tree's memory cgroup's peak, bytes; -1: none */
 	int64_t oom_kills;     /* processes the OOM killer ended there; -1: none */
+	int64_t pids_refused;  /* forks and threads --pids refused there; -1: none */
 	int64_t cpu_usec;      /* the tree's CPU time, from its cgroup; -1: none */
 	int exit_code;       /* what moat exits with */
 	double exec_ms;      /* from moat's start to execve */

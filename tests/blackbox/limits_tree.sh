@@ -271,6 +271,19 @@ for b in $BACKENDS; do
 	fi
 done
 
+# A fork the cgroup refused is said on stderr (the command only saw EAGAIN).
+# Only where a cgroup holds --pids: RLIMIT_NPROC counts nothing moat can read.
+# Control: a limit the fork bomb stays under says nothing.
+case "$(lim "$REPORTS/pids-native.json" pids mechanism)" in
+*pids.max*)
+	err=$("$MOAT" run --mode prefer --pids 50 -- "$HELPER" forkbomb 200 2>&1 >/dev/null)
+	like "$err" "process limit reached \(--pids 50\): the tree's cgroup refused [0-9]+ forks? or threads? \(EAGAIN\)" \
+		"native --pids 50: moat says the cgroup refused the fork bomb's forks"
+	err=$("$MOAT" run --mode prefer --pids 500 -- "$HELPER" forkbomb 200 2>&1 >/dev/null)
+	unlike "$err" "process limit reached" "  control: --pids 500, which 200 forks stay under, says nothing"
+	;;
+esac
+
 # --- the tree dies: with the command, at --timeout, with moat ---------------------
 # chain_kill LABEL LIMIT BACKEND EXPECT: a chain under moat, moat SIGKILLed;
 # EXPECT dead or alive; the plan's proc.tree must say the same.

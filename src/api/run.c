@@ -294,6 +294,13 @@ static void say_limit_hit(const struct moat_policy *p, const struct moat_launch_
 {
 	char used[64] = "";
 
+	if (r->timed_out)
+		/* 124, as coreutils' timeout, which says nothing: a caller
+		 * reading moat's stderr learns why. */
+		fprintf(stderr,
+			"moat: time limit reached (--timeout %g): the command was sent SIGTERM, and the tree SIGKILL "
+			"%d s later if still there (exit %d)\n",
+			p->limits.timeout_s, MOAT_TIMEOUT_GRACE_MS / 1000, r->exit_code);
 	say_memory_hit(p, r);
 	say_pids_hit(p, r);
 	if (!r->limit_hit || strcmp(r->limit_hit, "cpu") != 0)

@@ -81,12 +81,16 @@ is "$(sort "$SCRATCH/sig" 2>/dev/null | tr '\n' ' ')" "HUP INT QUIT TERM USR1 US
 
 # --- --timeout: SIGTERM, then SIGKILL after the grace period, then 124
 start=$(date +%s%N)
-run --timeout 0.5 -- "$HELPER" sleep 30; rc=$?
+run --timeout 0.5 -- "$HELPER" sleep 30 2>"$SCRATCH/timeout.err"; rc=$?
 ms=$((($(date +%s%N) - start) / 1000000))
 is "$rc" 124 "--timeout gives exit 124"
 ok $([ "$ms" -lt 2000 ] && echo 0 || echo 1) "  a command that honours SIGTERM stops at once (${ms} ms)"
+like "$(cat "$SCRATCH/timeout.err")" "^moat: time limit reached \(--timeout 0\.5\): the command was sent SIGTERM" \
+	"  and moat says why on stderr (124 alone could be the command's own)"
+run -- "$HELPER" exit 124 2>"$SCRATCH/timeout0.err"
+unlike "$(cat "$SCRATCH/timeout0.err")" "time limit" "  control: a command that exits 124 by itself: nothing said"
 start=$(date +%s%N)
-run --timeout 0.3 -- "$HELPER" ignore-term 30; rc=$?
+run --timeout 0.3 -- "$HELPER" ignore-term 30 2>/dev/null; rc=$?
 ms=$((($(date +%s%N) - start) / 1000000))
 is "$rc" 124 "--timeout with SIGTERM ignored still gives 124"
 ok $([ "$ms" -ge 2200 ] && [ "$ms" -lt 5000 ] && echo 0 || echo 1) "  SIGKILL follows after the 2 s grace (${ms} ms)"

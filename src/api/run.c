@@ -531,9 +531,10 @@ static int run_main(int argc, char **argv, bool exiting)
 		add_server(report, &meta);
 		goto write_report;
 	}
-	if (plan.status == MOAT_STATUS_UNAVAILABLE && backend_plan_runs_tool(&plan.compiled) && plan.compiled.argv == NULL) {
-		/* The backend's tool is absent (or this is not its OS): one
-		 * line for the cause, not one per property. */
+	if (plan_backend_absent(&plan)) {
+		/* The backend's tool is absent, the host rules it out (no user
+		 * namespaces), or this is not its OS: one line for the cause,
+		 * not one per property. */
 		say_backend_absent(&plan, policy.argv[0]);
 		memset(&result, 0, sizeof(result));
 		result.exit_code = 125;

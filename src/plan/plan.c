@@ -452,6 +452,13 @@ static int build(const struct moat_policy *p, const struct moat_host *h, const c
 	return 0;
 }
 
+bool plan_backend_absent(const struct moat_plan *plan)
+{
+	const struct moat_backend *b = plan->backend ? backend_lookup(plan->backend) : NULL;
+
+	return plan->status == MOAT_STATUS_UNAVAILABLE && b && backend_runs_tool(b) && compiled_nothing(&plan->compiled);
+}
+
 /* On failure nothing is left for the caller to free. */
 static int build_or_free(const struct moat_policy *p, const struct moat_host *h, const char *export_dir,
 			 struct moat_plan *plan, struct moat_error *err)

@@ -55,6 +55,10 @@ int plan_build(const struct moat_policy *p, const struct moat_host *h, struct mo
 int plan_build_export(const struct moat_policy *p, const struct moat_host *h, const char *export_dir,
 		      struct moat_plan *plan, struct moat_error *err);
 void plan_free(struct moat_plan *plan);
+/* The plan's backend runs a tool, and nothing could be compiled for it
+ * here (its tool is absent, the host rules it out, or this is not its
+ * OS): the run is refused with one line for the cause. */
+bool plan_backend_absent(const struct moat_plan *plan);
 
 const char *moat_status_name(enum moat_status s);
 

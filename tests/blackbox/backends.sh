@@ -423,6 +423,16 @@ for t in "bwrap needs unprivileged user namespaces" \
 	"crun or runc needs unprivileged user namespaces" "nsjail needs unprivileged user namespaces"; do
 	like "$reason" "$t" "auto without user namespaces, ruled out by the host before any PATH lookup: $t"
 done
+# Asked for by name, such a backend is refused in one line for the cause,
+# in every mode (running bare would be --mode off), and nothing runs.
+for mode in require prefer; do
+	A userns=0,root=0 --backend bwrap --mode $mode "${S[@]}" -- "$HELPER" write "$PROJ/ruled-out-$mode" >/dev/null
+	is "$?:$([ -e "$PROJ/ruled-out-$mode" ] && echo ran)" "125:" "--backend bwrap without user namespaces, $mode: refused (125), nothing runs"
+	err=$(cat "$SCRATCH/last.err")
+	like "$err" "^moat: backend bwrap cannot run here: bwrap needs unprivileged user namespaces when moat is not root" \
+		"  one line for the cause, with the hint"
+	unlike "$err" "cannot enforce" "  not one line per property"
+done
 out=$(A userns=0,root=0 "${S[@]}" --mode prefer -- "$HELPER" read "$OUTSIDE/canary.txt")
 like "$out" "^ERR " "auto without user namespaces: fs.read holds for real under the chosen backend ($out)"
 out=$(A userns=0,root=0 "${S[@]}" --read "$OUTSIDE" --mode prefer -- "$HELPER" read "$OUTSIDE/canary.txt")

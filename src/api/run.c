@@ -24,6 +24,7 @@
 #include "report/report.h"
 #include "sources/cli.h"
 #include "sources/config.h"
+#include "sources/size.h"
 #include "launch/guard.h"
 #include "launch/signals.h"
 #include "launch/term.h"
@@ -240,23 +241,6 @@ static void not_made(struct moat_plan *plan, const struct moat_error *err)
 			plan->props[i].enforced = false; /* not asked for, and not there either */
 }
 
-/* A size as --memory takes it: 64M, 1G, 512K, or bytes. */
-static void size_text(char *buf, size_t len, long long bytes)
-{
-	static const struct {
-		char suffix;
-		int shift;
-	} units[] = {{'G', 30}, {'M', 20}, {'K', 10}};
-	size_t i;
-
-	for (i = 0; i < ARRAY_LEN(units); i++)
-		if (bytes > 0 && bytes % (1LL << units[i].shift) == 0) {
-			snprintf(buf, len, "%lld%c", bytes >> units[i].shift, units[i].suffix);
-			return;
-		}
-	snprintf(buf, len, "%lld", bytes);
-}
-
 /* --memory: the kernel's OOM killer ended processes of the tree.  Said
  * when the command itself ended by SIGKILL (or, under a tool such as runsc,
  * the tool reported it as 137), so a 137 is not a mystery; the report has
@@ -268,7 +252,7 @@ static void say_memory_hit(const struct moat_policy *p, const struct moat_launch
 	if (p->limits.memory_bytes == MOAT_LIMIT_UNSET || r->oom_kills < 1 || r->limit_hit || r->timed_out ||
 	    !(r->signal == SIGKILL || (r->signal == 0 && r->exit_code == 128 + SIGKILL)))
 		return;
-	size_text(limit, sizeof(limit), (long long)p->limits.memory_bytes);
+	moat_size_text(limit, sizeof(limit), p->limits.memory_bytes);
 	fprintf(stderr,
 		"moat: memory limit reached (--memory %s): the OOM killer ended %lld process%s of the tree; the "
 		"command was killed by SIGKILL (exit %d)\n",

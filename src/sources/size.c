@@ -3,6 +3,7 @@
 #include "sources/size.h"
 
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -82,4 +83,20 @@ int moat_parse_size_min(const char *s, int64_t *out, struct size_problem *pb)
 		*pb = (struct size_problem){"not a size", "write the number, then K, M, G or T (e.g. 512M, 2G)"};
 		return -1;
 	}
+}
+
+void moat_size_text(char *buf, size_t len, int64_t bytes)
+{
+	static const char units[] = "TGMK";
+	size_t i;
+
+	for (i = 0; i < sizeof(units) - 1; i++) {
+		unsigned long long mul = unit_of(units[i]);
+
+		if (bytes > 0 && (unsigned long long)bytes % mul == 0) {
+			snprintf(buf, len, "%lld%c", (long long)((unsigned long long)bytes / mul), units[i]);
+			return;
+		}
+	}
+	snprintf(buf, len, "%lld", (long long)bytes);
 }

@@ -932,6 +932,20 @@ static void test_helpers(void)
 	ok(moat_parse_size("2GiB", &v) == 0 && v == (int64_t)2 << 30, "2GiB");
 	ok(moat_parse_size("-1", &v) < 0 && moat_parse_size("1X", &v) < 0 && moat_parse_size("", &v) < 0,
 	   "bad sizes are refused");
+	{
+		static const int64_t back[] = {1000, 1024, 1536 << 10, 64 << 20, (int64_t)3 << 30, (int64_t)1 << 40,
+					       ((int64_t)1 << 40) + 512};
+		char text[32];
+		size_t i;
+		int bad = 0;
+
+		for (i = 0; i < sizeof(back) / sizeof(back[0]); i++) {
+			moat_size_text(text, sizeof(text), back[i]);
+			bad += moat_parse_size(text, &v) != 0 || v != back[i];
+		}
+		moat_size_text(text, sizeof(text), 64 << 20);
+		ok(bad == 0 && strcmp(text, "64M") == 0, "moat_size_text reads back exactly, shortest unit (64M: %s)", text);
+	}
 	k = config_keypath("mcp_servers", "a.b", 3);
 	is_str(k, "mcp_servers.\"a.b\"", "a key with a dot is quoted in a key path");
 	free(k);

@@ -21,6 +21,8 @@
 #   7. the strict profile's script dir: interpreters only
 #   8. --write /dev/shm, a write inside a deny, a glob, --write FILE inside a
 #      read grant
+#   9. a directory the caller cannot list, inside a grant expanded around a
+#      deny below it, opened up by the host during the run
 #   and the view: `ls /` lists only what is granted.
 #
 # Runs as root, as uid 65534 and with the sanitizer moat (tests/run-all).
@@ -875,6 +877,43 @@ if [ "$UID_NOW" = 0 ]; then
 	OFF -- /bin/sh -c "head -c1 '$DN/zero' >/dev/null"
 	ok $? "8 control: without moat the node opens"
 	rm -rf "$DN"
+fi
+
+# A directory the caller cannot list, inside a grant that is expanded around
+# a deny below it (a HOME of 0700 under `--read /` as another uid): nothing
+# below it is granted, so when the host opens it up during the run (chmod,
+# a secret written there) the command still cannot read in.  Root only: the
+# run is uid 65534's, the directory and the chmod root's.  Control: the
+# same grant without the deny is one rule for the whole tree, and the read
+# succeeds once the directory is opened.
+if [ "$UID_NOW" = 0 ] && command -v setpriv >/dev/null; then
+	LD=$(mktemp -d /var/tmp/moat-unlist.XXXXXX)
+	chmod 0755 "$LD"
+	mkdir "$LD/locked" "$LD/flag"
+	chmod 0777 "$LD/flag"
+	echo "$MARK-unlisted" >"$LD/locked/secret"
+	chmod 0644 "$LD/locked/secret"
+	unlisted() { # unlisted ARGS...: as uid 65534, read locked/secret once the flag is there
+		rm -f "$LD/flag/go" "$SCRATCH/ol"
+		chmod 0700 "$LD/locked"
+		setpriv --reuid=65534 --regid=65534 --clear-groups env HOME=/nonexistent "$MOAT" run --profile strict \
+			--read "$LD" "$@" -- /bin/sh -c "echo started; i=0; while [ ! -e '$LD/flag/go' ] && [ \$i -lt 100 ]; do sleep 0.05; i=\$((i+1)); done; cat '$LD/locked/secret' 2>&1" \
+			>"$SCRATCH/ol" 2>"$SCRATCH/ol.err" &
+		local pid=$!
+		started "$SCRATCH/ol"
+		chmod 0755 "$LD/locked"
+		touch "$LD/flag/go"
+		wait "$pid"
+	}
+	unlisted --deny "$LD/locked/key"
+	rc=$?
+	[ "$rc" = 0 ] || diag "moat said: $(tail -3 "$SCRATCH/ol.err")"
+	grep -q started "$SCRATCH/ol" && ! grep -q "$MARK-unlisted" "$SCRATCH/ol"
+	ok $? "9 [native]: a grant expanded through a directory uid 65534 cannot list: opened up by the host during the run, still closed ($(tail -1 "$SCRATCH/ol"))"
+	unlisted
+	grep -q "$MARK-unlisted" "$SCRATCH/ol"
+	ok $? "9 control: the same grant without the deny below it reads the secret once the directory is opened"
+	rm -rf "$LD"
 fi
 
 # ============================================================== the view

@@ -123,7 +123,8 @@ static struct fs_obj *obj_add(struct fs_plan *fp, enum fs_role role, const char 
 {
 	struct fs_obj *o;
 
-	fp->obj = moat_xgrow(fp->obj, &fp->cap, fp->n, sizeof(*fp->obj));
+	/* Cleared one at a time as added (a start adds ~350). */
+	fp->obj = moat_xgrow_uninit(fp->obj, &fp->cap, fp->n, sizeof(*fp->obj));
 	o = &fp->obj[fp->n++];
 	memset(o, 0, sizeof(*o));
 	o->role = role;
@@ -227,11 +228,6 @@ int fs_find_real(const struct fs_plan *fp, const char *real)
 	return -1;
 }
 
-static char *join(const char *dir, const char *name)
-{
-	return strcmp(dir, "/") == 0 ? moat_xasprintf("/%s", name) : moat_xasprintf("%s/%s", dir, name);
-}
-
 /* --- resolution ---------------------------------------------------------- */
 
 struct walk_out {
@@ -306,7 +302,7 @@ static void walk_absent(struct walk_out *w, const char *real, const char *comp, 
 	cleanup_free char *tail = moat_xasprintf("%s%s", comp, remaining);
 
 	w->anchor = moat_xstrdup(real);
-	w->first_missing = join(real, comp);
+	w->first_missing = path_join(real, comp);
 	w->real = path_resolve_lexical(tail, real, NULL);
 	w->parent_fd = steal_fd(cur);
 }
@@ -450,7 +446,7 @@ static int walk_from(struct fs_plan *fp, int start, const char *start_real, cons
 			if (S_ISLNK(st.st_mode) && follow && (!last || follow_final)) {
 				char text[PATH_MAX];
 				ssize_t n = readlinkat(ofd, "", text, sizeof(text) - 1);
-				cleanup_free char *at = join(real, comp);
+				cleanup_free char *at = path_join(real, comp);
 				char *next;
 
 				free(comp);
@@ -489,7 +485,7 @@ static int walk_from(struct fs_plan *fp, int start, const char *start_real, cons
 				return 0;
 			}
 			{
-				cleanup_free char *nreal = join(real, comp);
+				cleanup_free char *nreal = path_join(real, comp);
 				free(comp);
 				if (strlen(nreal) >= sizeof(real))
 					return moat_error_set(err, MOAT_E_USAGE, ENAMETOOLONG, "%s", path);
@@ -848,7 +844,7 @@ static void absent_at(struct walk_out *w, const char *path, const char *dir, con
 	memset(w, 0, sizeof(*w));
 	w->fd = w->parent_fd = -1;
 	w->anchor = moat_xstrdup(dir);
-	w->first_missing = join(dir, name);
+	w->first_missing = path_join(dir, name);
 	w->real = moat_xstrdup(path);
 }
 
@@ -1241,7 +1237,7 @@ static int expand(struct fs_plan *fp, size_t grant, int dir, const char *real, i
 
 		if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0)
 			continue;
-		child = join(real, e->d_name);
+		child = path_join(real, e->d_name);
 		if (excluded_has(fp, child, strlen(child)))
 			continue;
 		efd = openat(dirfd(d), e->d_name, O_PATH | O_NOFOLLOW | O_CLOEXEC);
@@ -1479,7 +1475,7 @@ static int pin_between(struct fs_plan *fp, size_t grant, const char *real, struc
 	p = real + glen + (strcmp(g->real, "/") == 0 ? 0 : 1);
 	while ((slash = strchr(p, '/')) != NULL) {
 		cleanup_free char *comp = moat_xstrndup(p, (size_t)(slash - p));
-		cleanup_free char *next = join(at, comp);
+		cleanup_free char *next = path_join(at, comp);
 		struct stat st;
 		struct fs_obj *o;
 		int fd = openat(cur, comp, O_PATH | O_NOFOLLOW | O_DIRECTORY | O_CLOEXEC);
@@ -1550,7 +1546,7 @@ static int protect_one_try(struct fs_plan *fp, const struct moat_policy *p, size
 	size_t nlen = strlen(name);
 	bool is_dir = nlen > 0 && name[nlen - 1] == '/';
 	cleanup_free char *rel = moat_xstrndup(name, is_dir ? nlen - 1 : nlen);
-	cleanup_free char *lexical = join(g->path, rel);
+	cleanup_free char *lexical = path_join(g->path, rel);
 	cleanup_close int lock_fd = -1;
 	struct walk_out w;
 	struct fs_obj *o;
@@ -2197,7 +2193,7 @@ static int watch_siblings(struct fs_plan *fp, const struct moat_policy *p, size_
 		return 0;
 	if (protect_one(fp, p, grant, plan_name(fp, moat_xstrdup(name)), PROTECTED_ABSENT_WATCH, used, err) < 0)
 		return -1;
-	real = join(fp->obj[grant].real, name);
+	real = path_join(fp->obj[grant].real, name);
 	for (k = 0; k < fp->n; k++)
 		if (fp->obj[k].role == FS_PROTECT && fp->obj[k].watch && fp->obj[k].real && strcmp(fp->obj[k].real, real) == 0)
 			fp->obj[k].sibling_of = x;
@@ -2287,7 +2283,7 @@ static int protect_admin_dir(struct fs_plan *fp, const struct moat_policy *p, si
 			if (fstatat(dirfd(d), probe, &st, AT_SYMLINK_NOFOLLOW) == 0 ||
 			    fstatat(dirfd(d), probe2, &st, AT_SYMLINK_NOFOLLOW) == 0) {
 				/* A submodule's git directory. */
-				cleanup_free char *gitdir = join(fp->obj[grant].real, sub);
+				cleanup_free char *gitdir = path_join(fp->obj[grant].real, sub);
 				rc = protect_in_gitdir(fp, p, NULL, gitdir, false, used, err);
 				if (rc == 0)
 					rc = protect_admin_of(fp, p, grant, sub, true, depth, used, err);
@@ -2328,7 +2324,7 @@ static int protect_repo(struct fs_plan *fp, const struct moat_policy *p, size_t 
 {
 	size_t n_names;
 	const char *const *names = policy_protected_names(&n_names);
-	cleanup_free char *top = prefix[0] ? join(fp->obj[grant].real, prefix) : moat_xstrdup(fp->obj[grant].real);
+	cleanup_free char *top = prefix[0] ? path_join(fp->obj[grant].real, prefix) : moat_xstrdup(fp->obj[grant].real);
 	cleanup_close int top_fd = -1;
 	size_t k;
 
@@ -2436,7 +2432,7 @@ static int protect_repos(struct fs_plan *fp, const struct moat_policy *p, size_t
 		if (strcmp(e->d_name, ".git") == 0 ||
 		    (e->d_type != DT_DIR && e->d_type != DT_LNK && e->d_type != DT_UNKNOWN))
 			continue;
-		path = join(fp->obj[grant].real, e->d_name);
+		path = path_join(fp->obj[grant].real, e->d_name);
 		if (fstatat(dirfd(d), e->d_name, &st, AT_SYMLINK_NOFOLLOW) != 0)
 			continue; /* gone since the listing */
 		if (S_ISLNK(st.st_mode)) {
@@ -2539,7 +2535,7 @@ static void follow_hook_links(struct fs_plan *fp)
 			if (e->d_type != DT_LNK && e->d_type != DT_UNKNOWN)
 				continue;
 			lfd = openat(dirfd(d), e->d_name, O_PATH | O_NOFOLLOW | O_CLOEXEC);
-			real = join(dir_real, e->d_name);
+			real = path_join(dir_real, e->d_name);
 			if (lfd >= 0)
 				follow_add(fp, lfd, real);
 		}

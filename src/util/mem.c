@@ -38,7 +38,7 @@ void *moat_xrealloc(void *p, size_t n)
 	return q;
 }
 
-void *moat_xgrow(void *p, size_t *cap, size_t need, size_t size)
+void *moat_xgrow_uninit(void *p, size_t *cap, size_t need, size_t size)
 {
 	size_t ncap;
 
@@ -50,8 +50,17 @@ void *moat_xgrow(void *p, size_t *cap, size_t need, size_t size)
 	if (ncap > ((size_t)-1) / size)
 		out_of_memory();
 	p = moat_xrealloc(p, ncap * size);
-	memset((char *)p + *cap * size, 0, (ncap - *cap) * size);
 	*cap = ncap;
+	return p;
+}
+
+void *moat_xgrow(void *p, size_t *cap, size_t need, size_t size)
+{
+	size_t old = *cap;
+
+	p = moat_xgrow_uninit(p, cap, need, size);
+	if (*cap > old)
+		memset((char *)p + old * size, 0, (*cap - old) * size);
 	return p;
 }
 

@@ -12,6 +12,10 @@ void *moat_xcalloc(size_t count, size_t size) __attribute__((malloc, returns_non
 void *moat_xrealloc(void *p, size_t n) __attribute__((returns_nonnull));
 /* Grow an array of `*cap` items of `size` bytes so that index `need` fits. */
 void *moat_xgrow(void *p, size_t *cap, size_t need, size_t size) __attribute__((returns_nonnull));
+/* The same, leaving the new items unset: for an array whose every item is
+ * set as it is added (zeroing ahead faulted in pages before they were
+ * used, and again at each doubling). */
+void *moat_xgrow_uninit(void *p, size_t *cap, size_t need, size_t size) __attribute__((returns_nonnull));
 char *moat_xstrdup(const char *s) __attribute__((malloc, returns_nonnull));
 char *moat_xstrndup(const char *s, size_t n) __attribute__((malloc, returns_nonnull));
 char *moat_xasprintf(const char *fmt, ...) __attribute__((format(printf, 1, 2), malloc, returns_nonnull));

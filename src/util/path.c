@@ -74,3 +74,14 @@ bool path_within(const char *inner, const char *outer)
 		return inner[0] == '/';
 	return strncmp(inner, outer, n) == 0 && (inner[n] == '\0' || inner[n] == '/');
 }
+
+char *path_join(const char *dir, const char *name)
+{
+	size_t dlen = strcmp(dir, "/") == 0 ? 0 : strlen(dir), nlen = strlen(name);
+	char *out = moat_xmalloc(dlen + nlen + 2);
+
+	memcpy(out, dir, dlen);
+	out[dlen] = '/';
+	memcpy(out + dlen + 1, name, nlen + 1);
+	return out;
+}

@@ -11,6 +11,12 @@
  * or `base` is not absolute. */
 char *path_resolve_lexical(const char *path, const char *base, const char *home);
 
+/* "dir/name" as a new string; "/name" when dir is "/".  A concatenation,
+ * not a printf: planning joins a path for every entry of an expanded
+ * directory and every absent denied path (~300 a start), where
+ * asprintf's two formatting passes were ~0.05 ms. */
+char *path_join(const char *dir, const char *name) __attribute__((returns_nonnull));
+
 /* Is `inner` equal to `outer` or below it?  Both normalised. */
 bool path_within(const char *inner, const char *outer);
 

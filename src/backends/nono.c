@@ -190,6 +190,18 @@ static void verdicts(const struct backend_ctx *ctx, struct backend_plan *bp, siz
 			"set variables of its own");
 }
 
+/* What verdicts() above reports missing whatever the policy and host:
+ * `auto` need not look nono up in PATH (~0.02 ms of every start where
+ * native misses something) when it could not miss fewer. */
+static uint32_t nono_never(const struct moat_policy *p)
+{
+	(void)p;
+	return MOAT_PBIT(MOAT_P_FS_READ) | MOAT_PBIT(MOAT_P_FS_WRITE) | MOAT_PBIT(MOAT_P_FS_SECRETS) |
+	       MOAT_PBIT(MOAT_P_FS_TMP) | MOAT_PBIT(MOAT_P_NET_NONE) | MOAT_PBIT(MOAT_P_NET_LOOPBACK) |
+	       MOAT_PBIT(MOAT_P_NET_ALLOW) | MOAT_PBIT(MOAT_P_IPC_ABSTRACT) | MOAT_PBIT(MOAT_P_IPC_UNIX) |
+	       MOAT_PBIT(MOAT_P_PROC_PID) | MOAT_PBIT(MOAT_P_SYS_FILTER) | MOAT_PBIT(MOAT_P_ENV_CURATED);
+}
+
 static int nono_compile(const struct backend_ctx *ctx, struct backend_plan *bp, struct moat_verdict *props,
 			struct moat_error *err)
 {
@@ -254,4 +266,5 @@ const struct moat_backend backend_nono = {
 	.os = "linux",
 	.needs_work_dir = false,
 	.compile = nono_compile,
+	.never_enforces = nono_never,
 };

@@ -413,6 +413,11 @@ is "$(json_get "$SCRATCH/auto-nouserns.json" '["backend"]')/$(prop_status "$SCRA
 like "$(json_get "$SCRATCH/auto-nouserns.json" '["backend_choice"]["reason"]')" \
 	"firejail cannot enforce fs\\.read, fs\\.secrets \\(not compiled: it would not miss fewer\\)" \
 	"auto without user namespaces: the reason says what firejail lacks, and that it was not compiled"
+# Nor is nono looked for in PATH: it never enforces the file properties,
+# the pids or a syscall filter (nono.c, never_enforces).
+like "$(json_get "$SCRATCH/auto-nouserns.json" '["backend_choice"]["reason"]')" \
+	"nono cannot enforce fs\\.read, fs\\.write, fs\\.secrets, .*proc\\.pid, sys\\.filter.* \\(not compiled: it would not miss fewer\\)" \
+	"auto without user namespaces: nono is not looked for, and the reason says what it lacks"
 # The backends that need user namespaces (or root) are ruled out by the
 # host facts before their tool is looked for in PATH (~0.1 ms of every
 # start here): the reason is the missing namespaces, installed or not

@@ -62,8 +62,10 @@
 #include <unistd.h>
 
 #include "fake_landlock.h"
+#include "backends/backend.h"
 #include "plan/plan.h"
 #include "sources/cli.h"
+#include "util/moatbin.h"
 #include "util/rmtree.h"
 
 /* --- the access(2) seam ------------------------------------------------ */
@@ -376,6 +378,7 @@ struct outcome {
 	bool reasons; /* every missing requested property has a reason */
 	struct fake_landlock_log ll;
 	unsigned tool_lookups;
+	bool walked; /* the choice's reason names every backend of the ranking */
 };
 
 static void plan_one(enum policy_kind k, const char *mode, const struct moat_host *h, struct outcome *out)
@@ -404,6 +407,14 @@ static void plan_one(enum policy_kind k, const char *mode, const struct moat_hos
 		return;
 	}
 	out->backend = plan.backend; /* static strings: the backend's name */
+	/* The reason names every backend of the ranking (the oci backend by
+	 * its tools, gvisor by its tool). */
+	out->walked = true;
+	for (const char *const *r = backend_ranking(); *r; r++)
+		if (!strstr(plan.backend_reason, strcmp(*r, "gvisor") == 0 ? "runsc"
+						 : strcmp(*r, "oci") == 0  ? "crun or runc"
+									   : *r))
+			out->walked = false;
 	out->status = plan.status;
 	out->reasons = true;
 	for (int i = 0; i < MOAT_P__COUNT; i++) {
@@ -462,8 +473,12 @@ static void check_host(enum policy_kind k, int abi, int userns, int seccomp, int
 	ok(req.enforced == pre.enforced && req.requested == pre.requested && strcmp(req.backend, pre.backend) == 0,
 	   "%s: the mode changes no verdict", what);
 	/* docs/backends.md: where native enforces everything nothing else is
-	 * looked at; elsewhere auto walks the ranking (every tool is hidden). */
-	ok(want_missing ? pre.tool_lookups > 0 : pre.tool_lookups == 0, "%s: auto looked for %u external tools", what,
+	 * looked at; elsewhere auto walks the ranking (every tool is hidden),
+	 * and says for each backend why it was not chosen -- without looking
+	 * for the tools of those the host rules out or that could not miss
+	 * fewer (never_enforces). */
+	ok(want_missing ? pre.walked : pre.tool_lookups == 0 && !pre.walked,
+	   "%s: auto %s the ranking (looked for %u external tools)", what, pre.walked ? "walked" : "did not walk",
 	   pre.tool_lookups);
 	/* One ruleset, of the row's ABI, exactly when the row has Landlock. */
 	ok(abi == 0 ? pre.ll.creates == 0 && pre.ll.rules == 0 && pre.ll.refused == 0
@@ -471,6 +486,68 @@ static void check_host(enum policy_kind k, int abi, int userns, int seccomp, int
 			  ((pre.ll.scoped != 0) == (abi >= 6)) && ((pre.ll.handled_net != 0) == (abi >= 4 && k != P_NET_ALL)),
 	   "%s: landlock: %u rulesets, %u rules, %u refused, net %#llx, scoped %#llx", what, pre.ll.creates, pre.ll.rules,
 	   pre.ll.refused, (unsigned long long)pre.ll.handled_net, (unsigned long long)pre.ll.scoped);
+}
+
+/* never_enforces (backend.h) lets `auto` skip a backend without looking
+ * for its tool: what it names must be missing whenever that backend is
+ * compiled -- a bit it could enforce would make auto skip a backend that
+ * was better.  Each backend that declares one and runs from libmoat is
+ * compiled (the decoy in PATH is its tool; nothing runs) for every host
+ * and policy of the matrix. */
+static void test_never_enforces_holds(void)
+{
+	static const char *const names[] = {"firejail", "nono"};
+
+	for (size_t b = 0; b < sizeof(names) / sizeof(names[0]); b++) {
+		const struct moat_backend *be = backend_lookup(names[b]);
+		unsigned plans = 0, broken = 0, claimed = 0, compiled = 0;
+		char first[300] = "";
+
+		if (!be || !be->never_enforces) {
+			ok(0, "%s declares never_enforces", names[b]);
+			continue;
+		}
+		for (int k = 0; k < P__COUNT; k++)
+			for (int abi = 0; abi <= 7; abi++)
+				for (int bits = 0; bits < 8; bits++) {
+					struct moat_policy p;
+					struct moat_plan plan;
+					struct moat_host h;
+					struct moat_error err = {0};
+					uint32_t never;
+
+					make_host(&h, abi, bits & 1, (bits >> 1) & 1, (bits >> 2) & 1);
+					if (parse_policy((enum policy_kind)k, "prefer", &p, &err) < 0) {
+						broken++;
+						continue;
+					}
+					free(p.backend);
+					p.backend = strdup(names[b]);
+					never = be->never_enforces(&p);
+					fake_landlock_reset(abi);
+					if (plan_build(&p, &h, &plan, &err) < 0) {
+						broken++;
+						policy_free(&p);
+						continue;
+					}
+					plans++;
+					compiled += plan.compiled.argv != NULL;
+					for (int i = 0; i < MOAT_P__COUNT; i++)
+						if ((never & MOAT_PBIT(i)) && plan.props[i].requested &&
+						    plan.props[i].enforced) {
+							if (!claimed++)
+								snprintf(first, sizeof(first), "%s, landlock %d, bits %d: %s",
+									 policy_names[k], abi, bits,
+									 moat_property_name((enum moat_property)i));
+						}
+					plan_free(&plan);
+					policy_free(&p);
+				}
+		ok(broken == 0 && plans == P__COUNT * 8 * 8 && compiled * 2 >= plans && claimed == 0,
+		   "%s: what never_enforces names is missing in each of its %u plans, %u with an argv (%u enforced "
+		   "anyway%s%s; %u failed to plan)",
+		   names[b], plans, compiled, claimed, claimed ? ", first: " : "", first, broken);
+	}
 }
 
 /* A control: the fake kernel is what the rows' Landlock rests on, so a
@@ -505,6 +582,9 @@ int main(void)
 {
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	printf("# uid %d\n", (int)geteuid());
+	/* As the moat program: the backends whose init is moat's own binary
+	 * are then looked for and compiled as moat would (nothing runs). */
+	moatbin_mark_self();
 	make_dirs();
 	if (setenv("HOME", dir_home, 1) || setenv("PATH", dir_path, 1) || chdir(tmp_root)) {
 		printf("Bail out! environment: %s\n", strerror(errno));
@@ -516,6 +596,7 @@ int main(void)
 			for (int bits = 0; bits < 8; bits++)
 				check_host((enum policy_kind)k, abi, bits & 1, (bits >> 1) & 1, (bits >> 2) & 1);
 	test_fake_kernel_is_asked();
+	test_never_enforces_holds();
 	printf("# %u hosts with a false enforced\n", n_false_enforced);
 	remove_private_tmps();
 	if (chdir("/") == 0)

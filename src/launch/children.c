@@ -1,11 +1,21 @@
 #include "launch/children.h"
 
 #include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <sys/syscall.h>
+#include <unistd.h>
 
 #include "util/cleanup.h"
 #include "util/mem.h"
+
+/* Read with open/read and getdents64 into buffers on the stack, not stdio
+ * and opendir: the set is read before the launch and twice after it, on
+ * the way to and from the command, and fopen, fscanf and opendir's 32 KiB
+ * buffer were ~0.04 ms of every start without a pid namespace. */
 
 static void child_set_add(struct child_set *s, pid_t pid)
 {
@@ -17,31 +27,55 @@ static void child_set_add(struct child_set *s, pid_t pid)
 }
 
 /* One thread's children: a child belongs to the thread that forked it,
- * and an orphan re-parented to a subreaper to any live thread of it. */
-static void read_task(struct child_set *s, const char *tid)
+ * and an orphan re-parented to a subreaper to any live thread of it.  The
+ * file is pids separated by spaces; a number may straddle two reads. */
+static void read_task(struct child_set *s, int task_dir, const char *tid)
 {
-	char path[300];
-	cleanup_fclose FILE *f = NULL;
-	int pid;
+	char path[300], buf[4096];
+	cleanup_close int fd = -1;
+	long pid = 0;
+	bool in_number = false;
+	ssize_t n;
 
-	snprintf(path, sizeof(path), "/proc/self/task/%s/children", tid);
-	f = fopen(path, "re");
-	while (f && fscanf(f, "%d", &pid) == 1)
+	snprintf(path, sizeof(path), "%s/children", tid);
+	fd = openat(task_dir, path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return;
+	while ((n = read(fd, buf, sizeof(buf))) > 0 || (n < 0 && errno == EINTR))
+		for (ssize_t i = 0; i < n; i++) {
+			if (buf[i] >= '0' && buf[i] <= '9') {
+				pid = pid * 10 + (buf[i] - '0');
+				in_number = pid <= INT32_MAX;
+				if (!in_number)
+					pid = INT32_MAX + 1L; /* not a pid: dropped */
+				continue;
+			}
+			if (in_number)
+				child_set_add(s, (pid_t)pid);
+			pid = 0;
+			in_number = false;
+		}
+	if (in_number)
 		child_set_add(s, (pid_t)pid);
 }
 
 void child_set_read(struct child_set *s)
 {
-	DIR *d = opendir("/proc/self/task");
-	struct dirent *e;
+	cleanup_close int dir = open("/proc/self/task", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	char buf[4096] __attribute__((aligned(8)));
+	long n;
 
 	s->n = 0;
-	if (!d)
+	if (dir < 0)
 		return;
-	while ((e = readdir(d)))
-		if (e->d_name[0] != '.')
-			read_task(s, e->d_name);
-	closedir(d);
+	while ((n = syscall(SYS_getdents64, dir, buf, sizeof(buf))) > 0)
+		for (long off = 0; off < n;) {
+			struct dirent64 *e = (struct dirent64 *)(void *)(buf + off);
+
+			if (e->d_name[0] != '.')
+				read_task(s, dir, e->d_name);
+			off += e->d_reclen;
+		}
 }
 
 bool child_set_has(const struct child_set *s, pid_t pid)

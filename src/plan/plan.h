@@ -29,8 +29,9 @@ struct moat_plan {
 	const char *backend;     /* the backend chosen: "native", "none" or an
 				  * external backend's name */
 	const char *backend_asked; /* what the policy asked for ("auto", ...) */
-	char backend_reason[1024];  /* why this backend (for auto: what the
-				    * stronger ones lacked) */
+	char backend_reason[4096];  /* why this backend (for auto: what the
+				    * stronger ones lacked; one part for each
+				    * backend of the ranking, ~2 KiB at most) */
 	/* What the backend compiled: a tool to execute, moat's own in-child
 	 * program (compiled.in_child), or nothing (none). */
 	struct backend_plan compiled;

@@ -488,6 +488,42 @@ static void check_host(enum policy_kind k, int abi, int userns, int seccomp, int
 	   pre.ll.refused, (unsigned long long)pre.ll.handled_net, (unsigned long long)pre.ll.scoped);
 }
 
+/* The choice's reason has a part for each backend of the ranking; from
+ * libmoat (this test before it marks itself moat) the backends whose init
+ * is moat's binary each give the long "from libmoat only ..." part, the
+ * longest reason there is: it must arrive whole (a 1 KiB buffer once cut
+ * it in the middle of a word, silently). */
+static void test_reason_whole_from_libmoat(void)
+{
+	struct moat_policy p;
+	struct moat_plan plan;
+	struct moat_host h;
+	struct moat_error err = {0};
+	const char *end = "misses the fewest (of the file, network and environment properties first)";
+	size_t len;
+
+	make_host(&h, 0, false, false, false);
+	if (parse_policy(P_STRICT, "prefer", &p, &err) < 0) {
+		ok(0, "policy: %s", err.message);
+		return;
+	}
+	fake_landlock_reset(0);
+	hide_tools = true;
+	if (plan_build(&p, &h, &plan, &err) < 0) {
+		hide_tools = false;
+		ok(0, "plan: %s", err.message);
+		policy_free(&p);
+		return;
+	}
+	hide_tools = false;
+	len = strlen(plan.backend_reason);
+	ok(len > strlen(end) && strcmp(plan.backend_reason + len - strlen(end), end) == 0 &&
+	       strstr(plan.backend_reason, "from libmoat only"),
+	   "from libmoat, nothing but native: the reason (%zu bytes) arrives whole", len);
+	plan_free(&plan);
+	policy_free(&p);
+}
+
 /* never_enforces (backend.h) lets `auto` skip a backend without looking
  * for its tool: what it names must be missing whenever that backend is
  * compiled -- a bit it could enforce would make auto skip a backend that
@@ -582,14 +618,15 @@ int main(void)
 {
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	printf("# uid %d\n", (int)geteuid());
-	/* As the moat program: the backends whose init is moat's own binary
-	 * are then looked for and compiled as moat would (nothing runs). */
-	moatbin_mark_self();
 	make_dirs();
 	if (setenv("HOME", dir_home, 1) || setenv("PATH", dir_path, 1) || chdir(tmp_root)) {
 		printf("Bail out! environment: %s\n", strerror(errno));
 		return 1;
 	}
+	test_reason_whole_from_libmoat();
+	/* As the moat program: the backends whose init is moat's own binary
+	 * are then looked for and compiled as moat would (nothing runs). */
+	moatbin_mark_self();
 	test_table_covers_the_matrix();
 	for (int k = 0; k < P__COUNT; k++)
 		for (int abi = 0; abi <= 7; abi++)

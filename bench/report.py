@@ -1534,8 +1534,9 @@ if startup_short:
     if rl and rp_files:
         sugg.append(f"  6. glibc's realpath(3) does a readlink(2) per path component (most fail with EINVAL on "
                     "components that are not links: see the strace counts); moat calls it in "
-                    f"{', '.join(rp_files)}. readlink ≈ {fmt(rl, 2)} ms in the kernel, path walks of every kind "
-                    f"≈ {fmt(pw, 2)} ms. `open(O_PATH)` once per path and a readlink of `/proc/self/fd/N` (as "
+                    f"{', '.join(rp_files)}. readlink ≈ {fmt(rl, 2)} ms in the kernel"
+                    + (f", path walks of every kind ≈ {fmt(pw, 2)} ms" if pw else "")
+                    + ". `open(O_PATH)` once per path and a readlink of `/proc/self/fd/N` (as "
                     "src/kernel/mounts.c already does) resolves a path in one walk.")
     if hp or pb:
         sugg.append(f"  7. src/host/host.c `host_probe` ({fmt(hp / 1000 if hp else None, 2)} ms cold: uname, "
@@ -1597,7 +1598,11 @@ if fb_off and fb_off[3] is False and pf:
                 "smaller process to copy) and putting off its own start-up work (closing moat's descriptors, the "
                 "sweep of stale per-run tmps) until the command ran moved the fallback by +0.09/-0.02 ms and "
                 "0.00 ms (rounds' medians, 150 rounds), against -0.03 to -0.19 ms without a guard at all: its fork, "
-                "its exit and moat's wait for it, not its size or its work."
+                "its exit and moat's wait for it, not its size or its work. Of these the wait is ~0.1 ms: tried "
+                "on 2026-12-06 (session 40), moat exiting once the guard's sweep was over, without reaping it, "
+                "took -0.11 ms off the fallback (rounds' median, 200 rounds); not kept, since the guard would then "
+                "be re-parented to pid 1, a zombie for every run where pid 1 does not reap (node run directly by "
+                "docker)."
                 + " What would cut it: fewer descriptors for the entries of a granted directory around a denied "
                 "path (each is an openat, an fstat and a Landlock rule), a cgroup probe that reads only what the "
                 "tree's cgroup needs, and keeping the per-run tmp off a `discard` file system.")

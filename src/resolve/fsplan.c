@@ -123,7 +123,14 @@ static struct fs_obj *obj_add(struct fs_plan *fp, enum fs_role role, const char 
 {
 	struct fs_obj *o;
 
-	/* Cleared one at a time as added (a start adds ~350). */
+	/* Cleared one at a time as added.  A strict start adds ~350: room for
+	 * 512 from the first, so that the array is not copied at each
+	 * doubling (8, 16, ... 512: ~0.02 ms of copies and page faults); pages
+	 * not reached are never touched. */
+	if (!fp->cap) {
+		fp->cap = 512;
+		fp->obj = moat_xmalloc(fp->cap * sizeof(*fp->obj));
+	}
 	fp->obj = moat_xgrow_uninit(fp->obj, &fp->cap, fp->n, sizeof(*fp->obj));
 	o = &fp->obj[fp->n++];
 	memset(o, 0, sizeof(*o));

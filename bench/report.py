@@ -201,14 +201,15 @@ def startup_targets(g):
                          f"target: it is below this kernel's floor here")
         rows.append(("native `strict` start-up (item 1)", f"≤ {STRICT_OVER_BWRAP}× bwrap with equal isolation",
                      f"{r:.2f}× bwrap by medians ({st * 1000:.2f} against {bw * 1000:.2f} ms); {pr:.2f}× as the "
-                     f"median of the rounds' ratios{floor_txt}", r <= STRICT_OVER_BWRAP))
+                     f"median of the rounds' ratios{floor_txt}",
+                     r <= STRICT_OVER_BWRAP and (pr is None or pr <= STRICT_OVER_BWRAP)))
     else:
         rows.append(("native `strict` start-up (item 1)", f"≤ {STRICT_OVER_BWRAP}× bwrap", "not measured", None))
     if fb and st:
         pd = paired(g, "moat_fallback", "moat_strict", lambda x, y: x - y)
         rows.append(("fallback without namespaces (item 2)", "no slower than the full sandbox (`strict`)",
                      f"{fb * 1000:.2f} against {st * 1000:.2f} ms (rounds' median difference {pd * 1000:+.2f} ms)",
-                     fb <= st))
+                     fb <= st and (pd is None or pd <= 0)))
     else:
         rows.append(("fallback without namespaces (item 2)", "no slower than `strict`", "not measured", None))
     if fb and off:
@@ -218,9 +219,13 @@ def startup_targets(g):
         # shared VM: a verdict decided by less says so.
         close = (f"; within {abs(margin) * 1000:.2f} ms of the target, less than these medians move between "
                  "runs: one run does not settle it") if abs(margin) < 0.1e-3 else ""
+        # Met only when both figures say so: near the target the medians'
+        # difference and the rounds' median difference can fall on either
+        # side of it, and a target is not claimed on the kinder one.
         rows.append(("fallback without namespaces (item 2)", f"≤ `--mode off` + {FALLBACK_OVER_OFF_S * 1000:.0f} ms",
                      f"+{(fb - off) * 1000:.2f} ms by medians ({fb * 1000:.2f} against {off * 1000:.2f} ms); "
-                     f"{pd * 1000:+.2f} ms as the rounds' median difference{close}", fb - off <= FALLBACK_OVER_OFF_S))
+                     f"{pd * 1000:+.2f} ms as the rounds' median difference{close}",
+                     fb - off <= FALLBACK_OVER_OFF_S and (pd is None or pd <= FALLBACK_OVER_OFF_S)))
     else:
         rows.append(("fallback without namespaces (item 2)", "≤ `--mode off` + 1 ms", "not measured", None))
     return rows
@@ -1576,7 +1581,7 @@ pf = phases.get("fallback") or {}
 if fb_off and fb_off[3] is False and pf:
     def pw(k):
         return (pf.get(k) or {}).get("warm_median_us")
-    sugg.append(f"The fallback without namespaces is {fb_off[2]} over `--mode off`. Its parent-side steps "
+    sugg.append(f"Over `--mode off`, the fallback without namespaces is {fb_off[2]}. Its parent-side steps "
                 f"(bench/phases.c, warm medians): paths to objects {fmt(pw('fs_plan'), 0)} µs, the whole plan "
                 f"{fmt(pw('plan_build'), 0)} µs (the paths again, {n_denied} credential paths, Landlock's rules, "
                 f"the seccomp program, the per-run tmp, the host's cgroups), the report {fmt(pw('report_build'), 0)} µs, "

@@ -183,19 +183,18 @@ static void candidate_adopt(struct moat_plan *plan, struct candidate *c)
 static void appendf(char *buf, size_t len, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 static void appendf(char *buf, size_t len, const char *fmt, ...)
 {
-	static const char cut[] = " [...]";
 	size_t used = strlen(buf);
 	va_list ap;
-	int n;
 
-	if (used + sizeof(cut) >= len)
-		return; /* cut already */
+	/* Never cut silently: a reason that does not fit ends with " [...]"
+	 * (marked over the end of the text before when not even that fits). */
+	if (len - used < 8) {
+		verdict_mark_cut(buf, len);
+		return;
+	}
 	va_start(ap, fmt);
-	n = vsnprintf(buf + used, len - used, fmt, ap);
+	verdict_vformat(buf + used, len - used, fmt, ap);
 	va_end(ap);
-	/* Never cut silently: a reason that does not fit says so. */
-	if (n < 0 || (size_t)n >= len - used)
-		memcpy(buf + len - sizeof(cut), cut, sizeof(cut));
 }
 
 /* Why a backend that compiled nothing (not installed, wrong OS) cannot be

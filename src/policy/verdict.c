@@ -3,6 +3,37 @@
 
 #include <stdarg.h>
 #include <stdio.h>
+#include <string.h>
+
+void verdict_mark_cut(char *buf, size_t len)
+{
+	static const char cut[] = " [...]";
+
+	if (len >= sizeof(cut))
+		memcpy(buf + len - sizeof(cut), cut, sizeof(cut));
+}
+
+void verdict_vformat(char *buf, size_t len, const char *fmt, va_list ap)
+{
+	int n;
+
+	if (len == 0)
+		return;
+	n = vsnprintf(buf, len, fmt, ap);
+	if (n < 0)
+		buf[0] = '\0';
+	if (n < 0 || (size_t)n >= len)
+		verdict_mark_cut(buf, len);
+}
+
+void verdict_format(char *buf, size_t len, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	verdict_vformat(buf, len, fmt, ap);
+	va_end(ap);
+}
 
 void verdict_enforce(struct moat_verdict *v, const char *fmt, ...)
 {
@@ -12,7 +43,7 @@ void verdict_enforce(struct moat_verdict *v, const char *fmt, ...)
 	v->reason[0] = '\0';
 	v->hint[0] = '\0';
 	va_start(ap, fmt);
-	vsnprintf(v->mechanism, sizeof(v->mechanism), fmt, ap);
+	verdict_vformat(v->mechanism, sizeof(v->mechanism), fmt, ap);
 	va_end(ap);
 }
 
@@ -23,7 +54,7 @@ void verdict_missing(struct moat_verdict *v, const char *hint, const char *fmt, 
 	v->enforced = false;
 	v->mechanism[0] = '\0';
 	va_start(ap, fmt);
-	vsnprintf(v->reason, sizeof(v->reason), fmt, ap);
+	verdict_vformat(v->reason, sizeof(v->reason), fmt, ap);
 	va_end(ap);
-	snprintf(v->hint, sizeof(v->hint), "%s", hint ? hint : "");
+	verdict_format(v->hint, sizeof(v->hint), "%s", hint ? hint : "");
 }

@@ -5,7 +5,9 @@
 #ifndef MOAT_POLICY_VERDICT_H
 #define MOAT_POLICY_VERDICT_H
 
+#include <stdarg.h>
 #include <stdbool.h>
+#include <stddef.h>
 
 struct moat_verdict {
 	bool requested;        /* the policy asks for it */
@@ -20,5 +22,13 @@ struct moat_verdict {
 void verdict_enforce(struct moat_verdict *v, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 void verdict_missing(struct moat_verdict *v, const char *hint, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
+
+/* vsnprintf into a verdict's text field; a text that does not fit ends
+ * with " [...]" (a reason naming a long path would otherwise lose its end,
+ * the part that says what to do, without a sign). */
+void verdict_vformat(char *buf, size_t len, const char *fmt, va_list ap) __attribute__((format(printf, 3, 0)));
+void verdict_format(char *buf, size_t len, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+/* End the full buffer `buf` of `len` bytes with " [...]" (len >= 8). */
+void verdict_mark_cut(char *buf, size_t len);
 
 #endif

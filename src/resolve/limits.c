@@ -48,16 +48,6 @@ const char *limit_name(enum limit_kind k)
 	return (unsigned)k < LIM__COUNT ? names[k] : "?";
 }
 
-static void say(char *buf, size_t len, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
-static void say(char *buf, size_t len, const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(buf, len, fmt, ap);
-	va_end(ap);
-}
-
 static void enforce(struct limit_verdict *v, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 static void enforce(struct limit_verdict *v, const char *fmt, ...)
 {
@@ -65,7 +55,7 @@ static void enforce(struct limit_verdict *v, const char *fmt, ...)
 
 	v->enforced = true;
 	va_start(ap, fmt);
-	vsnprintf(v->mechanism, sizeof(v->mechanism), fmt, ap);
+	verdict_vformat(v->mechanism, sizeof(v->mechanism), fmt, ap);
 	va_end(ap);
 }
 
@@ -77,7 +67,7 @@ static void missing(struct limit_verdict *v, const char *hint, const char *fmt, 
 	v->enforced = false;
 	snprintf(v->hint, sizeof(v->hint), "%s", hint);
 	va_start(ap, fmt);
-	vsnprintf(v->reason, sizeof(v->reason), fmt, ap);
+	verdict_vformat(v->reason, sizeof(v->reason), fmt, ap);
 	va_end(ap);
 }
 
@@ -112,19 +102,19 @@ static void why_no_controller(const struct moat_cgroup_info *cg, const char *ctl
 	char v2[300];
 
 	if (!cg) {
-		say(buf, len, "cgroups were not probed");
+		verdict_format(buf, len, "cgroups were not probed");
 		return;
 	}
 	if (!cg->v2)
-		say(v2, sizeof(v2), "cgroup v2: %s", cg->why);
+		verdict_format(v2, sizeof(v2), "cgroup v2: %s", cg->why);
 	else if (!cg->delegated)
-		say(v2, sizeof(v2), "cgroup v2: %s", cg->why);
+		verdict_format(v2, sizeof(v2), "cgroup v2: %s", cg->why);
 	else
-		say(v2, sizeof(v2),
+		verdict_format(v2, sizeof(v2),
 		    "cgroup v2: a child of %s has no %s controller (its cgroup.subtree_control is \"%s\"; the kernel "
 		    "enables none in a cgroup that holds processes, moat's own included)",
 		    cg->path, ctl, cg->subtree);
-	say(buf, len, "%s; cgroup v1: %s", v2, cg->v1[c].why);
+	verdict_format(buf, len, "%s; cgroup v1: %s", v2, cg->v1[c].why);
 }
 
 static void decide_memory(const struct moat_policy *p, const struct moat_cgroup_info *cg,
@@ -240,14 +230,14 @@ static void decide_tree(const struct moat_host *h, const struct moat_cgroup_info
 	if (caps->in_cgroup && caps->moat_signalable) {
 		o->tree_enforced = false;
 		snprintf(o->tree_hint, sizeof(o->tree_hint), "%s", HINT_SIGNAL_SCOPE);
-		say(o->tree_reason, sizeof(o->tree_reason), "%s: a process of the command's outlives it, --timeout "
+		verdict_format(o->tree_reason, sizeof(o->tree_reason), "%s: a process of the command's outlives it, --timeout "
 			"and moat", caps->moat_signalable);
 		return;
 	}
 	if (caps->in_cgroup && v2_usable(cg) && (cg->v2_kill || cg->v2_freeze)) {
 		o->cg_v2 = true;
 		o->tree_kill = cg->v2_kill ? CG_KILL_V2 : CG_KILL_V2_FREEZE;
-		say(o->tree_mechanism, sizeof(o->tree_mechanism),
+		verdict_format(o->tree_mechanism, sizeof(o->tree_mechanism),
 		    "moat's cgroup v2 below %s: %s when the command ends, at --timeout, and by moat's guard when moat "
 		    "dies",
 		    cg->path, cg->v2_kill ? "cgroup.kill" : "cgroup.freeze, then SIGKILL to each process");
@@ -257,7 +247,7 @@ static void decide_tree(const struct moat_host *h, const struct moat_cgroup_info
 	if (caps->in_cgroup && v1_usable(cg, CGV1_FREEZER)) {
 		o->cg_v1[CGV1_FREEZER] = true;
 		o->tree_kill = CG_KILL_V1_FREEZER;
-		say(o->tree_mechanism, sizeof(o->tree_mechanism),
+		verdict_format(o->tree_mechanism, sizeof(o->tree_mechanism),
 		    "moat's cgroup v1 below %s: frozen, then SIGKILL to each process, when the command ends, at "
 		    "--timeout, and by moat's guard when moat dies",
 		    cg->v1[CGV1_FREEZER].path);
@@ -272,7 +262,7 @@ static void decide_tree(const struct moat_host *h, const struct moat_cgroup_info
 	} else {
 		char why[600];
 		why_no_controller(cg, "freezer", CGV1_FREEZER, why, sizeof(why));
-		say(o->tree_reason, sizeof(o->tree_reason),
+		verdict_format(o->tree_reason, sizeof(o->tree_reason),
 		    "no pid namespace (%s) and no cgroup moat can make (%s): a process that forks fast enough "
 		    "outlives the command, --timeout and moat",
 		    h->userns_why[0] ? h->userns_why : "not available", why);

@@ -183,18 +183,21 @@ static void candidate_adopt(struct moat_plan *plan, struct candidate *c)
 static void appendf(char *buf, size_t len, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 static void appendf(char *buf, size_t len, const char *fmt, ...)
 {
-	size_t used = strlen(buf);
+	cleanup_free char *part = NULL, *all = NULL;
 	va_list ap;
+	int n;
 
-	/* Never cut silently: a reason that does not fit ends with " [...]"
-	 * (marked over the end of the text before when not even that fits). */
-	if (len - used < 8) {
-		verdict_mark_cut(buf, len);
+	va_start(ap, fmt);
+	n = vasprintf(&part, fmt, ap);
+	va_end(ap);
+	if (n < 0) {
+		part = NULL;
 		return;
 	}
-	va_start(ap, fmt);
-	verdict_vformat(buf + used, len - used, fmt, ap);
-	va_end(ap);
+	/* Never cut silently: a reason that does not fit loses its middle,
+	 * marked, and keeps its end ("... misses the fewest"). */
+	all = moat_xasprintf("%s%s", buf, part);
+	moat_text_fit(buf, len, "", all, "");
 }
 
 /* Why a backend that compiled nothing (not installed, wrong OS) cannot be

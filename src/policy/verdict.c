@@ -3,27 +3,27 @@
 
 #include <stdarg.h>
 #include <stdio.h>
-#include <string.h>
+#include <stdlib.h>
 
-void verdict_mark_cut(char *buf, size_t len)
-{
-	static const char cut[] = " [...]";
-
-	if (len >= sizeof(cut))
-		memcpy(buf + len - sizeof(cut), cut, sizeof(cut));
-}
+#include "util/err.h"
 
 void verdict_vformat(char *buf, size_t len, const char *fmt, va_list ap)
 {
+	char *full = NULL;
+	va_list again;
 	int n;
 
 	if (len == 0)
 		return;
+	va_copy(again, ap);
 	n = vsnprintf(buf, len, fmt, ap);
-	if (n < 0)
+	if (n >= 0 && (size_t)n >= len && vasprintf(&full, fmt, again) >= 0) {
+		moat_text_fit(buf, len, "", full, "");
+		free(full);
+	} else if (n < 0) {
 		buf[0] = '\0';
-	if (n < 0 || (size_t)n >= len)
-		verdict_mark_cut(buf, len);
+	}
+	va_end(again);
 }
 
 void verdict_format(char *buf, size_t len, const char *fmt, ...)

@@ -23,12 +23,11 @@ void verdict_enforce(struct moat_verdict *v, const char *fmt, ...) __attribute__
 void verdict_missing(struct moat_verdict *v, const char *hint, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
 
-/* vsnprintf into a verdict's text field; a text that does not fit ends
- * with " [...]" (a reason naming a long path would otherwise lose its end,
- * the part that says what to do, without a sign). */
+/* vsnprintf into a verdict's text field; a text that does not fit loses
+ * its middle, marked "[... N bytes ...]" (moat_text_fit), not its end: a
+ * reason naming a long path lost, without a sign, the part after it that
+ * says what to do. */
 void verdict_vformat(char *buf, size_t len, const char *fmt, va_list ap) __attribute__((format(printf, 3, 0)));
 void verdict_format(char *buf, size_t len, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
-/* End the full buffer `buf` of `len` bytes with " [...]" (len >= 8). */
-void verdict_mark_cut(char *buf, size_t len);
 
 #endif

@@ -47,10 +47,8 @@ const char *moat_errno_fd_hint(int errnum)
 	return NULL;
 }
 
-/* Fit `head` + `body` + `tail` into `out` (`len` bytes): when too long,
- * the middle of `body` goes ("[... N bytes ...]"), never `head` or `tail`,
- * which hold the cause (the errno's text).  UTF-8 sequences are not cut. */
-static void fit(char *out, size_t len, const char *head, const char *body, const char *tail)
+/* Here `head` or `tail` holds the cause (the errno's text). */
+void moat_text_fit(char *out, size_t len, const char *head, const char *body, const char *tail)
 {
 	size_t hl = strlen(head), bl = strlen(body), tl = strlen(tail);
 	char mark[48];
@@ -118,19 +116,19 @@ int moat_error_set(struct moat_error *err, enum moat_error_kind kind, int errnum
 		return -1;
 	}
 	if (errnum == 0) {
-		fit(err->message, sizeof(err->message), "", what, "");
+		moat_text_fit(err->message, sizeof(err->message), "", what, "");
 	} else if (moat_errno_is_fd_exhaustion(errnum)) {
 		/* The cause first: what was being opened is only where. */
 		char head[176];
 
 		snprintf(head, sizeof(head), "%s: ", errno_text(errnum, cause, sizeof(cause)));
-		fit(err->message, sizeof(err->message), head, what, "");
+		moat_text_fit(err->message, sizeof(err->message), head, what, "");
 		snprintf(err->hint, sizeof(err->hint), "%s", moat_errno_fd_hint(errnum));
 	} else {
 		char tail[176];
 
 		snprintf(tail, sizeof(tail), ": %s", errno_text(errnum, cause, sizeof(cause)));
-		fit(err->message, sizeof(err->message), "", what, tail);
+		moat_text_fit(err->message, sizeof(err->message), "", what, tail);
 	}
 	free(what);
 	return -1;
@@ -184,7 +182,7 @@ int moat_error_wrap(struct moat_error *err, const char *fmt, ...)
 		free(ctx);
 		return -1;
 	}
-	fit(err->message, sizeof(err->message), head, body, old + strlen(old) - tl);
+	moat_text_fit(err->message, sizeof(err->message), head, body, old + strlen(old) - tl);
 	free(body);
 	free(ctx);
 	return -1;
@@ -195,13 +193,13 @@ void moat_failure_text(char *buf, size_t len, const char *what, int errnum)
 	char cause[160], part[176];
 
 	if (errnum == 0) {
-		fit(buf, len, "", what, "");
+		moat_text_fit(buf, len, "", what, "");
 	} else if (moat_errno_is_fd_exhaustion(errnum)) {
 		snprintf(part, sizeof(part), "%s: ", errno_text(errnum, cause, sizeof(cause)));
-		fit(buf, len, part, what, "");
+		moat_text_fit(buf, len, part, what, "");
 	} else {
 		snprintf(part, sizeof(part), ": %s", errno_text(errnum, cause, sizeof(cause)));
-		fit(buf, len, "", what, part);
+		moat_text_fit(buf, len, "", what, part);
 	}
 }
 

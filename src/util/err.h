@@ -33,6 +33,13 @@ struct moat_error {
 	char hint[MOAT_ERR_HINT_MAX];
 };
 
+/* Fit `head` + `body` + `tail` into `out` (`len` bytes): when too long,
+ * the middle of `body` goes ("[... N bytes ...]"), never `head` or `tail`,
+ * and so never the end of a text, which says what to do.  UTF-8 sequences
+ * are not cut.  For every fixed-size text moat shows: error messages,
+ * verdicts (policy/verdict.h). */
+void moat_text_fit(char *out, size_t len, const char *head, const char *body, const char *tail);
+
 /* Fill err and return -1.  errnum != 0 appends ": strerror(errnum)";
  * EMFILE and ENFILE instead lead the message ("moat ran out of file
  * descriptors (RLIMIT_NOFILE N): what") and set a hint, since the path

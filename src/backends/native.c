@@ -238,12 +238,17 @@ static int native_compile(const struct backend_ctx *ctx, struct backend_plan *bp
 		verdict_enforce(&props[MOAT_P_FS_WRITE], "read-only binds outside the write grants, read-only root%s; "
 							 "%zu protected entries pinned read-only",
 				np->landlock.abi >= 3 ? "; landlock" : "", n_protected);
-	else if (np->landlock.abi >= 3)
+	else if (np->landlock.abi >= 3 && n_protected)
 		verdict_missing(&props[MOAT_P_FS_WRITE], HINT_USERNS,
 				"without a mount namespace (%s) files outside the write grants can have their metadata "
 				"changed (Landlock does not govern chmod, chown, utimes or xattrs), and the %zu protected "
 				"entries of the write grants (.git/hooks, ...) stay writable",
 				h->userns_why[0] ? h->userns_why : "none here", n_protected);
+	else if (np->landlock.abi >= 3)
+		verdict_missing(&props[MOAT_P_FS_WRITE], HINT_USERNS,
+				"without a mount namespace (%s) files outside the write grants can have their metadata "
+				"changed (Landlock does not govern chmod, chown, utimes or xattrs)",
+				h->userns_why[0] ? h->userns_why : "none here");
 	else if (np->landlock.abi > 0)
 		verdict_missing(&props[MOAT_P_FS_WRITE], HINT_LANDLOCK,
 				"Landlock ABI %d cannot refuse truncate(2); ABI 3 is needed", np->landlock.abi);

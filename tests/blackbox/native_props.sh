@@ -590,6 +590,16 @@ done
 # Landlock does not govern chmod/chown/utimes/xattrs: without the read-only
 # mount view, fs.write is not claimed.
 is "$(prop_status "$REPORTS/llp.json" fs.write)" missing "fallback: fs.write reported missing (metadata not governed)"
+# Its reason counts the protected entries left writable only where a write
+# grant has some: a run without one said "the 0 protected entries of the
+# write grants (.git/hooks, ...) stay writable".
+like "$(json_get "$REPORTS/llp.json" '["properties"]["fs.write"]["reason"]')" \
+	"and the [1-9][0-9]* protected entries of the write grants \\(\\.git/hooks, \\.\\.\\.\\) stay writable" \
+	"fallback with a write grant: fs.write's reason counts its protected entries left writable"
+ML "$LL_ONLY" "${S[@]}" --mode prefer --dry-run -- "$HELPER" exit 0 >"$REPORTS/llp-nowrite.json"
+r=$(json_get "$REPORTS/llp-nowrite.json" '["properties"]["fs.write"]["reason"]')
+like "$r" "metadata changed" "fallback without a write grant: fs.write still missing, for the metadata"
+unlike "$r" "protected entries" "  and its reason names no protected entries ($r)"
 for i in 0 1 2; do
 	out=$(ML "$LL_ONLY" "${LLP[@]}" --read "$HOMED" -- "$HELPER" read "${CANARIES[$i]}")
 	unlike "$out" "${MARKS[$i]}" "fallback fs.secrets (landlock expansion): ${CANARIES[$i]#"$HOMED"/} not read ($out)"

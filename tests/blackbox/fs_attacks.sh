@@ -350,7 +350,7 @@ is "$(cat "$P/conf/settings.json" 2>/dev/null)/$(cat "$P/notyet" 2>/dev/null)" "
 for b in $BACKENDS; do
 	moot "$b" fs.secrets "4 [$b]" 1 && continue
 	echo "machine x password $MARK-netrc-old" >"$HOMED/.netrc"
-	rm -f "$HOMED/.pgpass"
+	rm -f "$HOMED/.pgpass" "$SCRATCH/o4"
 	M "$b" --profile strict --read "$HOMED" --report "$REPORTS/r4.json" -- /bin/sh -c \
 		'echo started; sleep 1.5; cat "$HOME/.netrc" "$HOME/.pgpass" 2>&1' >"$SCRATCH/o4" &
 	pid=$!
@@ -523,6 +523,7 @@ ok $? "6 control: without moat the owner chmods .git back and plants the hook"
 for b in $BACKENDS; do
 	R=$BASE/p6s-$b
 	mkdir -p "$R"
+	rm -f "$SCRATCH/o6s"
 	M "$b" --profile strict --write "$R" -- /bin/sh -c 'echo started; sleep 1' >"$SCRATCH/o6s" 2>/dev/null &
 	first=$!
 	started "$SCRATCH/o6s"
@@ -549,6 +550,11 @@ for b in $BACKENDS; do
 	mkdir -p "$R/.git"
 	echo '[core]' >"$R/.git/config"
 	chmod -R a+rwX "$R"
+	# The output file of the previous backend's run still says "started"
+	# until this run's shell opens it: removed first, or the host's rewrite
+	# below raced moat's start (seen in CI: bwrap as uid 65534 refused to
+	# run, the planned .git/config having been replaced before its bind).
+	rm -f "$SCRATCH/o6h"
 	M "$b" --profile strict --write "$R" --report "$REPORTS/r6h.json" -- /bin/sh -c \
 		"echo started; sleep 1.2; echo planted > '$R/.git/config'" >"$SCRATCH/o6h" 2>&1 &
 	pid=$!
@@ -557,14 +563,14 @@ for b in $BACKENDS; do
 	wait "$pid"
 	grep -q planted "$R/.git/config" && o=done || o=blocked
 	held "$o" fs.write "$REPORTS/r6h.json" "6 [$b]: .git/config replaced by the host during the run: held, or the report says fs.write missing"
-	# A run that did not execute its command (seen once in CI's sanitizer
-	# lane, bwrap as uid 65534, not reproduced alone): say why.
+	# A run that did not execute its command: say why.
 	[ "$(json_get "$REPORTS/r6h.json" '["run"]["executed"]' 2>/dev/null)" = True ] ||
 		diag "6 [$b]: the command did not run: $(json_get "$REPORTS/r6h.json" '["run"]["failure"]' 2>/dev/null); moat said: $(tail -5 "$SCRATCH/o6h" | tr '\n' ' ')"
 done
 # Control: the second run with the protection lifted plants them.
 R=$BASE/p6s-ctl
 mkdir -p "$R"
+rm -f "$SCRATCH/o6s"
 M native --profile strict --write "$R" -- /bin/sh -c 'echo started; sleep 1' >"$SCRATCH/o6s" 2>/dev/null &
 first=$!
 started "$SCRATCH/o6s"

@@ -28,6 +28,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "stats.h"
+
 extern char **environ;
 
 struct cmd {
@@ -56,12 +58,6 @@ static void *xcalloc(size_t n, size_t size)
 		exit(1);
 	}
 	return p;
-}
-
-static int cmp_double(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-	return (x > y) - (x < y);
 }
 
 /* environ with each of sets[0..nsets) (VAR=VALUE) in place of VAR's entry. */
@@ -231,7 +227,7 @@ int main(int argc, char **argv)
 			for (i = 0, r = 0; r < rounds; r++)
 				if (c->ms[r] >= 0)
 					s[i++] = c->ms[r];
-			qsort(s, (size_t)c->n, sizeof(double), cmp_double);
+			qsort(s, (size_t)c->n, sizeof(double), bench_cmp_double);
 			for (i = 0; i < c->n; i++)
 				sum += s[i];
 			fprintf(f,

@@ -30,28 +30,9 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "stats.h"
+
 #define MAX_ENTRIES 4096
-
-static double now_us(void)
-{
-	struct timespec t;
-
-	clock_gettime(CLOCK_MONOTONIC, &t);
-	return (double)t.tv_sec * 1e6 + (double)t.tv_nsec / 1e3;
-}
-
-static int cmp_double(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-
-	return (x > y) - (x < y);
-}
-
-static double median(double *v, int n)
-{
-	qsort(v, (size_t)n, sizeof(*v), cmp_double);
-	return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
-}
 
 int main(int argc, char **argv)
 {
@@ -80,7 +61,7 @@ int main(int argc, char **argv)
 		DIR *d;
 		int n = 0, k, rs;
 
-		t0 = now_us();
+		t0 = bench_now_us();
 		d = opendir(dir);
 		if (!d) {
 			perror(dir);
@@ -103,7 +84,7 @@ int main(int argc, char **argv)
 			modes[n++] = st.st_mode;
 		}
 		closedir(d);
-		t1 = now_us();
+		t1 = bench_now_us();
 		rs = (int)syscall(SYS_landlock_create_ruleset, &ra, sizeof(ra), 0);
 		for (k = 0; k < n && rs >= 0; k++) {
 			struct landlock_path_beneath_attr pb = {.parent_fd = fds[k]};
@@ -117,13 +98,13 @@ int main(int argc, char **argv)
 		}
 		if (rs < 0)
 			rules_ok = 0;
-		t2 = now_us();
+		t2 = bench_now_us();
 		if (n > 0 && syscall(SYS_close_range, (unsigned)fds[0], (unsigned)fds[n - 1], 0) != 0)
 			for (k = 0; k < n; k++)
 				close(fds[k]);
 		if (rs >= 0)
 			close(rs);
-		t3 = now_us();
+		t3 = bench_now_us();
 		entries = n;
 		t_list[i] = t1 - t0;
 		t_rules[i] = t2 - t1;
@@ -132,7 +113,7 @@ int main(int argc, char **argv)
 	}
 	printf("{\"dir\": \"%s\", \"entries\": %d, \"iterations\": %d, \"landlock\": %s, \"list_us\": %.1f, "
 	       "\"rules_us\": %.1f, \"close_us\": %.1f, \"total_us\": %.1f}\n",
-	       dir, entries, iter, rules_ok ? "true" : "false", median(t_list, iter), median(t_rules, iter),
-	       median(t_close, iter), median(t_all, iter));
+	       dir, entries, iter, rules_ok ? "true" : "false", bench_median(t_list, (size_t)iter), bench_median(t_rules, (size_t)iter),
+	       bench_median(t_close, (size_t)iter), bench_median(t_all, (size_t)iter));
 	return 0;
 }

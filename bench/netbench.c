@@ -66,6 +66,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "stats.h"
+
 #define WARMUP 20
 #define CHUNK  (256 * 1024)
 
@@ -369,12 +371,6 @@ static int dial(int flags)
 	return -1;
 }
 
-static int cmp_double(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-	return x < y ? -1 : x > y;
-}
-
 static int connect_loop(const char *host, unsigned port, long n, int nonblock)
 {
 	double *t = calloc((size_t)n, sizeof(*t)), *s = calloc((size_t)n, sizeof(*s));
@@ -402,7 +398,7 @@ static int connect_loop(const char *host, unsigned port, long n, int nonblock)
 			t[ok++] = dt;
 	}
 	memcpy(s, t, (size_t)ok * sizeof(*t));
-	qsort(s, (size_t)ok, sizeof(*s), cmp_double);
+	qsort(s, (size_t)ok, sizeof(*s), bench_cmp_double);
 	printf("{\"n\": %ld, \"ok\": %ld, \"failed\": %ld, \"nonblock\": %s, \"via\": \"%s\", ", n, ok, failed,
 	       nonblock ? "true" : "false", via == VIA_HTTP ? "http" : via == VIA_SOCKS5 ? "socks5" : "direct");
 	if (failed)

@@ -39,25 +39,13 @@
 #include "resolve/fsplan.h"
 #include "sources/cli.h"
 
+#include "stats.h"
+
 extern char **environ;
 
 enum { P_PROBE, P_PARSE, P_FSPLAN, P_PLAN, P_REPORT, P_CLEANUP, P_FREE, P__N };
 static const char *const names[P__N] = {"host_probe",	"cli_parse_run", "fs_plan", "plan_build",
 					"report_build", "cleanup",	 "free"};
-
-static double now_us(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec * 1e6 + (double)ts.tv_nsec / 1e3;
-}
-
-static int cmp_double(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-	return (x > y) - (x < y);
-}
 
 int main(int argc, char **argv)
 {
@@ -86,18 +74,18 @@ int main(int argc, char **argv)
 
 		policy_init(&policy);
 		run_options_init(&opts);
-		a = now_us();
+		a = bench_now_us();
 		if (host_probe(&host, &err) < 0) {
 			fprintf(stderr, "phases: host_probe failed\n");
 			return 1;
 		}
-		b = now_us();
+		b = bench_now_us();
 		t[P_PROBE][i] = b - a;
 		if (cli_parse_run(argc - 2, argv + 2, environ, &policy, &opts, &err) < 0) {
 			fprintf(stderr, "phases: cli_parse_run failed\n");
 			return 1;
 		}
-		a = now_us();
+		a = bench_now_us();
 		t[P_PARSE][i] = a - b;
 		{
 			struct fs_plan fp;
@@ -107,14 +95,14 @@ int main(int argc, char **argv)
 			}
 			fs_plan_free(&fp);
 		}
-		b = now_us();
+		b = bench_now_us();
 		t[P_FSPLAN][i] = b - a;
 		a = b;
 		if (plan_build(&policy, &host, &plan, &err) < 0) {
 			fprintf(stderr, "phases: plan_build failed\n");
 			return 1;
 		}
-		b = now_us();
+		b = bench_now_us();
 		t[P_PLAN][i] = b - a;
 		memset(&result, 0, sizeof(result));
 		result.executed = true;
@@ -122,25 +110,25 @@ int main(int argc, char **argv)
 		report = report_build(&policy, &host, &plan, &result);
 		/* Timed as a run that asked for a report pays it: built, then
 		 * serialized (below, not timed). */
-		a = now_us();
+		a = bench_now_us();
 		t[P_REPORT][i] = a - b;
 		dump = json_dumps(report, JSON_COMPACT);
 		free(dump);
 		json_decref(report);
-		b = now_us();
+		b = bench_now_us();
 		backend_plan_cleanup(&plan.compiled); /* the private tmp a plan made (host_cleanup does it in moat) */
-		a = now_us();
+		a = bench_now_us();
 		t[P_CLEANUP][i] = a - b;
 		b = a;
 		plan_free(&plan);
 		policy_free(&policy);
 		run_options_free(&opts);
-		t[P_FREE][i] = now_us() - b;
+		t[P_FREE][i] = bench_now_us() - b;
 	}
 	printf("{\"iterations\": %d", iter);
 	for (k = 0; k < P__N; k++) {
 		double cold = t[k][0];
-		qsort(t[k] + 1, (size_t)iter - 1, sizeof(double), cmp_double);
+		qsort(t[k] + 1, (size_t)iter - 1, sizeof(double), bench_cmp_double);
 		printf(", \"%s\": {\"cold_us\": %.1f, \"warm_median_us\": %.1f}", names[k], cold,
 		       t[k][1 + (iter - 1) / 2]);
 	}

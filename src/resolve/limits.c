@@ -230,8 +230,8 @@ static void decide_tree(const struct moat_host *h, const struct moat_cgroup_info
 	if (caps->in_cgroup && caps->moat_signalable) {
 		o->tree_enforced = false;
 		snprintf(o->tree_hint, sizeof(o->tree_hint), "%s", HINT_SIGNAL_SCOPE);
-		verdict_format(o->tree_reason, sizeof(o->tree_reason), "%s: a process of the command's outlives it, --timeout "
-			"and moat", caps->moat_signalable);
+		verdict_format(o->tree_reason, sizeof(o->tree_reason),
+			       "%s: a process of the command's outlives it, --timeout and moat", caps->moat_signalable);
 		return;
 	}
 	if (caps->in_cgroup && v2_usable(cg) && (cg->v2_kill || cg->v2_freeze)) {

@@ -283,7 +283,9 @@ static bool in_rootfs(const struct view *v, const char *dest)
 	return c == NULL;
 }
 
-/* Does the view make a link below `dest`? */
+/* Does the view make a link below `dest`?  __init makes it after the
+ * runtime's mounts: a tmpfs there cannot be read-only then (the runtime
+ * makes its own mount points in a read-only tmpfs). */
 static bool links_below(const struct view *v, const char *dest)
 {
 	size_t i;
@@ -360,11 +362,13 @@ static json_t *build_mounts(const struct backend_ctx *ctx, struct backend_plan *
 		case VIEW_SKELETON:
 			/* A directory of the read-only root directory where
 			 * nothing else covers it; below a private tmpfs, a tmpfs
-			 * of its own. */
+			 * of its own, read-only (an ungranted cwd there:
+			 * resolve/view.c; HOME's skeleton) unless __init is to
+			 * make a link in it. */
 			if (in_rootfs(&v, op->dest))
 				rc = mkdirs_below(rootfs, op->dest, err);
 			else
-				add_tmpfs(mounts, op->dest, 0755, false, 0);
+				add_tmpfs(mounts, op->dest, 0755, !links_below(&v, op->dest), 0);
 			break;
 		case VIEW_BIND:
 			/* runsc cannot bind the host's /sys mounts (EINVAL for

@@ -445,9 +445,23 @@ void view_build(const struct moat_policy *p, const struct fs_plan *fp, const str
 	add_grants(v, p, fp, vo);
 	add_links(v, fp);
 	add_pins(v, fp, vo->no_placeholders);
-	/* The cwd is entered even when nothing grants it: then it is empty. */
-	if (p->cwd)
-		op_add(v, VIEW_DIR, p->cwd, -1);
+	/* The cwd is entered even when nothing grants it: then it is empty,
+	 * and read-only like the rest of what is not granted.  Below a
+	 * private tmpfs (cd /tmp/build, under strict) a directory made there
+	 * would be writable: what the command wrote to "its project" would
+	 * vanish with the tmpfs, silently.  A skeleton of its own is the
+	 * read-only empty directory a cwd gets anywhere else.  The private
+	 * tmpfs itself as the cwd (cd /tmp) is the private tmp, said on
+	 * stderr (sources/cli.c). */
+	if (p->cwd) {
+		const struct view_op *c = view_cover(v, p->cwd);
+		bool in_private = c && c->kind == VIEW_TMPFS && strcmp(c->dest, p->cwd) != 0;
+
+		if (in_private)
+			op_add(v, VIEW_SKELETON, p->cwd, -1)->mode = 0755;
+		else
+			op_add(v, VIEW_DIR, p->cwd, -1);
+	}
 	sort_ops(v);
 	merge_binds(v);
 	drop_covered_binds(v, fp);

@@ -275,6 +275,31 @@ is "$out:$(cat "$SCRATCH/tmp.err")" ":moat: note: the current directory, /dev/sh
 out=$(cd "$SCRATCH/here" && "$MOAT" run -- ls -A 2>"$SCRATCH/tmp.err")
 is "$out:$(cat "$SCRATCH/tmp.err")" "host-file:" "  granted (exec's current directory): its files, and no note"
 
+# Below the private /tmp, a current directory that nothing grants is what
+# it is anywhere else: empty and read-only.  It was a directory made in the
+# private tmpfs, writable: what the command wrote to "its project" vanished
+# with the tmpfs, and the command was told it had succeeded.
+mkdir -p "$SCRATCH/ungranted"
+touch "$SCRATCH/ungranted/host-file"
+cwd_backends="native"
+command -v bwrap >/dev/null && cwd_backends="$cwd_backends bwrap"
+if [ "$(id -u)" = 0 ]; then
+	command -v runc >/dev/null && cwd_backends="$cwd_backends oci"
+	command -v runsc >/dev/null && cwd_backends="$cwd_backends gvisor"
+fi
+for b in $cwd_backends; do
+	out=$(cd "$SCRATCH/ungranted" && MOAT_OCI_RUNTIME=runc "$MOAT" run --backend "$b" --mode prefer --profile strict -- \
+		/bin/sh -c 'ls -A; pwd; echo x > made && echo wrote; ls -A' 2>"$SCRATCH/cwd.err")
+	is "$out" "$SCRATCH/ungranted" "--backend $b --profile strict below /tmp: the ungranted cwd is empty, and stays so"
+	like "$(cat "$SCRATCH/cwd.err")" "made: Read-only file system" "  the write fails, as from any ungranted directory"
+	# Granted read-only with a denied file in it: shown entry by entry
+	# in a directory of the view's own, which was writable under oci.
+	out=$(cd "$SCRATCH/ungranted" && MOAT_OCI_RUNTIME=runc "$MOAT" run --backend "$b" --mode prefer --deny ./host-file -- \
+		/bin/sh -c 'ls -A; echo x > made && echo wrote; ls -A' 2>"$SCRATCH/cwd.err")
+	is "$out" "" "--backend $b, the cwd read-only around a denied file below /tmp: nothing shows, nothing is made"
+	like "$(cat "$SCRATCH/cwd.err")" "made: Read-only file system" "  the write fails"
+done
+
 # --cpu: the kill is said to be the limit's, in the report too.
 # One busy process: its RLIMIT_CPU (SIGXCPU at 1 s) and moat's read of the
 # tree's time every 50 ms (SIGKILL) race; either is the limit's.

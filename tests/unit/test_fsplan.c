@@ -110,6 +110,62 @@ static void policy_fresh(struct moat_policy *p)
 	p->cwd = moat_xstrdup(T);
 }
 
+/* The kinds of the ops at the absolute `dest`, one bit each. */
+static unsigned kinds_at(const struct view *v, const char *dest)
+{
+	unsigned kinds = 0;
+	size_t i;
+
+	for (i = 0; i < v->n; i++)
+		if (strcmp(v->v[i].dest, dest) == 0)
+			kinds |= 1U << v->v[i].kind;
+	return kinds;
+}
+
+/* The view's ops at the cwd, with `cwd` (owned) as the policy's cwd. */
+static unsigned cwd_kinds(struct moat_policy *p, const struct fs_plan *fp, char *cwd)
+{
+	struct view_opts vo = {.landlock = true, .private_tmp = true};
+	struct view v;
+	unsigned kinds;
+
+	free(p->cwd);
+	p->cwd = cwd;
+	view_build(p, fp, &vo, &v);
+	kinds = kinds_at(&v, cwd);
+	view_free(&v);
+	return kinds;
+}
+
+/* The cwd is entered even when nothing grants it: an empty directory that
+ * is read-only wherever it lies.  Below a private tmpfs a directory made
+ * there would be writable (what the command wrote "in its project" lost at
+ * exit): it gets a skeleton of its own.  The tmpfs itself as the cwd is
+ * the private tmp, and a granted cwd is its grant. */
+static void test_cwd_view(void)
+{
+	static const char *const ungranted[] = {"/tmp/moat-nowhere/proj", "/dev/shm/a/b", "/run/user/x"};
+	struct moat_policy p;
+	struct fs_plan fp;
+	struct moat_error err = {0};
+	size_t i;
+
+	policy_fresh(&p);
+	add(&p, "data", MOAT_ACCESS_READ);
+	ok(fs_plan_build(&p, NULL, &fp, &err) == 0, "plan of one read grant (%s)", err.message);
+	ok(cwd_kinds(&p, &fp, moat_xstrdup(T)) == 1U << VIEW_DIR,
+	   "an ungranted cwd in the read-only root: an empty directory made there");
+	for (i = 0; i < ARRAY_LEN(ungranted); i++)
+		ok(cwd_kinds(&p, &fp, moat_xstrdup(ungranted[i])) == 1U << VIEW_SKELETON,
+		   "an ungranted cwd below a private tmpfs (%s): a read-only skeleton, not a directory of the tmpfs",
+		   ungranted[i]);
+	ok(cwd_kinds(&p, &fp, moat_xstrdup("/tmp")) == 1U << VIEW_TMPFS,
+	   "the private /tmp itself as the cwd: the tmpfs, nothing over it");
+	ok(cwd_kinds(&p, &fp, at("data")) == 1U << VIEW_BIND, "a granted cwd: its grant's bind, nothing else");
+	fs_plan_free(&fp);
+	policy_free(&p);
+}
+
 /* A write grant through a link is refused, naming the target; a read grant
  * through one grants the target and records the link. */
 static void test_symlinks(void)
@@ -770,6 +826,7 @@ int main(void)
 	test_many_denies();
 	test_unreadable_denies();
 	test_trailing_links();
+	test_cwd_view();
 
 	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", T);
 	if (system(cmd) != 0)

@@ -295,7 +295,7 @@ static int native_compile(const struct backend_ctx *ctx, struct backend_plan *bp
 		else if (netns)
 			verdict_enforce(&props[MOAT_P_NET_NONE], "network namespace without interfaces");
 		else
-			verdict_missing(&props[MOAT_P_NET_NONE], HINT_SECCOMP, "neither seccomp nor a network namespace");
+			verdict_missing(&props[MOAT_P_NET_NONE], seccomp_hint, "neither seccomp nor a network namespace");
 	}
 
 	if (netns)
@@ -354,7 +354,7 @@ static int native_compile(const struct backend_ctx *ctx, struct backend_plan *bp
 				"--unix-sockets lets the command make unix sockets: a host socket inside a granted "
 				"path stays reachable");
 	else
-		verdict_missing(&props[MOAT_P_IPC_UNIX], HINT_SECCOMP,
+		verdict_missing(&props[MOAT_P_IPC_UNIX], seccomp_hint,
 				"without seccomp, socket(AF_UNIX) cannot be refused: a host socket inside a granted "
 				"path stays reachable (Landlock before ABI 9 does not govern connect)");
 
@@ -366,9 +366,16 @@ static int native_compile(const struct backend_ctx *ctx, struct backend_plan *bp
 	if (np->use_seccomp && (np->landlock.abi > 0 || np->pid_init))
 		verdict_enforce(&props[MOAT_P_PROC_PTRACE], "seccomp: ptrace, process_vm_* refused; %s",
 				np->landlock.abi > 0 ? "landlock ptrace scoping" : "pid namespace");
-	else
-		verdict_missing(&props[MOAT_P_PROC_PTRACE], HINT_SECCOMP,
-				"needs seccomp and Landlock or a pid namespace");
+	else if (!np->use_seccomp)
+		verdict_missing(&props[MOAT_P_PROC_PTRACE], seccomp_hint,
+				"without seccomp, ptrace and process_vm_* cannot be refused: %s", seccomp_why);
+	else /* the hint names the missing piece, not seccomp, which is here */
+		verdict_missing(&props[MOAT_P_PROC_PTRACE], HINT_USERNS,
+				"seccomp refuses ptrace and process_vm_*, but /proc/PID/mem and environ of the user's other "
+				"processes stay open: that needs Landlock (its ptrace restriction; %s) or a pid "
+				"namespace (%s)",
+				h->landlock_why[0] ? h->landlock_why : "not available here",
+				h->userns_why[0] ? h->userns_why : "none here");
 
 	if (np->use_seccomp)
 		verdict_enforce(&props[MOAT_P_SYS_FILTER], "seccomp-bpf, %u instructions", np->bpf.len);
@@ -392,7 +399,7 @@ static int native_compile(const struct backend_ctx *ctx, struct backend_plan *bp
 	else if (np->use_seccomp)
 		verdict_enforce(&props[MOAT_P_TTY_INJECT], "setsid; seccomp: TIOCSTI, TIOCLINUX refused");
 	else if (caller_tty >= 0)
-		verdict_missing(&props[MOAT_P_TTY_INJECT], HINT_SECCOMP,
+		verdict_missing(&props[MOAT_P_TTY_INJECT], seccomp_hint,
 				"fd %d is a terminal the command shares (not a pty of moat's): without seccomp, should it "
 				"be no session's controlling terminal, the command can take it (TIOCSCTTY) and type into "
 				"it (TIOCSTI)",
@@ -403,7 +410,7 @@ static int native_compile(const struct backend_ctx *ctx, struct backend_plan *bp
 	else if (h->userns || !h->root)
 		verdict_enforce(&props[MOAT_P_TTY_INJECT], "setsid: no controlling terminal, no CAP_SYS_ADMIN");
 	else
-		verdict_missing(&props[MOAT_P_TTY_INJECT], HINT_SECCOMP,
+		verdict_missing(&props[MOAT_P_TTY_INJECT], seccomp_hint,
 				"root keeps TIOCSTI on any terminal without seccomp or a user namespace");
 
 	verdict_enforce(&props[MOAT_P_ENV_CURATED], "exact environment built by moat");

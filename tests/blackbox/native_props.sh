@@ -641,6 +641,21 @@ out=$(ML "$LL_ONLY" "${LLP[@]}" -- "$HELPER" kill "$CANARY")
 like "$out" "^ERR " "fallback: kill(canary) refused by landlock's signal scope ($out)"
 alive
 ok $? "fallback: the canary is still alive"
+# Without Landlock too, seccomp still refuses ptrace, but proc.ptrace is
+# missing: its reason says what is missing (Landlock's ptrace restriction,
+# a pid namespace) and its hint is not seccomp's, which is here.  As a
+# user, the canary's environ is then readable: the verdict is not modest.
+ML "landlock=0,$LL_ONLY" "${LLP[@]}" --dry-run -- "$HELPER" exit 0 >"$REPORTS/ll0p.json"
+r=$(json_get "$REPORTS/ll0p.json" '["properties"]["proc.ptrace"]["reason"]')
+is "$(prop_status "$REPORTS/ll0p.json" proc.ptrace)" missing "landlock=0 without namespaces: proc.ptrace missing"
+like "$r" "seccomp refuses ptrace and process_vm_\\*, but /proc/PID/mem and environ of the user's other processes stay open: that needs Landlock \\(its ptrace restriction; disabled by MOAT_HOST_LIMIT\\) or a pid namespace" \
+	"  its reason names what is missing ($r)"
+unlike "$(json_get "$REPORTS/ll0p.json" '["properties"]["proc.ptrace"]["hint"]')" "CONFIG_SECCOMP_FILTER" \
+	"  and its hint is not seccomp's"
+if [ "$UID_NOW" -ne 0 ]; then
+	out=$(ML "landlock=0,$LL_ONLY" "${LLP[@]}" -- "$HELPER" proc-environ "$CANARY" "$CANARY_SECRET")
+	unlike "$out" "^ERR " "  as a user, the canary's environ is then readable ($out)"
+fi
 if [ -n "${TCP_PORT:-}" ]; then
 	out=$(ML "$LL_ONLY" "${LLP[@]}" -- "$HELPER" abstract "$ABS_NAME")
 	like "$out" "^ERR " "fallback ipc.abstract: landlock scope refuses the abstract socket ($out)"

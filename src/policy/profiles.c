@@ -414,13 +414,31 @@ static char *node_modules_root(const char *file)
 	return moat_xstrndup(real, (size_t)(hit - real) + strlen("/node_modules"));
 }
 
+/* `dir` is `top` or above it, as named or through links: a grant of
+ * `dir` would show all of `top`. */
+static bool holds(const char *dir, const char *real_dir, const char *top)
+{
+	char real_top[PATH_MAX];
+
+	if (!top)
+		return false;
+	if (path_within(top, dir))
+		return true;
+	return real_dir && realpath(top, real_top) && path_within(real_top, real_dir);
+}
+
 /* Granting a whole home (or "/") implicitly would surprise: the user must
- * say so with --read. */
+ * say so with --read.  Compared through links as well as by name: a HOME
+ * that is a link (/home/u -> /data/u) run from its target, or a --cwd that
+ * is a link to HOME, grant the same directory. */
 static bool too_broad(const char *dir, const char *home)
 {
-	const char *acct = other_home(home);
+	char real[PATH_MAX];
+	const char *real_dir = realpath(dir, real) ? real : NULL;
 
-	return strcmp(dir, "/") == 0 || (home && path_within(home, dir)) || (acct && path_within(acct, dir));
+	if (strcmp(dir, "/") == 0 || (real_dir && strcmp(real_dir, "/") == 0))
+		return true;
+	return holds(dir, real_dir, home) || holds(dir, real_dir, other_home(home));
 }
 
 /* Programs that run a script named by their first argument: only for these
@@ -672,9 +690,12 @@ int profile_apply(struct moat_policy *p, const char *name, const struct profile_
 
 	if (strcmp(name, "exec") == 0) {
 		if (too_broad(ctx->cwd, ctx->home)) {
-			moat_error_set(err, MOAT_E_USAGE, 0,
-				       "profile exec grants the current directory, and %s is %s", ctx->cwd,
-				       strcmp(ctx->cwd, "/") == 0 ? "the root" : "your home or above it");
+			char real[PATH_MAX];
+			bool linked = realpath(ctx->cwd, real) && strcmp(real, ctx->cwd) != 0;
+
+			moat_error_set(err, MOAT_E_USAGE, 0, "profile exec grants the current directory, and %s%s%s%s is %s",
+				       ctx->cwd, linked ? " (" : "", linked ? real : "", linked ? " through its links)" : "",
+				       strcmp(linked ? real : ctx->cwd, "/") == 0 ? "the root" : "your home or above it");
 			return moat_error_hint(err, "run from the project directory, pass --cwd DIR, or name "
 						    "another profile (--profile strict)");
 		}

@@ -630,10 +630,13 @@ static int apply_rules(struct cli_state *s, const char *home, struct moat_error 
 
 /* --cwd, made absolute against moat's own cwd and checked; NULL if not
  * given.  An absolute one needs no current directory (it may have been
- * deleted: --cwd is the way out). */
+ * deleted: --cwd is the way out).  Then followed through its links, as
+ * getcwd(3) gives moat's own: the view shows a grant at its real path,
+ * and a link it was not reached through is not in it (--cwd LINK with the
+ * target granted started the command in an empty directory). */
 static int cli_cwd(const struct cli_state *s, char **out, struct moat_error *err)
 {
-	char here[PATH_MAX];
+	char here[PATH_MAX], real[PATH_MAX];
 	cleanup_free char *abs = NULL;
 	cleanup_close int back = -1;
 
@@ -645,6 +648,10 @@ static int cli_cwd(const struct cli_state *s, char **out, struct moat_error *err
 	abs = path_resolve_lexical(s->cwd, s->cwd[0] == '/' ? "/" : here, NULL);
 	if (!abs || access(abs, F_OK) != 0)
 		return moat_error_set(err, MOAT_E_USAGE, abs ? errno : 0, "--cwd %s", s->cwd);
+	if (realpath(abs, real) && strcmp(real, abs) != 0) {
+		free(abs);
+		abs = moat_xstrdup(real);
+	}
 	/* Entered to see that it can be, then back (by descriptor: the
 	 * current directory may be gone). */
 	back = open(".", O_PATH | O_DIRECTORY | O_CLOEXEC);

@@ -212,12 +212,15 @@ static int set_command(const struct moat_config *c, const struct config_server *
 		argv[o++] = r->argv[i];
 	policy_set_argv(p, argv, n);
 
+	/* A given cwd is taken through its links, as the command will find
+	 * it: the view shows a grant at its real path, and a link it was not
+	 * reached through is not in it (sources/cli.c's --cwd). */
 	if (r->cwd) {
-		p->cwd = moat_xstrdup(r->cwd);
+		p->cwd = moat_xstrdup(realpath(r->cwd, here) ? here : r->cwd);
 	} else if (srv && srv->cwd) {
 		if (server_cwd(srv, err) < 0)
 			return -1;
-		p->cwd = moat_xstrdup(srv->cwd);
+		p->cwd = moat_xstrdup(realpath(srv->cwd, here) ? here : srv->cwd);
 	} else {
 		if (resolve_cwd(here, sizeof(here), err) < 0)
 			return -1;

@@ -300,6 +300,34 @@ for b in $cwd_backends; do
 	like "$(cat "$SCRATCH/cwd.err")" "made: Read-only file system" "  the write fails"
 done
 
+# Through links: the exec profile's refusal to grant a whole home holds
+# when HOME is a link run from its target (/home/u -> /data/u), and for a
+# --cwd that is a link to HOME; and --cwd follows its links, as getcwd
+# does, so a granted target is where the command starts (it started in an
+# empty directory named after the link).
+mkdir -p "$SCRATCH/realhome/.ssh" "$SCRATCH/proj-real"
+echo key >"$SCRATCH/realhome/.ssh/id"
+echo plain >"$SCRATCH/realhome/notes"
+echo pfile >"$SCRATCH/proj-real/pfile"
+ln -s "$SCRATCH/realhome" "$SCRATCH/homelink"
+ln -s "$SCRATCH/proj-real" "$SCRATCH/projlink"
+out=$(cd "$SCRATCH/realhome" && HOME="$SCRATCH/homelink" "$MOAT" run -- cat notes 2>"$SCRATCH/hl.err")
+is "$?:$out" "125:" "HOME a link, run from its target: profile exec refuses to grant the whole home"
+like "$(cat "$SCRATCH/hl.err")" "^moat: profile exec grants the current directory, and $SCRATCH/realhome is your home or above it" \
+	"  saying why"
+out=$(cd "$SCRATCH/proj-real" && HOME="$SCRATCH/realhome" "$MOAT" run --cwd "$SCRATCH/homelink" -- cat notes 2>"$SCRATCH/hl.err")
+is "$?:$out" "125:" "--cwd a link to HOME: refused as HOME itself is"
+like "$(cat "$SCRATCH/hl.err")" "^moat: profile exec grants the current directory, and $SCRATCH/realhome is your home or above it" \
+	"  naming where the link leads"
+out=$(cd /tmp && "$MOAT" run --profile strict --read "$SCRATCH/proj-real" --cwd "$SCRATCH/projlink" -- /bin/sh -c 'pwd; cat pfile' 2>&1)
+is "$out" "$SCRATCH/proj-real
+pfile" "--cwd LINK with its target granted: the command starts in the target and reads it"
+printf '{"mcpServers": {"s": {"command": "/bin/sh", "args": ["-c", "pwd; cat pfile"], "cwd": "%s",
+  "sandbox": {"profile": "strict", "read": ["%s"]}}}}\n' "$SCRATCH/projlink" "$SCRATCH/proj-real" >"$SCRATCH/cwdlink.json"
+out=$(cd /tmp && "$MOAT" run --config "$SCRATCH/cwdlink.json" --server s 2>&1)
+is "$out" "$SCRATCH/proj-real
+pfile" "  a server's cwd in a config, a link: the same"
+
 # --cpu: the kill is said to be the limit's, in the report too.
 # One busy process: its RLIMIT_CPU (SIGXCPU at 1 s) and moat's read of the
 # tree's time every 50 ms (SIGKILL) race; either is the limit's.

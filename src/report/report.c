@@ -474,7 +474,9 @@ static void make_room(int fd, size_t len)
 
 int report_write_fd(json_t *j, int fd, struct moat_error *err)
 {
-	cleanup_free char *text = json_dumps(j, JSON_INDENT(2) | JSON_SORT_KEYS);
+	/* 12 significant digits: a time of 2.889255 ms prints so, not as
+	 * the double's 17 (2.8892549999999999); microseconds stay exact. */
+	cleanup_free char *text = json_dumps(j, JSON_INDENT(2) | JSON_SORT_KEYS | JSON_REAL_PRECISION(12));
 	cleanup_free char *line = NULL;
 	size_t len;
 

@@ -208,6 +208,14 @@ for p in env.curated fd.clean tty.inject res.limits; do
 	is "$(json_get "$REPORTS/r.json" "[\"properties\"][\"$p\"][\"status\"]")" enforced "the report says $p enforced"
 done
 like "$(json_get "$REPORTS/r.json" '["run"]["exec_ms"]')" '^[0-9.]+$' "the report holds the time to exec"
+# Numbers are written as measured or given, not with the double's 17
+# digits (2.8892549999999999, --timeout 2.1 as 2.1000000000000001): no
+# number in a report's text has more than 12 significant digits.
+long_numbers() { grep -oE '[0-9]+\.[0-9]+' "$1" | tr -d . | sed 's/^0*//' | awk 'length($0) > 12' | head -1; }
+is "$(long_numbers "$REPORTS/r.json")" "" "the report's times have at most 12 significant digits"
+"$MOAT" run --dry-run --timeout 2.1 -- /bin/true >"$SCRATCH/t21.json" 2>/dev/null
+is "$(grep -c '"timeout_s": 2.1,' "$SCRATCH/t21.json"):$(long_numbers "$SCRATCH/t21.json")" "1:" \
+	"  --timeout 2.1 is 2.1 in the dry run"
 like "$(json_get "$REPORTS/r.json" '["policy_digest"]')" '^sha256:[0-9a-f]{64}$' "the report holds a policy digest"
 run --report "$REPORTS/s.json" -- "$HELPER" killself 15
 is "$(json_get "$REPORTS/s.json" '["run"]["signal"]')" 15 "the report holds the signal"

@@ -285,6 +285,7 @@ static void record_link(struct fs_plan *fp, const char *real, const char *text, 
 	l->real = moat_xstrdup(real);
 	l->text = moat_xstrdup(text);
 	l->for_deny = for_deny;
+	l->for_home = false;
 }
 
 /* The object's current location as the kernel sees it, to catch a rename
@@ -2602,6 +2603,7 @@ static int resolve_home(struct fs_plan *fp, const char *home, struct moat_error 
 	struct moat_error why = {0};
 	struct walk_out w;
 	cleanup_free char *norm = NULL;
+	size_t first = fp->n_links, i;
 
 	if (!home || home[0] != '/')
 		return 0;
@@ -2614,8 +2616,13 @@ static int resolve_home(struct fs_plan *fp, const char *home, struct moat_error 
 		*err = why;
 		return moat_error_wrap(err, "HOME");
 	}
-	if (w.present && S_ISDIR(w.st.st_mode))
+	if (w.present && S_ISDIR(w.st.st_mode)) {
 		fp->home_real = steal_ptr(&w.real);
+		/* The links this walk went through (the first walk of the
+		 * plan: every link it records is HOME's). */
+		for (i = first; i < fp->n_links; i++)
+			fp->links[i].for_home = true;
+	}
 	walk_out_free(&w);
 	return 0;
 }

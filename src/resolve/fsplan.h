@@ -103,6 +103,9 @@ struct fs_link {
 	char *real;
 	char *text;
 	bool for_deny; /* passed through by a deny: excluded, not recreated */
+	bool for_home; /* on HOME's way (HOME=/home/u, /home -> var/home):
+			* recreated in the view all the same, so that $HOME
+			* leads where the view shows HOME */
 };
 
 struct fs_plan {

@@ -335,7 +335,13 @@ static void add_links(struct view *v, const struct fs_plan *fp)
 
 	for (i = 0; i < fp->n_links; i++) {
 		const struct fs_link *l = &fp->links[i];
-		if (!l->for_deny && !fs_is_excluded(fp, l->real))
+		/* HOME's own links too, though denies below HOME went through
+		 * them: without them $HOME (/home/u, /home -> var/home) led
+		 * nowhere in the view, and every tool that reads its files
+		 * through HOME failed.  Made in the view's read-only root,
+		 * the command cannot replace them; where a bound host
+		 * directory holds one, it is the host's (settle_made). */
+		if (l->for_home || (!l->for_deny && !fs_is_excluded(fp, l->real)))
 			op_add(v, VIEW_SYMLINK, l->real, -1)->text = moat_xstrdup(l->text);
 	}
 }

@@ -46,15 +46,35 @@ void runner_as_written(struct runner_call *rc, bool note, const char *fmt, ...)
 	rc->note = note;
 }
 
+/* `path` with its longest existing leading part followed through its
+ * links; as given when not even "/"'s child resolves. */
+static char *resolve_existing(const char *path)
+{
+	cleanup_free char *head = moat_xstrdup(path);
+	char real[PATH_MAX], *slash;
+
+	while (!realpath(head, real)) {
+		if (errno != ENOENT || !(slash = strrchr(head, '/')) || slash == head)
+			return moat_xstrdup(path);
+		*slash = '\0';
+	}
+	return moat_xasprintf("%s%s", strcmp(real, "/") == 0 ? "" : real, path + strlen(head));
+}
+
+/* Through links: the cache is granted writable, and a write grant must
+ * name the real directory (a link in a writable place can be swapped), so
+ * with HOME=/home/u and /home -> var/home (Fedora's Atomic desktops) every
+ * npx run was refused at its fetch phase. */
 char *runner_cache_root(char *const *env)
 {
 	const char *x = config_getenv(env, "XDG_CACHE_HOME"), *home = config_getenv(env, "HOME");
+	cleanup_free char *lexical = NULL;
 
 	if (x && x[0] == '/')
-		return moat_xasprintf("%s/moat", x);
-	if (home && home[0] == '/')
-		return moat_xasprintf("%s/.cache/moat", strcmp(home, "/") == 0 ? "" : home);
-	return NULL;
+		lexical = moat_xasprintf("%s/moat", x);
+	else if (home && home[0] == '/')
+		lexical = moat_xasprintf("%s/.cache/moat", strcmp(home, "/") == 0 ? "" : home);
+	return lexical ? resolve_existing(lexical) : NULL;
 }
 
 int runner_cache_open(const char *root, struct moat_error *err)

@@ -327,6 +327,18 @@ printf '{"mcpServers": {"s": {"command": "/bin/sh", "args": ["-c", "pwd; cat pfi
 out=$(cd /tmp && "$MOAT" run --config "$SCRATCH/cwdlink.json" --server s 2>&1)
 is "$out" "$SCRATCH/proj-real
 pfile" "  a server's cwd in a config, a link: the same"
+# HOME a link (/home/u with /home -> var/home, as on Fedora's Atomic
+# desktops): $HOME leads where the view shows HOME, and moat's own caches,
+# granted writable, are named by their real path (a write grant through a
+# link is refused: every npx run, and every run with a network, was).
+mkdir -p "$SCRATCH/realhome/proj"
+echo inproj >"$SCRATCH/realhome/proj/f"
+out=$(cd "$SCRATCH/realhome/proj" && HOME="$SCRATCH/homelink" "$MOAT" run -- /bin/sh -c 'cat ~/proj/f; cat ~/.ssh/id' 2>&1)
+like "$out" "^inproj" "HOME a link: \$HOME/proj reads the granted project through it"
+unlike "$out" "key" "  and HOME's credentials are still not read ($out)"
+out=$(cd "$SCRATCH/realhome/proj" && HOME="$SCRATCH/homelink" "$MOAT" run --profile network -- /bin/sh -c 'echo "$npm_config_cache"' 2>&1)
+is "$?:$out" "0:$SCRATCH/realhome/.cache/moat/pkg/$(ls "$SCRATCH/realhome/.cache/moat/pkg" 2>/dev/null | head -1)/npm" \
+	"  a run with a network gets its package caches, at their real path"
 
 # --cpu: the kill is said to be the limit's, in the report too.
 # One busy process: its RLIMIT_CPU (SIGXCPU at 1 s) and moat's read of the

@@ -475,6 +475,38 @@ bool profile_is_interpreter(const char *exe)
 	return false;
 }
 
+/* Is the resolved program `real` rustup, as its proxies are (~/.cargo/bin/
+ * cargo, rustc, ...: a link to rustup, or a hard link of it)? */
+static bool is_rustup(const char *real)
+{
+	const char *base = strrchr(real, '/');
+	cleanup_free char *sibling = NULL;
+	struct stat a, b;
+
+	if (!base)
+		return false;
+	if (strcmp(base + 1, "rustup") == 0)
+		return true;
+	sibling = moat_xasprintf("%.*s/rustup", (int)(base - real), real);
+	return stat(real, &a) == 0 && stat(sibling, &b) == 0 && a.st_dev == b.st_dev && a.st_ino == b.st_ino;
+}
+
+/* A rustup proxy runs the toolchain kept in rustup's home, ~/.rustup
+ * (RUSTUP_HOME does not pass by default, so inside it is that one): that
+ * is the command's installation as much as ~/.cargo.  Without it rustup
+ * fails with "could not create home directory", which names no grant. */
+static void add_rustup_home(struct moat_policy *p, const struct profile_context *ctx, const char *real)
+{
+	cleanup_free char *rustup_home = NULL;
+	struct stat st;
+
+	if (!ctx->home || ctx->other_host || !is_rustup(real))
+		return;
+	rustup_home = moat_xasprintf("%s/.rustup", strcmp(ctx->home, "/") == 0 ? "" : ctx->home);
+	if (stat(rustup_home, &st) == 0 && S_ISDIR(st.st_mode) && !too_broad(rustup_home, ctx->home))
+		add(p, rustup_home, MOAT_ACCESS_READ, false, "the toolchains of the rustup proxy the command is");
+}
+
 static int add_command_dirs(struct moat_policy *p, const struct profile_context *ctx, struct moat_error *err)
 {
 	cleanup_free char *dir = profile_install_dir(ctx->exe);
@@ -482,8 +514,10 @@ static int add_command_dirs(struct moat_policy *p, const struct profile_context 
 	char real[PATH_MAX];
 
 	(void)err;
-	if (dir && !too_broad(dir, ctx->home) && realpath(ctx->exe, real))
+	if (dir && !too_broad(dir, ctx->home) && realpath(ctx->exe, real)) {
 		profile_grant_install(p, dir, real, ctx->home, NULL, "the command's install dir");
+		add_rustup_home(p, ctx, real);
+	}
 	if (npm_tree && !too_broad(npm_tree, ctx->home))
 		add(p, npm_tree, MOAT_ACCESS_READ, false, "the command's node_modules tree");
 	/* An interpreter's script: `node /x/server.js`, `python3 /x/s.py`. */

@@ -149,6 +149,30 @@ is "$(cd "$BASE/other" && herr run --profile strict -- sh "$H/x.sh")" "125:moat:
 moat: hint: grant it: --read ~/x.sh" "sh ~/x.sh under strict: the script is refused, with the grant"
 is "$(cd "$BASE/other" && hm run --profile strict --read "$H/x.sh" -- sh "$H/x.sh" 2>&1)" "hi" "  granted, it runs"
 
+# rustup's proxies: ~/.cargo/bin/cargo a link to rustup (or a hard link of
+# it), which runs the toolchain kept in ~/.rustup.  The fake rustup runs
+# what ~/.rustup holds for the name it was called by, as rustup does.
+CB=$H/.cargo/bin
+TC=$H/.rustup/toolchains/stable/bin
+mkdir -p "$CB" "$TC"
+printf '#!/bin/sh\nexec "$HOME/.rustup/toolchains/stable/bin/${0##*/}" "$@"\n' >"$CB/rustup"
+printf '#!/bin/sh\necho "toolchain cargo $*"\n' >"$TC/cargo"
+printf '#!/bin/sh\necho "toolchain rustc $*"\n' >"$TC/rustc"
+printf '#!/bin/sh\necho "toolchain $*"; cat "$HOME/.rustup/toolchains/stable/bin/cargo" >/dev/null 2>&1 && echo sees-rustup\n' \
+	>"$CB/cargo-other"
+chmod 0755 "$CB/rustup" "$TC/cargo" "$TC/rustc" "$CB/cargo-other"
+ln -s rustup "$CB/cargo"
+ln "$CB/rustup" "$CB/rustc"
+chmod -R a+rX "$H"
+is "$(cd "$BASE/other" && hm run -- "$CB/cargo" build 2>&1)" "toolchain cargo build" \
+	"~/.cargo/bin/cargo, a link to rustup: the toolchain in ~/.rustup runs"
+is "$(cd "$BASE/other" && hm run -- "$CB/rustc" -V 2>&1)" "toolchain rustc -V" "  rustc, a hard link of rustup: the same"
+(cd "$BASE/other" && hm run --dry-run -- "$CB/cargo" >"$SCRATCH/rustup.json" 2>/dev/null)
+is "$(json_eval "$SCRATCH/rustup.json" "[[p['access'], p['origin']['source']] for p in d['policy']['paths'] if p['path'] == '$H/.rustup']")" \
+	'[["read", "the toolchains of the rustup proxy the command is"]]' "  the dry run grants ~/.rustup read-only, and says why"
+is "$(cd "$BASE/other" && hm run -- "$CB/cargo-other" x 2>&1)" "toolchain x" \
+	"  control: another program in ~/.cargo/bin does not see ~/.rustup"
+
 # ------------------------------------------------------------- 3. git repositories
 if command -v git >/dev/null; then
 	R=$BASE/repo

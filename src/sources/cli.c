@@ -17,6 +17,7 @@
 #include "sources/config.h"
 #include "sources/config_common.h"
 #include "sources/gitconfig.h"
+#include "sources/gotool.h"
 #include "sources/pkgcache.h"
 #include "sources/interp.h"
 #include "sources/netsets.h"
@@ -920,6 +921,9 @@ int cli_parse_run_meta(int argc, char **argv, char *const *environ_in, struct mo
 	/* After the flags: --env and --write name the user's own caches. */
 	if (!o->for_another_host && pkgcache_add(p, home, environ_in, &o->notes, err) < 0)
 		goto out;
+	/* After the package caches: with network, go's cache is one of those. */
+	if (!o->for_another_host)
+		gotool_add(p, home, environ_in);
 	/* What the command needs to start, against the grants it ended up
 	 * with (sources/interp.h); a sandbox that is off hides nothing. */
 	if (o->exe_err.kind == MOAT_E_NONE && p->exe && p->exe[0] == '/' && p->mode != MOAT_MODE_OFF &&

@@ -173,6 +173,60 @@ is "$(json_eval "$SCRATCH/rustup.json" "[[p['access'], p['origin']['source']] fo
 is "$(cd "$BASE/other" && hm run -- "$CB/cargo-other" x 2>&1)" "toolchain x" \
 	"  control: another program in ~/.cargo/bin does not see ~/.rustup"
 
+# go: a build cache it can write, and no placeholder .git taken for a
+# repository.  The fake go does what go build does first: it makes its cache
+# (GOCACHE, else ~/.cache/go-build), then, unless -buildvcs=false, asks git
+# for the status of the nearest .git's repository.
+GOBIN=$BASE/gotool/bin
+mkdir -p "$GOBIN" "$BASE/goproj" "$BASE/gorepo"
+cat >"$GOBIN/go" <<'EOF'
+#!/bin/sh
+cache=${GOCACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/go-build}
+{ mkdir -p "$cache" && : >"$cache/entry"; } 2>/dev/null || { echo "failed to initialize build cache at $cache"; exit 1; }
+case " $GOFLAGS " in *" -buildvcs=false "*) echo "built, cache $cache"; exit 0 ;; esac
+d=$PWD
+while :; do
+	if [ -e "$d/.git" ]; then
+		git -C "$d" status --porcelain >/dev/null 2>&1 || { echo "error obtaining VCS status"; exit 1; }
+		echo "built, cache $cache, stamped"
+		exit 0
+	fi
+	[ "$d" = / ] && break
+	d=${d%/*}
+	d=${d:-/}
+done
+echo "built, cache $cache"
+EOF
+chmod 0755 "$GOBIN/go"
+cp "$GOBIN/go" "$GOBIN/gofmt"
+git -C "$BASE/gorepo" init -q
+chmod -R a+rX "$BASE/gotool" "$BASE/gorepo"
+chmod a+w "$BASE/goproj" "$BASE/gorepo"
+goenv() { hm run --dry-run "$@" 2>/dev/null | json_eval /dev/stdin "[e['name'] for e in d['policy']['env'] if e['name'].startswith('GO')]"; }
+is "$(cd "$BASE/goproj" && hm run --write . -- "$GOBIN/go" build 2>&1)" "built, cache /tmp/go-build" \
+	"go build in a project with no .git, --write .: its cache in the private /tmp, no VCS stamping"
+is "$(cd "$BASE/goproj" && goenv --write . -- "$GOBIN/go" build)" '["GOCACHE", "GOFLAGS"]' "  the dry run names GOCACHE and GOFLAGS"
+is "$(cd "$BASE/goproj" && hm run --write . --env GOFLAGS= -- "$GOBIN/go" build 2>&1)" "error obtaining VCS status" \
+	"  control: with the user's own GOFLAGS, go takes the run's placeholder .git for a repository"
+is "$(cd "$BASE/goproj" && hm run --write . --env "GOCACHE=$H/.cache/go-build" -- "$GOBIN/go" build 2>&1)" \
+	"failed to initialize build cache at $H/.cache/go-build" \
+	"  control: with the user's own GOCACHE, go cannot build (~/.cache stays out)"
+is "$(cd "$BASE/gorepo" && hm run --write . -- "$GOBIN/go" build 2>&1)" "built, cache /tmp/go-build, stamped" \
+	"go build in a git repository: the repository is stamped, GOFLAGS left alone"
+is "$(cd "$BASE/goproj" && goenv -- "$GOBIN/go" build)" '["GOCACHE"]' "  no write grant, no placeholder: only GOCACHE"
+is "$(cd "$BASE/goproj" && goenv -- "$GOBIN/gofmt")" '[]' "  another command: neither"
+if command -v go >/dev/null 2>&1; then
+	mkdir -p "$BASE/realgo"
+	printf 'package main\n\nimport "fmt"\n\nfunc main() { fmt.Println("hello from go") }\n' >"$BASE/realgo/main.go"
+	printf 'module example.com/realgo\n\ngo 1.19\n' >"$BASE/realgo/go.mod"
+	chmod -R a+rwX "$BASE/realgo"
+	is "$(cd "$BASE/realgo" && hm run --write . -- go build -o hello . 2>&1 && hm run -- ./hello 2>&1)" "hello from go" \
+		"the real go: go build in a project with no .git, then the binary runs"
+else
+	TAP_N=$((TAP_N + 1))
+	echo "ok $TAP_N # SKIP go is not installed"
+fi
+
 # ------------------------------------------------------------- 3. git repositories
 if command -v git >/dev/null; then
 	R=$BASE/repo

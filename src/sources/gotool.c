@@ -1,0 +1,114 @@
+/* What the go command needs to build in a sandbox (sources/gotool.h). */
+#include "sources/gotool.h"
+
+#include <limits.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "sources/config_common.h"
+#include "util/cleanup.h"
+#include "util/mem.h"
+#include "util/path.h"
+
+static bool named_go(const char *exe)
+{
+	char real[PATH_MAX];
+	const char *base = strrchr(exe, '/');
+
+	if (strcmp(base ? base + 1 : exe, "go") == 0)
+		return true;
+	if (!realpath(exe, real))
+		return false;
+	base = strrchr(real, '/');
+	return strcmp(base ? base + 1 : real, "go") == 0;
+}
+
+/* Does the policy set or pass `name` (or a pattern that covers it)? */
+static bool names_env(const struct moat_policy *p, const char *name)
+{
+	for (size_t i = 0; i < p->n_env; i++) {
+		const char *n = p->env[i].name;
+		size_t len = strlen(n);
+
+		if (strcmp(n, name) == 0 || (len > 0 && n[len - 1] == '*' && strncmp(n, name, len - 1) == 0))
+			return true;
+	}
+	return false;
+}
+
+/* Did the user grant `dir` writable (--write ~/.cache/go-build, --write ~)? */
+static bool user_writes(const struct moat_policy *p, const char *dir)
+{
+	for (size_t i = 0; i < p->n_paths; i++)
+		if (!p->paths[i].from_profile && p->paths[i].access == MOAT_ACCESS_WRITE &&
+		    path_within(dir, p->paths[i].path))
+			return true;
+	return false;
+}
+
+/* go's own build cache, as go finds it inside: XDG_* passes by default. */
+static char *own_cache(const char *home, char *const *env)
+{
+	const char *xdg = config_getenv(env, "XDG_CACHE_HOME");
+
+	if (xdg && xdg[0] == '/')
+		return moat_xasprintf("%s/go-build", xdg);
+	if (home && home[0] == '/')
+		return moat_xasprintf("%s/.cache/go-build", strcmp(home, "/") == 0 ? "" : home);
+	return NULL;
+}
+
+/* Is the current directory in a write grant that holds no .git, with none
+ * between them either: where go would find the run's placeholder .git
+ * first? */
+static bool cwd_below_placeholder_git(const struct moat_policy *p)
+{
+	for (size_t i = 0; p->cwd && i < p->n_paths; i++) {
+		const char *grant = p->paths[i].path;
+		cleanup_free char *dir = NULL;
+		bool found = false;
+
+		if (p->paths[i].access != MOAT_ACCESS_WRITE || !path_within(p->cwd, grant))
+			continue;
+		dir = moat_xstrdup(p->cwd);
+		for (;;) {
+			cleanup_free char *git = moat_xasprintf("%s/.git", strcmp(dir, "/") == 0 ? "" : dir);
+			struct stat st;
+			char *slash;
+
+			if (lstat(git, &st) == 0) {
+				found = true;
+				break;
+			}
+			if (strcmp(dir, grant) == 0 || strcmp(dir, "/") == 0 || !(slash = strrchr(dir, '/')))
+				break;
+			if (slash == dir)
+				slash[1] = '\0';
+			else
+				*slash = '\0';
+		}
+		if (!found)
+			return true;
+	}
+	return false;
+}
+
+void gotool_add(struct moat_policy *p, const char *home, char *const *env)
+{
+	if (!p->exe || p->exe[0] != '/' || p->mode == MOAT_MODE_OFF || strcmp(p->backend, "none") == 0 ||
+	    !named_go(p->exe))
+		return;
+	if (p->private_tmp && !names_env(p, "GOCACHE")) {
+		cleanup_free char *own = own_cache(home, env);
+
+		if (!own || !user_writes(p, own))
+			policy_add_env(p, "GOCACHE", "/tmp/go-build",
+				       (struct moat_origin){.source = "go's build cache, in the sandbox's private /tmp "
+								      "(docs/policy.md, \"Go\")"});
+	}
+	if (!names_env(p, "GOFLAGS") && cwd_below_placeholder_git(p))
+		policy_add_env(p, "GOFLAGS", "-buildvcs=false",
+			       (struct moat_origin){.source = "the run's placeholder .git is no repository to stamp "
+							      "(docs/policy.md, \"Go\")"});
+}

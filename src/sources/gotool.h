@@ -1,0 +1,29 @@
+/* Source: what the go command needs to build in a sandbox (docs/policy.md,
+ * "Go").  Two things the sandbox itself would break, each set through the
+ * variable go documents for it, and only when the policy names neither:
+ *
+ *   - go builds nothing (`go build`, `go run`, `go test`) without a
+ *     writable build cache, and the user's own (~/.cache/go-build) is
+ *     read-only or hidden: without network (where the package caches of
+ *     sources/pkgcache.h give it one of moat's) GOCACHE names a directory
+ *     in the sandbox's private /tmp, discarded with it -- nothing is
+ *     written on the host, and nothing a sandboxed build left in a cache is
+ *     what a later build outside takes;
+ *   - a write grant without a .git gets an empty, read-only .git for the
+ *     run (docs/filesystem.md, "Protected entries"), which go takes for a
+ *     repository: `go build` of a main package then fails with "error
+ *     obtaining VCS status".  When the current directory is in such a grant
+ *     and no .git lies between them, GOFLAGS=-buildvcs=false: there is no
+ *     repository to stamp. */
+#ifndef MOAT_SOURCES_GOTOOL_H
+#define MOAT_SOURCES_GOTOOL_H
+
+#include "policy/policy.h"
+
+/* When the command is go (by its name, or its name through links) in a
+ * sandbox that is on: GOCACHE and GOFLAGS as above.  `home` and `env`
+ * (moat's environment) say where go's own cache is, for the check that
+ * the user did not grant it writable. */
+void gotool_add(struct moat_policy *p, const char *home, char *const *env);
+
+#endif

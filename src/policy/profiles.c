@@ -475,6 +475,83 @@ bool profile_is_interpreter(const char *exe)
 	return false;
 }
 
+bool profile_exe_named(const char *exe, const char *name)
+{
+	char real[PATH_MAX];
+	const char *base = strrchr(exe, '/');
+
+	if (strcmp(base ? base + 1 : exe, name) == 0)
+		return true;
+	if (!realpath(exe, real))
+		return false;
+	base = strrchr(real, '/');
+	return strcmp(base ? base + 1 : real, name) == 0;
+}
+
+/* java's options that take the next word as their value: before `-jar`
+ * they make the word after them no jar. */
+static const char *const java_value_opts[] = {
+	"-cp", "-classpath", "--class-path", "-p", "--module-path", "--upgrade-module-path", "--add-modules",
+	"--limit-modules", "--add-reads", "--add-exports", "--add-opens", "--patch-module", "--source", "-m",
+	"--module", "--enable-native-access", "-d", "--describe-module",
+};
+
+/* An option of python's that takes no value (`-u`, `-B`, `-uB`): what
+ * MCP configs put before the script (`python3 -u server.py`). */
+static bool python_flags(const char *w)
+{
+	return w[0] == '-' && w[1] != '\0' && w[strspn(w + 1, "bBdEiIOqsSuvRP") + 1] == '\0';
+}
+
+/* An option of node's (deno's, bun's) that cannot take the next word as its
+ * value: `--name=value`, and the families of switches (`--no-warnings`,
+ * `--experimental-vm-modules`, `--enable-source-maps`). */
+static bool node_switch(const char *w)
+{
+	static const char *const families[] = {"--no-", "--experimental-", "--enable-", "--disable-", "--trace-"};
+
+	if (strncmp(w, "--", 2) != 0 || w[2] == '\0')
+		return false;
+	if (strchr(w, '='))
+		return true;
+	for (size_t i = 0; i < ARRAY_LEN(families); i++)
+		if (strncmp(w, families[i], strlen(families[i])) == 0)
+			return true;
+	return false;
+}
+
+const char *profile_script_arg(const char *exe, char *const *argv)
+{
+	size_t i = 1;
+
+	if (!argv || !argv[0] || !argv[1])
+		return NULL;
+	if (profile_exe_named(exe, "java")) {
+		for (; argv[i] && argv[i][0] == '-'; i++) {
+			if (strcmp(argv[i], "-jar") == 0)
+				return argv[i + 1];
+			for (size_t k = 0; k < ARRAY_LEN(java_value_opts); k++)
+				if (strcmp(argv[i], java_value_opts[k]) == 0)
+					return NULL;
+		}
+		return NULL; /* a main class, not a file */
+	}
+	if (!profile_is_interpreter(exe))
+		return NULL;
+	{
+		const char *base = strrchr(exe, '/') ? strrchr(exe, '/') + 1 : exe;
+		char real[PATH_MAX];
+		const char *rbase = realpath(exe, real) ? strrchr(real, '/') + 1 : base;
+		bool python = strncmp(base, "python", 6) == 0 || strncmp(rbase, "python", 6) == 0;
+		bool node = profile_exe_named(exe, "node") || profile_exe_named(exe, "nodejs");
+
+		for (; argv[i] && argv[i][0] == '-'; i++)
+			if (!(python && python_flags(argv[i])) && !(node && node_switch(argv[i])))
+				return NULL;
+	}
+	return argv[i];
+}
+
 /* Is the resolved program `real` rustup, as its proxies are (~/.cargo/bin/
  * cargo, rustc, ...: a link to rustup, or a hard link of it)? */
 static bool is_rustup(const char *real)
@@ -511,6 +588,7 @@ static int add_command_dirs(struct moat_policy *p, const struct profile_context 
 {
 	cleanup_free char *dir = profile_install_dir(ctx->exe);
 	cleanup_free char *npm_tree = node_modules_root(ctx->exe);
+	const char *arg;
 	char real[PATH_MAX];
 
 	(void)err;
@@ -521,8 +599,8 @@ static int add_command_dirs(struct moat_policy *p, const struct profile_context 
 	if (npm_tree && !too_broad(npm_tree, ctx->home))
 		add(p, npm_tree, MOAT_ACCESS_READ, false, "the command's node_modules tree");
 	/* An interpreter's script: `node /x/server.js`, `python3 /x/s.py`. */
-	if (ctx->argv && ctx->argv[0] && ctx->argv[1] && ctx->argv[1][0] != '-' && profile_is_interpreter(ctx->exe)) {
-		cleanup_free char *script = path_resolve_lexical(ctx->argv[1], ctx->cwd, ctx->home);
+	if ((arg = profile_script_arg(ctx->exe, ctx->argv))) {
+		cleanup_free char *script = path_resolve_lexical(arg, ctx->cwd, ctx->home);
 		struct stat st;
 
 		if (script && stat(script, &st) == 0 && S_ISREG(st.st_mode)) {

@@ -38,6 +38,18 @@ void profile_add_secrets(struct moat_policy *p, const char *home, bool account_t
  * script's directory granted as the command's own. */
 bool profile_is_interpreter(const char *exe);
 
+/* The word of argv that names the program the command runs as its code: an
+ * interpreter's script (`node /x/s.js`, `python3 -u /x/s.py`, `node
+ * --no-warnings /x/s.js`) or java's jar (`java -Xmx1g -jar /x/s.jar`).
+ * Options before it are passed over only when they cannot take the next word
+ * as their value (python's value-less flags, node's `--name=value` and
+ * `--no-*` switches, java's options but -cp, -p, -m, ...).  NULL: none. */
+const char *profile_script_arg(const char *exe, char *const *argv);
+
+/* Is the program `exe` named `name`, or is it through its links
+ * (/usr/bin/go -> ../lib/go-1.19/bin/go)? */
+bool profile_exe_named(const char *exe, const char *name);
+
 /* The directory a command is installed in (symlinks followed): /x/bin/prog
  * gives /x, so that its lib/ and share/ come along; anything else its own
  * directory.  NULL when it does not resolve. */

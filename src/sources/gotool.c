@@ -1,28 +1,15 @@
 /* What the go command needs to build in a sandbox (sources/gotool.h). */
 #include "sources/gotool.h"
 
-#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 
+#include "policy/profiles.h"
 #include "sources/config_common.h"
 #include "util/cleanup.h"
 #include "util/mem.h"
 #include "util/path.h"
-
-static bool named_go(const char *exe)
-{
-	char real[PATH_MAX];
-	const char *base = strrchr(exe, '/');
-
-	if (strcmp(base ? base + 1 : exe, "go") == 0)
-		return true;
-	if (!realpath(exe, real))
-		return false;
-	base = strrchr(real, '/');
-	return strcmp(base ? base + 1 : real, "go") == 0;
-}
 
 /* Does the policy set or pass `name` (or a pattern that covers it)? */
 static bool names_env(const struct moat_policy *p, const char *name)
@@ -97,7 +84,7 @@ static bool cwd_below_placeholder_git(const struct moat_policy *p)
 void gotool_add(struct moat_policy *p, const char *home, char *const *env)
 {
 	if (!p->exe || p->exe[0] != '/' || p->mode == MOAT_MODE_OFF || strcmp(p->backend, "none") == 0 ||
-	    !named_go(p->exe))
+	    !profile_exe_named(p->exe, "go"))
 		return;
 	if (p->private_tmp && !names_env(p, "GOCACHE")) {
 		cleanup_free char *own = own_cache(home, env);

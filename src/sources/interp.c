@@ -525,6 +525,7 @@ int interp_check(struct moat_policy *p, const char *home, const char *path_env, 
 {
 	struct walker w = {.p = p, .home = home, .path_env = path_env, .err = err};
 	static const char *const venv_dirs[] = {"", "/.venv", "/venv"};
+	const char *arg;
 	char real[PATH_MAX];
 	int steps = 0, rc = -1;
 
@@ -533,8 +534,8 @@ int interp_check(struct moat_policy *p, const char *home, const char *path_env, 
 	if (walk(&w, p->exe, NULL, "the command", &steps) < 0)
 		goto out;
 	/* An interpreter's script (`node /x/server.js`): the script itself. */
-	if (p->argv && p->argv[0] && p->argv[1] && p->argv[1][0] != '-' && profile_is_interpreter(p->exe)) {
-		cleanup_free char *script = path_resolve_lexical(p->argv[1], p->cwd, home);
+	if ((arg = profile_script_arg(p->exe, p->argv))) {
+		cleanup_free char *script = path_resolve_lexical(arg, p->cwd, home);
 		struct stat st;
 
 		steps = 0;

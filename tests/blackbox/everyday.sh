@@ -227,6 +227,41 @@ else
 	echo "ok $TAP_N # SKIP go is not installed"
 fi
 
+# The program an MCP config runs, past the options before it: `java -Xmx1g
+# -jar /x/server.jar`, `python3 -u /x/server.py`, `node --no-warnings
+# /x/index.js`.  Fake java, python3 and node that read it, as the real ones do.
+RT=$BASE/runtimes/bin
+SRV=$BASE/srv
+mkdir -p "$RT" "$SRV"
+for tool in java python3 node; do
+	printf '#!/bin/sh\nfor a; do last=$a; done\ncat "$last"\n' >"$RT/$tool"
+done
+chmod 0755 "$RT/java" "$RT/python3" "$RT/node"
+echo jar-code >"$SRV/app.jar"
+echo py-code >"$SRV/s.py"
+echo js-code >"$SRV/s.js"
+echo home-jar >"$H/app.jar"
+chmod -R a+rX "$BASE/runtimes" "$SRV" "$H/app.jar"
+is "$(cd "$BASE/other" && hm run --profile mcp -- "$RT/java" -Xmx64m -Dx=y -jar "$SRV/app.jar" 2>&1)" "jar-code" \
+	"java -Xmx64m -Dx=y -jar /x/app.jar under mcp: the jar's directory is granted"
+(cd "$BASE/other" && hm run --profile mcp --dry-run -- "$RT/java" -jar "$SRV/app.jar" >"$SCRATCH/jar.json" 2>/dev/null)
+is "$(json_eval "$SCRATCH/jar.json" "[[p['access'], p['origin']['source']] for p in d['policy']['paths'] if p['path'] == '$SRV']")" \
+	'[["read", "the interpreter'"'"'s script dir"]]' "  read-only, shown in the dry run"
+is "$(cd "$BASE/other" && hm run --profile mcp -- /bin/cat "$SRV/app.jar" 2>/dev/null)" "" \
+	"  control: for another command that directory stays out"
+is "$(cd "$BASE/other" && hm run --profile mcp -- "$RT/java" -cp "$SRV/app.jar" -jar "$SRV/app.jar" 2>/dev/null)" "" \
+	"  after -cp (which takes the next word) nothing is read as the jar"
+is "$(cd "$BASE/other" && herr run --profile mcp -- "$RT/java" -jar "$H/app.jar")" "125:moat: $H/app.jar: the sandbox would not see the script the interpreter runs: its directory would be HOME, which moat never grants on its own
+moat: hint: grant it: --read ~/app.jar" "  a jar in HOME itself: refused before the run, with the grant"
+is "$(cd "$BASE/other" && hm run --profile mcp -- "$RT/python3" -u -B "$SRV/s.py" 2>&1)" "py-code" \
+	"python3 -u -B /x/s.py: the script's directory is granted"
+is "$(cd "$BASE/other" && hm run --profile mcp -- "$RT/python3" -W ignore "$SRV/s.py" 2>/dev/null)" "" \
+	"  after -W (which takes the next word) nothing is read as the script"
+is "$(cd "$BASE/other" && hm run --profile mcp -- "$RT/node" --no-warnings --max-old-space-size=64 "$SRV/s.js" 2>&1)" \
+	"js-code" "node --no-warnings --max-old-space-size=64 /x/s.js: the script's directory is granted"
+is "$(cd "$BASE/other" && hm run --profile mcp -- "$RT/node" --require "$SRV/s.js" "$SRV/s.py" 2>/dev/null)" "" \
+	"  after --require (which takes the next word) nothing is read as the script"
+
 # ------------------------------------------------------------- 3. git repositories
 if command -v git >/dev/null; then
 	R=$BASE/repo

@@ -246,7 +246,17 @@ struct walk_out {
 	char *anchor;      /* absent: the last directory reached (owned) */
 	char *first_missing; /* absent: anchor + the first missing name (owned) */
 	int parent_fd;     /* absent: the anchor's descriptor (owned), else -1 */
+	char **link_dirs;  /* the real paths of the directories the links
+			    * followed sit in (owned): whether a write grant
+			    * may pass them (link_fixed) */
+	size_t n_link_dirs;
 };
+
+static void walk_out_add_link_dir(struct walk_out *w, const char *dir)
+{
+	w->link_dirs = moat_xrealloc(w->link_dirs, (w->n_link_dirs + 1) * sizeof(*w->link_dirs));
+	w->link_dirs[w->n_link_dirs++] = moat_xstrdup(dir);
+}
 
 static void walk_out_free(struct walk_out *w)
 {
@@ -257,6 +267,9 @@ static void walk_out_free(struct walk_out *w)
 	free(w->real);
 	free(w->anchor);
 	free(w->first_missing);
+	for (size_t i = 0; i < w->n_link_dirs; i++)
+		free(w->link_dirs[i]);
+	free(w->link_dirs);
 	memset(w, 0, sizeof(*w));
 	w->fd = w->parent_fd = -1;
 }
@@ -470,6 +483,7 @@ static int walk_from(struct fs_plan *fp, int start, const char *start_real, cons
 				}
 				record_link(fp, at, text, for_deny);
 				w->via_symlink = true;
+				walk_out_add_link_dir(w, real);
 				next = moat_xasprintf("%s%s", text, remaining);
 				free(rest);
 				rest = next;
@@ -620,6 +634,10 @@ static int follow_trailing(struct fs_plan *fp, const char *path, int fd, bool fo
 	if (walk_links(fp, target, for_deny, links + 1, w, err) < 0)
 		return -1;
 	w->via_symlink = true;
+	{
+		cleanup_free char *dir = moat_xstrndup(path, (size_t)(strrchr(path, '/') - path));
+		walk_out_add_link_dir(w, *dir ? dir : "/");
+	}
 	return 1;
 }
 
@@ -658,7 +676,22 @@ static int walk_links(struct fs_plan *fp, const char *path, bool for_deny, size_
 
 static int walk(struct fs_plan *fp, const char *path, bool for_deny, struct walk_out *w, struct moat_error *err)
 {
-	return walk_links(fp, path, for_deny, 0, w, err);
+	int rc;
+
+	/* Every step below clears *w before it adds to it, except on an
+	 * early error: the list starts empty, and an error frees it (the
+	 * rest of *w is then not the caller's to free). */
+	w->link_dirs = NULL;
+	w->n_link_dirs = 0;
+	rc = walk_links(fp, path, for_deny, 0, w, err);
+	if (rc < 0) {
+		for (size_t i = 0; i < w->n_link_dirs; i++)
+			free(w->link_dirs[i]);
+		free(w->link_dirs);
+		w->link_dirs = NULL;
+		w->n_link_dirs = 0;
+	}
+	return rc;
 }
 
 /* --- denied paths, a directory at a time ------------------------------------- */
@@ -990,6 +1023,55 @@ static bool has_glob(const char *s)
 	return strpbrk(s, "*?[") != NULL;
 }
 
+/* Can no one but root change where the links a write grant passed lead:
+ * is every directory they sit in, and every one above, root's and writable
+ * by no one else (above, sticky will do), and none inside a write grant of
+ * the policy?  Then the
+ * caller cannot replace a link or rename a directory on its way, nor can the
+ * command, which runs as the caller (or, for a root caller, as root inside
+ * the write grants: so never for root).  /home -> var/home (Fedora Atomic),
+ * a HOME on another disk linked from /: `--write ~/proj` names the project
+ * as surely as its real path does, run after run. */
+static bool links_fixed(const struct moat_policy *p, char *const *dirs, size_t n)
+{
+	static int uid = -1;
+
+	if (uid < 0)
+		uid = (int)geteuid();
+	if (uid == 0)
+		return false;
+	for (size_t i = 0; i < n; i++) {
+		char buf[PATH_MAX];
+		struct stat st;
+
+		for (size_t k = 0; k < p->n_paths; k++)
+			if (p->paths[k].access == MOAT_ACCESS_WRITE && path_within(dirs[i], p->paths[k].path))
+				return false;
+		if (snprintf(buf, sizeof(buf), "%s", dirs[i]) >= (int)sizeof(buf))
+			return false;
+		for (bool own = true;; own = false) {
+			char *slash;
+
+			/* Above the link's own directory a sticky one (/var/tmp)
+			 * will do: the root-owned directory below it, checked
+			 * already, cannot be renamed away by anyone else. */
+			if (lstat(buf, &st) != 0 || !S_ISDIR(st.st_mode) || st.st_uid != 0 ||
+			    ((st.st_mode & (S_IWGRP | S_IWOTH)) && (own || !(st.st_mode & S_ISVTX))))
+				return false;
+			if (strcmp(buf, "/") == 0)
+				break;
+			slash = strrchr(buf, '/');
+			if (!slash)
+				return false;
+			if (slash == buf)
+				slash[1] = '\0';
+			else
+				*slash = '\0';
+		}
+	}
+	return true;
+}
+
 static int resolve_rule(struct fs_plan *fp, const struct moat_policy *p, const struct moat_path_rule *r,
 			struct deny_tree *dt, struct moat_error *err)
 {
@@ -997,6 +1079,7 @@ static int resolve_rule(struct fs_plan *fp, const struct moat_policy *p, const s
 	struct walk_out w;
 	struct fs_obj *o;
 	const char *made;
+	bool fixed_links;
 	char loc[512];
 
 	if (role != FS_DENY && (made = sandbox_made(p, r->path)) != NULL) {
@@ -1051,6 +1134,7 @@ static int resolve_rule(struct fs_plan *fp, const struct moat_policy *p, const s
 			return moat_error_hint(err, "create it first, or drop the grant");
 		}
 	}
+	fixed_links = role == FS_WRITE && o->present && o->via_symlink && links_fixed(p, w.link_dirs, w.n_link_dirs);
 	walk_out_free(&w);
 	if (role != FS_DENY && o->present && o->via_symlink && (made = sandbox_made(p, o->real)) != NULL) {
 		if (r->from_profile) {
@@ -1061,7 +1145,7 @@ static int resolve_rule(struct fs_plan *fp, const struct moat_policy *p, const s
 			       moat_access_name(r->access), r->path, o->real, made);
 		return moat_error_hint(err, "remove the grant, or name a path below it");
 	}
-	if (role == FS_WRITE && o->present && o->via_symlink) {
+	if (role == FS_WRITE && o->present && o->via_symlink && !fixed_links) {
 		moat_error_set(err, MOAT_E_USAGE, 0, "%s: --write %s passes through a symlink: it is %s",
 			       where(r, loc, sizeof(loc)), r->path, o->real);
 		return moat_error_hint(err, "a write grant must name the real directory (--write %s): a link in a "

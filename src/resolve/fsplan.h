@@ -3,7 +3,8 @@
  * (device, inode, type) -- and what follows from the objects:
  *
  *   - grants, with the real path each one resolves to (read grants may pass
- *     through symlinks; write grants may not);
+ *     through symlinks; write grants only through links only root can
+ *     change, for a caller that is not root);
  *   - denied objects, and for a denied path that does not exist yet the
  *     nearest existing directory above it;
  *   - the "excluded" set: denied objects, the symlinks a deny was reached
@@ -163,8 +164,8 @@ void fs_plan_close_launched(struct fs_plan *fp);
 /* Resolve every path rule of `p` (HOME from `home`, may be NULL) into *fp:
  * objects, excluded set, expansion entries, protected entries.  Fails,
  * naming the path and the rule's origin, on: a required grant that does not
- * exist; a write grant that passes through a symlink (the hint names the
- * target to grant instead); a grant that resolves into a denied path; a
+ * exist; a write grant that passes through a symlink the caller or the
+ * command could change (the hint names the target to grant instead); a grant that resolves into a denied path; a
  * user's grant inside a built-in secret; a path granted and denied; a deny
  * that is a glob or a symlink cycle; a grant of a directory the sandbox
  * makes itself (/tmp and /dev/shm when private, /dev, /proc, /run). */

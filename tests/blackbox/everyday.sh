@@ -35,7 +35,8 @@ unset MOAT_HOST_LIMIT
 # Outside /tmp: the sandbox's /tmp is its own.
 BASE=$(mktemp -d /var/tmp/moat-everyday.XXXXXX)
 chmod 0755 "$BASE"
-trap 'rm -rf "$SCRATCH" "$REPORTS" "$BASE"' EXIT
+LOCKDIR=/run/lock/moat-everyday.$$
+trap 'rm -rf "$SCRATCH" "$REPORTS" "$BASE" "$LOCKDIR"' EXIT
 mkdir -p "$BASE/proj"
 cd "$BASE/proj" || exit 1
 
@@ -452,6 +453,45 @@ unlike "$out" "key" "  and HOME's credentials are still not read ($out)"
 out=$(cd "$SCRATCH/realhome/proj" && HOME="$SCRATCH/homelink" "$MOAT" run --profile network -- /bin/sh -c 'echo "$npm_config_cache"' 2>&1)
 is "$?:$out" "0:$SCRATCH/realhome/.cache/moat/pkg/$(ls "$SCRATCH/realhome/.cache/moat/pkg" 2>/dev/null | head -1)/npm" \
 	"  a run with a network gets its package caches, at their real path"
+
+# A write grant through links only root can change: /var/lock -> /run/lock
+# (Debian's; /home -> var/home on Fedora's Atomic desktops is the same case)
+# sits in /var, root's and writable by no one else, so `--write
+# /var/lock/X` names /run/lock/X run after run.  A link in a directory the
+# caller can write is still refused, and so is every link for root, whose
+# command could change them.
+if [ "$(readlink /var/lock)" = /run/lock ] || [ "$(readlink /var/lock)" = ../run/lock ]; then
+	if [ "$(id -u)" = 0 ]; then
+		as_user() { setpriv --reuid=65534 --regid=65534 --clear-groups env HOME=/nonexistent "$@"; }
+	else
+		as_user() { "$@"; }
+	fi
+	mkdir -p "$LOCKDIR/real" && ln -s real "$LOCKDIR/swappable"
+	[ "$(id -u)" = 0 ] && chown -R 65534:65534 "$LOCKDIR"
+	LD=/var/lock/${LOCKDIR##*/}
+	out=$(cd "$BASE" && as_user "$MOAT" run --profile strict --write "$LD" -- /bin/sh -c "echo w >$LD/f && echo wrote" 2>&1)
+	is "$?:$out:$(cat "$LOCKDIR/f" 2>&1)" "0:wrote:w" \
+		"--write /var/lock/X, through a link only root can change: granted, the file written at its real path"
+	is "$(cd "$BASE" && as_user "$MOAT" run --profile strict --write "$LD/swappable" -- true 2>&1 | head -1)" \
+		"moat: command line: --write $LD/swappable passes through a symlink: it is $LOCKDIR/real" \
+		"  a link in a directory the caller can write: refused"
+	if [ "$(id -u)" = 0 ]; then
+		is "$(cd "$BASE" && "$MOAT" run --profile strict --write "$LD" -- true 2>&1 | head -1)" \
+			"moat: command line: --write $LD passes through a symlink: it is $LOCKDIR" \
+			"  as root, whose command could change any link: refused"
+		# Below the sticky /var/tmp: $BASE is root's, so no one else
+		# can rename it away.
+		mkdir -p "$BASE/fixed" "$BASE/utarget"
+		chown 65534:65534 "$BASE/utarget"
+		ln -s ../utarget "$BASE/fixed/l"
+		out=$(cd "$BASE" && as_user "$MOAT" run --profile strict --write "$BASE/fixed/l" -- /bin/sh -c "echo s >$BASE/fixed/l/f && echo wrote" 2>&1)
+		is "$?:$out:$(cat "$BASE/utarget/f" 2>&1)" "0:wrote:s" \
+			"  a link in a root directory below the sticky /var/tmp: granted"
+	fi
+else
+	TAP_N=$((TAP_N + 1))
+	echo "ok $TAP_N # SKIP /var/lock is not a link to /run/lock here"
+fi
 
 # --cpu: the kill is said to be the limit's, in the report too.
 # One busy process: its RLIMIT_CPU (SIGXCPU at 1 s) and moat's read of the

@@ -469,14 +469,14 @@ static void gather(struct probe *pr)
 	f = &pr->f[F_USERNS];
 	feature_set(f, F_USERNS, false, NULL);
 	f->available = host_try_userns(h, f->why, sizeof(f->why));
-	f->hint = f->available ? NULL : hint_for(f->why, HOST_HINT_USERNS);
+	f->hint = f->available ? NULL : hint_for(f->why, host_userns_hint(&pr->h, false));
 	snprintf(f->detail, sizeof(f->detail), "%s",
 		 f->available ? (h->root ? "usable (probed as root)" : "usable unprivileged") : "");
 
 	f = &pr->f[F_PROC];
 	feature_set(f, F_PROC, false, NULL);
 	f->available = host_try_proc_mount(h, how, sizeof(how), f->why, sizeof(f->why));
-	f->hint = f->available ? NULL : hint_for(f->why, HOST_HINT_PROC);
+	f->hint = f->available ? NULL : hint_for(f->why, h->userns_filtered ? HOST_HINT_USERNS_FILTER : HOST_HINT_PROC);
 	if (f->available)
 		snprintf(f->detail, sizeof(f->detail), "a fresh /proc in new %s", how);
 

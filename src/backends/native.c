@@ -22,7 +22,7 @@
 #include "util/mem.h"
 #include "util/path.h"
 
-#define HINT_USERNS HOST_HINT_USERNS
+#define HINT_USERNS host_userns_hint(h, false)
 #define HINT_LANDLOCK HOST_HINT_LANDLOCK
 #define HINT_SECCOMP HOST_HINT_SECCOMP
 

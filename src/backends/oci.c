@@ -53,7 +53,6 @@
 #include "util/mem.h"
 #include "util/path.h"
 
-#define HINT_USERNS HOST_HINT_USERNS "; or run moat as root"
 #define HINT_SECCOMP HOST_HINT_SECCOMP
 #define INIT_PATH "/.moat/init"
 /* What __init checks the runtime's binds against (--bound-file): a file
@@ -822,7 +821,7 @@ static bool no_userns_nor_root(const struct moat_host *h, const char *runtime, s
 		return false;
 	snprintf(reason, sizeof(reason), "%s needs unprivileged user namespaces when moat is not root: %.160s", runtime,
 		 h->userns_why[0] ? h->userns_why : "not available here");
-	backend_verdict_all_missing(props, HINT_USERNS, reason);
+	backend_verdict_all_missing(props, host_userns_hint(h, true), reason);
 	return true;
 }
 

@@ -31,6 +31,8 @@
 HINT_FITS(HOST_HINT_LANDLOCK);
 HINT_FITS(HOST_HINT_LANDLOCK_ABI);
 HINT_FITS(HOST_HINT_USERNS);
+HINT_FITS(HOST_HINT_USERNS_ROOT);
+HINT_FITS(HOST_HINT_USERNS_FILTER);
 HINT_FITS(HOST_HINT_PROC);
 HINT_FITS(HOST_HINT_DELEGATE);
 HINT_FITS(HOST_HINT_SECCOMP);
@@ -531,7 +533,7 @@ bool backend_userns_or_root(const struct moat_host *h, const char *tool, struct 
 		return true;
 	snprintf(reason, sizeof(reason), "%s needs unprivileged user namespaces when moat is not root: %.160s", tool,
 		 h->userns_why[0] ? h->userns_why : "not available here");
-	backend_verdict_all_missing(props, HOST_HINT_USERNS "; or run moat as root", reason);
+	backend_verdict_all_missing(props, host_userns_hint(h, true), reason);
 	return false;
 }
 

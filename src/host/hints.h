@@ -33,6 +33,13 @@
 	"Fedora/RHEL: `sudo sysctl -w user.max_user_namespaces=15000`; make it permanent in /etc/sysctl.d/; in "       \
 	"Docker, run "                                                                                                 \
 	"with --security-opt seccomp=unconfined or a profile that allows unshare"
+/* Namespaces refused by a seccomp filter moat itself runs under. */
+#define HOST_HINT_USERNS_FILTER                                                                                        \
+	"moat runs under a seccomp filter that refuses new namespaces, which no sysctl or root undoes: in Docker or "  \
+	"Podman, run the container with a seccomp profile that allows unshare and clone with namespace flags "         \
+	"(--security-opt seccomp=unconfined); inside another moat, the outer sandbox holds the command as well: "      \
+	"run the inner one with --mode prefer, or outside"
+#define HOST_HINT_USERNS_ROOT HOST_HINT_USERNS "; or run moat as root"
 #define HOST_HINT_PROC                                                                                                 \
 	"a fresh /proc needs user (or root) and pid namespaces and a /proc without masked parts: on a host, fix "      \
 	"user namespaces first (Debian: kernel.unprivileged_userns_clone=1; Ubuntu: "                                  \

@@ -16,6 +16,7 @@
 #endif
 #include <unistd.h>
 
+#include "host/hints.h"
 #include "host/trials.h"
 #include "util/cleanup.h"
 
@@ -267,6 +268,13 @@ static void probe_net_fence(struct moat_host *h)
 			 "Yama ptrace_scope %d keeps moat from its own sandbox's sockets", h->yama_ptrace_scope);
 	else
 		h->net_fence = true;
+}
+
+const char *host_userns_hint(const struct moat_host *h, bool root_helps)
+{
+	if (h->userns_filtered)
+		return HOST_HINT_USERNS_FILTER;
+	return root_helps ? HOST_HINT_USERNS_ROOT : HOST_HINT_USERNS;
 }
 
 int host_probe(struct moat_host *h, struct moat_error *err)

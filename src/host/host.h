@@ -18,6 +18,9 @@ struct moat_host {
 	bool seccomp;         /* seccomp filters can be loaded */
 	bool userns;          /* an unprivileged user namespace can be created */
 	char userns_why[256]; /* when !userns: what blocks it */
+	bool userns_filtered; /* a seccomp filter moat runs under refuses
+			       * new namespaces (a container's, an outer
+			       * moat's): no sysctl and no root helps */
 	bool root;            /* euid 0 with CAP_SYS_ADMIN (namespaces without userns) */
 	int yama_ptrace_scope; /* -1: no Yama */
 	bool tiocsti_legacy;  /* dev.tty.legacy_tiocsti is 1 (or absent: old kernel) */
@@ -43,6 +46,13 @@ struct moat_host {
 	bool net_fence;
 	char net_fence_why[160]; /* when !net_fence: why */
 };
+
+/* The fix to name when namespaces are missing: the container's when a
+ * seccomp filter moat runs under refuses them, else how to enable user
+ * namespaces (host/hints.h) -- also when MOAT_HOST_LIMIT took them away,
+ * which stands for a host without them (`moat probe` says the limit did).
+ * `root_helps`: that one ends with "or run moat as root". */
+const char *host_userns_hint(const struct moat_host *h, bool root_helps);
 
 /* Fill *h.  Never fails: a feature that cannot be probed is reported absent,
  * with the reason. A malformed MOAT_HOST_LIMIT is the one error. */

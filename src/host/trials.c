@@ -188,12 +188,14 @@ void host_check_ns_under_filter(struct moat_host *h)
 		return;
 	if (h->userns && (e = run_trial(trial_unshare, h, &t)) != 0) {
 		h->userns = false;
+		h->userns_filtered = true;
 		snprintf(h->userns_why, sizeof(h->userns_why),
 			 "a seccomp filter moat runs under (a container's profile, or moat inside moat) refuses %s: %s",
 			 t.step, strerror(e));
 	}
 	if (h->root && !h->userns && (e = run_trial(trial_unshare, h, &t)) != 0) {
 		h->root = false;
+		h->userns_filtered = true;
 		snprintf(h->userns_why, sizeof(h->userns_why),
 			 "a seccomp filter moat runs under (a container's profile, or moat inside moat) refuses %s: %s",
 			 t.step, strerror(e));

@@ -718,5 +718,14 @@ out=$("$MOAT" run --mode prefer --keep-fd 3 --env "$NOLSAN" -- "$MOAT" run --mod
 is "$?:$out:$(json_get "$REPORTS/nested.json" '["status"]' 2>/dev/null)" "0:nested:degraded" \
 	"moat inside moat, --mode prefer: the inner run goes on, degraded"
 unlike "$(cat "$SCRATCH/nested.err")" "^moat: the sanitized git configuration" "  and no git configuration stops it"
+# The fix it names is the filter's, not a sysctl's, which cannot help: the
+# outer filter refuses namespaces to root as well.
+like "$(json_get "$REPORTS/nested.json" '["properties"]["proc.pid"]["hint"]' 2>/dev/null)" \
+	'^moat runs under a seccomp filter that refuses new namespaces, which no sysctl or root undoes: in Docker' \
+	"  the missing namespaces' hint names the filter moat runs under, not a sysctl"
+out=$(MOAT_HOST_LIMIT=userns=0,root=0 "$MOAT" run --mode prefer --report-fd 3 -- /bin/true 3>"$REPORTS/limited.json" 2>/dev/null)
+like "$(json_get "$REPORTS/limited.json" '["properties"]["proc.pid"]["hint"]' 2>/dev/null)" \
+	'^Debian: `sudo sysctl -w kernel.unprivileged_userns_clone=1`' \
+	"  control: a host without user namespaces (MOAT_HOST_LIMIT stands for one): how to enable them"
 
 done_testing

@@ -923,6 +923,11 @@ static const char *wrap_skip(const struct mcp_entry *e, bool unvouched, bool *re
 		return "it already runs under moat (written by hand): wrapping it again would run moat inside moat";
 	if (e->state == MCP_NESTED)
 		return "its command line runs moat inside moat: fix it by hand";
+	if (e->state == MCP_UNWRAPPED && mcp_container_engine(e->argv, e->argc))
+		return "it runs a container: the engine starts it outside any sandbox around the client's command "
+		       "(Docker's daemon, whose socket is root on the host; rootless Podman needs the namespaces the "
+		       "sandbox refuses), so the container's own isolation is what holds it (--read-only, --network "
+		       "none, --cap-drop ALL); or run the server's own program under moat";
 	*refuse = false;
 	if (e->state == MCP_WRAPPED && !unvouched)
 		return "already wrapped";

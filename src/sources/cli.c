@@ -18,6 +18,7 @@
 #include "sources/config_common.h"
 #include "sources/gitconfig.h"
 #include "sources/gotool.h"
+#include "sources/mcp_clients.h"
 #include "sources/pkgcache.h"
 #include "sources/interp.h"
 #include "sources/netsets.h"
@@ -837,6 +838,26 @@ static void note_private_tmp(const struct moat_policy *p, struct netset_notes *n
 	}
 }
 
+/* The command runs a container (`docker run`): the sandbox holds the
+ * engine's client, which cannot reach what starts the container.  Said
+ * before the engine's own "Cannot connect to the Docker daemon". */
+static void note_container(const struct moat_policy *p, struct netset_notes *notes)
+{
+	const char *engine = mcp_container_engine(p->argv, p->argc);
+	cleanup_free char *line = NULL;
+
+	if (!engine || p->mode == MOAT_MODE_OFF || strcmp(p->backend, "none") == 0)
+		return;
+	line = moat_xasprintf("note: %s runs the container %s, which the sandbox does not allow: the container "
+			      "is isolated by its engine, not by moat; run the program itself under moat, or the "
+			      "container with --mode off and its own isolation (--read-only, --network none, "
+			      "--cap-drop ALL)",
+			      engine,
+			      strcmp(engine, "podman") == 0 ? "in new namespaces"
+							    : "through its daemon's socket (root on the host)");
+	netset_notes_add(notes, line);
+}
+
 int cli_parse_run_meta(int argc, char **argv, char *const *environ_in, struct moat_policy *p,
 		       struct moat_run_options *o, struct moat_server_meta *meta, struct moat_error *err)
 {
@@ -931,8 +952,10 @@ int cli_parse_run_meta(int argc, char **argv, char *const *environ_in, struct mo
 	    interp_check(p, home, config_getenv(environ_in, "PATH"), &o->notes, err) < 0)
 		goto out;
 	rc = policy_validate(p, err);
-	if (rc == 0)
+	if (rc == 0) {
 		note_private_tmp(p, &o->notes);
+		note_container(p, &o->notes);
+	}
 	if (rc == 0 && meta) {
 		*meta = found;
 		memset(&found, 0, sizeof(found));

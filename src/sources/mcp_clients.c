@@ -222,6 +222,27 @@ static bool script_runs_moat(const char *script, const char *self)
 	}
 }
 
+const char *mcp_container_engine(char *const *argv, size_t argc)
+{
+	static const char *const engines[] = {"docker", "podman", "nerdctl"};
+	static const char *const starts[] = {"run", "exec", "start", "compose"};
+	const char *base;
+
+	if (argc < 2 || !argv[0])
+		return NULL;
+	base = strrchr(argv[0], '/') ? strrchr(argv[0], '/') + 1 : argv[0];
+	for (size_t k = 0; k < ARRAY_LEN(engines); k++) {
+		if (strcmp(base, engines[k]) != 0)
+			continue;
+		for (size_t i = 1; i < argc; i++)
+			for (size_t j = 0; j < ARRAY_LEN(starts); j++)
+				if (strcmp(argv[i], starts[j]) == 0)
+					return engines[k];
+		return NULL;
+	}
+	return NULL;
+}
+
 long mcp_moat_index(char *const *argv, size_t argc, const char *self)
 {
 	const char *b;

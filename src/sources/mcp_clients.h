@@ -111,6 +111,14 @@ void mcp_file_free(struct mcp_file *f);
  * -1.  `self`: moat's own path (NULL: only the name). */
 long mcp_moat_index(char *const *argv, size_t argc, const char *self);
 
+/* The container engine argv runs a container with (`docker run ...`,
+ * `podman run`, `nerdctl compose up`: the engine, then run, exec, start or
+ * compose among its words), or NULL.  A sandbox around that command holds
+ * the engine's client, not the container: Docker's daemon starts it
+ * outside (and its socket is root on the host), rootless Podman needs the
+ * new namespaces the sandbox refuses. */
+const char *mcp_container_engine(char *const *argv, size_t argc);
+
 /* Replace [off, end) of a file with text. */
 struct mcp_splice {
 	size_t off, end;

@@ -389,6 +389,16 @@ is "$out:$(cat "$SCRATCH/tmp.err")" ":moat: note: the current directory, /dev/sh
 out=$(cd "$SCRATCH/here" && "$MOAT" run -- ls -A 2>"$SCRATCH/tmp.err")
 is "$out:$(cat "$SCRATCH/tmp.err")" "host-file:" "  granted (exec's current directory): its files, and no note"
 
+# The command runs a container: the engine's own "Cannot connect to the
+# Docker daemon" comes after moat's note that says why.
+mkdir -p "$BASE/engines"
+printf '#!/bin/sh\necho "Cannot connect to the Docker daemon at unix:///var/run/docker.sock" >&2\nexit 1\n' >"$BASE/engines/docker"
+chmod 0755 "$BASE/engines/docker"
+is "$(cd "$BASE/proj" && err run -- "$BASE/engines/docker" run -i --rm img)" "1:moat: note: docker runs the container through its daemon's socket (root on the host), which the sandbox does not allow: the container is isolated by its engine, not by moat; run the program itself under moat, or the container with --mode off and its own isolation (--read-only, --network none, --cap-drop ALL)
+Cannot connect to the Docker daemon at unix:///var/run/docker.sock" "docker run under moat: a note says why the daemon is out of reach"
+is "$(cd "$BASE/proj" && err run -- "$BASE/engines/docker" version)" "1:Cannot connect to the Docker daemon at unix:///var/run/docker.sock" \
+	"  docker version (no container started): no note"
+
 # Below the private /tmp, a current directory that nothing grants is what
 # it is anywhere else: empty and read-only.  It was a directory made in the
 # private tmpfs, writable: what the command wrote to "its project" vanished

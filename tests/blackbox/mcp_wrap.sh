@@ -244,6 +244,28 @@ out=$(m mcp wrap --config "$HAND" 2>&1)
 like "$out" "hand.json: wrapped plain " "wrap of the whole file wraps the plain entry"
 like "$out" "hand.json: byhand: skipped: it already runs under moat \\(written by hand\\)" "  and leaves the others, saying why"
 
+# A server that runs a container: the sandbox would hold docker's client,
+# which cannot reach the daemon that starts the container (nor should it).
+CONT=$BASE/containers.json
+cat >"$CONT" <<'EOF'
+{
+  "mcpServers": {
+    "github": {"command": "docker", "args": ["run", "-i", "--rm", "-e", "GITHUB_PERSONAL_ACCESS_TOKEN", "ghcr.io/github/github-mcp-server"]},
+    "pod": {"command": "/usr/bin/podman", "args": ["container", "run", "-i", "img"]},
+    "dockerish": {"command": "docker-credential-helper", "args": ["run"]}
+  }
+}
+EOF
+cp "$CONT" "$BASE/containers.orig"
+out=$(m mcp wrap --config "$CONT" --server github 2>&1)
+is "$?" 125 "wrap --server github (docker run): refused"
+like "$out" "mcpServers.github: not wrapped: it runs a container: the engine starts it outside any sandbox" \
+	"  saying the container runs outside any sandbox around its client"
+ok "$(cmp -s "$BASE/containers.orig" "$CONT" && echo 0 || echo 1)" "  nothing written"
+out=$(m mcp wrap --config "$CONT" --policies "$BASE/cont-pol/servers.toml" 2>&1)
+like "$out" "containers.json: pod: skipped: it runs a container" "wrap of the whole file skips podman's too"
+like "$out" "containers.json: wrapped dockerish " "  and wraps a command that is no container engine"
+
 RO=$BASE/ro
 mkdir -p "$RO"
 cp "$FIX/claude_desktop_config.json" "$RO/"

@@ -516,6 +516,21 @@ static char *entry_unvouched(const struct ctx *c, const struct loaded *l, const 
 			      *path, why);
 }
 
+/* Why wrap leaves an entry as it is, in list and wrap alike: what the
+ * client's file says of it (remote, no command, ...), or, not under moat,
+ * the container it runs (sources/mcp_clients.h). */
+static const char *entry_skip(const struct mcp_entry *e)
+{
+	if (e->skip)
+		return e->skip;
+	if (e->state == MCP_UNWRAPPED && mcp_container_engine(e->argv, e->argc))
+		return "it runs a container: the engine starts it outside any sandbox around the client's command "
+		       "(Docker's daemon, whose socket is root on the host; rootless Podman needs the namespaces the "
+		       "sandbox refuses), so the container's own isolation is what holds it (--read-only, --network "
+		       "none, --cap-drop ALL); or run the server's own program under moat";
+	return NULL;
+}
+
 static json_t *entry_json(const struct ctx *c, const struct loaded *l, const struct mcp_entry *e,
 			  const struct moat_host *host, struct policy_cache *pc)
 {
@@ -530,12 +545,14 @@ static json_t *entry_json(const struct ctx *c, const struct loaded *l, const str
 	char **argv = NULL, *const *cmd = e->argv;
 	size_t argc = 0, n_cmd = e->argc, i;
 
-	json_object_set_new(j, "skip", e->skip ? json_text(e->skip) : json_null());
+	const char *skip = entry_skip(e);
+
+	json_object_set_new(j, "skip", skip ? json_text(skip) : json_null());
 	json_object_set_new(j, "command", strings_json(e->argv, e->argc));
 	if (uv)
 		json_object_set_new(j, "unvouched",
 				    json_pack("{s:o, s:o}", "policies", json_text(uv_path), "why", json_text(uv)));
-	if (e->skip)
+	if (skip)
 		return j;
 	if (e->state == MCP_WRAPPED) {
 		/* Not the profile of a file moat does not vouch for: no one
@@ -916,18 +933,15 @@ static int check_policies(const char *path, const char *text, size_t len, const 
  * vouches for (entry_unvouched): in wrap's form, it is wrapped anew. */
 static const char *wrap_skip(const struct mcp_entry *e, bool unvouched, bool *refuse)
 {
+	const char *why = entry_skip(e);
+
 	*refuse = true;
-	if (e->skip)
-		return e->skip;
+	if (why)
+		return why;
 	if (e->state == MCP_BY_HAND)
 		return "it already runs under moat (written by hand): wrapping it again would run moat inside moat";
 	if (e->state == MCP_NESTED)
 		return "its command line runs moat inside moat: fix it by hand";
-	if (e->state == MCP_UNWRAPPED && mcp_container_engine(e->argv, e->argc))
-		return "it runs a container: the engine starts it outside any sandbox around the client's command "
-		       "(Docker's daemon, whose socket is root on the host; rootless Podman needs the namespaces the "
-		       "sandbox refuses), so the container's own isolation is what holds it (--read-only, --network "
-		       "none, --cap-drop ALL); or run the server's own program under moat";
 	*refuse = false;
 	if (e->state == MCP_WRAPPED && !unvouched)
 		return "already wrapped";

@@ -257,6 +257,10 @@ cat >"$CONT" <<'EOF'
 }
 EOF
 cp "$CONT" "$BASE/containers.orig"
+m mcp list --config "$CONT" --json >"$SCRATCH/list.json" 2>/dev/null
+is "$(q '[(s["name"], (s["skip"] or "")[:24]) for s in L["files"][0]["servers"]]')" \
+	"[('github', 'it runs a container: the'), ('pod', 'it runs a container: the'), ('dockerish', '')]" \
+	"list: the servers that run a container are not to be wrapped, and say why"
 out=$(m mcp wrap --config "$CONT" --server github 2>&1)
 is "$?" 125 "wrap --server github (docker run): refused"
 like "$out" "mcpServers.github: not wrapped: it runs a container: the engine starts it outside any sandbox" \

@@ -520,6 +520,22 @@ static bool node_switch(const char *w)
 	return false;
 }
 
+/* An option of `deno run` that takes no separate value: -A, and the
+ * permission and feature switches (`--allow-net`, `--allow-read=/x`,
+ * `--unstable-kv`), or any `--name=value`. */
+static bool deno_switch(const char *w)
+{
+	static const char *const families[] = {"--allow-", "--deny-", "--unstable", "--no-"};
+
+	if (strcmp(w, "-A") == 0 || strcmp(w, "-q") == 0 || strcmp(w, "--quiet") == 0 ||
+	    (strncmp(w, "--", 2) == 0 && strchr(w, '=')))
+		return true;
+	for (size_t i = 0; i < ARRAY_LEN(families); i++)
+		if (strncmp(w, families[i], strlen(families[i])) == 0)
+			return true;
+	return false;
+}
+
 const char *profile_script_arg(const char *exe, char *const *argv)
 {
 	size_t i = 1;
@@ -544,9 +560,15 @@ const char *profile_script_arg(const char *exe, char *const *argv)
 		const char *rbase = realpath(exe, real) ? strrchr(real, '/') + 1 : base;
 		bool python = strncmp(base, "python", 6) == 0 || strncmp(rbase, "python", 6) == 0;
 		bool node = profile_exe_named(exe, "node") || profile_exe_named(exe, "nodejs");
+		bool deno = profile_exe_named(exe, "deno"), bun = profile_exe_named(exe, "bun");
 
+		/* `deno run -A /x/s.ts`, `bun run /x/s.ts`: the script after
+		 * the subcommand. */
+		if ((deno || bun) && strcmp(argv[i], "run") == 0)
+			i++;
 		for (; argv[i] && argv[i][0] == '-'; i++)
-			if (!(python && python_flags(argv[i])) && !(node && node_switch(argv[i])))
+			if (!(python && python_flags(argv[i])) && !((node || bun) && node_switch(argv[i])) &&
+			    !(deno && deno_switch(argv[i])))
 				return NULL;
 	}
 	return argv[i];

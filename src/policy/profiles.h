@@ -40,10 +40,12 @@ bool profile_is_interpreter(const char *exe);
 
 /* The word of argv that names the program the command runs as its code: an
  * interpreter's script (`node /x/s.js`, `python3 -u /x/s.py`, `node
- * --no-warnings /x/s.js`) or java's jar (`java -Xmx1g -jar /x/s.jar`).
- * Options before it are passed over only when they cannot take the next word
- * as their value (python's value-less flags, node's `--name=value` and
- * `--no-*` switches, java's options but -cp, -p, -m, ...).  NULL: none. */
+ * --no-warnings /x/s.js`, `deno run -A /x/s.ts`, `bun run /x/s.ts`) or
+ * java's jar (`java -Xmx1g -jar /x/s.jar`).  Options before it are passed
+ * over only when they cannot take the next word as their value (python's
+ * value-less flags, node's and bun's `--name=value` and `--no-*` switches,
+ * deno's permission switches, java's options but -cp, -p, -m, ...).  NULL:
+ * none. */
 const char *profile_script_arg(const char *exe, char *const *argv);
 
 /* Is the program `exe` named `name`, or is it through its links

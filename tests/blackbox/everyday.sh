@@ -234,10 +234,10 @@ fi
 RT=$BASE/runtimes/bin
 SRV=$BASE/srv
 mkdir -p "$RT" "$SRV"
-for tool in java python3 node; do
+for tool in java python3 node deno bun; do
 	printf '#!/bin/sh\nfor a; do last=$a; done\ncat "$last"\n' >"$RT/$tool"
 done
-chmod 0755 "$RT/java" "$RT/python3" "$RT/node"
+chmod 0755 "$RT/java" "$RT/python3" "$RT/node" "$RT/deno" "$RT/bun"
 echo jar-code >"$SRV/app.jar"
 echo py-code >"$SRV/s.py"
 echo js-code >"$SRV/s.js"
@@ -262,6 +262,10 @@ is "$(cd "$BASE/other" && hm run --profile mcp -- "$RT/node" --no-warnings --max
 	"js-code" "node --no-warnings --max-old-space-size=64 /x/s.js: the script's directory is granted"
 is "$(cd "$BASE/other" && hm run --profile mcp -- "$RT/node" --require "$SRV/s.js" "$SRV/s.py" 2>/dev/null)" "" \
 	"  after --require (which takes the next word) nothing is read as the script"
+is "$(cd "$BASE/other" && hm run --profile mcp -- "$RT/deno" run -A --allow-read=/x --unstable-kv "$SRV/s.js" 2>&1)" \
+	"js-code" "deno run -A --allow-read=/x --unstable-kv /x/s.js: the script's directory is granted"
+is "$(cd "$BASE/other" && hm run --profile mcp -- "$RT/bun" run --smol=1 "$SRV/s.js" 2>&1)" "js-code" \
+	"bun run /x/s.js: the same"
 
 # ------------------------------------------------------------- 3. git repositories
 if command -v git >/dev/null; then

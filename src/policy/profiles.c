@@ -536,13 +536,31 @@ static bool deno_switch(const char *w)
 	return false;
 }
 
+/* Is the program named `name`, by the name it was given (`base`) or its
+ * real one (`rbase`)? */
+static bool named(const char *base, const char *rbase, const char *name)
+{
+	return strcmp(base, name) == 0 || strcmp(rbase, name) == 0;
+}
+
 const char *profile_script_arg(const char *exe, char *const *argv)
 {
+	char real[PATH_MAX];
+	const char *base, *rbase;
+	bool python, node, deno, bun;
 	size_t i = 1;
 
 	if (!argv || !argv[0] || !argv[1])
 		return NULL;
-	if (profile_exe_named(exe, "java")) {
+	base = strrchr(exe, '/') ? strrchr(exe, '/') + 1 : exe;
+	/* `sh -c ...`: options first, of a program named as none whose options
+	 * are passed over -- no system call, at every start. */
+	if (argv[1][0] == '-' && strncmp(base, "python", 6) != 0 && strncmp(base, "node", 4) != 0 &&
+	    strcmp(base, "java") != 0 && strcmp(base, "deno") != 0 && strcmp(base, "bun") != 0)
+		return NULL;
+	/* One realpath for every name below. */
+	rbase = realpath(exe, real) ? strrchr(real, '/') + 1 : base;
+	if (named(base, rbase, "java")) {
 		for (; argv[i] && argv[i][0] == '-'; i++) {
 			if (strcmp(argv[i], "-jar") == 0)
 				return argv[i + 1];
@@ -554,23 +572,18 @@ const char *profile_script_arg(const char *exe, char *const *argv)
 	}
 	if (!profile_is_interpreter(exe))
 		return NULL;
-	{
-		const char *base = strrchr(exe, '/') ? strrchr(exe, '/') + 1 : exe;
-		char real[PATH_MAX];
-		const char *rbase = realpath(exe, real) ? strrchr(real, '/') + 1 : base;
-		bool python = strncmp(base, "python", 6) == 0 || strncmp(rbase, "python", 6) == 0;
-		bool node = profile_exe_named(exe, "node") || profile_exe_named(exe, "nodejs");
-		bool deno = profile_exe_named(exe, "deno"), bun = profile_exe_named(exe, "bun");
-
-		/* `deno run -A /x/s.ts`, `bun run /x/s.ts`: the script after
-		 * the subcommand. */
-		if ((deno || bun) && strcmp(argv[i], "run") == 0)
-			i++;
-		for (; argv[i] && argv[i][0] == '-'; i++)
-			if (!(python && python_flags(argv[i])) && !((node || bun) && node_switch(argv[i])) &&
-			    !(deno && deno_switch(argv[i])))
-				return NULL;
-	}
+	python = strncmp(base, "python", 6) == 0 || strncmp(rbase, "python", 6) == 0;
+	node = named(base, rbase, "node") || named(base, rbase, "nodejs");
+	deno = named(base, rbase, "deno");
+	bun = named(base, rbase, "bun");
+	/* `deno run -A /x/s.ts`, `bun run /x/s.ts`: the script after the
+	 * subcommand. */
+	if ((deno || bun) && strcmp(argv[i], "run") == 0)
+		i++;
+	for (; argv[i] && argv[i][0] == '-'; i++)
+		if (!(python && python_flags(argv[i])) && !((node || bun) && node_switch(argv[i])) &&
+		    !(deno && deno_switch(argv[i])))
+			return NULL;
 	return argv[i];
 }
 
@@ -582,12 +595,18 @@ static bool is_rustup(const char *real)
 	cleanup_free char *sibling = NULL;
 	struct stat a, b;
 
+	const char *cargo_home = getenv("CARGO_HOME");
+
 	if (!base)
 		return false;
 	if (strcmp(base + 1, "rustup") == 0)
 		return true;
+	/* A hard link, looked for only where rustup puts its proxies (cargo's
+	 * bin/): no system call for any other command, at every start. */
+	if (!strstr(real, "/.cargo/bin/") && !(cargo_home && cargo_home[0] == '/' && path_within(real, cargo_home)))
+		return false;
 	sibling = moat_xasprintf("%.*s/rustup", (int)(base - real), real);
-	return stat(real, &a) == 0 && stat(sibling, &b) == 0 && a.st_dev == b.st_dev && a.st_ino == b.st_ino;
+	return stat(sibling, &b) == 0 && stat(real, &a) == 0 && a.st_dev == b.st_dev && a.st_ino == b.st_ino;
 }
 
 /* A rustup proxy runs the toolchain kept in rustup's home, ~/.rustup

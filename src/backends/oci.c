@@ -659,11 +659,20 @@ static int pick_runtime(const struct moat_backend *self, const struct backend_ct
 	base = strrchr(bp->tool_path, '/');
 	base = base ? base + 1 : bp->tool_path;
 	*rt = strcmp(base, "runc") == 0 ? RT_RUNC : RT_CRUN;
-	if (*rt == RT_CRUN && !ctx->exporting && crun_refuses_host(why, why_len)) {
+	/* An export names runc too where crun refuses this host and runc is
+	 * here: its argv.json is what runs the bundle on the host it was made
+	 * on (crun's there failed with "cgroups in hybrid mode not
+	 * supported").  Elsewhere it names crun, which another host may run. */
+	if (*rt == RT_CRUN && crun_refuses_host(why, why_len)) {
 		struct moat_backend runc = {.name = "runc", .tools = {"runc"}};
 		char *found = backend_find_tool(&runc, NULL);
-		if (!found)
-			return -1;
+		if (!found) {
+			if (!ctx->exporting)
+				return -1;
+			why[0] = '\0';
+			return 0;
+		}
+		why[0] = '\0';
 		free(bp->tool_path);
 		bp->tool_path = found;
 		*rt = RT_RUNC;

@@ -331,6 +331,18 @@ for rt in crun runc; do
 	fi
 done
 installed crun || installed runc || absent oci
+# An export's argv.json runs its bundle on the host it was made on: it
+# names runc where crun refuses this host (crun 1.8 on a hybrid cgroup
+# host with cgroup2 controllers, this machine; before, the export named
+# crun all the same, which failed with "cgroups in hybrid mode not
+# supported").  As root: the runtimes need it to start a container.
+if [ "$UID_NOW" = 0 ] && { installed crun || installed runc; }; then
+	rm -rf "$SCRATCH/export"
+	(cd "$PROJ" && "$MOAT" oci export -o "$SCRATCH/export" --profile strict -- /bin/echo exported-ran >/dev/null 2>&1)
+	mapfile -t RTARGV < <(/usr/bin/python3 -c 'import json,sys; print("\n".join(json.load(open(sys.argv[1]))))' "$SCRATCH/export/argv.json")
+	out=$(cd "$SCRATCH/export" && timeout 60 "${RTARGV[@]}" 2>&1)
+	is "$?:$out" "0:exported-ran" "oci export: argv.json (${RTARGV[0]}) runs the bundle here"
+fi
 # nono and nsjail are not Debian packages: where someone installed them,
 # their claims are attacked like any other backend's.
 if installed nono; then suite nono nono; else absent nono; fi

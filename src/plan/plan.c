@@ -441,6 +441,19 @@ static int build(const struct moat_policy *p, const struct moat_host *h, const c
 	 * programs find it through TMPDIR. */
 	if (plan->compiled.in_child && plan->compiled.in_child->private_tmp_dir)
 		env_strv_set(&plan->envp, &plan->env_names, "TMPDIR", plan->compiled.in_child->private_tmp_dir);
+	/* go's build cache is in the private /tmp (sources/gotool.h): there,
+	 * the per-run directory; where nothing keeps /tmp private, none of
+	 * moat's -- the host's /tmp is anyone's, and a cache another user
+	 * planted there would be what go links. */
+	if (p->go_cache_in_tmp) {
+		if (plan->compiled.in_child && plan->compiled.in_child->private_tmp_dir) {
+			cleanup_free char *dir =
+			    moat_xasprintf("%s/go-build", plan->compiled.in_child->private_tmp_dir);
+			env_strv_set(&plan->envp, &plan->env_names, "GOCACHE", dir);
+		} else if (!plan->props[MOAT_P_FS_TMP].enforced) {
+			env_strv_unset(plan->envp, plan->env_names, "GOCACHE");
+		}
+	}
 
 	for (i = 0; i < MOAT_P__COUNT; i++)
 		if (plan->props[i].requested && !plan->props[i].enforced)

@@ -278,6 +278,26 @@ const char *env_strv_get(char *const *envp, const char *name)
 	return NULL;
 }
 
+/* Remove the entry of v for which at(v[i]) names `name`, keeping the order. */
+static void strv_remove(char **v, const char *name, bool kv)
+{
+	size_t len = strlen(name);
+
+	for (size_t i = 0; v && v[i]; i++) {
+		if (strncmp(v[i], name, len) != 0 || v[i][len] != (kv ? '=' : '\0'))
+			continue;
+		free(v[i]);
+		memmove(v + i, v + i + 1, (strv_len(v + i + 1) + 1) * sizeof(char *));
+		return;
+	}
+}
+
+void env_strv_unset(char **envp, char **names, const char *name)
+{
+	strv_remove(envp, name, true);
+	strv_remove(names, name, false);
+}
+
 void env_strv_set(char ***envp, char ***names, const char *name, const char *value)
 {
 	size_t n = strv_len(*envp), len = strlen(name), i, pos;

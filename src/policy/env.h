@@ -40,6 +40,9 @@ int env_build(const struct moat_policy *p, char *const *environ_in, char ***envp
  * keep the sorted name list in step. */
 void env_strv_set(char ***envp, char ***names, const char *name, const char *value);
 
+/* Remove NAME from a built environment and its name list, if there. */
+void env_strv_unset(char **envp, char **names, const char *name);
+
 /* The value of NAME in a built environment, or NULL. */
 const char *env_strv_get(char *const *envp, const char *name);
 

@@ -166,6 +166,10 @@ struct moat_policy {
 	char *backend; /* "auto", "native", ... */
 	enum moat_net net;
 	bool private_tmp;    /* fresh /tmp and /dev/shm, discarded afterwards */
+	bool go_cache_in_tmp; /* GOCACHE is moat's, in the private /tmp
+			       * (sources/gotool.h): the plan moves it to the
+			       * per-run tmp, or drops it where /tmp is the
+			       * host's */
 	bool secrets_masked; /* the built-in credential list is denied */
 
 	char **argv; /* NULL-terminated; argv[0] as the user wrote it */

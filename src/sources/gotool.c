@@ -93,10 +93,12 @@ void gotool_add(struct moat_policy *p, const char *home, char *const *env)
 	if (p->private_tmp && !names_env(p, "GOCACHE")) {
 		cleanup_free char *own = own_cache(home, env);
 
-		if (!own || !user_writes(p, own))
+		if (!own || !user_writes(p, own)) {
+			p->go_cache_in_tmp = true;
 			policy_add_env(p, "GOCACHE", "/tmp/go-build",
 				       (struct moat_origin){.source = "go's build cache, in the sandbox's private /tmp "
 								      "(docs/policy.md, \"Go\")"});
+		}
 	}
 	if (!names_env(p, "GOFLAGS") && cwd_below_placeholder_git(p))
 		policy_add_env(p, "GOFLAGS", "-buildvcs=false",

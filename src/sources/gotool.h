@@ -8,7 +8,9 @@
  *     sources/pkgcache.h give it one of moat's) GOCACHE names a directory
  *     in the sandbox's private /tmp, discarded with it -- nothing is
  *     written on the host, and nothing a sandboxed build left in a cache is
- *     what a later build outside takes;
+ *     what a later build outside takes (p->go_cache_in_tmp: the plan moves
+ *     it to the per-run tmp of a run without a mount namespace, and drops
+ *     it where nothing keeps /tmp private);
  *   - a write grant without a .git gets an empty, read-only .git for the
  *     run (docs/filesystem.md, "Protected entries"), which go takes for a
  *     repository: `go build` of a main package then fails with "error

@@ -216,6 +216,13 @@ is "$(cd "$BASE/gorepo" && hm run --write . -- "$GOBIN/go" build 2>&1)" "built, 
 	"go build in a git repository: the repository is stamped, GOFLAGS left alone"
 is "$(cd "$BASE/goproj" && goenv -- "$GOBIN/go" build)" '["GOCACHE"]' "  no write grant, no placeholder: only GOCACHE"
 is "$(cd "$BASE/goproj" && goenv -- "$GOBIN/gofmt")" '[]' "  another command: neither"
+# Without a mount namespace the private tmp is a per-run directory: the
+# cache goes there.  Where nothing keeps /tmp private, moat sets no GOCACHE:
+# the host's /tmp is anyone's, and a cache planted there is what go links.
+like "$(cd "$BASE/goproj" && MOAT_HOST_LIMIT=userns=0,root=0 hm run --backend native --mode prefer --write . -- "$GOBIN/go" build 2>/dev/null)" \
+	'^built, cache /tmp/moat-tmp\.[0-9]+\.[A-Za-z0-9]+/go-build$' "  no mount namespace: the cache in the run's own tmp directory"
+is "$(cd "$BASE/goproj" && MOAT_HOST_LIMIT=userns=0,root=0,landlock=0 hm run --backend native --mode prefer -- "$GOBIN/go" build 2>/dev/null)" \
+	"built, cache $H/.cache/go-build" "  nothing keeps /tmp private: no GOCACHE of moat's, never the host's /tmp"
 if command -v go >/dev/null 2>&1; then
 	mkdir -p "$BASE/realgo"
 	printf 'package main\n\nimport "fmt"\n\nfunc main() { fmt.Println("hello from go") }\n' >"$BASE/realgo/main.go"

@@ -34,6 +34,35 @@ static bool user_writes(const struct moat_policy *p, const char *dir)
 	return false;
 }
 
+/* Does a rule of the policy other than a deny cover `dir` already? */
+static bool granted(const struct moat_policy *p, const char *dir)
+{
+	for (size_t i = 0; i < p->n_paths; i++)
+		if (p->paths[i].access != MOAT_ACCESS_DENY && path_within(dir, p->paths[i].path))
+			return true;
+	return false;
+}
+
+/* go's module cache, as go finds it inside (GOPATH and GOMODCACHE do not
+ * pass by default): ~/go/pkg/mod, read-only, when it is there.  It holds
+ * the source of the modules go.sum names, which go checks against it: what
+ * a build needs, as ~/.rustup is for cargo.  Not made: without network,
+ * go cannot fill it. */
+static void add_mod_cache(struct moat_policy *p, const char *home)
+{
+	cleanup_free char *dir = NULL;
+	struct stat st;
+
+	if (!home || home[0] != '/' || names_env(p, "GOMODCACHE") || names_env(p, "GOPATH"))
+		return;
+	dir = moat_xasprintf("%s/go/pkg/mod", strcmp(home, "/") == 0 ? "" : home);
+	if (stat(dir, &st) != 0 || !S_ISDIR(st.st_mode) || granted(p, dir))
+		return;
+	policy_add_path(p, dir, MOAT_ACCESS_READ, true,
+			(struct moat_origin){.source = "go's module cache, read-only (docs/policy.md, \"Go\")"});
+	p->paths[p->n_paths - 1].from_profile = true;
+}
+
 /* go's own build cache, as go finds it inside: XDG_* passes by default. */
 static char *own_cache(const char *home, char *const *env)
 {
@@ -100,6 +129,7 @@ void gotool_add(struct moat_policy *p, const char *home, char *const *env)
 								      "(docs/policy.md, \"Go\")"});
 		}
 	}
+	add_mod_cache(p, home);
 	if (!names_env(p, "GOFLAGS") && cwd_below_placeholder_git(p))
 		policy_add_env(p, "GOFLAGS", "-buildvcs=false",
 			       (struct moat_origin){.source = "the run's placeholder .git is no repository to stamp "

@@ -1,7 +1,10 @@
 /* Source: what the go command needs to build in a sandbox (docs/policy.md,
- * "Go").  Two things the sandbox itself would break, each set through the
- * variable go documents for it, and only when the policy names neither:
+ * "Go").  Three things the sandbox itself would break, each only when the
+ * policy names the variable go documents for it:
  *
+ *   - the module cache ~/go/pkg/mod, read-only, without network (with
+ *     network it is moat's package cache): a build with dependencies reads
+ *     their source there;
  *   - go builds nothing (`go build`, `go run`, `go test`) without a
  *     writable build cache, and the user's own (~/.cache/go-build) is
  *     read-only or hidden: without network (where the package caches of
@@ -23,7 +26,7 @@
 #include "policy/policy.h"
 
 /* When the command is go (by its name, or its name through links) in a
- * sandbox that is on: GOCACHE and GOFLAGS as above.  `home` and `env`
+ * sandbox that is on: the module cache, GOCACHE and GOFLAGS as above.  `home` and `env`
  * (moat's environment) say where go's own cache is, for the check that
  * the user did not grant it writable. */
 void gotool_add(struct moat_policy *p, const char *home, char *const *env);

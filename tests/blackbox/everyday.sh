@@ -182,6 +182,8 @@ GOBIN=$BASE/gotool/bin
 mkdir -p "$GOBIN" "$BASE/goproj" "$BASE/gorepo"
 cat >"$GOBIN/go" <<'EOF'
 #!/bin/sh
+[ "$1" = mods ] && exec cat "${GOMODCACHE:-$HOME/go/pkg/mod}/example.com/dep@v1.0.0/dep.go"
+[ "$1" = modwrite ] && { : >"$HOME/go/pkg/mod/new" && echo wrote; exit; }
 cache=${GOCACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/go-build}
 { mkdir -p "$cache" && : >"$cache/entry"; } 2>/dev/null || { echo "failed to initialize build cache at $cache"; exit 1; }
 case " $GOFLAGS " in *" -buildvcs=false "*) echo "built, cache $cache"; exit 0 ;; esac
@@ -216,6 +218,16 @@ is "$(cd "$BASE/gorepo" && hm run --write . -- "$GOBIN/go" build 2>&1)" "built, 
 	"go build in a git repository: the repository is stamped, GOFLAGS left alone"
 is "$(cd "$BASE/goproj" && goenv -- "$GOBIN/go" build)" '["GOCACHE"]' "  no write grant, no placeholder: only GOCACHE"
 is "$(cd "$BASE/goproj" && goenv -- "$GOBIN/gofmt")" '[]' "  another command: neither"
+# The module cache: ~/go/pkg/mod, read-only, without network; with it,
+# moat's package cache instead (pkgcache.sh), never the user's.
+mkdir -p "$H/go/pkg/mod/example.com/dep@v1.0.0"
+echo "package dep" >"$H/go/pkg/mod/example.com/dep@v1.0.0/dep.go"
+chmod -R a+rX "$H/go"
+is "$(cd "$BASE/goproj" && hm run -- "$GOBIN/go" mods 2>&1)" "package dep" "  the module cache ~/go/pkg/mod: readable by go"
+like "$(cd "$BASE/goproj" && hm run -- "$GOBIN/go" modwrite 2>&1)" "Read-only file system" "  read-only: go cannot write it"
+like "$(cd "$BASE/goproj" && hm run -- "$GOBIN/gofmt" mods 2>&1)" "No such file" "  control: another command does not see it"
+like "$(cd "$BASE/goproj" && hm run --net all -- "$GOBIN/go" mods 2>&1)" "No such file" \
+	"  with network: moat's own module cache, not the user's"
 # Without a mount namespace the private tmp is a per-run directory: the
 # cache goes there.  Where nothing keeps /tmp private, moat sets no GOCACHE:
 # the host's /tmp is anyone's, and a cache planted there is what go links.

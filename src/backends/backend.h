@@ -362,6 +362,13 @@ char *backend_keep_fds_list(const struct moat_policy *p);
  * err. */
 int backend_memfd(const char *name, const void *data, size_t len, struct moat_error *err);
 
+/* The files of an export beside its argv.json: the seccomp program
+ * (backend_seccomp_program writes it), bwrap's environment for --args, and
+ * the script that runs argv.json with both on descriptors 3 and 4. */
+#define BACKEND_EXPORT_SECCOMP "seccomp.bpf"
+#define BACKEND_EXPORT_ENV_ARGS "env.args"
+#define BACKEND_EXPORT_RUN "run.sh"
+
 /* moat's own seccomp program for the policy (the one the native backend
  * loads), for the tool or moat __init to load: in a memfd registered with
  * backend_pass_fd, *fd (-1 when exporting: no descriptor is made), of *len

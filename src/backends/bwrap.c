@@ -155,6 +155,61 @@ static int emit_op(const struct backend_ctx *ctx, struct backend_plan *bp, const
  * with moat's minimal environment (backend.h, tool_env), so no variable
  * of the command's acts on bwrap outside the sandbox.  bwrap sets PWD
  * itself after --chdir (env_set). */
+/* The file `name` of the export directory `dir`, readable by its owner
+ * only. */
+static int export_private(const char *dir, const char *name, struct moat_error *err)
+{
+	cleanup_free char *path = moat_xasprintf("%s/%s", dir, name);
+
+	if (chmod(path, 0600) != 0)
+		return moat_error_set(err, MOAT_E_SYSTEM, errno, "chmod %s", path);
+	return 0;
+}
+
+/* run.sh beside argv.json: argv.json as a shell command, with the export's
+ * env.args and seccomp.bpf on descriptors 3 and 4 where argv.json says FD
+ * (bwrap reads each, then closes it). */
+static int write_run_script(const struct backend_ctx *ctx, const struct backend_plan *bp, bool seccomp,
+			    struct moat_error *err)
+{
+	cleanup_free char *text = NULL;
+	size_t len = 0, cap = 0;
+
+	text = moat_xgrow(text, &cap, 512, 1);
+	len = (size_t)snprintf(text, cap,
+			       "#!/bin/sh\n# Written by moat export: argv.json, with this directory's %s and %s\n"
+			       "# on descriptors 3 and 4 where argv.json says FD.  Run it as: sh run.sh\n"
+			       "d=$(dirname \"$0\")\nexec",
+			       BACKEND_EXPORT_ENV_ARGS, BACKEND_EXPORT_SECCOMP);
+	for (size_t i = 0; bp->argv[i]; i++) {
+		const char *a = bp->argv[i];
+		char fdbuf[16];
+
+		if (strcmp(a, EXPORT_FD_PLACEHOLDER) == 0 && i > 0 &&
+		    (strcmp(bp->argv[i - 1], "--args") == 0 || strcmp(bp->argv[i - 1], "--seccomp") == 0)) {
+			snprintf(fdbuf, sizeof(fdbuf), "%d", strcmp(bp->argv[i - 1], "--args") == 0 ? 3 : 4);
+			a = fdbuf;
+		}
+		text = moat_xgrow(text, &cap, len + 4 * strlen(a) + 4, 1);
+		text[len++] = ' ';
+		text[len++] = '\'';
+		for (const char *c = a; *c; c++) {
+			if (*c == '\'') {
+				memcpy(text + len, "'\\''", 4);
+				len += 4;
+			} else {
+				text[len++] = *c;
+			}
+		}
+		text[len++] = '\'';
+	}
+	text = moat_xgrow(text, &cap, len + 128, 1);
+	len += (size_t)snprintf(text + len, cap - len, "%s%s\n",
+				ctx->envp && ctx->envp[0] ? " 3<\"$d/" BACKEND_EXPORT_ENV_ARGS "\"" : "",
+				seccomp ? " 4<\"$d/" BACKEND_EXPORT_SECCOMP "\"" : "");
+	return backend_write_file(ctx->work_dir, BACKEND_EXPORT_RUN, text, len, err);
+}
+
 static int emit_environment(const struct backend_ctx *ctx, struct backend_plan *bp, struct moat_error *err)
 {
 	cleanup_free char *buf = NULL;
@@ -165,10 +220,6 @@ static int emit_environment(const struct backend_ctx *ctx, struct backend_plan *
 	if (!ctx->envp || !ctx->envp[0])
 		return 0;
 	backend_argv_add(bp, "--args");
-	if (ctx->exporting) {
-		backend_argv_add(bp, EXPORT_FD_PLACEHOLDER);
-		return 0;
-	}
 	for (i = 0; ctx->envp[i]; i++) {
 		const char *kv = ctx->envp[i];
 		size_t n = strlen(kv), eq = strcspn(kv, "=");
@@ -180,6 +231,16 @@ static int emit_environment(const struct backend_ctx *ctx, struct backend_plan *
 		if (eq < n)
 			buf[len + eq] = '\0'; /* NAME\0VALUE\0 */
 		len += n + 1;
+	}
+	if (ctx->exporting) {
+		/* Beside argv.json, for its run.sh; the values are the
+		 * command's (tokens among them): the caller's alone. */
+		backend_argv_add(bp, EXPORT_FD_PLACEHOLDER);
+		if (!ctx->work_dir)
+			return 0;
+		if (backend_write_file(ctx->work_dir, BACKEND_EXPORT_ENV_ARGS, buf, len, err) < 0)
+			return -1;
+		return export_private(ctx->work_dir, BACKEND_EXPORT_ENV_ARGS, err);
 	}
 	fd = backend_memfd("moat-bwrap-env", buf, len, err);
 	if (fd < 0)
@@ -454,6 +515,8 @@ static int bwrap_compile(const struct backend_ctx *ctx, struct backend_plan *bp,
 	backend_argv_add_command(bp, p, NULL);
 	if (!ctx->exporting && too_many_args(ctx, bp, props))
 		return 0;
+	if (ctx->exporting && ctx->work_dir && write_run_script(ctx, bp, f.seccomp, err) < 0)
+		return -1;
 
 	if (can_run)
 		verdicts(ctx, bp, &f, props);

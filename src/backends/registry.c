@@ -141,10 +141,14 @@ int backend_prepare(const struct moat_backend *b, const struct moat_policy *p, c
 		tool = backend_find_tool(b, NULL);
 	}
 	ctx.tool_path = tool;
-	if (b->needs_work_dir) {
-		if (export_dir)
-			bp->work_dir = moat_xstrdup(export_dir);
-		else if (!b->work_dir_lazy && backend_work_dir(b, bp, err) < 0)
+	if (export_dir) {
+		/* An export's files go beside its argv.json (bwrap's env.args,
+		 * seccomp.bpf and run.sh; OCI's config.json), for any backend:
+		 * the directory is the caller's, never removed. */
+		bp->work_dir = moat_xstrdup(export_dir);
+		ctx.work_dir = bp->work_dir;
+	} else if (b->needs_work_dir) {
+		if (!b->work_dir_lazy && backend_work_dir(b, bp, err) < 0)
 			return -1;
 		ctx.work_dir = bp->work_dir;
 	}

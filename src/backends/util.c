@@ -428,6 +428,11 @@ int backend_seccomp_program(const struct backend_ctx *ctx, struct backend_plan *
 			return -1;
 		}
 		backend_pass_fd(bp, mfd);
+	} else if (ctx->work_dir && backend_write_file(ctx->work_dir, BACKEND_EXPORT_SECCOMP, bpf.insns,
+						       (size_t)bpf.len * sizeof(struct sock_filter), err) < 0) {
+		/* An export: the program beside argv.json, for its run.sh. */
+		moat_bpf_free(&bpf);
+		return -1;
 	}
 	*fd = mfd;
 	*len = bpf.len;

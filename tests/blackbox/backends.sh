@@ -343,6 +343,20 @@ if [ "$UID_NOW" = 0 ] && { installed crun || installed runc; }; then
 	out=$(cd "$SCRATCH/export" && timeout 60 "${RTARGV[@]}" 2>&1)
 	is "$?:$out" "0:exported-ran" "oci export: argv.json (${RTARGV[0]}) runs the bundle here"
 fi
+# A bwrap export runs as it is: run.sh gives argv.json its environment
+# (env.args, the owner's alone: it holds the values) and its seccomp program
+# (seccomp.bpf) on the descriptors argv.json names FD.  Before, argv.json
+# was all there was, and bwrap said "Invalid fd: FD".
+if installed bwrap && { [ "$UID_NOW" = 0 ] || feature_present userns; }; then
+	rm -rf "$SCRATCH/bwexport"
+	(cd "$PROJ" && "$MOAT" export --backend bwrap -o "$SCRATCH/bwexport" --profile strict --env EXPORTED=yes -- \
+		/bin/sh -c 'echo "$EXPORTED $(grep ^Seccomp: /proc/self/status | tr -d "\t")"' \
+		>/dev/null 2>&1)
+	is "$(cd / && sh "$SCRATCH/bwexport/run.sh" 2>&1)" "yes Seccomp:2" \
+		"bwrap export: sh run.sh runs argv.json with the export's environment and seccomp program"
+	is "$(stat -c %a "$SCRATCH/bwexport/env.args")" 600 "  env.args (the environment's values) is its owner's alone"
+	like "$(tr -d '\n ' <"$SCRATCH/bwexport/argv.json")" '"--args","FD","--seccomp","FD"' "  argv.json still says FD where run.sh gives 3 and 4"
+fi
 # nono and nsjail are not Debian packages: where someone installed them,
 # their claims are attacked like any other backend's.
 if installed nono; then suite nono nono; else absent nono; fi

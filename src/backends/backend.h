@@ -387,6 +387,11 @@ int backend_shared_dir(struct backend_plan *bp, const char *path, bool made, cha
 
 /* Write `len` bytes to `dir`/`name` (mode 0644), creating or replacing it. */
 int backend_write_file(const char *dir, const char *name, const void *data, size_t len, struct moat_error *err);
+/* The same, readable by its owner only (mode 0600, also when it existed):
+ * a file that holds the command's environment, whose values may be tokens
+ * (an export's env.args and OCI config.json). */
+int backend_write_private_file(const char *dir, const char *name, const void *data, size_t len,
+			       struct moat_error *err);
 
 /* fd.clean's mechanism: which descriptors the command keeps ("only 0, 1
  * and 2 stay open", or with --keep-fd 5 and 7: "only 0, 1, 2 and --keep-fd

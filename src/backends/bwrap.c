@@ -155,17 +155,6 @@ static int emit_op(const struct backend_ctx *ctx, struct backend_plan *bp, const
  * with moat's minimal environment (backend.h, tool_env), so no variable
  * of the command's acts on bwrap outside the sandbox.  bwrap sets PWD
  * itself after --chdir (env_set). */
-/* The file `name` of the export directory `dir`, readable by its owner
- * only. */
-static int export_private(const char *dir, const char *name, struct moat_error *err)
-{
-	cleanup_free char *path = moat_xasprintf("%s/%s", dir, name);
-
-	if (chmod(path, 0600) != 0)
-		return moat_error_set(err, MOAT_E_SYSTEM, errno, "chmod %s", path);
-	return 0;
-}
-
 /* run.sh beside argv.json: argv.json as a shell command, with the export's
  * env.args and seccomp.bpf on descriptors 3 and 4 where argv.json says FD
  * (bwrap reads each, then closes it). */
@@ -238,9 +227,7 @@ static int emit_environment(const struct backend_ctx *ctx, struct backend_plan *
 		backend_argv_add(bp, EXPORT_FD_PLACEHOLDER);
 		if (!ctx->work_dir)
 			return 0;
-		if (backend_write_file(ctx->work_dir, BACKEND_EXPORT_ENV_ARGS, buf, len, err) < 0)
-			return -1;
-		return export_private(ctx->work_dir, BACKEND_EXPORT_ENV_ARGS, err);
+		return backend_write_private_file(ctx->work_dir, BACKEND_EXPORT_ENV_ARGS, buf, len, err);
 	}
 	fd = backend_memfd("moat-bwrap-env", buf, len, err);
 	if (fd < 0)

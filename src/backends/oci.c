@@ -852,7 +852,8 @@ static int write_config(const char *dir, json_t *config, struct moat_error *err)
 
 	if (!text)
 		return moat_error_set(err, MOAT_E_SYSTEM, ENOMEM, "encoding config.json");
-	return backend_write_file(dir, "config.json", text, strlen(text), err);
+	/* process.env holds the environment's values: the owner's alone. */
+	return backend_write_private_file(dir, "config.json", text, strlen(text), err);
 }
 
 /* config.json is JSON, which is UTF-8: a string that is not (an argument,

@@ -370,12 +370,15 @@ static int write_all(int fd, const void *data, size_t len, const char *what, str
 	return 0;
 }
 
-static int backend_write_path(const char *path, const void *data, size_t len, struct moat_error *err)
+static int backend_write_path(const char *path, const void *data, size_t len, mode_t mode, struct moat_error *err)
 {
-	cleanup_close int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0644);
+	cleanup_close int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, mode);
 
 	if (fd < 0)
 		return moat_error_set(err, MOAT_E_SYSTEM, errno, "writing %s", path);
+	/* An existing file keeps its mode through O_CREAT: set it. */
+	if (fchmod(fd, mode) != 0)
+		return moat_error_set(err, MOAT_E_SYSTEM, errno, "chmod %s", path);
 	return write_all(fd, data, len, path, err);
 }
 
@@ -383,7 +386,15 @@ int backend_write_file(const char *dir, const char *name, const void *data, size
 {
 	cleanup_free char *path = moat_xasprintf("%s/%s", dir, name);
 
-	return backend_write_path(path, data, len, err);
+	return backend_write_path(path, data, len, 0644, err);
+}
+
+int backend_write_private_file(const char *dir, const char *name, const void *data, size_t len,
+			       struct moat_error *err)
+{
+	cleanup_free char *path = moat_xasprintf("%s/%s", dir, name);
+
+	return backend_write_path(path, data, len, 0600, err);
 }
 
 int backend_memfd(const char *name, const void *data, size_t len, struct moat_error *err)
@@ -633,7 +644,7 @@ int backend_bound_write(const struct backend_plan *bp, const struct fs_plan *fp,
 		len += (size_t)snprintf(buf + len, cap - len, "%llu:%llu:%s", (unsigned long long)o->dev,
 					(unsigned long long)o->ino, bp->bound[i].dest) + 1;
 	}
-	return backend_write_path(bp->bound_file, buf ? buf : "", len, err);
+	return backend_write_path(bp->bound_file, buf ? buf : "", len, 0644, err);
 }
 
 void backend_strv_add(char ***v, size_t *n, const char *s)

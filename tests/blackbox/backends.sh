@@ -342,6 +342,7 @@ if [ "$UID_NOW" = 0 ] && { installed crun || installed runc; }; then
 	mapfile -t RTARGV < <(/usr/bin/python3 -c 'import json,sys; print("\n".join(json.load(open(sys.argv[1]))))' "$SCRATCH/export/argv.json")
 	out=$(cd "$SCRATCH/export" && timeout 60 "${RTARGV[@]}" 2>&1)
 	is "$?:$out" "0:exported-ran" "oci export: argv.json (${RTARGV[0]}) runs the bundle here"
+	is "$(stat -c %a "$SCRATCH/export/config.json")" 600 "  config.json (process.env holds the values) is its owner's alone"
 fi
 # A bwrap export runs as it is: run.sh gives argv.json its environment
 # (env.args, the owner's alone: it holds the values) and its seccomp program

@@ -858,11 +858,12 @@ static int check_flags(const struct api_mcp_request *r, struct moat_error *err)
 	size_t argc = 0, i;
 	int rc;
 
+	/* The servers' own profile (mcp unless named): moat run's default,
+	 * exec, grants the current directory, and would refuse a wrap run
+	 * from HOME, where a new terminal starts. */
 	argv[argc++] = (char *)"run";
-	if (r->profile && profile_is_builtin(r->profile)) {
-		argv[argc++] = (char *)"--profile";
-		argv[argc++] = (char *)r->profile;
-	}
+	argv[argc++] = (char *)"--profile";
+	argv[argc++] = (char *)(r->profile && profile_is_builtin(r->profile) ? r->profile : MOAT_SERVER_DEFAULT_PROFILE);
 	for (i = 0; i < r->n_flags; i++) {
 		argv[argc++] = (char *)r->flags[i].opt;
 		if (r->flags[i].value)

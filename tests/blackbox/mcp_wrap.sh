@@ -269,6 +269,15 @@ ok "$(cmp -s "$BASE/containers.orig" "$CONT" && echo 0 || echo 1)" "  nothing wr
 out=$(m mcp wrap --config "$CONT" --policies "$BASE/cont-pol/servers.toml" 2>&1)
 like "$out" "containers.json: pod: skipped: it runs a container" "wrap of the whole file skips podman's too"
 like "$out" "containers.json: wrapped dockerish " "  and wraps a command that is no container engine"
+# wrap from HOME, where a new terminal starts: its check of the options is
+# the servers' profile's (mcp), not moat run's default (exec), which
+# refuses to grant HOME as the current directory.
+FROMHOME=$BASE/fromhome.json
+printf '{"mcpServers": {"s": {"command": "npx", "args": ["pkg"]}}}\n' >"$FROMHOME"
+out=$(cd "$H" && env HOME="$H" "$MOAT" mcp wrap --config "$FROMHOME" --policies "$BASE/fromhome-pol/servers.toml" 2>&1)
+rc=$?
+is "$rc" 0 "wrap run from HOME: wraps"
+[ "$rc" = 0 ] || diag "$out"
 
 RO=$BASE/ro
 mkdir -p "$RO"

@@ -14,6 +14,7 @@
 #include "report/report.h"
 #include "util/cleanup.h"
 #include "util/mem.h"
+#include "util/path.h"
 #include "util/ownfile.h"
 
 extern char **environ;
@@ -287,6 +288,32 @@ out:
 	return ret;
 }
 
+/* `npx tsc` run from below its project (repo/src) with the command in the
+ * project's node_modules/.bin: that node_modules, read-only, is where npx
+ * finds its project and the command (without it, npx asked the registry
+ * for the package "tsc", another program).  The plan is made again with it,
+ * only when no grant covers it already. */
+static int local_tree_visible(struct moat_policy *p, const struct moat_host *host, struct moat_plan *plan,
+			      const struct runner_call *rc, struct moat_error *err)
+{
+	struct moat_origin o = {.source = "the project's node_modules, where the package runner finds the command"};
+	cleanup_free struct moat_plan *again = NULL;
+
+	if (!rc->local_tree)
+		return 0;
+	for (size_t i = 0; i < p->n_paths; i++)
+		if (p->paths[i].access != MOAT_ACCESS_DENY && path_within(rc->local_tree, p->paths[i].path))
+			return 0;
+	policy_add_path(p, rc->local_tree, MOAT_ACCESS_READ, false, o);
+	p->paths[p->n_paths - 1].from_profile = true;
+	again = moat_xmalloc(sizeof(*again));
+	if (plan_build(p, host, again, err) < 0)
+		return moat_error_wrap(err, "%s: %s", rc->name, rc->local_tree);
+	plan_free(plan);
+	*plan = *again;
+	return 0;
+}
+
 int runner_prepare(struct moat_policy *p, const struct moat_host *host, struct moat_plan *plan, bool dry_run,
 		   long long start_ns, struct runner_run *rr, struct moat_launch_result *result, struct moat_error *err)
 {
@@ -311,7 +338,7 @@ int runner_prepare(struct moat_policy *p, const struct moat_host *host, struct m
 		rr->outcome = "as written";
 		if (rc->note)
 			fprintf(stderr, "moat: %s\n", rc->why);
-		return 0;
+		return local_tree_visible(p, host, plan, rc, err);
 	}
 	if (rc->state == RUNNER_FETCH) {
 		ret = do_fetch(p, host, dry_run, rr, result, err);

@@ -22,6 +22,7 @@
 #include "sources/resolve.h"
 #include "util/cleanup.h"
 #include "util/mem.h"
+#include "util/path.h"
 #include "util/ownfile.h"
 #include "util/sha256.h"
 
@@ -75,6 +76,7 @@ void runner_call_free(struct runner_call *rc)
 	free(rc->registry);
 	free(rc->cache);
 	free(rc->tree);
+	free(rc->local_tree);
 	free(rc->bin);
 	free(rc->version);
 	runner_free_strs(rc->fetch_args, rc->n_fetch_args);
@@ -146,6 +148,49 @@ static char *npm_global_dir(const char *exe)
 	if (!realpath(exe, real) || !(hit = strstr(real, "/node_modules/npm/")))
 		return NULL;
 	return moat_xstrndup(real, (size_t)(hit - real) + strlen("/node_modules"));
+}
+
+/* The directory of a command `name` that npx and bunx run without the
+ * registry when asked for it by that name alone (no -p, no version): a
+ * node_modules/.bin of the project's, from cwd up to the project's own
+ * (`npx tsc` with typescript installed there: the package "tsc" of the
+ * registry is another program), else npm's global bin (for npx).  NULL
+ * when there is none. */
+static char *local_bin(const char *project, const char *cwd, const char *global, const char *name)
+{
+	cleanup_free char *d = moat_xstrdup(cwd);
+
+	if (strchr(name, '/') || !path_within(cwd, project))
+		goto global;
+	for (;;) {
+		char *s, *bin = moat_xasprintf("%s/node_modules/.bin", strcmp(d, "/") == 0 ? "" : d);
+		cleanup_free char *f = moat_xasprintf("%s/%s", bin, name);
+
+		if (access(f, F_OK) == 0)
+			return bin;
+		free(bin);
+		if (strcmp(d, project) == 0 || !(s = strrchr(d, '/')) || strcmp(d, "/") == 0)
+			break;
+		if (s == d)
+			s[1] = '\0';
+		else
+			*s = '\0';
+	}
+global:
+	/* npm's global prefix: PREFIX/lib/node_modules, its bin PREFIX/bin. */
+	if (global && !strchr(name, '/')) {
+		size_t len = strlen(global), tail = strlen("/lib/node_modules");
+
+		if (len > tail && strcmp(global + len - tail, "/lib/node_modules") == 0) {
+			char *bin = moat_xasprintf("%.*s/bin", (int)(len - tail), global);
+			cleanup_free char *f = moat_xasprintf("%s/%s", bin, name);
+
+			if (access(f, F_OK) == 0)
+				return bin;
+			free(bin);
+		}
+	}
+	return NULL;
 }
 
 static bool in_list(const char *key, size_t len, const char *const *list, size_t n)
@@ -319,6 +364,22 @@ int runner_detect(const struct moat_policy *p, char *const *env, struct runner_c
 	runner_registry_spec(rc->packages[0], &name_len, &version);
 	project = npm_project_dir(p->cwd);
 	nm = moat_xasprintf("%s/node_modules", strcmp(project, "/") == 0 ? "" : project);
+	/* `npx tsc`: a command by that name alone is looked for first, as npx
+	 * (and bunx) look for it; the registry's package of that name may be
+	 * another program altogether. */
+	if (def->kind != RUNNER_KIND_PNPM && !rc->cmd && rc->n_packages == 1 &&
+	    name_len == strlen(rc->packages[0])) {
+		cleanup_free char *npm_global = def->kind == RUNNER_KIND_NPM ? npm_global_dir(p->exe) : NULL;
+		cleanup_free char *bin = local_bin(project, p->cwd, npm_global, rc->packages[0]);
+
+		if (bin) {
+			runner_as_written(rc, false, "%s is a command in %s, where %s finds it without the registry",
+					  rc->packages[0], bin, rc->name);
+			if (path_within(bin, project))
+				rc->local_tree = moat_xstrndup(bin, strlen(bin) - strlen("/.bin"));
+			return 0;
+		}
+	}
 	if (def->kind != RUNNER_KIND_PNPM && installed_in(nm, rc->packages[0], name_len)) {
 		runner_as_written(rc, false, "%.*s is installed in the project (%s), where %s finds it without the registry",
 			   (int)name_len, rc->packages[0], nm, rc->name);

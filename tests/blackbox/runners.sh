@@ -157,6 +157,29 @@ m run --dry-run -- npx -y moat-local >"$SCRATCH/local.json" 2>/dev/null
 like "$(jx "$SCRATCH/local.json" 'd["runner"]["why"]')" "installed in the project \($P/node_modules\)" \
 	"a package installed in the project: one phase, npx finds it there"
 rm -rf "$P/node_modules"
+# `npx moat-hello` where the project has a command of that name in its
+# node_modules/.bin (from another package, as typescript gives tsc): npx
+# runs that, not the registry's package of the name (`npx tsc` fetched the
+# registry's "tsc", another program).  From below the project too, whose
+# node_modules the run then sees, read-only.
+mkdir -p "$P/node_modules/other-pkg" "$P/node_modules/.bin" "$P/sub"
+echo '{"name": "other-pkg", "version": "1.0.0", "bin": {"moat-hello": "cli.sh"}}' >"$P/node_modules/other-pkg/package.json"
+printf '#!/bin/sh\necho "local moat-hello ran $*"\n' >"$P/node_modules/other-pkg/cli.sh"
+chmod 0755 "$P/node_modules/other-pkg/cli.sh"
+ln -s ../other-pkg/cli.sh "$P/node_modules/.bin/moat-hello"
+chmod -R a+rX "$P/node_modules" "$P/sub"
+out=$(m run -- npx moat-hello x 2>&1)
+is "$?/$out" "0/local moat-hello ran x" "npx moat-hello with a moat-hello in the project's node_modules/.bin: that one runs"
+out=$(cd "$P/sub" && m run -- npx moat-hello y 2>&1)
+is "$?/$out" "0/local moat-hello ran y" "  from below the project too"
+(cd "$P/sub" && m run --dry-run -- npx moat-hello >"$SCRATCH/localbin.json" 2>/dev/null)
+is "$(jx "$SCRATCH/localbin.json" '[d["runner"]["outcome"], [[p["access"], p["origin"]["source"]] for p in d["policy"]["paths"] if p["path"] == "'"$P"'/node_modules"]]')" \
+	"[\"as written\", [[\"read\", \"the project's node_modules, where the package runner finds the command\"]]]" \
+	"  one phase; the project's node_modules granted read-only, and the dry run says why"
+like "$(jx "$SCRATCH/localbin.json" 'd["runner"]["why"]')" "moat-hello is a command in $P/node_modules/.bin" "  the report says where it was found"
+out=$(m run -- npx -y -p moat-hello moat-hello z 2>/dev/null)
+is "$?/$out" "0/moat-hello ran z" "  control: with -p, the registry's package, as npx does"
+rm -rf "$P/node_modules" "$P/sub"
 out=$(m run --dry-run -- npx -y --foo moat-hello 2>&1 >/dev/null)
 like "$out" "^moat: npx: moat does not know the option --foo" "an npx option moat does not know: as written, and said on stderr"
 

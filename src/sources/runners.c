@@ -193,6 +193,28 @@ global:
 	return NULL;
 }
 
+/* Does the project's own package.json name a command `name` in its "bin"
+ * (npm exec runs that one first: `npx my-cli` in my-cli's repository)? */
+static bool project_has_bin(const char *project, const char *name)
+{
+	cleanup_free char *file = moat_xasprintf("%s/package.json", strcmp(project, "/") == 0 ? "" : project);
+	json_t *m = json_load_file(file, 0, NULL), *b;
+	const char *pkg, *unscoped;
+	bool has = false;
+
+	if (!m)
+		return false;
+	b = json_object_get(m, "bin");
+	pkg = json_string_value(json_object_get(m, "name"));
+	unscoped = pkg && strchr(pkg, '/') ? strchr(pkg, '/') + 1 : pkg;
+	if (json_is_object(b))
+		has = json_object_get(b, name) != NULL;
+	else if (json_is_string(b))
+		has = unscoped && strcmp(unscoped, name) == 0;
+	json_decref(m);
+	return has;
+}
+
 static bool in_list(const char *key, size_t len, const char *const *list, size_t n)
 {
 	for (size_t i = 0; i < n; i++)
@@ -370,8 +392,15 @@ int runner_detect(const struct moat_policy *p, char *const *env, struct runner_c
 	if (def->kind != RUNNER_KIND_PNPM && !rc->cmd && rc->n_packages == 1 &&
 	    name_len == strlen(rc->packages[0])) {
 		cleanup_free char *npm_global = def->kind == RUNNER_KIND_NPM ? npm_global_dir(p->exe) : NULL;
-		cleanup_free char *bin = local_bin(project, p->cwd, npm_global, rc->packages[0]);
+		cleanup_free char *bin = NULL;
 
+		if (project_has_bin(project, rc->packages[0])) {
+			runner_as_written(rc, false, "%s is a command of the project's own package.json (%s), which %s "
+						     "runs without the registry",
+					  rc->packages[0], project, rc->name);
+			return 0;
+		}
+		bin = local_bin(project, p->cwd, npm_global, rc->packages[0]);
 		if (bin) {
 			runner_as_written(rc, false, "%s is a command in %s, where %s finds it without the registry",
 					  rc->packages[0], bin, rc->name);

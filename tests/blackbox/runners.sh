@@ -180,6 +180,21 @@ like "$(jx "$SCRATCH/localbin.json" 'd["runner"]["why"]')" "moat-hello is a comm
 out=$(m run -- npx -y -p moat-hello moat-hello z 2>/dev/null)
 is "$?/$out" "0/moat-hello ran z" "  control: with -p, the registry's package, as npx does"
 rm -rf "$P/node_modules" "$P/sub"
+# The project's own package.json names the command (`npx my-cli` in my-cli's
+# repository): npx runs that one, never the registry's.  (npm then links
+# the project into its cache and makes the bin executable: under moat, with
+# HOME and the project read-only, npm says why it cannot.)
+cp "$P/package.json" "$SCRATCH/package.json.orig"
+echo '{"name": "proj", "version": "1.0.0", "bin": {"moat-hello": "own.sh"}}' >"$P/package.json"
+printf '#!/bin/sh\necho "own moat-hello ran $*"\n' >"$P/own.sh"
+chmod 0755 "$P/own.sh"
+m run --dry-run -- npx moat-hello w >"$SCRATCH/ownbin.json" 2>/dev/null
+is "$(jx "$SCRATCH/ownbin.json" '[d["runner"]["outcome"], d["runner"]["why"]]')" \
+	"[\"as written\", \"moat-hello is a command of the project's own package.json ($P), which npx runs without the registry\"]" \
+	"npx moat-hello in a project whose own package.json has that bin: as written, saying why"
+unlike "$(m run -- npx moat-hello w 2>&1)" "^moat-hello ran" "  the registry's moat-hello does not run"
+cp "$SCRATCH/package.json.orig" "$P/package.json"
+rm -f "$P/own.sh"
 out=$(m run --dry-run -- npx -y --foo moat-hello 2>&1 >/dev/null)
 like "$out" "^moat: npx: moat does not know the option --foo" "an npx option moat does not know: as written, and said on stderr"
 

@@ -14,8 +14,8 @@
 #include "report/report.h"
 #include "util/cleanup.h"
 #include "util/mem.h"
-#include "util/path.h"
 #include "util/ownfile.h"
+#include "util/path.h"
 
 extern char **environ;
 

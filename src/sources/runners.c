@@ -22,8 +22,8 @@
 #include "sources/resolve.h"
 #include "util/cleanup.h"
 #include "util/mem.h"
-#include "util/path.h"
 #include "util/ownfile.h"
+#include "util/path.h"
 #include "util/sha256.h"
 
 /* Each runner moat knows: the executable's name, the subcommand words that

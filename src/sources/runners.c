@@ -412,6 +412,7 @@ int runner_detect(const struct moat_policy *p, char *const *env, struct runner_c
 	if (def->kind != RUNNER_KIND_PNPM && installed_in(nm, rc->packages[0], name_len)) {
 		runner_as_written(rc, false, "%.*s is installed in the project (%s), where %s finds it without the registry",
 			   (int)name_len, rc->packages[0], nm, rc->name);
+		rc->local_tree = steal_ptr(&nm);
 		return 0;
 	}
 	global = rc->cmd || def->kind != RUNNER_KIND_NPM ? NULL : npm_global_dir(p->exe);

@@ -55,7 +55,7 @@ struct runner_call {
 	char *registry; /* --registry URL given to the runner, or NULL */
 	char *cache;	/* moat's cache of this package list (npm_config_cache of both phases) */
 	char *tree;	/* once installed: the node_modules directory (pipx: the venv) the command runs from */
-	char *local_tree; /* RUNNER_AS_WRITTEN for a command of the project's node_modules/.bin
+	char *local_tree; /* RUNNER_AS_WRITTEN for a package or command of the project's node_modules
 			   * (`npx tsc`): that node_modules, which the run must see to find it */
 	char *bin;	/* once installed: the command's path there */
 	char *version;	/* once installed: the first package's version */

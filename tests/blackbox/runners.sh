@@ -157,6 +157,18 @@ m run --dry-run -- npx -y moat-local >"$SCRATCH/local.json" 2>/dev/null
 like "$(jx "$SCRATCH/local.json" 'd["runner"]["why"]')" "installed in the project \($P/node_modules\)" \
 	"a package installed in the project: one phase, npx finds it there"
 rm -rf "$P/node_modules"
+# A package installed in the project, named with -p, run from below the
+# project: its node_modules is granted read-only too (npx, run as written,
+# found nothing there and asked the registry, which the run cannot reach).
+mkdir -p "$P/node_modules/moat-local" "$P/node_modules/.bin" "$P/sub"
+echo '{"name": "moat-local", "version": "1.0.0", "bin": {"moat-local": "cli.sh"}}' >"$P/node_modules/moat-local/package.json"
+printf '#!/bin/sh\necho "moat-local ran $*"\n' >"$P/node_modules/moat-local/cli.sh"
+chmod 0755 "$P/node_modules/moat-local/cli.sh"
+ln -s ../moat-local/cli.sh "$P/node_modules/.bin/moat-local"
+chmod -R a+rX "$P/node_modules" "$P/sub"
+out=$(cd "$P/sub" && m run -- npx -y -p moat-local moat-local v 2>&1)
+is "$?/$out" "0/moat-local ran v" "npx -p moat-local, installed in the project, run from below it: it runs"
+rm -rf "$P/node_modules" "$P/sub"
 # `npx moat-hello` where the project has a command of that name in its
 # node_modules/.bin (from another package, as typescript gives tsc): npx
 # runs that, not the registry's package of the name (`npx tsc` fetched the

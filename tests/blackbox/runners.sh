@@ -160,12 +160,17 @@ rm -rf "$P/node_modules"
 # A package installed in the project, named with -p, run from below the
 # project: its node_modules is granted read-only too (npx, run as written,
 # found nothing there and asked the registry, which the run cannot reach).
-mkdir -p "$P/node_modules/moat-local" "$P/node_modules/.bin" "$P/sub"
-echo '{"name": "moat-local", "version": "1.0.0", "bin": {"moat-local": "cli.sh"}}' >"$P/node_modules/moat-local/package.json"
-printf '#!/bin/sh\necho "moat-local ran $*"\n' >"$P/node_modules/moat-local/cli.sh"
-chmod 0755 "$P/node_modules/moat-local/cli.sh"
-ln -s ../moat-local/cli.sh "$P/node_modules/.bin/moat-local"
-chmod -R a+rX "$P/node_modules" "$P/sub"
+# project_pkg PKG CMD WORDS: PKG installed in the project, its command CMD
+# (linked in node_modules/.bin, as npm does) printing "WORDS ran ARGS".
+project_pkg() {
+	mkdir -p "$P/node_modules/$1" "$P/node_modules/.bin" "$P/sub"
+	echo "{\"name\": \"$1\", \"version\": \"1.0.0\", \"bin\": {\"$2\": \"cli.sh\"}}" >"$P/node_modules/$1/package.json"
+	printf '#!/bin/sh\necho "%s ran $*"\n' "$3" >"$P/node_modules/$1/cli.sh"
+	chmod 0755 "$P/node_modules/$1/cli.sh"
+	ln -s "../$1/cli.sh" "$P/node_modules/.bin/$2"
+	chmod -R a+rX "$P/node_modules" "$P/sub"
+}
+project_pkg moat-local moat-local moat-local
 out=$(cd "$P/sub" && m run -- npx -y -p moat-local moat-local v 2>&1)
 is "$?/$out" "0/moat-local ran v" "npx -p moat-local, installed in the project, run from below it: it runs"
 rm -rf "$P/node_modules" "$P/sub"
@@ -174,12 +179,7 @@ rm -rf "$P/node_modules" "$P/sub"
 # runs that, not the registry's package of the name (`npx tsc` fetched the
 # registry's "tsc", another program).  From below the project too, whose
 # node_modules the run then sees, read-only.
-mkdir -p "$P/node_modules/other-pkg" "$P/node_modules/.bin" "$P/sub"
-echo '{"name": "other-pkg", "version": "1.0.0", "bin": {"moat-hello": "cli.sh"}}' >"$P/node_modules/other-pkg/package.json"
-printf '#!/bin/sh\necho "local moat-hello ran $*"\n' >"$P/node_modules/other-pkg/cli.sh"
-chmod 0755 "$P/node_modules/other-pkg/cli.sh"
-ln -s ../other-pkg/cli.sh "$P/node_modules/.bin/moat-hello"
-chmod -R a+rX "$P/node_modules" "$P/sub"
+project_pkg other-pkg moat-hello "local moat-hello"
 out=$(m run -- npx moat-hello x 2>&1)
 is "$?/$out" "0/local moat-hello ran x" "npx moat-hello with a moat-hello in the project's node_modules/.bin: that one runs"
 out=$(cd "$P/sub" && m run -- npx moat-hello y 2>&1)

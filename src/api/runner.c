@@ -3,6 +3,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -298,8 +299,11 @@ static int local_tree_visible(struct moat_policy *p, const struct moat_host *hos
 {
 	struct moat_origin o = {.source = "the project's node_modules, where the package runner finds the command"};
 	cleanup_free struct moat_plan *again = NULL;
+	char real[PATH_MAX];
 
-	if (!rc->local_tree)
+	/* Only a node_modules that is a directory of the project's, not a link
+	 * a repository planted to have a grant of somewhere else (HOME). */
+	if (!rc->local_tree || !realpath(rc->local_tree, real) || strcmp(real, rc->local_tree) != 0)
 		return 0;
 	for (size_t i = 0; i < p->n_paths; i++)
 		if (p->paths[i].access != MOAT_ACCESS_DENY && path_within(rc->local_tree, p->paths[i].path))

@@ -593,9 +593,8 @@ static bool is_rustup(const char *real)
 {
 	const char *base = strrchr(real, '/');
 	cleanup_free char *sibling = NULL;
-	struct stat a, b;
-
 	const char *cargo_home = getenv("CARGO_HOME");
+	struct stat a, b;
 
 	if (!base)
 		return false;

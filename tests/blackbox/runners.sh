@@ -189,6 +189,15 @@ is "$(jx "$SCRATCH/localbin.json" '[d["runner"]["outcome"], [[p["access"], p["or
 	"[\"as written\", [[\"read\", \"the project's node_modules, where the package runner finds the command\"]]]" \
 	"  one phase; the project's node_modules granted read-only, and the dry run says why"
 like "$(jx "$SCRATCH/localbin.json" 'd["runner"]["why"]')" "moat-hello is a command in $P/node_modules/.bin" "  the report says where it was found"
+# A node_modules that is a link (a repository can plant one to anywhere,
+# HOME included): no grant is made of it.
+mv "$P/node_modules" "$SCRATCH/elsewhere-node_modules"
+ln -s "$SCRATCH/elsewhere-node_modules" "$P/node_modules"
+(cd "$P/sub" && m run --dry-run -- npx moat-hello >"$SCRATCH/linkednm.json" 2>/dev/null)
+is "$(jx "$SCRATCH/linkednm.json" '[p["path"] for p in d["policy"]["paths"] if p["path"].startswith("'"$P"'/node_modules")]')" "[]" \
+	"  a node_modules that is a link: nothing granted through it"
+rm -f "$P/node_modules"
+mv "$SCRATCH/elsewhere-node_modules" "$P/node_modules"
 out=$(m run -- npx -y -p moat-hello moat-hello z 2>/dev/null)
 is "$?/$out" "0/moat-hello ran z" "  control: with -p, the registry's package, as npx does"
 rm -rf "$P/node_modules" "$P/sub"

@@ -147,14 +147,6 @@ static int emit_op(const struct backend_ctx *ctx, struct backend_plan *bp, const
 	return 0;
 }
 
-/* The command's environment, through a descriptor: bwrap --clearenv, then
- * --args FD, whose NUL-separated "--setenv NAME VALUE" triples bwrap reads
- * (and closes) while it parses its arguments.  A value -- a token passed
- * with --env-pass -- must not be in bwrap's argv, which every user of the
- * host can read in /proc/PID/cmdline while it runs; and bwrap itself runs
- * with moat's minimal environment (backend.h, tool_env), so no variable
- * of the command's acts on bwrap outside the sandbox.  bwrap sets PWD
- * itself after --chdir (env_set). */
 /* run.sh beside argv.json: argv.json as a shell command, with the export's
  * env.args and seccomp.bpf on descriptors 3 and 4 where argv.json says FD
  * (bwrap reads each, then closes it). */
@@ -199,6 +191,14 @@ static int write_run_script(const struct backend_ctx *ctx, const struct backend_
 	return backend_write_file(ctx->work_dir, BACKEND_EXPORT_RUN, text, len, err);
 }
 
+/* The command's environment, through a descriptor: bwrap --clearenv, then
+ * --args FD, whose NUL-separated "--setenv NAME VALUE" triples bwrap reads
+ * (and closes) while it parses its arguments.  A value -- a token passed
+ * with --env-pass -- must not be in bwrap's argv, which every user of the
+ * host can read in /proc/PID/cmdline while it runs; and bwrap itself runs
+ * with moat's minimal environment (backend.h, tool_env), so no variable
+ * of the command's acts on bwrap outside the sandbox.  bwrap sets PWD
+ * itself after --chdir (env_set). */
 static int emit_environment(const struct backend_ctx *ctx, struct backend_plan *bp, struct moat_error *err)
 {
 	cleanup_free char *buf = NULL;

@@ -612,7 +612,8 @@ static bool is_rustup(const char *real)
  * (RUSTUP_HOME does not pass by default, so inside it is that one): that
  * is the command's installation as much as ~/.cargo.  Without it rustup
  * fails with "could not create home directory", which names no grant. */
-static void add_rustup_home(struct moat_policy *p, const struct profile_context *ctx, const char *real)
+static void add_rustup_home(struct moat_policy *p, const struct profile_context *ctx, const char *real,
+			    const char *why)
 {
 	cleanup_free char *rustup_home = NULL;
 	struct stat st;
@@ -621,21 +622,30 @@ static void add_rustup_home(struct moat_policy *p, const struct profile_context 
 		return;
 	rustup_home = moat_xasprintf("%s/.rustup", strcmp(ctx->home, "/") == 0 ? "" : ctx->home);
 	if (stat(rustup_home, &st) == 0 && S_ISDIR(st.st_mode) && !too_broad(rustup_home, ctx->home))
-		add(p, rustup_home, MOAT_ACCESS_READ, false, "the toolchains of the rustup proxy the command is");
+		add(p, rustup_home, MOAT_ACCESS_READ, false, why);
+}
+
+bool profile_grant_program(struct moat_policy *p, const struct profile_context *ctx, const char *exe,
+			   const char *why, const char *rustup_why)
+{
+	cleanup_free char *dir = profile_install_dir(exe);
+	char real[PATH_MAX];
+
+	if (!dir || too_broad(dir, ctx->home) || !realpath(exe, real))
+		return false;
+	profile_grant_install(p, dir, real, ctx->home, NULL, why);
+	add_rustup_home(p, ctx, real, rustup_why);
+	return true;
 }
 
 static int add_command_dirs(struct moat_policy *p, const struct profile_context *ctx, struct moat_error *err)
 {
-	cleanup_free char *dir = profile_install_dir(ctx->exe);
 	cleanup_free char *npm_tree = node_modules_root(ctx->exe);
 	const char *arg;
-	char real[PATH_MAX];
 
 	(void)err;
-	if (dir && !too_broad(dir, ctx->home) && realpath(ctx->exe, real)) {
-		profile_grant_install(p, dir, real, ctx->home, NULL, "the command's install dir");
-		add_rustup_home(p, ctx, real);
-	}
+	(void)profile_grant_program(p, ctx, ctx->exe, "the command's install dir",
+				    "the toolchains of the rustup proxy the command is");
 	if (npm_tree && !too_broad(npm_tree, ctx->home))
 		add(p, npm_tree, MOAT_ACCESS_READ, false, "the command's node_modules tree");
 	/* An interpreter's script: `node /x/server.js`, `python3 /x/s.py`. */

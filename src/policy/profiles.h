@@ -66,6 +66,15 @@ char *profile_install_dir(const char *exe);
 void profile_grant_install(struct moat_policy *p, const char *dir, const char *prog, const char *home,
 			   const char *home_real, const char *why);
 
+/* Grant the program `exe` (resolved on this host) read-only as the
+ * command's own is granted: its installation (profile_install_dir and
+ * profile_grant_install; never HOME, a directory containing it or the
+ * root: false then, and nothing is granted) and, for a rustup proxy,
+ * rustup's toolchains in ~/.rustup (for the reason `rustup_why`).  The
+ * reasons are strings that outlive the policy. */
+bool profile_grant_program(struct moat_policy *p, const struct profile_context *ctx, const char *exe,
+			   const char *why, const char *rustup_why);
+
 /* Is `name` one of the built-in profiles? */
 bool profile_is_builtin(const char *name);
 

@@ -24,6 +24,7 @@
 #include "sources/netsets.h"
 #include "sources/resolve.h"
 #include "sources/size.h"
+#include "sources/toolchain.h"
 #include "util/cleanup.h"
 #include "util/mem.h"
 #include "util/ownfile.h"
@@ -942,9 +943,11 @@ int cli_parse_run_meta(int argc, char **argv, char *const *environ_in, struct mo
 	/* After the flags: --env and --write name the user's own caches. */
 	if (!o->for_another_host && pkgcache_add(p, home, environ_in, &o->notes, err) < 0)
 		goto out;
-	/* After the package caches: with network, go's cache is one of those. */
+	/* After the package caches: with network, go's cache is one of those.
+	 * The project's toolchain is granted before the interpreters are
+	 * checked against the grants. */
 	if (!o->for_another_host)
-		gotool_add(p, home, environ_in);
+		gotool_add(p, home, environ_in, toolchain_add(p, home, environ_in));
 	/* What the command needs to start, against the grants it ended up
 	 * with (sources/interp.h); a sandbox that is off hides nothing. */
 	if (o->exe_err.kind == MOAT_E_NONE && p->exe && p->exe[0] == '/' && p->mode != MOAT_MODE_OFF &&

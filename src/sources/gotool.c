@@ -110,14 +110,15 @@ static bool cwd_below_placeholder_git(const struct moat_policy *p)
 	return false;
 }
 
-void gotool_add(struct moat_policy *p, const char *home, char *const *env)
+void gotool_add(struct moat_policy *p, const char *home, char *const *env, bool project)
 {
 	const char *base = p->exe ? strrchr(p->exe, '/') : NULL;
 
+	if (p->mode == MOAT_MODE_OFF || strcmp(p->backend, "none") == 0)
+		return;
 	/* go, or a link to it named go-something (go1.22): no realpath for
 	 * any other command, at every start. */
-	if (!base || p->mode == MOAT_MODE_OFF || strcmp(p->backend, "none") == 0 || strncmp(base + 1, "go", 2) != 0 ||
-	    !profile_exe_named(p->exe, "go"))
+	if (!project && (!base || strncmp(base + 1, "go", 2) != 0 || !profile_exe_named(p->exe, "go")))
 		return;
 	if (p->private_tmp && !names_env(p, "GOCACHE")) {
 		cleanup_free char *own = own_cache(home, env);

@@ -25,10 +25,12 @@
 
 #include "policy/policy.h"
 
-/* When the command is go (by its name, or its name through links) in a
- * sandbox that is on: the module cache, GOCACHE and GOFLAGS as above.  `home` and `env`
- * (moat's environment) say where go's own cache is, for the check that
- * the user did not grant it writable. */
-void gotool_add(struct moat_policy *p, const char *home, char *const *env);
+/* When the command is go (by its name, or its name through links), or
+ * with `project` when the current directory is a Go module whose go the
+ * command runs by its name (sources/toolchain.h), in a sandbox that is on:
+ * the module cache, GOCACHE and GOFLAGS as above.  `home` and `env` (moat's
+ * environment) say where go's own cache is, for the check that the user
+ * did not grant it writable. */
+void gotool_add(struct moat_policy *p, const char *home, char *const *env, bool project);
 
 #endif

@@ -182,6 +182,7 @@ GOBIN=$BASE/gotool/bin
 mkdir -p "$GOBIN" "$BASE/goproj" "$BASE/gorepo"
 cat >"$GOBIN/go" <<'EOF'
 #!/bin/sh
+PATH=$PATH:/usr/bin:/bin
 [ "$1" = mods ] && exec cat "${GOMODCACHE:-$HOME/go/pkg/mod}/example.com/dep@v1.0.0/dep.go"
 [ "$1" = modwrite ] && { : >"$HOME/go/pkg/mod/new" && echo wrote; exit; }
 cache=${GOCACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/go-build}
@@ -235,6 +236,30 @@ like "$(cd "$BASE/goproj" && MOAT_HOST_LIMIT=userns=0,root=0 hm run --backend na
 	'^built, cache /tmp/moat-tmp\.[0-9]+\.[A-Za-z0-9]+/go-build$' "  no mount namespace: the cache in the run's own tmp directory"
 is "$(cd "$BASE/goproj" && MOAT_HOST_LIMIT=userns=0,root=0,landlock=0 hm run --backend native --mode prefer -- "$GOBIN/go" build 2>/dev/null)" \
 	"built, cache $H/.cache/go-build" "  nothing keeps /tmp private: no GOCACHE of moat's, never the host's /tmp"
+# A project's toolchain: `make`, `sh -c 'go build'`, a CI script run go or
+# cargo by their names from PATH.  In a Go module (go.mod) or a Cargo package
+# (Cargo.toml) moat grants the toolchain PATH finds, as it would the command.
+mkdir -p "$BASE/gomod" "$BASE/cargoproj"
+printf 'module example.com/gomod\n' >"$BASE/gomod/go.mod"
+printf '[package]\nname = "x"\n' >"$BASE/cargoproj/Cargo.toml"
+chmod -R a+rwX "$BASE/gomod" "$BASE/cargoproj"
+# PATH is the fake go's directory alone: Debian's go in /usr/bin is not found
+# instead when the fake one is hidden.
+is "$(cd "$BASE/gomod" && hm run --env PATH="$GOBIN" --write . -- /bin/sh -c 'go build' 2>&1)" "built, cache /tmp/go-build" \
+	"sh -c 'go build' in a Go module: go's installation granted, its cache in the private /tmp, no VCS stamping"
+like "$(cd "$BASE/goproj" && hm run --env PATH="$GOBIN" --write . -- /bin/sh -c 'go build' 2>&1)" "go: not found" \
+	"  control: outside a Go module the same go stays out of the sandbox"
+is "$(cd "$BASE/gomod" && goenv --env PATH="$GOBIN" --write . -- /bin/sh -c 'go build')" '["GOCACHE", "GOFLAGS"]' \
+	"  the dry run names GOCACHE and GOFLAGS"
+(cd "$BASE/gomod" && hm run --env PATH="$GOBIN" --dry-run -- /bin/sh >"$SCRATCH/gomod.json" 2>/dev/null)
+is "$(json_eval "$SCRATCH/gomod.json" "[[p['access'], p['origin']['source']] for p in d['policy']['paths'] if p['path'] == '$BASE/gotool']")" \
+	'[["read", "the go of the Go module in the current directory (go.mod)"]]' "  and grants go's installation read-only, saying why"
+is "$(cd "$BASE/cargoproj" && hm run --env PATH="$CB:/usr/bin:/bin" -- /bin/sh -c 'cargo build' 2>&1)" "toolchain cargo build" \
+	"sh -c 'cargo build' in a Cargo package: the rustup proxy on PATH and its toolchain in ~/.rustup run"
+like "$(cd "$BASE/other" && hm run --env PATH="$CB:/usr/bin:/bin" -- /bin/sh -c 'cargo build' 2>&1)" "cargo: not found" \
+	"  control: outside a Cargo package ~/.cargo stays out of the sandbox"
+is "$(cd "$BASE/gomod" && hm run --env PATH="$GOBIN" --mode off -- /bin/sh -c 'echo "[$GOCACHE]"' 2>/dev/null)" "[]" \
+	"  --mode off: nothing added"
 if command -v go >/dev/null 2>&1; then
 	mkdir -p "$BASE/realgo"
 	printf 'package main\n\nimport "fmt"\n\nfunc main() { fmt.Println("hello from go") }\n' >"$BASE/realgo/main.go"

@@ -1,0 +1,30 @@
+/* Source: the toolchain of the project in the current directory
+ * (docs/policy.md, "A project's toolchain").
+ *
+ * `make`, `just`, `sh -c 'go test ./...'`, `npm run build`, a CI script: a
+ * command that is not the toolchain itself runs it by its name, from PATH,
+ * and the sandbox would hide it when it is installed under HOME (rustup's
+ * ~/.cargo/bin, ~/sdk/go1.22) or break it (go's build cache).  Where the
+ * current directory is a Go module (go.mod or go.work) or a Cargo package
+ * (Cargo.toml) and the policy grants the current directory, moat grants
+ * the toolchain PATH finds there as it grants the command's own: go's or
+ * cargo's installation read-only, with a rustup proxy's ~/.rustup; and for
+ * go, what sources/gotool.h gives the go command.
+ *
+ * Only the current directory is looked at, by name, at every start: a
+ * stat or two, no walk up and no PATH search for any other directory. */
+#ifndef MOAT_SOURCES_TOOLCHAIN_H
+#define MOAT_SOURCES_TOOLCHAIN_H
+
+#include <stdbool.h>
+
+#include "policy/policy.h"
+
+/* Grant the project's toolchain as above (nothing when the command is that
+ * toolchain: the profile granted it already).  `home` may be NULL; `env`
+ * is moat's environment, whose PATH is the command's unless the policy
+ * sets one.  True when the project is a Go module and go was found: the
+ * caller then gives it gotool_add's environment. */
+bool toolchain_add(struct moat_policy *p, const char *home, char *const *env);
+
+#endif

@@ -489,12 +489,60 @@ bool profile_exe_named(const char *exe, const char *name)
 }
 
 /* java's options that take the next word as their value: before `-jar`
- * they make the word after them no jar. */
+ * the word after them is their value, never the jar. */
 static const char *const java_value_opts[] = {
 	"-cp", "-classpath", "--class-path", "-p", "--module-path", "--upgrade-module-path", "--add-modules",
-	"--limit-modules", "--add-reads", "--add-exports", "--add-opens", "--patch-module", "--source", "-m",
-	"--module", "--enable-native-access", "-d", "--describe-module",
+	"--limit-modules", "--add-reads", "--add-exports", "--add-opens", "--patch-module", "--source",
+	"--enable-native-access",
 };
+
+/* java's options after which it runs no jar: a module's main class, or a
+ * description of a module. */
+static const char *const java_no_jar_opts[] = {"-m", "--module", "-d", "--describe-module"};
+
+/* node's (and bun's) options that take the next word as their value when
+ * not written `--name=value` (`node -r dotenv/config server.js`, `node
+ * --env-file .env server.js`, `node --disable-warning DEP0040 x.js`): the
+ * ones `node --help` lists with `=...`, some of which belong to a family of
+ * switches below. */
+static const char *const node_value_opts[] = {
+	"-r", "--require", "--import", "--loader", "--experimental-loader", "--env-file", "--env-file-if-exists",
+	"-C", "--conditions", "--input-type", "--title", "--disable-warning", "--disable-proto",
+	"--experimental-default-type", "--experimental-policy", "--experimental-sea-config", "--trace-event-categories",
+	"--trace-event-file-pattern", "--trace-require-module", "--dns-result-order", "--unhandled-rejections",
+	"--max-http-header-size", "--openssl-config", "--icu-data-dir", "--redirect-warnings", "--report-directory",
+	"--report-filename", "--report-signal", "--diagnostic-dir", "--cpu-prof-dir", "--cpu-prof-name",
+	"--cpu-prof-interval", "--heap-prof-dir", "--heap-prof-name", "--heap-prof-interval",
+	"--heapsnapshot-near-heap-limit", "--heapsnapshot-signal", "--secure-heap", "--secure-heap-min",
+	"--snapshot-blob", "--tls-cipher-list", "--tls-keylog", "--use-largepages", "--v8-pool-size",
+	"--policy-integrity", "--build-snapshot-config",
+};
+
+/* node's switches outside the families of node_switch that MCP and dev
+ * configs put before the script (`node --watch server.js`). */
+static const char *const node_bool_opts[] = {
+	"--watch", "--inspect", "--inspect-brk", "--inspect-wait", "--expose-gc", "--preserve-symlinks",
+	"--preserve-symlinks-main", "--pending-deprecation", "--throw-deprecation", "--abort-on-uncaught-exception",
+	"--frozen-intrinsics", "--jitless", "--use-openssl-ca", "--use-bundled-ca", "--zero-fill-buffers",
+};
+
+/* `deno run`'s options that take the next word as their value. */
+static const char *const deno_value_opts[] = {
+	"-c", "--config", "--import-map", "--lock", "--cert", "--location", "--seed", "-L", "--log-level",
+};
+
+static bool listed(const char *w, const char *const *list, size_t n)
+{
+	for (size_t k = 0; k < n; k++)
+		if (strcmp(w, list[k]) == 0)
+			return true;
+	return false;
+}
+
+/* python's options that take the next word as their value (`python3 -X
+ * utf8 server.py`, `-W ignore`); written together (`-Xutf8`) they take
+ * none. */
+static const char *const python_value_opts[] = {"-W", "-X"};
 
 /* An option of python's that takes no value (`-u`, `-B`, `-uB`): what
  * MCP configs put before the script (`python3 -u server.py`). */
@@ -564,9 +612,10 @@ const char *profile_script_arg(const char *exe, char *const *argv)
 		for (; argv[i] && argv[i][0] == '-'; i++) {
 			if (strcmp(argv[i], "-jar") == 0)
 				return argv[i + 1];
-			for (size_t k = 0; k < ARRAY_LEN(java_value_opts); k++)
-				if (strcmp(argv[i], java_value_opts[k]) == 0)
-					return NULL;
+			if (listed(argv[i], java_no_jar_opts, ARRAY_LEN(java_no_jar_opts)))
+				return NULL;
+			if (listed(argv[i], java_value_opts, ARRAY_LEN(java_value_opts)) && !argv[++i])
+				return NULL;
 		}
 		return NULL; /* a main class, not a file */
 	}
@@ -580,10 +629,24 @@ const char *profile_script_arg(const char *exe, char *const *argv)
 	 * subcommand. */
 	if ((deno || bun) && strcmp(argv[i], "run") == 0)
 		i++;
-	for (; argv[i] && argv[i][0] == '-'; i++)
-		if (!(python && python_flags(argv[i])) && !((node || bun) && node_switch(argv[i])) &&
-		    !(deno && deno_switch(argv[i])))
-			return NULL;
+	for (; argv[i] && argv[i][0] == '-'; i++) {
+		const char *w = argv[i];
+
+		/* A value-taking option before a switch family's: the word after
+		 * it is its value. */
+		if ((python && listed(w, python_value_opts, ARRAY_LEN(python_value_opts))) ||
+		    ((node || bun) && listed(w, node_value_opts, ARRAY_LEN(node_value_opts))) ||
+		    (deno && listed(w, deno_value_opts, ARRAY_LEN(deno_value_opts)))) {
+			if (!argv[++i])
+				return NULL;
+			continue;
+		}
+		if ((python && (python_flags(w) || strncmp(w, "-W", 2) == 0 || strncmp(w, "-X", 2) == 0)) ||
+		    ((node || bun) && (node_switch(w) || listed(w, node_bool_opts, ARRAY_LEN(node_bool_opts)))) ||
+		    (deno && deno_switch(w)))
+			continue;
+		return NULL;
+	}
 	return argv[i];
 }
 

@@ -42,10 +42,11 @@ bool profile_is_interpreter(const char *exe);
  * interpreter's script (`node /x/s.js`, `python3 -u /x/s.py`, `node
  * --no-warnings /x/s.js`, `deno run -A /x/s.ts`, `bun run /x/s.ts`) or
  * java's jar (`java -Xmx1g -jar /x/s.jar`).  Options before it are passed
- * over only when they cannot take the next word as their value (python's
- * value-less flags, node's and bun's `--name=value` and `--no-*` switches,
- * deno's permission switches, java's options but -cp, -p, -m, ...).  NULL:
- * none. */
+ * over when they take no value (python's value-less flags, node's and
+ * bun's `--name=value` and `--no-*` switches, deno's permission switches,
+ * java's -X and -D), and with the next word when they are known to take it
+ * as their value (`python3 -X utf8`, `node -r dotenv/config`, `java -cp
+ * lib.jar`).  NULL: none, or an option moat does not know comes first. */
 const char *profile_script_arg(const char *exe, char *const *argv);
 
 /* Is the program `exe` named `name`, or is it through its links

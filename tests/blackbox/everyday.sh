@@ -294,18 +294,37 @@ is "$(json_eval "$SCRATCH/jar.json" "[[p['access'], p['origin']['source']] for p
 	'[["read", "the interpreter'"'"'s script dir"]]' "  read-only, shown in the dry run"
 is "$(cd "$BASE/other" && hm run --profile mcp -- /bin/cat "$SRV/app.jar" 2>/dev/null)" "" \
 	"  control: for another command that directory stays out"
-is "$(cd "$BASE/other" && hm run --profile mcp -- "$RT/java" -cp "$SRV/app.jar" -jar "$SRV/app.jar" 2>/dev/null)" "" \
-	"  after -cp (which takes the next word) nothing is read as the jar"
+# A value-taking option's value is passed over, never taken for the program.
+SRV2=$BASE/srv2
+mkdir -p "$SRV2"
+echo lib >"$SRV2/lib.jar"
+chmod -R a+rX "$SRV2"
+granted_dirs() { hm run --profile mcp --dry-run "$@" 2>/dev/null |
+	json_eval /dev/stdin "sorted(p['path'] for p in d['policy']['paths'] if p['path'] in ('$SRV', '$SRV2'))"; }
+is "$(cd "$BASE/other" && hm run --profile mcp -- "$RT/java" -cp "$SRV2/lib.jar" -jar "$SRV/app.jar" 2>/dev/null)" "jar-code" \
+	"java -cp /y/lib.jar -jar /x/app.jar: -cp's value passed over, the jar's directory granted"
+is "$(cd "$BASE/other" && granted_dirs -- "$RT/java" -cp "$SRV2/lib.jar" -jar "$SRV/app.jar")" "[\"$SRV\"]" \
+	"  the dry run grants the jar's directory, not -cp's value's"
+is "$(cd "$BASE/other" && hm run --profile mcp -- "$RT/java" -m "$SRV/app.jar" 2>/dev/null)" "" \
+	"  after -m (a module's main class runs, no jar) nothing is read as the jar"
 is "$(cd "$BASE/other" && herr run --profile mcp -- "$RT/java" -jar "$H/app.jar")" "125:moat: $H/app.jar: the sandbox would not see the script the interpreter runs: its directory would be HOME, which moat never grants on its own
 moat: hint: grant it: --read ~/app.jar" "  a jar in HOME itself: refused before the run, with the grant"
 is "$(cd "$BASE/other" && hm run --profile mcp -- "$RT/python3" -u -B "$SRV/s.py" 2>&1)" "py-code" \
 	"python3 -u -B /x/s.py: the script's directory is granted"
-is "$(cd "$BASE/other" && hm run --profile mcp -- "$RT/python3" -W ignore "$SRV/s.py" 2>/dev/null)" "" \
-	"  after -W (which takes the next word) nothing is read as the script"
+is "$(cd "$BASE/other" && hm run --profile mcp -- "$RT/python3" -X utf8 -W ignore -Xdev "$SRV/s.py" 2>/dev/null)" "py-code" \
+	"python3 -X utf8 -W ignore -Xdev /x/s.py: the options' values passed over, the script's directory granted"
+is "$(cd "$BASE/other" && hm run --profile mcp -- "$RT/python3" -c 'code' "$SRV/s.py" 2>/dev/null)" "" \
+	"  after -c (code, no script) nothing is read as the script"
 is "$(cd "$BASE/other" && hm run --profile mcp -- "$RT/node" --no-warnings --max-old-space-size=64 "$SRV/s.js" 2>&1)" \
 	"js-code" "node --no-warnings --max-old-space-size=64 /x/s.js: the script's directory is granted"
-is "$(cd "$BASE/other" && hm run --profile mcp -- "$RT/node" --require "$SRV/s.js" "$SRV/s.py" 2>/dev/null)" "" \
-	"  after --require (which takes the next word) nothing is read as the script"
+is "$(cd "$BASE/other" && hm run --profile mcp -- "$RT/node" --require "$SRV2/lib.jar" --disable-warning DEP0040 --watch "$SRV/s.js" 2>/dev/null)" "js-code" \
+	"node --require /y/r.js --disable-warning DEP0040 --watch /x/s.js: the values passed over, the script's directory granted"
+is "$(cd "$BASE/other" && granted_dirs -- "$RT/node" --require "$SRV2/lib.jar" "$SRV/s.js")" "[\"$SRV\"]" \
+	"  the dry run grants the script's directory, not --require's value's"
+is "$(cd "$BASE/other" && hm run --profile mcp -- "$RT/node" --max-old-space-size 64 "$SRV/s.js" 2>/dev/null)" "" \
+	"  after an option moat does not know, written without =, nothing is read as the script"
+is "$(cd "$BASE/other" && hm run --profile mcp -- "$RT/deno" run --config "$SRV2/lib.jar" "$SRV/s.js" 2>&1)" "js-code" \
+	"deno run --config /y/deno.json /x/s.ts: the same"
 is "$(cd "$BASE/other" && hm run --profile mcp -- "$RT/deno" run -A --allow-read=/x --unstable-kv "$SRV/s.js" 2>&1)" \
 	"js-code" "deno run -A --allow-read=/x --unstable-kv /x/s.js: the script's directory is granted"
 is "$(cd "$BASE/other" && hm run --profile mcp -- "$RT/bun" run --smol=1 "$SRV/s.js" 2>&1)" "js-code" \

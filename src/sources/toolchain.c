@@ -17,12 +17,16 @@ static const struct project_kind {
 	const char *marker; /* a file of the project's root */
 	const char *tool;   /* the program its builds run */
 	const char *why;    /* the origin of the grant (dry run, report) */
-	const char *rustup_why;
 } kinds[] = {
-    {"go.mod", "go", "the go of the Go module in the current directory (go.mod)", NULL},
-    {"go.work", "go", "the go of the Go workspace in the current directory (go.work)", NULL},
-    {"Cargo.toml", "cargo", "the cargo of the Cargo package in the current directory (Cargo.toml)",
-     "the toolchains of the rustup proxy the Cargo package in the current directory builds with"},
+    {"go.mod", "go", "the go of the Go module in the current directory (go.mod)"},
+    {"go.work", "go", "the go of the Go workspace in the current directory (go.work)"},
+    {"Cargo.toml", "cargo", "the cargo of the Cargo package in the current directory (Cargo.toml)"},
+    {"pyproject.toml", "python3", "the python3 of the Python project in the current directory (pyproject.toml)"},
+    {"setup.py", "python3", "the python3 of the Python project in the current directory (setup.py)"},
+    {"requirements.txt", "python3", "the python3 of the Python project in the current directory (requirements.txt)"},
+    {".python-version", "python3", "the python3 of the Python project in the current directory (.python-version)"},
+    {"package.json", "node", "the node of the Node.js project in the current directory (package.json)"},
+    {".nvmrc", "node", "the node of the Node.js project in the current directory (.nvmrc)"},
 };
 
 /* Does a rule of the policy other than a deny cover the current
@@ -35,30 +39,34 @@ static bool cwd_granted(const struct moat_policy *p)
 	return false;
 }
 
-static bool has_file(const char *dir, const char *name)
+static bool has_file(int dirfd, const char *name)
 {
-	cleanup_free char *path = moat_xasprintf("%s/%s", strcmp(dir, "/") == 0 ? "" : dir, name);
 	struct stat st;
 
-	return stat(path, &st) == 0 && S_ISREG(st.st_mode);
+	return fstatat(dirfd, name, &st, 0) == 0 && S_ISREG(st.st_mode);
 }
 
 bool toolchain_add(struct moat_policy *p, const char *home, char *const *env)
 {
 	const struct moat_env_rule *path_rule = policy_find_env(p, "PATH");
 	const char *path_env = path_rule && path_rule->value ? path_rule->value : config_getenv(env, "PATH");
-	const char *done = NULL; /* the tool of the kind found: go.work after go.mod adds nothing */
+	const char *done = NULL; /* the tool found last: go.work after go.mod adds nothing */
+	cleanup_close int cwd_fd = -1;
 	bool go = false;
 
 	if (!p->cwd || p->cwd[0] != '/' || !p->exe || p->exe[0] != '/' || p->mode == MOAT_MODE_OFF ||
 	    strcmp(p->backend, "none") == 0 || !cwd_granted(p))
+		return false;
+	/* One walk to the directory, then a lookup of one name per marker. */
+	cwd_fd = open(p->cwd, O_PATH | O_DIRECTORY | O_CLOEXEC);
+	if (cwd_fd < 0)
 		return false;
 	for (size_t i = 0; i < ARRAY_LEN(kinds); i++) {
 		const struct project_kind *k = &kinds[i];
 		struct moat_error ignored = {0};
 		cleanup_free char *exe = NULL;
 
-		if ((done && strcmp(done, k->tool) == 0) || !has_file(p->cwd, k->marker))
+		if ((done && strcmp(done, k->tool) == 0) || !has_file(cwd_fd, k->marker))
 			continue;
 		done = k->tool;
 		/* The command is the toolchain: the profile granted it. */
@@ -68,7 +76,7 @@ bool toolchain_add(struct moat_policy *p, const char *home, char *const *env)
 		if (!exe)
 			continue;
 		struct profile_context ctx = {.home = home, .cwd = p->cwd, .exe = exe};
-		(void)profile_grant_program(p, &ctx, exe, k->why, k->rustup_why ? k->rustup_why : k->why);
+		(void)profile_grant_program(p, &ctx, exe, k->why, k->why);
 		go = go || strcmp(k->tool, "go") == 0;
 	}
 	return go;

@@ -4,15 +4,20 @@
  * `make`, `just`, `sh -c 'go test ./...'`, `npm run build`, a CI script: a
  * command that is not the toolchain itself runs it by its name, from PATH,
  * and the sandbox would hide it when it is installed under HOME (rustup's
- * ~/.cargo/bin, ~/sdk/go1.22) or break it (go's build cache).  Where the
- * current directory is a Go module (go.mod or go.work) or a Cargo package
- * (Cargo.toml) and the policy grants the current directory, moat grants
- * the toolchain PATH finds there as it grants the command's own: go's or
- * cargo's installation read-only, with a rustup proxy's ~/.rustup; and for
- * go, what sources/gotool.h gives the go command.
+ * ~/.cargo/bin, pyenv's shims, nvm's node, ~/sdk/go1.22) -- the shell then
+ * finds the system's python3 or node instead, without a word -- or break
+ * it (go's build cache).  Where the current directory is a Go module
+ * (go.mod, go.work), a Cargo package (Cargo.toml), a Python project
+ * (pyproject.toml, setup.py, requirements.txt, .python-version) or a
+ * Node.js project (package.json, .nvmrc), and the policy grants the
+ * current directory, moat grants the go, cargo, python3 or node PATH finds
+ * there as it grants the command's own: its installation read-only, with a
+ * rustup proxy's ~/.rustup; and for go, what sources/gotool.h gives the go
+ * command.
  *
- * Only the current directory is looked at, by name, at every start: a
- * stat or two, no walk up and no PATH search for any other directory. */
+ * Only the current directory is looked at, by name, at every start: one
+ * open of it and a lookup per marker, no walk up and no PATH search unless
+ * a marker is there. */
 #ifndef MOAT_SOURCES_TOOLCHAIN_H
 #define MOAT_SOURCES_TOOLCHAIN_H
 

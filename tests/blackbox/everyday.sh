@@ -260,6 +260,26 @@ like "$(cd "$BASE/other" && hm run --env PATH="$CB:/usr/bin:/bin" -- /bin/sh -c 
 	"  control: outside a Cargo package ~/.cargo stays out of the sandbox"
 is "$(cd "$BASE/gomod" && hm run --env PATH="$GOBIN" --mode off -- /bin/sh -c 'echo "[$GOCACHE]"' 2>/dev/null)" "[]" \
 	"  --mode off: nothing added"
+# python3 and node the same way: a pyenv's or nvm's first on PATH, not the
+# system's that the sandbox would otherwise fall back to without a word.
+PT=$BASE/pyenvlike/bin
+NT=$BASE/nvmlike/bin
+mkdir -p "$PT" "$NT" "$BASE/pyproj" "$BASE/nodeproj"
+printf '#!/bin/sh\necho project python\n' >"$PT/python3"
+printf '#!/bin/sh\necho project node\n' >"$NT/node"
+chmod 0755 "$PT/python3" "$NT/node"
+chmod -R a+rX "$BASE/pyenvlike" "$BASE/nvmlike"
+: >"$BASE/pyproj/requirements.txt"
+echo '{}' >"$BASE/nodeproj/package.json"
+chmod -R a+rwX "$BASE/pyproj" "$BASE/nodeproj"
+is "$(cd "$BASE/pyproj" && hm run --env PATH="$PT:/usr/bin:/bin" -- /bin/sh -c 'python3 -c "print(1)"' 2>&1)" "project python" \
+	"sh -c python3 in a Python project (requirements.txt): the python3 first on PATH runs"
+unlike "$(cd "$BASE/other" && hm run --env PATH="$PT:/usr/bin:/bin" -- /bin/sh -c 'python3 -c "print(1)"' 2>&1)" "project python" \
+	"  control: elsewhere it stays out of the sandbox"
+is "$(cd "$BASE/nodeproj" && hm run --env PATH="$NT:/usr/bin:/bin" -- /bin/sh -c 'node -e 1' 2>&1)" "project node" \
+	"sh -c node in a Node.js project (package.json): the node first on PATH runs"
+unlike "$(cd "$BASE/other" && hm run --env PATH="$NT:/usr/bin:/bin" -- /bin/sh -c 'node -e 1' 2>&1)" "project node" \
+	"  control: elsewhere it stays out of the sandbox"
 if command -v go >/dev/null 2>&1; then
 	mkdir -p "$BASE/realgo"
 	printf 'package main\n\nimport "fmt"\n\nfunc main() { fmt.Println("hello from go") }\n' >"$BASE/realgo/main.go"

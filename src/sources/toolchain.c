@@ -3,6 +3,7 @@
 #include "sources/toolchain.h"
 
 #include <fcntl.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 
@@ -46,12 +47,33 @@ static bool has_file(int dirfd, const char *name)
 	return fstatat(dirfd, name, &st, 0) == 0 && S_ISREG(st.st_mode);
 }
 
+/* PATH's absolute entries: a relative one ("", ".", "node_modules/.bin")
+ * is the project's own, and a project must not pick the program -- nor so
+ * the installation -- moat grants for it. */
+static char *absolute_entries(const char *path_env)
+{
+	cleanup_free char *copy = moat_xstrdup(path_env ? path_env : "/usr/bin:/bin");
+	char *out = moat_xstrdup(""), *dir, *rest = copy;
+
+	while ((dir = strsep(&rest, ":")) != NULL) {
+		char *next;
+
+		if (dir[0] != '/')
+			continue;
+		next = moat_xasprintf("%s%s%s", out, *out ? ":" : "", dir);
+		free(out);
+		out = next;
+	}
+	return out;
+}
+
 bool toolchain_add(struct moat_policy *p, const char *home, char *const *env)
 {
 	const struct moat_env_rule *path_rule = policy_find_env(p, "PATH");
 	const char *path_env = path_rule && path_rule->value ? path_rule->value : config_getenv(env, "PATH");
 	const char *done = NULL; /* the tool found last: go.work after go.mod adds nothing */
 	cleanup_close int cwd_fd = -1;
+	cleanup_free char *search = NULL;
 	bool go = false;
 
 	if (!p->cwd || p->cwd[0] != '/' || !p->exe || p->exe[0] != '/' || p->mode == MOAT_MODE_OFF ||
@@ -72,7 +94,9 @@ bool toolchain_add(struct moat_policy *p, const char *home, char *const *env)
 		/* The command is the toolchain: the profile granted it. */
 		if (profile_exe_named(p->exe, k->tool))
 			continue;
-		exe = resolve_command(k->tool, path_env, p->cwd, &ignored);
+		if (!search)
+			search = absolute_entries(path_env);
+		exe = *search ? resolve_command(k->tool, search, p->cwd, &ignored) : NULL;
 		if (!exe)
 			continue;
 		struct profile_context ctx = {.home = home, .cwd = p->cwd, .exe = exe};

@@ -280,6 +280,16 @@ is "$(cd "$BASE/nodeproj" && hm run --env PATH="$NT:/usr/bin:/bin" -- /bin/sh -c
 	"sh -c node in a Node.js project (package.json): the node first on PATH runs"
 unlike "$(cd "$BASE/other" && hm run --env PATH="$NT:/usr/bin:/bin" -- /bin/sh -c 'node -e 1' 2>&1)" "project node" \
 	"  control: elsewhere it stays out of the sandbox"
+# A relative PATH entry is the project's own: what it finds there is never
+# granted (a link planted in node_modules/.bin would pick the grant).
+mkdir -p "$BASE/nodeproj/node_modules/.bin" "$BASE/planted"
+printf '#!/bin/sh\necho planted node\n' >"$BASE/planted/node"
+chmod 0755 "$BASE/planted" "$BASE/planted/node"
+ln -s "$BASE/planted/node" "$BASE/nodeproj/node_modules/.bin/node"
+is "$(cd "$BASE/nodeproj" && hm run --env PATH="node_modules/.bin:$NT:/usr/bin:/bin" -- /bin/sh -c 'node -e 1' 2>&1)" "project node" \
+	"  PATH's relative node_modules/.bin: the link planted there is not followed into a grant"
+is "$(cd "$BASE/nodeproj" && PATH="node_modules/.bin:$PATH" "$MOAT" run --profile strict --read . -- /bin/sh -c 'node -e 1' 2>/dev/null)" "" \
+	"  nor from moat's own PATH"
 if command -v go >/dev/null 2>&1; then
 	mkdir -p "$BASE/realgo"
 	printf 'package main\n\nimport "fmt"\n\nfunc main() { fmt.Println("hello from go") }\n' >"$BASE/realgo/main.go"

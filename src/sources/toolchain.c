@@ -47,10 +47,14 @@ static bool has_file(int dirfd, const char *name)
 	return fstatat(dirfd, name, &st, 0) == 0 && S_ISREG(st.st_mode);
 }
 
-/* PATH's absolute entries: a relative one ("", ".", "node_modules/.bin")
- * is the project's own, and a project must not pick the program -- nor so
- * the installation -- moat grants for it. */
-static char *absolute_entries(const char *path_env)
+/* PATH's absolute entries outside the current directory: a relative one
+ * ("", ".", "node_modules/.bin") or one inside the project (an activated
+ * .venv/bin, direnv's PATH_add) is the project's own, and a project must
+ * not pick the program -- nor so the installation -- moat grants for it.
+ * What is there is in the sandbox already (sources/interp.h checks the
+ * virtualenvs of the current directory); a shell inside goes on to the
+ * next entry when it cannot run it. */
+static char *outside_entries(const char *path_env, const char *cwd)
 {
 	cleanup_free char *copy = moat_xstrdup(path_env ? path_env : "/usr/bin:/bin");
 	char *out = moat_xstrdup(""), *dir, *rest = copy;
@@ -58,7 +62,7 @@ static char *absolute_entries(const char *path_env)
 	while ((dir = strsep(&rest, ":")) != NULL) {
 		char *next;
 
-		if (dir[0] != '/')
+		if (dir[0] != '/' || path_within(dir, cwd))
 			continue;
 		next = moat_xasprintf("%s%s%s", out, *out ? ":" : "", dir);
 		free(out);
@@ -95,9 +99,9 @@ bool toolchain_add(struct moat_policy *p, const char *home, char *const *env)
 		if (profile_exe_named(p->exe, k->tool))
 			continue;
 		if (!search)
-			search = absolute_entries(path_env);
+			search = outside_entries(path_env, p->cwd);
 		exe = *search ? resolve_command(k->tool, search, p->cwd, &ignored) : NULL;
-		if (!exe)
+		if (!exe || path_within(exe, p->cwd))
 			continue;
 		struct profile_context ctx = {.home = home, .cwd = p->cwd, .exe = exe};
 		(void)profile_grant_program(p, &ctx, exe, k->why, k->why);

@@ -290,6 +290,8 @@ is "$(cd "$BASE/nodeproj" && hm run --env PATH="node_modules/.bin:$NT:/usr/bin:/
 	"  PATH's relative node_modules/.bin: the link planted there is not followed into a grant"
 is "$(cd "$BASE/nodeproj" && PATH="node_modules/.bin:$PATH" "$MOAT" run --profile strict --read . -- /bin/sh -c 'node -e 1' 2>/dev/null)" "" \
 	"  nor from moat's own PATH"
+is "$(cd "$BASE/nodeproj" && hm run --env PATH="$BASE/nodeproj/node_modules/.bin:$NT:/usr/bin:/bin" -- /bin/sh -c 'node -e 1' 2>&1)" "project node" \
+	"  nor from an absolute entry inside the project (direnv's PATH_add)"
 if command -v go >/dev/null 2>&1; then
 	mkdir -p "$BASE/realgo"
 	printf 'package main\n\nimport "fmt"\n\nfunc main() { fmt.Println("hello from go") }\n' >"$BASE/realgo/main.go"

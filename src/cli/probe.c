@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <jansson.h>
 
@@ -91,7 +92,10 @@ static void print_table(const json_t *j)
 	printf("moat %s probe\n\n", str(j, "moat_version"));
 	printf("%-22s %s (%s)\n", "kernel", str(j, "kernel"), str(j, "machine"));
 	printf("%-22s uid %u%s\n", "running as", (unsigned)json_integer_value(json_object_get(j, "uid")),
-	       yes(j, "root") ? " (root)" : "");
+	       yes(j, "root") ? " (root)"
+	       : geteuid() == 0
+		   ? " (root without CAP_SYS_ADMIN, as in a container: namespaces only through a user namespace)"
+		   : "");
 	if (limited_by[0])
 		printf("%-22s MOAT_HOST_LIMIT=%s (detection lowered on purpose)\n", "limited by", limited_by);
 	printf("\n");

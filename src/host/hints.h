@@ -39,6 +39,12 @@
 	"Podman, run the container with a seccomp profile that allows unshare and clone with namespace flags "         \
 	"(--security-opt seccomp=unconfined); inside another moat, the outer sandbox holds the command as well: "      \
 	"run the inner one with --mode prefer, or outside"
+/* uid 0 whose capabilities were dropped (a container's root). */
+#define HOST_HINT_USERNS_UID0                                                                                          \
+	"moat runs as uid 0 without CAP_SYS_ADMIN (namespaces as root) or CAP_SETFCAP (which Linux 5.12+ needs to "    \
+	"map uid 0 into a user namespace): run moat as a user other than root, whose user namespaces need no "         \
+	"capability, or give the container CAP_SETFCAP (Docker: --cap-add SETFCAP; Kubernetes: "                      \
+	"securityContext.capabilities.add: [SETFCAP])"
 #define HOST_HINT_USERNS_ROOT HOST_HINT_USERNS "; or run moat as root"
 #define HOST_HINT_PROC                                                                                                 \
 	"a fresh /proc needs user (or root) and pid namespaces and a /proc without masked parts: on a host, fix "      \

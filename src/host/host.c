@@ -2,6 +2,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <linux/capability.h>
 #include <linux/landlock.h>
 #include <linux/seccomp.h>
 #include <stddef.h>
@@ -103,6 +104,20 @@ static int probe_landlock_errata(void)
 #endif
 }
 
+/* Is `cap` in moat's effective set?  uid 0 in a container often lacks
+ * CAP_SYS_ADMIN and CAP_SYS_PTRACE (Docker's and Podman's default
+ * capabilities leave them out): the kernel then treats it as unprivileged
+ * for namespaces, the user-namespace sysctls and Yama. */
+static bool has_cap(int cap)
+{
+	struct __user_cap_header_struct hdr = {.version = _LINUX_CAPABILITY_VERSION_3, .pid = 0};
+	struct __user_cap_data_struct data[2] = {{0}};
+
+	if (syscall(SYS_capget, &hdr, data) != 0)
+		return false;
+	return (data[cap / 32].effective & (1U << (cap % 32))) != 0;
+}
+
 /* Unprivileged user namespaces: ask the knobs that distributions use to
  * turn them off, cheaply, instead of creating one on every run. */
 static bool probe_userns(char *why, size_t len)
@@ -119,12 +134,12 @@ static bool probe_userns(char *why, size_t len)
 		return false;
 	}
 	v = read_int_file("/proc/sys/kernel/unprivileged_userns_clone", -1);
-	if (v == 0 && geteuid() != 0) {
+	if (v == 0 && !has_cap(CAP_SYS_ADMIN)) {
 		snprintf(why, len, "sysctl kernel.unprivileged_userns_clone is 0");
 		return false;
 	}
 	v = read_int_file("/proc/sys/kernel/apparmor_restrict_unprivileged_userns", -1);
-	if (v == 1 && geteuid() != 0) {
+	if (v == 1 && !has_cap(CAP_SYS_ADMIN)) {
 		snprintf(why, len, "AppArmor restricts unprivileged user namespaces "
 				   "(kernel.apparmor_restrict_unprivileged_userns=1)");
 		return false;
@@ -263,7 +278,7 @@ static void probe_net_fence(struct moat_host *h)
 			 "kernel %.40s: SECCOMP_IOCTL_NOTIF_ADDFD needs Linux 5.9", h->kernel);
 	else if (syscall(SYS_pidfd_getfd, -1, -1, 0) < 0 && errno == ENOSYS)
 		snprintf(h->net_fence_why, sizeof(h->net_fence_why), "pidfd_getfd(2) is not available (Linux 5.6)");
-	else if (h->yama_ptrace_scope >= 2 && geteuid() != 0)
+	else if (h->yama_ptrace_scope >= 2 && !has_cap(CAP_SYS_PTRACE))
 		snprintf(h->net_fence_why, sizeof(h->net_fence_why),
 			 "Yama ptrace_scope %d keeps moat from its own sandbox's sockets", h->yama_ptrace_scope);
 	else
@@ -274,6 +289,8 @@ const char *host_userns_hint(const struct moat_host *h, bool root_helps)
 {
 	if (h->userns_filtered)
 		return HOST_HINT_USERNS_FILTER;
+	if (h->uid0_capless)
+		return HOST_HINT_USERNS_UID0;
 	return root_helps ? HOST_HINT_USERNS_ROOT : HOST_HINT_USERNS;
 }
 
@@ -281,6 +298,7 @@ int host_probe(struct moat_host *h, struct moat_error *err)
 {
 	struct utsname u;
 	const char *limit;
+	bool no_setfcap;
 
 	memset(h, 0, sizeof(*h));
 	if (uname(&u) == 0) {
@@ -289,7 +307,7 @@ int host_probe(struct moat_host *h, struct moat_error *err)
 	}
 	h->uid = getuid();
 	h->gid = getgid();
-	h->root = geteuid() == 0;
+	h->root = geteuid() == 0 && has_cap(CAP_SYS_ADMIN);
 	h->landlock_abi = probe_landlock();
 	if (h->landlock_abi == 0)
 		landlock_absent_why(errno, h->landlock_why, sizeof(h->landlock_why));
@@ -306,6 +324,22 @@ int host_probe(struct moat_host *h, struct moat_error *err)
 	}
 	h->userns = probe_userns(h->userns_why, sizeof(h->userns_why));
 	host_check_ns_under_filter(h);
+	/* uid 0 without CAP_SYS_ADMIN makes namespaces only as any user does,
+	 * in a user namespace, and Linux 5.12 and later let only a holder of
+	 * CAP_SETFCAP map uid 0 into one (verify_root_map): without it the
+	 * namespace is made but its uid_map cannot be written.  After the
+	 * filter's trial: a filter that refuses namespaces is the cause no
+	 * capability would undo (moat inside moat is both). */
+	no_setfcap = geteuid() == 0 && kernel_version(h->kernel) >= 5012 && !has_cap(CAP_SETFCAP);
+	if (!h->userns_filtered && geteuid() == 0 && (!h->root || no_setfcap)) {
+		h->uid0_capless = true;
+		if (h->userns && no_setfcap) {
+			h->userns = false;
+			snprintf(h->userns_why, sizeof(h->userns_why),
+				 "uid 0 without CAP_SETFCAP may not map itself into a user namespace (Linux 5.12+): a "
+				 "container's root with its capabilities dropped");
+		}
+	}
 	h->yama_ptrace_scope = read_int_file("/proc/sys/kernel/yama/ptrace_scope", -1);
 	h->tiocsti_legacy = read_int_file("/proc/sys/dev/tty/legacy_tiocsti", 1) != 0;
 

@@ -22,6 +22,10 @@ struct moat_host {
 			       * new namespaces (a container's, an outer
 			       * moat's): no sysctl and no root helps */
 	bool root;            /* euid 0 with CAP_SYS_ADMIN (namespaces without userns) */
+	bool uid0_capless;    /* euid 0 without CAP_SYS_ADMIN or without CAP_SETFCAP (a
+			       * container's root with capabilities dropped): no
+			       * namespace as root, or no uid map for itself in a
+			       * user namespace */
 	int yama_ptrace_scope; /* -1: no Yama */
 	bool tiocsti_legacy;  /* dev.tty.legacy_tiocsti is 1 (or absent: old kernel) */
 	char limited_by[256]; /* the MOAT_HOST_LIMIT text that was applied, or "" */

@@ -707,6 +707,40 @@ else
 		3>"$REPORTS/nsdeny2.json" 2>/dev/null)
 	is "$?:$out:$(json_get "$REPORTS/nsdeny2.json" '["status"]')" "0:ran:degraded" "  and what the hint says runs, degraded"
 fi
+# --- uid 0 with its capabilities dropped (a container's root) ----------------
+# Kubernetes' `capabilities: drop: [ALL]`, or Docker's defaults without
+# CAP_SYS_ADMIN: uid 0 then makes no namespace as root, and on Linux 5.12+
+# without CAP_SETFCAP cannot write its own uid_map in a user namespace.
+# moat used to take euid 0 for root and plan namespaces: exit 125 at the
+# clone or the uid_map even under --mode prefer.
+if [ "$(id -u)" != 0 ] || ! command -v setpriv >/dev/null; then
+	skip "uid 0 and setpriv needed to drop moat's capabilities"
+else
+	capless() { setpriv --bounding-set=-all --inh-caps=-all -- "$@"; }
+	# Docker's default set: no CAP_SYS_ADMIN, but CAP_SETFCAP and the rest.
+	dockercaps() {
+		setpriv --bounding-set=-all,+chown,+dac_override,+fowner,+fsetid,+kill,+setgid,+setuid,+setpcap,+net_bind_service,+net_raw,+sys_chroot,+mknod,+audit_write,+setfcap \
+			--inh-caps=-all -- "$@"
+	}
+	out=$(capless "$MOAT" run --mode prefer --report-fd 3 -- /bin/echo ran 3>"$REPORTS/capless.json" 2>"$SCRATCH/capless.err")
+	is "$?:$out:$(json_get "$REPORTS/capless.json" '["status"]')" "0:ran:degraded" \
+		"uid 0 without capabilities, --mode prefer: runs without namespaces, degraded"
+	like "$(json_get "$REPORTS/capless.json" '["properties"]["proc.pid"]["reason"]')" "uid 0 without CAP_SETFCAP" \
+		"  the reason names the missing capability"
+	out=$(capless "$MOAT" run -- /bin/echo ran 2>"$SCRATCH/caplessr.err")
+	is "$?:$out" "125:" "  require refuses, the command not run"
+	like "$(cat "$SCRATCH/caplessr.err")" "hint: moat runs as uid 0 without CAP_SYS_ADMIN .* run moat as a user other than root" \
+		"  the hint says what would give the namespaces"
+	# The fallback holds for uid 0, owner of /etc/shadow: Landlock, not
+	# the file's mode, keeps it out.
+	capless sh -c 'head -c1 /etc/shadow' >/dev/null 2>&1
+	ok $? "control: uid 0 without capabilities reads /etc/shadow (its owner) outside moat"
+	out=$(capless "$MOAT" run --mode prefer -- sh -c 'head -c1 /etc/shadow >/dev/null && echo read' 2>/dev/null)
+	is "$out" "" "  inside moat's fallback it cannot"
+	out=$(dockercaps "$MOAT" run --report-fd 3 -- /bin/echo ran 3>"$REPORTS/dockercaps.json" 2>/dev/null)
+	is "$?:$out:$(json_get "$REPORTS/dockercaps.json" '["status"]')" "0:ran:enforced" \
+		"uid 0 with Docker's default capabilities (no CAP_SYS_ADMIN): a user namespace, enforced"
+fi
 # moat inside moat: the outer filter refuses the inner moat's namespaces
 # (found by the trial), and the outer view's /tmp/moat-git-UID (the outer
 # sandbox's gitconfig, in a directory the view made) is not the inner

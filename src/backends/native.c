@@ -106,6 +106,16 @@ static void proxy_mode_env(const struct moat_policy *p, struct backend_plan *bp)
 	}
 }
 
+#define HINT_TMP_UNWRITABLE                                                                                            \
+	"give /tmp a writable file system (in a container: --tmpfs /tmp; Kubernetes: an emptyDir volume at /tmp), or " \
+	"user namespaces, whose mount namespace brings its own /tmp"
+
+/* Errors that say this user cannot make a directory in /tmp at all. */
+static bool tmp_unwritable(int e)
+{
+	return e == EROFS || e == EACCES || e == EPERM || e == ENOSPC || e == EDQUOT || e == ENOENT;
+}
+
 static int native_compile(const struct backend_ctx *ctx, struct backend_plan *bp, struct moat_verdict *props,
 			  struct moat_error *err)
 {
@@ -125,6 +135,7 @@ static int native_compile(const struct backend_ctx *ctx, struct backend_plan *bp
 	char seccomp_why[256];
 	const char *fence_why = NULL; /* under net allow: why there is no fence */
 	const char *seccomp_hint = HINT_SECCOMP;
+	char tmp_why[320] = "";
 
 	native_plan_init(np);
 	np->outer_uid = h->uid;
@@ -146,12 +157,25 @@ static int native_compile(const struct backend_ctx *ctx, struct backend_plan *bp
 		 * whose moat is gone (SIGKILLed before its guard started) is
 		 * swept by the next run's guard, which runs beside the command
 		 * (launch/guard.c; util/stale.h). */
-		np->private_tmp_dir = stale_mkdtemp(NATIVE_TMP_PREFIX, false, &np->private_tmp_lock, err);
-		if (!np->private_tmp_dir)
+		struct moat_error tmp_err = {0};
+
+		np->private_tmp_dir = stale_mkdtemp(NATIVE_TMP_PREFIX, false, &np->private_tmp_lock, &tmp_err);
+		/* A /tmp this user cannot write (a container's read-only root
+		 * without a tmpfs there, Kubernetes' readOnlyRootFilesystem): no
+		 * private tmp, fs.tmp missing with the cause, and the command
+		 * gets no TMPDIR of moat's nor any /tmp to write. */
+		if (!np->private_tmp_dir && !tmp_unwritable(tmp_err.errnum)) {
+			*err = tmp_err;
 			return moat_error_wrap(err, "a private tmp");
-		np->private_tmp_fd = open(np->private_tmp_dir, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-		if (np->private_tmp_fd < 0)
-			return moat_error_set(err, MOAT_E_SYSTEM, errno, "%s", np->private_tmp_dir);
+		}
+		if (!np->private_tmp_dir) {
+			snprintf(tmp_why, sizeof(tmp_why), "no mount namespace, and no per-run directory for TMPDIR: %.200s",
+				 tmp_err.message);
+		} else {
+			np->private_tmp_fd = open(np->private_tmp_dir, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+			if (np->private_tmp_fd < 0)
+				return moat_error_set(err, MOAT_E_SYSTEM, errno, "%s", np->private_tmp_dir);
+		}
 	}
 
 	if (abi > 0 && landlock_compile(p, fp, abi, np->private_tmp_fd, &np->landlock, err) < 0)
@@ -281,6 +305,8 @@ static int native_compile(const struct backend_ctx *ctx, struct backend_plan *bp
 		verdict_enforce(&props[MOAT_P_FS_TMP], "tmpfs on /tmp and /dev/shm in a mount namespace");
 	else if (np->private_tmp_dir)
 		verdict_enforce(&props[MOAT_P_FS_TMP], "per-run TMPDIR, removed afterwards (landlock)");
+	else if (tmp_why[0])
+		verdict_missing(&props[MOAT_P_FS_TMP], HINT_TMP_UNWRITABLE, "%s", tmp_why);
 	else
 		verdict_missing(&props[MOAT_P_FS_TMP], HINT_USERNS, "no mount namespace and no Landlock");
 

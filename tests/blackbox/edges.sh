@@ -741,6 +741,30 @@ else
 	is "$?:$out:$(json_get "$REPORTS/dockercaps.json" '["status"]')" "0:ran:enforced" \
 		"uid 0 with Docker's default capabilities (no CAP_SYS_ADMIN): a user namespace, enforced"
 fi
+# --- a read-only /tmp without namespaces (a container's read-only root) ---------
+# The fallback's private tmp is a per-run directory under /tmp.  Where /tmp
+# cannot be written (docker --read-only without --tmpfs /tmp, Kubernetes'
+# readOnlyRootFilesystem) moat used to stop at planning, exit 125 with no
+# report even under --mode prefer; now fs.tmp is missing, with the cause.
+# A user and mount namespace of the test's own makes /tmp read-only.
+rotmp() { unshare -Urm sh -c 'mount --bind /tmp /tmp && mount -o remount,ro,bind /tmp && exec "$@"' rotmp "$@"; }
+if ! unshare -Urm true 2>/dev/null; then
+	skip_feature userns "unshare -Urm: no user namespace for the test's read-only /tmp"
+else
+	out=$(unshare -Urm env MOAT_HOST_LIMIT=userns=0,root=0 "$MOAT" run --mode prefer --report-fd 3 -- /bin/echo ran \
+		3>"$REPORTS/rwtmp.json" 2>/dev/null)
+	is "$?:$out:$(json_get "$REPORTS/rwtmp.json" '["properties"]["fs.tmp"]["status"]')" "0:ran:enforced" \
+		"control: without namespaces, a writable /tmp gives the per-run private tmp"
+	out=$(rotmp env MOAT_HOST_LIMIT=userns=0,root=0 "$MOAT" run --mode prefer --report-fd 3 -- /bin/sh -c 'echo "ran [$TMPDIR]"' \
+		3>"$REPORTS/rotmp.json" 2>/dev/null)
+	is "$?:$out:$(json_get "$REPORTS/rotmp.json" '["status"]')" "0:ran []:degraded" \
+		"a read-only /tmp, --mode prefer: runs degraded, with no TMPDIR of moat's"
+	like "$(json_get "$REPORTS/rotmp.json" '["properties"]["fs.tmp"]["reason"]')" "per-run directory .*Read-only file system" \
+		"  fs.tmp missing, with the cause"
+	out=$(rotmp env MOAT_HOST_LIMIT=userns=0,root=0 "$MOAT" run --report-fd 3 -- /bin/echo ran 3>"$REPORTS/rotmp2.json" 2>"$SCRATCH/rotmp.err")
+	is "$?:$out:$(json_get "$REPORTS/rotmp2.json" '["status"]')" "125::unavailable" "  require refuses, with a report"
+	like "$(cat "$SCRATCH/rotmp.err")" "hint: give /tmp a writable file system" "  and the hint says what fixes it"
+fi
 # moat inside moat: the outer filter refuses the inner moat's namespaces
 # (found by the trial), and the outer view's /tmp/moat-git-UID (the outer
 # sandbox's gitconfig, in a directory the view made) is not the inner

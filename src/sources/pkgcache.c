@@ -136,8 +136,8 @@ static char *project_key(const struct moat_policy *p)
 	return moat_xasprintf("%s-%s", name, hex);
 }
 
-int pkgcache_add(struct moat_policy *p, const char *home, char *const *env, struct netset_notes *notes,
-		 struct moat_error *err)
+static int add_caches(struct moat_policy *p, const char *home, char *const *env, struct netset_notes *notes,
+		      struct moat_error *err)
 {
 	struct moat_origin o = {.source = origin_text};
 	cleanup_free char *root = NULL, *base = NULL, *key = NULL, *projdir = NULL;
@@ -202,5 +202,32 @@ int pkgcache_add(struct moat_policy *p, const char *home, char *const *env, stru
 			policy_add_env(p, t->var2, dir, o);
 		policy_add_pkg_cache(p, t->tool, t->var, dir);
 	}
+	return 0;
+}
+
+/* A directory moat cannot make (a read-only HOME and /tmp, as in a
+ * container's read-only root; a full disk): no cache of moat's, which is a
+ * convenience, not a protection -- the tools use their own, read-only in
+ * the sandbox, and the run goes on with a note.  One moat did not make
+ * (errnum 0: a link, a file, another owner) stays an error. */
+static bool cannot_make(int e)
+{
+	return e == EROFS || e == EACCES || e == EPERM || e == ENOSPC || e == EDQUOT;
+}
+
+int pkgcache_add(struct moat_policy *p, const char *home, char *const *env, struct netset_notes *notes,
+		 struct moat_error *err)
+{
+	cleanup_free char *line = NULL;
+
+	if (add_caches(p, home, env, notes, err) == 0)
+		return 0;
+	if (!cannot_make(err->errnum))
+		return -1;
+	line = moat_xasprintf("note: package managers get no cache of moat's (%s): each uses its own, read-only in the "
+			      "sandbox",
+			      err->message);
+	netset_notes_add(notes, line);
+	memset(err, 0, sizeof(*err));
 	return 0;
 }

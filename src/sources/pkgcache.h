@@ -25,8 +25,9 @@
  * the policy already names the variable (--env, --env-pass: the user's
  * choice wins) or the user granted the tool's own cache writable
  * (--write ~/.npm, --write ~).  A note in `notes` when the fallback under
- * /tmp is used.  -1 when a directory of moat's is not its own (a link, a
- * file, another owner, a mode open to others). */
+ * /tmp is used, and when a directory cannot be made (read-only, full: the
+ * run goes on without caches of moat's).  -1 when a directory of moat's is
+ * not its own (a link, a file, another owner, a mode open to others). */
 int pkgcache_add(struct moat_policy *p, const char *home, char *const *env, struct netset_notes *notes,
 		 struct moat_error *err);
 

@@ -179,6 +179,23 @@ moat: hint: \`chmod 700 $C\`, or remove it: moat makes it again, mode 0700" \
 	"moat's directory open to others: refused, with the fix"
 chmod 0700 "$C"
 
+# A directory moat cannot make (a read-only HOME, as in a container's
+# read-only root): the caches are a convenience, not a protection, and the
+# run goes on without them, with a note.  It used to stop, exit 125.  A user
+# and mount namespace of the test's own makes HOME read-only.
+if ! unshare -Urm true 2>/dev/null; then
+	skip_feature userns "unshare -Urm: no user namespace for the test's read-only HOME"
+else
+	rm -rf "$C"
+	out=$(unshare -Urm sh -c 'mount --bind "$1" "$1" && mount -o remount,ro,bind "$1" && shift && exec "$@"' ro "$H" \
+		"$MOAT" run --profile network -- /bin/sh -c 'echo "ran [$npm_config_cache]"' 2>"$SCRATCH/err")
+	is "$?:$out" "0:ran []" "HOME read-only: the run goes on, without caches of moat's"
+	like "$(cat "$SCRATCH/err")" "^moat: note: package managers get no cache of moat's \(.*Read-only file system\)" \
+		"  said in a note"
+	"$MOAT" run --profile network -- true 2>/dev/null && [ -d "$C/npm" ]
+	ok $? "  control: with HOME writable again the caches are made"
+fi
+
 # The package runners' cache (npx's fetch phase) is made the same way; the
 # registry is a closed port of the loopback, so nothing leaves the host.
 ln -s "$H/.ssh" "$H/.cache/moat/npx"

@@ -1,5 +1,6 @@
 #include "policy/profiles.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <limits.h>
 #include <stdio.h>
@@ -688,6 +689,36 @@ static void add_rustup_home(struct moat_policy *p, const struct profile_context 
 		add(p, rustup_home, MOAT_ACCESS_READ, false, why);
 }
 
+/* A Python's user site-packages, where `pip install --user` puts what
+ * `python3 -m pytest` imports: ~/.local/lib/python3.N, each there is (one
+ * directory listing, for a python only), read-only.  Not ~/.local/lib
+ * whole, nor a link there (it could lead anywhere). */
+static void add_user_site(struct moat_policy *p, const struct profile_context *ctx, const char *exe,
+			  const char *real)
+{
+	const char *base = strrchr(exe, '/'), *rbase = strrchr(real, '/');
+	cleanup_free char *lib = NULL;
+	cleanup_closedir DIR *d = NULL;
+	struct dirent *e;
+
+	if (!ctx->home || ctx->other_host || !base || !rbase ||
+	    (strncmp(base + 1, "python", 6) != 0 && strncmp(rbase + 1, "python", 6) != 0))
+		return;
+	lib = moat_xasprintf("%s/.local/lib", strcmp(ctx->home, "/") == 0 ? "" : ctx->home);
+	if (!(d = opendir(lib)))
+		return;
+	while ((e = readdir(d))) {
+		cleanup_free char *site = NULL;
+		struct stat st;
+
+		if (strncmp(e->d_name, "python3", 7) != 0)
+			continue;
+		site = moat_xasprintf("%s/%s", lib, e->d_name);
+		if (lstat(site, &st) == 0 && S_ISDIR(st.st_mode))
+			add(p, site, MOAT_ACCESS_READ, true, "the user site-packages of the python the command runs");
+	}
+}
+
 bool profile_grant_program(struct moat_policy *p, const struct profile_context *ctx, const char *exe,
 			   const char *why, const char *rustup_why)
 {
@@ -698,6 +729,7 @@ bool profile_grant_program(struct moat_policy *p, const struct profile_context *
 		return false;
 	profile_grant_install(p, dir, real, ctx->home, NULL, why);
 	add_rustup_home(p, ctx, real, rustup_why);
+	add_user_site(p, ctx, exe, real);
 	return true;
 }
 

@@ -280,6 +280,28 @@ is "$(cd "$BASE/nodeproj" && hm run --env PATH="$NT:/usr/bin:/bin" -- /bin/sh -c
 	"sh -c node in a Node.js project (package.json): the node first on PATH runs"
 unlike "$(cd "$BASE/other" && hm run --env PATH="$NT:/usr/bin:/bin" -- /bin/sh -c 'node -e 1' 2>&1)" "project node" \
 	"  control: elsewhere it stays out of the sandbox"
+# A python's user site-packages (pip install --user): `python3 -m pytest`
+# imports from ~/.local/lib/python3.N, read-only; another command does not
+# see it.  The fake python reads the module as the real one would import it.
+SITE=$H/.local/lib/python3.11/site-packages
+mkdir -p "$SITE" "$BASE/sitebin"
+echo 'user-site-module' >"$SITE/usermod.py"
+cat >"$BASE/sitebin/python3" <<'EOF'
+#!/bin/sh
+S=$HOME/.local/lib/python3.11/site-packages
+[ "$1" = -w ] && { (: >"$S/new") 2>/dev/null && echo WROTE || echo refused; exit; }
+cat "$S/usermod.py"
+EOF
+cp "$BASE/sitebin/python3" "$BASE/sitebin/notpython"
+chmod -R a+rX "$H/.local" && chmod 0755 "$BASE/sitebin" "$BASE/sitebin/python3" "$BASE/sitebin/notpython"
+is "$(cd "$BASE/other" && hm run -- "$BASE/sitebin/python3" -m usermod 2>&1)" "user-site-module" \
+	"python3 -m MODULE: the user site-packages (~/.local/lib/python3.N) is readable"
+is "$(cd "$BASE/other" && hm run -- "$BASE/sitebin/python3" -w 2>&1)" "refused" "  read-only: nothing written there"
+is "$(HOME=$H "$BASE/sitebin/python3" -w 2>&1)" "WROTE" "  control: outside moat the same write lands"
+like "$(cd "$BASE/other" && hm run -- "$BASE/sitebin/notpython" 2>&1)" "No such file" \
+	"  control: another command does not see it"
+rm -rf "$H/.local/lib/python3.11"
+
 # A relative PATH entry is the project's own: what it finds there is never
 # granted (a link planted in node_modules/.bin would pick the grant).
 mkdir -p "$BASE/nodeproj/node_modules/.bin" "$BASE/planted"

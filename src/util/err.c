@@ -203,12 +203,30 @@ void moat_failure_text(char *buf, size_t len, const char *what, int errnum)
 	}
 }
 
+/* Does `text` start with `head` and end with `tail`? */
+static bool framed(const char *text, const char *head, const char *tail)
+{
+	size_t n = strlen(text), t = strlen(tail);
+
+	return strncmp(text, head, strlen(head)) == 0 && n >= t && strcmp(text + n - t, tail) == 0;
+}
+
 const char *moat_failure_hint(const char *text)
 {
 	if (strncmp(text, "moat ran out of file descriptors", 32) == 0)
 		return moat_errno_fd_hint(EMFILE);
 	if (strncmp(text, "the system ran out of file descriptors", 38) == 0)
 		return moat_errno_fd_hint(ENFILE);
+	/* The kernel runs binaries and #! scripts; a shell runs any other
+	 * executable file with sh, and moat does not guess. */
+	if (framed(text, "execve ", strerror(ENOEXEC)))
+		return "the file is neither a program for this machine nor a script with a #! line; a shell script "
+		       "without one runs as `moat run -- sh FILE`";
+	/* The file was found (moat resolved it before the run): what is
+	 * missing is what it needs to start. */
+	if (framed(text, "execve ", strerror(ENOENT)))
+		return "the file is there: what is missing is the interpreter its #! line names, or the dynamic "
+		       "loader it was linked for (`head -c 128 FILE`, `file FILE`)";
 	return NULL;
 }
 

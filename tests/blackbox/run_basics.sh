@@ -33,6 +33,16 @@ like "$(cat "$SCRATCH/err")" "no-such-command-xyz" "  and names the command"
 printf '#!/bin/sh\necho hi\n' >"$SCRATCH/noexec.sh"; chmod 0644 "$SCRATCH/noexec.sh"
 run -- "$SCRATCH/noexec.sh" 2>/dev/null; is $? 126 "not executable gives 126"
 run -- "$SCRATCH" 2>/dev/null; is $? 126 "a directory gives 126"
+# Executable files the kernel does not run: moat does not guess an
+# interpreter, and its hint says what is wrong and how to run the file.
+printf 'echo no-shebang\n' >"$SCRATCH/noshebang"; chmod 0755 "$SCRATCH/noshebang"
+run -- "$SCRATCH/noshebang" 2>"$SCRATCH/err"; is $? 126 "a script without a #! line gives 126"
+like "$(cat "$SCRATCH/err")" "hint: the file is neither a program for this machine nor a script with a #! line.*moat run -- sh FILE" \
+	"  and the hint says how to run it"
+printf '#!/nonexistent/interpreter\n' >"$SCRATCH/badinterp"; chmod 0755 "$SCRATCH/badinterp"
+run -- "$SCRATCH/badinterp" 2>"$SCRATCH/err"; is $? 127 "a #! naming no file gives 127"
+like "$(cat "$SCRATCH/err")" "hint: the file is there: what is missing is the interpreter its #! line names" \
+	"  and the hint says the file was found, its interpreter not"
 # A run that cannot start still has its report, when one is asked for: exit
 # 127 or 126, run.executed false, run.failure the reason, command.exe "".
 rm -f "$REPORTS/nf.json"

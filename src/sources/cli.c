@@ -839,6 +839,26 @@ static void note_private_tmp(const struct moat_policy *p, struct netset_notes *n
 	}
 }
 
+/* The current directory lies in a denied path (`cd ~/.aws && moat run --
+ * ls`): the command sees it empty, or cannot list it, and should be told
+ * why rather than wonder. */
+static void note_cwd_denied(const struct moat_policy *p, struct netset_notes *notes)
+{
+	if (p->mode == MOAT_MODE_OFF || strcmp(p->backend, "none") == 0 || !p->cwd)
+		return;
+	for (size_t i = 0; i < p->n_paths; i++) {
+		cleanup_free char *line = NULL;
+
+		if (p->paths[i].access != MOAT_ACCESS_DENY || !path_within(p->cwd, p->paths[i].path))
+			continue;
+		line = moat_xasprintf("note: the current directory, %s, lies in the denied %s (%s): the command "
+				      "sees nothing of it",
+				      p->cwd, p->paths[i].path, p->paths[i].origin.source);
+		netset_notes_add(notes, line);
+		return;
+	}
+}
+
 /* The command runs a container (`docker run`): the sandbox holds the
  * engine's client, which cannot reach what starts the container.  Said
  * before the engine's own "Cannot connect to the Docker daemon". */
@@ -957,6 +977,7 @@ int cli_parse_run_meta(int argc, char **argv, char *const *environ_in, struct mo
 	rc = policy_validate(p, err);
 	if (rc == 0) {
 		note_private_tmp(p, &o->notes);
+		note_cwd_denied(p, &o->notes);
 		note_container(p, &o->notes);
 	}
 	if (rc == 0 && meta) {

@@ -302,6 +302,13 @@ like "$(cd "$BASE/other" && hm run -- "$BASE/sitebin/notpython" 2>&1)" "No such 
 	"  control: another command does not see it"
 rm -rf "$H/.local/lib/python3.11"
 
+# Run from inside a denied path: the command sees nothing of it, and moat
+# says why (it used to say nothing, and `ls` showed an empty directory).
+mkdir -p "$H/.aws"
+is "$(cd "$H/.aws" && herr run -- true)" "0:moat: note: the current directory, $H/.aws, lies in the denied $H/.aws (built-in secrets): the command sees nothing of it" \
+	"cwd in ~/.aws: a note says the command sees nothing of it"
+is "$(cd "$BASE/other" && herr run -- true)" "0:" "  control: from elsewhere, no note"
+
 # A relative PATH entry is the project's own: what it finds there is never
 # granted (a link planted in node_modules/.bin would pick the grant).
 mkdir -p "$BASE/nodeproj/node_modules/.bin" "$BASE/planted"

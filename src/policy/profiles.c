@@ -350,8 +350,19 @@ char *profile_install_dir(const char *exe)
 /* HOME's shared trees, where a tool's installation prefix is often the
  * tree itself (pip --user, `make install --prefix ~/.local`, a script in
  * ~/.local/bin): granting one whole would show everything else kept there
- * (~/.local/share's histories, trash, application data). */
-static const char *const home_shared_trees[] = {".local", ".local/share", ".local/state", ".config", ".cache"};
+ * (~/.local/share's histories, trash, application data).  ~/go is GOPATH
+ * by default: `go install` puts programs in ~/go/bin, beside the module
+ * cache and, from GOPATH's days, the user's own source in ~/go/src. */
+static const char *const home_shared_trees[] = {".local", ".local/share", ".local/state", ".config", ".cache", "go"};
+
+/* The Go toolchain unpacked into ~/go (`tar -C ~ -xzf go.tar.gz`: GOROOT
+ * ~/go): its go and gofmt need all of it. */
+static bool goroot_program(const char *dir, const char *prog)
+{
+	const char *d = strrchr(dir, '/'), *b = strrchr(prog, '/');
+
+	return d && b && strcmp(d + 1, "go") == 0 && (strcmp(b + 1, "go") == 0 || strcmp(b + 1, "gofmt") == 0);
+}
 
 /* Is `dir` HOME's own ~/.local, ~/.config, ...?  HOME is compared as
  * given, then (`home_real` or, when NULL, realpath) through its links. */
@@ -380,7 +391,7 @@ void profile_grant_install(struct moat_policy *p, const char *dir, const char *p
 	cleanup_free char *own = NULL;
 	struct stat st;
 
-	if (!home_shared_tree(dir, home, home_real)) {
+	if (!home_shared_tree(dir, home, home_real) || goroot_program(dir, prog)) {
 		add(p, dir, MOAT_ACCESS_READ, false, why);
 		return;
 	}

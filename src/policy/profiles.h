@@ -61,7 +61,8 @@ char *profile_install_dir(const char *exe);
 /* Grant `dir`, the installation of the program `prog`, read-only, for the
  * reason `why` (a string that outlives the policy).  When `dir` is one of
  * the trees HOME (`home`, or `home_real` through its links) shares among
- * tools -- ~/.local, ~/.local/share, ~/.local/state, ~/.config, ~/.cache
+ * tools -- ~/.local, ~/.local/share, ~/.local/state, ~/.config, ~/.cache,
+ * and GOPATH's ~/go but for the go and gofmt of a toolchain unpacked there
  * -- only `prog`'s own directory and the tree's lib/ and lib64/ are
  * granted. */
 void profile_grant_install(struct moat_policy *p, const char *dir, const char *prog, const char *home,

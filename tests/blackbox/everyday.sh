@@ -302,6 +302,22 @@ like "$(cd "$BASE/other" && hm run -- "$BASE/sitebin/notpython" 2>&1)" "No such 
 	"  control: another command does not see it"
 rm -rf "$H/.local/lib/python3.11"
 
+# A program `go install` put in ~/go/bin (GOPATH): ~/go/bin is granted, not
+# ~/go whole, where GOPATH's ~/go/src keeps the user's own source; but the
+# go of a toolchain unpacked into ~/go (GOROOT) gets all of it.
+mkdir -p "$H/go/bin" "$H/go/src/private"
+echo 'gopath-private-source' >"$H/go/src/private/.env"
+printf '#!/bin/sh\ncat "$HOME/go/src/private/.env"\n' >"$H/go/bin/mcpserver"
+cp "$H/go/bin/mcpserver" "$H/go/bin/go"
+chmod -R a+rX "$H/go" && chmod 0755 "$H/go/bin/mcpserver" "$H/go/bin/go"
+like "$(cd "$BASE/other" && hm run --profile mcp -- "$H/go/bin/mcpserver" 2>&1)" "No such file" \
+	"~/go/bin/mcpserver (go install): ~/go/src stays out of the sandbox"
+is "$(cd "$BASE/other" && hm run --profile mcp --read "$H/go" -- "$H/go/bin/mcpserver" 2>&1)" "gopath-private-source" \
+	"  control: with ~/go granted it reads it"
+is "$(cd "$BASE/other" && hm run --profile mcp -- "$H/go/bin/go" 2>&1)" "gopath-private-source" \
+	"  ~/go/bin/go, a toolchain unpacked into ~/go: all of ~/go, its GOROOT"
+rm -rf "$H/go/bin" "$H/go/src"
+
 # Run from inside a denied path: the command sees nothing of it, and moat
 # says why (it used to say nothing, and `ls` showed an empty directory).
 mkdir -p "$H/.aws"

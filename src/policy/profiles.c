@@ -352,16 +352,28 @@ char *profile_install_dir(const char *exe)
  * ~/.local/bin): granting one whole would show everything else kept there
  * (~/.local/share's histories, trash, application data).  ~/go is GOPATH
  * by default: `go install` puts programs in ~/go/bin, beside the module
- * cache and, from GOPATH's days, the user's own source in ~/go/src. */
-static const char *const home_shared_trees[] = {".local", ".local/share", ".local/state", ".config", ".cache", "go"};
+ * cache and, from GOPATH's days, the user's own source in ~/go/src; and
+ * `cargo install` puts them in ~/.cargo/bin, beside cargo's configuration
+ * (which may hold a registry token) and its caches. */
+static const char *const home_shared_trees[] = {".local", ".local/share", ".local/state", ".config",
+						 ".cache",  "go",	   ".cargo"};
 
-/* The Go toolchain unpacked into ~/go (`tar -C ~ -xzf go.tar.gz`: GOROOT
- * ~/go): its go and gofmt need all of it. */
-static bool goroot_program(const char *dir, const char *prog)
+static bool is_rustup(const char *real);
+
+/* The programs of a shared tree that need all of it: the go and gofmt of
+ * a toolchain unpacked into ~/go (`tar -C ~ -xzf go.tar.gz`: GOROOT ~/go),
+ * and rustup's proxies in ~/.cargo/bin (cargo reads its registry and
+ * configuration there).  What `go install` or `cargo install` put beside
+ * them gets its own directory only. */
+static bool needs_whole_tree(const char *dir, const char *prog)
 {
 	const char *d = strrchr(dir, '/'), *b = strrchr(prog, '/');
 
-	return d && b && strcmp(d + 1, "go") == 0 && (strcmp(b + 1, "go") == 0 || strcmp(b + 1, "gofmt") == 0);
+	if (!d || !b)
+		return false;
+	if (strcmp(d + 1, "go") == 0)
+		return strcmp(b + 1, "go") == 0 || strcmp(b + 1, "gofmt") == 0;
+	return strcmp(d + 1, ".cargo") == 0 && is_rustup(prog);
 }
 
 /* Is `dir` HOME's own ~/.local, ~/.config, ...?  HOME is compared as
@@ -391,7 +403,7 @@ void profile_grant_install(struct moat_policy *p, const char *dir, const char *p
 	cleanup_free char *own = NULL;
 	struct stat st;
 
-	if (!home_shared_tree(dir, home, home_real) || goroot_program(dir, prog)) {
+	if (!home_shared_tree(dir, home, home_real) || needs_whole_tree(dir, prog)) {
 		add(p, dir, MOAT_ACCESS_READ, false, why);
 		return;
 	}

@@ -62,9 +62,9 @@ char *profile_install_dir(const char *exe);
  * reason `why` (a string that outlives the policy).  When `dir` is one of
  * the trees HOME (`home`, or `home_real` through its links) shares among
  * tools -- ~/.local, ~/.local/share, ~/.local/state, ~/.config, ~/.cache,
- * and GOPATH's ~/go but for the go and gofmt of a toolchain unpacked there
- * -- only `prog`'s own directory and the tree's lib/ and lib64/ are
- * granted. */
+ * GOPATH's ~/go but for the go and gofmt of a toolchain unpacked there,
+ * and ~/.cargo but for rustup's proxies -- only `prog`'s own directory and
+ * the tree's lib/ and lib64/ are granted. */
 void profile_grant_install(struct moat_policy *p, const char *dir, const char *prog, const char *home,
 			   const char *home_real, const char *why);
 

@@ -173,6 +173,22 @@ is "$(json_eval "$SCRATCH/rustup.json" "[[p['access'], p['origin']['source']] fo
 	'[["read", "the toolchains of the rustup proxy the command is"]]' "  the dry run grants ~/.rustup read-only, and says why"
 is "$(cd "$BASE/other" && hm run -- "$CB/cargo-other" x 2>&1)" "toolchain x" \
 	"  control: another program in ~/.cargo/bin does not see ~/.rustup"
+# What `cargo install` put in ~/.cargo/bin gets that directory only, not
+# cargo's configuration beside it (a registry token can live there); cargo,
+# a rustup proxy, reads it.
+echo '[registries.x]' >"$H/.cargo/config.toml"
+printf '#!/bin/sh\ncat "$HOME/.cargo/config.toml"\n' >"$CB/installed-tool"
+printf '#!/bin/sh\ncat "$HOME/.cargo/config.toml"\n' >"$TC/cargo-conf"
+chmod 0755 "$CB/installed-tool" "$TC/cargo-conf"
+ln -s rustup "$CB/cargo-conf"
+chmod -R a+rX "$H/.cargo"
+like "$(cd "$BASE/other" && hm run -- "$CB/installed-tool" 2>&1)" "No such file" \
+	"~/.cargo/bin/installed-tool (cargo install): ~/.cargo/config.toml stays out"
+is "$(cd "$BASE/other" && hm run --read "$H/.cargo" -- "$CB/installed-tool" 2>&1)" "[registries.x]" \
+	"  control: with ~/.cargo granted it reads it"
+is "$(cd "$BASE/other" && hm run -- "$CB/cargo-conf" 2>&1)" "[registries.x]" \
+	"  a rustup proxy in ~/.cargo/bin: all of ~/.cargo"
+rm -f "$CB/installed-tool" "$CB/cargo-conf" "$TC/cargo-conf" "$H/.cargo/config.toml"
 
 # go: a build cache it can write, and no placeholder .git taken for a
 # repository.  The fake go does what go build does first: it makes its cache

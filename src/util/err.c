@@ -1,6 +1,7 @@
 #include "util/err.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -96,6 +97,8 @@ static void cause_parts(const struct moat_error *err, const char *msg, size_t *h
 	}
 }
 
+static void inherited_hint(struct moat_error *err);
+
 int moat_error_set(struct moat_error *err, enum moat_error_kind kind, int errnum, const char *fmt, ...)
 {
 	char *what = NULL, cause[160];
@@ -124,6 +127,7 @@ int moat_error_set(struct moat_error *err, enum moat_error_kind kind, int errnum
 		snprintf(head, sizeof(head), "%s: ", errno_text(errnum, cause, sizeof(cause)));
 		moat_text_fit(err->message, sizeof(err->message), head, what, "");
 		snprintf(err->hint, sizeof(err->hint), "%s", moat_errno_fd_hint(errnum));
+		inherited_hint(err);
 	} else {
 		char tail[176];
 
@@ -149,6 +153,42 @@ int moat_error_hint(struct moat_error *err, const char *fmt, ...)
 	return -1;
 }
 
+/* Descriptors above stdio without close-on-exec: moat opens every one of
+ * its own with it, so these came from its caller, across exec.  Counted
+ * only on the error path (one fcntl each, up to the soft limit). */
+static size_t inherited_fds(void)
+{
+	struct rlimit rl;
+	size_t n = 0;
+	int fd, max;
+
+	if (getrlimit(RLIMIT_NOFILE, &rl) != 0)
+		return 0;
+	max = rl.rlim_cur > (1 << 20) ? (1 << 20) : (int)rl.rlim_cur;
+	for (fd = 3; fd < max; fd++) {
+		int flags = fcntl(fd, F_GETFD);
+
+		if (flags >= 0 && !(flags & FD_CLOEXEC))
+			n++;
+	}
+	return n;
+}
+
+/* Out of descriptors because the caller left hundreds open: that, not
+ * the plan, is what to fix. */
+static void inherited_hint(struct moat_error *err)
+{
+	size_t n;
+
+	if (err->errnum != EMFILE || (n = inherited_fds()) < 256)
+		return;
+	snprintf(err->hint, sizeof(err->hint),
+		 "moat was started with %zu descriptors open that are not its own (its caller's, inherited across "
+		 "exec): start moat with them closed (Python's subprocess does, with close_fds=True, its default; "
+		 "mark the others close-on-exec), or raise the limit (ulimit -Hn)",
+		 n);
+}
+
 int moat_error_fd_hint(struct moat_error *err, const char *fmt, ...)
 {
 	va_list ap;
@@ -156,6 +196,7 @@ int moat_error_fd_hint(struct moat_error *err, const char *fmt, ...)
 	va_start(ap, fmt);
 	vsnprintf(err->hint, sizeof(err->hint), fmt, ap);
 	va_end(ap);
+	inherited_hint(err);
 	return -1;
 }
 

@@ -480,6 +480,21 @@ nofile() { # nofile N CMD...: CMD with RLIMIT_NOFILE N (soft and hard)
 	shift
 	bash -c 'ulimit -n "$0" && exec "$@"' "$n" "$@"
 }
+# Out of descriptors because the caller left hundreds open (a spawner
+# without close_fds): the hint names those, not the plan's grants.
+leaky() { # leaky N CMD...: CMD with RLIMIT_NOFILE 2048 and N descriptors inherited
+	"$PY" -c 'import os, resource, sys
+resource.setrlimit(resource.RLIMIT_NOFILE, (2048, 2048))
+for _ in range(int(sys.argv[1])):
+    os.set_inheritable(os.open("/dev/null", os.O_RDONLY), True)
+os.execvp(sys.argv[2], sys.argv[2:])' "$@"
+}
+leaky 2000 "$MOAT" run -- /bin/true 2>"$SCRATCH/leak.err"
+is "$?" 125 "2000 descriptors inherited under RLIMIT_NOFILE 2048: moat runs out"
+like "$(cat "$SCRATCH/leak.err")" "hint: moat was started with 20[0-9][0-9] descriptors open that are not its own" \
+	"  and the hint names the inherited descriptors as the cause"
+leaky 10 "$MOAT" run -- /bin/true 2>/dev/null
+ok $? "  control: with 10 inherited, the same limit runs"
 for b in $BACKENDS; do
 	for prof in exec mcp network; do
 		bad=

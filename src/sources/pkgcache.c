@@ -54,6 +54,10 @@ static const struct pkg_tool {
     {"go-build", "GOCACHE", NULL, ".cache/go-build", NULL},
     /* cargo's home (default ~/.cargo): its registry/ and git/ caches. */
     {"cargo", "CARGO_HOME", NULL, ".cargo", NULL},
+    /* deno's cache (default $XDG_CACHE_HOME/deno, ~/.cache/deno): the
+     * remote modules and npm: packages it downloads, and their compiled
+     * code. */
+    {"deno", "DENO_DIR", NULL, ".cache/deno", NULL},
 };
 
 static const char *const origin_text = "package cache of moat's (docs/policy.md, \"Package caches\")";

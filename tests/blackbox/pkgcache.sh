@@ -82,9 +82,9 @@ ok $? "control: under --mode off the same write lands in ~/.npm"
 rm -f "$H/.npm/poison"
 
 # ------------------------------------------- the variables, when, and what wins
-want="CARGO_HOME=$C/cargo GOCACHE=$C/go-build GOMODCACHE=$C/go-mod PIP_CACHE_DIR=$C/pip UV_CACHE_DIR=$C/uv YARN_CACHE_FOLDER=$C/yarn YARN_GLOBAL_FOLDER=$C/yarn-berry npm_config_cache=$C/npm "
+want="CARGO_HOME=$C/cargo DENO_DIR=$C/deno GOCACHE=$C/go-build GOMODCACHE=$C/go-mod PIP_CACHE_DIR=$C/pip UV_CACHE_DIR=$C/uv YARN_CACHE_FOLDER=$C/yarn YARN_GLOBAL_FOLDER=$C/yarn-berry npm_config_cache=$C/npm "
 vars() { "$MOAT" run "$@" -- env 2>/dev/null |
-	grep -E '^(npm_config_cache|npm_config_store_dir|PIP_CACHE_DIR|UV_CACHE_DIR|YARN_[A-Z_]*|GOMODCACHE|GOCACHE|CARGO_HOME)=' |
+	grep -E '^(npm_config_cache|npm_config_store_dir|PIP_CACHE_DIR|UV_CACHE_DIR|YARN_[A-Z_]*|GOMODCACHE|GOCACHE|CARGO_HOME|DENO_DIR)=' |
 	LC_ALL=C sort | tr '\n' ' '; }
 is "$(vars --profile network)" "$want" "network: each tool's variable names moat's directory (env inside)"
 is "$(vars --net all)" "$want" "exec --net all: the same"
@@ -101,7 +101,7 @@ is "$("$MOAT" run --profile network --write "$H/.npm" -- /bin/sh -c 'echo "[${np
 	"[unset] [$C/pip]" "--write ~/.npm: npm keeps the user's cache as granted, the others moat's"
 "$MOAT" run --dry-run --profile network --env NPM_CONFIG_CACHE=$BASE/mine -- npm install >"$SCRATCH/dry.json" 2>/dev/null
 is "$(json_eval "$SCRATCH/dry.json" '[c["tool"] for c in d["policy"]["package_caches"]]')" \
-	'["pip", "uv", "yarn", "yarn-berry", "go-mod", "go-build", "cargo"]' \
+	'["pip", "uv", "yarn", "yarn-berry", "go-mod", "go-build", "cargo", "deno"]' \
 	"dry run: package_caches lists what moat set (NPM_CONFIG_CACHE, npm's in any case, wins)"
 "$MOAT" run --dry-run --profile network -- npm install >"$SCRATCH/dry.json" 2>/dev/null
 is "$(json_eval "$SCRATCH/dry.json" '[[p["access"], p["origin"]["source"]] for p in d["policy"]["paths"] if p["path"] == "'"$C/npm"'"]')" \

@@ -245,6 +245,7 @@ static const struct secret_path home_secrets[] = {
 static const char *const mcp_home_read[] = {
 	".npm", ".cache/node", ".nvm", ".volta", ".local/lib", ".local/bin", ".local/share/pnpm",
 	".cache/uv", ".local/share/uv", ".pyenv", ".cache/pip", ".cargo/bin", "go/pkg/mod", ".bun", ".deno",
+	".cache/deno",
 };
 
 static const char *const profile_names[] = {"strict", "exec", "mcp", "network", NULL};

@@ -110,12 +110,6 @@ static void proxy_mode_env(const struct moat_policy *p, struct backend_plan *bp)
 	"give /tmp a writable file system (in a container: --tmpfs /tmp; Kubernetes: an emptyDir volume at /tmp), or " \
 	"user namespaces, whose mount namespace brings its own /tmp"
 
-/* Errors that say this user cannot make a directory in /tmp at all. */
-static bool tmp_unwritable(int e)
-{
-	return e == EROFS || e == EACCES || e == EPERM || e == ENOSPC || e == EDQUOT || e == ENOENT;
-}
-
 static int native_compile(const struct backend_ctx *ctx, struct backend_plan *bp, struct moat_verdict *props,
 			  struct moat_error *err)
 {
@@ -164,7 +158,7 @@ static int native_compile(const struct backend_ctx *ctx, struct backend_plan *bp
 		 * without a tmpfs there, Kubernetes' readOnlyRootFilesystem): no
 		 * private tmp, fs.tmp missing with the cause, and the command
 		 * gets no TMPDIR of moat's nor any /tmp to write. */
-		if (!np->private_tmp_dir && !tmp_unwritable(tmp_err.errnum)) {
+		if (!np->private_tmp_dir && !moat_errno_cannot_make(tmp_err.errnum)) {
 			*err = tmp_err;
 			return moat_error_wrap(err, "a private tmp");
 		}

@@ -214,11 +214,6 @@ static int add_caches(struct moat_policy *p, const char *home, char *const *env,
  * convenience, not a protection -- the tools use their own, read-only in
  * the sandbox, and the run goes on with a note.  One moat did not make
  * (errnum 0: a link, a file, another owner) stays an error. */
-static bool cannot_make(int e)
-{
-	return e == EROFS || e == EACCES || e == EPERM || e == ENOSPC || e == EDQUOT;
-}
-
 int pkgcache_add(struct moat_policy *p, const char *home, char *const *env, struct netset_notes *notes,
 		 struct moat_error *err)
 {
@@ -226,7 +221,7 @@ int pkgcache_add(struct moat_policy *p, const char *home, char *const *env, stru
 
 	if (add_caches(p, home, env, notes, err) == 0)
 		return 0;
-	if (!cannot_make(err->errnum))
+	if (!moat_errno_cannot_make(err->errnum))
 		return -1;
 	line = moat_xasprintf("note: package managers get no cache of moat's (%s): each uses its own, read-only in the "
 			      "sandbox",

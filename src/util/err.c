@@ -35,6 +35,12 @@ bool moat_errno_is_fd_exhaustion(int errnum)
 	return errnum == EMFILE || errnum == ENFILE;
 }
 
+bool moat_errno_cannot_make(int errnum)
+{
+	return errnum == EROFS || errnum == EACCES || errnum == EPERM || errnum == ENOSPC || errnum == EDQUOT ||
+	       errnum == ENOENT;
+}
+
 const char *moat_errno_fd_hint(int errnum)
 {
 	if (errnum == ENFILE)

@@ -63,6 +63,12 @@ int moat_error_wrap(struct moat_error *err, const char *fmt, ...) __attribute__(
 /* EMFILE or ENFILE: the process or the system is out of descriptors. */
 bool moat_errno_is_fd_exhaustion(int errnum);
 
+/* An errno of mkdir(2) that says nothing can be made there (a read-only or
+ * full file system, no permission, no parent), as opposed to something
+ * made there already: for what moat makes as a convenience, and goes on
+ * without. */
+bool moat_errno_cannot_make(int errnum);
+
 /* The hint for an EMFILE or ENFILE error, else NULL. */
 const char *moat_errno_fd_hint(int errnum);
 

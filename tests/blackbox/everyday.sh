@@ -316,7 +316,17 @@ is "$(cd "$BASE/other" && hm run -- "$BASE/sitebin/python3" -w 2>&1)" "refused" 
 is "$(HOME=$H "$BASE/sitebin/python3" -w 2>&1)" "WROTE" "  control: outside moat the same write lands"
 like "$(cd "$BASE/other" && hm run -- "$BASE/sitebin/notpython" 2>&1)" "No such file" \
 	"  control: another command does not see it"
+# A link there is not followed into a grant: what it leads to stays out.
 rm -rf "$H/.local/lib/python3.11"
+mkdir -p "$BASE/elsewhere/site-packages"
+echo 'linked-module' >"$BASE/elsewhere/site-packages/usermod.py"
+chmod -R a+rX "$BASE/elsewhere"
+ln -s "$BASE/elsewhere" "$H/.local/lib/python3.11"
+like "$(cd "$BASE/other" && hm run -- "$BASE/sitebin/python3" -m usermod 2>&1)" "No such file" \
+	"  ~/.local/lib/python3.N a link: not followed into a grant"
+is "$(cd "$BASE/other" && hm run --read "$H/.local/lib" --read "$BASE/elsewhere" -- "$BASE/sitebin/python3" -m usermod 2>&1)" "linked-module" \
+	"  control: with the link and its target granted, the same read lands"
+rm -f "$H/.local/lib/python3.11"
 
 # A program `go install` put in ~/go/bin (GOPATH): ~/go/bin is granted, not
 # ~/go whole, where GOPATH's ~/go/src keeps the user's own source; but the

@@ -217,6 +217,10 @@ struct moat_policy {
 	/* The git work tree the current directory lies in, when the exec
 	 * profile granted it (policy/profiles.c); NULL otherwise. */
 	char *git_work_tree;
+	/* The git directory that work tree keeps outside it (a linked work
+	 * tree's common directory, a submodule's), granted read-only with it;
+	 * NULL when none. */
+	char *git_dir_outside;
 	/* Its user's git configuration, sanitized, when git gets it there
 	 * (sources/gitconfig.h: the grant of the file and GIT_CONFIG_GLOBAL
 	 * are in `paths` and `env`); NULL otherwise. */

@@ -951,9 +951,12 @@ static void add_exec_dirs(struct moat_policy *p, const struct profile_context *c
 	p->git_work_tree = moat_xstrdup(root);
 	if (strcmp(root, ctx->cwd) != 0)
 		add(p, root, MOAT_ACCESS_READ, false, "profile exec: the git work tree the current directory is in");
-	if (gitdir && !too_broad(gitdir, ctx->home))
+	if (gitdir && !too_broad(gitdir, ctx->home)) {
 		add(p, gitdir, MOAT_ACCESS_READ, false,
 		    "profile exec: the git directory of that work tree (its .git file)");
+		free(p->git_dir_outside);
+		p->git_dir_outside = moat_xstrdup(gitdir);
+	}
 }
 
 int profile_apply(struct moat_policy *p, const char *name, const struct profile_context *ctx, struct moat_error *err)

@@ -482,6 +482,17 @@ rc=1" "  ~/.gitconfig itself stays out of the sandbox"
 	(cd "$BASE/wt/src" && hm run --dry-run -- git status >"$SCRATCH/wt.json" 2>/dev/null)
 	is "$(json_eval "$SCRATCH/wt.json" "[p['path'] for p in d['policy']['paths'] if p['origin']['source'].startswith('profile exec')]")" \
 		"[\"$BASE/wt/src\", \"$BASE/wt\", \"$R/.git\"]" "  its root and its repository's .git are granted, nothing else of the repository"
+	# --write on a linked work tree: its index and HEAD lie in the repository's
+	# .git, outside the grant, so git add fails; a note says so, and how.
+	note="moat: note: $BASE/wt keeps its git directory outside it, in $R/.git, which stays read-only: \`git add\` and \`git commit\` fail inside (Read-only file system); to let the command commit, add --write $R/.git (its hooks and config stay read-only)"
+	out=$(cd "$BASE/wt" && hm run --write . -- sh -c 'echo b >b && git add b 2>/dev/null; echo "rc=$?"' 2>&1)
+	is "$out" "$note
+rc=128" "  --write . in a linked work tree: the note names its read-only .git and the grant that lets git commit"
+	is "$(cd "$BASE/wt/src" && hm run -- true 2>&1)" "" "  (no note without a write grant)"
+	out=$(cd "$BASE/wt" && hm run --write . --write "$R/.git" -- sh -c 'git add b && git commit -qm b && echo committed; (echo x >"$1/.git/hooks/pre-commit") 2>/dev/null || echo hooks-read-only' sh "$R" 2>&1)
+	is "$out" "committed
+hooks-read-only" "  with --write REPO/.git: no note, git commits, and the repository's hooks stay read-only"
+	is "$(git -C "$BASE/wt" log --format=%s -1 2>/dev/null)" "b" "  (the commit is in the repository)"
 	is "$(cd "$R/src" && hm run --profile strict --dry-run -- git status 2>/dev/null | json_eval /dev/stdin '"git_config" in d["policy"]')" \
 		"false" "under strict: no work tree, no git configuration"
 else

@@ -110,8 +110,14 @@ void env_add_safe_set(struct moat_policy *p)
 	/* TERM names the terminal type, which a program needs to drive the
 	 * terminal it is given (launch/term.h): less, vi and top are "not
 	 * fully functional" without it.  A name, no path: terminfo's
-	 * directories come from TERMINFO and TERMINFO_DIRS, which do not pass. */
-	static const char *const safe[] = {"PATH", "HOME", "LANG", "LC_*", "SSL_CERT_FILE", "TERM", "XDG_*"};
+	 * directories come from TERMINFO and TERMINFO_DIRS, which do not pass.
+	 * TZ and LANGUAGE are the locale's, as LANG and LC_*: without TZ a
+	 * server in a container whose zone is set only there (TZ=Europe/Berlin,
+	 * /etc/localtime UTC) tells the time hours off.  COLORTERM and NO_COLOR
+	 * say what the terminal shows, as TERM.  No path in them is granted:
+	 * a TZ=:/FILE is read inside, from what the view holds. */
+	static const char *const safe[] = {"PATH",  "HOME",	     "LANG", "LANGUAGE", "LC_*",    "TZ",
+					   "SSL_CERT_FILE", "TERM", "COLORTERM", "NO_COLOR", "XDG_*"};
 	struct moat_origin o = {.source = "safe environment set"};
 	size_t i;
 

@@ -20,7 +20,7 @@ bool env_is_hook(const char *name);
 /* Is `name` a valid variable name ([A-Za-z_][A-Za-z0-9_]*)? */
 bool env_name_valid(const char *name);
 
-/* Add the safe set (PATH, HOME, LANG, LC_*, SSL_CERT_FILE, XDG_*) as
+/* Add the safe set (PATH, HOME, the locale, TZ, SSL_CERT_FILE, the terminal, XDG_*) as
  * pass-through rules; patterns ending in '*' match by prefix. */
 void env_add_safe_set(struct moat_policy *p);
 

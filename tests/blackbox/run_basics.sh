@@ -120,10 +120,15 @@ pkill -KILL -f "$marker" 2>/dev/null
 # --- environment: exactly the safe set plus what was declared
 out=$(env -i PATH=/usr/bin:/bin HOME=/nonexistent-home LANG=C.UTF-8 LC_ALL=C XDG_DATA_HOME=/x TERM=xterm-256color \
 	SSL_CERT_FILE=/etc/ssl/certs/ca-certificates.crt AWS_SECRET_ACCESS_KEY=leak GITHUB_TOKEN=leak \
-	SSH_AUTH_SOCK=/tmp/agent LD_PRELOAD=/nonexistent.so FOO=passed \
+	SSH_AUTH_SOCK=/tmp/agent LD_PRELOAD=/nonexistent.so FOO=passed TZ=Asia/Tokyo LANGUAGE=de COLORTERM=truecolor \
+	NO_COLOR=1 TMPDIR=/var/tmp \
 	"$MOAT" run --profile strict --env A=1 --env-pass FOO -- /usr/bin/env 2>/dev/null | sort | tr '\n' ' ')
-is "$out" "A=1 FOO=passed HOME=/nonexistent-home LANG=C.UTF-8 LC_ALL=C PATH=/usr/bin:/bin SSL_CERT_FILE=/etc/ssl/certs/ca-certificates.crt TERM=xterm-256color XDG_DATA_HOME=/x " \
+is "$out" "A=1 COLORTERM=truecolor FOO=passed HOME=/nonexistent-home LANG=C.UTF-8 LANGUAGE=de LC_ALL=C NO_COLOR=1 PATH=/usr/bin:/bin SSL_CERT_FILE=/etc/ssl/certs/ca-certificates.crt TERM=xterm-256color TZ=Asia/Tokyo XDG_DATA_HOME=/x " \
 	"the child's environment is exactly the safe set plus --env and --env-pass"
+# The zone set only in TZ (a container's /etc/localtime is UTC): the
+# command tells the time as the host's programs do.
+is "$(TZ=Asia/Tokyo "$MOAT" run --profile strict -- date -d @0 +%H 2>/dev/null)" "09" \
+	"  TZ passes: date(1) inside tells Tokyo's time, as outside"
 out=$(env -i PATH=/usr/bin:/bin LD_PRELOAD=x "$MOAT" run --env-pass LD_PRELOAD -- true 2>&1); rc=$?
 is "$rc" 125 "--env-pass LD_PRELOAD is refused with 125"
 like "$out" "LD_PRELOAD" "  naming the variable"

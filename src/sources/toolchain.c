@@ -1,11 +1,14 @@
-/* The toolchain of the project in the current directory
+/* The toolchain of the project around the current directory
  * (sources/toolchain.h). */
 #include "sources/toolchain.h"
 
+#include <dirent.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "policy/profiles.h"
 #include "sources/config_common.h"
@@ -14,21 +17,74 @@
 #include "util/mem.h"
 #include "util/path.h"
 
-static const struct project_kind {
-	const char *marker; /* a file of the project's root */
-	const char *tool;   /* the program its builds run */
-	const char *why;    /* the origin of the grant (dry run, report) */
-} kinds[] = {
-    {"go.mod", "go", "the go of the Go module in the current directory (go.mod)"},
-    {"go.work", "go", "the go of the Go workspace in the current directory (go.work)"},
-    {"Cargo.toml", "cargo", "the cargo of the Cargo package in the current directory (Cargo.toml)"},
-    {"pyproject.toml", "python3", "the python3 of the Python project in the current directory (pyproject.toml)"},
-    {"setup.py", "python3", "the python3 of the Python project in the current directory (setup.py)"},
-    {"requirements.txt", "python3", "the python3 of the Python project in the current directory (requirements.txt)"},
-    {".python-version", "python3", "the python3 of the Python project in the current directory (.python-version)"},
-    {"package.json", "node", "the node of the Node.js project in the current directory (package.json)"},
-    {".nvmrc", "node", "the node of the Node.js project in the current directory (.nvmrc)"},
+/* Where a marker was found, as the grant's origin says it. */
+enum place {
+	PLACE_CWD,   /* the current directory */
+	PLACE_ABOVE, /* a directory above it, in its git work tree */
+	PLACE_BELOW, /* a directory of the work tree's root, the current one */
+	N_PLACES,
 };
+
+#define KIND(marker, tool, what)                                                                                   \
+	{                                                                                                          \
+		marker, tool,                                                                                      \
+		{                                                                                                  \
+			"the " tool " of " what " in the current directory (" marker ")",                          \
+			    "the " tool " of " what " above the current directory, in its git work tree (" marker ")", \
+			    "the " tool " of " what " in a directory of the git work tree's root (" marker ")",    \
+		}                                                                                                  \
+	}
+
+static const struct project_kind {
+	const char *marker;	 /* a file of the project's root */
+	const char *tool;	 /* the program its builds run */
+	const char *why[N_PLACES]; /* the origin of the grant (dry run, report) */
+} kinds[] = {
+    KIND("go.mod", "go", "the Go module"),
+    KIND("go.work", "go", "the Go workspace"),
+    KIND("Cargo.toml", "cargo", "the Cargo package"),
+    KIND("pyproject.toml", "python3", "the Python project"),
+    KIND("setup.py", "python3", "the Python project"),
+    KIND("requirements.txt", "python3", "the Python project"),
+    KIND(".python-version", "python3", "the Python project"),
+    KIND("package.json", "node", "the Node.js project"),
+    KIND(".nvmrc", "node", "the Node.js project"),
+};
+
+/* At most this many directories of a work tree's root are looked in (a
+ * monorepo's backend/, frontend/); a root with more is a folder of
+ * projects, looked at only where the command starts. */
+#define MAX_SUBDIRS 64
+
+/* The commands that run a toolchain of a project around them, the parts'
+ * builds from a monorepo's root or `cargo build` from crate/src: build
+ * drivers and shells.  Only for them are the directories other than the
+ * current one looked in, a lookup per marker each (~0.2 ms for a root's 14
+ * directories, ~0.06 ms for 2 levels up, on the VM of
+ * docs/performance.md): an MCP server or a compiler run there does not pay
+ * it. */
+static const char *const drivers[] = {"make", "gmake", "just", "task", "ninja", "sh", "bash", "dash", "zsh"};
+
+static bool name_in(const char *path, const char *const *names, size_t n)
+{
+	const char *base = strrchr(path, '/');
+
+	base = base ? base + 1 : path;
+	for (size_t i = 0; i < n; i++)
+		if (strcmp(base, names[i]) == 0)
+			return true;
+	return false;
+}
+
+/* Is the command a build driver or a shell, by its name or its target's
+ * (/bin/sh -> dash)? */
+static bool is_driver(const char *exe)
+{
+	char real[PATH_MAX];
+
+	return name_in(exe, drivers, ARRAY_LEN(drivers)) ||
+	       (realpath(exe, real) && name_in(real, drivers, ARRAY_LEN(drivers)));
+}
 
 /* Does a rule of the policy other than a deny cover the current
  * directory?  Without one the command does not work on the project. */
@@ -71,14 +127,106 @@ static char *outside_entries(const char *path_env, const char *cwd)
 	return out;
 }
 
+struct toolchain_search {
+	struct moat_policy *p;
+	const char *home;
+	const char *path_env;
+	char *search;		     /* PATH's entries outside the current directory */
+	bool done[ARRAY_LEN(kinds)]; /* a tool granted (or the command): its markers are not looked for again */
+	bool go;
+};
+
+/* Grant the tool of each marker in `dirfd` (`rel` below it: NULL for the
+ * directory itself) whose tool is not granted yet. */
+static void look_in(struct toolchain_search *ts, int dirfd, const char *rel, enum place place)
+{
+	struct moat_policy *p = ts->p;
+
+	for (size_t i = 0; i < ARRAY_LEN(kinds); i++) {
+		const struct project_kind *k = &kinds[i];
+		struct moat_error ignored = {0};
+		cleanup_free char *exe = NULL, *name = NULL;
+
+		if (ts->done[i])
+			continue;
+		name = rel ? moat_xasprintf("%s/%s", rel, k->marker) : NULL;
+		if (!has_file(dirfd, name ? name : k->marker))
+			continue;
+		for (size_t j = 0; j < ARRAY_LEN(kinds); j++)
+			ts->done[j] = ts->done[j] || strcmp(kinds[j].tool, k->tool) == 0;
+		/* The command is the toolchain: the profile granted it. */
+		if (profile_exe_named(p->exe, k->tool))
+			continue;
+		if (!ts->search)
+			ts->search = outside_entries(ts->path_env, p->cwd);
+		exe = *ts->search ? resolve_command(k->tool, ts->search, p->cwd, &ignored) : NULL;
+		if (!exe || path_within(exe, p->cwd))
+			continue;
+		struct profile_context ctx = {.home = ts->home, .cwd = p->cwd, .exe = exe};
+		(void)profile_grant_program(p, &ctx, exe, k->why[place], k->why[place]);
+		ts->go = ts->go || strcmp(k->tool, "go") == 0;
+	}
+}
+
+static bool all_done(const struct toolchain_search *ts)
+{
+	for (size_t i = 0; i < ARRAY_LEN(kinds); i++)
+		if (!ts->done[i])
+			return false;
+	return true;
+}
+
+/* The directories of the work tree's root `dirfd` but the hidden ones
+ * and those that hold what was built or fetched, not a project. */
+static void look_below(struct toolchain_search *ts, int dirfd)
+{
+	static const char *const skipped[] = {"node_modules", "target", "vendor", "build", "dist"};
+	char *names[MAX_SUBDIRS];
+	size_t n = 0, i;
+	cleanup_closedir DIR *d = NULL;
+	struct dirent *e;
+	int fd = openat(dirfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+
+	if (fd < 0 || !(d = fdopendir(fd))) {
+		if (fd >= 0)
+			close(fd);
+		return;
+	}
+	while ((e = readdir(d)) != NULL) {
+		struct stat st;
+		bool skip = e->d_name[0] == '.';
+
+		for (i = 0; i < ARRAY_LEN(skipped) && !skip; i++)
+			skip = strcmp(e->d_name, skipped[i]) == 0;
+		if (skip || (e->d_type != DT_DIR && e->d_type != DT_UNKNOWN) ||
+		    (e->d_type == DT_UNKNOWN &&
+		     (fstatat(dirfd, e->d_name, &st, AT_SYMLINK_NOFOLLOW) != 0 || !S_ISDIR(st.st_mode))))
+			continue;
+		if (n == MAX_SUBDIRS) { /* a folder of projects: none of them */
+			while (n)
+				free(names[--n]);
+			return;
+		}
+		names[n++] = moat_xstrdup(e->d_name);
+	}
+	for (i = 0; i < n; i++) {
+		if (!all_done(ts))
+			look_in(ts, dirfd, names[i], PLACE_BELOW);
+		free(names[i]);
+	}
+}
+
 bool toolchain_add(struct moat_policy *p, const char *home, char *const *env)
 {
 	const struct moat_env_rule *path_rule = policy_find_env(p, "PATH");
-	const char *path_env = path_rule && path_rule->value ? path_rule->value : config_getenv(env, "PATH");
-	const char *done = NULL; /* the tool found last: go.work after go.mod adds nothing */
+	struct toolchain_search ts = {
+	    .p = p,
+	    .home = home,
+	    .path_env = path_rule && path_rule->value ? path_rule->value : config_getenv(env, "PATH"),
+	};
+	const char *root = p->git_work_tree;
 	cleanup_close int cwd_fd = -1;
-	cleanup_free char *search = NULL;
-	bool go = false;
+	bool wider;
 
 	if (!p->cwd || p->cwd[0] != '/' || !p->exe || p->exe[0] != '/' || p->mode == MOAT_MODE_OFF ||
 	    strcmp(p->backend, "none") == 0 || !cwd_granted(p))
@@ -87,25 +235,30 @@ bool toolchain_add(struct moat_policy *p, const char *home, char *const *env)
 	cwd_fd = open(p->cwd, O_PATH | O_DIRECTORY | O_CLOEXEC);
 	if (cwd_fd < 0)
 		return false;
-	for (size_t i = 0; i < ARRAY_LEN(kinds); i++) {
-		const struct project_kind *k = &kinds[i];
-		struct moat_error ignored = {0};
-		cleanup_free char *exe = NULL;
+	look_in(&ts, cwd_fd, NULL, PLACE_CWD);
+	wider = root && !all_done(&ts) && is_driver(p->exe);
+	if (wider && strcmp(root, p->cwd) == 0) {
+		/* A monorepo's root: `make` runs its parts' builds. */
+		look_below(&ts, cwd_fd);
+	} else if (wider && path_within(p->cwd, root)) {
+		/* cargo, go and npm look for their file upwards, as git does:
+		 * `cargo build` in crate/src.  Up to the work tree's root (the
+		 * exec profile found it, and granted it read-only). */
+		cleanup_free char *dir = moat_xstrdup(p->cwd);
+		char *slash;
 
-		if ((done && strcmp(done, k->tool) == 0) || !has_file(cwd_fd, k->marker))
-			continue;
-		done = k->tool;
-		/* The command is the toolchain: the profile granted it. */
-		if (profile_exe_named(p->exe, k->tool))
-			continue;
-		if (!search)
-			search = outside_entries(path_env, p->cwd);
-		exe = *search ? resolve_command(k->tool, search, p->cwd, &ignored) : NULL;
-		if (!exe || path_within(exe, p->cwd))
-			continue;
-		struct profile_context ctx = {.home = home, .cwd = p->cwd, .exe = exe};
-		(void)profile_grant_program(p, &ctx, exe, k->why, k->why);
-		go = go || strcmp(k->tool, "go") == 0;
+		while (!all_done(&ts) && (slash = strrchr(dir, '/')) != NULL && slash != dir) {
+			cleanup_close int fd = -1;
+
+			*slash = '\0';
+			if (!path_within(dir, root))
+				break;
+			if ((fd = open(dir, O_PATH | O_DIRECTORY | O_CLOEXEC)) >= 0)
+				look_in(&ts, fd, NULL, PLACE_ABOVE);
+			if (strcmp(dir, root) == 0)
+				break;
+		}
 	}
-	return go;
+	free(ts.search);
+	return ts.go;
 }

@@ -1,4 +1,4 @@
-/* Source: the toolchain of the project in the current directory
+/* Source: the toolchain of the project around the current directory
  * (docs/policy.md, "A project's toolchain").
  *
  * `make`, `just`, `sh -c 'go test ./...'`, `npm run build`, a CI script: a
@@ -15,9 +15,11 @@
  * rustup proxy's ~/.rustup; and for go, what sources/gotool.h gives the go
  * command.
  *
- * Only the current directory is looked at, by name, at every start: one
- * open of it and a lookup per marker, no walk up and no PATH search unless
- * a marker is there. */
+ * Looked for by name, at every start: one open of a directory and a lookup
+ * per marker, no PATH search unless a marker is there.  In the current
+ * directory; when it lies in a git work tree, in each directory above it
+ * up to the root (cargo, go and npm look upwards for their file); when it
+ * is the root, in each of its directories (a monorepo's parts), up to 64. */
 #ifndef MOAT_SOURCES_TOOLCHAIN_H
 #define MOAT_SOURCES_TOOLCHAIN_H
 

@@ -276,6 +276,33 @@ like "$(cd "$BASE/other" && hm run --env PATH="$CB:/usr/bin:/bin" -- /bin/sh -c 
 	"  control: outside a Cargo package ~/.cargo stays out of the sandbox"
 is "$(cd "$BASE/gomod" && hm run --env PATH="$GOBIN" --mode off -- /bin/sh -c 'echo "[$GOCACHE]"' 2>/dev/null)" "[]" \
 	"  --mode off: nothing added"
+# cargo, go and npm find their file upwards: `sh -c 'cargo build'` in
+# crate/src of a git work tree; and at a monorepo's root, `make` runs the
+# builds of its parts (backend/Cargo.toml).  Not above the work tree, nor
+# in a root with more directories than a monorepo has (a folder of them).
+if command -v git >/dev/null; then
+	MR=$BASE/mono
+	mkdir -p "$MR/backend/src" "$MR/up/crate/src"
+	git init -q "$MR"
+	cp "$BASE/cargoproj/Cargo.toml" "$MR/backend/"
+	cp "$BASE/cargoproj/Cargo.toml" "$BASE/Cargo.toml" # above the work tree: not the project's
+	chmod -R a+rwX "$MR"
+	is "$(cd "$MR/backend/src" && hm run --env PATH="$CB:/usr/bin:/bin" -- /bin/sh -c 'cargo build' 2>&1)" "toolchain cargo build" \
+		"sh -c 'cargo build' in crate/src of a work tree: Cargo.toml above is found, as cargo finds it"
+	is "$(cd "$MR" && hm run --env PATH="$CB:/usr/bin:/bin" -- /bin/sh -c 'cd backend && cargo build' 2>&1)" "toolchain cargo build" \
+		"  at the work tree's root (a monorepo's make): backend/Cargo.toml is found"
+	(cd "$MR" && hm run --env PATH="$CB:/usr/bin:/bin" --dry-run -- /bin/sh >"$SCRATCH/mono.json" 2>/dev/null)
+	is "$(json_eval "$SCRATCH/mono.json" "sorted(set(p['origin']['source'] for p in d['policy']['paths'] if 'cargo' in p['origin']['source']))")" \
+		"[\"the cargo of the Cargo package in a directory of the git work tree's root (Cargo.toml)\"]" "  the dry run says where it was found"
+	like "$(cd "$MR/up/crate/src" && hm run --env PATH="$CB:/usr/bin:/bin" -- /bin/sh -c 'cargo build' 2>&1)" "cargo: not found" \
+		"  control: a Cargo.toml above the work tree's root is not the project's"
+	like "$(cd "$MR/backend/src" && hm run --env PATH="$CB:/usr/bin:/bin" -- /usr/bin/env cargo build 2>&1)" "No such file or directory" \
+		"  control: only for a build driver or a shell (env(1) is neither): the current directory alone"
+	for i in $(seq 1 65); do mkdir -p "$MR/d$i"; done
+	like "$(cd "$MR" && hm run --env PATH="$CB:/usr/bin:/bin" -- /bin/sh -c 'cargo build' 2>&1)" "cargo: not found" \
+		"  control: a root with more than 64 directories is a folder of projects, not looked into"
+	rm -f "$BASE/Cargo.toml"
+fi
 # python3 and node the same way: a pyenv's or nvm's first on PATH, not the
 # system's that the sandbox would otherwise fall back to without a word.
 PT=$BASE/pyenvlike/bin

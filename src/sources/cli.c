@@ -23,6 +23,7 @@
 #include "sources/interp.h"
 #include "sources/netsets.h"
 #include "sources/resolve.h"
+#include "sources/runnotes.h"
 #include "sources/size.h"
 #include "sources/toolchain.h"
 #include "util/cleanup.h"
@@ -815,102 +816,6 @@ static int add_git_config(struct moat_policy *p, const char *home, char *const *
 	return 0;
 }
 
-/* The command starts in the sandbox's private /tmp (or /dev/shm): `cd /tmp
- * && moat run -- ls` lists an empty directory, silently, since the exec
- * profile's grant of the current directory cannot be that one (it is the
- * sandbox's own).  Said on stderr; the run goes on.  A directory below it
- * is granted like any other (and left out like any other under strict). */
-static void note_private_tmp(const struct moat_policy *p, struct netset_notes *notes)
-{
-	static const char *const private_dirs[] = {"/tmp", "/dev/shm"};
-	cleanup_free char *line = NULL;
-	size_t i;
-
-	if (!p->private_tmp || !p->cwd)
-		return;
-	for (i = 0; i < ARRAY_LEN(private_dirs); i++) {
-		if (strcmp(p->cwd, private_dirs[i]) != 0)
-			continue;
-		line = moat_xasprintf("note: the current directory, %s, is the sandbox's private %s, which starts "
-				      "empty: the command sees none of the host's files there; run from another "
-				      "directory, or grant one below %s and run there",
-				      p->cwd, p->cwd, p->cwd);
-		netset_notes_add(notes, line);
-	}
-}
-
-/* The current directory lies in a denied path (`cd ~/.aws && moat run --
- * ls`): the command sees it empty, or cannot list it, and should be told
- * why rather than wonder. */
-static void note_cwd_denied(const struct moat_policy *p, struct netset_notes *notes)
-{
-	if (!p->cwd)
-		return;
-	for (size_t i = 0; i < p->n_paths; i++) {
-		cleanup_free char *line = NULL;
-
-		if (p->paths[i].access != MOAT_ACCESS_DENY || !path_within(p->cwd, p->paths[i].path))
-			continue;
-		line = moat_xasprintf("note: the current directory, %s, lies in the denied %s (%s): the command "
-				      "sees nothing of it",
-				      p->cwd, p->paths[i].path, p->paths[i].origin.source);
-		netset_notes_add(notes, line);
-		return;
-	}
-}
-
-/* The work tree is writable but the git directory it keeps elsewhere (a
- * linked work tree's MAIN/.git, a submodule's SUPER/.git/modules/NAME)
- * is not: `git add` and `git commit` would fail inside on "index.lock:
- * Read-only file system", which names no fix.  That directory lies outside
- * what the user granted, so it stays read-only; the note says how to
- * grant it (its hooks and config stay protected in a write grant). */
-static void note_git_dir_readonly(const struct moat_policy *p, struct netset_notes *notes)
-{
-	cleanup_free char *line = NULL;
-	bool tree_written = false;
-
-	if (!p->git_dir_outside || !p->git_work_tree)
-		return;
-	for (size_t i = 0; i < p->n_paths; i++) {
-		const struct moat_path_rule *r = &p->paths[i];
-
-		if (r->access != MOAT_ACCESS_WRITE)
-			continue;
-		if (path_within(p->git_dir_outside, r->path))
-			return; /* granted: git can commit */
-		if (path_within(p->git_work_tree, r->path) || path_within(r->path, p->git_work_tree))
-			tree_written = true;
-	}
-	if (!tree_written)
-		return;
-	line = moat_xasprintf("note: %s keeps its git directory outside it, in %s, which stays read-only: `git "
-			      "add` and `git commit` fail inside (Read-only file system); to let the command commit, "
-			      "add --write %s (its hooks and config stay read-only)",
-			      p->git_work_tree, p->git_dir_outside, p->git_dir_outside);
-	netset_notes_add(notes, line);
-}
-
-/* The command runs a container (`docker run`): the sandbox holds the
- * engine's client, which cannot reach what starts the container.  Said
- * before the engine's own "Cannot connect to the Docker daemon". */
-static void note_container(const struct moat_policy *p, struct netset_notes *notes)
-{
-	const char *engine = mcp_container_engine(p->argv, p->argc);
-	cleanup_free char *line = NULL;
-
-	if (!engine)
-		return;
-	line = moat_xasprintf("note: %s runs the container %s, which the sandbox does not allow: the container "
-			      "is isolated by its engine, not by moat; run the program itself under moat, or the "
-			      "container with --mode off and its own isolation (--read-only, --network none, "
-			      "--cap-drop ALL)",
-			      engine,
-			      strcmp(engine, "podman") == 0 ? "in new namespaces"
-							    : "through its daemon's socket (root on the host)");
-	netset_notes_add(notes, line);
-}
-
 int cli_parse_run_meta(int argc, char **argv, char *const *environ_in, struct moat_policy *p,
 		       struct moat_run_options *o, struct moat_server_meta *meta, struct moat_error *err)
 {
@@ -1007,13 +912,8 @@ int cli_parse_run_meta(int argc, char **argv, char *const *environ_in, struct mo
 	    interp_check(p, home, config_getenv(environ_in, "PATH"), &o->notes, err) < 0)
 		goto out;
 	rc = policy_validate(p, err);
-	/* Notes on what the sandbox hides; one that is off hides nothing. */
-	if (rc == 0 && p->mode != MOAT_MODE_OFF && strcmp(p->backend, "none") != 0) {
-		note_private_tmp(p, &o->notes);
-		note_cwd_denied(p, &o->notes);
-		note_git_dir_readonly(p, &o->notes);
-		note_container(p, &o->notes);
-	}
+	if (rc == 0)
+		run_notes_add(p, environ_in, &o->notes);
 	if (rc == 0 && meta) {
 		*meta = found;
 		memset(&found, 0, sizeof(found));

@@ -229,8 +229,9 @@ is "$(cd "$BASE/goproj" && goenv --write . -- "$GOBIN/go" build)" '["GOCACHE", "
 is "$(cd "$BASE/goproj" && hm run --write . --env GOFLAGS= -- "$GOBIN/go" build 2>&1)" "error obtaining VCS status" \
 	"  control: with the user's own GOFLAGS, go takes the run's placeholder .git for a repository"
 is "$(cd "$BASE/goproj" && hm run --write . --env "GOCACHE=$H/.cache/go-build" -- "$GOBIN/go" build 2>&1)" \
-	"failed to initialize build cache at $H/.cache/go-build" \
-	"  control: with the user's own GOCACHE, go cannot build (~/.cache stays out)"
+	"moat: note: GOCACHE names $H/.cache/go-build, outside every grant: the command can neither read nor write it; grant it or its directory (--read or --write, or read or write in the config's profile) if the command uses it
+failed to initialize build cache at $H/.cache/go-build" \
+	"  control: with the user's own GOCACHE, go cannot build (~/.cache stays out), and a note says why"
 is "$(cd "$BASE/gorepo" && hm run --write . -- "$GOBIN/go" build 2>&1)" "built, cache /tmp/go-build, stamped" \
 	"go build in a git repository: the repository is stamped, GOFLAGS left alone"
 is "$(cd "$BASE/goproj" && goenv -- "$GOBIN/go" build)" '["GOCACHE"]' "  no write grant, no placeholder: only GOCACHE"
@@ -606,6 +607,27 @@ is "$(cd "$BASE/proj" && err run -- "$BASE/engines/docker" run -i --rm img)" "1:
 Cannot connect to the Docker daemon at unix:///var/run/docker.sock" "docker run under moat: a note says why the daemon is out of reach"
 is "$(cd "$BASE/proj" && err run -- "$BASE/engines/docker" version)" "1:Cannot connect to the Docker daemon at unix:///var/run/docker.sock" \
 	"  docker version (no container started): no note"
+
+# A variable the user declares names a path the sandbox does not show (a
+# client config's MEMORY_FILE_PATH): the server's own ENOENT comes after
+# moat's note that says why and what to grant.
+mkdir -p "$BASE/appdata" "$H/.aws"
+chmod a+rwx "$BASE/appdata"
+is "$(cd "$BASE/proj" && err run --env MEM="$BASE/appdata/mem/memory.jsonl" -- true)" \
+	"0:moat: note: MEM names $BASE/appdata/mem/memory.jsonl, outside every grant: the command can neither read nor write it; grant it or its directory (--read or --write, or read or write in the config's profile) if the command uses it" \
+	"--env MEM=PATH outside every grant: a note says so, and what to grant"
+is "$(cd "$BASE/proj" && err run --write "$BASE/appdata" --env MEM="$BASE/appdata/mem/memory.jsonl" -- true)" "0:" \
+	"  control: with its directory granted, no note"
+is "$(cd "$BASE/proj" && err run --env API=/api/v1 --env DIRS="$BASE/appdata:/x" --env REL=appdata/x -- true)" "0:" \
+	"  no note for what names no host directory (/api/v1), a list, or a relative path"
+is "$(cd "$BASE/proj" && CREDS="$H/.aws/credentials" HOME="$H" err run --env-pass CREDS -- true)" \
+	"0:moat: note: CREDS names $H/.aws/credentials, in the denied $H/.aws (built-in secrets): the command cannot read it" \
+	"  --env-pass CREDS=~/.aws/credentials: the note names the denied path"
+printf '[servers.mem]\ncommand = ["true"]\nenv = { MEM = "%s/appdata/m.jsonl" }\n' "$BASE" >"$BASE/notes.toml"
+is "$(cd "$BASE/proj" && err run --config "$BASE/notes.toml" --server mem)" \
+	"0:moat: note: MEM names $BASE/appdata/m.jsonl, outside every grant: the command can neither read nor write it; grant it or its directory (--read or --write, or read or write in the config's profile) if the command uses it" \
+	"  the same for a config's env"
+is "$(cd "$BASE/proj" && HOME="$H" err run -- true)" "0:" "  control: moat's own variables (HOME, the CA bundles) get no note"
 
 # Below the private /tmp, a current directory that nothing grants is what
 # it is anywhere else: empty and read-only.  It was a directory made in the

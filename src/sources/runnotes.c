@@ -1,0 +1,200 @@
+/* Notes before a run on what the sandbox hides (sources/runnotes.h). */
+#include "sources/runnotes.h"
+
+#include <string.h>
+#include <sys/stat.h>
+
+#include "sources/config_common.h"
+#include "sources/mcp_clients.h"
+#include "util/cleanup.h"
+#include "util/mem.h"
+#include "util/path.h"
+
+/* The command starts in the sandbox's private /tmp (or /dev/shm): `cd /tmp
+ * && moat run -- ls` lists an empty directory, silently, since the exec
+ * profile's grant of the current directory cannot be that one (it is the
+ * sandbox's own).  Said on stderr; the run goes on.  A directory below it
+ * is granted like any other (and left out like any other under strict). */
+static void note_private_tmp(const struct moat_policy *p, struct netset_notes *notes)
+{
+	static const char *const private_dirs[] = {"/tmp", "/dev/shm"};
+	cleanup_free char *line = NULL;
+	size_t i;
+
+	if (!p->private_tmp || !p->cwd)
+		return;
+	for (i = 0; i < ARRAY_LEN(private_dirs); i++) {
+		if (strcmp(p->cwd, private_dirs[i]) != 0)
+			continue;
+		line = moat_xasprintf("note: the current directory, %s, is the sandbox's private %s, which starts "
+				      "empty: the command sees none of the host's files there; run from another "
+				      "directory, or grant one below %s and run there",
+				      p->cwd, p->cwd, p->cwd);
+		netset_notes_add(notes, line);
+	}
+}
+
+/* The current directory lies in a denied path (`cd ~/.aws && moat run --
+ * ls`): the command sees it empty, or cannot list it, and should be told
+ * why rather than wonder. */
+static void note_cwd_denied(const struct moat_policy *p, struct netset_notes *notes)
+{
+	if (!p->cwd)
+		return;
+	for (size_t i = 0; i < p->n_paths; i++) {
+		cleanup_free char *line = NULL;
+
+		if (p->paths[i].access != MOAT_ACCESS_DENY || !path_within(p->cwd, p->paths[i].path))
+			continue;
+		line = moat_xasprintf("note: the current directory, %s, lies in the denied %s (%s): the command "
+				      "sees nothing of it",
+				      p->cwd, p->paths[i].path, p->paths[i].origin.source);
+		netset_notes_add(notes, line);
+		return;
+	}
+}
+
+/* The work tree is writable but the git directory it keeps elsewhere (a
+ * linked work tree's MAIN/.git, a submodule's SUPER/.git/modules/NAME)
+ * is not: `git add` and `git commit` would fail inside on "index.lock:
+ * Read-only file system", which names no fix.  That directory lies outside
+ * what the user granted, so it stays read-only; the note says how to
+ * grant it (its hooks and config stay protected in a write grant). */
+static void note_git_dir_readonly(const struct moat_policy *p, struct netset_notes *notes)
+{
+	cleanup_free char *line = NULL;
+	bool tree_written = false;
+
+	if (!p->git_dir_outside || !p->git_work_tree)
+		return;
+	for (size_t i = 0; i < p->n_paths; i++) {
+		const struct moat_path_rule *r = &p->paths[i];
+
+		if (r->access != MOAT_ACCESS_WRITE)
+			continue;
+		if (path_within(p->git_dir_outside, r->path))
+			return; /* granted: git can commit */
+		if (path_within(p->git_work_tree, r->path) || path_within(r->path, p->git_work_tree))
+			tree_written = true;
+	}
+	if (!tree_written)
+		return;
+	line = moat_xasprintf("note: %s keeps its git directory outside it, in %s, which stays read-only: `git "
+			      "add` and `git commit` fail inside (Read-only file system); to let the command commit, "
+			      "add --write %s (its hooks and config stay read-only)",
+			      p->git_work_tree, p->git_dir_outside, p->git_dir_outside);
+	netset_notes_add(notes, line);
+}
+
+/* The command runs a container (`docker run`): the sandbox holds the
+ * engine's client, which cannot reach what starts the container.  Said
+ * before the engine's own "Cannot connect to the Docker daemon". */
+static void note_container(const struct moat_policy *p, struct netset_notes *notes)
+{
+	const char *engine = mcp_container_engine(p->argv, p->argc);
+	cleanup_free char *line = NULL;
+
+	if (!engine)
+		return;
+	line = moat_xasprintf("note: %s runs the container %s, which the sandbox does not allow: the container "
+			      "is isolated by its engine, not by moat; run the program itself under moat, or the "
+			      "container with --mode off and its own isolation (--read-only, --network none, "
+			      "--cap-drop ALL)",
+			      engine,
+			      strcmp(engine, "podman") == 0 ? "in new namespaces"
+							    : "through its daemon's socket (root on the host)");
+	netset_notes_add(notes, line);
+}
+
+/* Is `path` in the sandbox: within a grant, or in what the sandbox makes
+ * of its own (/tmp, /dev, /proc, /run)?  *deny: the denied path that
+ * hides it, when one does. */
+static bool path_shown(const struct moat_policy *p, const char *path, const struct moat_path_rule **deny)
+{
+	static const char *const own[] = {"/dev", "/proc", "/sys", "/run"};
+	bool shown = false;
+
+	*deny = NULL;
+	for (size_t i = 0; i < ARRAY_LEN(own); i++)
+		if (path_within(path, own[i]))
+			return true;
+	if (p->private_tmp && (path_within(path, "/tmp") || path_within(path, "/dev/shm")))
+		return true;
+	/* A deny wins over every grant (policy.md: a denied path is never
+	 * granted); else any grant shows it. */
+	for (size_t i = 0; i < p->n_paths; i++) {
+		if (!path_within(path, p->paths[i].path))
+			continue;
+		if (p->paths[i].access == MOAT_ACCESS_DENY) {
+			*deny = &p->paths[i];
+			return false;
+		}
+		shown = true;
+	}
+	return shown;
+}
+
+/* Does some directory of `path` below `/`, or the path, exist on the
+ * host? */
+static bool exists_in_part(const char *path)
+{
+	cleanup_free char *dir = moat_xstrdup(path);
+	struct stat st;
+	char *slash;
+
+	for (;;) {
+		if (stat(dir, &st) == 0)
+			return true;
+		slash = strrchr(dir, '/');
+		if (!slash || slash == dir)
+			return false;
+		*slash = '\0';
+	}
+}
+
+/* A variable the user declared (--env, --env-pass, a config's env,
+ * env_pass and env_vars) names an absolute path the sandbox does not show:
+ * MEMORY_FILE_PATH=~/.local/share/mem/memory.jsonl in a client's config,
+ * and the server fails on ENOENT with no word of moat's.  Only a value
+ * that is one path of which some directory below `/` exists (not
+ * BASE_PATH=/api, nor a list with ':'); moat's own variables (the safe
+ * set, the caches, GOCACHE) are left out, by their origin. */
+static void note_env_paths(const struct moat_policy *p, char *const *environ_in, struct netset_notes *notes)
+{
+	for (size_t i = 0; i < p->n_env; i++) {
+		const struct moat_env_rule *r = &p->env[i];
+		const char *value = r->value ? r->value : config_getenv(environ_in, r->name);
+		const struct moat_path_rule *deny = NULL;
+		cleanup_free char *path = NULL, *line = NULL;
+		bool later = false;
+
+		if (r->origin.line <= 0 && (!r->origin.source || strcmp(r->origin.source, "command line") != 0))
+			continue;
+		for (size_t j = i + 1; j < p->n_env && !later; j++)
+			later = strcmp(p->env[j].name, r->name) == 0;
+		if (later || !value || value[0] != '/' || strchr(value, ':') ||
+		    !(path = path_resolve_lexical(value, "/", NULL)) || path_shown(p, path, &deny) ||
+		    !exists_in_part(path))
+			continue;
+		if (deny)
+			line = moat_xasprintf("note: %s names %s, in the denied %s (%s): the command cannot read it",
+					      r->name, path, deny->path, deny->origin.source);
+		else
+			line = moat_xasprintf("note: %s names %s, outside every grant: the command can neither read "
+					      "nor write it; grant it or its directory (--read or --write, or read or "
+					      "write in the config's profile) if the command uses it",
+					      r->name, path);
+		netset_notes_add(notes, line);
+	}
+}
+
+void run_notes_add(const struct moat_policy *p, char *const *environ_in, struct netset_notes *notes)
+{
+	if (p->mode == MOAT_MODE_OFF || strcmp(p->backend, "none") == 0)
+		return;
+	note_private_tmp(p, notes);
+	note_cwd_denied(p, notes);
+	note_git_dir_readonly(p, notes);
+	note_container(p, notes);
+	note_env_paths(p, environ_in, notes);
+}

@@ -52,11 +52,12 @@ check() {
 	done
 }
 
-# run FILE SERVER WANT [ENV...]: the server runs, and its stub prints WANT.
+# run FILE SERVER WANT [ENV...]: the server runs, and its stub prints WANT
+# (on stdout; moat's notes on stderr are kept in $SCRATCH/run.err).
 run() {
 	local f=$1 server=$2 want=$3 out
 	shift 3
-	out=$(env "$@" "$MOAT" run --config "$CFG/$f" --server "$server" 2>&1)
+	out=$(env "$@" "$MOAT" run --config "$CFG/$f" --server "$server" 2>"$SCRATCH/run.err")
 	is "$out" "$want" "$f: --server $server runs as the file says"
 }
 
@@ -122,6 +123,8 @@ check vscode.json 'servers\.perplexity\.env\.PERPLEXITY_API_KEY: skipped: \$\{in
 run vscode.json memory "argv: npx -y @modelcontextprotocol/server-memory
 cwd: $SCRATCH
 MEMORY_FILE_PATH=/home/t/memory.jsonl" HOME=/home/t
+like "$(cat "$SCRATCH/run.err")" "^moat: note: MEMORY_FILE_PATH names /home/t/memory\.jsonl, outside every grant" \
+	"  the file's MEMORY_FILE_PATH, outside every grant: a note says so before the server's own ENOENT"
 refused vscode.json perplexity 'servers\.perplexity\.env\.PERPLEXITY_API_KEY: \$\{input:perplexity-key\} is a value VS Code prompts for: moat cannot fill it in'
 refused vscode.json boxed "servers\.boxed\.sandboxEnabled: VS Code's own sandbox is on for this server: moat does not translate its rules"
 refused vscode.json github 'servers\.github: a remote server'

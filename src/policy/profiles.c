@@ -22,6 +22,12 @@ static const char *const system_read[] = {
 	/* Runtimes size their thread pools and heaps from these. */
 	"/sys/devices/system/cpu", "/sys/fs/cgroup", "/sys/kernel/mm/transparent_hugepage",
 	"/proc", "/dev/urandom", "/dev/random",
+	/* Nix: the store holds every package's files and the libraries and
+	 * programs they name by their store paths (world-readable, as /usr);
+	 * the profiles are links into it; NixOS's PATH is
+	 * /run/current-system/sw/bin, a link there too.  Absent elsewhere:
+	 * skipped. */
+	"/nix/store", "/nix/var/nix/profiles", "/run/current-system",
 };
 
 /* Device files every program may write: harmless sinks and sources. */
@@ -65,6 +71,8 @@ static const struct secret_path system_secrets[] = {
     {"/etc/NetworkManager/system-connections/", "NetworkManager"},
     {"/etc/kubernetes/", "kubeadm"},
     {"/etc/rancher/k3s/k3s.yaml", "k3s"},
+    {"/etc/nix/nix.conf", "Nix"},
+    {"/etc/nix/netrc", "Nix"},
 };
 
 static const struct secret_path home_secrets[] = {
@@ -160,6 +168,7 @@ static const struct secret_path home_secrets[] = {
     {".config/pypoetry/auth.toml", "Poetry"},
     {".cargo/credentials", "Cargo"},
     {".cargo/credentials.toml", "Cargo"},
+    {".config/nix/nix.conf", "Nix"},
     {".gem/credentials", "RubyGems"},
     {".bundle/config", "Bundler"},
     {".m2/settings.xml", "Maven"},
@@ -831,6 +840,25 @@ static void add_ca_bundles(struct moat_policy *p)
 	}
 }
 
+/* Nix's per-user profile, ~/.nix-profile: a link (through
+ * ~/.local/state/nix/profiles or /nix/var/nix/profiles) into the store,
+ * whose bin/ is on the user's PATH.  The link chain is shown, and what it
+ * leads to is in the store (granted as a system path); anything else it
+ * could lead to is not granted.  One lstat at every start. */
+static void add_nix_profile(struct moat_policy *p, const struct profile_context *ctx)
+{
+	cleanup_free char *link = NULL;
+	char real[PATH_MAX];
+	struct stat st;
+
+	if (!ctx->home || ctx->other_host || strcmp(ctx->home, "/") == 0)
+		return;
+	link = moat_xasprintf("%s/.nix-profile", ctx->home);
+	if (lstat(link, &st) != 0 || !S_ISLNK(st.st_mode) || !realpath(link, real) || !path_within(real, "/nix/store"))
+		return;
+	add(p, link, MOAT_ACCESS_READ, true, "Nix: the user's profile (links into /nix/store)");
+}
+
 static void add_strict(struct moat_policy *p, const struct profile_context *ctx)
 {
 	size_t i;
@@ -839,6 +867,7 @@ static void add_strict(struct moat_policy *p, const struct profile_context *ctx)
 		add(p, system_read[i], MOAT_ACCESS_READ, true, "system");
 	for (i = 0; i < ARRAY_LEN(system_write); i++)
 		add(p, system_write[i], MOAT_ACCESS_WRITE, true, "system");
+	add_nix_profile(p, ctx);
 	profile_add_secrets(p, ctx->home, !ctx->other_host);
 	p->private_tmp = true;
 	p->secrets_masked = true;

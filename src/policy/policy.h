@@ -58,6 +58,9 @@ struct moat_path_rule {
 	bool optional; /* from a profile: silently absent paths are fine */
 	bool from_profile; /* added by a built-in profile, not named by the user:
 			    * a user's deny overrides it instead of conflicting */
+	const char *within; /* a profile's grant through links that must end
+			     * below this directory, as its descriptor resolves
+			     * (static); dropped otherwise.  NULL: anywhere */
 	struct moat_origin origin;
 };
 

@@ -857,6 +857,10 @@ static void add_nix_profile(struct moat_policy *p, const struct profile_context 
 	if (lstat(link, &st) != 0 || !S_ISLNK(st.st_mode) || !realpath(link, real) || !path_within(real, "/nix/store"))
 		return;
 	add(p, link, MOAT_ACCESS_READ, true, "Nix: the user's profile (links into /nix/store)");
+	/* Checked again on the object the plan resolves: a link swapped
+	 * between this realpath and that walk (by a process that may write
+	 * HOME) leads the grant nowhere else. */
+	p->paths[p->n_paths - 1].within = "/nix/store";
 }
 
 static void add_strict(struct moat_policy *p, const struct profile_context *ctx)

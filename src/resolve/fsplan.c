@@ -1145,6 +1145,12 @@ static int resolve_rule(struct fs_plan *fp, const struct moat_policy *p, const s
 			       moat_access_name(r->access), r->path, o->real, made);
 		return moat_error_hint(err, "remove the grant, or name a path below it");
 	}
+	/* A profile's grant bound to a tree (~/.nix-profile, the store): what
+	 * its links led to this time, by the descriptor's path. */
+	if (role != FS_DENY && o->present && r->within && !path_within(o->real, r->within)) {
+		o->dropped = true;
+		return 0;
+	}
 	if (role == FS_WRITE && o->present && o->via_symlink && !fixed_links) {
 		moat_error_set(err, MOAT_E_USAGE, 0, "%s: --write %s passes through a symlink: it is %s",
 			       where(r, loc, sizeof(loc)), r->path, o->real);

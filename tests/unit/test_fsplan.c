@@ -197,6 +197,27 @@ static void test_symlinks(void)
 	fs_plan_free(&fp);
 	policy_free(&p);
 
+	/* A profile's grant bound to a tree (the Nix profile: `within` the
+	 * store): dropped when its links lead elsewhere as the plan walks
+	 * them, whatever the profile saw before. */
+	policy_fresh(&p);
+	add(&p, "lnk-data", MOAT_ACCESS_READ);
+	p.paths[p.n_paths - 1].from_profile = true;
+	p.paths[p.n_paths - 1].within = "/nix/store";
+	ok(fs_plan_build(&p, NULL, &fp, &err) == 0, "a grant through a link bound to a tree that it leaves: planned");
+	o = find(&fp, FS_READ, "lnk-data");
+	ok(o && o->dropped, "  but dropped: its target is not below the tree");
+	fs_plan_free(&fp);
+	policy_free(&p);
+	policy_fresh(&p);
+	add(&p, "lnk-data", MOAT_ACCESS_READ);
+	p.paths[p.n_paths - 1].from_profile = true;
+	p.paths[p.n_paths - 1].within = T;
+	ok(fs_plan_build(&p, NULL, &fp, &err) == 0 && (o = find(&fp, FS_READ, "lnk-data")) && o->present && !o->dropped,
+	   "  control: bound to the tree it leads into, it is granted");
+	fs_plan_free(&fp);
+	policy_free(&p);
+
 	policy_fresh(&p);
 	add(&p, "lnk-home-ssh", MOAT_ACCESS_READ);
 	add(&p, "home/.ssh", MOAT_ACCESS_DENY);

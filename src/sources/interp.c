@@ -520,6 +520,91 @@ static int walk(struct walker *w, const char *start, const char *pointer, const 
 	return 0;
 }
 
+/* Under one of the sandbox's own directories, which its view makes anew
+ * (the private /tmp and /dev/shm, and /run): a link there on the host is
+ * not in the sandbox. */
+static bool in_sandbox_made(const struct moat_policy *p, const char *path)
+{
+	return in_private_dir(p, path) || (p->private_tmp && path_within(path, "/run"));
+}
+
+/* Is `path` below a grant as written, not only as its links resolve?
+ * The view shows the links of a grant's own path (`--read /opt/app` with
+ * /opt/app -> app-1.2), not those of other paths into it. */
+static bool granted_as_written(const struct moat_policy *p, const char *path)
+{
+	for (size_t i = 0; i < p->n_paths; i++) {
+		const struct moat_path_rule *r = &p->paths[i];
+
+		if (r->access != MOAT_ACCESS_DENY && !private_dir(p, r->path) &&
+		    !(in_sandbox_made(p, r->path) && !in_private_dir(p, r->path)) && path_within(path, r->path))
+			return true;
+	}
+	return false;
+}
+
+/* The command reached through a directory link outside every grant (fnm's
+ * /run/user/UID/fnm_multishells/ID/bin/node, SDKMAN's
+ * candidates/java/current/bin/java, /srv/tool -> /opt/tool-1.2): its
+ * installation is granted where the link leads, and the path as typed is
+ * not in the sandbox, so execve failed inside ("No such file or
+ * directory").  It is executed by its directory's real path instead, the
+ * same file (argv[0] is left as given). */
+static void exe_by_real_dir(struct walker *w)
+{
+	struct moat_policy *p = w->p;
+	cleanup_free char *canon = p->exe && p->exe[0] == '/' ? canon_entry(p->exe) : NULL;
+
+	if (!canon || strcmp(canon, p->exe) == 0 || granted_as_written(p, p->exe) || in_sandbox_made(p, canon) ||
+	    !visible(w, canon))
+		return;
+	free(p->exe);
+	p->exe = steal_ptr(&canon);
+}
+
+/* PATH's entries in the sandbox's own directories that are links on the
+ * host (fnm puts /run/user/UID/fnm_multishells/ID/bin first): a shell
+ * inside would pass over them, to the system's node, without a word.  Each
+ * one whose real path the sandbox shows is replaced by that path; the
+ * others stay (they fail inside as before).  Only entries there are looked
+ * at: a string test each, a realpath for those. */
+static void path_by_real_dirs(struct walker *w, const char *path_env)
+{
+	const struct moat_env_rule *set = policy_find_env(w->p, "PATH");
+	cleanup_free char *copy = NULL, *out = NULL;
+	char *entry, *rest, real[PATH_MAX];
+	bool changed = false, first = true;
+
+	if (set && set->value)
+		path_env = set->value; /* --env PATH=...: the command's */
+	if (!path_env || !w->p->private_tmp)
+		return;
+	copy = moat_xstrdup(path_env);
+	out = moat_xstrdup("");
+	for (rest = copy; (entry = strsep(&rest, ":")) != NULL;) {
+		const char *use = entry;
+		char *next;
+
+		if (entry[0] == '/' && in_sandbox_made(w->p, entry) && realpath(entry, real) &&
+		    strcmp(real, entry) != 0 && !in_sandbox_made(w->p, real)) {
+			cleanup_free char *probe = moat_xasprintf("%s/.", real);
+			if (visible(w, probe)) {
+				use = real;
+				changed = true;
+			}
+		}
+		next = moat_xasprintf("%s%s%s", out, first ? "" : ":", use);
+		free(out);
+		out = next;
+		first = false;
+	}
+	if (changed) {
+		struct moat_origin o = {.source = "PATH, its entries in the sandbox's own /run or /tmp that are links "
+						  "given as the directories they lead to"};
+		policy_add_env(w->p, "PATH", out, o);
+	}
+}
+
 int interp_check(struct moat_policy *p, const char *home, const char *path_env, struct netset_notes *notes,
 		 struct moat_error *err)
 {
@@ -557,6 +642,8 @@ int interp_check(struct moat_policy *p, const char *home, const char *path_env, 
 		    walk(&w, python, NULL, "a virtualenv's python", &steps) < 0)
 			goto out;
 	}
+	exe_by_real_dir(&w);
+	path_by_real_dirs(&w, path_env);
 	rc = 0;
 out:
 	walker_free(&w);

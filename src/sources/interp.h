@@ -11,7 +11,10 @@
  * dir is: never HOME, a directory containing it, the root or the private
  * /tmp, never inside a denied path, and only for a file named as an
  * interpreter is (python3.11, node, ...).  Whatever else no grant covers is
- * refused before the run, with the grant to add. */
+ * refused before the run, with the grant to add.  A command reached
+ * through a directory link no grant holds as written is executed by its
+ * real directory; PATH's link entries in the sandbox's own /tmp or /run are
+ * given as the directories they lead to. */
 #ifndef MOAT_SOURCES_INTERP_H
 #define MOAT_SOURCES_INTERP_H
 

@@ -461,6 +461,43 @@ is "$(cd "$BASE/other" && hm run --profile mcp -- "$RT/deno" run -A --allow-read
 is "$(cd "$BASE/other" && hm run --profile mcp -- "$RT/bun" run --smol=1 "$SRV/s.js" 2>&1)" "js-code" \
 	"bun run /x/s.js: the same"
 
+# A command reached through a directory link that no grant holds as
+# written: its installation is granted where the link leads, and execve of
+# the path as typed failed inside (127, "No such file or directory").
+# SDKMAN's candidates/java/current -> 21-tem, a versioned install behind a
+# link, fnm's PATH entry /run/user/UID/fnm_multishells/ID -> the node
+# version (here under /tmp, the sandbox's own as /run is).
+JV=$H/.sdkman/candidates/java
+mkdir -p "$JV/21-tem/bin" "$BASE/tools/tool-1.2/bin" "$BASE/fnm/v20/bin" "$BASE/fnmproj"
+printf '#!/bin/sh\necho "java $*"\n' >"$JV/21-tem/bin/java"
+printf '#!/bin/sh\necho "tool $*"\n' >"$BASE/tools/tool-1.2/bin/tool"
+printf '#!/bin/sh\necho "fnm node $*"\n' >"$BASE/fnm/v20/bin/node"
+chmod 0755 "$JV/21-tem/bin/java" "$BASE/tools/tool-1.2/bin/tool" "$BASE/fnm/v20/bin/node"
+ln -sfn 21-tem "$JV/current"
+ln -sfn tool-1.2 "$BASE/tools/tool"
+echo '{}' >"$BASE/fnmproj/package.json"
+FNM=$(mktemp -d /tmp/moat-fnm.XXXXXX)
+ln -sfn "$BASE/fnm/v20" "$FNM/123_456"
+chmod -R a+rX "$H/.sdkman" "$BASE/tools" "$BASE/fnm" "$BASE/fnmproj" "$FNM"
+is "$(cd "$BASE/other" && hm run -- "$JV/current/bin/java" -version 2>&1)" "java -version" \
+	"SDKMAN's ~/.sdkman/candidates/java/current/bin/java (current a link): it runs, by the directory it leads to"
+is "$(cd "$BASE/other" && hm run --profile strict -- "$BASE/tools/tool/bin/tool" x 2>&1)" "tool x" \
+	"  a versioned installation behind a link (tool -> tool-1.2), under strict: the same"
+(cd "$BASE/other" && hm run --profile strict --dry-run -- "$BASE/tools/tool/bin/tool" >"$SCRATCH/lnk.json" 2>/dev/null)
+is "$(json_eval "$SCRATCH/lnk.json" '[d["command"]["exe"], d["command"]["argv"][0]]')" \
+	"[\"$BASE/tools/tool-1.2/bin/tool\", \"$BASE/tools/tool/bin/tool\"]" "  executed by its real directory, argv[0] as given"
+(cd "$BASE/other" && hm run --profile strict --read "$BASE/tools/tool" --dry-run -- "$BASE/tools/tool/bin/tool" >"$SCRATCH/lnk2.json" 2>/dev/null)
+is "$(json_eval "$SCRATCH/lnk2.json" 'd["command"]["exe"]')" "\"$BASE/tools/tool/bin/tool\"" \
+	"  control: granted as written (--read the link), the path as typed, whose link the view shows"
+is "$(cd "$BASE/other" && hm run -- "$FNM/123_456/bin/node" 2>&1)" "fnm node " \
+	"fnm's node through its multishell link in the sandbox's own /tmp or /run: it runs"
+is "$(cd "$BASE/fnmproj" && hm run --env PATH="$FNM/123_456/bin:/usr/bin:/bin" -- /bin/sh -c 'node; echo "$PATH"' 2>&1)" \
+	"fnm node 
+$BASE/fnm/v20/bin:/usr/bin:/bin" "  sh -c node in a Node.js project: PATH's link entry given as where it leads, and fnm's node runs"
+unlike "$(cd "$BASE/other" && hm run --env PATH="$FNM/123_456/bin:/usr/bin:/bin" -- /bin/sh -c 'node -e 1' 2>&1)" "fnm node" \
+	"  control: outside a project fnm's node is not granted, and another runs (or none)"
+rm -rf "$FNM"
+
 # ------------------------------------------------------------- 3. git repositories
 if command -v git >/dev/null; then
 	R=$BASE/repo

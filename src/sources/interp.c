@@ -242,6 +242,21 @@ static const char *why_not_granted(const struct walker *w, const char *name, con
 	return buf;
 }
 
+/* A snap (/snap/bin/node -> /usr/bin/snap, Ubuntu's `snap install node`)
+ * starts through snap-confine, a setuid-root program: the sandbox's
+ * no_new_privs keeps it from gaining root, and it stops with a message
+ * about its own confinement.  Refused before the run, with what works. */
+static int refuse_snap(struct walker *w, const char *name)
+{
+	moat_error_set(w->err, MOAT_E_USAGE, 0,
+		       "%s: a snap, which starts through snap-confine, a setuid-root program that the sandbox "
+		       "(no_new_privs) does not let gain root",
+		       name);
+	return moat_error_hint(w->err, "install it another way (Debian's or the upstream package, a version manager "
+				       "such as nvm or pyenv) and run that, or run the snap with --mode off and its own "
+				       "confinement");
+}
+
 /* The command itself, or the script its interpreter runs (`script`), is
  * not visible. */
 static int refuse(struct walker *w, const char *name, bool script)
@@ -463,6 +478,10 @@ static int walk(struct walker *w, const char *start, const char *pointer, const 
 	bool via_env;
 	ssize_t n;
 
+	/* The command itself: an interpreter found by PATH is looked for
+	 * among the entries the sandbox holds first (env_lookup). */
+	if (!pointer && path_within(start, "/snap/bin"))
+		return refuse_snap(w, start);
 	while ((*steps)++ < MAX_STEPS) {
 		if (!visible(w, name)) {
 			if (!from)

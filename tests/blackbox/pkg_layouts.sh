@@ -1,5 +1,7 @@
 #!/usr/bin/env bash
-# Nix (docs/policy.md, "Nix"): a program from a Nix profile lives in the
+# Package managers' own layouts, laid out as they are on their systems.
+#
+# Nix (docs/policy.md, "Profiles"): a program from a Nix profile lives in the
 # store and runs what its package names by store path -- a wrapper script
 # that execs another package's binary, a library of a third -- and the
 # user's PATH reaches it through links (~/.nix-profile -> a profile -> the
@@ -11,17 +13,24 @@
 # on /nix and on /run), so a host's real /nix is neither needed nor
 # touched.  Root only: /nix must exist to be mounted on (made, and removed
 # after, when the host has none).
+#
+# Snap (docs/policy.md, "Commands and interpreters"): /snap/bin/node is a
+# link to /usr/bin/snap, which starts it through snap-confine, setuid root:
+# under no_new_privs it cannot run, and moat says so before the run.
 set -u
 . "$(dirname "$0")/../lib/tap.sh"
 scratch
 [ "$(id -u)" = 0 ] || skip_all "laying out a /nix store in a mount namespace needs root"
 command -v unshare >/dev/null || skip_all "no unshare(1) (util-linux)"
-made_nix=0
+made_nix=0 made_snap=0
 if [ ! -e /nix ]; then
 	mkdir /nix && made_nix=1
 fi
+if [ ! -e /snap ]; then
+	mkdir /snap && made_snap=1
+fi
 BASE=$(mktemp -d /var/tmp/moat-nix.XXXXXX)
-trap 'rm -rf "$SCRATCH" "$REPORTS" "$BASE"; [ "$made_nix" = 1 ] && rmdir /nix' EXIT
+trap 'rm -rf "$SCRATCH" "$REPORTS" "$BASE"; [ "$made_nix" = 1 ] && rmdir /nix; [ "$made_snap" = 1 ] && rmdir /snap' EXIT
 chmod 0755 "$BASE"
 
 # The script run in the namespace prints one line per check: "name: what
@@ -93,3 +102,22 @@ like "$(line notstore)" "^notstore: .*sandbox would not see|^notstore: ls: canno
 	"control: a ~/.nix-profile that leads out of the store is not granted"
 like "$(printf '%s\n' "$out2" | grep '^fallback: ')" "^fallback: (moat: .*\|)*hello from nix t rc=0$" \
 	"without namespaces (Landlock only): the same command runs"
+
+# --- snap --------------------------------------------------------------------
+# /snap/bin/node -> /usr/bin/snap on Ubuntu; here the link leads to a
+# program that runs, so that what is checked is moat's refusal, not a
+# missing file.
+cat >"$BASE/snap.sh" <<'EOF'
+MOAT=$1 BASE=$2
+mount -t tmpfs -o mode=0755 snap /snap && mkdir /snap/bin && ln -s /bin/echo /snap/bin/node || exit 99
+cd "$BASE" || exit 99
+out=$("$MOAT" run -- /snap/bin/node x 2>&1); rc=$?; echo "direct: $(printf '%s' "$out" | tr '\n' '|') rc=$rc"
+out=$(PATH=/snap/bin:/usr/bin:/bin "$MOAT" run --read /snap/bin -- node x 2>&1); rc=$?; echo "granted: $(printf '%s' "$out" | tr '\n' '|') rc=$rc"
+out=$(PATH=/snap/bin:/usr/bin:/bin "$MOAT" run --mode off -- node x 2>&1); rc=$?; echo "off: $(printf '%s' "$out" | tr '\n' '|') rc=$rc"
+EOF
+out3=$(unshare -m --propagation private bash "$BASE/snap.sh" "$MOAT" "$BASE" 2>&1)
+snapline() { printf '%s\n' "$out3" | grep "^$1: "; }
+is "$(snapline direct)" "direct: moat: /snap/bin/node: a snap, which starts through snap-confine, a setuid-root program that the sandbox (no_new_privs) does not let gain root|moat: hint: install it another way (Debian's or the upstream package, a version manager such as nvm or pyenv) and run that, or run the snap with --mode off and its own confinement rc=125" \
+	"a snap (/snap/bin/node): refused before the run, saying why and what works"
+like "$(snapline granted)" "^granted: moat: /snap/bin/node: a snap, .* rc=125$" "  found by PATH, and with /snap/bin granted: the same"
+is "$(snapline off)" "off: moat: sandbox off (mode off): running node unsandboxed|x rc=0" "  control: with --mode off it runs"

@@ -22,13 +22,14 @@ static const char *const system_read[] = {
 	/* Runtimes size their thread pools and heaps from these. */
 	"/sys/devices/system/cpu", "/sys/fs/cgroup", "/sys/kernel/mm/transparent_hugepage",
 	"/proc", "/dev/urandom", "/dev/random",
-	/* Nix: the store holds every package's files and the libraries and
-	 * programs they name by their store paths (world-readable, as /usr);
-	 * the profiles are links into it; NixOS's PATH is
-	 * /run/current-system/sw/bin, a link there too.  Absent elsewhere:
-	 * skipped. */
-	"/nix/store", "/nix/var/nix/profiles", "/run/current-system",
 };
+
+/* Nix: the store holds every package's files and the libraries and
+ * programs they name by their store paths (world-readable, as /usr); the
+ * profiles are links into it; NixOS's PATH is /run/current-system/sw/bin,
+ * a link there too.  Added where /nix exists (one lstat at every start,
+ * not a failed lookup of each), and for another host. */
+static const char *const nix_read[] = {"/nix/store", "/nix/var/nix/profiles", "/run/current-system"};
 
 /* Device files every program may write: harmless sinks and sources. */
 static const char *const system_write[] = {"/dev/null", "/dev/zero", "/dev/full"};
@@ -840,17 +841,22 @@ static void add_ca_bundles(struct moat_policy *p)
 	}
 }
 
-/* Nix's per-user profile, ~/.nix-profile: a link (through
+/* Nix's store and profiles (nix_read), and the per-user profile,
+ * ~/.nix-profile: a link (through
  * ~/.local/state/nix/profiles or /nix/var/nix/profiles) into the store,
  * whose bin/ is on the user's PATH.  The link chain is shown, and what it
  * leads to is in the store (granted as a system path); anything else it
  * could lead to is not granted.  One lstat at every start. */
-static void add_nix_profile(struct moat_policy *p, const struct profile_context *ctx)
+static void add_nix(struct moat_policy *p, const struct profile_context *ctx)
 {
 	cleanup_free char *link = NULL;
 	char real[PATH_MAX];
 	struct stat st;
 
+	if (!ctx->other_host && lstat("/nix", &st) != 0)
+		return;
+	for (size_t i = 0; i < ARRAY_LEN(nix_read); i++)
+		add(p, nix_read[i], MOAT_ACCESS_READ, true, "system");
 	if (!ctx->home || ctx->other_host || strcmp(ctx->home, "/") == 0)
 		return;
 	link = moat_xasprintf("%s/.nix-profile", ctx->home);
@@ -871,7 +877,7 @@ static void add_strict(struct moat_policy *p, const struct profile_context *ctx)
 		add(p, system_read[i], MOAT_ACCESS_READ, true, "system");
 	for (i = 0; i < ARRAY_LEN(system_write); i++)
 		add(p, system_write[i], MOAT_ACCESS_WRITE, true, "system");
-	add_nix_profile(p, ctx);
+	add_nix(p, ctx);
 	profile_add_secrets(p, ctx->home, !ctx->other_host);
 	p->private_tmp = true;
 	p->secrets_masked = true;

@@ -572,10 +572,13 @@ static bool granted_as_written(const struct moat_policy *p, const char *path)
 static void exe_by_real_dir(struct walker *w)
 {
 	struct moat_policy *p = w->p;
-	cleanup_free char *canon = p->exe && p->exe[0] == '/' ? canon_entry(p->exe) : NULL;
+	cleanup_free char *canon = NULL;
 
-	if (!canon || strcmp(canon, p->exe) == 0 || granted_as_written(p, p->exe) || in_sandbox_made(p, canon) ||
-	    !visible(w, canon))
+	/* As written first: no realpath for /usr/bin/true. */
+	if (!p->exe || p->exe[0] != '/' || granted_as_written(p, p->exe))
+		return;
+	canon = canon_entry(p->exe);
+	if (!canon || strcmp(canon, p->exe) == 0 || in_sandbox_made(p, canon) || !visible(w, canon))
 		return;
 	free(p->exe);
 	p->exe = steal_ptr(&canon);

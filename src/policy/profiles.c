@@ -407,12 +407,50 @@ static bool home_shared_tree(const char *dir, const char *home, const char *home
 	return false;
 }
 
+static bool too_broad(const char *dir, const char *home);
+
+/* A program installed by Homebrew (Linux: /home/linuxbrew/.linuxbrew or
+ * ~/.linuxbrew; macOS: /opt/homebrew) lies in PREFIX/Cellar/NAME/VERSION,
+ * and runs what other formulae install by PREFIX/opt/DEP and
+ * PREFIX/lib/... (libraries linked with that RUNPATH, a wrapper that execs
+ * another formula's binary): its keg alone does not run.  The prefix's
+ * software is granted read-only -- Cellar, opt, bin, sbin, lib, share and
+ * etc (the formulae's configuration: openssl's certificates) -- and not
+ * var, where services keep their data and logs. */
+static void add_homebrew(struct moat_policy *p, const char *prog, const char *home, const char *why)
+{
+	static const char *const parts[] = {"Cellar", "opt", "bin", "sbin", "lib", "share", "etc"};
+	char real[PATH_MAX];
+	const char *path = prog, *at;
+	cleanup_free char *prefix = NULL, *check = NULL;
+	struct stat st;
+
+	/* A link to it (PREFIX/bin/x, a venv's python): where it leads. */
+	if (!strstr(path, "/Cellar/") && realpath(prog, real))
+		path = real;
+	at = strstr(path, "/Cellar/");
+	if (!at || at == path)
+		return;
+	prefix = moat_xstrndup(path, (size_t)(at - path));
+	check = moat_xasprintf("%s/opt", prefix);
+	/* A Homebrew prefix has its opt/ beside Cellar/. */
+	if (too_broad(prefix, home) || stat(check, &st) != 0 || !S_ISDIR(st.st_mode))
+		return;
+	for (size_t i = 0; i < ARRAY_LEN(parts); i++) {
+		cleanup_free char *dir = moat_xasprintf("%s/%s", prefix, parts[i]);
+
+		add(p, dir, MOAT_ACCESS_READ, true, why);
+	}
+}
+
 void profile_grant_install(struct moat_policy *p, const char *dir, const char *prog, const char *home,
 			   const char *home_real, const char *why)
 {
 	static const char *const libs[] = {"lib", "lib64"};
 	cleanup_free char *own = NULL;
 	struct stat st;
+
+	add_homebrew(p, prog, home, why);
 
 	if (!home_shared_tree(dir, home, home_real) || needs_whole_tree(dir, prog)) {
 		add(p, dir, MOAT_ACCESS_READ, false, why);

@@ -498,6 +498,30 @@ unlike "$(cd "$BASE/other" && hm run --env PATH="$FNM/123_456/bin:/usr/bin:/bin"
 	"  control: outside a project fnm's node is not granted, and another runs (or none)"
 rm -rf "$FNM"
 
+# Homebrew (Linux: ~/.linuxbrew or /home/linuxbrew/.linuxbrew): a formula's
+# program runs what other formulae install, by PREFIX/opt/DEP (a wrapper,
+# libraries by RUNPATH); its keg alone does not run.  The prefix's software
+# is granted, not its var/ (services' data and logs).
+PFX=$H/.linuxbrew
+mkdir -p "$PFX/Cellar/tool/1.0/bin" "$PFX/Cellar/dep/2.0/bin" "$PFX/Cellar/peek/1/bin" "$PFX/opt" "$PFX/bin" "$PFX/var/db"
+printf '#!/bin/sh\nexec %s/opt/dep/bin/dep "$@"\n' "$PFX" >"$PFX/Cellar/tool/1.0/bin/tool"
+printf '#!/bin/sh\necho "dep ran $*"\n' >"$PFX/Cellar/dep/2.0/bin/dep"
+printf '#!/bin/sh\ncat %s/var/db/data\n' "$PFX" >"$PFX/Cellar/peek/1/bin/peek"
+chmod 0755 "$PFX"/Cellar/*/*/bin/*
+ln -sfn ../Cellar/dep/2.0 "$PFX/opt/dep"
+ln -sfn ../Cellar/tool/1.0/bin/tool "$PFX/bin/tool"
+ln -sfn ../Cellar/peek/1/bin/peek "$PFX/bin/peek"
+echo service-data >"$PFX/var/db/data"
+chmod -R a+rX "$PFX"
+is "$(cd "$BASE/other" && hm run -- "$PFX/bin/tool" x 2>&1)" "dep ran x" \
+	"Homebrew: ~/.linuxbrew/bin/tool runs another formula's program by PREFIX/opt (its keg alone would not)"
+like "$(cd "$BASE/other" && hm run -- "$PFX/bin/peek" 2>&1)" "var/db/data: No such file or directory" \
+	"  the prefix's var/ (services' data) stays out"
+mv "$PFX/opt" "$PFX/opt-away"
+like "$(cd "$BASE/other" && hm run -- "$PFX/Cellar/tool/1.0/bin/tool" x 2>&1)" "opt/dep/bin/dep: not found" \
+	"  control: a Cellar without opt/ beside it is not taken for a Homebrew prefix: the keg alone"
+mv "$PFX/opt-away" "$PFX/opt"
+
 # ------------------------------------------------------------- 3. git repositories
 if command -v git >/dev/null; then
 	R=$BASE/repo

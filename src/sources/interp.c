@@ -562,26 +562,29 @@ static bool granted_as_written(const struct moat_policy *p, const char *path)
 	return false;
 }
 
-/* The command reached through a directory link outside every grant (fnm's
- * /run/user/UID/fnm_multishells/ID/bin/node, SDKMAN's
- * candidates/java/current/bin/java, /srv/tool -> /opt/tool-1.2): its
- * installation is granted where the link leads, and the path as typed is
- * not in the sandbox, so execve failed inside ("No such file or
- * directory").  It is executed by its directory's real path instead, the
- * same file (argv[0] is left as given). */
-static void exe_by_real_dir(struct walker *w)
+/* The command reached through a link outside every grant -- a directory
+ * link (fnm's /run/user/UID/fnm_multishells/ID/bin/node, SDKMAN's
+ * candidates/java/current/bin/java, /srv/tool -> /opt/tool-1.2) or the file
+ * itself (~/.local/bin/tool -> /opt/tool/bin/tool, bun's ~/.bun/bin/x ->
+ * its global node_modules): its installation is granted where the link
+ * leads, and the path as typed is not in the sandbox, so execve failed
+ * inside ("No such file or directory", 127) or moat refused it.  It is
+ * executed by its real path instead, the same file (argv[0] is left as
+ * given), and what it needs is checked from there. */
+static void exe_by_real_path(struct walker *w)
 {
 	struct moat_policy *p = w->p;
-	cleanup_free char *canon = NULL;
+	char real[PATH_MAX];
 
-	/* As written first: no realpath for /usr/bin/true. */
-	if (!p->exe || p->exe[0] != '/' || granted_as_written(p, p->exe))
-		return;
-	canon = canon_entry(p->exe);
-	if (!canon || strcmp(canon, p->exe) == 0 || in_sandbox_made(p, canon) || !visible(w, canon))
+	/* As written first: no realpath for /usr/bin/true.  A snap's link
+	 * leads to /usr/bin/snap, which runs nothing without its name: the
+	 * walk refuses it. */
+	if (!p->exe || p->exe[0] != '/' || granted_as_written(p, p->exe) || path_within(p->exe, "/snap/bin") ||
+	    !realpath(p->exe, real) ||
+	    strcmp(real, p->exe) == 0 || in_sandbox_made(p, real) || !visible(w, real))
 		return;
 	free(p->exe);
-	p->exe = steal_ptr(&canon);
+	p->exe = moat_xstrdup(real);
 }
 
 /* PATH's entries in the sandbox's own directories that are links on the
@@ -638,6 +641,7 @@ int interp_check(struct moat_policy *p, const char *home, const char *path_env, 
 
 	if (home && realpath(home, real) && strcmp(real, home) != 0)
 		w.home_real = moat_xstrdup(real);
+	exe_by_real_path(&w);
 	if (walk(&w, p->exe, NULL, "the command", &steps) < 0)
 		goto out;
 	/* An interpreter's script (`node /x/server.js`): the script itself. */
@@ -664,7 +668,6 @@ int interp_check(struct moat_policy *p, const char *home, const char *path_env, 
 		    walk(&w, python, NULL, "a virtualenv's python", &steps) < 0)
 			goto out;
 	}
-	exe_by_real_dir(&w);
 	path_by_real_dirs(&w, path_env);
 	rc = 0;
 out:

@@ -489,6 +489,16 @@ is "$(json_eval "$SCRATCH/lnk.json" '[d["command"]["exe"], d["command"]["argv"][
 (cd "$BASE/other" && hm run --profile strict --read "$BASE/tools/tool" --dry-run -- "$BASE/tools/tool/bin/tool" >"$SCRATCH/lnk2.json" 2>/dev/null)
 is "$(json_eval "$SCRATCH/lnk2.json" 'd["command"]["exe"]')" "\"$BASE/tools/tool/bin/tool\"" \
 	"  control: granted as written (--read the link), the path as typed, whose link the view shows"
+mkdir -p "$H/.local/bin"
+ln -sfn "$BASE/tools/tool-1.2/bin/tool" "$H/.local/bin/linked-tool"
+printf '#!/bin/sh\necho mine\n' >"$H/myprog"
+chmod 0755 "$H/myprog"
+ln -sfn ../../myprog "$H/.local/bin/own-prog"
+chmod -R a+rX "$H/.local" "$H/myprog"
+is "$(cd "$BASE/other" && hm run --profile strict -- "$H/.local/bin/linked-tool" y 2>&1)" "tool y" \
+	"  the file itself a link (~/.local/bin/tool -> /x/tool-1.2/bin/tool): it runs, by its real path"
+like "$(cd "$BASE/other" && hm run --profile strict -- "$H/.local/bin/own-prog" 2>&1)" "the sandbox would not see the command" \
+	"  control: a link to a program whose install dir would be HOME is still refused, with the grant to add"
 is "$(cd "$BASE/other" && hm run -- "$FNM/123_456/bin/node" 2>&1)" "fnm node " \
 	"fnm's node through its multishell link in the sandbox's own /tmp or /run: it runs"
 is "$(cd "$BASE/fnmproj" && hm run --env PATH="$FNM/123_456/bin:/usr/bin:/bin" -- /bin/sh -c 'node; echo "$PATH"' 2>&1)" \

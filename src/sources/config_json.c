@@ -276,10 +276,19 @@ int config_json_parse(const char *file, const char *text, size_t len, bool trail
 
 	memcpy(buf, text, len);
 	buf[len] = '\0';
+	/* A byte order mark (Notepad's "UTF-8"), which jansson refuses:
+	 * blanked, as TOML's is skipped, so that offsets stay the file's. */
+	bool bom = len >= 3 && memcmp(buf, "\xEF\xBB\xBF", 3) == 0;
+
+	if (bom)
+		memset(buf, ' ', 3);
 	blank_comments(buf, len);
 	if (trailing_commas)
 		blank_trailing_commas(buf, len);
 	j = json_loadb(buf, len, JSON_REJECT_DUPLICATES, &jerr);
+	/* The mark is no column an editor shows. */
+	if (!j && bom && jerr.line == 1)
+		jerr.column -= 3;
 	if (!j)
 		return moat_error_set(err, MOAT_E_CONFIG, 0, "%s:%d:%d: %s", file, jerr.line < 1 ? 1 : jerr.line,
 				      jerr.column < 1 ? 1 : jerr.column, jerr.text);

@@ -27,8 +27,9 @@ bool config_looks_like_json(const char *file, const char *buf, size_t len)
 
 	if (n >= 5 && strcmp(file + n - 5, ".json") == 0)
 		return true;
-	/* A TOML document cannot start with '{'; a JSON config must. */
-	for (i = 0; i < len; i++) {
+	/* A TOML document cannot start with '{'; a JSON config must (after
+	 * a byte order mark). */
+	for (i = len >= 3 && memcmp(buf, "\xEF\xBB\xBF", 3) == 0 ? 3 : 0; i < len; i++) {
 		if (buf[i] == ' ' || buf[i] == '\t' || buf[i] == '\n' || buf[i] == '\r')
 			continue;
 		return buf[i] == '{';

@@ -53,6 +53,18 @@ is "$err" "$SCRATCH/proj/servers.toml: ok (3 servers)" "  and says so on stderr,
 out=$("$MOAT" config check "$SCRATCH/proj/servers.toml" 2>/dev/null)
 is "$out" "" "  stdout stays empty"
 
+# A JSON config saved with a byte order mark (Notepad's "UTF-8"): read as
+# without it, as a TOML one is; a syntax error's column is the editor's.
+printf '\357\273\277{"mcpServers": {"a": {"command": "true"}}}\n' >"$SCRATCH/bom.json"
+cp "$SCRATCH/bom.json" "$SCRATCH/bom-noext"
+is "$("$MOAT" config check "$SCRATCH/bom.json" 2>&1)" "$SCRATCH/bom.json: ok (1 server)" \
+	"a JSON config with a byte order mark is read (it was \"'[' or '{' expected\")"
+is "$("$MOAT" config check "$SCRATCH/bom-noext" 2>&1)" "$SCRATCH/bom-noext: ok (1 server)" \
+	"  and told from TOML without the .json name"
+printf '\357\273\277{"mcpServers": {"a": {"command": "true",}}}\n' >"$SCRATCH/bom2.json"
+like "$("$MOAT" config check "$SCRATCH/bom2.json" 2>&1)" "^moat: $SCRATCH/bom2.json:1:41: " \
+	"  a syntax error after it: the column an editor shows (the mark is none)"
+
 # --- moat run --server runs the server's command in the sandbox
 out=$("$MOAT" run --config servers.toml --server reader -- "$SCRATCH/data/file" 2>&1); rc=$?
 is "$rc:$out" "0:OK granted" "run --server: the server's command runs, extra args appended, its read rule granted"

@@ -39,6 +39,8 @@ struct walker {
 	char **canon; /* the grants' real paths, filled on first need */
 	bool *canon_done;
 	size_t n_canon;
+	char *cmd_link_dir; /* the directory of the link the command was
+			     * reached by, when it runs by its real path */
 };
 
 static void walker_free(struct walker *w)
@@ -48,6 +50,7 @@ static void walker_free(struct walker *w)
 	free(w->canon);
 	free(w->canon_done);
 	free(w->home_real);
+	free(w->cmd_link_dir);
 }
 
 /* The directory entry `name` is, through the links of its directory:
@@ -403,7 +406,10 @@ static char *env_lookup(struct walker *w, const char *name)
 		cand = moat_xasprintf("%s/%s", dir, name);
 		if (stat(cand, &st) != 0 || !S_ISREG(st.st_mode) || access(cand, X_OK) != 0)
 			continue;
-		if (visible(w, cand)) {
+		/* Beside the link the command was reached by (nvm's bin/npm
+		 * and bin/node): the interpreter its installation runs with,
+		 * as env finds it on the user's PATH. */
+		if (visible(w, cand) || (w->cmd_link_dir && strcmp(dir, w->cmd_link_dir) == 0)) {
 			free(first);
 			return steal_ptr(&cand);
 		}
@@ -583,6 +589,8 @@ static void exe_by_real_path(struct walker *w)
 	    !realpath(p->exe, real) ||
 	    strcmp(real, p->exe) == 0 || in_sandbox_made(p, real) || !visible(w, real))
 		return;
+	w->cmd_link_dir = moat_xstrdup(p->exe);
+	*strrchr(w->cmd_link_dir, '/') = '\0';
 	free(p->exe);
 	p->exe = moat_xstrdup(real);
 }

@@ -499,6 +499,18 @@ is "$(cd "$BASE/other" && hm run --profile strict -- "$H/.local/bin/linked-tool"
 	"  the file itself a link (~/.local/bin/tool -> /x/tool-1.2/bin/tool): it runs, by its real path"
 like "$(cd "$BASE/other" && hm run --profile strict -- "$H/.local/bin/own-prog" 2>&1)" "the sandbox would not see the command" \
 	"  control: a link to a program whose install dir would be HOME is still refused, with the grant to add"
+# nvm's npm (and npx): links into the version's lib/node_modules/npm,
+# scripts for `#!/usr/bin/env node`; from a directory that is no Node.js
+# project they were refused ("no grant covers it").
+NV=$H/.nvm/versions/node/v20.0.0
+mkdir -p "$NV/bin" "$NV/lib/node_modules/npm/bin"
+printf '#!/bin/sh\necho "nvm node runs ${1##*/}"\n' >"$NV/bin/node"
+printf '#!/usr/bin/env node\n' >"$NV/lib/node_modules/npm/bin/npm-cli.js"
+chmod 0755 "$NV/bin/node" "$NV/lib/node_modules/npm/bin/npm-cli.js"
+ln -sfn ../lib/node_modules/npm/bin/npm-cli.js "$NV/bin/npm"
+chmod -R a+rX "$H/.nvm"
+is "$(cd "$BASE/other" && PATH="$NV/bin:/usr/bin:/bin" hm run -- npm --version 2>&1)" "nvm node runs npm-cli.js" \
+	"  nvm's npm (a link into lib/node_modules/npm), outside a Node.js project: it runs, with nvm's node"
 is "$(cd "$BASE/other" && hm run -- "$FNM/123_456/bin/node" 2>&1)" "fnm node " \
 	"fnm's node through its multishell link in the sandbox's own /tmp or /run: it runs"
 is "$(cd "$BASE/fnmproj" && hm run --env PATH="$FNM/123_456/bin:/usr/bin:/bin" -- /bin/sh -c 'node; echo "$PATH"' 2>&1)" \

@@ -568,6 +568,28 @@ static bool granted_as_written(const struct moat_policy *p, const char *path)
 	return false;
 }
 
+/* The virtualenv `python` is the interpreter of (DIR/bin/python with
+ * DIR/pyvenv.cfg), or NULL. */
+static char *venv_of(const char *python)
+{
+	cleanup_free char *dir = moat_xstrdup(python);
+	char *slash = strrchr(dir, '/');
+	struct stat st;
+
+	if (!slash)
+		return NULL;
+	*slash = '\0'; /* DIR/bin */
+	if (!(slash = strrchr(dir, '/')) || slash == dir)
+		return NULL;
+	*slash = '\0'; /* DIR */
+	{
+		cleanup_free char *cfg = moat_xasprintf("%s/pyvenv.cfg", dir);
+		if (stat(cfg, &st) != 0 || !S_ISREG(st.st_mode))
+			return NULL;
+	}
+	return steal_ptr(&dir);
+}
+
 /* The command reached through a link outside every grant -- a directory
  * link (fnm's /run/user/UID/fnm_multishells/ID/bin/node, SDKMAN's
  * candidates/java/current/bin/java, /srv/tool -> /opt/tool-1.2) or the file
@@ -581,13 +603,28 @@ static void exe_by_real_path(struct walker *w)
 {
 	struct moat_policy *p = w->p;
 	char real[PATH_MAX];
+	cleanup_free char *venv = NULL;
 
 	/* As written first: no realpath for /usr/bin/true.  A snap's link
 	 * leads to /usr/bin/snap, which runs nothing without its name: the
 	 * walk refuses it. */
-	if (!p->exe || p->exe[0] != '/' || granted_as_written(p, p->exe) || path_within(p->exe, "/snap/bin") ||
-	    !realpath(p->exe, real) ||
-	    strcmp(real, p->exe) == 0 || in_sandbox_made(p, real) || !visible(w, real))
+	if (!p->exe || p->exe[0] != '/' || granted_as_written(p, p->exe) || path_within(p->exe, "/snap/bin"))
+		return;
+	/* A virtualenv's python (/p/.venv/bin/python -> /usr/bin/python3,
+	 * what a client's config names for a Python server): python finds
+	 * its pyvenv.cfg, and so its packages, by the path it was run by, not
+	 * by its real one.  The virtualenv is that python's installation:
+	 * granted read-only (the walk then follows the link, granting the
+	 * base python), never HOME or above it, nor inside a denied path. */
+	if ((venv = venv_of(p->exe)) != NULL) {
+		if (!too_broad(w, venv) && !denied_by(w, venv) && !in_sandbox_made(p, venv)) {
+			struct moat_origin o = {.source = "the command's virtualenv"};
+			policy_add_path(p, venv, MOAT_ACCESS_READ, false, o);
+			p->paths[p->n_paths - 1].from_profile = true;
+		}
+		return;
+	}
+	if (!realpath(p->exe, real) || strcmp(real, p->exe) == 0 || in_sandbox_made(p, real) || !visible(w, real))
 		return;
 	w->cmd_link_dir = moat_xstrdup(p->exe);
 	*strrchr(w->cmd_link_dir, '/') = '\0';

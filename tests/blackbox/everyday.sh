@@ -146,6 +146,23 @@ moat: hint: $H/.ssh is denied (built-in secrets); use an interpreter installed e
 	"  a venv whose python is in ~/.ssh: refused, nothing of ~/.ssh granted"
 is "$(cd "$BASE/bad" && herr run -- true)" "0:moat: note: $BASE/bad/venv/bin/python points at $H/.ssh/python3 (a symlink), which lies in the denied $H/.ssh: a shell that activates it will not find its python" \
 	"  the same venv in the current directory, not run: a note, and the run goes on"
+# A virtualenv's python as the command, the virtualenv elsewhere (a client's
+# config: "command": "/p/.venv/bin/python"): python finds its pyvenv.cfg by
+# the path it is run by, so the virtualenv is granted, read-only, and its
+# packages are the ones imported.  It was refused, with --read as the fix.
+VOUT=$BASE/vout/.venv
+mkdir -p "$VOUT/bin"
+ln -sfn /usr/bin/python3 "$VOUT/bin/python"
+printf 'home = /usr/bin\ninclude-system-site-packages = false\n' >"$VOUT/pyvenv.cfg"
+chmod -R a+rX "$BASE/vout"
+is "$(cd "$BASE/other" && hm run --profile strict -- "$VOUT/bin/python" -c 'import sys; print(sys.prefix)' 2>&1)" "$VOUT" \
+	"a virtualenv's python elsewhere as the command: the virtualenv granted, python runs in it (sys.prefix)"
+(cd "$BASE/other" && hm run --profile strict --dry-run -- "$VOUT/bin/python" >"$SCRATCH/vout.json" 2>/dev/null)
+is "$(json_eval "$SCRATCH/vout.json" "[[p['access'], p['origin']['source']] for p in d['policy']['paths'] if p['path'] == '$VOUT']")" \
+	'[["read", "the command'"'"'s virtualenv"]]' "  read-only, and the dry run says why"
+is "$(cd "$BASE/other" && herr run --profile strict -- "$BASE/bad/venv/bin/python")" "125:moat: $BASE/bad/venv/bin/python: the sandbox would not see the interpreter it runs, $H/.ssh/python3 (a symlink): it lies inside a denied path
+moat: hint: $H/.ssh is denied (built-in secrets); use an interpreter installed elsewhere" \
+	"  control: a virtualenv whose python is in ~/.ssh is refused all the same"
 is "$(cd "$BASE/other" && herr run --profile strict -- sh "$H/x.sh")" "125:moat: $H/x.sh: the sandbox would not see the script the interpreter runs: its directory would be HOME, which moat never grants on its own
 moat: hint: grant it: --read ~/x.sh" "sh ~/x.sh under strict: the script is refused, with the grant"
 is "$(cd "$BASE/other" && hm run --profile strict --read "$H/x.sh" -- sh "$H/x.sh" 2>&1)" "hi" "  granted, it runs"

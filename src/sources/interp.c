@@ -632,6 +632,87 @@ static void exe_by_real_path(struct walker *w)
 	p->exe = moat_xstrdup(real);
 }
 
+/* The program `env` runs, when the command is env (`/usr/bin/env node
+ * server.js`, a client config's way to name a server by PATH): its first
+ * word that is not an option nor NAME=VALUE (the first word of -S's
+ * string).  NULL when there is none, when it has a '/', or when env is
+ * given a PATH of its own. */
+static char *env_program(const struct moat_policy *p)
+{
+	for (size_t i = 1; i < p->argc && p->argv[i]; i++) {
+		const char *a = p->argv[i];
+
+		if (strcmp(a, "--") == 0) {
+			a = i + 1 < p->argc ? p->argv[i + 1] : NULL;
+			return a && !strchr(a, '/') ? moat_xstrdup(a) : NULL;
+		}
+		if (strcmp(a, "-S") == 0 || strcmp(a, "--split-string") == 0 || strncmp(a, "--split-string=", 15) == 0 ||
+		    (a[0] == '-' && a[1] == 'S' && a[2])) {
+			const char *s = NULL;
+			size_t n;
+
+			if (a[1] == 'S' && a[2])
+				s = a + 2; /* -Sstring */
+			else if (strchr(a, '='))
+				s = strchr(a, '=') + 1; /* --split-string=string */
+			else if (i + 1 < p->argc)
+				s = p->argv[i + 1];
+			if (!s)
+				return NULL;
+			s += strspn(s, " \t");
+			n = strcspn(s, " \t");
+			/* Its first word, when that is a program's name. */
+			return n && s[0] != '-' && !memchr(s, '/', n) && !memchr(s, '=', n) ? moat_xstrndup(s, n) : NULL;
+		}
+		if (strcmp(a, "-u") == 0 || strcmp(a, "--unset") == 0 || strcmp(a, "-C") == 0 ||
+		    strcmp(a, "--chdir") == 0) {
+			i++;
+			continue;
+		}
+		if (a[0] == '-')
+			continue; /* -i, -0, -v, --unset=NAME, --chdir=DIR, ... */
+		if (strchr(a, '=')) {
+			if (strncmp(a, "PATH=", 5) == 0)
+				return NULL; /* looked up in a PATH moat does not follow */
+			continue;
+		}
+		return strchr(a, '/') ? NULL : moat_xstrdup(a);
+	}
+	return NULL;
+}
+
+/* `env node server.js` as the command: env inside finds node on the
+ * command's PATH, in order, and a node it cannot see is passed over for
+ * the next one -- the system's, silently, where nvm's comes first on the
+ * user's PATH.  The first one on that PATH is taken, as env on the host
+ * would, when it is an interpreter (its installation is then granted, as
+ * for a #! line); anything else is left to env, as before. */
+static int env_command(struct walker *w, int *steps)
+{
+	const struct moat_env_rule *r = policy_find_env(w->p, "PATH");
+	const char *path = r && r->value ? r->value : w->path_env && *w->path_env ? w->path_env : "/usr/bin:/bin";
+	cleanup_free char *prog = NULL, *copy = NULL;
+	char *dir;
+
+	if (!profile_exe_named(w->p->exe, "env") || !(prog = env_program(w->p)))
+		return 0;
+	copy = moat_xstrdup(path);
+	for (char *rest = copy; (dir = strsep(&rest, ":")) != NULL;) {
+		cleanup_free char *cand = NULL;
+		struct stat st;
+
+		if (*dir != '/')
+			continue;
+		cand = moat_xasprintf("%s/%s", dir, prog);
+		if (stat(cand, &st) != 0 || !S_ISREG(st.st_mode) || access(cand, X_OK) != 0)
+			continue;
+		if (visible(w, cand) || !profile_is_interpreter(cand))
+			return 0;
+		return walk(w, cand, w->p->exe, "the program env runs, first on PATH", steps);
+	}
+	return 0;
+}
+
 /* PATH's entries in the sandbox's own directories that are links on the
  * host (fnm puts /run/user/UID/fnm_multishells/ID/bin first): a shell
  * inside would pass over them, to the system's node, without a word.  Each
@@ -688,6 +769,9 @@ int interp_check(struct moat_policy *p, const char *home, const char *path_env, 
 		w.home_real = moat_xstrdup(real);
 	exe_by_real_path(&w);
 	if (walk(&w, p->exe, NULL, "the command", &steps) < 0)
+		goto out;
+	steps = 0;
+	if (env_command(&w, &steps) < 0)
 		goto out;
 	/* An interpreter's script (`node /x/server.js`): the script itself. */
 	if ((arg = profile_script_arg(p->exe, p->argv))) {

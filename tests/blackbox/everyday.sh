@@ -528,6 +528,15 @@ ln -sfn ../lib/node_modules/npm/bin/npm-cli.js "$NV/bin/npm"
 chmod -R a+rX "$H/.nvm"
 is "$(cd "$BASE/other" && PATH="$NV/bin:/usr/bin:/bin" hm run -- npm --version 2>&1)" "nvm node runs npm-cli.js" \
 	"  nvm's npm (a link into lib/node_modules/npm), outside a Node.js project: it runs, with nvm's node"
+# `/usr/bin/env node x.js` as the command (a client config's way to name
+# a server by PATH): env inside passed over nvm's node, which it could not
+# see, for the system's, without a word.
+is "$(cd "$BASE/other" && hm run --env PATH="$NV/bin:/usr/bin:/bin" -- /usr/bin/env node x.js 2>&1)" "nvm node runs x.js" \
+	"/usr/bin/env node x.js: the node first on the command's PATH (nvm's) runs, its installation granted"
+is "$(cd "$BASE/other" && hm run --env PATH="$NV/bin:/usr/bin:/bin" -- env -S 'node y.js' 2>&1)" "nvm node runs y.js" \
+	"  env -S 'node y.js': the same"
+unlike "$(cd "$BASE/other" && hm run --env PATH="$NV/bin:/usr/bin:/bin" -- /usr/bin/env PATH=/usr/bin:/bin node -e 1 2>&1)" "nvm node" \
+	"  control: env given a PATH of its own looks there"
 is "$(cd "$BASE/other" && hm run -- "$FNM/123_456/bin/node" 2>&1)" "fnm node " \
 	"fnm's node through its multishell link in the sandbox's own /tmp or /run: it runs"
 is "$(cd "$BASE/fnmproj" && hm run --env PATH="$FNM/123_456/bin:/usr/bin:/bin" -- /bin/sh -c 'node; echo "$PATH"' 2>&1)" \

@@ -388,23 +388,41 @@ static int shebang(const char *file, char *out, size_t len, bool *via_env)
 	return 1;
 }
 
+/* The PATH the command gets: the policy's (--env PATH=...), else moat's. */
+static const char *command_path(const struct walker *w)
+{
+	const struct moat_env_rule *r = policy_find_env(w->p, "PATH");
+
+	return r && r->value ? r->value : w->path_env && *w->path_env ? w->path_env : "/usr/bin:/bin";
+}
+
+/* DIR/NAME when it is an executable file, as env and execvp take one
+ * (a relative DIR is none of moat's to follow); NULL otherwise. */
+static char *path_candidate(const char *dir, const char *name)
+{
+	char *cand;
+	struct stat st;
+
+	if (*dir != '/')
+		return NULL;
+	cand = moat_xasprintf("%s/%s", dir, name);
+	if (stat(cand, &st) == 0 && S_ISREG(st.st_mode) && access(cand, X_OK) == 0)
+		return cand;
+	free(cand);
+	return NULL;
+}
+
 /* `env NAME` inside: the first PATH entry that has NAME and that the
  * sandbox holds (env tries each in turn); else the first that has it. */
 static char *env_lookup(struct walker *w, const char *name)
 {
-	const struct moat_env_rule *r = policy_find_env(w->p, "PATH");
-	const char *path = r && r->value ? r->value : w->path_env && *w->path_env ? w->path_env : "/usr/bin:/bin";
-	cleanup_free char *copy = moat_xstrdup(path);
+	cleanup_free char *copy = moat_xstrdup(command_path(w));
 	char *first = NULL, *dir;
 
 	for (char *rest = copy; (dir = strsep(&rest, ":")) != NULL;) {
-		cleanup_free char *cand = NULL;
-		struct stat st;
+		cleanup_free char *cand = path_candidate(dir, name);
 
-		if (*dir != '/')
-			continue;
-		cand = moat_xasprintf("%s/%s", dir, name);
-		if (stat(cand, &st) != 0 || !S_ISREG(st.st_mode) || access(cand, X_OK) != 0)
+		if (!cand)
 			continue;
 		/* Beside the link the command was reached by (nvm's bin/npm
 		 * and bin/node): the interpreter its installation runs with,
@@ -689,22 +707,16 @@ static char *env_program(const struct moat_policy *p)
  * for a #! line); anything else is left to env, as before. */
 static int env_command(struct walker *w, int *steps)
 {
-	const struct moat_env_rule *r = policy_find_env(w->p, "PATH");
-	const char *path = r && r->value ? r->value : w->path_env && *w->path_env ? w->path_env : "/usr/bin:/bin";
 	cleanup_free char *prog = NULL, *copy = NULL;
 	char *dir;
 
 	if (!profile_exe_named(w->p->exe, "env") || !(prog = env_program(w->p)))
 		return 0;
-	copy = moat_xstrdup(path);
+	copy = moat_xstrdup(command_path(w));
 	for (char *rest = copy; (dir = strsep(&rest, ":")) != NULL;) {
-		cleanup_free char *cand = NULL;
-		struct stat st;
+		cleanup_free char *cand = path_candidate(dir, prog);
 
-		if (*dir != '/')
-			continue;
-		cand = moat_xasprintf("%s/%s", dir, prog);
-		if (stat(cand, &st) != 0 || !S_ISREG(st.st_mode) || access(cand, X_OK) != 0)
+		if (!cand)
 			continue;
 		if (visible(w, cand) || !profile_is_interpreter(cand))
 			return 0;
@@ -719,18 +731,15 @@ static int env_command(struct walker *w, int *steps)
  * one whose real path the sandbox shows is replaced by that path; the
  * others stay (they fail inside as before).  Only entries there are looked
  * at: a string test each, a realpath for those. */
-static void path_by_real_dirs(struct walker *w, const char *path_env)
+static void path_by_real_dirs(struct walker *w)
 {
-	const struct moat_env_rule *set = policy_find_env(w->p, "PATH");
 	cleanup_free char *copy = NULL, *out = NULL;
 	char *entry, *rest, real[PATH_MAX];
 	bool changed = false, first = true;
 
-	if (set && set->value)
-		path_env = set->value; /* --env PATH=...: the command's */
-	if (!path_env || !w->p->private_tmp)
+	if (!w->p->private_tmp)
 		return;
-	copy = moat_xstrdup(path_env);
+	copy = moat_xstrdup(command_path(w));
 	out = moat_xstrdup("");
 	for (rest = copy; (entry = strsep(&rest, ":")) != NULL;) {
 		const char *use = entry;
@@ -797,7 +806,7 @@ int interp_check(struct moat_policy *p, const char *home, const char *path_env, 
 		    walk(&w, python, NULL, "a virtualenv's python", &steps) < 0)
 			goto out;
 	}
-	path_by_real_dirs(&w, path_env);
+	path_by_real_dirs(&w);
 	rc = 0;
 out:
 	walker_free(&w);

@@ -314,6 +314,20 @@ static int refuse_interp(struct walker *w, const char *name, const char *pointer
 
 /* Grant the installation of the interpreter `name` (not visible) that the
  * visible `pointer` points at, or refuse. */
+/* Would grant_interp grant `name` (an interpreter by its name, executable,
+ * whose installation is neither HOME or above, nor denied, nor in the
+ * private /tmp)? */
+static bool interp_grantable(struct walker *w, const char *name)
+{
+	cleanup_free char *dir = install_dir(name);
+	char real[PATH_MAX];
+	struct stat st;
+
+	return realpath(name, real) && stat(real, &st) == 0 && S_ISREG(st.st_mode) && access(real, X_OK) == 0 &&
+	       profile_is_interpreter(name) && !denied_by(w, name) && !denied_by(w, real) && !too_broad(w, dir) &&
+	       !in_private_dir(w->p, dir);
+}
+
 static int grant_interp(struct walker *w, const char *name, const char *pointer, const char *how)
 {
 	cleanup_free char *dir = install_dir(name);
@@ -424,10 +438,14 @@ static char *env_lookup(struct walker *w, const char *name)
 
 		if (!cand)
 			continue;
-		/* Beside the link the command was reached by (nvm's bin/npm
-		 * and bin/node): the interpreter its installation runs with,
-		 * as env finds it on the user's PATH. */
-		if (visible(w, cand) || (w->cmd_link_dir && strcmp(dir, w->cmd_link_dir) == 0)) {
+		/* The first on PATH, as env on the host takes it, when the
+		 * sandbox shows it or it is an interpreter whose installation
+		 * the walk can grant (nvm's node before the system's: env inside
+		 * would pass over the one it cannot see, without a word); and
+		 * beside the link the command was reached by (nvm's bin/npm and
+		 * bin/node).  Else the first the sandbox holds. */
+		if (visible(w, cand) || (!first && interp_grantable(w, cand)) ||
+		    (w->cmd_link_dir && strcmp(dir, w->cmd_link_dir) == 0)) {
 			free(first);
 			return steal_ptr(&cand);
 		}
@@ -718,7 +736,7 @@ static int env_command(struct walker *w, int *steps)
 
 		if (!cand)
 			continue;
-		if (visible(w, cand) || !profile_is_interpreter(cand))
+		if (visible(w, cand) || !interp_grantable(w, cand))
 			return 0;
 		return walk(w, cand, w->p->exe, "the program env runs, first on PATH", steps);
 	}

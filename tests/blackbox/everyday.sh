@@ -537,6 +537,19 @@ is "$(cd "$BASE/other" && hm run --env PATH="$NV/bin:/usr/bin:/bin" -- env -S 'n
 	"  env -S 'node y.js': the same"
 unlike "$(cd "$BASE/other" && hm run --env PATH="$NV/bin:/usr/bin:/bin" -- /usr/bin/env PATH=/usr/bin:/bin node -e 1 2>&1)" "nvm node" \
 	"  control: env given a PATH of its own looks there"
+# And a script's `#!/usr/bin/env node` the same way: the node first on the
+# command's PATH, as env on the host takes it -- unless its installation
+# cannot be granted (HOME's own bin/): then the first the sandbox holds, as
+# before.
+printf '#!/usr/bin/env node\n' >"$BASE/other/envscript"
+chmod 0755 "$BASE/other/envscript"
+mkdir -p "$H/bin"
+printf '#!/bin/sh\necho home node\n' >"$H/bin/node"
+chmod 0755 "$H/bin/node"
+is "$(cd "$BASE/other" && hm run --env PATH="$NV/bin:/usr/bin:/bin" -- ./envscript 2>&1)" "nvm node runs envscript" \
+	"a script's #!/usr/bin/env node: the node first on the command's PATH (nvm's) runs it"
+unlike "$(cd "$BASE/other" && hm run --env PATH="$H/bin:/usr/bin:/bin" -- ./envscript 2>&1)" "home node|would not see" \
+	"  control: first on PATH in HOME's own bin/ (never granted): passed over for the next, no refusal"
 is "$(cd "$BASE/other" && hm run -- "$FNM/123_456/bin/node" 2>&1)" "fnm node " \
 	"fnm's node through its multishell link in the sandbox's own /tmp or /run: it runs"
 is "$(cd "$BASE/fnmproj" && hm run --env PATH="$FNM/123_456/bin:/usr/bin:/bin" -- /bin/sh -c 'node; echo "$PATH"' 2>&1)" \

@@ -420,18 +420,16 @@ static bool too_broad(const char *dir, const char *home);
 static void add_homebrew(struct moat_policy *p, const char *prog, const char *home, const char *why)
 {
 	static const char *const parts[] = {"Cellar", "opt", "bin", "sbin", "lib", "share", "etc"};
-	char real[PATH_MAX];
-	const char *path = prog, *at;
+	const char *at = strstr(prog, "/Cellar/");
 	cleanup_free char *prefix = NULL, *check = NULL;
 	struct stat st;
 
-	/* A link to it (PREFIX/bin/x, a venv's python): where it leads. */
-	if (!strstr(path, "/Cellar/") && realpath(prog, real))
-		path = real;
-	at = strstr(path, "/Cellar/");
-	if (!at || at == path)
+	/* `prog` as the callers have it: the command's real path.  No
+	 * realpath here, at every start, for the programs of every other
+	 * installation. */
+	if (!at || at == prog)
 		return;
-	prefix = moat_xstrndup(path, (size_t)(at - path));
+	prefix = moat_xstrndup(prog, (size_t)(at - prog));
 	check = moat_xasprintf("%s/opt", prefix);
 	/* A Homebrew prefix has its opt/ beside Cellar/. */
 	if (too_broad(prefix, home) || stat(check, &st) != 0 || !S_ISDIR(st.st_mode))

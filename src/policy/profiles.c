@@ -417,12 +417,30 @@ static bool too_broad(const char *dir, const char *home);
  * software is granted read-only -- Cellar, opt, bin, sbin, lib, share and
  * etc (the formulae's configuration: openssl's certificates) -- and not
  * var, where services keep their data and logs. */
+static const char *const homebrew_parts[] = {"Cellar", "opt", "bin", "sbin", "lib", "share", "etc"};
+
+/* Is `prefix` a Homebrew prefix: its opt/ beside its Cellar/? */
+static bool homebrew_prefix(const char *prefix)
+{
+	cleanup_free char *cellar = moat_xasprintf("%s/Cellar", prefix), *opt = moat_xasprintf("%s/opt", prefix);
+	struct stat st;
+
+	return stat(cellar, &st) == 0 && S_ISDIR(st.st_mode) && stat(opt, &st) == 0 && S_ISDIR(st.st_mode);
+}
+
+static void add_homebrew_parts(struct moat_policy *p, const char *prefix, const char *why)
+{
+	for (size_t i = 0; i < ARRAY_LEN(homebrew_parts); i++) {
+		cleanup_free char *dir = moat_xasprintf("%s/%s", prefix, homebrew_parts[i]);
+
+		add(p, dir, MOAT_ACCESS_READ, true, why);
+	}
+}
+
 static void add_homebrew(struct moat_policy *p, const char *prog, const char *home, const char *why)
 {
-	static const char *const parts[] = {"Cellar", "opt", "bin", "sbin", "lib", "share", "etc"};
 	const char *at = strstr(prog, "/Cellar/");
-	cleanup_free char *prefix = NULL, *check = NULL;
-	struct stat st;
+	cleanup_free char *prefix = NULL;
 
 	/* `prog` as the callers have it: the command's real path.  No
 	 * realpath here, at every start, for the programs of every other
@@ -430,15 +448,23 @@ static void add_homebrew(struct moat_policy *p, const char *prog, const char *ho
 	if (!at || at == prog)
 		return;
 	prefix = moat_xstrndup(prog, (size_t)(at - prog));
-	check = moat_xasprintf("%s/opt", prefix);
-	/* A Homebrew prefix has its opt/ beside Cellar/. */
-	if (too_broad(prefix, home) || stat(check, &st) != 0 || !S_ISDIR(st.st_mode))
-		return;
-	for (size_t i = 0; i < ARRAY_LEN(parts); i++) {
-		cleanup_free char *dir = moat_xasprintf("%s/%s", prefix, parts[i]);
+	if (!too_broad(prefix, home) && homebrew_prefix(prefix))
+		add_homebrew_parts(p, prefix, why);
+}
 
-		add(p, dir, MOAT_ACCESS_READ, true, why);
-	}
+/* An installation directory that is a Homebrew prefix itself (an
+ * interpreter named by PREFIX/bin/python3, through its link): its software,
+ * not its var/.  Looked at only by its name (.linuxbrew, homebrew), so that
+ * other installations cost no lookup. */
+static bool add_homebrew_whole(struct moat_policy *p, const char *dir, const char *why)
+{
+	const char *base = strrchr(dir, '/');
+
+	base = base ? base + 1 : dir;
+	if ((strcmp(base, ".linuxbrew") != 0 && strcmp(base, "homebrew") != 0) || !homebrew_prefix(dir))
+		return false;
+	add_homebrew_parts(p, dir, why);
+	return true;
 }
 
 void profile_grant_install(struct moat_policy *p, const char *dir, const char *prog, const char *home,
@@ -449,7 +475,8 @@ void profile_grant_install(struct moat_policy *p, const char *dir, const char *p
 	struct stat st;
 
 	add_homebrew(p, prog, home, why);
-
+	if (add_homebrew_whole(p, dir, why))
+		return;
 	if (!home_shared_tree(dir, home, home_real) || needs_whole_tree(dir, prog)) {
 		add(p, dir, MOAT_ACCESS_READ, false, why);
 		return;

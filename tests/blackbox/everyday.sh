@@ -578,6 +578,19 @@ is "$(cd "$BASE/other" && hm run -- "$PFX/bin/tool" x 2>&1)" "dep ran x" \
 	"Homebrew: ~/.linuxbrew/bin/tool runs another formula's program by PREFIX/opt (its keg alone would not)"
 like "$(cd "$BASE/other" && hm run -- "$PFX/bin/peek" 2>&1)" "var/db/data: No such file or directory" \
 	"  the prefix's var/ (services' data) stays out"
+# Its python as a script's interpreter (`#!PREFIX/bin/python3`, a link into
+# Cellar): the prefix is that python's installation; its software is
+# granted, not var/ (it was granted whole).
+mkdir -p "$PFX/Cellar/python/3.12/bin"
+printf '#!/bin/sh\necho brew python; cat %s/var/db/data 2>&1\n' "$PFX" >"$PFX/Cellar/python/3.12/bin/python3"
+chmod 0755 "$PFX/Cellar/python/3.12/bin/python3"
+ln -sfn ../Cellar/python/3.12/bin/python3 "$PFX/bin/python3"
+printf '#!%s/bin/python3\n' "$PFX" >"$BASE/other/brewscript"
+chmod -R a+rX "$PFX" "$BASE/other/brewscript"
+chmod 0755 "$BASE/other/brewscript"
+like_lines "$(cd "$BASE/other" && hm run -- ./brewscript 2>&1)" "^brew python$
+cat: .*/var/db/data: No such file or directory$" \
+	"  its python as a #! interpreter: it runs, and the prefix's var/ stays out"
 mv "$PFX/opt" "$PFX/opt-away"
 like "$(cd "$BASE/other" && hm run -- "$PFX/Cellar/tool/1.0/bin/tool" x 2>&1)" "opt/dep/bin/dep: not found" \
 	"  control: a Cellar without opt/ beside it is not taken for a Homebrew prefix: the keg alone"

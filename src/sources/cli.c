@@ -18,7 +18,6 @@
 #include "sources/config_common.h"
 #include "sources/gitconfig.h"
 #include "sources/gotool.h"
-#include "sources/mcp_clients.h"
 #include "sources/pkgcache.h"
 #include "sources/interp.h"
 #include "sources/netsets.h"

@@ -39,8 +39,6 @@ struct walker {
 	char **canon; /* the grants' real paths, filled on first need */
 	bool *canon_done;
 	size_t n_canon;
-	char *cmd_link_dir; /* the directory of the link the command was
-			     * reached by, when it runs by its real path */
 };
 
 static void walker_free(struct walker *w)
@@ -50,7 +48,6 @@ static void walker_free(struct walker *w)
 	free(w->canon);
 	free(w->canon_done);
 	free(w->home_real);
-	free(w->cmd_link_dir);
 }
 
 /* The directory entry `name` is, through the links of its directory:
@@ -441,11 +438,9 @@ static char *env_lookup(struct walker *w, const char *name)
 		/* The first on PATH, as env on the host takes it, when the
 		 * sandbox shows it or it is an interpreter whose installation
 		 * the walk can grant (nvm's node before the system's: env inside
-		 * would pass over the one it cannot see, without a word); and
-		 * beside the link the command was reached by (nvm's bin/npm and
-		 * bin/node).  Else the first the sandbox holds. */
-		if (visible(w, cand) || (!first && interp_grantable(w, cand)) ||
-		    (w->cmd_link_dir && strcmp(dir, w->cmd_link_dir) == 0)) {
+		 * would pass over the one it cannot see, without a word).  Else
+		 * the first the sandbox holds. */
+		if (visible(w, cand) || (!first && interp_grantable(w, cand))) {
 			free(first);
 			return steal_ptr(&cand);
 		}
@@ -662,8 +657,6 @@ static void exe_by_real_path(struct walker *w)
 	}
 	if (!realpath(p->exe, real) || strcmp(real, p->exe) == 0 || in_sandbox_made(p, real) || !visible(w, real))
 		return;
-	w->cmd_link_dir = moat_xstrdup(p->exe);
-	*strrchr(w->cmd_link_dir, '/') = '\0';
 	free(p->exe);
 	p->exe = moat_xstrdup(real);
 }

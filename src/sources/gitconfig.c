@@ -14,6 +14,7 @@
 
 #include "sources/config_common.h"
 #include "util/cleanup.h"
+#include "util/file.h"
 #include "util/gitcfg.h"
 #include "util/mem.h"
 
@@ -312,7 +313,7 @@ int gitconfig_filter(const char *text, size_t len, const char *file, struct moat
 /* The file's text (at most GITCONFIG_MAX bytes), or NULL with errno. */
 static char *read_file(const char *path, size_t *len)
 {
-	cleanup_fclose FILE *f = fopen(path, "re");
+	cleanup_fclose FILE *f = file_open_regular(path);
 	struct stat st;
 	char *buf;
 
@@ -363,8 +364,9 @@ void gitconfig_load(const char *home, char *const *env, struct moat_git_config *
 		text = read_file(paths[i], &len);
 		if (!text) {
 			if (errno != ENOENT && errno != ENOTDIR) {
-				cleanup_free char *line = moat_xasprintf("note: %s: %s; git inside does not get it",
-									 paths[i], strerror(errno));
+				cleanup_free char *line = moat_xasprintf(
+				    "note: %s: %s; git inside does not get it", paths[i],
+				    errno == EINVAL ? "not a regular file" : strerror(errno));
 				netset_notes_add(notes, line);
 			}
 			continue;

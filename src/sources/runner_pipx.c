@@ -17,6 +17,7 @@
 #include "sources/resolve.h"
 #include "sources/runner_parts.h"
 #include "util/cleanup.h"
+#include "util/file.h"
 #include "util/mem.h"
 
 /* What pipx run's own options are to moat (pipx 1.1, commands/run.py and
@@ -186,7 +187,7 @@ int pipx_detect(const struct moat_policy *p, size_t first, char *const *env, str
  * installed with `setup.py install`): its Name and Version headers. */
 static bool read_metadata(const char *file, char **name, char **version)
 {
-	cleanup_fclose FILE *f = fopen(file, "re");
+	cleanup_fclose FILE *f = file_open_regular(file);
 	char line[512];
 
 	*name = *version = NULL;
@@ -211,7 +212,7 @@ static bool read_metadata(const char *file, char **name, char **version)
  * whether `want` (or NULL) is one; the only one into *only. */
 static size_t console_scripts(const char *file, const char *want, bool *has_want, char **only)
 {
-	cleanup_fclose FILE *f = fopen(file, "re");
+	cleanup_fclose FILE *f = file_open_regular(file);
 	char line[512];
 	bool in = false;
 	size_t n = 0;
@@ -358,7 +359,7 @@ static char *pipx_python(const struct moat_policy *server, char *const *env, con
 		return moat_xstrdup(v);
 	if (v && *v && !strchr(v, '/'))
 		return resolve_command(v, path_env, "/", &ignored);
-	f = fopen(server->exe, "re");
+	f = file_open_regular(server->exe);
 	if (f && fgets(line, sizeof(line), f) && strncmp(line, "#!", 2) == 0) {
 		char *s = line + 2 + strspn(line + 2, " \t");
 		size_t n = strcspn(s, " \t\r\n");

@@ -61,6 +61,45 @@ int file_read_at(int dirfd, const char *name, const char *shown, size_t max, boo
 }
 
 /* ".NAME.moat-XXXXXXXX": hidden, and named after the file it becomes. */
+int file_open_regular_fd(const char *path)
+{
+	/* O_NONBLOCK: a FIFO would wait for a writer in open(2). */
+	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
+	struct stat st;
+	int saved;
+
+	if (fd < 0)
+		return -1;
+	if (fstat(fd, &st) != 0)
+		goto fail;
+	if (!S_ISREG(st.st_mode)) {
+		errno = EINVAL;
+		goto fail;
+	}
+	return fd; /* O_NONBLOCK left: reads of a regular file do not wait anyway */
+fail:
+	saved = errno;
+	close(fd);
+	errno = saved;
+	return -1;
+}
+
+FILE *file_open_regular(const char *path)
+{
+	int fd = file_open_regular_fd(path);
+	FILE *f;
+
+	if (fd < 0)
+		return NULL;
+	if (!(f = fdopen(fd, "r"))) {
+		int saved = errno;
+
+		close(fd);
+		errno = saved;
+	}
+	return f;
+}
+
 static int create_temp(int dirfd, const char *name, mode_t mode, char *tmp, size_t len)
 {
 	static const char chars[] = "abcdefghijklmnopqrstuvwxyz0123456789";

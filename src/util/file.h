@@ -7,6 +7,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdio.h>
 #include <sys/stat.h>
 
 #include "util/err.h"
@@ -18,6 +19,16 @@
  * ENOENT when it does not exist). */
 int file_read_at(int dirfd, const char *name, const char *shown, size_t max, bool follow, char **out, size_t *len,
 		 struct stat *st, struct moat_error *err);
+
+/* `path` opened for reading as a stdio stream, only when it is a regular
+ * file: moat reads files the command may have made (a project's
+ * pyvenv.cfg, `.git` files, a script's `#!` line) before the sandbox
+ * starts, and a FIFO there would block the open, and a read, for ever.
+ * NULL with errno (EINVAL: not a regular file). */
+FILE *file_open_regular(const char *path);
+
+/* The same as a descriptor (O_RDONLY, close-on-exec), or -1 with errno. */
+int file_open_regular_fd(const char *path);
 
 /* Replace `name` in `dirfd` with `len` bytes of `buf`: written to a new
  * temporary file in the same directory (mode `mode`, and the owner of

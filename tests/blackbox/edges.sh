@@ -447,6 +447,29 @@ timeout 5 "$MOAT" run --report "$REPORTS/rfifo" -- /bin/true 2>/dev/null
 is $? 125 "--report FIFO: refused (125)"
 [ -p "$REPORTS/rfifo" ]
 ok $? "  and the FIFO is not replaced"
+# Files moat reads before the sandbox starts that a command given the
+# project may have made: a FIFO there would block moat's open(2) for ever
+# (it held SIGTERM too: only SIGKILL ended it).  A virtualenv's pyvenv.cfg,
+# a linked work tree's commondir, the user's ~/.gitconfig.
+FP=$SCRATCH/fifo-project
+mkdir -p "$FP/venv/bin" "$FP/gd" "$FP/wt" "$FP/home" "$FP/proj"
+# A virtualenv made with --copies has a program of its own in bin/ (echo
+# stands for it: python itself would wait on the FIFO, in the sandbox).
+cp /bin/echo "$FP/venv/bin/python3"
+mkfifo "$FP/venv/pyvenv.cfg"
+out=$(cd "$FP/proj" && timeout -k 1 10 "$MOAT" run -- "$FP/venv/bin/python3" ran 2>"$SCRATCH/fp.err")
+is "$?:$out" "0:ran" "a virtualenv whose pyvenv.cfg is a FIFO: the command runs, moat does not wait on the FIFO"
+echo "gitdir: $FP/gd" >"$FP/wt/.git"
+echo 'ref: refs/heads/main' >"$FP/gd/HEAD"
+mkfifo "$FP/gd/commondir"
+(cd "$FP/wt" && timeout -k 1 10 "$MOAT" run --write . -- /bin/true 2>"$SCRATCH/fp.err")
+is $? 0 "a linked work tree whose commondir is a FIFO: the run goes on"
+mkfifo "$FP/home/.gitconfig"
+git init -q "$FP/proj" # moat reads the user's git configuration for a run in a work tree
+out=$(cd "$FP/proj" && HOME=$FP/home timeout -k 1 10 "$MOAT" run -- /bin/echo ran 2>"$SCRATCH/fp.err")
+is "$?:$out" "0:ran" "a ~/.gitconfig that is a FIFO: the run goes on"
+like "$(cat "$SCRATCH/fp.err")" "^moat: note: $FP/home/.gitconfig: not a regular file; git inside does not get it" \
+	"  and a note says why git inside does not get it"
 if [ "$UID_NOW" = 0 ]; then
 	mknod "$REPORTS/null" c 1 3
 	"$MOAT" run --report "$REPORTS/null" -- /bin/true 2>/dev/null

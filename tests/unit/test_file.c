@@ -173,6 +173,33 @@ int main(void)
 		memset(&err, 0, sizeof(err));
 		ok(!get(dfd, "link.json", &now), "a symlink at the name is not followed");
 	}
+	{
+		/* A FIFO with no writer: open(2) without O_NONBLOCK would wait
+		 * for one for ever; the test's alarm ends it if it does. */
+		char path[256];
+		FILE *f;
+		int fd;
+
+		snprintf(path, sizeof(path), "%s/fifo", dir);
+		mkfifo(path, 0600);
+		alarm(10);
+		errno = 0;
+		f = file_open_regular(path);
+		ok(!f && errno == EINVAL, "file_open_regular: a FIFO is refused at once (%s)", strerror(errno));
+		errno = 0;
+		fd = file_open_regular_fd(path);
+		ok(fd < 0 && errno == EINVAL, "file_open_regular_fd: the same");
+		alarm(0);
+		ok(!file_open_regular(dir) && errno == EINVAL, "  and a directory");
+		snprintf(path, sizeof(path), "%s/a.json", dir);
+		f = file_open_regular(path);
+		ok(f && fgetc(f) == '{', "  control: a regular file is opened and read");
+		if (f)
+			fclose(f);
+		snprintf(path, sizeof(path), "%s/absent", dir);
+		ok(!file_open_regular(path) && errno == ENOENT, "  an absent one says ENOENT");
+		unlinkat(dfd, "fifo", 0);
+	}
 	unlinkat(dfd, "a.json", 0);
 	unlinkat(dfd, "a.json.moat-backup", 0);
 	unlinkat(dfd, "new.toml", 0);

@@ -956,7 +956,7 @@ static void add_strict(struct moat_policy *p, const struct profile_context *ctx)
 static char *read_gitdir(const char *dir)
 {
 	cleanup_free char *file = moat_xasprintf("%s/.git", dir);
-	cleanup_fclose FILE *f = file_open_regular(file);
+	cleanup_fclose FILE *f = file_open_regular(file, FILE_SMALL_MAX);
 	char line[PATH_MAX + 16];
 
 	if (!f || !fgets(line, sizeof(line), f) || strncmp(line, "gitdir:", 7) != 0)
@@ -974,7 +974,7 @@ static char *read_gitdir(const char *dir)
 static char *git_common_dir(const char *gitdir)
 {
 	cleanup_free char *cfile = moat_xasprintf("%s/commondir", gitdir);
-	cleanup_fclose FILE *f = file_open_regular(cfile);
+	cleanup_fclose FILE *f = file_open_regular(cfile, FILE_SMALL_MAX);
 	char line[PATH_MAX], real[PATH_MAX];
 	cleanup_free char *dir = NULL, *head = NULL;
 	struct stat st;

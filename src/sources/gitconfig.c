@@ -313,7 +313,7 @@ int gitconfig_filter(const char *text, size_t len, const char *file, struct moat
 /* The file's text (at most GITCONFIG_MAX bytes), or NULL with errno. */
 static char *read_file(const char *path, size_t *len)
 {
-	cleanup_fclose FILE *f = file_open_regular(path);
+	cleanup_fclose FILE *f = file_open_regular(path, GITCONFIG_MAX);
 	struct stat st;
 	char *buf;
 

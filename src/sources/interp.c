@@ -361,7 +361,7 @@ static int grant_interp(struct walker *w, const char *name, const char *pointer,
 static int shebang(const char *file, char *out, size_t len, bool *via_env)
 {
 	char buf[256], *s, *e;
-	cleanup_close int fd = file_open_regular_fd(file);
+	cleanup_close int fd = file_open_regular_fd(file, INT64_MAX); /* only its first line is read */
 	ssize_t n;
 
 	*via_env = false;
@@ -470,7 +470,7 @@ static int venv_home(const char *name, char *out, size_t len, char *cfg, size_t 
 	*slash = '\0';
 	if ((size_t)snprintf(cfg, cfg_len, "%s/pyvenv.cfg", *dir ? dir : "") >= cfg_len)
 		return 0;
-	if (!(f = file_open_regular(cfg)))
+	if (!(f = file_open_regular(cfg, FILE_SMALL_MAX)))
 		return 0;
 	while (fgets(line, sizeof(line), f)) {
 		char *k = line + strspn(line, " \t"), *v = strchr(k, '=');

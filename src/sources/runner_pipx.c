@@ -184,14 +184,18 @@ int pipx_detect(const struct moat_policy *p, size_t first, char *const *env, str
 /* ---- what is installed ---- */
 
 /* A dist-info's METADATA (an egg-info's PKG-INFO, from an sdist pip
- * installed with `setup.py install`): its Name and Version headers. */
+ * installed with `setup.py install`): its Name and Version headers.  The
+ * package wrote it (an sdist's build runs its own code), so it is read for
+ * at most 4096 header lines of 511 bytes: a file of zeros, sparse and a
+ * terabyte long, has no blank line to end them. */
 static bool read_metadata(const char *file, char **name, char **version)
 {
-	cleanup_fclose FILE *f = file_open_regular(file);
+	cleanup_fclose FILE *f = file_open_regular(file, INT64_MAX);
 	char line[512];
+	int lines = 0;
 
 	*name = *version = NULL;
-	while (f && fgets(line, sizeof(line), f) && line[0] != '\n' && line[0] != '\r') {
+	while (f && lines++ < 4096 && fgets(line, sizeof(line), f) && line[0] != '\n' && line[0] != '\r') {
 		char **to = strncasecmp(line, "Name:", 5) == 0 ? name : strncasecmp(line, "Version:", 8) == 0 ? version : NULL;
 		const char *v = strchr(line, ':') + 1;
 
@@ -212,7 +216,7 @@ static bool read_metadata(const char *file, char **name, char **version)
  * whether `want` (or NULL) is one; the only one into *only. */
 static size_t console_scripts(const char *file, const char *want, bool *has_want, char **only)
 {
-	cleanup_fclose FILE *f = file_open_regular(file);
+	cleanup_fclose FILE *f = file_open_regular(file, 16 * FILE_SMALL_MAX);
 	char line[512];
 	bool in = false;
 	size_t n = 0;
@@ -359,7 +363,7 @@ static char *pipx_python(const struct moat_policy *server, char *const *env, con
 		return moat_xstrdup(v);
 	if (v && *v && !strchr(v, '/'))
 		return resolve_command(v, path_env, "/", &ignored);
-	f = file_open_regular(server->exe);
+	f = file_open_regular(server->exe, INT64_MAX); /* only its first line is read */
 	if (f && fgets(line, sizeof(line), f) && strncmp(line, "#!", 2) == 0) {
 		char *s = line + 2 + strspn(line + 2, " \t");
 		size_t n = strcspn(s, " \t\r\n");

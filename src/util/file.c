@@ -61,7 +61,7 @@ int file_read_at(int dirfd, const char *name, const char *shown, size_t max, boo
 }
 
 /* ".NAME.moat-XXXXXXXX": hidden, and named after the file it becomes. */
-int file_open_regular_fd(const char *path)
+int file_open_regular_fd(const char *path, off_t max)
 {
 	/* O_NONBLOCK: a FIFO would wait for a writer in open(2). */
 	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
@@ -72,8 +72,8 @@ int file_open_regular_fd(const char *path)
 		return -1;
 	if (fstat(fd, &st) != 0)
 		goto fail;
-	if (!S_ISREG(st.st_mode)) {
-		errno = EINVAL;
+	if (!S_ISREG(st.st_mode) || st.st_size > max) {
+		errno = S_ISREG(st.st_mode) ? EFBIG : EINVAL;
 		goto fail;
 	}
 	return fd; /* O_NONBLOCK left: reads of a regular file do not wait anyway */
@@ -84,9 +84,9 @@ fail:
 	return -1;
 }
 
-FILE *file_open_regular(const char *path)
+FILE *file_open_regular(const char *path, off_t max)
 {
-	int fd = file_open_regular_fd(path);
+	int fd = file_open_regular_fd(path, max);
 	FILE *f;
 
 	if (fd < 0)

@@ -21,14 +21,18 @@ int file_read_at(int dirfd, const char *name, const char *shown, size_t max, boo
 		 struct stat *st, struct moat_error *err);
 
 /* `path` opened for reading as a stdio stream, only when it is a regular
- * file: moat reads files the command may have made (a project's
- * pyvenv.cfg, `.git` files, a script's `#!` line) before the sandbox
- * starts, and a FIFO there would block the open, and a read, for ever.
- * NULL with errno (EINVAL: not a regular file). */
-FILE *file_open_regular(const char *path);
+ * file of at most `max` bytes: moat reads files the command may have made
+ * (a project's pyvenv.cfg, `.git` files, a script's `#!` line) before the
+ * sandbox starts, and a FIFO there would block the open, and a read, for
+ * ever; a sparse file of a terabyte would be read for hours.  NULL with
+ * errno (EINVAL: not a regular file; EFBIG: larger than `max`). */
+FILE *file_open_regular(const char *path, off_t max);
 
 /* The same as a descriptor (O_RDONLY, close-on-exec), or -1 with errno. */
-int file_open_regular_fd(const char *path);
+int file_open_regular_fd(const char *path, off_t max);
+
+/* The `max` for a file of a few lines (pyvenv.cfg, a `.git` file). */
+#define FILE_SMALL_MAX ((off_t)64 * 1024)
 
 /* Replace `name` in `dirfd` with `len` bytes of `buf`: written to a new
  * temporary file in the same directory (mode `mode`, and the owner of

@@ -459,6 +459,10 @@ cp /bin/echo "$FP/venv/bin/python3"
 mkfifo "$FP/venv/pyvenv.cfg"
 out=$(cd "$FP/proj" && timeout -k 1 10 "$MOAT" run -- "$FP/venv/bin/python3" ran 2>"$SCRATCH/fp.err")
 is "$?:$out" "0:ran" "a virtualenv whose pyvenv.cfg is a FIFO: the command runs, moat does not wait on the FIFO"
+rm -f "$FP/venv/pyvenv.cfg"
+truncate -s 1T "$FP/venv/pyvenv.cfg"
+out=$(cd "$FP/proj" && timeout -k 1 10 "$MOAT" run -- "$FP/venv/bin/python3" ran 2>"$SCRATCH/fp.err")
+is "$?:$out" "0:ran" "a pyvenv.cfg of a terabyte of zeros (sparse): not read to its end"
 echo "gitdir: $FP/gd" >"$FP/wt/.git"
 echo 'ref: refs/heads/main' >"$FP/gd/HEAD"
 mkfifo "$FP/gd/commondir"

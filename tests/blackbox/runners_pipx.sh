@@ -174,6 +174,19 @@ is "$(jx "$SCRATCH/link2.json" '[p["path"] for p in d["filesystem"]["paths"] if 
 	"[\"$H/fakepy\"]" "  control: with that python as pipx's own (PIPX_DEFAULT_PYTHON), its installation is granted"
 ln -sfn "$orig" "$C/venv/bin/python"
 
+# The venv's dist-infos are the fetch's to write too (an sdist's build runs
+# the package's own code): one whose METADATA is a FIFO (an open that would
+# wait for a writer for ever) and one a terabyte of zeros, sparse (no blank
+# line ends its headers).  The cached run still starts, at once.
+SP=$(echo "$C"/venv/lib/python3*/site-packages)
+mkdir -p "$SP/aaa_fifo-1.dist-info" "$SP/aab_sparse-1.dist-info"
+mkfifo "$SP/aaa_fifo-1.dist-info/METADATA"
+truncate -s 1T "$SP/aab_sparse-1.dist-info/METADATA"
+out=$(echo pong | HOME=$H PIP_INDEX_URL=http://127.0.0.2:$PC/simple/ timeout -k 1 20 "$MOAT" run --profile mcp -- pipx run moat-pyhello hostile 2>"$SCRATCH/hostile.err")
+is "$?/$out" "0/moat-pyhello ran hostile
+got pong" "a cached venv with a METADATA that is a FIFO and one of a terabyte of zeros: it runs from the cache"
+rm -rf "$SP/aaa_fifo-1.dist-info" "$SP/aab_sparse-1.dist-info"
+
 out=$(m run -- pipx run --spec moat-pyhello moat-pyhello via-spec </dev/null 2>/dev/null)
 is "$?/$out" "0/moat-pyhello ran via-spec
 got " "pipx run --spec moat-pyhello moat-pyhello: the command named, the package from --spec"

@@ -184,20 +184,28 @@ int main(void)
 		mkfifo(path, 0600);
 		alarm(10);
 		errno = 0;
-		f = file_open_regular(path);
+		f = file_open_regular(path, FILE_SMALL_MAX);
 		ok(!f && errno == EINVAL, "file_open_regular: a FIFO is refused at once (%s)", strerror(errno));
 		errno = 0;
-		fd = file_open_regular_fd(path);
+		fd = file_open_regular_fd(path, FILE_SMALL_MAX);
 		ok(fd < 0 && errno == EINVAL, "file_open_regular_fd: the same");
 		alarm(0);
-		ok(!file_open_regular(dir) && errno == EINVAL, "  and a directory");
+		ok(!file_open_regular(dir, FILE_SMALL_MAX) && errno == EINVAL, "  and a directory");
 		snprintf(path, sizeof(path), "%s/a.json", dir);
-		f = file_open_regular(path);
+		f = file_open_regular(path, FILE_SMALL_MAX);
 		ok(f && fgetc(f) == '{', "  control: a regular file is opened and read");
 		if (f)
 			fclose(f);
+		ok(!file_open_regular(path, 5) && errno == EFBIG, "  and refused above its size limit (EFBIG)");
+		snprintf(path, sizeof(path), "%s/sparse", dir);
+		fd = open(path, O_WRONLY | O_CREAT | O_CLOEXEC, 0600);
+		ok(fd >= 0 && ftruncate(fd, (off_t)1 << 40) == 0, "a sparse file of 1 TiB");
+		if (fd >= 0)
+			close(fd);
+		ok(!file_open_regular(path, FILE_SMALL_MAX) && errno == EFBIG, "  is refused at once");
+		unlinkat(dfd, "sparse", 0);
 		snprintf(path, sizeof(path), "%s/absent", dir);
-		ok(!file_open_regular(path) && errno == ENOENT, "  an absent one says ENOENT");
+		ok(!file_open_regular(path, FILE_SMALL_MAX) && errno == ENOENT, "  an absent one says ENOENT");
 		unlinkat(dfd, "fifo", 0);
 	}
 	unlinkat(dfd, "a.json", 0);

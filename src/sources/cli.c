@@ -164,8 +164,10 @@ static int opt_config(struct cli_state *s, const char *opt, const char *val, str
 
 static int opt_cwd(struct cli_state *s, const char *opt, const char *val, struct moat_error *err)
 {
-	(void)opt;
-	(void)err;
+	/* An empty one is a variable that was not set (--cwd "$DIR"): the
+	 * command would run in moat's own directory, which was not asked. */
+	if (!*val)
+		return usage_error(err, "%s needs a directory, got '%s'", opt, val);
 	s->cwd = val;
 	return 0;
 }

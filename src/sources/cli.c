@@ -256,10 +256,16 @@ static int opt_backend(struct cli_state *s, const char *opt, const char *val, st
 static int opt_require(struct cli_state *s, const char *opt, const char *val, struct moat_error *err)
 {
 	cleanup_free char *copy = moat_xstrdup(val);
-	char *save = NULL, *tok;
+	char *rest = copy, *tok;
 
-	for (tok = strtok_r(copy, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+	/* Every item named: an empty one (--require "$PROPS" unset, or
+	 * "a,,b") would require less than was meant, silently. */
+	while ((tok = strsep(&rest, ","))) {
 		int prop = moat_property_parse(tok);
+		if (!*tok) {
+			moat_error_set(err, MOAT_E_USAGE, 0, "%s '%s': an empty property name", opt, val);
+			return moat_error_hint(err, "name the properties, comma-separated: --require fs.read,net.none");
+		}
 		if (prop < 0) {
 			moat_error_set(err, MOAT_E_USAGE, 0, "%s: unknown property '%s'", opt, tok);
 			return moat_error_hint(err, "see `moat help properties` for the names");

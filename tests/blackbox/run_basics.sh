@@ -197,6 +197,8 @@ bad "no command" "^moat: no command to run$" run --read /tmp
 bad "an empty command" "^moat: no command to run: nothing after \`--\`$" run --
 bad "an empty command string" "empty command" run -- ''
 bad "a non-existent --cwd" "--cwd /nonexistent-dir" run --cwd /nonexistent-dir -- true
+bad "an empty --require (an unset variable)" "^moat: --require '': an empty property name\$" run --require= -- true
+bad "an empty item in --require" "^moat: --require 'fs.read,,net.none': an empty property name\$" run --require fs.read,,net.none -- true
 bad "an empty --cwd (an unset variable)" "^moat: --cwd needs a directory, got ''\$" run --cwd= -- true
 bad "--keep-fd of a closed fd" "file descriptor 57 is not open" run --keep-fd 57 -- true
 bad "a non-numeric timeout" "--timeout abc" run --timeout abc -- true

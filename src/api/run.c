@@ -31,6 +31,7 @@
 #include "util/stdfds.h"
 #include "util/timeline.h"
 #include "util/cleanup.h"
+#include "util/file.h"
 #include "util/mkdirs.h"
 
 #ifndef MOAT_VERSION
@@ -383,6 +384,23 @@ static bool refuse_threads(void)
 	return true;
 }
 
+/* Does `exe` start with a #! line that ends in a carriage return (a script
+ * saved with Windows line endings)?  The kernel then looks for an
+ * interpreter whose name ends in "\r", and execve says only ENOENT. */
+static bool shebang_ends_in_cr(const char *exe)
+{
+	cleanup_close int fd = exe ? file_open_regular_fd(exe, INT64_MAX) : -1;
+	char buf[256];
+	ssize_t n = fd >= 0 ? read(fd, buf, sizeof(buf) - 1) : -1;
+	char *nl;
+
+	if (n < 3 || buf[0] != '#' || buf[1] != '!')
+		return false;
+	buf[n] = '\0';
+	nl = strchr(buf, '\n');
+	return nl && nl > buf && nl[-1] == '\r';
+}
+
 static int run_main(int argc, char **argv, bool exiting)
 {
 	long long start_ns = moat_now_ns();
@@ -579,6 +597,11 @@ static int run_main(int argc, char **argv, bool exiting)
 				"moat: hint: --files %lld binds %s as well while it sets the sandbox up: give a "
 				"higher --files, or use --backend native, where it binds the command alone\n",
 				(long long)policy.limits.files, strrchr(tool, '/') ? strrchr(tool, '/') + 1 : tool);
+		else if (hint && strstr(hint, "#! line names") && shebang_ends_in_cr(policy.exe))
+			fprintf(stderr, "moat: hint: %s's #! line ends in a carriage return (the file has Windows line "
+					"endings): the kernel looks for an interpreter whose name ends in \\r; convert it "
+					"with `sed -i 's/\\r$//' %s`\n",
+				policy.exe, policy.exe);
 		else if (hint)
 			fprintf(stderr, "moat: hint: %s\n", hint);
 	}

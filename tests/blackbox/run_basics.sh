@@ -43,6 +43,10 @@ printf '#!/nonexistent/interpreter\n' >"$SCRATCH/badinterp"; chmod 0755 "$SCRATC
 run -- "$SCRATCH/badinterp" 2>"$SCRATCH/err"; is $? 127 "a #! naming no file gives 127"
 like "$(cat "$SCRATCH/err")" "hint: the file is there: what is missing is the interpreter its #! line names" \
 	"  and the hint says the file was found, its interpreter not"
+printf '#!/bin/sh\r\necho crlf\r\n' >"$SCRATCH/crlf"; chmod 0755 "$SCRATCH/crlf"
+run -- "$SCRATCH/crlf" 2>"$SCRATCH/err"; is $? 127 "a script with Windows line endings (#!/bin/sh\\r) gives 127"
+like "$(cat "$SCRATCH/err")" "hint: $SCRATCH/crlf's #! line ends in a carriage return \\(the file has Windows line endings\\).*sed -i 's/\\\\r\\\$//' $SCRATCH/crlf" \
+	"  and the hint names the carriage return and the fix"
 # A run that cannot start still has its report, when one is asked for: exit
 # 127 or 126, run.executed false, run.failure the reason, command.exe "".
 rm -f "$REPORTS/nf.json"

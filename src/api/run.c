@@ -384,21 +384,28 @@ static bool refuse_threads(void)
 	return true;
 }
 
-/* Does `exe` start with a #! line that ends in a carriage return (a script
- * saved with Windows line endings)?  The kernel then looks for an
- * interpreter whose name ends in "\r", and execve says only ENOENT. */
-static bool shebang_ends_in_cr(const char *exe)
+/* What an editor did to a script's #! line that execve names only as
+ * ENOENT or ENOEXEC: a carriage return at its end (Windows line endings:
+ * the kernel looks for an interpreter whose name ends in "\r"), or a byte
+ * order mark before it (the kernel sees no #!).  NULL when neither. */
+static const char *script_line_problem(const char *exe)
 {
 	cleanup_close int fd = exe ? file_open_regular_fd(exe, INT64_MAX) : -1;
 	char buf[256];
 	ssize_t n = fd >= 0 ? read(fd, buf, sizeof(buf) - 1) : -1;
 	char *nl;
 
+	if (n >= 5 && memcmp(buf, "\xef\xbb\xbf#!", 5) == 0)
+		return "starts with a byte order mark (EF BB BF) before its #!, so the kernel does not see one; "
+		       "remove it with `sed -i '1s/^\\xEF\\xBB\\xBF//'";
 	if (n < 3 || buf[0] != '#' || buf[1] != '!')
-		return false;
+		return NULL;
 	buf[n] = '\0';
 	nl = strchr(buf, '\n');
-	return nl && nl > buf && nl[-1] == '\r';
+	if (nl && nl > buf && nl[-1] == '\r')
+		return "has a #! line that ends in a carriage return (Windows line endings), so the kernel looks for "
+		       "an interpreter whose name ends in \\r; convert it with `sed -i 's/\\r$//'";
+	return NULL;
 }
 
 static int run_main(int argc, char **argv, bool exiting)
@@ -585,7 +592,7 @@ static int run_main(int argc, char **argv, bool exiting)
 		goto write_report;
 	}
 	if (!result.executed) {
-		const char *hint = moat_failure_hint(result.failure);
+		const char *hint = moat_failure_hint(result.failure), *problem;
 		const char *tool = plan.compiled.tool_path ? plan.compiled.tool_path : plan.backend;
 
 		fprintf(stderr, "moat: %s\n", result.failure);
@@ -597,11 +604,8 @@ static int run_main(int argc, char **argv, bool exiting)
 				"moat: hint: --files %lld binds %s as well while it sets the sandbox up: give a "
 				"higher --files, or use --backend native, where it binds the command alone\n",
 				(long long)policy.limits.files, strrchr(tool, '/') ? strrchr(tool, '/') + 1 : tool);
-		else if (hint && strstr(hint, "#! line names") && shebang_ends_in_cr(policy.exe))
-			fprintf(stderr, "moat: hint: %s's #! line ends in a carriage return (the file has Windows line "
-					"endings): the kernel looks for an interpreter whose name ends in \\r; convert it "
-					"with `sed -i 's/\\r$//' %s`\n",
-				policy.exe, policy.exe);
+		else if (hint && (problem = script_line_problem(policy.exe)))
+			fprintf(stderr, "moat: hint: %s %s %s`\n", policy.exe, problem, policy.exe);
 		else if (hint)
 			fprintf(stderr, "moat: hint: %s\n", hint);
 	}

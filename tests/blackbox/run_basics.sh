@@ -45,8 +45,14 @@ like "$(cat "$SCRATCH/err")" "hint: the file is there: what is missing is the in
 	"  and the hint says the file was found, its interpreter not"
 printf '#!/bin/sh\r\necho crlf\r\n' >"$SCRATCH/crlf"; chmod 0755 "$SCRATCH/crlf"
 run -- "$SCRATCH/crlf" 2>"$SCRATCH/err"; is $? 127 "a script with Windows line endings (#!/bin/sh\\r) gives 127"
-like "$(cat "$SCRATCH/err")" "hint: $SCRATCH/crlf's #! line ends in a carriage return \\(the file has Windows line endings\\).*sed -i 's/\\\\r\\\$//' $SCRATCH/crlf" \
+like "$(cat "$SCRATCH/err")" "hint: $SCRATCH/crlf has a #! line that ends in a carriage return \\(Windows line endings\\).*sed -i 's/\\\\r\\\$//' $SCRATCH/crlf" \
 	"  and the hint names the carriage return and the fix"
+printf '\357\273\277#!/bin/sh\necho bom\n' >"$SCRATCH/bom"; chmod 0755 "$SCRATCH/bom"
+run -- "$SCRATCH/bom" 2>"$SCRATCH/err"; is $? 126 "a script with a byte order mark before its #! gives 126"
+like "$(cat "$SCRATCH/err")" "hint: $SCRATCH/bom starts with a byte order mark \\(EF BB BF\\) before its #!.*sed -i '1s/\\^" \
+	"  and the hint names the byte order mark and the fix"
+sed -i '1s/^\xEF\xBB\xBF//' "$SCRATCH/bom"
+is "$(run -- "$SCRATCH/bom" 2>/dev/null)" "bom" "  control: the hint's sed makes it run"
 # A run that cannot start still has its report, when one is asked for: exit
 # 127 or 126, run.executed false, run.failure the reason, command.exe "".
 rm -f "$REPORTS/nf.json"

@@ -60,7 +60,6 @@ int file_read_at(int dirfd, const char *name, const char *shown, size_t max, boo
 	return 0;
 }
 
-/* ".NAME.moat-XXXXXXXX": hidden, and named after the file it becomes. */
 int file_open_regular_fd(const char *path, off_t max)
 {
 	/* O_NONBLOCK: a FIFO would wait for a writer in open(2). */
@@ -100,6 +99,7 @@ FILE *file_open_regular(const char *path, off_t max)
 	return f;
 }
 
+/* ".NAME.moat-XXXXXXXX": hidden, and named after the file it becomes. */
 static int create_temp(int dirfd, const char *name, mode_t mode, char *tmp, size_t len)
 {
 	static const char chars[] = "abcdefghijklmnopqrstuvwxyz0123456789";

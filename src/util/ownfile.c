@@ -14,10 +14,12 @@
 #include "util/mem.h"
 #include "util/sha256.h"
 
-/* Does the file at dirfd/name hold exactly `data`? */
+/* Does the file at dirfd/name hold exactly `data`?  (O_NONBLOCK: a FIFO
+ * an unsandboxed run made there would hold the open for ever; it is no
+ * regular file, and so replaced.) */
 static bool holds(int dirfd, const char *name, const char *data, size_t len)
 {
-	cleanup_close int fd = openat(dirfd, name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+	cleanup_close int fd = openat(dirfd, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
 	cleanup_free char *buf = NULL;
 	struct stat st;
 	size_t got = 0;

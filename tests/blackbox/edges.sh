@@ -474,6 +474,23 @@ out=$(cd "$FP/proj" && HOME=$FP/home timeout -k 1 10 "$MOAT" run -- /bin/echo ra
 is "$?:$out" "0:ran" "a ~/.gitconfig that is a FIFO: the run goes on"
 like "$(cat "$SCRATCH/fp.err")" "^moat: note: $FP/home/.gitconfig: not a regular file; git inside does not get it" \
 	"  and a note says why git inside does not get it"
+# The sanitized copy moat writes for git inside (/tmp/moat-git-UID/HASH.gitconfig)
+# where a FIFO stands (an unsandboxed run could make one): replaced, not waited on.
+rm -f "$FP/home/.gitconfig"
+printf '[user]\n\tname = fifo-test-%s\n' "$$" >"$FP/home/.gitconfig"
+(cd "$FP/proj" && HOME=$FP/home "$MOAT" run -- /bin/true 2>/dev/null)
+own=$(find /tmp/moat-git-"$UID_NOW" -maxdepth 1 -type f -name '*.gitconfig' -exec grep -l "fifo-test-$$" {} + 2>/dev/null | head -1)
+if [ -n "$own" ]; then
+	rm -f "$own" && mkfifo "$own"
+	out=$(cd "$FP/proj" && HOME=$FP/home timeout -k 1 10 "$MOAT" run -- /bin/sh -c 'git config user.name' 2>"$SCRATCH/fp.err")
+	is "$?:$out" "0:fifo-test-$$" "moat's own sanitized gitconfig replaced by a FIFO: made again, not waited on"
+	[ -f "$own" ]
+	ok $? "  and a regular file again"
+	rm -f "$own"
+else
+	# The run above wrote it for git inside, whatever the host: its absence is a failure.
+	ok 1 "moat's own sanitized gitconfig: written at /tmp/moat-git-$UID_NOW by a run in a work tree"
+fi
 if [ "$UID_NOW" = 0 ]; then
 	mknod "$REPORTS/null" c 1 3
 	"$MOAT" run --report "$REPORTS/null" -- /bin/true 2>/dev/null

@@ -162,7 +162,7 @@ static bool install_dir_found(struct runner_call *rc, const char *dir)
 {
 	cleanup_free char *pj = moat_xasprintf("%s/package.json", dir), *tree = NULL, *manifest = NULL, *version = NULL,
 			  *bin = NULL, *path = NULL;
-	json_t *m = runner_within_cache(rc, pj) ? json_load_file(pj, 0, NULL) : NULL,
+	json_t *m = runner_within_cache(rc, pj) ? runner_json_load(pj) : NULL,
 	       *deps = json_object_get(m, "dependencies");
 	const char *v;
 	size_t name_len;

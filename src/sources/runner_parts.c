@@ -22,6 +22,7 @@
 #include "sources/config_common.h"
 #include "sources/resolve.h"
 #include "util/cleanup.h"
+#include "util/file.h"
 #include "util/mem.h"
 #include "util/ownfile.h"
 #include "util/path.h"
@@ -388,10 +389,17 @@ bool runner_registry_spec(const char *spec, size_t *name_len, const char **versi
 /* package.json's "version" and the command of its "bin": `cmd` when named,
  * else the only one, else the one named after the package (npm's
  * getBinFromManifest). */
+json_t *runner_json_load(const char *file)
+{
+	cleanup_fclose FILE *f = file_open_regular(file, 256 * FILE_SMALL_MAX);
+
+	return f ? json_loadf(f, 0, NULL) : NULL;
+}
+
 bool runner_read_manifest(const char *file, const char *name, size_t name_len, const char *cmd, char **version,
 			  char **bin)
 {
-	json_t *m = json_load_file(file, 0, NULL), *b;
+	json_t *m = runner_json_load(file), *b;
 	const char *v, *unscoped = name, *key = NULL;
 	bool ok = false;
 

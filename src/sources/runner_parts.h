@@ -100,6 +100,13 @@ void runner_grant_install(struct moat_policy *p, const char *interp, const char 
  * Paths, URLs, git repositories and aliases are not. */
 bool runner_registry_spec(const char *spec, size_t *name_len, const char **version);
 
+/* A package.json (or the like) the fetch phase or the project wrote, as
+ * JSON, or NULL: opened without waiting (a FIFO planted there would hold
+ * moat, and the client waiting on it, for ever) and only if it is a
+ * regular file of at most 16 MiB. */
+struct json_t;
+struct json_t *runner_json_load(const char *file);
+
 /* package.json's "version" and the command of its "bin": `cmd` when named,
  * else the only one, else the one named after the package. */
 bool runner_read_manifest(const char *file, const char *name, size_t name_len, const char *cmd, char **version,

@@ -198,7 +198,7 @@ global:
 static bool project_has_bin(const char *project, const char *name)
 {
 	cleanup_free char *file = moat_xasprintf("%s/package.json", strcmp(project, "/") == 0 ? "" : project);
-	json_t *m = json_load_file(file, 0, NULL), *b;
+	json_t *m = runner_json_load(file), *b;
 	const char *pkg, *unscoped;
 	bool has = false;
 
@@ -465,7 +465,7 @@ static bool npx_find_install(struct runner_call *rc)
 		if (e->d_name[0] == '.')
 			continue;
 		pj = moat_xasprintf("%s/%s/package.json", npx, e->d_name);
-		m = json_load_file(pj, 0, NULL);
+		m = runner_json_load(pj);
 		same = m && same_packages(json_object_get(json_object_get(m, "_npx"), "packages"), rc);
 		json_decref(m);
 		if (!same)

@@ -71,6 +71,20 @@ is "$(jx "$REPORTS/hello2.json" '[d["runner"]["outcome"], "fetch" in d]')" '["ca
 is "$(cat "$SCRATCH/hello2.err")" "" "  and says nothing"
 diag "from the cache: $(((t1 - t0) / 1000000)) ms"
 
+# The cache's package.json is the fetch's to write (a package's install
+# scripts run there), the project's the command's: a FIFO at either would
+# hold moat's open(2) for ever, before any sandbox.  moat reads neither
+# then: the cache is not taken as holding the package.
+PJ=$(echo "$C"/_npx/*/package.json)
+mv "$PJ" "$SCRATCH/cache-package.json" && mkfifo "$PJ"
+cp "$P/package.json" "$SCRATCH/proj-package.json" && rm -f "$P/package.json" && mkfifo "$P/package.json"
+m_timeout() { HOME=$H npm_config_registry=$REG timeout -k 1 10 "$MOAT" "$@"; }
+m_timeout run --dry-run -- npx -y moat-hello >"$SCRATCH/fifo.json" 2>/dev/null
+is "$?/$(jx "$SCRATCH/fifo.json" 'd["runner"]["outcome"]')" '0/"would fetch"' \
+	"a FIFO as the cache's package.json and as the project's: moat does not wait on them (would fetch)"
+rm -f "$PJ" "$P/package.json"
+mv "$SCRATCH/cache-package.json" "$PJ" && mv "$SCRATCH/proj-package.json" "$P/package.json"
+
 out=$(m run -- npx --yes -p moat-hello moat-hello via -p 2>/dev/null)
 is "$?/$out" "0/moat-hello ran via -p" "npx --yes -p moat-hello moat-hello: the package named with -p"
 out=$(m run -- npm exec --yes -- moat-hello via npm exec 2>/dev/null)

@@ -32,6 +32,7 @@
 #include "util/timeline.h"
 #include "util/cleanup.h"
 #include "util/file.h"
+#include "util/mem.h"
 #include "util/mkdirs.h"
 
 #ifndef MOAT_VERSION
@@ -61,9 +62,12 @@ static void say_missing(const struct moat_plan *plan, const char *prefix)
 		const struct moat_verdict *v = &plan->props[i];
 		if (!v->requested || v->enforced)
 			continue;
-		fprintf(stderr, "moat: %s %s: %s\n", prefix, moat_property_name((enum moat_property)i), v->reason);
+		char head[96];
+
+		snprintf(head, sizeof(head), "moat: %s %s: ", prefix, moat_property_name((enum moat_property)i));
+		moat_say(head, v->reason);
 		if (v->hint[0])
-			fprintf(stderr, "moat:   hint: %s\n", v->hint);
+			moat_say("moat:   hint: ", v->hint);
 	}
 }
 
@@ -75,9 +79,12 @@ static void say_backend_absent(const struct moat_plan *plan, const char *cmd)
 		const struct moat_verdict *v = &plan->props[i];
 		if (!v->requested || v->enforced)
 			continue;
-		fprintf(stderr, "moat: backend %s cannot run here: %s\n", plan->backend, v->reason);
+		char head[96];
+
+		snprintf(head, sizeof(head), "moat: backend %s cannot run here: ", plan->backend);
+		moat_say(head, v->reason);
 		if (v->hint[0])
-			fprintf(stderr, "moat:   hint: %s\n", v->hint);
+			moat_say("moat:   hint: ", v->hint);
 		break;
 	}
 	fprintf(stderr, "moat: refusing to run %s (in every mode: running it bare would be --mode off); "
@@ -91,7 +98,7 @@ static void say_write_not_held(struct moat_plan *plan)
 {
 	if (plan->status == MOAT_STATUS_ENFORCED)
 		plan->status = MOAT_STATUS_DEGRADED;
-	fprintf(stderr, "moat: fs.write was not held for the whole run: %s\n", plan->props[MOAT_P_FS_WRITE].reason);
+	moat_say("moat: fs.write was not held for the whole run: ", plan->props[MOAT_P_FS_WRITE].reason);
 }
 
 /* The host removed, renamed or replaced a pinned entry of a write grant
@@ -141,12 +148,17 @@ static void note_made_watched(struct moat_plan *plan)
 	n = fs_plan_made_watched(&plan->fs, first, sizeof(first), &n_left);
 	if (!n)
 		return;
-	fprintf(stderr, "moat: %s%s was made during the run (with it git could take config and hooks from where the "
-			"command chose): %s\n",
-		first, n > 1 ? " (and other watched entries)" : "",
-		n_left == n ? "left in place (a directory): look at it before running git beside it"
-		: n_left    ? "files removed, directories left in place"
-			    : "removed");
+	{
+		/* The name is the command's to choose: moat_say escapes it. */
+		cleanup_free char *text = moat_xasprintf(
+		    "%s%s was made during the run (with it git could take config and hooks from where the command "
+		    "chose): %s",
+		    first, n > 1 ? " (and other watched entries)" : "",
+		    n_left == n ? "left in place (a directory): look at it before running git beside it"
+		    : n_left    ? "files removed, directories left in place"
+				: "removed");
+		moat_say("moat: ", text);
+	}
 	if (!v->enforced)
 		return;
 	verdict_missing(v, "do not run git in that repository while a sandbox writes there, or lift it with --unprotect",
@@ -451,7 +463,7 @@ static int run_main(int argc, char **argv, bool exiting)
 	}
 	/* What a destination set (--allow-net @go) had to leave out. */
 	for (size_t i = 0; i < opts.notes.n; i++)
-		fprintf(stderr, "moat: %s\n", opts.notes.v[i]);
+		moat_say("moat: ", opts.notes.v[i]);
 	if (opts.help) {
 		cli_run_usage(stdout);
 		code = 0;
@@ -595,7 +607,7 @@ static int run_main(int argc, char **argv, bool exiting)
 		const char *hint = moat_failure_hint(result.failure), *problem;
 		const char *tool = plan.compiled.tool_path ? plan.compiled.tool_path : plan.backend;
 
-		fprintf(stderr, "moat: %s\n", result.failure);
+		moat_say("moat: ", result.failure);
 		if (policy.limits.files != MOAT_LIMIT_UNSET && backend_plan_runs_tool(&plan.compiled) &&
 		    strcasestr(result.failure, "too many open files"))
 			/* The rlimits are set before the tool is executed: it
@@ -604,10 +616,12 @@ static int run_main(int argc, char **argv, bool exiting)
 				"moat: hint: --files %lld binds %s as well while it sets the sandbox up: give a "
 				"higher --files, or use --backend native, where it binds the command alone\n",
 				(long long)policy.limits.files, strrchr(tool, '/') ? strrchr(tool, '/') + 1 : tool);
-		else if (hint && (problem = script_line_problem(policy.exe)))
-			fprintf(stderr, "moat: hint: %s %s %s`\n", policy.exe, problem, policy.exe);
-		else if (hint)
-			fprintf(stderr, "moat: hint: %s\n", hint);
+		else if (hint && (problem = script_line_problem(policy.exe))) {
+			cleanup_free char *text = moat_xasprintf("%s %s %s`", policy.exe, problem, policy.exe);
+			moat_say("moat: hint: ", text);
+		} else if (hint) {
+			moat_say("moat: hint: ", hint);
+		}
 	}
 	moat_timeline_mark("ran");
 	code = result.exit_code;

@@ -124,7 +124,7 @@ static int fetch_failed(struct moat_launch_result *result, int code, const char 
 	memset(result, 0, sizeof(*result));
 	result->exit_code = code;
 	snprintf(result->failure, sizeof(result->failure), "the fetch phase: %s", msg);
-	fprintf(stderr, "moat: %s\n", result->failure);
+	moat_say("moat: ", result->failure);
 	return 1;
 }
 
@@ -213,7 +213,7 @@ __attribute__((noinline)) static int do_fetch(struct moat_policy *p, const struc
 	if (runner_fetch_policy(rc, p, environ, &fp, &notes, err) < 0)
 		goto out;
 	for (size_t i = 0; i < notes.n; i++)
-		fprintf(stderr, "moat: %s\n", notes.v[i]);
+		moat_say("moat: ", notes.v[i]);
 	/* A dry run shows a cache it did not make as not granted yet (made
 	 * when the fetch runs), and so nothing in it to unprotect. */
 	if (dry_run && access(rc->cache, F_OK) != 0) {
@@ -341,7 +341,7 @@ int runner_prepare(struct moat_policy *p, const struct moat_host *host, struct m
 	if (rc->state == RUNNER_AS_WRITTEN) {
 		rr->outcome = "as written";
 		if (rc->note)
-			fprintf(stderr, "moat: %s\n", rc->why);
+			moat_say("moat: ", rc->why);
 		return local_tree_visible(p, host, plan, rc, err);
 	}
 	if (rc->state == RUNNER_FETCH) {

@@ -32,7 +32,7 @@ static int check(const char *file)
 	if (api_config_check(file, &res, &err) < 0)
 		code = 125;
 	for (i = 0; i < res.n_notes; i++)
-		fprintf(stderr, "moat: note: %s\n", res.notes[i]);
+		moat_say("moat: note: ", res.notes[i]);
 	if (code == 0) {
 		fprintf(stderr, "%s: ok (%zu server%s)\n", file, res.n_servers, res.n_servers == 1 ? "" : "s");
 	} else if (res.n_problems == 0) {

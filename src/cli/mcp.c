@@ -51,11 +51,28 @@ static int bad(const char *fmt, const char *a)
 
 /* ---- list ---- */
 
+/* A string of the result, as moat shows it on a terminal: a server's name
+ * or a path comes from a client's config, maybe a repository's own
+ * `.mcp.json`, and its control characters are escaped (util/err.h).  An
+ * escaped copy lives as long as the command (a caller may hold it across
+ * a loop); only text with something to escape gets one. */
 static const char *str(const json_t *o, const char *key)
 {
+	static char **kept;
+	static size_t n_kept, cap_kept;
 	const char *s = json_string_value(json_object_get(o, key));
+	char *shown;
 
-	return s ? s : "";
+	if (!s)
+		return "";
+	shown = moat_text_shown(s);
+	if (strcmp(shown, s) == 0) {
+		free(shown);
+		return s;
+	}
+	kept = moat_xgrow(kept, &cap_kept, n_kept, sizeof(*kept));
+	kept[n_kept++] = shown;
+	return shown;
 }
 
 /* A value as a person reads it: a string bare, anything else as JSON. */

@@ -8,6 +8,8 @@
 #include <string.h>
 #include <sys/resource.h>
 
+#include "util/mem.h"
+
 /* What an errno says, in the message.  Running out of descriptors is the
  * cause itself, not a property of the path being opened when it happened:
  * said so, with the limit.  `buf` holds the text when it is made here. */
@@ -289,10 +291,53 @@ int moat_error_exit_status(const struct moat_error *err)
 	}
 }
 
+/* `text` escaped into `out` (4 bytes for each of its bytes, and 1). */
+static size_t shown_into(char *out, const char *text)
+{
+	const unsigned char *s = (const unsigned char *)text;
+	size_t n = 0;
+
+	for (size_t i = 0; s[i]; i++) {
+		bool c1 = s[i] == 0xc2 && s[i + 1] >= 0x80 && s[i + 1] <= 0x9f;
+
+		if ((s[i] < 0x20 && s[i] != '\t') || s[i] == 0x7f || c1) {
+			n += (size_t)sprintf(out + n, "\\x%02x", c1 ? s[++i] : s[i]);
+			continue;
+		}
+		out[n++] = (char)s[i];
+	}
+	out[n] = '\0';
+	return n;
+}
+
+char *moat_text_shown(const char *text)
+{
+	char *out = moat_xmalloc(4 * strlen(text) + 1);
+
+	shown_into(out, text);
+	return out;
+}
+
+void moat_say(const char *head, const char *text)
+{
+	size_t hl = strlen(head), n;
+	char *line = malloc(hl + 4 * strlen(text) + 2);
+
+	if (!line) { /* no memory: the text as it is, rather than nothing */
+		fprintf(stderr, "%s%s\n", head, text);
+		return;
+	}
+	memcpy(line, head, hl);
+	n = hl + shown_into(line + hl, text);
+	line[n++] = '\n';
+	fwrite(line, 1, n, stderr);
+	free(line);
+}
+
 int moat_error_print(const struct moat_error *err)
 {
-	fprintf(stderr, "moat: %s\n", err->message);
+	moat_say("moat: ", err->message);
 	if (err->hint[0])
-		fprintf(stderr, "moat: hint: %s\n", err->hint);
+		moat_say("moat: hint: ", err->hint);
 	return moat_error_exit_status(err);
 }

@@ -33,6 +33,18 @@ struct moat_error {
 	char hint[MOAT_ERR_HINT_MAX];
 };
 
+/* Write `head` and then `text` to stderr as one line, in one write: `text`
+ * with the terminal's control characters shown as \xHH (C0 but tab, DEL,
+ * and C1 as UTF-8 encodes them).  A path in moat's message may come from a
+ * file a command made (a #! line, a link's target, a directory's name):
+ * written raw, its escape sequences would retitle the window, move the
+ * cursor or overwrite what moat said above it. */
+void moat_say(const char *head, const char *text);
+
+/* `text` as moat_say shows it, in a new string (for a name in a line moat
+ * builds itself: a server's name from a client's config). */
+char *moat_text_shown(const char *text);
+
 /* Fit `head` + `body` + `tail` into `out` (`len` bytes): when too long,
  * the middle of `body` goes ("[... N bytes ...]"), never `head` or `tail`,
  * and so never the end of a text, which says what to do.  UTF-8 sequences

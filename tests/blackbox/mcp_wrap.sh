@@ -244,6 +244,17 @@ out=$(m mcp wrap --config "$HAND" 2>&1)
 like "$out" "hand.json: wrapped plain " "wrap of the whole file wraps the plain entry"
 like "$out" "hand.json: byhand: skipped: it already runs under moat \\(written by hand\\)" "  and leaves the others, saying why"
 
+# A server's name is the config's (a repository's own .mcp.json): its
+# control characters reach the terminal escaped, in list and in wrap.
+ESCCFG=$BASE/esc.json
+printf '{"mcpServers": {"a\\u001b]0;PWNED\\u0007b": {"command": "npx", "args": ["pkg"]}}}\n' >"$ESCCFG"
+m mcp list --config "$ESCCFG" >"$SCRATCH/esc.out" 2>&1
+m mcp wrap --config "$ESCCFG" >>"$SCRATCH/esc.out" 2>&1
+ok "$(LC_ALL=C grep -c "$(printf '\033')" "$SCRATCH/esc.out")" "a server named with an escape sequence: no escape byte in list's and wrap's output"
+like "$(cat "$SCRATCH/esc.out")" 'wrapped a\\x1b\]0;PWNED\\x07b ' "  the name shown escaped"
+m mcp unwrap --config "$ESCCFG" >"$SCRATCH/esc.out" 2>&1
+ok "$(LC_ALL=C grep -c "$(printf '\033')" "$SCRATCH/esc.out")" "  and unwrapped, its output without one either"
+
 # A server that runs a container: the sandbox would hold docker's client,
 # which cannot reach the daemon that starts the container (nor should it).
 CONT=$BASE/containers.json

@@ -53,6 +53,18 @@ like "$(cat "$SCRATCH/err")" "hint: $SCRATCH/bom starts with a byte order mark \
 	"  and the hint names the byte order mark and the fix"
 sed -i '1s/^\xEF\xBB\xBF//' "$SCRATCH/bom"
 is "$(run -- "$SCRATCH/bom" 2>/dev/null)" "bom" "  control: the hint's sed makes it run"
+# A path moat shows that a file chose (here a #! line's interpreter, in a
+# directory whose name holds an escape sequence: a cloned repository can
+# ship one) reaches the terminal with its control characters escaped:
+# raw, they could retitle the window or overwrite moat's own lines.
+ESCDIR=$(printf '%s/esc\033]0;PWNED\007dir' "$SCRATCH")
+mkdir -p "$ESCDIR" && cp /bin/true "$ESCDIR/tool"
+mkdir -p "$SCRATCH/escs"
+printf '#!%s/tool\n' "$ESCDIR" >"$SCRATCH/escs/script"; chmod 0755 "$SCRATCH/escs/script"
+(cd / && "$MOAT" run --profile strict -- "$SCRATCH/escs/script" 2>"$SCRATCH/err")
+is $? 125 "a #! interpreter the sandbox does not see, in a directory named with an escape sequence: refused"
+ok "$(LC_ALL=C grep -c "$(printf '\033')" "$SCRATCH/err")" "  moat's stderr holds no escape byte"
+like "$(cat "$SCRATCH/err")" 'esc\\x1b\]0;PWNED\\x07dir/tool' "  the name is shown with it escaped (\\x1b, \\x07)"
 # A run that cannot start still has its report, when one is asked for: exit
 # 127 or 126, run.executed false, run.failure the reason, command.exe "".
 rm -f "$REPORTS/nf.json"

@@ -386,9 +386,6 @@ bool runner_registry_spec(const char *spec, size_t *name_len, const char **versi
 	return !strchr(*version, ':') && !strchr(*version, '/');
 }
 
-/* package.json's "version" and the command of its "bin": `cmd` when named,
- * else the only one, else the one named after the package (npm's
- * getBinFromManifest). */
 json_t *runner_json_load(const char *file)
 {
 	cleanup_fclose FILE *f = file_open_regular(file, 256 * FILE_SMALL_MAX);
@@ -396,6 +393,9 @@ json_t *runner_json_load(const char *file)
 	return f ? json_loadf(f, 0, NULL) : NULL;
 }
 
+/* package.json's "version" and the command of its "bin": `cmd` when named,
+ * else the only one, else the one named after the package (npm's
+ * getBinFromManifest). */
 bool runner_read_manifest(const char *file, const char *name, size_t name_len, const char *cmd, char **version,
 			  char **bin)
 {

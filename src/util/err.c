@@ -323,8 +323,8 @@ void moat_say(const char *head, const char *text)
 	size_t hl = strlen(head), n;
 	char *line = malloc(hl + 4 * strlen(text) + 2);
 
-	if (!line) { /* no memory: the text as it is, rather than nothing */
-		fprintf(stderr, "%s%s\n", head, text);
+	if (!line) { /* never the text raw: that is what this is for */
+		fprintf(stderr, "%s[not shown: out of memory]\n", head);
 		return;
 	}
 	memcpy(line, head, hl);

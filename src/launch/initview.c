@@ -11,6 +11,9 @@
 #include <unistd.h>
 
 #include "kernel/mounts.h"
+#include "util/cleanup.h"
+#include "util/err.h"
+#include "util/mem.h"
 
 static const char *rel_of(const char *path)
 {
@@ -57,15 +60,18 @@ int initview_check_bound(const char *records, size_t len)
 		rc = stat_beneath_root(rec + used, &st);
 		if (rc == 0 && (unsigned long long)st.st_dev == dev && (unsigned long long)st.st_ino == ino)
 			continue;
-		if (rc < 0)
-			fprintf(stderr, "moat: init: %s, which moat planned to bind there: %s\n", rec + used,
-				strerror(-rc));
-		else
-			fprintf(stderr,
-				"moat: init: %s changed since moat planned it (replaced, or a link swapped in): the "
-				"runtime bound another object there (device %llu inode %llu, planned %llu %llu); "
-				"nothing was run\n",
-				rec + used, (unsigned long long)st.st_dev, (unsigned long long)st.st_ino, dev, ino);
+		{
+			/* The path is a name on the host (an entry of a granted
+			 * directory): moat_say escapes its control characters. */
+			cleanup_free char *text =
+			    rc < 0 ? moat_xasprintf("%s, which moat planned to bind there: %s", rec + used, strerror(-rc))
+				   : moat_xasprintf("%s changed since moat planned it (replaced, or a link swapped in): the "
+						    "runtime bound another object there (device %llu inode %llu, planned "
+						    "%llu %llu); nothing was run",
+						    rec + used, (unsigned long long)st.st_dev,
+						    (unsigned long long)st.st_ino, dev, ino);
+			moat_say("moat: init: ", text);
+		}
 		return 125;
 	}
 	return 0;

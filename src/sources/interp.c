@@ -310,40 +310,58 @@ static int refuse_interp(struct walker *w, const char *name, const char *pointer
 	return moat_error_hint(w->err, "grant it: --read %s", shown);
 }
 
-/* Grant the installation of the interpreter `name` (not visible) that the
- * visible `pointer` points at, or refuse. */
-/* Would grant_interp grant `name` (an interpreter by its name, executable,
- * whose installation is neither HOME or above, nor denied, nor in the
- * private /tmp)? */
+/* Whether the installation `dir` of the interpreter `name` can be
+ * granted: the one judgement grant_interp acts on and env's lookups ask
+ * about beforehand. */
+enum interp_judgement {
+	INTERP_GONE,	   /* leads nowhere: fails inside as it would outside */
+	INTERP_NOT_ONE,	   /* not an executable file named as an interpreter */
+	INTERP_HELD_BACK,  /* its installation is HOME or above, denied, or in the private /tmp */
+	INTERP_GRANTABLE,
+};
+
+static enum interp_judgement interp_judge(struct walker *w, const char *name, const char *dir)
+{
+	char real[PATH_MAX];
+	struct stat st;
+
+	if (!realpath(name, real) || stat(real, &st) != 0)
+		return INTERP_GONE;
+	if (!S_ISREG(st.st_mode) || access(real, X_OK) != 0 || !profile_is_interpreter(name))
+		return INTERP_NOT_ONE;
+	if (denied_by(w, name) || denied_by(w, real) || too_broad(w, dir) || in_private_dir(w->p, dir))
+		return INTERP_HELD_BACK;
+	return INTERP_GRANTABLE;
+}
+
+/* Would grant_interp grant `name`? */
 static bool interp_grantable(struct walker *w, const char *name)
 {
 	cleanup_free char *dir = install_dir(name);
-	char real[PATH_MAX];
-	struct stat st;
 
-	return realpath(name, real) && stat(real, &st) == 0 && S_ISREG(st.st_mode) && access(real, X_OK) == 0 &&
-	       profile_is_interpreter(name) && !denied_by(w, name) && !denied_by(w, real) && !too_broad(w, dir) &&
-	       !in_private_dir(w->p, dir);
+	return interp_judge(w, name, dir) == INTERP_GRANTABLE;
 }
 
+/* Grant the installation of the interpreter `name` (not visible) that the
+ * visible `pointer` points at, or refuse. */
 static int grant_interp(struct walker *w, const char *name, const char *pointer, const char *how)
 {
 	cleanup_free char *dir = install_dir(name);
-	char real[PATH_MAX];
-	struct stat st;
-
-	/* A name that leads nowhere fails inside as it would outside. */
-	if (!realpath(name, real) || stat(real, &st) != 0)
-		return 0;
 	char why[160];
 
-	if (!S_ISREG(st.st_mode) || access(real, X_OK) != 0 || !profile_is_interpreter(name))
+	switch (interp_judge(w, name, dir)) {
+	case INTERP_GONE:
+		return 0;
+	case INTERP_NOT_ONE:
 		return refuse_interp(w, name, pointer, how,
 				     "no grant covers it, and its name is not an interpreter's "
 				     "(python3, node, ...), whose installation moat would grant");
-	if (denied_by(w, name) || denied_by(w, real) || too_broad(w, dir) || in_private_dir(w->p, dir))
+	case INTERP_HELD_BACK:
 		return refuse_interp(w, name, pointer, how,
 				     why_not_granted(w, name, dir, "installation", why, sizeof(why)));
+	case INTERP_GRANTABLE:
+		break;
+	}
 	{
 		cleanup_free char *text = moat_xasprintf("the interpreter %s points at (%s)", pointer, how);
 
@@ -516,8 +534,7 @@ static int walk(struct walker *w, const char *start, const char *pointer, const 
 	bool via_env;
 	ssize_t n;
 
-	/* The command itself: an interpreter found by PATH is looked for
-	 * among the entries the sandbox holds first (env_lookup). */
+	/* The command itself as a snap: refused with what works instead. */
 	if (!pointer && path_within(start, "/snap/bin"))
 		return refuse_snap(w, start);
 	while ((*steps)++ < MAX_STEPS) {

@@ -121,3 +121,5 @@ is "$(snapline direct)" "direct: moat: /snap/bin/node: a snap, which starts thro
 	"a snap (/snap/bin/node): refused before the run, saying why and what works"
 like "$(snapline granted)" "^granted: moat: /snap/bin/node: a snap, .* rc=125$" "  found by PATH, and with /snap/bin granted: the same"
 is "$(snapline off)" "off: moat: sandbox off (mode off): running node unsandboxed|x rc=0" "  control: with --mode off it runs"
+
+done_testing

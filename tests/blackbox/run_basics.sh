@@ -35,21 +35,25 @@ run -- "$SCRATCH/noexec.sh" 2>/dev/null; is $? 126 "not executable gives 126"
 run -- "$SCRATCH" 2>/dev/null; is $? 126 "a directory gives 126"
 # Executable files the kernel does not run: moat does not guess an
 # interpreter, and its hint says what is wrong and how to run the file.
-printf 'echo no-shebang\n' >"$SCRATCH/noshebang"; chmod 0755 "$SCRATCH/noshebang"
-run -- "$SCRATCH/noshebang" 2>"$SCRATCH/err"; is $? 126 "a script without a #! line gives 126"
-like "$(cat "$SCRATCH/err")" "hint: the file is neither a program for this machine nor a script with a #! line.*moat run -- sh FILE" \
+# not_run NAME BYTES STATUS WHAT HINT_RE HINT_DESC: the file NAME holding
+# BYTES (printf's escapes) exits STATUS, and moat's hint matches HINT_RE.
+not_run() {
+	printf "$2" >"$SCRATCH/$1" && chmod 0755 "$SCRATCH/$1"
+	run -- "$SCRATCH/$1" 2>"$SCRATCH/err"
+	is $? "$3" "$4 gives $3"
+	like "$(cat "$SCRATCH/err")" "$5" "$6"
+}
+not_run noshebang 'echo no-shebang\n' 126 "a script without a #! line" \
+	"hint: the file is neither a program for this machine nor a script with a #! line.*moat run -- sh FILE" \
 	"  and the hint says how to run it"
-printf '#!/nonexistent/interpreter\n' >"$SCRATCH/badinterp"; chmod 0755 "$SCRATCH/badinterp"
-run -- "$SCRATCH/badinterp" 2>"$SCRATCH/err"; is $? 127 "a #! naming no file gives 127"
-like "$(cat "$SCRATCH/err")" "hint: the file is there: what is missing is the interpreter its #! line names" \
+not_run badinterp '#!/nonexistent/interpreter\n' 127 "a #! naming no file" \
+	"hint: the file is there: what is missing is the interpreter its #! line names" \
 	"  and the hint says the file was found, its interpreter not"
-printf '#!/bin/sh\r\necho crlf\r\n' >"$SCRATCH/crlf"; chmod 0755 "$SCRATCH/crlf"
-run -- "$SCRATCH/crlf" 2>"$SCRATCH/err"; is $? 127 "a script with Windows line endings (#!/bin/sh\\r) gives 127"
-like "$(cat "$SCRATCH/err")" "hint: $SCRATCH/crlf has a #! line that ends in a carriage return \\(Windows line endings\\).*sed -i 's/\\\\r\\\$//' $SCRATCH/crlf" \
+not_run crlf '#!/bin/sh\r\necho crlf\r\n' 127 "a script with Windows line endings (#!/bin/sh\\r)" \
+	"hint: $SCRATCH/crlf has a #! line that ends in a carriage return \\(Windows line endings\\).*sed -i 's/\\\\r\\\$//' $SCRATCH/crlf" \
 	"  and the hint names the carriage return and the fix"
-printf '\357\273\277#!/bin/sh\necho bom\n' >"$SCRATCH/bom"; chmod 0755 "$SCRATCH/bom"
-run -- "$SCRATCH/bom" 2>"$SCRATCH/err"; is $? 126 "a script with a byte order mark before its #! gives 126"
-like "$(cat "$SCRATCH/err")" "hint: $SCRATCH/bom starts with a byte order mark \\(EF BB BF\\) before its #!.*sed -i '1s/\\^" \
+not_run bom '\357\273\277#!/bin/sh\necho bom\n' 126 "a script with a byte order mark before its #!" \
+	"hint: $SCRATCH/bom starts with a byte order mark \\(EF BB BF\\) before its #!.*sed -i '1s/\\^" \
 	"  and the hint names the byte order mark and the fix"
 sed -i '1s/^\xEF\xBB\xBF//' "$SCRATCH/bom"
 is "$(run -- "$SCRATCH/bom" 2>/dev/null)" "bom" "  control: the hint's sed makes it run"

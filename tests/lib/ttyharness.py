@@ -262,11 +262,17 @@ def one_end(what, argv, act, want_code, env=None):
 
 
 def kill_command(t):
-    for p in children(t.pid):
-        if comm(p) == "sleep":
-            os.kill(p, signal.SIGKILL)
-            return ""
-    return " (no sleep found)"
+    # READY comes from sh before its exec of sleep: on a loaded machine (the
+    # sanitizer lane, side by side with others) the child may still be sh
+    # when READY is read, so look for sleep a while (bounded: 5 s).
+    deadline = time.time() + 5
+    while time.time() < deadline:
+        for p in children(t.pid):
+            if comm(p) == "sleep":
+                os.kill(p, signal.SIGKILL)
+                return ""
+        time.sleep(0.02)
+    return " (no sleep found in 5 s)"
 
 
 def ends():

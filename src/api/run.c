@@ -444,7 +444,6 @@ static int run_main(int argc, char **argv, bool exiting)
 	if (stdfds_ensure() < 0 || (!exiting && refuse_threads()))
 		return 125;
 	signals_capture_caller();
-	signals_hold();
 	/* Not dumpable while it runs: a command moat does not confine (mode
 	 * off, or no Landlock and no namespaces) runs as the same user and
 	 * could otherwise open /proc/MOAT/fd/N -- the --report-fd pipe -- or
@@ -506,6 +505,11 @@ static int run_main(int argc, char **argv, bool exiting)
 		goto out;
 	}
 	have_plan = true;
+	/* Until here moat has changed nothing it must undo, and a step of
+	 * planning can block (a stat on a hung NFS or FUSE mount): a SIGTERM,
+	 * SIGINT or SIGHUP ends moat as it would any program, and the command
+	 * never starts.  From here on they are held (launch/signals.h). */
+	signals_hold();
 	moat_timeline_mark("planned");
 
 	if (opts.dry_run) {

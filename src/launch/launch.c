@@ -550,7 +550,7 @@ int launch_run(const struct moat_policy *p, struct moat_plan *plan, struct term 
 
 	/* Block the forwarded signals and read them from a signalfd: no
 	 * signal can be lost between fork and the loop, and none acts on moat
-	 * while they are blocked (run.c holds them from planning on). */
+	 * while they are blocked (run.c holds them from the plan on). */
 	signals_forwarded_set(&fwd);
 	sigaddset(&fwd, SIGCHLD);
 	sigprocmask(SIG_BLOCK, &fwd, &saved);

@@ -18,11 +18,14 @@
  * by moat_run_main and by moat __init. */
 void signals_capture_caller(void);
 
-/* Blocks the forwarded signals from planning on: a SIGTERM, SIGINT or SIGHUP
- * then cannot end moat between a change it makes on the host (a private
- * TMPDIR, a placeholder) and the code that undoes it.  One that arrives is
- * forwarded to the command once it runs (launch reads it from its signalfd),
- * or acts when signals_release() restores the caller's mask. */
+/* Blocks the forwarded signals once the plan is made, before moat changes
+ * anything on the host: a SIGTERM, SIGINT or SIGHUP then cannot end moat
+ * between a change it makes (a placeholder, the tree's cgroup, the report's
+ * file) and the code that undoes it.  One that arrives is forwarded to the
+ * command once it runs (launch reads it from its signalfd), or acts when
+ * signals_release() restores the caller's mask.  Before it (parsing,
+ * probing, planning, which can block on a hung mount) they act as on any
+ * program: the command never starts. */
 void signals_hold(void);
 /* Puts back the caller's mask and its SIGPIPE and SIGCHLD handling. */
 void signals_release(void);

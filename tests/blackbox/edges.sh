@@ -195,6 +195,11 @@ os.execv(sys.argv[1], sys.argv[1:])' "$MOAT" run --mode prefer -- /bin/grep SigI
 pipe_bit() { "$PY" -c 'import sys; print((int(sys.argv[1].split()[1], 16) >> 12) & 1)' "$1"; }
 is "$(pipe_bit "$ign"):$(pipe_bit "$dfl")" "1:0" "SIGPIPE reaches the command as the caller had it (ignored: 1, default: 0)"
 
+# --- a signal while moat plans ends moat; the command never starts ------------
+# (a stat on a hung mount blocks planning: tests/lib/plansignal.py)
+tap_relay 2 "a signal while moat plans" < <(env "ASAN_OPTIONS=${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0" \
+	"$PY" "$ROOT/tests/lib/plansignal.py" "$MOAT" "$W" "$REPORTS/plan.json" 2>&1)
+
 # --- the --report-fd descriptor is out of an unconfined command's reach -----
 # In mode off the command runs as moat's user, unconfined: moat is not
 # dumpable while it runs, so /proc/MOAT/fd/N does not open.  Root holds

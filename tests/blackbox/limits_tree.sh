@@ -69,12 +69,19 @@ R() { # R BACKEND REPORT ARGS... -- CMD
 # --- --memory ----------------------------------------------------------------
 for b in $BACKENDS; do
 	rep=$REPORTS/mem-$b.json
-	out=$(R "$b" "$rep" --memory 64M --tmp-size 512M -- "$HELPER" fill 300)
+	# Bounded: under gVisor the tree can thrash at the limit rather than
+	# meet the OOM killer (runsc's own file-backed pages, its binary's, are
+	# reclaimed and read back in a loop: seen once in ~40 runs, for over 10
+	# minutes); --timeout ends it, and the limit is checked as it held.
+	out=$(R "$b" "$rep" --timeout 90 --memory 64M --tmp-size 512M -- "$HELPER" fill 300)
 	st=$(lim "$rep" memory status)
 	last=$(printf '%s\n' "$out" | sed -n 's/^MB //p' | tail -1)
 	if [ "$st" = enforced ]; then
 		peak=$(runf "$rep" memory_peak_bytes)
-		if [ -z "$last" ] && [ "$b" = gvisor ]; then
+		if [ "$b" = gvisor ] && [ "$(runf "$rep" timed_out)" = True ]; then
+			{ [ -z "$last" ] || [ "$last" -le 64 ]; } && [ "$peak" -le $(((64 << 20) + (64 << 10))) ] 2>/dev/null
+			ok $? "$b --memory 64M: runsc thrashed at the limit without an OOM kill until --timeout 90 ended it; the limit held: peak ${peak:-?} bytes, the command's last MiB ${last:-none}"
+		elif [ -z "$last" ] && [ "$b" = gvisor ]; then
 			# The tree's memory is runsc's too (its sentry and gofer,
 			# ~55 MiB here): with moat's sanitizer build inside it as
 			# the init, the tree reaches the limit before the command
@@ -92,7 +99,7 @@ for b in $BACKENDS; do
 			ok $? "  the tree's peak, $peak bytes, is within the limit (64 KiB of charge batching)"
 		fi
 		schema_ok "$rep"
-		out=$(R "$b" "$REPORTS/mem0-$b.json" --tmp-size 512M -- "$HELPER" fill 300)
+		out=$(R "$b" "$REPORTS/mem0-$b.json" --timeout 90 --tmp-size 512M -- "$HELPER" fill 300)
 		like "$out" "DONE 300" "$b control: without --memory the same writes reach 300 MiB"
 	else
 		"$MOAT" run --backend "$b" --memory 64M -- "$HELPER" write "$PROJ/mem-ran-$b" >/dev/null 2>&1

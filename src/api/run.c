@@ -87,9 +87,11 @@ static void say_backend_absent(const struct moat_plan *plan, const char *cmd)
 			moat_say("moat:   hint: ", v->hint);
 		break;
 	}
+	cleanup_free char *shown = moat_text_shown(cmd);
+
 	fprintf(stderr, "moat: refusing to run %s (in every mode: running it bare would be --mode off); "
 			"--backend auto picks one that is here\n",
-		cmd);
+		shown);
 }
 
 /* fs.write, found missing after the run: the run's status degraded, and
@@ -215,19 +217,22 @@ static int make_write_dirs(struct moat_policy *p, bool dry_run, struct moat_erro
 	for (size_t i = 0; i < p->n_paths; i++) {
 		struct moat_path_rule *r = &p->paths[i];
 		struct stat st;
+		cleanup_free char *shown = NULL;
 
 		if (r->access != MOAT_ACCESS_WRITE || r->optional || r->from_profile || lstat(r->path, &st) == 0 ||
 		    errno != ENOENT)
 			continue;
+		/* A grant's path may come from a server's config file. */
+		shown = moat_text_shown(r->path);
 		if (dry_run) {
 			r->optional = true;
 			fprintf(stderr, "moat: --mkdir: %s does not exist: the run makes it (this dry run does not)\n",
-				r->path);
+				shown);
 			continue;
 		}
 		if (mkdirs(r->path, 0777, "--mkdir --write", err) < 0)
 			return moat_error_wrap(err, "--mkdir");
-		fprintf(stderr, "moat: --mkdir: made %s\n", r->path);
+		fprintf(stderr, "moat: --mkdir: made %s\n", shown);
 	}
 	return 0;
 }
@@ -570,10 +575,12 @@ static int run_main(int argc, char **argv, bool exiting)
 		goto write_report;
 	}
 	if (plan.status == MOAT_STATUS_UNAVAILABLE) {
+		cleanup_free char *shown_cmd = moat_text_shown(policy.argv[0]);
+
 		say_missing(&plan, "cannot enforce");
 		fprintf(stderr, "moat: refusing to run %s (mode require); --mode prefer runs with what this host "
 				"has, and says so\n",
-			policy.argv[0]);
+			shown_cmd);
 		memset(&result, 0, sizeof(result));
 		result.exit_code = 125;
 		snprintf(result.failure, sizeof(result.failure), "required protections unavailable");
@@ -584,8 +591,11 @@ static int run_main(int argc, char **argv, bool exiting)
 	}
 	if (plan.status == MOAT_STATUS_DEGRADED)
 		say_missing(&plan, "degraded: missing");
-	else if (plan.status == MOAT_STATUS_OFF)
-		fprintf(stderr, "moat: sandbox off (%s): running %s unsandboxed\n", plan.backend_reason, policy.argv[0]);
+	else if (plan.status == MOAT_STATUS_OFF) {
+		cleanup_free char *shown_cmd = moat_text_shown(policy.argv[0]);
+
+		fprintf(stderr, "moat: sandbox off (%s): running %s unsandboxed\n", plan.backend_reason, shown_cmd);
+	}
 
 	/* From here on moat changes the host (a dry run or a refusal above
 	 * touches nothing): the guard first, which undoes those changes if moat
@@ -610,6 +620,7 @@ static int run_main(int argc, char **argv, bool exiting)
 	if (!result.executed) {
 		const char *hint = moat_failure_hint(result.failure), *problem;
 		const char *tool = plan.compiled.tool_path ? plan.compiled.tool_path : plan.backend;
+		cleanup_free char *shown_tool = moat_text_shown(strrchr(tool, '/') ? strrchr(tool, '/') + 1 : tool);
 
 		moat_say("moat: ", result.failure);
 		if (policy.limits.files != MOAT_LIMIT_UNSET && backend_plan_runs_tool(&plan.compiled) &&
@@ -619,7 +630,7 @@ static int run_main(int argc, char **argv, bool exiting)
 			fprintf(stderr,
 				"moat: hint: --files %lld binds %s as well while it sets the sandbox up: give a "
 				"higher --files, or use --backend native, where it binds the command alone\n",
-				(long long)policy.limits.files, strrchr(tool, '/') ? strrchr(tool, '/') + 1 : tool);
+				(long long)policy.limits.files, shown_tool);
 		else if (hint && (problem = script_line_problem(policy.exe))) {
 			cleanup_free char *text = moat_xasprintf("%s %s %s`", policy.exe, problem, policy.exe);
 			moat_say("moat: hint: ", text);

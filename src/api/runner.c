@@ -144,21 +144,24 @@ static int fetch_refused(const struct runner_run *rr, const struct moat_plan *fp
 		}
 	}
 	fetch_failed(result, 125, msg);
+	/* The package's name and the command come from a server's config. */
+	cleanup_free char *pkg = moat_text_shown(rc->packages[0]);
+	cleanup_free char *cmd = moat_text_shown(rr->argv[0]);
 	if (rc->kind == RUNNER_KIND_PIPX)
 		fprintf(stderr,
 			"moat: hint: install it where the network is open, then run it from there: `python3 -m venv DIR "
 			"&& DIR/bin/pip install %s`, and `moat run --read DIR ... -- DIR/bin/COMMAND ...`\n",
-			rc->packages[0]);
+			pkg);
 	else if (rc->kind == RUNNER_KIND_NPM)
 		fprintf(stderr,
 			"moat: hint: install it where the network is open, then run it from there: `npm install "
 			"--prefix DIR %s`, and `moat run --cwd DIR --read DIR ... -- %s ...`\n",
-			rc->packages[0], rr->argv[0]);
+			pkg, cmd);
 	else /* pnpm dlx and bunx install afresh: the command itself */
 		fprintf(stderr,
 			"moat: hint: install it where the network is open, then run it from there: `npm install "
 			"--prefix DIR %s`, and `moat run --read DIR ... -- DIR/node_modules/.bin/COMMAND ...`\n",
-			rc->packages[0]);
+			pkg);
 	return 1;
 }
 
@@ -242,8 +245,13 @@ __attribute__((noinline)) static int do_fetch(struct moat_policy *p, const struc
 		goto out;
 	}
 	reg = runner_registry_shown(rc, &fp);
-	fprintf(stderr, "moat: %s: fetching %s from %s into %s (a sandbox of its own: that registry, that cache)\n",
-		rc->name, rc->packages[0], reg, rc->cache);
+	{
+		char *text = moat_xasprintf("%s: fetching %s from %s into %s (a sandbox of its own: that registry, "
+					    "that cache)",
+					    rc->name, rc->packages[0], reg, rc->cache);
+		moat_say("moat: ", text); /* names from a server's config */
+		free(text);
+	}
 	t0 = moat_now_ns();
 	if (fetch_launch(&fp, &fplan, t0, &fres, &output, err) < 0) {
 		say_output(output);

@@ -12,6 +12,7 @@
 #include "api/export.h"
 #include "cli/commands.h"
 #include "util/cleanup.h"
+#include "util/err.h"
 #include "util/mem.h"
 
 static void export_usage(FILE *out)
@@ -30,23 +31,33 @@ static void export_usage(FILE *out)
 		     "express (docs/platforms.md).  Run options as for `moat run` (see moat help run).\n");
 }
 
-/* The export's table on stderr: one line a property. */
+/* The export's table on stderr: one line a property.  Each line through
+ * moat_say: the workload's name and the paths in a row come from a
+ * server's config. */
 static void print_k8s_table(const json_t *report, const char *dir)
 {
 	const json_t *props = json_object_get(report, "properties"), *r;
+	char *line;
 	size_t i;
 
-	fprintf(stderr, "moat: exported %s %s to %s; property by property:\n",
-		json_string_value(json_object_get(report, "kind")), json_string_value(json_object_get(report, "name")),
-		dir);
+	line = moat_xasprintf("exported %s %s to %s; property by property:",
+			      json_string_value(json_object_get(report, "kind")),
+			      json_string_value(json_object_get(report, "name")), dir);
+	moat_say("moat: ", line);
+	free(line);
 	json_array_foreach(props, i, r) {
 		const char *needs = json_string_value(json_object_get(r, "needs"));
-		fprintf(stderr, "  %-18s %-16s %s%s%s\n", json_string_value(json_object_get(r, "property")),
-			json_string_value(json_object_get(r, "enforced")), json_string_value(json_object_get(r, "how")),
-			needs ? "; needs " : "", needs ? needs : "");
+		line = moat_xasprintf("%-18s %-16s %s%s%s", json_string_value(json_object_get(r, "property")),
+				      json_string_value(json_object_get(r, "enforced")),
+				      json_string_value(json_object_get(r, "how")), needs ? "; needs " : "",
+				      needs ? needs : "");
+		moat_say("  ", line);
+		free(line);
 	}
-	fprintf(stderr, "moat: install the seccomp profile: %s\n",
-		json_string_value(json_object_get(json_object_get(report, "seccomp"), "install")));
+	line = moat_xasprintf("install the seccomp profile: %s",
+			      json_string_value(json_object_get(json_object_get(report, "seccomp"), "install")));
+	moat_say("moat: ", line);
+	free(line);
 }
 
 static int export_k8s(int n, char **args, const char *dir, struct k8s_options *ko)
@@ -163,7 +174,9 @@ static int export_run(int argc, char **argv, const char *forced_backend)
 	}
 	if (api_export(n, args, dir, &res, &err) < 0)
 		return moat_error_print(&err);
-	fprintf(stderr, "moat: exported backend %s (status %s here) to %s\n", res.backend, res.status, dir);
+	cleanup_free char *shown = moat_text_shown(dir);
+
+	fprintf(stderr, "moat: exported backend %s (status %s here) to %s\n", res.backend, res.status, shown);
 	return 0;
 }
 

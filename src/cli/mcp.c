@@ -320,7 +320,9 @@ static int self_path(const char *given, char *buf, size_t len)
 			here[0] = '\0';
 		abs = path_resolve_lexical(given, given[0] == '/' || !here[0] ? "/" : here, NULL);
 		if (!abs || access(abs, X_OK) != 0 || strlen(abs) >= len) {
-			fprintf(stderr, "moat: --moat %s: not an executable file\n", given);
+			cleanup_free char *text = moat_xasprintf("--moat %s: not an executable file", given);
+
+			moat_say("moat: ", text);
 			return -1;
 		}
 		strcpy(buf, abs);

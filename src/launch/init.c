@@ -24,6 +24,17 @@
 #include "launch/signals.h"
 #include "kernel/landlock.h"
 #include "kernel/seccomp.h"
+#include "util/cleanup.h"
+#include "util/err.h"
+#include "util/mem.h"
+
+/* The command's name may come from a server's config: shown escaped. */
+static void say_exec_failed(const char *cmd, int e)
+{
+	cleanup_free char *text = moat_xasprintf("%s: %s", cmd, strerror(e));
+
+	moat_say("moat: execve ", text);
+}
 
 static int usage(void)
 {
@@ -64,7 +75,9 @@ static int apply_landlock(const char *spec, char **rules, int n_rules)
 			return -EINVAL;
 		rc = landlock_child_add(&l, r + 2, rights);
 		if (rc < 0 && rc != -ENOENT) {
-			fprintf(stderr, "moat: init: landlock rule for %s: %s\n", r + 2, strerror(-rc));
+			cleanup_free char *shown = moat_text_shown(r + 2);
+
+			fprintf(stderr, "moat: init: landlock rule for %s: %s\n", shown, strerror(-rc));
 			return rc;
 		}
 	}
@@ -369,7 +382,7 @@ static int become_command(char **cmd, struct moat_bpf *bpf, int started_fd)
 		execve(cmd[0], cmd, environ);
 		e = errno;
 		say_started(started_fd, 'f');
-		fprintf(stderr, "moat: execve %s: %s\n", cmd[0], strerror(e));
+		say_exec_failed(cmd[0], e);
 		rc = e == ENOENT ? 127 : 126;
 	}
 	moat_bpf_free(bpf);
@@ -498,7 +511,7 @@ int moat_init_main(int argc, char **argv)
 		execve(argv[o.cmd_at], argv + o.cmd_at, environ);
 		e = errno;
 		say_started(o.started_fd, 'f');
-		fprintf(stderr, "moat: execve %s: %s\n", argv[o.cmd_at], strerror(e));
+		say_exec_failed(argv[o.cmd_at], e);
 		_exit(e == ENOENT ? 127 : 126);
 	}
 	if (o.started_fd >= 0)

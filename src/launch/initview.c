@@ -81,10 +81,11 @@ int initview_make_link(const char *text, const char *dest)
 {
 	char parent[4096];
 	const char *base = strrchr(dest, '/');
+	cleanup_free char *shown = moat_text_shown(dest); /* a path the host's files named */
 	int root, dir, rc = 0;
 
 	if (!base || dest[0] != '/' || !base[1] || (size_t)(base - dest) >= sizeof(parent)) {
-		fprintf(stderr, "moat: init: --symlink %s: not an absolute path\n", dest);
+		fprintf(stderr, "moat: init: --symlink %s: not an absolute path\n", shown);
 		return 125;
 	}
 	memcpy(parent, dest, (size_t)(base - dest));
@@ -98,11 +99,11 @@ int initview_make_link(const char *text, const char *dest)
 	if (root >= 0)
 		close(root);
 	if (dir < 0) {
-		fprintf(stderr, "moat: init: making the directories of the symlink %s: %s\n", dest, strerror(-dir));
+		fprintf(stderr, "moat: init: making the directories of the symlink %s: %s\n", shown, strerror(-dir));
 		return 125;
 	}
 	if (symlinkat(text, dir, base + 1) != 0 && errno != EEXIST) {
-		fprintf(stderr, "moat: init: making the symlink %s: %s\n", dest, strerror(errno));
+		fprintf(stderr, "moat: init: making the symlink %s: %s\n", shown, strerror(errno));
 		rc = 125;
 	}
 	close(dir);

@@ -69,6 +69,26 @@ printf '#!%s/tool\n' "$ESCDIR" >"$SCRATCH/escs/script"; chmod 0755 "$SCRATCH/esc
 is $? 125 "a #! interpreter the sandbox does not see, in a directory named with an escape sequence: refused"
 ok "$(LC_ALL=C grep -c "$(printf '\033')" "$SCRATCH/err")" "  moat's stderr holds no escape byte"
 like "$(cat "$SCRATCH/err")" 'esc\\x1b\]0;PWNED\\x07dir/tool' "  the name is shown with it escaped (\\x1b, \\x07)"
+# The command's name, a grant's path and a fetched package's name come
+# from a server's config too: each line that names them, escaped.
+# shown_escaped WHAT: $SCRATCH/err names $ESCDIR escaped, and holds no ESC
+shown_escaped() {
+	ok "$(LC_ALL=C grep -c "$(printf '\033')" "$SCRATCH/err")" "$1: no escape byte on stderr" &&
+		like "$(cat "$SCRATCH/err")" 'esc\\x1b\]0;PWNED\\x07dir' "  the name shown escaped"
+}
+printf 'plain text\n' >"$ESCDIR/notprog"; chmod 0755 "$ESCDIR/notprog"
+(cd "$SCRATCH" && "$MOAT" run --mode off -- "$ESCDIR/tool" 2>"$SCRATCH/err")
+shown_escaped "--mode off: running NAME unsandboxed"
+(cd "$SCRATCH" && MOAT_HOST_LIMIT=landlock=0,userns=0,root=0 "$MOAT" run -- "$ESCDIR/tool" 2>"$SCRATCH/err")
+shown_escaped "mode require on a host without Landlock or namespaces: refusing to run NAME"
+(cd "$SCRATCH" && "$MOAT" run --mkdir --write "$ESCDIR/made" -- /bin/true 2>"$SCRATCH/err")
+shown_escaped "--mkdir: made PATH"
+for b in native bwrap; do
+	"$MOAT" run --backend "$b" --dry-run -- /bin/true 2>/dev/null | grep -q '"status": "enforced"' || continue
+	(cd "$SCRATCH" && "$MOAT" run --backend "$b" --read "$ESCDIR" -- "$ESCDIR/notprog" 2>"$SCRATCH/err")
+	is $? 126 "$b: a granted file that is no program: execve fails inside (126)"
+	shown_escaped "  $b: moat: execve NAME: Exec format error"
+done
 # A run that cannot start still has its report, when one is asked for: exit
 # 127 or 126, run.executed false, run.failure the reason, command.exe "".
 rm -f "$REPORTS/nf.json"

@@ -510,10 +510,12 @@ static int run_main(int argc, char **argv, bool exiting)
 		goto out;
 	}
 	have_plan = true;
-	/* Until here moat has changed nothing it must undo, and a step of
-	 * planning can block (a stat on a hung NFS or FUSE mount): a SIGTERM,
-	 * SIGINT or SIGHUP ends moat as it would any program, and the command
-	 * never starts.  From here on they are held (launch/signals.h). */
+	/* Until here moat has made nothing a later run would not sweep (a
+	 * backend's per-run directory in /tmp, flock-held while this run
+	 * lives: util/stale.h), and a step of planning can block (a stat on
+	 * a hung NFS or FUSE mount): a SIGTERM, SIGINT or SIGHUP ends moat
+	 * as it would any program, and the command never starts.  From here
+	 * on they are held (launch/signals.h). */
 	signals_hold();
 	moat_timeline_mark("planned");
 

@@ -19,7 +19,8 @@
 void signals_capture_caller(void);
 
 /* Blocks the forwarded signals once the plan is made, before moat changes
- * anything on the host: a SIGTERM, SIGINT or SIGHUP then cannot end moat
+ * what only it can undo (a per-run directory made while planning is swept
+ * by a later run if moat dies: util/stale.h): a SIGTERM, SIGINT or SIGHUP then cannot end moat
  * between a change it makes (a placeholder, the tree's cgroup, the report's
  * file) and the code that undoes it.  One that arrives is forwarded to the
  * command once it runs (launch reads it from its signalfd), or acts when

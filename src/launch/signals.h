@@ -20,13 +20,13 @@ void signals_capture_caller(void);
 
 /* Blocks the forwarded signals once the plan is made, before moat changes
  * what only it can undo (a per-run directory made while planning is swept
- * by a later run if moat dies: util/stale.h): a SIGTERM, SIGINT or SIGHUP then cannot end moat
- * between a change it makes (a placeholder, the tree's cgroup, the report's
- * file) and the code that undoes it.  One that arrives is forwarded to the
- * command once it runs (launch reads it from its signalfd), or acts when
- * signals_release() restores the caller's mask.  Before it (parsing,
- * probing, planning, which can block on a hung mount) they act as on any
- * program: the command never starts. */
+ * by a later run if moat dies: util/stale.h): a SIGTERM, SIGINT or SIGHUP
+ * then cannot end moat between a change it makes (a placeholder, the
+ * tree's cgroup, the report's file) and the code that undoes it.  One that
+ * arrives is forwarded to the command once it runs (launch reads it from
+ * its signalfd), or acts when signals_release() restores the caller's
+ * mask.  Before it (parsing, probing, planning, which can block on a hung
+ * mount) they act as on any program: the command never starts. */
 void signals_hold(void);
 /* Puts back the caller's mask and its SIGPIPE and SIGCHLD handling. */
 void signals_release(void);

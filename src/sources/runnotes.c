@@ -188,6 +188,27 @@ static void note_env_paths(const struct moat_policy *p, char *const *environ_in,
 	}
 }
 
+/* Under gVisor --memory holds gVisor's own kernel too (its sentry and
+ * gofer, ~55 MiB here): a limit near that leaves the command a few MiB,
+ * and at the limit the sandbox can thrash (its own pages reclaimed and
+ * read back) for minutes instead of meeting the OOM killer (seen in
+ * tests/blackbox/limits_tree.sh). */
+#define GVISOR_MEMORY_FLOOR (INT64_C(128) << 20)
+
+static void note_gvisor_memory(const struct moat_policy *p, struct netset_notes *notes)
+{
+	cleanup_free char *line = NULL;
+
+	if (strcmp(p->backend, "gvisor") != 0 || p->limits.memory_bytes == MOAT_LIMIT_UNSET ||
+	    p->limits.memory_bytes >= GVISOR_MEMORY_FLOOR)
+		return;
+	line = moat_xasprintf("note: --memory %lld MiB under gvisor holds gVisor's own kernel too (~55 MiB): the "
+			      "command gets what is left, and near the limit gVisor can thrash for minutes rather "
+			      "than be OOM-killed; give it 128M or more",
+			      (long long)(p->limits.memory_bytes >> 20));
+	netset_notes_add(notes, line);
+}
+
 void run_notes_add(const struct moat_policy *p, char *const *environ_in, struct netset_notes *notes)
 {
 	if (p->mode == MOAT_MODE_OFF || strcmp(p->backend, "none") == 0)
@@ -197,4 +218,5 @@ void run_notes_add(const struct moat_policy *p, char *const *environ_in, struct 
 	note_git_dir_readonly(p, notes);
 	note_container(p, notes);
 	note_env_paths(p, environ_in, notes);
+	note_gvisor_memory(p, notes);
 }

@@ -137,7 +137,7 @@ tap_relay() {
 		case $line in
 		"ok - "*) ok 0 "${line#ok - }" ;;
 		"not ok - "*) ok 1 "${line#not ok - }" ;;
-		*) continue ;;
+		*) printf "# %s\n" "$line"; continue ;;
 		esac
 		got=$((got + 1))
 	done

@@ -490,7 +490,8 @@ static const struct option_def options[] = {
 /* The exit statuses, for --help and the man page alike. */
 static const struct cli_exit_doc exit_docs[] = {
     {"the command's own", "the command ran and exited; its status passes through unchanged"},
-    {"128+N", "the command was killed by signal N (137 at --memory: moat says \"memory limit reached\")"},
+    {"128+N", "the command was killed by signal N (137 at --memory: moat says \"memory limit reached\"); or moat "
+	      "was, by SIGTERM, SIGINT or SIGHUP while it planned: the command never started"},
     {"124", "--timeout expired: SIGTERM was sent, then SIGKILL 2 s later (moat says \"time limit reached\")"},
     {"125", "moat could not start the command: bad usage or config, or a required protection is "
 	    "unavailable (the report and stderr say which)"},

@@ -476,12 +476,24 @@ static int add_socket_rules(const struct rule_sink *s, const struct moat_seccomp
 	    add_family_rules(s, SCMP_SYS(socketpair), "socketpair", o, err) < 0)
 		return -1;
 	if (!o->allow_unix) {
+		/* A pair of datagram sockets could still sendto(2) any
+		 * address, and connect(2) to a new peer: refused, as a
+		 * socket(AF_UNIX) of any type is.  The kernel's unix_create()
+		 * makes SOCK_RAW a SOCK_DGRAM socket, so both numbers are
+		 * refused; every other type but STREAM and SEQPACKET it
+		 * refuses itself (ESOCKTNOSUPPORT).  A connected stream or
+		 * seqpacket pair can reach nothing but its other end. */
+		static const uint64_t dgram_types[] = {SOCK_DGRAM, SOCK_RAW};
 		struct scmp_arg_cmp c[] = {SCMP_A0_64(SCMP_CMP_MASKED_EQ, LOW32, (uint64_t)AF_UNIX)};
-		struct scmp_arg_cmp d[] = {SCMP_A0_64(SCMP_CMP_MASKED_EQ, LOW32, (uint64_t)AF_UNIX),
-					   SCMP_A1_64(SCMP_CMP_MASKED_EQ, UINT64_C(0xf), (uint64_t)SOCK_DGRAM)};
-		if (emit(s, "socket", SCMP_SYS(socket), EACCES, 1, c, err) < 0 ||
-		    emit(s, "socketpair", SCMP_SYS(socketpair), EACCES, 2, d, err) < 0)
+
+		if (emit(s, "socket", SCMP_SYS(socket), EACCES, 1, c, err) < 0)
 			return -1;
+		for (size_t i = 0; i < ARRAY_LEN(dgram_types); i++) {
+			struct scmp_arg_cmp d[] = {SCMP_A0_64(SCMP_CMP_MASKED_EQ, LOW32, (uint64_t)AF_UNIX),
+						   SCMP_A1_64(SCMP_CMP_MASKED_EQ, UINT64_C(0xf), dgram_types[i])};
+			if (emit(s, "socketpair", SCMP_SYS(socketpair), EACCES, 2, d, err) < 0)
+				return -1;
+		}
 	}
 	if (filter_net(o->net) == MOAT_NET_NONE)
 		return 0; /* AF_INET, AF_INET6 and AF_NETLINK are refused whole */

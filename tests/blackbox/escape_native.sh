@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The escape suite (issue 7) for the NATIVE backend, as TAP: runs
 # tests/escape/run-conformance for moat native (strict, strict with HOME
-# granted, mcp, the fallback without user namespaces) as whichever user this
+# granted, mcp, the fallback without user namespaces, and that fallback on a
+# Landlock without scopes) as whichever user this
 # is started as, after the unsandboxed baseline, and emits one line per probe.
 #
 # Fails when native under `strict` lets out a probe the host kernel could have
@@ -18,7 +19,7 @@ RUNNER=$ROOT/tests/escape/run-conformance
 
 t0=$(date +%s)
 ROOT=$ROOT BUILD=$BUILD MOAT=$MOAT timeout 300 /usr/bin/python3 "$RUNNER" --users self \
-	--backends native-strict,native-strict-home,native-mcp,native-nouserns \
+	--backends native-strict,native-strict-home,native-mcp,native-nouserns,native-nouserns-abi5 \
 	--json "$SCRATCH/conformance.json" >"$SCRATCH/out" 2>"$SCRATCH/err"
 rc=$?
 ok $rc "the escape runner ran ($(($(date +%s) - t0)) s, exit $rc)"
@@ -69,7 +70,7 @@ else:
             line(0, "strict %s contained (%s)" % (p, r.get("result")))
     nd = [p for p in d["probes"] if base.get(p) and base[p]["verdict"] != "ESCAPED" and p not in und]
     line(0 if not nd else 1, "every probe gets out unsandboxed or is listed undetectable" + (": %s" % nd if nd else ""))
-for b in ("native-strict", "native-strict-home", "native-mcp", "native-nouserns"):
+for b in ("native-strict", "native-strict-home", "native-mcp", "native-nouserns", "native-nouserns-abi5"):
     if b not in res:
         continue
     broken = [c for c in d["claims_broken"] if c["user"] == user and c["backend"] == b]

@@ -106,7 +106,7 @@ static const char *const ns_names[NS_COUNT] = {"mnt", "net", "pid", "user", "ipc
 static struct {
 	const char *token, *home, *project, *outside, *abstract_name, *unix_path, *unix_path2, *canary_tag;
 	const char *launcher, *suid_root, *suid_other, *other_exe, *shm_name, *mq_name, *key_desc, *hosttmp;
-	const char *env_allow, *only, *self;
+	const char *env_allow, *only, *self, *abstract_dgram, *unix_dgram;
 	int tcp_port, udp_port, canary_pid, pty;
 	long sysv_key, msgq_key;
 	int keep_fds[MAX_FDS], n_keep, leak_fds[MAX_FDS], n_leak;
@@ -193,6 +193,8 @@ static void parse_args(int argc, char **argv)
 		else if (KEY("abstract")) cfg.abstract_name = v;
 		else if (KEY("unix")) cfg.unix_path = v;
 		else if (KEY("unix2")) cfg.unix_path2 = v;
+		else if (KEY("abstract-dgram")) cfg.abstract_dgram = v;
+		else if (KEY("unix-dgram")) cfg.unix_dgram = v;
 		else if (KEY("canary-pid")) cfg.canary_pid = atoi(v);
 		else if (KEY("canary-tag-hex")) cfg.canary_tag = unhex(v);
 		else if (KEY("leak-fds")) parse_int_list(v, cfg.leak_fds, &cfg.n_leak);
@@ -1308,6 +1310,77 @@ static void p_unix_path_home(void)
 	   cfg.unix_path2, en(-r));
 	emit("unix-path-home", "connect to the runner's pathname socket below HOME (not under /tmp or /run)", en(-r),
 	     r == 0 ? ESCAPED : CONTAINED, d.s);
+}
+
+/* A datagram to the runner's datagram socket (as syslog's /dev/log and
+ * journald's are) from every way of getting an AF_UNIX datagram socket:
+ * socket(2) of SOCK_DGRAM, a socketpair(2) of SOCK_DGRAM, and a socketpair
+ * of SOCK_RAW, which the kernel makes a datagram pair too.  Any sendto that
+ * succeeds reached outside. */
+static void unix_dgram_probe(const char *id, const char *what, const char *name, bool abstract)
+{
+	static const struct {
+		const char *how;
+		bool pair;
+		int type;
+	} ways[] = {{"socket(AF_UNIX, SOCK_DGRAM)", false, SOCK_DGRAM},
+		    {"socketpair(AF_UNIX, SOCK_DGRAM)", true, SOCK_DGRAM},
+		    {"socketpair(AF_UNIX, SOCK_RAW)", true, SOCK_RAW}};
+	struct buf d = {{0}, 0};
+	struct sockaddr_un sa;
+	socklen_t sl;
+	size_t n = strlen(name);
+	bool esc = false;
+	const char *res = "-";
+	char msg[160];
+	int len = snprintf(msg, sizeof(msg), "%s %s\n", id, cfg.token);
+
+	memset(&sa, 0, sizeof(sa));
+	sa.sun_family = AF_UNIX;
+	if (n > sizeof(sa.sun_path) - 2)
+		n = sizeof(sa.sun_path) - 2;
+	memcpy(sa.sun_path + (abstract ? 1 : 0), name, n);
+	sl = (socklen_t)(offsetof(struct sockaddr_un, sun_path) + n + 1);
+	for (size_t i = 0; i < sizeof(ways) / sizeof(ways[0]); i++) {
+		int sv[2] = {-1, -1}, rc;
+		if (ways[i].pair)
+			rc = socketpair(AF_UNIX, ways[i].type | SOCK_CLOEXEC, 0, sv);
+		else
+			rc = sv[0] = socket(AF_UNIX, ways[i].type | SOCK_CLOEXEC, 0);
+		if (rc < 0) {
+			res = en(errno);
+			bp(&d, "%s: %s; ", ways[i].how, res);
+			continue;
+		}
+		ssize_t r = sendto(sv[0], msg, (size_t)len, MSG_DONTWAIT, (struct sockaddr *)&sa, sl);
+		res = r >= 0 ? "OK" : en(errno);
+		bp(&d, "%s, sendto(%s%s): %s; ", ways[i].how, abstract ? "@" : "", name, res);
+		esc |= r >= 0;
+		close(sv[0]);
+		if (sv[1] >= 0)
+			close(sv[1]);
+	}
+	emit(id, what, esc ? "OK" : res, esc ? ESCAPED : CONTAINED, d.s);
+}
+
+static void p_unix_abstract_dgram(void)
+{
+	if (!cfg.abstract_dgram) {
+		emit("unix-abstract-dgram", "sendto the runner's abstract datagram socket", "NOTARGET", NA,
+		     "no abstract-dgram= given");
+		return;
+	}
+	unix_dgram_probe("unix-abstract-dgram", "sendto the runner's abstract datagram socket", cfg.abstract_dgram, true);
+}
+
+static void p_unix_path_dgram(void)
+{
+	if (!cfg.unix_dgram) {
+		emit("unix-path-dgram", "sendto the runner's pathname datagram socket", "NOTARGET", NA, "no unix-dgram= given");
+		return;
+	}
+	unix_dgram_probe("unix-path-dgram", "sendto the runner's pathname datagram socket (in /tmp, like /dev/log)",
+			 cfg.unix_dgram, false);
 }
 
 static struct sockaddr_in lo4(int port)
@@ -3274,7 +3347,9 @@ static const struct probe probes[] = {
 	{"signal-out", p_signal_out},
 	{"proc-peek", p_proc_peek},
 	{"unix-abstract", p_unix_abstract},
+	{"unix-abstract-dgram", p_unix_abstract_dgram},
 	{"unix-path", p_unix_path},
+	{"unix-path-dgram", p_unix_path_dgram},
 	{"unix-path-home", p_unix_path_home},
 	{"net-tcp", p_net_tcp},
 	{"net-udp", p_net_udp},

@@ -337,6 +337,8 @@ static json_t *filesystem_json(const struct fs_plan *fp)
 			json_object_set_new(e, "granted", json_false());
 		if (o->expanded)
 			json_object_set_new(e, "expanded", json_true());
+		if (o->mount_of)
+			json_object_set_new(e, "mount_of", json_text(o->mount_of));
 		json_array_append_new(paths, e);
 	}
 	return json_pack("{s:o, s:o, s:I}", "paths", paths, "protected", prot, "expanded_entries",

@@ -20,6 +20,7 @@
 #include "util/cleanup.h"
 #include "policy/protected.h"
 #include "util/mem.h"
+#include "util/mountinfo.h"
 #include "util/timeline.h"
 #include "util/openat2.h"
 #include "util/path.h"
@@ -50,6 +51,7 @@ void fs_plan_free(struct fs_plan *fp)
 		free(o->real);
 		free(o->anchor);
 		free(o->link_text);
+		free(o->mount_of);
 	}
 	free(fp->obj);
 	for (i = 0; i < fp->n_links; i++) {
@@ -1284,6 +1286,151 @@ static int check_conflicts(struct fs_plan *fp, struct moat_error *err)
 				       d->path);
 			return moat_error_hint(err, "a symlink on the way leads into a denied path: remove the link "
 						    "or the grant");
+		}
+	}
+	return 0;
+}
+
+/* --- other mounts of a denied path ---------------------------------------
+ * A denied object can show at more than one path: /home bound at /mnt/home
+ * as well, a data disk mounted under /opt that holds the homes, a btrfs
+ * top level mounted beside its subvolumes.  Landlock's rules and the view
+ * follow paths, so a grant of such another path (or of a directory above
+ * it, /opt of the strict profile) granted the secret under that name.  So
+ * every excluded path is excluded, and a present one denied, at each path
+ * where the mount table shows the same place of the same file system; the
+ * rest of the plan then treats that path as it treats the deny (grants
+ * around it expanded, masked in the view, a grant inside it a conflict).
+ * Only pairs of mounts of one device whose roots nest can show a place
+ * twice, and the excluded paths one of them shows are a run of the sorted
+ * set: a few binary searches where the table has no such pair. */
+
+/* Is mount `m` the one `path` lies on: the deepest mount point above it,
+ * the last mounted there (the one on top)? */
+static bool mount_holds(const struct mountinfo_entry *e, size_t n, size_t m, const char *path)
+{
+	size_t mlen = strlen(e[m].point);
+
+	if (!path_within(path, e[m].point))
+		return false;
+	for (size_t k = 0; k < n; k++) {
+		size_t klen = strlen(e[k].point);
+		if (k != m && path_within(path, e[k].point) && (klen > mlen || (klen == mlen && k > m)))
+			return false;
+	}
+	return true;
+}
+
+/* `alias` shows what the excluded `orig` is: exclude it, and deny it as
+ * the deny whose object `orig` is, when there is one and `alias` is there. */
+static void exclude_alias(struct fs_plan *fp, const char *orig, const char *alias)
+{
+	const struct moat_path_rule *rule = NULL;
+	struct walk_out w;
+	struct moat_error ignored = {0};
+
+	if (strcmp(orig, alias) == 0 || excluded_has(fp, alias, strlen(alias)))
+		return;
+	excluded_add(fp, alias);
+	for (size_t i = 0; i < fp->n && !rule; i++)
+		if (fp->obj[i].role == FS_DENY && fp->obj[i].present && strcmp(fp->obj[i].real, orig) == 0)
+			rule = fp->obj[i].rule;
+	/* The walk may fail where the caller cannot look (EACCES): the name
+	 * stays excluded, which is what keeps it from every grant. */
+	if (!rule || walk(fp, alias, true, &w, &ignored) < 0)
+		return;
+	if (w.present && !w.via_symlink) {
+		struct fs_obj *o = obj_add(fp, FS_DENY, alias);
+		o->rule = rule;
+		o->mount_of = moat_xstrdup(orig);
+		fill_present(o, &w);
+	}
+	walk_out_free(&w);
+}
+
+struct mount_table {
+	struct mountinfo_entry *e;
+	size_t n;
+};
+
+static void mount_table_free(struct mount_table *t)
+{
+	if (t->e)
+		mountinfo_entries_free(t->e, t->n);
+}
+
+/* The excluded paths of the sorted `set` that are `dir` or lie below it,
+ * from index *i on: the next one, or NULL. */
+static const char *next_within(char *const *set, size_t n, size_t *i, const char *dir)
+{
+	size_t len = strlen(dir);
+
+	for (; *i < n && strncmp(set[*i], dir, len) == 0; (*i)++)
+		if (path_within(set[*i], dir))
+			return set[(*i)++];
+	return NULL;
+}
+
+static int exclude_other_mounts(struct fs_plan *fp, struct moat_error *err)
+{
+	__attribute__((cleanup(mount_table_free))) struct mount_table t = {0};
+	cleanup_free char **orig = NULL;
+	size_t n_orig = fp->n_excluded;
+
+	t.e = mountinfo_entries(&t.n);
+	if (!t.e)
+		return moat_error_set(err, MOAT_E_SYSTEM, errno,
+				      "reading /proc/self/mountinfo (to find other mounts of the denied paths)");
+	for (size_t m = 0; m < t.n; m++) {
+		for (size_t k = 0; k < t.n; k++) {
+			const struct mountinfo_entry *a = &t.e[m], *b = &t.e[k];
+			cleanup_free char *q = NULL;
+			const char *ex;
+			size_t i;
+
+			if (k == m || a->major != b->major || a->minor != b->minor ||
+			    !(path_within(b->root, a->root) || path_within(a->root, b->root)))
+				continue;
+			if (!orig) { /* excluded_add inserts: the set as it was */
+				orig = moat_xmalloc((n_orig + 1) * sizeof(*orig));
+				memcpy(orig, fp->excluded, n_orig * sizeof(*orig));
+			}
+			if (path_within(b->root, a->root)) {
+				/* b shows a's directory q: each excluded path on a
+				 * below q shows again below b's point, and an
+				 * excluded directory above q holds all of b. */
+				q = path_rebase(b->root, a->root, a->point);
+				i = sorted_lower(orig, n_orig, sizeof(char *), q, strlen(q));
+				while ((ex = next_within(orig, n_orig, &i, q))) {
+					if (mount_holds(t.e, t.n, m, ex)) {
+						cleanup_free char *alias = path_rebase(ex, q, b->point);
+						exclude_alias(fp, ex, alias);
+					}
+				}
+				for (size_t len = strlen(q); len > 0;) {
+					size_t plen, j;
+
+					do
+						len--;
+					while (len > 0 && q[len] != '/');
+					plen = len ? len : 1; /* "/a/b", "/a", "/" */
+					j = sorted_lower(orig, n_orig, sizeof(char *), q, plen);
+					if (j < n_orig && strlen(orig[j]) == plen && strncmp(orig[j], q, plen) == 0 &&
+					    mount_holds(t.e, t.n, m, orig[j]))
+						exclude_alias(fp, orig[j], b->point);
+				}
+			} else {
+				/* b shows all of a, and more: each excluded path
+				 * on a shows again at b's point + a's root. */
+				q = path_rebase(a->root, b->root, b->point);
+				i = sorted_lower(orig, n_orig, sizeof(char *), a->point, strlen(a->point));
+				while ((ex = next_within(orig, n_orig, &i, a->point))) {
+					if (mount_holds(t.e, t.n, m, ex)) {
+						cleanup_free char *alias = path_rebase(ex, a->point, q);
+						exclude_alias(fp, ex, alias);
+					}
+				}
+			}
 		}
 	}
 	return 0;
@@ -2754,6 +2901,8 @@ int fs_plan_build(const struct moat_policy *p, const char *home, struct fs_plan 
 	for (i = 0; i < fp->n_links; i++)
 		if (fp->links[i].for_deny)
 			excluded_add(fp, fp->links[i].real);
+	if (exclude_other_mounts(fp, err) < 0)
+		goto fail;
 	if (check_conflicts(fp, err) < 0)
 		goto fail;
 	moat_timeline_mark("fs.conflicts");

@@ -83,6 +83,8 @@ struct fs_obj {
 				   * an explicit --write of it): kept for the
 				   * report, not pinned */
 	char *link_text;          /* FS_LINK and protected symlinks: the text */
+	char *mount_of;           /* FS_DENY: the denied path this one shows
+				   * through another mount (exclude_other_mounts) */
 	bool on_the_way;          /* a protected link on the way to another's
 				   * target: held, its own target not
 				   * protected whole (what lies beyond it is) */

@@ -25,6 +25,51 @@ void mountinfo_unescape(char *s)
 	*o = '\0';
 }
 
+struct mountinfo_entry *mountinfo_entries(size_t *n_out)
+{
+	cleanup_fclose FILE *f = fopen("/proc/self/mountinfo", "re");
+	cleanup_free char *line = NULL;
+	size_t len = 0, n = 0, cap = 0;
+	struct mountinfo_entry *v = NULL;
+
+	if (!f)
+		return NULL;
+	/* id parent major:minor root mountpoint options ... */
+	while (getline(&line, &len, f) > 0) {
+		char *save = NULL, *field[5];
+		unsigned int major, minor;
+		int k;
+
+		for (k = 0; k < 5; k++)
+			if (!(field[k] = strtok_r(k ? NULL : line, " ", &save)))
+				break;
+		if (k < 5 || sscanf(field[2], "%u:%u", &major, &minor) != 2 || field[3][0] != '/' ||
+		    field[4][0] != '/')
+			continue;
+		mountinfo_unescape(field[3]);
+		mountinfo_unescape(field[4]);
+		v = moat_xgrow(v, &cap, n, sizeof(*v));
+		v[n++] = (struct mountinfo_entry){major, minor, moat_xstrdup(field[3]), moat_xstrdup(field[4])};
+	}
+	if (ferror(f)) {
+		int e = errno;
+		mountinfo_entries_free(v, n);
+		errno = e;
+		return NULL;
+	}
+	*n_out = n;
+	return v ? v : moat_xcalloc(1, sizeof(*v));
+}
+
+void mountinfo_entries_free(struct mountinfo_entry *e, size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		free(e[i].root);
+		free(e[i].point);
+	}
+	free(e);
+}
+
 static int by_name(const void *a, const void *b)
 {
 	return strcmp(*(char *const *)a, *(char *const *)b);

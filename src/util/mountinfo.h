@@ -14,4 +14,16 @@ void mountinfo_unescape(char *s);
  * read (errno set). */
 char **mountinfo_points(size_t *n);
 
+struct mountinfo_entry {
+	unsigned int major, minor; /* st_dev of the mount's file system */
+	char *root;                /* the directory of that file system it shows */
+	char *point;               /* where it shows it */
+};
+
+/* Every mount, in mountinfo's order (a later one at the same point is on
+ * top of the earlier): *n of them, or NULL with errno set.  Free with
+ * mountinfo_entries_free. */
+struct mountinfo_entry *mountinfo_entries(size_t *n);
+void mountinfo_entries_free(struct mountinfo_entry *e, size_t n);
+
 #endif

@@ -75,6 +75,16 @@ bool path_within(const char *inner, const char *outer)
 	return strncmp(inner, outer, n) == 0 && (inner[n] == '\0' || inner[n] == '/');
 }
 
+char *path_rebase(const char *path, const char *from, const char *to)
+{
+	/* "" or "/...": what lies below `from` */
+	const char *rest = strcmp(from, "/") != 0 ? path + strlen(from) : strcmp(path, "/") == 0 ? "" : path;
+
+	if (!*rest)
+		return moat_xstrdup(to);
+	return path_join(to, rest + 1);
+}
+
 char *path_join(const char *dir, const char *name)
 {
 	size_t dlen = strcmp(dir, "/") == 0 ? 0 : strlen(dir), nlen = strlen(name);

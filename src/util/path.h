@@ -20,4 +20,9 @@ char *path_join(const char *dir, const char *name) __attribute__((returns_nonnul
 /* Is `inner` equal to `outer` or below it?  Both normalised. */
 bool path_within(const char *inner, const char *outer);
 
+/* `path`, which is `from` or below it, with `from` replaced by `to`: a new
+ * string ("/a/b/c", "/a", "/m" -> "/m/b/c"; "/a", "/a", "/m" -> "/m").
+ * All three normalised. */
+char *path_rebase(const char *path, const char *from, const char *to) __attribute__((returns_nonnull));
+
 #endif

@@ -38,6 +38,18 @@ static void test_paths(void)
 	ok(!path_within("/ab", "/a"), "/ab not within /a");
 	ok(path_within("/a", "/a"), "/a within /a");
 	ok(path_within("/x", "/"), "everything within /");
+	{
+		static const char *const cases[][4] = {
+		    {"/a/b/c", "/a", "/m", "/m/b/c"}, {"/a", "/a", "/m", "/m"},	  {"/a/b", "/", "/m", "/m/a/b"},
+		    {"/a/b", "/a", "/", "/b"},	      {"/", "/", "/m/n", "/m/n"}, {"/a", "/a", "/", "/"},
+		};
+		for (size_t c = 0; c < sizeof(cases) / sizeof(cases[0]); c++) {
+			char *r = path_rebase(cases[c][0], cases[c][1], cases[c][2]);
+			ok(strcmp(r, cases[c][3]) == 0, "path_rebase(%s, %s, %s) = %s (%s)", cases[c][0], cases[c][1],
+			   cases[c][2], cases[c][3], r);
+			free(r);
+		}
+	}
 }
 
 static void test_env(void)

@@ -32,7 +32,14 @@ static const char *const protected_names[] = {
 };
 
 /* And in a granted HOME: what a login shell, git, the desktop session and
- * the user's own PATH run from there; and moat's own policy file of the
+ * the user's own PATH run from there (Debian's and Ubuntu's ~/.bashrc
+ * sources ~/.bash_aliases; X sessions source ~/.xprofile and
+ * ~/.xsessionrc; systemd's user manager and PAM take the environment of
+ * every session from environment.d and ~/.pam_environment, LD_PRELOAD
+ * included; cargo and rustup put ~/.cargo/bin first on PATH), what the
+ * editors and terminal multiplexer a developer opens next run (vim's and
+ * neovim's config, tmux's, which run commands), and the desktop's
+ * launchers; and moat's own policy file of the
  * servers `moat mcp wrap` wrapped (~/.config/moat/servers.toml), which a
  * server could otherwise rewrite to loosen its own sandbox at its next
  * start. */
@@ -47,6 +54,17 @@ static const char *const protected_home_names[] = {
     ".zshenv",
     ".zlogin",
     ".inputrc",
+    ".bash_aliases",
+    ".xprofile",
+    ".xsessionrc",
+    ".pam_environment",
+    ".config/environment.d/",
+    ".vimrc",
+    ".config/nvim/",
+    ".tmux.conf",
+    ".config/tmux/",
+    ".cargo/bin/",
+    ".local/share/applications/",
     ".gitconfig",
     ".ripgreprc",
     ".config/git/",

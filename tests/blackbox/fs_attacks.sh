@@ -602,6 +602,25 @@ is "$(sha256sum "$HOMED/.bashrc")/$(ls -a "$HOMED" | grep -c 'zshrc\|gitconfig')
 	"$before/0/" "6: in a granted HOME, ~/.bashrc, ~/.zshrc, ~/.gitconfig and ~/.local/bin stay read-only"
 OFF -- /bin/sh -c 'echo planted >> "$HOME/.bashrc"'
 like "$(cat "$HOMED/.bashrc")" planted "6 control: without moat ~/.bashrc is written"
+# What ~/.bashrc sources, the session's environment, PATH's ~/.cargo/bin,
+# the editors' and tmux's config, the desktop's launchers: the existing
+# ones stay as they were, the absent ones are not made.
+RC_FILES=".bash_aliases .xprofile .vimrc .tmux.conf .config/nvim/init.lua .cargo/bin/cargo .local/share/applications/x.desktop .config/environment.d/10.conf"
+RC_NEW=".xsessionrc .pam_environment .config/tmux/tmux.conf"
+mkdir -p "$HOMED/.config/nvim" "$HOMED/.cargo/bin" "$HOMED/.local/share/applications" "$HOMED/.config/environment.d"
+for f in $RC_FILES; do echo original >"$HOMED/$f"; done
+plant='for f in '"$RC_FILES $RC_NEW"'; do mkdir -p "$HOME/$(dirname "$f")"; echo planted >"$HOME/$f"; done'
+M native --profile strict --write "$HOMED" -- /bin/sh -c "$plant" >/dev/null 2>&1
+got=""
+for f in $RC_FILES; do got="$got$(cat "$HOMED/$f")/"; done
+for f in $RC_NEW; do got="$got$([ -e "$HOMED/$f" ] && echo made)/"; done
+is "$got" "original/original/original/original/original/original/original/original////" \
+	"6: in a granted HOME, ~/.bash_aliases, ~/.xprofile, vim's, neovim's and tmux's config, ~/.cargo/bin, the launchers and environment.d stay as they were; ~/.xsessionrc, ~/.pam_environment, ~/.config/tmux are not made"
+OFF -- /bin/sh -c "$plant" >/dev/null 2>&1
+got=""
+for f in $RC_FILES $RC_NEW; do got="$got$(cat "$HOMED/$f" 2>/dev/null)/"; done
+is "$got" "planted/planted/planted/planted/planted/planted/planted/planted/planted/planted/planted/" \
+	"6 control: without moat each of them is written"
 # A dotfile manager's HOME: the start-up files are links into a tree the
 # grant holds -- ~/.bashrc -> dotfiles/bashrc, ~/.profile -> an absolute
 # path through another link (dotlinks -> real), ~/.zshrc -> a file not

@@ -196,6 +196,10 @@ int config_load(const char *file, const char *home, struct moat_config **out, st
 int config_load_buffer(const char *file, const char *buf, size_t len, const char *home, struct moat_config **out,
 		       struct moat_error *err);
 
+/* config_load_all from memory. */
+int config_load_buffer_all(const char *file, const char *buf, size_t len, const char *home, struct moat_config **out,
+			   bool *parse_failed, struct moat_error *err);
+
 /* For `moat config check`: *out is set when the file could be read and
  * parsed, problems or not (they are in (*out)->problems).  -1 when it could
  * not: *parse_failed then says whether a syntax error stopped the reading
@@ -237,6 +241,20 @@ struct config_request {
 
 int config_build(const struct moat_config *c, const struct config_request *r, struct moat_policy *p,
 		 struct moat_server_meta *meta, struct moat_error *err);
+
+/* The profile config_build starts from when the command line names none:
+ * the server's sandbox.profile, then [sandbox]'s, then the default (srv
+ * NULL: a command, not a server). */
+const char *config_server_profile(const struct moat_config *c, const struct config_server *srv);
+
+/* The layers config_build applies over the built-in profile, base first:
+ * the user profiles of `profile`'s chain (the built-in it ends in is put
+ * in *builtin), [sandbox], the server's sandbox (srv NULL: none).  layers
+ * must hold n_profiles + 2; load refused cycles.  `moat mcp wrap` carries
+ * the same layers into the profile it writes (api/mcp.c). */
+int config_collect_layers(const struct moat_config *c, const struct config_server *srv, const char *profile,
+			  const struct config_layer **layers, size_t *n, const char **builtin,
+			  struct moat_error *err);
 
 /* `moat config check`: config_build() and policy_validate() for every
  * server moat can run and every user profile (with a placeholder command),

@@ -42,11 +42,9 @@ static int unknown_server(const struct moat_config *c, const char *name, struct 
 	return moat_error_hint(err, "known servers: %s", list);
 }
 
-/* The layers that apply, base first: the user profiles of the chain (the
- * built-in it ends in is returned in *builtin), [sandbox], the server's
- * sandbox.  At most n_profiles + 2 layers: load refused cycles. */
-static int collect_layers(const struct moat_config *c, const struct config_server *srv, const char *profile,
-			  const struct config_layer **layers, size_t *n, const char **builtin, struct moat_error *err)
+int config_collect_layers(const struct moat_config *c, const struct config_server *srv, const char *profile,
+			  const struct config_layer **layers, size_t *n, const char **builtin,
+			  struct moat_error *err)
 {
 	cleanup_free const struct config_profile **chain = moat_xcalloc(c->n_profiles + 1, sizeof(*chain));
 	const struct config_profile *pr;
@@ -300,6 +298,14 @@ json_t *config_server_meta_json(const struct moat_server_meta *m)
 			 "trusted_publisher", m->trusted_publisher ? json_string(m->trusted_publisher) : json_null());
 }
 
+const char *config_server_profile(const struct moat_config *c, const struct config_server *srv)
+{
+	return srv && srv->sandbox.profile ? srv->sandbox.profile
+	       : c->defaults.profile	    ? c->defaults.profile
+	       : srv			    ? MOAT_SERVER_DEFAULT_PROFILE
+					    : MOAT_DEFAULT_PROFILE;
+}
+
 int config_build(const struct moat_config *c, const struct config_request *r, struct moat_policy *p,
 		 struct moat_server_meta *meta, struct moat_error *err)
 {
@@ -316,12 +322,8 @@ int config_build(const struct moat_config *c, const struct config_request *r, st
 	if (set_command(c, srv, r, p, err) < 0)
 		return -1;
 
-	profile = r->profile			? r->profile
-		  : srv && srv->sandbox.profile ? srv->sandbox.profile
-		  : c->defaults.profile		? c->defaults.profile
-		  : srv				? MOAT_SERVER_DEFAULT_PROFILE
-						: MOAT_DEFAULT_PROFILE;
-	if (collect_layers(c, srv, profile, layers, &n_layers, &builtin, err) < 0)
+	profile = r->profile ? r->profile : config_server_profile(c, srv);
+	if (config_collect_layers(c, srv, profile, layers, &n_layers, &builtin, err) < 0)
 		return -1;
 
 	/* The mode is known before any path is added: it decides whether a

@@ -109,6 +109,12 @@ int config_load_buffer(const char *file, const char *buf, size_t len, const char
 	return load_clean(c, out, err);
 }
 
+int config_load_buffer_all(const char *file, const char *buf, size_t len, const char *home, struct moat_config **out,
+			   bool *parse_failed, struct moat_error *err)
+{
+	return load_all(file, buf, len, home, out, parse_failed, err);
+}
+
 int config_load_all(const char *file, const char *home, struct moat_config **out, bool *parse_failed,
 		    struct moat_error *err)
 {

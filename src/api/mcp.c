@@ -151,6 +151,11 @@ struct loaded {
 	enum mcp_client client;
 	const char *scope;
 	struct moat_error error; /* it could not be read (list says so) */
+	/* The file as moat's config loader reads it, for the moat settings
+	 * of its entries (client_config), once. */
+	struct moat_config *cfg;
+	struct moat_error cfg_err;
+	bool cfg_tried;
 };
 
 struct ctx {
@@ -168,6 +173,7 @@ static void ctx_free(struct ctx *c)
 	size_t i;
 
 	for (i = 0; i < c->n_files; i++) {
+		config_free(c->files[i].cfg);
 		mcp_file_free(c->files[i].f);
 		source_free(&c->files[i].src);
 	}
@@ -248,6 +254,127 @@ static int load_files(struct ctx *c, struct moat_error *err)
 		rc = load(c, locs[i].path, locs[i].client, locs[i].scope, false, err);
 	mcp_locations_free(locs, n);
 	return rc;
+}
+
+/* ---- the entries' own moat settings ---- */
+
+/* The client's file as moat's config loader reads it: what `moat run
+ * --config FILE --server NAME` applies to a server.  NULL when it does
+ * not load (l->cfg_err). */
+static const struct moat_config *client_config(const struct ctx *c, struct loaded *l)
+{
+	bool parse_failed;
+
+	if (!l->cfg_tried) {
+		l->cfg_tried = true;
+		if (config_load_buffer_all(l->src.shown, l->f->text, l->f->len, c->home, &l->cfg, &parse_failed,
+					   &l->cfg_err) < 0)
+			l->cfg = NULL;
+	}
+	return l->cfg;
+}
+
+/* Where a layer of the loaded file is in the client's file's tree. */
+static const struct toml_value *layer_table(const struct moat_config *cfg, const struct loaded *l,
+					    const struct mcp_entry *e, const struct config_server *srv,
+					    const struct config_layer *layer)
+{
+	size_t i;
+
+	if (layer == &cfg->defaults)
+		return toml_table_get(l->f->root, "sandbox");
+	if (srv && layer == &srv->sandbox)
+		return toml_table_get(e->table, "sandbox");
+	for (i = 0; i < cfg->n_profiles; i++)
+		if (layer == &cfg->profiles[i].layer)
+			return toml_table_get(toml_table_get(l->f->root, "profiles"), cfg->profiles[i].name);
+	return NULL;
+}
+
+/* The file does not load as a moat config: an entry with moat settings
+ * (its own, or the file's) cannot have them carried faithfully. */
+static int carried_unread(const struct loaded *l, const struct mcp_entry *e, struct moat_error *err)
+{
+	if (!toml_table_get(e->table, "sandbox") && !toml_table_get(l->f->root, "sandbox"))
+		return 0;
+	moat_error_set(err, MOAT_E_CONFIG, 0,
+		       "%s:%d:%d: %s: not wrapped: the file has moat sandbox settings, but does not load as moat's "
+		       "config (%s), so wrap cannot carry them into the server's profile",
+		       l->src.shown, e->pos.line, e->pos.col, e->key, l->cfg_err.message);
+	return moat_error_hint(err, "moat config check %s says what is wrong; fix it and run moat mcp wrap again",
+			       l->src.shown);
+}
+
+/* The tables of moat settings of the client's file that apply to entry e,
+ * base first, as config_build applies them to `moat run --config FILE
+ * --server NAME` (config_collect_layers), for wrap to carry into the
+ * server's profile (sources/mcp_policies.h); and the built-in profile
+ * they sit on, when wrap's --profile names none.  *out holds pointers
+ * into l; free it alone.  A setting that cannot be carried is an error
+ * naming it: the entry is not wrapped without it. */
+static int entry_carried(const struct ctx *c, struct loaded *l, const struct mcp_entry *e, struct mcp_carried **out,
+			 size_t *n, const char **builtin, struct moat_error *err)
+{
+	const struct moat_config *cfg = client_config(c, l);
+	const struct config_server *srv;
+	cleanup_free const struct config_layer **layers = NULL;
+	const char *profile, *found = NULL;
+	size_t n_layers = 0, i;
+
+	*out = NULL;
+	*n = 0;
+	*builtin = MOAT_SERVER_DEFAULT_PROFILE;
+	if (!cfg)
+		return carried_unread(l, e, err);
+	srv = config_find_server(cfg, e->name);
+	if (srv && strcmp(srv->key, e->key) != 0)
+		srv = NULL;
+	if (!srv && toml_table_get(e->table, "sandbox")) {
+		moat_error_set(err, MOAT_E_CONFIG, 0,
+			       "%s:%d:%d: %s.sandbox: not wrapped: moat run --config does not read this entry, so wrap "
+			       "cannot tell how its sandbox settings apply",
+			       l->src.shown, e->pos.line, e->pos.col, e->key);
+		return moat_error_hint(err, "remove them and give them to moat mcp wrap as flags (--deny, --memory, ...)");
+	}
+	/* wrap's --profile is the policy file's or a built-in: it takes the
+	 * place of the client's profile chain, as --profile does for moat run,
+	 * and only [sandbox] and the entry's sandbox go on it. */
+	profile = c->r->profile ? MOAT_SERVER_DEFAULT_PROFILE : config_server_profile(cfg, srv);
+	layers = moat_xcalloc(cfg->n_profiles + 3, sizeof(*layers));
+	if (config_collect_layers(cfg, srv, profile, layers, &n_layers, &found, err) < 0)
+		return moat_error_wrap(err, "%s: %s", l->src.shown, e->key);
+	*builtin = found;
+	*out = moat_xcalloc(n_layers + 1, sizeof(**out));
+	for (i = 0; i < n_layers; i++) {
+		const struct toml_value *t = layer_table(cfg, l, e, srv, layers[i]);
+
+		if (layers[i]->broken || !t) {
+			moat_error_set(err, MOAT_E_CONFIG, 0,
+				       "%s:%d:%d: %s: not wrapped: the server's moat settings at %s have a problem, "
+				       "and wrap does not wrap it without them",
+				       l->src.shown, layers[i]->origin.line, layers[i]->origin.col, e->key,
+				       layers[i]->key);
+			free(steal_ptr(out));
+			return moat_error_hint(err, "moat config check %s says what it is", l->src.shown);
+		}
+		(*out)[(*n)++] = (struct mcp_carried){
+		    .table = t, .key = layers[i]->key, .file = l->src.shown, .dir = cfg->dir, .home = c->home};
+	}
+	return 0;
+}
+
+/* The carried settings as wrap writes them for entry e now ("" for none),
+ * or NULL with err. */
+static char *entry_carried_text(const struct ctx *c, struct loaded *l, const struct mcp_entry *e,
+				struct moat_error *err)
+{
+	cleanup_free struct mcp_carried *cv = NULL;
+	const char *builtin;
+	size_t n;
+
+	if (entry_carried(c, l, e, &cv, &n, &builtin, err) < 0)
+		return NULL;
+	return mcp_carried_text(cv, n, err);
 }
 
 /* ---- the policy file ---- */
@@ -531,7 +658,29 @@ static const char *entry_skip(const struct mcp_entry *e)
 	return NULL;
 }
 
-static json_t *entry_json(const struct ctx *c, const struct loaded *l, const struct mcp_entry *e,
+/* Why a wrapped entry's profile lacks moat settings its client's file
+ * gives it (its own sandbox, the file's [sandbox]), or NULL: wrap carried
+ * them (the record's `carried`), and they have not changed since.  An
+ * entry wrapped before wrap carried them, or whose settings were edited
+ * after, does not run under them. */
+static char *carried_stale(const struct ctx *c, struct loaded *l, const struct mcp_entry *e,
+			   const struct toml_value *rec)
+{
+	struct moat_error err = {0};
+	cleanup_free char *now = entry_carried_text(c, l, e, &err);
+	const char *then = mcp_record_get(rec, "carried");
+
+	if (!now)
+		return moat_xstrdup(err.message);
+	if (strcmp(now, then ? then : "") == 0)
+		return NULL;
+	return moat_xasprintf("the moat settings %s gives %s are not all in its profile %s (they changed since it was "
+			      "wrapped, or an older moat wrapped it): they do not apply; run moat mcp unwrap --server "
+			      "%s, then moat mcp wrap again",
+			      l->src.shown, e->name, e->profile, e->name);
+}
+
+static json_t *entry_json(const struct ctx *c, struct loaded *l, const struct mcp_entry *e,
 			  const struct moat_host *host, struct policy_cache *pc)
 {
 	const char *uv_path;
@@ -543,6 +692,7 @@ static json_t *entry_json(const struct ctx *c, const struct loaded *l, const str
 			      "line", e->pos.line, "col", e->pos.col, "kind", kind_name(e->kind), "state",
 			      unvouched ? "unvouched" : state_name(e->state));
 	char **argv = NULL, *const *cmd = e->argv;
+	cleanup_free char *stale = NULL;
 	size_t argc = 0, n_cmd = e->argc, i;
 
 	const char *skip = entry_skip(e);
@@ -566,6 +716,11 @@ static json_t *entry_json(const struct ctx *c, const struct loaded *l, const str
 		json_object_set_new(j, "policies", json_text(e->policies));
 		json_object_set_new(j, "profile", json_text(e->profile));
 		json_object_set_new(j, "policy", prof ? value_json(prof) : json_null());
+		if (p && p->p && (stale = carried_stale(c, l, e, mcp_policies_record(p->p, e->profile)))) {
+			json_object_set_new(j, "verdict",
+					    json_pack("{s:s, s:o}", "status", "error", "error", json_text(stale)));
+			return j;
+		}
 	}
 	if (uv && !unvouched) {
 		/* moat by hand with another's policy file: a dry run of it
@@ -627,7 +782,7 @@ int api_mcp_list(const struct api_mcp_request *r, json_t **out, struct moat_erro
 	json_object_set_new(doc, "policies", c.policies ? json_text(c.policies) : json_null());
 	files = json_array();
 	for (i = 0; i < c.n_files; i++) {
-		const struct loaded *l = &c.files[i];
+		struct loaded *l = &c.files[i];
 		json_t *fj = json_pack("{s:s, s:s, s:s, s:o}", "client", mcp_client_id(l->client), "client_name",
 				       mcp_client_name(l->client), "scope", l->scope, "file", json_text(l->src.shown));
 		json_t *servers = json_array();
@@ -980,10 +1135,12 @@ static int wrap_file(struct ctx *c, struct loaded *l, struct policies *pol, stru
 	plen = strlen(ptext);
 	for (k = 0; k < l->f->n_entries; k++) {
 		const struct mcp_entry *e = &l->f->entries[k];
-		cleanup_free char **argv = NULL, *rec = NULL;
+		cleanup_free char **argv = NULL, *rec = NULL, *carried = NULL;
+		cleanup_free struct mcp_carried *cv = NULL;
 		struct mcp_policies *now = NULL;
 		struct mcp_wrap_record wr;
-		const char *why, *uv_path;
+		const char *why, *uv_path, *builtin;
+		size_t n_cv;
 		bool refuse;
 
 		if (!selected(c, e))
@@ -1023,14 +1180,21 @@ static int wrap_file(struct ctx *c, struct loaded *l, struct policies *pol, stru
 			argv[MCP_WRAP_ARGS + i] = pe[n].cmd[i];
 		if (mcp_entry_rewrite(l->f, e, argv, pe[n].n_cmd + MCP_WRAP_ARGS, &pe[n].s, err) < 0)
 			goto out;
+		/* The entry's own moat settings go along, under wrap's flags. */
+		if (entry_carried(c, l, e, &cv, &n_cv, &builtin, err) < 0 ||
+		    !(carried = mcp_carried_text(cv, n_cv, err)))
+			goto out;
 		wr = (struct mcp_wrap_record){
 		    .id = pe[n].id,
-		    .extends = r->profile ? r->profile : MOAT_SERVER_DEFAULT_PROFILE,
+		    .extends = r->profile ? r->profile : builtin,
 		    .flags = r->flags,
 		    .n_flags = r->n_flags,
 		    .env_pass = e->env_names,
 		    .n_env_pass = e->n_env,
 		    .cwd = c->cwd,
+		    .carried = cv,
+		    .n_carried = n_cv,
+		    .carried_text = carried,
 		    .client = mcp_client_id(l->client),
 		    .file = l->src.shown,
 		    .server = e->name,

@@ -117,6 +117,28 @@ static void list_free(struct list *l)
 	memset(l, 0, sizeof(*l));
 }
 
+static bool scalar(enum flag_kind kind)
+{
+	return kind == K_STRING || kind == K_INTEGER || kind == K_NUMBER || kind == K_TRUE;
+}
+
+/* Add a value, written as TOML, to key k's: a list's items each once, a
+ * scalar's last one wins (as a later layer's does in moat run, and a
+ * later flag's). */
+static void add_value(struct list *l, size_t k, const char *literal)
+{
+	if (scalar(flags[k].kind))
+		list_free(l);
+	list_add(l, literal);
+}
+
+static void add_quoted(struct list *l, size_t k, const char *s)
+{
+	cleanup_free char *q = mcp_quote(s, false);
+
+	add_value(l, k, q);
+}
+
 /* Flag k's values, as the profile's key holds them. */
 static int flag_values(const struct mcp_wrap_record *r, size_t k, struct list *l, struct moat_error *err)
 {
@@ -128,7 +150,7 @@ static int flag_values(const struct mcp_wrap_record *r, size_t k, struct list *l
 		if (strcmp(r->flags[i].opt, flags[k].opt) != 0)
 			continue;
 		if (flags[k].kind == K_TRUE) {
-			list_add(l, "true");
+			add_value(l, k, "true");
 		} else if (flags[k].kind == K_PATHS && v[0] != '~') {
 			/* The profile's relative paths would be the policy
 			 * file's; the user meant wrap's working directory.  A
@@ -138,20 +160,157 @@ static int flag_values(const struct mcp_wrap_record *r, size_t k, struct list *l
 			if (!abs)
 				return moat_error_set(err, MOAT_E_USAGE, 0, "%s %s: cannot make the path absolute",
 						      flags[k].opt, v);
-			list_add(l, abs);
+			add_quoted(l, k, abs);
 		} else if (flags[k].kind == K_CSV) {
 			cleanup_free char *copy = moat_xstrdup(v);
 			char *save = NULL, *tok;
 
 			for (tok = strtok_r(copy, ",", &save); tok; tok = strtok_r(NULL, ",", &save))
-				list_add(l, tok);
-		} else if (flags[k].kind == K_LIST || flags[k].kind == K_PATHS) {
-			list_add(l, v);
+				add_quoted(l, k, tok);
+		} else if (flags[k].kind == K_INTEGER || flags[k].kind == K_NUMBER) {
+			/* Checked as moat run checks them before wrap
+			 * writes anything. */
+			add_value(l, k, v);
 		} else {
-			/* A scalar: the last one given wins, as in moat run. */
-			list_free(l);
-			list_add(l, v);
+			add_quoted(l, k, v);
 		}
+	}
+	return 0;
+}
+
+/* ---- the client's own moat settings, carried ---- */
+
+static int carried_error(const struct mcp_carried *c, const struct toml_value *v, const char *key,
+			 struct moat_error *err)
+{
+	moat_error_set(err, MOAT_E_CONFIG, 0,
+		       "%s:%d:%d: %s.%s: moat mcp wrap cannot carry this setting into the server's profile, and "
+		       "the server would run without it",
+		       c->file, v->pos.line, v->pos.col, c->key, key);
+	return moat_error_hint(err,
+			       "write it as moat's docs/config.md has it (moat config check %s), or remove it and "
+			       "give it to wrap as a flag",
+			       c->file);
+}
+
+/* Key k's value in a carried table, or NULL.  A `sandbox = "BACKEND"`
+ * string is the backend alone. */
+static const struct toml_value *carried_value(const struct mcp_carried *c, size_t k)
+{
+	const char *key = flags[k].key;
+
+	if (c->table->type == TOML_STRING)
+		return strcmp(key, "backend") == 0 ? c->table : NULL;
+	if (strncmp(key, "network.", 8) == 0)
+		return toml_table_get(toml_table_get(c->table, "network"), key + 8);
+	return toml_table_get(c->table, key);
+}
+
+/* One value as TOML; a path as the client's file means it (relative to
+ * that file, ~ as HOME), which the policy file, elsewhere, would not. */
+static char *carried_literal(const struct mcp_carried *c, size_t k, const struct toml_value *v)
+{
+	cleanup_free char *abs = NULL;
+
+	switch (v->type) {
+	case TOML_STRING:
+		if (strlen(v->u.str.ptr) != v->u.str.len)
+			break;
+		if (flags[k].kind != K_PATHS)
+			return mcp_quote(v->u.str.ptr, false);
+		abs = path_resolve_lexical(v->u.str.ptr, c->dir, c->home);
+		return abs ? mcp_quote(abs, false) : NULL;
+	case TOML_INTEGER:
+		return moat_xasprintf("%lld", (long long)v->u.integer);
+	case TOML_FLOAT:
+		/* A float stays one: "30" would read back as an integer. */
+		return moat_xasprintf("%.17g%s", v->u.flt, v->u.flt == (double)(long long)v->u.flt ? ".0" : "");
+	case TOML_BOOL:
+		return moat_xstrdup(v->u.boolean ? "true" : "false");
+	default:
+		break;
+	}
+	return NULL;
+}
+
+static int carried_add(const struct mcp_carried *c, size_t k, const struct toml_value *v, struct list *l,
+		       struct moat_error *err)
+{
+	cleanup_free char *lit = carried_literal(c, k, v);
+
+	if (!lit)
+		return carried_error(c, v, flags[k].key, err);
+	add_value(l, k, lit);
+	return 0;
+}
+
+/* Key k's values in the carried table c, after those of the tables
+ * before it: what moat run's layers do (sources/config_build.c,
+ * apply_layer), one table over another. */
+static int carried_values(const struct mcp_carried *c, size_t k, struct list *l, struct moat_error *err)
+{
+	const struct toml_value *v = carried_value(c, k), *allow;
+	size_t i;
+
+	/* Destinations without `net` in the same table mean net allow. */
+	if (!v && strcmp(flags[k].key, "net") == 0 && c->table->type == TOML_TABLE) {
+		allow = toml_table_get(toml_table_get(c->table, "network"), "allow");
+		if (allow && allow->type == TOML_ARRAY && toml_array_len(allow) > 0)
+			add_value(l, k, "\"allow\"");
+		return 0;
+	}
+	if (!v)
+		return 0;
+	if (scalar(flags[k].kind) != (v->type != TOML_ARRAY))
+		return carried_error(c, v, flags[k].key, err);
+	if (v->type != TOML_ARRAY)
+		return carried_add(c, k, v, l, err);
+	for (i = 0; i < toml_array_len(v); i++)
+		if (carried_add(c, k, toml_array_at(v, i), l, err) < 0)
+			return -1;
+	return 0;
+}
+
+/* A key wrap does not know how to carry is refused, not dropped: a
+ * setting moat reads one day must not vanish from a wrapped server. */
+static bool carried_known(const char *key, bool in_network)
+{
+	size_t i;
+
+	if (!in_network && (strcmp(key, "profile") == 0 || strcmp(key, "extends") == 0 || strcmp(key, "network") == 0))
+		return true;
+	for (i = 0; i < ARRAY_LEN(flags); i++) {
+		bool net = strncmp(flags[i].key, "network.", 8) == 0;
+
+		if (net == in_network && strcmp(flags[i].key + (net ? 8 : 0), key) == 0)
+			return true;
+	}
+	return false;
+}
+
+static int carried_check_keys(const struct mcp_carried *c, struct moat_error *err)
+{
+	const struct toml_value *net;
+	size_t i;
+
+	if (c->table->type == TOML_STRING)
+		return 0;
+	if (c->table->type != TOML_TABLE)
+		return carried_error(c, c->table, "", err);
+	for (i = 0; i < toml_table_len(c->table); i++) {
+		const struct toml_keyval *kv = toml_table_at(c->table, i);
+
+		if (!carried_known(kv->key, false))
+			return carried_error(c, kv->value, kv->key, err);
+	}
+	net = toml_table_get(c->table, "network");
+	if (net && net->type != TOML_TABLE)
+		return carried_error(c, net, "network", err);
+	for (i = 0; net && i < toml_table_len(net); i++) {
+		const struct toml_keyval *kv = toml_table_at(net, i);
+
+		if (!carried_known(kv->key, true))
+			return carried_error(c, kv->value, "network", err);
 	}
 	return 0;
 }
@@ -164,52 +323,62 @@ static void put_list(struct text *t, const struct list *l)
 	for (i = 0; i < l->n; i++) {
 		if (i > 0)
 			put(t, ", ");
-		put_quoted(t, l->v[i]);
+		put(t, l->v[i]);
 	}
 	put(t, "]");
 }
 
-static int put_profile_keys(struct text *t, const struct mcp_wrap_record *r, struct moat_error *err)
+/* The profile's keys but extends: the carried tables', base first, then
+ * wrap's flags on top -- the order of `moat run --config FILE --server
+ * NAME FLAGS` -- and the names the client hands the server. */
+static int put_keys(struct text *t, const struct mcp_wrap_record *r, struct moat_error *err)
 {
 	size_t k, i;
 
-	put_kv(t, "extends", r->extends);
+	for (i = 0; i < r->n_carried; i++)
+		if (carried_check_keys(&r->carried[i], err) < 0)
+			return -1;
 	for (k = 0; k < ARRAY_LEN(flags); k++) {
 		struct list l = {0};
+		int rc = 0;
 
-		if (flag_values(r, k, &l, err) < 0) {
+		for (i = 0; i < r->n_carried && rc == 0; i++)
+			rc = carried_values(&r->carried[i], k, &l, err);
+		if (rc == 0)
+			rc = flag_values(r, k, &l, err);
+		if (rc < 0) {
 			list_free(&l);
 			return -1;
 		}
 		/* What the client hands the server reaches it through moat. */
 		if (strcmp(flags[k].key, "env_pass") == 0)
 			for (i = 0; i < r->n_env_pass; i++)
-				list_add(&l, r->env_pass[i]);
+				add_quoted(&l, k, r->env_pass[i]);
 		if (l.n > 0) {
 			put(t, flags[k].key);
 			put(t, " = ");
-			switch (flags[k].kind) {
-			case K_PATHS:
-			case K_LIST:
-			case K_CSV:
-				put_list(t, &l);
-				break;
-			case K_STRING:
-				put_quoted(t, l.v[0]);
-				break;
-			case K_INTEGER:
-			case K_NUMBER:
-			case K_TRUE:
-				/* Checked as moat run checks them before
-				 * wrap writes anything. */
+			if (scalar(flags[k].kind))
 				put(t, l.v[0]);
-				break;
-			}
+			else
+				put_list(t, &l);
 			put(t, "\n");
 		}
 		list_free(&l);
 	}
 	return 0;
+}
+
+char *mcp_carried_text(const struct mcp_carried *c, size_t n, struct moat_error *err)
+{
+	struct mcp_wrap_record r = {.carried = c, .n_carried = n};
+	struct text t = {0};
+
+	put(&t, "");
+	if (put_keys(&t, &r, err) < 0) {
+		free(t.p);
+		return NULL;
+	}
+	return t.p;
 }
 
 const char *mcp_policies_preamble(void)
@@ -229,7 +398,8 @@ char *mcp_record_text(const struct mcp_wrap_record *r, struct moat_error *err)
 	put(&t, "\n[profiles.");
 	put(&t, id);
 	put(&t, "]\n");
-	if (put_profile_keys(&t, r, err) < 0) {
+	put_kv(&t, "extends", r->extends);
+	if (put_keys(&t, r, err) < 0) {
 		free(t.p);
 		return NULL;
 	}
@@ -241,6 +411,10 @@ char *mcp_record_text(const struct mcp_wrap_record *r, struct moat_error *err)
 	put_kv(&t, "server", r->server);
 	put_kv(&t, "before", r->before);
 	put_kv(&t, "after", r->after);
+	/* What of the client's own settings the profile holds: list tells
+	 * by it when they have changed since, and no longer all apply. */
+	if (r->carried_text && r->carried_text[0])
+		put_kv(&t, "carried", r->carried_text);
 	return t.p;
 }
 

@@ -32,6 +32,24 @@ struct mcp_flag {
 	const char *value; /* NULL for a flag without one */
 };
 
+/* A table of moat settings in the client's file that `moat run --config
+ * FILE --server NAME` applies to the entry -- a user profile of the file
+ * (of the chain the entry's profile names), the file's [sandbox], the
+ * entry's own sandbox -- carried into the profile wrap writes, base first
+ * and wrap's flags on top, so that the wrapped server runs under no less
+ * than what its entry says.  A key wrap cannot carry is an error, never
+ * dropped. */
+struct mcp_carried {
+	const struct toml_value *table; /* a table, or `sandbox = "BACKEND"`'s string */
+	const char *key;		/* where it is: "mcp_servers.files.sandbox" */
+	const char *file;		/* the client's file, for messages */
+	const char *dir, *home;		/* what its relative paths and ~ are taken against */
+};
+
+/* The profile keys carried from c (n tables), as wrap writes them: "" for
+ * none; NULL with err for a setting it cannot carry. */
+char *mcp_carried_text(const struct mcp_carried *c, size_t n, struct moat_error *err);
+
 /* What wrap records for one entry. */
 struct mcp_wrap_record {
 	const char *id;
@@ -41,6 +59,9 @@ struct mcp_wrap_record {
 	char *const *env_pass; /* what the client hands the server (its env, env_vars) */
 	size_t n_env_pass;
 	const char *cwd; /* relative paths of the flags are taken against it */
+	const struct mcp_carried *carried; /* under the flags, base first */
+	size_t n_carried;
+	const char *carried_text; /* mcp_carried_text of them, kept in the record */
 	const char *client, *file, *server;
 	const char *before, *after;
 };

@@ -400,4 +400,82 @@ EOF
 }
 claude_check
 
+# 7. The entry's own moat settings (its sandbox, the file's [sandbox]) go
+# into the profile wrap writes, under wrap's flags: the deny holds when the
+# server runs as the client starts it (red-team B1: they were dropped).
+H2=$BASE/home2
+W2=$BASE/work2
+mkdir -p "$H2/.codex" "$W2/secrets"
+echo TOPSECRET >"$W2/secrets/key"
+echo visible >"$W2/open"
+m2() { (cd "$H2" && env HOME="$H2" XDG_CONFIG_HOME="$H2/.config" CODEX_HOME="$H2/.codex" "$MOAT" "$@"); }
+# The command line the client runs for SERVER of a wrapped FILE, run.
+client_run() { # client_run FILE SERVER
+	(cd "$H2" && env HOME="$H2" XDG_CONFIG_HOME="$H2/.config" $PY -c '
+import json, subprocess, sys, tomllib
+f, s = sys.argv[1], sys.argv[2]
+d = json.load(open(f)) if f.endswith(".json") else tomllib.load(open(f, "rb"))
+e = (d.get("mcp_servers") or d.get("mcpServers"))[s]
+sys.exit(subprocess.run([e["command"]] + e.get("args", [])).returncode)' "$1" "$2" 2>&1)
+}
+# The wrapped server of FILE's SERVER, as its client starts it, fails to
+# read the secret.
+denied() { # denied FILE SERVER NAME
+	local out rc
+	out=$(client_run "$1" "$2")
+	rc=$?
+	ok "$([ $rc != 0 ] && ! grep -q TOPSECRET <<<"$out" && echo 0 || echo 1)" \
+		"$3 (rc $rc: $(head -c 200 <<<"$out"))"
+}
+cat >"$H2/.codex/config.toml" <<EOF
+[sandbox]
+pids = 64
+
+[mcp_servers.files]
+command = "/bin/cat"
+args = ["$W2/secrets/key"]
+
+[mcp_servers.files.sandbox]
+read = ["../../work2"]
+deny = ["$W2/secrets"]
+memory = "256M"
+
+[mcp_servers.open]
+command = "/bin/cat"
+args = ["$W2/open"]
+sandbox = { read = ["$W2"], deny = ["$W2/secrets"] }
+EOF
+out=$(m2 mcp wrap --read "$W2" 2>&1)
+ok $? "wrap an entry with its own sandbox table ($(printf '%s' "$out" | head -c 200))"
+denied "$H2/.codex/config.toml" files "  the wrapped server cannot read what its entry denies"
+is "$(client_run "$H2/.codex/config.toml" open)" visible "  control: the entry's read grant holds"
+POL2=$H2/.config/moat/servers.toml
+like "$(sed -n '/^\[profiles."codex.files"\]/,/^$/p' "$POL2" | tr '\n' ' ')" \
+	"read = \\[\"$W2\"\\].*deny = \\[\"$W2/secrets\"\\].*memory = \"256M\".*pids = 64" \
+	"  the profile holds the entry's and the file's settings, paths made absolute"
+like "$(m2 mcp list 2>&1)" "files +:[0-9]+ +local +wrapped .*enforced" "  list: wrapped, enforced"
+sed -i 's/memory = "256M"/memory = "512M"/' "$H2/.codex/config.toml"
+out=$(m2 mcp list 2>&1)
+like "$out" "files .*error: the moat settings .* are not all in its profile codex.files" \
+	"  an edit of the entry's settings after wrap: list says they do not apply"
+ok "$(grep -E '^  files .*enforced' <<<"$out" >/dev/null && echo 1 || echo 0)" "  and not enforced"
+# A JSON file: the file's "sandbox" applies to the entry as well.
+cat >"$H2/proj.json" <<EOF
+{"sandbox": {"deny": ["$W2/secrets"], "timeout": 30},
+ "mcpServers": {"j": {"command": "/bin/cat", "args": ["$W2/secrets/key"], "sandbox": {"read": ["$W2"]}}}}
+EOF
+out=$(m2 mcp wrap --config "$H2/proj.json" --read "$W2" 2>&1)
+ok $? "wrap a JSON entry under the file's \"sandbox\" ($(printf '%s' "$out" | head -c 200))"
+denied "$H2/proj.json" j "  the file's deny holds in the wrapped server"
+# Settings wrap cannot carry (here: a broken table): refused, nothing written.
+printf '{"mcpServers": {"b": {"command": "/bin/true", "sandbox": {"deny": ["%s"], "nte": 1}}}}\n' "$W2/secrets" \
+	>"$H2/bad.json"
+cp "$H2/bad.json" "$H2/bad.orig"
+out=$(m2 mcp wrap --config "$H2/bad.json" 2>&1)
+rc=$?
+ok "$([ $rc != 0 ] && echo 0 || echo 1)" "an entry whose moat settings have a problem is not wrapped (rc $rc)"
+like "$out" "bad\\.json:1:[0-9]+: mcpServers\\.b: not wrapped: the server's moat settings at mcpServers\\.b\\.sandbox" \
+	"  the error names the file, the entry and the key"
+ok "$(cmp -s "$H2/bad.json" "$H2/bad.orig" && echo 0 || echo 1)" "  and the file is left as it was"
+
 done_testing

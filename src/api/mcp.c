@@ -343,6 +343,19 @@ static int entry_carried(const struct ctx *c, struct loaded *l, const struct mcp
 	layers = moat_xcalloc(cfg->n_profiles + 3, sizeof(*layers));
 	if (config_collect_layers(cfg, srv, profile, layers, &n_layers, &found, err) < 0)
 		return moat_error_wrap(err, "%s: %s", l->src.shown, e->key);
+	/* A project's file comes with the repository: its settings may loosen
+	 * (mode = "off", a write grant of HOME, the whole network), and what
+	 * wrap writes is the user's own policy file, which list vouches for.
+	 * So they are not taken in unseen: the user gives what they want of
+	 * them as wrap's flags. */
+	if (n_layers && strcmp(l->scope, "project") == 0) {
+		moat_error_set(err, MOAT_E_CONFIG, 0,
+			       "%s:%d:%d: %s: not wrapped: this project's file gives the server moat settings (%s), and "
+			       "wrap does not take a project's settings into your policy unseen: they may loosen it",
+			       l->src.shown, e->pos.line, e->pos.col, e->key, layers[n_layers - 1]->key);
+		return moat_error_hint(err, "review them, give what you want of them to moat mcp wrap as flags (--deny, "
+					    "--memory, ...), and remove them from the file; or wrap the others with --server NAME");
+	}
 	*builtin = found;
 	*out = moat_xcalloc(n_layers + 1, sizeof(**out));
 	for (i = 0; i < n_layers; i++) {

@@ -477,5 +477,20 @@ ok "$([ $rc != 0 ] && echo 0 || echo 1)" "an entry whose moat settings have a pr
 like "$out" "bad\\.json:1:[0-9]+: mcpServers\\.b: not wrapped: the server's moat settings at mcpServers\\.b\\.sandbox" \
 	"  the error names the file, the entry and the key"
 ok "$(cmp -s "$H2/bad.json" "$H2/bad.orig" && echo 0 || echo 1)" "  and the file is left as it was"
+# A project's own file (found in the working directory, as a cloned
+# repository's .mcp.json is): its settings are not taken into the user's
+# policy unseen -- here they would turn the sandbox off.
+P2=$BASE/proj2
+mkdir -p "$P2"
+printf '{"mcpServers": {"p": {"command": "/bin/cat", "args": ["%s"], "sandbox": {"mode": "off"}}}}\n' \
+	"$W2/secrets/key" >"$P2/.mcp.json"
+cp "$P2/.mcp.json" "$P2/mcp.orig"
+out=$(cd "$P2" && env HOME="$H2" XDG_CONFIG_HOME="$H2/.config" CODEX_HOME="$H2/.codex" "$MOAT" mcp wrap --server p 2>&1)
+rc=$?
+ok "$([ $rc != 0 ] && echo 0 || echo 1)" "a project's entry with moat settings of its own is not wrapped (rc $rc)"
+like "$out" "\.mcp\.json:1:[0-9]+: mcpServers\.p: not wrapped: this project's file gives the server moat settings" \
+	"  the error names the file and the entry, and says why"
+ok "$(cmp -s "$P2/.mcp.json" "$P2/mcp.orig" && echo 0 || echo 1)" "  and the file is left as it was"
+unlike "$(sed -n '/"claude-code.p"/,$p' "$POL2" 2>/dev/null)" 'mode = "off"' "  and the policy file holds no mode = \"off\""
 
 done_testing

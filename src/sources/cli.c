@@ -113,6 +113,25 @@ static int opt_rule(struct cli_state *s, const char *opt, const char *val, struc
 	return 0;
 }
 
+/* --read, --write, --deny, --unprotect.  A shell has expanded what it
+ * would before moat sees it, so a $HOME or ~root here came in single
+ * quotes or from a launcher without a shell: an MCP client's JSON args
+ * ("args": ["run", "--deny", "$HOME/.npmrc", ...]).  Refused as in a
+ * config file: taken literally, a deny of it would deny nothing. */
+static int opt_path(struct cli_state *s, const char *opt, const char *val, struct moat_error *err)
+{
+	size_t len;
+	const char *form = path_unexpanded(val, &len);
+
+	if (form) {
+		moat_error_set(err, MOAT_E_USAGE, 0, "%s %s: %.*s is not expanded in a path", opt, val, (int)len, form);
+		return moat_error_hint(err, "moat expands only ~ and ~/ (to HOME), and a shell does not expand "
+					    "what is in single quotes: write the absolute path%s",
+				       val[0] == '~' ? " (a name that really begins with ~: ./~NAME)" : "");
+	}
+	return opt_rule(s, opt, val, err);
+}
+
 static int opt_env(struct cli_state *s, const char *opt, const char *val, struct moat_error *err)
 {
 	const char *eq = strchr(val, '=');
@@ -442,11 +461,11 @@ static const struct option_def options[] = {
      "run server NAME of --config FILE (words after the options are extra arguments)"},
     {"--profile", true, opt_profile, "NAME",
      "start from a profile: built-in or from --config (default " MOAT_DEFAULT_PROFILE ")"},
-    {"--read", true, opt_rule, "PATH", "allow reading PATH (and executing below it)"},
-    {"--write", true, opt_rule, "PATH", "allow reading and writing PATH"},
+    {"--read", true, opt_path, "PATH", "allow reading PATH (and executing below it)"},
+    {"--write", true, opt_path, "PATH", "allow reading and writing PATH"},
     {"--mkdir", false, opt_flag, NULL, "make a --write directory that does not exist yet (mkdir -p) before the run"},
-    {"--deny", true, opt_rule, "PATH", "deny PATH even inside an allowed parent"},
-    {"--unprotect", true, opt_rule, "PATH",
+    {"--deny", true, opt_path, "PATH", "deny PATH even inside an allowed parent"},
+    {"--unprotect", true, opt_path, "PATH",
      "let the command write a protected entry of a write grant (.git/hooks, .mcp.json, ...)"},
     {"--net", true, opt_net, "MODE", "network: none (default), loopback, all, or allow (what --allow-net gives)"},
     {"--allow-net", true, opt_net_rule, "DEST",
@@ -540,8 +559,8 @@ void cli_run_usage(FILE *out)
  * unlike those that add a rule each time (--read, --env, --keep-fd, ...). */
 static bool single_valued(const struct option_def *def)
 {
-	return def->takes_value && def->fn != opt_rule && def->fn != opt_env && def->fn != opt_env_pass &&
-	       def->fn != opt_net_rule && def->fn != opt_keep_fd && def->fn != opt_require && def->fn != opt_config;
+	return def->takes_value && def->fn != opt_rule && def->fn != opt_path && def->fn != opt_env &&
+	       def->fn != opt_env_pass && def->fn != opt_net_rule && def->fn != opt_keep_fd && def->fn != opt_require && def->fn != opt_config;
 }
 
 /* The same option twice with two values (`--net none --net all`): which

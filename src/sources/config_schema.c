@@ -453,9 +453,30 @@ static int get_array(const struct loader *L, const struct toml_value *v, const c
 	return 0;
 }
 
+/* A path with a form moat does not expand (~root, $HOME, ${VAR}, %VAR%)
+ * is refused: taken literally, under the file's directory, it names
+ * nothing, and a deny of it would deny nothing while the report says
+ * enforced.  The clients expand some of these in their own keys, and the
+ * file's `env` values expand $VAR, so a user may well expect it here. */
+static int check_unexpanded(const struct loader *L, const struct toml_value *v, const char *key, const char *s)
+{
+	size_t len;
+	const char *form = path_unexpanded(s, &len);
+
+	if (!form)
+		return 0;
+	fail(L, v->pos, key, "\"%s\": %.*s is not expanded in a path", s, (int)len, form);
+	return moat_error_hint(L->err, "only ~ and ~/ are expanded (to HOME): write the absolute path%s",
+			       s[0] == '~' ? " (a name that really begins with ~: ./~NAME)" : "");
+}
+
 static char *resolve_path(const struct loader *L, const struct toml_value *v, const char *key, const char *s)
 {
-	char *abs = path_resolve_lexical(s, L->c->dir, L->home);
+	char *abs;
+
+	if (check_unexpanded(L, v, key, s) < 0)
+		return NULL;
+	abs = path_resolve_lexical(s, L->c->dir, L->home);
 
 	if (!abs)
 		fail(L, v->pos, key, "cannot expand \"%s\": HOME is not set", s);

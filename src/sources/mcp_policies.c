@@ -142,13 +142,20 @@ static void add_quoted(struct list *l, size_t k, const char *s)
 /* Flag k's values, as the profile's key holds them. */
 static int flag_values(const struct mcp_wrap_record *r, size_t k, struct list *l, struct moat_error *err)
 {
-	size_t i;
+	size_t i, len;
 
 	for (i = 0; i < r->n_flags; i++) {
-		const char *v = r->flags[i].value;
+		const char *v = r->flags[i].value, *form;
 
 		if (strcmp(r->flags[i].opt, flags[k].opt) != 0)
 			continue;
+		if (flags[k].kind == K_PATHS && (form = path_unexpanded(v, &len))) {
+			/* Said now, of the flag, rather than of a line of a
+			 * policy file never written (the loader refuses it). */
+			moat_error_set(err, MOAT_E_USAGE, 0, "%s %s: %.*s is not expanded in a path", flags[k].opt, v,
+				       (int)len, form);
+			return moat_error_hint(err, "moat expands only ~ and ~/ (to HOME): write the absolute path");
+		}
 		if (flags[k].kind == K_TRUE) {
 			add_value(l, k, "true");
 		} else if (flags[k].kind == K_PATHS && v[0] != '~') {

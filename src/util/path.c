@@ -66,6 +66,64 @@ char *path_resolve_lexical(const char *path, const char *base, const char *home)
 	return out;
 }
 
+static bool name_start(char c)
+{
+	return (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || c == '_';
+}
+
+static bool name_char(char c)
+{
+	return name_start(c) || (c >= '0' && c <= '9');
+}
+
+/* The length of what closes at `close` from s (all of s if it never does:
+ * an unclosed ${HOME is no literal name either). */
+static size_t span_to(const char *s, char close)
+{
+	const char *e = strchr(s, close);
+
+	return e ? (size_t)(e - s) + 1 : strlen(s);
+}
+
+/* A variable reference opening the component at s, or 0. */
+static size_t component_ref(const char *s)
+{
+	size_t n = 1;
+
+	if (s[0] == '$' && (s[1] == '{' || s[1] == '('))
+		return span_to(s, s[1] == '{' ? '}' : ')');
+	if (s[0] == '$' && name_start(s[1])) {
+		while (name_char(s[n]))
+			n++;
+		return n;
+	}
+	if (s[0] == '%' && name_start(s[1])) {
+		while (name_char(s[n]))
+			n++;
+		return s[n] == '%' ? n + 1 : 0;
+	}
+	return 0;
+}
+
+const char *path_unexpanded(const char *path, size_t *len)
+{
+	const char *c;
+
+	if (path[0] == '~' && path[1] != '\0' && path[1] != '/') {
+		*len = strcspn(path, "/");
+		return path;
+	}
+	for (c = path; *c; c++) {
+		if (c[0] == '$' && c[1] == '{') {
+			*len = span_to(c, '}');
+			return c;
+		}
+		if ((c == path || c[-1] == '/') && (*len = component_ref(c)) > 0)
+			return c;
+	}
+	return NULL;
+}
+
 bool path_within(const char *inner, const char *outer)
 {
 	size_t n = strlen(outer);

@@ -4,12 +4,24 @@
 #define MOAT_UTIL_PATH_H
 
 #include <stdbool.h>
+#include <stddef.h>
 
 /* Make `path` absolute and normalised: "~" and "~/" expand to `home`, a
  * relative path is taken against `base`, and ".", ".." and repeated slashes
  * are folded.  Returns a new string, or NULL when "~" is used with no home
  * or `base` is not absolute. */
 char *path_resolve_lexical(const char *path, const char *base, const char *home);
+
+/* The first place where `path` holds a form that a shell or an MCP client
+ * would expand and moat does not (it expands "~" and "~/" only), or NULL:
+ * "~NAME" at the start (~root, ~+); "${" anywhere (${HOME}, ${env:HOME},
+ * ${workspaceFolder}); "$NAME" or "$(" opening a component ($HOME/x,
+ * /home/$USER); "%NAME%" opening a component (%USERPROFILE%).  Taken
+ * literally such a path is made relative to a base, names nothing, and a
+ * deny of it denies nothing without a word.  A "$" or "%" inside a name
+ * stays literal (a$b, 50%, a%20b): file names hold them.  *len is the
+ * form's length. */
+const char *path_unexpanded(const char *path, size_t *len);
 
 /* "dir/name" as a new string; "/name" when dir is "/".  A concatenation,
  * not a printf: planning joins a path for every entry of an expanded

@@ -186,6 +186,51 @@ is "$rc" 0 "control: [sandbox], sandbox and profiles as moat spells them pass co
 like "$(cat "$SCRATCH/dry.json")" '/etc/hostname' "  and moat run takes the sandbox's deny"
 bad syntax.json '{"mcpServers": {"s": {"command": "sh",}}}' "syntax.json:1:39: "
 
+# --- a path form moat does not expand (only ~ and ~/ are): refused at its
+# file:line:col.  Taken literally, under the file's directory, a deny of
+# "$VAR/x" or "~user/x" named nothing: the run went on, the directory the
+# user meant readable, and the report said enforced.
+bad unexpanded.toml $'[sandbox]\nread = ["."]\ndeny = ["$HOME/.npmrc", "~root/.cargo", "${HOME}/x", "/srv/$USER/d"]\n[mcp_servers.s]\ncommand = "sh"' \
+	"unexpanded.toml:3:9: sandbox.deny: \"\\\$HOME/.npmrc\": \\\$HOME is not expanded in a path
+moat: hint: only ~ and ~/ are expanded \\(to HOME\\): write the absolute path
+unexpanded.toml:3:25: sandbox.deny: \"~root/.cargo\": ~root is not expanded in a path
+moat: hint: .*\\./~NAME
+unexpanded.toml:3:41: sandbox.deny: \"\\\$\\{HOME\\}/x\": \\\$\\{HOME\\} is not expanded
+unexpanded.toml:3:54: sandbox.deny: \"/srv/\\\$USER/d\": \\\$USER is not expanded
+unexpanded.toml: 4 problems"
+bad unexpanded.json $'{"mcpServers": {"s": {"command": "sh", "cwd": "%USERPROFILE%/w",\n "sandbox": {"write": ["${workspaceFolder}"], "unprotect": ["~+/x"]}}}}' \
+	"unexpanded.json:1:47: mcpServers.s.cwd: \"%USERPROFILE%/w\": %USERPROFILE% is not expanded
+unexpanded.json:2:24: mcpServers.s.sandbox.write: \"\\\$\\{workspaceFolder\\}\": .* is not expanded
+unexpanded.json:2:61: mcpServers.s.sandbox.unprotect: \"~\\+/x\": ~\\+ is not expanded"
+# The run: the deny meant $MOAT_T_OUT/file, a file the read grant shows.
+cat >"$SCRATCH/proj/var-deny.toml" <<EOF
+[sandbox]
+read = ["$SCRATCH/outside"]
+deny = ["\$MOAT_T_OUT/file"]
+EOF
+out=$(MOAT_T_OUT="$SCRATCH/outside" "$MOAT" run --config var-deny.toml -- "$HELPER" read "$SCRATCH/outside/file" 2>&1); rc=$?
+is "$rc" 125 "moat run with deny = [\"\$MOAT_T_OUT/file\"]: exit 125 (it ran and read the file the deny meant)"
+like_lines "$out" "^moat: var-deny.toml:3:9: sandbox.deny: \"\\\$MOAT_T_OUT/file\": \\\$MOAT_T_OUT is not expanded in a path
+moat: hint: only ~ and ~/ are expanded" "  naming the file, line and column, the path and what is not expanded"
+unlike "$out" "OK secret" "  and the file is not read"
+# The same on the command line: a shell expands $VAR before moat sees it,
+# but not in single quotes, nor a client that starts moat with JSON args.
+out=$("$MOAT" run --read "$SCRATCH/outside" --deny '$MOAT_T_OUT/file' -- "$HELPER" read "$SCRATCH/outside/file" 2>&1); rc=$?
+is "$rc:$(printf '%s' "$out" | head -n 1)" "125:moat: --deny \$MOAT_T_OUT/file: \$MOAT_T_OUT is not expanded in a path" \
+	"--deny '\$VAR/x' on the command line: refused, as in a file"
+"$MOAT" run --read '~nobody' --dry-run -- true >/dev/null 2>&1; rc=$?
+is "$rc" 125 "--read '~nobody': refused"
+# Control: a $ or % inside a name is the name's (a file may hold one), and
+# ~ and ~/ still expand.
+mkdir -p "$SCRATCH/proj/lit"
+echo dollar >"$SCRATCH/proj/lit/a\$b"
+echo pct >"$SCRATCH/proj/lit/50%"
+printf '[sandbox]\nread = ["./lit", "~/"]\ndeny = ["./lit/a$b", "./lit/50%%"]\n' >literal.toml
+err=$("$MOAT" config check literal.toml 2>&1); rc=$?
+is "$rc" 0 "control: a\$b, 50% and ~/ in paths are accepted ($err)"
+out=$("$MOAT" run --config literal.toml -- "$HELPER" read "$SCRATCH/proj/lit/a\$b" 2>&1)
+like "$out" "ERR E(ACCES|PERM|NOENT)" "  and the deny of the literal a\$b holds ($out)"
+
 # --- unprotect and unix_sockets reach the policy: a lifted protected entry
 # is writable, and the command may make unix sockets (ipc.unix then not
 # requested); an unprotect naming nothing protected is refused at start.

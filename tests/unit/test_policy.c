@@ -1,4 +1,5 @@
 /* Unit tests: the policy model, lexical paths and environment curation. */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -49,6 +50,47 @@ static void test_paths(void)
 			   cases[c][2], cases[c][3], r);
 			free(r);
 		}
+	}
+}
+
+/* What a shell or an MCP client would expand and moat does not: found,
+ * with its length; a $ or % inside a name is literal. */
+static void test_path_unexpanded(void)
+{
+	struct {
+		const char *in, *want; /* the form found, or NULL */
+	} rows[] = {
+		{"~root/.cargo", "~root"},
+		{"~+", "~+"},
+		{"$HOME/.npmrc", "$HOME"},
+		{"/srv/$USER/data", "$USER"},
+		{"${HOME}/x", "${HOME}"},
+		{"a${X}b", "${X}"},
+		{"${env:HOME}", "${env:HOME}"},
+		{"${HOME", "${HOME"},
+		{"$(pwd)/x", "$(pwd)"},
+		{"%USERPROFILE%/.ssh", "%USERPROFILE%"},
+		{"~", NULL},
+		{"~/x", NULL},
+		{"./~root", NULL},
+		{"a$b", NULL},
+		{"price$", NULL},
+		{"/x/$", NULL},
+		{"/x/$1", NULL},
+		{"50%", NULL},
+		{"a%20b", NULL},
+		{"%20b", NULL},
+		{"%HOME", NULL},
+	};
+	size_t i, len;
+
+	for (i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
+		const char *form = path_unexpanded(rows[i].in, &len);
+		char got[64] = "(none)";
+
+		if (form)
+			snprintf(got, sizeof(got), "%.*s", (int)len, form);
+		is_str(got, rows[i].want ? rows[i].want : "(none)", "unexpanded form of %s", rows[i].in);
 	}
 }
 
@@ -195,6 +237,7 @@ static void test_node_modules_tree(void)
 int main(void)
 {
 	test_paths();
+	test_path_unexpanded();
 	test_env();
 	test_policy_validate();
 	test_properties();

@@ -2,13 +2,15 @@
 
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include "util/cleanup.h"
 #include "util/mem.h"
 
 /* The one list of variables that make a loader, an interpreter or a shell
  * run code (or load a module) chosen by whoever set them, before the
- * program's own: each entry says how.  Names only; the families are below. */
+ * program's own -- or a tool the program runs (git, npm) run a program
+ * they name: each entry says how.  Names only; the families are below. */
 static const char *const hook_names[] = {
 	"GCONV_PATH",        /* glibc: iconv(3) loads the .so modules named there */
 	"BASH_ENV",          /* bash: a non-interactive shell sources this file first */
@@ -39,14 +41,44 @@ static const char *const hook_names[] = {
 	"ERL_AFLAGS", "ERL_FLAGS", "ERL_ZFLAGS", /* erlang: -eval, -s run code at start */
 	"OPENSSL_CONF",      /* OpenSSL: its config loads engines and providers (.so) */
 	"OPENSSL_ENGINES", "OPENSSL_MODULES", /* OpenSSL: where those .so are loaded from */
+	"GLIBC_TUNABLES",    /* glibc's loader, as LD_*: how every program's libc works
+			      * (hwcaps pick the library builds that load) */
+	"SHELLOPTS", "BASHOPTS", /* bash: the options every bash starts with (set -o,
+				  * shopt): xtrace expands PS4, posix reads ENV */
+	"CLASSPATH",         /* the JVM: classes found there first shadow the program's */
+	"GIT_CONFIG_COUNT",  /* git: with GIT_CONFIG_KEY_n/VALUE_n (below), settings as -c
+			      * gives them: core.fsmonitor, core.sshCommand, core.pager,
+			      * diff.external run programs at every git call (mcp-server-git) */
+	"GIT_CONFIG_PARAMETERS", /* git: the same, in the form git passes -c on to itself */
+	"GIT_SSH", "GIT_SSH_COMMAND", /* git: run for every ssh remote */
+	"GIT_EXEC_PATH",     /* git: where its subcommands (git-remote-https, ...) run from */
+	"GIT_EXTERNAL_DIFF", /* git: run by git diff in place of its own */
+	"GIT_PROXY_COMMAND", /* git: run for every git:// remote */
+	"GIT_ASKPASS", "SSH_ASKPASS", /* git, ssh: run to ask for a password without a tty */
+};
+
+/* Names a tool reads in any letter case: npm (and pnpm) takes every
+ * npm_config_KEY of the environment as its setting KEY, lowercased.  Those
+ * of its settings that run code: node-options is copied into NODE_OPTIONS
+ * for all npm runs (npx and npm exec: how most MCP servers start);
+ * script-shell runs the scripts and npm exec's command; userconfig and
+ * globalconfig name an .npmrc, which can set the others; onload-script is
+ * a module npm 6 loads.  Not the whole family: npm_config_registry,
+ * npm_config_cache and the CA bundle are settings, and moat sets some. */
+static const char *const hook_names_anycase[] = {
+	"npm_config_node_options", "npm_config_script_shell", "npm_config_userconfig",
+	"npm_config_globalconfig", "npm_config_onload_script", "pnpm_config_node_options",
+	"pnpm_config_script_shell",
 };
 
 /* Whole families: every LD_* variable is read by the dynamic loader
  * (LD_PRELOAD, LD_AUDIT, LD_LIBRARY_PATH load libraries; the others change
  * what it does), DYLD_* by macOS's; bash imports every BASH_FUNC_NAME%%
  * as the function NAME, which then shadows the command NAME; LUA_INIT and
- * LUA_INIT_5_4 (...) are code lua runs before the script. */
-static const char *const hook_prefixes[] = {"LD_", "DYLD_", "BASH_FUNC_", "LUA_INIT"};
+ * LUA_INIT_5_4 (...) are code lua runs before the script; git reads
+ * GIT_CONFIG_KEY_0, _1, ... as the settings GIT_CONFIG_COUNT counts. */
+static const char *const hook_prefixes[] = {"LD_",	  "DYLD_",	      "BASH_FUNC_",
+					    "LUA_INIT", "GIT_CONFIG_KEY_", "GIT_CONFIG_VALUE_"};
 
 bool env_is_hook(const char *name)
 {
@@ -54,6 +86,9 @@ bool env_is_hook(const char *name)
 
 	for (i = 0; i < ARRAY_LEN(hook_names); i++)
 		if (strcmp(name, hook_names[i]) == 0)
+			return true;
+	for (i = 0; i < ARRAY_LEN(hook_names_anycase); i++)
+		if (strcasecmp(name, hook_names_anycase[i]) == 0)
 			return true;
 	for (i = 0; i < ARRAY_LEN(hook_prefixes); i++)
 		if (strncmp(name, hook_prefixes[i], strlen(hook_prefixes[i])) == 0)

@@ -153,6 +153,26 @@ bad hook-env.toml $'[mcp_servers.s]\ncommand = "sh"\nenv = { LD_PRELOAD = "./x.s
 moat: hint: .*--env LD_PRELOAD=VALUE"
 bad hook-env.json $'{"mcpServers": {"s": {"command": "sh",\n "env": {"NODE_OPTIONS": "--require ./x.js"}}}}' \
 	"hook-env.json:2:10: mcpServers.s.env.NODE_OPTIONS: refusing the loader or interpreter hook NODE_OPTIONS from a config file"
+# npm copies npm_config_node_options (any case: npm reads it so) into
+# NODE_OPTIONS for what npx and npm exec start, and git runs what
+# GIT_CONFIG_KEY_n/VALUE_n set (core.fsmonitor): the same hooks, by
+# another name, refused alike.
+bad hook-npm.json $'{"mcpServers": {"s": {"command": "npx",\n "env": {"npm_config_node_options": "--require ./x.js", "NPM_CONFIG_NODE_OPTIONS": "--require ./x.js"}}}}' \
+	"hook-npm.json:2:10: mcpServers.s.env.npm_config_node_options: refusing the loader or interpreter hook npm_config_node_options from a config file
+moat: hint: .*--env npm_config_node_options=VALUE
+hook-npm.json:2:57: mcpServers.s.env.NPM_CONFIG_NODE_OPTIONS: refusing the loader or interpreter hook NPM_CONFIG_NODE_OPTIONS"
+bad hook-git.toml $'[mcp_servers.s]\ncommand = "uvx"\nenv = { GIT_CONFIG_COUNT = "1", GIT_CONFIG_KEY_0 = "core.fsmonitor", GIT_SSH_COMMAND = "./x" }\nenv_vars = ["GIT_CONFIG_VALUE_0"]' \
+	":3:9: mcp_servers.s.env.GIT_CONFIG_COUNT: refusing the loader or interpreter hook GIT_CONFIG_COUNT
+:3:33: mcp_servers.s.env.GIT_CONFIG_KEY_0: refusing
+:3:70: mcp_servers.s.env.GIT_SSH_COMMAND: refusing
+:4:13: mcp_servers.s.env_vars: refusing to pass the loader or interpreter hook GIT_CONFIG_VALUE_0 through"
+out=$("$MOAT" run --config hook-npm.json --server s --dry-run 2>&1 >/dev/null); rc=$?
+is "$rc" 125 "moat run of a server with npm_config_node_options in env: exit 125"
+like "$out" "hook-npm.json:2:10: mcpServers.s.env.npm_config_node_options: refusing" "  at its file:line:col"
+# Control: npm's and git's other settings are a config's to set.
+printf '%s\n' '{"mcpServers": {"s": {"command": "npx", "env": {"npm_config_registry": "https://r.example", "GIT_AUTHOR_NAME": "a"}}}}' >npm-ok.json
+err=$("$MOAT" config check npm-ok.json 2>&1); rc=$?
+is "$rc" 0 "control: npm_config_registry and GIT_AUTHOR_NAME in env are accepted ($err)"
 bad cycle.toml $'[profiles.a]\nextends = "b"\n[profiles.b]\nextends = "a"' \
 	":4:11: profiles.b.extends: profiles extend each other in a cycle \\(b -> a -> b\\)"
 bad sockets.toml $'[mcp_servers.s]\ncommand = "sh"\nsandbox = { unix_sockets = "yes" }' \

@@ -112,6 +112,22 @@ static void test_env(void)
 		   env_is_hook("PROMPT_COMMAND") && env_is_hook("GCONV_PATH") && env_is_hook("LUA_INIT_5_4") &&
 		   env_is_hook("OPENSSL_CONF") && env_is_hook("JDK_JAVA_OPTIONS"),
 	   "shell functions, shell start-up files and the other interpreters' hooks are recognised");
+	ok(env_is_hook("npm_config_node_options") && env_is_hook("NPM_CONFIG_NODE_OPTIONS") &&
+		   env_is_hook("npm_config_NODE_OPTIONS") && env_is_hook("NPM_CONFIG_SCRIPT_SHELL") &&
+		   env_is_hook("npm_config_userconfig") && env_is_hook("pnpm_config_node_options"),
+	   "npm's settings that run code are hooks, in any letter case (npm reads them so)");
+	ok(env_is_hook("GIT_CONFIG_COUNT") && env_is_hook("GIT_CONFIG_KEY_0") && env_is_hook("GIT_CONFIG_VALUE_12") &&
+		   env_is_hook("GIT_CONFIG_PARAMETERS") && env_is_hook("GIT_SSH_COMMAND") && env_is_hook("GIT_SSH") &&
+		   env_is_hook("GIT_EXEC_PATH") && env_is_hook("GIT_EXTERNAL_DIFF"),
+	   "git's settings from the environment and the programs it runs are hooks");
+	ok(env_is_hook("GLIBC_TUNABLES") && env_is_hook("SHELLOPTS") && env_is_hook("BASHOPTS") &&
+		   env_is_hook("CLASSPATH") && env_is_hook("ENV") && env_is_hook("PERL5OPT") && env_is_hook("RUBYOPT") &&
+		   env_is_hook("PYTHONSTARTUP") && env_is_hook("_JAVA_OPTIONS") && env_is_hook("JAVA_TOOL_OPTIONS"),
+	   "glibc's tunables, bash's options, the JVM's class path and the interpreters' options are hooks");
+	ok(!env_is_hook("npm_config_registry") && !env_is_hook("npm_config_cafile") && !env_is_hook("npm_config_cache") &&
+		   !env_is_hook("GIT_CONFIG_GLOBAL") && !env_is_hook("GIT_AUTHOR_NAME") &&
+		   !env_is_hook("GIT_CONFIG_NOSYSTEM") && !env_is_hook("npm_config_node_options_x"),
+	   "npm's and git's other settings are not hooks (moat sets some, and passes the CA bundle)");
 	ok(!env_is_hook("PATH") && !env_is_hook("LANG") && !env_is_hook("OLD_PRELOAD"), "ordinary names are not hooks");
 	ok(env_name_valid("A_1") && !env_name_valid("1A") && !env_name_valid("A-B") && !env_name_valid(""),
 	   "variable names are validated");

@@ -291,7 +291,10 @@ int moat_error_exit_status(const struct moat_error *err)
 	}
 }
 
-/* `text` escaped into `out` (4 bytes for each of its bytes, and 1). */
+/* `text` escaped into `out` (4 bytes for each of its bytes, and 1).  TAB
+ * too: it drives no escape sequence, but a name's TAB moves the rest of
+ * the line to another column (mcp list's table) and makes two words of
+ * one. */
 static size_t shown_into(char *out, const char *text)
 {
 	const unsigned char *s = (const unsigned char *)text;
@@ -300,7 +303,7 @@ static size_t shown_into(char *out, const char *text)
 	for (size_t i = 0; s[i]; i++) {
 		bool c1 = s[i] == 0xc2 && s[i + 1] >= 0x80 && s[i + 1] <= 0x9f;
 
-		if ((s[i] < 0x20 && s[i] != '\t') || s[i] == 0x7f || c1) {
+		if (s[i] < 0x20 || s[i] == 0x7f || c1) {
 			n += (size_t)sprintf(out + n, "\\x%02x", c1 ? s[++i] : s[i]);
 			continue;
 		}

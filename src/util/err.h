@@ -34,15 +34,17 @@ struct moat_error {
 };
 
 /* Write `head` and then `text` to stderr as one line, in one write: `text`
- * with the terminal's control characters shown as \xHH (C0 but tab, DEL,
+ * with the terminal's control characters shown as \xHH (C0 with tab, DEL,
  * and C1 as UTF-8 encodes them).  A path in moat's message may come from a
  * file a command made (a #! line, a link's target, a directory's name):
  * written raw, its escape sequences would retitle the window, move the
- * cursor or overwrite what moat said above it. */
+ * cursor or overwrite what moat said above it, and a tab would shift the
+ * rest of the line to another column. */
 void moat_say(const char *head, const char *text);
 
 /* `text` as moat_say shows it, in a new string (for a name in a line moat
- * builds itself: a server's name from a client's config). */
+ * builds itself: a server's name from a client's config, a file's name or
+ * a word of moat's command line). */
 char *moat_text_shown(const char *text);
 
 /* Fit `head` + `body` + `tail` into `out` (`len` bytes): when too long,

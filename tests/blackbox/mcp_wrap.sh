@@ -254,6 +254,17 @@ ok "$(LC_ALL=C grep -c "$(printf '\033')" "$SCRATCH/esc.out")" "a server named w
 like "$(cat "$SCRATCH/esc.out")" 'wrapped a\\x1b\]0;PWNED\\x07b ' "  the name shown escaped"
 m mcp unwrap --config "$ESCCFG" >"$SCRATCH/esc.out" 2>&1
 ok "$(LC_ALL=C grep -c "$(printf '\033')" "$SCRATCH/esc.out")" "  and unwrapped, its output without one either"
+# A TAB in the name as well (a VS Code server named "a\tb"): raw, it moves
+# the name's end to another column of list's table.
+printf '{"mcpServers": {"a\\u001b[2J\\tb\\nc": {"command": "npx", "args": ["pkg"]}}}\n' >"$ESCCFG"
+m mcp list --config "$ESCCFG" >"$SCRATCH/esc.out" 2>&1
+m mcp wrap --config "$ESCCFG" >>"$SCRATCH/esc.out" 2>&1
+ok "$(LC_ALL=C grep -c "$(printf '[\033\t]')" "$SCRATCH/esc.out")" "a server named with ESC, TAB and newline: no ESC or TAB byte in list's and wrap's output"
+[ "$(LC_ALL=C grep -c "$(printf '[\033\t]')" "$SCRATCH/esc.out")" = 0 ] || diag "$(cat -A "$SCRATCH/esc.out")"
+like "$(cat "$SCRATCH/esc.out")" '^  a\\x1b\[2J\\x09b\\x0ac ' "  list: the name shown escaped (\\x1b, \\x09, \\x0a)"
+like "$(cat "$SCRATCH/esc.out")" 'wrapped a\\x1b\[2J\\x09b\\x0ac ' "  wrap: the name shown escaped"
+m mcp unwrap --config "$ESCCFG" >"$SCRATCH/esc.out" 2>&1
+ok "$(LC_ALL=C grep -c "$(printf '[\033\t]')" "$SCRATCH/esc.out")" "  and unwrapped, its output without one either"
 
 # A server that runs a container: the sandbox would hold docker's client,
 # which cannot reach the daemon that starts the container (nor should it).

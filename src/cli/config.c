@@ -11,6 +11,8 @@
 #include "cli/commands.h"
 #include "report/report.h"
 #include "sources/toml_json.h"
+#include "util/cleanup.h"
+#include "util/err.h"
 
 static int usage(void)
 {
@@ -21,9 +23,12 @@ static int usage(void)
 }
 
 /* Every problem of the file, each with its file:line:col and hint; then
- * how many.  What was ignored or skipped is noted first. */
+ * how many.  What was ignored or skipped is noted first.  The file's name
+ * is shown escaped, as in the problems' file:line:col (util/err.h): a
+ * repository's file can be named with an escape sequence. */
 static int check(const char *file)
 {
+	cleanup_free char *shown = moat_text_shown(file);
 	struct moat_error err = {0};
 	struct api_config_check res;
 	size_t i;
@@ -34,16 +39,16 @@ static int check(const char *file)
 	for (i = 0; i < res.n_notes; i++)
 		moat_say("moat: note: ", res.notes[i]);
 	if (code == 0) {
-		fprintf(stderr, "%s: ok (%zu server%s)\n", file, res.n_servers, res.n_servers == 1 ? "" : "s");
+		fprintf(stderr, "%s: ok (%zu server%s)\n", shown, res.n_servers, res.n_servers == 1 ? "" : "s");
 	} else if (res.n_problems == 0) {
 		moat_error_print(&err);
 		if (res.stopped)
 			fprintf(stderr, "moat: %s: the reading stops at a syntax error: nothing after it was checked\n",
-				file);
+				shown);
 	} else {
 		for (i = 0; i < res.n_problems; i++)
 			moat_error_print(&res.problems[i]);
-		fprintf(stderr, "moat: %s: %zu problem%s\n", file, res.n_problems, res.n_problems == 1 ? "" : "s");
+		fprintf(stderr, "moat: %s: %zu problem%s\n", shown, res.n_problems, res.n_problems == 1 ? "" : "s");
 	}
 	api_config_check_free(&res);
 	return code;

@@ -91,8 +91,10 @@ static bool export_option(char **argv, int argc, int *i, const char **format, st
 		}
 		*slots[k] = argv[++*i];
 		if (k == 0 && strcmp(*format, "k8s") != 0 && strcmp(*format, "oci") != 0) {
+			cleanup_free char *shown = moat_text_shown(*format);
+
 			fprintf(stderr, "moat: --format %s: unknown export format\nmoat: hint: --format k8s or oci "
-					"(or --backend NAME for another backend's files)\n", *format);
+					"(or --backend NAME for another backend's files)\n", shown);
 			*bad = true;
 		}
 		return true;
@@ -161,9 +163,11 @@ static int export_run(int argc, char **argv, const char *forced_backend)
 		for (i = 1; i < n && strcmp(args[i], "--") != 0; i++)
 			if (strcmp(args[i], "--backend") == 0 && i + 1 < n && strcmp(args[i + 1], "gvisor") != 0 &&
 			    strcmp(args[i + 1], "auto") != 0) {
+				cleanup_free char *shown = moat_text_shown(args[i + 1]);
+
 				fprintf(stderr, "moat: --backend %s has no meaning with --format k8s: the cluster runs "
 						"the pod\nmoat: hint: --runtime-class NAME picks the cluster's runtime "
-						"(--backend gvisor: runtimeClassName gvisor)\n", args[i + 1]);
+						"(--backend gvisor: runtimeClassName gvisor)\n", shown);
 				return 125;
 			}
 		return export_k8s(n, args, dir, &ko);

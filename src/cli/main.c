@@ -9,6 +9,7 @@
 #include "moat/moat.h"
 #include "policy/profiles.h"
 #include "sources/cli.h"
+#include "util/cleanup.h"
 #include "util/moatbin.h"
 #include "util/stdfds.h"
 
@@ -54,9 +55,11 @@ int main(int argc, char **argv)
 		else if (strcmp(argv[2], "man") == 0)
 			cli_man_page(stdout);
 		else {
+			cleanup_free char *shown = moat_text_shown(argv[2]);
+
 			fprintf(stderr, "moat: unknown help topic '%s'\nmoat: hint: moat help run, moat help properties "
 					"or moat help man\n",
-				argv[2]);
+				shown);
 			return 125;
 		}
 		return fflush(stdout) == 0 ? 0 : 125;
@@ -75,7 +78,10 @@ int main(int argc, char **argv)
 		return cmd_oci(argc - 1, argv + 1);
 	if (strcmp(argv[1], "mcp") == 0)
 		return cmd_mcp(argc - 1, argv + 1);
-	fprintf(stderr, "moat: unknown command '%s'\n", argv[1]);
+	/* A word a script passed on: shown escaped (util/err.h). */
+	cleanup_free char *shown = moat_text_shown(argv[1]);
+
+	fprintf(stderr, "moat: unknown command '%s'\n", shown);
 	cli_usage(stderr);
 	return 125;
 }

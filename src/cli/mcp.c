@@ -41,10 +41,14 @@ static int usage(FILE *out)
 	return out == stdout ? 0 : 125;
 }
 
+/* A usage error naming `a`, a word of the command line: shown escaped
+ * (util/err.h). */
 static int bad(const char *fmt, const char *a)
 {
+	cleanup_free char *shown = moat_text_shown(a);
+
 	fprintf(stderr, "moat: ");
-	fprintf(stderr, fmt, a);
+	fprintf(stderr, fmt, shown);
 	fprintf(stderr, "\n");
 	return usage(stderr);
 }

@@ -12,6 +12,7 @@
 #include "api/probe.h"
 #include "cli/commands.h"
 #include "policy/properties.h"
+#include "util/cleanup.h"
 
 static const char *str(const json_t *o, const char *key)
 {
@@ -146,8 +147,10 @@ int cmd_probe(int argc, char **argv)
 			       "MOAT_HOST_LIMIT lowers it (docs/degradation.md).\n");
 			return 0;
 		} else {
+			cleanup_free char *shown = moat_text_shown(argv[i]);
+
 			fprintf(stderr, "moat: probe: unknown option '%s'\nmoat: hint: usage: moat probe [--json]\n",
-				argv[i]);
+				shown);
 			return 125;
 		}
 	}

@@ -89,6 +89,42 @@ for b in native bwrap; do
 	is $? 126 "$b: a granted file that is no program: execve fails inside (126)"
 	shown_escaped "  $b: moat: execve NAME: Exec format error"
 done
+# What moat's own lines name from its arguments or from a file's name (a
+# config file a cloned repository ships, a word a script passes on) is shown
+# escaped as well: ESC, newline and TAB as \x1b, \x0a and \x09 -- raw, an ESC
+# drives the terminal, a newline forges a line of moat's, a TAB moves a
+# name's end to another column.
+CTL=$(printf 'c\033[31m\t\nz')
+CTL_SHOWN='c\x1b[31m\x09\x0az'
+# shown_line WHAT LINE: $SCRATCH/err holds LINE whole, and no ESC or TAB
+shown_line() {
+	ok "$(LC_ALL=C grep -c "$(printf '[\033\t]')" "$SCRATCH/err")" "$1: no ESC or TAB byte on stderr" &&
+		ok "$(grep -qxF -- "$2" "$SCRATCH/err"; echo $?)" "  the line, its name escaped: $2"
+	[ "$(LC_ALL=C grep -c "$(printf '[\033\t]')" "$SCRATCH/err")" = 0 ] || diag "$(cat -A "$SCRATCH/err")"
+}
+"$MOAT" "$CTL" 2>"$SCRATCH/err"
+shown_line "moat WORD: unknown command" "moat: unknown command '$CTL_SHOWN'"
+"$MOAT" help "$CTL" 2>"$SCRATCH/err"
+shown_line "moat help WORD: unknown help topic" "moat: unknown help topic '$CTL_SHOWN'"
+"$MOAT" mcp "$CTL" 2>"$SCRATCH/err"
+shown_line "moat mcp WORD: not a subcommand" "moat: mcp: expected list, wrap or unwrap, got '$CTL_SHOWN'"
+"$MOAT" mcp list "--$CTL" 2>"$SCRATCH/err"
+shown_line "moat mcp list --WORD: unknown option" "moat: mcp: unknown option '--$CTL_SHOWN'"
+"$MOAT" probe "$CTL" 2>"$SCRATCH/err"
+shown_line "moat probe WORD: unknown option" "moat: probe: unknown option '$CTL_SHOWN'"
+"$MOAT" export -o "$SCRATCH/ctl-export" --format "$CTL" -- /bin/true 2>"$SCRATCH/err"
+shown_line "moat export --format WORD: unknown format" "moat: --format $CTL_SHOWN: unknown export format"
+CTLCFG="$SCRATCH/cfg$CTL.toml"
+printf '[mcp_servers.a]\ncommand = ["true"]\n' >"$CTLCFG"
+"$MOAT" config check "$CTLCFG" 2>"$SCRATCH/err"
+shown_line "moat config check FILE, a file named with control characters: ok" "$SCRATCH/cfg$CTL_SHOWN.toml: ok (1 server)"
+printf '[mcp_servers.a]\ncommand = ["true"]\nsandbox = {nte = "x"}\n' >"$CTLCFG"
+"$MOAT" config check "$CTLCFG" 2>"$SCRATCH/err"
+shown_line "  a problem in it: the count" "moat: $SCRATCH/cfg$CTL_SHOWN.toml: 1 problem"
+printf '[mcp_servers.a\ncommand = \n' >"$CTLCFG"
+"$MOAT" config check "$CTLCFG" 2>"$SCRATCH/err"
+shown_line "  a syntax error in it: where the reading stops" \
+	"moat: $SCRATCH/cfg$CTL_SHOWN.toml: the reading stops at a syntax error: nothing after it was checked"
 # A run that cannot start still has its report, when one is asked for: exit
 # 127 or 126, run.executed false, run.failure the reason, command.exe "".
 rm -f "$REPORTS/nf.json"

@@ -38,9 +38,10 @@ void native_plan_free(struct native_plan *np)
 void native_cleanup(struct native_plan *np)
 {
 	/* By descriptors: the tree may still run here (no pid namespace),
-	 * and swap a directory of its tmp for a link (util/rmtree.h). */
+	 * and swap a directory of its tmp for a link (util/rmtree.h).  The
+	 * report says "removed afterwards": what is left is said. */
 	if (np->private_tmp_dir)
-		rmtree(np->private_tmp_dir);
+		rmtree_warn("the per-run TMPDIR", np->private_tmp_dir, rmtree(np->private_tmp_dir));
 	/* Gone: a sweep may pass where it was. */
 	moat_closep(&np->private_tmp_lock);
 	np->private_tmp_lock = -1;

@@ -162,7 +162,7 @@ void backend_plan_cleanup(struct backend_plan *bp)
 	/* By descriptors: never follow a link or enter a mount that the tool
 	 * or the sandbox left in the work dir (util/rmtree.h). */
 	if (bp->owns_work_dir && bp->work_dir)
-		rmtree(bp->work_dir);
+		rmtree_warn("the backend's work directory", bp->work_dir, rmtree(bp->work_dir));
 	bp->owns_work_dir = false;
 	moat_closep(&bp->work_dir_lock); /* gone: a sweep may pass there */
 	bp->work_dir_lock = -1;

@@ -4,24 +4,80 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include "util/cleanup.h"
+#include "util/err.h"
+#include "util/mem.h"
 
-/* Deep enough for any tree a command makes in its tmp; deeper ones are
- * left (and reported), not a stack overflow. */
+/* How deep the walk goes before it moves a directory up instead of
+ * entering it: each level holds a descriptor and a directory stream, so
+ * this bounds both (and the stack). */
 #define RMTREE_MAX_DEPTH 256
+
+/* Entries handled in one removal, all passes together: a tree can be huge,
+ * and a command still running can keep adding to it or keep moving a
+ * directory down again; past this the removal stops (-E2BIG). */
+#define RMTREE_MAX_ENTRIES (1UL << 24)
+
+/* A removal's state, over all its passes. */
+struct walk {
+	int top;		/* the tree's top: where a too-deep directory goes */
+	dev_t dev;		/* the tree's device: no other mount is entered */
+	unsigned long budget;	/* entries still to handle */
+	unsigned long moved;	/* directories moved up in this pass */
+	unsigned long serial;	/* for their new names */
+};
 
 static int keep_first(int rc, int e)
 {
 	return rc ? rc : e;
 }
 
-/* Empties the directory open as `fd` (on device `dev`); closes fd. */
-static int empty_dir(int fd, dev_t dev, int depth)
+/* renameat2 RENAME_NOREPLACE, or plain renameat on a file system without
+ * it: what that one replaces (an empty directory, a file) is at the top of
+ * the tree, going as well.  0, or errno with EEXIST for a name taken. */
+static int rename_noreplace(int from, const char *name, int to, const char *new_name)
+{
+	if (renameat2(from, name, to, new_name, RENAME_NOREPLACE) == 0)
+		return 0;
+	if (errno != EINVAL)
+		return errno;
+	if (renameat(from, name, to, new_name) == 0)
+		return 0;
+	return errno == ENOTEMPTY || errno == ENOTDIR || errno == EISDIR ? EEXIST : errno;
+}
+
+/* Moves the directory `name` of `dfd` (RMTREE_MAX_DEPTH down) to the top
+ * of the tree, where a later pass empties it from depth 1.  A rename works
+ * on the entry itself: swapped for a link meanwhile, the link is moved, not
+ * followed; a mount is not moved (EXDEV); and it moves the entry into the
+ * tree, never out of it.  A name taken at the top (by the command, or an
+ * earlier move) is not replaced: the next one is tried. */
+static int move_up(struct walk *w, int dfd, const char *name)
+{
+	char to[48];
+	int tries, e;
+
+	for (tries = 0; tries < 16; tries++) {
+		snprintf(to, sizeof(to), ".moat-rmtree-deep.%lu", w->serial++);
+		e = rename_noreplace(dfd, name, w->top, to);
+		if (e == 0)
+			w->moved++;
+		if (e == 0 || e == ENOENT) /* moved, or gone already */
+			return 0;
+		if (e != EEXIST)
+			return -e;
+	}
+	return -EEXIST;
+}
+
+/* Empties the directory open as `fd` (`depth` below the top); closes fd. */
+static int empty_dir(struct walk *w, int fd, int depth)
 {
 	DIR *d = fdopendir(fd);
 	struct dirent *e;
@@ -37,6 +93,11 @@ static int empty_dir(int fd, dev_t dev, int depth)
 
 		if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0)
 			continue;
+		if (w->budget == 0) {
+			rc = keep_first(rc, -E2BIG);
+			break;
+		}
+		w->budget--;
 		if (fstatat(dirfd(d), e->d_name, &st, AT_SYMLINK_NOFOLLOW) != 0) {
 			if (errno != ENOENT)
 				rc = keep_first(rc, -errno);
@@ -47,12 +108,12 @@ static int empty_dir(int fd, dev_t dev, int depth)
 				rc = keep_first(rc, -errno);
 			continue;
 		}
-		if (st.st_dev != dev) {
+		if (st.st_dev != w->dev) {
 			rc = keep_first(rc, -EXDEV); /* a mount: not entered */
 			continue;
 		}
 		if (depth >= RMTREE_MAX_DEPTH) {
-			rc = keep_first(rc, -ELOOP);
+			rc = keep_first(rc, move_up(w, dirfd(d), e->d_name));
 			continue;
 		}
 		/* O_NOFOLLOW: swapped for a link since the fstatat, it fails
@@ -63,7 +124,7 @@ static int empty_dir(int fd, dev_t dev, int depth)
 				rc = keep_first(rc, -errno);
 			continue;
 		}
-		rc = keep_first(rc, empty_dir(sub, dev, depth + 1));
+		rc = keep_first(rc, empty_dir(w, sub, depth + 1));
 		if (unlinkat(dirfd(d), e->d_name, AT_REMOVEDIR) != 0 && errno != ENOENT)
 			rc = keep_first(rc, -errno);
 	}
@@ -71,20 +132,35 @@ static int empty_dir(int fd, dev_t dev, int depth)
 	return rc;
 }
 
+/* Passes over the tree until one moves nothing up (or the budget is
+ * spent): the failure of the last, the one that says what is left.  Each
+ * pass reads the top from its start, on a descriptor of its own ("." of
+ * the top: never a link), so it sees what the one before moved there. */
+static int empty_tree(struct walk *w)
+{
+	int rc;
+
+	do {
+		int fd = openat(w->top, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+
+		if (fd < 0)
+			return -errno;
+		w->moved = 0;
+		rc = empty_dir(w, fd, 0);
+	} while (w->moved > 0 && w->budget > 0);
+	return rc;
+}
+
 int rmtree_at(int parent, const char *name, int fd)
 {
-	int own = fcntl(fd, F_DUPFD_CLOEXEC, 3), rc;
+	struct walk w = {.top = fd, .budget = RMTREE_MAX_ENTRIES};
 	struct stat st;
+	int rc;
 
-	if (own < 0)
+	if (fstat(fd, &st) != 0)
 		return -errno;
-	/* fdopendir takes a copy (the same open file: the caller's lock is
-	 * not released when the copy is closed). */
-	if (fstat(own, &st) != 0) {
-		close(own);
-		return -errno;
-	}
-	rc = empty_dir(own, st.st_dev, 0);
+	w.dev = st.st_dev;
+	rc = empty_tree(&w);
 	if (unlinkat(parent, name, AT_REMOVEDIR) != 0 && errno != ENOENT)
 		rc = keep_first(rc, -errno);
 	return rc;
@@ -114,4 +190,16 @@ int rmtree(const char *path)
 	if (fd < 0)
 		return errno == ENOENT ? 0 : -errno;
 	return rmtree_at(pfd, slash + 1, fd);
+}
+
+void rmtree_warn(const char *what, const char *path, int rc)
+{
+	cleanup_free char *text = NULL;
+
+	if (rc == 0)
+		return;
+	text = moat_xasprintf("%s %s is left on the host, not removed: %s", what, path,
+			      rc == -E2BIG ? "more entries than moat removes in one go, or still growing"
+					   : strerror(-rc));
+	moat_say("moat: warning: ", text);
 }

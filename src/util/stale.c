@@ -28,6 +28,7 @@ static void sweep_one(int tmpfd, const char *name)
 {
 	cleanup_close int fd = openat(tmpfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 	struct stat held, now;
+	int rc;
 
 	if (fd < 0 || fstat(fd, &held) != 0 || held.st_uid != geteuid())
 		return;
@@ -38,7 +39,14 @@ static void sweep_one(int tmpfd, const char *name)
 	 * descriptor. */
 	if (fstatat(tmpfd, name, &now, AT_SYMLINK_NOFOLLOW) != 0 || !S_ISDIR(now.st_mode) || !same_object(&held, &now))
 		return;
-	rmtree_at(tmpfd, name, fd);
+	rc = rmtree_at(tmpfd, name, fd);
+	/* Its moat's own removal failed too (and said so): said again, run
+	 * after run, rather than left unsaid. */
+	if (rc != 0) {
+		cleanup_free char *path = moat_xasprintf("/tmp/%s", name);
+
+		rmtree_warn("the stale per-run directory", path, rc);
+	}
 }
 
 void stale_sweep(const char *prefix)

@@ -327,6 +327,22 @@ ok $? "without namespaces: a private TMPDIR whose moat (pid $dead) is gone is sw
 [ -e "$live" ]
 ok $? "  one whose moat is alive is left alone"
 rm -rf "$stale" "$live"
+# A tree deeper than rmtree walks at once (256 levels): the TMPDIR is
+# still "removed afterwards", as the report says.  A 300-deep one was left
+# on the host, unsaid, and the next runs' sweep left it too.
+deep300='for i in $(seq 300); do mkdir d && cd d || exit 1; done; echo LEFT >f'
+dtmp=$(MOAT_HOST_LIMIT=userns=0,root=0 "$MOAT" run --backend native --mode prefer -- \
+	/bin/sh -c "echo \"\$TMPDIR\"; cd \"\$TMPDIR\" && $deep300" 2>"$SCRATCH/deep.err")
+like "$dtmp" '^/tmp/moat-tmp\.' "without namespaces: a command makes a tree 300 directories deep in its TMPDIR"
+[ -n "$dtmp" ] && [ ! -e "$dtmp" ]
+ok $? "  its TMPDIR ($dtmp) is removed afterwards, all of it"
+unlike "$(cat "$SCRATCH/deep.err")" "warning" "  with no warning: nothing is left"
+mkdir "$stale" && (cd "$stale" && eval "$deep300")
+MOAT_HOST_LIMIT=userns=0,root=0 "$MOAT" run --backend native --mode prefer -- /bin/true 2>"$SCRATCH/deep.err"
+[ ! -e "$stale" ]
+ok $? "  a stale TMPDIR holding such a tree is swept by the next run"
+unlike "$(cat "$SCRATCH/deep.err")" "warning" "  with no warning"
+rm -rf "$stale" ${dtmp:+"$dtmp"}
 # A live run's tmp whose moat is in another pid namespace (a container
 # sharing /tmp): its pid looks gone from here, and the sweep deleted the
 # live run's files.  Its moat and guard hold a lock on it for the whole

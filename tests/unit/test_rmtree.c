@@ -2,7 +2,9 @@
  * ever leaving it -- a planted symlink is removed as a link, and a directory
  * swapped for a link to an outside directory while the removal runs does not
  * lead the removal out (a by-name walk, nftw and remove(path), deleted the
- * outside files in this race). */
+ * outside files in this race).  A tree of any depth goes (a command made
+ * one 300 deep: rmtree stopped at 256 and left it on the host), with the
+ * same care where it moves a too-deep directory up. */
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
@@ -137,6 +139,117 @@ static void test_swap_race(void)
 	ok(lost == 0, "30 removals raced by a directory swapped for a link to outside: %d outside files lost", lost);
 }
 
+/* Makes `top`/d/d/.../d, `n` levels below `top` (by descriptors: deeper
+ * than PATH_MAX allows a name), and in the last one a file and a link to
+ * `out`; 0 when made. */
+static int deep_chain(const char *top, int n, const char *out)
+{
+	int fd = open(top, O_RDONLY | O_DIRECTORY), i, f;
+
+	for (i = 0; i < n && fd >= 0; i++) {
+		int sub;
+
+		if (mkdirat(fd, "d", 0700) != 0) {
+			close(fd);
+			return -1;
+		}
+		sub = openat(fd, "d", O_RDONLY | O_DIRECTORY | O_NOFOLLOW);
+		close(fd);
+		fd = sub;
+	}
+	if (fd < 0)
+		return -1;
+	f = openat(fd, "f", O_WRONLY | O_CREAT, 0600);
+	if (f >= 0)
+		close(f);
+	i = f >= 0 && symlinkat(out, fd, "out") == 0 ? 0 : -1;
+	close(fd);
+	return i;
+}
+
+static void test_deep(void)
+{
+	static const int depths[] = {255, 256, 257, 300, 600, 3000};
+	char p[512], out[512];
+
+	snprintf(out, sizeof(out), "%s/outside", T);
+	for (size_t k = 0; k < sizeof(depths) / sizeof(depths[0]); k++) {
+		snprintf(p, sizeof(p), "%s/deep", T);
+		mkdir(p, 0700);
+		if (deep_chain(p, depths[k], out) != 0)
+			perror("deep_chain");
+		ok(rmtree(p) == 0, "a tree %d directories deep, a file and a link to outside at its bottom, is removed",
+		   depths[k]);
+		ok(!exists("deep"), "  nothing of it is left");
+		ok(exists("outside/keep"), "  the link was removed as a link: the outside file is still there");
+	}
+}
+
+/* The same swap, of a directory full of files for a link to outside/, at
+ * the depth where rmtree moves a directory up instead of entering it: the
+ * move takes the link (into the tree), never what it leads to. */
+static void test_deep_swap_race(void)
+{
+	char tree[512], d[1024], dd[1040], out[512], name[64];
+	int round, lost = 0, i;
+	size_t len;
+
+	snprintf(out, sizeof(out), "%s/out3", T);
+	mkdir(out, 0755);
+	for (i = 0; i < 100; i++) {
+		snprintf(name, sizeof(name), "out3/f%d", i);
+		put(name);
+	}
+	for (round = 0; round < 20 && !lost; round++) {
+		pid_t pid;
+
+		snprintf(tree, sizeof(tree), "%s/race3", T);
+		mkdir(tree, 0755);
+		len = (size_t)snprintf(d, sizeof(d), "%s", tree);
+		for (i = 0; i < 256; i++) {
+			len += (size_t)snprintf(d + len, sizeof(d) - len, "/d");
+			mkdir(d, 0700);
+		}
+		snprintf(d + len, sizeof(d) - len, "/x");
+		mkdir(d, 0700);
+		for (i = 0; i < 100; i++) {
+			char f[1100];
+			FILE *fp;
+
+			snprintf(f, sizeof(f), "%s/f%d", d, i);
+			fp = fopen(f, "w");
+			if (fp)
+				fclose(fp);
+		}
+		snprintf(dd, sizeof(dd), "%s.real", d);
+		pid = fork();
+		if (pid == 0) {
+			for (i = 0; i < 20000; i++) {
+				if (rename(d, dd) == 0) {
+					if (symlink(out, d) != 0)
+						_exit(0);
+					usleep(20);
+					unlink(d);
+					rename(dd, d);
+				}
+			}
+			_exit(0);
+		}
+		usleep(200);
+		rmtree(tree);
+		kill(pid, SIGKILL);
+		waitpid(pid, NULL, 0);
+		rmtree(tree);
+		for (i = 0; i < 100; i++) {
+			snprintf(name, sizeof(name), "out3/f%d", i);
+			if (!exists(name))
+				lost++;
+		}
+	}
+	ok(lost == 0, "20 removals raced by a directory 256 deep swapped for a link to outside: %d outside files lost", lost);
+	ok(!exists("race3"), "  and the tree is gone");
+}
+
 int main(void)
 {
 	snprintf(T, sizeof(T), "/tmp/moat-test-rmtree.XXXXXX");
@@ -146,6 +259,8 @@ int main(void)
 	}
 	test_plain();
 	test_swap_race();
+	test_deep();
+	test_deep_swap_race();
 	rmtree(T);
 	return tap_done();
 }

@@ -76,6 +76,39 @@ static int move_up(struct walk *w, int dfd, const char *name)
 	return -EEXIST;
 }
 
+/* The directory `name` of `dfd`, the user's own on `dev`, made 0700: a
+ * command can chmod a directory of its tmp to 0 or 0500 (Landlock does not
+ * govern chmod), and the owner could then neither list it nor remove what
+ * it holds.  Changed through an O_PATH descriptor of it (which needs no
+ * permission on it) by its /proc/self/fd name, which is that very inode:
+ * O_NOFOLLOW | O_DIRECTORY, never a link nor a file (a file could be a
+ * hard link to one outside the tree). */
+static void make_walkable(int dfd, const char *name, dev_t dev)
+{
+	cleanup_close int fd = openat(dfd, name, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	char proc[40];
+	struct stat st;
+
+	if (fd < 0 || fstat(fd, &st) != 0 || !S_ISDIR(st.st_mode) || st.st_dev != dev || st.st_uid != geteuid())
+		return;
+	snprintf(proc, sizeof(proc), "/proc/self/fd/%d", fd);
+	(void)chmod(proc, 0700); /* failing, the open that follows says why */
+}
+
+/* Opens the directory `name` of `dfd` (seen as `st`) to empty it: -errno
+ * when it cannot be (a link now, or gone). */
+static int open_sub(int dfd, const char *name, const struct stat *st)
+{
+	int fd;
+
+	if ((st->st_mode & 0700) != 0700 && st->st_uid == geteuid())
+		make_walkable(dfd, name, st->st_dev);
+	/* O_NOFOLLOW: swapped for a link since the fstatat, it fails here
+	 * and is unlinked as a link. */
+	fd = openat(dfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	return fd < 0 ? -errno : fd;
+}
+
 /* Empties the directory open as `fd` (`depth` below the top); closes fd. */
 static int empty_dir(struct walk *w, int fd, int depth)
 {
@@ -116,12 +149,12 @@ static int empty_dir(struct walk *w, int fd, int depth)
 			rc = keep_first(rc, move_up(w, dirfd(d), e->d_name));
 			continue;
 		}
-		/* O_NOFOLLOW: swapped for a link since the fstatat, it fails
-		 * here and is unlinked as a link below. */
-		sub = openat(dirfd(d), e->d_name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+		sub = open_sub(dirfd(d), e->d_name, &st);
 		if (sub < 0) {
+			/* Still a directory (EISDIR): why it could not be
+			 * opened is what is wrong. */
 			if (unlinkat(dirfd(d), e->d_name, 0) != 0 && errno != ENOENT)
-				rc = keep_first(rc, -errno);
+				rc = keep_first(rc, errno == EISDIR ? sub : -errno);
 			continue;
 		}
 		rc = keep_first(rc, empty_dir(w, sub, depth + 1));
@@ -171,6 +204,7 @@ int rmtree(const char *path)
 	cleanup_free char *parent = strdup(path);
 	char *slash;
 	cleanup_close int pfd = -1, fd = -1;
+	struct stat st;
 
 	if (!parent)
 		return -ENOMEM;
@@ -186,9 +220,13 @@ int rmtree(const char *path)
 	pfd = open(slash == parent ? "/" : parent, O_PATH | O_DIRECTORY | O_CLOEXEC);
 	if (pfd < 0)
 		return -errno;
-	fd = openat(pfd, slash + 1, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-	if (fd < 0)
+	if (fstatat(pfd, slash + 1, &st, AT_SYMLINK_NOFOLLOW) != 0)
 		return errno == ENOENT ? 0 : -errno;
+	if (!S_ISDIR(st.st_mode))
+		return -ENOTDIR; /* a link is not followed */
+	fd = open_sub(pfd, slash + 1, &st);
+	if (fd < 0)
+		return fd == -ENOENT ? 0 : fd;
 	return rmtree_at(pfd, slash + 1, fd);
 }
 

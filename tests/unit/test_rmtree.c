@@ -4,9 +4,12 @@
  * lead the removal out (a by-name walk, nftw and remove(path), deleted the
  * outside files in this race).  A tree of any depth goes (a command made
  * one 300 deep: rmtree stopped at 256 and left it on the host), with the
- * same care where it moves a too-deep directory up. */
+ * same care where it moves a too-deep directory up; and one whose
+ * directories the command chmodded to 0 or 0500 (the owner could neither
+ * list them nor empty them). */
 #include <errno.h>
 #include <fcntl.h>
+#include <grp.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -87,54 +90,75 @@ static void test_plain(void)
 	ok(rmtree(p) == 0 && !exists("empty-target"), "an empty directory is removed");
 }
 
+/* `n` files f0... in the directory `dir`. */
+static void fill(const char *dir, int n)
+{
+	char f[1100];
+	int i;
+
+	for (i = 0; i < n; i++) {
+		FILE *fp;
+
+		snprintf(f, sizeof(f), "%s/f%d", dir, i);
+		fp = fopen(f, "w");
+		if (fp)
+			fclose(fp);
+	}
+}
+
+/* One round: `d` (in `tree`) filled with `n` files, and a child that keeps
+ * swapping it for a link to `out` (`outrel` below T, holding f0... too)
+ * and back while rmtree removes `tree`.  How many files of `out` are lost. */
+static int race_round(const char *tree, const char *d, const char *out, const char *outrel, int n)
+{
+	char dd[1040], name[64];
+	int i, lost = 0;
+	pid_t pid;
+
+	fill(d, n);
+	snprintf(dd, sizeof(dd), "%s.real", d);
+	pid = fork();
+	if (pid == 0) {
+		for (i = 0; i < 20000; i++) {
+			if (rename(d, dd) == 0) {
+				if (symlink(out, d) != 0)
+					_exit(0);
+				usleep(50);
+				unlink(d);
+				rename(dd, d);
+			}
+		}
+		_exit(0);
+	}
+	usleep(200);
+	rmtree(tree);
+	kill(pid, SIGKILL);
+	waitpid(pid, NULL, 0);
+	rmtree(tree); /* what the swapper put back */
+	for (i = 0; i < n; i++) {
+		snprintf(name, sizeof(name), "%s/f%d", outrel, i);
+		if (!exists(name))
+			lost++;
+	}
+	return lost;
+}
+
 /* A child keeps swapping tree/d (a directory full of files) for a link to
  * outside/ and back while rmtree runs: no file of outside/ may go. */
 static void test_swap_race(void)
 {
-	char tree[512], d[512], dd[512], out[512], name[64];
-	int round, lost = 0, i;
+	char tree[512], d[512], out[512];
+	int round, lost = 0;
 
 	snprintf(out, sizeof(out), "%s/out2", T);
 	mkdir(out, 0755);
-	for (i = 0; i < 200; i++) {
-		snprintf(name, sizeof(name), "out2/f%d", i);
-		put(name);
-	}
+	fill(out, 200);
 	for (round = 0; round < 30 && !lost; round++) {
-		pid_t pid;
-
 		snprintf(tree, sizeof(tree), "%s/race", T);
 		snprintf(d, sizeof(d), "%s/race/d", T);
-		snprintf(dd, sizeof(dd), "%s/race/d.real", T);
 		mkdir(tree, 0755);
 		mkdir(d, 0755);
-		for (i = 0; i < 200; i++) {
-			snprintf(name, sizeof(name), "race/d/f%d", i);
-			put(name);
-		}
-		pid = fork();
-		if (pid == 0) {
-			for (i = 0; i < 20000; i++) {
-				if (rename(d, dd) == 0) {
-					if (symlink(out, d) != 0)
-						_exit(0);
-					usleep(50);
-					unlink(d);
-					rename(dd, d);
-				}
-			}
-			_exit(0);
-		}
-		usleep(200);
-		rmtree(tree);
-		kill(pid, SIGKILL);
-		waitpid(pid, NULL, 0);
-		rmtree(tree); /* what the swapper put back */
-		for (i = 0; i < 200; i++) {
-			snprintf(name, sizeof(name), "out2/f%d", i);
-			if (!exists(name))
-				lost++;
-		}
+		lost += race_round(tree, d, out, "out2", 200);
 	}
 	ok(lost == 0, "30 removals raced by a directory swapped for a link to outside: %d outside files lost", lost);
 }
@@ -190,19 +214,14 @@ static void test_deep(void)
  * move takes the link (into the tree), never what it leads to. */
 static void test_deep_swap_race(void)
 {
-	char tree[512], d[1024], dd[1040], out[512], name[64];
+	char tree[512], d[1024], out[512];
 	int round, lost = 0, i;
 	size_t len;
 
 	snprintf(out, sizeof(out), "%s/out3", T);
 	mkdir(out, 0755);
-	for (i = 0; i < 100; i++) {
-		snprintf(name, sizeof(name), "out3/f%d", i);
-		put(name);
-	}
+	fill(out, 100);
 	for (round = 0; round < 20 && !lost; round++) {
-		pid_t pid;
-
 		snprintf(tree, sizeof(tree), "%s/race3", T);
 		mkdir(tree, 0755);
 		len = (size_t)snprintf(d, sizeof(d), "%s", tree);
@@ -212,42 +231,71 @@ static void test_deep_swap_race(void)
 		}
 		snprintf(d + len, sizeof(d) - len, "/x");
 		mkdir(d, 0700);
-		for (i = 0; i < 100; i++) {
-			char f[1100];
-			FILE *fp;
-
-			snprintf(f, sizeof(f), "%s/f%d", d, i);
-			fp = fopen(f, "w");
-			if (fp)
-				fclose(fp);
-		}
-		snprintf(dd, sizeof(dd), "%s.real", d);
-		pid = fork();
-		if (pid == 0) {
-			for (i = 0; i < 20000; i++) {
-				if (rename(d, dd) == 0) {
-					if (symlink(out, d) != 0)
-						_exit(0);
-					usleep(20);
-					unlink(d);
-					rename(dd, d);
-				}
-			}
-			_exit(0);
-		}
-		usleep(200);
-		rmtree(tree);
-		kill(pid, SIGKILL);
-		waitpid(pid, NULL, 0);
-		rmtree(tree);
-		for (i = 0; i < 100; i++) {
-			snprintf(name, sizeof(name), "out3/f%d", i);
-			if (!exists(name))
-				lost++;
-		}
+		lost += race_round(tree, d, out, "out3", 100);
 	}
 	ok(lost == 0, "20 removals raced by a directory 256 deep swapped for a link to outside: %d outside files lost", lost);
 	ok(!exists("race3"), "  and the tree is gone");
+}
+
+/* In `dir`: a 0500 directory holding a 0 one holding a file, a 0100 one,
+ * and `dir` itself 0; then rmtree(dir).  Bit 0 of the result: rmtree
+ * returned 0; bit 1: something is left. */
+static int chmodded_tree(const char *dir)
+{
+	char p[700];
+	struct stat st;
+	int rc, bits = 0;
+
+	snprintf(p, sizeof(p), "%s/ro", dir);
+	mkdir(p, 0700);
+	snprintf(p, sizeof(p), "%s/ro/none", dir);
+	mkdir(p, 0700);
+	snprintf(p, sizeof(p), "%s/ro/none/f", dir);
+	close(open(p, O_WRONLY | O_CREAT, 0600));
+	chmod(p, 0);
+	snprintf(p, sizeof(p), "%s/ro/none", dir);
+	chmod(p, 0);
+	snprintf(p, sizeof(p), "%s/ro", dir);
+	chmod(p, 0500);
+	snprintf(p, sizeof(p), "%s/xonly", dir);
+	mkdir(p, 0100);
+	chmod(dir, 0);
+	rc = rmtree(dir);
+	if (rc == 0)
+		bits |= 1;
+	if (lstat(dir, &st) == 0)
+		bits |= 2;
+	return bits;
+}
+
+/* As the tree's owner without CAP_DAC_OVERRIDE (root runs it as nobody:
+ * root passes any mode bits), in a child. */
+static void test_chmodded(void)
+{
+	char parent[512], dir[600];
+	int status = 0;
+	pid_t pid;
+
+	/* chp/chm: nobody's too is the directory it is removed from */
+	snprintf(parent, sizeof(parent), "%s/chp", T);
+	snprintf(dir, sizeof(dir), "%s/chm", parent);
+	mkdir(parent, 0700);
+	mkdir(dir, 0700);
+	chmod(T, 0711);
+	if (geteuid() == 0 && (chown(parent, 65534, 65534) != 0 || chown(dir, 65534, 65534) != 0))
+		perror("chown");
+	pid = fork();
+	if (pid == 0) {
+		if (geteuid() == 0 && (setgroups(0, NULL) != 0 || setresgid(65534, 65534, 65534) != 0 ||
+				       setresuid(65534, 65534, 65534) != 0))
+			_exit(100);
+		_exit(chmodded_tree(dir));
+	}
+	waitpid(pid, &status, 0);
+	chmod(T, 0700);
+	ok(WIFEXITED(status) && (WEXITSTATUS(status) & 1), "a tree whose directories were chmodded to 0, 0500 and 0100, "
+	   "the top too, is removed by its owner (status %d)", WEXITSTATUS(status));
+	ok(WIFEXITED(status) && WEXITSTATUS(status) == 1, "  nothing of it is left");
 }
 
 int main(void)
@@ -261,6 +309,7 @@ int main(void)
 	test_swap_race();
 	test_deep();
 	test_deep_swap_race();
+	test_chmodded();
 	rmtree(T);
 	return tap_done();
 }

@@ -1393,7 +1393,8 @@ static int exclude_other_mounts(struct fs_plan *fp, struct moat_error *err)
 				continue;
 			if (!orig) { /* excluded_add inserts: the set as it was */
 				orig = moat_xmalloc((n_orig + 1) * sizeof(*orig));
-				memcpy(orig, fp->excluded, n_orig * sizeof(*orig));
+				if (n_orig)
+					memcpy(orig, fp->excluded, n_orig * sizeof(*orig));
 			}
 			if (path_within(b->root, a->root)) {
 				/* b shows a's directory q: each excluded path on a

@@ -645,7 +645,17 @@ for b in $BACKENDS; do
 	# as "no cgroup hierarchy is mounted" and run degraded.
 	env "$NOLSAN" strace -qq -o "$SCRATCH/fd.trace" -e trace=openat "$MOAT" run --backend "$b" --mode prefer --memory 64M -- /bin/true \
 		>/dev/null 2>&1
-	k=$(awk '/^openat\(/ { n++ } /\/proc\/self\/mountinfo/ { print n; exit }' "$SCRATCH/fd.trace")
+	# The last open of mountinfo is the cgroups' (the plan's first one,
+	# for other mounts of the denied paths, is tried apart below).
+	k=$(awk '/^openat\(/ { n++ } /\/proc\/self\/mountinfo/ { k = n } END { if (k) print k }' "$SCRATCH/fd.trace")
+	k1=$(awk '/^openat\(/ { n++ } /\/proc\/self\/mountinfo/ { print n; exit }' "$SCRATCH/fd.trace")
+	if [ -n "$k1" ] && [ "$k1" != "$k" ]; then
+		env "$NOLSAN" strace -qq -o /dev/null -e trace=openat -e inject=openat:error=EMFILE:when="$k1" \
+			"$MOAT" run --backend "$b" --mode prefer --memory 64M -- /bin/true 2>"$SCRATCH/fd.err"
+		like "$?: $(head -1 "$SCRATCH/fd.err")" \
+			"^125: moat: moat ran out of file descriptors \(RLIMIT_NOFILE [0-9]+\): reading /proc/self/mountinfo \(to find other mounts of the denied paths\)" \
+			"$b: EMFILE opening /proc/self/mountinfo (open $k1) to find other mounts of the denied paths: 125 naming it"
+	fi
 	if [ -n "$k" ]; then
 		for e in EMFILE ENFILE; do
 			env "$NOLSAN" strace -qq -o /dev/null -e trace=openat -e inject=openat:error=$e:when="$k" \

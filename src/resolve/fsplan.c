@@ -1003,6 +1003,11 @@ static const char *where(const struct moat_path_rule *r, char *buf, size_t len)
 	return moat_origin_text(&r->origin, buf, len);
 }
 
+static bool from_command_line(const struct moat_path_rule *r)
+{
+	return r->origin.line <= 0 && r->origin.source && strcmp(r->origin.source, "command line") == 0;
+}
+
 /* Directories the sandbox makes itself: a grant of one of them would mean
  * the host's, which the view never shows (the private one wins). */
 static const char *sandbox_made(const struct moat_policy *p, const char *path)
@@ -1216,6 +1221,19 @@ static void deny_keys_above(const struct deny_key *k, size_t n, const char *path
 /* A grant inside a denied path, or resolving into one.  The more specific
  * rule wins between the user's own rules (peers do the same); a built-in
  * secret is never granted; a profile's grant loses to any deny. */
+/* Does a flag grant what the file's grant g does (the path, with at least
+ * its access)? */
+static bool granted_by_flag(const struct fs_plan *fp, const struct fs_obj *g)
+{
+	for (size_t i = 0; i < fp->n; i++) {
+		const struct fs_obj *o = &fp->obj[i];
+		if ((o->role == FS_READ || o->role == FS_WRITE) && o->rule && from_command_line(o->rule) &&
+		    strcmp(o->path, g->path) == 0 && (o->role == FS_WRITE || g->role == FS_READ))
+			return true;
+	}
+	return false;
+}
+
 static int check_conflicts(struct fs_plan *fp, struct moat_error *err)
 {
 	cleanup_free struct deny_key *keys = moat_xcalloc(2 * fp->n + 1, sizeof(*keys));
@@ -1278,6 +1296,21 @@ static int check_conflicts(struct fs_plan *fp, struct moat_error *err)
 					       where(g->rule, a, sizeof(a)), g->path, moat_access_name(g->rule->access),
 					       where(d->rule, b, sizeof(b)));
 				return moat_error_hint(err, "remove it from one of the two lists");
+			}
+			/* Flags go on top of a config file, and win: a file's
+			 * grant (a project's own, maybe) does not open a hole in
+			 * a deny given on the command line. */
+			if (lex_inside && from_command_line(d->rule) && g->rule->origin.line > 0 &&
+			    !granted_by_flag(fp, g)) {
+				moat_error_set(err, MOAT_E_USAGE, 0,
+					       "%s: --%s %s lies inside %s, denied on the command line: a config's grant "
+					       "does not narrow a deny given as a flag",
+					       where(g->rule, a, sizeof(a)), moat_access_name(g->rule->access), g->path,
+					       d->path);
+				return moat_error_hint(err,
+						       "give the grant on the command line too (--%s %s) if you mean it, or "
+						       "remove it from the file",
+						       moat_access_name(g->rule->access), g->path);
 			}
 			if (lex_inside)
 				continue; /* the user's more specific grant wins */

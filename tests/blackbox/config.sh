@@ -245,7 +245,8 @@ is "$rc" 125 "--read '~nobody': refused"
 mkdir -p "$SCRATCH/proj/lit"
 echo dollar >"$SCRATCH/proj/lit/a\$b"
 echo pct >"$SCRATCH/proj/lit/50%"
-printf '[sandbox]\nread = ["./lit", "~/"]\ndeny = ["./lit/a$b", "./lit/50%%"]\n' >literal.toml
+# (~/ in a deny: HOME need not exist, as for uid 65534's /nonexistent.)
+printf '[sandbox]\nread = ["./lit"]\ndeny = ["./lit/a$b", "./lit/50%%", "~/.moat-literal-test"]\n' >literal.toml
 err=$("$MOAT" config check literal.toml 2>&1); rc=$?
 is "$rc" 0 "control: a\$b, 50% and ~/ in paths are accepted ($err)"
 out=$("$MOAT" run --config literal.toml -- "$HELPER" read "$SCRATCH/proj/lit/a\$b" 2>&1)
@@ -347,4 +348,18 @@ for f in $examples; do
 		"  path rule: $path $access"
 done
 
+# A config file's grant inside a deny given on the command line: flags go on
+# top of the file and win, so the file (a project's own, maybe) does not
+# open a hole in the caller's deny; the same grant as a flag is the user's.
+mkdir -p "$SCRATCH/cl/secrets/sub"
+echo deep-secret >"$SCRATCH/cl/secrets/sub/k"
+printf '[sandbox]\nread = ["secrets/sub"]\n' >"$SCRATCH/cl/c.toml"
+out=$(cd "$SCRATCH/cl" && "$MOAT" run --config c.toml --read . --deny ./secrets -- "$HELPER" read "$SCRATCH/cl/secrets/sub/k" 2>&1)
+rc=$?
+is "$rc" 125 "a config's grant inside a flag's deny: refused (exit 125)"
+unlike "$out" "deep-secret" "  the file is not read"
+like "$out" "c\.toml:2:[0-9]+: --read .*/cl/secrets/sub lies inside .*/cl/secrets, denied on the command line" \
+	"  the error names the file's line and both paths"
+out=$(cd "$SCRATCH/cl" && "$MOAT" run --config c.toml --read . --deny ./secrets --read ./secrets/sub -- "$HELPER" read "$SCRATCH/cl/secrets/sub/k" 2>&1)
+like "$out" "deep-secret" "  control: the same grant given as a flag too: the user's more specific rule wins"
 done_testing

@@ -14,7 +14,6 @@ UID_NOW=$(id -u)
 cd "$SCRATCH" || exit 1
 W=$SCRATCH/w
 mkdir -p "$W" && chmod 0777 "$W"
-skip() { TAP_N=$((TAP_N + 1)); echo "ok $TAP_N # SKIP $*"; }
 runf() { json_get "$1" "[\"run\"][\"$2\"]" 2>/dev/null; }
 have_bwrap() { "$MOAT" run --backend bwrap --dry-run -- /bin/true 2>/dev/null | grep -q '"status": "enforced"'; }
 BACKENDS="native"

@@ -43,7 +43,6 @@ cleanup() {
 	rm -rf "$SCRATCH" "$REPORTS"
 }
 trap cleanup EXIT
-skip() { TAP_N=$((TAP_N + 1)); echo "ok $TAP_N # SKIP $*"; }
 prop_status() { json_get "$1" "[\"properties\"][\"$2\"][\"status\"]" 2>/dev/null; }
 jpy() { # jpy FILE EXPR: a python expression over the report `d`
 	"$PY" -c 'import json,sys; d=json.load(open(sys.argv[1])); print(eval(sys.argv[2]))' "$1" "$2" 2>/dev/null

@@ -68,7 +68,6 @@ M() {
 	(cd "$dir" && env HOME="$HOMED" "$MOAT" run --backend native --mode prefer --profile strict \
 		--report-fd 3 "$@" 2>>"$SCRATCH/all.err" 3>"$rep")
 }
-skip() { TAP_N=$((TAP_N + 1)); echo "ok $TAP_N # SKIP $*"; }
 fsw() { json_get "$1" '["properties"]["fs.write"]["status"]' 2>/dev/null; }
 # host_git DIR: the user's `git status` on the host; prints what it ran.
 host_git() {

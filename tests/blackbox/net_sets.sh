@@ -22,7 +22,6 @@ HELPER_DIR=$(dirname "$HELPER")
 cd "$SCRATCH"
 j() { json_get "$@" 2>/dev/null; }
 jx() { json_eval "$@" 2>/dev/null; }
-skip() { TAP_N=$((TAP_N + 1)); echo "ok $TAP_N # SKIP $*"; }
 
 # --- the registry: the npm registry double (tests/lib/npmregistry.py) ---------
 # On 127.0.0.2: the registry on P1, serving one npm package, moat-hello, for

@@ -908,6 +908,38 @@ static void check_input_variable(const struct loader *L, struct config_server *s
 			    "%.*s is a value VS Code prompts for: moat cannot fill it in", (int)len, var);
 }
 
+/* A variable VS Code (and Cursor) fills in from the editor's state --
+ * ${workspaceFolder}, ${userHome}, ... -- written as ${NAME}, which moat's
+ * expansion would take from its environment: unset there, it became ""
+ * without a word, and a server given an empty root may take it for "no
+ * restriction".  The first one moat's environment lacks, its length in
+ * *len; NULL when there is none. */
+static const char *client_variable(const char *s, size_t *len)
+{
+	static const char *const names[] = {"workspaceFolder", "workspaceFolderBasename", "workspaceRoot", "userHome",
+					    "cwd", "file", "fileBasename", "fileDirname", "fileWorkspaceFolder",
+					    "relativeFile", "execPath", "pathSeparator", "/"};
+	const char *p;
+
+	for (p = strstr(s, "${"); p; p = strstr(p + 2, "${")) {
+		const char *close = strchr(p + 2, '}');
+		size_t n = close ? (size_t)(close - (p + 2)) : 0;
+
+		for (size_t i = 0; close && i < ARRAY_LEN(names); i++) {
+			char name[64];
+
+			if (strlen(names[i]) != n || strncmp(p + 2, names[i], n) != 0)
+				continue;
+			snprintf(name, sizeof(name), "%.*s", (int)n, p + 2);
+			if (getenv(name))
+				break;
+			*len = n + 3;
+			return p;
+		}
+	}
+	return NULL;
+}
+
 static int env_var(const struct loader *L, struct config_server *srv, const struct toml_keyval *kv, const char *kp)
 {
 	struct config_env *e;
@@ -933,6 +965,16 @@ static int env_var(const struct loader *L, struct config_server *srv, const stru
 	if (input_variable(val, &bad_len)) {
 		check_input_variable(L, srv, kv->value, kp);
 		return 0;
+	}
+	{
+		const char *var = client_variable(val, &bad_len);
+		if (var) {
+			skip_server(L, srv, kv->value->pos, kp, "write the value itself (the path) instead",
+				    "%.*s is a value the editor fills in, and moat's environment has no %.*s: it would "
+				    "be empty",
+				    (int)bad_len, var, (int)bad_len - 3, var + 2);
+			return 0;
+		}
 	}
 	if (config_expand_vars(val, NULL, NULL, NULL, &bad_at, &bad_len) < 0)
 		return fail(L, kv->value->pos, kp,

@@ -128,6 +128,13 @@ like "$(cat "$SCRATCH/run.err")" "^moat: note: MEMORY_FILE_PATH names /home/t/me
 refused vscode.json perplexity 'servers\.perplexity\.env\.PERPLEXITY_API_KEY: \$\{input:perplexity-key\} is a value VS Code prompts for: moat cannot fill it in'
 refused vscode.json boxed "servers\.boxed\.sandboxEnabled: VS Code's own sandbox is on for this server: moat does not translate its rules"
 refused vscode.json github 'servers\.github: a remote server'
+# A variable the editor fills in, in an env value: moat's environment has
+# none, and it became "" without a word (red-team D5); set there, it is used.
+printf '{"servers": {"ws": {"command": "/usr/bin/env", "env": {"ROOT_DIR": "${workspaceFolder}/data"}}}}\n' \
+	>"$CFG/vscode-ws.json"
+refused vscode-ws.json ws 'servers\.ws\.env\.ROOT_DIR: \$\{workspaceFolder\} is a value the editor fills in, and moat.s environment has no workspaceFolder'
+out=$(workspaceFolder=/w "$MOAT" run --config "$CFG/vscode-ws.json" --server ws 2>/dev/null | grep '^ROOT_DIR=')
+is "$out" "ROOT_DIR=/w/data" "  control: with workspaceFolder in moat's environment, it is used"
 
 # --- Gemini CLI: comments, its settings, cwd, $VAR and ${VAR}, timeout,
 # trust, tool filters; httpUrl

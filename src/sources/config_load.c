@@ -115,6 +115,28 @@ int config_load_buffer_all(const char *file, const char *buf, size_t len, const 
 	return load_all(file, buf, len, home, out, parse_failed, err);
 }
 
+/* The policy is only as safe as the file it comes from: one that every user
+ * may write, or that another user owns, lets them set the sandbox this
+ * user's command runs in (mode = "off").  Checked on the file as read (its
+ * descriptor's stat), as git refuses a repository another user owns;
+ * root's files are trusted, as root could change anything anyway. */
+static int check_owner(const char *file, const struct stat *st, struct moat_error *err)
+{
+	if (st->st_mode & S_IWOTH) {
+		moat_error_set(err, MOAT_E_CONFIG, 0,
+			       "%s is writable by every user: any of them could change the sandbox it sets", file);
+		return moat_error_hint(err, "chmod o-w %s", file);
+	}
+	if (st->st_uid != geteuid() && st->st_uid != 0) {
+		moat_error_set(err, MOAT_E_CONFIG, 0,
+			       "%s belongs to uid %u, neither you (uid %u) nor root: its owner could change the sandbox "
+			       "it sets for you",
+			       file, (unsigned)st->st_uid, (unsigned)geteuid());
+		return moat_error_hint(err, "copy it to a file of your own (or chown it), or give its settings as flags");
+	}
+	return 0;
+}
+
 int config_load_all(const char *file, const char *home, struct moat_config **out, bool *parse_failed,
 		    struct moat_error *err)
 {
@@ -123,7 +145,8 @@ int config_load_all(const char *file, const char *home, struct moat_config **out
 	size_t len = 0;
 
 	*parse_failed = false;
-	if (file_read_at(AT_FDCWD, file, file, TOML_MAX_INPUT, true, &buf, &len, &st, err) < 0)
+	if (file_read_at(AT_FDCWD, file, file, TOML_MAX_INPUT, true, &buf, &len, &st, err) < 0 ||
+	    check_owner(file, &st, err) < 0)
 		return -1;
 	return load_all(file, buf, len, home, out, parse_failed, err);
 }

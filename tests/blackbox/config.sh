@@ -362,4 +362,28 @@ like "$out" "c\.toml:2:[0-9]+: --read .*/cl/secrets/sub lies inside .*/cl/secret
 	"  the error names the file's line and both paths"
 out=$(cd "$SCRATCH/cl" && "$MOAT" run --config c.toml --read . --deny ./secrets --read ./secrets/sub -- "$HELPER" read "$SCRATCH/cl/secrets/sub/k" 2>&1)
 like "$out" "deep-secret" "  control: the same grant given as a flag too: the user's more specific rule wins"
+# A config another user could change sets the sandbox for them: one every
+# user may write, or one another user owns (not root), is refused, as git
+# refuses a repository another user owns (red-team D4).
+printf '[sandbox]\nread = ["."]\n' >"$SCRATCH/cl/ww.toml"
+chmod 0666 "$SCRATCH/cl/ww.toml"
+out=$("$MOAT" config check "$SCRATCH/cl/ww.toml" 2>&1); rc=$?
+is "$rc" 125 "a config every user may write: refused"
+like "$out" "ww\.toml is writable by every user: any of them could change the sandbox it sets" "  saying why"
+like "$out" "hint: chmod o-w " "  and how to fix it"
+out=$("$MOAT" run --config "$SCRATCH/cl/ww.toml" -- /bin/true 2>&1); rc=$?
+is "$rc" 125 "  moat run --config refuses it too"
+chmod 0644 "$SCRATCH/cl/ww.toml"
+"$MOAT" config check "$SCRATCH/cl/ww.toml" >/dev/null 2>&1
+is "$?" 0 "  control: mode 0644, it is accepted"
+if [ "$(id -u)" = 0 ]; then
+	chown 65534:65534 "$SCRATCH/cl/ww.toml"
+	out=$("$MOAT" config check "$SCRATCH/cl/ww.toml" 2>&1); rc=$?
+	is "$rc" 125 "a config another user owns: refused"
+	like "$out" "ww\.toml belongs to uid 65534, neither you \(uid 0\) nor root" "  saying whose it is"
+	chown 0:0 "$SCRATCH/cl/ww.toml"
+else
+	skip "a config another user owns: only root can make one here"
+	skip "  saying whose it is"
+fi
 done_testing

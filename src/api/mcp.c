@@ -28,6 +28,7 @@
 #include "host/host.h"
 #include "launch/guard.h"
 #include "plan/plan.h"
+#include "policy/env.h"
 #include "policy/policy.h"
 #include "policy/profiles.h"
 #include "sources/cli.h"
@@ -659,6 +660,17 @@ static char *entry_unvouched(const struct ctx *c, const struct loaded *l, const 
 /* Why wrap leaves an entry as it is, in list and wrap alike: what the
  * client's file says of it (remote, no command, ...), or, not under moat,
  * the container it runs (sources/mcp_clients.h). */
+/* The first variable of the entry's environment that is a loader or
+ * interpreter hook (policy/env.h): wrap passes the client's variables on
+ * to the server (env_pass), and refuses those, as a config file's are. */
+static const char *entry_hook(const struct mcp_entry *e)
+{
+	for (size_t i = 0; i < e->n_env; i++)
+		if (env_is_hook(e->env_names[i]))
+			return e->env_names[i];
+	return NULL;
+}
+
 static const char *entry_skip(const struct mcp_entry *e)
 {
 	if (e->skip)
@@ -745,6 +757,13 @@ static json_t *entry_json(const struct ctx *c, struct loaded *l, const struct mc
 		json_object_set_new(j, "verdict",
 				    json_pack("{s:s, s:s}", "status", "error", "error",
 					      "moat inside moat: the server's own command line runs moat again"));
+		return j;
+	}
+	if ((e->state == MCP_UNWRAPPED || unvouched) && entry_hook(e)) {
+		cleanup_free char *why = moat_xasprintf("wrap would refuse it: its env sets %s, a loader or interpreter "
+							"hook moat does not pass from a client's file",
+							entry_hook(e));
+		json_object_set_new(j, "verdict", json_pack("{s:s, s:o}", "status", "error", "error", json_text(why)));
 		return j;
 	}
 	/* What the client starts, as a dry run: the entry's own moat
@@ -1164,6 +1183,18 @@ static int wrap_file(struct ctx *c, struct loaded *l, struct policies *pol, stru
 			whys[k] = why;
 			continue;
 		}
+		/* Said at the entry, before the policy file it would go into
+		 * (which is not written) is built. */
+		if (entry_hook(e)) {
+			moat_error_set(err, MOAT_E_CONFIG, 0,
+				       "%s:%d:%d: %s: not wrapped: its env sets %s, a loader or interpreter hook moat "
+				       "does not pass from a client's file: it would run code before the server's own",
+				       l->src.shown, e->pos.line, e->pos.col, e->key, entry_hook(e));
+			moat_error_hint(err, "remove it from the entry, then wrap; if it is really wanted, run the server "
+					     "by hand with --env %s=VALUE",
+					entry_hook(e));
+			goto out;
+		}
 		/* The server's own command line: in wrap's form under a policy
 		 * moat does not vouch for, what follows its `--` -- wrapped
 		 * anew, its record keeps the entry's bytes as they are, for
@@ -1346,7 +1377,10 @@ int api_mcp_wrap(const struct api_mcp_request *r, json_t **out, struct moat_erro
 		}
 		fj = file_report(files, l);
 		if (wrap_file(&c, l, &pol, &pc, fj, err) < 0) {
-			moat_error_wrap(err, "%s", l->src.shown);
+			/* Not twice when the message names the file already
+			 * (FILE:LINE:COL: an entry's problem). */
+			if (strncmp(err->message, l->src.shown, strlen(l->src.shown)) != 0)
+				moat_error_wrap(err, "%s", l->src.shown);
 			goto out;
 		}
 	}

@@ -254,7 +254,7 @@ static void print_table(const json_t *doc)
 
 /* ---- wrap and unwrap ---- */
 
-static void print_edits(const json_t *doc, const char *verb)
+static void print_edits(const json_t *doc, const char *verb, bool failed)
 {
 	const json_t *fj, *s;
 	size_t i, k;
@@ -307,7 +307,9 @@ static void print_edits(const json_t *doc, const char *verb)
 		if (json_is_string(json_object_get(fj, "policies_left")))
 			printf("%s: left in the policy file: %s\n", file, str(fj, "policies_left"));
 	}
-	if (!changed)
+	if (!changed && failed)
+		printf("no file was changed: moat stopped at the problem it names on stderr\n");
+	else if (!changed)
 		printf("nothing to %s: no file was changed\n", verb);
 }
 
@@ -421,7 +423,7 @@ int cmd_mcp(int argc, char **argv)
 	     : wrap		       ? api_mcp_wrap(&r, &doc, &err)
 				       : api_mcp_unwrap(&r, &doc, &err);
 	if (doc && strcmp(verb, "list") != 0)
-		print_edits(doc, verb);
+		print_edits(doc, verb, rc < 0);
 	if (rc < 0) {
 		code = moat_error_print(&err);
 	} else if (json) {

@@ -505,5 +505,22 @@ like "$out" "\.mcp\.json:1:[0-9]+: mcpServers\.p: not wrapped: this project's fi
 	"  the error names the file and the entry, and says why"
 ok "$(cmp -s "$P2/.mcp.json" "$P2/mcp.orig" && echo 0 || echo 1)" "  and the file is left as it was"
 unlike "$(sed -n '/"claude-code.p"/,$p' "$POL2" 2>/dev/null)" 'mode = "off"' "  and the policy file holds no mode = \"off\""
+# An entry whose env sets a loader hook: list says wrap would refuse it
+# (not "enforced"), and wrap names the entry in the client's file, not a
+# line of the policy file it did not write (red-team D6).
+P3=$BASE/proj3
+mkdir -p "$P3"
+printf '{"mcpServers": {"ok": {"command": "/bin/true"}, "hook": {"command": "/bin/true", "env": {"NODE_OPTIONS": "--require /tmp/x.js"}}}}\n' \
+	>"$P3/.mcp.json"
+out=$(cd "$P3" && env HOME="$H2" XDG_CONFIG_HOME="$H2/.config" CODEX_HOME="$H2/.codex" "$MOAT" mcp list 2>&1)
+like "$out" "hook +:1 +local +unwrapped +- +error: wrap would refuse it: its env sets NODE_OPTIONS" \
+	"list: an entry setting NODE_OPTIONS is not 'if wrapped: enforced', but what wrap would say"
+out=$(cd "$P3" && env HOME="$H2" XDG_CONFIG_HOME="$H2/.config" CODEX_HOME="$H2/.codex" "$MOAT" mcp wrap 2>&1)
+rc=$?
+is "$rc" 125 "wrap refuses it (exit 125)"
+like "$out" "moat: $P3/\.mcp\.json:1:[0-9]+: mcpServers\.hook: not wrapped: its env sets NODE_OPTIONS" \
+	"  naming the entry where it is, once"
+unlike "$out" "servers\.toml:[0-9]+" "  not a line of the policy file it did not write"
+like "$out" "no file was changed: moat stopped at the problem" "  and not 'nothing to wrap'"
 
 done_testing

@@ -156,12 +156,30 @@ static int write_run_script(const struct backend_ctx *ctx, const struct backend_
 	cleanup_free char *text = NULL;
 	size_t len = 0, cap = 0;
 
-	text = moat_xgrow(text, &cap, 512, 1);
-	len = (size_t)snprintf(text, cap,
-			       "#!/bin/sh\n# Written by moat export: argv.json, with this directory's %s and %s\n"
-			       "# on descriptors 3 and 4 where argv.json says FD.  Run it as: sh run.sh\n"
-			       "d=$(dirname \"$0\")\nexec",
-			       BACKEND_EXPORT_ENV_ARGS, BACKEND_EXPORT_SECCOMP);
+	const struct moat_policy *p = ctx->policy;
+
+	text = moat_xgrow(text, &cap, 2048, 1);
+	/* bwrap hands the command every descriptor it is given, and a
+	 * directory among them leads out of any view (docs/backends.md,
+	 * "Declared descriptors"); `moat run --backend bwrap` closes them
+	 * before bwrap, so the script does too, as the report says (fd.clean).
+	 * bash: POSIX sh redirects only descriptors 0 to 9.  The work is in a
+	 * function, read whole before it runs, since closing the descriptor
+	 * bash reads the script from ends the reading. */
+	len = (size_t)snprintf(
+	    text, cap,
+	    "#!/bin/bash\n# Written by moat export: argv.json, with this directory's %s and %s\n"
+	    "# on descriptors 3 and 4 where argv.json says FD.  Run it as: bash run.sh\n"
+	    "# bwrap hands the command every descriptor it is given (a directory among them\n"
+	    "# leads out of the view): all but 0, 1, 2 and --keep-fd's are closed first.\n"
+	    "[ -n \"$BASH_VERSION\" ] || exec bash \"$0\" \"$@\"\n"
+	    "run() {\n\tlocal d fd\n\td=$(dirname \"$0\")\n\tfor fd in /proc/$$/fd/*; do\n\t\tfd=${fd##*/}\n"
+	    "\t\tcase \" 0 1 2 ",
+	    BACKEND_EXPORT_ENV_ARGS, BACKEND_EXPORT_SECCOMP);
+	for (size_t i = 0; i < p->n_keep_fds; i++)
+		len += (size_t)snprintf(text + len, cap - len, "%d ", p->keep_fds[i]);
+	len += (size_t)snprintf(text + len, cap - len,
+				"\" in *\" $fd \"*) continue ;; esac\n\t\teval \"exec $fd>&-\"\n\tdone\n\texec");
 	for (size_t i = 0; bp->argv[i]; i++) {
 		const char *a = bp->argv[i];
 		char fdbuf[16];
@@ -185,7 +203,7 @@ static int write_run_script(const struct backend_ctx *ctx, const struct backend_
 		text[len++] = '\'';
 	}
 	text = moat_xgrow(text, &cap, len + 128, 1);
-	len += (size_t)snprintf(text + len, cap - len, "%s%s\n",
+	len += (size_t)snprintf(text + len, cap - len, "%s%s\n}\nrun \"$@\"\n",
 				ctx->envp && ctx->envp[0] ? " 3<\"$d/" BACKEND_EXPORT_ENV_ARGS "\"" : "",
 				seccomp ? " 4<\"$d/" BACKEND_EXPORT_SECCOMP "\"" : "");
 	return backend_write_file(ctx->work_dir, BACKEND_EXPORT_RUN, text, len, err);

@@ -357,6 +357,23 @@ if installed bwrap && { [ "$UID_NOW" = 0 ] || feature_present userns; }; then
 		"bwrap export: sh run.sh runs argv.json with the export's environment and seccomp program"
 	is "$(stat -c %a "$SCRATCH/bwexport/env.args")" 600 "  env.args (the environment's values) is its owner's alone"
 	like "$(tr -d '\n ' <"$SCRATCH/bwexport/argv.json")" '"--args","FD","--seccomp","FD"' "  argv.json still says FD where run.sh gives 3 and 4"
+	# bwrap hands the command every descriptor it is given, and a
+	# directory among them leads out of the view (an export has no
+	# Landlock): run.sh closes all but 0, 1 and 2 first, as moat run does,
+	# which is what the export's report says (fd.clean).  A red-team pass
+	# read ~/.ssh through a directory descriptor its caller left open.
+	mkdir -p "$SCRATCH/fdsecret"
+	echo "FD-MARK-$$" >"$SCRATCH/fdsecret/k"
+	rm -rf "$SCRATCH/bwexport2"
+	(cd "$PROJ" && "$MOAT" export --backend bwrap -o "$SCRATCH/bwexport2" --profile strict -- \
+		/bin/sh -c 'cat /proc/self/fd/5/k /proc/self/fd/6 /proc/self/fd/12 2>/dev/null; echo ran' \
+		>/dev/null 2>&1)
+	out=$(cd / && sh "$SCRATCH/bwexport2/run.sh" 5<"$SCRATCH/fdsecret" 6<"$SCRATCH/fdsecret/k" 12<"$SCRATCH/fdsecret/k" 2>&1)
+	is "$out" "ran" "bwrap export: run.sh closes the descriptors its caller left open (a directory, files at 6 and 12)"
+	is "$(/usr/bin/python3 -c 'import json, sys; print(json.load(open(sys.argv[1]))["properties"]["fd.clean"]["status"])' \
+		"$SCRATCH/bwexport2/report.json" 2>&1)" enforced "  which is what its report.json claims (fd.clean)"
+	out=$(cd / && bwrap --ro-bind / / --dev /dev --proc /proc /bin/sh -c 'cat /proc/self/fd/5/k' 5<"$SCRATCH/fdsecret" 2>&1)
+	is "$out" "FD-MARK-$$" "  control: bwrap itself passes a directory descriptor on, and it leads out of the view"
 fi
 # nono and nsjail are not Debian packages: where someone installed them,
 # their claims are attacked like any other backend's.

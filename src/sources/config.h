@@ -170,6 +170,12 @@ struct moat_config {
 	 * `moat config check`. */
 	char **notes;
 	size_t n_notes;
+	/* Claude Code's servers of one project ("local" scope), which
+	 * ~/.claude.json keeps under projects."PATH".mcpServers: not moat's
+	 * servers (a name may be in several projects), named for the error
+	 * of a --server that is one of them.  Pairs: name, project. */
+	char **project_servers;
+	size_t n_project_servers;
 };
 
 /* What a server declares about itself, kept for the report. */

@@ -38,6 +38,17 @@ static int unknown_server(const struct moat_config *c, const char *name, struct 
 	char list[1024];
 
 	known_servers(c, list, sizeof(list));
+	for (size_t i = 0; i < c->n_project_servers; i++)
+		if (strcmp(c->project_servers[2 * i], name) == 0) {
+			moat_error_set(err, MOAT_E_CONFIG, 0,
+				       "%s: \"%s\" is a server of the project %s (Claude Code's local scope, "
+				       "projects.\"%s\".mcpServers), which moat run --config does not read",
+				       c->file, name, c->project_servers[2 * i + 1], c->project_servers[2 * i + 1]);
+			return moat_error_hint(err,
+					       "in that project, `moat mcp wrap --server %s` runs it under moat for Claude "
+					       "Code; or copy its entry into the file's mcpServers (the servers here: %s)",
+					       name, list);
+		}
 	moat_error_set(err, MOAT_E_CONFIG, 0, "%s: no server named \"%s\"", c->file, name);
 	return moat_error_hint(err, "known servers: %s", list);
 }

@@ -1445,6 +1445,9 @@ void config_free(struct moat_config *c)
 	for (i = 0; i < c->n_notes; i++)
 		free(c->notes[i]);
 	free(c->notes);
+	for (i = 0; i < 2 * c->n_project_servers; i++)
+		free(c->project_servers[i]);
+	free(c->project_servers);
 	free(c);
 }
 
@@ -1659,6 +1662,45 @@ static bool gemini_sandbox(const struct toml_value *v)
 	return v->type == TOML_BOOL || (v->type == TOML_STRING && in_list(v->u.str.ptr, gemini_sandbox_tools));
 }
 
+/* Claude Code's ~/.claude.json: each project's own servers (its "local"
+ * scope, where `claude mcp add` puts them by default), under
+ * projects."PATH".mcpServers.  moat run --config reads the file's own
+ * servers only; these are named, so that --server NAME of one says where
+ * it is and what reads it (moat mcp list and wrap, in that project), and
+ * `config check` says it did not check them. */
+static void note_project_servers(const struct loader *L, const struct toml_value *root)
+{
+	const struct toml_value *projects = toml_table_get(root, "projects");
+
+	if (!L->c->json || !projects || projects->type != TOML_TABLE)
+		return;
+	for (size_t i = 0; i < toml_table_len(projects); i++) {
+		const struct toml_keyval *p = toml_table_at(projects, i);
+		const struct toml_value *servers = p->value->type == TOML_TABLE ? toml_table_get(p->value, "mcpServers")
+										 : NULL;
+		cleanup_free char *kp = NULL, *skp = NULL;
+		size_t n;
+
+		if (!servers || servers->type != TOML_TABLE || !(n = toml_table_len(servers)))
+			continue;
+		kp = config_keypath("projects", p->key, p->key_len);
+		skp = config_keypath(kp, "mcpServers", 10);
+		note(L, toml_table_entry(p->value, "mcpServers")->pos, skp,
+		     "Claude Code's servers of the project %s (%zu): not read by moat run --config, nor checked here; "
+		     "moat mcp list and wrap read them, run in that project",
+		     p->key, n);
+		for (size_t k = 0; k < n; k++) {
+			struct moat_config *c = L->c;
+
+			c->project_servers = moat_xrealloc(c->project_servers,
+							   2 * (c->n_project_servers + 1) * sizeof(*c->project_servers));
+			c->project_servers[2 * c->n_project_servers] = moat_xstrdup(toml_table_at(servers, k)->key);
+			c->project_servers[2 * c->n_project_servers + 1] = moat_xstrdup(p->key);
+			c->n_project_servers++;
+		}
+	}
+}
+
 /* The top of the file: moat's keys are read; the rest is the client's
  * (check_client_keys: silently, a client's settings file holds dozens). */
 static void load_tree(struct loader *L, const struct toml_value *root)
@@ -1683,6 +1725,7 @@ static void load_tree(struct loader *L, const struct toml_value *root)
 		if (rc < 0)
 			keep(L);
 	}
+	note_project_servers(L, root);
 	check_profiles(L);
 }
 

@@ -386,4 +386,21 @@ else
 	skip "a config another user owns: only root can make one here"
 	skip "  saying whose it is"
 fi
+# Claude Code's ~/.claude.json keeps a project's own servers (where `claude
+# mcp add` puts them) under projects."PATH".mcpServers: config check says it
+# did not check them, and --server of one says where it is and what reads it,
+# not only "no server named" (red-team D3).
+mkdir -p "$SCRATCH/cc"
+printf '{"mcpServers": {"x": {"command": "/usr/bin/true"}},\n "projects": {"/home/you/app": {"mcpServers": {"z": {"command": "/usr/bin/false"}}}}}\n' \
+	>"$SCRATCH/cc/claude.json"
+out=$("$MOAT" config check "$SCRATCH/cc/claude.json" 2>&1); rc=$?
+is "$rc" 0 "a ~/.claude.json with a project's servers: config check passes"
+like "$out" "note: .*claude\.json:2:[0-9]+: projects\.\"/home/you/app\"\.mcpServers: Claude Code's servers of the project /home/you/app \(1\): not read by moat run --config, nor checked here" \
+	"  and notes the project's servers it did not check"
+out=$("$MOAT" run --config "$SCRATCH/cc/claude.json" --server z 2>&1); rc=$?
+is "$rc" 125 "--server of a project's server: refused"
+like "$out" "\"z\" is a server of the project /home/you/app \(Claude Code's local scope" "  saying where it is"
+like "$out" "hint: in that project, .moat mcp wrap --server z." "  and what runs it under moat"
+out=$("$MOAT" run --config "$SCRATCH/cc/claude.json" --server nope 2>&1)
+like "$out" 'no server named "nope"' "  control: a name in no scope is still unknown"
 done_testing

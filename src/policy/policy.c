@@ -226,6 +226,11 @@ const struct moat_env_rule *policy_find_env(const struct moat_policy *p, const c
 	return NULL;
 }
 
+bool moat_origin_is_command_line(const struct moat_origin *o)
+{
+	return o->line <= 0 && o->source && strcmp(o->source, MOAT_ORIGIN_COMMAND_LINE) == 0;
+}
+
 const char *moat_origin_text(const struct moat_origin *o, char *buf, size_t len)
 {
 	if (o->line > 0)

@@ -52,6 +52,13 @@ struct moat_origin {
 	int line, col;      /* 0 when not from a file */
 };
 
+/* The source of what the command line's flags add. */
+#define MOAT_ORIGIN_COMMAND_LINE "command line"
+
+/* Did a flag of moat's command line give it (not a file, a profile, the
+ * environment)? */
+bool moat_origin_is_command_line(const struct moat_origin *o);
+
 struct moat_path_rule {
 	char *path; /* absolute and lexically normalised; symlinks not resolved */
 	enum moat_access access;

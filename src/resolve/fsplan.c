@@ -1005,7 +1005,7 @@ static const char *where(const struct moat_path_rule *r, char *buf, size_t len)
 
 static bool from_command_line(const struct moat_path_rule *r)
 {
-	return r->origin.line <= 0 && r->origin.source && strcmp(r->origin.source, "command line") == 0;
+	return moat_origin_is_command_line(&r->origin);
 }
 
 /* Directories the sandbox makes itself: a grant of one of them would mean

@@ -218,7 +218,7 @@ static int opt_net(struct cli_state *s, const char *opt, const char *val, struct
 static int parse_net_rule(struct cli_state *s, const char *opt, const char *val, struct moat_policy *p,
 			  struct moat_error *err)
 {
-	struct moat_origin o = {.source = "command line"};
+	struct moat_origin o = {.source = MOAT_ORIGIN_COMMAND_LINE};
 	struct net_parse_error pe;
 	struct moat_net_dest d;
 	struct moat_net_pin pin;
@@ -624,7 +624,7 @@ const char *cli_run_config_file(int argc, char *const *argv)
 /* Apply the gathered flag rules on top of the profile. */
 static int apply_rules(struct cli_state *s, const char *home, struct moat_error *err)
 {
-	struct moat_origin o = {.source = "command line"};
+	struct moat_origin o = {.source = MOAT_ORIGIN_COMMAND_LINE};
 	size_t i;
 
 	for (i = 0; i < s->n_rules; i++) {

@@ -168,7 +168,7 @@ static void note_env_paths(const struct moat_policy *p, char *const *environ_in,
 		cleanup_free char *path = NULL, *line = NULL;
 		bool later = false;
 
-		if (r->origin.line <= 0 && (!r->origin.source || strcmp(r->origin.source, "command line") != 0))
+		if (r->origin.line <= 0 && !moat_origin_is_command_line(&r->origin))
 			continue;
 		for (size_t j = i + 1; j < p->n_env && !later; j++)
 			later = strcmp(p->env[j].name, r->name) == 0;

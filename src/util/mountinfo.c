@@ -43,8 +43,9 @@ struct mountinfo_entry *mountinfo_entries(size_t *n_out)
 		for (k = 0; k < 5; k++)
 			if (!(field[k] = strtok_r(k ? NULL : line, " ", &save)))
 				break;
-		if (k < 5 || sscanf(field[2], "%u:%u", &major, &minor) != 2 || field[3][0] != '/' ||
-		    field[4][0] != '/')
+		/* A root need not be a path: a bound namespace file's is
+		 * "net:[4026531840]" (it then nests in no other). */
+		if (k < 5 || sscanf(field[2], "%u:%u", &major, &minor) != 2 || field[4][0] != '/')
 			continue;
 		mountinfo_unescape(field[3]);
 		mountinfo_unescape(field[4]);
@@ -77,35 +78,16 @@ static int by_name(const void *a, const void *b)
 
 char **mountinfo_points(size_t *n_out)
 {
-	cleanup_fclose FILE *f = fopen("/proc/self/mountinfo", "re");
-	cleanup_free char *line = NULL;
-	size_t len = 0, n = 0, cap = 0, i, kept = 0;
-	char **v = NULL;
+	size_t n = 0, i, kept = 0;
+	struct mountinfo_entry *e = mountinfo_entries(&n);
+	char **v;
 
-	if (!f)
+	if (!e)
 		return NULL;
-	/* id parent major:minor root mountpoint options ... */
-	while (getline(&line, &len, f) > 0) {
-		char *save = NULL, *field = strtok_r(line, " ", &save);
-		int k;
-
-		for (k = 0; field && k < 4; k++)
-			field = strtok_r(NULL, " ", &save);
-		if (!field || field[0] != '/')
-			continue;
-		mountinfo_unescape(field);
-		v = moat_xgrow(v, &cap, n + 1, sizeof(char *));
-		v[n++] = moat_xstrdup(field);
-	}
-	if (ferror(f)) {
-		int e = errno;
-		for (i = 0; i < n; i++)
-			free(v[i]);
-		free(v);
-		errno = e;
-		return NULL;
-	}
-	v = moat_xgrow(v, &cap, n + 1, sizeof(char *));
+	v = moat_xcalloc(n + 1, sizeof(char *));
+	for (i = 0; i < n; i++)
+		v[i] = steal_ptr(&e[i].point);
+	mountinfo_entries_free(e, n);
 	qsort(v, n, sizeof(char *), by_name);
 	for (i = 0; i < n; i++) {
 		if (kept && strcmp(v[kept - 1], v[i]) == 0)

@@ -16,7 +16,8 @@ char **mountinfo_points(size_t *n);
 
 struct mountinfo_entry {
 	unsigned int major, minor; /* st_dev of the mount's file system */
-	char *root;                /* the directory of that file system it shows */
+	char *root;                /* the directory of that file system it shows
+				    * (not a path for a namespace file) */
 	char *point;               /* where it shows it */
 };
 

@@ -231,9 +231,81 @@ static void retitle(void)
 	snprintf((char *)(uintptr_t)start, end - start, "moat-guard");
 }
 
-static _Noreturn void guard_main(struct moat_plan *plan, int fd, pid_t moat_pid)
+/* What moat has said so far (struct guard_msg): still running, done, or
+ * gone (end of file: it died). */
+struct guard_inbox {
+	struct moat_plan *plan;
+	int fd;
+	enum { GUARD_RUNNING, GUARD_DONE, GUARD_GONE } state;
+};
+
+/* One message from moat, read (blocking): a placeholder's object noted,
+ * 'D' or the end of the pipe recorded. */
+static void guard_take(struct guard_inbox *in)
 {
 	struct guard_msg m;
+	ssize_t n;
+
+	do
+		n = read(in->fd, &m, sizeof(m));
+	while (n < 0 && errno == EINTR);
+	if (n == (ssize_t)sizeof(m) && m.kind == 'D') {
+		in->state = GUARD_DONE;
+	} else if (n == (ssize_t)sizeof(m) && m.kind == 'P' && m.index < in->plan->fs.n) {
+		struct fs_obj *o = &in->plan->fs.obj[m.index];
+		o->placeholder_made = true;
+		o->dev = m.dev;
+		o->ino = m.ino;
+	} else {
+		in->state = GUARD_GONE; /* end of file (or garbage): moat is gone */
+	}
+}
+
+/* Take moat's messages for up to `ms` milliseconds (0: those already
+ * there): true while moat still runs. */
+static bool guard_still_running(struct guard_inbox *in, int ms)
+{
+	struct pollfd p = {.fd = in->fd, .events = POLLIN};
+	struct timespec now;
+	long long deadline;
+
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	deadline = now.tv_sec * 1000LL + now.tv_nsec / 1000000 + ms;
+	while (in->state == GUARD_RUNNING) {
+		long long left;
+		int n;
+
+		clock_gettime(CLOCK_MONOTONIC, &now);
+		left = deadline - (now.tv_sec * 1000LL + now.tv_nsec / 1000000);
+		n = poll(&p, 1, left > 0 ? (int)left : 0);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			break;
+		guard_take(in);
+	}
+	return in->state == GUARD_RUNNING;
+}
+
+/* The sweep's stop (util/stale.h): once moat is done, or gone, the sweep
+ * ends; what it did not reach, a longer run's guard sweeps. */
+static bool guard_sweep_stop(void *arg)
+{
+	return !guard_still_running(arg, 0);
+}
+
+/* The sweep of stale per-run tmps begins this long after the guard, if moat
+ * still runs by then.  Reading /tmp costs ~0.2 ms of CPU with some hundred
+ * names there: beside moat's own start-up, on a machine with two CPUs, it
+ * slowed every run that has a per-run tmp (the fallback without
+ * namespaces), and moat waits for its guard before it exits, so a short
+ * command waited for the rest of the sweep.  A command that runs this long
+ * (an MCP server, a build) gets the sweep, after the start-up. */
+#define GUARD_SWEEP_DELAY_MS 50
+
+static _Noreturn void guard_main(struct moat_plan *plan, int fd, pid_t moat_pid)
+{
+	struct guard_inbox in = {.plan = plan, .fd = fd, .state = GUARD_RUNNING};
 	int null;
 
 	setsid();
@@ -252,25 +324,15 @@ static _Noreturn void guard_main(struct moat_plan *plan, int fd, pid_t moat_pid)
 	close_all_but_kept(plan, fd);
 	/* The per-run tmps of moats that died before their guard could remove
 	 * them: swept here, beside the command, not on moat's way to it (util/
-	 * stale.h).  This run's own carries a live pid and stays. */
-	if (plan->compiled.in_child && plan->compiled.in_child->private_tmp_dir)
-		stale_sweep(NATIVE_TMP_PREFIX);
-	for (;;) {
-		ssize_t n = read(fd, &m, sizeof(m));
-
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n == (ssize_t)sizeof(m) && m.kind == 'D')
-			_exit(0);
-		if (n == (ssize_t)sizeof(m) && m.kind == 'P' && m.index < plan->fs.n) {
-			struct fs_obj *o = &plan->fs.obj[m.index];
-			o->placeholder_made = true;
-			o->dev = m.dev;
-			o->ino = m.ino;
-			continue;
-		}
-		break; /* end of file (or garbage): moat is gone */
-	}
+	 * stale.h), once the command has run for a while, and only while it
+	 * runs.  This run's own carries a live pid and stays. */
+	if (plan->compiled.in_child && plan->compiled.in_child->private_tmp_dir &&
+	    guard_still_running(&in, GUARD_SWEEP_DELAY_MS))
+		stale_sweep(NATIVE_TMP_PREFIX, guard_sweep_stop, &in);
+	while (in.state == GUARD_RUNNING)
+		guard_take(&in);
+	if (in.state == GUARD_DONE)
+		_exit(0);
 	host_cleanup(plan, moat_pid, true);
 	_exit(0);
 }

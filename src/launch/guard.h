@@ -17,7 +17,7 @@
  * signals), with no descriptor of moat's but that pipe, so it keeps no pipe
  * of the caller's open.  Beside the command, it also sweeps the per-run
  * tmps of moats that are gone (util/stale.h), which moat would otherwise do
- * before starting the command. */
+ * before starting the command, until moat says it is done. */
 #ifndef MOAT_LAUNCH_GUARD_H
 #define MOAT_LAUNCH_GUARD_H
 

@@ -32,7 +32,9 @@ char *stale_mkdtemp(const char *prefix, bool sweep, int *lock_fd, struct moat_er
 
 /* Only the sweep: this user's /tmp/PREFIX.PID.XXXXXX whose PID does not run
  * in this pid namespace and whose lock nobody holds: locked, checked to be
- * still the directory at that name, then removed. */
-void stale_sweep(const char *prefix);
+ * still the directory at that name, then removed.  `stop` (may be NULL) is
+ * asked before each batch of /tmp's entries: true ends the sweep there,
+ * and what it did not reach is left to a later sweep. */
+void stale_sweep(const char *prefix, bool (*stop)(void *), void *arg);
 
 #endif

@@ -319,8 +319,9 @@ mkdir -p "$stale/sub" "$live"
 touch "$stale/sub/f"
 # root=0: as root the native backend would have namespaces even without
 # user ones, and make no private TMPDIR.  The sweep is the guard's, beside
-# the command; moat waits for its guard before it exits.
-MOAT_HOST_LIMIT=userns=0,root=0 "$MOAT" run --backend native --mode prefer -- /bin/true 2>/dev/null
+# the command, and lasts as long as the command: a second is plenty for
+# the few hundred names of a /tmp.
+MOAT_HOST_LIMIT=userns=0,root=0 "$MOAT" run --backend native --mode prefer -- /bin/sleep 1 2>/dev/null
 [ ! -e "$stale" ]
 ok $? "without namespaces: a private TMPDIR whose moat (pid $dead) is gone is swept by the next run"
 [ -e "$live" ]
@@ -337,7 +338,7 @@ like "$dtmp" '^/tmp/moat-tmp\.' "without namespaces: a command makes a tree 300 
 ok $? "  its TMPDIR ($dtmp) is removed afterwards, all of it"
 unlike "$(cat "$SCRATCH/deep.err")" "moat: warning:" "  with no warning: nothing is left"
 mkdir "$stale" && (cd "$stale" && eval "$deep300")
-MOAT_HOST_LIMIT=userns=0,root=0 "$MOAT" run --backend native --mode prefer -- /bin/true 2>"$SCRATCH/deep.err"
+MOAT_HOST_LIMIT=userns=0,root=0 "$MOAT" run --backend native --mode prefer -- /bin/sleep 1 2>"$SCRATCH/deep.err"
 [ ! -e "$stale" ]
 ok $? "  a stale TMPDIR holding such a tree is swept by the next run"
 unlike "$(cat "$SCRATCH/deep.err")" "moat: warning:" "  with no warning"
@@ -380,7 +381,8 @@ if [ ${#NSA[@]} -gt 0 ]; then
 	for _ in $(seq 100); do [ -s "$S/tmpdir" ] && break; sleep 0.05; done
 	atmp=$(cat "$S/tmpdir" 2>/dev/null)
 	like "$atmp" "^/tmp/moat-tmp\.$dead\." "without namespaces, in another pid namespace: moat A's tmp carries its pid there ($dead), free out here"
-	MOAT_HOST_LIMIT=userns=0,root=0 "$MOAT" run --backend native --mode prefer -- /bin/true 2>/dev/null
+	# (sleep 1: the sweep lasts as long as the command, and must reach A's)
+	MOAT_HOST_LIMIT=userns=0,root=0 "$MOAT" run --backend native --mode prefer -- /bin/sleep 1 2>/dev/null
 	[ -n "$atmp" ] && [ -e "$atmp/f" ]
 	ok $? "  a second moat's sweep leaves A's live tmp alone (A holds its lock)"
 	wait "$nsa"
@@ -403,7 +405,7 @@ if [ ${#NSA[@]} -gt 0 ]; then
 	wait "$mc" 2>/dev/null
 	[ -n "$ctmp" ] && [ -e "$ctmp" ] && kill -0 "$(cat "$S/daemon")"
 	ok $? "  control: moat C and its guard SIGKILLed: its tmp is left, its command's daemon still runs"
-	MOAT_HOST_LIMIT=userns=0,root=0 "$MOAT" run --backend native --mode prefer -- /bin/true 2>/dev/null
+	MOAT_HOST_LIMIT=userns=0,root=0 "$MOAT" run --backend native --mode prefer -- /bin/sleep 1 2>/dev/null
 	[ -n "$ctmp" ] && [ ! -e "$ctmp" ]
 	ok $? "  control: the next run sweeps C's tmp (nobody holds its lock, not the daemon)"
 	kill -9 "$(cat "$S/daemon")" 2>/dev/null

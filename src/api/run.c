@@ -33,6 +33,7 @@
 #include "util/cleanup.h"
 #include "util/file.h"
 #include "util/mem.h"
+#include "util/path.h"
 #include "util/mkdirs.h"
 
 #ifndef MOAT_VERSION
@@ -101,6 +102,44 @@ static void say_write_not_held(struct moat_plan *plan)
 	if (plan->status == MOAT_STATUS_ENFORCED)
 		plan->status = MOAT_STATUS_DEGRADED;
 	moat_say("moat: fs.write was not held for the whole run: ", plan->props[MOAT_P_FS_WRITE].reason);
+}
+
+/* A write grant with a denied path below it (HOME with ~/.ssh) is granted
+ * entry by entry: its files and directories stay writable, but the grant
+ * itself is not (neither Landlock nor a bind can give "create here" on a
+ * directory without giving it in the denied one below), so creating,
+ * renaming or removing an entry directly in it fails (EROFS, EACCES).  An
+ * MCP server given --write ~ failed every write_file there, which writes a
+ * temporary file and renames it, with a report saying fs.write enforced
+ * and nothing on stderr.  Said before the run. */
+static void note_expanded_writes(const struct moat_plan *plan)
+{
+	const struct fs_plan *fp = &plan->fs;
+
+	if (plan->status == MOAT_STATUS_OFF)
+		return;
+	for (size_t i = 0; i < fp->n; i++) {
+		const struct fs_obj *g = &fp->obj[i];
+		const char *first = NULL;
+		size_t n = 0;
+
+		if (g->role != FS_WRITE || !g->rule || !g->present || !g->expanded || g->dropped)
+			continue;
+		for (size_t j = 0; j < fp->n; j++) {
+			const struct fs_obj *d = &fp->obj[j];
+			if (d->role == FS_DENY && d->present && strcmp(d->real, g->real) != 0 &&
+			    path_within(d->real, g->real) && n++ == 0)
+				first = d->real;
+		}
+		if (!first)
+			continue;
+		cleanup_free char *line = moat_xasprintf(
+		    "note: the write grant %s holds %s%s, which stay%s denied: the rest stays writable, but nothing "
+		    "can be created, renamed or removed directly in %s, or in a directory on the way to a denied "
+		    "path; grant a directory below it for that",
+		    g->real, first, n > 1 ? " and other denied paths" : "", n > 1 ? "" : "s", g->real);
+		moat_say("moat: ", line);
+	}
 }
 
 /* The host removed, renamed or replaced a pinned entry of a write grant
@@ -518,6 +557,7 @@ static int run_main(int argc, char **argv, bool exiting)
 	 * on they are held (launch/signals.h). */
 	signals_hold();
 	moat_timeline_mark("planned");
+	note_expanded_writes(&plan);
 
 	if (opts.dry_run) {
 		/* A package runner: both phases' plans. */

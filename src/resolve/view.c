@@ -297,12 +297,30 @@ static bool made_dir(const struct view *v, const char *real)
 	return false;
 }
 
+/* Is `real` in a mount the sandbox makes its own (the private /tmp, /run,
+ * /dev, /proc), with no host directory bound there?  The host's object at
+ * that path is not in the view. */
+static bool in_private_mount(const struct view *v, const char *real)
+{
+	const struct view_op *c = view_cover(v, real);
+
+	return c && (c->kind == VIEW_TMPFS || c->kind == VIEW_PROC || c->kind == VIEW_DEV);
+}
+
 static void add_pins(struct view *v, const struct fs_plan *fp, bool no_placeholders)
 {
 	size_t i;
 
 	for (i = 0; i < fp->n; i++) {
 		const struct fs_obj *o = &fp->obj[i];
+
+		/* A protected entry, or a directory on the way to one, that
+		 * the sandbox's private /tmp hides (`--write /` with HOME in
+		 * /tmp): the host's object is not in the view, and a pin there
+		 * found the private tmpfs where it expected the host's /tmp
+		 * and refused the run ("changed since moat planned it"). */
+		if ((o->role == FS_PIN || o->role == FS_PROTECT) && in_private_mount(v, o->real))
+			continue;
 
 		/* A directory on the way to a protected entry that the view
 		 * makes itself, in a read-only skeleton, cannot be renamed

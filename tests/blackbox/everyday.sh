@@ -899,4 +899,42 @@ is "$(fdc)" '"close_range: only 0, 1 and 2 stay open"' "fd.clean: only 0, 1 and 
 is "$(fdc --keep-fd 5 --keep-fd 7 5</dev/null 7</dev/null)" '"close_range: only 0, 1, 2 and --keep-fd 5, 7 stay open"' \
 	"  and with --keep-fd 5 and 7"
 
+# A write grant with a denied path below it is granted entry by entry: the
+# command writes what is in it, but cannot create, rename or remove
+# entries directly in it.  An MCP server given --write ~ failed every
+# write_file there (a temporary file, then a rename), with nothing said.
+EH=$BASE/ehome
+mkdir -p "$EH/.ssh" "$EH/sub"
+echo key >"$EH/.ssh/id_rsa"
+echo a >"$EH/e.txt"
+expanded_note="moat: note: the write grant $EH holds $EH/.ssh, which stays denied: the rest stays writable, but nothing can be created, renamed or removed directly in $EH, or in a directory on the way to a denied path; grant a directory below it for that"
+for lim in "" "userns=0,root=0"; do
+	what=${lim:+"without namespaces: "}
+	out=$(MOAT_HOST_LIMIT=$lim HOME=$EH "$MOAT" run --mode prefer --write "$EH" -- /bin/sh -c \
+		'echo b >>"$HOME/e.txt" && echo appended; touch "$HOME/sub/new" && echo sub; touch "$HOME/new" 2>/dev/null || echo top-refused' \
+		2>"$SCRATCH/exp.err")
+	is "$out" "appended
+sub
+top-refused" "${what}a write grant holding ~/.ssh: its files and directories are writable, a new entry at its top is not"
+	is "$(grep '^moat: note: the write grant' "$SCRATCH/exp.err")" "$expanded_note" "  said before the run, with the way out"
+done
+out=$(HOME=$EH "$MOAT" run --write "$EH/sub" -- /bin/true 2>&1)
+unlike "$out" "note: the write grant" "  control: a write grant with nothing denied below it gets no such note"
+rm -rf "$EH"
+
+# --write / with HOME in /tmp (a test's fake HOME): HOME's protected
+# entries lie in the host's /tmp, which the sandbox's private /tmp hides.
+# Their pins found the private tmpfs there and refused every run with
+# "mount namespace: changed since moat planned it ... /tmp".
+if [ "$(id -u)" = 0 ]; then
+	skip "--write / with HOME in /tmp: as root it would make placeholders in / (the uid 65534 pass runs it)"
+	skip "  (the uid 65534 pass)"
+else
+	TH=$(mktemp -d /tmp/moat-everyday-home.XXXXXX)
+	out=$(HOME=$TH "$MOAT" run --write / -- /bin/sh -c 'ls -A /tmp; echo ran' 2>"$SCRATCH/wroot.err")
+	is "$out" "ran" "--write / with HOME in /tmp runs: the private /tmp starts empty"
+	unlike "$(cat "$SCRATCH/wroot.err")" "changed since moat planned it" "  no 'changed since moat planned it' about /tmp"
+	rm -rf "$TH"
+fi
+
 done_testing

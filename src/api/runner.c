@@ -135,7 +135,9 @@ static int fetch_refused(const struct runner_run *rr, const struct moat_plan *fp
 	const struct runner_call *rc = &rr->call;
 	char msg[MOAT_ERR_MSG_MAX] = "";
 
-	for (int i = 0; i < MOAT_P__COUNT; i++) {
+	/* The network first: without it nothing can be fetched at all. */
+	for (int k = -1; k < MOAT_P__COUNT && !msg[0]; k++) {
+		int i = k < 0 ? MOAT_P_NET_ALLOW : k;
 		const struct moat_verdict *v = &fplan->props[i];
 		if (v->requested && !v->enforced) {
 			snprintf(msg, sizeof(msg), "cannot fetch %s in a sandbox of its own here: %s: %s",
@@ -238,7 +240,13 @@ __attribute__((noinline)) static int do_fetch(struct moat_policy *p, const struc
 		ret = 0;
 		goto out;
 	}
-	if (fplan.status == MOAT_STATUS_UNAVAILABLE) {
+	/* The fetch's network is the fence to its registry.  Where the fence
+	 * cannot be made (no network namespace), mode prefer would run the
+	 * fetch with the network closed, and npm said only that the registry
+	 * could not be reached, sending the user to debug a registry that
+	 * works. */
+	if (fplan.status == MOAT_STATUS_UNAVAILABLE ||
+	    (fplan.props[MOAT_P_NET_ALLOW].requested && !fplan.props[MOAT_P_NET_ALLOW].enforced)) {
 		rr->fetch = report_build(&fp, host, &fplan, NULL);
 		rr->outcome = "failed";
 		ret = fetch_refused(rr, &fplan, result);

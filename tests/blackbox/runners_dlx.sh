@@ -178,6 +178,15 @@ is "$?" 125 "pnpm dlx where the network fence is missing (MOAT_HOST_LIMIT=netfen
 like "$out" "^moat: the fetch phase: cannot fetch moat-hello@1.0.0 in a sandbox of its own here: net.allow: " "  saying which property is missing"
 like "$out" "^moat: hint: .*npm install --prefix DIR moat-hello@1.0.0., and .moat run --read DIR ... -- DIR/node_modules/.bin/COMMAND" \
 	"  and how to install it to run from a directory instead"
+# Mode prefer ran the fetch anyway, with the network closed: npm, pnpm or
+# pip said only that the registry could not be reached (EAI_AGAIN), and the
+# user went to debug a registry that works.  A fetch without its network is
+# refused the same way.
+out=$(MOAT_HOST_LIMIT=netfence=0 m --profile mcp --mode prefer -- pnpm dlx moat-hello@1.0.0 2>&1)
+is "$?" 125 "  mode prefer: 125 too, the fetch not run without its network"
+like "$out" "^moat: the fetch phase: cannot fetch moat-hello@1.0.0 in a sandbox of its own here: net.allow: " \
+	"  saying that the network fence is missing"
+unlike "$out" "could not be reached" "  not that the registry could not be reached"
 
 # --- the other names, and one phase ---------------------------------------------
 out=$(m --profile mcp --report "$REPORTS/pnpx.json" -- pnpx moat-hello via pnpx 2>/dev/null)

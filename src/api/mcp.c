@@ -823,6 +823,8 @@ int api_mcp_list(const struct api_mcp_request *r, json_t **out, struct moat_erro
 			json_object_set_new(fj, "symlink_to", json_text(l->src.real));
 		if (!l->f) {
 			json_object_set_new(fj, "error", json_text(l->error.message));
+			if (l->error.hint[0])
+				json_object_set_new(fj, "hint", json_text(l->error.hint));
 		} else {
 			for (k = 0; k < l->f->n_entries; k++) {
 				const struct mcp_entry *e = &l->f->entries[k];

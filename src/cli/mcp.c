@@ -219,6 +219,8 @@ static void print_table(const json_t *doc)
 		printf("\n");
 		if (json_is_string(json_object_get(fj, "error"))) {
 			printf("  cannot read it: %s\n", str(fj, "error"));
+			if (json_is_string(json_object_get(fj, "hint")))
+				printf("  hint: %s\n", str(fj, "hint"));
 			continue;
 		}
 		if (json_array_size(servers) == 0) {
@@ -432,6 +434,20 @@ int cmd_mcp(int argc, char **argv)
 		if (strcmp(verb, "list") == 0)
 			print_table(doc);
 		code = 0;
+	}
+	/* A client file that could not be read lists none of its servers:
+	 * 125, as wrap and unwrap, so that a script auditing the clients
+	 * does not take the listing for complete. */
+	if (rc >= 0 && strcmp(verb, "list") == 0 && code == 0) {
+		const json_t *fj;
+		size_t k, unread = 0;
+
+		json_array_foreach(json_object_get(doc, "files"), k, fj) unread += json_is_string(json_object_get(fj, "error"));
+		if (unread) {
+			fprintf(stderr, "moat: %zu client file%s could not be read: %s servers are not listed\n", unread,
+				unread > 1 ? "s" : "", unread > 1 ? "their" : "its");
+			code = 125;
+		}
 	}
 	if (fflush(stdout) != 0)
 		code = 125;

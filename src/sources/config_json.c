@@ -289,9 +289,24 @@ int config_json_parse(const char *file, const char *text, size_t len, bool trail
 	/* The mark is no column an editor shows. */
 	if (!j && bom && jerr.line == 1)
 		jerr.column -= 3;
-	if (!j)
-		return moat_error_set(err, MOAT_E_CONFIG, 0, "%s:%d:%d: %s", file, jerr.line < 1 ? 1 : jerr.line,
-				      jerr.column < 1 ? 1 : jerr.column, jerr.text);
+	if (!j) {
+		moat_error_set(err, MOAT_E_CONFIG, 0, "%s:%d:%d: %s", file, jerr.line < 1 ? 1 : jerr.line,
+			       jerr.column < 1 ? 1 : jerr.column, jerr.text);
+		/* jansson's words for a trailing comma ("string or '}'
+		 * expected near '}'") do not say what to change: when the
+		 * text parses without its trailing commas, the hint does. */
+		if (!trailing_commas) {
+			json_t *lax;
+
+			blank_trailing_commas(buf, len);
+			lax = json_loadb(buf, len, JSON_REJECT_DUPLICATES, &jerr);
+			if (lax)
+				moat_error_hint(err, "a comma after the last item of an array or object, which JSON does "
+						     "not allow: remove it");
+			json_decref(lax);
+		}
+		return -1;
+	}
 	if (!json_is_object(j)) {
 		json_decref(j);
 		skip_ws(&s);

@@ -143,10 +143,30 @@ is "$rc" 125 "unwrap too: exit 125"
 like "$(cat "$SCRATCH/err")" "moat: 1 client file could not be read and its servers are not unwrapped: $H/.cursor/mcp.json" \
 	"  naming the file"
 ok "$(cmp -s "$BASE/mcp.orig" "$P/.mcp.json" && echo 0 || echo 1)" "  the others unwrapped all the same"
+# list exited 0 with a file it could not read: a script auditing the
+# clients took the listing for complete.
+out=$(m mcp list 2>"$SCRATCH/err")
+rc=$?
+is "$rc" 125 "list too: exit 125"
+like "$out" "  cannot read it: $H/.cursor/mcp.json:1:[0-9]+: " "  the file's line says why"
+like "$out" "  hint: a comma after the last item of an array or object: moat reads Cursor's file as JSON" \
+	"  with the hint"
+is "$(cat "$SCRATCH/err")" "moat: 1 client file could not be read: its servers are not listed" "  and on stderr, that the list is not whole"
+out=$(m mcp list --json 2>/dev/null)
+is "$?" 125 "  --json: exit 125"
+like "$out" '"hint": "a comma after the last item' "  the hint in the file's entry"
+# config check reads any JSON: jansson's "string or '}' expected" came
+# without the hint wrap gives.
+out=$(m config check "$H/.cursor/mcp.json" 2>&1)
+is "$?" 125 "config check of that file: exit 125"
+like "$out" "moat: hint: a comma after the last item of an array or object, which JSON does not allow: remove it" \
+	"  with the hint"
 printf '{"mcpServers": {"c": {"command": "echo", "args": ["c"]}}}\n' >"$H/.cursor/mcp.json"
 out=$(m mcp wrap 2>&1)
 rc=$?
 is "$rc" 0 "control: the file fixed, wrap exits 0"
+m mcp list >/dev/null 2>&1
+is "$?" 0 "  control: and list exits 0"
 like "$out" "cursor/mcp.json: wrapped c " "  and wraps its server"
 out=$(m mcp unwrap 2>&1)
 is "$?" 0 "  unwrap exits 0"

@@ -44,8 +44,12 @@ like "$demo" "hello from inside the sandbox" "the installed moat runs scripts/de
 like "$demo" "/etc: not writable" "the demo command cannot write /etc"
 like "$demo" "network: refused" "the demo command has no network"
 like "$demo" "exit status: 3 \\(the command's own\\)" "the command's exit status passes through"
-like "$demo" '"status": "enforced"' "and the report says enforced"
-kept=$(printf '%s\n' "$demo" | sed -n 's/^== the report is kept in \(.*\) (remove it when done)$/\1/p')
+like "$demo" "~/.ssh: not readable \\(entries visible: 0\\)" "the demo command cannot read ~/.ssh"
+like "$demo" "== outside the sandbox: ~/.ssh, entries: [1-9]" "  which holds a key outside the sandbox (the user's, or the demo's decoy)"
+like "$demo" "^  fs.secrets +enforced +[0-9]+ denied paths" "the report's verdicts, one line each"
+like "$demo" "^  overall: enforced$" "  and the report says enforced"
+unlike "$demo" '"schema"' "  not the whole JSON report (its path is printed)"
+kept=$(printf '%s\n' "$demo" | sed -n 's/^== the whole report is in \(.*\) (remove it when done)$/\1/p')
 ok $([ -n "$kept" ] && [ -s "$kept" ] && echo 0 || echo 1) "the report the demo names is still there after it (${kept:-no path printed})"
 [ -n "$kept" ] && rm -f "$kept"
 

@@ -55,8 +55,12 @@ const char *moat_version(void)
 	return MOAT_VERSION;
 }
 
+/* Each missing property, and its hint: a hint said already for one above
+ * (the namespaces' sysctl line, for four properties) is not said again. */
 static void say_missing(const struct moat_plan *plan, const char *prefix)
 {
+	const char *said[MOAT_P__COUNT];
+	size_t n_said = 0;
 	int i;
 
 	for (i = 0; i < MOAT_P__COUNT; i++) {
@@ -64,11 +68,16 @@ static void say_missing(const struct moat_plan *plan, const char *prefix)
 		if (!v->requested || v->enforced)
 			continue;
 		char head[96];
+		bool again = false;
 
 		snprintf(head, sizeof(head), "moat: %s %s: ", prefix, moat_property_name((enum moat_property)i));
 		moat_say(head, v->reason);
-		if (v->hint[0])
+		for (size_t k = 0; k < n_said && !again; k++)
+			again = strcmp(said[k], v->hint) == 0;
+		if (v->hint[0] && !again) {
 			moat_say("moat:   hint: ", v->hint);
+			said[n_said++] = v->hint;
+		}
 	}
 }
 

@@ -600,6 +600,24 @@ static const struct option_def *find_option(const char *arg, const char **inline
 	return NULL;
 }
 
+/* An unknown option's closest known one (--wirte: --write), as a config's
+ * unknown key gets: the hint says it, with where the list is. */
+static void suggest_option(const char *arg, struct moat_error *err)
+{
+	const char *names[ARRAY_LEN(options) + 1];
+	char word[64];
+	const char *s;
+	size_t i;
+
+	for (i = 0; i < ARRAY_LEN(options); i++)
+		names[i] = options[i].name;
+	names[i] = NULL;
+	/* --wirte=/x: the name alone. */
+	snprintf(word, sizeof(word), "%.*s", (int)strcspn(arg, "="), arg);
+	if ((s = config_suggest(word, names)))
+		moat_error_hint(err, "did you mean %s? See `moat run --help`", s);
+}
+
 const char *cli_run_config_file(int argc, char *const *argv)
 {
 	int i;
@@ -873,6 +891,7 @@ int cli_parse_run_meta(int argc, char **argv, char *const *environ_in, struct mo
 		def = find_option(argv[i], &val);
 		if (!def) {
 			usage_error(err, "unknown option '%s'%s", argv[i], "");
+			suggest_option(argv[i], err);
 			goto out;
 		}
 		if (def->takes_value && !val) {

@@ -267,6 +267,12 @@ bad() { # bad DESCRIPTION REGEX ARGS...
 	like "$(printf '%s' "$out" | head -n1)" "$re" "  and says: $re"
 }
 bad "an unknown option" "unknown option '--frobnicate'" run --frobnicate -- true
+is "$("$MOAT" run --frobnicate -- true 2>&1 | tail -n1)" "moat: hint: see \`moat run --help\`" "  with where the options are listed"
+out=$("$MOAT" run --wirte /tmp/x -- true 2>&1)
+is "$out" "moat: unknown option '--wirte'
+moat: hint: did you mean --write? See \`moat run --help\`" "a mistyped option: the one meant, as a config's mistyped key gets"
+is "$("$MOAT" run --allow-nett=example.com -- true 2>&1 | tail -n1)" "moat: hint: did you mean --allow-net? See \`moat run --help\`" \
+	"  --NAME=VALUE too"
 # --- the first word that is not an option starts the command; `--` stays accepted
 out=$("$MOAT" run --profile strict echo hi --profile x -- y 2>&1)
 is "$out" "hi --profile x -- y" "the first non-option word starts the command; every word after it is the command's"

@@ -204,8 +204,9 @@ static void note_made_watched(struct moat_plan *plan)
 		    "%s%s was made during the run (with it git could take config and hooks from where the command "
 		    "chose): %s",
 		    first, n > 1 ? " (and other watched entries)" : "",
-		    n_left == n ? "left in place (a directory): look at it before running git beside it"
-		    : n_left    ? "files removed, directories left in place"
+		    n_left == n ? "left in place (a directory, or moat could not remove it): look at it before running "
+				  "git beside it"
+		    : n_left    ? "files removed, directories and what moat could not remove left in place"
 				: "removed");
 		moat_say("moat: ", text);
 	}
@@ -215,7 +216,7 @@ static void note_made_watched(struct moat_plan *plan)
 			"%s%s was made during the run: absent, it could not be held (nothing stands in for it without "
 			"breaking git or a project's tools), and git on the host could read it until the run ended%s",
 			first, n > 1 ? " (and other watched entries)" : "",
-			n_left ? ", and a directory made there is still there" : " (moat removed it then)");
+			n_left ? ", and what was made there is still there" : " (moat removed it then)");
 	say_write_not_held(plan);
 }
 

@@ -1829,6 +1829,7 @@ static int protect_one_try(struct fs_plan *fp, const struct moat_policy *p, size
 	cleanup_close int lock_fd = -1;
 	struct walk_out w;
 	struct fs_obj *o;
+	bool watch_deep = false;
 
 	/* Inside the grant nothing is followed: a link on the way is itself
 	 * what is protected (it cannot be swapped), and a file where a
@@ -1887,10 +1888,23 @@ static int protect_one_try(struct fs_plan *fp, const struct moat_policy *p, size
 			o->protect_name = name;
 			return 0;
 		}
-		/* Missing: the placeholder is the first missing directory. */
-		free(w.real);
-		w.real = moat_xstrdup(w.first_missing);
-		is_dir = true;
+		if (absent == PROTECTED_ABSENT_WATCH && !is_dir) {
+			/* A program the repository's config names, in a
+			 * directory not made yet (core.fsmonitor =
+			 * scripts/git/fsm before scripts/ is): a placeholder
+			 * directory on the way would stop a build making it,
+			 * so the program itself is watched, by its name
+			 * below the grant (fs_plan_made_watched).  Skipped,
+			 * the command made it and the host's next git ran
+			 * it, with fs.write said enforced. */
+			watch_deep = true;
+		} else {
+			/* Missing: the placeholder is the first missing
+			 * directory. */
+			free(w.real);
+			w.real = moat_xstrdup(w.first_missing);
+			is_dir = true;
+		}
 	}
 	/* Absent, in a directory of the grant that is itself a placeholder
 	 * (another run's `.git`, empty and read-only: moat cannot make
@@ -1960,7 +1974,9 @@ static int protect_one_try(struct fs_plan *fp, const struct moat_policy *p, size
 		walk_out_free(&w);
 		return 0;
 	}
-	if (pin_between(fp, grant, w.real, err) < 0) {
+	/* The directories that exist on the way are pinned: up to the
+	 * anchor, for a watched name whose own directory is not made yet. */
+	if (pin_between(fp, grant, watch_deep ? w.first_missing : w.real, err) < 0) {
 		walk_out_free(&w);
 		return -1;
 	}
@@ -1985,7 +2001,6 @@ static int protect_one_try(struct fs_plan *fp, const struct moat_policy *p, size
 		 * it was made is looked up after the run. */
 		o->real = steal_ptr(&w.real);
 		o->anchor = steal_ptr(&w.anchor);
-		o->dirfd = steal_fd(&w.parent_fd); /* where it is removed from, if made */
 		o->watch = true;
 	} else if (!can_create_in(w.parent_fd)) {
 		/* The caller cannot create it there, so neither can the
@@ -2098,16 +2113,12 @@ static int protect_code_list(struct fs_plan *fp, const struct moat_policy *p, co
 		struct stat st;
 
 		/* A program a command of the config runs: held when there;
-		 * absent, watched where its directory is (a placeholder
-		 * directory on the way would stop a build making it). */
+		 * absent, watched, also where its directory is not made yet
+		 * (a placeholder directory on the way would stop a build
+		 * making it): protect_one_try. */
 		if (c->program && lstat(path, &st) != 0) {
-			char *slash = strrchr(path, '/');
-			if (errno != ENOENT || slash == path)
+			if (errno != ENOENT && errno != ENOTDIR)
 				continue;
-			*slash = '\0';
-			if (lstat(path, &st) != 0 || !S_ISDIR(st.st_mode))
-				continue;
-			*slash = '/';
 			absent = PROTECTED_ABSENT_WATCH;
 		}
 
@@ -3197,6 +3208,28 @@ static bool repo_still_valid(int dirfd, const char *name)
 	return gitdir_valid(dirfd, name);
 }
 
+/* The directory that holds `o`'s name now, opened below its grant with no
+ * link followed (as look_again looks), and the name in it; -1 when there
+ * is none. */
+static int open_parent_again(const struct fs_plan *fp, const struct fs_obj *o)
+{
+	const struct fs_obj *g = &fp->obj[o->parent];
+	size_t glen = strlen(g->real);
+	const char *rel = o->real + glen + (strcmp(g->real, "/") == 0 ? 0 : 1);
+	const char *slash = strrchr(o->real, '/');
+	int fd;
+
+	if (strncmp(o->real, g->real, glen) != 0 || !*rel || !slash)
+		return -1;
+	if (slash < rel)
+		return fcntl(g->fd, F_DUPFD_CLOEXEC, 3); /* in the grant itself */
+	cleanup_free char *dir = moat_xstrndup(rel, (size_t)(slash - rel));
+	fd = moat_open_beneath_nolinks(g->fd, dir);
+	if (fd < 0 && errno == ENOSYS)
+		fd = openat(g->fd, dir, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	return fd;
+}
+
 size_t fs_plan_made_watched(const struct fs_plan *fp, char *first, size_t len, size_t *n_left)
 {
 	size_t i, n = 0;
@@ -3205,25 +3238,34 @@ size_t fs_plan_made_watched(const struct fs_plan *fp, char *first, size_t len, s
 	*n_left = 0;
 	for (i = 0; i < fp->n; i++) {
 		const struct fs_obj *o = &fp->obj[i];
+		cleanup_close int dirfd = -1;
+		const char *base = strrchr(o->real ? o->real : "", '/');
+		struct stat again;
 
 		if (o->role != FS_PROTECT || !o->watch || o->lifted || o->parent < 0 || fp->obj[o->parent].fd < 0 ||
-		    o->dirfd < 0 || look_again(fp, o, &st) != 0)
+		    !base || look_again(fp, o, &st) != 0)
 			continue;
+		base++;
+		/* What was looked at is what is removed: the directory that
+		 * holds the name now, by the same walk below the grant, not
+		 * one held from before the run -- without a mount namespace
+		 * the command can rename that away and make a new one at the
+		 * name (a bare repository with its own config), and an unlink
+		 * in the old one removed nothing while moat said "removed". */
+		dirfd = open_parent_again(fp, o);
 		/* `X.git` made beside a repository X that is still one: git
 		 * finds X first (a `git clone --bare X X.git` is no news). */
-		if (o->sibling_of && repo_still_valid(o->dirfd, o->sibling_of))
+		if (o->sibling_of && dirfd >= 0 && repo_still_valid(dirfd, o->sibling_of))
 			continue;
 		if (!n++ && len)
 			snprintf(first, len, "%s", o->real);
-		/* Removed from the directory planned (held by its pin, no
-		 * name above it followed): git never makes it there itself,
-		 * and left in place it runs what it points at from the next
-		 * `git status` on.  A directory there only makes git fail
-		 * (or is a repository of its own: left, and said). */
-		if (!S_ISDIR(st.st_mode))
-			(void)unlinkat(o->dirfd, strrchr(o->real, '/') + 1, 0); /* a FIFO would hang git */
-		else
-			(*n_left)++;
+		/* Removed: git never makes it there itself, and left in place
+		 * it runs what it points at from the next `git status` on.  A
+		 * directory there only makes git fail (or is a repository of
+		 * its own: left, and said); so is what could not be removed. */
+		if (S_ISDIR(st.st_mode) || dirfd < 0 || fstatat(dirfd, base, &again, AT_SYMLINK_NOFOLLOW) != 0 ||
+		    again.st_dev != st.st_dev || again.st_ino != st.st_ino || unlinkat(dirfd, base, 0) != 0)
+			(*n_left)++; /* a FIFO, removed, would hang git no more */
 	}
 	return n;
 }

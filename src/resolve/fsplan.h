@@ -214,9 +214,12 @@ size_t fs_plan_changed_pins(const struct fs_plan *fp, char *first, size_t len, i
 
 /* After the run: how many watched entries (absent, with nothing to stand
  * in for them: .git/commondir) exist now -- made during the run, by the
- * command or the host -- and each file or link of them removed again;
- * `*n_left` of them, directories and the like, are left in place.  The
- * first one's path goes to `first`. */
+ * command or the host -- and each file or link of them removed again,
+ * from the directory that holds its name now; `*n_left` of them,
+ * directories and what could not be removed, are left in place.  A watched
+ * entry is looked up by its name below its grant, no link followed: a
+ * program the repository's config names in a directory not made yet is
+ * watched too.  The first one's path goes to `first`. */
 size_t fs_plan_made_watched(const struct fs_plan *fp, char *first, size_t len, size_t *n_left);
 
 #endif

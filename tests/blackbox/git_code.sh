@@ -520,6 +520,33 @@ git -C "$R" config --unset core.fsmonitor
 M "$R" "$REPORTS/23f.json" --write . -- /bin/sh -c 'mkfifo .git/commondir' >/dev/null 2>&1
 is "$( [ -e "$R/.git/commondir" ] && echo left)/$(fsw "$REPORTS/23f.json")/$(cd "$R" && timeout 10 git status >/dev/null 2>&1; echo $?)" \
 	"/missing/0" "23: a FIFO made at a watched name is removed too (left, it would hang the host's git)"
+# A program in a directory not made yet (core.fsmonitor = scripts/git/fsm
+# before scripts/ is) was neither held nor watched: the command made it,
+# the report said fs.write enforced, and the host's next git status ran it.
+git -C "$R" config core.fsmonitor scripts/git/fsm
+PLANT23D="mkdir -p scripts/git && printf '#!/bin/sh\necho ran > $PWNED\nexit 1\n' > scripts/git/fsm && chmod +x scripts/git/fsm"
+for lim in "" "userns=0,root=0"; do
+	rm -rf "$R/scripts"
+	(export MOAT_HOST_LIMIT=$lim && M "$R" "$REPORTS/23d.json" --write . -- /bin/sh -c "$PLANT23D") >/dev/null 2>&1
+	is "$( [ -e "$R/scripts/git/fsm" ] && echo left)/$(fsw "$REPORTS/23d.json")/$(host_git "$R")" "/missing/" \
+		"23: core.fsmonitor's program in a directory not made yet: made during the run, removed after it, reported${lim:+ (without namespaces)}"
+done
+like "$(tail -n 5 "$SCRATCH/all.err")" "scripts/git/fsm was made during the run .*: removed" "23:   and moat says so"
+rm -rf "$R/scripts"
+M "$R" "$REPORTS/23dc.json" --write . --unprotect scripts/git/fsm -- /bin/sh -c "$PLANT23D" >/dev/null 2>&1
+is "$(host_git "$R")" "ran" "23 control: lifted, the host's git status runs the program the command made"
+git -C "$R" config --unset core.fsmonitor
+rm -rf "$R/scripts"
+# Without a mount namespace the command can rename a repository X away
+# and make a bare one at X, with its own config: X/HEAD, watched, was
+# unlinked from the old X (which had none) while moat said "removed", and
+# git in X ran the new config's fsmonitor.
+S=$BASE/s23e
+rm -rf "$S" && mkdir -p "$S" && new_repo "$S/X"
+PLANT23E="mv X X_old && mkdir -p X/objects X/refs && echo 'ref: refs/heads/main' >X/HEAD && printf '[core]\n\trepositoryformatversion = 0\n\tbare = true\n\tfsmonitor = \"echo ran >$PWNED; false\"\n' >X/config"
+(export MOAT_HOST_LIMIT=userns=0,root=0 && M "$S" "$REPORTS/23e.json" --write . -- /bin/sh -c "$PLANT23E") >/dev/null 2>&1
+is "$( [ -e "$S/X/HEAD" ] && echo left)/$(fsw "$REPORTS/23e.json")/$(host_git "$S/X")" "/missing/" \
+	"23: without namespaces, X renamed away and a bare repository made at X: its HEAD removed, as said; the host's git runs nothing"
 
 # --- 14. a grant root or project this uid cannot look in -------------------------
 S=$BASE/s14

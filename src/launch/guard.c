@@ -20,6 +20,8 @@
 #include "launch/cgroup.h"
 #include "launch/runtime_cgroup.h"
 #include "util/cleanup.h"
+#include "util/err.h"
+#include "util/mem.h"
 #include "util/pause.h"
 #include "util/stale.h"
 
@@ -161,7 +163,24 @@ void host_cleanup(struct moat_plan *plan, pid_t moat_pid, bool moat_died)
 	 * to go by: its cgroups, and the processes in them, by their name. */
 	if (moat_died && plan->compiled.cleanup_cgroup)
 		runtime_cgroups_remove(plan->compiled.cleanup_cgroup);
-	fs_placeholders_remove(&plan->fs, moat_pid);
+	{
+		char first[PATH_MAX];
+		size_t left = fs_placeholders_remove(&plan->fs, moat_pid, first, sizeof(first));
+
+		/* Without a mount namespace the command can chmod a
+		 * placeholder and fill it (.vscode/tasks.json, .git/hooks/
+		 * pre-commit): fs.write says so, but what stays on the host
+		 * after the run was said nowhere.  (The guard, after moat
+		 * died, has no stderr.) */
+		if (left && !moat_died) {
+			cleanup_free char *text = moat_xasprintf(
+			    "%s%s, which moat made for the run as a placeholder of a protected entry, could not be "
+			    "removed: something was made in it, or its mode changed; look at what it holds before "
+			    "running git or an editor there",
+			    first, left > 1 ? " (and other placeholders)" : "");
+			moat_say("moat: warning: ", text);
+		}
+	}
 	backend_plan_cleanup(&plan->compiled);
 }
 

@@ -10,9 +10,11 @@
 #include <string.h>
 #include <sys/file.h>
 #include <sys/resource.h>
+#include <sys/random.h>
 #include <sys/stat.h>
 #include <sys/statvfs.h>
 #include <sys/syscall.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "resolve/gitcode.h"
@@ -32,7 +34,18 @@
 
 void fs_plan_init(struct fs_plan *fp)
 {
+	unsigned char r[8] = {0};
+
 	memset(fp, 0, sizeof(*fp));
+	/* Made at planning, before moat's guard is forked: the guard finds
+	 * the same names. */
+	if (getrandom(r, sizeof(r), GRND_NONBLOCK) != (ssize_t)sizeof(r)) {
+		struct timespec ts;
+		clock_gettime(CLOCK_MONOTONIC, &ts);
+		memcpy(r, &ts.tv_nsec, sizeof(r) < sizeof(ts.tv_nsec) ? sizeof(r) : sizeof(ts.tv_nsec));
+	}
+	for (size_t i = 0; i < sizeof(r); i++)
+		snprintf(fp->placeholder_tag + 2 * i, 3, "%02x", r[i]);
 }
 
 void fs_plan_free(struct fs_plan *fp)
@@ -2974,9 +2987,9 @@ fail:
 
 /* --- placeholders -------------------------------------------------------- */
 
-void fs_placeholder_temp_name(char *buf, size_t len, pid_t pid, size_t index)
+void fs_placeholder_temp_name(const struct fs_plan *fp, char *buf, size_t len, pid_t pid, size_t index)
 {
-	snprintf(buf, len, ".moat-placeholder-%d-%zu", (int)pid, index);
+	snprintf(buf, len, ".moat-placeholder-%d-%zu-%s", (int)pid, index, fp->placeholder_tag);
 }
 
 int fs_placeholders_make(struct fs_plan *fp, fs_placeholder_made_fn made, void *ctx, struct moat_error *err)
@@ -2985,7 +2998,7 @@ int fs_placeholders_make(struct fs_plan *fp, fs_placeholder_made_fn made, void *
 
 	for (i = 0; i < fp->n; i++) {
 		struct fs_obj *o = &fp->obj[i];
-		char tmp[64];
+		char tmp[96];
 		const char *base;
 		struct stat st;
 		int fd, e;
@@ -2993,7 +3006,7 @@ int fs_placeholders_make(struct fs_plan *fp, fs_placeholder_made_fn made, void *
 		if (o->role != FS_PROTECT || !o->placeholder || o->present)
 			continue;
 		base = strrchr(o->real, '/') + 1;
-		fs_placeholder_temp_name(tmp, sizeof(tmp), getpid(), i);
+		fs_placeholder_temp_name(fp, tmp, sizeof(tmp), getpid(), i);
 		/* The directory descriptor came from the grant's own: no
 		 * name outside it is followed, and O_NOFOLLOW|O_EXCL refuse a
 		 * link planted at the name. */
@@ -3007,7 +3020,9 @@ int fs_placeholders_make(struct fs_plan *fp, fs_placeholder_made_fn made, void *
 			fd = openat(o->dirfd, tmp, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 			if (fd >= 0)
 				shared_mark_placeholder(fd);
-			if (fd < 0 || fchmod(fd, 0555) != 0 || flock(fd, LOCK_SH) != 0) {
+			/* 0500: no other user can open it, so none can hold a
+			 * lock on it that makes moat leave it behind. */
+			if (fd < 0 || fchmod(fd, 0500) != 0 || flock(fd, LOCK_SH) != 0) {
 				e = errno;
 				if (fd >= 0)
 					close(fd);
@@ -3064,7 +3079,7 @@ fail:
 		e = errno;
 		moat_error_set(err, MOAT_E_SYSTEM, e, "making the placeholder %s (a protected entry of a write grant)",
 			       o->real);
-		fs_placeholders_remove(fp, getpid());
+		fs_placeholders_remove(fp, getpid(), NULL, 0);
 		if (e == EACCES)
 			/* Its directory is this user's (can_create_in) but
 			 * not writable now: the command could chmod it. */
@@ -3078,26 +3093,30 @@ fail:
 	return 0;
 }
 
-/* Remove `name` in `dirfd` if it is the object dev/ino, still empty. */
-static void remove_if_ours(int dirfd, const char *name, dev_t dev, ino_t ino, bool any)
+/* Remove `name` in `dirfd` if it is the object dev/ino (any: whatever is
+ * there), still empty: 1 removed, 0 not there or not that object, -1 that
+ * object but not empty (or not removable). */
+static int remove_if_ours(int dirfd, const char *name, dev_t dev, ino_t ino, bool any)
 {
 	struct stat st;
 
 	if (fstatat(dirfd, name, &st, AT_SYMLINK_NOFOLLOW) != 0 || (!any && (st.st_dev != dev || st.st_ino != ino)))
-		return; /* replaced by the host meanwhile: not ours */
+		return 0; /* replaced by the host meanwhile: not ours */
 	if (S_ISDIR(st.st_mode))
-		(void)unlinkat(dirfd, name, AT_REMOVEDIR); /* only when still empty */
-	else if (S_ISREG(st.st_mode) && st.st_size == 0)
-		(void)unlinkat(dirfd, name, 0);
+		return unlinkat(dirfd, name, AT_REMOVEDIR) == 0 ? 1 : -1; /* only when still empty */
+	if (S_ISREG(st.st_mode) && st.st_size == 0)
+		return unlinkat(dirfd, name, 0) == 0 ? 1 : -1;
+	return -1;
 }
 
-void fs_placeholders_remove(struct fs_plan *fp, pid_t pid)
+size_t fs_placeholders_remove(struct fs_plan *fp, pid_t pid, char *first, size_t len)
 {
-	size_t i;
+	size_t i, left = 0;
 
 	for (i = 0; i < fp->n; i++) {
 		struct fs_obj *o = &fp->obj[i];
-		char tmp[64];
+		char tmp[96];
+		int rc;
 
 		if (o->role != FS_PROTECT || o->dirfd < 0)
 			continue;
@@ -3110,18 +3129,22 @@ void fs_placeholders_remove(struct fs_plan *fp, pid_t pid)
 		}
 		if (!o->placeholder)
 			continue;
-		/* A temporary name is this process's alone: what is there is
-		 * a placeholder moat died before renaming into place. */
-		fs_placeholder_temp_name(tmp, sizeof(tmp), pid, i);
-		remove_if_ours(o->dirfd, tmp, 0, 0, true);
+		/* A temporary name is this run's alone (its tag is random):
+		 * what is there is a placeholder moat died before renaming
+		 * into place. */
+		fs_placeholder_temp_name(fp, tmp, sizeof(tmp), pid, i);
+		(void)remove_if_ours(o->dirfd, tmp, 0, 0, true);
 		if (!o->placeholder_made)
 			continue;
 		o->placeholder_made = false;
 		if (o->placeholder_dir)
-			(void)shared_remove_placeholder(o->dirfd, strrchr(o->real, '/') + 1, o->dev, o->ino, o->lock_fd);
+			rc = shared_remove_placeholder(o->dirfd, strrchr(o->real, '/') + 1, o->dev, o->ino, o->lock_fd);
 		else
-			remove_if_ours(o->dirfd, strrchr(o->real, '/') + 1, o->dev, o->ino, false);
+			rc = remove_if_ours(o->dirfd, strrchr(o->real, '/') + 1, o->dev, o->ino, false);
+		if (rc < 0 && !left++ && first && len)
+			snprintf(first, len, "%s", o->real);
 	}
+	return left;
 }
 
 /* --- after the run ---------------------------------------------------------- */

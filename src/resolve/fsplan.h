@@ -130,6 +130,8 @@ struct fs_plan {
 	char **excluded; /* real paths no rule of a grant may cover */
 	size_t n_excluded, cap_excluded;
 	char *home_real; /* HOME resolved, or NULL (unknown, "/", absent) */
+	char placeholder_tag[17]; /* random, for the placeholders' temporary
+				   * names (fs_placeholder_temp_name) */
 	char **names;    /* protect_name strings made for this plan (a HOME
 			  * entry below a grant, what a repository's config
 			  * names): freed with it */
@@ -193,12 +195,18 @@ bool fs_has_excluded_below(const struct fs_plan *fp, const char *real);
 typedef void (*fs_placeholder_made_fn)(void *ctx, size_t index, dev_t dev, ino_t ino);
 int fs_placeholders_make(struct fs_plan *fp, fs_placeholder_made_fn made, void *ctx, struct moat_error *err);
 /* The temporary name object `index`'s placeholder is made under by process
- * `pid` (in the same directory). */
-void fs_placeholder_temp_name(char *buf, size_t len, pid_t pid, size_t index);
+ * `pid` (in the same directory), with the plan's random tag: a name
+ * another user could foresee, they could make first in a directory they
+ * may write (a shared project), failing the run, and moat's clean-up
+ * removed what they made there. */
+void fs_placeholder_temp_name(const struct fs_plan *fp, char *buf, size_t len, pid_t pid, size_t index);
 /* After the run: remove each placeholder this run made if it is still the
  * same, empty object, and any temporary name of `pid`'s left behind.
- * Never fails; what is left is left. */
-void fs_placeholders_remove(struct fs_plan *fp, pid_t pid);
+ * Never fails.  Returns how many placeholders this run made are still
+ * there because they could not be removed (the command made something in
+ * one, or changed its mode: possible without a mount namespace), the
+ * first one's path in `first`. */
+size_t fs_placeholders_remove(struct fs_plan *fp, pid_t pid, char *first, size_t len);
 
 /* After the run: how many pinned entries of the write grants (protected
  * entries, placeholders, the directories between) are no longer what their

@@ -62,7 +62,10 @@ bool shared_is_placeholder(int fd)
 	struct stat st;
 	char v[4];
 
-	if (fstat(fd, &st) != 0 || !S_ISDIR(st.st_mode) || (st.st_mode & 07777) != 0555 || st.st_uid != geteuid())
+	/* 0500 since other users could open a 0555 one and hold a lock on
+	 * it, which made every run leave it behind; 0555, an older moat's. */
+	if (fstat(fd, &st) != 0 || !S_ISDIR(st.st_mode) || ((st.st_mode & 07777) != 0500 && (st.st_mode & 07777) != 0555) ||
+	    st.st_uid != geteuid())
 		return false;
 	if (fgetxattr(fd, PLACEHOLDER_XATTR, v, sizeof(v)) != 1 || v[0] != '1')
 		return false;
@@ -76,22 +79,24 @@ void shared_mark_placeholder(int fd)
 	}
 }
 
-bool shared_remove_placeholder(int dirfd, const char *name, dev_t dev, ino_t ino, int lock_fd)
+int shared_remove_placeholder(int dirfd, const char *name, dev_t dev, ino_t ino, int lock_fd)
 {
 	cleanup_close int fd = openat(dirfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 	struct stat st;
 	int tries, lk;
 
+	if (fd < 0 && errno == EACCES)
+		return -EACCES; /* ours, chmodded (000) by the command */
 	if (fd < 0 || fstat(fd, &st) != 0 || st.st_dev != dev || st.st_ino != ino)
-		return false; /* gone, or replaced by the host meanwhile: not ours */
+		return 0; /* gone, or replaced by the host meanwhile: not ours */
 	/* Our own lock is converted (a second open file description of this
 	 * process would conflict with it); without one, ours is a new one. */
 	lk = lock_fd >= 0 ? lock_fd : fd;
 	for (tries = 0; flock(lk, LOCK_EX | LOCK_NB) != 0; tries++) {
 		if (lock_fd >= 0 || (errno != EWOULDBLOCK && errno != EINTR) || tries >= 40)
-			return false; /* another run holds it: it is that run's now */
+			return 0; /* another run holds it: it is that run's now */
 		moat_pause_ms(5);
 	}
 	/* Under the exclusive lock, only when still empty. */
-	return unlinkat(dirfd, name, AT_REMOVEDIR) == 0;
+	return unlinkat(dirfd, name, AT_REMOVEDIR) == 0 ? 1 : -errno;
 }

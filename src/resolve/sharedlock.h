@@ -38,8 +38,8 @@
 int shared_lock_take(int obj);
 
 /* Is the directory behind the locked `fd` a placeholder of moat's (this
- * run's or another's): an empty directory of this uid, mode 0555, with
- * moat's mark? */
+ * run's or another's): an empty directory of this uid, mode 0500 (0555
+ * from an older moat), with moat's mark? */
 bool shared_is_placeholder(int fd);
 
 /* Mark a placeholder just made (fd: O_RDONLY of it).  A file system
@@ -50,7 +50,10 @@ void shared_mark_placeholder(int fd);
  * and no other run holds it.  `lock_fd`: this process's own shared lock on
  * it, or -1 (moat's guard, after moat died: then the sandbox's processes
  * may take a moment to end and drop moat's lock, so it retries for ~200
- * ms).  Returns true when removed. */
-bool shared_remove_placeholder(int dirfd, const char *name, dev_t dev, ino_t ino, int lock_fd);
+ * ms).  Returns 1 when removed; 0 when it is not there, not that object, or
+ * another run holds it (then it is that run's to remove); -errno when it
+ * is ours but could not be removed (ENOTEMPTY: something was made in it;
+ * EACCES: its mode was changed). */
+int shared_remove_placeholder(int dirfd, const char *name, dev_t dev, ino_t ino, int lock_fd);
 
 #endif

@@ -32,11 +32,11 @@ static void count_made(void *ctx, size_t index, dev_t dev, ino_t ino)
 {
 	const struct fs_plan *fp = ctx;
 	const struct fs_obj *o = &fp->obj[index];
-	char tmp[64];
+	char tmp[96];
 	struct stat st;
 
 	made_calls++;
-	fs_placeholder_temp_name(tmp, sizeof(tmp), getpid(), index);
+	fs_placeholder_temp_name(fp, tmp, sizeof(tmp), getpid(), index);
 	/* The announced object is at the temporary name, not yet at its own. */
 	if (fstatat(o->dirfd, tmp, &st, AT_SYMLINK_NOFOLLOW) == 0 && st.st_dev == dev && st.st_ino == ino &&
 	    fstatat(o->dirfd, strrchr(o->real, '/') + 1, &st, AT_SYMLINK_NOFOLLOW) != 0)
@@ -361,7 +361,7 @@ static void test_protected(void)
 	ok(made_calls > 0 && made_early == made_calls,
 	   "  each is announced (%d) while still under its temporary name, before it takes its own", made_calls);
 	{
-		char *pm = at("repo/.mcp.json"), tmp[64];
+		char *pm = at("repo/.mcp.json"), tmp[96];
 		struct stat st;
 		size_t k;
 		ok(stat(pm, &st) == 0 && S_ISDIR(st.st_mode), "  .mcp.json is an empty directory for the run");
@@ -369,9 +369,9 @@ static void test_protected(void)
 		 * temporary name is left, and is this process's alone. */
 		for (k = 0; k < fp.n && !(fp.obj[k].role == FS_PROTECT && fp.obj[k].placeholder); k++)
 			;
-		fs_placeholder_temp_name(tmp, sizeof(tmp), getpid(), k);
+		fs_placeholder_temp_name(&fp, tmp, sizeof(tmp), getpid(), k);
 		ok(k < fp.n && mkdirat(fp.obj[k].dirfd, tmp, 0555) == 0, "  (a temporary name left by a killed moat)");
-		fs_placeholders_remove(&fp, getpid());
+		fs_placeholders_remove(&fp, getpid(), NULL, 0);
 		ok(stat(pm, &st) != 0 && errno == ENOENT, "  and it is gone after");
 		ok(fstatat(fp.obj[k].dirfd, tmp, &st, AT_SYMLINK_NOFOLLOW) != 0 && errno == ENOENT,
 		   "  and so is a temporary name left behind");
@@ -518,7 +518,7 @@ static void test_close_launched(void)
 	for (i = 0, wrong = false; i < fp.n; i++)
 		wrong = wrong || fp.obj[i].lock_fd >= 0;
 	ok(n_kept > 0 && !wrong, "fs_plan_release_locks lets go of the locks the placeholders hold (%zu)", n_kept);
-	fs_placeholders_remove(&fp, getpid());
+	fs_placeholders_remove(&fp, getpid(), NULL, 0);
 	fs_plan_free(&fp);
 	policy_free(&p);
 	free(cfg);

@@ -17,7 +17,13 @@ enum protected_absent {
 	PROTECTED_ABSENT_FILE,        /* an empty read-only file: a git config
 				       * git reads (a directory makes it fail) */
 	PROTECTED_ABSENT_WATCH,       /* nothing can: looked up again after the
-				       * run, fs.write missing if it was made */
+				       * run, fs.write missing if it was made;
+				       * in a directory that is absent too, a
+				       * placeholder at the first one */
+	PROTECTED_ABSENT_WATCH_DEEP,  /* as WATCH, but watched also in a
+				       * directory not made yet (a program the
+				       * repository's config names: a
+				       * placeholder would stop a build) */
 	PROTECTED_ABSENT_IGNORED,     /* harmless while absent */
 };
 enum protected_absent policy_protected_when_absent(const char *name);

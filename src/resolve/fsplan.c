@@ -1901,7 +1901,7 @@ static int protect_one_try(struct fs_plan *fp, const struct moat_policy *p, size
 			o->protect_name = name;
 			return 0;
 		}
-		if (absent == PROTECTED_ABSENT_WATCH && !is_dir) {
+		if (absent == PROTECTED_ABSENT_WATCH_DEEP && !is_dir) {
 			/* A program the repository's config names, in a
 			 * directory not made yet (core.fsmonitor =
 			 * scripts/git/fsm before scripts/ is): a placeholder
@@ -2009,7 +2009,7 @@ static int protect_one_try(struct fs_plan *fp, const struct moat_policy *p, size
 				o->link_text = moat_xstrdup(text);
 			}
 		}
-	} else if (absent == PROTECTED_ABSENT_WATCH && !is_dir) {
+	} else if ((absent == PROTECTED_ABSENT_WATCH || absent == PROTECTED_ABSENT_WATCH_DEEP) && !is_dir) {
 		/* Nothing can stand in for it (policy/protected.c): whether
 		 * it was made is looked up after the run. */
 		o->real = steal_ptr(&w.real);
@@ -2132,7 +2132,7 @@ static int protect_code_list(struct fs_plan *fp, const struct moat_policy *p, co
 		if (c->program && lstat(path, &st) != 0) {
 			if (errno != ENOENT && errno != ENOTDIR)
 				continue;
-			absent = PROTECTED_ABSENT_WATCH;
+			absent = PROTECTED_ABSENT_WATCH_DEEP;
 		}
 
 		/* A submodule not checked out (`git clone` without

@@ -64,7 +64,7 @@ void stale_sweep(const char *prefix, bool (*stop)(void *), void *arg)
 		return;
 	while (!(stop && stop(arg)) && (got = getdents64(tmpfd, buf, sizeof(buf))) > 0) {
 		for (ssize_t at = 0; at < got;) {
-			const struct dirent64 *e = (const struct dirent64 *)(buf + at);
+			const struct dirent64 *e = (const struct dirent64 *)(const void *)(buf + at);
 			char *end;
 			long pid;
 

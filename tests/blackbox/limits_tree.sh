@@ -260,8 +260,9 @@ for b in $BACKENDS; do
 		ok $? "  and ended after $(((t1 - t0) / 1000000)) ms of wall time, not the 6 s the processes wanted (exit $rc)"
 		schema_ok "$rep"
 		# More than the 1 s the limit allowed, on a machine shared with
-		# other work: 3 s of wall time on at least one CPU.
-		R "$b" "$REPORTS/cpu0-$b.json" --cpu 100 -- "$HELPER" cpuburn 8 3 >/dev/null
+		# other work: 5 s of wall time on at least one CPU (3 s gave
+		# 1.198 s once, with CI's lanes side by side on two CPUs).
+		R "$b" "$REPORTS/cpu0-$b.json" --cpu 100 -- "$HELPER" cpuburn 8 5 >/dev/null
 		used=$(runf "$REPORTS/cpu0-$b.json" cpu_seconds)
 		"$PY" -c "import sys; sys.exit(0 if float(sys.argv[1]) > 1.2 else 1)" "${used:-0}"
 		ok $? "$b control: under --cpu 100 the same processes use ${used:-?} s, more than the 1 s"

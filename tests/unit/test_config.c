@@ -257,7 +257,8 @@ static const struct bad_row bad_rows[] = {
     /* syntax errors of the two formats */
     {"t.toml", "[mcp_servers.x]\ncommand = \n", NULL, "t.toml:2:11: expected a value, found end of line", NULL},
     {"c.json", "{\"mcpServers\": {\"x\": {\"command\": \"sh\",}}}", NULL,
-     "c.json:1:39: string or '}' expected near '}'", NULL},
+     "c.json:1:39: string or '}' expected near '}'",
+     "a comma after the last item of an array or object, which JSON does not allow: remove it"},
     {"c.json", "{\"mcpServers\": {\"x\": {\"command\": \"sh\" /* open", NULL,
      "c.json:1:45: '}' expected near end of file", NULL},
     {"c.json", "[1]", NULL, "c.json:1:1: expected an object at the top, got an array", NULL},

@@ -587,7 +587,9 @@ static int run_main(int argc, char **argv, bool exiting)
 	}
 	/* The report's destination, now that the write grants are known and
 	 * before anything runs: a refusal leaves the command unstarted. */
-	if (opts.report_path && report_dest_open(&dest, opts.report_path, &plan, &err) < 0) {
+	if ((opts.report_path && report_dest_open(&dest, opts.report_path, &plan, &err) < 0) ||
+	    report_fd_check_grants(opts.report_fd, "--report-fd", &plan, &err) < 0 ||
+	    report_fd_check_grants(opts.events_fd, "--events-fd", &plan, &err) < 0) {
 		code = stop(&opts, &err);
 		goto out;
 	}

@@ -340,6 +340,69 @@ static int check_ancestry(const struct report_dest *d, const struct fs_plan *fp,
 	return moat_error_set(err, MOAT_E_SYSTEM, ELOOP, "--report %s: walking up from %s", d->path, d->dir);
 }
 
+/* --- --report-fd N: where its file is -------------------------------------
+ * A file or a named FIFO given by descriptor lies in some directory too:
+ * in a write grant, the command renames a forged report over its name
+ * (the caller reads the name), or writes into the FIFO first.  --report
+ * refused that directory; the descriptor took it without a word, and
+ * moat's own hints name `--report-fd 3 3>FILE`.  Best effort: the name is
+ * the kernel's for the descriptor (/proc/self/fd), taken only when that
+ * name still leads to the very object; a pipe, a socket, a deleted file
+ * or one outside this mount namespace has none to look at. */
+int report_fd_check_grants(int fd, const char *opt, const struct moat_plan *plan, struct moat_error *err)
+{
+	char link[64], path[PATH_MAX];
+	cleanup_close int cur = -1;
+	struct stat st, at, up_st;
+	char *slash;
+	ssize_t n;
+	int depth;
+
+	if (fd < 0 || fstat(fd, &st) < 0 || !(S_ISREG(st.st_mode) || S_ISFIFO(st.st_mode)))
+		return 0;
+	snprintf(link, sizeof(link), "/proc/self/fd/%d", fd);
+	n = readlink(link, path, sizeof(path) - 1);
+	if (n <= 0 || path[0] != '/')
+		return 0; /* an anonymous pipe ("pipe:[N]"): no name */
+	path[n] = '\0';
+	slash = strrchr(path, '/');
+	*slash = '\0';
+	cur = open(slash == path ? "/" : path, O_PATH | O_DIRECTORY | O_CLOEXEC);
+	if (cur < 0 || fstatat(cur, slash + 1, &at, AT_SYMLINK_NOFOLLOW) != 0 || at.st_dev != st.st_dev ||
+	    at.st_ino != st.st_ino)
+		return 0; /* moved, removed, or another one at the name */
+	if (fstat(cur, &at) < 0)
+		return 0;
+	for (depth = 0; depth < PATH_MAX / 2; depth++) {
+		const struct fs_obj *g = write_grant_at(&plan->fs, &at);
+		int up;
+
+		if (g) {
+			*slash = '/';
+			moat_error_set(err, MOAT_E_USAGE, 0,
+				       "%s %d: %s lies in the write grant %s: the command could %s", opt, fd, path,
+				       g->path,
+				       S_ISFIFO(st.st_mode) ? "open it by its name and write into it first"
+							    : "put a file of its own at that name");
+			return moat_error_hint(err, "give %s a file outside every write grant, or a pipe only the "
+						    "caller holds",
+					       opt);
+		}
+		up = openat(cur, "..", O_PATH | O_DIRECTORY | O_CLOEXEC);
+		if (up < 0 || fstat(up, &up_st) < 0) {
+			if (up >= 0)
+				close(up);
+			return 0;
+		}
+		close(cur);
+		cur = up;
+		if (up_st.st_dev == at.st_dev && up_st.st_ino == at.st_ino)
+			return 0; /* the root */
+		at = up_st;
+	}
+	return 0;
+}
+
 /* Only a sandbox that keeps the command's writes to its grants keeps it
  * away from the report's directory; unsandboxed, it could swap the
  * directory for its own while moat holds the old one.  Writes into *why

@@ -48,6 +48,13 @@ int report_dest_use_fd(struct report_dest *d, int fd, const struct moat_policy *
  * option (--events-fd) in the messages; marks it close-on-exec. */
 int report_fd_check(int fd, const char *opt, const struct moat_policy *p, struct moat_error *err);
 
+/* After the plan: a --report-fd or --events-fd that is a file or a named
+ * FIFO whose name lies in a write grant is refused (MOAT_E_USAGE, with a
+ * hint): the command could replace the file at that name, or write into
+ * the FIFO first.  Best effort: a descriptor without a name (a pipe, a
+ * deleted file) passes. */
+int report_fd_check_grants(int fd, const char *opt, const struct moat_plan *plan, struct moat_error *err);
+
 /* --report-fd and --events-fd, both given: refused when they are the same
  * pipe, socket or file (`4>&3`; compared by device and inode). */
 int report_fds_apart(int report_fd, int events_fd, struct moat_error *err);

@@ -289,6 +289,28 @@ else
 	skip_root "6 control: root writes another user's file"
 fi
 
+# A file or a named FIFO given by descriptor whose name lies in a write
+# grant: the command put its own report at the name (the caller reads the
+# name), or wrote into the FIFO first.  --report refused that directory;
+# the descriptor was taken without a word.
+R --report-fd 3 --write "$W" -- /bin/sh -c "printf '{\"status\": \"enforced\", \"forged\": 1}' >'$W/r6g.new' && mv '$W/r6g.new' '$W/r6g.json'" \
+	3>"$W/r6g.json"
+is "$?/$(cat "$W/r6g.json")" "125/" "6: --report-fd to a file in a write grant: refused, nothing runs (the command would forge it)"
+like "$(cat "$ERR")" "^moat: --report-fd 3: $W/r6g\\.json lies in the write grant $W: the command could put a file of its own at that name" \
+	"6:   naming the file and the grant"
+mkfifo "$W/r6g.fifo"
+cat "$W/r6g.fifo" >"$SCRATCH/r6g.fifo.out" &
+reader=$!
+R --report-fd 3 --write "$W" -- /bin/sh -c "echo FORGED > '$W/r6g.fifo'" 3>"$W/r6g.fifo"
+rc=$?
+wait "$reader"
+is "$rc/$(grep -c FORGED "$SCRATCH/r6g.fifo.out")" "125/0" "6: --report-fd to a named FIFO in a write grant: refused, the command writes nothing into it"
+R --report-fd 3 --events-fd 4 --write "$W" -- /bin/true 3>"$REPORTS/r6g.json" 4>"$W/r6g.events"
+is "$?" 125 "6: --events-fd to a file in a write grant: refused too"
+R --report-fd 3 --write "$W" -- /bin/true 3>"$REPORTS/r6g.json"
+is "$?" 0 "6 control: the report's file outside the write grant: the run goes on"
+rm -f "$W/r6g.json" "$W/r6g.fifo" "$W/r6g.events"
+
 # ================== 6b. a large report through a pipe the caller made non-blocking
 # An event loop's pipes are O_NONBLOCK, and the flag is the pipe's, shared
 # with moat's descriptor.  The command decides the report's size (here: its

@@ -145,7 +145,7 @@ static int create(const struct limits_plan *lp, const struct moat_limits *l, str
 	}
 	for (p = all_paths(lp, paths); *p; p++)
 		if (make_dir(*p, err) < 0)
-			return -1;
+			return err->errnum == EEXIST ? -3 - (int)(p - paths) : -1;
 	if (lp->v2_memory) {
 		if (set_limit(lp->cg_path_v2, "memory.max", l->memory_bytes, err) < 0)
 			return -1;
@@ -169,13 +169,43 @@ static int create(const struct limits_plan *lp, const struct moat_limits *l, str
 	return 0;
 }
 
-int tree_cgroup_create(const struct limits_plan *lp, const struct moat_limits *l, struct moat_error *err)
+/* Forget the paths of `lp` from index `from` of all_paths on: not this
+ * run's, so that nothing after (the clean-up after a failed launch) kills
+ * or removes them. */
+static void forget_paths(struct limits_plan *lp, size_t from)
+{
+	const char *paths[CGV1__COUNT + 2];
+	size_t n = 0;
+	int i;
+
+	all_paths(lp, paths);
+	if (lp->cg_path_v2[0] && n++ >= from)
+		lp->cg_path_v2[0] = '\0';
+	for (i = 0; i < CGV1__COUNT; i++)
+		if (lp->cg_path_v1[i][0] && n++ >= from)
+			lp->cg_path_v1[i][0] = '\0';
+}
+
+int tree_cgroup_create(struct limits_plan *lp, const struct moat_limits *l, struct moat_error *err)
 {
 	int rc = create(lp, l, err);
 
 	if (rc < 0) {
-		if (rc == -1)
+		/* A name made by someone else (a moat of the same pid in
+		 * another pid namespace) between the planning, which took a
+		 * free one, and now: not this run's to kill or remove, here or
+		 * in moat's clean-up after the failed launch.  What this run
+		 * made before it is. */
+		if (rc == -2) {
+			forget_paths(lp, 0);
+		} else if (rc <= -3) {
+			struct limits_plan mine = *lp;
+			forget_paths(&mine, (size_t)(-3 - rc));
+			tree_cgroup_destroy(&mine);
+			forget_paths(lp, 0);
+		} else {
 			tree_cgroup_destroy(lp); /* what this run made of it */
+		}
 		return moat_error_hint(err, "moat needs its own cgroup for the declared limits; `moat probe` shows "
 					    "what the host offers");
 	}

@@ -16,8 +16,10 @@
 
 /* Make the cgroups lp names and write the limits; each value is read back
  * and must hold (a kernel that rounds or refuses is an error, not a weaker
- * sandbox).  On failure nothing is left. */
-int tree_cgroup_create(const struct limits_plan *lp, const struct moat_limits *l, struct moat_error *err);
+ * sandbox).  On failure nothing of this run's is left, and a name someone
+ * else made meanwhile (a moat of the same pid in another pid namespace) is
+ * dropped from lp: never killed or removed by the clean-up after. */
+int tree_cgroup_create(struct limits_plan *lp, const struct moat_limits *l, struct moat_error *err);
 
 /* The v2 cgroup's directory, opened for clone3's CLONE_INTO_CGROUP (the
  * child starts there: no migration), or -1 when lp names no v2 cgroup or

@@ -520,7 +520,7 @@ int launch_run(const struct moat_policy *p, struct moat_plan *plan, struct term 
 		return -1;
 	for (i = 0; fenced && i < HOSTPROXY_N; i++)
 		(void)!hostproxy_text(&hp, (enum hostproxy_var)i, r->upstream[i], sizeof(r->upstream[i]));
-	if (cgroup && tree_cgroup_create(lp, &p->limits, err) < 0)
+	if (cgroup && tree_cgroup_create(&plan->limits, &p->limits, err) < 0)
 		return -1;
 	/* What moat __init checks the tool's binds against, now that the
 	 * placeholders exist (backend.h, bound_file). */

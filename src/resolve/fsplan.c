@@ -3231,9 +3231,9 @@ static bool repo_still_valid(int dirfd, const char *name)
 	return gitdir_valid(dirfd, name);
 }
 
-/* The directory that holds `o`'s name now, opened below its grant with no
- * link followed (as look_again looks), and the name in it; -1 when there
- * is none. */
+/* The directory that holds `o`'s name now (O_PATH), opened below its
+ * grant with no link followed, as look_again looks; -1 when there is
+ * none. */
 static int open_parent_again(const struct fs_plan *fp, const struct fs_obj *o)
 {
 	const struct fs_obj *g = &fp->obj[o->parent];
@@ -3288,7 +3288,7 @@ size_t fs_plan_made_watched(const struct fs_plan *fp, char *first, size_t len, s
 		 * its own: left, and said); so is what could not be removed. */
 		if (S_ISDIR(st.st_mode) || dirfd < 0 || fstatat(dirfd, base, &again, AT_SYMLINK_NOFOLLOW) != 0 ||
 		    again.st_dev != st.st_dev || again.st_ino != st.st_ino || unlinkat(dirfd, base, 0) != 0)
-			(*n_left)++; /* a FIFO, removed, would hang git no more */
+			(*n_left)++; /* (a FIFO is removed: left, it would hang git) */
 	}
 	return n;
 }

@@ -498,10 +498,22 @@ int moat_init_main(int argc, char **argv)
 		if (poll(&gone, 1, 0) > 0 && (gone.revents & (POLLHUP | POLLERR)))
 			_exit(137);
 	}
+	/* Undumpable before the fork, as run_then_kill_rest is: the command, a
+	 * process of the same user in the same Landlock domain, opened
+	 * /proc/1/fd/N -- the lifeline pipe -- for writing, and holding that
+	 * writer kept the pipe from hanging up when moat was SIGKILLed: the
+	 * tree outlived moat with proc.tree said enforced (bwrap).  Now those
+	 * files are not the command's to open (nor /proc/1/mem).  From here on
+	 * __init ends with _exit: a sanitizer's exit-time check cannot inspect
+	 * an undumpable process. */
+	if (prctl(PR_SET_DUMPABLE, 0, 0, 0, 0) != 0) {
+		fprintf(stderr, "moat: init: prctl: %s\n", strerror(errno));
+		_exit(125);
+	}
 	cmd = fork();
 	if (cmd < 0) {
 		fprintf(stderr, "moat: init: fork: %s\n", strerror(errno));
-		return 125;
+		_exit(125);
 	}
 	if (cmd == 0) {
 		int e;
@@ -529,5 +541,5 @@ int moat_init_main(int argc, char **argv)
 		break;
 	}
 	kill(cmd, SIGKILL);
-	return 125;
+	_exit(125);
 }

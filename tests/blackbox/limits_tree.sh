@@ -305,16 +305,26 @@ case "$(lim "$REPORTS/pids-native.json" pids mechanism)" in
 esac
 
 # --- the tree dies: with the command, at --timeout, with moat ---------------------
-# chain_kill LABEL LIMIT BACKEND EXPECT: a chain under moat, moat SIGKILLed;
-# EXPECT dead or alive; the plan's proc.tree must say the same.
+# chain_kill LABEL LIMIT BACKEND EXPECT [hold]: a chain under moat, moat
+# SIGKILLed; EXPECT dead or alive; the plan's proc.tree must say the same.
+# hold: the command first opens for writing every pipe of the sandbox's
+# pid 1 it can reach through /proc/1/fd, and the chain inherits them: under
+# bwrap it held moat's lifeline that way, and outlived a SIGKILLed moat
+# (__init is undumpable now).
+# (Read and write: opening a pipe for writing alone waits for a reader.)
+HOLD='for f in /proc/1/fd/*; do case "$(readlink "$f")" in pipe:*) { exec {h}<>"$f"; } 2>/dev/null ;; esac; done
+exec "$0" forkchain "$1" 500 2'
 chain_kill() {
-	local label=$1 limit=$2 b=$3 expect=$4 hb=$PROJ/hb-$N mpid st
+	local label=$1 limit=$2 b=$3 expect=$4 hb=$PROJ/hb-$N mpid st cmd
 	N=$((N + 1))
 	MOAT_HOST_LIMIT=$limit "$MOAT" run --backend "$b" --mode prefer --write "$PROJ" --dry-run -- /bin/true \
 		>"$SCRATCH/plan-$N.json" 2>/dev/null
 	st=$(prop "$SCRATCH/plan-$N.json" proc.tree)
-	(exec env MOAT_HOST_LIMIT="$limit" "$MOAT" run --backend "$b" --mode prefer --write "$PROJ" -- \
-		"$HELPER" forkchain "$hb" 500 2 >/dev/null 2>&1) &
+	cmd=(-- "$HELPER" forkchain "$hb" 500 2)
+	# (The helper is then an argument: granted by name.)
+	[ "${5:-}" = hold ] && cmd=(--read "$HELPER" -- /bin/bash -c "$HOLD" "$HELPER" "$hb")
+	(exec env MOAT_HOST_LIMIT="$limit" "$MOAT" run --backend "$b" --mode prefer --write "$PROJ" \
+		"${cmd[@]}" >/dev/null 2>&1) &
 	mpid=$!
 	# A sandbox that takes its time to start (gVisor on a loaded machine):
 	# wait for the first heartbeat, at most 10 s, before judging.
@@ -348,6 +358,7 @@ chain_timeout() {
 }
 for b in $BACKENDS; do
 	chain_kill "$b" "" "$b" dead
+	chain_kill "$b, the command holding what it can open of /proc/1/fd" "" "$b" dead hold
 	chain_timeout "$b" "" "$b"
 done
 # Without any namespace (MOAT_HOST_LIMIT): the tree's cgroup holds it, v2

@@ -344,9 +344,15 @@ static int add_devnode_rules(const struct rule_sink *s, struct moat_error *err)
 	return 0;
 }
 
+/* TIOCSETD: a terminal passed through to the command (stdout redirected,
+ * --no-tty) is the caller's, and the line discipline the command sets on it
+ * stays after the run: N_NULL (27) throws away all input and output, and
+ * the caller's terminal was dead after moat exited.  It takes no
+ * capability for a discipline built in; a sandboxed command has no use
+ * for it (slattach, pppd). */
 static int add_ioctl_rules(const struct rule_sink *s, struct moat_error *err)
 {
-	static const uint64_t reqs[] = {TIOCSTI, TIOCLINUX, USERFAULTFD_IOC_NEW};
+	static const uint64_t reqs[] = {TIOCSTI, TIOCLINUX, USERFAULTFD_IOC_NEW, TIOCSETD};
 
 	for (size_t i = 0; i < ARRAY_LEN(reqs); i++) {
 		struct scmp_arg_cmp c[] = {SCMP_A1_64(SCMP_CMP_MASKED_EQ, LOW32, reqs[i])};

@@ -27,6 +27,33 @@ tap_relay 6 "the terminal's modes at every end" < <(timeout 120 "$PY" "$H" ends 
 # --- TIOCSTI from inside does not reach the caller's terminal --------------------
 tap_relay 5 "TIOCSTI" < <(timeout 120 "$PY" "$H" sti "$MOAT" "$W" 2>&1)
 
+# --- TIOCSETD on a terminal passed through (--no-tty): refused ------------------------
+# The command got the caller's terminal itself and set its line discipline
+# to N_NULL (27), which stayed after the run: the caller's terminal threw
+# away all input and output.  (script(1) plays the caller's terminal.)
+cat >"$SCRATCH/ldisc.py" <<'EOF'
+import fcntl, struct, sys
+try:
+    fcntl.ioctl(0, 0x5423, struct.pack("i", 27))
+    r = "set"
+except OSError as e:
+    r = e.strerror
+open(sys.argv[1], "w").write(r + "\n")
+EOF
+ldisc() { # ldisc MODE: what the command's TIOCSETD did
+	rm -f "$W/ld.out"
+	timeout 30 script -qec "'$MOAT' run --mode $1 --no-tty --write '$W' -- $PY '$SCRATCH/ldisc.py' '$W/ld.out'" /dev/null \
+		</dev/null >/dev/null 2>&1
+	cat "$W/ld.out" 2>/dev/null
+}
+if command -v script >/dev/null; then
+	is "$(ldisc prefer)" "Operation not permitted" "--no-tty: the command cannot set the line discipline of the caller's terminal (TIOCSETD)"
+	is "$(ldisc off)" "set" "  control: unsandboxed it can"
+else
+	skip "TIOCSETD: script(1) is needed"
+	skip "  (control)"
+fi
+
 # --- no terminal: the caller's stdio as it is, no relay ----------------------------
 tap_relay 6 "no terminal" < <(timeout 120 "$PY" "$H" plain "$MOAT" "$W" 2>&1)
 

@@ -471,6 +471,9 @@ void backend_verdict_linked_protected(const struct fs_plan *fp, struct moat_verd
  * (resolve/view.h) with a tool: n_links_unheld protected symlinks the view
  * left out (links_as_text), the first named link_unheld, make fs.write
  * missing, since the command could replace them. */
+/* An export with pinned protected entries: fs.read, fs.secrets and
+ * fs.write missing (it binds them by name, unchecked, when it runs). */
+void backend_verdict_export_names(const struct backend_ctx *ctx, size_t n_pins, struct moat_verdict *props);
 void backend_verdict_fs(const char *tool, size_t n_bound, size_t n_pins, size_t n_unpinned, int landlock_abi,
 			size_t n_expanded, size_t n_links_unheld, const char *link_unheld, struct moat_verdict *props);
 

@@ -321,6 +321,7 @@ static void verdicts(const struct backend_ctx *ctx, struct backend_plan *bp, con
 	 * object. */
 	backend_verdict_fs("bwrap", f->n_grants, f->n_pins, f->n_unpinned, f->landlock_abi, f->n_expanded,
 			   f->n_links_unheld, f->link_unheld, props);
+	backend_verdict_export_names(ctx, f->n_pins, props);
 	if (backend_verdict_policy_tmp(p, props))
 		verdict_enforce(&props[MOAT_P_FS_TMP], "bwrap: tmpfs on /tmp and /dev/shm");
 

@@ -174,6 +174,7 @@ struct k8s_build {
 	json_t *grants; /* the report's: volume, path, access, claim */
 	json_t *image_paths; /* profile grants left to the image */
 	size_t n_grants;
+	size_t n_write_grants;
 };
 
 static void memory_dir(struct k8s_build *b, const char *vol, const char *path, int64_t size)
@@ -265,6 +266,7 @@ static int build_volumes(struct k8s_build *b, char *const *envp, struct moat_err
 		vol = moat_xasprintf("grant-%zu", b->n_grants);
 		claim = moat_xasprintf("%s-grant-%zu", b->name, b->n_grants);
 		b->n_grants++;
+		b->n_write_grants += !ro;
 		json_array_append_new(b->volumes, json_pack("{s:s, s:{s:s, s:b}}", "name", vol, "persistentVolumeClaim",
 							    "claimName", claim, "readOnly", ro));
 		json_array_append_new(b->mounts, json_pack("{s:s, s:O, s:b}", "name", vol, "mountPath", path,
@@ -293,6 +295,13 @@ static int build_volumes(struct k8s_build *b, char *const *envp, struct moat_err
 	row(b->table, "fs.write", K8S_MANIFEST, NULL,
 	    "readOnlyRootFilesystem; writable only: the write grants' volumes, /tmp and HOME (emptyDir) and the "
 	    "pod's own /dev/shm; read grants are readOnly mounts of read-only claims");
+	/* moat run pins a write grant's protected entries read-only, and
+	 * makes placeholders for the absent ones (docs/filesystem.md): a
+	 * volume is writable whole, hooks and editor tasks included. */
+	if (b->n_write_grants)
+		row(b->table, "fs.write", K8S_NONE, NULL,
+		    "the write grants' protected entries (.git/hooks, .git/config, .vscode, .envrc, .mcp.json, ...) are "
+		    "writable in their volumes: a manifest cannot pin them read-only, as moat run does");
 	if (p->private_tmp)
 		row(b->table, "fs.tmp", K8S_MANIFEST, NULL,
 		    "emptyDir in memory at /tmp, sizeLimit %lld, counted in the pod's memory, gone with the pod",

@@ -567,6 +567,7 @@ static void verdicts(const struct backend_ctx *ctx, struct backend_plan *bp, con
 
 	backend_verdict_fs("nsjail", f->n_grants, f->n_pins, f->n_unpinned, f->landlock_abi, f->n_expanded,
 			   f->n_links_unheld, f->link_unheld, props);
+	backend_verdict_export_names(ctx, f->n_pins, props);
 	if (f->n_masks_left && props[MOAT_P_FS_SECRETS].enforced)
 		verdict_enforce(&props[MOAT_P_FS_SECRETS],
 				"landlock ABI %d (moat __init): rules only on the entries around the denied paths "

@@ -726,6 +726,7 @@ static void verdicts(const struct backend_ctx *ctx, struct backend_plan *bp, con
 
 	backend_verdict_fs(rt, f->n_grants, f->n_pins, f->n_unpinned, f->landlock_abi, f->n_expanded,
 			   f->n_links_unheld, f->link_unheld, props);
+	backend_verdict_export_names(ctx, f->n_pins, props);
 	if (gvisor && !ctx->exporting) {
 		/* runsc's gofer opens each bind source by its name when the
 		 * sandbox starts, following links: a name swapped after moat
@@ -934,8 +935,11 @@ static int compile_bundle(const struct moat_backend *self, const struct backend_
 							  : NULL};
 	snprintf(bp->caps.tree_mechanism, sizeof(bp->caps.tree_mechanism), "%s",
 		 f.rt == RT_RUNSC ? "runsc: the sandbox's pid namespace, which ends with runsc (PDEATHSIG from moat)"
-				  : "the container's pid namespace: its init, moat __init, ends with the command and "
-				    "when moat's lifeline hangs up");
+				  : ctx->exporting
+				      ? "the container's pid namespace: its init, moat __init, ends with the command (not "
+					"with a killed runc)"
+				      : "the container's pid namespace: its init, moat __init, ends with the command and "
+					"when moat's lifeline hangs up");
 	f.lp = backend_limits(ctx, bp);
 	runnable = can_run(ctx, &f, props);
 	if (!runnable && !ctx->exporting)

@@ -744,6 +744,29 @@ void backend_verdict_fs(const char *tool, size_t n_bound, size_t n_pins, size_t 
 				tool, n_expanded);
 }
 
+/* An export binds by name when it runs, later, and nothing there checks
+ * what it finds: a protected entry of a write grant (.vscode, .git/hooks)
+ * that a pulled commit replaced by a symlink since the export mounts what
+ * the link leads to -- HOME, ~/.ssh with it -- while the export's report
+ * said fs.read and fs.secrets enforced.  moat run binds each object it
+ * planned (bwrap by descriptor; runc and crun checked inside by __init). */
+void backend_verdict_export_names(const struct backend_ctx *ctx, size_t n_pins, struct moat_verdict *props)
+{
+	static const enum moat_property fs_props[] = {MOAT_P_FS_READ, MOAT_P_FS_SECRETS, MOAT_P_FS_WRITE};
+
+	if (!ctx->exporting || n_pins == 0)
+		return;
+	for (size_t i = 0; i < ARRAY_LEN(fs_props); i++)
+		if (props[fs_props[i]].enforced)
+			verdict_missing(&props[fs_props[i]],
+					"run it with moat run, which binds the objects it planned; or export again right "
+					"before each run",
+					"the export binds %zu protected entries of the write grants by their names when it "
+					"runs: one replaced by a symlink since the export (a pulled commit's .vscode -> "
+					"../..) mounts what it leads to, HOME included, and nothing checks it",
+					n_pins);
+}
+
 /* A protected file with another hard link (fs_obj.hard_linked) can be
  * written through that name, wherever it lies, whatever holds this one:
  * fs.write missing, naming it. */

@@ -374,6 +374,28 @@ if installed bwrap && { [ "$UID_NOW" = 0 ] || feature_present userns; }; then
 		"$SCRATCH/bwexport2/report.json" 2>&1)" enforced "  which is what its report.json claims (fd.clean)"
 	out=$(cd / && bwrap --ro-bind / / --dev /dev --proc /proc /bin/sh -c 'cat /proc/self/fd/5/k' 5<"$SCRATCH/fdsecret" 2>&1)
 	is "$out" "FD-MARK-$$" "  control: bwrap itself passes a directory descriptor on, and it leads out of the view"
+	# An export binds a write grant's protected entries (.vscode) by name
+	# when it runs, later, unchecked: one a pulled commit replaced by a
+	# link since then mounts what the link leads to.  Its report said
+	# fs.read and fs.secrets enforced while run.sh showed HOME's ~/.ssh
+	# (a red-team pass); now they say missing, and why.
+	# (Outside /tmp: the view's /tmp is its own, and HOME is in the view.)
+	EX=$(mktemp -d /var/tmp/moat-bwx.XXXXXX)
+	EP=$EX/proj EH=$EX/home
+	mkdir -p "$EP/.vscode" "$EH/.ssh"
+	echo "EXPORT-SECRET-$$" >"$EH/.ssh/id_rsa"
+	rm -rf "$SCRATCH/bwexport3"
+	(cd "$EP" && HOME=$EH "$MOAT" export --backend bwrap -o "$SCRATCH/bwexport3" --profile strict --write "$EP" -- \
+		/bin/sh -c "cat '$EP/.vscode/.ssh/id_rsa' 2>/dev/null; echo ran" >/dev/null 2>&1)
+	is "$(/usr/bin/python3 -c 'import json, sys; p = json.load(open(sys.argv[1]))["properties"]; print(p["fs.read"]["status"], p["fs.secrets"]["status"])' \
+		"$SCRATCH/bwexport3/report.json" 2>&1)" "missing missing" \
+		"bwrap export, a write grant holding .vscode: its report says fs.read and fs.secrets missing"
+	like "$(json_get "$SCRATCH/bwexport3/report.json" '["properties"]["fs.read"]["reason"]')" \
+		"binds 1 protected entries of the write grants by their names when it runs" "  saying why"
+	rm -rf "$EP/.vscode" && ln -s ../home "$EP/.vscode"
+	out=$(cd / && HOME=$EH sh "$SCRATCH/bwexport3/run.sh" 2>&1)
+	like "$out" "EXPORT-SECRET-$$" "  control: .vscode made a link to HOME since the export, run.sh shows ~/.ssh's key"
+	rm -rf "$EX"
 fi
 # nono and nsjail are not Debian packages: where someone installed them,
 # their claims are attacked like any other backend's.

@@ -179,7 +179,24 @@ static int write_run_script(const struct backend_ctx *ctx, const struct backend_
 	for (size_t i = 0; i < p->n_keep_fds; i++)
 		len += (size_t)snprintf(text + len, cap - len, "%d ", p->keep_fds[i]);
 	len += (size_t)snprintf(text + len, cap - len,
-				"\" in *\" $fd \"*) continue ;; esac\n\t\teval \"exec $fd>&-\"\n\tdone\n\texec");
+				"\" in *\" $fd \"*) continue ;; esac\n\t\teval \"exec $fd>&-\"\n\tdone\n");
+	/* A --keep-fd that was no directory when exported is reported so
+	 * (backend_verdict_kept_dirs): a directory there at run time leads out
+	 * of the view, which the report did not say -- refused.  */
+	for (size_t i = 0; i < p->n_keep_fds && bp->fs_landlock_abi == 0; i++) {
+		struct stat st;
+
+		if (fstat(p->keep_fds[i], &st) == 0 && S_ISDIR(st.st_mode))
+			continue; /* the report says missing already */
+		text = moat_xgrow(text, &cap, len + 256, 1);
+		len += (size_t)snprintf(text + len, cap - len,
+					"\tif [ -d /proc/$$/fd/%d ]; then\n\t\techo \"run.sh: descriptor %d is a "
+					"directory, which leads out of the view: the export's report says it was not\" >&2\n"
+					"\t\treturn 125\n\tfi\n",
+					p->keep_fds[i], p->keep_fds[i]);
+	}
+	text = moat_xgrow(text, &cap, len + 16, 1);
+	len += (size_t)snprintf(text + len, cap - len, "\texec");
 	for (size_t i = 0; bp->argv[i]; i++) {
 		const char *a = bp->argv[i];
 		char fdbuf[16];

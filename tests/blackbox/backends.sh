@@ -395,6 +395,18 @@ if installed bwrap && { [ "$UID_NOW" = 0 ] || feature_present userns; }; then
 	rm -rf "$EP/.vscode" && ln -s ../home "$EP/.vscode"
 	out=$(cd / && HOME=$EH sh "$SCRATCH/bwexport3/run.sh" 2>&1)
 	like "$out" "EXPORT-SECRET-$$" "  control: .vscode made a link to HOME since the export, run.sh shows ~/.ssh's key"
+	# --keep-fd 7 on a file when exported: the report counts on it (a
+	# directory would be missing fs.*); run.sh passed whatever 7 was at run
+	# time, a directory too, which led out of the view (red-team).
+	echo "KEPT-SECRET-$$" >"$EX/home/kept"
+	(cd "$EX/proj" && "$MOAT" export --backend bwrap -o "$SCRATCH/bwexport4" --profile strict --keep-fd 7 -- \
+		/bin/sh -c 'cat /proc/self/fd/7 /proc/self/fd/7/kept 2>/dev/null; echo ran' 7<"$EX/home/kept" >/dev/null 2>&1)
+	out=$(cd / && bash "$SCRATCH/bwexport4/run.sh" 7<"$EX/home" 2>&1)
+	rc=$?
+	is "$rc:$out" "125:run.sh: descriptor 7 is a directory, which leads out of the view: the export's report says it was not" \
+		"bwrap export with --keep-fd 7 on a file: run.sh refuses a directory there"
+	is "$(cd / && bash "$SCRATCH/bwexport4/run.sh" 7<"$EX/home/kept" 2>&1)" "KEPT-SECRET-$$
+ran" "  control: given a file, as exported, it runs"
 	rm -rf "$EX"
 fi
 # nono and nsjail are not Debian packages: where someone installed them,

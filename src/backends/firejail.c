@@ -366,6 +366,21 @@ static void verdicts(const struct backend_ctx *ctx, struct backend_plan *bp, con
 	 * them all. */
 	verdict_enforce(&props[MOAT_P_ENV_CURATED], "exact environment built by moat, read by moat __init inside "
 						    "firejail from a descriptor (what firejail adds is dropped)");
+	/* An export's argv.json names moat's descriptors as FD (the program,
+	 * the environment, moat's own executable), and nothing gives them to
+	 * firejail and __init when it is run as written: firejail refuses
+	 * --keep-fd=FD.  What they carry is not the export's to claim. */
+	if (ctx->exporting) {
+		static const enum moat_property by_moat[] = {
+		    MOAT_P_ENV_CURATED, MOAT_P_SYS_FILTER, MOAT_P_FD_CLEAN,  MOAT_P_PROC_TREE, MOAT_P_PROC_PTRACE,
+		    MOAT_P_TTY_INJECT,  MOAT_P_NET_NONE,   MOAT_P_IPC_UNIX, MOAT_P_IPC_ABSTRACT};
+		for (size_t i = 0; i < ARRAY_LEN(by_moat); i++)
+			if (props[by_moat[i]].enforced)
+				verdict_missing(&props[by_moat[i]], "run it with moat run --backend firejail",
+						"the export's argv.json names moat's descriptors as FD (its seccomp "
+						"program, the environment, moat __init), which nothing gives firejail when "
+						"it is run as written");
+	}
 }
 
 static int firejail_compile(const struct backend_ctx *ctx, struct backend_plan *bp, struct moat_verdict *props,

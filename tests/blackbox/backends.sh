@@ -409,6 +409,18 @@ if installed bwrap && { [ "$UID_NOW" = 0 ] || feature_present userns; }; then
 ran" "  control: given a file, as exported, it runs"
 	rm -rf "$EX"
 fi
+# A firejail export's argv.json names moat's descriptors as FD, and run as
+# written firejail refuses it; its report claimed what those descriptors
+# carry (moat's filter, the environment, __init's end of the tree) as
+# enforced (red-team).
+if installed firejail; then
+	rm -rf "$SCRATCH/fjexport"
+	(cd "$PROJ" && "$MOAT" export --backend firejail -o "$SCRATCH/fjexport" --profile strict -- /bin/true >/dev/null 2>&1)
+	is "$(/usr/bin/python3 -c 'import json, sys; p = json.load(open(sys.argv[1]))["properties"]; print(" ".join(p[k]["status"] for k in ("env.curated", "sys.filter", "fd.clean", "proc.tree")))' \
+		"$SCRATCH/fjexport/report.json" 2>&1)" "missing missing missing missing" \
+		"firejail export: what moat's descriptors carry is missing in its report"
+	like "$(json_get "$SCRATCH/fjexport/report.json" '["properties"]["sys.filter"]["reason"]')" "names moat's descriptors as FD" "  saying why"
+fi
 # nono and nsjail are not Debian packages: where someone installed them,
 # their claims are attacked like any other backend's.
 if installed nono; then suite nono nono; else absent nono; fi

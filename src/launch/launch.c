@@ -816,10 +816,6 @@ int launch_run(const struct moat_policy *p, struct moat_plan *plan, struct term 
 	close_end(&errp[0]);
 	close_end(&life[1]);
 	decode_status(have_status ? status : child_status, r);
-	/* RLIMIT_CPU's SIGXCPU (backends/util.c): --cpu ended the command
-	 * before moat's next read of the tree's time saw the limit. */
-	if (sandboxed && !r->limit_hit && p->limits.cpu_seconds != MOAT_LIMIT_UNSET && r->signal == SIGXCPU)
-		r->limit_hit = "cpu";
 	if (tool_failed)
 		tool_setup_failed(plan, child_status, &tool_said, r);
 	/* Without a pid namespace the command's end is not the tree's: what
@@ -835,6 +831,14 @@ int launch_run(const struct moat_policy *p, struct moat_plan *plan, struct term 
 		r->cpu_usec = tree_cgroup_cpu_usec(lp);
 	}
 
+	/* RLIMIT_CPU's SIGXCPU (backends/util.c): --cpu ended the command
+	 * before moat's next read of the tree's time saw the limit.  Where the
+	 * tree's cgroup counted its time, only if the tree used about that
+	 * much: `kill -XCPU $$` made moat say the limit was reached after
+	 * 0.002 s of 100. */
+	if (sandboxed && !r->limit_hit && p->limits.cpu_seconds != MOAT_LIMIT_UNSET && r->signal == SIGXCPU &&
+	    (r->cpu_usec < 0 || r->cpu_usec >= (long long)(p->limits.cpu_seconds * 900000LL)))
+		r->limit_hit = "cpu";
 	r->exec_ms = exec_ns ? (double)(exec_ns - moat_start_ns) / 1e6 : 0;
 	r->run_ms = exec_ns ? (double)(moat_now_ns() - exec_ns) / 1e6 : 0;
 	if (r->timed_out)

@@ -893,6 +893,22 @@ else
 	is "$rc" 137 "  SIGXCPU ignored, no cgroup here: RLIMIT_CPU's hard limit ends it a second later"
 fi
 
+# A command's own SIGXCPU is no CPU limit: where the tree's cgroup counts
+# its time, moat said "CPU time limit reached" after 0.002 s of 100.  The
+# cgroup counts it without namespaces (as root here: the tree is held by
+# one); with them the pid namespace holds the tree, and RLIMIT_CPU's
+# SIGXCPU is all moat sees.
+nons=userns=0,root=0
+[ "$(id -u)" = 0 ] || nons=userns=0
+out=$(MOAT_HOST_LIMIT=$nons "$MOAT" run --mode prefer --cpu 100 --report "$REPORTS/cpu3.json" -- /bin/sh -c 'kill -XCPU $$' 2>&1)
+if [ "$(json_eval "$REPORTS/cpu3.json" 'd["run"].get("cpu_seconds") is not None')" = true ]; then
+	unlike "$out" "CPU time limit reached" "--cpu 100, the command's own kill -XCPU: no 'CPU time limit reached'"
+	is "$(json_eval "$REPORTS/cpu3.json" 'd["run"].get("limit_exceeded")')" null "  and the report names no limit exceeded"
+else
+	skip "the command's own SIGXCPU: no cgroup counts the tree's time here"
+	skip "  (the report)"
+fi
+
 # fd.clean's mechanism says which descriptors stay open.
 fdc() { "$MOAT" run --profile strict --dry-run "$@" -- true 2>/dev/null | json_eval /dev/stdin 'd["properties"]["fd.clean"]["mechanism"]'; }
 is "$(fdc)" '"close_range: only 0, 1 and 2 stay open"' "fd.clean: only 0, 1 and 2 stay open"

@@ -63,6 +63,15 @@ static void native_caps(const struct native_plan *np, struct limit_caps *c)
 		c->cgroup_open = "without a mount namespace or seccomp the command, as the same user, could start a "
 				 "process in another cgroup its user owns with clone3(CLONE_INTO_CGROUP), which Landlock "
 				 "does not govern";
+	/* With a mount namespace too: the view shows /sys/fs/cgroup read-only,
+	 * but CLONE_INTO_CGROUP takes an O_PATH descriptor of the directory,
+	 * and the kernel checks cgroup.procs' mode bits, not the mount: a
+	 * command run as root (0 is 0 on the host's files) started a child in
+	 * the host's root cgroup, out of the tree's limits (red-team, seccomp=0). */
+	else if (!np->use_seccomp)
+		c->cgroup_open = "without seccomp (which refuses clone3) the command could start a process in another "
+				 "cgroup its user may write, with clone3(CLONE_INTO_CGROUP) and a descriptor of that "
+				 "directory, which neither the view's read-only mount nor Landlock governs";
 	/* Outside a pid namespace only Landlock's signal scope (ABI 6) keeps
 	 * the command, as moat's uid, from stopping moat and its guard. */
 	if (!np->pid_init && !(np->landlock.scoped & MOAT_LANDLOCK_SCOPE_SIGNAL))

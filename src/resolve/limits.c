@@ -28,8 +28,8 @@ static const char *const names[LIM__COUNT] = {
 	"--scope -p Delegate=yes moat run ...`"
 #define HINT_NATIVE "use --backend native (or bwrap), which run the tree in moat's own cgroup"
 #define HINT_CGROUP_OPEN                                                                                     \
-	"with user namespaces, or with both Landlock and seccomp, moat keeps the command away from its cgroup's " \
-	"files and from clone3(CLONE_INTO_CGROUP)"
+	"with seccomp (it refuses clone3) and either user namespaces or Landlock, moat keeps the command away from " \
+	"its cgroup's files and from clone3(CLONE_INTO_CGROUP)"
 #define HINT_SIGNAL_SCOPE                                                                                    \
 	"enable user namespaces (a pid namespace), or a kernel with Landlock ABI 6 (Linux 6.12), which keeps the " \
 	"command's signals inside the sandbox"

@@ -304,6 +304,31 @@ case "$(lim "$REPORTS/pids-native.json" pids mechanism)" in
 	;;
 esac
 
+# --- clone3(CLONE_INTO_CGROUP) out of the tree's cgroup ---------------------------
+# With a mount namespace the view shows /sys/fs/cgroup read-only, but
+# clone3 takes an O_PATH descriptor of a cgroup's directory and the kernel
+# checks cgroup.procs' mode bits, not the mount: without seccomp (which
+# refuses clone3) a command run as root started a child in the host's root
+# cgroup, out of --memory, while the report said the limit was enforced.
+V2ROOT=$(awk '$9 == "cgroup2" { print $5; exit }' /proc/self/mountinfo)
+if [ "$UID_NOW" = 0 ] && [ -n "$V2ROOT" ]; then
+	for lim in "" seccomp=0; do
+		out=$(MOAT_HOST_LIMIT=$lim "$MOAT" run --mode prefer --memory 512M --read "$HELPER" --report-fd 3 -- \
+			"$HELPER" clone_into_cgroup "$V2ROOT" 3>"$REPORTS/cg-into-$lim.json" 2>/dev/null)
+		st=$(lim "$REPORTS/cg-into-$lim.json" memory status)
+		if [ -z "$lim" ]; then
+			is "$out" "ERR ENOSYS" "with seccomp, clone3(CLONE_INTO_CGROUP) to the host's root cgroup is refused (memory $st)"
+		else
+			is "$out/$st" "IN //missing" "without seccomp (seccomp=0), the control: a child starts in the host's root cgroup, and --memory says missing"
+			like "$(lim "$REPORTS/cg-into-$lim.json" memory reason)" "clone3\\(CLONE_INTO_CGROUP\\)" "  saying why"
+		fi
+	done
+else
+	skip "clone3 into the host's root cgroup: needs root and a cgroup2 mount"
+	skip "  (without seccomp)"
+	skip "  (the reason)"
+fi
+
 # --- the tree dies: with the command, at --timeout, with moat ---------------------
 # chain_kill LABEL LIMIT BACKEND EXPECT [hold]: a chain under moat, moat
 # SIGKILLed; EXPECT dead or alive; the plan's proc.tree must say the same.

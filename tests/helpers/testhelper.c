@@ -32,6 +32,43 @@
 #include <time.h>
 #include <unistd.h>
 
+/* clone3(CLONE_INTO_CGROUP) into the cgroup directory DIR: the child
+ * prints its /proc/self/cgroup's v2 line; "ERR E..." when refused. */
+static int cmd_clone_into_cgroup(const char *dir)
+{
+	struct {
+		unsigned long long flags, pidfd, child_tid, parent_tid, exit_signal, stack, stack_size, tls, set_tid,
+		    set_tid_size, cgroup;
+	} ca = {0};
+	int fd = open(dir, O_PATH | O_DIRECTORY | O_CLOEXEC), status;
+	long pid;
+
+	if (fd < 0) {
+		printf("ERR %s\n", strerrorname_np(errno) ? strerrorname_np(errno) : "?");
+		return 1;
+	}
+	ca.flags = 0x200000000ULL; /* CLONE_INTO_CGROUP */
+	ca.exit_signal = SIGCHLD;
+	ca.cgroup = (unsigned long long)fd;
+	fflush(stdout);
+	pid = syscall(SYS_clone3, &ca, sizeof(ca));
+	if (pid < 0) {
+		printf("ERR %s\n", strerrorname_np(errno) ? strerrorname_np(errno) : "?");
+		return 1;
+	}
+	if (pid == 0) {
+		char line[512];
+		FILE *f = fopen("/proc/self/cgroup", "re");
+		while (f && fgets(line, sizeof(line), f))
+			if (strncmp(line, "0::", 3) == 0)
+				printf("IN %s", line + 3);
+		fflush(stdout);
+		_exit(0);
+	}
+	waitpid((pid_t)pid, &status, 0);
+	return 0;
+}
+
 static int result(int rc)
 {
 	if (rc < 0) {
@@ -934,6 +971,8 @@ int main(int argc, char **argv)
 		return cmd_unix(argv[2], 1);
 	if (!strcmp(c, "kill") && argc > 2)
 		return result(kill(atoi(argv[2]), SIGTERM));
+	if (!strcmp(c, "clone_into_cgroup") && argc > 2)
+		return cmd_clone_into_cgroup(argv[2]);
 	if (!strcmp(c, "forkbomb") && argc > 2)
 		return cmd_forkbomb(atoi(argv[2]));
 	if (!strcmp(c, "forkchain") && argc > 3)

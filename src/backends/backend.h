@@ -471,6 +471,15 @@ void backend_verdict_linked_protected(const struct fs_plan *fp, struct moat_verd
  * (resolve/view.h) with a tool: n_links_unheld protected symlinks the view
  * left out (links_as_text), the first named link_unheld, make fs.write
  * missing, since the command could replace them. */
+/* A backend's limit_caps.cgroup_open without seccomp: clone3's
+ * CLONE_INTO_CGROUP with an O_PATH descriptor of a cgroup directory the
+ * command may write (cgroup.procs' mode bits; the view's read-only mount
+ * does not count) starts a child out of moat's cgroup. */
+#define BACKEND_CGROUP_OPEN_NO_SECCOMP                                                                        \
+	"without seccomp (which refuses clone3) the command could start a process in another cgroup its user may " \
+	"write, with clone3(CLONE_INTO_CGROUP) and a descriptor of that directory, which neither a read-only mount " \
+	"nor Landlock governs"
+
 /* An export with pinned protected entries: fs.read, fs.secrets and
  * fs.write missing (it binds them by name, unchecked, when it runs). */
 void backend_verdict_export_names(const struct backend_ctx *ctx, size_t n_pins, struct moat_verdict *props);

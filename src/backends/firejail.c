@@ -359,7 +359,8 @@ static void verdicts(const struct backend_ctx *ctx, struct backend_plan *bp, con
 	}
 	/* firejail's pid namespace is not shown to end with moat, so the tree is
 	 * held by moat's cgroup (launch/cgroup.h) where there is one. */
-	bp->caps = (struct limit_caps){.rlimits = bp->apply_rlimits, .in_cgroup = true, .runtime = "firejail"};
+	bp->caps = (struct limit_caps){.rlimits = bp->apply_rlimits, .in_cgroup = true, .runtime = "firejail",
+				       .cgroup_open = seccomp ? NULL : BACKEND_CGROUP_OPEN_NO_SECCOMP};
 	backend_verdict_moat_owned(ctx, bp, "firejail", true, true, props);
 	/* Measured with 0.9.72: firejail adds container=firejail, SHELL,
 	 * PROMPT_COMMAND, SHLVL, QT_*, ... to what it executes; __init drops

@@ -649,7 +649,8 @@ static int nsjail_compile(const struct backend_ctx *ctx, struct backend_plan *bp
 	/* The jail stays in the cgroup moat starts nsjail in (no cgroup_*
 	 * option is given) and in nsjail's pid namespace. */
 	bp->caps = (struct limit_caps){
-	    .rlimits = true, .in_cgroup = true, .runtime = "nsjail", .tmp_size = p->private_tmp, .pid_tree = true};
+	    .rlimits = true, .in_cgroup = true, .runtime = "nsjail", .tmp_size = p->private_tmp, .pid_tree = true,
+	    .cgroup_open = ctx->host->seccomp ? NULL : BACKEND_CGROUP_OPEN_NO_SECCOMP};
 	snprintf(bp->caps.tree_mechanism, sizeof(bp->caps.tree_mechanism), "%s",
 		 ctx->exporting ? "nsjail's pid namespace: its jail dies with nsjail (PR_SET_PDEATHSIG)"
 				: "nsjail's pid namespace: its pid 1 (moat __init) ends it with the command and when "

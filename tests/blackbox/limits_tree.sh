@@ -328,6 +328,17 @@ else
 	skip "  (without seccomp)"
 	skip "  (the reason)"
 fi
+# The other backends whose tree moat's cgroup holds say the same without
+# seccomp (their filter, moat's program, refuses clone3 too).
+for b in $BACKENDS; do
+	case $b in bwrap | firejail | nsjail) ;; *) continue ;; esac
+	MOAT_HOST_LIMIT=seccomp=0 "$MOAT" run --backend "$b" --mode prefer --memory 512M --dry-run -- /bin/true \
+		>"$SCRATCH/cg-noseccomp-$b.json" 2>/dev/null
+	st=$(lim "$SCRATCH/cg-noseccomp-$b.json" memory status)
+	[ -z "$st" ] && continue # no --memory here at all
+	is "$st:$(lim "$SCRATCH/cg-noseccomp-$b.json" memory reason | grep -c 'clone3(CLONE_INTO_CGROUP)')" "missing:1" \
+		"$b without seccomp: --memory (moat's cgroup) is missing, saying clone3 would leave it"
+done
 
 # --- the tree dies: with the command, at --timeout, with moat ---------------------
 # chain_kill LABEL LIMIT BACKEND EXPECT [hold]: a chain under moat, moat

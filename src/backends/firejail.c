@@ -220,6 +220,9 @@ static int init_fds_make(const struct backend_ctx *ctx, struct backend_plan *bp,
 }
 
 #define FIREJAIL_MAX_ARGS 128
+/* firejail's MAX_ARG_LEN (PATH_MAX + 32), measured with 0.9.72: an argument
+ * of 4128 bytes is refused, one of 4127 runs. */
+#define FIREJAIL_MAX_ARG_LEN 4128
 
 static void add_fd(struct backend_plan *bp, const struct init_fds *f, const char *prefix, int fd)
 {
@@ -435,6 +438,18 @@ static int firejail_compile(const struct backend_ctx *ctx, struct backend_plan *
 				   "grant a common parent instead of many paths, keep fewer fds, or use --backend native "
 				   "or bwrap",
 				   over);
+		return 0;
+	}
+	/* It refuses an argument of FIREJAIL_MAX_ARG_LEN bytes or more too
+	 * ("too long arguments"): the command never ran, and the report said
+	 * it had, with firejail's exit 1 as the command's. */
+	for (size_t i = 0; i < bp->argc && !ctx->exporting; i++) {
+		if (strlen(bp->argv[i]) < FIREJAIL_MAX_ARG_LEN)
+			continue;
+		char over[160];
+		snprintf(over, sizeof(over), "argument %zu of firejail is %zu bytes, and firejail takes fewer than %d", i,
+			 strlen(bp->argv[i]), FIREJAIL_MAX_ARG_LEN);
+		backend_cannot_run(bp, props, "use --backend native or bwrap", over);
 		return 0;
 	}
 	if (allowed)

@@ -294,6 +294,17 @@ if case " $BACKENDS " in *" bwrap "*) true ;; *) false ;; esac; then
 		"$MOAT" run --backend firejail --mode prefer "${args[@]:0:120}" -- /bin/true 2>"$SCRATCH/fj.err"
 		is $? 125 "firejail: 60 write grants (over firejail's 128 arguments): refused before it runs (125)"
 		like "$(cat "$SCRATCH/fj.err")" "firejail takes fewer than 128" "  naming the limit"
+		# An argument of 4128 bytes or more firejail refuses too ("too
+		# long arguments"): the command never ran, and the report said
+		# it had, with firejail's exit 1 as the command's.
+		long=$(head -c 4128 /dev/zero | tr '\0' a)
+		"$MOAT" run --backend firejail --mode prefer --report "$REPORTS/fjlong.json" -- /bin/echo "$long" \
+			>/dev/null 2>"$SCRATCH/fj.err"
+		is "$?:$(json_get "$REPORTS/fjlong.json" '["run"]["executed"]')" "125:False" \
+			"firejail: an argument of 4128 bytes is refused before it runs (125, not executed)"
+		like "$(cat "$SCRATCH/fj.err")" "is 4128 bytes, and firejail takes fewer than 4128" "  naming the limit"
+		out=$("$MOAT" run --backend firejail --mode prefer -- /bin/echo "${long%a}" 2>/dev/null)
+		is "${#out}" 4127 "  control: one of 4127 bytes runs"
 	fi
 fi
 

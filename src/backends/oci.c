@@ -921,6 +921,7 @@ static int compile_bundle(const struct moat_backend *self, const struct backend_
 	 * (runsc: the sandbox ends with runsc, which dies with moat). */
 	bp->caps = (struct limit_caps){.rlimits = true,
 				       .in_cgroup = f.rt != RT_RUNC,
+				       .cgroup_open = ctx->host->seccomp ? NULL : BACKEND_CGROUP_OPEN_NO_SECCOMP,
 				       .oci_resources = f.rt == RT_RUNC && ctx->host->uid == 0,
 				       .runtime = runtime_names[f.rt],
 				       .tmp_size = p->private_tmp,

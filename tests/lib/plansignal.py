@@ -112,9 +112,21 @@ while k >= 1 and tries < 4:
             p.kill()
             rc = "hung"
         break
-    # Not held at call k this time: a lower one, still in planning.
+    # Not held at call k this time: a lower one, still in planning.  moat
+    # itself is killed first: killing strace alone detached it, and it
+    # ran on -- it ran the command and wrote the report after the next
+    # try's clean(), which then found both (a CI failure).
+    if pid:
+        try:
+            os.kill(pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
     p.kill()
     p.wait()
+    if pid:
+        deadline = time.time() + 10
+        while os.path.exists("/proc/%d" % pid) and time.time() < deadline:
+            time.sleep(0.02)
     k //= 2
 k = max(k, 1)
 say(rc == -signal.SIGTERM and not os.path.exists(ran) and not os.path.exists(report),

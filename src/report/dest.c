@@ -306,38 +306,71 @@ static void parent_name(char *name)
 		*slash = '\0';
 }
 
+/* From the directory `start` up to the root by "..", each compared as an
+ * object (its stat): `visit` is called for each, and a nonzero return
+ * stops the walk with that value.  0 at the root (whose ".." is itself),
+ * -errno when a step fails. */
+static int walk_up(int start, int (*visit)(const struct stat *st, void *arg), void *arg)
+{
+	cleanup_close int cur = fcntl(start, F_DUPFD_CLOEXEC, 3);
+	struct stat st, up_st;
+	int depth, rc;
+
+	if (cur < 0 || fstat(cur, &st) < 0)
+		return -errno;
+	for (depth = 0; depth < PATH_MAX / 2; depth++) {
+		int up;
+
+		if ((rc = visit(&st, arg)) != 0)
+			return rc;
+		up = openat(cur, "..", O_PATH | O_DIRECTORY | O_CLOEXEC);
+		if (up < 0)
+			return -errno;
+		close(cur);
+		cur = up;
+		if (fstat(cur, &up_st) < 0)
+			return -errno;
+		if (up_st.st_dev == st.st_dev && up_st.st_ino == st.st_ino)
+			return 0;
+		st = up_st;
+	}
+	return -ELOOP;
+}
+
+struct ancestry_walk {
+	const struct report_dest *d;
+	const struct fs_plan *fp;
+	struct moat_error *err;
+	char *name; /* the directory's name, for messages */
+};
+
+static int ancestry_visit(const struct stat *st, void *arg)
+{
+	struct ancestry_walk *w = arg;
+
+	if (check_dir(w->d, w->name, st, w->fp, w->err) < 0)
+		return 1;
+	parent_name(w->name);
+	return 0;
+}
+
 /* The report's directory and every directory above it, by ".." up to the
  * root: compared with the write grants as objects (device and inode),
  * never as names, so a bind mount, a second name or a renamed parent
  * cannot hide a grant.  `fp` NULL: the modes only (after the run). */
 static int check_ancestry(const struct report_dest *d, const struct fs_plan *fp, struct moat_error *err)
 {
-	cleanup_close int cur = fcntl(d->dirfd, F_DUPFD_CLOEXEC, 3);
 	cleanup_free char *real = realpath(d->dir, NULL); /* for messages only */
 	cleanup_free char *name = moat_xstrdup(real ? real : d->dir);
-	struct stat st, up_st;
-	int depth;
+	struct ancestry_walk w = {.d = d, .fp = fp, .err = err, .name = name};
+	int rc = walk_up(d->dirfd, ancestry_visit, &w);
 
-	if (cur < 0 || fstat(cur, &st) < 0)
-		return moat_error_set(err, MOAT_E_SYSTEM, errno, "--report %s: %s", d->path, d->dir);
-	for (depth = 0; depth < PATH_MAX / 2; depth++) {
-		int up;
-
-		if (check_dir(d, name, &st, fp, err) < 0)
-			return -1;
-		up = openat(cur, "..", O_PATH | O_DIRECTORY | O_CLOEXEC);
-		if (up < 0)
-			return moat_error_set(err, MOAT_E_SYSTEM, errno, "--report %s: above %s", d->path, name);
-		close(cur);
-		cur = up;
-		if (fstat(cur, &up_st) < 0)
-			return moat_error_set(err, MOAT_E_SYSTEM, errno, "--report %s: above %s", d->path, name);
-		if (up_st.st_dev == st.st_dev && up_st.st_ino == st.st_ino)
-			return 0; /* the root: its ".." is itself */
-		st = up_st;
-		parent_name(name);
-	}
-	return moat_error_set(err, MOAT_E_SYSTEM, ELOOP, "--report %s: walking up from %s", d->path, d->dir);
+	if (rc > 0)
+		return -1; /* check_dir said why */
+	if (rc < 0)
+		return moat_error_set(err, MOAT_E_SYSTEM, -rc, "--report %s: walking up from %s (at %s)", d->path,
+				      d->dir, name);
+	return 0;
 }
 
 /* --- --report-fd N: where its file is -------------------------------------
@@ -349,14 +382,27 @@ static int check_ancestry(const struct report_dest *d, const struct fs_plan *fp,
  * the kernel's for the descriptor (/proc/self/fd), taken only when that
  * name still leads to the very object; a pipe, a socket, a deleted file
  * or one outside this mount namespace has none to look at. */
+struct grant_walk {
+	const struct fs_plan *fp;
+	const struct fs_obj *found;
+};
+
+static int grant_visit(const struct stat *st, void *arg)
+{
+	struct grant_walk *w = arg;
+
+	w->found = write_grant_at(w->fp, st);
+	return w->found != NULL;
+}
+
 int report_fd_check_grants(int fd, const char *opt, const struct moat_plan *plan, struct moat_error *err)
 {
 	char link[64], path[PATH_MAX];
-	cleanup_close int cur = -1;
-	struct stat st, at, up_st;
+	cleanup_close int dir = -1;
+	struct grant_walk w = {.fp = &plan->fs};
+	struct stat st, at;
 	char *slash;
 	ssize_t n;
-	int depth;
 
 	if (fd < 0 || fstat(fd, &st) < 0 || !(S_ISREG(st.st_mode) || S_ISFIFO(st.st_mode)))
 		return 0;
@@ -367,40 +413,19 @@ int report_fd_check_grants(int fd, const char *opt, const struct moat_plan *plan
 	path[n] = '\0';
 	slash = strrchr(path, '/');
 	*slash = '\0';
-	cur = open(slash == path ? "/" : path, O_PATH | O_DIRECTORY | O_CLOEXEC);
-	if (cur < 0 || fstatat(cur, slash + 1, &at, AT_SYMLINK_NOFOLLOW) != 0 || at.st_dev != st.st_dev ||
+	dir = open(slash == path ? "/" : path, O_PATH | O_DIRECTORY | O_CLOEXEC);
+	*slash = '/';
+	if (dir < 0 || fstatat(dir, slash + 1, &at, AT_SYMLINK_NOFOLLOW) != 0 || at.st_dev != st.st_dev ||
 	    at.st_ino != st.st_ino)
 		return 0; /* moved, removed, or another one at the name */
-	if (fstat(cur, &at) < 0)
+	/* A step up that fails leaves nothing to say: best effort. */
+	if (walk_up(dir, grant_visit, &w) <= 0)
 		return 0;
-	for (depth = 0; depth < PATH_MAX / 2; depth++) {
-		const struct fs_obj *g = write_grant_at(&plan->fs, &at);
-		int up;
-
-		if (g) {
-			*slash = '/';
-			moat_error_set(err, MOAT_E_USAGE, 0,
-				       "%s %d: %s lies in the write grant %s: the command could %s", opt, fd, path,
-				       g->path,
-				       S_ISFIFO(st.st_mode) ? "open it by its name and write into it first"
-							    : "put a file of its own at that name");
-			return moat_error_hint(err, "give %s a file outside every write grant, or a pipe only the "
-						    "caller holds",
-					       opt);
-		}
-		up = openat(cur, "..", O_PATH | O_DIRECTORY | O_CLOEXEC);
-		if (up < 0 || fstat(up, &up_st) < 0) {
-			if (up >= 0)
-				close(up);
-			return 0;
-		}
-		close(cur);
-		cur = up;
-		if (up_st.st_dev == at.st_dev && up_st.st_ino == at.st_ino)
-			return 0; /* the root */
-		at = up_st;
-	}
-	return 0;
+	moat_error_set(err, MOAT_E_USAGE, 0, "%s %d: %s lies in the write grant %s: the command could %s", opt, fd,
+		       path, w.found->path,
+		       S_ISFIFO(st.st_mode) ? "open it by its name and write into it first"
+					    : "put a file of its own at that name");
+	return moat_error_hint(err, "give %s a file outside every write grant, or a pipe only the caller holds", opt);
 }
 
 /* Only a sandbox that keeps the command's writes to its grants keeps it

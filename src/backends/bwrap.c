@@ -369,7 +369,7 @@ static void verdicts(const struct backend_ctx *ctx, struct backend_plan *bp, con
 	else
 		verdict_missing(&props[MOAT_P_SYS_FILTER], HINT_SECCOMP, "%s", f->seccomp_why);
 	if (f->seccomp)
-		verdict_enforce(&props[MOAT_P_TTY_INJECT], "bwrap --new-session; seccomp: TIOCSTI, TIOCLINUX refused");
+		verdict_enforce(&props[MOAT_P_TTY_INJECT], "bwrap --new-session; seccomp: TIOCSTI, TIOCLINUX, TIOCSETD refused");
 	else if (h->userns || !h->root)
 		verdict_enforce(&props[MOAT_P_TTY_INJECT], "bwrap --new-session: no controlling terminal; user "
 							   "namespace, no capability");

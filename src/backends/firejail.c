@@ -350,7 +350,7 @@ static void verdicts(const struct backend_ctx *ctx, struct backend_plan *bp, con
 							   "block-secondary)",
 				f->seccomp_len);
 		verdict_enforce(&props[MOAT_P_TTY_INJECT], "setsid before firejail: no controlling terminal; "
-							   "--caps.drop=all; seccomp: TIOCSTI, TIOCLINUX refused");
+							   "--caps.drop=all; seccomp: TIOCSTI, TIOCLINUX, TIOCSETD refused");
 	} else {
 		verdict_missing(&props[MOAT_P_PROC_PTRACE], HINT_SECCOMP, "needs seccomp: %s", f->seccomp_why);
 		verdict_missing(&props[MOAT_P_SYS_FILTER], HINT_SECCOMP, "%s", f->seccomp_why);

@@ -633,7 +633,7 @@ static void table_process(struct k8s_build *b, const char *profile, const struct
 	    "seccompProfile Localhost %s: moat's %zu rules (%zu this libseccomp cannot name left out), "
 	    "the same as the OCI bundle's", profile, counts->n_rules, counts->n_unknown);
 	row(b->table, "proc.ptrace", K8S_MANIFEST, node_file, "the seccomp profile refuses ptrace and process_vm_*");
-	row(b->table, "tty.inject", K8S_MANIFEST, node_file, "no terminal (tty false) and TIOCSTI refused by the profile");
+	row(b->table, "tty.inject", K8S_MANIFEST, node_file, "no terminal (tty false) and TIOCSTI, TIOCSETD refused by the profile");
 	if (!p->unix_sockets)
 		row(b->table, "ipc.unix", K8S_MANIFEST, node_file, "the seccomp profile refuses socket(AF_UNIX)");
 	row(b->table, "ipc.abstract", K8S_MANIFEST, NULL, "the pod's own network namespace (hostNetwork false)");

@@ -424,9 +424,9 @@ static int native_compile(const struct backend_ctx *ctx, struct backend_plan *bp
 			caller_tty = fd;
 	if (np->use_seccomp && p->n_terminal)
 		verdict_enforce(&props[MOAT_P_TTY_INJECT], "setsid, a pty of its own as its terminal (relayed by "
-							   "moat); seccomp: TIOCSTI, TIOCLINUX refused");
+							   "moat); seccomp: TIOCSTI, TIOCLINUX, TIOCSETD refused");
 	else if (np->use_seccomp)
-		verdict_enforce(&props[MOAT_P_TTY_INJECT], "setsid; seccomp: TIOCSTI, TIOCLINUX refused");
+		verdict_enforce(&props[MOAT_P_TTY_INJECT], "setsid; seccomp: TIOCSTI, TIOCLINUX, TIOCSETD refused");
 	else if (caller_tty >= 0)
 		verdict_missing(&props[MOAT_P_TTY_INJECT], seccomp_hint,
 				"fd %d is a terminal the command shares (not a pty of moat's): without seccomp, should it "

@@ -617,7 +617,7 @@ static void verdicts(const struct backend_ctx *ctx, struct backend_plan *bp, con
 		verdict_missing(&props[MOAT_P_SYS_FILTER], HINT_SECCOMP, "%s", f->seccomp_why);
 	if (f->seccomp)
 		verdict_enforce(&props[MOAT_P_TTY_INJECT], "setsid (moat, nsjail); seccomp (kafel): TIOCSTI, "
-							   "TIOCLINUX refused");
+							   "TIOCLINUX, TIOCSETD refused");
 	else if (h->userns || !h->root)
 		verdict_enforce(&props[MOAT_P_TTY_INJECT], "setsid (moat, nsjail): no controlling terminal; user "
 							   "namespace, no capability");

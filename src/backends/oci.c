@@ -789,7 +789,7 @@ static void verdicts(const struct backend_ctx *ctx, struct backend_plan *bp, con
 	 * 0-2 may still be that terminal, and TIOCSTI on it works unless the
 	 * filter refuses it.  gVisor implements ioctls itself: not measured. */
 	if (f->seccomp && !gvisor)
-		verdict_enforce(&props[MOAT_P_TTY_INJECT], "seccomp (via %s): TIOCSTI, TIOCLINUX refused", rt);
+		verdict_enforce(&props[MOAT_P_TTY_INJECT], "seccomp (via %s): TIOCSTI, TIOCLINUX, TIOCSETD refused", rt);
 	else if (gvisor && p->n_terminal)
 		/* Every fd of 0-2 that was the caller's terminal is moat's
 		 * pty instead (launch/term.h): TIOCSTI reaches only that. */

@@ -184,30 +184,36 @@ static void note_changed_pins(struct moat_plan *plan)
 /* A watched entry (.git/commondir, a repository's top's HEAD: nothing can
  * stand in for an absent one without breaking git or a project's tools)
  * exists after the run: made during it, by the command or the host, and
- * removed again by fs_plan_made_watched.  While it was there, git on the
+ * moved aside by fs_plan_made_watched (kept, not deleted: it can be the
+ * user's own, made by an `npm install`).  While it was there, git on the
  * host could take config and hooks from where the command chose: fs.write
  * was not held for the whole run. */
 static void note_made_watched(struct moat_plan *plan)
 {
 	struct moat_verdict *v = &plan->props[MOAT_P_FS_WRITE];
-	char first[PATH_MAX];
+	char first[PATH_MAX], aside[NAME_MAX + 1];
 	size_t n, n_left;
 
 	if (plan->status == MOAT_STATUS_OFF || !v->requested)
 		return;
-	n = fs_plan_made_watched(&plan->fs, first, sizeof(first), &n_left);
+	n = fs_plan_made_watched(&plan->fs, first, sizeof(first), aside, sizeof(aside), &n_left);
 	if (!n)
 		return;
 	{
-		/* The name is the command's to choose: moat_say escapes it. */
+		/* The names are the command's to choose: moat_say escapes them. */
+		cleanup_free char *moved =
+		    aside[0] ? moat_xasprintf("moved aside to %s beside it (kept for you to look at; rename it back "
+					      "if it is yours)",
+					      aside)
+			     : moat_xstrdup("removed");
 		cleanup_free char *text = moat_xasprintf(
 		    "%s%s was made during the run (with it git could take config and hooks from where the command "
 		    "chose): %s",
 		    first, n > 1 ? " (and other watched entries)" : "",
-		    n_left == n ? "left in place (a directory, or moat could not remove it): look at it before running "
+		    n_left == n ? "left in place (a directory, or moat could not move it): look at it before running "
 				  "git beside it"
-		    : n_left    ? "files removed, directories and what moat could not remove left in place"
-				: "removed");
+		    : n_left    ? "files moved aside, directories and what moat could not move left in place"
+				: moved);
 		moat_say("moat: ", text);
 	}
 	if (!v->enforced)
@@ -216,7 +222,7 @@ static void note_made_watched(struct moat_plan *plan)
 			"%s%s was made during the run: absent, it could not be held (nothing stands in for it without "
 			"breaking git or a project's tools), and git on the host could read it until the run ended%s",
 			first, n > 1 ? " (and other watched entries)" : "",
-			n_left ? ", and what was made there is still there" : " (moat removed it then)");
+			n_left ? ", and what was made there is still there" : " (moat moved it aside then)");
 	say_write_not_held(plan);
 }
 

@@ -3253,12 +3253,45 @@ static int open_parent_again(const struct fs_plan *fp, const struct fs_obj *o)
 	return fd;
 }
 
-size_t fs_plan_made_watched(const struct fs_plan *fp, char *first, size_t len, size_t *n_left)
+/* Moves the watched entry `base` of `dirfd` aside, to `base`.moat-set-
+ * aside-TAG in the same directory, where nothing takes it from (git reads
+ * .git/commondir and a program its config names by their exact names), with
+ * a file's execute and group/other bits dropped: what the command made is
+ * kept for the user to look at, not deleted (it may be a legitimate file an
+ * `npm install` made).  The name taken (never replaced) goes to `aside`.
+ * Where no such name fits, or the file system cannot rename without
+ * replacing, it is removed as before: 0 moved, 1 removed, -1 neither. */
+static int set_aside(int dirfd, const char *base, const struct stat *st, const char *tag, char *aside, size_t len)
+{
+	int n = snprintf(aside, len, "%s.moat-set-aside-%s", base, tag);
+
+	if (n > 0 && (size_t)n < len && n <= NAME_MAX) {
+		if (renameat2(dirfd, base, dirfd, aside, RENAME_NOREPLACE) == 0) {
+			/* AT_SYMLINK_NOFOLLOW: a link swapped in at the new
+			 * name meanwhile is not followed to a host file.  A
+			 * mode left as it was is no harm: the new name alone
+			 * takes the file out of git's way. */
+			int ignored = S_ISREG(st->st_mode) ? fchmodat(dirfd, aside, st->st_mode & 0600, AT_SYMLINK_NOFOLLOW)
+							   : 0;
+			(void)ignored;
+			return 0;
+		}
+		if (errno != EINVAL)
+			return -1;
+	}
+	aside[0] = '\0';
+	return unlinkat(dirfd, base, 0) == 0 ? 1 : -1;
+}
+
+size_t fs_plan_made_watched(const struct fs_plan *fp, char *first, size_t len, char *aside_first, size_t aside_len,
+			    size_t *n_left)
 {
 	size_t i, n = 0;
 	struct stat st;
 
 	*n_left = 0;
+	if (aside_len)
+		aside_first[0] = '\0';
 	for (i = 0; i < fp->n; i++) {
 		const struct fs_obj *o = &fp->obj[i];
 		cleanup_close int dirfd = -1;
@@ -3282,13 +3315,18 @@ size_t fs_plan_made_watched(const struct fs_plan *fp, char *first, size_t len, s
 			continue;
 		if (!n++ && len)
 			snprintf(first, len, "%s", o->real);
-		/* Removed: git never makes it there itself, and left in place
-		 * it runs what it points at from the next `git status` on.  A
-		 * directory there only makes git fail (or is a repository of
-		 * its own: left, and said); so is what could not be removed. */
+		/* Moved aside: git never makes it there itself, and left in
+		 * place it runs what it points at from the next `git status`
+		 * on.  A directory there only makes git fail (or is a
+		 * repository of its own: left, and said); so is what could not
+		 * be moved. */
+		char aside[NAME_MAX + 1];
 		if (S_ISDIR(st.st_mode) || dirfd < 0 || fstatat(dirfd, base, &again, AT_SYMLINK_NOFOLLOW) != 0 ||
-		    again.st_dev != st.st_dev || again.st_ino != st.st_ino || unlinkat(dirfd, base, 0) != 0)
-			(*n_left)++; /* (a FIFO is removed: left, it would hang git) */
+		    again.st_dev != st.st_dev || again.st_ino != st.st_ino ||
+		    set_aside(dirfd, base, &again, fp->placeholder_tag, aside, sizeof(aside)) < 0)
+			(*n_left)++; /* (a FIFO is moved too: left, it would hang git) */
+		else if (aside_len && !aside_first[0] && aside[0])
+			snprintf(aside_first, aside_len, "%s", aside);
 	}
 	return n;
 }

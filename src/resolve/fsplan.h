@@ -222,12 +222,16 @@ size_t fs_plan_changed_pins(const struct fs_plan *fp, char *first, size_t len, i
 
 /* After the run: how many watched entries (absent, with nothing to stand
  * in for them: .git/commondir) exist now -- made during the run, by the
- * command or the host -- and each file or link of them removed again,
- * from the directory that holds its name now; `*n_left` of them,
- * directories and what could not be removed, are left in place.  A watched
- * entry is looked up by its name below its grant, no link followed: a
- * program the repository's config names in a directory not made yet is
- * watched too.  The first one's path goes to `first`. */
-size_t fs_plan_made_watched(const struct fs_plan *fp, char *first, size_t len, size_t *n_left);
+ * command or the host -- and each file or link of them moved aside (kept,
+ * at NAME.moat-set-aside-TAG beside it, where nothing reads it; removed
+ * where the file system cannot rename without replacing), from the
+ * directory that holds its name now; `*n_left` of them, directories and
+ * what could not be moved, are left in place.  A watched entry is looked
+ * up by its name below its grant, no link followed: a program the
+ * repository's config names in a directory not made yet is watched too.
+ * The first one's path goes to `first`, the first new name given to
+ * `aside_first` ("" when none was). */
+size_t fs_plan_made_watched(const struct fs_plan *fp, char *first, size_t len, char *aside_first, size_t aside_len,
+			    size_t *n_left);
 
 #endif

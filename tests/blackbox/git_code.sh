@@ -88,7 +88,12 @@ new_repo "$R"
 M "$R" "$REPORTS/1.json" --write . -- /bin/sh -c "$PLANT_COMMONDIR"
 is "$( [ -e "$R/.git/commondir" ] && echo there)/$(fsw "$REPORTS/1.json")/$(host_git "$R")" "/missing/" \
 	"1: a .git/commondir the command made is removed after the run, fs.write reported missing, the host's git runs nothing"
-like "$(cat "$SCRATCH/all.err")" "commondir was made during the run.*removed" "1: and moat says so"
+like "$(cat "$SCRATCH/all.err")" "commondir was made during the run.*moved aside to commondir\.moat-set-aside-" \
+	"1: and moat says so, with the name it kept it under"
+# Kept, not deleted (it may be the user's own), where git does not look,
+# without execute or group/other bits.
+aside1() { find "$R/.git" -maxdepth 1 -name 'commondir.moat-set-aside-*' -printf '%m %s\n'; }
+is "$(aside1)" "600 8" "1: what the command made is kept beside it, mode 0600, its content whole"
 new_repo "$R"
 M "$R" /dev/null --dry-run --write . -- /bin/true >"$REPORTS/1d.json"
 like "$(json_eval "$REPORTS/1d.json" '[e["state"] for e in d["filesystem"]["protected"] if e["path"].endswith("/.git/commondir")]')" \
@@ -531,7 +536,10 @@ for lim in "" "userns=0,root=0"; do
 	is "$( [ -e "$R/scripts/git/fsm" ] && echo left)/$(fsw "$REPORTS/23d.json")/$(host_git "$R")" "/missing/" \
 		"23: core.fsmonitor's program in a directory not made yet: made during the run, removed after it, reported${lim:+ (without namespaces)}"
 done
-like "$(tail -n 5 "$SCRATCH/all.err")" "scripts/git/fsm was made during the run .*: removed" "23:   and moat says so"
+like "$(tail -n 5 "$SCRATCH/all.err")" "scripts/git/fsm was made during the run .*: moved aside to fsm\.moat-set-aside-" \
+	"23:   and moat says so"
+is "$(find "$R/scripts/git" -name 'fsm.moat-set-aside-*' -perm /0111 | wc -l)/$(find "$R/scripts/git" -name 'fsm.moat-set-aside-*' | wc -l)" \
+	"0/1" "23:   the program is kept beside its name, not executable"
 rm -rf "$R/scripts"
 M "$R" "$REPORTS/23dc.json" --write . --unprotect scripts/git/fsm -- /bin/sh -c "$PLANT23D" >/dev/null 2>&1
 is "$(host_git "$R")" "ran" "23 control: lifted, the host's git status runs the program the command made"

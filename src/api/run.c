@@ -181,6 +181,37 @@ static void note_changed_pins(struct moat_plan *plan)
 	say_write_not_held(plan);
 }
 
+/* fs_leftover_fn: into the run's result, for the report (run.left_on_host). */
+struct leftover_ctx {
+	struct moat_launch_result *r;
+	const char *what;
+};
+static void add_leftover(void *ctx, const char *path, const char *kept_as)
+{
+	struct leftover_ctx *c = ctx;
+	struct moat_launch_result *r = c->r;
+
+	r->left = moat_xrealloc(r->left, (r->n_left + 1) * sizeof(*r->left));
+	r->left[r->n_left++] = (struct moat_leftover){
+	    .path = moat_xstrdup(path), .kept_as = kept_as ? moat_xstrdup(kept_as) : NULL, .what = c->what};
+}
+
+/* The placeholders go before the report is written, not after with the
+ * rest of the clean-up (host_cleanup), so that one that could not be
+ * removed is in the report as well as on stderr: an embedder reads the
+ * report, not moat's stderr. */
+static void remove_placeholders_now(struct moat_plan *plan, struct moat_launch_result *r)
+{
+	struct leftover_ctx c = {r, "placeholder"};
+	size_t before = r->n_left, left;
+
+	if (plan->status == MOAT_STATUS_OFF)
+		return;
+	left = fs_placeholders_remove(&plan->fs, getpid(), add_leftover, &c);
+	if (left)
+		say_placeholders_left(r->left[before].path, left);
+}
+
 /* A watched entry (.git/commondir, a repository's top's HEAD: nothing can
  * stand in for an absent one without breaking git or a project's tools)
  * exists after the run: made during it, by the command or the host, and
@@ -188,28 +219,30 @@ static void note_changed_pins(struct moat_plan *plan)
  * user's own, made by an `npm install`).  While it was there, git on the
  * host could take config and hooks from where the command chose: fs.write
  * was not held for the whole run. */
-static void note_made_watched(struct moat_plan *plan)
+static void note_made_watched(struct moat_plan *plan, struct moat_launch_result *r)
 {
 	struct moat_verdict *v = &plan->props[MOAT_P_FS_WRITE];
-	char first[PATH_MAX], aside[NAME_MAX + 1];
-	size_t n, n_left;
+	struct leftover_ctx c = {r, "watched"};
+	size_t n, n_left, before = r->n_left;
 
 	if (plan->status == MOAT_STATUS_OFF || !v->requested)
 		return;
-	n = fs_plan_made_watched(&plan->fs, first, sizeof(first), aside, sizeof(aside), &n_left);
+	n = fs_plan_made_watched(&plan->fs, add_leftover, &c, &n_left);
 	if (!n)
 		return;
 	{
+		const struct moat_leftover *first = &r->left[before];
 		/* The names are the command's to choose: moat_say escapes them. */
 		cleanup_free char *moved =
-		    aside[0] ? moat_xasprintf("moved aside to %s beside it (kept for you to look at; rename it back "
-					      "if it is yours)",
-					      aside)
-			     : moat_xstrdup("removed");
+		    first->kept_as && first->kept_as[0]
+			? moat_xasprintf("moved aside to %s beside it (kept for you to look at; rename it back if it "
+					 "is yours)",
+					 first->kept_as)
+			: moat_xstrdup("removed");
 		cleanup_free char *text = moat_xasprintf(
 		    "%s%s was made during the run (with it git could take config and hooks from where the command "
 		    "chose): %s",
-		    first, n > 1 ? " (and other watched entries)" : "",
+		    first->path, n > 1 ? " (and other watched entries)" : "",
 		    n_left == n ? "left in place (a directory, or moat could not move it): look at it before running "
 				  "git beside it"
 		    : n_left    ? "files moved aside, directories and what moat could not move left in place"
@@ -221,7 +254,7 @@ static void note_made_watched(struct moat_plan *plan)
 	verdict_missing(v, "do not run git in that repository while a sandbox writes there, or lift it with --unprotect",
 			"%s%s was made during the run: absent, it could not be held (nothing stands in for it without "
 			"breaking git or a project's tools), and git on the host could read it until the run ended%s",
-			first, n > 1 ? " (and other watched entries)" : "",
+			r->left[before].path, n > 1 ? " (and other watched entries)" : "",
 			n_left ? ", and what was made there is still there" : " (moat moved it aside then)");
 	say_write_not_held(plan);
 }
@@ -673,6 +706,7 @@ static int run_main(int argc, char **argv, bool exiting)
 		result.exit_code = code;
 		snprintf(result.failure, sizeof(result.failure), "%s", err.message);
 		not_made(&plan, &err);
+		remove_placeholders_now(&plan, &result);
 		report = report_build(&policy, &host, &plan, &result);
 		add_server(report, &meta);
 		goto write_report;
@@ -703,7 +737,8 @@ static int run_main(int argc, char **argv, bool exiting)
 	say_limit_hit(&policy, &result);
 	say_upstream_refused(&result);
 	note_changed_pins(&plan);
-	note_made_watched(&plan);
+	note_made_watched(&plan, &result);
+	remove_placeholders_now(&plan, &result);
 	if (!report_dest_wanted(&dest))
 		goto out; /* no report asked for: do not build one (~0.3 ms) */
 	report = report_build(&policy, &host, &plan, &result);

@@ -148,6 +148,26 @@ static void wait_container_init(const char *state_json)
 	close(pfd);
 }
 
+void say_placeholders_left(const char *first, size_t n)
+{
+	cleanup_free char *text =
+	    moat_xasprintf("%s%s, which moat made for the run as a placeholder of a protected entry, could not be "
+			   "removed: something was made in it, or its mode changed; look at what it holds before "
+			   "running git or an editor there",
+			   first, n > 1 ? " (and other placeholders)" : "");
+	moat_say("moat: warning: ", text);
+}
+
+/* fs_leftover_fn: the first path, into a PATH_MAX buffer. */
+static void keep_first_path(void *ctx, const char *path, const char *kept_as)
+{
+	char *first = ctx;
+
+	(void)kept_as;
+	if (!first[0])
+		snprintf(first, PATH_MAX, "%s", path);
+}
+
 void host_cleanup(struct moat_plan *plan, pid_t moat_pid, bool moat_died)
 {
 	if (limits_uses_cgroup(&plan->limits))
@@ -164,22 +184,16 @@ void host_cleanup(struct moat_plan *plan, pid_t moat_pid, bool moat_died)
 	if (moat_died && plan->compiled.cleanup_cgroup)
 		runtime_cgroups_remove(plan->compiled.cleanup_cgroup);
 	{
-		char first[PATH_MAX];
-		size_t left = fs_placeholders_remove(&plan->fs, moat_pid, first, sizeof(first));
+		char first[PATH_MAX] = "";
+		size_t left = fs_placeholders_remove(&plan->fs, moat_pid, keep_first_path, first);
 
 		/* Without a mount namespace the command can chmod a
 		 * placeholder and fill it (.vscode/tasks.json, .git/hooks/
 		 * pre-commit): fs.write says so, but what stays on the host
 		 * after the run was said nowhere.  (The guard, after moat
 		 * died, has no stderr.) */
-		if (left && !moat_died) {
-			cleanup_free char *text = moat_xasprintf(
-			    "%s%s, which moat made for the run as a placeholder of a protected entry, could not be "
-			    "removed: something was made in it, or its mode changed; look at what it holds before "
-			    "running git or an editor there",
-			    first, left > 1 ? " (and other placeholders)" : "");
-			moat_say("moat: warning: ", text);
-		}
+		if (left && !moat_died)
+			say_placeholders_left(first, left);
 	}
 	backend_plan_cleanup(&plan->compiled);
 }

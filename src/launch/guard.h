@@ -51,5 +51,8 @@ void guard_done(struct moat_guard *g);
  * remove the placeholders (and the temporary names `moat_pid` made them
  * under), the per-run tmp and the work directory. */
 void host_cleanup(struct moat_plan *plan, pid_t moat_pid, bool moat_died);
+/* On stderr: `n` placeholders (the first at `first`) could not be removed
+ * after the run. */
+void say_placeholders_left(const char *first, size_t n);
 
 #endif

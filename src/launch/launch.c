@@ -396,6 +396,13 @@ static void fence_end(struct served *sv, struct moat_launch_result *r)
 void launch_result_free(struct moat_launch_result *r)
 {
 	netlog_free(&r->netlog);
+	for (size_t i = 0; i < r->n_left; i++) {
+		free(r->left[i].path);
+		free(r->left[i].kept_as);
+	}
+	free(r->left);
+	r->left = NULL;
+	r->n_left = 0;
 }
 
 /* The caller's terminal back as it was, on every way out of launch_run. */

@@ -20,6 +20,15 @@
 /* moat's exit status when --timeout expired (as coreutils' timeout). */
 #define MOAT_EXIT_TIMEOUT 124
 
+/* What moat's clean-up after the run left on the host (api/run.c): a
+ * placeholder it could not remove, a watched entry the command made. */
+struct moat_leftover {
+	char *path;
+	char *kept_as;	  /* the new name it was moved aside to, "" when it
+			   * was removed, NULL when it is left in place */
+	const char *what; /* "placeholder" or "watched" */
+};
+
 struct moat_launch_result {
 	bool executed;       /* execve succeeded */
 	bool exited;         /* the command ended with exit() */
@@ -43,6 +52,8 @@ struct moat_launch_result {
 	char upstream[3][NET_PROXY_HOST_MAX + 24]; /* the host's proxies moat's connects used
 						    * (HTTPS_PROXY, HTTP_PROXY, ALL_PROXY; no
 						    * credentials), or "" */
+	struct moat_leftover *left; /* after the run (launch_result_free) */
+	size_t n_left;
 };
 
 void launch_result_free(struct moat_launch_result *r);

@@ -449,6 +449,22 @@ json_t *report_build(const struct moat_policy *p, const struct moat_host *h, con
 		json_object_set_new(r, "run_ms", json_real(run->run_ms));
 		if (run->failure[0])
 			json_object_set_new(r, "failure", json_text(run->failure));
+		if (run->n_left) {
+			json_t *left = json_array();
+
+			for (size_t k = 0; k < run->n_left; k++) {
+				const struct moat_leftover *l = &run->left[k];
+				json_t *e = json_pack("{s:o, s:s}", "path", json_text(l->path), "what", l->what);
+
+				json_object_set_new(e, "state", json_string(!l->kept_as	   ? "left"
+									    : l->kept_as[0] ? "moved_aside"
+											    : "removed"));
+				if (l->kept_as && l->kept_as[0])
+					json_object_set_new(e, "kept_as", json_text(l->kept_as));
+				json_array_append_new(left, e);
+			}
+			json_object_set_new(r, "left_on_host", left);
+		}
 		json_object_set_new(j, "run", r);
 		json_decref(pol);
 	} else {

@@ -3079,7 +3079,7 @@ fail:
 		e = errno;
 		moat_error_set(err, MOAT_E_SYSTEM, e, "making the placeholder %s (a protected entry of a write grant)",
 			       o->real);
-		fs_placeholders_remove(fp, getpid(), NULL, 0);
+		fs_placeholders_remove(fp, getpid(), NULL, NULL);
 		if (e == EACCES)
 			/* Its directory is this user's (can_create_in) but
 			 * not writable now: the command could chmod it. */
@@ -3109,7 +3109,7 @@ static int remove_if_ours(int dirfd, const char *name, dev_t dev, ino_t ino, boo
 	return -1;
 }
 
-size_t fs_placeholders_remove(struct fs_plan *fp, pid_t pid, char *first, size_t len)
+size_t fs_placeholders_remove(struct fs_plan *fp, pid_t pid, fs_leftover_fn each, void *ctx)
 {
 	size_t i, left = 0;
 
@@ -3141,8 +3141,11 @@ size_t fs_placeholders_remove(struct fs_plan *fp, pid_t pid, char *first, size_t
 			rc = shared_remove_placeholder(o->dirfd, strrchr(o->real, '/') + 1, o->dev, o->ino, o->lock_fd);
 		else
 			rc = remove_if_ours(o->dirfd, strrchr(o->real, '/') + 1, o->dev, o->ino, false);
-		if (rc < 0 && !left++ && first && len)
-			snprintf(first, len, "%s", o->real);
+		if (rc < 0) {
+			left++;
+			if (each)
+				each(ctx, o->real, NULL);
+		}
 	}
 	return left;
 }
@@ -3283,15 +3286,12 @@ static int set_aside(int dirfd, const char *base, const struct stat *st, const c
 	return unlinkat(dirfd, base, 0) == 0 ? 1 : -1;
 }
 
-size_t fs_plan_made_watched(const struct fs_plan *fp, char *first, size_t len, char *aside_first, size_t aside_len,
-			    size_t *n_left)
+size_t fs_plan_made_watched(const struct fs_plan *fp, fs_leftover_fn each, void *ctx, size_t *n_left)
 {
 	size_t i, n = 0;
 	struct stat st;
 
 	*n_left = 0;
-	if (aside_len)
-		aside_first[0] = '\0';
 	for (i = 0; i < fp->n; i++) {
 		const struct fs_obj *o = &fp->obj[i];
 		cleanup_close int dirfd = -1;
@@ -3313,20 +3313,20 @@ size_t fs_plan_made_watched(const struct fs_plan *fp, char *first, size_t len, c
 		 * finds X first (a `git clone --bare X X.git` is no news). */
 		if (o->sibling_of && dirfd >= 0 && repo_still_valid(dirfd, o->sibling_of))
 			continue;
-		if (!n++ && len)
-			snprintf(first, len, "%s", o->real);
+		n++;
 		/* Moved aside: git never makes it there itself, and left in
 		 * place it runs what it points at from the next `git status`
 		 * on.  A directory there only makes git fail (or is a
 		 * repository of its own: left, and said); so is what could not
 		 * be moved. */
 		char aside[NAME_MAX + 1];
-		if (S_ISDIR(st.st_mode) || dirfd < 0 || fstatat(dirfd, base, &again, AT_SYMLINK_NOFOLLOW) != 0 ||
-		    again.st_dev != st.st_dev || again.st_ino != st.st_ino ||
-		    set_aside(dirfd, base, &again, fp->placeholder_tag, aside, sizeof(aside)) < 0)
+		bool left = S_ISDIR(st.st_mode) || dirfd < 0 || fstatat(dirfd, base, &again, AT_SYMLINK_NOFOLLOW) != 0 ||
+			    again.st_dev != st.st_dev || again.st_ino != st.st_ino ||
+			    set_aside(dirfd, base, &again, fp->placeholder_tag, aside, sizeof(aside)) < 0;
+		if (left)
 			(*n_left)++; /* (a FIFO is moved too: left, it would hang git) */
-		else if (aside_len && !aside_first[0] && aside[0])
-			snprintf(aside_first, aside_len, "%s", aside);
+		if (each)
+			each(ctx, o->real, left ? NULL : aside);
 	}
 	return n;
 }

@@ -200,13 +200,19 @@ int fs_placeholders_make(struct fs_plan *fp, fs_placeholder_made_fn made, void *
  * may write (a shared project), failing the run, and moat's clean-up
  * removed what they made there. */
 void fs_placeholder_temp_name(const struct fs_plan *fp, char *buf, size_t len, pid_t pid, size_t index);
+/* What the clean-up after the run leaves on the host, one call per path:
+ * `kept_as` is the new name (in the same directory) of what was moved
+ * aside, "" for what was removed, NULL for what is left in place. */
+typedef void (*fs_leftover_fn)(void *ctx, const char *path, const char *kept_as);
+
 /* After the run: remove each placeholder this run made if it is still the
  * same, empty object, and any temporary name of `pid`'s left behind.
  * Never fails.  Returns how many placeholders this run made are still
  * there because they could not be removed (the command made something in
- * one, or changed its mode: possible without a mount namespace), the
- * first one's path in `first`. */
-size_t fs_placeholders_remove(struct fs_plan *fp, pid_t pid, char *first, size_t len);
+ * one, or changed its mode: possible without a mount namespace), each
+ * given to `each` (when not NULL) with kept_as NULL.  A placeholder is
+ * tried once: a second call does not count it again. */
+size_t fs_placeholders_remove(struct fs_plan *fp, pid_t pid, fs_leftover_fn each, void *ctx);
 
 /* After the run: how many pinned entries of the write grants (protected
  * entries, placeholders, the directories between) are no longer what their
@@ -229,9 +235,7 @@ size_t fs_plan_changed_pins(const struct fs_plan *fp, char *first, size_t len, i
  * what could not be moved, are left in place.  A watched entry is looked
  * up by its name below its grant, no link followed: a program the
  * repository's config names in a directory not made yet is watched too.
- * The first one's path goes to `first`, the first new name given to
- * `aside_first` ("" when none was). */
-size_t fs_plan_made_watched(const struct fs_plan *fp, char *first, size_t len, char *aside_first, size_t aside_len,
-			    size_t *n_left);
+ * Each is given to `each` (when not NULL): moved aside, removed or left. */
+size_t fs_plan_made_watched(const struct fs_plan *fp, fs_leftover_fn each, void *ctx, size_t *n_left);
 
 #endif

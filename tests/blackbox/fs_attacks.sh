@@ -625,11 +625,16 @@ fi
 # it: what stays on the host is said after the run.
 R=$BASE/p6f
 mkdir -p "$R"
-MOAT_HOST_LIMIT=userns=0,root=0 M native --mode prefer --profile strict --write "$R" -- /bin/sh -c \
-	"chmod 755 '$R/.vscode' && echo '{}' > '$R/.vscode/tasks.json'" >/dev/null
+MOAT_HOST_LIMIT=userns=0,root=0 M native --mode prefer --profile strict --write "$R" --report "$REPORTS/6f.json" -- \
+	/bin/sh -c "chmod 755 '$R/.vscode' && echo '{}' > '$R/.vscode/tasks.json'" >/dev/null
 like "$(cat "$SCRATCH/last.err")" "^moat: warning: $R/\\.vscode, which moat made for the run as a placeholder of a protected entry, could not be removed" \
 	"6: without namespaces, a placeholder the command filled stays, and moat says so"
 ok "$([ -e "$R/.vscode/tasks.json" ] && echo 0 || echo 1)" "  (it is there)"
+# The report says so too: moat removes the placeholders before it writes
+# the report (it used to after, and an embedder never learnt of it).
+is "$(json_eval "$REPORTS/6f.json" '[(e["path"], e["what"], e["state"]) for e in d["run"]["left_on_host"]]')" \
+	"[[\"$R/.vscode\", \"placeholder\", \"left\"]]" "6:   and so does the report (run.left_on_host)"
+valid_report "$REPORTS/6f.json" "6:   the report"
 
 # The same in a granted HOME (shell start-up files, git's config).
 before=$(sha256sum "$HOMED/.bashrc")

@@ -94,6 +94,10 @@ like "$(cat "$SCRATCH/all.err")" "commondir was made during the run.*moved aside
 # without execute or group/other bits.
 aside1() { find "$R/.git" -maxdepth 1 -name 'commondir.moat-set-aside-*' -printf '%m %s\n'; }
 is "$(aside1)" "600 8" "1: what the command made is kept beside it, mode 0600, its content whole"
+is "$(json_eval "$REPORTS/1.json" '[(e["path"], e["what"], e["state"], e["kept_as"]) for e in d["run"]["left_on_host"]]')" \
+	"[[\"$R/.git/commondir\", \"watched\", \"moved_aside\", \"$(cd "$R/.git" && echo commondir.moat-set-aside-*)\"]]" \
+	"1: and the report says where (run.left_on_host)"
+valid_report "$REPORTS/1.json" "1: the report"
 new_repo "$R"
 M "$R" /dev/null --dry-run --write . -- /bin/true >"$REPORTS/1d.json"
 like "$(json_eval "$REPORTS/1d.json" '[e["state"] for e in d["filesystem"]["protected"] if e["path"].endswith("/.git/commondir")]')" \

@@ -371,7 +371,7 @@ static void test_protected(void)
 			;
 		fs_placeholder_temp_name(&fp, tmp, sizeof(tmp), getpid(), k);
 		ok(k < fp.n && mkdirat(fp.obj[k].dirfd, tmp, 0555) == 0, "  (a temporary name left by a killed moat)");
-		fs_placeholders_remove(&fp, getpid(), NULL, 0);
+		fs_placeholders_remove(&fp, getpid(), NULL, NULL);
 		ok(stat(pm, &st) != 0 && errno == ENOENT, "  and it is gone after");
 		ok(fstatat(fp.obj[k].dirfd, tmp, &st, AT_SYMLINK_NOFOLLOW) != 0 && errno == ENOENT,
 		   "  and so is a temporary name left behind");
@@ -518,7 +518,7 @@ static void test_close_launched(void)
 	for (i = 0, wrong = false; i < fp.n; i++)
 		wrong = wrong || fp.obj[i].lock_fd >= 0;
 	ok(n_kept > 0 && !wrong, "fs_plan_release_locks lets go of the locks the placeholders hold (%zu)", n_kept);
-	fs_placeholders_remove(&fp, getpid(), NULL, 0);
+	fs_placeholders_remove(&fp, getpid(), NULL, NULL);
 	fs_plan_free(&fp);
 	policy_free(&p);
 	free(cfg);

@@ -36,6 +36,7 @@
 #include "policy/profiles.h"
 #include "util/jsontext.h"
 #include "util/cleanup.h"
+#include "util/path.h"
 #include "util/mem.h"
 
 #ifndef MOAT_VERSION
@@ -295,6 +296,7 @@ static int plan_strict(const struct moat_host *h, const char *backend, enum moat
 	const char *exe = access("/bin/true", X_OK) == 0 ? "/bin/true" : "/usr/bin/true";
 	char *argv[] = {(char *)"true", NULL};
 	struct profile_context ctx;
+	cleanup_free char *home = NULL;
 	int rc = -1;
 
 	if (!getcwd(cwd, sizeof(cwd)))
@@ -303,7 +305,8 @@ static int plan_strict(const struct moat_host *h, const char *backend, enum moat
 	policy_set_argv(&p, argv, 1);
 	p.exe = moat_xstrdup(exe);
 	p.cwd = moat_xstrdup(cwd);
-	ctx = (struct profile_context){.home = getenv("HOME"), .cwd = p.cwd, .exe = p.exe, .argv = p.argv};
+	home = path_home_for_rules(getenv("HOME")); /* util/path.h */
+	ctx = (struct profile_context){.home = home, .cwd = p.cwd, .exe = p.exe, .argv = p.argv};
 	if (profile_apply(&p, "strict", &ctx, err) < 0)
 		goto out;
 	p.net = net;

@@ -8,6 +8,7 @@
 #include "policy/netdest.h"
 #include "policy/properties.h"
 #include "util/cleanup.h"
+#include "util/path.h"
 #include "util/mem.h"
 
 void policy_init(struct moat_policy *p)
@@ -135,7 +136,11 @@ void policy_add_path(struct moat_policy *p, const char *abs_path, enum moat_acce
 	p->paths = moat_xgrow(p->paths, &p->cap_paths, p->n_paths, sizeof(*p->paths));
 	r = &p->paths[p->n_paths++];
 	memset(r, 0, sizeof(*r));
-	r->path = moat_xstrdup(abs_path);
+	/* Tidied here, whoever built it (a HOME of /a//home, a CA
+	 * variable): planning compares rules by their text (is this deny
+	 * inside that grant?), and /a//home/.ssh is not inside /a/home.  A
+	 * ".." stays, for the plan's walk to resolve as the kernel does. */
+	r->path = path_is_normalised(abs_path) || abs_path[0] != '/' ? moat_xstrdup(abs_path) : path_tidy(abs_path);
 	r->access = access;
 	r->optional = optional;
 	r->origin = origin;
@@ -148,7 +153,7 @@ void policy_add_unprotect(struct moat_policy *p, const char *abs_path, struct mo
 	p->unprotect = moat_xgrow(p->unprotect, &p->cap_unprotect, p->n_unprotect, sizeof(*p->unprotect));
 	r = &p->unprotect[p->n_unprotect++];
 	memset(r, 0, sizeof(*r));
-	r->path = moat_xstrdup(abs_path);
+	r->path = path_is_normalised(abs_path) || abs_path[0] != '/' ? moat_xstrdup(abs_path) : path_tidy(abs_path);
 	r->origin = origin;
 }
 

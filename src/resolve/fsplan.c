@@ -912,7 +912,9 @@ static int deny_by_tree(struct deny_tree *t, const char *path, struct walk_out *
 	const char *p = path;
 	int cur = 0;
 
-	if (path[0] != '/' || t->no_root)
+	/* Only a normalised path: `real` is the path as given, and a real
+	 * of /a//home/.ssh was not found inside a grant of /a/home. */
+	if (!path_is_normalised(path) || t->no_root)
 		return 0;
 	if (t->n == 0 && dnode_open(t, "/") < 0) {
 		t->no_root = true;

@@ -865,7 +865,12 @@ int cli_parse_run_meta(int argc, char **argv, char *const *environ_in, struct mo
 		       struct moat_run_options *o, struct moat_server_meta *meta, struct moat_error *err)
 {
 	struct cli_state s = {.p = p, .o = o, .mode = -1, .tty = -1, .env = environ_in};
-	const char *home = config_getenv(environ_in, "HOME");
+	/* Normalised for every rule built from it (util/path.h
+	 * path_home_for_rules); a HOME that is not absolute stays as it is,
+	 * and each user of it refuses it. */
+	const char *home_env = config_getenv(environ_in, "HOME");
+	cleanup_free char *home_norm = path_home_for_rules(home_env);
+	const char *home = home_norm ? home_norm : home_env;
 	struct moat_server_meta found = {0};
 	const char *given[ARRAY_LEN(options)] = {0};
 	char **cmd = NULL;

@@ -322,7 +322,8 @@ int config_build(const struct moat_config *c, const struct config_request *r, st
 {
 	const struct config_server *srv = NULL;
 	cleanup_free const struct config_layer **layers = moat_xcalloc(c->n_profiles + 3, sizeof(*layers));
-	const char *profile, *builtin = NULL, *home = config_getenv(r->env, "HOME");
+	const char *profile, *builtin = NULL;
+	cleanup_free char *home = path_home_for_rules(config_getenv(r->env, "HOME")); /* util/path.h */
 	struct profile_context ctx;
 	size_t n_layers = 0, i, j;
 
@@ -347,7 +348,7 @@ int config_build(const struct moat_config *c, const struct config_request *r, st
 		p->mode = (enum moat_mode)r->mode;
 
 	ctx = (struct profile_context){
-	    .home = home && home[0] == '/' ? home : NULL, .cwd = p->cwd, .exe = p->exe, .argv = p->argv,
+	    .home = home, .cwd = p->cwd, .exe = p->exe, .argv = p->argv,
 	    .other_host = r->other_host};
 	if (profile_apply(p, builtin, &ctx, err) < 0)
 		return -1;

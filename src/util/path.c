@@ -1,5 +1,6 @@
 #include "util/path.h"
 
+#include <limits.h>
 #include <string.h>
 
 #include <stdlib.h>
@@ -44,6 +45,75 @@ static char *normalise(const char *abs)
 	}
 	out[o] = '\0';
 	return out;
+}
+
+bool path_is_normalised(const char *path)
+{
+	const char *p = path;
+
+	if (path[0] != '/')
+		return false;
+	if (path[1] == '\0')
+		return true;
+	while (*p == '/') {
+		const char *seg = ++p;
+
+		while (*p && *p != '/')
+			p++;
+		if (p == seg || (p - seg == 1 && seg[0] == '.') || (p - seg == 2 && seg[0] == '.' && seg[1] == '.'))
+			return false;
+	}
+	return true;
+}
+
+/* Has `path` a ".." component? */
+static bool has_dotdot(const char *path)
+{
+	for (const char *p = strstr(path, ".."); p; p = strstr(p + 1, ".."))
+		if ((p == path || p[-1] == '/') && (p[2] == '\0' || p[2] == '/'))
+			return true;
+	return false;
+}
+
+char *path_tidy(const char *path)
+{
+	size_t o = 0;
+	char *out = moat_xmalloc(strlen(path) + 2);
+	const char *p = path;
+
+	while (*p) {
+		const char *seg;
+		size_t n;
+
+		while (*p == '/')
+			p++;
+		seg = p;
+		while (*p && *p != '/')
+			p++;
+		n = (size_t)(p - seg);
+		if (n == 0 || (n == 1 && seg[0] == '.'))
+			continue;
+		out[o++] = '/';
+		memcpy(out + o, seg, n);
+		o += n;
+	}
+	if (o == 0)
+		out[o++] = '/';
+	out[o] = '\0';
+	return out;
+}
+
+char *path_home_for_rules(const char *home)
+{
+	char real[PATH_MAX];
+
+	if (!home || home[0] != '/')
+		return NULL;
+	if (!has_dotdot(home))
+		return normalise(home);
+	if (realpath(home, real))
+		return moat_xstrdup(real);
+	return path_tidy(home);
 }
 
 char *path_resolve_lexical(const char *path, const char *base, const char *home)

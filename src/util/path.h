@@ -12,6 +12,25 @@
  * or `base` is not absolute. */
 char *path_resolve_lexical(const char *path, const char *base, const char *home);
 
+/* Is `path` absolute and normalised: no empty, "." or ".." component and
+ * no trailing '/' ("/" itself is)? */
+bool path_is_normalised(const char *path);
+
+/* The absolute `path` with its empty and "." components and a trailing
+ * '/' dropped, its ".." kept: a ".." is the kernel's to resolve (after a
+ * link it leads to the link's target's parent), and the plan's walk does
+ * so.  A new string. */
+char *path_tidy(const char *path) __attribute__((returns_nonnull));
+
+/* HOME (the environment's, as given) as the rules built from it want it:
+ * absolute and normalised, or NULL when it is not absolute.  A ".." in it
+ * is left to the kernel (realpath), not folded by text: /x/link/../home is
+ * where the link's target's parent holds home, and the command's $HOME
+ * resolves there (when realpath fails, path_tidy's).  Without this a HOME of /a//home gave denies of
+ * /a//home/.ssh, which no grant of /a/home was found to hold, and the
+ * grant covered them. */
+char *path_home_for_rules(const char *home);
+
 /* The first place where `path` holds a form that a shell or an MCP client
  * would expand and moat does not (it expands "~" and "~/" only), or NULL:
  * "~NAME" at the start (~root, ~+); "${" anywhere (${HOME}, ${env:HOME},

@@ -171,6 +171,26 @@ else
 	echo "ok $TAP_N # SKIP no system secret on this host is readable by uid $(id -u) outside moat"
 fi
 
+# ------------------------------------ 2b. HOME written another way
+# A HOME of $BASE//home (or /./, a leading //, a "..") gave denies of
+# $BASE//home/.ssh, which planning, comparing text, did not find inside the
+# grant of $BASE/home: the grant covered them, every canary was read, and
+# the report said fs.secrets enforced (red-team, stop 49).  A ".." through
+# a link is the kernel's: $BASE/lnk/../home is $BASE/d/home, where lnk
+# points into d (a link to this HOME).
+mkdir -p "$BASE/d/e" "$BASE/x"
+ln -s "$BASE/d/e" "$BASE/lnk"
+ln -s "$FH" "$BASE/d/home"
+for H in "$BASE//home" "$BASE/./home" "$BASE/x/../home" "/$BASE/home" "$BASE/lnk/../home"; do
+	for lim in "" userns=0,root=0; do
+		rm -f "$REPORTS/h.json"
+		out=$(env HOME="$H" MOAT_HOST_LIMIT=$lim "$MOAT" run --mode prefer --profile strict --read "$H" --report-fd 3 \
+			-- /bin/sh -c "$READER" sh "${CANARIES[@]}" "$FH/.control" 3>"$REPORTS/h.json" 2>"$SCRATCH/err")
+		is "$(read_of "$out" "${CANARIES[@]}" | grep -c .)/$(read_of "$out" "$FH/.control" | grep -c .)/$(json_get "$REPORTS/h.json" '["properties"]["fs.secrets"]["status"]')" \
+			"0/1/enforced" "HOME=$H${lim:+ ($lim)}: no canary is read, the control is, fs.secrets enforced $(head -c 200 "$SCRATCH/err")"
+	done
+done
+
 # --------------------------------------------- 3. canaries made during the run
 FH2=$BASE/home2
 mkdir -p "$FH2/.cache/huggingface/hub" "$FH2/.m2/repository" "$FH2/.config/app"

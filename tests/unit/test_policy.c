@@ -40,6 +40,36 @@ static void test_paths(void)
 	ok(path_within("/a", "/a"), "/a within /a");
 	ok(path_within("/x", "/"), "everything within /");
 	{
+		/* path_tidy: empty and "." components and a trailing '/' go,
+		 * a ".." stays (the kernel's to resolve). */
+		static const char *const tidy[][2] = {
+		    {"/a//b", "/a/b"}, {"//a/./b/", "/a/b"}, {"/a/../b", "/a/../b"}, {"/", "/"}, {"//", "/"}, {"/.", "/"},
+		};
+		static const char *const norm[] = {"/", "/a", "/a/b.c/..d"};
+		static const char *const not_norm[] = {"a", "/a/", "/a//b", "/./a", "/a/..", "//", "/a/."};
+		for (size_t c = 0; c < sizeof(tidy) / sizeof(tidy[0]); c++) {
+			char *r = path_tidy(tidy[c][0]);
+			is_str(r, tidy[c][1], "path_tidy(%s) = %s", tidy[c][0], tidy[c][1]);
+			free(r);
+		}
+		for (size_t c = 0; c < sizeof(norm) / sizeof(norm[0]); c++)
+			ok(path_is_normalised(norm[c]), "%s is normalised", norm[c]);
+		for (size_t c = 0; c < sizeof(not_norm) / sizeof(not_norm[0]); c++)
+			ok(!path_is_normalised(not_norm[c]), "%s is not normalised", not_norm[c]);
+	}
+	{
+		/* The policy's rules are tidied whoever built them. */
+		struct moat_policy p;
+		struct moat_origin o = {.source = "test"};
+
+		policy_init(&p);
+		policy_add_path(&p, "/h//u/./.ssh/", MOAT_ACCESS_DENY, true, o);
+		policy_add_unprotect(&p, "//h/u/.git/", o);
+		is_str(p.paths[0].path, "/h/u/.ssh", "a rule's path is tidied");
+		is_str(p.unprotect[0].path, "/h/u/.git", "an unprotect's path is tidied");
+		policy_free(&p);
+	}
+	{
 		static const char *const cases[][4] = {
 		    {"/a/b/c", "/a", "/m", "/m/b/c"}, {"/a", "/a", "/m", "/m"},	  {"/a/b", "/", "/m", "/m/a/b"},
 		    {"/a/b", "/a", "/", "/b"},	      {"/", "/", "/m/n", "/m/n"}, {"/a", "/a", "/", "/"},

@@ -7,7 +7,9 @@
 
 #include "util/mem.h"
 
-static char *normalise(const char *abs)
+/* `abs` without empty and "." components; a ".." folded by text when
+ * `fold_dotdot` (the lexical rules), kept otherwise (path_tidy). */
+static char *normalise(const char *abs, bool fold_dotdot)
 {
 	size_t len = strlen(abs);
 	char *out = moat_xmalloc(len + 2);
@@ -27,7 +29,7 @@ static char *normalise(const char *abs)
 		n = (size_t)(p - seg);
 		if (n == 0 || (n == 1 && seg[0] == '.'))
 			continue;
-		if (n == 2 && seg[0] == '.' && seg[1] == '.') {
+		if (fold_dotdot && n == 2 && seg[0] == '.' && seg[1] == '.') {
 			/* "/.." is "/": drop back to the previous slash. */
 			if (o > 1) {
 				o--;
@@ -77,30 +79,7 @@ static bool has_dotdot(const char *path)
 
 char *path_tidy(const char *path)
 {
-	size_t o = 0;
-	char *out = moat_xmalloc(strlen(path) + 2);
-	const char *p = path;
-
-	while (*p) {
-		const char *seg;
-		size_t n;
-
-		while (*p == '/')
-			p++;
-		seg = p;
-		while (*p && *p != '/')
-			p++;
-		n = (size_t)(p - seg);
-		if (n == 0 || (n == 1 && seg[0] == '.'))
-			continue;
-		out[o++] = '/';
-		memcpy(out + o, seg, n);
-		o += n;
-	}
-	if (o == 0)
-		out[o++] = '/';
-	out[o] = '\0';
-	return out;
+	return normalise(path, false);
 }
 
 char *path_home_for_rules(const char *home)
@@ -110,7 +89,7 @@ char *path_home_for_rules(const char *home)
 	if (!home || home[0] != '/')
 		return NULL;
 	if (!has_dotdot(home))
-		return normalise(home);
+		return normalise(home, true);
 	if (realpath(home, real))
 		return moat_xstrdup(real);
 	return path_tidy(home);
@@ -131,7 +110,7 @@ char *path_resolve_lexical(const char *path, const char *base, const char *home)
 			return NULL;
 		joined = moat_xasprintf("%s/%s", base, path);
 	}
-	out = normalise(joined);
+	out = normalise(joined, true);
 	free(joined);
 	return out;
 }

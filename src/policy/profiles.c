@@ -8,8 +8,9 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#include "policy/protected.h"
+#include "policy/cabundle.h"
 #include "policy/env.h"
+#include "policy/protected.h"
 #include "util/account.h"
 #include "util/cleanup.h"
 #include "util/file.h"
@@ -870,11 +871,14 @@ static bool ca_bundle_granted(const struct moat_policy *p, size_t from, const ch
 /* The CA bundles moat's environment names (env_ca_bundle_name): each
  * variable passes, and what it names is granted read-only, when that
  * exists -- a file, or a directory (SSL_CERT_DIR: each of its
- * ':'-separated directories) given by an absolute path.  A bundle inside a
- * denied path (~/.ssh, ...) is not granted (fsplan drops a profile's grant
- * there); the variable still passes, so the tool says what it cannot read.
- * The variables mostly name one file: it is granted once (each grant is a
- * descriptor, a stat and a Landlock rule at every start). */
+ * ':'-separated directories) given by an absolute path -- and looks like
+ * a bundle (policy/cabundle.h: the environment is the MCP server entry's
+ * author's to set, and SSL_CERT_DIR=/ granted the whole host).  What does
+ * not look like one passes ungranted, with a note (sources/runnotes.c), so
+ * the tool says what it cannot read.  A bundle inside a denied path
+ * (~/.ssh, ...) is not granted either (fsplan drops a profile's grant
+ * there).  The variables mostly name one file: it is granted once (each
+ * grant is a descriptor, a stat and a Landlock rule at every start). */
 static void add_ca_bundles(struct moat_policy *p)
 {
 	size_t first = p->n_paths;
@@ -885,17 +889,23 @@ static void add_ca_bundles(struct moat_policy *p)
 		const char *v = getenv(name);
 		cleanup_free char *copy = v && *v ? moat_xstrdup(v) : NULL;
 		char *save = NULL, *part;
-		size_t granted = 0, parts = 0;
+		size_t present = 0, parts = 0, like = 0;
 		struct stat st;
 
 		for (part = copy ? strtok_r(copy, ":", &save) : NULL; part; part = strtok_r(NULL, ":", &save)) {
 			parts++;
 			if (part[0] != '/' || stat(part, &st) != 0 || !(S_ISREG(st.st_mode) || S_ISDIR(st.st_mode)))
 				break;
-			granted++;
+			present++;
+			like += S_ISREG(st.st_mode) ? ca_bundle_file_ok(part) : ca_bundle_dir_ok(part);
 		}
-		if (!parts || granted != parts || (parts > 1 && strcmp(name, "SSL_CERT_DIR") != 0))
+		if (!parts || present != parts || (parts > 1 && strcmp(name, "SSL_CERT_DIR") != 0))
 			continue;
+		if (like != parts) {
+			struct moat_origin no = {.source = PROFILE_CA_NOT_GRANTED};
+			policy_add_env(p, name, NULL, no);
+			continue;
+		}
 		struct moat_origin o = {.source = "a CA bundle named in moat's environment"};
 		policy_add_env(p, name, NULL, o);
 		memcpy(copy, v, strlen(v) + 1);

@@ -13,6 +13,11 @@
 /* The profile `moat run` uses when none is named. */
 #define MOAT_DEFAULT_PROFILE "exec"
 
+/* The origin of a CA bundle variable that passes without a grant: what it
+ * names does not look like a bundle (policy/cabundle.h).  Said in a note
+ * (sources/runnotes.c). */
+#define PROFILE_CA_NOT_GRANTED "a CA bundle named in moat's environment, not granted"
+
 struct profile_context {
 	const char *home; /* absolute, or NULL when unknown */
 	const char *cwd;  /* absolute */

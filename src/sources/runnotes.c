@@ -5,6 +5,7 @@
 #include <sys/stat.h>
 
 #include "sources/config_common.h"
+#include "policy/profiles.h"
 #include "sources/mcp_clients.h"
 #include "util/cleanup.h"
 #include "util/mem.h"
@@ -188,6 +189,26 @@ static void note_env_paths(const struct moat_policy *p, char *const *environ_in,
 	}
 }
 
+/* A CA bundle variable whose file or directory does not look like one
+ * (policy/cabundle.h): passed, not granted; the tool will say it cannot
+ * read it, and this says why and how to grant it. */
+static void note_ca_not_granted(const struct moat_policy *p, char *const *environ_in, struct netset_notes *notes)
+{
+	for (size_t i = 0; i < p->n_env; i++) {
+		const struct moat_env_rule *r = &p->env[i];
+		const char *value = config_getenv(environ_in, r->name);
+		cleanup_free char *line = NULL;
+
+		if (!r->origin.source || strcmp(r->origin.source, PROFILE_CA_NOT_GRANTED) != 0 || !value)
+			continue;
+		line = moat_xasprintf("note: %s names %s, which does not look like a CA bundle (a file of certificates "
+				      "only, or a directory of them by their names): it passes, but is not granted; "
+				      "grant it with --read if the command must read it",
+				      r->name, value);
+		netset_notes_add(notes, line);
+	}
+}
+
 /* Under gVisor --memory holds gVisor's own kernel too (its sentry and
  * gofer, ~55 MiB here): a limit near that leaves the command a few MiB,
  * and at the limit the sandbox can thrash (its own pages reclaimed and
@@ -218,5 +239,6 @@ void run_notes_add(const struct moat_policy *p, char *const *environ_in, struct 
 	note_git_dir_readonly(p, notes);
 	note_container(p, notes);
 	note_env_paths(p, environ_in, notes);
+	note_ca_not_granted(p, environ_in, notes);
 	note_gvisor_memory(p, notes);
 }

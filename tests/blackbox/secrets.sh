@@ -283,4 +283,38 @@ like "$(cat "$SCRATCH/err")" "it lies inside $FH/.codex, which moat always denie
 M --profile strict --read "$FH/.cache/huggingface/hub" -- /bin/cat "$FH/.cache/huggingface/hub/control" >"$SCRATCH/o" 2>&1
 like "$(cat "$SCRATCH/o")" "moat-control-$UNIQ" "--read ~/.cache/huggingface/hub, beside the token, is granted"
 
+# ------------------------------------- 5. what a CA bundle variable names
+# moat grants what a CA variable in its environment names, and an MCP
+# client sets that environment from a server entry's `env`: SSL_CERT_DIR=/
+# granted the whole host, NODE_EXTRA_CA_CERTS=~/.bashrc a file of exported
+# tokens, every verdict enforced (red-team, stop 49).  Granted now only
+# what looks like a bundle; the rest passes ungranted, with a note.
+CA=$BASE/ca
+mkdir -p "$CA/dir" "$CA/hashed"
+PEM='-----BEGIN CERTIFICATE-----
+MIIBszCCAVmgAwIBAgIUZmFrZS1jZXJ0aWZpY2F0ZS1mb3ItbW9hdDAKBggqhkjOPQQDAjAS
+-----END CERTIFICATE-----'
+printf '##\n## Bundle of CA Root Certificates\n##\n\nmoat test CA %s\n====================\n%s\n' "$UNIQ" "$PEM" >"$CA/bundle.pem"
+printf 'API_TOKEN=moat-canary-%s\n%s\n' "$UNIQ" "$PEM" >"$CA/tokens.env"
+printf '%s\n-----BEGIN PRIVATE KEY-----\nmoat-canary-%s\n-----END PRIVATE KEY-----\n' "$PEM" "$UNIQ" >"$CA/with-key.pem"
+printf '%s\n' "$PEM" >"$CA/hashed/1a2b3c4d.0"
+printf 'moat-canary-%s\n' "$UNIQ" >"$CA/dir/secret.txt"
+chmod -R a+rX "$CA"
+# ca VAR=VALUE FILE: what the command reads of FILE with VAR set.
+ca() { env HOME="$FH" "$1" "$MOAT" run --profile strict -- /bin/cat "$2" 2>"$SCRATCH/err"; }
+for c in "SSL_CERT_DIR=$CA/dir:$CA/dir/secret.txt" "SSL_CERT_DIR=/:$CA/dir/secret.txt" \
+	"NODE_EXTRA_CA_CERTS=$CA/tokens.env:$CA/tokens.env" "SSL_CERT_FILE=$CA/with-key.pem:$CA/with-key.pem" \
+	"SSL_CERT_DIR=$FH:$FH/.control"; do
+	v=${c%:*}
+	out=$(ca "$v" "${c##*:}")
+	unlike "$out" "moat-canary-$UNIQ|moat-control-$UNIQ" "$v: not granted, ${c##*:} is not read"
+	like "$(cat "$SCRATCH/err")" "note: ${v%%=*} names ${v#*=}, which does not look like a CA bundle" "  and a note says why"
+done
+like "$(ca "NODE_EXTRA_CA_CERTS=$CA/bundle.pem" "$CA/bundle.pem")" "moat test CA $UNIQ" \
+	"control: a bundle with Mozilla's comments and titles is granted and read"
+like "$(ca "SSL_CERT_DIR=$CA/hashed" "$CA/hashed/1a2b3c4d.0")" "BEGIN CERTIFICATE" \
+	"control: a directory of hash-named certificates is granted and read"
+like "$(ca "SSL_CERT_DIR=$CA/dir" "$CA/dir/secret.txt" 2>/dev/null; env HOME="$FH" SSL_CERT_DIR="$CA/dir" "$MOAT" run --profile strict --read "$CA/dir" -- /bin/cat "$CA/dir/secret.txt" 2>/dev/null)" \
+	"moat-canary-$UNIQ" "control: granted with --read, the directory is read (the reading works)"
+
 done_testing

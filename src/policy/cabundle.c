@@ -1,0 +1,162 @@
+#include "policy/cabundle.h"
+
+#include <ctype.h>
+#include <dirent.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "util/cleanup.h"
+#include "util/path.h"
+
+/* A line outside the certificates that a bundle has: blank, a '#'
+ * comment, an underline ("====", "----"), or a title ("GlobalSign Root
+ * CA") -- text with no '=' or ':', which `KEY=value` and `key: value`
+ * lines of a file of settings or tokens have. */
+static bool bundle_text_line(const char *s, size_t n)
+{
+	size_t i;
+	bool only_rule = true;
+
+	while (n && isspace((unsigned char)s[n - 1]))
+		n--;
+	while (n && isspace((unsigned char)*s))
+		s++, n--;
+	if (!n || s[0] == '#')
+		return true;
+	for (i = 0; i < n; i++)
+		if (s[i] != '=' && s[i] != '-')
+			only_rule = false;
+	if (only_rule)
+		return true;
+	return !memchr(s, '=', n) && !memchr(s, ':', n);
+}
+
+static bool starts(const char *s, size_t n, const char *with)
+{
+	size_t w = strlen(with);
+
+	return n >= w && memcmp(s, with, w) == 0;
+}
+
+/* PEM: the lines between BEGIN CERTIFICATE (or TRUSTED CERTIFICATE) and
+ * its END are the certificate's; every other line is bundle text. */
+static bool pem_bundle(const char *buf, size_t len)
+{
+	const char *p = buf, *end = buf + len;
+	bool in_cert = false;
+	size_t certs = 0;
+
+	if (memmem(buf, len, "PRIVATE KEY", 11))
+		return false;
+	while (p < end) {
+		const char *nl = memchr(p, '\n', (size_t)(end - p));
+		size_t n = nl ? (size_t)(nl - p) : (size_t)(end - p);
+
+		if (memchr(p, '\0', n))
+			return false;
+		if (!in_cert && (starts(p, n, "-----BEGIN CERTIFICATE-----") ||
+				 starts(p, n, "-----BEGIN TRUSTED CERTIFICATE-----"))) {
+			in_cert = true;
+		} else if (in_cert && (starts(p, n, "-----END CERTIFICATE-----") ||
+				       starts(p, n, "-----END TRUSTED CERTIFICATE-----"))) {
+			in_cert = false;
+			certs++;
+		} else if (!in_cert && !bundle_text_line(p, n)) {
+			return false;
+		}
+		p = nl ? nl + 1 : end;
+	}
+	return certs > 0 && !in_cert;
+}
+
+/* One DER certificate: a SEQUENCE whose two-byte length is the file's. */
+static bool der_cert(const unsigned char *b, size_t len)
+{
+	return len >= 4 && b[0] == 0x30 && b[1] == 0x82 && (size_t)((b[2] << 8) | b[3]) + 4 == len;
+}
+
+bool ca_bundle_file_ok(const char *path)
+{
+	/* O_NONBLOCK: a FIFO named there does not hang moat's start. */
+	cleanup_close int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
+	cleanup_free char *buf = NULL;
+	struct stat st;
+	size_t got = 0;
+
+	if (fd < 0 || fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) || st.st_size <= 0 ||
+	    (unsigned long long)st.st_size > CA_BUNDLE_MAX)
+		return false;
+	buf = malloc((size_t)st.st_size);
+	if (!buf)
+		return false;
+	while (got < (size_t)st.st_size) {
+		ssize_t r = read(fd, buf + got, (size_t)st.st_size - got);
+
+		if (r <= 0)
+			return false;
+		got += (size_t)r;
+	}
+	return der_cert((const unsigned char *)buf, got) || pem_bundle(buf, got);
+}
+
+/* NAME.pem, .crt, .cer, .der; HHHHHHHH.N or HHHHHHHH.rN (c_rehash). */
+static bool cert_name(const char *name)
+{
+	const char *dot = strrchr(name, '.');
+	size_t i;
+
+	if (!dot || dot == name)
+		return false;
+	if (strcmp(dot, ".pem") == 0 || strcmp(dot, ".crt") == 0 || strcmp(dot, ".cer") == 0 ||
+	    strcmp(dot, ".der") == 0)
+		return true;
+	if (dot - name != 8)
+		return false;
+	for (i = 0; i < 8; i++)
+		if (!isxdigit((unsigned char)name[i]))
+			return false;
+	dot++;
+	if (*dot == 'r')
+		dot++;
+	if (!*dot)
+		return false;
+	for (; *dot; dot++)
+		if (!isdigit((unsigned char)*dot))
+			return false;
+	return true;
+}
+
+bool ca_bundle_dir_ok(const char *path)
+{
+	char real[PATH_MAX];
+	cleanup_closedir DIR *d = NULL;
+	struct dirent *e;
+	size_t n = 0;
+
+	/* By its real path: a link in /etc may lead anywhere. */
+	if (!realpath(path, real) || strcmp(real, "/") == 0)
+		return false;
+	if ((path_within(real, "/etc") && strcmp(real, "/etc") != 0) ||
+	    (path_within(real, "/usr") && strcmp(real, "/usr") != 0))
+		return true;
+	d = opendir(real);
+	if (!d)
+		return false;
+	while ((e = readdir(d))) {
+		struct stat st;
+
+		if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0)
+			continue;
+		if (++n > CA_DIR_MAX_ENTRIES || !cert_name(e->d_name))
+			return false;
+		if (e->d_type == DT_DIR ||
+		    (e->d_type == DT_UNKNOWN &&
+		     (fstatat(dirfd(d), e->d_name, &st, AT_SYMLINK_NOFOLLOW) != 0 || S_ISDIR(st.st_mode))))
+			return false;
+	}
+	return true;
+}

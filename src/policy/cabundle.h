@@ -1,0 +1,29 @@
+/* Policy: does what a CA bundle variable names (SSL_CERT_FILE,
+ * SSL_CERT_DIR, NODE_EXTRA_CA_CERTS, ...: policy/env.h) look like one?
+ * Only then is it granted read-only by the profiles: the variables come
+ * from moat's environment, which an MCP client sets from a server entry's
+ * `env` -- an entry the server's author wrote -- and SSL_CERT_DIR=/ or
+ * NODE_EXTRA_CA_CERTS=~/.bashrc granted the whole host, or a file of
+ * exported tokens, with every verdict enforced. */
+#ifndef MOAT_POLICY_CABUNDLE_H
+#define MOAT_POLICY_CABUNDLE_H
+
+#include <stdbool.h>
+
+/* A regular file of at most CA_BUNDLE_MAX bytes holding PEM certificates
+ * (at least one; no private key; outside the certificates only blank
+ * lines, '#' comments, underlines of '=' or '-', and titles without '=' or
+ * ':', as curl's and Mozilla's bundles have) or one DER certificate. */
+bool ca_bundle_file_ok(const char *path);
+
+/* A directory (SSL_CERT_DIR, GIT_SSL_CAPATH) that is not "/" and holds
+ * only certificates by their names (NAME.pem, .crt, .cer, .der, and
+ * OpenSSL's hash links HHHHHHHH.N and HHHHHHHH.rN), at most
+ * CA_DIR_MAX_ENTRIES of them and no directory; or one below /etc or /usr,
+ * which the profiles show already (their secrets denied). */
+bool ca_bundle_dir_ok(const char *path);
+
+#define CA_BUNDLE_MAX	   (8u << 20)
+#define CA_DIR_MAX_ENTRIES 4096
+
+#endif

@@ -316,6 +316,108 @@ static const char *other_home(const char *home)
 	return acct && (!home || !same_dir_text(acct, home)) ? acct : NULL;
 }
 
+/* Credential stores that the tools' own variables move out of HOME: the
+ * secrets list names them under HOME only, and with GNUPGHOME=/x/gnupg a
+ * grant holding /x showed the keys while fs.secrets said enforced
+ * (red-team).  `sub` is appended to the variable's value (NULL: the value
+ * itself, a ':'-separated list with `list`); XDG_CONFIG_HOME and
+ * XDG_DATA_HOME move every entry of the list under ~/.config and
+ * ~/.local/share (relocate_xdg). */
+#define MOVED_BY(var, sub, list) {var, sub, list, "built-in secrets, moved by " var}
+static const struct relocated_store {
+	const char *var, *sub;
+	bool list;
+	const char *why; /* the rule's origin: a literal, as origins are */
+} relocated_stores[] = {
+    MOVED_BY("GNUPGHOME", NULL, false),
+    MOVED_BY("PASSWORD_STORE_DIR", NULL, false),
+    MOVED_BY("DOCKER_CONFIG", NULL, false),
+    MOVED_BY("KUBECONFIG", NULL, true),
+    MOVED_BY("CARGO_HOME", "credentials", false),
+    MOVED_BY("CARGO_HOME", "credentials.toml", false),
+    MOVED_BY("AWS_SHARED_CREDENTIALS_FILE", NULL, false),
+    MOVED_BY("AWS_CONFIG_FILE", NULL, false),
+    MOVED_BY("CLOUDSDK_CONFIG", NULL, false),
+    MOVED_BY("AZURE_CONFIG_DIR", NULL, false),
+    MOVED_BY("GH_CONFIG_DIR", NULL, false),
+    MOVED_BY("CODEX_HOME", NULL, false),
+    MOVED_BY("CLAUDE_CONFIG_DIR", NULL, false),
+    MOVED_BY("NPM_CONFIG_USERCONFIG", NULL, false),
+    MOVED_BY("npm_config_userconfig", NULL, false),
+    MOVED_BY("POETRY_CONFIG_DIR", "auth.toml", false),
+    MOVED_BY("GRADLE_USER_HOME", "gradle.properties", false),
+    MOVED_BY("PULUMI_HOME", "credentials.json", false),
+    MOVED_BY("TF_CLI_CONFIG_FILE", NULL, false),
+    MOVED_BY("RCLONE_CONFIG", NULL, false),
+    MOVED_BY("DATABRICKS_CONFIG_FILE", NULL, false),
+    MOVED_BY("KAGGLE_CONFIG_DIR", "kaggle.json", false),
+    MOVED_BY("REGISTRY_AUTH_FILE", NULL, false),
+    MOVED_BY("HELM_REGISTRY_CONFIG", NULL, false),
+    MOVED_BY("SOPS_AGE_KEY_FILE", NULL, false),
+    MOVED_BY("NETRC", NULL, false),
+    MOVED_BY("TELEPORT_HOME", NULL, false),
+};
+#undef MOVED_BY
+
+/* A value a store can be moved to: absolute, and not "/" (a deny of the
+ * root would deny the whole view: a command that cannot start, for a
+ * variable that names no store). */
+static bool store_value(const char *v)
+{
+	return v && v[0] == '/' && v[strspn(v, "/")] != '\0';
+}
+
+static void deny_relocated(struct moat_policy *p, const char *dir, const char *sub, const char *why)
+{
+	cleanup_free char *path = sub ? moat_xasprintf("%s/%s", dir, sub) : moat_xstrdup(dir);
+
+	add(p, path, MOAT_ACCESS_DENY, true, why);
+}
+
+/* Every entry of the list under HOME/`under` (".config/"), denied under
+ * the variable's directory instead. */
+static void relocate_xdg(struct moat_policy *p, const char *var, const char *under, const char *why)
+{
+	const char *v = getenv(var);
+	size_t n = strlen(under);
+
+	if (!store_value(v))
+		return;
+	for (size_t i = 0; i < ARRAY_LEN(home_secrets); i++) {
+		const char *e = home_secrets[i].path;
+		size_t len = strlen(e);
+
+		if (strncmp(e, under, n) != 0)
+			continue;
+		cleanup_free char *rest = moat_xstrndup(e + n, len - n - (e[len - 1] == '/'));
+		deny_relocated(p, v, rest, why);
+	}
+}
+
+static void add_relocated_secrets(struct moat_policy *p)
+{
+	relocate_xdg(p, "XDG_CONFIG_HOME", ".config/", "built-in secrets, moved by XDG_CONFIG_HOME");
+	relocate_xdg(p, "XDG_DATA_HOME", ".local/share/", "built-in secrets, moved by XDG_DATA_HOME");
+	for (size_t i = 0; i < ARRAY_LEN(relocated_stores); i++) {
+		const struct relocated_store *r = &relocated_stores[i];
+		const char *v = getenv(r->var);
+		cleanup_free char *copy = NULL;
+		char *save = NULL, *part;
+
+		if (!v || !*v)
+			continue;
+		if (!r->list) {
+			if (store_value(v))
+				deny_relocated(p, v, r->sub, r->why);
+			continue;
+		}
+		copy = moat_xstrdup(v);
+		for (part = strtok_r(copy, ":", &save); part; part = strtok_r(NULL, ":", &save))
+			if (store_value(part))
+				deny_relocated(p, part, r->sub, r->why);
+	}
+}
+
 void profile_add_secrets(struct moat_policy *p, const char *home, bool account_too)
 {
 	const char *acct = account_too ? other_home(home) : NULL;
@@ -330,6 +432,10 @@ void profile_add_secrets(struct moat_policy *p, const char *home, bool account_t
 		cleanup_free char *prefix = moat_xasprintf("%s/", strcmp(acct, "/") == 0 ? "" : acct);
 		add_secrets(p, prefix, home_secrets, ARRAY_LEN(home_secrets));
 	}
+	/* This machine's variables name this machine's paths: not for an
+	 * export to another (account_too is false there). */
+	if (account_too)
+		add_relocated_secrets(p);
 }
 
 /* The directory a command is installed in: /x/bin/prog gives /x, so that its

@@ -317,4 +317,30 @@ like "$(ca "SSL_CERT_DIR=$CA/hashed" "$CA/hashed/1a2b3c4d.0")" "BEGIN CERTIFICAT
 like "$(ca "SSL_CERT_DIR=$CA/dir" "$CA/dir/secret.txt" 2>/dev/null; env HOME="$FH" SSL_CERT_DIR="$CA/dir" "$MOAT" run --profile strict --read "$CA/dir" -- /bin/cat "$CA/dir/secret.txt" 2>/dev/null)" \
 	"moat-canary-$UNIQ" "control: granted with --read, the directory is read (the reading works)"
 
+# ------------------------------- 6. credential stores moved by their variables
+# The list names the stores under HOME; GNUPGHOME, KUBECONFIG,
+# XDG_CONFIG_HOME, ... move them, and a grant holding where they moved to
+# showed them with fs.secrets enforced (red-team, stop 49).
+MV=$BASE/moved
+mkdir -p "$MV/xdg/gh" "$MV/data/keyrings" "$MV/gnupg" "$MV/kube" "$MV/cargo" "$MV/aws" "$MV/docker"
+for f in xdg/gh/hosts.yml data/keyrings/login.keyring gnupg/private.key kube/one kube/two cargo/credentials.toml \
+	aws/creds docker/config.json; do
+	echo "moat-canary-$UNIQ $f" >"$MV/$f"
+done
+echo "moat-control-$UNIQ" >"$MV/xdg/control"
+chmod -R a+rX "$MV"
+MOVED_ENV=(XDG_CONFIG_HOME="$MV/xdg" XDG_DATA_HOME="$MV/data" GNUPGHOME="$MV/gnupg" KUBECONFIG="$MV/kube/one:$MV/kube/two"
+	CARGO_HOME="$MV/cargo" AWS_SHARED_CREDENTIALS_FILE="$MV/aws/creds" DOCKER_CONFIG="$MV/docker")
+MOVED_FILES=("$MV/xdg/gh/hosts.yml" "$MV/data/keyrings/login.keyring" "$MV/gnupg/private.key" "$MV/kube/one" "$MV/kube/two"
+	"$MV/cargo/credentials.toml" "$MV/aws/creds" "$MV/docker/config.json")
+for lim in "" userns=0,root=0; do
+	out=$(env HOME="$FH" "${MOVED_ENV[@]}" MOAT_HOST_LIMIT=$lim "$MOAT" run --mode prefer --profile strict --read "$MV" \
+		--report-fd 3 -- /bin/sh -c "$READER" sh "${MOVED_FILES[@]}" "$MV/xdg/control" 3>"$REPORTS/mv.json" 2>"$SCRATCH/err")
+	is "$(read_of "$out" "${MOVED_FILES[@]}" | tr '\n' ' ')/$(read_of "$out" "$MV/xdg/control" | grep -c .)/$(json_get "$REPORTS/mv.json" '["properties"]["fs.secrets"]["status"]')" \
+		"/1/enforced" "stores moved by their variables${lim:+ ($lim)}: none of the ${#MOVED_FILES[@]} is read, the control is, fs.secrets enforced"
+done
+out=$(env HOME="$FH" "$MOAT" run --profile strict --read "$MV" -- /bin/sh -c "$READER" sh "${MOVED_FILES[@]}" 2>/dev/null)
+is "$(read_of "$out" "${MOVED_FILES[@]}" | grep -c .)" "${#MOVED_FILES[@]}" \
+	"control: without the variables, those files are moat's to grant (read)"
+
 done_testing

@@ -13,7 +13,8 @@
 /* A regular file of at most CA_BUNDLE_MAX bytes holding PEM certificates
  * (at least one; no private key; outside the certificates only blank
  * lines, '#' comments, underlines of '=' or '-', and titles without '=' or
- * ':', as curl's and Mozilla's bundles have) or one DER certificate. */
+ * ':', as curl's and Mozilla's bundles have) or one DER certificate; or
+ * one below /etc or /usr, which the profiles show already. */
 bool ca_bundle_file_ok(const char *path);
 
 /* A directory (SSL_CERT_DIR, GIT_SSL_CAPATH) that is not "/" and holds

@@ -1003,7 +1003,9 @@ static void add_ca_bundles(struct moat_policy *p)
 			if (part[0] != '/' || stat(part, &st) != 0 || !(S_ISREG(st.st_mode) || S_ISDIR(st.st_mode)))
 				break;
 			present++;
-			like += S_ISREG(st.st_mode) ? ca_bundle_file_ok(part) : ca_bundle_dir_ok(part);
+			/* Most hosts name one bundle in many variables: looked at once. */
+			like += ca_bundle_granted(p, first, part) ||
+				(S_ISREG(st.st_mode) ? ca_bundle_file_ok(part) : ca_bundle_dir_ok(part));
 		}
 		if (!parts || present != parts || (parts > 1 && strcmp(name, "SSL_CERT_DIR") != 0))
 			continue;

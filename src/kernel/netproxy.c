@@ -702,7 +702,7 @@ static void upstream_by_name(struct netproxy *np, struct conn *c);
 
 static void resolve_step(struct netproxy *np, struct conn *c)
 {
-	int r = np->rules.resolve(np->rules.ctx, c->t.host, c->addrs, ARRAY_LEN(c->addrs));
+	int r = np->rules.resolve(np->rules.ctx, c->t.host, c->t.port, c->addrs, ARRAY_LEN(c->addrs));
 
 	if (r == NETFENCE_RESOLVE_PENDING) {
 		if (c->st != ST_RESOLVE) {

@@ -99,15 +99,15 @@ struct netproxy_rules {
 	 * 1-63, at most 253 (other names are refused without asking). */
 	bool (*name_ok)(void *ctx, const char *name, uint16_t port);
 	/* The addresses of an allowed name, in the order to try (both
-	 * families; only those moat may connect to: the DNS-rebinding rule is
-	 * the rules'): how many were filled (at most max; 0: the resolver's
+	 * families; only those moat may connect to on `port`: the
+	 * DNS-rebinding rule is the rules'): how many were filled (at most max; 0: the resolver's
 	 * addresses were all withheld, which stays refused), or
 	 * NETFENCE_RESOLVE_DENIED, _PENDING (asked again after
 	 * netproxy_names_ready), _FAILED (the lookup failed) or
 	 * NETPROXY_RESOLVE_NONE (the resolver answered, with no address).
 	 * The last two, and only they, let an upstream proxy resolve the
 	 * name itself. */
-	int (*resolve)(void *ctx, const char *name, struct netfence_addr *out, size_t max);
+	int (*resolve)(void *ctx, const char *name, uint16_t port, struct netfence_addr *out, size_t max);
 	/* May the sandbox reach the address a:port, asked for as an address? */
 	bool (*addr_ok)(void *ctx, const struct netfence_addr *a, uint16_t port);
 	/* Optional: the upstream proxy to reach host:port through (host: the

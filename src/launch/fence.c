@@ -82,15 +82,15 @@ static void add_addr(struct netfence_addr *addrs, size_t *n, int family, const v
 }
 
 /* The DNS-rebinding rule (policy/netdest.h): an address in a private,
- * loopback or metadata range is handed out for a name (or connected to for
- * it by the proxy mode) only when the name is pinned or an entry on that
- * path names the range. */
-static bool may_hand_out(const struct fence_rules *fr, const struct fence_name *n, const struct netfence_addr *a,
-			 bool via_proxy)
+ * loopback or metadata range is handed out by the fenced DNS for a name
+ * only when the name is pinned or a direct entry names the address on one
+ * of the name's ports; the connect itself is checked on its own port
+ * (fence_connect_ok). */
+static bool may_hand_out(const struct fence_rules *fr, const struct fence_name *n, const struct netfence_addr *a)
 {
 	if (n->pinned || !net_addr_is_private(a->family, addr_bytes(a)))
 		return true;
-	return net_private_addr_named_via(fr->policy, a->family, addr_bytes(a), via_proxy);
+	return net_private_addr_named(fr->policy, a->family, addr_bytes(a), n->name);
 }
 
 /* ---- the lookups: the host's own resolver (glibc: /etc/hosts, DNS, NSS),
@@ -317,7 +317,7 @@ static int fence_resolve(void *ctx, const char *name, int qtype, struct netfence
 	if ((rc = name_answer(fr, name, &n)) < 0)
 		return rc;
 	for (i = 0; i < n->n && k < max; i++)
-		if (n->addr[i].family == family && may_hand_out(fr, n, &n->addr[i], false))
+		if (n->addr[i].family == family && may_hand_out(fr, n, &n->addr[i]))
 			out[k++] = n->addr[i];
 	return (int)k;
 }
@@ -338,10 +338,13 @@ static bool fence_connect_ok(void *ctx, const struct netfence_addr *a, uint16_t 
 		return true;
 	if (!name || !net_allow_name(fr->policy, name, port))
 		return false;
-	/* Handed out for an allowed name: the rebinding rule again, since the
-	 * fence remembers only the last name an address went out for. */
+	/* Handed out for an allowed name.  A private address that is not the
+	 * name's pin needs an address entry on this very port, and that was
+	 * asked above: the name's port is not enough, or localhost:5432 beside
+	 * evil.example would open the host's 127.0.0.1:443 to a rebinding
+	 * answer. */
 	n = find(fr, name);
-	return n && may_hand_out(fr, n, a, false);
+	return n && (n->pinned || !net_addr_is_private(a->family, addr_bytes(a)));
 }
 
 /* ---- the proxy mode's rules (kernel/netproxy.h): by the name asked,
@@ -354,8 +357,10 @@ static bool proxy_name_ok(void *ctx, const char *name, uint16_t port)
 	return net_allow_name_via(fr->policy, name, port, true);
 }
 
-/* Both families, in the resolver's order: the proxy tries them in turn. */
-static int proxy_resolve(void *ctx, const char *name, struct netfence_addr *out, size_t max)
+/* Both families, in the resolver's order: the proxy tries them in turn.
+ * A private address that is not the name's pin only when an entry allows
+ * that address on the port asked (as connect_ok does for the fence). */
+static int proxy_resolve(void *ctx, const char *name, uint16_t port, struct netfence_addr *out, size_t max)
 {
 	struct fence_rules *fr = ctx;
 	struct fence_name *n;
@@ -370,9 +375,12 @@ static int proxy_resolve(void *ctx, const char *name, struct netfence_addr *out,
 	 * proxy may ask the host's proxy by name then (docs/network.md). */
 	if (n->n == 0)
 		return NETPROXY_RESOLVE_NONE;
-	for (i = 0; i < n->n && k < max; i++)
-		if (may_hand_out(fr, n, &n->addr[i], true))
-			out[k++] = n->addr[i];
+	for (i = 0; i < n->n && k < max; i++) {
+		const struct netfence_addr *a = &n->addr[i];
+		if (n->pinned || !net_addr_is_private(a->family, addr_bytes(a)) ||
+		    net_allow_addr_via(fr->policy, a->family, addr_bytes(a), port, true))
+			out[k++] = *a;
+	}
 	return (int)k;
 }
 

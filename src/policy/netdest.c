@@ -706,14 +706,47 @@ bool net_allow_addr(const struct moat_policy *p, int family, const void *addr, u
 	return addr_allowed(p, family, addr, false, port, false);
 }
 
-bool net_private_addr_named_via(const struct moat_policy *p, int family, const void *addr, bool via_proxy)
+/* Do the two entries' ports meet (an entry without :* names at least one). */
+static bool ports_meet(const struct moat_net_dest *a, const struct moat_net_dest *b)
 {
-	return addr_allowed(p, family, addr, true, 0, via_proxy);
+	size_t i;
+
+	if (a->any_port || b->any_port)
+		return true;
+	for (i = 0; i < a->n_ports; i++)
+		if (port_allowed(b, a->ports[i]))
+			return true;
+	return false;
 }
 
-bool net_private_addr_named(const struct moat_policy *p, int family, const void *addr)
+bool net_private_addr_named_via(const struct moat_policy *p, int family, const void *addr, const char *name,
+				bool via_proxy)
 {
-	return addr_allowed(p, family, addr, true, 0, false);
+	char folded[MAX_NAME + 2];
+	size_t i, j;
+
+	if (!addr || (family != AF_INET && family != AF_INET6) || !fold_name(name, folded, sizeof(folded)))
+		return false;
+	/* Only where an address entry and one of the name's meet on a port:
+	 * localhost:5432 beside api.example.com (443, 80) is no reason to hand
+	 * out 127.0.0.1 for the name, since no port of the name could reach
+	 * it (the connect is checked on its own port as well). */
+	for (i = 0; i < p->n_net_allow; i++) {
+		const struct moat_net_dest *d = &p->net_allow[i];
+		if (!on_path(d, via_proxy) || !entry_covers(d, family, addr))
+			continue;
+		for (j = 0; j < p->n_net_allow; j++) {
+			const struct moat_net_dest *n = &p->net_allow[j];
+			if (on_path(n, via_proxy) && name_matches(n, folded) && ports_meet(d, n))
+				return true;
+		}
+	}
+	return false;
+}
+
+bool net_private_addr_named(const struct moat_policy *p, int family, const void *addr, const char *name)
+{
+	return net_private_addr_named_via(p, family, addr, name, false);
 }
 
 bool net_name_pinned(const struct moat_policy *p, const char *name)

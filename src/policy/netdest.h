@@ -65,13 +65,17 @@ bool net_allow_addr_via(const struct moat_policy *p, int family, const void *add
 const char *net_addr_private_range(int family, const void *addr);
 bool net_addr_is_private(int family, const void *addr);
 
-/* The DNS-rebinding rule: a name that resolves to a private address is
- * refused unless this is true: some address or CIDR entry contains the
- * address (on any port: the port is the name entry's), or the address is
- * loopback and a localhost entry exists.  Pinned names (net_name_pinned)
- * are exempt from the rule. */
-bool net_private_addr_named(const struct moat_policy *p, int family, const void *addr);
-bool net_private_addr_named_via(const struct moat_policy *p, int family, const void *addr, bool via_proxy);
+/* The DNS-rebinding rule: an address in a private range is handed out for
+ * a name (net_allow_name) only when this is true: some address or CIDR
+ * entry contains the address, or the address is 127.0.0.1 or ::1 and a
+ * localhost entry exists, on a port that an entry allows the name on.  A
+ * connect to it is then allowed on the ports that address entry allows
+ * (net_allow_addr), never on the name's alone: localhost:5432 beside
+ * evil.example:22 opens neither port to 127.0.0.1 for the name.  Pinned
+ * names (net_name_pinned) are exempt from the rule. */
+bool net_private_addr_named(const struct moat_policy *p, int family, const void *addr, const char *name);
+bool net_private_addr_named_via(const struct moat_policy *p, int family, const void *addr, const char *name,
+				bool via_proxy);
 
 /* Does a --resolve pin exist for the name (normalised as above). */
 bool net_name_pinned(const struct moat_policy *p, const char *name);

@@ -175,8 +175,9 @@ like "$?:$(cat "$SCRATCH/e4")" "^125:.*descriptor of (its|their) own" "--events-
 # and a resolv.conf naming a DNS server of the test's on 127.0.0.53, which
 # answers slow.wild.test after 1.5 s.  While that lookup runs, a.wild.test
 # must resolve and connect at once: moat's loop does not wait for it.  The
-# address entry 127.0.0.2:1 names the private range (the rebinding rule),
-# so the connect to port P2 is the wildcard entry's.
+# address entry 127.0.0.2:P2 lets the names have 127.0.0.2 on that port
+# (the rebinding rule: a private address needs an entry on the port;
+# net_rebind.sh).
 if [ "$(id -u)" = 0 ] && command -v unshare >/dev/null; then
 	printf '127.0.0.1 localhost\n127.0.0.2 a.wild.test\n' >"$SCRATCH/hosts"
 	printf 'nameserver 127.0.0.53\noptions timeout:3 attempts:1\n' >"$SCRATCH/resolv"
@@ -210,7 +211,7 @@ PY
 	dnspid=$!
 	for _ in $(seq 100); do [ -e "$SCRATCH/dns.up" ] && break; sleep 0.05; done
 	out=$(unshare -m sh -c 'mount --bind "$1/hosts" /etc/hosts && mount --bind "$1/resolv" /etc/resolv.conf && shift && exec "$@"' _ "$SCRATCH" \
-		"$MOAT" run --profile strict --allow-net "*.wild.test:$P2" --allow-net 127.0.0.2:1 -- "$PY" -c "
+		"$MOAT" run --profile strict --allow-net "*.wild.test:$P2" --allow-net "127.0.0.2:$P2" -- "$PY" -c "
 import socket, threading, time, urllib.request
 slow = {}
 def resolve_slow():

@@ -268,33 +268,7 @@ fi
 
 # The fence, the host's own loopback written as an IPv4-mapped IPv6 address:
 # directly, as 127.0.0.1 is, never "CONNECT [::ffff:127.0.0.1]" to the proxy.
-"$PY" - "$SCRATCH" <<'PY' &
-import os, socket, sys, time
-d = sys.argv[1]
-s = socket.socket()
-s.bind(("127.0.0.1", 0))
-s.listen(8)
-s.settimeout(0.2)
-with open(d + "/lo.tmp", "w") as f:
-    f.write("%d\n" % s.getsockname()[1])
-os.rename(d + "/lo.tmp", d + "/lo.port")
-end = time.time() + 120
-while time.time() < end and os.path.exists(d + "/lo.port"):
-    try:
-        c, _ = s.accept()
-    except socket.timeout:
-        continue
-    c.settimeout(2)
-    try:
-        c.recv(1000)
-        c.sendall(b"HTTP/1.0 200 OK\r\n\r\nhello from 127.0.0.1\n")
-    except OSError:
-        pass
-    c.close()
-PY
-LOPID=$!
-for _ in $(seq 100); do [ -s "$SCRATCH/lo.port" ] && break; sleep 0.05; done
-read -r PL <"$SCRATCH/lo.port"
+start_loserver
 LOC='import socket, sys
 for fam, a in ((socket.AF_INET, "127.0.0.1"), (socket.AF_INET6, "::ffff:127.0.0.1")):
     s = socket.socket(fam)
@@ -312,8 +286,7 @@ out=$(env HTTPS_PROXY="$UPURL" "$MOAT" run --profile strict --allow-net "localho
 is "$out" "127.0.0.1 hello from 127.0.0.1 ::ffff:127.0.0.1 hello from 127.0.0.1" \
 	"with HTTPS_PROXY, --allow-net localhost:PORT: 127.0.0.1 and ::ffff:127.0.0.1 (an AF_INET6 socket) both reach the host's loopback"
 is "$(tail -n +$((n0 + 1)) "$SCRATCH/upstream.log" | oneline)" "" "  neither was sent to the host's proxy"
-rm -f "$SCRATCH/lo.port"
-wait "$LOPID" 2>/dev/null
+loserver_stop
 
 # The fence's report names a refused connect's protocol: an MPTCP socket's is
 # mptcp (never udp), beside a TCP and a UDP one's (192.0.2.1, TEST-NET-1:

@@ -18,8 +18,14 @@
 #   seen IP PORT CMD...           CMD's output, " | ", and how many
 #                                 connections the HTTP server on IP:PORT
 #                                 accepted while CMD ran
+#   start_loserver                a server on the host's own 127.0.0.1
+#                                 too, port PL: "hello from 127.0.0.1" to
+#                                 every request, how many it accepted in
+#                                 $SCRATCH/lo.count; loserver_stop (and
+#                                 netservers_stop) ends it
 
 NETSERVERS_PID=""
+LOPID=""
 
 # shellcheck disable=SC2034 # PY and HELPER_DIR: for the sourcing test
 net_setup() {
@@ -37,7 +43,51 @@ net_setup() {
 }
 
 
+loserver_stop() {
+	[ -n "$LOPID" ] || return 0
+	rm -f "$SCRATCH/lo.port"
+	wait "$LOPID" 2>/dev/null
+	LOPID=""
+}
+
+start_loserver() {
+	/usr/bin/python3 - "$SCRATCH" <<'PY' &
+import os, socket, sys, time
+d = sys.argv[1]
+s = socket.socket()
+s.bind(("127.0.0.1", 0))
+s.listen(8)
+s.settimeout(0.2)
+with open(d + "/lo.tmp", "w") as f:
+    f.write("%d\n" % s.getsockname()[1])
+os.rename(d + "/lo.tmp", d + "/lo.port")
+n = 0
+end = time.time() + 120
+while time.time() < end and os.path.exists(d + "/lo.port"):
+    try:
+        c, _ = s.accept()
+    except socket.timeout:
+        continue
+    n += 1
+    with open(d + "/lo.count.tmp", "w") as f:
+        f.write("%d\n" % n)
+    os.rename(d + "/lo.count.tmp", d + "/lo.count")
+    c.settimeout(2)
+    try:
+        c.recv(1000)
+        c.sendall(b"HTTP/1.0 200 OK\r\n\r\nhello from 127.0.0.1\n")
+    except OSError:
+        pass
+    c.close()
+PY
+	LOPID=$!
+	for _ in $(seq 100); do [ -s "$SCRATCH/lo.port" ] && break; sleep 0.05; done
+	# shellcheck disable=SC2034 # the sourcing test uses it
+	read -r PL <"$SCRATCH/lo.port"
+}
+
 netservers_stop() {
+	loserver_stop
 	rm -f "$SCRATCH/ports"
 	[ -n "$NETSERVERS_PID" ] && kill "$NETSERVERS_PID" 2>/dev/null
 	NETSERVERS_PID=""

@@ -348,20 +348,27 @@ static void test_matchers(void)
 
 	/* the DNS-rebinding rule's helpers */
 	a4("10.9.1.1", a);
-	ok(net_private_addr_named(&p, AF_INET, a), "a private address inside an entry's range is named (any port)");
+	ok(net_private_addr_named(&p, AF_INET, a, "api.example.com"),
+	   "a private address inside an entry's range (:*) is named for a name");
 	a4("10.8.1.1", a);
-	ok(!net_private_addr_named(&p, AF_INET, a), "  one outside is not");
+	ok(!net_private_addr_named(&p, AF_INET, a, "api.example.com"), "  one outside is not");
 	a4("127.0.0.1", a);
-	ok(net_private_addr_named(&p, AF_INET, a), "  loopback is named by a localhost entry");
+	ok(!net_private_addr_named(&p, AF_INET, a, "api.example.com"),
+	   "  loopback is not named for a name by localhost:5432: the name's ports (443, 80) do not meet 5432");
+	ok(net_private_addr_named(&p, AF_INET, a, "localhost"), "  it is for localhost itself");
+	ok(!net_private_addr_named(&p, AF_INET, a, "other.example"), "  nor for a name no entry allows");
+	a4("203.0.113.9", a);
+	ok(!net_private_addr_named(&p, AF_INET, a, "a.cdn.example"),
+	   "  203.0.113.0/24:25 does not name it for *.cdn.example:8443");
 	a4("169.254.169.254", a);
-	ok(!net_private_addr_named(&p, AF_INET, a), "  the metadata address is not named");
+	ok(!net_private_addr_named(&p, AF_INET, a, "api.example.com"), "  the metadata address is not named");
 	ok(net_name_pinned(&p, "Pinned.Example.") && !net_name_pinned(&p, "api.example.com"), "net_name_pinned");
 	policy_free(&p);
 
 	policy_init(&p);
 	a4("8.8.8.8", a);
 	ok(!net_allow_name(&p, "example.com", 443) && !net_allow_addr(&p, AF_INET, a, 443) &&
-	       !net_private_addr_named(&p, AF_INET, a),
+	       !net_private_addr_named(&p, AF_INET, a, "example.com"),
 	   "an empty allowlist allows nothing");
 	add(&p, "[::/0]:*");
 	a6("::ffff:8.8.8.8", a);
@@ -394,8 +401,13 @@ static void test_paths(void)
 	a4("10.1.2.3", a);
 	ok(!net_allow_addr(&p, AF_INET, a, 5432) && net_allow_addr_via(&p, AF_INET, a, 5432, true),
 	   "a proxy-only CIDR: no direct connect, allowed through the proxy");
-	ok(!net_private_addr_named(&p, AF_INET, a) && net_private_addr_named_via(&p, AF_INET, a, true),
-	   "  and it names its private range for the proxy path only");
+	ok(!net_private_addr_named(&p, AF_INET, a, "api.example.com") &&
+	       !net_private_addr_named_via(&p, AF_INET, a, "api.example.com", true),
+	   "  it names its private range on 5432 only, not on api.example.com's ports");
+	add(&p, "proxy:db.example:5432");
+	ok(!net_private_addr_named(&p, AF_INET, a, "db.example") &&
+	       net_private_addr_named_via(&p, AF_INET, a, "db.example", true),
+	   "  for a name on 5432: through the proxy only");
 	if (net_pin_parse("cdn.example.com=203.0.113.9", &pin, &e) == 0) {
 		char *argv[] = {"/bin/true", NULL};
 		policy_add_net_pin(&p, &pin);

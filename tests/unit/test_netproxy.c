@@ -670,9 +670,10 @@ static struct netfence_addr v4(uint32_t h)
 	return a;
 }
 
-static int r_resolve(void *ctx, const char *name, struct netfence_addr *out, size_t max)
+static int r_resolve(void *ctx, const char *name, uint16_t port, struct netfence_addr *out, size_t max)
 {
 	(void)ctx;
+	(void)port;
 	if (max < 2)
 		return NETFENCE_RESOLVE_FAILED;
 	if (strcmp(name, "slow.test") == 0) {

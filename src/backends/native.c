@@ -327,7 +327,13 @@ static int native_compile(const struct backend_ctx *ctx, struct backend_plan *bp
 			verdict_missing(&props[MOAT_P_NET_NONE], seccomp_hint, "neither seccomp nor a network namespace");
 	}
 
-	if (netns)
+	/* The fence opens the namespace: the command reaches the allowed
+	 * destinations through host sockets, the host's own loopback among
+	 * them (localhost:PORT, 127.0.0.1, a CIDR holding it). */
+	if (np->net_fence)
+		verdict_missing(&props[MOAT_P_NET_LOOPBACK], "use --net loopback",
+				"net allow reaches the allowed destinations from the host, its loopback included");
+	else if (netns)
 		verdict_enforce(&props[MOAT_P_NET_LOOPBACK], "network namespace with only lo");
 	else
 		verdict_missing(&props[MOAT_P_NET_LOOPBACK], ns ? "use --net loopback" : HINT_USERNS,

@@ -11,6 +11,7 @@ set -u
 . "$(dirname "$0")/../lib/netservers.sh"
 net_setup
 j() { json_get "$@" 2>/dev/null; }
+jx() { json_eval "$@" 2>/dev/null; }
 
 # --- the servers (tests/lib/netservers.py): HTTP on 127.0.0.2 and 127.0.0.3,
 # a UDP counter on 127.0.0.2 ----------------------------------------------------
@@ -32,6 +33,17 @@ is "$?/$(j "$REPORTS/r.json" '["status"]')" "0/enforced" "require mode runs: eve
 is "$(j "$REPORTS/r.json" '["properties"]["net.allow"]["status"]')" enforced "net.allow is enforced"
 like "$(j "$REPORTS/r.json" '["properties"]["net.allow"]["mechanism"]')" "seccomp user notification" "  by the fence"
 valid_report "$REPORTS/r.json" "  the report fits the schema"
+# net.loopback (network only to a private loopback) is not what net allow
+# gives: the allowed svc.test is the host's own 127.0.0.2.  Without the
+# fence (the network stays closed) the claim is true again.
+is "$(jx "$REPORTS/r.json" 'sorted(d["properties"]["net.loopback"].items())')" '[["requested", false], ["status", "not-requested"]]' \
+	"net.loopback is not claimed under net allow (not-requested, no mechanism)"
+out=$(run --allow-net "127.0.0.2:$P2" -- "$HELPER" tcp 127.0.0.2 "$P2")
+is "$out" "OK" "  and indeed the command reaches the host's loopback (--allow-net 127.0.0.2:$P2)"
+out=$(MOAT_HOST_LIMIT=netfence=0 "$MOAT" run "${A[@]}" --allow-net "127.0.0.2:$P2" --mode prefer --report "$REPORTS/nofence.json" \
+	-- "$HELPER" tcp 127.0.0.2 "$P2" 2>>"$SCRATCH/stderr")
+like "$(j "$REPORTS/nofence.json" '["properties"]["net.loopback"]["status"]')/$out" "^enforced/ERR " \
+	"control: without the fence (the network stays closed) net.loopback is enforced, and the host's 127.0.0.2 is unreachable"
 
 # --- allowed: a pinned name on its port, from every client ----------------------
 out=$(run -- curl -sS -m 10 "http://svc.test:$P2/")

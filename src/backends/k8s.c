@@ -414,7 +414,7 @@ static json_t *build_network(struct k8s_build *b, json_t **fqdn, json_t **aliase
 	*aliases = NULL;
 	for (i = 0; p->net == MOAT_NET_ALLOW && i < p->n_net_allow; i++) {
 		const struct moat_net_dest *d = &p->net_allow[i];
-		if (d->host_loopback) {
+		if (d->loopback_only) {
 			n_loop++;
 		} else if (d->kind == MOAT_NET_DEST_ADDR) {
 			char text[INET6_ADDRSTRLEN], cidr[INET6_ADDRSTRLEN + 8];

@@ -189,6 +189,24 @@ static bool overlaps_private(int family, const unsigned char *addr, unsigned pre
 	return false;
 }
 
+/* The entry's range and the host's loopback (127/8, ::1) share an
+ * address: 0.0.0.0/0 and ::/0 reach the host's 127.0.0.1 and ::1 too. */
+static bool overlaps_loopback(int family, const unsigned char *addr, unsigned prefix)
+{
+	static const unsigned char lo4[4] = {127}, lo6[16] = {[15] = 1};
+	unsigned char mapped[16];
+
+	if (family == AF_INET)
+		return prefix_equal(addr, lo4, prefix < 8 ? prefix : 8);
+	if (prefix_equal(addr, lo6, prefix))
+		return true;
+	/* ::ffff:127.0.0.0/104, inside a short IPv6 prefix. */
+	memcpy(mapped, v4_mapped, 12);
+	memcpy(mapped + 12, lo4, 4);
+	return prefix_equal(addr, mapped, prefix < 104 ? prefix : 104);
+}
+
+/* All of the entry's range is the host's loopback. */
 static bool inside_loopback(int family, const unsigned char *addr, unsigned prefix)
 {
 	static const unsigned char lo6[16] = {[15] = 1};
@@ -470,10 +488,12 @@ int net_dest_parse(const char *text, struct moat_net_dest *out, struct net_parse
 	}
 	if (d.kind == MOAT_NET_DEST_ADDR) {
 		d.names_private_range = overlaps_private(d.family, d.addr, d.prefix);
-		d.host_loopback = inside_loopback(d.family, d.addr, d.prefix);
+		d.host_loopback = overlaps_loopback(d.family, d.addr, d.prefix);
+		d.loopback_only = inside_loopback(d.family, d.addr, d.prefix);
 	} else if (is_localhost(d.name) || (d.kind == MOAT_NET_DEST_WILDCARD && strcmp(d.name, "localhost") == 0)) {
 		d.names_private_range = true;
 		d.host_loopback = true;
+		d.loopback_only = true;
 	}
 	d.text = moat_xstrdup(whole);
 	*out = d;

@@ -92,7 +92,9 @@ struct moat_net_dest {
 	unsigned short ports[MOAT_NET_DEST_MAX_PORTS]; /* host byte order */
 	size_t n_ports;				       /* 0 when any_port */
 	bool any_port;				       /* ":*" */
-	bool host_loopback;	   /* localhost, 127/8, ::1: a service on the host's own loopback */
+	bool host_loopback;	   /* reaches the host's own loopback: localhost, or a range that
+				    * overlaps 127/8 or ::1 (0.0.0.0/0 too) */
+	bool loopback_only;	   /* all of it is the host's loopback: localhost, inside 127/8, ::1 */
 	bool names_private_range; /* the entry's range overlaps a private, loopback,
 				   * link-local or metadata range (net_addr_private_range) */
 	struct moat_origin origin;

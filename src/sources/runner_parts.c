@@ -316,7 +316,7 @@ char *runner_loopback_hosts(const struct moat_policy *p)
 		const char *host = d->name ? d->name : net_addr_text(d->family, d->addr, addr, sizeof(addr));
 		char *next;
 
-		if (!d->host_loopback || !host)
+		if (!d->loopback_only || !host)
 			continue;
 		next = hosts ? moat_xasprintf("%s,%s", hosts, host) : moat_xstrdup(host);
 		free(hosts);

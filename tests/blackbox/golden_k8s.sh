@@ -165,6 +165,12 @@ is "$(yq "$SCRATCH/out-allow-net/workload.yaml" 'd["spec"]["hostAliases"]')" "[{
 is "$(yq "$SCRATCH/out-allow-net/networkpolicy.yaml" '[r for r in d["spec"]["egress"] if r["to"][0]["ipBlock"]["cidr"] == "192.0.2.10/32"]')" \
 	"[{'to': [{'ipBlock': {'cidr': '192.0.2.10/32'}}], 'ports': [{'protocol': 'TCP', 'port': 443}, {'protocol': 'TCP', 'port': 80}]}]" \
 	"  and its address allowed on the name's ports"
+# 0.0.0.0/0 holds the host's loopback (host_loopback in the report) but is
+# more than it: an ipBlock, not left out as localhost:PORT is.
+(cd "$T/proj" && env -i HOME="$T/home" PATH=/usr/bin:/bin "$MOAT" export --format k8s -o "$SCRATCH/out-cidr" --image x \
+	--allow-net 0.0.0.0/0:443 --allow-net localhost:5432 -- /bin/true >/dev/null 2>&1)
+is "$(yq "$SCRATCH/out-cidr/networkpolicy.yaml" '[r["to"][0]["ipBlock"]["cidr"] for r in d["spec"]["egress"]]')" "['0.0.0.0/0']" \
+	"k8s: --allow-net 0.0.0.0/0:443 is an ipBlock though it holds the host's loopback; localhost:5432 is left out"
 is "$(json_eval "$R" 'sorted(set(r["enforced"] for r in d["properties"]))')" \
 	'["cluster feature", "manifest", "not expressible"]' "k8s: every row says one of the three"
 is "$(yq "$SCRATCH/out-limits/workload.yaml" '(d["spec"]["activeDeadlineSeconds"], d["spec"]["runtimeClassName"], d["spec"]["containers"][0]["resources"])')" \

@@ -44,6 +44,21 @@ out=$(MOAT_HOST_LIMIT=netfence=0 "$MOAT" run "${A[@]}" --allow-net "127.0.0.2:$P
 	-- "$HELPER" tcp 127.0.0.2 "$P2" 2>>"$SCRATCH/stderr")
 like "$(j "$REPORTS/nofence.json" '["properties"]["net.loopback"]["status"]')/$out" "^enforced/ERR " \
 	"control: without the fence (the network stays closed) net.loopback is enforced, and the host's 127.0.0.2 is unreachable"
+# An entry whose range holds the host's loopback says so (host_loopback):
+# 0.0.0.0/0 reaches the host's 127.0.0.3; 128.0.0.0/1, which does not hold
+# it, neither reaches it nor says so.
+for c in "0.0.0.0/0 true" "0.0.0.0/1 true" "128.0.0.0/1 false"; do
+	read -r cidr want <<<"$c"
+	out=$("$MOAT" run --profile strict --read "$HELPER_DIR" --allow-net "$cidr:$P3" --report "$REPORTS/cidr.json" -- \
+		"$HELPER" tcp 127.0.0.3 "$P3" 2>>"$SCRATCH/stderr")
+	got="$out/$(jx "$REPORTS/cidr.json" 'd["network"]["allow"][0]["host_loopback"]')"
+	if [ "$want" = true ]; then
+		is "$got" "OK/true" "--allow-net $cidr:PORT reaches the host's 127.0.0.3, and its entry says host_loopback"
+	else
+		like "$got" "^ERR [A-Z]+/false$" "control: --allow-net $cidr:PORT does not reach 127.0.0.3, and says host_loopback false"
+	fi
+done
+valid_report "$REPORTS/cidr.json" "  the report fits the schema"
 
 # --- allowed: a pinned name on its port, from every client ----------------------
 out=$(run -- curl -sS -m 10 "http://svc.test:$P2/")

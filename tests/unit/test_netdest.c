@@ -12,6 +12,14 @@
 #include "util/cleanup.h"
 
 /* The parsed form as one line: kind name|addr/prefix ports flags. */
+/* host_loopback, and whether all of the entry is the host's loopback. */
+static const char *loopback_text(const struct moat_net_dest *d)
+{
+	if (!d->host_loopback)
+		return d->loopback_only ? " BROKEN:only-without-loopback" : "";
+	return d->loopback_only ? " loopback" : " loopback(part)";
+}
+
 static const char *show(const char *text, char *buf, size_t len)
 {
 	struct moat_net_dest d;
@@ -29,12 +37,11 @@ static const char *show(const char *text, char *buf, size_t len)
 		o += (size_t)snprintf(ports + o, sizeof(ports) - o, "%s%u", i ? "," : "", d.ports[i]);
 	if (d.kind == MOAT_NET_DEST_ADDR)
 		snprintf(buf, len, "address %s/%u %s%s%s%s", net_addr_text(d.family, d.addr, addr, sizeof(addr)),
-			 d.prefix, ports, d.host_loopback ? " loopback" : "", d.names_private_range ? " private" : "",
+			 d.prefix, ports, loopback_text(&d), d.names_private_range ? " private" : "",
 			 d.proxy_only ? " proxy-only" : "");
 	else
-		snprintf(buf, len, "%s %s %s%s%s%s", net_dest_kind_name(d.kind), d.name, ports,
-			 d.host_loopback ? " loopback" : "", d.names_private_range ? " private" : "",
-			 d.proxy_only ? " proxy-only" : "");
+		snprintf(buf, len, "%s %s %s%s%s%s", net_dest_kind_name(d.kind), d.name, ports, loopback_text(&d),
+			 d.names_private_range ? " private" : "", d.proxy_only ? " proxy-only" : "");
 	net_dest_free(&d);
 	return buf;
 }
@@ -71,7 +78,11 @@ static const struct {
     {"172.16.0.0/12", "address 172.16.0.0/12 443,80 private"},
     {"172.32.0.0/12", "address 172.32.0.0/12 443,80"},
     {"192.168.1.0/24", "address 192.168.1.0/24 443,80 private"},
-    {"0.0.0.0/0", "address 0.0.0.0/0 443,80 private"},
+    {"0.0.0.0/0", "address 0.0.0.0/0 443,80 loopback(part) private"}, /* holds 127/8 */
+    {"0.0.0.0/1", "address 0.0.0.0/1 443,80 loopback(part) private"},
+    {"128.0.0.0/1", "address 128.0.0.0/1 443,80 private"},
+    {"126.0.0.0/7", "address 126.0.0.0/7 443,80 loopback(part) private"},
+    {"127.1.0.0/16", "address 127.1.0.0/16 443,80 loopback private"},
     {"8.0.0.0/6", "address 8.0.0.0/6 443,80 private"}, /* holds 10/8 */
     {"8.0.0.0/7", "address 8.0.0.0/7 443,80"},	       /* 8 and 9 only */
     {"203.0.113.7/32", "address 203.0.113.7/32 443,80"},
@@ -84,7 +95,10 @@ static const struct {
     {"[2001:db8::/32]:*", "address 2001:db8::/32 *"},
     {"fd00:ec2::254", "address fd00:ec2::254/128 443,80 private"},
     {"fe80::/10", "address fe80::/10 443,80 private"},
-    {"::/0", "address ::/0 443,80 private"},
+    {"::/0", "address ::/0 443,80 loopback(part) private"},
+    {"::/127", "address ::/127 443,80 loopback(part) private"},
+    {"::2/127", "address ::2/127 443,80 private"},
+    {"::ffff:0:0/96", "address 0.0.0.0/0 443,80 loopback(part) private"}, /* mapped: 0.0.0.0/0 */
     {"2001:db8::1/128", "address 2001:db8::1/128 443,80"},
     {"::ffff:10.1.2.3", "address 10.1.2.3/32 443,80 private"}, /* mapped: the IPv4 address */
     {"[::ffff:203.0.113.0/120]:9", "address 203.0.113.0/24 9"},

@@ -971,7 +971,9 @@ static void connected(struct netproxy *np, struct conn *c)
 	/* What the client sent after its request (a body, a ClientHello). */
 	memcpy(c->c2u.buf + c->c2u.len, c->head + c->consumed, rest);
 	c->c2u.len += rest;
-	bool tls = np->rules.tls_port ? np->rules.tls_port(np->rules.ctx, c->t.port) : c->t.port == 443;
+	/* Every port by default: TLS on 8443 fronts other names as well as on
+	 * 443, and bytes that are not TLS pass at their first byte. */
+	bool tls = np->rules.tls_port ? np->rules.tls_port(np->rules.ctx, c->t.port) : true;
 	c->st = c->tunnel && tls ? ST_SNI : ST_RELAY;
 	relay_step(np, c, 0, 0);
 }
@@ -1173,8 +1175,8 @@ static int dir_flush(struct dir *d, int dst, unsigned long long *count)
 	return 0;
 }
 
-/* A tunnel to port 443 before its first bytes were judged: they must be a
- * ClientHello for the host asked for (or not TLS at all). */
+/* A tunnel before its first bytes were judged: they must be a ClientHello
+ * for the host asked for (or not TLS at all). */
 static bool sni_judge(struct netproxy *np, struct conn *c)
 {
 	char name[NETFENCE_NAME_MAX + 1];
@@ -1183,7 +1185,9 @@ static bool sni_judge(struct netproxy *np, struct conn *c)
 	if (s == NETPROXY_SNI_MORE) {
 		if (c->c2u.off + c->c2u.len < BUF_SIZE && !c->c2u.eof)
 			return true; /* wait for the rest */
-		s = NETPROXY_SNI_BAD;
+		/* A client that half-closed before sending anything (it only
+		 * reads a server's banner) sent no TLS. */
+		s = c->c2u.len ? NETPROXY_SNI_BAD : NETPROXY_SNI_NOT_TLS;
 	}
 	if (s == NETPROXY_SNI_BAD || (s == NETPROXY_SNI_NAME && (c->t.is_addr || strcmp(name, c->t.host) != 0))) {
 		np->st.sni_refused++;

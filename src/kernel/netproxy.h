@@ -44,7 +44,7 @@
  *      in origin form with Host set from its target, hop-by-hop headers
  *      dropped and "Connection: close" (one request per connection: the
  *      next one may be for another host);
- *   5. for a tunnel to port 443 (rules->tls_port): holds the client's first bytes until they
+ *   5. for a tunnel (to any port, or rules->tls_port's): holds the client's first bytes until they
  *      are a whole TLS ClientHello (reassembled across records, at most
  *      NETPROXY_HELLO_MAX bytes) and closes the tunnel when its
  *      server_name is not the host the tunnel was asked for (or names one
@@ -116,7 +116,8 @@ struct netproxy_rules {
 	 * (as text) are given one: the name's is used. */
 	const struct upstream_proxy *(*upstream)(void *ctx, const char *host, uint16_t port);
 	/* Optional: is a tunnel to this port TLS, whose ClientHello must name
-	 * the host asked for (step 5)?  NULL: port 443 alone. */
+	 * the host asked for (step 5)?  NULL: every port (what is not TLS
+	 * passes at its first byte). */
 	bool (*tls_port)(void *ctx, uint16_t port);
 	/* Optional: each request's outcome, as it is decided (must not block). */
 	void (*event)(void *ctx, const struct netproxy_event *ev);

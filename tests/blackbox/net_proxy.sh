@@ -153,6 +153,31 @@ else
 	for _ in 1 2 3 4; do skip "HTTPS on 127.0.0.2:443 needs root (a port below 1024) and openssl"; done
 fi
 
+# --- SNI on any port: a proxy-only name on P2 (not 443) -----------------------------
+# CONNECT cdn.test:P2, then a ClientHello (Python's ssl, through memory BIOs)
+# for NAME, then an empty line: the plain HTTP server on P2 answers the
+# bytes (an error page), unless the tunnel was closed at the hello.
+HELLO='import socket, ssl, sys
+i, o = ssl.MemoryBIO(), ssl.MemoryBIO()
+t = ssl.create_default_context().wrap_bio(i, o, server_hostname=sys.argv[2])
+try:
+    t.do_handshake()
+except ssl.SSLWantReadError:
+    pass
+s = socket.create_connection(("127.0.0.1", 3128), timeout=10)
+s.sendall(b"CONNECT cdn.test:%s HTTP/1.1\r\nHost: cdn.test\r\n\r\n" % sys.argv[1].encode())
+head = b""
+while b"\r\n\r\n" not in head:
+    head += s.recv(1)
+s.sendall(o.read() + b"\r\n\r\n")
+r = b"".join(iter(lambda: s.recv(4096), b""))
+print(head.split(b" ")[1].decode(), "answered" if r else "closed")'
+out=$("$MOAT" run "${B[@]}" --report "$REPORTS/sni-any.json" -- /bin/sh -c \
+	"$PY -c \"\$1\" $P2 other.test; $PY -c \"\$1\" $P2 cdn.test" _ "$HELLO" 2>>"$SCRATCH/stderr" | oneline)
+is "$out" "200 closed 200 answered" \
+	"a tunnel to cdn.test:$P2 (not 443) with a ClientHello for other.test is closed at the hello; one for cdn.test (the control) passes"
+is "$(jx "$REPORTS/sni-any.json" 'd["network"]["proxy"]["sni_refused"]')" 1 "  the report counts the one refused"
+
 # --- the host's own proxy (HTTPS_PROXY in moat's environment) ----------------------
 # via_host_proxy VAR=URL REPORT CMDS: CMDS (then env) in the sandbox with VAR=URL in
 # moat's environment; out: their output, " | ", the connections the server saw;

@@ -34,6 +34,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 #include <sys/types.h>
 
 #include "resolve/fsplan.h"
@@ -148,6 +149,10 @@ struct backend_plan {
 			      * one guard that still holds for a declared
 			      * directory fd (backend_verdict_kept_dirs); 0
 			      * without it */
+	uint64_t landlock_scoped; /* that ruleset's scopes (kernel/landlock.h):
+				   * the abstract-socket one still refuses a
+				   * kept unix socket of the host's
+				   * (backend_verdict_kept_sockets); 0 without */
 	char **cleanup_argv; /* run by moat's guard when moat died during the run
 			      * (`runc delete --force ID`: the runtime's state);
 			      * NULL-terminated, owned; NULL: none */
@@ -462,6 +467,15 @@ void backend_strv_free(char **v);
  * directory and no Landlock guards the file system inside (plan.c, after
  * every backend's own verdicts). */
 void backend_verdict_kept_dirs(const struct moat_policy *p, const struct backend_plan *bp, struct moat_verdict *props);
+/* A declared fd that is a socket made outside the sandbox (the caller's,
+ * in the host's network namespace) is not held by the sandbox's network
+ * namespace or by the seccomp rule on socket(2): net.none, net.loopback and
+ * net.allow missing for any socket but a unix one, ipc.unix (and
+ * ipc.abstract without Landlock's abstract-socket scope) for a unix socket
+ * that can still be aimed (unconnected, or datagram).  plan.c, after every
+ * backend's own verdicts. */
+void backend_verdict_kept_sockets(const struct moat_policy *p, const struct backend_plan *bp,
+				  struct moat_verdict *props);
 /* A protected file with another hard link (fs_obj.hard_linked) can be
  * written through that name, wherever it lies: fs.write missing, naming
  * it.  Every backend's, after its own verdicts. */

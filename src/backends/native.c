@@ -244,6 +244,7 @@ static int native_compile(const struct backend_ctx *ctx, struct backend_plan *bp
 
 	/* Verdicts, from what was compiled above and nothing else. */
 	bp->fs_landlock_abi = np->landlock.abi;
+	bp->landlock_scoped = np->landlock.scoped;
 	if (np->landlock.abi > 0 && np->mounts.enabled)
 		verdict_enforce(&props[MOAT_P_FS_READ], "a view with only the grants (%zu binds); landlock ABI %d, %zu "
 							"rules on their inodes",

@@ -10,6 +10,7 @@
 #include <sys/file.h>
 #include <sys/mman.h>
 #include <sys/resource.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -710,8 +711,9 @@ int backend_landlock_layer(const struct backend_ctx *ctx, struct backend_plan *b
 		backend_strv_add(args, n_args, buf);
 	}
 	l.ruleset_fd = -1; /* passed: closed with the plan */
-	landlock_plan_free(&l);
 	bp->fs_landlock_abi = abi;
+	bp->landlock_scoped = l.scoped;
+	landlock_plan_free(&l);
 	return abi;
 }
 
@@ -767,6 +769,158 @@ void backend_verdict_export_names(const struct backend_ctx *ctx, size_t n_pins, 
 					n_pins);
 }
 
+static const char *socket_family_name(int family)
+{
+	switch (family) {
+	case AF_UNIX:
+		return "AF_UNIX";
+	case AF_INET:
+		return "AF_INET";
+	case AF_INET6:
+		return "AF_INET6";
+	case AF_NETLINK:
+		return "AF_NETLINK";
+	case AF_PACKET:
+		return "AF_PACKET";
+	case AF_VSOCK:
+		return "AF_VSOCK";
+	default:
+		return NULL;
+	}
+}
+
+static const char *socket_type_name(int type)
+{
+	switch (type) {
+	case SOCK_STREAM:
+		return "stream";
+	case SOCK_DGRAM:
+		return "datagram";
+	case SOCK_SEQPACKET:
+		return "seqpacket";
+	case SOCK_RAW:
+		return "raw";
+	default:
+		return "other";
+	}
+}
+
+/* What the plan reads of a declared socket; -1 where getsockopt failed. */
+struct kept_socket {
+	int family, type, listening;
+	bool connected;
+};
+
+/* 0; 1 when `fd` is no socket object (an O_PATH descriptor of a socket's
+ * inode names one socket, as a connected one does); -1 when moat could not
+ * read its family, which is then judged as every family at once. */
+static int kept_socket_read(int fd, struct kept_socket *ks)
+{
+	struct sockaddr_storage peer;
+	socklen_t len = sizeof(int);
+
+	*ks = (struct kept_socket){.family = -1, .type = -1, .listening = -1};
+	if (getsockopt(fd, SOL_SOCKET, SO_DOMAIN, &ks->family, &len) != 0)
+		return errno == ENOTSOCK ? 1 : -1;
+	len = sizeof(int);
+	if (getsockopt(fd, SOL_SOCKET, SO_TYPE, &ks->type, &len) != 0)
+		ks->type = -1;
+	len = sizeof(int);
+	if (getsockopt(fd, SOL_SOCKET, SO_ACCEPTCONN, &ks->listening, &len) != 0)
+		ks->listening = -1;
+	len = sizeof(peer);
+	ks->connected = getpeername(fd, (struct sockaddr *)&peer, &len) == 0;
+	return 0;
+}
+
+/* A socket keeps the namespace it was made in: the sandbox's network
+ * namespace does not apply to the caller's, and the seccomp rule refuses
+ * only socket(2), not connect or sendto on one that exists.  So a declared
+ * socket is judged by what the command can still aim it at:
+ *   - any family but AF_UNIX: the host's network, whatever its state.
+ *     Datagram and raw sockets sendto(2) any address.  A TCP socket is no
+ *     pipe either: connect(AF_UNSPEC) dissolves a connection, shutdown(2)
+ *     a listener, and the socket connects again; Landlock's TCP rules
+ *     refuse that connect but not, on every kernel, a MSG_FASTOPEN send
+ *     (landlock-lsm/linux#41), and net loopback has no TCP rules at all.
+ *     A listener also serves whoever reaches the host's port.
+ *   - AF_UNIX, unconnected (or datagram: sendto takes an address even when
+ *     connected): connect(2) to any socket it names, a host abstract one
+ *     (@/tmp/.X11-unix/X0, D-Bus) included, as the abstract namespace is
+ *     the socket's network namespace's; Landlock's abstract-socket scope
+ *     (ABI 6) still refuses that, nothing refuses a pathname.
+ *   - AF_UNIX stream or seqpacket, connected or listening: a pipe to the
+ *     peer the caller chose, or the caller's socket activation.  Neither
+ *     connects again (EISCONN, EINVAL; AF_UNSPEC is no disconnect for
+ *     them), and what reaches a listener is what the caller exposed. */
+void backend_verdict_kept_sockets(const struct moat_policy *p, const struct backend_plan *bp,
+				  struct moat_verdict *props)
+{
+	static const enum moat_property net_props[] = {MOAT_P_NET_NONE, MOAT_P_NET_LOOPBACK, MOAT_P_NET_ALLOW};
+	bool scoped = bp->landlock_scoped & MOAT_LANDLOCK_SCOPE_ABSTRACT_UNIX_SOCKET;
+	size_t i, j;
+
+	for (i = 0; i < p->n_keep_fds; i++) {
+		int fd = p->keep_fds[i], rc;
+		struct kept_socket ks;
+		struct stat st;
+		const char *family, *type, *state;
+		char family_buf[32];
+
+		if (fstat(fd, &st) != 0 || !S_ISSOCK(st.st_mode))
+			continue;
+		rc = kept_socket_read(fd, &ks);
+		if (rc == 1)
+			continue;
+		family = socket_family_name(ks.family);
+		if (!family) {
+			snprintf(family_buf, sizeof(family_buf), "AF %d", ks.family);
+			family = rc < 0 ? "AF unknown" : family_buf;
+		}
+		type = socket_type_name(ks.type);
+		state = ks.listening > 0 ? "listening" : ks.connected ? "connected" : "unconnected";
+		if (ks.family != AF_UNIX) {
+			const char *can = ks.type != SOCK_STREAM ? "send anywhere"
+					  : ks.listening > 0
+					      ? "serve the host's network on it, and after shutdown(2) connect anywhere"
+					  : ks.connected ? "disconnect it (connect AF_UNSPEC) and connect anywhere"
+							 : "connect anywhere";
+
+			for (j = 0; j < ARRAY_LEN(net_props); j++)
+				if (props[net_props[j]].enforced)
+					verdict_missing(
+					    &props[net_props[j]],
+					    "pass a unix socket (socketpair(2)) or a pipe and relay on the "
+					    "host's side, or let the command make its own connections "
+					    "(--allow-net HOST:PORT)",
+					    "--keep-fd %d is an %s %s socket (%s) of the host's network: the "
+					    "command can %s through it, whatever the sandbox's network "
+					    "namespace and seccomp refuse",
+					    fd, family, type, state, can);
+			if (rc == 0)
+				continue;
+		}
+		if ((ks.type == SOCK_STREAM || ks.type == SOCK_SEQPACKET) && (ks.connected || ks.listening > 0))
+			continue;
+		if (props[MOAT_P_IPC_UNIX].enforced)
+			verdict_missing(&props[MOAT_P_IPC_UNIX],
+					"pass a connected socket (socketpair(2)) or a listening one instead",
+					"--keep-fd %d is an AF_UNIX %s socket (%s) of the host: the command can %s any "
+					"unix socket it names through it (a pathname in its view, an abstract name of "
+					"the host's), which socket(AF_UNIX) refused does not stop",
+					fd, type, state, ks.type == SOCK_DGRAM ? "send to" : "connect to");
+		if (props[MOAT_P_IPC_ABSTRACT].enforced && !scoped)
+			verdict_missing(
+			    &props[MOAT_P_IPC_ABSTRACT],
+			    "pass a connected socket (socketpair(2)) or a listening one instead; "
+			    "or " HOST_HINT_LANDLOCK_ABI,
+			    "--keep-fd %d is an AF_UNIX %s socket (%s) of the host's network namespace: the "
+			    "command can %s the host's abstract sockets through it (@/tmp/.X11-unix/X0, "
+			    "D-Bus), which only Landlock's abstract-socket scope (ABI 6) refuses",
+			    fd, type, state, ks.type == SOCK_DGRAM ? "send to" : "connect to");
+	}
+}
+
 /* A protected file with another hard link (fs_obj.hard_linked) can be
  * written through that name, wherever it lies, whatever holds this one:
  * fs.write missing, naming it. */
@@ -815,8 +969,8 @@ void backend_verdict_kept_dirs(const struct moat_policy *p, const struct backend
 		for (j = 0; j < ARRAY_LEN(fs_props); j++)
 			if (props[fs_props[j]].enforced)
 				verdict_missing(&props[fs_props[j]],
-						"pass a file or a socket instead, or grant the directory (--read or --write "
-						"PATH) and let the command open it",
+						"pass a file, a pipe or a connected unix socket instead, or grant the "
+						"directory (--read or --write PATH) and let the command open it",
 						"--keep-fd %d is a directory (%s): without Landlock the command reaches the host's "
 						"whole file system from it (openat(%d, \"..\"))",
 						p->keep_fds[i], n > 0 ? path : "?", p->keep_fds[i]);

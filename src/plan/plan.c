@@ -155,6 +155,7 @@ static int candidate_compile(struct candidate *c, const char *name, const struct
 	rc = backend_prepare(b, p, &plan->fs, h, cg, plan->envp, export_dir, c->compiled, c->props, err);
 	if (rc == 0) {
 		backend_verdict_kept_dirs(p, c->compiled, c->props);
+		backend_verdict_kept_sockets(p, c->compiled, c->props);
 		backend_verdict_linked_protected(&plan->fs, c->props);
 	}
 	/* The cgroup verdicts were decided from files moat could not open:

@@ -147,6 +147,19 @@ static int emit_op(const struct backend_ctx *ctx, struct backend_plan *bp, const
 	return 0;
 }
 
+/* run.sh's refusal of descriptor `fd` when `test -TEST` holds for it at
+ * run time: the export's report judged it as it was when exported. */
+static char *refuse_at_run(char *text, size_t *cap, size_t *len, int fd, char test, const char *what)
+{
+	text = moat_xgrow(text, cap, *len + 256, 1);
+	*len +=
+	    (size_t)snprintf(text + *len, *cap - *len,
+			     "\tif [ -%c /proc/$$/fd/%d ]; then\n\t\techo \"run.sh: descriptor %d is %s: the export's "
+			     "report says it was not\" >&2\n\t\treturn 125\n\tfi\n",
+			     test, fd, fd, what);
+	return text;
+}
+
 /* run.sh beside argv.json: argv.json as a shell command, with the export's
  * env.args and seccomp.bpf on descriptors 3 and 4 where argv.json says FD
  * (bwrap reads each, then closes it). */
@@ -182,18 +195,22 @@ static int write_run_script(const struct backend_ctx *ctx, const struct backend_
 				"\" in *\" $fd \"*) continue ;; esac\n\t\teval \"exec $fd>&-\"\n\tdone\n");
 	/* A --keep-fd that was no directory when exported is reported so
 	 * (backend_verdict_kept_dirs): a directory there at run time leads out
-	 * of the view, which the report did not say -- refused.  */
-	for (size_t i = 0; i < p->n_keep_fds && bp->fs_landlock_abi == 0; i++) {
+	 * of the view, which the report did not say -- refused.  Likewise a
+	 * socket where the export had none: one of the host's leads out of the
+	 * sandbox's network namespace (backend_verdict_kept_sockets).  A
+	 * socket there when exported was judged as it was then; which one
+	 * run.sh gets is the caller's to keep the same. */
+	for (size_t i = 0; i < p->n_keep_fds; i++) {
 		struct stat st;
+		bool known = fstat(p->keep_fds[i], &st) == 0;
 
-		if (fstat(p->keep_fds[i], &st) == 0 && S_ISDIR(st.st_mode))
-			continue; /* the report says missing already */
-		text = moat_xgrow(text, &cap, len + 256, 1);
-		len += (size_t)snprintf(text + len, cap - len,
-					"\tif [ -d /proc/$$/fd/%d ]; then\n\t\techo \"run.sh: descriptor %d is a "
-					"directory, which leads out of the view: the export's report says it was not\" >&2\n"
-					"\t\treturn 125\n\tfi\n",
-					p->keep_fds[i], p->keep_fds[i]);
+		/* (a directory when exported: the report says missing already) */
+		if (bp->fs_landlock_abi == 0 && !(known && S_ISDIR(st.st_mode)))
+			text = refuse_at_run(text, &cap, &len, p->keep_fds[i], 'd',
+					     "a directory, which leads out of the view");
+		if (!(known && S_ISSOCK(st.st_mode)))
+			text = refuse_at_run(text, &cap, &len, p->keep_fds[i], 'S',
+					     "a socket, which leads out of the sandbox's network");
 	}
 	text = moat_xgrow(text, &cap, len + 16, 1);
 	len += (size_t)snprintf(text + len, cap - len, "\texec");

@@ -123,4 +123,24 @@ for b in bwrap oci nsjail; do
 	is "$(st "udp-$b" net.none)" missing "$b:   net.none says missing"
 done
 
+# --- a bwrap export: run.sh refuses a socket where the export had none -------
+# The export's report judged fd 7 as it was then (a file); a socket of the
+# host's there at run time would lead out of the sandbox's network unsaid.
+if command -v bwrap >/dev/null 2>&1; then
+	EX=$(mktemp -d /var/tmp/moat-kept.XXXXXX)
+	(cd "$EX" && "$MOAT" export --backend bwrap -o "$EX/ex" --net none --keep-fd 7 -- /bin/sh -c 'echo ran' \
+		7</etc/hostname >/dev/null 2>&1)
+	is "$(cd / && bash "$EX/ex/run.sh" 7</etc/hostname 2>&1)" ran "bwrap export, --keep-fd 7 a file when exported: run.sh runs with a file there"
+	out=$(cd / && "$PY" -c 'import os, socket, subprocess, sys
+s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM); os.dup2(s.fileno(), 7)
+p = subprocess.run(["bash", sys.argv[1]], pass_fds=(7,), stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+print(p.returncode, p.stdout.decode().strip())' "$EX/ex/run.sh")
+	is "$out" "125 run.sh: descriptor 7 is a socket, which leads out of the sandbox's network: the export's report says it was not" \
+		"  and refuses a UDP socket there"
+	rm -rf "$EX"
+else
+	skip "bwrap not installed"
+	skip "bwrap not installed"
+fi
+
 done_testing

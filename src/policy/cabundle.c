@@ -73,10 +73,13 @@ static bool pem_bundle(const char *buf, size_t len)
 	return certs > 0 && !in_cert;
 }
 
-/* One DER certificate: a SEQUENCE whose two-byte length is the file's. */
+/* One DER certificate: a SEQUENCE whose two-byte length is the file's,
+ * opening with another SEQUENCE (tbsCertificate).  A DER private key
+ * (PKCS#1, PKCS#8, SEC1) and a PKCS#12 file open with an INTEGER there
+ * (their version), and are no certificate. */
 static bool der_cert(const unsigned char *b, size_t len)
 {
-	return len >= 4 && b[0] == 0x30 && b[1] == 0x82 && (size_t)((b[2] << 8) | b[3]) + 4 == len;
+	return len >= 6 && b[0] == 0x30 && b[1] == 0x82 && (size_t)((b[2] << 8) | b[3]) + 4 == len && b[4] == 0x30;
 }
 
 /* Below /etc or /usr (by its real path: a link there may lead anywhere),
@@ -91,17 +94,13 @@ static bool shown_by_profiles(const char *path)
 					(path_within(real, "/usr") && strcmp(real, "/usr") != 0));
 }
 
-bool ca_bundle_file_ok(const char *path)
+/* The file open at `fd` (-1: none), read whole: a bundle? */
+static bool fd_is_bundle(int fd)
 {
-	cleanup_close int fd = -1;
 	cleanup_free char *buf = NULL;
 	struct stat st;
 	size_t got = 0;
 
-	if (shown_by_profiles(path))
-		return true;
-	/* O_NONBLOCK: a FIFO named there does not hang moat's start. */
-	fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
 	if (fd < 0 || fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) || st.st_size <= 0 ||
 	    (unsigned long long)st.st_size > CA_BUNDLE_MAX)
 		return false;
@@ -116,6 +115,17 @@ bool ca_bundle_file_ok(const char *path)
 		got += (size_t)r;
 	}
 	return der_cert((const unsigned char *)buf, got) || pem_bundle(buf, got);
+}
+
+bool ca_bundle_file_ok(const char *path)
+{
+	cleanup_close int fd = -1;
+
+	if (shown_by_profiles(path))
+		return true;
+	/* O_NONBLOCK: a FIFO named there does not hang moat's start. */
+	fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
+	return fd_is_bundle(fd);
 }
 
 /* NAME.pem, .crt, .cer, .der; HHHHHHHH.N or HHHHHHHH.rN (c_rehash). */
@@ -157,15 +167,18 @@ bool ca_bundle_dir_ok(const char *path)
 	if (!d)
 		return false;
 	while ((e = readdir(d))) {
-		struct stat st;
+		cleanup_close int fd = -1;
 
 		if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0)
 			continue;
-		if (++n > CA_DIR_MAX_ENTRIES || !cert_name(e->d_name))
+		if (++n > CA_DIR_MAX_ENTRIES || !cert_name(e->d_name) || e->d_type == DT_DIR)
 			return false;
-		if (e->d_type == DT_DIR ||
-		    (e->d_type == DT_UNKNOWN &&
-		     (fstatat(dirfd(d), e->d_name, &st, AT_SYMLINK_NOFOLLOW) != 0 || S_ISDIR(st.st_mode))))
+		/* Each by its content too: a private key named server.pem is
+		 * no certificate.  A link is followed, as a tool follows it:
+		 * to a key elsewhere, it fails here (a directory fails
+		 * fd_is_bundle's regular-file test). */
+		fd = openat(dirfd(d), e->d_name, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
+		if (!fd_is_bundle(fd))
 			return false;
 	}
 	return true;

@@ -18,10 +18,18 @@
 bool ca_bundle_file_ok(const char *path);
 
 /* A directory (SSL_CERT_DIR, GIT_SSL_CAPATH) that is not "/" and holds
- * only certificates by their names (NAME.pem, .crt, .cer, .der, and
- * OpenSSL's hash links HHHHHHHH.N and HHHHHHHH.rN), at most
- * CA_DIR_MAX_ENTRIES of them and no directory; or one below /etc or /usr,
- * which the profiles show already (their secrets denied). */
+ * only certificates, by their names (NAME.pem, .crt, .cer, .der, and
+ * OpenSSL's hash links HHHHHHHH.N and HHHHHHHH.rN) and their content
+ * (ca_bundle_file_ok's), at most CA_DIR_MAX_ENTRIES of them and no
+ * directory; or one below /etc or /usr, which the profiles show already
+ * (their secrets denied).
+ *
+ * Both are looked at by path, and the plan walks the path again to grant
+ * it: a file swapped in between by someone who may write there is granted
+ * unread.  The threat these stop is a value in the environment, not a
+ * racer; and the text outside certificates is taken loosely (a title line
+ * is any text without '=' or ':'): a file of one certificate and a raw
+ * token would pass.  Both are said in docs/policy.md. */
 bool ca_bundle_dir_ok(const char *path);
 
 #define CA_BUNDLE_MAX	   (8u << 20)

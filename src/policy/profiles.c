@@ -356,21 +356,40 @@ static const struct relocated_store {
     MOVED_BY("SOPS_AGE_KEY_FILE", NULL, false),
     MOVED_BY("NETRC", NULL, false),
     MOVED_BY("TELEPORT_HOME", NULL, false),
+    MOVED_BY("HF_HOME", "token", false),
+    MOVED_BY("HF_HOME", "stored_tokens", false),
+    MOVED_BY("HF_TOKEN_PATH", NULL, false),
+    MOVED_BY("PGPASSFILE", NULL, false),
+    MOVED_BY("MYSQL_HISTFILE", NULL, false),
+    MOVED_BY("PSQL_HISTORY", NULL, false),
+    MOVED_BY("HISTFILE", NULL, false),
+    MOVED_BY("PYTHON_HISTORY", NULL, false),
+    MOVED_BY("NODE_REPL_HISTORY", NULL, false),
+    MOVED_BY("COMPOSER_HOME", "auth.json", false),
+    MOVED_BY("BOTO_CONFIG", NULL, false),
+    MOVED_BY("AWS_VAULT_FILE_DIR", NULL, false),
+    MOVED_BY("VAULT_TOKEN_FILE", NULL, false),
 };
 #undef MOVED_BY
 
-/* A value a store can be moved to: absolute, and not "/" (a deny of the
+/* A value a store can be moved to: not empty, and not "/" (a deny of the
  * root would deny the whole view: a command that cannot start, for a
  * variable that names no store). */
 static bool store_value(const char *v)
 {
-	return v && v[0] == '/' && v[strspn(v, "/")] != '\0';
+	return v && *v && v[strspn(v, "/")] != '\0';
 }
 
+/* A relative value (KUBECONFIG=./kc) is the tool's, run in the command's
+ * directory: taken against the policy's cwd, where the command starts. */
 static void deny_relocated(struct moat_policy *p, const char *dir, const char *sub, const char *why)
 {
-	cleanup_free char *path = sub ? moat_xasprintf("%s/%s", dir, sub) : moat_xstrdup(dir);
+	cleanup_free char *abs = path_resolve_lexical(dir, p->cwd, NULL);
+	cleanup_free char *path = NULL;
 
+	if (!abs || strcmp(abs, "/") == 0)
+		return;
+	path = sub ? moat_xasprintf("%s/%s", abs, sub) : moat_xstrdup(abs);
 	add(p, path, MOAT_ACCESS_DENY, true, why);
 }
 
@@ -398,6 +417,7 @@ static void add_relocated_secrets(struct moat_policy *p)
 {
 	relocate_xdg(p, "XDG_CONFIG_HOME", ".config/", "built-in secrets, moved by XDG_CONFIG_HOME");
 	relocate_xdg(p, "XDG_DATA_HOME", ".local/share/", "built-in secrets, moved by XDG_DATA_HOME");
+	relocate_xdg(p, "XDG_CACHE_HOME", ".cache/", "built-in secrets, moved by XDG_CACHE_HOME");
 	for (size_t i = 0; i < ARRAY_LEN(relocated_stores); i++) {
 		const struct relocated_store *r = &relocated_stores[i];
 		const char *v = getenv(r->var);

@@ -454,8 +454,10 @@ json_t *report_build(const struct moat_policy *p, const struct moat_host *h, con
 
 			for (size_t k = 0; k < run->n_left; k++) {
 				const struct moat_leftover *l = &run->left[k];
-				json_t *e = json_pack("{s:o, s:s}", "path", json_text(l->path), "what", l->what);
+				json_t *e = json_object();
 
+				json_object_set_new(e, "path", json_text(l->path));
+				json_object_set_new(e, "what", json_string(l->what));
 				json_object_set_new(e, "state", json_string(!l->kept_as	   ? "left"
 									    : l->kept_as[0] ? "moved_aside"
 											    : "removed"));

@@ -1299,9 +1299,10 @@ static int check_conflicts(struct fs_plan *fp, struct moat_error *err)
 			if ((lex_equal || lex_inside) && d->rule->from_profile) {
 				moat_error_set(err, MOAT_E_USAGE, 0,
 					       "%s: --%s %s: %s %s, which moat always denies "
-					       "(built-in secrets)",
+					       "(%s)",
 					       where(g->rule, a, sizeof(a)), moat_access_name(g->rule->access), g->path,
-					       lex_equal ? "it is" : "it lies inside", d->path);
+					       lex_equal ? "it is" : "it lies inside", d->path,
+					       d->rule->origin.source ? d->rule->origin.source : "built-in secrets");
 				return moat_error_hint(err,
 						       "moat does not grant credentials; give the command a copy of "
 						       "what it needs (in the project, say)");
@@ -3268,17 +3269,21 @@ static int open_parent_again(const struct fs_plan *fp, const struct fs_obj *o)
  * replacing, it is removed as before: 0 moved, 1 removed, -1 neither. */
 static int set_aside(int dirfd, const char *base, const struct stat *st, const char *tag, char *aside, size_t len)
 {
-	int n = snprintf(aside, len, "%s.moat-set-aside-%s", base, tag);
+	/* A long name keeps its first 200 bytes: the new one fits NAME_MAX. */
+	int n = snprintf(aside, len, "%.200s.moat-set-aside-%s", base, tag);
 
 	if (n > 0 && (size_t)n < len && n <= NAME_MAX) {
 		if (renameat2(dirfd, base, dirfd, aside, RENAME_NOREPLACE) == 0) {
-			/* AT_SYMLINK_NOFOLLOW: a link swapped in at the new
-			 * name meanwhile is not followed to a host file.  A
-			 * mode left as it was is no harm: the new name alone
-			 * takes the file out of git's way. */
-			int ignored = S_ISREG(st->st_mode) ? fchmodat(dirfd, aside, st->st_mode & 0600, AT_SYMLINK_NOFOLLOW)
-							   : 0;
-			(void)ignored;
+			/* The execute and group/other bits of a file moat may
+			 * change: one of its own uid with no other name.  A
+			 * hard link the command made to another file (the
+			 * user's build.sh, another user's) keeps its mode;
+			 * the new name alone takes it out of git's way.
+			 * AT_SYMLINK_NOFOLLOW: a link swapped in meanwhile is
+			 * not followed to a host file. */
+			if (S_ISREG(st->st_mode) && st->st_nlink == 1 && st->st_uid == geteuid() &&
+			    fchmodat(dirfd, aside, st->st_mode & 0600, AT_SYMLINK_NOFOLLOW) != 0)
+				errno = 0; /* kept with its mode: see above */
 			return 0;
 		}
 		if (errno != EINVAL)

@@ -258,6 +258,16 @@ static int refuse_snap(struct walker *w, const char *name)
 				       "confinement");
 }
 
+/* Which list denies it: the built-in secrets (where a tool's variable
+ * moved a store, that variable: "built-in secrets, moved by GNUPGHOME"),
+ * or --deny. */
+static const char *deny_origin(const struct moat_path_rule *d)
+{
+	if (!d->from_profile)
+		return "--deny";
+	return d->origin.source ? d->origin.source : "built-in secrets";
+}
+
 /* The command itself, or the script its interpreter runs (`script`), is
  * not visible. */
 static int refuse(struct walker *w, const char *name, bool script)
@@ -275,8 +285,7 @@ static int refuse(struct walker *w, const char *name, bool script)
 	    script ? "the script the interpreter runs" : "the command",
 	    why_not_granted(w, name, *dir ? dir : "/", script ? "directory" : "install dir", why, sizeof(why)));
 	if (d)
-		return moat_error_hint(w->err, "%s is denied%s; run a copy kept elsewhere", d->path,
-				       d->from_profile ? " (built-in secrets)" : " (--deny)");
+		return moat_error_hint(w->err, "%s is denied (%s); run a copy kept elsewhere", d->path, deny_origin(d));
 	return moat_error_hint(w->err, "grant it: --read %s", shown);
 }
 
@@ -305,8 +314,8 @@ static int refuse_interp(struct walker *w, const char *name, const char *pointer
 	moat_error_set(w->err, MOAT_E_USAGE, 0, "%s: the sandbox would not see the interpreter it runs, %s (%s): %s",
 		       pointer, name, how, why);
 	if (d)
-		return moat_error_hint(w->err, "%s is denied%s; use an interpreter installed elsewhere", d->path,
-				       d->from_profile ? " (built-in secrets)" : " (--deny)");
+		return moat_error_hint(w->err, "%s is denied (%s); use an interpreter installed elsewhere", d->path,
+				       deny_origin(d));
 	return moat_error_hint(w->err, "grant it: --read %s", shown);
 }
 

@@ -98,6 +98,18 @@ is "$(json_eval "$REPORTS/1.json" '[(e["path"], e["what"], e["state"], e["kept_a
 	"[[\"$R/.git/commondir\", \"watched\", \"moved_aside\", \"$(cd "$R/.git" && echo commondir.moat-set-aside-*)\"]]" \
 	"1: and the report says where (run.left_on_host)"
 valid_report "$REPORTS/1.json" "1: the report"
+# A hard link the command makes at the watched name to another file keeps
+# that file's mode: moat's clean-up changed it (the user's build.sh went
+# from 0755 to 0600; review of stop 49).
+new_repo "$R"
+printf '#!/bin/sh\n' >"$R/build.sh" && chmod 0755 "$R/build.sh"
+# (Without namespaces: with them .git is a mount of its own, and ln
+# fails with EXDEV.)
+(export MOAT_HOST_LIMIT=userns=0,root=0 && M "$R" "$REPORTS/1h.json" --write . -- /bin/sh -c 'ln build.sh .git/commondir') \
+	>/dev/null 2>&1
+is "$(stat -c '%a %h' "$R/build.sh")/$( [ -e "$R/.git/commondir" ] && echo there)/$(fsw "$REPORTS/1h.json")" "755 2//missing" \
+	"1: a hard link made at .git/commondir is moved aside, and the file it shares keeps its mode"
+rm -f "$R/build.sh"
 new_repo "$R"
 M "$R" /dev/null --dry-run --write . -- /bin/true >"$REPORTS/1d.json"
 like "$(json_eval "$REPORTS/1d.json" '[e["state"] for e in d["filesystem"]["protected"] if e["path"].endswith("/.git/commondir")]')" \

@@ -298,13 +298,27 @@ printf '##\n## Bundle of CA Root Certificates\n##\n\nmoat test CA %s\n==========
 printf 'API_TOKEN=moat-canary-%s\n%s\n' "$UNIQ" "$PEM" >"$CA/tokens.env"
 printf '%s\n-----BEGIN PRIVATE KEY-----\nmoat-canary-%s\n-----END PRIVATE KEY-----\n' "$PEM" "$UNIQ" >"$CA/with-key.pem"
 printf '%s\n' "$PEM" >"$CA/hashed/1a2b3c4d.0"
+mkdir -p "$CA/keydir"
+printf -- '-----BEGIN RSA PRIVATE KEY-----\nmoat-canary-%s\n-----END RSA PRIVATE KEY-----\n' "$UNIQ" >"$CA/keydir/server.pem"
+# A DER private key (PKCS#8) and a DER certificate: both open with a
+# SEQUENCE of two-byte length; only the certificate has another SEQUENCE
+# inside first.
+/usr/bin/python3 - "$CA" "moat-canary-$UNIQ" <<'PY'
+import sys
+body = sys.argv[2].encode()
+key = b"\x02\x01\x00" + b"\x04" + bytes([len(body)]) + body + b"\x00" * 300
+open(sys.argv[1] + "/key.der", "wb").write(b"\x30\x82" + len(key).to_bytes(2, "big") + key)
+tbs = b"\x30\x82" + (300).to_bytes(2, "big") + b"\x00" * 300
+open(sys.argv[1] + "/cert.der", "wb").write(b"\x30\x82" + len(tbs).to_bytes(2, "big") + tbs)
+PY
 printf 'moat-canary-%s\n' "$UNIQ" >"$CA/dir/secret.txt"
 chmod -R a+rX "$CA"
 # ca VAR=VALUE FILE: what the command reads of FILE with VAR set.
 ca() { env HOME="$FH" "$1" "$MOAT" run --profile strict -- /bin/cat "$2" 2>"$SCRATCH/err"; }
 for c in "SSL_CERT_DIR=$CA/dir:$CA/dir/secret.txt" "SSL_CERT_DIR=/:$CA/dir/secret.txt" \
 	"NODE_EXTRA_CA_CERTS=$CA/tokens.env:$CA/tokens.env" "SSL_CERT_FILE=$CA/with-key.pem:$CA/with-key.pem" \
-	"SSL_CERT_DIR=$FH:$FH/.control"; do
+	"SSL_CERT_DIR=$FH:$FH/.control" "SSL_CERT_DIR=$CA/keydir:$CA/keydir/server.pem" \
+	"NODE_EXTRA_CA_CERTS=$CA/key.der:$CA/key.der"; do
 	v=${c%:*}
 	out=$(ca "$v" "${c##*:}")
 	unlike "$out" "moat-canary-$UNIQ|moat-control-$UNIQ" "$v: not granted, ${c##*:} is not read"
@@ -314,6 +328,7 @@ like "$(ca "NODE_EXTRA_CA_CERTS=$CA/bundle.pem" "$CA/bundle.pem")" "moat test CA
 	"control: a bundle with Mozilla's comments and titles is granted and read"
 like "$(ca "SSL_CERT_DIR=$CA/hashed" "$CA/hashed/1a2b3c4d.0")" "BEGIN CERTIFICATE" \
 	"control: a directory of hash-named certificates is granted and read"
+is "$(ca "NODE_EXTRA_CA_CERTS=$CA/cert.der" "$CA/cert.der" | wc -c)" 308 "control: a DER certificate is granted and read"
 like "$(ca "SSL_CERT_DIR=$CA/dir" "$CA/dir/secret.txt" 2>/dev/null; env HOME="$FH" SSL_CERT_DIR="$CA/dir" "$MOAT" run --profile strict --read "$CA/dir" -- /bin/cat "$CA/dir/secret.txt" 2>/dev/null)" \
 	"moat-canary-$UNIQ" "control: granted with --read, the directory is read (the reading works)"
 
@@ -322,19 +337,23 @@ like "$(ca "SSL_CERT_DIR=$CA/dir" "$CA/dir/secret.txt" 2>/dev/null; env HOME="$F
 # XDG_CONFIG_HOME, ... move them, and a grant holding where they moved to
 # showed them with fs.secrets enforced (red-team, stop 49).
 MV=$BASE/moved
-mkdir -p "$MV/xdg/gh" "$MV/data/keyrings" "$MV/gnupg" "$MV/kube" "$MV/cargo" "$MV/aws" "$MV/docker"
+mkdir -p "$MV/xdg/gh" "$MV/data/keyrings" "$MV/gnupg" "$MV/kube" "$MV/cargo" "$MV/aws" "$MV/docker" "$MV/cache/huggingface" \
+	"$MV/hf" "$MV/proj"
 for f in xdg/gh/hosts.yml data/keyrings/login.keyring gnupg/private.key kube/one kube/two cargo/credentials.toml \
-	aws/creds docker/config.json; do
+	aws/creds docker/config.json cache/huggingface/token hf/token pgpass proj/kc; do
 	echo "moat-canary-$UNIQ $f" >"$MV/$f"
 done
 echo "moat-control-$UNIQ" >"$MV/xdg/control"
 chmod -R a+rX "$MV"
-MOVED_ENV=(XDG_CONFIG_HOME="$MV/xdg" XDG_DATA_HOME="$MV/data" GNUPGHOME="$MV/gnupg" KUBECONFIG="$MV/kube/one:$MV/kube/two"
-	CARGO_HOME="$MV/cargo" AWS_SHARED_CREDENTIALS_FILE="$MV/aws/creds" DOCKER_CONFIG="$MV/docker")
+# A relative value (KUBECONFIG=kc) is the tool's in the command's directory.
+MOVED_ENV=(XDG_CONFIG_HOME="$MV/xdg" XDG_DATA_HOME="$MV/data" GNUPGHOME="$MV/gnupg" KUBECONFIG="$MV/kube/one:$MV/kube/two:kc"
+	CARGO_HOME="$MV/cargo" AWS_SHARED_CREDENTIALS_FILE="$MV/aws/creds" DOCKER_CONFIG="$MV/docker"
+	XDG_CACHE_HOME="$MV/cache" HF_HOME="$MV/hf" PGPASSFILE="$MV/pgpass")
 MOVED_FILES=("$MV/xdg/gh/hosts.yml" "$MV/data/keyrings/login.keyring" "$MV/gnupg/private.key" "$MV/kube/one" "$MV/kube/two"
-	"$MV/cargo/credentials.toml" "$MV/aws/creds" "$MV/docker/config.json")
+	"$MV/cargo/credentials.toml" "$MV/aws/creds" "$MV/docker/config.json" "$MV/cache/huggingface/token" "$MV/hf/token"
+	"$MV/pgpass" "$MV/proj/kc")
 for lim in "" userns=0,root=0; do
-	out=$(env HOME="$FH" "${MOVED_ENV[@]}" MOAT_HOST_LIMIT=$lim "$MOAT" run --mode prefer --profile strict --read "$MV" \
+	out=$(cd "$MV/proj" && env HOME="$FH" "${MOVED_ENV[@]}" MOAT_HOST_LIMIT=$lim "$MOAT" run --mode prefer --profile strict --read "$MV" \
 		--report-fd 3 -- /bin/sh -c "$READER" sh "${MOVED_FILES[@]}" "$MV/xdg/control" 3>"$REPORTS/mv.json" 2>"$SCRATCH/err")
 	is "$(read_of "$out" "${MOVED_FILES[@]}" | tr '\n' ' ')/$(read_of "$out" "$MV/xdg/control" | grep -c .)/$(json_get "$REPORTS/mv.json" '["properties"]["fs.secrets"]["status"]')" \
 		"/1/enforced" "stores moved by their variables${lim:+ ($lim)}: none of the ${#MOVED_FILES[@]} is read, the control is, fs.secrets enforced"

@@ -387,7 +387,10 @@ static void deny_relocated(struct moat_policy *p, const char *dir, const char *s
 	cleanup_free char *abs = path_resolve_lexical(dir, p->cwd, NULL);
 	cleanup_free char *path = NULL;
 
-	if (!abs || strcmp(abs, "/") == 0)
+	/* HISTFILE=/dev/null turns a history off: no store there, and a
+	 * deny of /dev/null would break every command. */
+	if (!abs || strcmp(abs, "/") == 0 || path_within(abs, "/dev") || path_within(abs, "/proc") ||
+	    path_within(abs, "/sys"))
 		return;
 	path = sub ? moat_xasprintf("%s/%s", abs, sub) : moat_xstrdup(abs);
 	add(p, path, MOAT_ACCESS_DENY, true, why);

@@ -358,6 +358,10 @@ for lim in "" userns=0,root=0; do
 	is "$(read_of "$out" "${MOVED_FILES[@]}" | tr '\n' ' ')/$(read_of "$out" "$MV/xdg/control" | grep -c .)/$(json_get "$REPORTS/mv.json" '["properties"]["fs.secrets"]["status"]')" \
 		"/1/enforced" "stores moved by their variables${lim:+ ($lim)}: none of the ${#MOVED_FILES[@]} is read, the control is, fs.secrets enforced"
 done
+# HISTFILE=/dev/null turns a history off: not a store, not denied (a deny
+# of /dev/null broke every command).
+is "$(env HOME="$FH" HISTFILE=/dev/null PGPASSFILE=/dev/null "$MOAT" run --profile strict -- /bin/sh -c 'echo x >/dev/null && echo fine' 2>&1)" \
+	fine "HISTFILE=/dev/null: /dev/null is no store, the command writes it"
 out=$(env HOME="$FH" "$MOAT" run --profile strict --read "$MV" -- /bin/sh -c "$READER" sh "${MOVED_FILES[@]}" 2>/dev/null)
 is "$(read_of "$out" "${MOVED_FILES[@]}" | grep -c .)" "${#MOVED_FILES[@]}" \
 	"control: without the variables, those files are moat's to grant (read)"

@@ -17,10 +17,23 @@ control, the same hold without the signal, runs the command and writes the
 report.  Prints "ok"/"not ok" lines; every wait is bounded."""
 import os, re, signal, subprocess, sys, time
 
-moat, wdir, report = sys.argv[1:4]
-ran = os.path.join(wdir, "plan-ran")
-argv = [moat, "run", "--mode", "prefer", "--write", wdir, "--report", report, "--",
-        "/bin/sh", "-c", "echo ran >" + ran]
+moat, wdir, report_base = sys.argv[1:4]
+ran = report = argv = None
+
+
+def paths(tag):
+    """Each try its own marker and report: a moat of an earlier try that
+    ran on (or its command) writes its own, not the ones the held try is
+    judged by (a CI failure: both lanes found the held try's files, made
+    after its clean())."""
+    global ran, report, argv
+    ran = os.path.join(wdir, "plan-ran-%s" % tag)
+    report = "%s-%s.json" % (report_base[:-5] if report_base.endswith(".json") else report_base, tag)
+    argv = [moat, "run", "--mode", "prefer", "--write", wdir, "--report", report, "--",
+            "/bin/sh", "-c", "echo ran >" + ran]
+
+
+paths("traced")
 
 
 def say(cond, what):
@@ -101,6 +114,7 @@ n, k = hold_at()
 rc, tries = "not held", 0
 while k >= 1 and tries < 4:
     tries += 1
+    paths("try%d" % tries)
     clean()
     p = held(k)
     pid = moat_pid(p)
@@ -135,6 +149,8 @@ say(rc == -signal.SIGTERM and not os.path.exists(ran) and not os.path.exists(rep
     (k, n, "signal %d" % -rc if isinstance(rc, int) and rc < 0 else "status %s" % rc,
      not os.path.exists(ran), not os.path.exists(report)))
 clean()
+paths("control")
+clean()
 p = held(k)
 try:
     rc = p.wait(timeout=30)
@@ -145,3 +161,7 @@ say(rc == 0 and os.path.exists(ran) and os.path.exists(report),
     "control: the same hold without the signal runs the command (%s) and writes the report (%s), status %s" %
     (os.path.exists(ran), os.path.exists(report), rc))
 clean()
+# What a try that ran on left, once every wait above is over.
+for t in ["traced", "control"] + ["try%d" % i for i in range(1, tries + 1)]:
+    paths(t)
+    clean()

@@ -1209,7 +1209,7 @@ static int wrap_file(struct ctx *c, struct loaded *l, struct policies *pol, stru
 		}
 		/* The id, new in the file as it now is (earlier entries of
 		 * this file included). */
-		if (mcp_policies_parse(pol->src.shown, moat_xstrdup(ptext), plen, true, &now, err) < 0)
+		if (mcp_policies_parse(pol->src.shown, moat_xmemdup(ptext, plen), plen, true, &now, err) < 0)
 			goto out;
 		pe[n].e = e;
 		pe[n].id = mcp_policies_new_id(now, l->client, e->name);
@@ -1266,7 +1266,7 @@ static int wrap_file(struct ctx *c, struct loaded *l, struct policies *pol, stru
 		goto out;
 	qsort(splices, n, sizeof(*splices), cmp_splice);
 	ctext = mcp_splices_apply(l->f->text, l->f->len, splices, n, &clen);
-	if (mcp_file_parse(l->src.shown, l->client, moat_xstrdup(ctext), clen, c->cwd, r->moat, &check, err) < 0) {
+	if (mcp_file_parse(l->src.shown, l->client, moat_xmemdup(ctext, clen), clen, c->cwd, r->moat, &check, err) < 0) {
 		moat_error_wrap(err, "moat's own edit does not read back (a bug: nothing was written)");
 		goto out;
 	}
@@ -1508,7 +1508,7 @@ static int unwrap_file(struct ctx *c, struct loaded *l, struct policy_cache *pc,
 	}
 	qsort(splices, n, sizeof(*splices), cmp_splice);
 	ctext = mcp_splices_apply(l->f->text, l->f->len, splices, n, &clen);
-	if (mcp_file_parse(l->src.shown, l->client, moat_xstrdup(ctext), clen, c->cwd, c->r->moat, &check, err) < 0) {
+	if (mcp_file_parse(l->src.shown, l->client, moat_xmemdup(ctext, clen), clen, c->cwd, c->r->moat, &check, err) < 0) {
 		moat_error_wrap(err, "moat's own edit does not read back (a bug: nothing was written)");
 		goto out;
 	}

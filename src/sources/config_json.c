@@ -272,8 +272,22 @@ int config_json_parse(const char *file, const char *text, size_t len, bool trail
 	json_t *j;
 	struct scan s = {.start = buf, .p = buf, .end = buf + len, .line = 1, .col = 1, .file = file, .err = err};
 	struct toml_value *root = NULL;
+	const char *nul = memchr(text, '\0', len);
 	int rc;
 
+	/* A NUL byte is no text, and jansson reads a comment's away when the
+	 * comment is blanked: refused wherever it is, as TOML refuses it, so
+	 * that no later copy of the text (a C string) reads it shorter. */
+	if (nul) {
+		/* Counted as an editor shows it: a byte order mark is no column. */
+		s.p = len >= 3 && memcmp(text, "\xEF\xBB\xBF", 3) == 0 ? text + 3 : text;
+		while (s.p < nul)
+			adv(&s);
+		return moat_error_set(err, MOAT_E_CONFIG, 0,
+				      "%s:%d:%d: a NUL byte (at offset %zu): a JSON file holds text, and JSON writes "
+				      "it as \\u0000 inside a string",
+				      file, s.line, s.col, (size_t)(nul - text));
+	}
 	memcpy(buf, text, len);
 	buf[len] = '\0';
 	/* A byte order mark (Notepad's "UTF-8"), which jansson refuses:

@@ -80,6 +80,15 @@ char *moat_xstrndup(const char *s, size_t n)
 	return p;
 }
 
+char *moat_xmemdup(const char *s, size_t n)
+{
+	char *p = moat_xmalloc(n + 1);
+
+	memcpy(p, s, n);
+	p[n] = '\0';
+	return p;
+}
+
 char *moat_xasprintf(const char *fmt, ...)
 {
 	va_list ap;

@@ -18,6 +18,9 @@ void *moat_xgrow(void *p, size_t *cap, size_t need, size_t size) __attribute__((
 void *moat_xgrow_uninit(void *p, size_t *cap, size_t need, size_t size) __attribute__((returns_nonnull));
 char *moat_xstrdup(const char *s) __attribute__((malloc, returns_nonnull));
 char *moat_xstrndup(const char *s, size_t n) __attribute__((malloc, returns_nonnull));
+/* n bytes of s and a terminating NUL: a copy of text whose length is
+ * known, which strndup would cut at a NUL within it. */
+char *moat_xmemdup(const char *s, size_t n) __attribute__((malloc, returns_nonnull));
 char *moat_xasprintf(const char *fmt, ...) __attribute__((format(printf, 1, 2), malloc, returns_nonnull));
 char *moat_xvasprintf(const char *fmt, va_list ap) __attribute__((format(printf, 1, 0), malloc, returns_nonnull));
 

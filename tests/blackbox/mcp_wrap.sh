@@ -523,4 +523,22 @@ like "$out" "moat: $P3/\.mcp\.json:1:[0-9]+: mcpServers\.hook: not wrapped: its 
 unlike "$out" "servers\.toml:[0-9]+" "  not a line of the policy file it did not write"
 like "$out" "no file was changed: moat stopped at the problem" "  and not 'nothing to wrap'"
 
+# A NUL byte in a JSON client file (in a comment, which the comment
+# blanking would otherwise read away): refused where it is, before any
+# edit. wrap's read-back once copied the edited text as a C string and
+# parsed past its end (red-team 3, finding 1; the sanitizer pass sees it).
+P4=$BASE/proj4
+mkdir -p "$P4"
+printf '{"mcpServers":{"a":{"command":"/bin/cat"}}}/*\0*/\n' >"$P4/.mcp.json"
+cp "$P4/.mcp.json" "$P4/mcp.orig"
+out=$(cd "$P4" && env HOME="$H2" XDG_CONFIG_HOME="$H2/.config" CODEX_HOME="$H2/.codex" "$MOAT" mcp wrap 2>&1)
+rc=$?
+is "$rc" 125 "wrap: a client's JSON file holding a NUL byte is refused (exit 125)"
+like "$out" "$P4/\.mcp\.json:1:46: a NUL byte \(at offset 45\)" "  naming the file, line, column and offset"
+ok "$(cmp -s "$P4/.mcp.json" "$P4/mcp.orig" && echo 0 || echo 1)" "  and the file is left as it was"
+out=$("$MOAT" config check "$P4/.mcp.json" 2>&1)
+rc=$?
+is "$rc" 125 "config check refuses it too (exit 125)"
+like "$out" "\.mcp\.json:1:46: a NUL byte" "  with the same position"
+
 done_testing

@@ -77,9 +77,10 @@ static void wrap_each(const char *name, const uint8_t *data, size_t size)
 		char **argv;
 		struct mcp_file *w, *back;
 
-		/* A string holding a NUL reads back shorter: not an entry
-		 * moat wraps (it would be skipped). */
-		if (e->skip || e->argc == 0 || strlen(f->text) != f->len)
+		/* Every entry, whatever the text around it holds: skipping a
+		 * text with a NUL in it once hid an over-read in wrap's own
+		 * read-back (the loader now refuses the NUL). */
+		if (e->skip || e->argc == 0)
 			continue;
 		argv = moat_xcalloc(e->argc + 8, sizeof(*argv));
 		argv[0] = (char *)MOAT;

@@ -338,18 +338,23 @@ static int opt_limit(struct cli_state *s, const char *opt, const char *val, stru
 		return usage_error(err, "%s %s: expected a positive whole number", opt, val);
 	if (strcmp(opt, "--pids") == 0) {
 		s->limits.pids = v;
-	} else if (strcmp(opt, "--files") == 0) {
-		struct limit_problem pb;
-
-		config_files_problem(v, &pb);
-		if (pb.why[0]) {
-			moat_error_set(err, MOAT_E_USAGE, 0, "%s %s: %s", opt, val, pb.why);
-			return moat_error_hint(err, "%s", pb.fix);
-		}
-		s->limits.files = v;
-	} else {
-		s->limits.cpu_seconds = v;
+		return 0;
 	}
+	struct limit_problem pb;
+	bool files = strcmp(opt, "--files") == 0;
+
+	if (files)
+		config_files_problem(v, &pb);
+	else
+		config_cpu_problem(v, &pb);
+	if (pb.why[0]) {
+		moat_error_set(err, MOAT_E_USAGE, 0, "%s %s: %s", opt, val, pb.why);
+		return moat_error_hint(err, "%s", pb.fix);
+	}
+	if (files)
+		s->limits.files = v;
+	else
+		s->limits.cpu_seconds = v;
 	return 0;
 }
 

@@ -277,6 +277,16 @@ void config_timeout_problem(double t, struct limit_problem *pb)
 	}
 }
 
+void config_cpu_problem(long long n, struct limit_problem *pb)
+{
+	pb->why[0] = pb->fix[0] = '\0';
+	if (n > 1000000000LL) {
+		snprintf(pb->why, sizeof(pb->why),
+			 "more than 1000000000 seconds (31 years) of CPU time, the largest limit moat counts");
+		snprintf(pb->fix, sizeof(pb->fix), "give at most 1000000000, or no CPU limit for none");
+	}
+}
+
 void config_files_problem(long long n, struct limit_problem *pb)
 {
 	struct rlimit rl;

@@ -34,6 +34,10 @@ struct limit_problem {
 };
 /* --timeout / timeout: seconds, above 0 and at most a billion (31 years). */
 void config_timeout_problem(double t, struct limit_problem *pb);
+/* --cpu / cpu: seconds of CPU time, at most a billion as a timeout is
+ * (moat counts the tree's time in microseconds, in 64 bits: a larger value
+ * overflowed that count and killed the command at once). */
+void config_cpu_problem(long long n, struct limit_problem *pb);
 /* --files / files: more than the three descriptors every process starts
  * with, and no more than the hard limit moat runs under (no process of the
  * sandbox may raise its own past it). */

@@ -683,16 +683,20 @@ static int load_limit(const struct loader *L, struct config_layer *layer, const 
 		return fail(L, v->pos, key, "expected a positive whole number, got %lld", (long long)v->u.integer);
 	if (strcmp(name, "pids") == 0) {
 		lim->pids = v->u.integer;
-	} else if (strcmp(name, "files") == 0) {
-		config_files_problem(v->u.integer, &pb);
-		if (pb.why[0]) {
-			fail(L, v->pos, key, "%lld: %s", (long long)v->u.integer, pb.why);
-			return moat_error_hint(L->err, "%s", pb.fix);
-		}
-		lim->files = v->u.integer;
-	} else {
-		lim->cpu_seconds = v->u.integer;
+		return 0;
 	}
+	if (strcmp(name, "files") == 0)
+		config_files_problem(v->u.integer, &pb);
+	else
+		config_cpu_problem(v->u.integer, &pb);
+	if (pb.why[0]) {
+		fail(L, v->pos, key, "%lld: %s", (long long)v->u.integer, pb.why);
+		return moat_error_hint(L->err, "%s", pb.fix);
+	}
+	if (strcmp(name, "files") == 0)
+		lim->files = v->u.integer;
+	else
+		lim->cpu_seconds = v->u.integer;
 	return 0;
 }
 

@@ -179,6 +179,18 @@ bad sockets.toml $'[mcp_servers.s]\ncommand = "sh"\nsandbox = { unix_sockets = "
 	":3:28: mcp_servers.s.sandbox.unix_sockets: expected true or false \\(a bool\\), got a string"
 bad unprotect.toml $'[mcp_servers.s]\ncommand = "sh"\nsandbox = { unprotect = ".vscode" }' \
 	":3:25: mcp_servers.s.sandbox.unprotect: expected an array of paths \\(strings\\), got a string"
+# A CPU limit above a billion seconds, as a timeout is: moat counts the
+# tree's CPU time in microseconds in 64 bits, and a larger one overflowed
+# that count (a sanitizer abort; the release build killed the command at
+# once, "used 0.00 s").  Refused where it is given, the flag and the key.
+bad cpu-huge.toml $'[sandbox]\ncpu = 9223372036854775807\n[mcp_servers.s]\ncommand = "sh"' \
+	":2:7: sandbox.cpu: 9223372036854775807: more than 1000000000 seconds \\(31 years\\) of CPU time
+moat: hint: give at most 1000000000"
+out=$("$MOAT" run --cpu 9300000000000 -- /bin/true 2>&1); rc=$?
+is "$rc" 125 "--cpu 9300000000000: refused (exit 125), not a command killed at once"
+like "$out" "^moat: --cpu 9300000000000: more than 1000000000 seconds" "  naming the flag and its value"
+out=$("$MOAT" run --cpu 1000000000 -- /bin/echo ran 2>&1); rc=$?
+is "$rc:$out" "0:ran" "control: --cpu 1000000000 runs the command"
 bad syntax.toml $'[mcp_servers.s]\ncommand = ["sh"' "syntax.toml:3:1: expected ',' or ']' after an array element"
 # A key of moat's in other letter case is a typo of it, as one within two
 # edits is: ignored, a "SANDBOX" would drop its sandbox without a word.

@@ -113,6 +113,56 @@ const char *config_getenv(char *const *env, const char *name)
 	return NULL;
 }
 
+size_t config_invisible_at(const char *key, size_t len, size_t i, unsigned *cp)
+{
+	const unsigned char *k = (const unsigned char *)key + i;
+	size_t left = len - i;
+
+	*cp = 0;
+	if (left >= 1 && k[0] == 0)
+		return 1;
+	if (left >= 2 && k[0] == 0xC2 && k[1] == 0xAD) {
+		*cp = 0xAD;
+		return 2;
+	}
+	if (left < 3)
+		return 0;
+	*cp = ((unsigned)(k[0] & 0x0F) << 12) | ((unsigned)(k[1] & 0x3F) << 6) | (k[2] & 0x3F);
+	if ((k[0] & 0xF0) != 0xE0 || (k[1] & 0xC0) != 0x80 || (k[2] & 0xC0) != 0x80) {
+		*cp = 0;
+		return 0;
+	}
+	/* U+180E Mongolian vowel separator, U+200B-U+200F (zero-width
+	 * space, non-joiner, joiner, LTR/RTL marks), U+202A-U+202E (bidi
+	 * embeddings and overrides), U+2060-U+2064 (word joiner, invisible
+	 * operators), U+2066-U+206F (bidi isolates, deprecated format
+	 * characters), U+FEFF (byte order mark, zero-width no-break space). */
+	if (*cp == 0x180E || (*cp >= 0x200B && *cp <= 0x200F) || (*cp >= 0x202A && *cp <= 0x202E) ||
+	    (*cp >= 0x2060 && *cp <= 0x2064) || (*cp >= 0x2066 && *cp <= 0x206F) || *cp == 0xFEFF)
+		return 3;
+	*cp = 0;
+	return 0;
+}
+
+char *config_key_visible(const char *key, size_t len, bool *hidden)
+{
+	char *out = moat_xmalloc(len + 1);
+	size_t i = 0, o = 0, n;
+	unsigned cp;
+
+	*hidden = false;
+	while (i < len) {
+		if ((n = config_invisible_at(key, len, i, &cp))) {
+			*hidden = true;
+			i += n;
+		} else {
+			out[o++] = key[i++];
+		}
+	}
+	out[o] = '\0';
+	return out;
+}
+
 static bool bare_key(const char *k, size_t len)
 {
 	size_t i;
@@ -145,7 +195,14 @@ char *config_keypath(const char *parent, const char *key, size_t key_len)
 		out[o++] = '"';
 		for (i = 0; i < key_len; i++) {
 			unsigned char c = (unsigned char)key[i];
-			if (c == '"' || c == '\\') {
+			unsigned cp;
+			size_t n = config_invisible_at(key, key_len, i, &cp);
+
+			/* Written raw, the key would read as one of moat's. */
+			if (n > 1) {
+				o += (size_t)snprintf(out + o, 7, "\\u%04x", cp);
+				i += n - 1;
+			} else if (c == '"' || c == '\\') {
 				out[o++] = '\\';
 				out[o++] = (char)c;
 			} else if (c < 0x20 || c == 0x7f) {

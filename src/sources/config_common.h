@@ -12,7 +12,16 @@
  * same but for letter case, else the closest within 2 edits -- for a "did
  * you mean" hint; NULL when none is close. */
 const char *config_suggest(const char *word, const char *const *known);
-/* `parent` + "." + key, the key quoted when it is not a bare TOML key. */
+/* The bytes at key[i] that no editor shows: a NUL, or a character of
+ * Unicode's format class a key may hide (a zero-width space or joiner, a
+ * byte order mark, a soft hyphen, a bidi control); 0 when none is there.
+ * *cp: the code point. */
+size_t config_invisible_at(const char *key, size_t len, size_t i, unsigned *cp);
+/* The key without those characters (a C string); *hidden: whether it held
+ * any. */
+char *config_key_visible(const char *key, size_t len, bool *hidden);
+/* `parent` + "." + key, the key quoted when it is not a bare TOML key (its
+ * control and invisible characters written \uXXXX). */
 char *config_keypath(const char *parent, const char *key, size_t key_len);
 /* The file name, kept for the life of the process (origins point at it). */
 const char *config_intern(const char *s);

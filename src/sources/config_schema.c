@@ -337,8 +337,20 @@ static int unknown_key(const struct loader *L, const struct toml_keyval *kv, con
 {
 	cleanup_free char *kp = config_keypath(key, kv->key, kv->key_len);
 	cleanup_free char *list = join_plain(known);
+	bool hidden;
+	/* Compared as an editor shows it: "sandbox" and a zero-width space
+	 * is three bytes from "sandbox", but reads as it. */
+	cleanup_free char *seen = config_key_visible(kv->key, kv->key_len, &hidden);
 	const char *s;
 
+	if (hidden) {
+		fail(L, kv->pos, kp, "unknown key holding a character no editor shows (a NUL or a format character, "
+				     "written here \\uXXXX); expected one of %s",
+		     list);
+		if ((s = config_suggest(seen, known)))
+			return moat_error_hint(L->err, "did you mean '%s'? remove the invisible characters", s);
+		return moat_error_hint(L->err, "retype the key: no key of moat's or of a client's holds one");
+	}
 	fail(L, kv->pos, kp, "unknown key; expected one of %s", list);
 	if (codex_setting(kv))
 		return moat_error_hint(L->err,
@@ -373,10 +385,12 @@ static int check_keys(const struct loader *L, const struct toml_value *t, const 
 /* A table shared with a client (the top of a file, a server entry): moat
  * reads the `known` keys, a key in `client` is a client's and is ignored,
  * and so is any other key -- unless it is one moat reads in other letter
- * case (`SANDBOX`) or within two edits of one (`sandbx`): that is more
- * likely a typo of it than a client's setting, and ignoring it could drop a
- * sandbox or a grant silently, so it is an error.  `noted`: say in `moat config check` which unlisted keys were
- * ignored.  -1 when there was a problem (kept). */
+ * case (`SANDBOX`) or within two edits of one (`sandbx`), or it holds a
+ * character no editor shows (a NUL, a zero-width space: `sandbox\u200b`
+ * reads as moat's key): that is more likely a typo of it than a client's
+ * setting, and ignoring it could drop a sandbox or a grant silently, so it
+ * is an error.  `noted`: say in `moat config check` which unlisted keys
+ * were ignored.  -1 when there was a problem (kept). */
 static int check_client_keys(const struct loader *L, const struct toml_value *t, const char *key,
 			     const char *const *known, const char *const *client, bool noted)
 {
@@ -387,9 +401,12 @@ static int check_client_keys(const struct loader *L, const struct toml_value *t,
 		const struct toml_keyval *kv = toml_table_at(t, i);
 		cleanup_free char *kp = NULL;
 
+		bool hidden;
+		cleanup_free char *seen = config_key_visible(kv->key, kv->key_len, &hidden);
+
 		if (key_in(kv, known) || key_in(kv, client))
 			continue;
-		if (kv->key_len == strlen(kv->key) && config_suggest(kv->key, known)) {
+		if (hidden || config_suggest(seen, known)) {
 			unknown_key(L, kv, key, known);
 			keep(L);
 			rc = -1;

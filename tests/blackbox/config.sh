@@ -209,6 +209,30 @@ moat: hint: did you mean 'sandbox'\\? \\(keys are case-sensitive\\)"
 "$MOAT" run --config case-top.toml --server a --dry-run >/dev/null 2>"$SCRATCH/err"; rc=$?
 is "$rc" 125 "moat run of [SANDBOX]: exit 125, where it ran without the sandbox's deny"
 like "$(cat "$SCRATCH/err")" "case-top.toml:1:2: SANDBOX: unknown key" "  naming the file, line and column"
+# A key of moat's with a character no editor shows (a zero-width space, a
+# byte order mark, a word joiner, a NUL) reads as moat's key: it was taken
+# for a client's, and the whole sandbox table dropped, with config check
+# saying ok (red-team 3, finding 4).  An error at every level, the key
+# written with \uXXXX, and a hint at the key it reads as.
+bad zwsp-top.toml $'["sandbox\\u200b"]\ndeny = ["/etc/hostname"]\n[mcp_servers.a]\ncommand = ["true"]' \
+	"^moat: $SCRATCH/proj/zwsp-top.toml:1:2: \"sandbox\\\\u200b\": unknown key holding a character no editor shows
+moat: hint: did you mean 'sandbox'\\? remove the invisible characters"
+bad zwsp-server.toml $'[mcp_servers.a]\ncommand = ["true"]\n[mcp_servers.a."sandbox\\u2060"]\ndeny = ["/etc/hostname"]' \
+	":3:16: mcp_servers.a.\"sandbox\\\\u2060\": unknown key holding a character no editor shows
+moat: hint: did you mean 'sandbox'\\?"
+bad nul-top.toml $'["sandbox\\u0000"]\ndeny = ["/etc/hostname"]\n[mcp_servers.a]\ncommand = ["true"]' \
+	":1:2: \"sandbox\\\\u0000\": unknown key holding a character no editor shows
+moat: hint: did you mean 'sandbox'\\?"
+bad bom-server.json '{"mcpServers": {"a": {"command": "true", "\ufeffsandbox": {"deny": ["/etc/hostname"]}}}}' \
+	":1:42: mcpServers.a.\"\\\\ufeffsandbox\": unknown key holding a character no editor shows
+moat: hint: did you mean 'sandbox'\\?"
+bad zwsp-inner.toml $'[sandbox]\n"deny\\u200b" = ["/etc/hostname"]\n[mcp_servers.a]\ncommand = ["true"]' \
+	":2:1: sandbox.\"deny\\\\u200b\": unknown key holding a character no editor shows
+moat: hint: did you mean 'deny'\\?"
+# Any key holding one, near moat's or not: no client's key does.
+bad zwsp-other.json '{"mcpServers": {"a": {"command": "true", "x\u200by": 1}}}' \
+	":1:42: mcpServers.a.\"x\\\\u200by\": unknown key holding a character no editor shows
+moat: hint: retype the key"
 # Control: the same files, moat's keys spelt as moat spells them.
 printf '%s\n' $'[sandbox]\ndeny = ["/etc/hostname"]\n[mcp_servers.a]\ncommand = ["true"]' >case-ok.toml
 printf '%s\n' '{"sandbox": {"net": "none"}, "profiles": {"p": {"extends": "mcp"}}, "mcpServers": {"a": {"command": "true", "sandbox": {"net": "none"}}}}' >case-ok.json

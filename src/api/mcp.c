@@ -34,6 +34,7 @@
 #include "sources/cli.h"
 #include "sources/config.h"
 #include "sources/config_common.h"
+#include "sources/config_schema.h"
 #include "sources/mcp_clients.h"
 #include "sources/mcp_policies.h"
 #include "sources/resolve.h"
@@ -306,6 +307,31 @@ static int carried_unread(const struct loaded *l, const struct mcp_entry *e, str
 			       l->src.shown);
 }
 
+/* A key of entry e's, or at the top of its file, that the loader takes for
+ * a typo of one of moat's (`Sandbox`, `sandbx`, `sandbox` and a zero-width
+ * space): what it holds was meant for moat, and wrapping the entry without
+ * it would drop a deny or a limit while list says enforced.  -1 with the
+ * loader's own error for it (what `moat config check` says), at the key. */
+static int entry_typo(const struct loaded *l, const struct mcp_entry *e, struct moat_error *err)
+{
+	if (config_client_keys_check(l->src.shown, l->f->json, l->f->root, NULL, err) < 0)
+		return -1;
+	return config_client_keys_check(l->src.shown, l->f->json, e->table, e->key, err);
+}
+
+/* entry_typo, as wrap refuses the entry. */
+static int entry_typo_refused(const struct loaded *l, const struct mcp_entry *e, struct moat_error *err)
+{
+	struct moat_error k = {0};
+
+	if (entry_typo(l, e, &k) == 0)
+		return 0;
+	moat_error_set(err, MOAT_E_CONFIG, 0, "%s; %s: not wrapped: wrap would run it without what that key holds",
+		       k.message, e->key);
+	return moat_error_hint(err, "fix the key (moat config check %s says the same), then run moat mcp wrap again%s%s",
+			       l->src.shown, k.hint[0] ? ": " : "", k.hint);
+}
+
 /* The tables of moat settings of the client's file that apply to entry e,
  * base first, as config_build applies them to `moat run --config FILE
  * --server NAME` (config_collect_layers), for wrap to carry into the
@@ -325,6 +351,8 @@ static int entry_carried(const struct ctx *c, struct loaded *l, const struct mcp
 	*out = NULL;
 	*n = 0;
 	*builtin = MOAT_SERVER_DEFAULT_PROFILE;
+	if (entry_typo_refused(l, e, err) < 0)
+		return -1;
 	if (!cfg)
 		return carried_unread(l, e, err);
 	srv = config_find_server(cfg, e->name);
@@ -765,6 +793,19 @@ static json_t *entry_json(const struct ctx *c, struct loaded *l, const struct mc
 							entry_hook(e));
 		json_object_set_new(j, "verdict", json_pack("{s:s, s:o}", "status", "error", "error", json_text(why)));
 		return j;
+	}
+	if (e->state == MCP_UNWRAPPED || unvouched) {
+		struct moat_error typo = {0};
+
+		if (entry_typo(l, e, &typo) < 0) {
+			cleanup_free char *why = moat_xasprintf("wrap would refuse it: %s%s%s%s", typo.message,
+								typo.hint[0] ? " (" : "", typo.hint,
+								typo.hint[0] ? ")" : "");
+
+			json_object_set_new(j, "verdict",
+					    json_pack("{s:s, s:o}", "status", "error", "error", json_text(why)));
+			return j;
+		}
 	}
 	/* What the client starts, as a dry run: the entry's own moat
 	 * arguments, or for one not under moat (or under a policy moat does

@@ -1750,6 +1750,23 @@ static void load_tree(struct loader *L, const struct toml_value *root)
 	check_profiles(L);
 }
 
+int config_client_keys_check(const char *file, bool json, const struct toml_value *t, const char *key,
+			     struct moat_error *err)
+{
+	struct moat_config c = {.file = file, .json = json};
+	struct loader L = {.c = &c, .err = err};
+
+	if (key)
+		check_client_keys(&L, t, key, server_keys, client_server_keys, false);
+	else
+		check_client_keys(&L, t, NULL, top_keys, codex_keys, false);
+	if (c.n_problems == 0)
+		return 0;
+	*err = c.problems[0];
+	free(c.problems);
+	return -1;
+}
+
 void config_load_tree(struct moat_config *c, const struct toml_value *root, const char *home)
 {
 	struct moat_error err = {0};

@@ -13,4 +13,12 @@
  * is marked broken. */
 void config_load_tree(struct moat_config *c, const struct toml_value *root, const char *home);
 
+/* The first key of t -- a server entry at `key`, or with key NULL the top
+ * of a client's file -- that the loader refuses as a typo of one of moat's
+ * (`Sandbox`, `sandbx`, `sandbox` and a zero-width space): -1 with the
+ * error the loader gives it, else 0.  For `moat mcp wrap`, which would
+ * otherwise take the entry without the settings the key was meant to hold. */
+int config_client_keys_check(const char *file, bool json, const struct toml_value *t, const char *key,
+			     struct moat_error *err);
+
 #endif

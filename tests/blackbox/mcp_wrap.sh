@@ -541,4 +541,53 @@ rc=$?
 is "$rc" 125 "config check refuses it too (exit 125)"
 like "$out" "\.mcp\.json:1:46: a NUL byte" "  with the same position"
 
+# A key close to moat's `sandbox` -- in other letter case, misspelt, or with
+# a character no editor shows -- in a server entry or at the top of the
+# file: config check refuses it, and so does wrap, at the key. Taken as a
+# client's key, the entry was wrapped without its deny and list said
+# enforced (red-team 3, findings 3 and 4).
+# moat_in DIR HOME ARGS...: moat in DIR, with HOME's client files (stderr too).
+moat_in() {
+	local dir=$1 h=$2
+	shift 2
+	(cd "$dir" && env HOME="$h" XDG_CONFIG_HOME="$h/.config" CODEX_HOME="$h/.codex" "$MOAT" "$@" 2>&1)
+}
+typo_case() { # typo_case NAME FILE-IN-HOME TEXT LINE:COL KEY
+	local name=$1 rel=$2 text=$3 at=$4 key=$5 h=$BASE/typo-$1 out rc
+	mkdir -p "$h/$(dirname "$rel")" "$h/work"
+	printf '%s\n' "$text" >"$h/$rel"
+	chmod 600 "$h/$rel"
+	cp "$h/$rel" "$h/orig"
+	out=$(moat_in "$h/work" "$h" mcp list)
+	like "$out" "fs +:[0-9]+ +local +unwrapped +- +error: wrap would refuse it: .*:$at: $key: unknown key" \
+		"$name: list says wrap would refuse the entry, not 'if wrapped: enforced'"
+	out=$(moat_in "$h/work" "$h" mcp wrap)
+	rc=$?
+	is "$rc" 125 "$name: wrap refuses it (exit 125)"
+	like "$out" "^moat: $h/$rel:$at: $key: unknown key.*: not wrapped" "  at the key's file, line and column"
+	like "$out" "hint: .*did you mean 'sandbox'\?" "  with a hint at moat's key"
+	ok "$(cmp -s "$h/$rel" "$h/orig" && echo 0 || echo 1)" "  and the file is left as it was"
+	ok "$([ ! -e "$h/.config/moat/servers.toml" ] && echo 0 || echo 1)" "  and no profile was written"
+}
+CD=.config/Claude/claude_desktop_config.json
+typo_case entry-case "$CD" '{"mcpServers":{"fs":{"command":"/bin/cat","Sandbox":{"deny":["/etc/hosts"]}}}}' \
+	1:43 'mcpServers\.fs\.Sandbox'
+typo_case entry-sandbx "$CD" '{"mcpServers":{"fs":{"command":"/bin/cat","sandbx":{"deny":["/etc/hosts"]}}}}' \
+	1:43 'mcpServers\.fs\.sandbx'
+typo_case top-sandbx "$CD" '{"sandbx":{"deny":["/etc/hosts"]},"mcpServers":{"fs":{"command":"/bin/cat"}}}' \
+	1:2 'sandbx'
+typo_case entry-zwsp "$CD" '{"mcpServers":{"fs":{"command":"/bin/cat","sandbox\u200b":{"deny":["/etc/hosts"]}}}}' \
+	1:43 'mcpServers\.fs\."sandbox\\u200b"'
+typo_case codex-case .codex/config.toml $'[mcp_servers.fs]\ncommand = "/bin/cat"\n[mcp_servers.fs.Sandbox]\ndeny = ["/etc/hosts"]' \
+	3:17 'mcp_servers\.fs\.Sandbox'
+# Control: spelt as moat spells it, the entry is wrapped with its deny.
+h=$BASE/typo-control
+mkdir -p "$h/.config/Claude" "$h/work"
+printf '%s\n' '{"mcpServers":{"fs":{"command":"/bin/cat","sandbox":{"deny":["/etc/hosts"]}}}}' >"$h/$CD"
+chmod 600 "$h/$CD"
+out=$(moat_in "$h/work" "$h" mcp wrap)
+rc=$?
+is "$rc" 0 "control: the entry with 'sandbox' is wrapped ($out)"
+like "$(cat "$h/.config/moat/servers.toml" 2>/dev/null)" '/etc/hosts' "  and its profile carries the deny"
+
 done_testing

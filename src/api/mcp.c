@@ -204,6 +204,8 @@ static int ctx_init(struct ctx *c, const struct api_mcp_request *r, struct moat_
 	return 0;
 }
 
+static void recognise_wrapped(const struct ctx *c, struct loaded *l);
+
 static int load(struct ctx *c, const char *path, enum mcp_client client, const char *scope, bool named,
 		struct moat_error *err)
 {
@@ -232,8 +234,12 @@ static int load(struct ctx *c, const char *path, enum mcp_client client, const c
 	if (e.kind != MOAT_E_NONE)
 		return 0;
 	l->src.text = NULL; /* the parser's now */
-	if (mcp_file_parse(src.shown, client, src.text, src.len, c->cwd, c->r->moat, &l->f, &l->error) < 0 && named)
-		return (*err = l->error, -1);
+	if (mcp_file_parse(src.shown, client, src.text, src.len, c->cwd, c->r->moat, &l->f, &l->error) < 0) {
+		if (named)
+			return (*err = l->error, -1);
+		return 0;
+	}
+	recognise_wrapped(c, l);
 	return 0;
 }
 
@@ -619,6 +625,38 @@ enum vouch {
  * one the user gave moat (policy_file_given), as anyone can write a header
  * and a record into a file of a project -- at a path as predictable as
  * /workspaces/REPO. */
+/* Whether rec, a [wrapped."ID"] record, is wrap's record of entry e of l. */
+static bool record_of(const struct toml_value *rec, const struct loaded *l, const struct mcp_entry *e)
+{
+	const char *file = mcp_record_get(rec, "file"), *server = mcp_record_get(rec, "server");
+	char real[PATH_MAX];
+
+	return file && server && strcmp(server, e->name) == 0 && realpath(file, real) && l->src.real &&
+	       strcmp(real, l->src.real) == 0;
+}
+
+/* An entry in wrap's form whose moat is not named moat (wrap --moat
+ * ~/bin/moat-dev) is wrap's when the policy file it names holds wrap's
+ * record of it: recognised by what wrap wrote, not by the program's name,
+ * so that unwrap restores it and wrap does not wrap moat in moat.  An
+ * entry with no such record is left unwrapped: another program may take
+ * the same words. */
+static void recognise_wrapped(const struct ctx *c, struct loaded *l)
+{
+	for (size_t i = 0; i < l->f->n_entries; i++) {
+		struct mcp_entry *e = &l->f->entries[i];
+		struct policies p;
+		struct moat_error ignored = {0};
+
+		if (e->state != MCP_UNWRAPPED || !mcp_wrap_form(e->argv, e->argc) || e->argv[3][0] != '/')
+			continue;
+		if (policies_read(e->argv[3], &p, &ignored) == 0 && p.p->exists &&
+		    record_of(mcp_policies_record(p.p, e->argv[5]), l, e))
+			mcp_entry_wrapped(e, c->r->moat);
+		policies_free(&p);
+	}
+}
+
 static char *policy_not_ours(const struct ctx *c, const struct loaded *l, const struct mcp_entry *e,
 			     struct policy_cache *pc, enum vouch what)
 {
@@ -638,7 +676,7 @@ static char *policy_not_ours(const struct ctx *c, const struct loaded *l, const 
 	rec = mcp_policies_record(p->p, e->profile);
 	file = mcp_record_get(rec, "file");
 	server = mcp_record_get(rec, "server");
-	mine = file && server && strcmp(server, e->name) == 0 && realpath(file, real) && strcmp(real, l->src.real) == 0;
+	mine = record_of(rec, l, e);
 	if (what == VOUCH_EDIT && strncmp(p->p->text, header, strlen(header)) != 0 &&
 	    !(c->policies && realpath(c->policies, real) && strcmp(real, p->src.real) == 0))
 		return moat_xasprintf("it is not moat's policy file: it does not start with the header moat mcp wrap "
@@ -819,7 +857,8 @@ static json_t *entry_json(const struct ctx *c, struct loaded *l, const struct mc
 		for (i = 0; i < n_cmd; i++)
 			argv[argc++] = cmd[i];
 	} else {
-		long at = mcp_moat_index(e->argv, e->argc, c->r->moat);
+		/* Wrap's form starts with moat, whatever its name. */
+		long at = e->state == MCP_WRAPPED ? 0 : mcp_moat_index(e->argv, e->argc, c->r->moat);
 
 		for (i = (size_t)at + 1; i < e->argc; i++)
 			argv[argc++] = e->argv[i];

@@ -358,6 +358,26 @@ static bool remote(const struct toml_value *t)
 	       (plain_string(type) && in_list(type->u.str.ptr, types));
 }
 
+bool mcp_wrap_form(char *const *a, size_t argc)
+{
+	return argc > MCP_WRAP_ARGS && strcmp(a[1], "run") == 0 && strcmp(a[2], "--config") == 0 &&
+	       strcmp(a[4], "--profile") == 0 && strcmp(a[6], "--") == 0;
+}
+
+void mcp_entry_wrapped(struct mcp_entry *e, const char *self)
+{
+	char **a = e->argv, **cmd = a + MCP_WRAP_ARGS;
+	size_t n = e->argc - MCP_WRAP_ARGS;
+
+	e->state = MCP_WRAPPED;
+	e->policies = a[3];
+	e->profile = a[5];
+	/* moat again after its `--`: by this moat's name or path, or by the
+	 * path the entry runs moat by (wrap --moat PATH). */
+	if (mcp_moat_index(cmd, n, self) >= 0 || mcp_moat_index(cmd, n, a[0]) >= 0)
+		e->state = MCP_NESTED;
+}
+
 /* What moat runs in place of the entry, and whether it does already. */
 static void entry_state(struct mcp_entry *e, const char *self)
 {
@@ -368,13 +388,8 @@ static void entry_state(struct mcp_entry *e, const char *self)
 	e->state = MCP_UNWRAPPED;
 	if (at < 0)
 		return;
-	if (at == 0 && e->argc > MCP_WRAP_ARGS && strcmp(a[1], "run") == 0 && strcmp(a[2], "--config") == 0 &&
-	    strcmp(a[4], "--profile") == 0 && strcmp(a[6], "--") == 0) {
-		e->state = MCP_WRAPPED;
-		e->policies = a[3];
-		e->profile = a[5];
-		if (mcp_moat_index(a + MCP_WRAP_ARGS, e->argc - MCP_WRAP_ARGS, self) >= 0)
-			e->state = MCP_NESTED;
+	if (at == 0 && mcp_wrap_form(a, e->argc)) {
+		mcp_entry_wrapped(e, self);
 		return;
 	}
 	e->state = MCP_BY_HAND;

@@ -111,6 +111,15 @@ void mcp_file_free(struct mcp_file *f);
  * -1.  `self`: moat's own path (NULL: only the name). */
 long mcp_moat_index(char *const *argv, size_t argc, const char *self);
 
+/* argv in the form wrap writes: MOAT run --config FILE --profile ID --
+ * COMMAND..., whatever MOAT is named. */
+bool mcp_wrap_form(char *const *argv, size_t argc);
+/* Entry e, in that form, is wrap's: MCP_WRAPPED, or MCP_NESTED when its
+ * command runs moat again (by `self`, by the entry's own moat path, or by
+ * name).  For an entry whose moat is not named moat (wrap --moat
+ * ~/bin/moat-dev), once wrap's record of it is found. */
+void mcp_entry_wrapped(struct mcp_entry *e, const char *self);
+
 /* The container engine argv runs a container with (`docker run ...`,
  * `podman run`, `nerdctl compose up`: the engine, then run, exec, start or
  * compose among its words), or NULL.  A sandbox around that command holds

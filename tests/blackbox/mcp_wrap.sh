@@ -590,4 +590,29 @@ rc=$?
 is "$rc" 0 "control: the entry with 'sandbox' is wrapped ($out)"
 like "$(cat "$h/.config/moat/servers.toml" 2>/dev/null)" '/etc/hosts' "  and its profile carries the deny"
 
+# wrap --moat PATH with a moat not named moat (moat-dev): the entry is
+# wrap's by what wrap wrote -- its form and its record in the policy file
+# -- not by the program's name. list said unwrapped, unwrap "nothing to
+# unwrap" and a second wrap nested moat in moat (red-team 3, finding 5).
+h=$BASE/moat-dev
+mkdir -p "$h/.config/Claude" "$h/work" "$h/bin"
+cp "$MOAT" "$h/bin/moat-dev"
+printf '%s\n' '{"mcpServers":{"fs":{"command":"/bin/cat","args":["x"]}}}' >"$h/$CD"
+chmod 600 "$h/$CD"
+cp "$h/$CD" "$h/orig"
+out=$(moat_in "$h/work" "$h" mcp wrap --moat "$h/bin/moat-dev")
+is "$?" 0 "wrap --moat .../moat-dev wraps the entry ($out)"
+like "$(cat "$h/$CD")" "\"command\":\"$h/bin/moat-dev\"" "  running it through moat-dev"
+like "$(moat_in "$h/work" "$h" mcp list)" "fs +:1 +local +wrapped +claude-desktop\.fs" "  list: wrapped, not unwrapped"
+cp "$h/$CD" "$h/wrapped"
+out=$(moat_in "$h/work" "$h" mcp wrap)
+like "$out" "fs: unchanged: already wrapped" "  wrap again (by moat): unchanged, not moat inside moat"
+ok "$(cmp -s "$h/$CD" "$h/wrapped" && echo 0 || echo 1)" "  and the file is as wrap left it"
+out=$(moat_in "$h/work" "$h" mcp unwrap)
+like "$out" "unwrapped fs" "  unwrap (by moat) restores it, not 'nothing to unwrap'"
+ok "$(cmp -s "$h/$CD" "$h/orig" && echo 0 || echo 1)" "  byte for byte"
+# Control: the same form with no record of wrap's is another program's.
+printf '%s\n' "{\"mcpServers\":{\"fs\":{\"command\":\"/bin/other\",\"args\":[\"run\",\"--config\",\"$h/.config/moat/servers.toml\",\"--profile\",\"claude-desktop.fs\",\"--\",\"/bin/cat\"]}}}" >"$h/$CD"
+like "$(moat_in "$h/work" "$h" mcp list)" "fs +:1 +local +unwrapped" "control: wrap's form without wrap's record stays unwrapped"
+
 done_testing

@@ -190,6 +190,14 @@ static int apply_limit(struct moat_host *h, const char *spec, struct moat_error 
 
 	if (!copy)
 		return moat_error_set(err, MOAT_E_SYSTEM, errno, "MOAT_HOST_LIMIT");
+	/* strtok_r passes over empty items: ",,," lowered nothing and the
+	 * probe still said "limited by", which hides a list cut short
+	 * ("landlock=0,,"), as every other malformed item is refused. */
+	if (spec[0] == ',' || spec[strlen(spec) - 1] == ',' || strstr(spec, ",,")) {
+		moat_error_set(err, MOAT_E_USAGE, 0, "MOAT_HOST_LIMIT=%s: an empty item (a comma at an end, or two together)",
+			       spec);
+		goto hint;
+	}
 	for (tok = strtok_r(copy, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
 		char *eq = strchr(tok, '='), *end;
 		const char *val;

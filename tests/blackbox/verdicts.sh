@@ -285,6 +285,12 @@ is "$(j get "$SCRATCH/probe-cgroup=0.json" '[d["features"]["cgroup_v2"]["availab
 out=$(MOAT_HOST_LIMIT=landlock=yes "$MOAT" probe 2>&1 >/dev/null); rc=$?
 is "$rc" 125 "a malformed MOAT_HOST_LIMIT exits 125"
 like "$out" "MOAT_HOST_LIMIT=landlock=yes: landlock='yes' is not a number" "  and says what it could not parse"
+# Empty items lowered nothing, and probe said "limited by" all the same.
+for l in ',,,' 'landlock=0,,' ',userns=0' 'userns=0,'; do
+	out=$(MOAT_HOST_LIMIT=$l "$MOAT" probe 2>&1 >/dev/null); rc=$?
+	is "$rc" 125 "MOAT_HOST_LIMIT='$l' (an empty item) exits 125"
+	like "$out" "MOAT_HOST_LIMIT=$l: an empty item" "  and says so"
+done
 out=$(MOAT_HOST_LIMIT=landlock=-1 "$MOAT" run -- true 2>&1); rc=$?
 is "$rc" 125 "MOAT_HOST_LIMIT=landlock=-1 is refused by moat run too"
 

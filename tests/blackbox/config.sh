@@ -189,7 +189,8 @@ moat: hint: give at most 1000000000"
 out=$("$MOAT" run --cpu 9300000000000 -- /bin/true 2>&1); rc=$?
 is "$rc" 125 "--cpu 9300000000000: refused (exit 125), not a command killed at once"
 like "$out" "^moat: --cpu 9300000000000: more than 1000000000 seconds" "  naming the flag and its value"
-out=$("$MOAT" run --cpu 1000000000 -- /bin/echo ran 2>&1); rc=$?
+# (prefer: as uid 65534 this host may have no cgroup to count CPU time in)
+out=$("$MOAT" run --mode prefer --cpu 1000000000 -- /bin/echo ran 2>/dev/null); rc=$?
 is "$rc:$out" "0:ran" "control: --cpu 1000000000 runs the command"
 bad syntax.toml $'[mcp_servers.s]\ncommand = ["sh"' "syntax.toml:3:1: expected ',' or ']' after an array element"
 # A key of moat's in other letter case is a typo of it, as one within two

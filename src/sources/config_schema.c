@@ -1631,13 +1631,26 @@ static void check_profile_name(const struct loader *L, struct config_layer *laye
 	layer->broken = true;
 }
 
-/* `extends` chains end in a built-in profile; a chain that comes back to
- * itself would never end.  Each cycle is named once, and every profile on
- * it is broken. */
+/* The longest `extends` chain: longer ones are refused.  Each step looks
+ * a profile up by name, and every profile's chain is walked: 2,000
+ * profiles extending each other in a line took config check 31 s
+ * (red-team 3), where no real policy needs more than a few levels. */
+#define EXTENDS_MAX 32
+
+static struct config_profile *extended(const struct moat_config *c, const struct config_profile *pr)
+{
+	return pr->layer.profile ? (struct config_profile *)config_find_profile(c, pr->layer.profile) : NULL;
+}
+
+/* `extends` chains end in a built-in profile, within EXTENDS_MAX
+ * profiles; a chain that comes back to itself would never end.  Each
+ * cycle is named once, and every profile on it is broken; so is each
+ * profile whose chain is too long, the first one named. */
 static void check_profiles(const struct loader *L)
 {
 	struct moat_config *c = L->c;
 	cleanup_free bool *on_cycle = moat_xcalloc(c->n_profiles + 1, sizeof(bool));
+	bool deep_said = false;
 	size_t i, j;
 
 	for (i = 0; i < c->n_profiles; i++)
@@ -1648,10 +1661,29 @@ static void check_profiles(const struct loader *L)
 		char chain[1024];
 		size_t o;
 
-		for (j = 0; pr && j <= c->n_profiles; j++)
-			pr = pr->layer.profile ? (struct config_profile *)config_find_profile(c, pr->layer.profile)
-					       : NULL;
-		if (!pr || on_cycle[pr - c->profiles])
+		for (j = 0; pr && j < EXTENDS_MAX; j++)
+			pr = extended(c, pr);
+		if (!pr)
+			continue;
+		if (deep_said) {
+			c->profiles[i].layer.broken = true; /* said once, for the first */
+			continue;
+		}
+		/* Past the cap: a cycle, or a chain too long.  Walked on (once,
+		 * for the first such profile) to tell which. */
+		for (; pr && j <= c->n_profiles; j++)
+			pr = extended(c, pr);
+		if (!pr) {
+			c->profiles[i].layer.broken = true;
+			deep_said = true;
+			kp = moat_xasprintf("%s.extends", c->profiles[i].layer.key);
+			config_fail(L->err, &c->profiles[i].layer.profile_origin, kp,
+				    "profile \"%s\": its chain of extends holds more than %d profiles; expected at most %d",
+				    c->profiles[i].name, EXTENDS_MAX, EXTENDS_MAX);
+			keep(L);
+			continue;
+		}
+		if (on_cycle[pr - c->profiles])
 			continue;
 		/* pr is on the cycle: name it from there round to itself. */
 		start = pr;

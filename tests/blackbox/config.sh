@@ -175,6 +175,19 @@ err=$("$MOAT" config check npm-ok.json 2>&1); rc=$?
 is "$rc" 0 "control: npm_config_registry and GIT_AUTHOR_NAME in env are accepted ($err)"
 bad cycle.toml $'[profiles.a]\nextends = "b"\n[profiles.b]\nextends = "a"' \
 	":4:11: profiles.b.extends: profiles extend each other in a cycle \\(b -> a -> b\\)"
+# A chain of 2,000 profiles took config check 31 s (every profile's chain
+# walked, each step a lookup by name): refused past 32, at once.
+chain() { # chain N: profiles p0..pN-1, each extending the one before
+	printf '[profiles.p0]\nextends = "strict"\n'
+	for ((k = 1; k < $1; k++)); do printf '[profiles.p%d]\nextends = "p%d"\n' "$k" $((k - 1)); done
+}
+chain 2000 >"$SCRATCH/proj/deep.toml"
+out=$(timeout 10 "$MOAT" config check "$SCRATCH/proj/deep.toml" 2>&1); rc=$?
+is "$rc" 125 "a chain of 2,000 extends: refused within 10 s"
+like "$out" "deep.toml:66:11: profiles.p32.extends: profile \"p32\": its chain of extends holds more than 32 profiles" "  at the first profile past 32"
+{ chain 32 && printf '[sandbox]\nprofile = "p31"\n'; } >"$SCRATCH/proj/deep32.toml"
+out=$("$MOAT" config check "$SCRATCH/proj/deep32.toml" 2>&1); rc=$?
+is "$rc" 0 "control: a chain of 32 profiles is accepted ($out)"
 bad sockets.toml $'[mcp_servers.s]\ncommand = "sh"\nsandbox = { unix_sockets = "yes" }' \
 	":3:28: mcp_servers.s.sandbox.unix_sockets: expected true or false \\(a bool\\), got a string"
 bad unprotect.toml $'[mcp_servers.s]\ncommand = "sh"\nsandbox = { unprotect = ".vscode" }' \

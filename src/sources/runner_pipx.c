@@ -265,16 +265,20 @@ static char *site_packages(const char *venv)
 
 /* pipx's choice of the script (commands/run.py): the command named (the
  * app, with --spec) when the venv has it; else, for `pipx run PKG`, PKG's
- * script named PKG, or its only console script. */
+ * script named PKG, or its only console script.  The venv, what moat reads
+ * of it and the script resolve inside the cache, as npm's installs must
+ * (runner_inside_cache): the fetch wrote them, and a venv linked to
+ * ~/.local would have the server granted that, as "the venv". */
 bool pipx_find_install(struct runner_call *rc)
 {
-	cleanup_free char *venv = moat_xasprintf("%s/venv", rc->cache), *sp = site_packages(venv), *want = NULL;
+	cleanup_free char *lexical = moat_xasprintf("%s/venv", rc->cache), *venv = runner_inside_cache(rc, lexical),
+			  *sp = venv ? site_packages(venv) : NULL, *want = NULL;
 	cleanup_closedir DIR *d = NULL;
 	struct dirent *e;
 	const char *version_part;
 	size_t name_len;
 
-	if (!sp || !pip_spec(rc->packages[0], &name_len, &version_part))
+	if (!sp || !runner_within_cache(rc, sp) || !pip_spec(rc->packages[0], &name_len, &version_part))
 		return false;
 	want = normal_name(rc->packages[0], name_len);
 	d = opendir(sp);
@@ -305,7 +309,7 @@ bool pipx_find_install(struct runner_call *rc)
 		 * of the venv's bin (not empty, not starting with '.'), never a
 		 * path out of it. */
 		if (!bin || strchr(bin + strlen(venv) + 5, '/') || strchr(".", bin[strlen(venv) + 5]) ||
-		    access(bin, X_OK) != 0)
+		    access(bin, X_OK) != 0 || !runner_within_cache(rc, bin))
 			return false;
 		return runner_found(rc, &venv, &bin, &version);
 	}

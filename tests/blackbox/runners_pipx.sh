@@ -187,6 +187,25 @@ is "$?/$out" "0/moat-pyhello ran hostile
 got pong" "a cached venv with a METADATA that is a FIFO and one of a terabyte of zeros: it runs from the cache"
 rm -rf "$SP/aaa_fifo-1.dist-info" "$SP/aab_sparse-1.dist-info"
 
+# The venv is the fetch's to write, a link included (red team 3, F3): one
+# pointing out of the cache (here at a copy of the same install in HOME, as
+# a `pip install --user` would leave one) is not the install, and nothing
+# there is granted; one within the cache is followed, and its real path
+# granted.
+cp -a "$C/venv" "$H/outside-venv"
+mv "$C/venv" "$C/venv.real"
+ln -s "$H/outside-venv" "$C/venv"
+m run --dry-run -- pipx run moat-pyhello >"$SCRATCH/outvenv.json" 2>/dev/null
+is "$(jx "$SCRATCH/outvenv.json" '[d["runner"]["outcome"], [p["path"] for p in d["policy"]["paths"] if "outside-venv" in p["path"]]]')" \
+	'["would fetch", []]' "a venv that is a link out of the cache (into HOME): not the install (would fetch), nothing granted there"
+ln -sfn venv.real "$C/venv"
+m run --dry-run -- pipx run moat-pyhello >"$SCRATCH/invenv.json" 2>/dev/null
+is "$(jx "$SCRATCH/invenv.json" '[d["runner"]["outcome"], d["runner"]["installed"], [p["path"] for p in d["policy"]["paths"] if p["path"].startswith("'"$C"'")]]')" \
+	"[\"cached\", \"$C/venv.real\", [\"$C/venv.real\"]]" "  control: a link within the cache: cached, its real path granted"
+rm -f "$C/venv"
+mv "$C/venv.real" "$C/venv"
+rm -rf "$H/outside-venv"
+
 out=$(m run -- pipx run --spec moat-pyhello moat-pyhello via-spec </dev/null 2>/dev/null)
 is "$?/$out" "0/moat-pyhello ran via-spec
 got " "pipx run --spec moat-pyhello moat-pyhello: the command named, the package from --spec"

@@ -264,22 +264,6 @@ bool dlx_find_install(struct runner_call *rc)
 
 /* ---- the fetch phase ---- */
 
-/* The settings moat sets for the fetch phase; the user's others (--env
- * pnpm_config_X, BUN_CONFIG_X) pass to it. */
-static const char *const pnpm_owned[] = {"cache_dir",
-					 "store_dir",
-					 "state_dir",
-					 "registry",
-					 "offline",
-					 "npmrc_auth_file",
-					 "userconfig",
-					 "fetch_retries",
-					 "fetch_retry_mintimeout",
-					 "fetch_retry_maxtimeout",
-					 "fetch_timeout",
-					 "noproxy"};
-static const char *const bun_owned[] = {"REGISTRY"};
-
 /* The runner as it was named, the packages, the options given to the fetch
  * too, and `true` as the command: it installs, and runs nothing of the
  * package's. */
@@ -312,23 +296,16 @@ static void set_fetch_argv(struct moat_policy *out, const struct runner_call *rc
 int dlx_fetch_policy(const struct runner_call *rc, const struct moat_policy *server, char *const *env,
 		     struct moat_policy *out, struct netset_notes *notes, struct moat_error *err)
 {
-	/* What pnpm reads for its registry (besides .npmrc files, which @npm
-	 * reads), and what bun reads. */
-	static const char *const pnpm_vars[] = {"pnpm_config_registry", "PNPM_CONFIG_REGISTRY", "npm_config_registry"};
-	static const char *const bun_vars[] = {"BUN_CONFIG_REGISTRY", "npm_config_registry"};
 	bool pnpm = rc->kind == RUNNER_KIND_PNPM;
-	const char *path_env = config_getenv(env, "PATH"), *home = config_getenv(env, "HOME"), *reg = NULL;
-	struct netset_urls urls = {0};
-	int ret = -1;
+	const char *path_env = config_getenv(env, "PATH"), *home = config_getenv(env, "HOME");
 
 	set_fetch_argv(out, rc, server);
 	if (runner_fetch_sandbox(rc, server, home, out, err) < 0)
 		return -1;
 	/* Install scripts run with the node on PATH. */
 	runner_grant_node(out, NULL, path_env, home && home[0] == '/' ? home : NULL);
-	if (runner_npm_network(rc, server, env, pnpm ? pnpm_vars : bun_vars,
-			       pnpm ? ARRAY_LEN(pnpm_vars) : ARRAY_LEN(bun_vars), out, notes, &urls, &reg, err) < 0)
-		goto out;
+	if (runner_npm_network(rc, server, env, out, notes, err) < 0)
+		return -1;
 	/* The runner inside reads neither ~/.npmrc (a built-in secret) nor the
 	 * project's: it is told the registries, where to keep what it fetches,
 	 * and not to wait. */
@@ -345,19 +322,16 @@ int dlx_fetch_policy(const struct runner_call *rc, const struct moat_policy *ser
 						  *dir = moat_xasprintf("%s/%s", rc->cache, dirs[k]);
 				runner_fetch_env(out, name, dir);
 			}
-			runner_npm_settings(out, prefixes[i], reg, &urls);
+			runner_npm_settings(out, prefixes[i], rc);
 		}
-		ret = runner_fetch_finish(out, server, "pnpm_config_", pnpm_owned, ARRAY_LEN(pnpm_owned), err);
 	} else {
 		runner_fetch_env(out, "BUN_INSTALL_CACHE_DIR", rc->cache);
-		runner_fetch_env(out, "NPM_CONFIG_REGISTRY", reg);
-		runner_fetch_env(out, "BUN_CONFIG_REGISTRY", reg);
+		runner_fetch_env(out, "NPM_CONFIG_REGISTRY", rc->fetch_registry);
+		runner_fetch_env(out, "BUN_CONFIG_REGISTRY", rc->fetch_registry);
 		runner_fetch_no_proxy(out, NULL);
-		ret = runner_fetch_finish(out, server, "BUN_CONFIG_", bun_owned, ARRAY_LEN(bun_owned), err);
 	}
-out:
-	netset_urls_free(&urls);
-	return ret;
+	/* The user's other settings (--env pnpm_config_X, BUN_CONFIG_X). */
+	return runner_fetch_finish(out, server, rc, err);
 }
 
 /* ---- a failed fetch ---- */

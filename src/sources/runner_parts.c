@@ -4,6 +4,7 @@
  * Apart from both, so that neither calls the other back. */
 #include "sources/runner_parts.h"
 
+#include <ctype.h>
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -101,15 +102,122 @@ static int cmp_str(const void *a, const void *b)
 	return strcmp(*(char *const *)a, *(char *const *)b);
 }
 
-/* One cache per package list (and registry given to the runner): an install
- * script can write only the cache of the package that brought it, so it
- * cannot change what another server runs. */
-char *runner_cache_key(const struct runner_call *rc)
+/* What each tool's fetch is given of the user's own settings: --env
+ * PREFIX_X (PREFIX in any case), but for the X that moat sets for the
+ * phase.  Of those, the ones whose X ends in one of `sources` name where
+ * packages come from (npm's @scope:registry, pip's find-links): the cache's
+ * key covers them.  Not the others: moat adds some of them itself (under
+ * --net none npm_config_fetch_retries=0), and a retry count is not another
+ * registry. */
+struct runner_tool {
+	const char *prefix;
+	const char *const *owned;
+	size_t n_owned;
+	const char *const *sources;
+	size_t n_sources;
+};
+
+static const char *const npm_owned[] = {"cache", "offline", "registry", "yes", "userconfig", "globalconfig"};
+static const char *const pnpm_owned[] = {"cache_dir",
+					 "store_dir",
+					 "state_dir",
+					 "registry",
+					 "offline",
+					 "npmrc_auth_file",
+					 "userconfig",
+					 "fetch_retries",
+					 "fetch_retry_mintimeout",
+					 "fetch_retry_maxtimeout",
+					 "fetch_timeout",
+					 "noproxy"};
+static const char *const bun_owned[] = {"REGISTRY"};
+static const char *const pip_owned[] = {"INDEX_URL", "EXTRA_INDEX_URL", "RETRIES",     "TIMEOUT",
+					"NO_INPUT",  "NO_CACHE_DIR",	"CONFIG_FILE", "DISABLE_PIP_VERSION_CHECK"};
+static const char *const npm_sources[] = {"registry"};
+static const char *const pip_sources[] = {"FIND_LINKS", "NO_INDEX"};
+
+static const struct runner_tool runner_tools[] = {
+    [RUNNER_KIND_NPM] = {"npm_config_", npm_owned, ARRAY_LEN(npm_owned), npm_sources, ARRAY_LEN(npm_sources)},
+    [RUNNER_KIND_PNPM] = {"pnpm_config_", pnpm_owned, ARRAY_LEN(pnpm_owned), npm_sources, ARRAY_LEN(npm_sources)},
+    [RUNNER_KIND_BUN] = {"BUN_CONFIG_", bun_owned, ARRAY_LEN(bun_owned), npm_sources, ARRAY_LEN(npm_sources)},
+    [RUNNER_KIND_PIPX] = {"PIP_", pip_owned, ARRAY_LEN(pip_owned), pip_sources, ARRAY_LEN(pip_sources)},
+    [RUNNER_KIND_OTHER] = {NULL, NULL, 0, NULL, 0},
+};
+
+static bool user_setting(const char *name, const struct runner_tool *t)
+{
+	size_t n = t->prefix ? strlen(t->prefix) : 0;
+
+	if (!t->prefix || strncasecmp(name, t->prefix, n) != 0)
+		return false;
+	for (size_t i = 0; i < t->n_owned; i++)
+		if (strcasecmp(name + n, t->owned[i]) == 0)
+			return false;
+	return true;
+}
+
+/* A user's setting that passes to the fetch and names where packages come
+ * from. */
+static bool source_setting(const char *name, const struct runner_tool *t)
+{
+	size_t len = strlen(name);
+
+	if (!user_setting(name, t))
+		return false;
+	for (size_t i = 0; i < t->n_sources; i++) {
+		size_t n = strlen(t->sources[i]);
+
+		if (len >= strlen(t->prefix) + n && strcasecmp(name + len - n, t->sources[i]) == 0)
+			return true;
+	}
+	return false;
+}
+
+/* A registry's URL (or pip's list of them) as the key takes it: the scheme
+ * and host in lower case, no trailing '/', so that one registry written two
+ * ways is one cache. */
+static char *registry_normal(const char *list)
+{
+	cleanup_free char *copy = moat_xstrdup(list);
+	char *save = NULL, *tok, *out = moat_xstrdup("");
+
+	for (tok = strtok_r(copy, " \t\n\r", &save); tok; tok = strtok_r(NULL, " \t\n\r", &save)) {
+		char *host = strstr(tok, "://"), *next;
+		size_t len = strlen(tok);
+
+		for (char *c = tok; *c && (!host || c < host + 3 + strcspn(host + 3, "/?#")); c++)
+			*c = (char)tolower((unsigned char)*c);
+		while (len > 1 && tok[len - 1] == '/')
+			tok[--len] = '\0';
+		next = moat_xasprintf("%s%s%s", out, *out ? " " : "", tok);
+		free(out);
+		out = next;
+	}
+	return out;
+}
+
+/* The key of the default registry in rc->fetch_urls: told on its own, as
+ * rc->fetch_registry. */
+static const char *default_key(const struct runner_call *rc)
+{
+	return rc->kind == RUNNER_KIND_PIPX ? "index-url" : "registry";
+}
+
+/* One cache per package list, options, registries and settings of the
+ * fetch: an install script can write only the cache of the package that
+ * brought it, so it cannot change what another server runs; and what a
+ * registry served (the one a cloned repository's .npmrc names, say) is
+ * never what a fetch from another registry would have been.  The fetch
+ * writes anything it likes in its cache, so a note there of where the
+ * install came from could not be believed: the registries are the key. */
+char *runner_cache_key(const struct runner_call *rc, const struct moat_policy *server)
 {
 	cleanup_free char **sorted = moat_xcalloc(rc->n_packages, sizeof(char *));
-	cleanup_free char *text = moat_xstrdup(rc->registry ? rc->registry : "");
+	cleanup_free char *text = NULL, *reg = registry_normal(rc->fetch_registry ? rc->fetch_registry : "");
+	const struct runner_tool *t = &runner_tools[rc->kind];
 	char hex[65];
 
+	text = moat_xasprintf("%s\t%s", default_key(rc), reg);
 	memcpy(sorted, rc->packages, rc->n_packages * sizeof(char *));
 	qsort(sorted, rc->n_packages, sizeof(char *), cmp_str);
 	for (size_t i = 0; i < rc->n_packages; i++) {
@@ -124,6 +232,24 @@ char *runner_cache_key(const struct runner_call *rc)
 		free(text);
 		text = next;
 	}
+	for (size_t i = 0; i < rc->fetch_urls.n; i++) {
+		cleanup_free char *url = NULL;
+		char *next;
+
+		if (strcmp(rc->fetch_urls.keys[i], default_key(rc)) == 0)
+			continue;
+		url = registry_normal(rc->fetch_urls.urls[i]);
+		next = moat_xasprintf("%s\n%s\t%s", text, rc->fetch_urls.keys[i], url);
+		free(text);
+		text = next;
+	}
+	for (size_t i = 0; i < server->n_env; i++)
+		if (source_setting(server->env[i].name, t)) {
+			char *next = moat_xasprintf("%s\nenv\t%s=%s", text, server->env[i].name,
+						    server->env[i].value ? server->env[i].value : "");
+			free(text);
+			text = next;
+		}
 	sha256_hex(text, strlen(text), hex);
 	hex[16] = '\0';
 	return moat_xstrdup(hex);
@@ -137,7 +263,8 @@ void runner_add_package(struct runner_call *rc, const char *spec)
 	rc->packages[rc->n_packages++] = moat_xstrdup(spec);
 }
 
-int runner_cache_state(struct runner_call *rc, char *const *env, const char *sub, struct moat_error *err)
+int runner_cache_state(struct runner_call *rc, const struct moat_policy *server, char *const *env, const char *sub,
+		       struct moat_error *err)
 {
 	cleanup_free char *root = runner_cache_root(env), *key = NULL;
 
@@ -149,7 +276,9 @@ int runner_cache_state(struct runner_call *rc, char *const *env, const char *sub
 		    rc->name, rc->packages[0]);
 		return moat_error_hint(err, "set XDG_CACHE_HOME (or HOME) to a directory of yours");
 	}
-	key = runner_cache_key(rc);
+	if (runner_registries(rc, server, env, err) < 0)
+		return -1;
+	key = runner_cache_key(rc, server);
 	rc->cache = moat_xasprintf("%s/%s/%s", root, sub, key);
 	return 0;
 }
@@ -252,23 +381,11 @@ int runner_fetch_sandbox(const struct runner_call *rc, const struct moat_policy 
 	return 0;
 }
 
-static bool user_setting(const char *name, const char *prefix, const char *const *owned, size_t n_owned)
-{
-	size_t n = strlen(prefix);
-
-	if (strncasecmp(name, prefix, n) != 0)
-		return false;
-	for (size_t i = 0; i < n_owned; i++)
-		if (strcasecmp(name + n, owned[i]) == 0)
-			return false;
-	return true;
-}
-
-int runner_fetch_finish(struct moat_policy *out, const struct moat_policy *server, const char *prefix,
-			const char *const *owned, size_t n_owned, struct moat_error *err)
+int runner_fetch_finish(struct moat_policy *out, const struct moat_policy *server, const struct runner_call *rc,
+			struct moat_error *err)
 {
 	for (size_t i = 0; i < server->n_env; i++)
-		if (user_setting(server->env[i].name, prefix, owned, n_owned))
+		if (user_setting(server->env[i].name, &runner_tools[rc->kind]))
 			policy_add_env(out, server->env[i].name, server->env[i].value, server->env[i].origin);
 	return policy_validate(out, err);
 }
@@ -446,16 +563,30 @@ void runner_grant_node(struct moat_policy *p, const char *beside, const char *pa
 	runner_grant_install(p, node, home, "package runner: the node that runs the package manager");
 }
 
-int runner_npm_network(const struct runner_call *rc, const struct moat_policy *server, char *const *env,
-		       const char *const *vars, size_t n_vars, struct moat_policy *out, struct netset_notes *notes,
-		       struct netset_urls *urls, const char **registry, struct moat_error *err)
+/* The variables that name the registry to each npm-like tool, in the order
+ * runner_registries looks for them: what pnpm reads (besides .npmrc files,
+ * which @npm reads), what bun reads. */
+static const char *const npm_vars[] = {"npm_config_registry"};
+static const char *const pnpm_vars[] = {"pnpm_config_registry", "PNPM_CONFIG_REGISTRY", "npm_config_registry"};
+static const char *const bun_vars[] = {"BUN_CONFIG_REGISTRY", "npm_config_registry"};
+
+int runner_registries(struct runner_call *rc, const struct moat_policy *server, char *const *env,
+		      struct moat_error *err)
 {
 	struct netset_host h = {.env = env, .cwd = server->cwd};
-	struct moat_origin o = {.source = RUNNER_FETCH_ORIGIN};
+	const char *const *vars = rc->kind == RUNNER_KIND_PNPM	? pnpm_vars
+				  : rc->kind == RUNNER_KIND_BUN ? bun_vars
+								: npm_vars;
+	size_t n_vars = rc->kind == RUNNER_KIND_PNPM  ? ARRAY_LEN(pnpm_vars)
+			: rc->kind == RUNNER_KIND_BUN ? ARRAY_LEN(bun_vars)
+						      : ARRAY_LEN(npm_vars);
 	cleanup_free char *what = NULL;
 	const char *reg = rc->registry;
 
-	if (netset_expand(1u << 0, &h, o, out, notes, err) < 0 || netset_npm_urls(&h, urls, err) < 0)
+	if (rc->kind == RUNNER_KIND_PIPX)
+		return pipx_registries(rc, server, env, err);
+	netset_urls_free(&rc->fetch_urls);
+	if (netset_npm_urls(&h, &rc->fetch_urls, err) < 0)
 		return moat_error_wrap(err, "%s: the registry to fetch %s from", rc->name, rc->packages[0]);
 	if (reg)
 		what = moat_xstrdup("the runner's --registry");
@@ -472,15 +603,33 @@ int runner_npm_network(const struct runner_call *rc, const struct moat_policy *s
 			what = moat_xasprintf("%s (moat's environment)", vars[k]);
 		}
 	}
-	if (reg && runner_allow_url(out, reg, what, err) < 0)
-		return -1;
-	runner_fetch_pins(out, server);
-	*registry = reg ? reg : urls->urls[0];
+	for (size_t i = 0; i < rc->fetch_urls.n && !reg; i++)
+		if (strcmp(rc->fetch_urls.keys[i], "registry") == 0)
+			reg = rc->fetch_urls.urls[i];
+	free(rc->fetch_registry);
+	free(rc->fetch_registry_from);
+	/* A registry that is not on the network (file:) names no host for the
+	 * allowlist: npm is told its default, which a fetch then cannot reach. */
+	rc->fetch_registry = moat_xstrdup(reg ? reg : "https://registry.npmjs.org/");
+	rc->fetch_registry_from = steal_ptr(&what);
 	return 0;
 }
 
-void runner_npm_settings(struct moat_policy *out, const char *prefix, const char *registry,
-			 const struct netset_urls *urls)
+int runner_npm_network(const struct runner_call *rc, const struct moat_policy *server, char *const *env,
+		       struct moat_policy *out, struct netset_notes *notes, struct moat_error *err)
+{
+	struct netset_host h = {.env = env, .cwd = server->cwd};
+	struct moat_origin o = {.source = RUNNER_FETCH_ORIGIN};
+
+	if (netset_expand(1u << 0, &h, o, out, notes, err) < 0)
+		return moat_error_wrap(err, "%s: the registry to fetch %s from", rc->name, rc->packages[0]);
+	if (rc->fetch_registry_from && runner_allow_url(out, rc->fetch_registry, rc->fetch_registry_from, err) < 0)
+		return -1;
+	runner_fetch_pins(out, server);
+	return 0;
+}
+
+void runner_npm_settings(struct moat_policy *out, const char *prefix, const struct runner_call *rc)
 {
 	static const char *const fail_fast[][2] = {{"fetch_retries", "1"},
 						   {"fetch_retry_mintimeout", "1000"},
@@ -489,10 +638,14 @@ void runner_npm_settings(struct moat_policy *out, const char *prefix, const char
 						   {"update_notifier", "false"}};
 	cleanup_free char *noproxy = NULL, *name = moat_xasprintf("%sregistry", prefix);
 
-	runner_fetch_env(out, name, registry);
-	for (size_t i = 1; i < urls->n; i++) {
-		cleanup_free char *scoped = moat_xasprintf("%s%s", prefix, urls->keys[i]);
-		runner_fetch_env(out, scoped, urls->urls[i]);
+	runner_fetch_env(out, name, rc->fetch_registry);
+	for (size_t i = 0; i < rc->fetch_urls.n; i++) {
+		cleanup_free char *scoped = NULL;
+
+		if (strcmp(rc->fetch_urls.keys[i], "registry") == 0)
+			continue;
+		scoped = moat_xasprintf("%s%s", prefix, rc->fetch_urls.keys[i]);
+		runner_fetch_env(out, scoped, rc->fetch_urls.urls[i]);
 	}
 	for (size_t i = 0; i < ARRAY_LEN(fail_fast); i++) {
 		cleanup_free char *setting = moat_xasprintf("%s%s", prefix, fail_fast[i][0]);

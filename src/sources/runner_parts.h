@@ -23,14 +23,32 @@ void runner_as_written(struct runner_call *rc, bool note, const char *fmt, ...) 
 void runner_add_package(struct runner_call *rc, const char *spec);
 void runner_free_strs(char **v, size_t n);
 
-/* The cache's name for the package list and the registry given to the
- * runner: 16 hex digits of their SHA-256. */
-char *runner_cache_key(const struct runner_call *rc);
+/* The cache's name for what the fetch installs: 16 hex digits of the
+ * SHA-256 of the package list, the options given to the fetch, the
+ * registries it is told (rc->fetch_registry, rc->fetch_urls; each URL
+ * normalised) and the user's settings of the tool that pass to it and
+ * name where packages come from (--env npm_config_X...registry,
+ * PIP_FIND_LINKS, PIP_NO_INDEX). */
+char *runner_cache_key(const struct runner_call *rc, const struct moat_policy *server);
 
-/* rc->cache (moat's cache root/SUB/KEY); the caller sets rc->state (cached
+/* The registries the fetch will be told (runner_registries), then
+ * rc->cache (moat's cache root/SUB/KEY); the caller sets rc->state (cached
  * when the install there satisfies the spec).  -1 with *err when there is
- * no cache root (neither XDG_CACHE_HOME nor HOME). */
-int runner_cache_state(struct runner_call *rc, char *const *env, const char *sub, struct moat_error *err);
+ * no cache root (neither XDG_CACHE_HOME nor HOME), or for a registry
+ * setting that is not a URL. */
+int runner_cache_state(struct runner_call *rc, const struct moat_policy *server, char *const *env, const char *sub,
+		       struct moat_error *err);
+
+/* The registries the fetch phase is told, into rc->fetch_registry,
+ * rc->fetch_registry_from and rc->fetch_urls: for npm's runners, pnpm dlx
+ * and bunx the runner's --registry, else the first of the tool's
+ * variables set with --env (any case) or, for one that is not npm's own
+ * (@npm reads that one), in moat's environment, else @npm's default; with
+ * @npm's scoped ones (sources/netsets.h).  For pipx, pipx_registries.
+ * Read without the network and without running the tool: a few small
+ * files. */
+int runner_registries(struct runner_call *rc, const struct moat_policy *server, char *const *env,
+		      struct moat_error *err);
 
 /* The install found: rc->tree, rc->bin and rc->version take the three
  * strings (set to NULL).  true. */
@@ -62,10 +80,10 @@ int runner_fetch_sandbox(const struct runner_call *rc, const struct moat_policy 
 void runner_fetch_pins(struct moat_policy *out, const struct moat_policy *server);
 
 /* The end of a fetch policy: the user's own settings of the tool (--env
- * PREFIX_X=VALUE, PREFIX in any case, unless X is one of `owned`, which
- * moat sets for the phase), then policy_validate. */
-int runner_fetch_finish(struct moat_policy *out, const struct moat_policy *server, const char *prefix,
-			const char *const *owned, size_t n_owned, struct moat_error *err);
+ * PREFIX_X=VALUE, PREFIX in any case, unless X is one moat sets for the
+ * phase; runner_cache_key covers them), then policy_validate. */
+int runner_fetch_finish(struct moat_policy *out, const struct moat_policy *server, const struct runner_call *rc,
+			struct moat_error *err);
 
 /* The registries on the host's loopback (runner_loopback_hosts), after
  * `first` (or NULL), as no_proxy and NO_PROXY: the tool reaches them
@@ -117,21 +135,16 @@ bool runner_read_manifest(const char *file, const char *name, size_t name_len, c
 void runner_grant_node(struct moat_policy *p, const char *beside, const char *path_env, const char *home);
 
 /* The fetch phase's network for an npm package: @npm (the registries npm
- * uses here) into out's allowlist, and the registry the tool is told into
- * *registry: the runner's --registry, else the first of `vars` set in the
- * server's policy (--env, any case) or, for a variable that is not npm's
- * own (@npm reads that one), in moat's environment, each allowed too; else
- * @npm's default.  *urls: @npm's registries (free with
- * netset_urls_free, also on failure).  The server's pins follow. */
+ * uses here) into out's allowlist, and rc->fetch_registry when something
+ * else named it (runner_registries); the server's pins follow. */
 int runner_npm_network(const struct runner_call *rc, const struct moat_policy *server, char *const *env,
-		       const char *const *vars, size_t n_vars, struct moat_policy *out, struct netset_notes *notes,
-		       struct netset_urls *urls, const char **registry, struct moat_error *err);
+		       struct moat_policy *out, struct netset_notes *notes, struct moat_error *err);
 
 /* npm's settings as PREFIX + name (npm_config_, pnpm_config_): the
- * registry, the scoped ones of *urls, one short retry and a 30 s timeout,
- * no update check, and the registries on the host's loopback as noproxy. */
-void runner_npm_settings(struct moat_policy *out, const char *prefix, const char *registry,
-			 const struct netset_urls *urls);
+ * registry and the scoped ones (rc->fetch_registry, rc->fetch_urls), one
+ * short retry and a 30 s timeout, no update check, and the registries on
+ * the host's loopback as noproxy. */
+void runner_npm_settings(struct moat_policy *out, const char *prefix, const struct runner_call *rc);
 
 /* pnpm dlx and bunx (sources/runner_dlx.c).  dlx_parse reads the runner's
  * options and its package (false: as written, rc->why says why). */
@@ -144,6 +157,7 @@ int dlx_fetch_failure(const struct runner_call *rc, const char *output, const ch
 /* pipx run (sources/runner_pipx.c), as runners.h describes each step. */
 int pipx_detect(const struct moat_policy *p, size_t first, char *const *env, struct runner_call *rc,
 		struct moat_error *err);
+int pipx_registries(struct runner_call *rc, const struct moat_policy *server, char *const *env, struct moat_error *err);
 bool pipx_find_install(struct runner_call *rc);
 bool pipx_install_current(const struct runner_call *rc);
 int pipx_fetch_policy(const struct runner_call *rc, const struct moat_policy *server, char *const *env,

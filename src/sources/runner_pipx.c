@@ -175,7 +175,7 @@ int pipx_detect(const struct moat_policy *p, size_t first, char *const *env, str
 	runner_add_package(rc, spec ? spec : app);
 	if (spec)
 		rc->cmd = moat_xstrdup(app);
-	if (runner_cache_state(rc, env, "pipx", err) < 0)
+	if (runner_cache_state(rc, p, env, "pipx", err) < 0)
 		return -1;
 	rc->state = pipx_find_install(rc) && pipx_install_current(rc) ? RUNNER_CACHED : RUNNER_FETCH;
 	return 0;
@@ -379,29 +379,58 @@ static char *pipx_python(const struct moat_policy *server, char *const *env, con
 	return resolve_command("python3", path_env, "/", &ignored);
 }
 
-/* The pip settings moat sets for the fetch phase; the user's others
- * (--env PIP_X) pass to it. */
-static const char *const pip_owned[] = {"INDEX_URL", "EXTRA_INDEX_URL", "RETRIES",     "TIMEOUT",
-					"NO_INPUT",  "NO_CACHE_DIR",    "CONFIG_FILE", "DISABLE_PIP_VERSION_CHECK"};
+/* The index pip is told when nothing names one: its own default. */
+#define PIP_DEFAULT_INDEX "https://pypi.org/simple"
+
+/* The indexes: pip's part of @pypi as pip reads it here (PIP_INDEX_URL,
+ * PIP_EXTRA_INDEX_URL, pip.conf), the index given to pipx (--index-url) or
+ * to the server (--env PIP_INDEX_URL) over its index-url. */
+int pipx_registries(struct runner_call *rc, const struct moat_policy *server, char *const *env, struct moat_error *err)
+{
+	const struct moat_env_rule *idx = policy_find_env(server, "PIP_INDEX_URL");
+	struct netset_host h = {.env = env, .cwd = server->cwd};
+	struct moat_origin o = {.source = RUNNER_FETCH_ORIGIN};
+	struct moat_policy scratch;
+	const char *index = NULL, *from = NULL;
+	int ret;
+
+	policy_init(&scratch);
+	netset_urls_free(&rc->fetch_urls);
+	ret = netset_pip_expand(&h, o, &scratch, NULL, &rc->fetch_urls, err);
+	policy_free(&scratch);
+	if (ret < 0)
+		return moat_error_wrap(err, "%s: the index to fetch %s from", rc->name, rc->packages[0]);
+	if (rc->registry) {
+		index = rc->registry;
+		from = "pipx's --index-url";
+	} else if (idx && idx->value) {
+		index = idx->value;
+		from = "--env PIP_INDEX_URL";
+	}
+	for (size_t i = 0; i < rc->fetch_urls.n && !index; i++)
+		if (strcmp(rc->fetch_urls.keys[i], "index-url") == 0)
+			index = rc->fetch_urls.urls[i];
+	free(rc->fetch_registry);
+	free(rc->fetch_registry_from);
+	rc->fetch_registry = moat_xstrdup(index ? index : PIP_DEFAULT_INDEX);
+	rc->fetch_registry_from = from ? moat_xstrdup(from) : NULL;
+	return 0;
+}
 
 /* `sh -c` with pipx's own steps (venv.py: create_venv, install_package),
  * without pipx, whose cache is every package's: the probe (unless there are
  * extra indexes, which pip tries as well), the venv, pip install. */
-static void set_fetch_argv(struct moat_policy *out, const struct runner_call *rc, const char *python,
-			   const char *venv, const char *index, const struct netset_urls *urls)
+static void set_fetch_argv(struct moat_policy *out, const struct runner_call *rc, const char *python, const char *venv)
 {
-	const char *base = index ? index : "https://pypi.org/simple/";
+	const char *base = rc->fetch_registry;
 	cleanup_free char *name = NULL, *page = NULL;
 	const char *version_part;
 	size_t name_len = 0, i;
 	char **argv = moat_xcalloc(9, sizeof(char *));
 	bool extra = false;
 
-	for (i = 0; i < urls->n; i++)
-		extra |= strcmp(urls->keys[i], "extra-index-url") == 0;
-	for (i = 0; i < urls->n && !index; i++)
-		if (strcmp(urls->keys[i], "index-url") == 0)
-			base = urls->urls[i];
+	for (i = 0; i < rc->fetch_urls.n; i++)
+		extra |= strcmp(rc->fetch_urls.keys[i], "extra-index-url") == 0;
 	pip_spec(rc->packages[0], &name_len, &version_part);
 	name = normal_name(rc->packages[0], name_len);
 	page = extra || strchr(base, ' ') ? moat_xstrdup("")
@@ -424,12 +453,10 @@ int pipx_fetch_policy(const struct runner_call *rc, const struct moat_policy *se
 		      struct moat_policy *out, struct netset_notes *notes, struct moat_error *err)
 {
 	const char *path_env = config_getenv(env, "PATH"), *home = config_getenv(env, "HOME");
-	const struct moat_env_rule *idx = policy_find_env(server, "PIP_INDEX_URL");
 	struct netset_host h = {.env = env, .cwd = server->cwd};
 	struct netset_urls urls = {0};
-	struct moat_origin o = {.source = "package runner: fetch phase"};
+	struct moat_origin o = {.source = RUNNER_FETCH_ORIGIN};
 	cleanup_free char *python = pipx_python(server, env, path_env), *venv = NULL;
-	const char *index = NULL;
 	int ret = -1;
 	size_t i;
 
@@ -446,37 +473,31 @@ int pipx_fetch_policy(const struct runner_call *rc, const struct moat_policy *se
 			     "package runner: the python that makes the venv");
 
 	/* The network: pip's index here (@pypi's pip part: PIP_INDEX_URL,
-	 * pip.conf), or the one given to pipx (--index-url) or to the server
-	 * (--env PIP_INDEX_URL). */
+	 * pip.conf), and the one given to pipx (--index-url) or to the server
+	 * (--env PIP_INDEX_URL).  What pip is told is what pipx_registries
+	 * read before the cache was named (the cache's key), not `urls`. */
 	if (netset_pip_expand(&h, o, out, notes, &urls, err) < 0) {
 		moat_error_wrap(err, "%s: the index to fetch %s from", rc->name, rc->packages[0]);
 		goto out;
 	}
-	if (rc->registry) {
-		if (runner_allow_url(out, rc->registry, "pipx's --index-url", err) < 0)
-			goto out;
-		index = rc->registry;
-	} else if (idx && idx->value) {
-		if (runner_allow_url(out, idx->value, "--env PIP_INDEX_URL", err) < 0)
-			goto out;
-		index = idx->value;
-	}
+	if (rc->fetch_registry_from && runner_allow_url(out, rc->fetch_registry, rc->fetch_registry_from, err) < 0)
+		goto out;
 	runner_fetch_pins(out, server);
-	set_fetch_argv(out, rc, python, venv, index, &urls);
+	set_fetch_argv(out, rc, python, venv);
 
 	/* pip inside reads neither HOME's pip.conf nor the project: it is
-	 * told the index, and not to wait.  One retry, not none: with
-	 * PIP_RETRIES=0 pip reports an index it cannot reach as a package with
-	 * no versions, which would be "no such package". */
-	for (i = 0; i < urls.n; i++)
-		if (!(index && strcmp(urls.keys[i], "index-url") == 0)) {
-			cleanup_free char *name = moat_xasprintf("PIP_%s", urls.keys[i]);
+	 * told the index (always, its default too: pip.conf files it could
+	 * read inside are not to decide it), and not to wait.  One retry, not
+	 * none: with PIP_RETRIES=0 pip reports an index it cannot reach as a
+	 * package with no versions, which would be "no such package". */
+	for (i = 0; i < rc->fetch_urls.n; i++)
+		if (strcmp(rc->fetch_urls.keys[i], "index-url") != 0) {
+			cleanup_free char *name = moat_xasprintf("PIP_%s", rc->fetch_urls.keys[i]);
 			for (char *c = name; *c; c++)
 				*c = *c == '-' ? '_' : (char)(*c >= 'a' && *c <= 'z' ? *c - 'a' + 'A' : *c);
-			runner_fetch_env(out, name, urls.urls[i]);
+			runner_fetch_env(out, name, rc->fetch_urls.urls[i]);
 		}
-	if (index)
-		runner_fetch_env(out, "PIP_INDEX_URL", index);
+	runner_fetch_env(out, "PIP_INDEX_URL", rc->fetch_registry);
 	runner_fetch_env(out, "PIP_RETRIES", "1");
 	runner_fetch_env(out, "PIP_TIMEOUT", "30");
 	runner_fetch_env(out, "PIP_NO_INPUT", "1");
@@ -486,7 +507,7 @@ int pipx_fetch_policy(const struct runner_call *rc, const struct moat_policy *se
 	 * requests and the probe's urllib read no_proxy), so that one that is
 	 * down is a refused connection, not the proxy's 502. */
 	runner_fetch_no_proxy(out, "localhost,127.0.0.1,::1");
-	ret = runner_fetch_finish(out, server, "PIP_", pip_owned, ARRAY_LEN(pip_owned), err);
+	ret = runner_fetch_finish(out, server, rc, err);
 out:
 	netset_urls_free(&urls);
 	return ret;

@@ -74,6 +74,9 @@ void runner_call_free(struct runner_call *rc)
 	runner_free_strs(rc->packages, rc->n_packages);
 	free(rc->cmd);
 	free(rc->registry);
+	free(rc->fetch_registry);
+	free(rc->fetch_registry_from);
+	netset_urls_free(&rc->fetch_urls);
 	free(rc->cache);
 	free(rc->tree);
 	free(rc->local_tree);
@@ -421,7 +424,7 @@ int runner_detect(const struct moat_policy *p, char *const *env, struct runner_c
 			   (int)name_len, rc->packages[0], global, rc->name);
 		return 0;
 	}
-	if (runner_cache_state(rc, env, def->cache, err) < 0)
+	if (runner_cache_state(rc, p, env, def->cache, err) < 0)
 		return -1;
 	rc->state = runner_find_install(rc) && runner_install_current(rc) ? RUNNER_CACHED : RUNNER_FETCH;
 	return 0;
@@ -515,21 +518,14 @@ bool runner_install_current(const struct runner_call *rc)
 
 /* ---- the fetch phase ---- */
 
-/* The npm settings moat sets for the fetch phase; the user's others
- * (--env npm_config_X, any case) pass to it. */
-static const char *const npm_owned[] = {"cache", "offline", "registry", "yes", "userconfig", "globalconfig"};
-
 int runner_fetch_policy(const struct runner_call *rc, const struct moat_policy *server, char *const *env,
 			struct moat_policy *out, struct netset_notes *notes, struct moat_error *err)
 {
-	static const char *const registry_vars[] = {"npm_config_registry"};
-	const char *path_env = config_getenv(env, "PATH"), *home = config_getenv(env, "HOME"), *reg = NULL;
-	struct netset_urls urls = {0};
+	const char *path_env = config_getenv(env, "PATH"), *home = config_getenv(env, "HOME");
 	cleanup_free char *npm = NULL, *dir = NULL;
 	char **argv;
 	size_t i, n = 0;
 	char *s;
-	int ret = -1;
 
 	if (rc->kind == RUNNER_KIND_PIPX)
 		return pipx_fetch_policy(rc, server, env, out, notes, err);
@@ -561,9 +557,8 @@ int runner_fetch_policy(const struct runner_call *rc, const struct moat_policy *
 	if (runner_fetch_sandbox(rc, server, home, out, err) < 0)
 		return -1;
 	runner_grant_node(out, npm, path_env, home && home[0] == '/' ? home : NULL);
-	if (runner_npm_network(rc, server, env, registry_vars, ARRAY_LEN(registry_vars), out, notes, &urls, &reg,
-			       err) < 0)
-		goto out;
+	if (runner_npm_network(rc, server, env, out, notes, err) < 0)
+		return -1;
 
 	/* npm inside reads neither ~/.npmrc (a built-in secret) nor the
 	 * project's: it is told the registries, and not to wait. */
@@ -571,11 +566,9 @@ int runner_fetch_policy(const struct runner_call *rc, const struct moat_policy *
 	runner_fetch_env(out, "npm_config_yes", "true");
 	runner_fetch_env(out, "npm_config_audit", "false");
 	runner_fetch_env(out, "npm_config_fund", "false");
-	runner_npm_settings(out, "npm_config_", reg, &urls);
-	ret = runner_fetch_finish(out, server, "npm_config_", npm_owned, ARRAY_LEN(npm_owned), err);
-out:
-	netset_urls_free(&urls);
-	return ret;
+	runner_npm_settings(out, "npm_config_", rc);
+	/* The user's other npm settings (--env npm_config_X, any case). */
+	return runner_fetch_finish(out, server, rc, err);
 }
 
 /* ---- the server phase ---- */

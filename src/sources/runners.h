@@ -52,7 +52,16 @@ struct runner_call {
 	size_t n_packages;
 	char *cmd;	/* the command named after -p (pipx: the app, with --spec), or NULL: the first package's own */
 	size_t args_at; /* argv index of the command's first argument */
-	char *registry; /* --registry URL given to the runner, or NULL */
+	char *registry; /* --registry URL given to the runner (pipx: --index-url), or NULL */
+	/* The registries the fetch is told, read once, before the cache is
+	 * named (runner_cache_state): the cache's key and the fetch's settings
+	 * are both made from these, so that what one registry served is never
+	 * taken as another's. */
+	char *fetch_registry;	   /* the default one (pipx: the index) */
+	char *fetch_registry_from; /* what named it, when not the host's configuration (the runner's --registry,
+				    * --env VAR, VAR of moat's environment): allowed on its own; or NULL */
+	struct netset_urls fetch_urls; /* the host's configuration of the tool (@npm's registries: "registry",
+					* "@scope:registry"; pip's "index-url", "extra-index-url") */
 	char *cache;	/* moat's cache of this package list (npm_config_cache of both phases) */
 	char *tree;	/* once installed: the node_modules directory (pipx: the venv) the command runs from */
 	char *local_tree; /* RUNNER_AS_WRITTEN for a package or command of the project's node_modules
@@ -65,9 +74,11 @@ void runner_call_free(struct runner_call *rc);
 
 /* Is the policy's command a package runner, and what does it run?  Fills
  * *rc (rc->name NULL: not a runner).  `env` is moat's environment (the
- * cache's place: XDG_CACHE_HOME, HOME).  Looks at the file system (the
- * project's and the global node_modules, moat's cache) but changes
- * nothing.  -1 only for a cache directory moat cannot name. */
+ * cache's place: XDG_CACHE_HOME, HOME; the tool's registry settings).
+ * Looks at the file system (the project's and the global node_modules, the
+ * tool's configuration files, moat's cache) but changes nothing.  -1 for a
+ * cache directory moat cannot name, or a registry setting that is not a
+ * URL (the cache's key needs the registry). */
 int runner_detect(const struct moat_policy *p, char *const *env, struct runner_call *rc, struct moat_error *err);
 
 /* Look for the packages in moat's cache: true, with rc->tree, rc->bin and

@@ -151,6 +151,45 @@ is "$(jx "$REPORTS/npmrc.json" '[[e["text"], e["from"]] for e in d["fetch"]["net
 	"[[\"127.0.0.2:$PR\", \"@npm ($P/.npmrc:1)\"]]" "  the fetch's allowlist: that registry, from the project's .npmrc"
 rm -f "$P/.npmrc"
 
+# --- another project's registry is another cache ---------------------------------
+# The cache is shared by every project of the user, and a repository's
+# .npmrc chooses the registry (red team 3, F1): project A names R2, another
+# registry (here: an attacker's, serving its own moat-hello and
+# @moat/scoped), project B the registry above.  B must not run what R2
+# served A: the registry is part of the cache's key.  A HOME of its own, so
+# that each first run is a fetch.
+npm_two_projects
+printf 'registry=%s\n' "$R2" >"$A/.npmrc"
+h2() { HOME=$H2 "$MOAT" "$@"; }
+out=$(cd "$A" && h2 run --report "$REPORTS/f1-a.json" -- npx -y moat-hello a 2>"$SCRATCH/f1-a.err")
+is "$?/$out/$(jx "$REPORTS/f1-a.json" 'd["runner"]["outcome"]')" '0/R2 moat-hello ran a/"fetched"' \
+	"project A, whose .npmrc names registry R2: npx -y moat-hello fetches R2's"
+[ -n "$out" ] || diag "$(tail -5 "$SCRATCH/f1-a.err")"
+out=$(cd "$B" && HOME=$H2 npm_config_registry=$REG "$MOAT" run --report "$REPORTS/f1-b.json" -- npx -y moat-hello b 2>"$SCRATCH/f1-b.err")
+is "$?/$out/$(jx "$REPORTS/f1-b.json" 'd["runner"]["outcome"]')" '0/moat-hello ran b/"fetched"' \
+	"project B, whose registry is another: the same npx -y moat-hello does not run A's, it fetches from its own"
+[ -n "$out" ] || diag "$(tail -5 "$SCRATCH/f1-b.err")"
+ok "$([ "$(cache_of "$REPORTS/f1-b.json")" != "$(cache_of "$REPORTS/f1-a.json")" ] && echo 0 || echo 1)" "  into another cache"
+out=$(cd "$B" && HOME=$H2 npm_config_registry=${REG%/} "$MOAT" run --report "$REPORTS/f1-b2.json" -- npx -y moat-hello b2 2>/dev/null)
+is "$?/$out/$(jx "$REPORTS/f1-b2.json" 'd["runner"]["outcome"]')" '0/moat-hello ran b2/"cached"' \
+	"  control: B again (its registry written without the trailing /): cached, the same registry's"
+out=$(cd "$A" && h2 run --report "$REPORTS/f1-a2.json" -- npx -y moat-hello a2 2>/dev/null)
+is "$?/$out/$(jx "$REPORTS/f1-a2.json" 'd["runner"]["outcome"]')" '0/R2 moat-hello ran a2/"cached"' \
+	"  control: A again: cached, R2's, as A's .npmrc says"
+out=$(cd "$B" && HOME=$H2 npm_config_registry=$REG "$MOAT" run --env "npm_config_registry=$R2" --report "$REPORTS/f1-env.json" -- npx -y moat-hello e 2>/dev/null)
+is "$?/$out/$(cache_of "$REPORTS/f1-env.json")" "0/R2 moat-hello ran e/$(cache_of "$REPORTS/f1-a.json")" \
+	"  --env npm_config_registry=R2 in B: R2's, R2's cache"
+# A scope's registry: A names R2 for @moat only.
+printf '@moat:registry=%s\n' "$R2" >"$A/.npmrc"
+out=$(cd "$A" && HOME=$H2 npm_config_registry=$REG "$MOAT" run --report "$REPORTS/f1-sa.json" -- npx -y @moat/scoped sa 2>/dev/null)
+is "$?/$out/$(jx "$REPORTS/f1-sa.json" 'd["runner"]["outcome"]')" '0/R2 moat-scoped ran sa/"fetched"' \
+	"project A's .npmrc names R2 for @moat: npx -y @moat/scoped fetches R2's"
+out=$(cd "$B" && HOME=$H2 npm_config_registry=$REG "$MOAT" run --report "$REPORTS/f1-sb.json" -- npx -y @moat/scoped sb 2>/dev/null)
+is "$?/$out/$(jx "$REPORTS/f1-sb.json" 'd["runner"]["outcome"]')" '0/moat-scoped ran sb/"fetched"' \
+	"  in B (no scope's registry): not A's, fetched from B's registry"
+ok "$([ "$(cache_of "$REPORTS/f1-sb.json")" != "$(cache_of "$REPORTS/f1-sa.json")" ] && echo 0 || echo 1)" "  into another cache"
+rm -f "$A/.npmrc"
+
 # --- the dry run: both plans --------------------------------------------------
 m run --dry-run -- npx -y moat-probe@1.0.0 x >"$SCRATCH/dry.json" 2>"$SCRATCH/dry.err"
 is "$?" 0 "--dry-run of a package not in the cache"

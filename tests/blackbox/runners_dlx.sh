@@ -153,6 +153,29 @@ for r in pnpm pnpm10 bun; do
 	ok "$([ ! -e "$(cache_of "$SCRATCH/$r-dry.json")" ] && echo 0 || echo 1)" "  and makes nothing (no cache directory)"
 done
 
+# --- another project's registry is another cache ---------------------------------
+# As for npx (runners.sh; red team 3, F1): project A's .npmrc names R2,
+# another registry serving its own moat-hello; project B's registry is the
+# one above.  B must not run what R2 served A.  A HOME of its own, so that
+# each first run is a fetch.
+npm_two_projects
+printf 'registry=%s\n' "$R2" >"$A/.npmrc"
+for r in pnpm bun; do
+	runner "$r"
+	out=$(cd "$A" && HOME=$H2 "$MOAT" run --read "$TOOLS" --profile mcp --report "$REPORTS/f1-$r-a.json" -- "${RUN[@]}" moat-hello a 2>"$SCRATCH/f1-$r-a.err")
+	is "$?/$out/$(jx "$REPORTS/f1-$r-a.json" 'd["runner"]["outcome"]')" '0/R2 moat-hello ran a/"fetched"' \
+		"$LABEL in project A, whose .npmrc names registry R2: R2's moat-hello, fetched"
+	[ -n "$out" ] || diag "$(tail -5 "$SCRATCH/f1-$r-a.err")"
+	out=$(cd "$B" && HOME=$H2 npm_config_registry=$REG "$MOAT" run --read "$TOOLS" --profile mcp --report "$REPORTS/f1-$r-b.json" -- "${RUN[@]}" moat-hello b 2>"$SCRATCH/f1-$r-b.err")
+	is "$?/$out/$(jx "$REPORTS/f1-$r-b.json" 'd["runner"]["outcome"]')" '0/moat-hello ran b/"fetched"' \
+		"  in project B, whose registry is another: not A's, fetched from its own"
+	[ -n "$out" ] || diag "$(tail -5 "$SCRATCH/f1-$r-b.err")"
+	ok "$([ "$(cache_of "$REPORTS/f1-$r-b.json")" != "$(cache_of "$REPORTS/f1-$r-a.json")" ] && echo 0 || echo 1)" "  into another cache"
+	out=$(cd "$B" && HOME=$H2 npm_config_registry=$REG "$MOAT" run --read "$TOOLS" --profile mcp --report "$REPORTS/f1-$r-b2.json" -- "${RUN[@]}" moat-hello b2 2>/dev/null)
+	is "$?/$out/$(jx "$REPORTS/f1-$r-b2.json" 'd["runner"]["outcome"]')" '0/moat-hello ran b2/"cached"' "  control: B again: cached"
+done
+rm -f "$A/.npmrc"
+
 # --- a link the fetch wrote that points out of the cache ------------------------
 # The fetch phase writes the install, links included.  A command linked to a
 # file in HOME would make that file's directory "the command's install dir",

@@ -147,16 +147,23 @@ valid_report "$REPORTS/hello.json" "  the report, fetch included,"
 like "$(head -1 "$SCRATCH/hello.err")" "^moat: pipx run: fetching moat-pyhello from $IDX into $C " \
 	"  stderr says what is fetched, from where, into where"
 
+before=$(npm_registry_conns "$PR")
 t0=$(date +%s%N)
-out=$(echo pong | HOME=$H PIP_INDEX_URL=http://127.0.0.2:$PC/simple/ "$MOAT" run --profile mcp --report "$REPORTS/hello2.json" -- pipx run moat-pyhello again 2>"$SCRATCH/hello2.err")
+out=$(echo pong | m run --profile mcp --report "$REPORTS/hello2.json" -- pipx run moat-pyhello again 2>"$SCRATCH/hello2.err")
 rc=$?
 t1=$(date +%s%N)
-is "$rc/$out" "0/moat-pyhello ran again
-got pong" "again, with the index down: it runs from the cache"
+after=$(npm_registry_conns "$PR")
+is "$rc/$out/$((after - before - 1))" "0/moat-pyhello ran again
+got pong/0" "again: it runs from the cache, without a connection to the index"
 is "$(jx "$REPORTS/hello2.json" '[d["runner"]["outcome"], "fetch" in d, d["runner"]["version"]]')" '["cached", false, "1.0.0"]' \
 	"  outcome cached, no fetch phase (a name alone is satisfied by any version installed)"
 is "$(cat "$SCRATCH/hello2.err")" "" "  and says nothing"
 diag "from the cache: $(((t1 - t0) / 1000000)) ms"
+# The index is part of the cache's key (red team 3, F1): what this index
+# served is not what another would.
+echo pong | HOME=$H PIP_INDEX_URL=http://127.0.0.2:$PC/simple/ "$MOAT" run --profile mcp --report "$REPORTS/hello3.json" -- pipx run moat-pyhello other >/dev/null 2>&1
+is "$?/$(jx "$REPORTS/hello3.json" '[d["runner"]["outcome"], d["runner"]["cache"] != "'"$C"'"]')" '125/["failed", true]' \
+	"told another index (one that is down): not the cache of $IDX's but a fetch from that index, which fails (125)"
 
 # The venv's python link is the fetch phase's to write: what the server phase
 # is granted is the installation of the python pipx uses, never where that
@@ -182,7 +189,7 @@ SP=$(echo "$C"/venv/lib/python3*/site-packages)
 mkdir -p "$SP/aaa_fifo-1.dist-info" "$SP/aab_sparse-1.dist-info"
 mkfifo "$SP/aaa_fifo-1.dist-info/METADATA"
 truncate -s 1T "$SP/aab_sparse-1.dist-info/METADATA"
-out=$(echo pong | HOME=$H PIP_INDEX_URL=http://127.0.0.2:$PC/simple/ timeout -k 1 20 "$MOAT" run --profile mcp -- pipx run moat-pyhello hostile 2>"$SCRATCH/hostile.err")
+out=$(echo pong | HOME=$H PIP_INDEX_URL=$IDX timeout -k 1 20 "$MOAT" run --profile mcp -- pipx run moat-pyhello hostile 2>"$SCRATCH/hostile.err")
 is "$?/$out" "0/moat-pyhello ran hostile
 got pong" "a cached venv with a METADATA that is a FIFO and one of a terabyte of zeros: it runs from the cache"
 rm -rf "$SP/aaa_fifo-1.dist-info" "$SP/aab_sparse-1.dist-info"
@@ -216,10 +223,46 @@ is "$(jx "$REPORTS/only.json" 'd["command"]["exe"]')" "\"$(cache_of "$REPORTS/on
 # --- pins --------------------------------------------------------------------------
 out=$(m run --report "$REPORTS/pin.json" -- pipx run --spec moat-pyhello==1.0.0 moat-pyhello pinned </dev/null 2>/dev/null)
 is "$?/$(jx "$REPORTS/pin.json" 'd["runner"]["outcome"]')" '0/"fetched"' "--spec moat-pyhello==1.0.0: a cache of its own, fetched"
-out=$(HOME=$H PIP_INDEX_URL=http://127.0.0.2:$PC/simple/ "$MOAT" run --report "$REPORTS/pin2.json" -- pipx run --spec moat-pyhello==1.0.0 moat-pyhello pinned </dev/null 2>/dev/null)
-is "$?/$(jx "$REPORTS/pin2.json" 'd["runner"]["outcome"]')" '0/"cached"' "  again, the index down: cached (the exact pin is what is installed)"
+before=$(npm_registry_conns "$PR")
+out=$(m run --report "$REPORTS/pin2.json" -- pipx run --spec moat-pyhello==1.0.0 moat-pyhello pinned </dev/null 2>/dev/null)
+rc=$?
+after=$(npm_registry_conns "$PR")
+is "$rc/$(jx "$REPORTS/pin2.json" 'd["runner"]["outcome"]')/$((after - before - 1))" '0/"cached"/0' \
+	"  again: cached, no connection to the index (the exact pin is what is installed)"
 m run --dry-run -- pipx run --spec 'moat-pyhello>=1' moat-pyhello >"$SCRATCH/range.json" 2>/dev/null
 is "$(jx "$SCRATCH/range.json" 'd["runner"]["outcome"]')" '"would fetch"' "  a range (>=1) asks the index each time: would fetch"
+
+# --- another index is another cache ------------------------------------------------
+# The cache is every project's; the index comes from the environment, pip's
+# files or --env (red team 3, F1).  IDX2, another index (an attacker's,
+# say), serves its own moat-pyhello: a run told IDX must not run it.  A HOME
+# of its own, so that each first run is a fetch.
+start_other_registry "$SCRATCH/packages2.json"
+IDX2=http://127.0.0.2:$PR2/simple/
+"$PY" - "$SCRATCH/packages2.json" <<'PY'
+import json, sys
+evil = "import sys\ndef main():\n    print(' '.join(['IDX2 moat-pyhello ran'] + sys.argv[1:]), flush=True)\n"
+json.dump([{"index": "pypi", "name": "moat-pyhello", "version": "6.6.6", "files": {"moat_pyhello.py": evil},
+            "console_scripts": {"moat-pyhello": "moat_pyhello:main"}}], open(sys.argv[1], "w"))
+PY
+H2=$SCRATCH/home2
+mkdir -p "$H2"
+chmod 0755 "$H2"
+out=$(HOME=$H2 PIP_INDEX_URL=$IDX2 "$MOAT" run --report "$REPORTS/f1-a.json" -- pipx run moat-pyhello a </dev/null 2>"$SCRATCH/f1-a.err")
+is "$?/$out/$(jx "$REPORTS/f1-a.json" 'd["runner"]["outcome"]')" '0/IDX2 moat-pyhello ran a/"fetched"' \
+	"PIP_INDEX_URL=IDX2: pipx run moat-pyhello fetches IDX2's"
+[ -n "$out" ] || diag "$(tail -5 "$SCRATCH/f1-a.err")"
+out=$(HOME=$H2 PIP_INDEX_URL=$IDX "$MOAT" run --report "$REPORTS/f1-b.json" -- pipx run moat-pyhello b </dev/null 2>"$SCRATCH/f1-b.err")
+is "$?/$out/$(jx "$REPORTS/f1-b.json" 'd["runner"]["outcome"]')" '0/moat-pyhello ran b
+got /"fetched"' "  then PIP_INDEX_URL=IDX: not IDX2's, fetched from IDX"
+[ -n "$out" ] || diag "$(tail -5 "$SCRATCH/f1-b.err")"
+ok "$([ "$(cache_of "$REPORTS/f1-b.json")" != "$(cache_of "$REPORTS/f1-a.json")" ] && echo 0 || echo 1)" "  into another cache"
+out=$(HOME=$H2 PIP_INDEX_URL=${IDX%/} "$MOAT" run --report "$REPORTS/f1-b2.json" -- pipx run moat-pyhello b2 </dev/null 2>/dev/null)
+is "$?/$out/$(jx "$REPORTS/f1-b2.json" 'd["runner"]["outcome"]')" '0/moat-pyhello ran b2
+got /"cached"' "  control: IDX again (written without the trailing /): cached, IDX's"
+out=$(HOME=$H2 PIP_INDEX_URL=$IDX "$MOAT" run --env "PIP_INDEX_URL=$IDX2" --report "$REPORTS/f1-e.json" -- pipx run moat-pyhello e </dev/null 2>/dev/null)
+is "$?/$out/$(cache_of "$REPORTS/f1-e.json")" "0/IDX2 moat-pyhello ran e/$(cache_of "$REPORTS/f1-a.json")" \
+	"  --env PIP_INDEX_URL=IDX2: IDX2's, from IDX2's cache"
 
 # --- the server phase: no network, the venv read-only ------------------------------
 out=$(m run --report "$REPORTS/probe.json" -- pipx run moat-pyprobe 2>"$SCRATCH/probe.err")

@@ -7,6 +7,15 @@
 #                                      there), PC (a closed port there);
 #                                      npm_registry_stop (the EXIT trap calls
 #                                      it) ends it
+#   start_other_registry PACKAGES.json another double, a registry of its own
+#                                      (in $SCRATCH/r2, stopped with the
+#                                      first): sets PR2, its port on
+#                                      127.0.0.2
+#   npm_two_projects                   that registry (R2, its URL), serving
+#                                      its own moat-hello and @moat/scoped
+#                                      (6.6.6, printing "R2 moat-hello ran
+#                                      ARGS"), a HOME (H2) and two projects
+#                                      (A, B) of their own
 #   npm_test_project                   a fake HOME (H, with notes.txt) and
 #                                      project (P, with canary.txt), the
 #                                      registry started (REG) with
@@ -50,11 +59,14 @@
 #                                      test's HOME)
 
 NPM_REGISTRY_PID=""
+NPM_REGISTRY2_PID=""
 
 npm_registry_stop() {
-	rm -f "$SCRATCH/ports"
+	rm -f "$SCRATCH/ports" "$SCRATCH/r2/ports"
 	[ -n "$NPM_REGISTRY_PID" ] && kill "$NPM_REGISTRY_PID" 2>/dev/null
+	[ -n "$NPM_REGISTRY2_PID" ] && kill "$NPM_REGISTRY2_PID" 2>/dev/null
 	NPM_REGISTRY_PID=""
+	NPM_REGISTRY2_PID=""
 }
 
 start_npm_registry() {
@@ -64,6 +76,29 @@ start_npm_registry() {
 	for _ in $(seq 200); do [ -s "$SCRATCH/ports" ] && break; sleep 0.05; done
 	# shellcheck disable=SC2034 # for the sourcing test
 	read -r PR PO PC <"$SCRATCH/ports"
+}
+
+start_other_registry() {
+	mkdir -p "$SCRATCH/r2"
+	/usr/bin/python3 "$ROOT/tests/lib/npmregistry.py" "$SCRATCH/r2" "$1" &
+	NPM_REGISTRY2_PID=$!
+	for _ in $(seq 200); do [ -s "$SCRATCH/r2/ports" ] && break; sleep 0.05; done
+	# shellcheck disable=SC2034 # for the sourcing test
+	read -r PR2 _ _ <"$SCRATCH/r2/ports"
+}
+
+npm_two_projects() {
+	start_other_registry "$SCRATCH/packages2.json"
+	# shellcheck disable=SC2034 # for the sourcing test
+	R2=http://127.0.0.2:$PR2/ H2=$SCRATCH/home2 A=$SCRATCH/projA B=$SCRATCH/projB
+	cat >"$SCRATCH/packages2.json" <<'JSON'
+[{"name": "moat-hello", "version": "6.6.6", "bin": {"moat-hello": "cli.js"},
+  "files": {"cli.js": "#!/usr/bin/env node\nconsole.log(['R2 moat-hello ran'].concat(process.argv.slice(2)).join(' '));\n"}},
+ {"name": "@moat/scoped", "version": "6.6.6", "bin": {"moat-scoped": "cli.js"},
+  "files": {"cli.js": "#!/usr/bin/env node\nconsole.log(['R2 moat-scoped ran'].concat(process.argv.slice(2)).join(' '));\n"}}]
+JSON
+	mkdir -p "$H2" "$A" "$B"
+	chmod 0755 "$H2" "$A" "$B"
 }
 
 npm_test_project() {

@@ -264,7 +264,7 @@ void runner_add_package(struct runner_call *rc, const char *spec)
 }
 
 int runner_cache_state(struct runner_call *rc, const struct moat_policy *server, char *const *env, const char *sub,
-		       struct moat_error *err)
+		       runner_registries_fn registries, struct moat_error *err)
 {
 	cleanup_free char *root = runner_cache_root(env), *key = NULL;
 
@@ -276,7 +276,7 @@ int runner_cache_state(struct runner_call *rc, const struct moat_policy *server,
 		    rc->name, rc->packages[0]);
 		return moat_error_hint(err, "set XDG_CACHE_HOME (or HOME) to a directory of yours");
 	}
-	if (runner_registries(rc, server, env, err) < 0)
+	if (registries(rc, server, env, err) < 0)
 		return -1;
 	key = runner_cache_key(rc, server);
 	rc->cache = moat_xasprintf("%s/%s/%s", root, sub, key);
@@ -583,8 +583,6 @@ int runner_registries(struct runner_call *rc, const struct moat_policy *server, 
 	cleanup_free char *what = NULL;
 	const char *reg = rc->registry;
 
-	if (rc->kind == RUNNER_KIND_PIPX)
-		return pipx_registries(rc, server, env, err);
 	netset_urls_free(&rc->fetch_urls);
 	if (netset_npm_urls(&h, &rc->fetch_urls, err) < 0)
 		return moat_error_wrap(err, "%s: the registry to fetch %s from", rc->name, rc->packages[0]);

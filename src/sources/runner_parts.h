@@ -31,20 +31,26 @@ void runner_free_strs(char **v, size_t n);
  * PIP_FIND_LINKS, PIP_NO_INDEX). */
 char *runner_cache_key(const struct runner_call *rc, const struct moat_policy *server);
 
-/* The registries the fetch will be told (runner_registries), then
- * rc->cache (moat's cache root/SUB/KEY); the caller sets rc->state (cached
- * when the install there satisfies the spec).  -1 with *err when there is
- * no cache root (neither XDG_CACHE_HOME nor HOME), or for a registry
- * setting that is not a URL. */
+/* How a runner's registries are read: runner_registries, pipx_registries. */
+typedef int (*runner_registries_fn)(struct runner_call *rc, const struct moat_policy *server, char *const *env,
+				    struct moat_error *err);
+
+/* The registries the fetch will be told (`registries`: the caller's, so
+ * that this file calls no runner's file back), then rc->cache (moat's
+ * cache root/SUB/KEY); the caller sets rc->state (cached when the install
+ * there satisfies the spec).  -1 with *err when there is no cache root
+ * (neither XDG_CACHE_HOME nor HOME), or for a registry setting that is not
+ * a URL. */
 int runner_cache_state(struct runner_call *rc, const struct moat_policy *server, char *const *env, const char *sub,
-		       struct moat_error *err);
+		       runner_registries_fn registries, struct moat_error *err);
 
 /* The registries the fetch phase is told, into rc->fetch_registry,
  * rc->fetch_registry_from and rc->fetch_urls: for npm's runners, pnpm dlx
  * and bunx the runner's --registry, else the first of the tool's
  * variables set with --env (any case) or, for one that is not npm's own
  * (@npm reads that one), in moat's environment, else @npm's default; with
- * @npm's scoped ones (sources/netsets.h).  For pipx, pipx_registries.
+ * @npm's scoped ones (sources/netsets.h).  pipx has its own,
+ * pipx_registries.
  * Read without the network and without running the tool: a few small
  * files. */
 int runner_registries(struct runner_call *rc, const struct moat_policy *server, char *const *env,

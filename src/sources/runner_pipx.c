@@ -175,7 +175,7 @@ int pipx_detect(const struct moat_policy *p, size_t first, char *const *env, str
 	runner_add_package(rc, spec ? spec : app);
 	if (spec)
 		rc->cmd = moat_xstrdup(app);
-	if (runner_cache_state(rc, p, env, "pipx", err) < 0)
+	if (runner_cache_state(rc, p, env, "pipx", pipx_registries, err) < 0)
 		return -1;
 	rc->state = pipx_find_install(rc) && pipx_install_current(rc) ? RUNNER_CACHED : RUNNER_FETCH;
 	return 0;

@@ -424,7 +424,7 @@ int runner_detect(const struct moat_policy *p, char *const *env, struct runner_c
 			   (int)name_len, rc->packages[0], global, rc->name);
 		return 0;
 	}
-	if (runner_cache_state(rc, p, env, def->cache, err) < 0)
+	if (runner_cache_state(rc, p, env, def->cache, runner_registries, err) < 0)
 		return -1;
 	rc->state = runner_find_install(rc) && runner_install_current(rc) ? RUNNER_CACHED : RUNNER_FETCH;
 	return 0;

@@ -1650,7 +1650,7 @@ static void check_profiles(const struct loader *L)
 {
 	struct moat_config *c = L->c;
 	cleanup_free bool *on_cycle = moat_xcalloc(c->n_profiles + 1, sizeof(bool));
-	bool deep_said = false;
+	bool deep_said = false, said = false;
 	size_t i, j;
 
 	for (i = 0; i < c->n_profiles; i++)
@@ -1665,14 +1665,22 @@ static void check_profiles(const struct loader *L)
 			pr = extended(c, pr);
 		if (!pr)
 			continue;
-		if (deep_said) {
-			c->profiles[i].layer.broken = true; /* said once, for the first */
+		/* Past the cap: a cycle, or a chain too long.  Walked on to
+		 * n_profiles + 1 steps, where a chain with a cycle is on it
+		 * (from the profile again when the cap walked further), to
+		 * tell which -- in a file of more than EXTENDS_MAX profiles
+		 * only until a first problem is said, each step a lookup. */
+		if (deep_said || (said && c->n_profiles > EXTENDS_MAX)) {
+			c->profiles[i].layer.broken = true;
 			continue;
 		}
-		/* Past the cap: a cycle, or a chain too long.  Walked on (once,
-		 * for the first such profile) to tell which. */
+		if (j > c->n_profiles) {
+			pr = &c->profiles[i];
+			j = 0;
+		}
 		for (; pr && j <= c->n_profiles; j++)
 			pr = extended(c, pr);
+		said = true;
 		if (!pr) {
 			c->profiles[i].layer.broken = true;
 			deep_said = true;

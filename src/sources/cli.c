@@ -336,15 +336,13 @@ static int opt_limit(struct cli_state *s, const char *opt, const char *val, stru
 	}
 	if (parse_int(val, 1, INT64_MAX, &v) < 0)
 		return usage_error(err, "%s %s: expected a positive whole number", opt, val);
-	if (strcmp(opt, "--pids") == 0) {
-		s->limits.pids = v;
-		return 0;
-	}
 	struct limit_problem pb;
-	bool files = strcmp(opt, "--files") == 0;
+	bool files = strcmp(opt, "--files") == 0, pids = strcmp(opt, "--pids") == 0;
 
 	if (files)
 		config_files_problem(v, &pb);
+	else if (pids)
+		config_pids_problem(v, &pb);
 	else
 		config_cpu_problem(v, &pb);
 	if (pb.why[0]) {
@@ -353,6 +351,8 @@ static int opt_limit(struct cli_state *s, const char *opt, const char *val, stru
 	}
 	if (files)
 		s->limits.files = v;
+	else if (pids)
+		s->limits.pids = v;
 	else
 		s->limits.cpu_seconds = v;
 	return 0;

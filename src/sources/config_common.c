@@ -344,6 +344,16 @@ void config_cpu_problem(long long n, struct limit_problem *pb)
 	}
 }
 
+void config_pids_problem(long long n, struct limit_problem *pb)
+{
+	pb->why[0] = pb->fix[0] = '\0';
+	if (n > 4194304LL) {
+		snprintf(pb->why, sizeof(pb->why),
+			 "more than 4194304, the most processes and threads the kernel has (PID_MAX_LIMIT)");
+		snprintf(pb->fix, sizeof(pb->fix), "give at most 4194304, or no --pids for none");
+	}
+}
+
 void config_files_problem(long long n, struct limit_problem *pb)
 {
 	struct rlimit rl;

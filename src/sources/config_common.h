@@ -47,6 +47,10 @@ void config_timeout_problem(double t, struct limit_problem *pb);
  * (moat counts the tree's time in microseconds, in 64 bits: a larger value
  * overflowed that count and killed the command at once). */
 void config_cpu_problem(long long n, struct limit_problem *pb);
+/* --pids / pids: at most the kernel's PID_MAX_LIMIT (4194304), which
+ * pids.max refuses to exceed: a larger one failed only at run time, with
+ * a hint about cgroups. */
+void config_pids_problem(long long n, struct limit_problem *pb);
 /* --files / files: more than the three descriptors every process starts
  * with, and no more than the hard limit moat runs under (no process of the
  * sandbox may raise its own past it). */

@@ -698,12 +698,10 @@ static int load_limit(const struct loader *L, struct config_layer *layer, const 
 		return wrong_type(L, v, key, "a positive whole number");
 	if (v->u.integer < 1)
 		return fail(L, v->pos, key, "expected a positive whole number, got %lld", (long long)v->u.integer);
-	if (strcmp(name, "pids") == 0) {
-		lim->pids = v->u.integer;
-		return 0;
-	}
 	if (strcmp(name, "files") == 0)
 		config_files_problem(v->u.integer, &pb);
+	else if (strcmp(name, "pids") == 0)
+		config_pids_problem(v->u.integer, &pb);
 	else
 		config_cpu_problem(v->u.integer, &pb);
 	if (pb.why[0]) {
@@ -712,6 +710,8 @@ static int load_limit(const struct loader *L, struct config_layer *layer, const 
 	}
 	if (strcmp(name, "files") == 0)
 		lim->files = v->u.integer;
+	else if (strcmp(name, "pids") == 0)
+		lim->pids = v->u.integer;
 	else
 		lim->cpu_seconds = v->u.integer;
 	return 0;

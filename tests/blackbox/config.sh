@@ -205,6 +205,15 @@ like "$out" "^moat: --cpu 9300000000000: more than 1000000000 seconds" "  naming
 # (prefer: as uid 65534 this host may have no cgroup to count CPU time in)
 out=$("$MOAT" run --mode prefer --cpu 1000000000 -- /bin/echo ran 2>/dev/null); rc=$?
 is "$rc:$out" "0:ran" "control: --cpu 1000000000 runs the command"
+# --pids above the kernel's PID_MAX_LIMIT failed only at run time, with a
+# hint about cgroups (pids.max refuses it): refused where given.
+bad pids-huge.toml $'[sandbox]\npids = 5000000\n[mcp_servers.s]\ncommand = "sh"' \
+	":2:8: sandbox.pids: 5000000: more than 4194304, the most processes and threads the kernel has"
+out=$("$MOAT" run --pids 4194305 -- /bin/true 2>&1); rc=$?
+is "$rc" 125 "--pids 4194305: refused (exit 125) before anything runs"
+like "$out" "^moat: --pids 4194305: more than 4194304" "  naming the flag and its value"
+out=$("$MOAT" run --pids 4194304 --dry-run -- /bin/true 2>&1 >/dev/null); rc=$?
+is "$rc" 0 "control: --pids 4194304 is accepted ($out)"
 bad syntax.toml $'[mcp_servers.s]\ncommand = ["sh"' "syntax.toml:3:1: expected ',' or ']' after an array element"
 # A key of moat's in other letter case is a typo of it, as one within two
 # edits is: ignored, a "SANDBOX" would drop its sandbox without a word.

@@ -334,24 +334,25 @@ void config_timeout_problem(double t, struct limit_problem *pb)
 	}
 }
 
-void config_cpu_problem(long long n, struct limit_problem *pb)
+/* `n` above `max`: "more than MAX, WHAT", and the way out. */
+static void above_max(long long n, long long max, const char *what, const char *none, struct limit_problem *pb)
 {
 	pb->why[0] = pb->fix[0] = '\0';
-	if (n > 1000000000LL) {
-		snprintf(pb->why, sizeof(pb->why),
-			 "more than 1000000000 seconds (31 years) of CPU time, the largest limit moat counts");
-		snprintf(pb->fix, sizeof(pb->fix), "give at most 1000000000, or no CPU limit for none");
-	}
+	if (n <= max)
+		return;
+	snprintf(pb->why, sizeof(pb->why), "more than %lld%s", max, what);
+	snprintf(pb->fix, sizeof(pb->fix), "give at most %lld, or %s for none", max, none);
+}
+
+void config_cpu_problem(long long n, struct limit_problem *pb)
+{
+	above_max(n, 1000000000LL, " seconds (31 years) of CPU time, the largest limit moat counts", "no CPU limit",
+		  pb);
 }
 
 void config_pids_problem(long long n, struct limit_problem *pb)
 {
-	pb->why[0] = pb->fix[0] = '\0';
-	if (n > 4194304LL) {
-		snprintf(pb->why, sizeof(pb->why),
-			 "more than 4194304, the most processes and threads the kernel has (PID_MAX_LIMIT)");
-		snprintf(pb->fix, sizeof(pb->fix), "give at most 4194304, or no --pids for none");
-	}
+	above_max(n, 4194304LL, ", the most processes and threads the kernel has (PID_MAX_LIMIT)", "no --pids", pb);
 }
 
 void config_files_problem(long long n, struct limit_problem *pb)

@@ -426,7 +426,10 @@ enum netproxy_sni netproxy_parse_sni(const unsigned char *b, size_t n, char *nam
 
 	if (n == 0)
 		return NETPROXY_SNI_MORE;
-	if (b[0] != 0x16)
+	/* A TLS record starts 0x16 0x03 (a handshake, version 3.x): a
+	 * protocol whose first byte happens to be 0x16 is not refused for it,
+	 * and no TLS server takes a record of another version. */
+	if (b[0] != 0x16 || (n > 1 && b[1] != 3))
 		return NETPROXY_SNI_NOT_TLS;
 	/* Handshake records, their fragments joined, until the first
 	 * message (the ClientHello) is whole: a client cannot hide the name

@@ -315,6 +315,10 @@ static void parse_sni_checks(void)
 	ok(netproxy_parse_sni((const unsigned char *)"GET / HTTP/1.1\r\n", 16, name, sizeof(name)) ==
 	       NETPROXY_SNI_NOT_TLS,
 	   "plain text is not TLS");
+	ok(netproxy_parse_sni((const unsigned char *)"\x16\x01\x02", 3, name, sizeof(name)) == NETPROXY_SNI_NOT_TLS,
+	   "0x16 followed by no TLS version is not TLS either (not refused)");
+	ok(netproxy_parse_sni((const unsigned char *)"\x16", 1, name, sizeof(name)) == NETPROXY_SNI_MORE,
+	   "0x16 alone: wait for the version");
 	n = hello(b, sizeof(b), "a.test", 20);
 	b[25] = 0x17; /* the second record is application data */
 	ok(netproxy_parse_sni(b, n, name, sizeof(name)) == NETPROXY_SNI_BAD,

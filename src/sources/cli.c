@@ -301,9 +301,14 @@ static int opt_timeout(struct cli_state *s, const char *opt, const char *val, st
 
 	struct limit_problem pb;
 
+	/* Decimal seconds only ("30", "0.5"): strtod also takes " 5", "0x10"
+	 * and "1e3", none of which a user means as written. */
+	const char *dot = strchr(val, '.');
+
 	errno = 0;
 	t = strtod(val, &end);
-	if (!*val || *end || (errno && isfinite(t)))
+	if (!*val || *end || (errno && isfinite(t)) || val[strspn(val, "0123456789.")] ||
+	    (dot && strchr(dot + 1, '.')))
 		t = NAN;
 	config_timeout_problem(t, &pb);
 	if (pb.why[0]) {

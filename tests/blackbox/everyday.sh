@@ -681,6 +681,13 @@ is "$(err run --timeout 99999999999999999999 -- true)" "125:moat: --timeout 9999
 moat: hint: give at most 1000000000, or no timeout for none" "--timeout 99999999999999999999: too long, not \"not positive\""
 is "$(err run --timeout abc -- true)" "125:moat: --timeout abc: expected a positive number of seconds
 moat: hint: give the seconds the command may run, e.g. 30 or 0.5" "--timeout abc: not a number"
+# strtod took " 5", "0x10" (16 s) and "1e3": decimal seconds only now.
+for v in 0x10 " 5" 1e3; do
+	like "$(err run --timeout "$v" -- true)" "^125:moat: --timeout $v: expected a positive number of seconds" \
+		"--timeout '$v': refused, not read as strtod reads it"
+done
+is "$("$MOAT" run --dry-run --timeout .5 -- true 2>/dev/null | json_eval /dev/stdin 'd["policy"]["limits"]["timeout_s"]')" \
+	"0.5" "  control: --timeout .5 is half a second"
 is "$(err run --memory 99999999999999T -- true)" "125:moat: --memory 99999999999999T: too large: the largest size is 8388607T (2^63 - 1 bytes)
 moat: hint: give what the sandbox may use, e.g. 512M or 2G" "--memory 99999999999999T: too large, not \"at least 1M\""
 is "$(err run --memory 12Q -- true)" "125:moat: --memory 12Q: unknown unit

@@ -1,6 +1,7 @@
 /* Notes before a run on what the sandbox hides (sources/runnotes.h). */
 #include "sources/runnotes.h"
 
+#include <ctype.h>
 #include <string.h>
 #include <sys/stat.h>
 
@@ -189,6 +190,32 @@ static void note_env_paths(const struct moat_policy *p, char *const *environ_in,
 	}
 }
 
+/* A deny of the user's (a flag, a file) that names nothing, where the same
+ * path without the blanks at its end names something: `deny =
+ * ["d/sub\n"]` denied nothing, without a word, while d/sub stayed
+ * readable (red-team 3 fuzz). */
+static void note_deny_blank(const struct moat_policy *p, struct netset_notes *notes)
+{
+	for (size_t i = 0; i < p->n_paths; i++) {
+		const struct moat_path_rule *r = &p->paths[i];
+		size_t n = strlen(r->path);
+		struct stat st;
+
+		if (r->access != MOAT_ACCESS_DENY || r->from_profile || !n || !isspace((unsigned char)r->path[n - 1]))
+			continue;
+		while (n && isspace((unsigned char)r->path[n - 1]))
+			n--;
+		cleanup_free char *trimmed = moat_xstrndup(r->path, n);
+		if (lstat(r->path, &st) == 0 || lstat(trimmed, &st) != 0)
+			continue;
+		/* moat_say shows a newline escaped, as \x0a. */
+		cleanup_free char *line = moat_xasprintf("note: the deny of \"%s\" names nothing: it ends in blanks (a "
+							 "newline, a space); %s, without them, exists and is not denied",
+							 r->path, trimmed);
+		netset_notes_add(notes, line);
+	}
+}
+
 /* A CA bundle variable whose file or directory does not look like one
  * (policy/cabundle.h): passed, not granted; the tool will say it cannot
  * read it, and this says why and how to grant it. */
@@ -240,5 +267,6 @@ void run_notes_add(const struct moat_policy *p, char *const *environ_in, struct 
 	note_container(p, notes);
 	note_env_paths(p, environ_in, notes);
 	note_ca_not_granted(p, environ_in, notes);
+	note_deny_blank(p, notes);
 	note_gvisor_memory(p, notes);
 }

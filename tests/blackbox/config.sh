@@ -214,6 +214,16 @@ is "$rc" 125 "--pids 4194305: refused (exit 125) before anything runs"
 like "$out" "^moat: --pids 4194305: more than 4194304" "  naming the flag and its value"
 out=$("$MOAT" run --pids 4194304 --dry-run -- /bin/true 2>&1 >/dev/null); rc=$?
 is "$rc" 0 "control: --pids 4194304 is accepted ($out)"
+# A deny ending in blanks (a newline from a generated file, a space)
+# named nothing and said nothing, while the path the user meant stayed
+# readable: a note now.
+mkdir -p "$SCRATCH/proj/d/sub"
+printf '[sandbox]\ndeny = ["d/sub\\n"]\n' >"$SCRATCH/proj/deny-nl.toml"
+out=$(cd "$SCRATCH/proj" && "$MOAT" run --config deny-nl.toml --dry-run -- /bin/true 2>&1 >/dev/null)
+like "$out" "note: the deny of \"$SCRATCH/proj/d/sub\\\\x0a\" names nothing: it ends in blanks .*; $SCRATCH/proj/d/sub, without them, exists and is not denied" \
+	"a deny ending in a newline: a note names the path meant"
+out=$(cd "$SCRATCH/proj" && "$MOAT" run --deny d/sub --dry-run -- /bin/true 2>&1 >/dev/null)
+unlike "$out" "names nothing" "  control: a deny of d/sub itself gets no note"
 bad syntax.toml $'[mcp_servers.s]\ncommand = ["sh"' "syntax.toml:3:1: expected ',' or ']' after an array element"
 # A key of moat's in other letter case is a typo of it, as one within two
 # edits is: ignored, a "SANDBOX" would drop its sandbox without a word.

@@ -318,6 +318,17 @@ static int wrong_type(const struct loader *L, const struct toml_value *v, const 
 {
 	if (v->type == TOML_NULL)
 		return fail(L, v->pos, key, "expected %s, got null; leave the key out instead", expected);
+	/* "pids": 64.0 (json.dumps of a float): the number is shown, and what
+	 * is wrong with it, not only "a number". */
+	if (v->type == TOML_FLOAT && strstr(expected, "whole number")) {
+		double f = v->u.flt;
+
+		/* (No libm in the static moat: the cast tells a whole number.) */
+		if (isfinite(f) && f < 1e15 && f > -1e15 && f == (double)(long long)f)
+			return fail(L, v->pos, key, "expected %s, got %.1f, a number written with a point; write %.0f",
+				    expected, f, f);
+		return fail(L, v->pos, key, "expected %s, got %g, a number with a fraction part", expected, f);
+	}
 	return fail(L, v->pos, key, "expected %s, got %s", expected, type_phrase(L, v->type));
 }
 

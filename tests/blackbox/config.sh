@@ -209,6 +209,9 @@ is "$rc:$out" "0:ran" "control: --cpu 1000000000 runs the command"
 # hint about cgroups (pids.max refuses it): refused where given.
 bad pids-huge.toml $'[sandbox]\npids = 5000000\n[mcp_servers.s]\ncommand = "sh"' \
 	":2:8: sandbox.pids: 5000000: more than 4194304, the most processes and threads the kernel has"
+# json.dumps writes a float 64.0: said as such, not "got a number".
+bad pids-float.json '{"mcpServers": {"s": {"command": "sh", "sandbox": {"pids": 64.0}}}}' \
+	"mcpServers.s.sandbox.pids: expected a positive whole number, got 64.0, a number written with a point; write 64"
 out=$("$MOAT" run --pids 4194305 -- /bin/true 2>&1); rc=$?
 is "$rc" 125 "--pids 4194305: refused (exit 125) before anything runs"
 like "$out" "^moat: --pids 4194305: more than 4194304" "  naming the flag and its value"

@@ -194,7 +194,7 @@ static const struct bad_row bad_rows[] = {
      "t.toml:2:17: sandbox.address_space: expected a size of at least 1M (e.g. \"512M\", \"2G\") or a number of "
      "bytes, got a bool",
      NULL},
-    {"t.toml", "[sandbox]\ncpu = 1.5\n", NULL, "t.toml:2:7: sandbox.cpu: expected a positive whole number, got a float",
+    {"t.toml", "[sandbox]\ncpu = 1.5\n", NULL, "t.toml:2:7: sandbox.cpu: expected a positive whole number, got 1.5, a number with a fraction part",
      NULL},
     {"t.toml", "[sandbox]\ntimeout = -1\n", NULL,
      "t.toml:2:11: sandbox.timeout: expected a positive number of seconds, got -1", NULL},

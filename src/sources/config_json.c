@@ -264,6 +264,30 @@ static void blank_trailing_commas(char *b, size_t len)
 	}
 }
 
+/* Arrays, objects and the commas between their items, outside strings: at
+ * least the number of values but one. */
+static size_t json_items(const char *buf, size_t len)
+{
+	size_t n = 0;
+	bool in_str = false;
+
+	for (size_t i = 0; i < len; i++) {
+		char c = buf[i];
+
+		if (in_str) {
+			if (c == '\\')
+				i++;
+			else if (c == '"')
+				in_str = false;
+		} else if (c == '"') {
+			in_str = true;
+		} else if (c == ',' || c == '[' || c == '{') {
+			n++;
+		}
+	}
+	return n;
+}
+
 int config_json_parse(const char *file, const char *text, size_t len, bool trailing_commas, struct toml_value **out,
 		      struct moat_error *err)
 {
@@ -299,6 +323,10 @@ int config_json_parse(const char *file, const char *text, size_t len, bool trail
 	blank_comments(buf, len);
 	if (trailing_commas)
 		blank_trailing_commas(buf, len);
+	/* Counted before jansson builds its tree, which is what grows. */
+	if (json_items(buf, len) > TOML_MAX_VALUES)
+		return moat_error_set(err, MOAT_E_CONFIG, 0, "%s: more than %u values: the most moat reads in one file",
+				      file, TOML_MAX_VALUES);
 	j = json_loadb(buf, len, JSON_REJECT_DUPLICATES, &jerr);
 	/* The mark is no column an editor shows. */
 	if (!j && bom && jerr.line == 1)

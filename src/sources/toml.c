@@ -43,6 +43,7 @@ struct parser {
 	struct toml_value *cur;	    /* table that key/value lines go into */
 	struct toml_value *section; /* the table the last header defined */
 	struct toml_error *err;
+	size_t values; /* parsed so far: at most TOML_MAX_VALUES */
 };
 
 struct buf {
@@ -1338,6 +1339,8 @@ static int parse_value(struct parser *ps, int depth, struct toml_value **out)
 	cleanup_buf struct buf b = {0};
 	int c = peek(ps), r;
 
+	if (++ps->values > TOML_MAX_VALUES)
+		return fail(ps, "more than %u values: the most moat reads in one file", TOML_MAX_VALUES);
 	if (c == '[')
 		return parse_array(ps, depth, out);
 	if (c == '{')

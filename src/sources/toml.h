@@ -22,6 +22,11 @@
 /* Inputs above this are refused: a config file has no business being larger,
  * and it keeps every line and column within an int. */
 #define TOML_MAX_INPUT (16u * 1024 * 1024)
+/* And at most this many values (a JSON file's too: sources/config_json.c):
+ * 16 MB of `[1,1,1,...]` made ~1 GB of tree (red-team 3 fuzz), and a
+ * cloned repository's .mcp.json is read by `moat mcp list`.  A real
+ * config has thousands. */
+#define TOML_MAX_VALUES 1000000u
 
 /* Deepest tree allowed: the root table is depth 0, each table, array or
  * inline table below it one more.  Keys with many dots count too, since they

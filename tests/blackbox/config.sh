@@ -209,6 +209,21 @@ is "$rc:$out" "0:ran" "control: --cpu 1000000000 runs the command"
 # hint about cgroups (pids.max refuses it): refused where given.
 bad pids-huge.toml $'[sandbox]\npids = 5000000\n[mcp_servers.s]\ncommand = "sh"' \
 	":2:8: sandbox.pids: 5000000: more than 4194304, the most processes and threads the kernel has"
+# 16 MB of [1,1,1,...] made a tree of 1.4 GB (JSON) or 0.95 GB (TOML);
+# a cloned repository's .mcp.json is read by `moat mcp list`.  At most a
+# million values, refused before the tree grows.
+/usr/bin/python3 -c 'import sys
+open(sys.argv[1] + "/many.json", "w").write("{\"mcpServers\": {\"s\": {\"command\": \"sh\"}}, \"x\": [" + "1," * 1100000 + "1]}")
+open(sys.argv[1] + "/many.toml", "w").write("x = [" + "1," * 1100000 + "]\n")
+open(sys.argv[1] + "/enough.json", "w").write("{\"mcpServers\": {\"s\": {\"command\": \"sh\"}}, \"x\": [" + "1," * 900000 + "1]}")' "$SCRATCH/proj"
+for f in many.json many.toml; do
+	out=$(timeout 20 "$MOAT" config check "$SCRATCH/proj/$f" 2>&1); rc=$?
+	is "$rc" 125 "$f (1.1 million values): refused"
+	like "$out" "more than 1000000 values: the most moat reads in one file" "  and says why"
+done
+out=$(timeout 20 "$MOAT" config check "$SCRATCH/proj/enough.json" 2>&1); rc=$?
+is "$rc" 0 "control: 900,000 values are read ($(echo "$out" | head -c 100))"
+rm -f "$SCRATCH/proj/many.json" "$SCRATCH/proj/many.toml" "$SCRATCH/proj/enough.json"
 # json.dumps writes a float 64.0: said as such, not "got a number".
 bad pids-float.json '{"mcpServers": {"s": {"command": "sh", "sandbox": {"pids": 64.0}}}}' \
 	"mcpServers.s.sandbox.pids: expected a positive whole number, got 64.0, a number written with a point; write 64"

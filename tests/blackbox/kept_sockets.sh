@@ -61,8 +61,8 @@ if [ "$(dry '["properties"]["net.allow"]["status"]' --allow-net 127.0.0.2:9)" = 
 	like "$(out udp-allow)" "target: GOT MARK-udp-allow-$UNIQ" "net allow (127.0.0.2:9 only): the kept UDP socket sends to 127.0.0.1 past the fence"
 	is "$(st udp-allow net.allow)" missing "  net.allow says missing"
 else
-	skip "net allow: no fence on this host (net.allow not enforced without a kept socket)"
-	skip "net allow: no fence on this host"
+	skip_feature netfence "net allow: no fence on this host (net.allow not enforced without a kept socket)"
+	skip_feature netfence "net allow: no fence on this host"
 fi
 
 # --- AF_INET stream, connected: connect(AF_UNSPEC) dissolves it ---------------
@@ -94,9 +94,9 @@ if dry '["properties"]["ipc.abstract"]["mechanism"]' "${S[@]}" | grep -q "landlo
 	like "$(out unix-full)" "target: nothing" "  nothing reached the host's socket"
 	is "$(st unix-full ipc.abstract)/$(st unix-full ipc.unix)" "enforced/missing" "  ipc.abstract stays enforced, ipc.unix says missing"
 else
-	skip "no Landlock abstract-socket scope here (ABI < 6)"
-	skip "no Landlock abstract-socket scope here"
-	skip "no Landlock abstract-socket scope here"
+	skip_feature landlock_scope "no Landlock abstract-socket scope here (ABI < 6)"
+	skip_feature landlock_scope "no Landlock abstract-socket scope here"
+	skip_feature landlock_scope "no Landlock abstract-socket scope here"
 fi
 
 # --- controls: unix sockets that stay pipes -----------------------------------

@@ -272,26 +272,51 @@ static bool is_empty(const char *dir)
 	return text[0] == '\0';
 }
 
-/* Stop the tree from forking while it is killed: frozen processes cannot
- * make new ones, so one pass over the list gets them all. */
-static void freeze(const struct limits_plan *lp, bool on)
+/* Freeze (or thaw) the tree's cgroup: v2's cgroup.freeze (with `v2`) or
+ * the v1 freezer.  Freezing waits, bounded, until every process of it is
+ * frozen.  0 when the state holds, -1 when not (no freezer, a write
+ * refused, not frozen in time). */
+static int set_frozen(const struct limits_plan *lp, bool v2, bool on)
 {
 	const char *fz = lp->cg_path_v1[CGV1_FREEZER];
 	char state[32];
 	int i;
 
-	if (lp->tree_kill == CG_KILL_V2_FREEZE) {
-		write_at(lp->cg_path_v2, "cgroup.freeze", on ? "1" : "0");
-		for (i = 0; on && i < 200 && read_key_at(lp->cg_path_v2, "cgroup.events", "frozen") != 1; i++)
-			pause_ms(1);
-	} else if (fz[0]) {
-		write_at(fz, "freezer.state", on ? "FROZEN" : "THAWED");
+	if (v2) {
+		if (!lp->cg_path_v2[0] || write_at(lp->cg_path_v2, "cgroup.freeze", on ? "1" : "0") < 0)
+			return -1;
 		for (i = 0; on && i < 200; i++) {
-			if (read_at(fz, "freezer.state", state, sizeof(state)) < 0 || strncmp(state, "FROZEN", 6) == 0)
-				break;
+			if (read_key_at(lp->cg_path_v2, "cgroup.events", "frozen") == 1)
+				return 0;
 			pause_ms(1);
 		}
+		return on ? -1 : 0;
 	}
+	if (!fz[0] || write_at(fz, "freezer.state", on ? "FROZEN" : "THAWED") < 0)
+		return -1;
+	for (i = 0; on && i < 200; i++) {
+		if (read_at(fz, "freezer.state", state, sizeof(state)) < 0)
+			return -1;
+		if (strncmp(state, "FROZEN", 6) == 0)
+			return 0;
+		pause_ms(1);
+	}
+	return on ? -1 : 0;
+}
+
+/* Stop the tree from forking while it is killed: frozen processes cannot
+ * make new ones, so one pass over the list gets them all. */
+static void freeze(const struct limits_plan *lp, bool on)
+{
+	set_frozen(lp, lp->tree_kill == CG_KILL_V2_FREEZE, on);
+}
+
+int tree_cgroup_freeze(const struct limits_plan *lp, bool on)
+{
+	if (lp->tree_kill == CG_KILL_NONE)
+		return -1;
+	/* cgroup.freeze (Linux 5.2) is there wherever cgroup.kill (5.14) is. */
+	return set_frozen(lp, lp->tree_kill != CG_KILL_V1_FREEZER, on);
 }
 
 int tree_cgroup_kill(const struct limits_plan *lp)

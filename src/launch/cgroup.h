@@ -37,6 +37,13 @@ int64_t tree_cgroup_cpu_usec(const struct limits_plan *lp);
  * left.  Returns 0 when the cgroup is empty, -1 when processes remain. */
 int tree_cgroup_kill(const struct limits_plan *lp);
 
+/* Job control without a pid namespace (launch.c, tree_job_stop): the
+ * command's process group is not the tree -- a process of it may lead a
+ * session of its own -- so the tree is stopped by freezing its cgroup, and
+ * thawed when moat is continued.  0 when frozen (or thawed), -1 when the
+ * plan has no cgroup for the tree or the freeze did not take. */
+int tree_cgroup_freeze(const struct limits_plan *lp, bool on);
+
 /* After the run: the memory cgroup's peak usage and how many processes the
  * kernel's OOM killer ended there (-1: no memory cgroup of moat's). */
 void tree_cgroup_memory_stats(const struct limits_plan *lp, int64_t *peak, int64_t *oom_kills);

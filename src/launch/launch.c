@@ -237,6 +237,21 @@ static struct tree_route tree_route_of(const struct moat_plan *plan, pid_t child
 	return t;
 }
 
+/* Without a pid namespace the command's process group is not the whole
+ * tree: a process of it that leads a session of its own (setsid, a
+ * daemon) is outside it, and ran on while moat was stopped -- past
+ * --timeout and --cpu, which moat watches.  The tree's cgroup, where
+ * proc.tree has one, is frozen with the group stopped and thawed before
+ * the group continues.  false when the freeze did not take. */
+static bool tree_freeze(const struct tree_route *t, bool on)
+{
+	const struct limits_plan *lp = &t->plan->limits;
+
+	if (!t->own_group || lp->tree_kill == CG_KILL_NONE)
+		return true;
+	return tree_cgroup_freeze(lp, on) == 0;
+}
+
 /* One forwarded signal to the tree. */
 static void tree_signal(const struct tree_route *t, int sig)
 {
@@ -263,6 +278,8 @@ static void tree_signal(const struct tree_route *t, int sig)
 		/* The command leads an orphaned process group, where the
 		 * kernel drops SIGTSTP: stop (or continue) the group. */
 		int how = sig == SIGTSTP ? SIGSTOP : SIGCONT;
+		if (sig == SIGCONT)
+			tree_freeze(t, false);
 		kill(-t->group, how);
 		kill(t->child, how);
 		return;
@@ -298,6 +315,11 @@ static void tree_job_stop(const struct tree_route *t, struct term *term)
 	if (!t->can_stop)
 		return;
 	tree_signal(t, SIGTSTP);
+	if (!tree_freeze(t, true)) {
+		/* A part of the tree would run on unwatched: neither stops. */
+		tree_signal(t, SIGCONT);
+		return;
+	}
 	term_restore(term);
 	signals_stop_self();
 	term_raw(term);

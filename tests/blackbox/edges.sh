@@ -85,9 +85,27 @@ JC_BACKENDS=$BACKENDS
 "$MOAT" run --backend oci --dry-run -- /bin/true 2>/dev/null | grep -q '"status": "enforced"' &&
 	JC_BACKENDS="$JC_BACKENDS oci"
 for b in $JC_BACKENDS; do
-	tap_relay 6 "$b: job control by signals" < <("$PY" "$ROOT/tests/lib/jobctl.py" signals "$MOAT" "$b" "$W" 2>&1)
+	tap_relay 8 "$b: job control by signals" < <("$PY" "$ROOT/tests/lib/jobctl.py" signals "$MOAT" "$b" "$W" 2>&1)
 	tap_relay 6 "$b: job control at a terminal" < <("$PY" "$ROOT/tests/lib/jobctl.py" terminal "$MOAT" "$b" "$W" 2>&1)
 done
+# Without namespaces the command's process group is not the tree: a process
+# the command put in a session of its own ran on while moat was stopped,
+# past --timeout and --cpu, which moat watches, with proc.tree enforced by
+# the tree's cgroup.  moat freezes that cgroup now.  Control: with no
+# cgroup (proc.tree missing) it runs on.
+NONS="userns=0,root=0"
+[ "$UID_NOW" -ne 0 ] && NONS="userns=0"
+jc_tree() { MOAT_HOST_LIMIT=$1 "$MOAT" run --mode prefer --write "$W" --dry-run -- /bin/true 2>/dev/null |
+	"$PY" -c 'import json, sys; print(json.load(sys.stdin)["properties"]["proc.tree"]["status"])'; }
+if [ "$(jc_tree "$NONS")" = enforced ]; then
+	tap_relay 8 "native, no namespaces: job control by signals" < <(MOAT_HOST_LIMIT=$NONS \
+		"$PY" "$ROOT/tests/lib/jobctl.py" signals "$MOAT" native "$W" "native, no namespaces" 2>&1)
+else
+	skip_feature cgroup_tree "no cgroup for the tree without namespaces: proc.tree is missing"
+fi
+is "$(jc_tree "$NONS,cgroup=0")" missing "native, no namespaces, cgroup=0: proc.tree says missing"
+tap_relay 8 "native, no namespaces, cgroup=0: job control by signals" < <(MOAT_HOST_LIMIT=$NONS,cgroup=0 \
+	"$PY" "$ROOT/tests/lib/jobctl.py" signals "$MOAT" native "$W" "native, no namespaces, cgroup=0" left 2>&1)
 
 # --- the command's end is the run's end, with the command's status ---------------------
 # A process the command leaves behind (`daemon &`) ends with it, on every

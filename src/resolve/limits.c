@@ -263,8 +263,9 @@ static void decide_tree(const struct moat_host *h, const struct moat_cgroup_info
 		char why[600];
 		why_no_controller(cg, "freezer", CGV1_FREEZER, why, sizeof(why));
 		verdict_format(o->tree_reason, sizeof(o->tree_reason),
-		    "no pid namespace (%s) and no cgroup moat can make (%s): a process that forks fast enough "
-		    "outlives the command, --timeout and moat",
+		    "no pid namespace (%s) and no cgroup moat can make (%s): what the command starts outlives a "
+		    "SIGKILLed moat, and a chain of processes too deep for moat's bounded kill (it finds one level "
+		    "a round), or one forking too fast, outlives the command and --timeout",
 		    h->userns_why[0] ? h->userns_why : "not available", why);
 	}
 }

@@ -415,6 +415,23 @@ for variant in "" ",cgroupv2=0"; do
 	fi
 done
 chain_kill "native, no namespaces, cgroup=0" "$NONS,cgroup=0" native alive
+# A chain that never forks fast -- 300 processes deep, each waiting for its
+# child -- outlives the command's end there too: moat, a subreaper, sees
+# only its own children and finds one level a round of its bounded kill.
+# The reason said only "a process that forks fast enough"; it names such a
+# chain, and moat's SIGKILL, now.  Control: a pid namespace ends it.
+deep_left() { # deep_left LIMIT: is the chain's deepest process alive after the run?
+	local hb=$PROJ/deep-$N
+	N=$((N + 1))
+	MOAT_HOST_LIMIT=$1 "$MOAT" run --mode prefer --write "$PROJ" --report-fd 3 -- "$HELPER" deepchain "$hb" 300 \
+		3>"$SCRATCH/deep.json" >/dev/null 2>>"$SCRATCH/moat.err"
+	if chain_alive "$hb"; then echo alive; else echo dead; fi
+	rm -f "$hb" # the chain ends when its heartbeat file is gone
+}
+is "$(deep_left "$NONS,cgroup=0")" alive "native, no namespaces, cgroup=0: a 300-deep chain outlives the command"
+like "$(json_get "$SCRATCH/deep.json" '["properties"]["proc.tree"]["reason"]')" \
+	"outlives a SIGKILLed moat, and a chain of processes too deep" "  and proc.tree's reason says so"
+is "$(deep_left "")" dead "native: control: with a pid namespace nothing of it is left"
 
 # The command's process is in moat's cgroup (moat-MOATPID-N) while it runs:
 # v2 through clone3's CLONE_INTO_CGROUP (started there, no migration), v1

@@ -487,6 +487,40 @@ static int cmd_forkchain(const char *heartbeat, int interval_us, int chains)
 	}
 }
 
+/* A chain `depth` processes deep, none of which forks fast: each waits for
+ * its one child; the deepest appends a byte to `heartbeat` every 100 ms.
+ * The command (the first) exits after 0.5 s.  A killer that only sees its
+ * own children (a subreaper) finds one level per round.  Ends when the
+ * file is removed, or by itself after 30 s. */
+static int cmd_deepchain(const char *heartbeat, int depth)
+{
+	int i, hb = open(heartbeat, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0644);
+
+	if (hb < 0)
+		return result(-1);
+	for (i = 0; i < depth; i++) {
+		pid_t p = fork();
+		if (p < 0)
+			_exit(1);
+		if (p > 0 && i == 0) {
+			usleep(500000);
+			printf("OK deep %d\n", depth);
+			return 0;
+		}
+		if (p > 0) {
+			waitpid(p, NULL, 0);
+			_exit(0);
+		}
+	}
+	for (i = 0; i < 300; i++) {
+		struct stat st;
+		if (write(hb, "x", 1) < 0 || fstat(hb, &st) != 0 || st.st_nlink == 0)
+			break;
+		usleep(100000);
+	}
+	_exit(0);
+}
+
 /* `n` processes spinning for `seconds` of wall time each. */
 static int cmd_cpuburn(int n, int seconds)
 {
@@ -977,6 +1011,8 @@ int main(int argc, char **argv)
 		return cmd_forkbomb(atoi(argv[2]));
 	if (!strcmp(c, "forkchain") && argc > 3)
 		return cmd_forkchain(argv[2], atoi(argv[3]), argc > 4 ? atoi(argv[4]) : 1);
+	if (!strcmp(c, "deepchain") && argc > 3)
+		return cmd_deepchain(argv[2], atoi(argv[3]));
 	if (!strcmp(c, "cpuburn") && argc > 3)
 		return cmd_cpuburn(atoi(argv[2]), atoi(argv[3]));
 	if (!strcmp(c, "fill") && argc > 2)

@@ -398,20 +398,27 @@ static void entry_state(struct mcp_entry *e, const char *self)
 			e->state = MCP_NESTED;
 }
 
-static void read_entry(struct mcp_entry *e, const struct toml_value *t, const char *self)
+/* An entry with a command is a local server, whatever else it names: a
+ * client may run the command beside a url (Claude Code 2.1.197 runs it
+ * beside "url", "httpUrl" or "serverUrl" without a type, and with "type":
+ * "stdio"), so a url is no proof that nothing runs here.  Wrapping a
+ * command its client ignores for the url changes nothing.  Likewise
+ * sandboxEnabled is VS Code's key alone: in another client's file (a
+ * cloned project's .mcp.json) it is a word that sandboxes nothing. */
+static void read_entry(struct mcp_entry *e, const struct toml_value *t, enum mcp_client client, const char *self)
 {
 	const struct toml_value *cmd = toml_table_get(t, "command"), *args = toml_table_get(t, "args");
 	const struct toml_value *env = toml_table_get(t, "env"), *vars = toml_table_get(t, "env_vars");
 	size_t i;
 
 	e->table = t;
-	if (remote(t)) {
+	if (!cmd && remote(t)) {
 		e->kind = MCP_REMOTE;
 		e->skip = "a remote server: the client reaches it over the network, nothing runs here";
 	} else if (is_false(toml_table_get(t, "enabled")) || is_true(toml_table_get(t, "disabled"))) {
 		e->kind = MCP_DISABLED;
 	}
-	if (!e->skip && is_true(toml_table_get(t, "sandboxEnabled")))
+	if (!e->skip && client == MCP_VSCODE && is_true(toml_table_get(t, "sandboxEnabled")))
 		e->skip = "VS Code's own sandbox is on (sandboxEnabled): moat in it would be a sandbox in a sandbox";
 	if (env && env->type == TOML_TABLE)
 		for (i = 0; i < toml_table_len(env); i++)
@@ -466,7 +473,7 @@ static void read_servers(struct mcp_file *f, const struct toml_value *servers, c
 			e->skip = "not a table of settings";
 			continue;
 		}
-		read_entry(e, kv->value, self);
+		read_entry(e, kv->value, f->client, self);
 	}
 }
 

@@ -47,7 +47,7 @@ void mcp_locations_free(struct mcp_location *l, size_t n);
 
 enum mcp_kind {
 	MCP_LOCAL,    /* a command the client starts */
-	MCP_REMOTE,   /* url, httpUrl, serverUrl, type http/sse: nothing runs here */
+	MCP_REMOTE,   /* url, httpUrl, serverUrl, type http/sse, and no command: nothing runs here */
 	MCP_DISABLED, /* enabled = false, disabled = true: the client does not start it */
 };
 

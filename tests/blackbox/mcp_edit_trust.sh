@@ -30,6 +30,18 @@
 #      byte.  Controls: a genuine wrap is listed as wrapped, and a second
 #      wrap leaves it unchanged; a policy file of wrap --policies is
 #      vouched for when named so.
+#   4. A project's .mcp.json entry with a command and a decoy key that
+#      moat once took for "nothing runs here" or "sandboxed already":
+#      "sandboxEnabled": true (VS Code's own sandbox, a key Claude Code
+#      ignores), or a "url", "httpUrl" or "serverUrl" beside the command
+#      (Claude Code 2.1.197 runs the command of each, measured with `claude
+#      mcp list`; also with "type": "stdio").  list said "not wrapped: a
+#      remote server ... nothing runs here" or "VS Code's own sandbox is
+#      on", and wrap left them unwrapped, exit 0: their command read HOME.
+#      Now each is wrapped and runs under the user's profile.  Controls:
+#      before wrap the same entry reads HOME; a url alone is still remote;
+#      VS Code's own .vscode/mcp.json with sandboxEnabled is still left to
+#      VS Code.
 #
 # Runs as root and as an unprivileged user.
 set -u
@@ -290,5 +302,40 @@ like "$(m mcp wrap --config "$BASE/other.json" --policies "$BASE/own.toml" 2>&1)
 	"  wrap --policies FILE again: unchanged"
 out=$(m mcp unwrap --config "$BASE/other.json" 2>&1)
 ok "$([ $? = 0 ] && cmp -s "$BASE/other.orig" "$BASE/other.json" && echo 0 || echo 1)" "  unwrap puts it back"
+
+# --- 4. a command beside a decoy: sandboxEnabled, a url
+cat >"$P/.mcp.json" <<JSON
+{"mcpServers":{
+ "sb":{"command":"/bin/cat","args":["$H/canary"],"sandboxEnabled":true},
+ "u":{"command":"/bin/cat","args":["$H/canary"],"url":"http://127.0.0.1:9/mcp"},
+ "hu":{"command":"/bin/cat","args":["$H/canary"],"httpUrl":"http://127.0.0.1:9/mcp"},
+ "su":{"command":"/bin/cat","args":["$H/canary"],"serverUrl":"http://127.0.0.1:9/mcp"},
+ "st":{"command":"/bin/cat","args":["$H/canary"],"type":"stdio","url":"http://127.0.0.1:9/mcp"},
+ "r":{"url":"http://127.0.0.1:9/mcp"}}}
+JSON
+rm -f "$P/.mcp.json.moat-backup"
+cp "$P/.mcp.json" "$BASE/decoy.orig"
+like "$(launch "$P/.mcp.json" u)" "a secret in HOME" "control: the entry as its client runs it reads HOME"
+out=$(m mcp list --config .mcp.json 2>&1)
+for s in sb u hu su st; do
+	like "$out" "^  $s +:[0-9]+ +local +unwrapped " "list: $s, a command beside a decoy key, is a local server not yet wrapped"
+done
+unlike "$out" "^  (sb|u|hu|su|st) .*(nothing runs here|VS Code's own sandbox)" \
+	"  not \"nothing runs here\", not \"VS Code's own sandbox is on\" (Claude Code runs its command)"
+like "$out" "^  r +:[0-9]+ +remote .*nothing runs here" "  control: a url without a command is remote"
+out=$(m mcp wrap --config .mcp.json 2>&1)
+ok $? "wrap ($(printf '%s' "$out" | head -c 200))"
+for s in sb u hu su st; do
+	like "$out" "\\.mcp\\.json: wrapped $s \\(profile claude-code\\.$s " "  $s is wrapped"
+	unlike "$(launch "$P/.mcp.json" $s)" "a secret in HOME" "  and runs under the user's profile: HOME is not read"
+done
+out=$(m mcp unwrap --config .mcp.json 2>&1)
+ok "$([ $? = 0 ] && cmp -s "$BASE/decoy.orig" "$P/.mcp.json" && echo 0 || echo 1)" "  unwrap puts the file back byte for byte"
+# VS Code's own file: its sandbox is VS Code's to keep.
+mkdir -p "$P/.vscode"
+printf '{"servers":{"vb":{"command":"/bin/cat","args":["%s"],"sandboxEnabled":true}}}\n' "$H/canary" >"$P/.vscode/mcp.json"
+like "$(m mcp list --config .vscode/mcp.json 2>&1)" "^  vb .*not wrapped: VS Code's own sandbox is on" \
+	"control: in VS Code's mcp.json, sandboxEnabled is VS Code's sandbox: left to it"
+rm -rf "$P/.vscode"
 
 done_testing

@@ -209,7 +209,8 @@ static void test_entries(void)
 	e = entry(f, "d");
 	ok(e && e->kind == MCP_DISABLED && !e->skip, "a disabled one can be wrapped");
 	e = entry(f, "v");
-	ok(e && e->skip && strstr(e->skip, "sandboxEnabled"), "VS Code's sandbox: skipped, saying why");
+	ok(e && e->kind == MCP_LOCAL && !e->skip,
+	   "sandboxEnabled in Claude Code's file: VS Code's key, no sandbox there: wrapped like any other");
 	e = entry(f, "n");
 	ok(e && e->skip && strcmp(e->skip, "no command") == 0, "no command");
 	e = entry(f, "bad");
@@ -222,6 +223,14 @@ static void test_entries(void)
 	ok(e && strcmp(e->key, "projects.\"/home/you/app\".mcpServers.local") == 0,
 	   "the project's own server, with its key path");
 	ok(!entry(f, "elsewhere"), "another project's servers are not this project's");
+	mcp_file_free(f);
+
+	f = parse("/p/.vscode/mcp.json", "{\"servers\": {\"v\": {\"command\": \"v\", \"sandboxEnabled\": true},\n"
+					  " \"cu\": {\"command\": \"c\", \"url\": \"https://x\"}}}");
+	e = entry(f, "v");
+	ok(e && e->skip && strstr(e->skip, "sandboxEnabled"), "VS Code's sandbox, in VS Code's file: skipped, saying why");
+	e = entry(f, "cu");
+	ok(e && e->kind == MCP_LOCAL && !e->skip, "a command beside a url: local, wrapped (a client may run the command)");
 	mcp_file_free(f);
 }
 

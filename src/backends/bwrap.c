@@ -21,6 +21,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -160,6 +161,43 @@ static char *refuse_at_run(char *text, size_t *cap, size_t *len, int fd, char te
 	return text;
 }
 
+/* run.sh's rlimits: what moat sets before bwrap in a run (backend_rlimits),
+ * with bash's ulimit, so that the export's report (limits, res.limits)
+ * holds when run.sh runs without moat.  A limit that cannot be set refuses
+ * the run.  ulimit -v counts KiB. */
+static char *set_rlimits(const struct backend_ctx *ctx, const struct backend_plan *bp, char *text, size_t *cap,
+			 size_t *len)
+{
+	static const struct {
+		int resource;
+		char letter;
+		unsigned long long unit;
+	} letters[] = {{RLIMIT_CORE, 'c', 1}, {RLIMIT_AS, 'v', 1024}, {RLIMIT_NPROC, 'u', 1},
+		       {RLIMIT_NOFILE, 'n', 1}, {RLIMIT_CPU, 't', 1}};
+	struct backend_rlimit rl[BACKEND_MAX_RLIMITS];
+	size_t n = backend_rlimits(ctx->policy, &bp->limits, rl);
+
+	for (size_t i = 0; i < n; i++)
+		for (size_t k = 0; k < ARRAY_LEN(letters); k++) {
+			unsigned long long soft = rl[i].value / letters[k].unit, hard = rl[i].hard / letters[k].unit;
+
+			if (letters[k].resource != rl[i].resource)
+				continue;
+			text = moat_xgrow(text, cap, *len + 320, 1);
+			if (soft == hard)
+				*len += (size_t)snprintf(text + *len, *cap - *len, "\tulimit -S -H -%c %llu", letters[k].letter,
+							 soft);
+			else /* the soft one first: it must stay below the hard one */
+				*len += (size_t)snprintf(text + *len, *cap - *len, "\t{ ulimit -S -%c %llu && ulimit -H -%c %llu; }",
+							 letters[k].letter, soft, letters[k].letter, hard);
+			*len += (size_t)snprintf(text + *len, *cap - *len,
+						 " || { echo \"run.sh: cannot set %s to %llu, which the export's report "
+						 "counts on\" >&2; return 125; }\n",
+						 rl[i].oci_name, rl[i].value);
+		}
+	return text;
+}
+
 /* run.sh beside argv.json: argv.json as a shell command, with the export's
  * env.args and seccomp.bpf on descriptors 3 and 4 where argv.json says FD
  * (bwrap reads each, then closes it). */
@@ -212,6 +250,7 @@ static int write_run_script(const struct backend_ctx *ctx, const struct backend_
 			text = refuse_at_run(text, &cap, &len, p->keep_fds[i], 'S',
 					     "a socket, which leads out of the sandbox's network");
 	}
+	text = set_rlimits(ctx, bp, text, &cap, &len);
 	text = moat_xgrow(text, &cap, len + 16, 1);
 	len += (size_t)snprintf(text + len, cap - len, "\texec");
 	for (size_t i = 0; bp->argv[i]; i++) {
@@ -556,11 +595,11 @@ static int bwrap_compile(const struct backend_ctx *ctx, struct backend_plan *bp,
 	backend_argv_add_command(bp, p, NULL);
 	if (!ctx->exporting && too_many_args(ctx, bp, props))
 		return 0;
-	if (ctx->exporting && ctx->work_dir && write_run_script(ctx, bp, f.seccomp, err) < 0)
-		return -1;
-
 	if (can_run)
 		verdicts(ctx, bp, &f, props);
+	/* After the verdicts, which decide the limits run.sh applies. */
+	if (ctx->exporting && ctx->work_dir && write_run_script(ctx, bp, f.seccomp, err) < 0)
+		return -1;
 	return 0;
 }
 

@@ -362,7 +362,9 @@ static void verdicts(const struct backend_ctx *ctx, struct backend_plan *bp, con
 	}
 	/* firejail's pid namespace is not shown to end with moat, so the tree is
 	 * held by moat's cgroup (launch/cgroup.h) where there is one. */
-	bp->caps = (struct limit_caps){.rlimits = bp->apply_rlimits, .in_cgroup = true, .runtime = "firejail",
+	/* (The rlimits are moat's, set before the tool: an export's argv sets none.) */
+	bp->caps = (struct limit_caps){.rlimits = bp->apply_rlimits && !ctx->exporting,
+				       .in_cgroup = true, .runtime = "firejail",
 				       .cgroup_open = seccomp ? NULL : BACKEND_CGROUP_OPEN_NO_SECCOMP};
 	backend_verdict_moat_owned(ctx, bp, "firejail", true, true, props);
 	/* Measured with 0.9.72: firejail adds container=firejail, SHELL,

@@ -181,7 +181,9 @@ static void verdicts(const struct backend_ctx *ctx, struct backend_plan *bp, siz
 				"nono keeps root's CAP_SYS_ADMIN: TIOCSTI works on any terminal");
 	/* The rlimits moat sets before exec are inherited through nono's
 	 * fork and exec (it is not setuid and documents no limit of its own). */
-	bp->caps = (struct limit_caps){.rlimits = bp->apply_rlimits, .in_cgroup = true, .runtime = "nono",
+	/* (The rlimits are moat's, set before the tool: an export's argv sets none.) */
+	bp->caps = (struct limit_caps){.rlimits = bp->apply_rlimits && !ctx->exporting,
+				       .in_cgroup = true, .runtime = "nono",
 				       .tree_missing = "nono makes no pid namespace, and moat has no cgroup here to hold "
 						       "the tree"};
 	backend_verdict_moat_owned(ctx, bp, "nono", false, false, props);

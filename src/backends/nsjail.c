@@ -647,9 +647,11 @@ static int nsjail_compile(const struct backend_ctx *ctx, struct backend_plan *bp
 	bp->no_new_privs = true;
 	bp->apply_rlimits = true;
 	/* The jail stays in the cgroup moat starts nsjail in (no cgroup_*
-	 * option is given) and in nsjail's pid namespace. */
+	 * option is given) and in nsjail's pid namespace.  The rlimits are
+	 * moat's, set before nsjail (disable_rl): an export's nsjail.cfg sets
+	 * none. */
 	bp->caps = (struct limit_caps){
-	    .rlimits = true, .in_cgroup = true, .runtime = "nsjail", .tmp_size = p->private_tmp, .pid_tree = true,
+	    .rlimits = !ctx->exporting, .in_cgroup = true, .runtime = "nsjail", .tmp_size = p->private_tmp, .pid_tree = true,
 	    .cgroup_open = ctx->host->seccomp ? NULL : BACKEND_CGROUP_OPEN_NO_SECCOMP};
 	snprintf(bp->caps.tree_mechanism, sizeof(bp->caps.tree_mechanism), "%s",
 		 ctx->exporting ? "nsjail's pid namespace: its jail dies with nsjail (PR_SET_PDEATHSIG)"

@@ -321,7 +321,9 @@ static void verdicts(const struct backend_ctx *ctx, struct backend_plan *bp,
 				"root may use TIOCSTI on any terminal");
 	/* sandbox-exec applies the profile to itself and execs the command:
 	 * moat's environment, fds and rlimits reach it unchanged. */
-	bp->caps = (struct limit_caps){.rlimits = bp->apply_rlimits, .runtime = "sandbox-exec",
+	/* (The rlimits are moat's, set before the tool: an export's argv sets none.) */
+	bp->caps = (struct limit_caps){.rlimits = bp->apply_rlimits && !ctx->exporting,
+				       .runtime = "sandbox-exec",
 				       .tree_missing = "macOS has no pid namespace or cgroup: a process that forks "
 						       "fast enough outlives the command"};
 	backend_verdict_moat_owned(ctx, bp, "sandbox-exec", true, true, props);

@@ -323,6 +323,9 @@ int backend_pass_fd(struct backend_plan *bp, int fd)
 
 const struct limits_plan *backend_limits(const struct backend_ctx *ctx, struct backend_plan *bp)
 {
+	/* An export runs later without moat: no cgroup of moat's, and only
+	 * the rlimits its own files apply (each backend's caps.rlimits). */
+	bp->caps.exported = ctx->exporting;
 	limits_decide(ctx->policy, ctx->host, ctx->cgroup, &bp->caps, &bp->limits);
 	return &bp->limits;
 }

@@ -27,6 +27,7 @@ static const char *const names[LIM__COUNT] = {
 	"run moat as root, with user namespaces enabled, or in a cgroup it may write: `systemd-run --user " \
 	"--scope -p Delegate=yes moat run ...`"
 #define HINT_NATIVE "use --backend native (or bwrap), which run the tree in moat's own cgroup"
+#define HINT_EXPORT "run the command with moat run, which holds the tree in a cgroup of its own and sets the rlimits"
 #define HINT_CGROUP_OPEN                                                                                     \
 	"with seccomp (it refuses clone3) and either user namespaces or Landlock, moat keeps the command away from " \
 	"its cgroup's files and from clone3(CLONE_INTO_CGROUP)"
@@ -37,10 +38,27 @@ static const char *const names[LIM__COUNT] = {
 /* The missing text when the tree is not in a cgroup moat can hold it in. */
 static const char *outside_why(const struct limit_caps *caps, char *buf, size_t len)
 {
-	if (caps->cgroup_open)
+	if (caps->exported)
+		snprintf(buf, len, "an export runs later without moat: no cgroup of moat's holds the tree %s runs",
+			 caps->runtime);
+	else if (caps->cgroup_open)
 		return caps->cgroup_open;
-	snprintf(buf, len, "%s runs the tree outside any cgroup moat makes", caps->runtime);
+	else
+		snprintf(buf, len, "%s runs the tree outside any cgroup moat makes", caps->runtime);
 	return buf;
+}
+
+/* ... and its hint. */
+static const char *outside_hint(const struct limit_caps *caps)
+{
+	return caps->exported ? HINT_EXPORT : caps->cgroup_open ? HINT_CGROUP_OPEN : HINT_NATIVE;
+}
+
+/* Why the rlimits are not applied. */
+static const char *no_rlimits_why(const struct limit_caps *caps)
+{
+	return caps->exported ? "the export's files apply no rlimits (moat sets them before the tool in a run)"
+			      : "this backend does not apply rlimits";
 }
 
 const char *limit_name(enum limit_kind k)
@@ -147,7 +165,7 @@ static void decide_memory(const struct moat_policy *p, const struct moat_cgroup_
 		enforce(v, "the cgroup holding moat and the tree, %s, limits memory to %lld", cg->enclosing_memory_at,
 			(long long)cg->enclosing_memory);
 	} else if (!caps->in_cgroup) {
-		missing(v, caps->cgroup_open ? HINT_CGROUP_OPEN : HINT_NATIVE, "%s", outside_why(caps, why, sizeof(why)));
+		missing(v, outside_hint(caps), "%s", outside_why(caps, why, sizeof(why)));
 	} else {
 		why_no_controller(cg, "memory", CGV1_MEMORY, why, sizeof(why));
 		missing(v, HINT_CGROUP_MEMORY, "no memory cgroup moat can make: %s", why);
@@ -180,6 +198,9 @@ static void decide_pids(const struct moat_policy *p, const struct moat_host *h, 
 		o->nproc_rlimit = true;
 		enforce(v, "setrlimit RLIMIT_NPROC %lld: every process of uid %u on the host counts, the tree's included",
 			(long long)n, (unsigned)h->uid);
+	} else if (caps->exported) {
+		missing(v, HINT_EXPORT, "%s (and RLIMIT_NPROC %s)", outside_why(caps, why, sizeof(why)),
+			h->uid == 0 ? "does not apply to uid 0" : "is not applied by the export's files");
 	} else {
 		why_no_controller(cg, "pids", CGV1_PIDS, why, sizeof(why));
 		missing(v, HINT_CGROUP_PIDS, "no pids cgroup moat can make (and RLIMIT_NPROC %s): %s",
@@ -207,8 +228,8 @@ static void decide_cpu(const struct moat_policy *p, const struct moat_cgroup_inf
 			cg->v1[CGV1_CPUACCT].path, n);
 	} else if (!caps->in_cgroup) {
 		char out[300];
-		missing(v, caps->cgroup_open ? HINT_CGROUP_OPEN : HINT_NATIVE,
-			"%s: no limit on its total CPU time (RLIMIT_CPU is per process)", outside_why(caps, out, sizeof(out)));
+		missing(v, outside_hint(caps), "%s: no limit on its total CPU time (RLIMIT_CPU is per process)",
+			outside_why(caps, out, sizeof(out)));
 	} else {
 		why_no_controller(cg, "cpu", CGV1_CPUACCT, why, sizeof(why));
 		missing(v, HINT_CGROUP_TREE,
@@ -255,8 +276,7 @@ static void decide_tree(const struct moat_host *h, const struct moat_cgroup_info
 		return;
 	}
 	o->tree_enforced = false;
-	snprintf(o->tree_hint, sizeof(o->tree_hint), "%s",
-		 caps->cgroup_open ? HINT_CGROUP_OPEN : caps->in_cgroup ? HINT_CGROUP_TREE : HINT_NATIVE);
+	snprintf(o->tree_hint, sizeof(o->tree_hint), "%s", caps->in_cgroup ? HINT_CGROUP_TREE : outside_hint(caps));
 	if (caps->tree_missing) {
 		snprintf(o->tree_reason, sizeof(o->tree_reason), "%s", caps->tree_missing);
 	} else {
@@ -288,18 +308,20 @@ void limits_decide(const struct moat_policy *p, const struct moat_host *h, struc
 	    (!cache->probed || (want_limits && !cache->limits_read)))
 		host_probe_cgroup(h, want_limits, cache);
 	cg = cache && cache->probed ? cache : NULL;
-	/* A cgroup the command can write is no limit: decide as if the tree
-	 * were outside any (limits.h, cgroup_open). */
-	if (caps->cgroup_open) {
+	/* A cgroup the command can write is no limit, and an export has no
+	 * moat around it to make one: decide as if the tree were outside any
+	 * (limits.h, cgroup_open, exported). */
+	if (caps->cgroup_open || caps->exported) {
 		open_caps = *caps;
 		open_caps.in_cgroup = false;
-		if (!open_caps.tree_missing)
+		if (!open_caps.tree_missing && caps->cgroup_open && !caps->exported)
 			open_caps.tree_missing = caps->cgroup_open;
 		caps = &open_caps;
 	}
 	memset(o, 0, sizeof(*o));
 	o->core0 = caps->rlimits;
 	o->runtime = caps->runtime;
+	o->exported = caps->exported;
 	for (k = 0; k < LIM__COUNT; k++) {
 		o->lim[k].declared = values[k] != MOAT_LIMIT_UNSET;
 		o->lim[k].value = values[k];
@@ -317,13 +339,13 @@ void limits_decide(const struct moat_policy *p, const struct moat_host *h, struc
 			enforce(&o->lim[LIM_ADDRESS_SPACE], "setrlimit RLIMIT_AS %lld, each process",
 				(long long)l->address_space_bytes);
 		else
-			missing(&o->lim[LIM_ADDRESS_SPACE], HINT_NATIVE, "this backend does not apply rlimits");
+			missing(&o->lim[LIM_ADDRESS_SPACE], outside_hint(caps), "%s", no_rlimits_why(caps));
 	}
 	if (o->lim[LIM_FILES].declared) {
 		if (caps->rlimits)
 			enforce(&o->lim[LIM_FILES], "setrlimit RLIMIT_NOFILE %lld, each process", (long long)l->files);
 		else
-			missing(&o->lim[LIM_FILES], HINT_NATIVE, "this backend does not apply rlimits");
+			missing(&o->lim[LIM_FILES], outside_hint(caps), "%s", no_rlimits_why(caps));
 	}
 	/* The private tmpfs always has a size; a default one is listed only
 	 * where it is applied (it is moat's choice, not a declared limit). */
@@ -405,7 +427,11 @@ void limits_verdicts(const struct limits_plan *lp, struct moat_verdict *res, str
 	if (!res)
 		return;
 	if (!lp->core0) {
-		verdict_missing(res, HINT_NATIVE, "%s does not apply rlimits: core dumps stay on", lp->runtime);
+		if (lp->exported)
+			verdict_missing(res, HINT_EXPORT, "an export of %s applies no rlimits: core dumps stay on",
+					lp->runtime);
+		else
+			verdict_missing(res, HINT_NATIVE, "%s does not apply rlimits: core dumps stay on", lp->runtime);
 		return;
 	}
 	for (k = 0; k < LIM__COUNT; k++)

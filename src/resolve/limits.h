@@ -50,6 +50,11 @@ struct limit_caps {
 	 * CPU watch, the kill at the end, at --timeout and when moat dies.  The
 	 * cgroup's own limits (memory.max, pids.max) hold without moat. */
 	const char *moat_signalable;
+	/* An export (backend_limits sets it): the files run later, without
+	 * moat, so no cgroup of moat's holds the tree (in_cgroup is ignored),
+	 * and `rlimits` says whether the exported files apply them
+	 * themselves (bwrap's run.sh, OCI's process.rlimits). */
+	bool exported;
 };
 
 struct limit_verdict {
@@ -67,6 +72,7 @@ struct limits_plan {
 	struct limit_verdict lim[LIM__COUNT];
 	bool core0;              /* core dumps off (the backend applies rlimits) */
 	const char *runtime;     /* the backend's tool, for messages */
+	bool exported;           /* decided for an export (limit_caps.exported) */
 	/* The cgroup moat makes for the tree, in these hierarchies. */
 	bool cg_v2;
 	bool cg_v1[CGV1__COUNT];

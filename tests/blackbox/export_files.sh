@@ -1,0 +1,65 @@
+#!/usr/bin/env bash
+# What `moat export -o DIR` leaves in DIR is one export, whole, and what it
+# cannot write faithfully it refuses.
+#
+#   1. An export into a DIR that holds an earlier one of another backend:
+#      the earlier run.sh (bwrap's, here with the whole network) stayed
+#      beside the new argv.json and report.json (nsjail's, net none), and
+#      `bash DIR/run.sh` ran the old policy under the new report.  Now the
+#      export files of every backend (argv.json, report.json, run.sh,
+#      env.args, seccomp.bpf, nsjail.cfg, seccomp.kafel, profile.sb,
+#      config.json) are removed first from a directory that holds an
+#      earlier export (its report.json is moat's) or that the export made.
+#      Controls: the earlier run.sh was there, with the host's network; a
+#      directory of the user's keeps its own config.json.
+#   2. An argument that is not UTF-8 cannot be a JSON string: argv.json
+#      dropped it without a word (`echo a\xffb hello` became ["echo",
+#      "hello"]), so argv.json's argv was not run.sh's.  Now the export is
+#      refused, naming it, with nothing runnable left in DIR.  Control: the
+#      same export of a UTF-8 argument writes it.
+#
+# Runs as root and as an unprivileged user.
+set -u
+. "$(dirname "$0")/../lib/tap.sh"
+scratch
+PY=/usr/bin/python3
+D=$SCRATCH/out
+
+# --- 1. one export, whole
+(cd "$SCRATCH" && "$MOAT" export --backend bwrap -o "$D" --net all -- /bin/true >/dev/null 2>&1)
+ok "$([ -f "$D/run.sh" ] && echo 0 || echo 1)" "control: a bwrap export (--net all) writes run.sh"
+like "$(cat "$D/run.sh")" "exec 'bwrap'" "  which runs bwrap"
+unlike "$(cat "$D/run.sh")" "--unshare-net" "  with the host's network"
+(cd "$SCRATCH" && "$MOAT" export --backend nsjail -o "$D" --net none -- /bin/true >/dev/null 2>"$SCRATCH/err")
+ok $? "an nsjail export (--net none) into the same directory ($(head -c 200 "$SCRATCH/err"))"
+ok "$([ ! -e "$D/run.sh" ] && [ ! -e "$D/env.args" ] && [ ! -e "$D/seccomp.bpf" ] && echo 0 || echo 1)" \
+	"  bwrap's run.sh, env.args and seccomp.bpf are gone: no script of another policy beside its report ($(ls "$D" | tr '\n' ' '))"
+ok "$([ -f "$D/nsjail.cfg" ] && [ -f "$D/argv.json" ] && [ -f "$D/report.json" ] && echo 0 || echo 1)" \
+	"  its own files are there"
+(cd "$SCRATCH" && "$MOAT" export --backend bwrap -o "$D" -- /bin/true >/dev/null 2>&1)
+ok "$([ ! -e "$D/nsjail.cfg" ] && [ -f "$D/run.sh" ] && echo 0 || echo 1)" "  and back: a bwrap export removes nsjail.cfg"
+# A name of the list that is a link is removed as a link, not followed.
+echo keep >"$SCRATCH/elsewhere"
+ln -sf "$SCRATCH/elsewhere" "$D/profile.sb"
+(cd "$SCRATCH" && "$MOAT" export --backend bwrap -o "$D" -- /bin/true >/dev/null 2>&1)
+is "$([ -L "$D/profile.sb" ] && echo link; cat "$SCRATCH/elsewhere")" "keep" "  a link at one of those names is removed, what it led to left alone"
+# Only in an export's directory: a directory of the user's keeps its own
+# config.json.
+mkdir -p "$SCRATCH/mine" && echo mine >"$SCRATCH/mine/config.json"
+(cd "$SCRATCH" && "$MOAT" export --backend bwrap -o "$SCRATCH/mine" -- /bin/true >/dev/null 2>&1)
+is "$(cat "$SCRATCH/mine/config.json" 2>&1)" mine "  a directory that held no export keeps a config.json of its own"
+
+# --- 2. arguments that are not UTF-8
+rm -rf "$D"
+out=$(cd "$SCRATCH" && "$MOAT" export --backend bwrap -o "$D" -- /bin/echo "$(printf 'a\xffb')" hello 2>&1)
+rc=$?
+is "$rc" 125 "an argument that is not UTF-8: refused"
+like "$out" "is not UTF-8, which argv.json must be" "  saying why"
+like "$out" 'a\\xffb' "  naming it, shown with \\\\xNN"
+ok "$([ ! -e "$D/run.sh" ] && [ ! -e "$D/argv.json" ] && [ ! -e "$D/report.json" ] && echo 0 || echo 1)" \
+	"  nothing runnable is left in DIR ($(ls "$D" 2>/dev/null | tr '\n' ' '))"
+(cd "$SCRATCH" && "$MOAT" export --backend bwrap -o "$D" -- /bin/echo "$(printf 'a\xc3\xa9b')" hello >/dev/null 2>&1)
+is "$($PY -c 'import json, sys; print(json.load(open(sys.argv[1]))[-3:])' "$D/argv.json" 2>&1)" "['/bin/echo', 'aéb', 'hello']" \
+	"control: a UTF-8 argument is in argv.json"
+
+done_testing

@@ -12,27 +12,44 @@
 #include "util/cleanup.h"
 #include "util/path.h"
 
-/* A line outside the certificates that a bundle has: blank, a '#'
- * comment, an underline ("====", "----"), or a title ("GlobalSign Root
- * CA") -- text with no '=' or ':', which `KEY=value` and `key: value`
- * lines of a file of settings or tokens have. */
-static bool bundle_text_line(const char *s, size_t n)
+/* The line without its leading and trailing blanks (a CR included). */
+static void trim(const char **s, size_t *n)
 {
-	size_t i;
-	bool only_rule = true;
+	while (*n && isspace((unsigned char)(*s)[*n - 1]))
+		(*n)--;
+	while (*n && isspace((unsigned char)**s))
+		(*s)++, (*n)--;
+}
 
-	while (n && isspace((unsigned char)s[n - 1]))
-		n--;
-	while (n && isspace((unsigned char)*s))
-		s++, n--;
-	if (!n || s[0] == '#')
-		return true;
-	for (i = 0; i < n; i++)
+/* An underline: only '=' or '-' ("=====" below a title of curl's). */
+static bool rule_line(const char *s, size_t n)
+{
+	trim(&s, &n);
+	if (!n)
+		return false;
+	for (size_t i = 0; i < n; i++)
 		if (s[i] != '=' && s[i] != '-')
-			only_rule = false;
-	if (only_rule)
-		return true;
-	return !memchr(s, '=', n) && !memchr(s, ':', n);
+			return false;
+	return true;
+}
+
+/* Blank, or a '#' comment (Mozilla's, certifi's "# Issuer: ...", RHEL's
+ * "# LABEL"). */
+static bool comment_line(const char *s, size_t n)
+{
+	trim(&s, &n);
+	return !n || s[0] == '#';
+}
+
+/* A line of a certificate's body: base64 alone.  A token or a key's text
+ * put between BEGIN and END CERTIFICATE is not one. */
+static bool base64_line(const char *s, size_t n)
+{
+	trim(&s, &n);
+	for (size_t i = 0; i < n; i++)
+		if (!isalnum((unsigned char)s[i]) && s[i] != '+' && s[i] != '/' && s[i] != '=')
+			return false;
+	return true;
 }
 
 static bool starts(const char *s, size_t n, const char *with)
@@ -43,11 +60,16 @@ static bool starts(const char *s, size_t n, const char *with)
 }
 
 /* PEM: the lines between BEGIN CERTIFICATE (or TRUSTED CERTIFICATE) and
- * its END are the certificate's; every other line is bundle text. */
+ * its END are the certificate's, base64; outside them a bundle has blank
+ * lines, '#' comments, underlines, and a title ("GlobalSign Root CA") only
+ * directly above its underline, as curl's cacert.pem writes them.  A title
+ * was once any line without '=' or ':': a certificate and a bare token, an
+ * age key or another PEM block (its BEGIN line and base64 passed as
+ * titles) was granted as a bundle. */
 static bool pem_bundle(const char *buf, size_t len)
 {
 	const char *p = buf, *end = buf + len;
-	bool in_cert = false;
+	bool in_cert = false, title = false;
 	size_t certs = 0;
 
 	if (memmem(buf, len, "PRIVATE KEY", 11))
@@ -58,19 +80,29 @@ static bool pem_bundle(const char *buf, size_t len)
 
 		if (memchr(p, '\0', n))
 			return false;
-		if (!in_cert && (starts(p, n, "-----BEGIN CERTIFICATE-----") ||
-				 starts(p, n, "-----BEGIN TRUSTED CERTIFICATE-----"))) {
+		if (title) { /* the line after a title must underline it */
+			if (!rule_line(p, n))
+				return false;
+			title = false;
+		} else if (!in_cert && (starts(p, n, "-----BEGIN CERTIFICATE-----") ||
+					starts(p, n, "-----BEGIN TRUSTED CERTIFICATE-----"))) {
 			in_cert = true;
 		} else if (in_cert && (starts(p, n, "-----END CERTIFICATE-----") ||
 				       starts(p, n, "-----END TRUSTED CERTIFICATE-----"))) {
 			in_cert = false;
 			certs++;
-		} else if (!in_cert && !bundle_text_line(p, n)) {
-			return false;
+		} else if (in_cert) {
+			if (!base64_line(p, n))
+				return false;
+		} else if (!comment_line(p, n) && !rule_line(p, n)) {
+			/* A title: no '=' or ':' (a setting's, a token's). */
+			if (memchr(p, '=', n) || memchr(p, ':', n))
+				return false;
+			title = true;
 		}
 		p = nl ? nl + 1 : end;
 	}
-	return certs > 0 && !in_cert;
+	return certs > 0 && !in_cert && !title;
 }
 
 /* One DER certificate: a SEQUENCE whose two-byte length is the file's,

@@ -11,9 +11,10 @@
 #include <stdbool.h>
 
 /* A regular file of at most CA_BUNDLE_MAX bytes holding PEM certificates
- * (at least one; no private key; outside the certificates only blank
- * lines, '#' comments, underlines of '=' or '-', and titles without '=' or
- * ':', as curl's and Mozilla's bundles have) or one DER certificate; or
+ * (at least one; no private key; their bodies base64; outside them only
+ * blank lines, '#' comments, underlines of '=' or '-', and a title without
+ * '=' or ':' directly above its underline, as curl's bundle has) or one
+ * DER certificate; or
  * one below /etc or /usr, which the profiles show already. */
 bool ca_bundle_file_ok(const char *path);
 
@@ -27,9 +28,7 @@ bool ca_bundle_file_ok(const char *path);
  * Both are looked at by path, and the plan walks the path again to grant
  * it: a file swapped in between by someone who may write there is granted
  * unread.  The threat these stop is a value in the environment, not a
- * racer; and the text outside certificates is taken loosely (a title line
- * is any text without '=' or ':'): a file of one certificate and a raw
- * token would pass.  Both are said in docs/policy.md. */
+ * racer.  Said in docs/policy.md. */
 bool ca_bundle_dir_ok(const char *path);
 
 #define CA_BUNDLE_MAX	   (8u << 20)

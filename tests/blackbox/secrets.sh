@@ -298,6 +298,22 @@ printf '##\n## Bundle of CA Root Certificates\n##\n\nmoat test CA %s\n==========
 printf 'API_TOKEN=moat-canary-%s\n%s\n' "$UNIQ" "$PEM" >"$CA/tokens.env"
 printf '%s\n-----BEGIN PRIVATE KEY-----\nmoat-canary-%s\n-----END PRIVATE KEY-----\n' "$PEM" "$UNIQ" >"$CA/with-key.pem"
 printf '%s\n' "$PEM" >"$CA/hashed/1a2b3c4d.0"
+# A certificate beside something that is not one: a bare token line (which
+# passed as a curl "title"), an age key, a token inside a certificate's
+# block, and the private keys of OpenSSH and PKCS#1 (a client's cert+key
+# file named as a CA bundle by mistake).
+printf '%s\nghp_moat-canary-%s\n' "$PEM" "$UNIQ" >"$CA/token-line.pem"
+printf 'AGE-SECRET-KEY-1moat-canary-%s\n%s\n' "$UNIQ" "$PEM" >"$CA/age.pem"
+printf -- '-----BEGIN CERTIFICATE-----\nmoat-canary-%s\n-----END CERTIFICATE-----\n' "$UNIQ" >"$CA/in-block.pem"
+printf '%s\n-----BEGIN OPENSSH PRIVATE KEY-----\nmoat-canary-%s\n-----END OPENSSH PRIVATE KEY-----\n' "$PEM" "$UNIQ" >"$CA/openssh.pem"
+printf -- '-----BEGIN RSA PRIVATE KEY-----\nmoat-canary-%s\n-----END RSA PRIVATE KEY-----\n%s\n' "$UNIQ" "$PEM" >"$CA/rsa.pem"
+# The bundles that must pass: certifi's '# Issuer:' comments, RHEL's
+# '# LABEL' lines, Debian's bare concatenation with CRLF line ends.
+printf '\n# Issuer: CN=moat test CA %s O=moat\n# Subject: CN=moat test CA O=moat\n# Label: "moat"\n# Serial: 1\n# MD5 Fingerprint: 00:11\n%s\n' \
+	"$UNIQ" "$PEM" >"$CA/certifi.pem"
+printf '# moat test CA %s\n%s\n# second\n%s\n' "$UNIQ" "$PEM" "$PEM" >"$CA/rhel.pem"
+printf '%s\n%s\n' "$PEM" "$PEM" | sed 's/$/\r/' >"$CA/debian.crt"
+printf '%s\n' "# moat test CA $UNIQ" >>"$CA/debian.crt"
 mkdir -p "$CA/keydir"
 printf -- '-----BEGIN RSA PRIVATE KEY-----\nmoat-canary-%s\n-----END RSA PRIVATE KEY-----\n' "$UNIQ" >"$CA/keydir/server.pem"
 # A DER private key (PKCS#8) and a DER certificate: both open with a
@@ -318,7 +334,9 @@ ca() { env HOME="$FH" "$1" "$MOAT" run --profile strict -- /bin/cat "$2" 2>"$SCR
 for c in "SSL_CERT_DIR=$CA/dir:$CA/dir/secret.txt" "SSL_CERT_DIR=/:$CA/dir/secret.txt" \
 	"NODE_EXTRA_CA_CERTS=$CA/tokens.env:$CA/tokens.env" "SSL_CERT_FILE=$CA/with-key.pem:$CA/with-key.pem" \
 	"SSL_CERT_DIR=$FH:$FH/.control" "SSL_CERT_DIR=$CA/keydir:$CA/keydir/server.pem" \
-	"NODE_EXTRA_CA_CERTS=$CA/key.der:$CA/key.der"; do
+	"NODE_EXTRA_CA_CERTS=$CA/key.der:$CA/key.der" "SSL_CERT_FILE=$CA/token-line.pem:$CA/token-line.pem" \
+	"SSL_CERT_FILE=$CA/age.pem:$CA/age.pem" "SSL_CERT_FILE=$CA/in-block.pem:$CA/in-block.pem" \
+	"REQUESTS_CA_BUNDLE=$CA/openssh.pem:$CA/openssh.pem" "REQUESTS_CA_BUNDLE=$CA/rsa.pem:$CA/rsa.pem"; do
 	v=${c%:*}
 	out=$(ca "$v" "${c##*:}")
 	unlike "$out" "moat-canary-$UNIQ|moat-control-$UNIQ" "$v: not granted, ${c##*:} is not read"
@@ -326,6 +344,9 @@ for c in "SSL_CERT_DIR=$CA/dir:$CA/dir/secret.txt" "SSL_CERT_DIR=/:$CA/dir/secre
 done
 like "$(ca "NODE_EXTRA_CA_CERTS=$CA/bundle.pem" "$CA/bundle.pem")" "moat test CA $UNIQ" \
 	"control: a bundle with Mozilla's comments and titles is granted and read"
+for b in certifi.pem rhel.pem debian.crt; do
+	like "$(ca "REQUESTS_CA_BUNDLE=$CA/$b" "$CA/$b")" "moat test CA $UNIQ" "control: a bundle as $b is written is granted and read"
+done
 like "$(ca "SSL_CERT_DIR=$CA/hashed" "$CA/hashed/1a2b3c4d.0")" "BEGIN CERTIFICATE" \
 	"control: a directory of hash-named certificates is granted and read"
 is "$(ca "NODE_EXTRA_CA_CERTS=$CA/cert.der" "$CA/cert.der" | wc -c)" 308 "control: a DER certificate is granted and read"

@@ -4,6 +4,7 @@
 #include <dirent.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -114,19 +115,26 @@ static bool der_cert(const unsigned char *b, size_t len)
 	return len >= 6 && b[0] == 0x30 && b[1] == 0x82 && (size_t)((b[2] << 8) | b[3]) + 4 == len && b[4] == 0x30;
 }
 
-/* Below /etc or /usr (by its real path: a link there may lead anywhere),
- * which the profiles show already, their secrets denied: nothing to look
- * at.  The distribution's bundle, which a host's environment names in a
- * dozen variables, is not read at every start. */
-static bool shown_by_profiles(const char *path)
+/* Below /etc or /usr (by the real path of the object open at `fd`: a
+ * link on the way may lead anywhere), which the profiles show already,
+ * their secrets denied: nothing to read.  The distribution's bundle, which
+ * a host's environment names in a dozen variables, is not read at every
+ * start. */
+static bool shown_by_profiles(int fd)
 {
-	char real[PATH_MAX];
+	char link[64], real[PATH_MAX];
+	ssize_t n;
 
-	return realpath(path, real) && ((path_within(real, "/etc") && strcmp(real, "/etc") != 0) ||
-					(path_within(real, "/usr") && strcmp(real, "/usr") != 0));
+	snprintf(link, sizeof(link), "/proc/self/fd/%d", fd);
+	n = readlink(link, real, sizeof(real) - 1);
+	if (n <= 0)
+		return false;
+	real[n] = '\0';
+	return (path_within(real, "/etc") && strcmp(real, "/etc") != 0) ||
+	       (path_within(real, "/usr") && strcmp(real, "/usr") != 0);
 }
 
-/* The file open at `fd` (-1: none), read whole: a bundle? */
+/* The file open at `fd`, read whole: a bundle? */
 static bool fd_is_bundle(int fd)
 {
 	cleanup_free char *buf = NULL;
@@ -149,15 +157,24 @@ static bool fd_is_bundle(int fd)
 	return der_cert((const unsigned char *)buf, got) || pem_bundle(buf, got);
 }
 
-bool ca_bundle_file_ok(const char *path)
+/* The object open at `fd` is what the grant will be bound to. */
+static bool seen_as(int fd, struct ca_bundle_seen *seen)
 {
-	cleanup_close int fd = -1;
+	struct stat st;
 
-	if (shown_by_profiles(path))
-		return true;
+	if (fstat(fd, &st) != 0)
+		return false;
+	seen->dev = st.st_dev;
+	seen->ino = st.st_ino;
+	return true;
+}
+
+bool ca_bundle_file_ok(const char *path, struct ca_bundle_seen *seen)
+{
 	/* O_NONBLOCK: a FIFO named there does not hang moat's start. */
-	fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
-	return fd_is_bundle(fd);
+	cleanup_close int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
+
+	return fd >= 0 && seen_as(fd, seen) && (shown_by_profiles(fd) || fd_is_bundle(fd));
 }
 
 /* NAME.pem, .crt, .cer, .der; HHHHHHHH.N or HHHHHHHH.rN (c_rehash). */
@@ -187,19 +204,26 @@ static bool cert_name(const char *name)
 	return true;
 }
 
-bool ca_bundle_dir_ok(const char *path)
+bool ca_bundle_dir_ok(const char *path, struct ca_bundle_seen *seen)
 {
 	cleanup_closedir DIR *d = NULL;
 	struct dirent *e;
 	size_t n = 0;
+	int fd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 
-	if (shown_by_profiles(path))
-		return true;
-	d = opendir(path);
-	if (!d)
+	if (fd < 0)
 		return false;
+	d = fdopendir(fd);
+	if (!d) {
+		close(fd);
+		return false;
+	}
+	if (!seen_as(fd, seen))
+		return false;
+	if (shown_by_profiles(fd))
+		return true;
 	while ((e = readdir(d))) {
-		cleanup_close int fd = -1;
+		cleanup_close int efd = -1;
 
 		if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0)
 			continue;
@@ -209,8 +233,8 @@ bool ca_bundle_dir_ok(const char *path)
 		 * no certificate.  A link is followed, as a tool follows it:
 		 * to a key elsewhere, it fails here (a directory fails
 		 * fd_is_bundle's regular-file test). */
-		fd = openat(dirfd(d), e->d_name, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
-		if (!fd_is_bundle(fd))
+		efd = openat(fd, e->d_name, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
+		if (!fd_is_bundle(efd))
 			return false;
 	}
 	return true;

@@ -9,6 +9,13 @@
 #define MOAT_POLICY_CABUNDLE_H
 
 #include <stdbool.h>
+#include <sys/types.h>
+
+/* The object a check looked at, to bind the grant to (device, inode). */
+struct ca_bundle_seen {
+	dev_t dev;
+	ino_t ino;
+};
 
 /* A regular file of at most CA_BUNDLE_MAX bytes holding PEM certificates
  * (at least one; no private key; their bodies base64; outside them only
@@ -16,7 +23,7 @@
  * '=' or ':' directly above its underline, as curl's bundle has) or one
  * DER certificate; or
  * one below /etc or /usr, which the profiles show already. */
-bool ca_bundle_file_ok(const char *path);
+bool ca_bundle_file_ok(const char *path, struct ca_bundle_seen *seen);
 
 /* A directory (SSL_CERT_DIR, GIT_SSL_CAPATH) that is not "/" and holds
  * only certificates, by their names (NAME.pem, .crt, .cer, .der, and
@@ -25,13 +32,17 @@ bool ca_bundle_file_ok(const char *path);
  * directory; or one below /etc or /usr, which the profiles show already
  * (their secrets denied).
  *
- * Both are looked at by path, and the plan walks the path again to grant
- * it: a file swapped in between by someone who may write there is granted
- * unread.  The threat these stop is a value in the environment, not a
- * racer.  Said in docs/policy.md. */
-bool ca_bundle_dir_ok(const char *path);
+ * Both open the path once and look through that descriptor (its real
+ * path too, for /etc and /usr), and set `seen` to the object looked at:
+ * the grant is bound to it (moat_path_rule.bound), so a file swapped in
+ * between the look and the grant's own walk of the path is not granted.
+ * A directory's entries stay live, as any granted directory's: what its
+ * writers add later is shown.  Said in docs/policy.md. */
+bool ca_bundle_dir_ok(const char *path, struct ca_bundle_seen *seen);
 
 #define CA_BUNDLE_MAX	   (8u << 20)
 #define CA_DIR_MAX_ENTRIES 4096
+/* SSL_CERT_DIR: at most this many directories (more: not granted). */
+#define CA_BUNDLE_MAX_PARTS 64
 
 #endif

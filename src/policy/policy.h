@@ -9,6 +9,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/types.h>
 
 #include "util/err.h"
 
@@ -68,6 +69,11 @@ struct moat_path_rule {
 	const char *within; /* a profile's grant through links that must end
 			     * below this directory, as its descriptor resolves
 			     * (static); dropped otherwise.  NULL: anywhere */
+	bool bound; /* a grant of the object a check looked at (a CA
+		     * bundle): dropped when the path resolves to another
+		     * when planned (a swap between the look and the plan) */
+	dev_t bound_dev;
+	ino_t bound_ino;
 	struct moat_origin origin;
 };
 

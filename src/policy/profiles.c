@@ -1019,16 +1019,19 @@ static void add_ca_bundles(struct moat_policy *p)
 		cleanup_free char *copy = v && *v ? moat_xstrdup(v) : NULL;
 		char *save = NULL, *part;
 		size_t present = 0, parts = 0, like = 0;
+		struct ca_bundle_seen seen[CA_BUNDLE_MAX_PARTS];
 		struct stat st;
 
 		for (part = copy ? strtok_r(copy, ":", &save) : NULL; part; part = strtok_r(NULL, ":", &save)) {
-			parts++;
-			if (part[0] != '/' || stat(part, &st) != 0 || !(S_ISREG(st.st_mode) || S_ISDIR(st.st_mode)))
+			if (parts++ >= CA_BUNDLE_MAX_PARTS || part[0] != '/' || stat(part, &st) != 0 ||
+			    !(S_ISREG(st.st_mode) || S_ISDIR(st.st_mode)))
 				break;
 			present++;
-			/* Most hosts name one bundle in many variables: looked at once. */
+			/* Most hosts name one bundle in many variables: looked at
+			 * once.  The grant is bound to the object looked at. */
 			like += ca_bundle_granted(p, first, part) ||
-				(S_ISREG(st.st_mode) ? ca_bundle_file_ok(part) : ca_bundle_dir_ok(part));
+				(S_ISREG(st.st_mode) ? ca_bundle_file_ok(part, &seen[parts - 1])
+						     : ca_bundle_dir_ok(part, &seen[parts - 1]));
 		}
 		if (!parts || present != parts || (parts > 1 && strcmp(name, "SSL_CERT_DIR") != 0))
 			continue;
@@ -1040,9 +1043,15 @@ static void add_ca_bundles(struct moat_policy *p)
 		struct moat_origin o = {.source = "a CA bundle named in moat's environment"};
 		policy_add_env(p, name, NULL, o);
 		memcpy(copy, v, strlen(v) + 1);
-		for (part = strtok_r(copy, ":", &save); part; part = strtok_r(NULL, ":", &save))
-			if (!ca_bundle_granted(p, first, part))
-				add(p, part, MOAT_ACCESS_READ, true, o.source);
+		parts = 0;
+		for (part = strtok_r(copy, ":", &save); part; part = strtok_r(NULL, ":", &save), parts++) {
+			if (ca_bundle_granted(p, first, part))
+				continue;
+			add(p, part, MOAT_ACCESS_READ, true, o.source);
+			p->paths[p->n_paths - 1].bound = true;
+			p->paths[p->n_paths - 1].bound_dev = seen[parts].dev;
+			p->paths[p->n_paths - 1].bound_ino = seen[parts].ino;
+		}
 	}
 }
 

@@ -1173,6 +1173,12 @@ static int resolve_rule(struct fs_plan *fp, const struct moat_policy *p, const s
 		o->dropped = true;
 		return 0;
 	}
+	/* A grant bound to the object a check read (a CA bundle): a name
+	 * swapped since then leads to a file nobody looked at. */
+	if (role != FS_DENY && o->present && r->bound && (o->dev != r->bound_dev || o->ino != r->bound_ino)) {
+		o->dropped = true;
+		return 0;
+	}
 	if (role == FS_WRITE && o->present && o->via_symlink && !fixed_links) {
 		moat_error_set(err, MOAT_E_USAGE, 0, "%s: --write %s passes through a symlink: it is %s",
 			       where(r, loc, sizeof(loc)), r->path, o->real);

@@ -353,6 +353,47 @@ is "$(ca "NODE_EXTRA_CA_CERTS=$CA/cert.der" "$CA/cert.der" | wc -c)" 308 "contro
 like "$(ca "SSL_CERT_DIR=$CA/dir" "$CA/dir/secret.txt" 2>/dev/null; env HOME="$FH" SSL_CERT_DIR="$CA/dir" "$MOAT" run --profile strict --read "$CA/dir" -- /bin/cat "$CA/dir/secret.txt" 2>/dev/null)" \
 	"moat-canary-$UNIQ" "control: granted with --read, the directory is read (the reading works)"
 
+# ----------------------- 5b. a CA bundle swapped between its look and its grant
+# moat reads what a CA variable names, then resolves the name again to grant
+# it.  Whoever may write where it lies (the bundle's directory, a link on
+# its way) swaps a bundle for a link to another file in between: that file
+# was granted unread.  A swapper flips the name between the bundle and such
+# a link as fast as it can while moat starts; the other file must never be
+# read.  Bounded: 40 runs or 20 s.
+RACE=$CA/race
+mkdir -p "$RACE"
+cp "$CA/bundle.pem" "$RACE/real.pem"
+printf 'export TOKEN=moat-canary-%s\n' "$UNIQ" >"$RACE/notes"
+chmod -R a+rX "$RACE"
+ln -s real.pem "$RACE/bundle.pem"
+/usr/bin/python3 - "$RACE" <<'PY' &
+import os, sys, time
+d = sys.argv[1]
+end = time.time() + 25
+i = 0
+while time.time() < end and os.path.exists(d):
+    t = "%s/.t%d" % (d, i % 2)
+    try:
+        os.symlink("notes" if i % 2 else "real.pem", t)
+        os.replace(t, d + "/bundle.pem")
+    except OSError:
+        pass
+    i += 1
+PY
+swapper=$!
+reads=0 granted=0 runs=0 t0=$SECONDS
+while [ "$runs" -lt 40 ] && [ $((SECONDS - t0)) -lt 20 ]; do
+	runs=$((runs + 1))
+	out=$(env HOME="$FH" SSL_CERT_FILE="$RACE/bundle.pem" "$MOAT" run --profile strict -- /bin/sh -c \
+		'cat "$1" 2>/dev/null; cat "$2" 2>/dev/null' sh "$RACE/notes" "$RACE/real.pem" 2>/dev/null)
+	case $out in *"moat-canary-$UNIQ"*) reads=$((reads + 1)) ;; esac
+	case $out in *"moat test CA $UNIQ"*) granted=$((granted + 1)) ;; esac
+done
+kill "$swapper" 2>/dev/null
+wait "$swapper" 2>/dev/null
+is "$reads" 0 "a CA bundle swapped for a link while moat starts: the file it leads to is never granted ($runs runs)"
+ok "$([ "$granted" -gt 0 ] && echo 0 || echo 1)" "  control: the bundle itself was granted in some of them ($granted)"
+
 # ------------------------------- 6. credential stores moved by their variables
 # The list names the stores under HOME; GNUPGHOME, KUBECONFIG,
 # XDG_CONFIG_HOME, ... move them, and a grant holding where they moved to

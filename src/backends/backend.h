@@ -481,6 +481,10 @@ void backend_verdict_kept_sockets(const struct moat_policy *p, const struct back
  * it.  Every backend's, after its own verdicts. */
 void backend_verdict_linked_protected(const struct fs_plan *fp, struct moat_verdict *props);
 
+/* A denied file with another hard link (fs_obj.linked_secret) can be read
+ * through that name: fs.secrets missing, naming it. */
+void backend_verdict_linked_secret(const struct fs_plan *fp, struct moat_verdict *props);
+
 /* fs.read, fs.write and fs.secrets for a backend that mounts the view
  * (resolve/view.h) with a tool: n_links_unheld protected symlinks the view
  * left out (links_as_text), the first named link_unheld, make fs.write

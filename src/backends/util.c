@@ -944,6 +944,26 @@ void backend_verdict_linked_protected(const struct fs_plan *fp, struct moat_verd
 				first, n > 1 ? " (and other protected files)" : "");
 }
 
+/* A denied file with another hard link (fs_obj.linked_secret) is readable
+ * through that name wherever a grant holds it: the rules and the view hold
+ * names, not the inode.  fs.secrets missing, naming it. */
+void backend_verdict_linked_secret(const struct fs_plan *fp, struct moat_verdict *props)
+{
+	size_t i, n = 0;
+	const char *first = NULL;
+
+	for (i = 0; i < fp->n; i++)
+		if (fp->obj[i].role == FS_DENY && fp->obj[i].linked_secret && !n++)
+			first = fp->obj[i].linked_secret;
+	if (n && props[MOAT_P_FS_SECRETS].enforced)
+		verdict_missing(&props[MOAT_P_FS_SECRETS],
+				"list its names with `find / -xdev -samefile FILE` and remove the one you did not mean "
+				"(or move the secret out of the denied path)",
+				"%s%s has another hard link: the file can be read through that name wherever a grant "
+				"holds it, whatever denies this one (the rules and the view hold names, not the file)",
+				first, n > 1 ? " (and other denied files)" : "");
+}
+
 /* A declared directory descriptor (--keep-fd N, a directory or an O_PATH
  * of one) is a way out of every mount view: openat(N, "..") and
  * /proc/self/fd/N/.. walk the host's own tree from it, whatever the

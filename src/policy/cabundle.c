@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "util/cleanup.h"
+#include "util/file.h"
 #include "util/path.h"
 
 /* The line without its leading and trailing blanks (a CR included). */
@@ -206,19 +207,12 @@ static bool cert_name(const char *name)
 
 bool ca_bundle_dir_ok(const char *path, struct ca_bundle_seen *seen)
 {
-	cleanup_closedir DIR *d = NULL;
+	cleanup_closedir DIR *d = file_opendir_at(AT_FDCWD, path);
 	struct dirent *e;
 	size_t n = 0;
-	int fd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	int fd = d ? dirfd(d) : -1;
 
-	if (fd < 0)
-		return false;
-	d = fdopendir(fd);
-	if (!d) {
-		close(fd);
-		return false;
-	}
-	if (!seen_as(fd, seen))
+	if (!d || !seen_as(fd, seen))
 		return false;
 	if (shown_by_profiles(fd))
 		return true;

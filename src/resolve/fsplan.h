@@ -97,6 +97,11 @@ struct fs_obj {
 	bool hard_linked;         /* present: a regular file with another
 				   * hard link, through which it can be
 				   * written whatever holds this name */
+	char *linked_secret;      /* FS_DENY: the denied file, or a file
+				   * directly in the denied directory, that
+				   * has another hard link (readable through
+				   * it wherever a grant holds it), or NULL
+				   * (find_linked_denies) */
 };
 
 /* A symlink that resolving a grant passed through: the view shows it at

@@ -226,3 +226,20 @@ out:
 		unlinkat(dirfd, tmp, 0);
 	return rc;
 }
+
+DIR *file_opendir_at(int dirfd, const char *name)
+{
+	int fd = openat(dirfd, name, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	DIR *d;
+
+	if (fd < 0)
+		return NULL;
+	d = fdopendir(fd);
+	if (!d) {
+		int e = errno;
+
+		close(fd);
+		errno = e;
+	}
+	return d;
+}

@@ -5,6 +5,7 @@
 #ifndef MOAT_UTIL_FILE_H
 #define MOAT_UTIL_FILE_H
 
+#include <dirent.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdio.h>
@@ -30,6 +31,11 @@ FILE *file_open_regular(const char *path, off_t max);
 
 /* The same as a descriptor (O_RDONLY, close-on-exec), or -1 with errno. */
 int file_open_regular_fd(const char *path, off_t max);
+
+/* The directory `name` in `dirfd` ("." of an O_PATH descriptor: the
+ * directory itself) open for listing, close-on-exec, its link followed as
+ * open(2) does; NULL with errno. */
+DIR *file_opendir_at(int dirfd, const char *name);
 
 /* The `max` for a file of a few lines (pyvenv.cfg, a `.git` file). */
 #define FILE_SMALL_MAX ((off_t)64 * 1024)

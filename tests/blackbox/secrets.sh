@@ -428,4 +428,45 @@ out=$(env HOME="$FH" "$MOAT" run --profile strict --read "$MV" -- /bin/sh -c "$R
 is "$(read_of "$out" "${MOVED_FILES[@]}" | grep -c .)" "${#MOVED_FILES[@]}" \
 	"control: without the variables, those files are moat's to grant (read)"
 
+# ------------------------------------ 7. a secret with another hard link
+# Landlock's rules and the view's masks hold names: a second name of
+# ~/.ssh/id_rsa inside a grant (`ln ~/.ssh/id_rsa proj/key`, made before
+# the run by the user or a tool of theirs) reads the key, and the report
+# said fs.secrets enforced.  moat cannot tell cheaply where the other name
+# lies, but a denied file's link count is in the stat it takes anyway (a
+# denied directory's files: one listing): another name makes fs.secrets
+# missing, naming the file.
+HL=$BASE/hl
+mkdir -p "$HL/home/.ssh" "$HL/proj"
+echo "moat-canary-$UNIQ id_rsa" >"$HL/home/.ssh/id_rsa"
+echo "machine x password moat-canary-$UNIQ" >"$HL/home/.netrc"
+echo "moat-control-$UNIQ" >"$HL/proj/readme"
+chmod -R a+rX "$HL"
+# hl_run LIMIT MODE: cat every file of the project; the report in hl.json.
+hl_run() {
+	(cd "$HL/proj" && env HOME="$HL/home" MOAT_HOST_LIMIT="$1" "$MOAT" run --mode "$2" --backend native --profile strict --read "$HL/proj" \
+		--report-fd 3 -- /bin/sh -c 'cat ./* 2>/dev/null' 3>"$REPORTS/hl.json" 2>"$SCRATCH/hl.err")
+}
+hl_secrets() { json_get "$REPORTS/hl.json" '["properties"]["fs.secrets"]["status"]'; }
+for lim in "" userns=0,root=0; do
+	rm -f "$HL/proj/key" "$HL/proj/nrc"
+	out=$(hl_run "$lim" prefer)
+	is "$(grep -c "moat-canary-$UNIQ" <<<"$out")/$(grep -c "moat-control-$UNIQ" <<<"$out")/$(hl_secrets)" "0/1/enforced" \
+		"hard links${lim:+ ($lim)}: control: without a second name nothing secret is read, fs.secrets enforced"
+	ln "$HL/home/.ssh/id_rsa" "$HL/proj/key"
+	out=$(hl_run "$lim" prefer)
+	is "$(hl_secrets)" missing "hard links${lim:+ ($lim)}: ~/.ssh/id_rsa with a second name in the grant: fs.secrets missing"
+	like "$(json_get "$REPORTS/hl.json" '["properties"]["fs.secrets"]["reason"]')" "$HL/home/.ssh/id_rsa has another hard link" \
+		"  the reason names the file"
+	like "$out" "moat-canary-$UNIQ id_rsa" "  (the key is read through it: the report is what holds)"
+	hl_run "$lim" require >/dev/null
+	is "$?" 125 "  under --mode require the run is refused"
+	rm -f "$HL/proj/key"
+	ln "$HL/home/.netrc" "$HL/proj/nrc"
+	hl_run "$lim" prefer >/dev/null
+	like "$(hl_secrets)/$(json_get "$REPORTS/hl.json" '["properties"]["fs.secrets"]["reason"]')" "^missing/$HL/home/.netrc has another hard link" \
+		"  ~/.netrc (a denied file) with a second name: fs.secrets missing, naming it"
+	rm -f "$HL/proj/nrc"
+done
+
 done_testing

@@ -267,7 +267,23 @@ struct walk_out {
 			    * followed sit in (owned): whether a write grant
 			    * may pass them (link_fixed) */
 	size_t n_link_dirs;
+	char *foreign_link; /* the first link followed that another user may
+			     * replace (foreign_link), or NULL (owned) */
 };
+
+/* The link `at` (lstat `lst`) in the directory `dst`: would the kernel's
+ * fs.protected_symlinks refuse to follow it for this uid -- in a sticky
+ * directory anyone can write (/tmp), owned by neither this uid nor the
+ * directory's owner?  Its owner may replace it at any time, so it leads
+ * where that user chooses.  moat reads links itself, so the sysctl never
+ * sees them: the rule is applied here, whatever the sysctl says. */
+static void note_foreign_link(struct walk_out *w, const struct stat *dst, const struct stat *lst, const char *at)
+{
+	if (w->foreign_link || !(dst->st_mode & S_ISVTX) || !(dst->st_mode & S_IWOTH) || lst->st_uid == geteuid() ||
+	    lst->st_uid == dst->st_uid)
+		return;
+	w->foreign_link = moat_xasprintf("%s (owned by uid %u)", at, (unsigned)lst->st_uid);
+}
 
 static void walk_out_add_link_dir(struct walk_out *w, const char *dir)
 {
@@ -284,6 +300,7 @@ static void walk_out_free(struct walk_out *w)
 	free(w->real);
 	free(w->anchor);
 	free(w->first_missing);
+	free(w->foreign_link);
 	for (size_t i = 0; i < w->n_link_dirs; i++)
 		free(w->link_dirs[i]);
 	free(w->link_dirs);
@@ -501,6 +518,11 @@ static int walk_from(struct fs_plan *fp, int start, const char *start_real, cons
 				record_link(fp, at, text, for_deny);
 				w->via_symlink = true;
 				walk_out_add_link_dir(w, real);
+				{
+					struct stat dst;
+					if (fstat(cur, &dst) == 0)
+						note_foreign_link(w, &dst, &st, at);
+				}
 				next = moat_xasprintf("%s%s", text, remaining);
 				free(rest);
 				rest = next;
@@ -653,7 +675,11 @@ static int follow_trailing(struct fs_plan *fp, const char *path, int fd, bool fo
 	w->via_symlink = true;
 	{
 		cleanup_free char *dir = moat_xstrndup(path, (size_t)(strrchr(path, '/') - path));
+		struct stat dst, lst;
+
 		walk_out_add_link_dir(w, *dir ? dir : "/");
+		if (fstat(fd, &lst) == 0 && stat(*dir ? dir : "/", &dst) == 0)
+			note_foreign_link(w, &dst, &lst, path);
 	}
 	return 1;
 }
@@ -1159,6 +1185,21 @@ static int resolve_rule(struct fs_plan *fp, const struct moat_policy *p, const s
 		}
 	}
 	fixed_links = role == FS_WRITE && o->present && o->via_symlink && links_fixed(p, w.link_dirs, w.n_link_dirs);
+	if (role != FS_DENY && o->present && w.foreign_link) {
+		if (r->from_profile) {
+			walk_out_free(&w);
+			o->dropped = true;
+			return 0;
+		}
+		moat_error_set(err, MOAT_E_USAGE, 0,
+			       "%s: --%s %s passes through the link %s in a sticky directory anyone can write: "
+			       "its owner chooses where it leads (it is %s now)",
+			       where(r, loc, sizeof(loc)), moat_access_name(r->access), r->path, w.foreign_link, o->real);
+		walk_out_free(&w);
+		return moat_error_hint(err, "the kernel's fs.protected_symlinks would not follow it for you either; "
+					    "name what you mean to grant by its real path (--%s %s)",
+				       moat_access_name(r->access), o->real);
+	}
 	walk_out_free(&w);
 	if (role != FS_DENY && o->present && o->via_symlink && (made = sandbox_made(p, o->real)) != NULL) {
 		if (r->from_profile) {

@@ -235,6 +235,33 @@ M native --profile strict --read "$BASE/ssh-link" -- /bin/true
 is "$?" 125 "1: a read grant whose link leads into a built-in secret is refused"
 like "$(cat "$SCRATCH/last.err")" "resolves to $HOMED/.ssh, inside the denied" "1:   and says where it leads"
 
+# A read grant through a link another user made in a sticky directory
+# anyone can write (a shared /tmp): its owner may replace it at any time,
+# and chose where it leads -- the caller's private files.  The kernel's
+# fs.protected_symlinks refuses to follow such a link for the caller; moat
+# reads links itself, and granted the target.  Refused now, whatever the
+# sysctl (it is 0 in many containers).  Needs root to make another user's
+# link.
+if [ "$(id -u)" = 0 ]; then
+	SHARED=$BASE/shared
+	mkdir -p "$SHARED" "$BASE/private"
+	chmod 1777 "$SHARED"
+	echo "$MARK-private" >"$BASE/private/doc"
+	chmod 0700 "$BASE/private"
+	setpriv --reuid=65534 --regid=65534 --clear-groups ln -s "$BASE/private" "$SHARED/input"
+	out=$(M native --profile strict --read "$SHARED/input" -- /bin/cat "$SHARED/input/doc")
+	is "$?/$out" "125/" "1s: a read grant through another user's link in a sticky directory is refused"
+	like "$(cat "$SCRATCH/last.err")" "passes through the link $SHARED/input \(owned by uid 65534\) in a sticky directory" \
+		"1s:   and says whose link it is"
+	ln -s "$BASE/private" "$SHARED/mine"
+	out=$(M native --profile strict --read "$SHARED/mine" -- /bin/cat "$SHARED/mine/doc")
+	is "$?/$out" "0/$MARK-private" "1s control: the caller's own link there is followed and granted"
+else
+	skip "1s: making another user's link needs root"
+	skip "1s: making another user's link needs root"
+	skip "1s: making another user's link needs root"
+fi
+
 # The concurrent swap: a loop flips P/out between a directory and a link to
 # the victim while moat starts with --write P/out.  Each run must either be
 # refused or write into the directory; the victim must never be written.

@@ -27,48 +27,116 @@
 
 extern char **environ;
 
-/* 1 when it made the directory, 0 when it was there. */
 static int make_dir(const char *dir, struct moat_error *err)
 {
 	struct stat st;
 
 	if (mkdir(dir, 0755) == 0)
-		return 1;
+		return 0;
 	if (errno == EEXIST && stat(dir, &st) == 0 && S_ISDIR(st.st_mode))
 		return 0;
 	return moat_error_set(err, MOAT_E_USAGE, errno, "-o %s", dir);
 }
 
-/* DIR holds an earlier export: its report.json is moat's. */
-static bool holds_export(const char *dir)
-{
-	cleanup_free char *path = moat_xasprintf("%s/report.json", dir);
-	cleanup_close int fd = open(path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
-	char head[128];
-	ssize_t n = fd >= 0 ? read(fd, head, sizeof(head) - 1) : -1;
+/* The files each backend's export writes beside argv.json and report.json
+ * (src/backends; OCI's rootfs and state are directories it checks itself). */
+static const struct {
+	const char *backend;
+	const char *files[4];
+} export_files[] = {
+    {"bwrap", {"run.sh", "env.args", "seccomp.bpf", NULL}},
+    {"firejail", {"seccomp.bpf", NULL}},
+    {"nsjail", {"nsjail.cfg", "seccomp.kafel", NULL}},
+    {"oci", {"config.json", NULL}},
+    {"gvisor", {"config.json", NULL}},
+    {"seatbelt", {"profile.sb", NULL}},
+    {"nono", {NULL}},
+};
 
-	if (n <= 0)
+/* Does `backend`'s export write `name`?  argv.json and report.json are
+ * every export's. */
+static bool export_writes(const char *backend, const char *name)
+{
+	if (!backend)
 		return false;
-	head[n] = '\0';
-	return strstr(head, "\"schema\": \"moat.report/") != NULL;
+	if (strcmp(name, "argv.json") == 0 || strcmp(name, "report.json") == 0)
+		return true;
+	for (size_t i = 0; i < ARRAY_LEN(export_files); i++)
+		if (strcmp(export_files[i].backend, backend) == 0)
+			for (size_t j = 0; export_files[i].files[j]; j++)
+				if (strcmp(export_files[i].files[j], name) == 0)
+					return true;
+	return false;
 }
 
-/* The files an export of any backend writes beside argv.json (src/backends;
- * OCI's rootfs is a directory it checks itself).  An export into a DIR of
- * an earlier export removes them first: that export's run.sh of another
- * backend or policy must not stay beside this one's report, which does not
- * describe it.  (Only there: in a directory of the user's, `-o .`, a
- * config.json or run.sh may be the user's own.)  A link at one of the
- * names is removed, not followed; a directory stays (the write then
- * fails). */
-static void remove_export_files(const char *dir)
+/* The backend of the earlier export DIR holds (its report.json is moat's),
+ * or NULL. */
+static char *earlier_export(int dfd)
 {
-	static const char *const names[] = {"argv.json", "report.json", "run.sh", "env.args", "seccomp.bpf",
-					    "nsjail.cfg", "seccomp.kafel", "profile.sb", "config.json"};
-	cleanup_close int dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	cleanup_close int fd = openat(dfd, "report.json", O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+	struct stat st;
+	json_t *j;
+	const char *schema, *backend;
+	char *out = NULL;
 
-	for (size_t i = 0; dfd >= 0 && i < ARRAY_LEN(names); i++)
-		(void)unlinkat(dfd, names[i], 0);
+	if (fd < 0 || fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) || st.st_size > (16 << 20))
+		return NULL;
+	if (!(j = json_loadfd(fd, 0, NULL)))
+		return NULL;
+	schema = json_string_value(json_object_get(j, "schema"));
+	backend = json_string_value(json_object_get(j, "backend"));
+	if (schema && strncmp(schema, "moat.report/", 12) == 0 && backend)
+		out = moat_xstrdup(backend);
+	json_decref(j);
+	return out;
+}
+
+/* Every name `backend`'s export writes, removed from DIR (a link at one is
+ * removed, not followed; a directory stays, and the write then fails). */
+static void remove_export_files(int dfd, const char *backend)
+{
+	static const char *const common[] = {"argv.json", "report.json"};
+
+	for (size_t i = 0; i < ARRAY_LEN(common); i++)
+		(void)unlinkat(dfd, common[i], 0);
+	for (size_t i = 0; i < ARRAY_LEN(export_files); i++)
+		if (strcmp(export_files[i].backend, backend) == 0)
+			for (size_t j = 0; export_files[i].files[j]; j++)
+				(void)unlinkat(dfd, export_files[i].files[j], 0);
+}
+
+/* An export into DIR is one export, whole, and loses nothing of the
+ * user's.  The earlier export DIR holds (another backend's run.sh, another
+ * policy's) must not stay beside this one's report, which does not describe
+ * it: its files go first.  A file at a name this export writes that no
+ * export wrote (`-o .` in a project with a config.json or run.sh of its
+ * own) would be replaced: the export is refused instead. */
+static int prepare_export_dir(int dfd, const char *dir, const char *backend, struct moat_error *err)
+{
+	static const char *const common[] = {"argv.json", "report.json"};
+	cleanup_free char *earlier = earlier_export(dfd);
+	const char *names[ARRAY_LEN(common) + 4];
+	size_t n = 0;
+	struct stat st;
+
+	for (size_t i = 0; i < ARRAY_LEN(common); i++)
+		names[n++] = common[i];
+	for (size_t i = 0; i < ARRAY_LEN(export_files); i++)
+		if (strcmp(export_files[i].backend, backend) == 0)
+			for (size_t j = 0; export_files[i].files[j]; j++)
+				names[n++] = export_files[i].files[j];
+	for (size_t i = 0; i < n; i++)
+		if (fstatat(dfd, names[i], &st, AT_SYMLINK_NOFOLLOW) == 0 && !export_writes(earlier, names[i])) {
+			moat_error_set(err, MOAT_E_USAGE, 0,
+				       "-o %s: %s/%s is there and no moat export wrote it: the %s export would replace it",
+				       dir, dir, names[i], backend);
+			return moat_error_hint(err, "export into a new or empty directory (-o %s/moat-export), or move "
+						    "%s away",
+					       dir, names[i]);
+		}
+	if (earlier)
+		remove_export_files(dfd, earlier);
+	return 0;
 }
 
 /* argv.json is JSON, whose strings are UTF-8: an argument that is not
@@ -116,19 +184,23 @@ int api_export(int n, char **args, const char *dir, struct api_export_result *ou
 	struct moat_server_meta meta = {0};
 	struct moat_host host;
 	struct moat_plan plan;
-	bool have_plan = false, export_dir = false;
+	bool have_plan = false, prepared = false;
 	json_t *argv = NULL, *report = NULL;
-	int made = 0;
+	cleanup_close int dfd = -1;
 	int rc = -1;
 
 	policy_init(&policy);
 	run_options_init(&opts);
-	if (cli_parse_run_meta(n, args, environ, &policy, &opts, &meta, err) < 0 || (made = make_dir(dir, err)) < 0 ||
+	if (cli_parse_run_meta(n, args, environ, &policy, &opts, &meta, err) < 0 || make_dir(dir, err) < 0 ||
 	    host_probe(&host, err) < 0)
 		goto out;
-	export_dir = made == 1 || holds_export(dir);
-	if (export_dir)
-		remove_export_files(dir);
+	if ((dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC)) < 0) {
+		moat_error_set(err, MOAT_E_USAGE, errno, "-o %s", dir);
+		goto out;
+	}
+	if (prepare_export_dir(dfd, dir, policy.backend, err) < 0)
+		goto out;
+	prepared = true;
 	if (plan_build_export(&policy, &host, dir, &plan, err) < 0)
 		goto out;
 	have_plan = true;
@@ -141,10 +213,10 @@ int api_export(int n, char **args, const char *dir, struct api_export_result *ou
 	snprintf(out->status, sizeof(out->status), "%s", moat_status_name(plan.status));
 	rc = 0;
 out:
-	/* A failed export leaves nothing runnable in an export's directory:
-	 * no run.sh without its report. */
-	if (rc < 0 && have_plan && export_dir)
-		remove_export_files(dir);
+	/* A failed export leaves nothing runnable: no run.sh without its
+	 * report.  What is at its names it wrote (prepare_export_dir). */
+	if (rc < 0 && prepared)
+		remove_export_files(dfd, policy.backend);
 	json_decref(argv);
 	json_decref(report);
 	if (have_plan)

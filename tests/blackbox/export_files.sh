@@ -12,6 +12,10 @@
 #      earlier export (its report.json is moat's) or that the export made.
 #      Controls: the earlier run.sh was there, with the host's network; a
 #      directory of the user's keeps its own config.json.
+#   1b. Nothing of the user's is lost: only the earlier export's own files
+#      are removed (a config.json beside a bwrap export stays through a
+#      second one), and a file of the user's at a name this export writes
+#      (run.sh, config.json) refuses the export instead of being replaced.
 #   2. An argument that is not UTF-8 cannot be a JSON string: argv.json
 #      dropped it without a word (`echo a\xffb hello` became ["echo",
 #      "hello"]), so argv.json's argv was not run.sh's.  Now the export is
@@ -40,14 +44,35 @@ ok "$([ -f "$D/nsjail.cfg" ] && [ -f "$D/argv.json" ] && [ -f "$D/report.json" ]
 ok "$([ ! -e "$D/nsjail.cfg" ] && [ -f "$D/run.sh" ] && echo 0 || echo 1)" "  and back: a bwrap export removes nsjail.cfg"
 # A name of the list that is a link is removed as a link, not followed.
 echo keep >"$SCRATCH/elsewhere"
-ln -sf "$SCRATCH/elsewhere" "$D/profile.sb"
-(cd "$SCRATCH" && "$MOAT" export --backend bwrap -o "$D" -- /bin/true >/dev/null 2>&1)
-is "$([ -L "$D/profile.sb" ] && echo link; cat "$SCRATCH/elsewhere")" "keep" "  a link at one of those names is removed, what it led to left alone"
+ln -sf "$SCRATCH/elsewhere" "$D/run.sh"
+(cd "$SCRATCH" && "$MOAT" export --backend nsjail -o "$D" -- /bin/true >/dev/null 2>&1)
+is "$([ -L "$D/run.sh" ] && echo link; cat "$SCRATCH/elsewhere")" "keep" "  a link at one of those names is removed, what it led to left alone"
 # Only in an export's directory: a directory of the user's keeps its own
 # config.json.
 mkdir -p "$SCRATCH/mine" && echo mine >"$SCRATCH/mine/config.json"
 (cd "$SCRATCH" && "$MOAT" export --backend bwrap -o "$SCRATCH/mine" -- /bin/true >/dev/null 2>&1)
 is "$(cat "$SCRATCH/mine/config.json" 2>&1)" mine "  a directory that held no export keeps a config.json of its own"
+
+# --- 1b. nothing of the user's lost
+(cd "$SCRATCH" && "$MOAT" export --backend bwrap -o "$SCRATCH/mine" -- /bin/true >/dev/null 2>&1)
+ok $? "a second bwrap export into the user's directory"
+is "$(cat "$SCRATCH/mine/config.json" 2>&1)" mine "  keeps its config.json: the earlier export (bwrap's) wrote none"
+out=$(cd "$SCRATCH" && "$MOAT" export --backend oci -o "$SCRATCH/mine" -- /bin/true 2>&1)
+is "$?" 125 "an oci export where the user's config.json is: refused"
+like "$out" "mine/config.json is there and no moat export wrote it: the oci export would replace it" "  naming it"
+like "$out" "hint: export into a new or empty directory" "  with the fix"
+is "$(cat "$SCRATCH/mine/config.json" 2>&1)" mine "  the user's config.json is untouched"
+ok "$([ -f "$SCRATCH/mine/run.sh" ] && [ -f "$SCRATCH/mine/report.json" ] && echo 0 || echo 1)" \
+	"  and the earlier export is still whole"
+mkdir -p "$SCRATCH/proj" && echo 'echo mine' >"$SCRATCH/proj/run.sh"
+out=$(cd "$SCRATCH" && "$MOAT" export --backend bwrap -o "$SCRATCH/proj" -- /bin/true 2>&1)
+is "$?" 125 "a bwrap export where the user's run.sh is: refused"
+is "$(cat "$SCRATCH/proj/run.sh")" "echo mine" "  the user's run.sh is untouched"
+ok "$([ ! -e "$SCRATCH/proj/argv.json" ] && [ ! -e "$SCRATCH/proj/report.json" ] && echo 0 || echo 1)" \
+	"  and no export file is left there"
+(cd "$SCRATCH" && "$MOAT" export --backend nsjail -o "$SCRATCH/proj" -- /bin/true >/dev/null 2>&1)
+ok $? "control: an nsjail export (no run.sh of its own) beside it is written"
+is "$(cat "$SCRATCH/proj/run.sh")" "echo mine" "  and keeps it"
 
 # --- 2. arguments that are not UTF-8
 rm -rf "$D"

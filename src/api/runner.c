@@ -206,6 +206,10 @@ __attribute__((noinline)) static int do_fetch(struct moat_policy *p, const struc
 	bool have_plan = false;
 
 	policy_init(&fp);
+	/* Until the fetch ran well (or a dry run planned it): a fetch refused
+	 * before it started (a registry the project may not name) is no
+	 * command run as written. */
+	rr->outcome = "failed";
 	/* The cache must exist to be granted; a dry run makes nothing. */
 	if (!dry_run && make_cache(rc, err) < 0) {
 		moat_error_wrap(err, "%s: moat's cache for %s", rc->name, rc->packages[0]);

@@ -505,6 +505,7 @@ void net_dest_free(struct moat_net_dest *d)
 	free(d->text);
 	free(d->name);
 	free(d->from);
+	free(d->project);
 	memset(d, 0, sizeof(*d));
 }
 
@@ -514,6 +515,7 @@ void net_dest_copy(struct moat_net_dest *out, const struct moat_net_dest *d)
 	out->text = moat_xstrdup(d->text);
 	out->name = d->name ? moat_xstrdup(d->name) : NULL;
 	out->from = d->from ? moat_xstrdup(d->from) : NULL;
+	out->project = d->project ? moat_xstrdup(d->project) : NULL;
 }
 
 /* ---- pins ---- */
@@ -767,6 +769,55 @@ bool net_private_addr_named_via(const struct moat_policy *p, int family, const v
 bool net_private_addr_named(const struct moat_policy *p, int family, const void *addr, const char *name)
 {
 	return net_private_addr_named_via(p, family, addr, name, false);
+}
+
+const char *net_dest_private_range(const struct moat_net_dest *d)
+{
+	const char *r;
+
+	if (d->kind == MOAT_NET_DEST_ADDR) {
+		if (d->prefix == max_prefix(d->family) && (r = net_addr_private_range(d->family, d->addr)))
+			return r;
+		return d->names_private_range ? "a private range" : NULL;
+	}
+	return d->names_private_range ? "localhost" : NULL;
+}
+
+/* Does the entry `e`, one of the user's, allow what `d` names on `port`
+ * (on every port, when any)? */
+static bool user_entry_allows(const struct moat_net_dest *e, const struct moat_net_dest *d, bool any,
+			      unsigned short port)
+{
+	static const unsigned char lo4[4] = {127, 0, 0, 1};
+
+	if (e == d || e->project || !on_path(e, d->proxy_only) || (any ? !e->any_port : !port_allowed(e, port)))
+		return false;
+	switch (d->kind) {
+	case MOAT_NET_DEST_ADDR:
+		if (d->prefix == max_prefix(d->family))
+			return entry_covers(e, d->family, d->addr);
+		return e->kind == MOAT_NET_DEST_ADDR && e->family == d->family && e->prefix <= d->prefix &&
+		       prefix_equal(d->addr, e->addr, e->prefix);
+	case MOAT_NET_DEST_NAME:
+		return name_matches(e, d->name) || (is_localhost(d->name) && entry_covers(e, AF_INET, lo4));
+	case MOAT_NET_DEST_WILDCARD:
+		return e->kind == MOAT_NET_DEST_WILDCARD && (strcmp(e->name, d->name) == 0 || name_matches(e, d->name));
+	}
+	return false;
+}
+
+bool net_dest_user_allows(const struct moat_policy *p, const struct moat_net_dest *d)
+{
+	size_t i, k;
+	bool found;
+
+	for (k = 0; k < (d->any_port ? 1 : d->n_ports); k++) {
+		for (i = 0, found = false; i < p->n_net_allow && !found; i++)
+			found = user_entry_allows(&p->net_allow[i], d, d->any_port, d->any_port ? 0 : d->ports[k]);
+		if (!found)
+			return false;
+	}
+	return true;
 }
 
 bool net_name_pinned(const struct moat_policy *p, const char *name)

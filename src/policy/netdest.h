@@ -77,6 +77,20 @@ bool net_private_addr_named(const struct moat_policy *p, int family, const void 
 bool net_private_addr_named_via(const struct moat_policy *p, int family, const void *addr, const char *name,
 				bool via_proxy);
 
+/* The private range an entry names, for a message: an address's
+ * ("127.0.0.0/8", "169.254.0.0/16", "64:ff9b::/96 (NAT64) with a private
+ * IPv4 address"), "a private range" for a CIDR that overlaps one,
+ * "localhost" for a localhost name (*.localhost too); NULL for any other. */
+const char *net_dest_private_range(const struct moat_net_dest *d);
+
+/* Does an entry of the user's (one no project file named: project NULL;
+ * not `d` itself) allow what `d` names, on each of d's ports: its address
+ * (an address or CIDR entry containing it, a localhost entry for
+ * 127.0.0.1 and ::1), or its name (the same name, a wildcard above it;
+ * for a localhost name an entry for 127.0.0.1 too)?  The check that lets
+ * a project's registry in a private range in: the user named it. */
+bool net_dest_user_allows(const struct moat_policy *p, const struct moat_net_dest *d);
+
 /* Does a --resolve pin exist for the name (normalised as above). */
 bool net_name_pinned(const struct moat_policy *p, const char *name);
 

@@ -245,6 +245,45 @@ const char *moat_origin_text(const struct moat_origin *o, char *buf, size_t len)
 	return buf;
 }
 
+/* What a private range is, for a person: net_dest_private_range's text. */
+static const char *private_range_what(const char *range)
+{
+	static const char *const loopback[] = {"localhost", "127.0.0.0/8", "::1/128"};
+	static const char *const link_local[] = {"169.254.0.0/16", "fe80::/10"};
+
+	for (size_t i = 0; i < sizeof(loopback) / sizeof(loopback[0]); i++)
+		if (strcmp(range, loopback[i]) == 0)
+			return "the host's own loopback";
+	for (size_t i = 0; i < sizeof(link_local) / sizeof(link_local[0]); i++)
+		if (strcmp(range, link_local[i]) == 0)
+			return "link-local, where the cloud's metadata endpoint is";
+	if (strcmp(range, "0.0.0.0/8") == 0 || strcmp(range, "::/128") == 0)
+		return "the unspecified address: this host";
+	return "a private or reserved range";
+}
+
+int policy_check_project_net(const struct moat_policy *p, struct moat_error *err)
+{
+	for (size_t i = 0; i < p->n_net_allow && p->mode != MOAT_MODE_OFF; i++) {
+		const struct moat_net_dest *d = &p->net_allow[i];
+		const char *range = d->project ? net_dest_private_range(d) : NULL;
+		const char *set = d->from ? d->from : "the allowlist";
+		int set_len = (int)(d->from ? strcspn(set, " ") : strlen(set)); /* "@npm (FILE:LINE)": @npm */
+
+		if (!range || net_dest_user_allows(p, d))
+			continue;
+		moat_error_set(err, MOAT_E_CONFIG, 0,
+			       "%s: a registry at %s (%s: %s): a file of the project (a repository you may just have "
+			       "cloned) does not open %.*s to this host, its network or the cloud's metadata endpoint",
+			       d->project, d->text, range, private_range_what(range), set_len, set);
+		return moat_error_hint(err,
+				       "if you trust that registry, allow it yourself: --allow-net %s (config "
+				       "network.allow), or name it in ~/.npmrc; otherwise remove that line",
+				       d->text);
+	}
+	return 0;
+}
+
 /* The allowlist and the network mode: entries mean net allow, and net
  * allow means entries.  --net all or none (or loopback) with entries is a
  * contradiction, whichever layer set them: the user says which he meant. */
@@ -284,7 +323,7 @@ static int validate_net(const struct moat_policy *p, struct moat_error *err)
 					       pin->name);
 		}
 	}
-	return 0;
+	return policy_check_project_net(p, err);
 }
 
 /* Properties required (--require, config require) with nothing to

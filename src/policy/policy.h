@@ -106,6 +106,11 @@ struct moat_net_dest {
 	struct moat_origin origin;
 	char *from; /* an entry of a destination set: the set and what named the
 		     * entry, "@npm (/home/u/.npmrc:3)"; NULL when written as is */
+	char *project; /* an entry a file of the command's project named (its
+			* .npmrc, which a cloned repository chooses), not the
+			* user: "FILE:LINE: KEY=URL" (the URL without its user
+			* part); NULL otherwise.  One in a private range needs
+			* an entry of the user's for it (policy_validate). */
 	bool proxy_only; /* "proxy:DEST": reachable only through the proxy mode,
 			  * by the name asked for (docs/policy.md) */
 };
@@ -277,6 +282,16 @@ const struct moat_env_rule *policy_find_env(const struct moat_policy *p, const c
 /* Checks that do not touch the host: rules that contradict each other,
  * hooks passed through, empty commands.  Host checks are the plan's. */
 int policy_validate(const struct moat_policy *p, struct moat_error *err);
+
+/* The allowlist's entries that a project's file named (`project`) in a
+ * private range -- the host's loopback, link-local with the cloud's
+ * metadata endpoint, a private network, CGNAT, the unspecified address --
+ * that no entry of the user's allows (net_dest_user_allows): the first, as
+ * -1 and *err naming the file and line, the setting, why, and how the user
+ * allows it.  A repository the user cloned does not choose what on his
+ * host or network the sandbox reaches.  Nothing under mode off (nothing is
+ * enforced).  policy_validate checks it. */
+int policy_check_project_net(const struct moat_policy *p, struct moat_error *err);
 
 /* "file:line:col", or the source's name ("command line", "system"). */
 const char *moat_origin_text(const struct moat_origin *o, char *buf, size_t len);

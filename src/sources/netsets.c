@@ -84,10 +84,76 @@ static int url_refuse(struct net_parse_error *e, const char *fmt, ...)
 	return -1;
 }
 
+/* One number of a URL's IPv4 host as the WHATWG URL parser reads it:
+ * 0x hex (no digits: 0), a leading 0 octal, else decimal.  false for a
+ * digit out of place, or a value past 32 bits. */
+static bool ipv4_number(const char *s, size_t len, unsigned long long *out)
+{
+	unsigned base = 10;
+	unsigned long long v = 0;
+
+	if (len >= 2 && s[0] == '0' && (s[1] == 'x' || s[1] == 'X'))
+		base = 16, s += 2, len -= 2;
+	else if (len >= 2 && s[0] == '0')
+		base = 8, s++, len--;
+	for (; len; s++, len--) {
+		int d = isdigit((unsigned char)*s) ? *s - '0' : isxdigit((unsigned char)*s) ? tolower(*s) - 'a' + 10 : 99;
+
+		if (d >= (int)base || v > 0xffffffffULL)
+			return false;
+		v = v * base + (unsigned)d;
+	}
+	*out = v;
+	return v <= 0xffffffffULL;
+}
+
+/* The WHATWG URL parser's IPv4 host, what node (and so npm) connects to: a
+ * host whose last label is a number (decimal, or 0x and hex digits) is an
+ * address of one to four numbers -- "127.1", "0x7f000001", "0177.0.0.1"
+ * are all 127.0.0.1 -- a trailing dot dropped.  1 and the address as
+ * a.b.c.d in out; 0 for a name; -1 for numbers that make no address (node
+ * refuses the URL too). */
+static int url_ipv4(const char *host, size_t len, char *out, size_t out_len)
+{
+	unsigned long long part[4], addr;
+	const char *last, *s, *dot;
+	size_t n, i, last_len;
+	bool hex;
+
+	if (len > 1 && host[len - 1] == '.')
+		len--;
+	last = memrchr(host, '.', len);
+	last = last ? last + 1 : host;
+	last_len = (size_t)(host + len - last);
+	hex = last_len >= 2 && last[0] == '0' && (last[1] == 'x' || last[1] == 'X');
+	if (last_len == 0)
+		return 0;
+	for (i = hex ? 2 : 0; i < last_len; i++)
+		if (!(hex ? isxdigit((unsigned char)last[i]) : isdigit((unsigned char)last[i])))
+			return 0;
+	for (s = host, n = 0; s <= host + len; s = dot + 1, n++) {
+		dot = memchr(s, '.', (size_t)(host + len - s));
+		if (!dot)
+			dot = host + len;
+		if (n == 4 || dot == s || !ipv4_number(s, (size_t)(dot - s), &part[n]))
+			return -1;
+	}
+	for (i = 0, addr = part[n - 1]; i + 1 < n; i++) {
+		if (part[i] > 255)
+			return -1;
+		addr += part[i] << (8 * (3 - i));
+	}
+	if (part[n - 1] >= 1ULL << (8 * (5 - n)) || addr > 0xffffffffULL)
+		return -1;
+	snprintf(out, out_len, "%llu.%llu.%llu.%llu", addr >> 24, (addr >> 16) & 255, (addr >> 8) & 255, addr & 255);
+	return 1;
+}
+
 int netset_url_dest(const char *url, struct moat_net_dest *out, struct net_parse_error *e)
 {
 	const char *sep = strstr(url, "://"), *auth, *end, *at, *host, *host_end, *port = NULL, *c;
-	char text[320];
+	char text[320], addr[16];
+	int v4;
 	unsigned long port_num;
 	size_t slen;
 	bool bracketed = false;
@@ -144,7 +210,13 @@ int netset_url_dest(const char *url, struct moat_net_dest *out, struct net_parse
 	}
 	if ((size_t)(host_end - host) > 260)
 		return url_refuse(e, "the URL's host is longer than a host name can be");
-	snprintf(text, sizeof(text), "%.*s:%lu", (int)(host_end - host), host, port_num);
+	v4 = bracketed ? 0 : url_ipv4(host, (size_t)(host_end - host), addr, sizeof(addr));
+	if (v4 < 0)
+		return url_refuse(e, "the URL's host ends in a number but is no IPv4 address");
+	if (v4 > 0)
+		snprintf(text, sizeof(text), "%s:%lu", addr, port_num);
+	else
+		snprintf(text, sizeof(text), "%.*s:%lu", (int)(host_end - host), host, port_num);
 	if (net_dest_parse(text, out, e) < 0) {
 		static const char head[] = "the URL's host: ";
 		size_t n = strnlen(e->msg, sizeof(e->msg) - sizeof(head));
@@ -242,8 +314,10 @@ static void urls_add(struct netset_urls *u, const char *key, const char *url)
 /* The entry of `url` into the policy, from "@set (WHERE)": `where` is
  * "FILE:LINE", the variable, or what a built-in entry is; `key` (or NULL)
  * is the setting, for messages.  `name` (or NULL) gets the entry's host
- * name ("" for an address, or a URL that needs no network). */
-static int add_url(struct expand *x, const char *url, const char *where, const char *key, char *name, size_t len)
+ * name ("" for an address, or a URL that needs no network).  `project`:
+ * a file of the project chose the setting (the entry's `project`). */
+static int add_entry(struct expand *x, const char *url, const char *where, const char *key, char *name, size_t len,
+		     bool project)
 {
 	struct moat_net_dest d;
 	struct net_parse_error pe;
@@ -265,19 +339,34 @@ static int add_url(struct expand *x, const char *url, const char *where, const c
 		snprintf(name, len, "%s", d.name);
 	if (x->urls)
 		urls_add(x->urls, key ? key : "registry", url);
-	/* The same set named twice (or pypi.org by pip and by uv): once. */
+	/* The same set named twice (or pypi.org by pip and by uv): once; the
+	 * user's own setting of it makes it his, whichever came first. */
 	for (i = 0; i < x->p->n_net_allow; i++) {
-		const struct moat_net_dest *o = &x->p->net_allow[i];
+		struct moat_net_dest *o = &x->p->net_allow[i];
 
 		if (o->from && strncmp(o->from, x->set, n) == 0 && o->from[n] == ' ' && strcmp(o->text, d.text) == 0) {
+			if (!project && o->project) {
+				free(o->project);
+				o->project = NULL;
+			}
 			net_dest_free(&d);
 			return 0;
 		}
 	}
 	d.origin = x->origin;
 	d.from = moat_xasprintf("%s (%s)", x->set, where);
+	if (project) {
+		cleanup_free char *bare = url_without_user(url);
+		d.project = moat_xasprintf("%s: %s=%s", where, key ? key : "registry", bare);
+	}
 	policy_add_net_dest(x->p, &d);
 	return 0;
+}
+
+/* A setting of the user's (or of his tools' defaults) as an entry. */
+static int add_url(struct expand *x, const char *url, const char *where, const char *key, char *name, size_t len)
+{
+	return add_entry(x, url, where, key, name, len, false);
 }
 
 /* A destination no configuration names; `what` says what it is. */
@@ -395,7 +484,9 @@ struct npm_layer {
 	struct setting keys[NK__COUNT];
 	struct npm_scope *scopes;
 	size_t n_scopes, cap_scopes;
-	char *file; /* the file read, or NULL */
+	char *file;   /* the file read, or NULL */
+	bool project; /* a file the project chose: its .npmrc, or one that file
+		       * names (userconfig, globalconfig, prefix) */
 };
 
 static void setting_set(struct setting *v, const char *value, const char *where)
@@ -784,17 +875,53 @@ static char *npm_default_prefix(const struct expand *x)
 	return steal_ptr(&prefix);
 }
 
+/* A registry the user's own layers name (the environment, ~/.npmrc, the
+ * global and builtin files), though a project's file wins over it: an
+ * entry the project named for the same destination is his too. */
+static void npm_vouch(struct expand *x, const char *url)
+{
+	struct moat_net_dest d;
+	struct net_parse_error pe;
+
+	if (netset_url_dest(url, &d, &pe) <= 0)
+		return; /* npm does not read it: not checked */
+	for (size_t i = 0; i < x->p->n_net_allow; i++) {
+		struct moat_net_dest *o = &x->p->net_allow[i];
+
+		if (o->project && strcmp(o->text, d.text) == 0) {
+			free(o->project);
+			o->project = NULL;
+		}
+	}
+	net_dest_free(&d);
+}
+
+static void npm_vouch_layers(struct expand *x, const struct npm_layer *l)
+{
+	for (size_t i = 0; i < NPM__LAYERS; i++) {
+		if (l[i].project)
+			continue;
+		if (l[i].keys[NK_REGISTRY].value)
+			npm_vouch(x, l[i].keys[NK_REGISTRY].value);
+		for (size_t k = 0; k < l[i].n_scopes; k++)
+			npm_vouch(x, l[i].scopes[k].v.value);
+	}
+}
+
 static int expand_npm(struct expand *x)
 {
 	struct npm_layer l[NPM__LAYERS];
 	cleanup_free char *builtin = NULL, *project = NULL, *projfile = NULL, *userfile = NULL, *globalfile = NULL;
 	cleanup_free char *home_npmrc = x->home ? moat_xasprintf("%s/.npmrc", x->home) : NULL;
 	const struct setting *v, *g, *loc;
-	int rc = -1, layer = -1;
+	int rc = -1, layer = -1, chooser = -1;
 	bool from_user = false;
 	size_t i, k;
 
 	memset(l, 0, sizeof(l));
+	/* What the project's files say is the repository's choice, and so is
+	 * what a file they name says. */
+	l[NPM_PROJECT].project = true;
 	/* The order npm loads them in: builtin, env, project (which may
 	 * name the user file), user (which may name the global one or the
 	 * prefix), global. */
@@ -814,26 +941,28 @@ static int expand_npm(struct expand *x)
 		    npm_load_file(x, &l[NPM_PROJECT], projfile) < 0)
 			goto out;
 	}
-	v = npm_get(l, NPM_ENV, NPM__LAYERS, NK_USERCONFIG, NULL);
+	v = npm_get(l, NPM_ENV, NPM__LAYERS, NK_USERCONFIG, &chooser);
 	free(userfile);
 	userfile = v ? npm_path(x, v->value) : home_npmrc ? moat_xstrdup(home_npmrc) : NULL;
+	l[NPM_USER].project = v && l[chooser].project;
 	if (userfile && npm_load_file(x, &l[NPM_USER], userfile) < 0)
 		goto out;
-	if ((v = npm_get(l, NPM_ENV, NPM__LAYERS, NK_GLOBALCONFIG, NULL))) {
+	if ((v = npm_get(l, NPM_ENV, NPM__LAYERS, NK_GLOBALCONFIG, &chooser))) {
 		globalfile = npm_path(x, v->value);
 	} else {
 		cleanup_free char *prefix = NULL;
 
-		v = npm_get(l, NPM_ENV, NPM__LAYERS, NK_PREFIX, NULL);
+		v = npm_get(l, NPM_ENV, NPM__LAYERS, NK_PREFIX, &chooser);
 		prefix = v ? npm_path(x, v->value) : npm_default_prefix(x);
 		if (prefix)
 			globalfile = moat_xasprintf("%s/etc/npmrc", strcmp(prefix, "/") == 0 ? "" : prefix);
 	}
+	l[NPM_GLOBAL].project = v && l[chooser].project;
 	if (globalfile && npm_load_file(x, &l[NPM_GLOBAL], globalfile) < 0)
 		goto out;
 
 	if ((v = npm_get(l, NPM_ENV, NPM__LAYERS, NK_REGISTRY, &layer))) {
-		if (add_url(x, v->value, v->where, "registry", NULL, 0) < 0)
+		if (add_entry(x, v->value, v->where, "registry", NULL, 0, l[layer].project) < 0)
 			goto out;
 		from_user = layer == NPM_USER;
 	} else {
@@ -851,10 +980,11 @@ static int expand_npm(struct expand *x)
 					higher = strcmp(l[j].scopes[m].key, s->key) == 0;
 			if (higher)
 				continue;
-			if (add_url(x, s->v.value, s->v.where, s->key, NULL, 0) < 0)
+			if (add_entry(x, s->v.value, s->v.where, s->key, NULL, 0, l[i].project) < 0)
 				goto out;
 			from_user |= i == NPM_USER;
 		}
+	npm_vouch_layers(x, l);
 	/* ~/.npmrc is a built-in secret (it holds tokens): the command's npm
 	 * does not read it. */
 	if (from_user && home_npmrc && strcmp(l[NPM_USER].file, home_npmrc) == 0)

@@ -623,6 +623,21 @@ int runner_npm_network(const struct runner_call *rc, const struct moat_policy *s
 		return moat_error_wrap(err, "%s: the registry to fetch %s from", rc->name, rc->packages[0]);
 	if (rc->fetch_registry_from && runner_allow_url(out, rc->fetch_registry, rc->fetch_registry_from, err) < 0)
 		return -1;
+	/* A registry the project's .npmrc names in a private range is the
+	 * user's when his own policy names it (--allow-net 127.0.0.1:4873);
+	 * any other is refused here, not dropped: npm, told it (a scope's
+	 * too), would go to it, and without it a scope would quietly come
+	 * from the default registry instead. */
+	for (size_t i = 0; i < out->n_net_allow; i++) {
+		struct moat_net_dest *d = &out->net_allow[i];
+
+		if (d->project && net_dest_user_allows(server, d)) {
+			free(d->project);
+			d->project = NULL;
+		}
+	}
+	if (policy_check_project_net(out, err) < 0)
+		return moat_error_wrap(err, "%s: the registry to fetch %s from", rc->name, rc->packages[0]);
 	runner_fetch_pins(out, server);
 	return 0;
 }

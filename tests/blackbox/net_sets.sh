@@ -102,6 +102,67 @@ cp "$SCRATCH/npmrc.good" "$H/.npmrc"
 m run "${BASE[@]}" --dry-run --allow-net @npm -- /bin/true >/dev/null 2>&1
 is "$?" 0 "  control: the npmrc without that line is accepted"
 
+# --- a registry a project's .npmrc names in a private range --------------------
+# A cloned repository's .npmrc chooses npm's registries, not what on the
+# user's host or network @npm opens: a registry it names on the host's
+# loopback, link-local (the cloud's metadata endpoint), a private network or
+# the unspecified address is refused, with the way to allow it.  The same
+# value in a user-level npmrc (npm_config_userconfig, ~/.npmrc) is the
+# user's and stays allowed.
+CL=$SCRATCH/cloned
+mkdir -p "$CL"
+echo '{}' >"$CL/package.json"
+for v in "http://127.0.0.1:$P1/|127.0.0.1:$P1 (127.0.0.0/8: the host's own loopback)" \
+	"http://169.254.169.254/latest/|169.254.169.254:80 (169.254.0.0/16: link-local, where the cloud's metadata endpoint is)" \
+	"http://[::1]:$P1/|[::1]:$P1 (::1/128: the host's own loopback)" \
+	"http://10.1.2.3/|10.1.2.3:80 (10.0.0.0/8: a private or reserved range)" \
+	"http://100.64.0.1/|100.64.0.1:80 (100.64.0.0/10: a private or reserved range)" \
+	"http://[fe80::1]/|[fe80::1]:80 (fe80::/10: link-local, where the cloud's metadata endpoint is)" \
+	"http://0.0.0.0:$P1/|0.0.0.0:$P1 (0.0.0.0/8: the unspecified address: this host)" \
+	"http://127.1:$P1/|127.0.0.1:$P1 (127.0.0.0/8: the host's own loopback)" \
+	"http://2130706433:$P1/|127.0.0.1:$P1 (127.0.0.0/8: the host's own loopback)" \
+	"http://[::ffff:a9fe:a9fe]/|[::ffff:a9fe:a9fe]:80 (169.254.0.0/16: link-local, where the cloud's metadata endpoint is)" \
+	"http://LocalHost.:$P1/|LocalHost.:$P1 (localhost: the host's own loopback)"; do
+	url=${v%%|*}
+	printf '; cloned\n@corp:registry=%s\n' "$url" >"$CL/.npmrc"
+	(cd "$CL" && m run "${BASE[@]}" --dry-run --allow-net @npm -- /bin/true) >/dev/null 2>"$SCRATCH/cl.err"
+	is "$?/$(head -1 "$SCRATCH/cl.err")" \
+		"125/moat: $CL/.npmrc:2: @corp:registry=$url: a registry at ${v#*|}: a file of the project (a repository you may just have cloned) does not open @npm to this host, its network or the cloud's metadata endpoint" \
+		"@corp:registry=$url in a project's .npmrc: --allow-net @npm refused, naming the file, the line, the setting and why"
+	printf '@corp:registry=%s\n' "$url" >"$SCRATCH/user-npmrc"
+	(cd "$SCRATCH/work" && npm_config_userconfig=$SCRATCH/user-npmrc m run "${BASE[@]}" --dry-run --allow-net @npm -- /bin/true) \
+		>"$SCRATCH/cl.json" 2>/dev/null
+	is "$?/$(jx "$SCRATCH/cl.json" '[e["from"] for e in d["policy"]["net_allow"] if e["from"] != "@npm (default registry)"]')" \
+		"0/[\"@npm ($SCRATCH/user-npmrc:1)\"]" "  control: the same in the user's npmrc (npm_config_userconfig): allowed"
+done
+like "$(sed -n 2p "$SCRATCH/cl.err")" "^moat: hint: if you trust that registry, allow it yourself: --allow-net LocalHost\\.:$P1 \\(config network\\.allow\\), or name it in ~/\\.npmrc; otherwise remove that line$" \
+	"  the hint: how the user allows it"
+# A project's userconfig= names a file of the project's choosing: as the project's own.
+printf 'userconfig=./npmrc.user\n' >"$CL/.npmrc"
+printf 'registry=http://127.0.0.1:%s/\n' "$P1" >"$CL/npmrc.user"
+(cd "$CL" && m run "${BASE[@]}" --dry-run --allow-net @npm -- /bin/true) >/dev/null 2>"$SCRATCH/cl.err"
+is "$?/$(head -1 "$SCRATCH/cl.err" | cut -d: -f1-4)" "125/moat: $CL/npmrc.user:1: registry=http" \
+	"a user file the project's .npmrc names (userconfig=): as the project's, refused"
+rm -f "$CL/npmrc.user"
+# The user allows it: an entry of his for the address and port, or the same
+# registry in his own npmrc (though the project's wins in npm's order).
+printf 'registry=http://127.0.0.1:%s/\n' "$P1" >"$CL/.npmrc"
+(cd "$CL" && m run "${BASE[@]}" --dry-run --allow-net @npm --allow-net "127.0.0.1:$P1" -- /bin/true) >"$SCRATCH/cl.json" 2>/dev/null
+is "$?/$(jx "$SCRATCH/cl.json" '[[e["text"], e.get("from")] for e in d["policy"]["net_allow"]]')" \
+	"0/[[\"127.0.0.1:$P1\", \"@npm ($CL/.npmrc:1)\"], [\"127.0.0.1:$P1\", null]]" \
+	"  control: with --allow-net 127.0.0.1:$P1 (given after @npm) the project's registry is allowed"
+(cd "$CL" && m run "${BASE[@]}" --dry-run --allow-net @npm --allow-net "127.0.0.1:$((P1 + 1))" -- /bin/true) >/dev/null 2>&1
+is "$?" 125 "  but not with an entry for another port"
+printf 'registry=http://127.0.0.1:%s/\n' "$P1" >"$SCRATCH/user-npmrc"
+(cd "$CL" && npm_config_userconfig=$SCRATCH/user-npmrc m run "${BASE[@]}" --dry-run --allow-net @npm -- /bin/true) >"$SCRATCH/cl.json" 2>/dev/null
+is "$?/$(jx "$SCRATCH/cl.json" '[e["from"] for e in d["policy"]["net_allow"]]')" "0/[\"@npm ($CL/.npmrc:1)\"]" \
+	"  control: with the same registry in the user's npmrc, allowed"
+(cd "$CL" && m run "${BASE[@]}" --mode off --dry-run --allow-net @npm -- /bin/true) >/dev/null 2>&1
+is "$?" 0 "  mode off (nothing enforced): not checked"
+printf 'registry=https://npm.corp.example/\n' >"$CL/.npmrc"
+(cd "$CL" && m run "${BASE[@]}" --dry-run --allow-net @npm -- /bin/true) >/dev/null 2>&1
+is "$?" 0 "  a registry the project names by a public name: allowed (what it resolves to meets the DNS-rebinding rule, net_rebind.sh)"
+
 # --- through the fence ----------------------------------------------------------
 if ! m run --dry-run --mode prefer --allow-net x.test -- /bin/true 2>/dev/null |
 	"$PY" -c 'import json,sys; sys.exit(0 if json.load(sys.stdin)["properties"]["net.allow"]["status"] == "enforced" else 1)'; then
@@ -134,6 +195,23 @@ run -- curl -sS -m 10 -o /dev/null --resolve "other.test:$P1:127.0.0.2" "http://
 is "$?" 7 "  and with its address given to curl, the connect is refused (exit 7)"
 out=$(open_run -- curl -sS -m 10 --resolve "other.test:$P1:127.0.0.2" "http://other.test:$P1/")
 is "$out" "hello from 127.0.0.2:$P1" "  control: with --net all the same curl reaches it"
+
+# A registry on the host's loopback that a project's .npmrc names: the run is
+# refused, and the listener there sees no connection; the user's own entry
+# for it, or the same registry in his npmrc, lets the same curl reach it.
+printf 'registry=http://127.0.0.2:%s/\n' "$P1" >"$CL/.npmrc"
+before=$(npm_registry_conns "$P1")
+out=$(cd "$CL" && m run "${BASE[@]}" --allow-net @npm -- curl -sS -m 10 "http://127.0.0.2:$P1/" 2>/dev/null)
+rc=$?
+after=$(npm_registry_conns "$P1")
+is "$rc/$out/$((after - before - 1))" "125//0" \
+	"a project's .npmrc naming 127.0.0.2:$P1, under --allow-net @npm: refused, the listener there reached by no one"
+out=$(cd "$CL" && m run "${BASE[@]}" --allow-net @npm --allow-net "127.0.0.2:$P1" -- curl -sS -m 10 "http://127.0.0.2:$P1/" 2>/dev/null)
+is "$out" "hello from 127.0.0.2:$P1" "  control: with the user's --allow-net 127.0.0.2:$P1 curl reaches it"
+printf 'registry=http://127.0.0.2:%s/\n' "$P1" >"$SCRATCH/user-npmrc"
+rm -f "$CL/.npmrc"
+out=$(cd "$CL" && npm_config_userconfig=$SCRATCH/user-npmrc m run "${BASE[@]}" --allow-net @npm -- curl -sS -m 10 "http://127.0.0.2:$P1/" 2>/dev/null)
+is "$out" "hello from 127.0.0.2:$P1" "  control: the same registry in the user's npmrc (npm_config_userconfig): curl reaches it under --allow-net @npm alone"
 
 # --- npx -y fetches its package from the registry @npm allows -----------------
 # A project whose .npmrc names the registry (the project's .npmrc is one

@@ -142,14 +142,78 @@ is "$out" "error 125 True the command did not start: the fetch phase: the regist
 
 # --- the registry from the project's .npmrc -------------------------------------
 # The fetch phase cannot read the project: moat reads its .npmrc (as @npm
-# does) and tells npm the registry.
+# does) and tells npm the registry.  A project's .npmrc is the cloned
+# repository's choice, not the user's: a registry it names on the host's
+# loopback, link-local (the cloud's metadata endpoint), a private network or
+# the unspecified address is refused -- not dropped, which for a scope would
+# fetch it from the default registry instead -- unless the user allows it
+# (--allow-net, or the same registry in his ~/.npmrc).  A HOME of its own:
+# each first run is a fetch.
+H3=$SCRATCH/home3
+mkdir -p "$H3" && chmod 0755 "$H3"
 printf 'registry=http://127.0.0.2:%s/\n' "$PR" >"$P/.npmrc"
-out=$(HOME=$H "$MOAT" run --report "$REPORTS/npmrc.json" -- npx -y moat-hello@1.0.0 npmrc 2>"$SCRATCH/npmrc.err")
-is "$?/$out" "0/moat-hello ran npmrc" "the registry named by the project's .npmrc (no npm_config_registry): fetched and run"
+before=$(npm_registry_conns "$PR")
+out=$(HOME=$H3 "$MOAT" run --report "$REPORTS/npmrc-refused.json" -- npx -y moat-hello@1.0.0 npmrc 2>"$SCRATCH/npmrc.err")
+rc=$?
+after=$(npm_registry_conns "$PR")
+is "$rc/$out/$((after - before - 1))" "125//0" \
+	"the project's .npmrc names a registry on the host's loopback: refused (125), and the registry there saw no connection"
+is "$(jx "$REPORTS/npmrc-refused.json" '[d["runner"]["outcome"], d["run"]["executed"], "fetch" in d]')" '["failed", false, false]' \
+	"  the report: the runner's outcome failed, nothing ran, no fetch phase"
+is "$(head -1 "$SCRATCH/npmrc.err")" \
+	"moat: npx: the registry to fetch moat-hello@1.0.0 from: $P/.npmrc:1: registry=http://127.0.0.2:$PR/: a registry at 127.0.0.2:$PR (127.0.0.0/8: the host's own loopback): a file of the project (a repository you may just have cloned) does not open @npm to this host, its network or the cloud's metadata endpoint" \
+	"  the message names the file and line, the setting and why"
+is "$(sed -n 2p "$SCRATCH/npmrc.err")" \
+	"moat: hint: if you trust that registry, allow it yourself: --allow-net 127.0.0.2:$PR (config network.allow), or name it in ~/.npmrc; otherwise remove that line" \
+	"  and the hint how the user allows it"
+for v in "http://169.254.169.254/|169.254.169.254:80 (169.254.0.0/16: link-local, where the cloud's metadata endpoint is)" \
+	"http://[::1]:$PR/|[::1]:$PR (::1/128: the host's own loopback)" \
+	"http://10.1.2.3/|10.1.2.3:80 (10.0.0.0/8: a private or reserved range)" \
+	"http://0x7f000002:$PR/|127.0.0.2:$PR (127.0.0.0/8: the host's own loopback)" \
+	"http://[::ffff:127.0.0.2]:$PR/|[::ffff:127.0.0.2]:$PR (127.0.0.0/8: the host's own loopback)" \
+	"http://registry.localhost:$PR/|registry.localhost:$PR (localhost: the host's own loopback)"; do
+	printf 'registry=%s\n' "${v%%|*}" >"$P/.npmrc"
+	HOME=$H3 "$MOAT" run --dry-run -- npx -y moat-hello@1.0.0 >/dev/null 2>"$SCRATCH/npmrc.err"
+	is "$?/$(head -1 "$SCRATCH/npmrc.err" | grep -o "a registry at .*: a file of the project" | sed 's/^a registry at //; s/: a file of the project$//')" \
+		"125/${v#*|}" "  registry=${v%%|*} in the project's .npmrc: refused too, even in a dry run"
+done
+# A scope the project maps to such a registry: refused, not fetched from the
+# default registry (here the double, which serves @moat/scoped) instead.
+printf '@moat:registry=http://169.254.169.254/\n' >"$P/.npmrc"
+before=$(npm_registry_conns "$PR")
+out=$(HOME=$H3 npm_config_registry=$REG "$MOAT" run -- npx -y @moat/scoped s 2>"$SCRATCH/npmrc.err")
+rc=$?
+after=$(npm_registry_conns "$PR")
+is "$rc/$out/$((after - before - 1))" "125//0" \
+	"@moat:registry=http://169.254.169.254/ in the project's .npmrc: refused, and @moat/scoped not fetched from the default registry either"
+like "$(head -1 "$SCRATCH/npmrc.err")" "$P/\\.npmrc:1: @moat:registry=http://169\\.254\\.169\\.254/: a registry at 169\\.254\\.169\\.254:80 " \
+	"  naming the scope's setting"
+printf '@moat:registry=%s\n' "$REG" >"$P/.npmrc"
+out=$(HOME=$H3 npm_config_registry=http://127.0.0.2:$PC/ "$MOAT" run --allow-net "127.0.0.2:$PR" -- npx -y @moat/scoped s 2>"$SCRATCH/npmrc.err")
+is "$?/$out" "0/moat-scoped ran s" \
+	"  control: the project's .npmrc maps @moat to the double on 127.0.0.2:$PR, which the user allows: fetched from there, and run"
+[ -n "$out" ] || diag "$(tail -5 "$SCRATCH/npmrc.err")"
+rm -rf "$H3/.cache"
+
+# The user allows it: --allow-net names the registry's address and port.
+printf 'registry=http://127.0.0.2:%s/\n' "$PR" >"$P/.npmrc"
+out=$(HOME=$H3 "$MOAT" run --allow-net "127.0.0.2:$PR" --report "$REPORTS/npmrc.json" -- npx -y moat-hello@1.0.0 npmrc 2>"$SCRATCH/npmrc.err")
+is "$?/$out/$(jx "$REPORTS/npmrc.json" 'd["runner"]["outcome"]')" '0/moat-hello ran npmrc/"fetched"' \
+	"  control: with --allow-net 127.0.0.2:$PR the registry the project's .npmrc names is fetched from, and the package run"
 [ -n "$out" ] || diag "$(tail -5 "$SCRATCH/npmrc.err")"
 is "$(jx "$REPORTS/npmrc.json" '[[e["text"], e["from"]] for e in d["fetch"]["network"]["allow"]]')" \
 	"[[\"127.0.0.2:$PR\", \"@npm ($P/.npmrc:1)\"]]" "  the fetch's allowlist: that registry, from the project's .npmrc"
 rm -f "$P/.npmrc"
+rm -rf "$H3/.cache"
+# The same registry in the user's own ~/.npmrc: his choice, allowed.
+printf 'registry=http://127.0.0.2:%s/\n' "$PR" >"$H3/.npmrc"
+out=$(cd "$P" && HOME=$H3 "$MOAT" run --report "$REPORTS/npmrc-user.json" -- npx -y moat-hello@1.0.0 user 2>"$SCRATCH/npmrc.err")
+is "$?/$out/$(jx "$REPORTS/npmrc-user.json" 'd["runner"]["outcome"]')" '0/moat-hello ran user/"fetched"' \
+	"  control: the same registry in ~/.npmrc (the user's layer): fetched and run"
+[ -n "$out" ] || diag "$(tail -5 "$SCRATCH/npmrc.err")"
+is "$(jx "$REPORTS/npmrc-user.json" '[[e["text"], e["from"]] for e in d["fetch"]["network"]["allow"]]')" \
+	"[[\"127.0.0.2:$PR\", \"@npm ($H3/.npmrc:1)\"]]" "  the fetch's allowlist: that registry, from ~/.npmrc"
+rm -f "$H3/.npmrc"
 
 # --- another project's registry is another cache ---------------------------------
 # The cache is shared by every project of the user, and a repository's
@@ -157,11 +221,12 @@ rm -f "$P/.npmrc"
 # registry (here: an attacker's, serving its own moat-hello and
 # @moat/scoped), project B the registry above.  B must not run what R2
 # served A: the registry is part of the cache's key.  A HOME of its own, so
-# that each first run is a fetch.
+# that each first run is a fetch.  R2 is on the host's loopback: the user
+# allows it in A (--allow-net), as a project's .npmrc alone cannot.
 npm_two_projects
 printf 'registry=%s\n' "$R2" >"$A/.npmrc"
 h2() { HOME=$H2 "$MOAT" "$@"; }
-out=$(cd "$A" && h2 run --report "$REPORTS/f1-a.json" -- npx -y moat-hello a 2>"$SCRATCH/f1-a.err")
+out=$(cd "$A" && h2 run --allow-net "127.0.0.2:$PR2" --report "$REPORTS/f1-a.json" -- npx -y moat-hello a 2>"$SCRATCH/f1-a.err")
 is "$?/$out/$(jx "$REPORTS/f1-a.json" 'd["runner"]["outcome"]')" '0/R2 moat-hello ran a/"fetched"' \
 	"project A, whose .npmrc names registry R2: npx -y moat-hello fetches R2's"
 [ -n "$out" ] || diag "$(tail -5 "$SCRATCH/f1-a.err")"
@@ -173,7 +238,7 @@ ok "$([ "$(cache_of "$REPORTS/f1-b.json")" != "$(cache_of "$REPORTS/f1-a.json")"
 out=$(cd "$B" && HOME=$H2 npm_config_registry=${REG%/} "$MOAT" run --report "$REPORTS/f1-b2.json" -- npx -y moat-hello b2 2>/dev/null)
 is "$?/$out/$(jx "$REPORTS/f1-b2.json" 'd["runner"]["outcome"]')" '0/moat-hello ran b2/"cached"' \
 	"  control: B again (its registry written without the trailing /): cached, the same registry's"
-out=$(cd "$A" && h2 run --report "$REPORTS/f1-a2.json" -- npx -y moat-hello a2 2>/dev/null)
+out=$(cd "$A" && h2 run --allow-net "127.0.0.2:$PR2" --report "$REPORTS/f1-a2.json" -- npx -y moat-hello a2 2>/dev/null)
 is "$?/$out/$(jx "$REPORTS/f1-a2.json" 'd["runner"]["outcome"]')" '0/R2 moat-hello ran a2/"cached"' \
 	"  control: A again: cached, R2's, as A's .npmrc says"
 out=$(cd "$B" && HOME=$H2 npm_config_registry=$REG "$MOAT" run --env "npm_config_registry=$R2" --report "$REPORTS/f1-env.json" -- npx -y moat-hello e 2>/dev/null)
@@ -181,7 +246,7 @@ is "$?/$out/$(cache_of "$REPORTS/f1-env.json")" "0/R2 moat-hello ran e/$(cache_o
 	"  --env npm_config_registry=R2 in B: R2's, R2's cache"
 # A scope's registry: A names R2 for @moat only.
 printf '@moat:registry=%s\n' "$R2" >"$A/.npmrc"
-out=$(cd "$A" && HOME=$H2 npm_config_registry=$REG "$MOAT" run --report "$REPORTS/f1-sa.json" -- npx -y @moat/scoped sa 2>/dev/null)
+out=$(cd "$A" && HOME=$H2 npm_config_registry=$REG "$MOAT" run --allow-net "127.0.0.2:$PR2" --report "$REPORTS/f1-sa.json" -- npx -y @moat/scoped sa 2>/dev/null)
 is "$?/$out/$(jx "$REPORTS/f1-sa.json" 'd["runner"]["outcome"]')" '0/R2 moat-scoped ran sa/"fetched"' \
 	"project A's .npmrc names R2 for @moat: npx -y @moat/scoped fetches R2's"
 out=$(cd "$B" && HOME=$H2 npm_config_registry=$REG "$MOAT" run --report "$REPORTS/f1-sb.json" -- npx -y @moat/scoped sb 2>/dev/null)

@@ -157,14 +157,23 @@ done
 # As for npx (runners.sh; red team 3, F1): project A's .npmrc names R2,
 # another registry serving its own moat-hello; project B's registry is the
 # one above.  B must not run what R2 served A.  A HOME of its own, so that
-# each first run is a fetch.
+# each first run is a fetch.  R2 is on the host's loopback, which a
+# project's .npmrc alone does not open (runners.sh): refused until the user
+# allows it with --allow-net.
 npm_two_projects
 printf 'registry=%s\n' "$R2" >"$A/.npmrc"
 for r in pnpm bun; do
 	runner "$r"
-	out=$(cd "$A" && HOME=$H2 "$MOAT" run --read "$TOOLS" --profile mcp --report "$REPORTS/f1-$r-a.json" -- "${RUN[@]}" moat-hello a 2>"$SCRATCH/f1-$r-a.err")
+	before=$(npm_registry_conns "$PR2")
+	out=$(cd "$A" && HOME=$H2 "$MOAT" run --read "$TOOLS" --profile mcp -- "${RUN[@]}" moat-hello a 2>"$SCRATCH/f1-$r-a.err")
+	rc=$?
+	after=$(npm_registry_conns "$PR2")
+	is "$rc/$out/$((after - before - 1))" "125//0" "$LABEL in project A, its .npmrc alone naming R2 on the host's loopback: refused, R2 saw no connection"
+	like "$(head -1 "$SCRATCH/f1-$r-a.err")" "^moat: [a-z ]+: the registry to fetch moat-hello from: $A/\\.npmrc:1: registry=http://127\\.0\\.0\\.2:$PR2/: a registry at 127\\.0\\.0\\.2:$PR2 \\(127\\.0\\.0\\.0/8: the host's own loopback\\)" \
+		"  naming the file, the setting and why"
+	out=$(cd "$A" && HOME=$H2 "$MOAT" run --allow-net "127.0.0.2:$PR2" --read "$TOOLS" --profile mcp --report "$REPORTS/f1-$r-a.json" -- "${RUN[@]}" moat-hello a 2>"$SCRATCH/f1-$r-a.err")
 	is "$?/$out/$(jx "$REPORTS/f1-$r-a.json" 'd["runner"]["outcome"]')" '0/R2 moat-hello ran a/"fetched"' \
-		"$LABEL in project A, whose .npmrc names registry R2: R2's moat-hello, fetched"
+		"  control: with --allow-net 127.0.0.2:$PR2, R2's moat-hello, fetched"
 	[ -n "$out" ] || diag "$(tail -5 "$SCRATCH/f1-$r-a.err")"
 	out=$(cd "$B" && HOME=$H2 npm_config_registry=$REG "$MOAT" run --read "$TOOLS" --profile mcp --report "$REPORTS/f1-$r-b.json" -- "${RUN[@]}" moat-hello b 2>"$SCRATCH/f1-$r-b.err")
 	is "$?/$out/$(jx "$REPORTS/f1-$r-b.json" 'd["runner"]["outcome"]')" '0/moat-hello ran b/"fetched"' \

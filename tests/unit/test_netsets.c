@@ -123,8 +123,8 @@ static const char *expand(const char *sets, const char *cwd, ...)
 		snprintf(got, sizeof(got), "error: %s / %s", err.message, err.hint);
 	} else {
 		for (i = 0; i < p.n_net_allow && o < sizeof(got); i++)
-			o += (size_t)snprintf(got + o, sizeof(got) - o, "%s%s %s", i ? " | " : "", p.net_allow[i].text,
-					      p.net_allow[i].from);
+			o += (size_t)snprintf(got + o, sizeof(got) - o, "%s%s %s%s", i ? " | " : "", p.net_allow[i].text,
+					      p.net_allow[i].from, p.net_allow[i].project ? " [project]" : "");
 	}
 	for (i = 0, o = 0; i < notes.n && o < sizeof(notes_text); i++)
 		o += (size_t)snprintf(notes_text + o, sizeof(notes_text) - o, "%s%s", i ? " | " : "", notes.v[i]);
@@ -226,6 +226,24 @@ static void test_urls(void)
 	     "error: the URL's host: character '_' not allowed in a host name (letters, digits, '-', '.')"},
 	    {"https://[10.0.0.1]/", "error: the URL's host: brackets hold an IPv6 address; \"10.0.0.1\" is not one"},
 	    {"https://::1/", "error: no host in the URL"},
+	    /* IPv4 as node's URL parser (WHATWG) reads it, and so connects */
+	    {"http://0x7f000001:99/", "address 127.0.0.1/32 99 loopback"},
+	    {"http://127.1/", "address 127.0.0.1/32 80 loopback"},
+	    {"http://0177.0.0.1/", "address 127.0.0.1/32 80 loopback"},
+	    {"http://2130706433/", "address 127.0.0.1/32 80 loopback"},
+	    {"http://127.0.0.1./", "address 127.0.0.1/32 80 loopback"},
+	    {"http://169.254.43518/", "address 169.254.169.254/32 80"},
+	    {"http://10.0.0.0x1/", "address 10.0.0.1/32 80"},
+	    {"http://0x/", "address 0.0.0.0/32 80"},
+	    {"http://1e3/", "name 1e3 80 [1e3:80]"},
+	    {"http://1.2.3.4.5/", "error: the URL's host ends in a number but is no IPv4 address"},
+	    {"http://256.1.1.1/", "error: the URL's host ends in a number but is no IPv4 address"},
+	    {"http://1.2.3.256/", "error: the URL's host ends in a number but is no IPv4 address"},
+	    {"http://1.16777216/", "error: the URL's host ends in a number but is no IPv4 address"},
+	    {"http://4294967296/", "error: the URL's host ends in a number but is no IPv4 address"},
+	    {"http://09/", "error: the URL's host ends in a number but is no IPv4 address"},
+	    {"http://foo.0x10/", "error: the URL's host ends in a number but is no IPv4 address"},
+	    {"http://1..1/", "error: the URL's host ends in a number but is no IPv4 address"},
 	};
 	size_t i;
 
@@ -279,8 +297,8 @@ static void test_npm(void)
 	put("proj/.npmrc", "registry=https://reg.project.test/\n");
 	put("proj/a/b/keep", "");
 	expand("@npm", "B/proj/a/b", "HOME=B/home", "PREFIX=B/prefix", none, NULL);
-	is_b(got, "reg.project.test:443 @npm (B/proj/.npmrc:1)",
-	     "the project's .npmrc (package.json two levels up) wins");
+	is_b(got, "reg.project.test:443 @npm (B/proj/.npmrc:1) [project]",
+	     "the project's .npmrc (package.json two levels up) wins, as the project's choice");
 	dir("proj/a/node_modules");
 	expand("@npm", "B/proj/a/b", "HOME=B/home", "PREFIX=B/prefix", none, NULL);
 	is_b(got, "reg.user.test:8080 @npm (B/home/.npmrc:6)",
@@ -290,7 +308,15 @@ static void test_npm(void)
 	expand("@npm", "B/proj", "HOME=B/home", "PREFIX=B/prefix", "npm_config_global=true", none, NULL);
 	is_b(got, "reg.user.test:8080 @npm (B/home/.npmrc:6)", "  (control: from the project, the same)");
 	expand("@npm", "B/proj", "HOME=B/home", "PREFIX=B/prefix", none, NULL);
-	is_b(got, "reg.project.test:443 @npm (B/proj/.npmrc:1)", "  and without global mode, the project's");
+	is_b(got, "reg.project.test:443 @npm (B/proj/.npmrc:1) [project]", "  and without global mode, the project's");
+	/* the user's own layers naming the same destination make a project's
+	 * entry his (the environment here: ~/.npmrc, the global files alike) */
+	put("proj/.npmrc", "registry=http://127.0.0.1:4873/\n@p:registry=http://10.9.9.9/\n");
+	expand("@npm", "B/proj", "HOME=B/home", "PREFIX=B/prefix", "npm_config_@v:registry=http://127.0.0.1:4873", none,
+	       NULL);
+	is_b(got, "127.0.0.1:4873 @npm (B/proj/.npmrc:1) | 10.9.9.9:80 @npm (B/proj/.npmrc:2) [project]",
+	     "a registry the user's environment names too is not the project's alone; another stays the project's");
+	put("proj/.npmrc", "registry=https://reg.project.test/\n");
 
 	/* the environment wins over every file, in any case */
 	expand("@npm", "B/proj", "HOME=B/home", "PREFIX=B/prefix", "NPM_CONFIG_REGISTRY=https://reg.env.test:9443",
@@ -310,8 +336,11 @@ static void test_npm(void)
 	put("proj/.npmrc", "userconfig=B/other/npmrc\n");
 	put("proj/.npmrc", b("userconfig = B/other/npmrc\n", buf, sizeof(buf)));
 	expand("@npm", "B/proj", "HOME=B/home", none, NULL);
-	is_b(got, "reg.other.test:80 @npm (B/other/npmrc:1) | reg.pfx-scope.test:80 @npm (B/home/pfx/etc/npmrc:2)",
-	     "the project's .npmrc may name the user file");
+	is_b(got,
+	     "reg.other.test:80 @npm (B/other/npmrc:1) [project] | reg.pfx-scope.test:80 @npm (B/home/pfx/etc/npmrc:2) "
+	     "[project]",
+	     "the project's .npmrc may name the user file: what it says (and the global file its prefix= names) is "
+	     "the project's choice");
 	expand("@npm", "B/w", "HOME=B/nohome", "npm_config_globalconfig=B/prefix/etc/npmrc", none, NULL);
 	is_b(got, "reg.global.test:80 @npm (B/prefix/etc/npmrc:1)", "npm_config_globalconfig names the global file");
 
@@ -354,8 +383,8 @@ static void test_npm(void)
 	       NULL);
 	is_b(got,
 	     "registry.npmjs.org:443 @npm (default registry) | e-env.test:443 @npm (npm_config_@e:registry) | "
-	     "a-project.test:443 @npm (B/proj/.npmrc:1) | c-user.test:443 @npm (B/home/.npmrc:2) | d-global.test:443 "
-	     "@npm (B/prefix/etc/npmrc:1)",
+	     "a-project.test:443 @npm (B/proj/.npmrc:1) [project] | c-user.test:443 @npm (B/home/.npmrc:2) | "
+	     "d-global.test:443 @npm (B/prefix/etc/npmrc:1)",
 	     "scoped registries are added too, each from the highest layer that names it");
 	ok(!strstr(got, "SECRET"), "  the scope's token is not");
 

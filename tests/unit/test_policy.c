@@ -5,6 +5,7 @@
 
 #include "policy/properties.h"
 #include "policy/env.h"
+#include "policy/netdest.h"
 #include "policy/policy.h"
 #include "policy/profiles.h"
 #include "report/report.h"
@@ -280,12 +281,124 @@ static void test_node_modules_tree(void)
 	ok(system(cmd) == 0, "cleaned up");
 }
 
+/* Add DEST to p's allowlist; `project` (or NULL): the entry's setting in a
+ * project's file. */
+static void allow(struct moat_policy *p, const char *dest, const char *project)
+{
+	struct moat_net_dest d;
+	struct net_parse_error pe;
+
+	if (net_dest_parse(dest, &d, &pe) < 0) {
+		printf("Bail out! %s: %s\n", dest, pe.msg);
+		exit(1);
+	}
+	d.origin = (struct moat_origin){.source = "command line"};
+	if (project) {
+		d.from = strdup("@npm (/p/.npmrc:1)");
+		d.project = strdup(project);
+	}
+	policy_add_net_dest(p, &d);
+}
+
+/* A project's entry in a private range: refused unless the user's own
+ * entries allow it on each of its ports. */
+static const char *project_net(const char *dest, const char *user1, const char *user2)
+{
+	static char out[1200];
+	struct moat_policy p;
+	struct moat_error err = {0};
+	char *argv[] = {"true", NULL};
+
+	policy_init(&p);
+	policy_set_argv(&p, argv, 1);
+	p.net = MOAT_NET_ALLOW;
+	allow(&p, dest, "/p/.npmrc:1: registry=URL");
+	if (user1)
+		allow(&p, user1, NULL);
+	if (user2)
+		allow(&p, user2, NULL);
+	if (policy_validate(&p, &err) < 0)
+		snprintf(out, sizeof(out), "refused: %s", err.message);
+	else
+		snprintf(out, sizeof(out), "allowed");
+	policy_free(&p);
+	return out;
+}
+
+static void test_project_net(void)
+{
+	static const struct {
+		const char *dest, *user1, *user2, *want;
+	} rows[] = {
+	    {"127.0.0.1:4873", NULL, NULL,
+	     "refused: /p/.npmrc:1: registry=URL: a registry at 127.0.0.1:4873 (127.0.0.0/8: the host's own loopback): "
+	     "a file of the project (a repository you may just have cloned) does not open @npm to this host, its network "
+	     "or the cloud's metadata endpoint"},
+	    {"127.0.0.1:4873", "127.0.0.1:4873", NULL, "allowed"},
+	    {"127.0.0.1:4873", "127.0.0.0/8:4873", NULL, "allowed"},
+	    {"127.0.0.1:4873", "localhost:4873", NULL, "allowed"},
+	    {"127.0.0.1:4873", "127.0.0.1:*", NULL, "allowed"},
+	    {"127.0.0.1:4873", "127.0.0.1:4874", NULL, "refused"},
+	    {"127.0.0.1:4873", "proxy:127.0.0.1:4873", NULL, "refused"},
+	    {"127.0.0.1:4873", "127.0.0.2:4873", NULL, "refused"},
+	    {"169.254.169.254:80", NULL, NULL, "refused"},
+	    {"169.254.169.254:80", "169.254.169.254", NULL, "allowed"},
+	    {"[::1]:4873", NULL, NULL, "refused"},
+	    {"[::1]:4873", "localhost:4873", NULL, "allowed"},
+	    {"[fe80::1]:80", NULL, NULL, "refused"},
+	    {"[fc00::1]:80", NULL, NULL, "refused"},
+	    {"[::ffff:10.0.0.1]:80", NULL, NULL, "refused"},
+	    {"[64:ff9b::a9fe:a9fe]:80", NULL, NULL, "refused"},
+	    {"[2002:a00:1::]:80", NULL, NULL, "refused"},
+	    {"10.1.2.3:80", NULL, NULL, "refused"},
+	    {"172.16.0.1:80", NULL, NULL, "refused"},
+	    {"192.168.1.1:80", NULL, NULL, "refused"},
+	    {"100.64.0.1:80", NULL, NULL, "refused"},
+	    {"0.0.0.0:80", NULL, NULL, "refused"},
+	    {"[::]:80", NULL, NULL, "refused"},
+	    {"localhost:4873", NULL, NULL, "refused"},
+	    {"reg.localhost:4873", NULL, NULL, "refused"},
+	    {"localhost:4873", "127.0.0.1:4873", NULL, "allowed"},
+	    {"reg.localhost:4873", "reg.localhost:4873", NULL, "allowed"},
+	    {"reg.localhost:4873", "*.localhost:4873", NULL, "allowed"},
+	    {"10.1.2.3", "10.1.2.3:443", NULL, "refused"},
+	    {"10.1.2.3", "10.1.2.3:443", "10.0.0.0/8:80", "allowed"},
+	    {"registry.example.com:443", NULL, NULL, "allowed"},
+	    {"203.0.113.9:443", NULL, NULL, "allowed"},
+	};
+	struct moat_policy p;
+	struct moat_error err = {0};
+	char *argv[] = {"true", NULL};
+
+	for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
+		const char *got = project_net(rows[i].dest, rows[i].user1, rows[i].user2);
+
+		/* "refused" alone: refused, whatever the message */
+		if (strcmp(rows[i].want, "refused") == 0 && strncmp(got, "refused: ", 9) == 0)
+			got = "refused";
+		is_str(got, rows[i].want, "a project's %s beside %s, %s", rows[i].dest, rows[i].user1 ? rows[i].user1 : "-",
+		       rows[i].user2 ? rows[i].user2 : "-");
+	}
+	/* Two project entries do not vouch for each other; mode off checks
+	 * nothing. */
+	policy_init(&p);
+	policy_set_argv(&p, argv, 1);
+	p.net = MOAT_NET_ALLOW;
+	allow(&p, "127.0.0.1:4873", "/p/.npmrc:1: registry=URL");
+	allow(&p, "127.0.0.1:4873", "/p/.npmrc:2: @a:registry=URL");
+	ok(policy_validate(&p, &err) < 0, "two entries of the project's do not allow each other");
+	p.mode = MOAT_MODE_OFF;
+	ok(policy_validate(&p, &err) == 0, "  under mode off nothing is checked");
+	policy_free(&p);
+}
+
 int main(void)
 {
 	test_paths();
 	test_path_unexpanded();
 	test_env();
 	test_policy_validate();
+	test_project_net();
 	test_properties();
 	test_policy_json();
 	test_node_modules_tree();

@@ -14,6 +14,7 @@
 #include "policy/env.h"
 #include "report/report.h"
 #include "util/cleanup.h"
+#include "util/jsontext.h"
 #include "util/mem.h"
 #include "util/ownfile.h"
 #include "util/path.h"
@@ -403,6 +404,20 @@ void runner_report_add(json_t *report, const struct runner_run *rr)
 		json_object_set_new(o, "why", json_string(rc->why));
 	if (rc->cache)
 		json_object_set_new(o, "cache", json_string(rc->cache));
+	if (rc->state != RUNNER_AS_WRITTEN) {
+		struct netset_urls regs;
+
+		runner_cache_registries(rc, &regs);
+		a = json_array();
+		for (size_t i = 0; i < regs.n; i++)
+			json_array_append_new(a, json_pack("{s:o, s:o}", "key", json_text(regs.keys[i]), "url",
+								     json_text(regs.urls[i])));
+		if (regs.n)
+			json_object_set_new(o, "registries", a);
+		else
+			json_decref(a);
+		netset_urls_free(&regs);
+	}
 	if (rc->bin && rc->state != RUNNER_AS_WRITTEN) {
 		json_object_set_new(o, "installed", json_string(rc->tree));
 		json_object_set_new(o, "version", json_string(rc->version));

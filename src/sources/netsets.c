@@ -296,7 +296,7 @@ static char *url_without_user(const char *url)
 	return moat_xasprintf("%.*s%s", (int)(auth - url), url, at + 1);
 }
 
-static void urls_add(struct netset_urls *u, const char *key, const char *url)
+void netset_urls_add(struct netset_urls *u, const char *key, const char *url)
 {
 	size_t cap_keys = u->cap, cap_urls = u->cap;
 
@@ -338,7 +338,7 @@ static int add_entry(struct expand *x, const char *url, const char *where, const
 	if (name && d.name)
 		snprintf(name, len, "%s", d.name);
 	if (x->urls)
-		urls_add(x->urls, key ? key : "registry", url);
+		netset_urls_add(x->urls, key ? key : "registry", url);
 	/* The same set named twice (or pypi.org by pip and by uv): once; the
 	 * user's own setting of it makes it his, whichever came first. */
 	for (i = 0; i < x->p->n_net_allow; i++) {
@@ -1661,7 +1661,7 @@ int netset_pip_expand(const struct netset_host *h, struct moat_origin origin, st
 
 		if (v && strstr(v->value, "://")) {
 			cleanup_free char *list = url_list_without_users(v->value);
-			urls_add(&u, pip_keys[k], list);
+			netset_urls_add(&u, pip_keys[k], list);
 		}
 	}
 	*out = u;

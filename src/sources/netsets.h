@@ -75,6 +75,9 @@ int netset_npm_urls(const struct netset_host *h, struct netset_urls *out, struct
 int netset_pip_expand(const struct netset_host *h, struct moat_origin origin, struct moat_policy *p,
 		      struct netset_notes *notes, struct netset_urls *out, struct moat_error *err);
 void netset_urls_free(struct netset_urls *u);
+/* Add `key` (unless it is there) with `url` (or a list of them) without
+ * its user part. */
+void netset_urls_add(struct netset_urls *u, const char *key, const char *url);
 
 /* A URL, scheme://[user[:password]@]host[:port][/path], as an allowlist
  * entry: the host (a name, an IPv4 address, or an IPv6 address in

@@ -255,6 +255,16 @@ char *runner_cache_key(const struct runner_call *rc, const struct moat_policy *s
 	return moat_xstrdup(hex);
 }
 
+void runner_cache_registries(const struct runner_call *rc, struct netset_urls *out)
+{
+	memset(out, 0, sizeof(*out));
+	if (!rc->cache || !rc->fetch_registry)
+		return;
+	netset_urls_add(out, default_key(rc), rc->fetch_registry);
+	for (size_t i = 0; i < rc->fetch_urls.n; i++)
+		netset_urls_add(out, rc->fetch_urls.keys[i], rc->fetch_urls.urls[i]);
+}
+
 void runner_add_package(struct runner_call *rc, const char *spec)
 {
 	size_t cap = rc->n_packages;

@@ -120,6 +120,13 @@ void runner_server_policy(struct moat_policy *p, const struct runner_call *rc, c
  * commands. */
 void runner_fail_fast_env(struct moat_policy *p);
 
+/* The registries moat's cache of the package list is named for, so where
+ * its install came from (fetched now or before): the default one ("registry";
+ * pipx "index-url") then each other the fetch is told ("@scope:registry",
+ * "extra-index-url"), each URL without a user part, into *out (free with
+ * netset_urls_free).  Nothing for a command run as written. */
+void runner_cache_registries(const struct runner_call *rc, struct netset_urls *out);
+
 /* The registry the fetch phase's policy names (npm_config_registry,
  * PIP_INDEX_URL), or the tool's default, for messages. */
 const char *runner_registry_shown(const struct runner_call *rc, const struct moat_policy *fetch);

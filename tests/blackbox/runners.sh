@@ -241,6 +241,11 @@ is "$?/$out/$(jx "$REPORTS/f1-b2.json" 'd["runner"]["outcome"]')" '0/moat-hello 
 out=$(cd "$A" && h2 run --allow-net "127.0.0.2:$PR2" --report "$REPORTS/f1-a2.json" -- npx -y moat-hello a2 2>/dev/null)
 is "$?/$out/$(jx "$REPORTS/f1-a2.json" 'd["runner"]["outcome"]')" '0/R2 moat-hello ran a2/"cached"' \
 	"  control: A again: cached, R2's, as A's .npmrc says"
+is "$(jx "$REPORTS/f1-a2.json" 'd["runner"]["registries"]')" "[{\"key\": \"registry\", \"url\": \"$R2\"}]" \
+	"  the report says where the cached install came from: runner.registries names R2"
+valid_report "$REPORTS/f1-a2.json" "  and fits the schema"
+is "$(jx "$REPORTS/f1-b2.json" 'd["runner"]["registries"]')" "[{\"key\": \"registry\", \"url\": \"${REG%/}\"}]" \
+	"  B's cached install: B's registry"
 out=$(cd "$B" && HOME=$H2 npm_config_registry=$REG "$MOAT" run --env "npm_config_registry=$R2" --report "$REPORTS/f1-env.json" -- npx -y moat-hello e 2>/dev/null)
 is "$?/$out/$(cache_of "$REPORTS/f1-env.json")" "0/R2 moat-hello ran e/$(cache_of "$REPORTS/f1-a.json")" \
 	"  --env npm_config_registry=R2 in B: R2's, R2's cache"
@@ -249,11 +254,21 @@ printf '@moat:registry=%s\n' "$R2" >"$A/.npmrc"
 out=$(cd "$A" && HOME=$H2 npm_config_registry=$REG "$MOAT" run --allow-net "127.0.0.2:$PR2" --report "$REPORTS/f1-sa.json" -- npx -y @moat/scoped sa 2>/dev/null)
 is "$?/$out/$(jx "$REPORTS/f1-sa.json" 'd["runner"]["outcome"]')" '0/R2 moat-scoped ran sa/"fetched"' \
 	"project A's .npmrc names R2 for @moat: npx -y @moat/scoped fetches R2's"
+is "$(jx "$REPORTS/f1-sa.json" '[[r["key"], r["url"]] for r in d["runner"]["registries"]]')" \
+	"[[\"registry\", \"$REG\"], [\"@moat:registry\", \"$R2\"]]" \
+	"  runner.registries: the default one and the scope's"
 out=$(cd "$B" && HOME=$H2 npm_config_registry=$REG "$MOAT" run --report "$REPORTS/f1-sb.json" -- npx -y @moat/scoped sb 2>/dev/null)
 is "$?/$out/$(jx "$REPORTS/f1-sb.json" 'd["runner"]["outcome"]')" '0/moat-scoped ran sb/"fetched"' \
 	"  in B (no scope's registry): not A's, fetched from B's registry"
 ok "$([ "$(cache_of "$REPORTS/f1-sb.json")" != "$(cache_of "$REPORTS/f1-sa.json")" ] && echo 0 || echo 1)" "  into another cache"
 rm -f "$A/.npmrc"
+
+# The report's registries carry no user part.
+HOME=$H npm_config_registry="http://u:npm_SECRET_42@127.0.0.2:$PC/" "$MOAT" run --dry-run -- npx -y moat-hello@9.9.9 \
+	>"$SCRATCH/reg-dry.json" 2>/dev/null
+is "$(jx "$SCRATCH/reg-dry.json" 'd["runner"]["registries"]')/$(grep -c SECRET "$SCRATCH/reg-dry.json")" \
+	"[{\"key\": \"registry\", \"url\": \"http://127.0.0.2:$PC/\"}]/0" \
+	"the dry run's runner.registries: the registry without its user part, no password anywhere in the report"
 
 # --- the dry run: both plans --------------------------------------------------
 m run --dry-run -- npx -y moat-probe@1.0.0 x >"$SCRATCH/dry.json" 2>"$SCRATCH/dry.err"

@@ -224,6 +224,23 @@ static int load(struct ctx *c, const char *path, enum mcp_client client, const c
 		if (e.errnum == ENOENT)
 			return 0;
 	}
+	/* A project's file is the repository's, links included: git keeps
+	 * them, so `.mcp.json -> ../../.claude.json` in a clone would have wrap
+	 * and unwrap edit a file of the user's (or, run by root, another
+	 * user's) that the repository chose.  One that leads out of the
+	 * project is refused, named; the user names it with --config when it
+	 * is his. */
+	if (e.kind == MOAT_E_NONE && src.exists && strcmp(scope, "project") == 0) {
+		char project[PATH_MAX];
+
+		if (!realpath(c->cwd, project) || !path_within(src.real, project)) {
+			moat_error_set(&e, MOAT_E_CONFIG, 0,
+				       "%s is a link to %s, outside the project (%s): a repository chooses where its "
+				       "links lead, so moat neither reads nor edits it as the project's",
+				       src.shown, src.real, c->cwd);
+			moat_error_hint(&e, "if that file is yours to change, name it: --config %s", src.real);
+		}
+	}
 	c->files = moat_xrealloc(c->files, (c->n_files + 1) * sizeof(*c->files));
 	l = &c->files[c->n_files++];
 	memset(l, 0, sizeof(*l));

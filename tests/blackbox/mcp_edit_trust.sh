@@ -42,6 +42,12 @@
 #      before wrap the same entry reads HOME; a url alone is still remote;
 #      VS Code's own .vscode/mcp.json with sandboxEnabled is still left to
 #      VS Code.
+#   5. A project's .mcp.json that is a link out of the project (git keeps
+#      links: `.mcp.json -> ../other/settings.json` in a clone): wrap and
+#      unwrap edited the file it led to, one the repository chose.  Now it
+#      is refused, named, exit 125, that file byte-identical.  Controls: the
+#      same file named with --config is wrapped; a link inside the project
+#      is followed as before.
 #
 # Runs as root and as an unprivileged user.
 set -u
@@ -337,5 +343,34 @@ printf '{"servers":{"vb":{"command":"/bin/cat","args":["%s"],"sandboxEnabled":tr
 like "$(m mcp list --config .vscode/mcp.json 2>&1)" "^  vb .*not wrapped: VS Code's own sandbox is on" \
 	"control: in VS Code's mcp.json, sandboxEnabled is VS Code's sandbox: left to it"
 rm -rf "$P/.vscode"
+
+# --- 5. a project's file that is a link out of the project
+rm -f "$P/.mcp.json" "$P/.mcp.json.moat-backup"
+mkdir -p "$BASE/other"
+printf '{"mcpServers":{"o":{"command":"echo","args":["outside"]}}}\n' >"$BASE/other/settings.json"
+cp "$BASE/other/settings.json" "$BASE/other.orig"
+ln -s ../other/settings.json "$P/.mcp.json"
+out=$(m mcp wrap 2>&1)
+rc=$?
+is "$rc" 125 "wrap with the project's .mcp.json a link out of the project: exit 125"
+like "$out" "$P/.mcp.json is a link to $BASE/other/settings.json, outside the project" "  naming it and where it leads"
+like "$out" "hint: if that file is yours to change, name it: --config $BASE/other/settings.json" "  with the fix"
+ok "$(cmp -s "$BASE/other.orig" "$BASE/other/settings.json" && echo 0 || echo 1)" "  the file it leads to is byte-identical"
+out=$(m mcp unwrap 2>&1)
+is "$?" 125 "unwrap too: exit 125"
+ok "$(cmp -s "$BASE/other.orig" "$BASE/other/settings.json" && echo 0 || echo 1)" "  the file byte-identical"
+out=$(m mcp wrap --config "$BASE/other/settings.json" 2>&1)
+ok "$([ $? = 0 ] && grep -q '"--config"' "$BASE/other/settings.json" && echo 0 || echo 1)" \
+	"control: the same file named with --config is wrapped ($(printf '%s' "$out" | head -c 160))"
+m mcp unwrap --config "$BASE/other/settings.json" >/dev/null 2>&1
+rm -f "$P/.mcp.json"
+mkdir -p "$P/sub"
+printf '{"mcpServers":{"in":{"command":"echo","args":["inside"]}}}\n' >"$P/sub/mcp.json"
+ln -s sub/mcp.json "$P/.mcp.json"
+out=$(m mcp wrap 2>&1)
+ok "$([ $? = 0 ] && grep -q '"--config"' "$P/sub/mcp.json" && echo 0 || echo 1)" \
+	"control: a link inside the project is followed and wrapped ($(printf '%s' "$out" | head -c 160))"
+is "$(launch "$P/sub/mcp.json" in)" "inside" "  it runs under moat"
+m mcp unwrap >/dev/null 2>&1
 
 done_testing

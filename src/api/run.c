@@ -28,7 +28,9 @@
 #include "launch/guard.h"
 #include "launch/signals.h"
 #include "launch/term.h"
+#include "util/stacklimit.h"
 #include "util/stdfds.h"
+#include "util/umask.h"
 #include "util/timeline.h"
 #include "util/cleanup.h"
 #include "util/file.h"
@@ -318,7 +320,12 @@ static int make_write_dirs(struct moat_policy *p, bool dry_run, struct moat_erro
 				shown);
 			continue;
 		}
-		if (mkdirs(r->path, 0777, "--mkdir --write", err) < 0)
+		/* The caller's directories, made as mkdir -p would under the
+		 * caller's umask (util/umask.h). */
+		mode_t own = umask(umask_caller());
+		int rc = mkdirs(r->path, 0777, "--mkdir --write", err);
+		umask(own);
+		if (rc < 0)
 			return moat_error_wrap(err, "--mkdir");
 		fprintf(stderr, "moat: --mkdir: made %s\n", shown);
 	}
@@ -534,8 +541,11 @@ static int run_main(int argc, char **argv, bool exiting)
 
 	/* Before anything is opened or any disposition changed (util/stdfds.h,
 	 * launch/signals.h). */
-	if (stdfds_ensure() < 0 || (!exiting && refuse_threads()))
+	if (stdfds_ensure(&err) < 0)
+		return moat_error_print(&err);
+	if (!exiting && refuse_threads())
 		return 125;
+	umask_take_own();
 	signals_capture_caller();
 	/* Not dumpable while it runs: a command moat does not confine (mode
 	 * off, or no Landlock and no namespaces) runs as the same user and
@@ -781,6 +791,11 @@ out:
 
 int moat_run_main(int argc, char **argv)
 {
+	struct moat_error err = {0};
+
+	/* Here, in a small frame: run_main's is the deep one. */
+	if (stack_limit_check(&err) < 0)
+		return moat_error_print(&err);
 	return run_main(argc, argv, false);
 }
 

@@ -11,6 +11,7 @@
 #include "sources/cli.h"
 #include "util/cleanup.h"
 #include "util/moatbin.h"
+#include "util/stacklimit.h"
 #include "util/stdfds.h"
 
 /* The git revision moat was built from (Makefile: git describe, or the
@@ -24,9 +25,13 @@ int main(int argc, char **argv)
 	/* This process is moat's binary: the backends that run it as the
 	 * sandbox's init may (util/moatbin.h). */
 	moatbin_mark_self();
-	/* A closed 0, 1 or 2 would be taken by the next file moat opens. */
-	if (stdfds_ensure() < 0)
-		return 125;
+	/* A closed 0, 1 or 2 would be taken by the next file moat opens.
+	 * The stack limit before any deep frame (util/stacklimit.h); not for
+	 * __init, which runs inside a sandbox moat checked it for. */
+	struct moat_error err = {0};
+	if (stdfds_ensure(&err) < 0 ||
+	    ((argc < 2 || strcmp(argv[1], "__init") != 0) && stack_limit_check(&err) < 0))
+		return moat_error_print(&err);
 	if (argc < 2) {
 		cli_usage(stderr);
 		return 125;

@@ -68,6 +68,7 @@
 #include "launch/signals.h"
 #include "util/path.h"
 #include "util/cleanup.h"
+#include "util/umask.h"
 
 static _Noreturn void fail(const struct child_args *a, int exit_code, int errnum, const char *fmt, ...)
 	__attribute__((format(printf, 4, 5)));
@@ -522,8 +523,11 @@ static _Noreturn void exec_sandboxed(const struct child_args *a)
 			fail(a, 125, errno, "setrlimit(%s)", bp->rlimits[i].oci_name);
 	}
 	/* Signals moat blocked for itself must not stay blocked in the
-	 * command: the mask survives execve. */
+	 * command: the mask survives execve.  So does the umask: moat made
+	 * the view with its own (util/umask.h), the caller's is the
+	 * command's. */
 	signals_reset_for_exec(&a->saved_mask);
+	umask(umask_caller());
 	moat_timeline_mark("child.fds_limits");
 	if (np && np->use_seccomp && (rc = moat_seccomp_load(&np->bpf)) < 0)
 		fail(a, 125, -rc, "loading the seccomp filter");
@@ -549,6 +553,7 @@ static _Noreturn void exec_bare(const struct child_args *a)
 	if (chdir(a->policy->cwd) != 0)
 		fail(a, 125, errno, "chdir %s", a->policy->cwd);
 	signals_reset_for_exec(&a->saved_mask);
+	umask(umask_caller());
 	execve(a->policy->exe, a->policy->argv, a->plan->envp);
 	fail(a, errno == ENOENT ? 127 : 126, errno, "execve %s", a->policy->exe);
 }

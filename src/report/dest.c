@@ -17,6 +17,7 @@
 #include "util/cleanup.h"
 #include "util/mem.h"
 #include "util/mkdirs.h"
+#include "util/umask.h"
 
 /* What a descriptor of moat's own output must not be, said for its option
  * (--report-fd, --events-fd). */
@@ -590,7 +591,10 @@ static int create_temp(const struct report_dest *d, char *name, size_t len, stru
 
 		if (temp_name(d, name, len) < 0)
 			return moat_error_set(err, MOAT_E_SYSTEM, errno, "--report %s: getrandom", d->path);
-		fd = openat(d->dirfd, name, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+		/* The caller's umask: the report is the caller's file
+		 * (util/umask.h). */
+		fd = openat(d->dirfd, name, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC,
+			    0600 & ~umask_caller());
 		if (fd >= 0)
 			return fd;
 		if (errno != EEXIST)

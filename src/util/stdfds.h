@@ -6,8 +6,11 @@
 #ifndef MOAT_UTIL_STDFDS_H
 #define MOAT_UTIL_STDFDS_H
 
-/* Opens /dev/null on each of 0, 1 and 2 that is closed.  0, or -errno if
- * /dev/null cannot be opened. */
-int stdfds_ensure(void);
+#include "util/err.h"
+
+/* Opens /dev/null on each of 0, 1 and 2 that is closed.  0, or -1 with err
+ * naming the descriptor if /dev/null cannot be opened (a chroot or a
+ * container without /dev): moat then stops, saying so. */
+int stdfds_ensure(struct moat_error *err);
 
 #endif

@@ -389,7 +389,8 @@ int guard_start(struct moat_guard *g, struct moat_plan *plan, struct moat_error 
 	if (pid < 0) {
 		close(p[0]);
 		close(p[1]);
-		return moat_error_set(err, MOAT_E_SYSTEM, errno, "forking moat's guard");
+		moat_error_set(err, MOAT_E_SYSTEM, errno, "forking moat's guard");
+		return moat_error_hint_nproc(err);
 	}
 	if (pid == 0) {
 		close(p[1]);

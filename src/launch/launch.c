@@ -619,6 +619,8 @@ int launch_run(const struct moat_policy *p, struct moat_plan *plan, struct term 
 		else if (e == EPERM || e == ENOSPC)
 			moat_error_hint(err, "user namespaces may be restricted here; `moat probe` says why, and "
 					     "--mode prefer runs without them");
+		else if (e == EAGAIN)
+			moat_error_hint_nproc(err);
 		return -1;
 	}
 	if (child == 0)

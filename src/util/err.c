@@ -1,5 +1,6 @@
 #include "util/err.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdarg.h>
@@ -7,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
+#include <unistd.h>
 
 #include "util/mem.h"
 
@@ -159,6 +161,60 @@ int moat_error_hint(struct moat_error *err, const char *fmt, ...)
 	vsnprintf(err->hint, sizeof(err->hint), fmt, ap);
 	va_end(ap);
 	return -1;
+}
+
+/* The tasks (threads included: RLIMIT_NPROC counts them) whose real uid is
+ * `uid`, from /proc; -1 when /proc cannot be read.  Only on the error
+ * path: a read of each process's status. */
+static long tasks_of_uid(uid_t uid)
+{
+	DIR *d = opendir("/proc");
+	struct dirent *e;
+	long n = 0;
+
+	if (!d)
+		return -1;
+	while ((e = readdir(d)) != NULL) {
+		char path[64], line[256];
+		unsigned long ruid = 0;
+		long threads = 0;
+		bool mine = false;
+		FILE *f;
+
+		if (e->d_name[0] < '1' || e->d_name[0] > '9')
+			continue;
+		snprintf(path, sizeof(path), "/proc/%.20s/status", e->d_name);
+		if (!(f = fopen(path, "re")))
+			continue;
+		while (fgets(line, sizeof(line), f)) {
+			if (sscanf(line, "Uid: %lu", &ruid) == 1)
+				mine = ruid == (unsigned long)uid;
+			else if (sscanf(line, "Threads: %ld", &threads) == 1)
+				break;
+		}
+		fclose(f);
+		if (mine)
+			n += threads > 0 ? threads : 1;
+	}
+	closedir(d);
+	return n;
+}
+
+int moat_error_hint_nproc(struct moat_error *err)
+{
+	struct rlimit rl;
+	long tasks;
+
+	if (err->errnum != EAGAIN || getrlimit(RLIMIT_NPROC, &rl) != 0 || rl.rlim_cur == RLIM_INFINITY ||
+	    getuid() == 0)
+		return -1;
+	tasks = tasks_of_uid(getuid());
+	if (tasks >= 0 && (rlim_t)tasks + 2 < rl.rlim_cur)
+		return -1; /* not this limit: a cgroup's pids.max, threads-max */
+	return moat_error_hint(err,
+			       "this user's process limit is %llu (RLIMIT_NPROC, ulimit -u) and %ld of its processes "
+			       "and threads run: end some, or raise it (ulimit -u; LimitNPROC= for a service)",
+			       (unsigned long long)rl.rlim_cur, tasks);
 }
 
 /* Descriptors above stdio without close-on-exec: moat opens every one of

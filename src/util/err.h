@@ -66,6 +66,11 @@ int moat_error_set(struct moat_error *err, enum moat_error_kind kind, int errnum
 /* Attach a hint to an error already set; returns -1 for tail calls.  An
  * EMFILE/ENFILE error keeps the hint moat_error_set gave it. */
 int moat_error_hint(struct moat_error *err, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* After a fork or clone that failed with EAGAIN: the hint when this uid's
+ * process limit (RLIMIT_NPROC, ulimit -u) is what refused it, naming the
+ * limit; nothing for another cause (a cgroup's pids.max, the kernel's
+ * threads-max).  Returns -1, as moat_error_hint. */
+int moat_error_hint_nproc(struct moat_error *err);
 
 /* The hint of an EMFILE/ENFILE error, more precise than the default one. */
 int moat_error_fd_hint(struct moat_error *err, const char *fmt, ...) __attribute__((format(printf, 2, 3)));

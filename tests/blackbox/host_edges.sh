@@ -83,4 +83,27 @@ is "$?:$(stat -c %a "$REPORTS/m.json")" "0:400" "umask 0277: the report is 0400"
 sh -c 'umask 0002 && exec "$@"' sh "$MOAT" run --mkdir --write "$P/made/sub" -- /bin/true 2>/dev/null
 is "$?:$(stat -c %a "$P/made" "$P/made/sub" | tr '\n' ' ')" "0:775 775 " "umask 0002: --mkdir makes 0775 directories, as mkdir -p"
 
+# --- 4. this user's process limit reached ---------------------------------------
+# A fork refused with EAGAIN said only "forking moat's guard: Resource
+# temporarily unavailable" (or "creating the sandbox"): now the hint names
+# RLIMIT_NPROC, its value and this uid's task count.  Run as a uid no other
+# test uses (65533), so other suites' processes do not count: root only.
+if [ "$UID_NOW" = 0 ] && command -v setpriv >/dev/null; then
+	asuser() { setpriv --reuid=65533 --regid=65533 --clear-groups env PATH=/usr/bin:/bin HOME=/nonexistent "$@"; }
+	mkdir -p "$SCRATCH/np" && chmod 0777 "$SCRATCH/np"
+	out=$(cd "$SCRATCH/np" && asuser bash -c 'ulimit -u 1 && exec "$@"' sh "$MOAT" run -- /bin/true 2>&1)
+	rc=$?
+	is "$rc" 125 "ulimit -u 1: the sandbox cannot be made, exit 125"
+	like "$out" 'hint: this user.s process limit is 1 \(RLIMIT_NPROC, ulimit -u\) and [0-9]+ of its processes' \
+		"  the hint names RLIMIT_NPROC ($(printf '%s' "$out" | tail -1 | head -c 160))"
+	out=$(cd "$SCRATCH/np" && asuser env $NOFB bash -c 'ulimit -u 1 && exec "$@"' sh "$MOAT" run --mode prefer -- /bin/true 2>&1)
+	is "$?" 125 "  without namespaces too: exit 125"
+	like "$out" "forking moat.s guard: Resource temporarily unavailable" "  the guard's fork refused"
+	like "$out" 'hint: this user.s process limit is 1 \(RLIMIT_NPROC' "  the hint names RLIMIT_NPROC"
+	out=$(cd "$SCRATCH/np" && asuser bash -c 'ulimit -u 64 && exec "$@"' sh "$MOAT" run -- /bin/echo ran 2>&1)
+	is "$?:$out" "0:ran" "control: ulimit -u 64, the command runs"
+else
+	for _ in 1 2 3 4 5 6; do skip "the process-limit cases run as root, as uid 65533 (no other suite's processes counted)"; done
+fi
+
 done_testing

@@ -43,7 +43,7 @@ static size_t count_denies(const struct fs_plan *fp)
 /* What the native backend offers for limits: moat applies the rlimits,
  * puts the first child in its cgroup, sizes the private tmpfs it mounts,
  * and with a pid namespace the tree dies with its init. */
-static void native_caps(const struct native_plan *np, struct limit_caps *c)
+static void native_caps(const struct moat_policy *p, const struct native_plan *np, bool netns, struct limit_caps *c)
 {
 	c->rlimits = true;
 	c->in_cgroup = true;
@@ -80,6 +80,16 @@ static void native_caps(const struct native_plan *np, struct limit_caps *c)
 	snprintf(c->tree_mechanism, sizeof(c->tree_mechanism),
 		 "pid namespace: its init dies with moat (PR_SET_PDEATHSIG), and when it ends the kernel kills the "
 		 "rest");
+	/* TCP and UDP sockets that carry data: under none, seccomp refuses
+	 * them, and a network namespace has no interface up; under allow the
+	 * sandbox's own lo carries them. */
+	if (p->net == MOAT_NET_NONE)
+		c->inet = np->use_seccomp || netns ? LIMIT_INET_NO : LIMIT_INET_YES;
+	else
+		c->inet = LIMIT_INET_YES;
+	if (np->net_fence)
+		c->sockets_moat = "under net allow the fence connects each allowed destination with a socket of moat's "
+				  "own, whose buffers are charged to moat's cgroup, not the tree's";
 }
 
 /* The proxy mode (kernel/netproxy.h) in the command's environment: the
@@ -238,7 +248,7 @@ static int native_compile(const struct backend_ctx *ctx, struct backend_plan *bp
 	/* moat applies the rlimits itself (backend_rlimits: RLIMIT_CPU is
 	 * each process's share, besides the tree's total in launch/cgroup.c,
 	 * so the kernel stops one busy process on its own). */
-	native_caps(np, &bp->caps);
+	native_caps(p, np, netns, &bp->caps);
 	bp->apply_rlimits = true;
 	bp->no_new_privs = true;
 

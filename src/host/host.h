@@ -91,6 +91,7 @@ struct moat_cgroup_info {
 	 * CG_UNLIMITED when none.  `at` names the cgroup that sets it. */
 	int64_t enclosing_memory, enclosing_pids;
 	char enclosing_memory_at[512], enclosing_pids_at[512];
+	bool enclosing_memory_v1; /* that memory limit is a cgroup v1 one */
 	/* Swap: whether the host has any (/proc/swaps), and whether a child
 	 * cgroup's swap can be limited (v2: memory.swap.max exists; v1:
 	 * memory.memsw.limit_in_bytes).  Without both, a memory limit bounds

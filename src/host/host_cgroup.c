@@ -328,9 +328,11 @@ void host_probe_cgroup(const struct moat_host *h, bool limits, struct moat_cgrou
 			continue;
 		if (i == CGV1_MEMORY) {
 			char memsw[600];
+			int64_t v2_memory = c->enclosing_memory;
 
 			tightest(c, v1m[i].point, dir, "memory.limit_in_bytes", &c->enclosing_memory,
 				 c->enclosing_memory_at, sizeof(c->enclosing_memory_at));
+			c->enclosing_memory_v1 = c->enclosing_memory != v2_memory;
 			snprintf(memsw, sizeof(memsw), "%s/memory.memsw.limit_in_bytes", dir);
 			c->swap_limit_v1 = access(memsw, F_OK) == 0 && !h->swap_limit_limited;
 		} else if (i == CGV1_PIDS) {

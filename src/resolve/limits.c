@@ -31,6 +31,10 @@ static const char *const names[LIM__COUNT] = {
 #define HINT_CGROUP_OPEN                                                                                     \
 	"with seccomp (it refuses clone3) and either user namespaces or Landlock, moat keeps the command away from " \
 	"its cgroup's files and from clone3(CLONE_INTO_CGROUP)"
+#define HINT_SOCKETS_V1                                                                                      \
+	"a host with cgroup v2 (boot with systemd.unified_cgroup_hierarchy=1), whose memory.max counts socket "   \
+	"buffers; or --net none"
+#define HINT_SOCKETS_MOAT "use --net loopback or --net all, whose sockets are the tree's own, on a host with cgroup v2"
 #define HINT_SIGNAL_SCOPE                                                                                    \
 	"enable user namespaces (a pid namespace), or a kernel with Landlock ABI 6 (Linux 6.12), which keeps the " \
 	"command's signals inside the sandbox"
@@ -135,17 +139,48 @@ static void why_no_controller(const struct moat_cgroup_info *cg, const char *ctl
 	verdict_format(buf, len, "%s; cgroup v1: %s", v2, cg->v1[c].why);
 }
 
-static void decide_memory(const struct moat_policy *p, const struct moat_cgroup_info *cg,
+/* Socket buffers a memory limit would not count, or NULL.  cgroup v1
+ * charges TCP and UDP buffers to a counter of their own (memory.kmem.tcp),
+ * not to memory.limit_in_bytes; v2 counts them in memory.max.  A tree with
+ * a network held 160 MiB in loopback sockets under a v1 --memory 64M
+ * (tests/blackbox/limits_tree.sh).  Under net allow the allowed
+ * connections are moat's sockets, charged to moat's cgroup under either. */
+static const char *uncounted_sockets(const struct moat_policy *p, const struct moat_host *h,
+				     const struct limit_caps *caps, bool v1, char *buf, size_t len)
+{
+	bool inet = caps->inet == LIMIT_INET_POLICY ? p->net != MOAT_NET_NONE || !h->seccomp
+						     : caps->inet == LIMIT_INET_YES;
+
+	if (caps->sockets_moat) {
+		verdict_format(buf, len, "%s: the tree could hold more than %lld bytes in them", caps->sockets_moat,
+			       (long long)p->limits.memory_bytes);
+		return buf;
+	}
+	if (!v1 || !inet)
+		return NULL;
+	verdict_format(buf, len,
+		       "cgroup v1 charges TCP and UDP socket buffers apart from memory.limit_in_bytes (to "
+		       "memory.kmem.tcp), and the tree can make such sockets (net %s%s): it could hold more than %lld "
+		       "bytes in them",
+		       moat_net_name(p->net), p->net == MOAT_NET_NONE ? ", without seccomp" : "",
+		       (long long)p->limits.memory_bytes);
+	return buf;
+}
+
+static void decide_memory(const struct moat_policy *p, const struct moat_host *h, const struct moat_cgroup_info *cg,
 			  const struct limit_caps *caps, struct limits_plan *o)
 {
 	struct limit_verdict *v = &o->lim[LIM_MEMORY];
 	int64_t n = p->limits.memory_bytes;
 	char why[600];
+	const char *sockets;
+	bool v1 = false; /* the mechanism is a cgroup v1 memory limit */
 
 	bool no_swap = cg && !cg->host_swap;
 
 	if (caps->oci_resources && (no_swap || (cg && (cg->swap_limit_v2 || cg->swap_limit_v1)))) {
 		o->oci_memory = true;
+		v1 = cg && strcmp(cg->layout, "unified") != 0; /* the runtime's cgroups are v1 on a hybrid host */
 		enforce(v, "cgroup made by %s: linux.resources.memory limit %lld, %s", caps->runtime, (long long)n,
 			no_swap ? "no swap on this host" : "swap 0");
 	} else if (caps->in_cgroup && v2_usable(cg) && v2_has(cg, "memory") && (no_swap || cg->swap_limit_v2)) {
@@ -153,7 +188,7 @@ static void decide_memory(const struct moat_policy *p, const struct moat_cgroup_
 		enforce(v, "moat's cgroup v2 below %s: memory.max %lld, %s", cg->path, (long long)n,
 			cg->swap_limit_v2 ? "memory.swap.max 0" : "no swap on this host");
 	} else if (caps->in_cgroup && v1_usable(cg, CGV1_MEMORY) && (no_swap || cg->swap_limit_v1)) {
-		o->cg_v1[CGV1_MEMORY] = true;
+		o->cg_v1[CGV1_MEMORY] = v1 = true;
 		enforce(v, "moat's cgroup v1 below %s: memory.limit_in_bytes %lld, %s", cg->v1[CGV1_MEMORY].path,
 			(long long)n, cg->swap_limit_v1 ? "memory.memsw.limit_in_bytes the same" : "no swap on this host");
 	} else if (cg && cg->host_swap && (caps->oci_resources || caps->in_cgroup) &&
@@ -162,6 +197,7 @@ static void decide_memory(const struct moat_policy *p, const struct moat_cgroup_
 			"the kernel does not account swap in a cgroup here: a memory limit would bound RAM only, and "
 			"the tree could swap beyond %lld bytes", (long long)n);
 	} else if (caps->in_cgroup && cg && cg->enclosing_memory != CG_UNLIMITED && cg->enclosing_memory <= n) {
+		v1 = cg->enclosing_memory_v1;
 		enforce(v, "the cgroup holding moat and the tree, %s, limits memory to %lld", cg->enclosing_memory_at,
 			(long long)cg->enclosing_memory);
 	} else if (!caps->in_cgroup) {
@@ -169,6 +205,11 @@ static void decide_memory(const struct moat_policy *p, const struct moat_cgroup_
 	} else {
 		why_no_controller(cg, "memory", CGV1_MEMORY, why, sizeof(why));
 		missing(v, HINT_CGROUP_MEMORY, "no memory cgroup moat can make: %s", why);
+	}
+	/* decide_memory runs first: nothing else has asked for a v2 cgroup yet. */
+	if (v->enforced && (sockets = uncounted_sockets(p, h, caps, v1, why, sizeof(why))) != NULL) {
+		o->oci_memory = o->cg_v2 = o->v2_memory = o->cg_v1[CGV1_MEMORY] = false;
+		missing(v, caps->sockets_moat ? HINT_SOCKETS_MOAT : HINT_SOCKETS_V1, "%s", sockets);
 	}
 }
 
@@ -327,7 +368,7 @@ void limits_decide(const struct moat_policy *p, const struct moat_host *h, struc
 		o->lim[k].value = values[k];
 	}
 	if (o->lim[LIM_MEMORY].declared)
-		decide_memory(p, cg, caps, o);
+		decide_memory(p, h, cg, caps, o);
 	if (o->lim[LIM_PIDS].declared)
 		decide_pids(p, h, cg, caps, o);
 	if (o->lim[LIM_CPU].declared)

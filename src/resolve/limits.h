@@ -26,6 +26,13 @@ enum limit_kind { LIM_MEMORY, LIM_PIDS, LIM_CPU, LIM_ADDRESS_SPACE, LIM_FILES, L
 /* The report's and the config's name of a limit: "memory", "tmp_size", ... */
 const char *limit_name(enum limit_kind k);
 
+/* Whether the tree can make TCP or UDP sockets that carry data. */
+enum limit_inet {
+	LIMIT_INET_POLICY, /* as the policy says: any network but none, or none without seccomp to refuse them */
+	LIMIT_INET_NO,     /* the backend knows it cannot (seccomp, or no interface up) */
+	LIMIT_INET_YES,    /* the backend knows it can */
+};
+
 /* What a backend offers for limits (filled by its compile step). */
 struct limit_caps {
 	bool rlimits;        /* the per-process limits and core 0 are applied */
@@ -55,6 +62,14 @@ struct limit_caps {
 	 * and `rlimits` says whether the exported files apply them
 	 * themselves (bwrap's run.sh, OCI's process.rlimits). */
 	bool exported;
+	/* cgroup v1 charges TCP and UDP socket buffers apart from
+	 * memory.limit_in_bytes: a v1 memory limit is no limit for a tree
+	 * that can make such sockets. */
+	enum limit_inet inet;
+	/* Why some of the tree's sockets are moat's own, whose buffers are
+	 * charged to moat's cgroup and not the tree's (net allow's fence), or
+	 * NULL. */
+	const char *sockets_moat;
 };
 
 struct limit_verdict {

@@ -576,6 +576,51 @@ static int cmd_fill(int max_mb)
 	return 0;
 }
 
+/* Hold memory in TCP socket buffers over loopback: pairs of connected
+ * sockets, each writer filled without the reader reading, printing the
+ * running total in MiB, up to `max_mb` (and at most 400 pairs).  cgroup v1
+ * charges these buffers apart from memory.limit_in_bytes; a memory limit
+ * that does not count them is no limit for a tree with a network. */
+static int cmd_sockfill(int max_mb)
+{
+	static char chunk[65536];
+	struct sockaddr_in a = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+	socklen_t alen = sizeof(a);
+	long long held = 0, limit = (long long)max_mb << 20;
+	int lfd, pairs, shown = 0;
+
+	lfd = socket(AF_INET, SOCK_STREAM, 0);
+	if (lfd < 0 || bind(lfd, (struct sockaddr *)&a, sizeof(a)) || listen(lfd, 64) ||
+	    getsockname(lfd, (struct sockaddr *)&a, &alen)) {
+		printf("ERR listen: %s\n", strerror(errno));
+		return 1;
+	}
+	memset(chunk, 1, sizeof(chunk));
+	for (pairs = 0; pairs < 400 && held < limit; pairs++) {
+		int w = socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK, 0), r;
+		ssize_t n;
+
+		if (w < 0 || (connect(w, (struct sockaddr *)&a, sizeof(a)) && errno != EINPROGRESS)) {
+			printf("STOP %d connect: %s\n", shown, strerror(errno));
+			return 0;
+		}
+		if ((r = accept(lfd, NULL, NULL)) < 0) {
+			printf("STOP %d accept: %s\n", shown, strerror(errno));
+			return 0;
+		}
+		while (held < limit && (n = write(w, chunk, sizeof(chunk))) > 0) {
+			held += n;
+			if ((int)(held >> 20) > shown) {
+				shown = (int)(held >> 20);
+				printf("MB %d\n", shown);
+				fflush(stdout);
+			}
+		}
+	}
+	printf("DONE %d\n", shown);
+	return 0;
+}
+
 static int cmd_forkbomb(int max)
 {
 	int n = 0;
@@ -1019,6 +1064,8 @@ int main(int argc, char **argv)
 		return cmd_fill(atoi(argv[2]));
 	if (!strcmp(c, "alloc") && argc > 2)
 		return cmd_alloc(atoi(argv[2]));
+	if (!strcmp(c, "sockfill") && argc > 2)
+		return cmd_sockfill(atoi(argv[2]));
 	if (!strcmp(c, "syscalls"))
 		return cmd_syscalls();
 	if (!strcmp(c, "ptrace") && argc > 2)

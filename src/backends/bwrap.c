@@ -436,6 +436,8 @@ static void verdicts(const struct backend_ctx *ctx, struct backend_plan *bp, con
 	 * command unchanged, the --seccomp fd is closed, no fd is added. */
 	bp->caps = (struct limit_caps){.rlimits = bp->apply_rlimits, .in_cgroup = true, .runtime = "bwrap",
 				       .tmp_size = ctx->policy->private_tmp, .pid_tree = true,
+				       .tmp_files_unbounded = "bwrap has no nr_inodes: an empty file's ~1 KiB of kernel memory is "
+							      "outside size= (--memory counts it)",
 				       .cgroup_open = f->seccomp ? NULL : BACKEND_CGROUP_OPEN_NO_SECCOMP};
 	snprintf(bp->caps.tree_mechanism, sizeof(bp->caps.tree_mechanism), "%s",
 		 ctx->exporting ? "bwrap --unshare-pid --die-with-parent: the namespace ends with the command and "

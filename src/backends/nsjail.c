@@ -272,7 +272,8 @@ static void put_op(FILE *f, const struct backend_ctx *ctx, const struct view *v,
 			put_symlink(f, dev_links[i][0], dev_links[i][1]);
 		break;
 	case VIEW_TMPFS:
-		snprintf(opts, sizeof(opts), "mode=%04o,size=%lld", op->mode, (long long)op->size);
+		snprintf(opts, sizeof(opts), "mode=%04o,size=%lld,nr_inodes=%lld", op->mode, (long long)op->size,
+			 (long long)view_tmpfs_inodes(op->size));
 		put_tmpfs(f, op->dest, opts, true, false, "private");
 		break;
 	case VIEW_SKELETON:

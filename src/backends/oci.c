@@ -246,7 +246,9 @@ static void add_bind(json_t *mounts, const struct oci_facts *f, const char *src,
 	add_mount(mounts, dest, "bind", src, o);
 }
 
-static void add_tmpfs(json_t *mounts, const char *dest, unsigned mode, bool ro, int64_t size)
+/* `inodes`: bound the file count too (view_tmpfs_inodes); not under runsc,
+ * whose tmpfs takes its own options. */
+static void add_tmpfs(json_t *mounts, const char *dest, unsigned mode, bool ro, int64_t size, bool inodes)
 {
 	char m[32];
 	json_t *o = strs("nosuid", "nodev", NULL);
@@ -256,6 +258,10 @@ static void add_tmpfs(json_t *mounts, const char *dest, unsigned mode, bool ro, 
 	if (size > 0) {
 		snprintf(m, sizeof(m), "size=%lld", (long long)size);
 		json_array_append_new(o, json_string(m));
+		if (inodes) {
+			snprintf(m, sizeof(m), "nr_inodes=%lld", (long long)view_tmpfs_inodes(size));
+			json_array_append_new(o, json_string(m));
+		}
 	}
 	if (ro) {
 		json_array_append_new(o, json_string("ro"));
@@ -356,7 +362,7 @@ static json_t *build_mounts(const struct backend_ctx *ctx, struct backend_plan *
 				  strs("nosuid", "noexec", "newinstance", "ptmxmode=0666", "mode=0620", NULL));
 			break;
 		case VIEW_TMPFS:
-			add_tmpfs(mounts, op->dest, op->mode, false, op->size);
+			add_tmpfs(mounts, op->dest, op->mode, false, op->size, f->rt != RT_RUNSC);
 			break;
 		case VIEW_SKELETON:
 			/* A directory of the read-only root directory where
@@ -367,7 +373,7 @@ static json_t *build_mounts(const struct backend_ctx *ctx, struct backend_plan *
 			if (in_rootfs(&v, op->dest))
 				rc = mkdirs_below(rootfs, op->dest, err);
 			else
-				add_tmpfs(mounts, op->dest, 0755, !links_below(&v, op->dest), 0);
+				add_tmpfs(mounts, op->dest, 0755, !links_below(&v, op->dest), 0, false);
 			break;
 		case VIEW_BIND:
 			/* runsc cannot bind the host's /sys mounts (EINVAL for
@@ -385,7 +391,7 @@ static json_t *build_mounts(const struct backend_ctx *ctx, struct backend_plan *
 			break;
 		case VIEW_MASK:
 			if (op->dir)
-				add_tmpfs(mounts, op->dest, 0, true, 0);
+				add_tmpfs(mounts, op->dest, 0, true, 0, false);
 			else
 				add_mount(mounts, op->dest, "bind", "/dev/null",
 					  strs("bind", "ro", "nosuid", "nodev", "noexec", NULL));
@@ -400,7 +406,7 @@ static json_t *build_mounts(const struct backend_ctx *ctx, struct backend_plan *
 				 * (it runs after the runtime's mounts): then like
 				 * the private tmpfs it lies in, which holds
 				 * nothing of the host's. */
-				add_tmpfs(mounts, op->dest, 0755, !links_below(&v, op->dest), 0);
+				add_tmpfs(mounts, op->dest, 0755, !links_below(&v, op->dest), 0, false);
 			} else {
 				backend_strv_add(&f->links, &f->n_links, op->text);
 				backend_strv_add(&f->links, &f->n_links, op->dest);
@@ -925,6 +931,9 @@ static int compile_bundle(const struct moat_backend *self, const struct backend_
 				       .oci_resources = f.rt == RT_RUNC && ctx->host->uid == 0,
 				       .runtime = runtime_names[f.rt],
 				       .tmp_size = p->private_tmp,
+				       .tmp_files_unbounded = f.rt == RT_RUNSC ? "gVisor's tmpfs is given size= only; its files are "
+										 "the sentry's memory (counted by --memory)"
+									       : NULL,
 				       .pid_tree = true,
 				       .no_address_space = f.rt == RT_RUNC
 								   ? "runc's own init (Go) runs under the container's "

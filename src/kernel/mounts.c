@@ -304,7 +304,8 @@ static int fs_at(int root, const struct view_op *op, const struct fs_plan *fp, c
 	if (target < 0)
 		return target;
 	m = op->kind == VIEW_DEV ? new_fs(type, mode, DEV_TMPFS_BYTES, DEV_TMPFS_INODES, attrs)
-				 : new_fs(type, mode, op->kind == VIEW_TMPFS ? op->size : 0, 0, attrs);
+				 : new_fs(type, mode, op->kind == VIEW_TMPFS ? op->size : 0,
+				       op->kind == VIEW_TMPFS ? view_tmpfs_inodes(op->size) : 0, attrs);
 	if (m < 0) {
 		close(target);
 		return m;

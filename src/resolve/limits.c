@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include "policy/verdict.h"
+#include "resolve/view.h"
 #include "util/cleanup.h"
 
 static const char *const names[LIM__COUNT] = {
@@ -394,8 +395,14 @@ void limits_decide(const struct moat_policy *p, const struct moat_host *h, struc
 	if (p->private_tmp && caps->tmp_size) {
 		o->lim[LIM_TMP].declared = true;
 		o->lim[LIM_TMP].value = o->tmp_bytes;
-		enforce(&o->lim[LIM_TMP], "tmpfs size=%lld for /tmp and for /dev/shm%s", (long long)o->tmp_bytes,
-			l->tmp_bytes == MOAT_LIMIT_UNSET ? " (the default)" : "");
+		if (caps->tmp_files_unbounded)
+			enforce(&o->lim[LIM_TMP], "tmpfs size=%lld for /tmp, /dev/shm and /run%s; file data only: %s",
+				(long long)o->tmp_bytes, l->tmp_bytes == MOAT_LIMIT_UNSET ? " (the default)" : "",
+				caps->tmp_files_unbounded);
+		else
+			enforce(&o->lim[LIM_TMP], "tmpfs size=%lld nr_inodes=%lld for /tmp, /dev/shm and /run%s",
+				(long long)o->tmp_bytes, (long long)view_tmpfs_inodes(o->tmp_bytes),
+				l->tmp_bytes == MOAT_LIMIT_UNSET ? " (the default)" : "");
 	} else if (o->lim[LIM_TMP].declared) {
 		missing(&o->lim[LIM_TMP], "use --backend native with a mount namespace (user namespaces or root)",
 			"%s", p->private_tmp ? "the private /tmp here is not a tmpfs moat makes (no mount namespace)"

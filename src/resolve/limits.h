@@ -41,6 +41,7 @@ struct limit_caps {
 	bool oci_resources;  /* memory and pids go to the runtime's linux.resources */
 	const char *runtime; /* its name, for messages ("native", "bwrap", "runc", ...) */
 	bool tmp_size;       /* the private /tmp and /dev/shm are tmpfs of a size moat sets */
+	const char *tmp_files_unbounded; /* why their file count is not bounded too (nr_inodes), or NULL */
 	bool pid_tree;       /* the tree lives in a pid namespace that dies with the
 			      * command and with moat */
 	char tree_mechanism[128];

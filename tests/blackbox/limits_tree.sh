@@ -6,6 +6,8 @@
 #   --memory 64M: 1 MiB at a time through /tmp, /dev/shm and a memfd in turn
 #     (tmpfs and memfd count, not only the heap); control: 300 MiB without.
 #   --tmp-size 16M: /tmp and /dev/shm are full at 16 MiB; control: 64M.
+#     --tmp-size 1M: at most 256 empty files (nr_inodes), or the mechanism
+#     says the count is unbounded; control: 16M takes 1000.
 #     Without Landlock, /dev takes nothing (read-only); control: /tmp fills
 #     to the limit under the same write.
 #   --cpu 1: eight busy processes; the tree's CPU time stays near 1 s and
@@ -254,6 +256,25 @@ for b in $BACKENDS; do
 		is "$out" $((32 << 20)) "$b control: with --tmp-size 64M the 32 MiB fit"
 	else
 		is "$st" "missing" "$b --tmp-size: reported missing ($(lim "$rep" tmp_size reason | head -c 120))"
+	fi
+	# Empty files take none of size= but ~1 KiB of kernel memory each: 50000
+	# in a 1 MiB /tmp took 60 MiB, and the kernel's default count is half
+	# the host's pages.  The tmpfs bounds them (nr_inodes, one per page),
+	# or the mechanism says it does not.  Control: --tmp-size 16M takes
+	# the 1000 files.
+	files='i=0; while [ $i -lt 1000 ] && true 2>/dev/null >"/tmp/e$i"; do i=$((i+1)); done; echo "FILES $i"'
+	out=$(R "$b" "$rep" --tmp-size 1M -- /bin/sh -c "$files")
+	if [ "$(lim "$rep" tmp_size status)" != enforced ]; then
+		:
+	elif [[ "$(lim "$rep" tmp_size mechanism)" == *"nr_inodes=256 "* ]]; then
+		n=$(printf '%s\n' "$out" | sed -n 's/^FILES //p')
+		[ -n "$n" ] && [ "$n" -le 256 ]
+		ok $? "$b --tmp-size 1M: /tmp takes ${n:-?} empty files of 1000 (nr_inodes=256)"
+		out=$(R "$b" "$REPORTS/tmpf0-$b.json" --tmp-size 16M -- /bin/sh -c "$files")
+		is "$out" "FILES 1000" "$b control: --tmp-size 16M takes the 1000"
+	else
+		like "$(lim "$rep" tmp_size mechanism)" "file data only: .*memory" \
+			"$b --tmp-size 1M: the file count is not bounded, and the mechanism says so"
 	fi
 done
 # /dev is no storage past the limit: without Landlock (MOAT_HOST_LIMIT) its

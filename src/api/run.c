@@ -784,6 +784,7 @@ out:
 	runner_run_free(&rr);
 	if (was_dumpable > 0)
 		prctl(PR_SET_DUMPABLE, was_dumpable, 0, 0, 0);
+	umask_give_back();
 	signals_release();
 	moat_timeline_mark("done");
 	return code;

@@ -13,6 +13,10 @@
 /* Record the caller's umask and set moat's own, 022.  Once, at start. */
 void umask_take_own(void);
 
+/* Give the caller's back to this process (the end of moat_run_main: an
+ * embedder's later files keep its umask). */
+void umask_give_back(void);
+
 /* The caller's umask (022 before umask_take_own). */
 mode_t umask_caller(void);
 

@@ -69,6 +69,13 @@ elif how == "state":  # the caller's children and its process state across the r
           % (rc, rc2, "alive" if alive else "gone", quick_code, heard_during, sub.value,
              status_bit("SigCgt", signal.SIGCHLD), status_bit("SigIgn", signal.SIGPIPE), usr2))
     mine.kill(); mine.wait()
+elif how == "umask":  # the caller's umask: the command's, and the caller's again after
+    os.umask(0o077)
+    rc = call()
+    after = os.umask(0o077)
+    rc2 = call()
+    after2 = os.umask(0o077)
+    print("rc=%d/%d umask-after=%03o/%03o" % (rc, rc2, after, after2))
 PY
 embed() { LIBMOAT=$lib PYTHONDONTWRITEBYTECODE=1 /usr/bin/python3 "$SCRATCH/embed.py" "$@"; }
 
@@ -116,6 +123,14 @@ for m in "--mode off" "--mode prefer" "--profile strict"; do
 	out=$(MOAT_HOST_LIMIT=$lim embed state $m -- /bin/sleep 1 2>/dev/null)
 	is "$out" "rc=0/0 own-child=alive its-sibling-exit=42 its-sigchld-heard=True subreaper=0 sigchld-caught=1 sigpipe-ignored=0 usr2-blocked=0" \
 		"libmoat ($m${lim:+, MOAT_HOST_LIMIT=$lim}): the caller's child lives, its sibling's status and SIGCHLD are the caller's, the caller's state is back"
+done
+# The umask too: moat makes its own files with 022 while it runs
+# (util/umask.h), and the caller's is the command's, in every call, and the
+# caller's again when moat_run_main returns.
+for m in "--mode off" "--profile strict"; do
+	out=$(embed umask $m -- /bin/sh -c umask 2>/dev/null | tr '\n' ' ')
+	is "$out" "0077 0077 rc=0/0 umask-after=077/077 " \
+		"libmoat ($m): the caller's umask 077 is each command's, and the caller's again after the call"
 done
 # The same for a shell that starts a background job, then execs moat.
 for lim in "" "userns=0,root=0"; do

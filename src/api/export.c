@@ -69,8 +69,11 @@ static bool export_writes(const char *backend, const char *name)
 	return false;
 }
 
-/* The backend of the earlier export DIR holds (its report.json is moat's),
- * or NULL. */
+/* The backend of the earlier export DIR holds, or NULL: its report.json is
+ * moat's, of no run (a run's or a refusal's has "run": `moat run --report
+ * report.json` in a project is no export, and taken for one its backend's
+ * names, the project's own config.json, went), and its argv.json is
+ * there. */
 static char *earlier_export(int dfd)
 {
 	cleanup_close int fd = openat(dfd, "report.json", O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
@@ -81,11 +84,13 @@ static char *earlier_export(int dfd)
 
 	if (fd < 0 || fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) || st.st_size > (16 << 20))
 		return NULL;
+	if (fstatat(dfd, "argv.json", &st, AT_SYMLINK_NOFOLLOW) != 0 || !S_ISREG(st.st_mode))
+		return NULL;
 	if (!(j = json_loadfd(fd, 0, NULL)))
 		return NULL;
 	schema = json_string_value(json_object_get(j, "schema"));
 	backend = json_string_value(json_object_get(j, "backend"));
-	if (schema && strncmp(schema, "moat.report/", 12) == 0 && backend)
+	if (schema && strncmp(schema, "moat.report/", 12) == 0 && backend && !json_object_get(j, "run"))
 		out = moat_xstrdup(backend);
 	json_decref(j);
 	return out;

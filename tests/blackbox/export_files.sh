@@ -15,7 +15,8 @@
 #   1b. Nothing of the user's is lost: only the earlier export's own files
 #      are removed (a config.json beside a bwrap export stays through a
 #      second one), and a file of the user's at a name this export writes
-#      (run.sh, config.json) refuses the export instead of being replaced.
+#      (run.sh, config.json) refuses the export instead of being replaced;
+#      so does a run's report.json (moat run --report): no export wrote it.
 #   2. An argument that is not UTF-8 cannot be a JSON string: argv.json
 #      dropped it without a word (`echo a\xffb hello` became ["echo",
 #      "hello"]), so argv.json's argv was not run.sh's.  Now the export is
@@ -73,6 +74,18 @@ ok "$([ ! -e "$SCRATCH/proj/argv.json" ] && [ ! -e "$SCRATCH/proj/report.json" ]
 (cd "$SCRATCH" && "$MOAT" export --backend nsjail -o "$SCRATCH/proj" -- /bin/true >/dev/null 2>&1)
 ok $? "control: an nsjail export (no run.sh of its own) beside it is written"
 is "$(cat "$SCRATCH/proj/run.sh")" "echo mine" "  and keeps it"
+# A run's report (moat run --report report.json, in the project) is no
+# export's: taken for one, its backend's names (oci's config.json) were
+# removed from the user's directory, and the report itself replaced.
+mkdir -p "$SCRATCH/ran" && echo mine >"$SCRATCH/ran/config.json"
+(cd "$SCRATCH/ran" && "$MOAT" run --backend oci --report-fd 3 -- /bin/true 3>report.json >/dev/null 2>"$SCRATCH/ran.err")
+is "$($PY -c 'import json, sys; d = json.load(open(sys.argv[1])); print(d["backend"], "run" in d)' "$SCRATCH/ran/report.json" 2>&1)" \
+	"oci True" "control: a run's report of backend oci beside the user's config.json ($(head -c 300 "$SCRATCH/ran.err"))"
+out=$(cd "$SCRATCH" && "$MOAT" export --backend nsjail -o "$SCRATCH/ran" -- /bin/true 2>&1)
+is "$?" 125 "an export beside a run's report.json: refused (no export wrote it)"
+like "$out" "ran/report.json is there and no moat export wrote it" "  naming the report"
+is "$(cat "$SCRATCH/ran/config.json" 2>&1)" mine "  the user's config.json is untouched"
+ok "$([ ! -e "$SCRATCH/ran/argv.json" ] && echo 0 || echo 1)" "  and nothing was exported there"
 
 # --- 2. arguments that are not UTF-8
 rm -rf "$D"

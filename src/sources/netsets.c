@@ -908,6 +908,21 @@ static void npm_vouch_layers(struct expand *x, const struct npm_layer *l)
 	}
 }
 
+/* An npm found on PATH (its builtin npmrc), or the node whose prefix is
+ * npm's global one, that lies in the project: the repository's (direnv's
+ * `layout node` puts the project's node_modules/.bin on PATH, and a clone
+ * may carry node_modules/npm with an npmrc of its choosing).  Not when the
+ * project is the user's home or above it: ~/node_modules makes ~ npm's
+ * project, and nvm's npm in ~/.nvm is the user's. */
+static bool npm_file_in_project(const struct expand *x, const char *project, const char *file)
+{
+	char real[PATH_MAX];
+
+	if (!project || !file || (x->home && path_within(x->home, project)))
+		return false;
+	return path_within(realpath(file, real) ? real : file, project);
+}
+
 static int expand_npm(struct expand *x)
 {
 	struct npm_layer l[NPM__LAYERS];
@@ -940,6 +955,7 @@ static int expand_npm(struct expand *x)
 		if (projfile && (!userfile || strcmp(projfile, userfile) != 0) &&
 		    npm_load_file(x, &l[NPM_PROJECT], projfile) < 0)
 			goto out;
+		l[NPM_BUILTIN].project = npm_file_in_project(x, project, builtin);
 	}
 	v = npm_get(l, NPM_ENV, NPM__LAYERS, NK_USERCONFIG, &chooser);
 	free(userfile);
@@ -957,7 +973,7 @@ static int expand_npm(struct expand *x)
 		if (prefix)
 			globalfile = moat_xasprintf("%s/etc/npmrc", strcmp(prefix, "/") == 0 ? "" : prefix);
 	}
-	l[NPM_GLOBAL].project = v && l[chooser].project;
+	l[NPM_GLOBAL].project = v ? l[chooser].project : npm_file_in_project(x, project, globalfile);
 	if (globalfile && npm_load_file(x, &l[NPM_GLOBAL], globalfile) < 0)
 		goto out;
 

@@ -144,6 +144,23 @@ printf 'registry=http://127.0.0.1:%s/\n' "$P1" >"$CL/npmrc.user"
 is "$?/$(head -1 "$SCRATCH/cl.err" | cut -d: -f1-4)" "125/moat: $CL/npmrc.user:1: registry=http" \
 	"a user file the project's .npmrc names (userconfig=): as the project's, refused"
 rm -f "$CL/npmrc.user"
+# An npm the project carries, found on PATH (direnv's `layout node` puts
+# node_modules/.bin there): its builtin npmrc is the repository's too, not
+# the user's.  Control: the same npm outside the project is the user's.
+rm -f "$CL/.npmrc"
+for where in "$CL" "$SCRATCH/tools"; do
+	mkdir -p "$where/node_modules/npm/bin" "$where/node_modules/.bin"
+	printf '#!/bin/sh\n' >"$where/node_modules/npm/bin/npm-cli.js"
+	chmod +x "$where/node_modules/npm/bin/npm-cli.js"
+	ln -sf ../npm/bin/npm-cli.js "$where/node_modules/.bin/npm"
+	printf '@corp:registry=http://169.254.169.254/\n' >"$where/node_modules/npm/npmrc"
+done
+(cd "$CL" && PATH="$CL/node_modules/.bin:$PATH" m run "${BASE[@]}" --dry-run --allow-net @npm -- /bin/true) >/dev/null 2>"$SCRATCH/cl.err"
+is "$?/$(head -1 "$SCRATCH/cl.err" | cut -d: -f1-3)" "125/moat: $CL/node_modules/npm/npmrc:1" \
+	"the builtin npmrc of an npm in the project (on PATH): as the project's, refused"
+(cd "$CL" && PATH="$SCRATCH/tools/node_modules/.bin:$PATH" m run "${BASE[@]}" --dry-run --allow-net @npm -- /bin/true) >/dev/null 2>&1
+is "$?" 0 "  control: the same npm outside the project is the user's: allowed"
+rm -rf "$CL/node_modules" "$SCRATCH/tools"
 # The user allows it: an entry of his for the address and port, or the same
 # registry in his own npmrc (though the project's wins in npm's order).
 printf 'registry=http://127.0.0.1:%s/\n' "$P1" >"$CL/.npmrc"

@@ -120,9 +120,9 @@ unlike "$(grep '^mount {' "$C")" 'dst: "/" ' "nsjail: no bind of the host's / (i
 like "$(grep 'dst: "/usr"' "$C")" 'src: "/usr" dst: "/usr" is_bind: true is_dir: true nosuid: true nodev: true' \
 	"nsjail: a read grant is a read-only bind (no rw), nosuid, nodev"
 like "$(grep "dst: \"$T/out\"" "$C")" 'is_bind: true rw: true' "nsjail: the write grant is a read-write bind"
-like "$(grep 'dst: "/tmp"' "$C")" 'fstype: "tmpfs" options: "mode=1777,size=1073741824" rw: true' \
+like "$(grep 'dst: "/tmp"' "$C")" 'fstype: "tmpfs" options: "mode=1777,size=1073741824,nr_inodes=262144" rw: true' \
 	"nsjail: /tmp is a private tmpfs with its size limit"
-like "$(grep 'dst: "/dev/shm"' "$C")" 'fstype: "tmpfs" options: "mode=1777,size=[0-9]+"' "nsjail: so is /dev/shm"
+like "$(grep 'dst: "/dev/shm"' "$C")" 'fstype: "tmpfs" options: "mode=1777,size=[0-9]+,nr_inodes=[0-9]+"' "nsjail: so is /dev/shm"
 like "$(grep 'dst: "/dev"' "$C")" 'fstype: "tmpfs"' "nsjail: /dev is a tmpfs of its own"
 is "$(grep -c 'dst: "/dev/[a-z]*" is_bind: true' "$C")" 5 "nsjail: with the five granted nodes bound in"
 like "$(grep 'dst: "/proc"' "$C")" 'fstype: "proc"' "nsjail: a fresh /proc"

@@ -35,7 +35,10 @@ static const char *const names[LIM__COUNT] = {
 #define HINT_SOCKETS_V1                                                                                      \
 	"a host with cgroup v2 (boot with systemd.unified_cgroup_hierarchy=1), whose memory.max counts socket "   \
 	"buffers; or --net none"
-#define HINT_SOCKETS_MOAT "use --net loopback or --net all, whose sockets are the tree's own, on a host with cgroup v2"
+#define HINT_SOCKETS_MOAT                                                                                     \
+	"keep the allowlist and take memory as missing (--mode prefer), or leave out --memory; only a network "     \
+	"without the fence (--net loopback, or --net all, which drops the allowlist) keeps the sockets the tree's " \
+	"own, and then only cgroup v2 counts them"
 #define HINT_SIGNAL_SCOPE                                                                                    \
 	"enable user namespaces (a pid namespace), or a kernel with Landlock ABI 6 (Linux 6.12), which keeps the " \
 	"command's signals inside the sandbox"

@@ -2998,7 +2998,13 @@ static char *linked_in_dir(int dfd, const char *real)
 {
 	cleanup_closedir DIR *d = file_opendir_at(dfd, ".");
 	struct dirent *e;
-	size_t n = 0;
+	struct {
+		ino_t ino;
+		nlink_t nlink;
+	} linked[LINKED_SCAN_MAX];
+	size_t n = 0, k = 0, i, j;
+	ino_t outside = 0;
+	bool found = false;
 
 	while (d && (e = readdir(d)) && n++ < LINKED_SCAN_MAX) {
 		struct stat st;
@@ -3006,10 +3012,37 @@ static char *linked_in_dir(int dfd, const char *real)
 		if ((e->d_type != DT_REG && e->d_type != DT_UNKNOWN) ||
 		    fstatat(dirfd(d), e->d_name, &st, AT_SYMLINK_NOFOLLOW) != 0)
 			continue;
-		if (S_ISREG(st.st_mode) && st.st_nlink > 1)
+		if (S_ISREG(st.st_mode) && st.st_nlink > 1) {
+			linked[k].ino = st.st_ino;
+			linked[k].nlink = st.st_nlink;
+			k++;
+		}
+	}
+	/* A file whose every link is a name of this directory (id_rsa and
+	 * id_rsa.bak, one inode) is denied by each: only a link elsewhere is
+	 * a way to it.  Names of one directory share its device. */
+	for (i = 0; i < k && !found; i++) {
+		nlink_t here = 0;
+
+		for (j = 0; j < k; j++)
+			here += linked[j].ino == linked[i].ino;
+		if (here < linked[i].nlink) {
+			outside = linked[i].ino;
+			found = true;
+		}
+	}
+	if (!found)
+		return NULL;
+	/* Its name: a second listing, only when there is one to name. */
+	rewinddir(d);
+	while ((e = readdir(d)) != NULL) {
+		struct stat st;
+
+		if (fstatat(dirfd(d), e->d_name, &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISREG(st.st_mode) &&
+		    st.st_ino == outside)
 			return path_join(real, e->d_name);
 	}
-	return NULL;
+	return path_join(real, "?"); /* renamed since: still a file with a link outside */
 }
 
 /* Denies hold names (a Landlock rule on a directory covers every name below

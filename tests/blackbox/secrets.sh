@@ -467,6 +467,16 @@ for lim in "" userns=0,root=0; do
 	like "$(hl_secrets)/$(json_get "$REPORTS/hl.json" '["properties"]["fs.secrets"]["reason"]')" "^missing/$HL/home/.netrc has another hard link" \
 		"  ~/.netrc (a denied file) with a second name: fs.secrets missing, naming it"
 	rm -f "$HL/proj/nrc"
+	# Every name of the file inside the denied directory (a backup made
+	# with ln): each is denied, nothing leads to it, the claim holds.
+	ln "$HL/home/.ssh/id_rsa" "$HL/home/.ssh/id_rsa.bak"
+	out=$(hl_run "$lim" prefer)
+	is "$(grep -c "moat-canary-$UNIQ" <<<"$out")/$(hl_secrets)" "0/enforced" \
+		"hard links${lim:+ ($lim)}: both names inside ~/.ssh: nothing read, fs.secrets enforced"
+	ln "$HL/home/.ssh/id_rsa" "$HL/proj/key"
+	hl_run "$lim" prefer >/dev/null
+	is "$(hl_secrets)" missing "  a third name in the grant: missing again"
+	rm -f "$HL/proj/key" "$HL/home/.ssh/id_rsa.bak"
 done
 
 done_testing

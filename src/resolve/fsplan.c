@@ -1476,9 +1476,15 @@ static int exclude_other_mounts(struct fs_plan *fp, struct moat_error *err)
 	size_t n_orig = fp->n_excluded;
 
 	t.e = mountinfo_entries(&t.n);
-	if (!t.e)
-		return moat_error_set(err, MOAT_E_SYSTEM, errno,
-				      "reading /proc/self/mountinfo (to find other mounts of the denied paths)");
+	if (!t.e) {
+		moat_error_set(err, MOAT_E_SYSTEM, errno,
+			       "reading /proc/self/mountinfo (to find other mounts of the denied paths)");
+		/* Without it a denied path bound elsewhere would be missed:
+		 * moat stops rather than deny by one name only. */
+		return err->errnum == ENOENT ? moat_error_hint(err, "/proc is not mounted here: mount it (mount -t proc proc "
+							      "/proc), or in a container give it one (docker does)")
+				       : -1;
+	}
 	for (size_t m = 0; m < t.n; m++) {
 		for (size_t k = 0; k < t.n; k++) {
 			const struct mountinfo_entry *a = &t.e[m], *b = &t.e[k];

@@ -153,6 +153,31 @@ static void note_expanded_writes(const struct moat_plan *plan)
 	}
 }
 
+/* A grant bound to the object a check read (a CA bundle named in moat's
+ * environment, moat_path_rule.bound) whose name led elsewhere when the
+ * plan resolved it: dropped (fsplan.c), and the report says `granted:
+ * false`; this says it where the user looks, since the command's TLS then
+ * fails for no reason it can see.  Said before the run. */
+static void note_dropped_bound(const struct moat_plan *plan)
+{
+	const struct fs_plan *fp = &plan->fs;
+
+	if (plan->status == MOAT_STATUS_OFF)
+		return;
+	for (size_t i = 0; i < fp->n; i++) {
+		const struct fs_obj *o = &fp->obj[i];
+
+		if (!o->dropped || !o->rule || !o->rule->bound)
+			continue;
+		cleanup_free char *shown = moat_text_shown(o->rule->path);
+		cleanup_free char *line = moat_xasprintf(
+		    "note: %s (%s) is no longer the file moat checked: it changed between the check and the plan, "
+		    "so it is not granted; run again, and look at who may write where it lies",
+		    shown, o->rule->origin.source ? o->rule->origin.source : "a checked grant");
+		moat_say("moat: ", line);
+	}
+}
+
 /* The host removed, renamed or replaced a pinned entry of a write grant
  * during the run: its pin was detached, and from then on the command
  * could write that name.  fs.write was not held for the whole run, and the
@@ -617,6 +642,7 @@ static int run_main(int argc, char **argv, bool exiting)
 	signals_hold();
 	moat_timeline_mark("planned");
 	note_expanded_writes(&plan);
+	note_dropped_bound(&plan);
 
 	if (opts.dry_run) {
 		/* A package runner: both phases' plans. */

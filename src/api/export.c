@@ -15,6 +15,7 @@
 
 #include <jansson.h>
 
+#include "backends/backend.h"
 #include "host/host.h"
 #include "policy/env.h"
 #include "plan/plan.h"
@@ -38,34 +39,33 @@ static int make_dir(const char *dir, struct moat_error *err)
 	return moat_error_set(err, MOAT_E_USAGE, errno, "-o %s", dir);
 }
 
-/* The files each backend's export writes beside argv.json and report.json
- * (src/backends; OCI's rootfs and state are directories it checks itself). */
-static const struct {
-	const char *backend;
-	const char *files[4];
-} export_files[] = {
-    {"bwrap", {"run.sh", "env.args", "seccomp.bpf", NULL}},
-    {"firejail", {"seccomp.bpf", NULL}},
-    {"nsjail", {"nsjail.cfg", "seccomp.kafel", NULL}},
-    {"oci", {"config.json", NULL}},
-    {"gvisor", {"config.json", NULL}},
-    {"seatbelt", {"profile.sb", NULL}},
-    {"nono", {NULL}},
-};
+/* Every export writes these; its backend's own files besides them are
+ * moat_backend.export_files. */
+static const char *const export_common[] = {"argv.json", "report.json"};
 
-/* Does `backend`'s export write `name`?  argv.json and report.json are
- * every export's. */
+/* `backend`'s own export files (NULL-terminated), none for a name that is
+ * no backend. */
+static const char *const *backend_export_files(const char *backend)
+{
+	static const char *const none[] = {NULL};
+	const struct moat_backend *b = backend ? backend_lookup(backend) : NULL;
+
+	return b ? b->export_files : none;
+}
+
+/* Does `backend`'s export write `name`? */
 static bool export_writes(const char *backend, const char *name)
 {
+	const char *const *own = backend_export_files(backend);
+
 	if (!backend)
 		return false;
-	if (strcmp(name, "argv.json") == 0 || strcmp(name, "report.json") == 0)
-		return true;
-	for (size_t i = 0; i < ARRAY_LEN(export_files); i++)
-		if (strcmp(export_files[i].backend, backend) == 0)
-			for (size_t j = 0; export_files[i].files[j]; j++)
-				if (strcmp(export_files[i].files[j], name) == 0)
-					return true;
+	for (size_t i = 0; i < ARRAY_LEN(export_common); i++)
+		if (strcmp(export_common[i], name) == 0)
+			return true;
+	for (size_t i = 0; own[i]; i++)
+		if (strcmp(own[i], name) == 0)
+			return true;
 	return false;
 }
 
@@ -100,14 +100,12 @@ static char *earlier_export(int dfd)
  * removed, not followed; a directory stays, and the write then fails). */
 static void remove_export_files(int dfd, const char *backend)
 {
-	static const char *const common[] = {"argv.json", "report.json"};
+	const char *const *own = backend_export_files(backend);
 
-	for (size_t i = 0; i < ARRAY_LEN(common); i++)
-		(void)unlinkat(dfd, common[i], 0);
-	for (size_t i = 0; i < ARRAY_LEN(export_files); i++)
-		if (strcmp(export_files[i].backend, backend) == 0)
-			for (size_t j = 0; export_files[i].files[j]; j++)
-				(void)unlinkat(dfd, export_files[i].files[j], 0);
+	for (size_t i = 0; i < ARRAY_LEN(export_common); i++)
+		(void)unlinkat(dfd, export_common[i], 0);
+	for (size_t i = 0; own[i]; i++)
+		(void)unlinkat(dfd, own[i], 0);
 }
 
 /* An export into DIR is one export, whole, and loses nothing of the
@@ -118,18 +116,16 @@ static void remove_export_files(int dfd, const char *backend)
  * own) would be replaced: the export is refused instead. */
 static int prepare_export_dir(int dfd, const char *dir, const char *backend, struct moat_error *err)
 {
-	static const char *const common[] = {"argv.json", "report.json"};
+	const char *const *own = backend_export_files(backend);
 	cleanup_free char *earlier = earlier_export(dfd);
-	const char *names[ARRAY_LEN(common) + 4];
+	const char *names[ARRAY_LEN(export_common) + BACKEND_EXPORT_FILES_MAX];
 	size_t n = 0;
 	struct stat st;
 
-	for (size_t i = 0; i < ARRAY_LEN(common); i++)
-		names[n++] = common[i];
-	for (size_t i = 0; i < ARRAY_LEN(export_files); i++)
-		if (strcmp(export_files[i].backend, backend) == 0)
-			for (size_t j = 0; export_files[i].files[j]; j++)
-				names[n++] = export_files[i].files[j];
+	for (size_t i = 0; i < ARRAY_LEN(export_common); i++)
+		names[n++] = export_common[i];
+	for (size_t i = 0; own[i]; i++)
+		names[n++] = own[i];
 	for (size_t i = 0; i < n; i++)
 		if (fstatat(dfd, names[i], &st, AT_SYMLINK_NOFOLLOW) == 0 && !export_writes(earlier, names[i])) {
 			moat_error_set(err, MOAT_E_USAGE, 0,

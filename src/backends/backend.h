@@ -239,6 +239,9 @@ struct backend_ctx {
 				* start nothing; argv must still be complete */
 };
 
+/* The most files of its own an export writes, its terminating NULL included. */
+#define BACKEND_EXPORT_FILES_MAX 4
+
 struct moat_backend {
 	const char *name;          /* as in --backend and configs */
 	const char *tools[4];      /* executables looked up in PATH, in order of
@@ -248,6 +251,11 @@ struct moat_backend {
 	const char *install_hint;  /* e.g. "apt-get install bubblewrap" */
 	const char *os;            /* "linux" or "macos": where it can run */
 	bool needs_work_dir;
+	/* The files an export writes into its directory besides argv.json
+	 * and report.json (directories it checks itself, OCI's rootfs and
+	 * state, aside): what a later export there removes, and what it
+	 * refuses to replace when no export wrote it (api/export.c). */
+	const char *export_files[BACKEND_EXPORT_FILES_MAX];
 	/* The work dir is made by compile() itself (backend_work_dir), once
 	 * it knows the backend can run: `auto` compiles every backend in its
 	 * ranking where native misses a property, and one made and removed

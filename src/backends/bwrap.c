@@ -618,6 +618,7 @@ const struct moat_backend backend_bwrap = {
 	.install_hint = "Debian/Ubuntu: `sudo apt install bubblewrap`; Fedora: `sudo dnf install bubblewrap`",
 	.os = "linux",
 	.needs_work_dir = false,
+	.export_files = {BACKEND_EXPORT_RUN, BACKEND_EXPORT_ENV_ARGS, BACKEND_EXPORT_SECCOMP, NULL},
 	.host_rules_out = bwrap_host_rules_out,
 	.compile = bwrap_compile,
 };

@@ -467,6 +467,7 @@ const struct moat_backend backend_firejail = {
 	.install_hint = "Debian/Ubuntu: `sudo apt install firejail`; Fedora: `sudo dnf install firejail`",
 	.os = "linux",
 	.needs_work_dir = false,
+	.export_files = {BACKEND_EXPORT_SECCOMP, NULL},
 	.never_enforces = firejail_never,
 	.compile = firejail_compile,
 };

@@ -738,6 +738,7 @@ const struct moat_backend backend_nsjail = {
 	"protobuf-compiler`), or use --backend bwrap",
     .os = "linux",
     .needs_work_dir = true,
+    .export_files = {CONFIG_NAME, KAFEL_NAME, NULL},
     .host_rules_out = nsjail_host_rules_out,
     .compile = nsjail_compile,
 };

@@ -411,5 +411,6 @@ const struct moat_backend backend_seatbelt = {
 			"Linux version",
 	.os = "macos",
 	.needs_work_dir = true,
+	.export_files = {"profile.sb", NULL},
 	.compile = seatbelt_compile,
 };

@@ -87,6 +87,24 @@ like "$out" "ran/report.json is there and no moat export wrote it" "  naming the
 is "$(cat "$SCRATCH/ran/config.json" 2>&1)" mine "  the user's config.json is untouched"
 ok "$([ ! -e "$SCRATCH/ran/argv.json" ] && echo 0 || echo 1)" "  and nothing was exported there"
 
+# --- 1c. each backend's list of its files is whole
+# What a later export removes is the earlier backend's own list
+# (moat_backend.export_files): a file missing from it would stay beside the
+# next export's report.  So each backend's export, followed by nono's
+# (argv.json and report.json alone), leaves no regular file but those two;
+# and a second export of the same backend into its own directory works.
+for b in bwrap firejail nsjail oci gvisor seatbelt nono; do
+	rm -rf "$SCRATCH/twice"
+	(cd "$SCRATCH" && "$MOAT" export --backend $b -o "$SCRATCH/twice" -- /bin/true >/dev/null 2>&1)
+	first=$?
+	out=$(cd "$SCRATCH" && "$MOAT" export --backend $b -o "$SCRATCH/twice" -- /bin/true 2>&1)
+	is "$first/$?" "0/0" "$b: a second export into the first one's directory replaces it$(printf '%s' "$out" | grep 'no moat export wrote' | head -c 160)"
+	(cd "$SCRATCH" && "$MOAT" export --backend nono -o "$SCRATCH/twice" -- /bin/true >/dev/null 2>&1)
+	is "$(find "$SCRATCH/twice" -maxdepth 1 -type f -printf '%f\n' | sort | tr '\n' ' ')" "argv.json report.json " \
+		"  then nono's export: none of $b's files is left"
+done
+rm -rf "$SCRATCH/twice"
+
 # --- 2. arguments that are not UTF-8
 rm -rf "$D"
 out=$(cd "$SCRATCH" && "$MOAT" export --backend bwrap -o "$D" -- /bin/echo "$(printf 'a\xffb')" hello 2>&1)

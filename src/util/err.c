@@ -211,6 +211,12 @@ int moat_error_hint_nproc(struct moat_error *err)
 	tasks = tasks_of_uid(getuid());
 	if (tasks >= 0 && (rlim_t)tasks + 2 < rl.rlim_cur)
 		return -1; /* not this limit: a cgroup's pids.max, threads-max */
+	if (tasks < 0) /* /proc unreadable: the limit alone */
+		return moat_error_hint(err,
+				       "this user's process limit is %llu (RLIMIT_NPROC, ulimit -u), which its "
+				       "processes and threads may have reached: end some, or raise it (ulimit -u; "
+				       "LimitNPROC= for a service)",
+				       (unsigned long long)rl.rlim_cur);
 	return moat_error_hint(err,
 			       "this user's process limit is %llu (RLIMIT_NPROC, ulimit -u) and %ld of its processes "
 			       "and threads run: end some, or raise it (ulimit -u; LimitNPROC= for a service)",

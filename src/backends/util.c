@@ -21,6 +21,7 @@
 #include "host/hints.h"
 #include "kernel/seccomp.h"
 #include "policy/verdict.h"
+#include "resolve/linkscan.h"
 #include "resolve/sharedlock.h"
 #include "resolve/view.h"
 #include "util/stale.h"
@@ -946,15 +947,31 @@ void backend_verdict_linked_protected(const struct fs_plan *fp, struct moat_verd
 
 /* A denied file with another hard link (fs_obj.linked_secret) is readable
  * through that name wherever a grant holds it: the rules and the view hold
- * names, not the inode.  fs.secrets missing, naming it. */
+ * names, not the inode.  fs.secrets missing, naming it.  Where the bounded
+ * walk stopped (fs_obj.link_unchecked), the mechanism says so: the claim
+ * states how far it was checked. */
 void backend_verdict_linked_secret(const struct fs_plan *fp, struct moat_verdict *props)
 {
-	size_t i, n = 0;
-	const char *first = NULL;
+	size_t i, n = 0, n_unchecked = 0;
+	const char *first = NULL, *unchecked = NULL;
 
-	for (i = 0; i < fp->n; i++)
-		if (fp->obj[i].role == FS_DENY && fp->obj[i].linked_secret && !n++)
+	for (i = 0; i < fp->n; i++) {
+		if (fp->obj[i].role != FS_DENY)
+			continue;
+		if (fp->obj[i].linked_secret && !n++)
 			first = fp->obj[i].linked_secret;
+		if (fp->obj[i].link_unchecked && !n_unchecked++)
+			unchecked = fp->obj[i].link_unchecked;
+	}
+	if (!n && n_unchecked && props[MOAT_P_FS_SECRETS].enforced) {
+		char was[sizeof(props->mechanism)];
+
+		memcpy(was, props[MOAT_P_FS_SECRETS].mechanism, sizeof(was));
+		verdict_enforce(&props[MOAT_P_FS_SECRETS],
+				"%s; other hard links not looked for below %s%s (the walk stops at %d entries, %d levels)",
+				was, unchecked, n_unchecked > 1 ? " and other denied directories" : "", LINK_SCAN_ENTRIES,
+				LINK_SCAN_DEPTH);
+	}
 	if (n && props[MOAT_P_FS_SECRETS].enforced)
 		verdict_missing(&props[MOAT_P_FS_SECRETS],
 				"list its names with `find / -xdev -samefile FILE` and remove the one you did not mean "

@@ -18,6 +18,7 @@
 #include <unistd.h>
 
 #include "resolve/gitcode.h"
+#include "resolve/linkscan.h"
 #include "resolve/sharedlock.h"
 #include "util/cleanup.h"
 #include "util/file.h"
@@ -67,6 +68,7 @@ void fs_plan_free(struct fs_plan *fp)
 		free(o->link_text);
 		free(o->mount_of);
 		free(o->linked_secret);
+		free(o->link_unchecked);
 	}
 	free(fp->obj);
 	for (i = 0; i < fp->n_links; i++) {
@@ -2994,85 +2996,6 @@ static void raise_nofile(struct fs_plan *fp)
 		fp->nofile_soft = 0;
 }
 
-/* A file of the denied directory open at `dfd` (O_PATH) with another hard
- * link, by one listing and a stat of each regular file in it, at most
- * LINKED_SCAN_MAX entries; NULL when none (or it cannot be listed: a
- * directory this uid cannot read, whose files the command, the same uid,
- * cannot list either). */
-#define LINKED_SCAN_MAX 256
-static char *linked_in_dir(int dfd, const char *real)
-{
-	cleanup_closedir DIR *d = file_opendir_at(dfd, ".");
-	struct dirent *e;
-	struct {
-		ino_t ino;
-		nlink_t nlink;
-	} linked[LINKED_SCAN_MAX];
-	size_t n = 0, k = 0, i, j;
-	ino_t outside = 0;
-	bool found = false;
-
-	while (d && (e = readdir(d)) && n++ < LINKED_SCAN_MAX) {
-		struct stat st;
-
-		if ((e->d_type != DT_REG && e->d_type != DT_UNKNOWN) ||
-		    fstatat(dirfd(d), e->d_name, &st, AT_SYMLINK_NOFOLLOW) != 0)
-			continue;
-		if (S_ISREG(st.st_mode) && st.st_nlink > 1) {
-			linked[k].ino = st.st_ino;
-			linked[k].nlink = st.st_nlink;
-			k++;
-		}
-	}
-	/* A file whose every link is a name of this directory (id_rsa and
-	 * id_rsa.bak, one inode) is denied by each: only a link elsewhere is
-	 * a way to it.  Names of one directory share its device. */
-	for (i = 0; i < k && !found; i++) {
-		nlink_t here = 0;
-
-		for (j = 0; j < k; j++)
-			here += linked[j].ino == linked[i].ino;
-		if (here < linked[i].nlink) {
-			outside = linked[i].ino;
-			found = true;
-		}
-	}
-	if (!found)
-		return NULL;
-	/* Its name: a second listing, only when there is one to name. */
-	rewinddir(d);
-	while ((e = readdir(d)) != NULL) {
-		struct stat st;
-
-		if (fstatat(dirfd(d), e->d_name, &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISREG(st.st_mode) &&
-		    st.st_ino == outside)
-			return path_join(real, e->d_name);
-	}
-	return path_join(real, "?"); /* renamed since: still a file with a link outside */
-}
-
-/* Denies hold names (a Landlock rule on a directory covers every name below
- * it, the view masks a name): a denied file with another hard link is
- * readable by that name wherever a grant holds it.  Where the other name
- * lies moat cannot tell cheaply (no call maps an inode to its names), but
- * the link count is in the stat the deny took, and a denied directory's
- * files are one listing away: each deny that has one gets its name
- * (backend_verdict_linked_secret: fs.secrets missing).  Deeper files
- * (~/.gnupg/private-keys-v1.d/KEY) are not looked at. */
-static void find_linked_denies(struct fs_plan *fp)
-{
-	for (size_t i = 0; i < fp->n; i++) {
-		struct fs_obj *o = &fp->obj[i];
-
-		if (o->role != FS_DENY || !o->present || o->fd < 0)
-			continue;
-		if (o->hard_linked)
-			o->linked_secret = moat_xstrdup(o->real);
-		else if (S_ISDIR(o->mode))
-			o->linked_secret = linked_in_dir(o->fd, o->real);
-	}
-}
-
 int fs_plan_build(const struct moat_policy *p, const char *home, struct fs_plan *fp, struct moat_error *err)
 {
 	struct deny_tree dt;
@@ -3090,7 +3013,7 @@ int fs_plan_build(const struct moat_policy *p, const char *home, struct fs_plan 
 		if (resolve_rule(fp, p, &p->terminal[i], &dt, err) < 0)
 			goto fail;
 	deny_tree_free(&dt);
-	find_linked_denies(fp);
+	fs_find_linked_denies(fp);
 	moat_timeline_mark("fs.rules");
 	/* Links a deny was reached through are excluded too: replacing one
 	 * would move the denied name somewhere else. */

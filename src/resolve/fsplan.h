@@ -98,10 +98,13 @@ struct fs_obj {
 				   * hard link, through which it can be
 				   * written whatever holds this name */
 	char *linked_secret;      /* FS_DENY: the denied file, or a file
-				   * directly in the denied directory, that
-				   * has another hard link (readable through
-				   * it wherever a grant holds it), or NULL
-				   * (find_linked_denies) */
+				   * below the denied directory, that has a
+				   * hard link outside the denied paths
+				   * (readable through it wherever a grant
+				   * holds it), or NULL (resolve/linkscan.h) */
+	char *link_unchecked;     /* FS_DENY directories: the first directory
+				   * below it the bounded walk left out, or
+				   * NULL (resolve/linkscan.h) */
 };
 
 /* A symlink that resolving a grant passed through: the view shows it at

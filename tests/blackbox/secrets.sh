@@ -488,6 +488,71 @@ for lim in "" userns=0,root=0; do
 	hl_run "$lim" prefer >/dev/null
 	is "$(hl_secrets)" missing "  a third name in the grant: missing again"
 	rm -f "$HL/proj/key" "$HL/home/.ssh/id_rsa.bak"
+	# Deeper: a key of gpg's private-keys-v1.d (two levels below the
+	# denied ~/.gnupg) with a second name in the grant.
+	mkdir -p "$HL/home/.gnupg/private-keys-v1.d"
+	echo "moat-canary-$UNIQ gpgkey" >"$HL/home/.gnupg/private-keys-v1.d/ABCD.key"
+	ln "$HL/home/.gnupg/private-keys-v1.d/ABCD.key" "$HL/proj/gk"
+	out=$(hl_run "$lim" prefer)
+	is "$(hl_secrets)/$(grep -c "moat-canary-$UNIQ gpgkey" <<<"$out")" missing/1 \
+		"hard links${lim:+ ($lim)}: a key two levels below ~/.gnupg with a second name in the grant (read through it): missing"
+	like "$(json_get "$REPORTS/hl.json" '["properties"]["fs.secrets"]["reason"]')" "private-keys-v1.d/ABCD.key has another hard link" \
+		"  the reason names the file"
+	rm -f "$HL/proj/gk"
+	# One name reached twice (the denied ~/.ssh and a --deny of its
+	# id_rsa) is one name: with the second in the grant, still missing.
+	ln "$HL/home/.ssh/id_rsa" "$HL/proj/key"
+	(cd "$HL/proj" && env HOME="$HL/home" MOAT_HOST_LIMIT="$lim" "$MOAT" run --mode prefer --backend native --profile strict \
+		--read "$HL/proj" --deny "$HL/home/.ssh/id_rsa" --report-fd 3 -- /bin/true 3>"$REPORTS/hl.json" 2>"$SCRATCH/hl.err")
+	is "$(hl_secrets)" missing "  ~/.ssh/id_rsa denied twice over (its directory and itself), a second name in the grant: missing"
+	rm -f "$HL/proj/key"
+	# A socket (an agent's, kept in the denied directory): a second name
+	# connects to its listener as well as the first (for a command given
+	# unix sockets: --unix-sockets; without, ipc.unix refuses any).
+	SOCKDIR=$HL/home/.ssh
+	/usr/bin/python3 - "$SOCKDIR/agent.sock" "$HL/proj/agent" "moat-canary-$UNIQ agent" <<'PY' &
+import os, socket, sys, time
+s = socket.socket(socket.AF_UNIX)
+s.bind(sys.argv[1]); os.chmod(sys.argv[1], 0o777); s.listen(4); s.settimeout(20)
+os.link(sys.argv[1], sys.argv[2])
+open(sys.argv[2] + ".ready", "w").close()
+try:
+    while True:
+        c, _ = s.accept(); c.sendall(sys.argv[3].encode() + b"\n"); c.close()
+except OSError:
+    pass
+PY
+	agent=$!
+	for _ in $(seq 100); do [ -e "$HL/proj/agent.ready" ] && break; sleep 0.05; done
+	out=$(cd "$HL/proj" && env HOME="$HL/home" MOAT_HOST_LIMIT="$lim" "$MOAT" run --mode prefer --backend native --profile strict \
+		--unix-sockets --read "$HL/proj" --report-fd 3 -- /usr/bin/python3 -c '
+import socket
+s = socket.socket(socket.AF_UNIX); s.settimeout(5); s.connect("agent"); print(s.recv(100).decode())' 3>"$REPORTS/hl.json" 2>"$SCRATCH/hl.err")
+	is "$(hl_secrets)/$(grep -c "moat-canary-$UNIQ agent" <<<"$out")" missing/1 \
+		"hard links${lim:+ ($lim)}: an agent socket in ~/.ssh with a second name in the grant (connected through it): missing"
+	kill "$agent" 2>/dev/null; wait "$agent" 2>/dev/null
+	rm -f "$SOCKDIR/agent.sock" "$HL/proj/agent" "$HL/proj/agent.ready"
+	out=$(hl_run "$lim" prefer)
+	is "$(hl_secrets)" enforced "  control: gone, enforced again"
 done
+
+# The walk is bounded (resolve/linkscan.h: 4096 entries): a profile past it
+# is said in the mechanism, not claimed checked; a denied path listed before
+# it (~/.ssh) is still walked.
+mkdir -p "$HL/home/.mozilla/profile"
+/usr/bin/python3 -c '
+import sys
+for i in range(4200): open("%s/f%d" % (sys.argv[1], i), "w").close()' "$HL/home/.mozilla/profile"
+hl_run "" prefer >/dev/null
+like "$(hl_secrets)/$(json_get "$REPORTS/hl.json" '["properties"]["fs.secrets"]["mechanism"]')" \
+	"^enforced/.*other hard links not looked for below $HL/home/.mozilla/profile" \
+	"hard links: a denied directory past the walk's bound: enforced, the mechanism says where it was not looked"
+ln "$HL/home/.ssh/id_rsa" "$HL/proj/key"
+hl_run "" prefer >/dev/null
+is "$(hl_secrets)" missing "  ~/.ssh, listed before it, is still walked: its link makes fs.secrets missing"
+rm -rf "$HL/proj/key" "$HL/home/.mozilla"
+hl_run "" prefer >/dev/null
+unlike "$(json_get "$REPORTS/hl.json" '["properties"]["fs.secrets"]["mechanism"]')" "not looked for" \
+	"  control: without it, nothing is said left out"
 
 done_testing

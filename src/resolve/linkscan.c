@@ -1,0 +1,232 @@
+/* Denied files with another hard link: resolve/linkscan.h. */
+#include "resolve/linkscan.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "util/cleanup.h"
+#include "util/mem.h"
+#include "util/path.h"
+
+/* One name of a file with a link count above one, seen inside the denied
+ * paths.  A name is its directory and its entry: the same name reached
+ * twice (a denied file inside a denied directory, a bind mount showing a
+ * directory again) counts once. */
+struct link_name {
+	dev_t dev;
+	ino_t ino;
+	nlink_t nlink;
+	dev_t dir_dev;
+	ino_t dir_ino;
+	char *base;
+	char *path;  /* for the report */
+	size_t deny; /* the deny (fs_plan.obj index) it lies under */
+};
+
+struct dir_id {
+	dev_t dev;
+	ino_t ino;
+};
+
+struct link_scan {
+	struct fs_plan *fp;
+	struct link_name *names;
+	size_t n_names, cap_names;
+	struct dir_id *dirs; /* directories walked: each once */
+	size_t n_dirs, cap_dirs;
+	size_t entries;      /* entries looked at, against LINK_SCAN_ENTRIES */
+};
+
+/* Files a second name can lead to: a regular file's content, a socket's
+ * listener (a gpg-agent or ssh-agent socket kept in the denied directory),
+ * a fifo's writer.  A symlink's second name only repeats its text, which
+ * the kernel resolves by name; a device node's access is the device's. */
+static bool linkable(mode_t mode)
+{
+	return S_ISREG(mode) || S_ISSOCK(mode) || S_ISFIFO(mode);
+}
+
+static void add_name(struct link_scan *ls, const struct stat *st, dev_t dir_dev, ino_t dir_ino, const char *base,
+		     char *path, size_t deny)
+{
+	struct link_name *l;
+
+	ls->names = moat_xgrow(ls->names, &ls->cap_names, ls->n_names, sizeof(*ls->names));
+	l = &ls->names[ls->n_names++];
+	*l = (struct link_name){ .dev = st->st_dev,
+				 .ino = st->st_ino,
+				 .nlink = st->st_nlink,
+				 .dir_dev = dir_dev,
+				 .dir_ino = dir_ino,
+				 .base = moat_xstrdup(base),
+				 .path = path,
+				 .deny = deny };
+}
+
+/* false: walked before (under another deny, or through another mount). */
+static bool first_visit(struct link_scan *ls, const struct stat *st)
+{
+	for (size_t i = 0; i < ls->n_dirs; i++)
+		if (ls->dirs[i].dev == st->st_dev && ls->dirs[i].ino == st->st_ino)
+			return false;
+	ls->dirs = moat_xgrow(ls->dirs, &ls->cap_dirs, ls->n_dirs, sizeof(*ls->dirs));
+	ls->dirs[ls->n_dirs++] = (struct dir_id){ st->st_dev, st->st_ino };
+	return true;
+}
+
+static void unchecked(struct link_scan *ls, size_t deny, const char *path)
+{
+	struct fs_obj *o = &ls->fp->obj[deny];
+
+	if (!o->link_unchecked)
+		o->link_unchecked = moat_xstrdup(path);
+}
+
+/* Walks the directory open at `fd` (taken), whose path is `path`. */
+static void walk(struct link_scan *ls, int fd, const char *path, size_t deny, unsigned depth)
+{
+	cleanup_closedir DIR *d = NULL;
+	struct stat dst;
+	struct dirent *e;
+
+	if (fstat(fd, &dst) != 0 || !first_visit(ls, &dst)) {
+		close(fd);
+		return;
+	}
+	d = fdopendir(fd);
+	if (!d) {
+		close(fd);
+		return;
+	}
+	/* A directory this uid cannot list (EACCES from getdents) ends the
+	 * loop like its end: its files are not listed by the command, the same
+	 * uid, either; a link made to one while it was readable is the case
+	 * this leaves out (docs/filesystem.md). */
+	while ((e = readdir(d)) != NULL) {
+		struct stat st;
+		int sub;
+
+		if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, ".."))
+			continue;
+		if (ls->entries++ >= LINK_SCAN_ENTRIES) {
+			unchecked(ls, deny, path);
+			return;
+		}
+		if (e->d_type == DT_LNK || e->d_type == DT_CHR || e->d_type == DT_BLK)
+			continue;
+		if (e->d_type != DT_DIR) {
+			if (fstatat(dirfd(d), e->d_name, &st, AT_SYMLINK_NOFOLLOW) != 0)
+				continue; /* gone since the listing */
+			if (linkable(st.st_mode) && st.st_nlink > 1)
+				add_name(ls, &st, dst.st_dev, dst.st_ino, e->d_name, path_join(path, e->d_name), deny);
+			if (!S_ISDIR(st.st_mode))
+				continue;
+		}
+		cleanup_free char *subpath = path_join(path, e->d_name);
+		if (depth + 1 >= LINK_SCAN_DEPTH) {
+			unchecked(ls, deny, subpath);
+			continue;
+		}
+		sub = openat(dirfd(d), e->d_name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+		if (sub >= 0)
+			walk(ls, sub, subpath, deny, depth + 1);
+		else if (errno == EACCES)
+			continue; /* as an unlistable directory, above */
+	}
+}
+
+/* A denied file (not a directory): its own name, keyed by its directory
+ * (a denied file inside a denied directory is one name, not two). */
+static void add_denied_file(struct link_scan *ls, size_t i)
+{
+	struct fs_obj *o = &ls->fp->obj[i];
+	struct stat st, dst;
+	cleanup_free char *dir = NULL;
+	const char *slash;
+
+	if (fstat(o->fd, &st) != 0 || !linkable(st.st_mode) || st.st_nlink < 2)
+		return;
+	slash = strrchr(o->real, '/');
+	dir = moat_xstrndup(o->real, slash && slash != o->real ? (size_t)(slash - o->real) : 1);
+	if (slash && stat(dir, &dst) == 0)
+		add_name(ls, &st, dst.st_dev, dst.st_ino, slash + 1, moat_xstrdup(o->real), i);
+	else /* keyed by the whole path: a name of its own */
+		add_name(ls, &st, 0, 0, o->real, moat_xstrdup(o->real), i);
+}
+
+/* By file, then by name. */
+static int name_cmp(const void *pa, const void *pb)
+{
+	const struct link_name *a = pa, *b = pb;
+
+	if (a->dev != b->dev)
+		return a->dev < b->dev ? -1 : 1;
+	if (a->ino != b->ino)
+		return a->ino < b->ino ? -1 : 1;
+	if (a->dir_dev != b->dir_dev)
+		return a->dir_dev < b->dir_dev ? -1 : 1;
+	if (a->dir_ino != b->dir_ino)
+		return a->dir_ino < b->dir_ino ? -1 : 1;
+	return strcmp(a->base, b->base);
+}
+
+/* Each file whose link count is above the number of its distinct names
+ * seen has a name elsewhere: the deny each of its names lies under gets
+ * one of them as linked_secret.  Sorted, so that a `cp -al` of thousands of
+ * files costs a sort, not a square. */
+static void judge(struct link_scan *ls)
+{
+	size_t i = 0, j, k;
+
+	qsort(ls->names, ls->n_names, sizeof(*ls->names), name_cmp);
+	while (i < ls->n_names) {
+		const struct link_name *a = &ls->names[i];
+		nlink_t seen = 1;
+
+		for (j = i + 1; j < ls->n_names && ls->names[j].dev == a->dev && ls->names[j].ino == a->ino; j++)
+			seen += name_cmp(&ls->names[j - 1], &ls->names[j]) != 0;
+		if (seen < a->nlink)
+			for (k = i; k < j; k++) {
+				struct fs_obj *o = &ls->fp->obj[ls->names[k].deny];
+
+				if (!o->linked_secret)
+					o->linked_secret = moat_xstrdup(ls->names[k].path);
+			}
+		i = j;
+	}
+}
+
+void fs_find_linked_denies(struct fs_plan *fp)
+{
+	struct link_scan ls = { .fp = fp };
+	size_t i;
+
+	for (i = 0; i < fp->n; i++) {
+		struct fs_obj *o = &fp->obj[i];
+
+		if (o->role != FS_DENY || !o->present || o->fd < 0)
+			continue;
+		if (!S_ISDIR(o->mode))
+			add_denied_file(&ls, i);
+		else if (ls.entries >= LINK_SCAN_ENTRIES)
+			unchecked(&ls, i, o->real);
+		else {
+			int fd = openat(o->fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+
+			if (fd >= 0)
+				walk(&ls, fd, o->real, i, 0);
+		}
+	}
+	judge(&ls);
+	for (i = 0; i < ls.n_names; i++) {
+		free(ls.names[i].base);
+		free(ls.names[i].path);
+	}
+	free(ls.names);
+	free(ls.dirs);
+}

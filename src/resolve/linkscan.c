@@ -33,12 +33,24 @@ struct dir_id {
 	ino_t ino;
 };
 
+/* A directory waiting its turn: the walk is breadth first, so that what
+ * the bound leaves out is the deepest levels (caches, a profile's storage),
+ * not the top of the denied paths listed last. */
+struct pending_dir {
+	int fd;
+	char *path;
+	size_t deny;
+	unsigned depth;
+};
+
 struct link_scan {
 	struct fs_plan *fp;
 	struct link_name *names;
 	size_t n_names, cap_names;
 	struct dir_id *dirs; /* directories walked: each once */
 	size_t n_dirs, cap_dirs;
+	struct pending_dir *queue;
+	size_t head, n_queue, cap_queue;
 	size_t entries;      /* entries looked at, against LINK_SCAN_ENTRIES */
 };
 
@@ -87,21 +99,23 @@ static void unchecked(struct link_scan *ls, size_t deny, const char *path)
 		o->link_unchecked = moat_xstrdup(path);
 }
 
-/* Walks the directory open at `fd` (taken), whose path is `path`. */
-static void walk(struct link_scan *ls, int fd, const char *path, size_t deny, unsigned depth)
+static void enqueue(struct link_scan *ls, int fd, char *path, size_t deny, unsigned depth)
+{
+	ls->queue = moat_xgrow(ls->queue, &ls->cap_queue, ls->n_queue, sizeof(*ls->queue));
+	ls->queue[ls->n_queue++] = (struct pending_dir){ fd, path, deny, depth };
+}
+
+/* Lists one directory (its descriptor taken): files with another link are
+ * recorded, directories queued.  false once the bound is reached. */
+static bool walk_one(struct link_scan *ls, struct pending_dir *pd)
 {
 	cleanup_closedir DIR *d = NULL;
 	struct stat dst;
 	struct dirent *e;
 
-	if (fstat(fd, &dst) != 0 || !first_visit(ls, &dst)) {
-		close(fd);
-		return;
-	}
-	d = fdopendir(fd);
-	if (!d) {
-		close(fd);
-		return;
+	if (fstat(pd->fd, &dst) != 0 || !first_visit(ls, &dst) || !(d = fdopendir(pd->fd))) {
+		close(pd->fd);
+		return true;
 	}
 	/* A directory this uid cannot list (EACCES from getdents) ends the
 	 * loop like its end: its files are not listed by the command, the same
@@ -114,8 +128,8 @@ static void walk(struct link_scan *ls, int fd, const char *path, size_t deny, un
 		if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, ".."))
 			continue;
 		if (ls->entries++ >= LINK_SCAN_ENTRIES) {
-			unchecked(ls, deny, path);
-			return;
+			unchecked(ls, pd->deny, pd->path);
+			return false;
 		}
 		if (e->d_type == DT_LNK || e->d_type == DT_CHR || e->d_type == DT_BLK)
 			continue;
@@ -123,20 +137,46 @@ static void walk(struct link_scan *ls, int fd, const char *path, size_t deny, un
 			if (fstatat(dirfd(d), e->d_name, &st, AT_SYMLINK_NOFOLLOW) != 0)
 				continue; /* gone since the listing */
 			if (linkable(st.st_mode) && st.st_nlink > 1)
-				add_name(ls, &st, dst.st_dev, dst.st_ino, e->d_name, path_join(path, e->d_name), deny);
+				add_name(ls, &st, dst.st_dev, dst.st_ino, e->d_name, path_join(pd->path, e->d_name),
+					 pd->deny);
 			if (!S_ISDIR(st.st_mode))
 				continue;
 		}
-		cleanup_free char *subpath = path_join(path, e->d_name);
-		if (depth + 1 >= LINK_SCAN_DEPTH) {
-			unchecked(ls, deny, subpath);
+		cleanup_free char *subpath = path_join(pd->path, e->d_name);
+		/* Each queued directory holds a descriptor: at most
+		 * LINK_SCAN_OPEN of them, whatever RLIMIT_NOFILE allows. */
+		if (pd->depth + 1 >= LINK_SCAN_DEPTH || ls->n_queue - ls->head >= LINK_SCAN_OPEN) {
+			unchecked(ls, pd->deny, subpath);
 			continue;
 		}
 		sub = openat(dirfd(d), e->d_name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-		if (sub >= 0)
-			walk(ls, sub, subpath, deny, depth + 1);
-		else if (errno == EACCES)
-			continue; /* as an unlistable directory, above */
+		if (sub >= 0) {
+			enqueue(ls, sub, subpath, pd->deny, pd->depth + 1);
+			subpath = NULL;
+		} else if (errno != ENOENT && errno != ELOOP && errno != ENOTDIR && errno != EACCES)
+			unchecked(ls, pd->deny, subpath); /* EMFILE, ENOMEM, EIO: not walked */
+		/* else gone, replaced by a link since the listing, or unlistable
+		 * as above */
+	}
+	return true;
+}
+
+/* The queue in order, until it is empty or the bound is reached; what is
+ * left is said unchecked, each under its own deny. */
+static void walk_queue(struct link_scan *ls)
+{
+	bool more = true;
+
+	for (; ls->head < ls->n_queue; ls->head++) {
+		struct pending_dir pd = ls->queue[ls->head]; /* a copy: walking grows the queue */
+
+		if (more)
+			more = walk_one(ls, &pd);
+		else {
+			unchecked(ls, pd.deny, pd.path);
+			close(pd.fd);
+		}
+		free(pd.path);
 	}
 }
 
@@ -183,6 +223,8 @@ static void judge(struct link_scan *ls)
 {
 	size_t i = 0, j, k;
 
+	if (!ls->n_names)
+		return; /* qsort's base must not be NULL, even for none */
 	qsort(ls->names, ls->n_names, sizeof(*ls->names), name_cmp);
 	while (i < ls->n_names) {
 		const struct link_name *a = &ls->names[i];
@@ -213,15 +255,14 @@ void fs_find_linked_denies(struct fs_plan *fp)
 			continue;
 		if (!S_ISDIR(o->mode))
 			add_denied_file(&ls, i);
-		else if (ls.entries >= LINK_SCAN_ENTRIES)
-			unchecked(&ls, i, o->real);
 		else {
 			int fd = openat(o->fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 
 			if (fd >= 0)
-				walk(&ls, fd, o->real, i, 0);
+				enqueue(&ls, fd, moat_xstrdup(o->real), i, 0);
 		}
 	}
+	walk_queue(&ls);
 	judge(&ls);
 	for (i = 0; i < ls.n_names; i++) {
 		free(ls.names[i].base);
@@ -229,4 +270,5 @@ void fs_find_linked_denies(struct fs_plan *fp)
 	}
 	free(ls.names);
 	free(ls.dirs);
+	free(ls.queue);
 }

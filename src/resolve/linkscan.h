@@ -12,17 +12,21 @@
  *
  * The walk is bounded (LINK_SCAN_ENTRIES entries, LINK_SCAN_DEPTH levels):
  * a browser profile holds tens of thousands of files, each stat ~1.2 us
- * here, and moat starts before every command.  What the bound leaves out is
- * not judged either way: the first directory left out is recorded
+ * here, and moat starts before every command.  It is breadth first over
+ * all the denied directories together, so that the bound cuts the deepest
+ * levels (caches, a profile's storage), not the credential directories nor
+ * the top of a profile.  What the bound leaves out is not judged either
+ * way: the first directory left out under each deny is recorded
  * (fs_obj.link_unchecked) and said in fs.secrets's mechanism, so that the
- * claim says how far it was checked.  docs/filesystem.md, "Hard links". */
+ * claim says how far it was checked.  docs/filesystem.md, section 3. */
 #ifndef MOAT_RESOLVE_LINKSCAN_H
 #define MOAT_RESOLVE_LINKSCAN_H
 
 #include "resolve/fsplan.h"
 
-#define LINK_SCAN_ENTRIES 4096
+#define LINK_SCAN_ENTRIES 1024
 #define LINK_SCAN_DEPTH 32
+#define LINK_SCAN_OPEN 512 /* directories queued at once, each a descriptor */
 
 /* Sets fs_obj.linked_secret on each present deny with a file that has a
  * name outside the denied paths, and fs_obj.link_unchecked on each denied

@@ -536,21 +536,27 @@ s = socket.socket(socket.AF_UNIX); s.settimeout(5); s.connect("agent"); print(s.
 	is "$(hl_secrets)" enforced "  control: gone, enforced again"
 done
 
-# The walk is bounded (resolve/linkscan.h: 4096 entries): a profile past it
-# is said in the mechanism, not claimed checked; a denied path listed before
-# it (~/.ssh) is still walked.
-mkdir -p "$HL/home/.mozilla/profile"
+# The walk is bounded (resolve/linkscan.h: 1024 entries) and breadth first:
+# a profile past the bound is said in the mechanism, not claimed checked;
+# the top of every denied directory is still walked: ~/.ssh and a key at
+# the top of ~/.mozilla, but also ~/.thunderbird, listed after it.
+mkdir -p "$HL/home/.mozilla/profile/storage" "$HL/home/.thunderbird"
 /usr/bin/python3 -c '
 import sys
-for i in range(4200): open("%s/f%d" % (sys.argv[1], i), "w").close()' "$HL/home/.mozilla/profile"
+for i in range(1100): open("%s/f%d" % (sys.argv[1], i), "w").close()' "$HL/home/.mozilla/profile/storage"
 hl_run "" prefer >/dev/null
 like "$(hl_secrets)/$(json_get "$REPORTS/hl.json" '["properties"]["fs.secrets"]["mechanism"]')" \
-	"^enforced/.*other hard links not looked for below $HL/home/.mozilla/profile" \
+	"^enforced/.*other hard links not looked for below $HL/home/.mozilla/profile/storage" \
 	"hard links: a denied directory past the walk's bound: enforced, the mechanism says where it was not looked"
-ln "$HL/home/.ssh/id_rsa" "$HL/proj/key"
-hl_run "" prefer >/dev/null
-is "$(hl_secrets)" missing "  ~/.ssh, listed before it, is still walked: its link makes fs.secrets missing"
-rm -rf "$HL/proj/key" "$HL/home/.mozilla"
+for f in .ssh/id_rsa .mozilla/profile/key4.db .thunderbird/logins.json; do
+	[ -e "$HL/home/$f" ] || echo "moat-canary-$UNIQ" >"$HL/home/$f"
+	ln "$HL/home/$f" "$HL/proj/key"
+	hl_run "" prefer >/dev/null
+	like "$(hl_secrets)/$(json_get "$REPORTS/hl.json" '["properties"]["fs.secrets"]["reason"]')" "^missing/$HL/home/$f has another" \
+		"  ~/$f, above the cut, is still walked: its link makes fs.secrets missing"
+	rm -f "$HL/proj/key"
+done
+rm -rf "$HL/home/.mozilla" "$HL/home/.thunderbird"
 hl_run "" prefer >/dev/null
 unlike "$(json_get "$REPORTS/hl.json" '["properties"]["fs.secrets"]["mechanism"]')" "not looked for" \
 	"  control: without it, nothing is said left out"

@@ -148,27 +148,33 @@ static void why_no_controller(const struct moat_cgroup_info *cg, const char *ctl
  * not to memory.limit_in_bytes; v2 counts them in memory.max.  A tree with
  * a network held 160 MiB in loopback sockets under a v1 --memory 64M
  * (tests/blackbox/limits_tree.sh).  Under net allow the allowed
- * connections are moat's sockets, charged to moat's cgroup under either. */
+ * connections are moat's sockets, charged to moat's cgroup.  The v1 rule
+ * is said first: it holds whoever makes the sockets, so making the fence's
+ * in the tree's cgroup would not help there (moat inside a v1 cgroup of
+ * 64 MiB passed 160 MiB through its fence's sockets:
+ * tests/blackbox/limits_fence.sh). */
 static const char *uncounted_sockets(const struct moat_policy *p, const struct moat_host *h,
 				     const struct limit_caps *caps, bool v1, char *buf, size_t len)
 {
 	bool inet = caps->inet == LIMIT_INET_POLICY ? p->net != MOAT_NET_NONE || !h->seccomp
 						     : caps->inet == LIMIT_INET_YES;
 
+	if (v1 && inet) {
+		verdict_format(buf, len,
+			       "cgroup v1 charges TCP and UDP socket buffers apart from memory.limit_in_bytes (to "
+			       "memory.kmem.tcp), whichever process makes the socket, and the tree can make such "
+			       "sockets (net %s%s%s): it could hold more than %lld bytes in them",
+			       moat_net_name(p->net), p->net == MOAT_NET_NONE ? ", without seccomp" : "",
+			       caps->sockets_moat ? "; the fence's sockets, which moat makes for it, are no exception" : "",
+			       (long long)p->limits.memory_bytes);
+		return buf;
+	}
 	if (caps->sockets_moat) {
 		verdict_format(buf, len, "%s: the tree could hold more than %lld bytes in them", caps->sockets_moat,
 			       (long long)p->limits.memory_bytes);
 		return buf;
 	}
-	if (!v1 || !inet)
-		return NULL;
-	verdict_format(buf, len,
-		       "cgroup v1 charges TCP and UDP socket buffers apart from memory.limit_in_bytes (to "
-		       "memory.kmem.tcp), and the tree can make such sockets (net %s%s): it could hold more than %lld "
-		       "bytes in them",
-		       moat_net_name(p->net), p->net == MOAT_NET_NONE ? ", without seccomp" : "",
-		       (long long)p->limits.memory_bytes);
-	return buf;
+	return NULL;
 }
 
 static void decide_memory(const struct moat_policy *p, const struct moat_host *h, const struct moat_cgroup_info *cg,

@@ -580,32 +580,76 @@ static int cmd_fill(int max_mb)
  * sockets, each writer filled without the reader reading, printing the
  * running total in MiB, up to `max_mb` (and at most 400 pairs).  cgroup v1
  * charges these buffers apart from memory.limit_in_bytes; a memory limit
- * that does not count them is no limit for a tree with a network. */
-static int cmd_sockfill(int max_mb)
+ * that does not count them is no limit for a tree with a network.
+ * With `to` (IP:PORT) each writer connects there instead, to a listener
+ * that never reads: under --allow-net the fence connects a socket of
+ * moat's own for it, and the buffers are that socket's. */
+static int sockfill_listen(struct sockaddr_in *a)
+{
+	socklen_t alen = sizeof(*a);
+	int lfd = socket(AF_INET, SOCK_STREAM, 0);
+
+	a->sin_family = AF_INET;
+	a->sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	if (lfd < 0 || bind(lfd, (struct sockaddr *)a, sizeof(*a)) || listen(lfd, 64) ||
+	    getsockname(lfd, (struct sockaddr *)a, &alen))
+		return -1;
+	return lfd;
+}
+
+static bool sockfill_far_end(const char *to, struct sockaddr_in *a)
+{
+	char ip[64];
+	const char *colon = strrchr(to, ':');
+
+	if (!colon || (size_t)(colon - to) >= sizeof(ip))
+		return false;
+	memcpy(ip, to, (size_t)(colon - to));
+	ip[colon - to] = 0;
+	a->sin_family = AF_INET;
+	a->sin_port = htons((uint16_t)atoi(colon + 1));
+	return inet_pton(AF_INET, ip, &a->sin_addr) == 1;
+}
+
+/* Connect w to a; with our own listener lfd take the other end (kept open,
+ * never read), else wait up to 5 s for the handshake. */
+static int sockfill_connect(int w, int lfd, const struct sockaddr_in *a)
+{
+	struct pollfd p = {.fd = w, .events = POLLOUT};
+
+	if (connect(w, (const struct sockaddr *)a, sizeof(*a)) && errno != EINPROGRESS)
+		return -1;
+	if (lfd >= 0)
+		return accept(lfd, NULL, NULL) < 0 ? -1 : 0;
+	if (poll(&p, 1, 5000) != 1) {
+		errno = ETIMEDOUT;
+		return -1;
+	}
+	return 0;
+}
+
+static int cmd_sockfill(int max_mb, const char *to)
 {
 	static char chunk[65536];
-	struct sockaddr_in a = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
-	socklen_t alen = sizeof(a);
+	struct sockaddr_in a = {0};
 	long long held = 0, limit = (long long)max_mb << 20;
-	int lfd, pairs, shown = 0;
+	int lfd = -1, pairs, shown = 0;
 
-	lfd = socket(AF_INET, SOCK_STREAM, 0);
-	if (lfd < 0 || bind(lfd, (struct sockaddr *)&a, sizeof(a)) || listen(lfd, 64) ||
-	    getsockname(lfd, (struct sockaddr *)&a, &alen)) {
+	if (to && !sockfill_far_end(to, &a)) {
+		printf("ERR far end: %s (IP:PORT)\n", to);
+		return 1;
+	}
+	if (!to && (lfd = sockfill_listen(&a)) < 0) {
 		printf("ERR listen: %s\n", strerror(errno));
 		return 1;
 	}
 	memset(chunk, 1, sizeof(chunk));
 	for (pairs = 0; pairs < 400 && held < limit; pairs++) {
-		int w = socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK, 0), r;
+		int w = socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK, 0);
 		ssize_t n;
 
-		if (w < 0 || (connect(w, (struct sockaddr *)&a, sizeof(a)) && errno != EINPROGRESS)) {
+		if (w < 0 || sockfill_connect(w, lfd, &a)) {
 			printf("STOP %d connect: %s\n", shown, strerror(errno));
-			return 0;
-		}
-		if ((r = accept(lfd, NULL, NULL)) < 0) {
-			printf("STOP %d accept: %s\n", shown, strerror(errno));
 			return 0;
 		}
 		while (held < limit && (n = write(w, chunk, sizeof(chunk))) > 0) {
@@ -1065,7 +1109,7 @@ int main(int argc, char **argv)
 	if (!strcmp(c, "alloc") && argc > 2)
 		return cmd_alloc(atoi(argv[2]));
 	if (!strcmp(c, "sockfill") && argc > 2)
-		return cmd_sockfill(atoi(argv[2]));
+		return cmd_sockfill(atoi(argv[2]), argc > 3 ? argv[3] : NULL);
 	if (!strcmp(c, "syscalls"))
 		return cmd_syscalls();
 	if (!strcmp(c, "ptrace") && argc > 2)

@@ -198,11 +198,18 @@ static char *set_rlimits(const struct backend_ctx *ctx, const struct backend_pla
 	return text;
 }
 
+/* Where argv.json says FD for bwrap's --args and --seccomp (0: not there).
+ * Only there: the command's own words after "--" are its own, and an
+ * "--args FD" among them once became "--args 3" in run.sh. */
+struct export_fds {
+	size_t args_at, seccomp_at;
+};
+
 /* run.sh beside argv.json: argv.json as a shell command, with the export's
  * env.args and seccomp.bpf on descriptors 3 and 4 where argv.json says FD
  * (bwrap reads each, then closes it). */
 static int write_run_script(const struct backend_ctx *ctx, const struct backend_plan *bp, bool seccomp,
-			    struct moat_error *err)
+			    const struct export_fds *fds, struct moat_error *err)
 {
 	cleanup_free char *text = NULL;
 	size_t len = 0, cap = 0;
@@ -216,7 +223,10 @@ static int write_run_script(const struct backend_ctx *ctx, const struct backend_
 	 * before bwrap, so the script does too, as the report says (fd.clean).
 	 * bash: POSIX sh redirects only descriptors 0 to 9.  The work is in a
 	 * function, read whole before it runs, since closing the descriptor
-	 * bash reads the script from ends the reading. */
+	 * bash reads the script from ends the reading.  Its directory is $0's
+	 * text up to the last '/': $(dirname "$0") drops the trailing newlines
+	 * of a directory's name ("out\n"), and run.sh then read env.args --
+	 * bwrap options, any of them -- from the directory "out" beside it. */
 	len = (size_t)snprintf(
 	    text, cap,
 	    "#!/bin/bash\n# Written by moat export: argv.json, with this directory's %s and %s\n"
@@ -224,7 +234,7 @@ static int write_run_script(const struct backend_ctx *ctx, const struct backend_
 	    "# bwrap hands the command every descriptor it is given (a directory among them\n"
 	    "# leads out of the view): all but 0, 1, 2 and --keep-fd's are closed first.\n"
 	    "[ -n \"$BASH_VERSION\" ] || exec bash \"$0\" \"$@\"\n"
-	    "run() {\n\tlocal d fd\n\td=$(dirname \"$0\")\n\tfor fd in /proc/$$/fd/*; do\n\t\tfd=${fd##*/}\n"
+	    "run() {\n\tlocal d fd\n\tcase $0 in */*) d=${0%%/*} ;; *) d=. ;; esac\n\tfor fd in /proc/$$/fd/*; do\n\t\tfd=${fd##*/}\n"
 	    "\t\tcase \" 0 1 2 ",
 	    BACKEND_EXPORT_ENV_ARGS, BACKEND_EXPORT_SECCOMP);
 	for (size_t i = 0; i < p->n_keep_fds; i++)
@@ -255,13 +265,11 @@ static int write_run_script(const struct backend_ctx *ctx, const struct backend_
 	len += (size_t)snprintf(text + len, cap - len, "\texec");
 	for (size_t i = 0; bp->argv[i]; i++) {
 		const char *a = bp->argv[i];
-		char fdbuf[16];
 
-		if (strcmp(a, EXPORT_FD_PLACEHOLDER) == 0 && i > 0 &&
-		    (strcmp(bp->argv[i - 1], "--args") == 0 || strcmp(bp->argv[i - 1], "--seccomp") == 0)) {
-			snprintf(fdbuf, sizeof(fdbuf), "%d", strcmp(bp->argv[i - 1], "--args") == 0 ? 3 : 4);
-			a = fdbuf;
-		}
+		if (i > 0 && i == fds->args_at)
+			a = "3";
+		else if (i > 0 && i == fds->seccomp_at)
+			a = "4";
 		text = moat_xgrow(text, &cap, len + 4 * strlen(a) + 4, 1);
 		text[len++] = ' ';
 		text[len++] = '\'';
@@ -290,7 +298,8 @@ static int write_run_script(const struct backend_ctx *ctx, const struct backend_
  * with moat's minimal environment (backend.h, tool_env), so no variable
  * of the command's acts on bwrap outside the sandbox.  bwrap sets PWD
  * itself after --chdir (env_set). */
-static int emit_environment(const struct backend_ctx *ctx, struct backend_plan *bp, struct moat_error *err)
+static int emit_environment(const struct backend_ctx *ctx, struct backend_plan *bp, size_t *placeholder_at,
+			    struct moat_error *err)
 {
 	cleanup_free char *buf = NULL;
 	size_t len = 0, cap = 0, i;
@@ -315,6 +324,7 @@ static int emit_environment(const struct backend_ctx *ctx, struct backend_plan *
 	if (ctx->exporting) {
 		/* Beside argv.json, for its run.sh; the values are the
 		 * command's (tokens among them): the caller's alone. */
+		*placeholder_at = bp->argc;
 		backend_argv_add(bp, EXPORT_FD_PLACEHOLDER);
 		if (!ctx->work_dir)
 			return 0;
@@ -476,6 +486,7 @@ static int bwrap_compile(const struct backend_ctx *ctx, struct backend_plan *bp,
 {
 	const struct moat_policy *p = ctx->policy;
 	struct bwrap_facts f = {0};
+	struct export_fds export_fds = {0};
 	int rc, seccomp_fd = -1;
 	/* With Landlock, moat's own ruleset (inode-bound, as the native
 	 * backend's) is applied inside by moat __init, and denied paths are
@@ -507,14 +518,16 @@ static int bwrap_compile(const struct backend_ctx *ctx, struct backend_plan *bp,
 
 	backend_argv_add(bp, "bwrap");
 	emit_namespaces(ctx, bp);
-	if (emit_environment(ctx, bp, err) < 0)
+	if (emit_environment(ctx, bp, &export_fds.args_at, err) < 0)
 		return -1;
 	if (f.seccomp) {
 		backend_argv_add(bp, "--seccomp");
-		if (ctx->exporting)
+		if (ctx->exporting) {
+			export_fds.seccomp_at = bp->argc;
 			backend_argv_add(bp, EXPORT_FD_PLACEHOLDER);
-		else
+		} else {
 			backend_argv_addf(bp, "%d", seccomp_fd);
+		}
 	}
 
 	view_build(p, ctx->fs, &vo, &v);
@@ -600,7 +613,7 @@ static int bwrap_compile(const struct backend_ctx *ctx, struct backend_plan *bp,
 	if (can_run)
 		verdicts(ctx, bp, &f, props);
 	/* After the verdicts, which decide the limits run.sh applies. */
-	if (ctx->exporting && ctx->work_dir && write_run_script(ctx, bp, f.seccomp, err) < 0)
+	if (ctx->exporting && ctx->work_dir && write_run_script(ctx, bp, f.seccomp, &export_fds, err) < 0)
 		return -1;
 	return 0;
 }

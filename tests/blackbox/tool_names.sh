@@ -1,0 +1,128 @@
+#!/usr/bin/env bash
+# Names that reach the external tools: a path, a variable, an argument or a
+# directory that holds what each tool treats specially (',' '=' ':' quotes,
+# '$' and backticks, a leading '-', newlines, long names) is passed so that
+# the protection applies to exactly the named object, or is refused naming
+# it.  Each case is tried from inside the sandbox, not read off the argv.
+#
+#   1. A bwrap export's run.sh gave descriptors 3 and 4 to every "FD" after
+#      "--args" or "--seccomp" in argv.json, the command's own words too:
+#      `moat export -- prog --args FD` ran `prog --args 3`.  Now only bwrap's
+#      own two placeholders are replaced.  Control: those still are (the
+#      exported variable reaches the command, its seccomp mode is 2).
+#   2. run.sh took its directory from $(dirname "$0"), which drops the
+#      trailing newlines of a name: exported to "out<newline>", it read
+#      env.args (bwrap options, any of them) from "out" beside it.  Now it
+#      reads its own.  Control: the planted neighbour is there, readable.
+#   4. bwrap and oci given such names (grants, the working directory, a
+#      variable, the arguments): the read grant is readable and not
+#      writable, the write grant writable, the secret beside them unread,
+#      nothing written outside, and the cwd, the variable and the arguments
+#      arrive unchanged.  A name that is not UTF-8 is refused by oci, named.
+#
+# Runs as root and as an unprivileged user.
+set -u
+. "$(dirname "$0")/../lib/tap.sh"
+scratch
+UID_NOW=$(id -u)
+unset MOAT_OCI_RUNTIME MOAT_HOST_LIMIT
+cd /
+
+# Which backends run for this user: RUNS[b]=1, else WHY[b] the report's reason.
+declare -A RUNS WHY
+for b in bwrap oci; do
+	"$MOAT" run --mode prefer --backend "$b" --profile strict --dry-run -- /bin/true >"$REPORTS/probe-$b.json" 2>/dev/null
+	if [ "$(json_get "$REPORTS/probe-$b.json" '["status"]' 2>/dev/null)" = unavailable ]; then
+		WHY[$b]=$(json_get "$REPORTS/probe-$b.json" '["properties"]["fs.read"]["reason"]' 2>/dev/null)
+	else
+		RUNS[$b]=1
+	fi
+done
+runs() { [ -n "${RUNS[$1]:-}" ]; }
+why() { echo "$1 cannot run as uid $UID_NOW here: ${WHY[$1]:-unknown}"; }
+
+# --- 1. run.sh replaces bwrap's placeholders only ---------------------------------
+if ! runs bwrap; then
+	skip "$(why bwrap)"
+else
+	D=$SCRATCH/ex1
+	"$MOAT" export --backend bwrap -o "$D" --profile strict --env V=exported -- \
+		/bin/sh -c 'printf "%s|" "$@"; printf "%s|" "$V"; grep "^Seccomp:" /proc/self/status' x \
+		--args FD --seccomp FD >/dev/null 2>"$SCRATCH/ex1.err"
+	ok $? "a bwrap export of a command whose own arguments are --args FD --seccomp FD ($(head -c 200 "$SCRATCH/ex1.err"))"
+	out=$(bash "$D/run.sh" 2>&1)
+	like "$out" '^--args\|FD\|--seccomp\|FD\|' "  run.sh runs the command's own words unchanged (not --args 3, --seccomp 4)"
+	like "$out" '\|exported\|Seccomp:[[:space:]]*2$' "  control: bwrap's own --args and --seccomp get env.args and seccomp.bpf"
+fi
+
+# --- 2. run.sh reads its own directory --------------------------------------------
+if ! runs bwrap; then
+	skip "$(why bwrap)"
+else
+	D="$SCRATCH/out"$'\n'
+	"$MOAT" export --backend bwrap -o "$D" --profile strict --env V=exported -- /bin/sh -c 'echo "V=$V"' \
+		>/dev/null 2>"$SCRATCH/ex2.err"
+	ok $? "a bwrap export into a directory whose name ends in a newline ($(head -c 200 "$SCRATCH/ex2.err"))"
+	# The neighbour without the newline: bwrap options of someone else's.
+	mkdir -p "$SCRATCH/out"
+	printf -- '--setenv\0V\0planted\0' >"$SCRATCH/out/env.args"
+	cp "$D/seccomp.bpf" "$SCRATCH/out/"
+	ok "$([ -r "$SCRATCH/out/env.args" ] && echo 0 || echo 1)" "  control: the planted env.args beside it is readable"
+	is "$(bash "$D/run.sh" 2>&1)" "V=exported" "  run.sh gives bwrap its own env.args, not the neighbour's"
+fi
+
+# --- 4. bwrap and oci take every name as it is -----------------------------------
+B=$SCRATCH/mx
+mkdir -p "$B" && chmod 0755 "$B"
+echo SECRET >"$B/secret"
+NAMES=('a,b' 'a=b' 'a:b' 'a b' "a'b" 'a"b' 'a$b' 'a`id`' 'a\b' '-a' $'a\nb' $'a\tb' 'a*' "a'\$(id)'b"
+	"$(printf 'L%.0s' {1..200})")
+PROBE='r=""
+cat f >/dev/null 2>&1 && r="$r read" || r="$r NO-READ"
+cat "$B/secret" >/dev/null 2>&1 && r="$r SECRET-READ"
+echo x >"$1/n" 2>/dev/null && r="$r write" || r="$r NO-WRITE"
+echo x >f 2>/dev/null && r="$r WROTE-READ-GRANT"
+echo x >"$B/out" 2>/dev/null
+[ "$(pwd)" = "$2" ] && r="$r cwd" || r="$r CWD-WRONG"
+[ "$V" = "$3" ] && [ "$4" = "$3" ] && r="$r env-args" || r="$r ENV-OR-ARGS-WRONG"
+echo "$r"'
+# probe NAME ARGS...: the probe's verdict inside, then what the host shows.
+probe() {
+	local n=$1 out host
+	shift
+	mkdir -p -- "$B/$n" "$B/w-$n" && echo in >"$B/$n/f" && chmod -R a+rwX -- "$B/$n" "$B/w-$n"
+	out=$("$MOAT" run "$@" --profile strict --env B="$B" --env V="$n" --read "$B/$n" --write "$B/w-$n" \
+		--cwd "$B/$n" --report-fd 3 -- /bin/sh -c "$PROBE" x "$B/w-$n" "$B/$n" "$n" "$n" 2>&1 3>"$REPORTS/mx.json")
+	# On the host: the write grant's file, the read grant's unchanged,
+	# nothing beside them (inside, $B is on the private /tmp).
+	host="$([ -e "$B/w-$n/n" ] && echo ' host-write')$([ -e "$B/out" ] && echo ' WROTE-OUTSIDE')$(
+		[ "$(cat -- "$B/$n/f")" = in ] || echo ' READ-GRANT-CHANGED')"
+	rm -f -- "$B/out" "$B/w-$n/n"
+	echo in >"$B/$n/f"
+	printf '%s%s|%s' "$(printf '%s' "$out" | tail -1)" "$host" "$(json_get "$REPORTS/mx.json" '["status"]')"
+}
+is "$(probe 'a,b' --mode off)" " read SECRET-READ write WROTE-READ-GRANT cwd env-args host-write WROTE-OUTSIDE READ-GRANT-CHANGED|off" \
+	"control: under --mode off the probe reads the secret, writes the read grant and outside"
+for b in bwrap oci; do
+	if ! runs $b; then
+		skip "$(why $b)"
+		continue
+	fi
+	bad=""
+	for n in "${NAMES[@]}"; do
+		got=$(probe "$n" --backend $b)
+		[ "$got" = " read write cwd env-args host-write|enforced" ] || bad="$bad [$(printf '%q' "$n"): $got]"
+	done
+	is "$bad" "" "$b: ${#NAMES[@]} names with , = : quotes \$ \` \\ - newline tab * and a long one: each grant exactly as named, the secret beside it unread, nothing written outside, cwd, variable and arguments intact"
+done
+# A name that is not UTF-8 cannot be written into config.json: refused, naming it.
+if ! runs oci; then
+	skip "$(why oci)"
+else
+	mkdir -p "$B/"$'\xff'
+	out=$("$MOAT" run --backend oci --profile strict --read "$B/"$'\xff' -- /bin/true 2>&1)
+	is "$?" 125 "oci: a grant that is not UTF-8 is refused"
+	like "$out" "is not UTF-8, which the OCI config.json moat writes must be" "  saying why"
+fi
+
+done_testing

@@ -37,6 +37,7 @@
 #include "policy/verdict.h"
 #include "util/account.h"
 #include "util/cleanup.h"
+#include "util/err.h"
 #include "util/mem.h"
 #include "util/path.h"
 
@@ -272,6 +273,34 @@ static void emit_command(struct backend_plan *bp, const struct moat_policy *p, c
 	backend_argv_add_command(bp, p, "--");
 }
 
+/* firejail refuses a path option whose path holds a control character or
+ * one of its shell meta characters (0.9.72, util.c reject_meta_chars:
+ * "Error: \"PATH\" is an invalid filename: rejected character: \",\""),
+ * and exits 1 before it runs anything: the report said the command ran
+ * and exited 1.  The first path moat would give firejail that it refuses,
+ * and the character; NULL when there is none.  (The glob characters *?[]
+ * it takes, and expands in --blacklist and --read-write: properties that
+ * firejail's grants and denies by name already leave missing.) */
+static const char *firejail_refused_path(const struct backend_plan *bp, char *bad)
+{
+	static const char *const path_opts[] = {"--whitelist=", "--blacklist=", "--read-only=", "--read-write="};
+
+	for (size_t i = 0; i < bp->argc; i++)
+		for (size_t k = 0; k < ARRAY_LEN(path_opts); k++) {
+			size_t n = strlen(path_opts[k]);
+			const char *path = bp->argv[i] + n, *c;
+
+			if (strncmp(bp->argv[i], path_opts[k], n) != 0)
+				continue;
+			for (c = path; *c; c++)
+				if ((unsigned char)*c < 0x20 || *c == 0x7f || strchr("\\&!\"<>%^{};,", *c)) {
+					*bad = *c;
+					return path;
+				}
+		}
+	return NULL;
+}
+
 /* What firejail never enforces, whatever the host: it has no read
  * allow-list, and its blacklist holds denied paths by their names.  The
  * verdicts below say the same; `auto` asks this without compiling. */
@@ -389,6 +418,23 @@ static void verdicts(const struct backend_ctx *ctx, struct backend_plan *bp, con
 	}
 }
 
+/* A path firejail would refuse makes the backend unavailable, naming it
+ * (an export too: its argv.json would not run). */
+static bool refuse_path(struct backend_plan *bp, struct moat_verdict *props)
+{
+	char bad = 0, why[512];
+	const char *path = firejail_refused_path(bp, &bad);
+	cleanup_free char *shown = NULL, *c = NULL;
+
+	if (!path)
+		return false;
+	shown = moat_text_shown(path);
+	c = moat_text_shown((char[]){bad, 0});
+	snprintf(why, sizeof(why), "firejail refuses the path %.400s: it takes no '%s' in a file name", shown, c);
+	backend_cannot_run(bp, props, "rename it, or use --backend native or bwrap, which take any name", why);
+	return true;
+}
+
 static int firejail_compile(const struct backend_ctx *ctx, struct backend_plan *bp, struct moat_verdict *props,
 			    struct moat_error *err)
 {
@@ -454,6 +500,8 @@ static int firejail_compile(const struct backend_ctx *ctx, struct backend_plan *
 		backend_cannot_run(bp, props, "use --backend native or bwrap", over);
 		return 0;
 	}
+	if (refuse_path(bp, props))
+		return 0;
 	if (allowed)
 		verdicts(ctx, bp, &fds, n_denied, n_writable, props);
 	return 0;

@@ -14,6 +14,12 @@
 #      trailing newlines of a name: exported to "out<newline>", it read
 #      env.args (bwrap options, any of them) from "out" beside it.  Now it
 #      reads its own.  Control: the planted neighbour is there, readable.
+#   3. firejail refuses a path with a control character or one of
+#      \&!"<>%^{};, and exits 1 before the command: the report said the
+#      command ran and exited 1.  Now the backend is unavailable, naming
+#      the path and the character, and nothing runs.  Control: the same
+#      grant without the character runs under firejail.  (Root only:
+#      firejail refuses uid 65534.)
 #   4. bwrap and oci given such names (grants, the working directory, a
 #      variable, the arguments): the read grant is readable and not
 #      writable, the write grant writable, the secret beside them unread,
@@ -30,7 +36,7 @@ cd /
 
 # Which backends run for this user: RUNS[b]=1, else WHY[b] the report's reason.
 declare -A RUNS WHY
-for b in bwrap oci; do
+for b in bwrap oci firejail; do
 	"$MOAT" run --mode prefer --backend "$b" --profile strict --dry-run -- /bin/true >"$REPORTS/probe-$b.json" 2>/dev/null
 	if [ "$(json_get "$REPORTS/probe-$b.json" '["status"]' 2>/dev/null)" = unavailable ]; then
 		WHY[$b]=$(json_get "$REPORTS/probe-$b.json" '["properties"]["fs.read"]["reason"]' 2>/dev/null)
@@ -69,6 +75,27 @@ else
 	cp "$D/seccomp.bpf" "$SCRATCH/out/"
 	ok "$([ -r "$SCRATCH/out/env.args" ] && echo 0 || echo 1)" "  control: the planted env.args beside it is readable"
 	is "$(bash "$D/run.sh" 2>&1)" "V=exported" "  run.sh gives bwrap its own env.args, not the neighbour's"
+fi
+
+# --- 3. firejail: a path it refuses is refused before anything runs ---------------
+if ! runs firejail; then
+	skip "$(why firejail)"
+	skip "$(why firejail)"
+else
+	mkdir -p "$SCRATCH/fj/a,b" "$SCRATCH/fj/ab" "$SCRATCH/fj/c;d"
+	for n in 'a,b' 'c;d'; do
+		rm -f "$SCRATCH/ran"
+		out=$("$MOAT" run --mode prefer --backend firejail --profile strict --read "$SCRATCH/fj/$n" \
+			--write "$SCRATCH" --report-fd 3 -- /bin/touch "$SCRATCH/ran" 2>&1 3>"$REPORTS/fj.json")
+		rc=$?
+		is "$rc/$(json_get "$REPORTS/fj.json" '["status"]')/$(json_get "$REPORTS/fj.json" '["run"]["executed"]')" \
+			"125/unavailable/False" "firejail, a grant of $n: unavailable, not run"
+		like "$out" "firejail refuses the path $SCRATCH/fj/$n: it takes no '${n:1:1}' in a file name" "  naming the path and the character"
+		ok "$([ ! -e "$SCRATCH/ran" ] && echo 0 || echo 1)" "  nothing ran"
+	done
+	"$MOAT" run --mode prefer --backend firejail --profile strict --read "$SCRATCH/fj/ab" --write "$SCRATCH" \
+		-- /bin/touch "$SCRATCH/ran" >/dev/null 2>&1
+	is "$?/$([ -e "$SCRATCH/ran" ] && echo ran)" "0/ran" "control: the grant named without the character runs under firejail"
 fi
 
 # --- 4. bwrap and oci take every name as it is -----------------------------------

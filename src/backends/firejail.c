@@ -244,14 +244,30 @@ static void emit_command(struct backend_plan *bp, const struct moat_policy *p, c
 	cleanup_free char *list = backend_keep_fds_list(p);
 	size_t i;
 
+	/* The started pipe, above every fd firejail is given: __init says 'e'
+	 * right before the command's execve, so firejail's own refusals (it
+	 * exits 1) are a set-up failure, exit 125, not the command's status. */
+	if (!f->placeholders)
+		bp->started_to = backend_highest_fd(p, bp) + 1;
 	for (i = 0; i < p->n_keep_fds; i++)
 		backend_argv_addf(bp, "--keep-fd=%d", p->keep_fds[i]);
 	add_fd(bp, f, "--keep-fd=", f->exe);
 	add_fd(bp, f, "--keep-fd=", f->env);
 	if (f->seccomp)
 		add_fd(bp, f, "--keep-fd=", f->program);
+	if (bp->started_to >= 0)
+		backend_argv_addf(bp, "--keep-fd=%d", bp->started_to);
 	add_fd(bp, f, "/proc/self/fd/", f->exe);
 	backend_argv_add(bp, "__init");
+	if (bp->started_to >= 0) {
+		backend_argv_add(bp, "--started-fd");
+		backend_argv_addf(bp, "%d", bp->started_to);
+	}
+	/* firejail keeps the caller's working directory, and starts the
+	 * command in HOME where its view lacks it (its private /tmp and
+	 * /var/tmp): __init enters it, or refuses to run. */
+	backend_argv_add(bp, "--chdir");
+	backend_argv_add(bp, p->cwd);
 	backend_argv_add(bp, "--env-fd");
 	add_fd(bp, f, "", f->env);
 	if (f->seccomp) {

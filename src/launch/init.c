@@ -41,6 +41,7 @@ static int usage(void)
 	fprintf(stderr,
 		"moat: __init is internal: moat __init [--bound-file PATH] [--symlink TEXT PATH]... [--landlock "
 		"FD:ABI] [--ll r|w|l:PATH]... [--keep-fds N,...] [--env-fd N] [--unsetenv NAME]... [--seccomp-fd N] [--nofile-soft N] [--kill-rest PIDNS] "
+		"[--chdir DIR] "
 		"-- COMMAND "
 		"[ARGS...]\n");
 	return 125;
@@ -206,7 +207,7 @@ static int read_seccomp(int fd, struct moat_bpf *bpf)
 }
 
 struct init_opts {
-	const char *landlock, *keep, *bound_file;
+	const char *landlock, *keep, *bound_file, *chdir_to;
 	char **rules, **unset, **links; /* links: TEXT, PATH pairs */
 	int n_rules, n_unset, n_links, cmd_at, lifeline, env_fd, seccomp_fd, started_fd, stderr_fd;
 	long long nofile_soft; /* -1: leave RLIMIT_NOFILE as it is */
@@ -247,6 +248,8 @@ static bool parse_opts(int argc, char **argv, struct init_opts *o)
 			o->rules[o->n_rules++] = argv[++i];
 		else if (strcmp(argv[i], "--bound-file") == 0 && more)
 			o->bound_file = argv[++i];
+		else if (strcmp(argv[i], "--chdir") == 0 && more)
+			o->chdir_to = argv[++i];
 		else if (strcmp(argv[i], "--symlink") == 0 && i + 2 < argc) {
 			o->links[o->n_links++] = argv[++i];
 			o->links[o->n_links++] = argv[++i];
@@ -292,6 +295,23 @@ static int check_bound(const char *path)
 	return rc;
 }
 
+/* --chdir DIR: the command's working directory, for a tool that does not
+ * set it.  firejail keeps the caller's, and where its view lacks it (under
+ * its private /tmp or /var/tmp) starts the command in HOME without a word:
+ * a `rm -rf build` there was HOME's.  0, or 125 with the reason. */
+static int enter_cwd(const char *dir)
+{
+	cleanup_free char *text = NULL;
+
+	if (chdir(dir) == 0)
+		return 0;
+	text = moat_xasprintf("the working directory %s is not in the sandbox's view (%s): nothing was run; grant it, "
+			      "or use --backend native or bwrap, which make it",
+			      dir, strerror(errno));
+	moat_say("moat: init: ", text);
+	return 125;
+}
+
 /* Every step before the command, in order: the view checked and its
  * symlinks made, the command's environment, moat's filter read, Landlock,
  * the descriptors.  0, or 125 with the reason on stderr. */
@@ -301,6 +321,8 @@ static int init_setup(struct init_opts *o, struct moat_bpf *bpf)
 	int i, rc;
 
 	if (o->bound_file && (rc = check_bound(o->bound_file)) != 0)
+		return rc;
+	if (o->chdir_to && (rc = enter_cwd(o->chdir_to)) != 0)
 		return rc;
 	for (i = 0; i + 1 < o->n_links; i += 2)
 		if ((rc = initview_make_link(o->links[i], o->links[i + 1])) != 0)
@@ -402,7 +424,7 @@ static int become_command(char **cmd, struct moat_bpf *bpf, int started_fd)
  * same user, cannot open its memory (/proc/PID/mem) to act outside moat's
  * filter, which is loaded in the command's process only.  It is the
  * subreaper of the command's tree, so what is left is its to reap. */
-static int run_then_kill_rest(char **cmd_argv, struct moat_bpf *bpf, unsigned long long host_pidns)
+static int run_then_kill_rest(char **cmd_argv, struct moat_bpf *bpf, unsigned long long host_pidns, int started_fd)
 {
 	struct stat ns = {0};
 	sigset_t saved;
@@ -431,7 +453,7 @@ static int run_then_kill_rest(char **cmd_argv, struct moat_bpf *bpf, unsigned lo
 	}
 	if (cmd == 0) {
 		signals_reset_for_exec(&saved);
-		_exit(become_command(cmd_argv, bpf, -1));
+		_exit(become_command(cmd_argv, bpf, started_fd));
 	}
 	if (reaper_run(cmd, sfd, -1, &status) != REAPER_EXITED) {
 		kill(cmd, SIGKILL);
@@ -482,7 +504,7 @@ int moat_init_main(int argc, char **argv)
 		close(o.stderr_fd);
 	}
 	if (o.kill_rest >= 0)
-		return run_then_kill_rest(argv + o.cmd_at, &bpf, (unsigned long long)o.kill_rest);
+		return run_then_kill_rest(argv + o.cmd_at, &bpf, (unsigned long long)o.kill_rest, o.started_fd);
 	lifeline = o.lifeline;
 	/* What the runtime left ignored stays so for the command. */
 	signals_capture_caller();

@@ -20,6 +20,12 @@
 #      the path and the character, and nothing runs.  Control: the same
 #      grant without the character runs under firejail.  (Root only:
 #      firejail refuses uid 65534.)
+#   3b. firejail keeps the caller's working directory and, where its view
+#      lacks it (its private /tmp and /var/tmp), starts the command in HOME
+#      without a word: `rm -rf build` from an ungranted /tmp/x was HOME's.
+#      Now moat __init enters the directory or refuses (exit 125, executed
+#      false through --started-fd, which firejail's own refusals now reach
+#      too).  Control: a granted directory under /tmp is entered.
 #   4. bwrap and oci given such names (grants, the working directory, a
 #      variable, the arguments): the read grant is readable and not
 #      writable, the write grant writable, the secret beside them unread,
@@ -96,6 +102,23 @@ else
 	"$MOAT" run --mode prefer --backend firejail --profile strict --read "$SCRATCH/fj/ab" --write "$SCRATCH" \
 		-- /bin/touch "$SCRATCH/ran" >/dev/null 2>&1
 	is "$?/$([ -e "$SCRATCH/ran" ] && echo ran)" "0/ran" "control: the grant named without the character runs under firejail"
+fi
+
+# --- 3b. firejail: the command runs in its directory, or not at all --------------
+if ! runs firejail; then
+	skip "$(why firejail)"
+else
+	mkdir -p "$SCRATCH/wd/granted"
+	out=$(cd "$SCRATCH/wd" && "$MOAT" run --mode prefer --backend firejail --profile strict --report-fd 3 \
+		-- /bin/pwd 2>&1 3>"$REPORTS/cwd.json")
+	rc=$?
+	is "$rc/$(json_get "$REPORTS/cwd.json" '["run"]["executed"]')" "125/False" \
+		"firejail from an ungranted directory under its private /tmp: refused, not run (not in HOME)"
+	like "$out" "the working directory $SCRATCH/wd is not in the sandbox's view" "  naming it"
+	unlike "$out" "^/" "  the command printed no directory"
+	out=$(cd "$SCRATCH/wd/granted" && "$MOAT" run --mode prefer --backend firejail --profile strict \
+		--read "$SCRATCH/wd/granted" -- /bin/pwd 2>/dev/null)
+	is "$?/$out" "0/$SCRATCH/wd/granted" "control: a granted directory there is the command's"
 fi
 
 # --- 4. bwrap and oci take every name as it is -----------------------------------

@@ -866,33 +866,45 @@ static int write_config(const char *dir, json_t *config, struct moat_error *err)
 /* config.json is JSON, which is UTF-8: a string that is not (an argument,
  * a variable, a path) cannot be written into it.  jansson refused each one
  * alone, and the bundle lost that argument or that grant's mount without a
- * word.  The first such string, named; NULL when there is none. */
+ * word.  The first such string, said with what it is and shown (stray
+ * bytes as \xNN; of a variable, its name only: the value may be a token),
+ * in a new string; NULL when there is none. */
 static bool utf8_str(const char *s)
 {
 	return !s || utf8_valid(s, strlen(s));
 }
 
-static const char *not_utf8(const struct backend_ctx *ctx)
+static char *not_utf8(const struct backend_ctx *ctx)
 {
 	const struct moat_policy *p = ctx->policy;
+	const char *what = NULL, *bad = NULL;
+	cleanup_free char *name = NULL, *shown = NULL;
 	size_t i;
 
 	if (!utf8_str(p->exe))
-		return "the command's path";
-	for (i = 0; i < p->argc; i++)
+		what = "the command's path", bad = p->exe;
+	for (i = 0; !bad && i < p->argc; i++)
 		if (!utf8_str(p->argv[i]))
-			return "an argument of the command";
-	if (!utf8_str(p->cwd))
-		return "the working directory";
-	for (i = 0; ctx->envp && ctx->envp[i]; i++)
-		if (!utf8_str(ctx->envp[i]))
-			return "a variable of the command's environment";
-	for (i = 0; ctx->fs && i < ctx->fs->n; i++)
+			what = "an argument of the command", bad = p->argv[i];
+	if (!bad && !utf8_str(p->cwd))
+		what = "the working directory", bad = p->cwd;
+	for (i = 0; !bad && ctx->envp && ctx->envp[i]; i++)
+		if (!utf8_str(ctx->envp[i])) {
+			name = moat_xstrndup(ctx->envp[i], strcspn(ctx->envp[i], "="));
+			what = utf8_str(name) ? "the value of the variable" : "the name of a variable", bad = name;
+		}
+	for (i = 0; !bad && ctx->fs && i < ctx->fs->n; i++)
 		if (!utf8_str(ctx->fs->obj[i].path) || !utf8_str(ctx->fs->obj[i].real))
-			return "a path of the policy";
-	if (!utf8_str(ctx->work_dir))
-		return "the bundle's directory";
-	return NULL;
+			what = "the path", bad = utf8_str(ctx->fs->obj[i].path) ? ctx->fs->obj[i].real : ctx->fs->obj[i].path;
+	if (!bad && !utf8_str(ctx->work_dir))
+		what = "the bundle's directory", bad = ctx->work_dir;
+	if (!bad)
+		return NULL;
+	{
+		cleanup_json json_t *as_text = json_text(bad);
+		shown = moat_text_shown(json_string_value(as_text));
+	}
+	return moat_xasprintf("%s %s", what, shown);
 }
 
 static int compile_bundle(const struct moat_backend *self, const struct backend_ctx *ctx, struct backend_plan *bp,
@@ -955,7 +967,7 @@ static int compile_bundle(const struct moat_backend *self, const struct backend_
 	if (!runnable && !ctx->exporting)
 		return 0; /* no work dir made (work_dir_lazy) */
 	{
-		const char *bad = not_utf8(ctx);
+		cleanup_free char *bad = not_utf8(ctx);
 		if (bad && ctx->exporting) {
 			moat_error_set(err, MOAT_E_USAGE, 0, "%s is not UTF-8, which an OCI config.json must be", bad);
 			return moat_error_hint(err, "export a command, paths and variables that are UTF-8 text");

@@ -464,7 +464,7 @@ done
 if installed runc || installed crun; then
 	M oci "${SP[@]}" -- "$HELPER" exit 0 $'caf\xe9' >/dev/null
 	is "$?" 125 "oci: an argument that is not UTF-8 is refused (exit 125)"
-	like "$(cat "$SCRATCH/last.err")" "an argument of the command is not UTF-8" "oci:   naming it"
+	like "$(cat "$SCRATCH/last.err")" "an argument of the command caf\\\\xe9 is not UTF-8" "oci:   naming it"
 	"$MOAT" export --backend oci -o "$SCRATCH/exp-latin" "${S[@]}" -- "$HELPER" exit 0 $'caf\xe9' \
 		>/dev/null 2>"$SCRATCH/last.err"
 	is "$?" 125 "oci export: the same is an error"

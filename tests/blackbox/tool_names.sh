@@ -30,7 +30,9 @@
 #      variable, the arguments): the read grant is readable and not
 #      writable, the write grant writable, the secret beside them unread,
 #      nothing written outside, and the cwd, the variable and the arguments
-#      arrive unchanged.  A name that is not UTF-8 is refused by oci, named.
+#      arrive unchanged.  A name that is not UTF-8 is refused by oci: it
+#      said "a path of the policy is not UTF-8"; now it names the path (a
+#      variable by its name, not its value).
 #
 # Runs as root and as an unprivileged user.
 set -u
@@ -172,7 +174,11 @@ else
 	mkdir -p "$B/"$'\xff'
 	out=$("$MOAT" run --backend oci --profile strict --read "$B/"$'\xff' -- /bin/true 2>&1)
 	is "$?" 125 "oci: a grant that is not UTF-8 is refused"
-	like "$out" "is not UTF-8, which the OCI config.json moat writes must be" "  saying why"
+	like "$out" "the path $B/\\\\xff is not UTF-8, which the OCI config.json moat writes must be" "  naming it, as \\\\xff"
+	out=$("$MOAT" run --backend oci --profile strict --env T=$'tok\xffen' -- /bin/true 2>&1)
+	is "$?" 125 "oci: a variable whose value is not UTF-8 is refused"
+	like "$out" "the value of the variable T is not UTF-8" "  naming the variable"
+	unlike "$out" "tok" "  not its value (a token, perhaps)"
 fi
 
 done_testing

@@ -649,6 +649,24 @@ const char *cli_run_config_file(int argc, char *const *argv)
 	return NULL;
 }
 
+/* A path whose ".." follows a symbolic link (--read /p/link/..) is folded
+ * by text to the link's parent, where the kernel -- and the user reading
+ * `ls /p/link/..` -- goes to the target's parent: the grant or the deny
+ * would be of another directory than the one named.  Refused, naming the
+ * link.  0, or -1 with err set. */
+static int dotdot_after_link(const struct flag_rule *r, const char *cwd, const char *home, struct moat_error *err)
+{
+	cleanup_free char *link = path_link_before_dotdot(r->value, cwd, home);
+
+	if (!link)
+		return 0;
+	moat_error_set(err, MOAT_E_USAGE, 0,
+		       "%s %s: %s is a symbolic link, and the \"..\" after it is its target's parent, where moat "
+		       "would fold it by text to the link's own directory",
+		       r->opt, r->value, link);
+	return moat_error_hint(err, "write the path without \"..\", naming the directory you mean");
+}
+
 /* Apply the gathered flag rules on top of the profile. */
 static int apply_rules(struct cli_state *s, const char *home, struct moat_error *err)
 {
@@ -667,6 +685,8 @@ static int apply_rules(struct cli_state *s, const char *home, struct moat_error 
 				return -1;
 		} else if (strcmp(r->opt, "--env-pass") == 0) {
 			policy_add_env(s->p, r->value, NULL, o);
+		} else if (dotdot_after_link(r, s->p->cwd, home, err) < 0) {
+			return -1;
 		} else if (strcmp(r->opt, "--unprotect") == 0) {
 			cleanup_free char *abs = path_resolve_lexical(r->value, s->p->cwd, home);
 

@@ -538,6 +538,22 @@ static int load_items(const struct loader *L, const struct toml_value *v, const 
 	return rc;
 }
 
+/* A grant or deny whose ".." follows a symbolic link: folded by text, it
+ * would be of the link's own directory, where the kernel goes to the
+ * target's parent (as on the command line, sources/cli.c). */
+static int dotdot_after_link(const struct loader *L, const struct toml_value *v, const char *key, const char *s)
+{
+	cleanup_free char *link = path_link_before_dotdot(s, L->c->dir, L->home);
+
+	if (!link)
+		return 0;
+	fail(L, v->pos, key,
+	     "\"%s\": %s is a symbolic link, and the \"..\" after it is its target's parent, where moat would fold it "
+	     "by text to the link's own directory",
+	     s, link);
+	return moat_error_hint(L->err, "write the path without \"..\", naming the directory you mean");
+}
+
 struct path_list {
 	struct config_path **list;
 	size_t *n;
@@ -555,7 +571,7 @@ static int path_item(const struct loader *L, const struct toml_value *item, cons
 	(void)what;
 	if (get_nonempty(L, item, key, "a path", &s) < 0)
 		return -1;
-	if (!(abs = resolve_path(L, item, key, s)))
+	if (dotdot_after_link(L, item, key, s) < 0 || !(abs = resolve_path(L, item, key, s)))
 		return -1;
 	*pl->list = moat_xrealloc(*pl->list, (*pl->n + 1) * sizeof(**pl->list));
 	r = &(*pl->list)[(*pl->n)++];

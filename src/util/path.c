@@ -2,14 +2,19 @@
 
 #include <limits.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include <stdlib.h>
 
+#include "util/cleanup.h"
 #include "util/mem.h"
 
 /* `abs` without empty and "." components; a ".." folded by text when
- * `fold_dotdot` (the lexical rules), kept otherwise (path_tidy). */
-static char *normalise(const char *abs, bool fold_dotdot)
+ * `fold_dotdot` (the lexical rules), kept otherwise (path_tidy).  With
+ * `link_before_dotdot`, the first prefix folded so that is a symbolic link
+ * right before a ".." goes there (a new string): the kernel steps out of
+ * the link's target, the folding out of the link's own directory. */
+static char *normalise(const char *abs, bool fold_dotdot, char **link_before_dotdot)
 {
 	size_t len = strlen(abs);
 	char *out = moat_xmalloc(len + 2);
@@ -30,6 +35,12 @@ static char *normalise(const char *abs, bool fold_dotdot)
 		if (n == 0 || (n == 1 && seg[0] == '.'))
 			continue;
 		if (fold_dotdot && n == 2 && seg[0] == '.' && seg[1] == '.') {
+			struct stat st;
+
+			out[o] = '\0';
+			if (link_before_dotdot && !*link_before_dotdot && o > 1 && lstat(out, &st) == 0 &&
+			    S_ISLNK(st.st_mode))
+				*link_before_dotdot = moat_xstrdup(out);
 			/* "/.." is "/": drop back to the previous slash. */
 			if (o > 1) {
 				o--;
@@ -79,7 +90,7 @@ static bool has_dotdot(const char *path)
 
 char *path_tidy(const char *path)
 {
-	return normalise(path, false);
+	return normalise(path, false, NULL);
 }
 
 char *path_home_for_rules(const char *home)
@@ -89,30 +100,46 @@ char *path_home_for_rules(const char *home)
 	if (!home || home[0] != '/')
 		return NULL;
 	if (!has_dotdot(home))
-		return normalise(home, true);
+		return normalise(home, true, NULL);
 	if (realpath(home, real))
 		return moat_xstrdup(real);
 	return path_tidy(home);
 }
 
+/* `path` made absolute, not normalised: "~" and "~/" under `home`, a
+ * relative path under `base`; NULL when that cannot be done. */
+static char *absolute(const char *path, const char *base, const char *home)
+{
+	if (path[0] == '~' && (path[1] == '\0' || path[1] == '/'))
+		return home && home[0] == '/' ? moat_xasprintf("%s/%s", home, path + 1) : NULL;
+	if (path[0] == '/')
+		return moat_xstrdup(path);
+	return base && base[0] == '/' ? moat_xasprintf("%s/%s", base, path) : NULL;
+}
+
 char *path_resolve_lexical(const char *path, const char *base, const char *home)
 {
-	char *joined, *out;
+	cleanup_free char *joined = absolute(path, base, home);
 
-	if (path[0] == '~' && (path[1] == '\0' || path[1] == '/')) {
-		if (!home || home[0] != '/')
-			return NULL;
-		joined = moat_xasprintf("%s/%s", home, path + 1);
-	} else if (path[0] == '/') {
-		joined = moat_xstrdup(path);
-	} else {
-		if (!base || base[0] != '/')
-			return NULL;
-		joined = moat_xasprintf("%s/%s", base, path);
+	return joined ? normalise(joined, true, NULL) : NULL;
+}
+
+char *path_link_before_dotdot(const char *path, const char *base, const char *home)
+{
+	cleanup_free char *joined = absolute(path, base, home), *folded = NULL;
+	char *link = NULL;
+	struct stat kernel, text;
+
+	if (!joined || !has_dotdot(joined))
+		return NULL;
+	folded = normalise(joined, true, &link);
+	/* Both ways to one object: nothing to tell the user. */
+	if (link && stat(joined, &kernel) == 0 && stat(folded, &text) == 0 && kernel.st_dev == text.st_dev &&
+	    kernel.st_ino == text.st_ino) {
+		free(link);
+		link = NULL;
 	}
-	out = normalise(joined, true);
-	free(joined);
-	return out;
+	return link;
 }
 
 static bool name_start(char c)

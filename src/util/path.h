@@ -12,6 +12,15 @@
  * or `base` is not absolute. */
 char *path_resolve_lexical(const char *path, const char *base, const char *home);
 
+/* Where path_resolve_lexical's folding of `path` (taken as it takes it)
+ * may not be the kernel's: the first prefix that is a symbolic link and is
+ * followed by "..", which the kernel takes to the link's target's parent
+ * and the folding to the link's own parent (`--read /p/link/..` granted
+ * all of /p where it named the target's parent).  A new string, or NULL
+ * when there is none, when both ways lead to one object, or when `path`
+ * cannot be made absolute. */
+char *path_link_before_dotdot(const char *path, const char *base, const char *home);
+
 /* Is `path` absolute and normalised: no empty, "." or ".." component and
  * no trailing '/' ("/" itself is)? */
 bool path_is_normalised(const char *path);

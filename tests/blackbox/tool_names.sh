@@ -33,6 +33,12 @@
 #      arrive unchanged.  A name that is not UTF-8 is refused by oci: it
 #      said "a path of the policy is not UTF-8"; now it names the path (a
 #      variable by its name, not its value).
+#   5. A ".." after a symbolic link (--read /p/priv/link/.., the link to
+#      ../pub/sub) was folded by text: the grant was /p/priv, the link's
+#      own directory, where the kernel (`ls /p/priv/link/..`) shows /p/pub:
+#      the files beside the link were readable under another name than the
+#      one given.  Now refused on the command line and in a config file,
+#      naming the link.  Control: a ".." after a directory is taken.
 #
 # Runs as root and as an unprivileged user.
 set -u
@@ -180,5 +186,25 @@ else
 	like "$out" "the value of the variable T is not UTF-8" "  naming the variable"
 	unlike "$out" "tok" "  not its value (a token, perhaps)"
 fi
+
+# --- 5. a ".." after a link is refused, not folded to the link's directory --------
+X=$SCRATCH/dd
+mkdir -p "$X/pub/sub" "$X/priv"
+echo public >"$X/pub/x"
+echo PRIVATE >"$X/priv/f"
+ln -s ../pub/sub "$X/priv/link"
+chmod -R a+rX "$X"
+out=$("$MOAT" run --backend native --profile strict --read "$X/priv/link/.." -- /bin/cat "$X/priv/f" 2>&1)
+is "$?" 125 "--read LINK/..: refused"
+unlike "$out" PRIVATE "  the file beside the link, which the path does not name, is not read"
+like "$out" "$X/priv/link is a symbolic link, and the \"..\" after it is its target's parent" "  naming the link"
+printf '[mcp_servers.x]\ncommand = ["/bin/cat", "%s"]\n[mcp_servers.x.sandbox]\nread = ["%s"]\n' \
+	"$X/priv/f" "$X/priv/link/.." >"$SCRATCH/dd.toml"
+out=$("$MOAT" run --config "$SCRATCH/dd.toml" --server x 2>&1)
+is "$?" 125 "the same in a config file: refused"
+like "$out" "dd\.toml:4:9: mcp_servers\.x\.sandbox\.read: .*is a symbolic link" "  at file:line:col"
+out=$("$MOAT" run --backend native --profile strict --read "$X/pub/sub/.." -- /bin/sh -c "cat $X/pub/x; cat $X/priv/f" 2>&1)
+like "$out" "^public" "control: a \"..\" after a directory is taken (the parent is granted)"
+unlike "$out" PRIVATE "  and only it"
 
 done_testing

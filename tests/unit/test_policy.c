@@ -2,6 +2,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "policy/properties.h"
 #include "policy/env.h"
@@ -11,6 +13,64 @@
 #include "report/report.h"
 #include "tap.h"
 #include "util/path.h"
+
+/* path_link_before_dotdot: where folding ".." by text leaves the kernel's
+ * path, the link it steps out of; elsewhere NULL. */
+static void test_link_before_dotdot(void)
+{
+	char dir[] = "/tmp/moat-unit-dotdot.XXXXXX", buf[4][512];
+
+	/* DIR/d/e, DIR/link -> d/e (its ".." is DIR/d), DIR/near -> d (its ".."
+	 * is DIR, as the text says). */
+	struct {
+		const char *in, *base, *home, *want;
+	} rows[] = {
+	    {"%s/link/..", NULL, NULL, "%s/link"},
+	    {"%s/link/../..", NULL, NULL, "%s/link"},
+	    {"link/..", "%s", NULL, "%s/link"},
+	    {"~/link/..", NULL, "%s", "%s/link"},
+	    {"%s/d/..", NULL, NULL, NULL},
+	    {"%s/d/../link", NULL, NULL, NULL},
+	    {"%s/link/e/..", NULL, NULL, NULL},
+	    {"%s/link", NULL, NULL, NULL},
+	    {"%s/absent/..", NULL, NULL, NULL},
+	    {"%s/link/../e", NULL, NULL, "%s/link"}, /* d/e, where the text says DIR/e (absent) */
+	    {"%s/near/../d", NULL, NULL, NULL},	 /* near -> d: DIR/d both ways */
+	};
+
+	if (!mkdtemp(dir)) {
+		ok(0, "mkdtemp");
+		return;
+	}
+	snprintf(buf[0], sizeof(buf[0]), "%s/d/e", dir);
+	snprintf(buf[1], sizeof(buf[1]), "%s/d", dir);
+	snprintf(buf[2], sizeof(buf[2]), "%s/link", dir);
+	snprintf(buf[3], sizeof(buf[3]), "%s/near", dir);
+	ok(mkdir(buf[1], 0755) == 0 && mkdir(buf[0], 0755) == 0 && symlink("d/e", buf[2]) == 0 &&
+	       symlink("d", buf[3]) == 0,
+	   "directories and links to them");
+	for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
+		char in[512], want[512], base[512], home[512];
+		char *got;
+
+		snprintf(in, sizeof(in), rows[i].in, dir);
+		snprintf(base, sizeof(base), "%s", dir);
+		snprintf(home, sizeof(home), "%s", dir);
+		if (rows[i].want)
+			snprintf(want, sizeof(want), rows[i].want, dir);
+		got = path_link_before_dotdot(in, rows[i].base ? base : NULL, rows[i].home ? home : NULL);
+		if (rows[i].want)
+			is_str(got, want, "link before .. in %s", rows[i].in);
+		else
+			ok(got == NULL, "no link before .. in %s", rows[i].in);
+		free(got);
+	}
+	unlink(buf[2]);
+	unlink(buf[3]);
+	rmdir(buf[0]);
+	rmdir(buf[1]);
+	rmdir(dir);
+}
 
 static void test_paths(void)
 {
@@ -395,6 +455,7 @@ static void test_project_net(void)
 int main(void)
 {
 	test_paths();
+	test_link_before_dotdot();
 	test_path_unexpanded();
 	test_env();
 	test_policy_validate();

@@ -293,11 +293,13 @@ static void emit_command(struct backend_plan *bp, const struct moat_policy *p, c
  * one of its shell meta characters (0.9.72, util.c reject_meta_chars:
  * "Error: \"PATH\" is an invalid filename: rejected character: \",\""),
  * and exits 1 before it runs anything: the report said the command ran
- * and exited 1.  The first path moat would give firejail that it refuses,
- * and the character; NULL when there is none.  (The glob characters *?[]
- * it takes, and expands in --blacklist and --read-write: properties that
- * firejail's grants and denies by name already leave missing.) */
-static const char *firejail_refused_path(const struct backend_plan *bp, char *bad)
+ * and exited 1.  The glob characters *?[] it takes as a pattern (glob(3)
+ * in --read-write, --blacklist and --read-only, measured): a write grant
+ * of /p/a* made /p/ab writable too, and one of /p/b[c] made /p/bc
+ * writable and not itself.  The first path moat would give firejail with
+ * either, the character in `bad` and whether firejail refuses it (else it
+ * would take a pattern); NULL when there is none. */
+static const char *firejail_refused_path(const struct backend_plan *bp, char *bad, bool *refused)
 {
 	static const char *const path_opts[] = {"--whitelist=", "--blacklist=", "--read-only=", "--read-write="};
 
@@ -308,11 +310,13 @@ static const char *firejail_refused_path(const struct backend_plan *bp, char *ba
 
 			if (strncmp(bp->argv[i], path_opts[k], n) != 0)
 				continue;
-			for (c = path; *c; c++)
-				if ((unsigned char)*c < 0x20 || *c == 0x7f || strchr("\\&!\"<>%^{};,", *c)) {
+			for (c = path; *c; c++) {
+				*refused = (unsigned char)*c < 0x20 || *c == 0x7f || strchr("\\&!\"<>%^{};,", *c);
+				if (*refused || strchr("*?[]", *c)) {
 					*bad = *c;
 					return path;
 				}
+			}
 		}
 	return NULL;
 }
@@ -434,19 +438,26 @@ static void verdicts(const struct backend_ctx *ctx, struct backend_plan *bp, con
 	}
 }
 
-/* A path firejail would refuse makes the backend unavailable, naming it
- * (an export too: its argv.json would not run). */
+/* A path firejail would refuse, or take as a pattern, makes the backend
+ * unavailable, naming it (an export too: its argv.json would not run). */
 static bool refuse_path(struct backend_plan *bp, struct moat_verdict *props)
 {
 	char bad = 0, why[512];
-	const char *path = firejail_refused_path(bp, &bad);
+	bool refused = false;
+	const char *path = firejail_refused_path(bp, &bad, &refused);
 	cleanup_free char *shown = NULL, *c = NULL;
 
 	if (!path)
 		return false;
 	shown = moat_text_shown(path);
 	c = moat_text_shown((char[]){bad, 0});
-	snprintf(why, sizeof(why), "firejail refuses the path %.400s: it takes no '%s' in a file name", shown, c);
+	if (refused)
+		snprintf(why, sizeof(why), "firejail refuses the path %.400s: it takes no '%s' in a file name", shown, c);
+	else
+		snprintf(why, sizeof(why),
+			 "firejail would take the path %.400s as a pattern ('%s'), which names other files than it, "
+			 "or none",
+			 shown, c);
 	backend_cannot_run(bp, props, "rename it, or use --backend native or bwrap, which take any name", why);
 	return true;
 }

@@ -18,8 +18,10 @@
 #      \&!"<>%^{};, and exits 1 before the command: the report said the
 #      command ran and exited 1.  Now the backend is unavailable, naming
 #      the path and the character, and nothing runs.  Control: the same
-#      grant without the character runs under firejail.  (Root only:
-#      firejail refuses uid 65534.)
+#      grant without the character runs under firejail.  The glob
+#      characters *?[] firejail takes, as a pattern: a write grant of /p/a*
+#      made /p/ab writable too (fs.write said missing, but not why); now
+#      refused the same way.  (Root only: firejail refuses uid 65534.)
 #   3b. firejail keeps the caller's working directory and, where its view
 #      lacks it (its private /tmp and /var/tmp), starts the command in HOME
 #      without a word: `rm -rf build` from an ungranted /tmp/x was HOME's.
@@ -95,6 +97,7 @@ fi
 if ! runs firejail; then
 	skip "$(why firejail)"
 	skip "$(why firejail)"
+	skip "$(why firejail)"
 else
 	mkdir -p "$SCRATCH/fj/a,b" "$SCRATCH/fj/ab" "$SCRATCH/fj/c;d"
 	for n in 'a,b' 'c;d'; do
@@ -107,6 +110,15 @@ else
 		like "$out" "firejail refuses the path $SCRATCH/fj/$n: it takes no '${n:1:1}' in a file name" "  naming the path and the character"
 		ok "$([ ! -e "$SCRATCH/ran" ] && echo 0 || echo 1)" "  nothing ran"
 	done
+	# A glob character: firejail's --read-write globs (measured outside
+	# /tmp: a write grant of /p/a* made /p/ab writable too).
+	mkdir -p "$SCRATCH/fj/a*"
+	rm -f "$SCRATCH/ran"
+	out=$("$MOAT" run --mode prefer --backend firejail --profile strict --write "$SCRATCH/fj/a*" \
+		--report-fd 3 -- /bin/touch "$SCRATCH/fj/a*/ran" 2>&1 3>"$REPORTS/fj.json")
+	is "$?/$(json_get "$REPORTS/fj.json" '["status"]')/$([ -e "$SCRATCH/fj/a*/ran" ] && echo ran)" "125/unavailable/" \
+		"firejail, a write grant of a*: unavailable, not run"
+	like "$out" "firejail would take the path $SCRATCH/fj/a\\* as a pattern" "  saying it would be a pattern"
 	"$MOAT" run --mode prefer --backend firejail --profile strict --read "$SCRATCH/fj/ab" --write "$SCRATCH" \
 		-- /bin/touch "$SCRATCH/ran" >/dev/null 2>&1
 	is "$?/$([ -e "$SCRATCH/ran" ] && echo ran)" "0/ran" "control: the grant named without the character runs under firejail"

@@ -309,21 +309,27 @@ static void tree_signal_typed(const struct tree_route *t, int sig)
  * would; when the shell continues moat (fg, bg), the tree continues.
  * Where the tree cannot be stopped, moat does not stop either: the shell
  * must not get its prompt back while the command writes to the terminal.
- * The caller's terminal is the shell's again while moat is stopped. */
-static void tree_job_stop(const struct tree_route *t, struct term *term)
+ * The caller's terminal is the shell's again while moat is stopped.  moat
+ * stops by `sig`: SIGTSTP, or SIGTTOU for output due from the background
+ * under `stty tostop` (the shell says "tty output").  false when moat did
+ * not stop: the tree cannot, or moat's process group is orphaned. */
+static bool tree_job_stop(const struct tree_route *t, struct term *term, int sig)
 {
+	bool stopped;
+
 	if (!t->can_stop)
-		return;
+		return false;
 	tree_signal(t, SIGTSTP);
 	if (!tree_freeze(t, true)) {
 		/* A part of the tree would run on unwatched: neither stops. */
 		tree_signal(t, SIGCONT);
-		return;
+		return false;
 	}
 	term_restore(term);
-	signals_stop_self();
+	stopped = signals_stop_self(sig);
 	term_raw(term);
 	tree_signal(t, SIGCONT);
+	return stopped;
 }
 
 /* --timeout: SIGTERM to the tree (and to its process group when the
@@ -761,7 +767,11 @@ int launch_run(const struct moat_policy *p, struct moat_plan *plan, struct term 
 		if (typed & TERM_DO_SIGQUIT)
 			tree_signal_typed(&route, SIGQUIT);
 		if (typed & TERM_DO_STOP)
-			tree_job_stop(&route, raw_term);
+			tree_job_stop(&route, raw_term, SIGTSTP);
+		/* `stty tostop` and output due from the background: the job
+		 * stops, the tree first (signals.c: SIGTTOU is held). */
+		if ((typed & TERM_DO_TTOU) && !tree_job_stop(&route, raw_term, SIGTTOU))
+			term_bg_output_ok(term);
 
 		if (pfd[1].revents) {
 			struct child_failure f;
@@ -788,7 +798,7 @@ int launch_run(const struct moat_policy *p, struct moat_plan *plan, struct term 
 
 			while (read(sfd, &si, sizeof(si)) == (ssize_t)sizeof(si)) {
 				if (si.ssi_signo == SIGTSTP) {
-					tree_job_stop(&route, raw_term);
+					tree_job_stop(&route, raw_term, SIGTSTP);
 					continue;
 				}
 				/* The pty takes the caller's terminal's new size, and

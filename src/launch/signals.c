@@ -12,6 +12,14 @@
 static const int forwarded[] = {SIGTERM, SIGINT, SIGHUP, SIGQUIT, SIGUSR1, SIGUSR2, SIGWINCH, SIGTSTP, SIGCONT};
 /* Besides the forwarded ones, what the command gets as the caller had it. */
 static const int restored[] = {SIGPIPE, SIGCHLD};
+/* The kernel's stops for a background job at its terminal: blocked while
+ * moat holds the forwarded ones, never read.  moat supervises a tree that
+ * does not stop with it; stopped by one (a write with `stty tostop`, a
+ * tcsetattr from the background), it left the tree running unwatched, past
+ * --timeout.  Blocked, they are never sent for moat's own terminal calls
+ * (the kernel lets them pass, as for a shell's tcsetpgrp); where such a
+ * stop is due the relay stops the tree, then moat (launch.c). */
+static const int tty_stops[] = {SIGTTOU, SIGTTIN};
 
 static sigset_t caller_ignored, caller_mask;
 /* The caller's SIGPIPE and SIGCHLD handling, put back by signals_release:
@@ -51,9 +59,28 @@ void signals_capture_caller(void)
 void signals_hold(void)
 {
 	sigset_t set;
+	size_t i;
 
 	signals_forwarded_set(&set);
+	for (i = 0; i < ARRAY_LEN(tty_stops); i++)
+		sigaddset(&set, tty_stops[i]);
 	sigprocmask(SIG_BLOCK, &set, NULL);
+}
+
+/* A SIGTTOU or SIGTTIN someone sent moat while they were held: the run it
+ * would have stopped has ended; it does not stop moat now. */
+static void drop_held_tty_stops(void)
+{
+	const struct timespec now = {0, 0};
+	sigset_t set;
+	size_t i;
+
+	sigemptyset(&set);
+	for (i = 0; i < ARRAY_LEN(tty_stops); i++)
+		if (!sigismember(&caller_mask, tty_stops[i]))
+			sigaddset(&set, tty_stops[i]);
+	while (sigtimedwait(&set, NULL, &now) > 0) {
+	}
 }
 
 /* A child of the caller's that ended (or stopped) during the run sent its
@@ -90,6 +117,7 @@ void signals_release(void)
 		return;
 	for (i = 0; i < ARRAY_LEN(restored); i++)
 		sigaction(restored[i], &caller_actions[i], NULL);
+	drop_held_tty_stops();
 	sigprocmask(SIG_SETMASK, &caller_mask, NULL);
 	raise_callers_sigchld();
 }
@@ -154,18 +182,20 @@ void signals_deliver_typed(pid_t cmd, int sig)
 	kill(getpid() == 1 ? -1 : cmd, sig);
 }
 
-void signals_stop_self(void)
+bool signals_stop_self(int sig)
 {
 	struct sigaction dfl = {.sa_handler = SIG_DFL}, old;
-	sigset_t one;
+	sigset_t one, pending;
 
 	sigemptyset(&one);
-	sigaddset(&one, SIGTSTP);
-	sigaction(SIGTSTP, &dfl, &old);
-	raise(SIGTSTP); /* blocked: pending until the unblock below */
+	sigaddset(&one, sig);
+	sigaction(sig, &dfl, &old);
+	raise(sig); /* blocked: pending until the unblock below */
 	sigprocmask(SIG_UNBLOCK, &one, NULL);
 	/* Here once continued (or at once: a process group without a parent
 	 * in the session, an orphaned one, does not stop on SIGTSTP). */
 	sigprocmask(SIG_BLOCK, &one, NULL);
-	sigaction(SIGTSTP, &old, NULL);
+	sigaction(sig, &old, NULL);
+	/* Continued, the kernel sent SIGCONT, which waits for the signalfd. */
+	return signals_caller_ignores(SIGCONT) || (sigpending(&pending) == 0 && sigismember(&pending, SIGCONT) == 1);
 }

@@ -18,7 +18,8 @@
  * by moat_run_main and by moat __init. */
 void signals_capture_caller(void);
 
-/* Blocks the forwarded signals once the plan is made, before moat changes
+/* Blocks the forwarded signals (and SIGTTOU, SIGTTIN: signals.c) once the
+ * plan is made, before moat changes
  * what only it can undo (a per-run directory made while planning is swept
  * by a later run if moat dies: util/stale.h): a SIGTERM, SIGINT or SIGHUP
  * then cannot end moat between a change it makes (a placeholder, the
@@ -63,8 +64,12 @@ void signals_deliver_in_tree(pid_t cmd, int sig);
 void signals_deliver_typed(pid_t cmd, int sig);
 
 /* Job control for moat itself, once it stopped the tree: stop as a
- * default SIGTSTP would (the shell sees a stopped job, status 148), and
- * return when continued.  SIGTSTP stays blocked for moat's signalfd. */
-void signals_stop_self(void);
+ * default `sig` would (SIGTSTP: the shell sees a stopped job, status 148;
+ * SIGTTOU: "Stopped (tty output)"), and return when continued.  `sig`
+ * stays blocked (SIGTSTP for moat's signalfd; SIGTTOU and SIGTTIN are held
+ * while moat supervises: signals_hold).  false when moat did not stop (a
+ * process group without a parent in the session, an orphaned one, does
+ * not stop on these). */
+bool signals_stop_self(int sig);
 
 #endif

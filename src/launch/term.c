@@ -196,6 +196,7 @@ int term_open(struct term *t, struct moat_policy *p, struct moat_error *err)
 	 * pty is its stdout whenever it gets one). */
 	if ((t->out = caller_side(STDOUT_FILENO, &t->out_fl, err)) < 0)
 		goto fail;
+	t->out_tty = isatty(t->out);
 	policy_set_terminal(p, t->path);
 	return 0;
 fail:
@@ -414,6 +415,21 @@ static void to_pty(struct term *t)
 	}
 }
 
+/* Would the kernel stop a job that wrote to `out` now (moat in the
+ * background of a terminal set to `stty tostop`)? */
+static bool output_must_stop(const struct term *t)
+{
+	struct termios ti;
+
+	return t->out_tty && !t->bg_output_ok && in_background(t->out) && tcgetattr(t->out, &ti) == 0 &&
+	       (ti.c_lflag & TOSTOP);
+}
+
+void term_bg_output_ok(struct term *t)
+{
+	t->bg_output_ok = true;
+}
+
 unsigned term_relay(struct term *t, const struct pollfd *pfd)
 {
 	unsigned todo = 0;
@@ -451,6 +467,8 @@ unsigned term_relay(struct term *t, const struct pollfd *pfd)
 	}
 	if (t->olen && t->out_dead)
 		t->olen = 0;
+	if (t->olen && output_must_stop(t))
+		return todo | TERM_DO_TTOU;
 	if (t->olen) {
 		n = write(t->out, t->obuf, t->olen);
 		if (n > 0) {

@@ -52,6 +52,9 @@ struct term {
 	bool master_eof;      /* every holder of the pty's other end has closed it */
 	bool out_dead;	      /* `out` fails: the pty's output is read and dropped */
 	long long last_io_ns; /* the last byte read from the pty or written out */
+	bool out_tty;	      /* `out` is a terminal */
+	bool bg_output_ok;    /* output due from the background is written: the
+			       * job could not be stopped for it */
 };
 
 /* What the relay asks moat's loop to do (term_relay): the caller typed a
@@ -61,6 +64,12 @@ enum {
 	TERM_DO_STOP = 1u << 0,	   /* stop the job: moat and the tree (Ctrl-Z) */
 	TERM_DO_SIGINT = 1u << 1,  /* Ctrl-C */
 	TERM_DO_SIGQUIT = 1u << 2, /* Ctrl-\ */
+	/* Output is due on the caller's terminal, moat is in its background
+	 * and it says `stty tostop`: stop the job, as the kernel stops a
+	 * background job that writes there (SIGTTOU); moat holds SIGTTOU, so
+	 * the kernel stops neither moat nor the tree for it.  Nothing is
+	 * written until then; where the job cannot stop, term_bg_output_ok. */
+	TERM_DO_TTOU = 1u << 3,
 };
 
 /* Nothing open. */
@@ -97,6 +106,11 @@ void term_pollfds(const struct term *t, struct pollfd *pfd);
 
 /* Move what can move without blocking; TERM_DO_* for moat's loop. */
 unsigned term_relay(struct term *t, const struct pollfd *pfd);
+
+/* The job could not be stopped for output due from the background (an
+ * orphaned process group, a tree moat cannot stop): it is written, as the
+ * kernel writes it for a job that ignores SIGTTOU. */
+void term_bg_output_ok(struct term *t);
 
 /* All the pty's output is out (or the pty is gone and nothing waits). */
 bool term_drained(const struct term *t);

@@ -106,6 +106,16 @@ fi
 is "$(jc_tree "$NONS,cgroup=0")" missing "native, no namespaces, cgroup=0: proc.tree says missing"
 tap_relay 8 "native, no namespaces, cgroup=0: job control by signals" < <(MOAT_HOST_LIMIT=$NONS,cgroup=0 \
 	"$PY" "$ROOT/tests/lib/jobctl.py" signals "$MOAT" native "$W" "native, no namespaces, cgroup=0" left 2>&1)
+# `stty tostop`, moat --tty started with `&`: the command's output, due on
+# the terminal from the background, made the kernel stop moat (SIGTTOU)
+# while the tree ran on unwatched, past --timeout.  moat holds SIGTTOU and
+# SIGTTIN while it supervises, and stops the job itself, the tree first.
+# Control: with -tostop the job runs on in the background, its output shown.
+tap_relay 7 "native: stty tostop" < <(timeout 60 "$PY" "$ROOT/tests/lib/jobctl.py" tostop "$MOAT" native "$W" 2>&1)
+tap_relay 7 "native, no namespaces: stty tostop" < <(MOAT_HOST_LIMIT=$NONS timeout 60 \
+	"$PY" "$ROOT/tests/lib/jobctl.py" tostop "$MOAT" native "$W" "native, no namespaces" 2>&1)
+tap_relay 7 "native: stty -tostop (control)" < <(timeout 60 \
+	"$PY" "$ROOT/tests/lib/jobctl.py" tostop "$MOAT" native "$W" "native, -tostop" off 2>&1)
 
 # --- the command's end is the run's end, with the command's status ---------------------
 # A process the command leaves behind (`daemon &`) ends with it, on every

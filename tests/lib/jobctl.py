@@ -10,11 +10,17 @@
       while moat is stopped.  MOAT_HOST_LIMIT passes through to moat.
   jobctl.py terminal MOAT BACKEND DIR  a real interactive bash in a pty:
       Ctrl-Z, fg, Ctrl-C typed at it
+  jobctl.py tostop MOAT BACKEND DIR [LABEL [off]]  the same bash, `stty
+      tostop`, moat --tty started with `&`: the command's output due on the
+      terminal from the background stops the job, the tree with moat (moat
+      alone was stopped by the kernel's SIGTTOU, the tree ran on
+      unsupervised); fg continues both.  With "off" (the control, `stty
+      -tostop`) the job runs on in the background and its output is shown.
 
 The command writes a counter to DIR/tick every 50 ms.  Each check prints
 one "ok"/"not ok" line (TAP without numbers: the caller numbers them).
 Every wait is bounded."""
-import os, pty, select, signal, sys, time
+import os, pty, re, select, signal, sys, time
 
 mode, moat, backend, wdir = sys.argv[1:5]
 label = sys.argv[5] if len(sys.argv) > 5 else backend
@@ -32,6 +38,10 @@ def counter(path, stop=None):
 
 
 loop = counter(tick)
+tostop_off = mode == "tostop" and len(sys.argv) > 6 and sys.argv[6] == "off"
+if mode == "tostop":
+    # Each tick also on stdout: output for the terminal, relayed by moat.
+    loop = loop.replace("mv -f %s.new %s; " % (tick, tick), "mv -f %s.new %s; echo tick$i; " % (tick, tick))
 if mode == "signals":
     loop = "setsid /bin/sh -c '%s' </dev/null >/dev/null 2>&1 & %s" % (counter(dtick, dstop), loop)
 for stale in (tick, tick + ".new", dtick, dtick + ".new", dstop):
@@ -40,6 +50,8 @@ for stale in (tick, tick + ".new", dtick, dtick + ".new", dstop):
     except FileNotFoundError:
         pass
 argv = [moat, "run", "--backend", backend, "--mode", "prefer", "--write", wdir, "--", "/bin/sh", "-c", loop]
+if mode == "tostop":
+    argv[2:2] = ["--tty"]
 
 
 def say(cond, what):
@@ -118,31 +130,56 @@ def by_signals():
             pass
 
 
-def by_terminal():
-    pid, fd = pty.fork()
-    if pid == 0:
-        os.environ.update(PS1="PROMPT$ ", TERM="dumb", HISTFILE="/dev/null")
-        os.execv("/bin/bash", ["bash", "--norc", "--noprofile", "-i"])
-    out = bytearray()
-    log = bytearray()
+class Shell:
+    """An interactive bash in a pty of the test's: what it writes collects
+    in `out` (and `log`); `expect` waits for a needle, bounded."""
 
-    def expect(needle, seconds):
+    def __init__(self):
+        self.pid, self.fd = pty.fork()
+        if self.pid == 0:
+            os.environ.update(PS1="PROMPT$ ", TERM="dumb", HISTFILE="/dev/null")
+            os.execv("/bin/bash", ["bash", "--norc", "--noprofile", "-i"])
+        self.out = bytearray()
+        self.log = bytearray()
+
+    def expect(self, needle, seconds):
         end = time.time() + seconds
         while time.time() < end:
-            if needle in out:
+            if needle in self.out:
                 return True
-            r, _, _ = select.select([fd], [], [], 0.1)
+            r, _, _ = select.select([self.fd], [], [], 0.1)
             if r:
                 try:
-                    got = os.read(fd, 65536)
-                    out.extend(got)
-                    log.extend(got)
+                    got = os.read(self.fd, 65536)
+                    self.out.extend(got)
+                    self.log.extend(got)
                 except OSError:
                     break
-        return needle in out
+        return needle in self.out
 
-    def typed(text):
-        os.write(fd, text)
+    def typed(self, text):
+        os.write(self.fd, text)
+
+    def end(self):
+        """bash and every job of its session (moat; its sandbox ends with it)."""
+        for d in os.listdir("/proc"):
+            try:
+                with open("/proc/%s/stat" % d) as f:
+                    fields = f.read().rsplit(")", 1)[1].split()
+                if d.isdigit() and int(fields[3]) == self.pid and int(d) != self.pid:
+                    os.kill(int(d), signal.SIGKILL)
+            except (OSError, ValueError, IndexError):
+                pass
+        try:
+            os.kill(self.pid, signal.SIGKILL)
+            os.waitpid(self.pid, 0)
+        except OSError:
+            pass
+
+
+def by_terminal():
+    sh = Shell()
+    out, expect, typed = sh.out, sh.expect, sh.typed
 
     try:
         expect(b"PROMPT$ ", 5)
@@ -169,22 +206,54 @@ def by_terminal():
         typed(b"exit\n")
         if os.environ.get("JOBCTL_DEBUG"):
             expect(b"never", 1)
-            sys.stderr.write(log.decode(errors="replace"))
+            sys.stderr.write(sh.log.decode(errors="replace"))
     finally:
-        # bash and every job of its session (moat; its sandbox ends with it).
-        for d in os.listdir("/proc"):
-            try:
-                with open("/proc/%s/stat" % d) as f:
-                    fields = f.read().rsplit(")", 1)[1].split()
-                if d.isdigit() and int(fields[3]) == pid and int(d) != pid:
-                    os.kill(int(d), signal.SIGKILL)
-            except (OSError, ValueError, IndexError):
-                pass
-        try:
-            os.kill(pid, signal.SIGKILL)
-            os.waitpid(pid, 0)
-        except OSError:
-            pass
+        sh.end()
 
 
-(by_signals if mode == "signals" else by_terminal)()
+def by_tostop():
+    sh = Shell()
+    out, expect = sh.out, sh.expect
+
+    def drain(seconds):
+        expect(b"\0never\0", seconds)
+
+    try:
+        expect(b"PROMPT$ ", 5)
+        sh.typed(b"stty %s\n" % (b"-tostop" if tostop_off else b"tostop"))
+        expect(b"PROMPT$ ", 5)
+        del out[:]
+        cmd = " ".join("'%s'" % a.replace("'", "'\\''") for a in argv)
+        sh.typed(cmd.encode() + b" &\n")
+        say(wait_for(lambda: read_tick() >= 0, 10), "%s: tostop: the command runs" % label)
+        drain(0.8)
+        del out[:]
+        sh.typed(b"jobs\n")
+        expect(b"PROMPT$ ", 3)
+        if tostop_off:
+            say(b"Running" in out, "%s: control, -tostop: the job runs on in the background (%r)"
+                % (label, bytes(out[-120:])))
+            say(advancing(0.6), "%s: control, -tostop: the command runs on" % label)
+            drain(0.3)
+            say(re.search(rb"tick[0-9]", out), "%s: control, -tostop: its output is shown" % label)
+        else:
+            say(b"Stopped" in out, "%s: tostop: output due from the background stops the job (%r)"
+                % (label, bytes(out[-120:])))
+            say(not advancing(0.6), "%s: tostop: the command is stopped with moat, not left running "
+                "unsupervised" % label)
+            say(not re.search(rb"tick[0-9]", out), "%s: tostop: nothing of its output is written from the background" % label)
+        del out[:]
+        sh.typed(b"fg\n")
+        say(wait_for(lambda: advancing(0.3), 3), "%s: tostop: fg: the command runs in the foreground" % label)
+        say(expect(b"tick", 3) and re.search(rb"tick[0-9]", out), "%s: tostop: fg: its output is shown" % label)
+        sh.typed(b"\x03")  # Ctrl-C
+        expect(b"PROMPT$ ", 5)
+        del out[:]
+        sh.typed(b"echo rc=$?\n")
+        say(expect(b"rc=130", 5), "%s: tostop: Ctrl-C ends it: exit 130" % label)
+        sh.typed(b"exit\n")
+    finally:
+        sh.end()
+
+
+{"signals": by_signals, "terminal": by_terminal, "tostop": by_tostop}[mode]()

@@ -286,6 +286,32 @@ static void note_made_watched(struct moat_plan *plan, struct moat_launch_result 
 	say_write_not_held(plan);
 }
 
+/* The host's SysV IPC objects that appeared during a run without an IPC
+ * namespace and that moat left (launch/sysvipc.h): possibly the command's,
+ * which outlive it with their memory; ipcrm removes them. */
+static void say_ipc_left(const struct moat_launch_result *r)
+{
+	char ids[256] = "";
+	size_t used = 0, n = 0;
+
+	for (size_t i = 0; i < r->n_left; i++) {
+		const struct moat_leftover *l = &r->left[i];
+
+		if (!l->ipc || l->kept_as)
+			continue;
+		if (n++ < 8 && used < sizeof(ids))
+			used += (size_t)snprintf(ids + used, sizeof(ids) - used, "%s%s %d", used ? ", " : "",
+						 l->what + strlen("sysv_"), l->ipc_id);
+	}
+	if (!n)
+		return;
+	fprintf(stderr,
+		"moat: %zu System V IPC object%s appeared on the host during the run under uid %d and %s left there "
+		"(%s%s): the command's, which outlive it without an IPC namespace, or another process's of this "
+		"user; `ipcs` lists them, `ipcrm` removes them\n",
+		n, n > 1 ? "s" : "", (int)geteuid(), n > 1 ? "are" : "is", ids, n > 8 ? ", ..." : "");
+}
+
 /* The host's proxy refused some of the command's connections: the command
  * saw ECONNREFUSED, or moat's proxy mode's 502, and not why; said here,
  * with the way out where there is one (a 407 asking for NTLM or
@@ -774,6 +800,7 @@ static int run_main(int argc, char **argv, bool exiting)
 	say_upstream_refused(&result);
 	note_changed_pins(&plan);
 	note_made_watched(&plan, &result);
+	say_ipc_left(&result);
 	remove_placeholders_now(&plan, &result);
 	if (!report_dest_wanted(&dest))
 		goto out; /* no report asked for: do not build one (~0.3 ms) */

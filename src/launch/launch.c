@@ -22,8 +22,10 @@
 #include "launch/children.h"
 #include "launch/fence.h"
 #include "launch/signals.h"
+#include "launch/sysvipc.h"
 #include "launch/term.h"
 #include "util/cleanup.h"
+#include "util/mem.h"
 
 long long moat_now_ns(void)
 {
@@ -421,6 +423,20 @@ static void fence_end(struct served *sv, struct moat_launch_result *r)
 	sv->fence = NULL;
 }
 
+/* sysv_found_fn: into the run's result (run.left_on_host). */
+static void add_ipc_leftover(void *ctx, enum sysv_kind kind, int id, int key, bool removed)
+{
+	struct moat_launch_result *r = ctx;
+
+	r->left = moat_xrealloc(r->left, (r->n_left + 1) * sizeof(*r->left));
+	r->left[r->n_left++] = (struct moat_leftover){.path = moat_xasprintf("/proc/sysvipc/%s", sysv_kind_name(kind)),
+						      .kept_as = removed ? moat_xstrdup("") : NULL,
+						      .what = sysv_kind_report(kind),
+						      .ipc = true,
+						      .ipc_id = id,
+						      .ipc_key = key};
+}
+
 void launch_result_free(struct moat_launch_result *r)
 {
 	netlog_free(&r->netlog);
@@ -517,6 +533,11 @@ int launch_run(const struct moat_policy *p, struct moat_plan *plan, struct term 
 	__attribute__((cleanup(hostproxy_free))) struct hostproxy hp = {0};
 	struct tool_words tool_said = {0};
 	bool watch_start = sandboxed && bp->started_to >= 0;
+	/* No IPC namespace: what the command makes in the host's SysV IPC
+	 * outlives it (launch/sysvipc.h). */
+	bool host_ipc = sandboxed && np && !(np->clone_flags & CLONE_NEWIPC);
+	__attribute__((cleanup(sysv_snapshot_free))) struct sysv_snapshot ipc_before = {0};
+	pid_t command_pid = -1;
 	cleanup_close int sfd = -1;
 	cleanup_close int cg_fd = -1;
 	bool in_cgroup = false;
@@ -608,6 +629,8 @@ int launch_run(const struct moat_policy *p, struct moat_plan *plan, struct term 
 	flags = plan->status == MOAT_STATUS_OFF || !np ? 0 : np->clone_flags;
 	if (cgroup)
 		cg_fd = tree_cgroup_open_v2(lp);
+	if (host_ipc)
+		sysv_snapshot_take(&ipc_before);
 	moat_timeline_mark("clone");
 	child = clone_child(flags, cg_fd, &in_cgroup);
 	if (child < 0) {
@@ -631,6 +654,7 @@ int launch_run(const struct moat_policy *p, struct moat_plan *plan, struct term 
 	}
 	if (child == 0)
 		child_main(&args);
+	command_pid = child;
 	moat_timeline_mark("cloned");
 	if (relay) {
 		term_child_has_it(term);
@@ -865,6 +889,8 @@ int launch_run(const struct moat_policy *p, struct moat_plan *plan, struct term 
 		tree_cgroup_kill(lp);
 	if (!pid_init || plan->status == MOAT_STATUS_OFF)
 		reap_orphans(spare, &before);
+	if (host_ipc)
+		sysv_sweep(&ipc_before, command_pid, add_ipc_leftover, r);
 	if (cgroup) {
 		tree_cgroup_memory_stats(lp, &r->memory_peak, &r->oom_kills);
 		if (p->limits.pids != MOAT_LIMIT_UNSET)

@@ -463,6 +463,13 @@ json_t *report_build(const struct moat_policy *p, const struct moat_host *h, con
 											    : "removed"));
 				if (l->kept_as && l->kept_as[0])
 					json_object_set_new(e, "kept_as", json_text(l->kept_as));
+				if (l->ipc) {
+					char key[16];
+
+					snprintf(key, sizeof(key), "0x%08x", (unsigned)l->ipc_key);
+					json_object_set_new(e, "id", json_integer(l->ipc_id));
+					json_object_set_new(e, "key", json_string(key));
+				}
 				json_array_append_new(left, e);
 			}
 			json_object_set_new(r, "left_on_host", left);

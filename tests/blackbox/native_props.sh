@@ -20,10 +20,12 @@ PY=/usr/bin/python3
 UID_NOW=$(id -u)
 UNIQ="$$-$RANDOM$RANDOM"
 BG_PIDS=""
+IPC_MADE="" # the SysV objects the test made, as ipcrm's m:ID s:ID q:ID, removed at exit
 cleanup() {
 	local p
 	for p in $BG_PIDS; do kill -9 "$p" 2>/dev/null; done
 	rm -f "/tmp/moat-inside-$UNIQ"
+	for p in $IPC_MADE; do ipcrm "-${p%%:*}" "${p#*:}" 2>/dev/null; done
 	rm -rf "$SCRATCH" "$REPORTS"
 }
 trap cleanup EXIT
@@ -576,6 +578,61 @@ for p in proc.pid fs.write ipc.unix; do
 done
 like "$(json_get "$REPORTS/ll.json" '["properties"]["ipc.unix"]["reason"]')" "SysV" \
 	"degradation: ipc.unix missing because the host's SysV IPC is reachable"
+
+# --- the host's SysV IPC: what a run without an IPC namespace leaves ----------
+# Without one, the segment, semaphore set and queue the command made were
+# left on the host after the run, the segment with its memory (outside any
+# --memory from then on).  moat removes a segment the command's own process
+# made (its creator pid) that nothing holds; what it cannot tell from
+# another process's of the same user (a semaphore set or queue: the kernel
+# records no creator for them; a segment a child of the command made) it
+# leaves, and names in run.left_on_host and on stderr.
+sysv_id() { sed -n "s/.*$1=\(-\?[0-9]*\).*/\1/p" <<<"$2"; }
+in_table() { awk -v id="$2" 'NR > 1 && $2 == id { f = 1 } END { exit !f }' "/proc/sysvipc/$1"; }
+sysv_made() { # sysv_made OUT: the test removes at exit what OUT names
+	IPC_MADE="$IPC_MADE m:$(sysv_id shm "$1") s:$(sysv_id sem "$1") q:$(sysv_id msg "$1")"
+}
+left_of() { # left_of REPORT: "what:state:id" of each SysV entry of run.left_on_host
+	json_eval "$1" '" ".join("%s:%s:%s" % (e["what"], e["state"], e["id"]) for e in d["run"].get("left_on_host", []) if "id" in e)' | tr -d '"'
+}
+out=$(ML "$LL_ONLY" --mode prefer "${S[@]}" --report "$REPORTS/sysv.json" -- "$HELPER" sysv-make)
+sysv_made "$out"
+shm=$(sysv_id shm "$out") sem=$(sysv_id sem "$out") msg=$(sysv_id msg "$out")
+like "$out" "^shm=[0-9]+ sem=[0-9]+ msg=[0-9]+$" "fallback SysV: the command makes a segment, a semaphore set and a queue ($out)"
+in_table shm "$shm"
+is "$?" 1 "fallback SysV: the segment the command's own process made is gone after the run"
+is "$(left_of "$REPORTS/sysv.json")" "sysv_shm:removed:$shm sysv_sem:left:$sem sysv_msg:left:$msg" \
+	"fallback SysV: run.left_on_host: the segment removed; the semaphore set and queue (no creator pid) left"
+in_table sem "$sem" && in_table msg "$msg"
+ok $? "fallback SysV: the semaphore set and the queue are left on the host, as the report says"
+like "$(cat "$SCRATCH/last.err")" "2 System V IPC objects appeared on the host during the run .* left there \(sem $sem, msg $msg\)" \
+	"fallback SysV: stderr names what is left and how to remove it"
+valid_report "$REPORTS/sysv.json" "fallback SysV: the report fits the schema"
+# A segment a process the command started made: its creator is not the
+# command's pid, and could be any process of this user: left, and said.
+out=$(ML "$LL_ONLY" --mode prefer "${S[@]}" --report "$REPORTS/sysv-child.json" --read "$(dirname "$HELPER")" -- /bin/sh -c '"$0" sysv-make; :' "$HELPER")
+sysv_made "$out"
+shm=$(sysv_id shm "$out")
+in_table shm "$shm"
+ok $? "fallback SysV: a segment a child of the command made is left (its creator could be anyone's)"
+like "$(left_of "$REPORTS/sysv-child.json")" "sysv_shm:left:$shm" "  and named left in run.left_on_host"
+# Control: unsandboxed, nothing is removed (or reported).
+out=$("$MOAT" run "${OFF[@]}" --report-fd 3 -- "$HELPER" sysv-make 3>"$REPORTS/sysv-off.json" 2>/dev/null)
+sysv_made "$out"
+in_table shm "$(sysv_id shm "$out")"
+ok $? "fallback SysV control (--mode off): the command's segment outlives the run"
+# With an IPC namespace the host's segment is not there for the command.
+out=$("$HELPER" sysv-make)
+sysv_made "$out"
+shm=$(sysv_id shm "$out")
+if [ "$(prop_status "$REPORTS/base.json" ipc.unix)" = enforced ]; then
+	is "$(M "${S[@]}" -- "$HELPER" shmat "$shm")" "shmat=EINVAL" "ipc.unix: the host's segment $shm cannot be attached in the IPC namespace"
+else
+	skip_feature userns "no IPC namespace here (ipc.unix missing)"
+fi
+is "$(ML "$LL_ONLY" --mode prefer "${S[@]}" -- "$HELPER" shmat "$shm")" "shmat=OK" "  control: without one (the fallback) it can"
+in_table shm "$shm"
+ok $? "  and the host's segment is still there after both runs (not the run's: never removed)"
 ML "$LL_ONLY" "${S[@]}" --net loopback --report "$REPORTS/ll-lo.json" -- "$HELPER" exit 0
 is "$?:$(prop_status "$REPORTS/ll-lo.json" net.loopback)" "125:missing" "degradation: --net loopback without namespaces: missing, refused"
 out=$(ML "$LL_ONLY" "${S[@]}" --mode prefer --report "$REPORTS/llp.json" --write "$PROJ" -- "$HELPER" write "$PROJ/ran-prefer")

@@ -17,7 +17,11 @@
 #include <sys/personality.h>
 #include <sys/prctl.h>
 #include <sys/ptrace.h>
+#include <sys/ipc.h>
+#include <sys/msg.h>
 #include <sys/resource.h>
+#include <sys/sem.h>
+#include <sys/shm.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
@@ -985,6 +989,28 @@ static int cmd_rlimit(const char *which)
 	return 2;
 }
 
+/* A System V shared memory segment, semaphore set and message queue made
+ * by this process itself (their creator pid is the command's): "shm=ID
+ * sem=ID msg=ID", -1 for one refused. */
+static int cmd_sysv_make(void)
+{
+	int shm = shmget(IPC_PRIVATE, 4096, IPC_CREAT | 0600);
+	int sem = semget(IPC_PRIVATE, 1, IPC_CREAT | 0600);
+	int msg = msgget(IPC_PRIVATE, IPC_CREAT | 0600);
+
+	printf("shm=%d sem=%d msg=%d\n", shm, sem, msg);
+	return 0;
+}
+
+/* shmat(2) of the segment ID: OK or the errno. */
+static int cmd_shmat(const char *id)
+{
+	void *at = shmat(atoi(id), NULL, SHM_RDONLY);
+
+	report("shmat", at == (void *)-1 ? -1 : 0, errno);
+	return 0;
+}
+
 /* truncate(2) and open(O_TRUNC), each on its own. */
 static int cmd_truncate(const char *path)
 {
@@ -1126,6 +1152,10 @@ int main(int argc, char **argv)
 		return cmd_pidfd_kill(argv[2]);
 	if (!strcmp(c, "loopback-selftest"))
 		return cmd_loopback_selftest();
+	if (!strcmp(c, "sysv-make"))
+		return cmd_sysv_make();
+	if (!strcmp(c, "shmat") && argc > 2)
+		return cmd_shmat(argv[2]);
 	if (!strcmp(c, "rlimit") && argc > 2)
 		return cmd_rlimit(argv[2]);
 	if (!strcmp(c, "truncate") && argc > 2)

@@ -444,7 +444,7 @@ static void verdicts(const struct backend_ctx *ctx, struct backend_plan *bp, con
 				"root keeps TIOCSTI on any terminal without seccomp or a user namespace");
 	/* Measured with 0.8.0: the environment and the rlimits reach the
 	 * command unchanged, the --seccomp fd is closed, no fd is added. */
-	bp->caps = (struct limit_caps){.rlimits = bp->apply_rlimits, .in_cgroup = true, .runtime = "bwrap",
+	bp->caps = (struct limit_caps){.rlimits = bp->apply_rlimits, .in_cgroup = true, .runtime = "bwrap", .own_mount_ns = true,
 				       .tmp_size = ctx->policy->private_tmp, .pid_tree = true,
 				       .tmp_files_unbounded = "bwrap has no nr_inodes: an empty file's ~1 KiB of kernel memory is "
 							      "outside size= (--memory counts it)",

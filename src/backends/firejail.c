@@ -413,7 +413,7 @@ static void verdicts(const struct backend_ctx *ctx, struct backend_plan *bp, con
 	 * held by moat's cgroup (launch/cgroup.h) where there is one. */
 	/* (The rlimits are moat's, set before the tool: an export's argv sets none.) */
 	bp->caps = (struct limit_caps){.rlimits = bp->apply_rlimits && !ctx->exporting,
-				       .in_cgroup = true, .runtime = "firejail",
+				       .in_cgroup = true, .runtime = "firejail", .own_mount_ns = true,
 				       .cgroup_open = seccomp ? NULL : BACKEND_CGROUP_OPEN_NO_SECCOMP};
 	backend_verdict_moat_owned(ctx, bp, "firejail", true, true, props);
 	/* Measured with 0.9.72: firejail adds container=firejail, SHELL,

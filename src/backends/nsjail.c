@@ -652,7 +652,7 @@ static int nsjail_compile(const struct backend_ctx *ctx, struct backend_plan *bp
 	 * moat's, set before nsjail (disable_rl): an export's nsjail.cfg sets
 	 * none. */
 	bp->caps = (struct limit_caps){
-	    .rlimits = !ctx->exporting, .in_cgroup = true, .runtime = "nsjail", .tmp_size = p->private_tmp, .pid_tree = true,
+	    .rlimits = !ctx->exporting, .in_cgroup = true, .runtime = "nsjail", .own_mount_ns = true, .tmp_size = p->private_tmp, .pid_tree = true,
 	    .cgroup_open = ctx->host->seccomp ? NULL : BACKEND_CGROUP_OPEN_NO_SECCOMP};
 	snprintf(bp->caps.tree_mechanism, sizeof(bp->caps.tree_mechanism), "%s",
 		 ctx->exporting ? "nsjail's pid namespace: its jail dies with nsjail (PR_SET_PDEATHSIG)"

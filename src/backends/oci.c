@@ -937,7 +937,7 @@ static int compile_bundle(const struct moat_backend *self, const struct backend_
 	 * moat's.  The container's pid namespace ends when its init, moat
 	 * __init, ends: with the command, or when moat's lifeline hangs up
 	 * (runsc: the sandbox ends with runsc, which dies with moat). */
-	bp->caps = (struct limit_caps){.rlimits = true,
+	bp->caps = (struct limit_caps){.rlimits = true, .own_mount_ns = true,
 				       .in_cgroup = f.rt != RT_RUNC,
 				       .cgroup_open = ctx->host->seccomp ? NULL : BACKEND_CGROUP_OPEN_NO_SECCOMP,
 				       .oci_resources = f.rt == RT_RUNC && ctx->host->uid == 0,

@@ -47,6 +47,17 @@ static int read_int_file(const char *path, int fallback)
 	return v;
 }
 
+/* kernel.core_pattern's first line, without its newline. */
+static void read_core_pattern(char *out, size_t len)
+{
+	cleanup_fclose FILE *f = fopen("/proc/sys/kernel/core_pattern", "re");
+
+	out[0] = '\0';
+	if (!f || !fgets(out, (int)len, f))
+		out[0] = '\0';
+	out[strcspn(out, "\n")] = '\0';
+}
+
 static int probe_landlock(void)
 {
 #ifdef SYS_landlock_create_ruleset
@@ -350,6 +361,7 @@ int host_probe(struct moat_host *h, struct moat_error *err)
 	}
 	h->yama_ptrace_scope = read_int_file("/proc/sys/kernel/yama/ptrace_scope", -1);
 	h->tiocsti_legacy = read_int_file("/proc/sys/dev/tty/legacy_tiocsti", 1) != 0;
+	read_core_pattern(h->core_pattern, sizeof(h->core_pattern));
 
 	probe_net_fence(h);
 

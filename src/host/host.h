@@ -28,6 +28,10 @@ struct moat_host {
 			       * user namespace */
 	int yama_ptrace_scope; /* -1: no Yama */
 	bool tiocsti_legacy;  /* dev.tty.legacy_tiocsti is 1 (or absent: old kernel) */
+	char core_pattern[192]; /* kernel.core_pattern's first line ("" unreadable): a
+				 * pipe ("|/usr/lib/systemd/systemd-coredump ...")
+				 * hands a crash to a host program whatever
+				 * RLIMIT_CORE says (resolve/limits.h) */
 	char limited_by[256]; /* the MOAT_HOST_LIMIT text that was applied, or "" */
 	uid_t uid;
 	gid_t gid;

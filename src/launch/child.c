@@ -558,6 +558,26 @@ static _Noreturn void exec_bare(const struct child_args *a)
 	fail(a, errno == ENOENT ? 127 : 126, errno, "execve %s", a->policy->exe);
 }
 
+/* No memory in a core dump of the tree: coredump_filter 0, which fork and
+ * execve keep (core(5)).  RLIMIT_CORE 0 (step 7) keeps a core file from
+ * being written, but a pipe core_pattern gets the whole dump whatever the
+ * limit, and its program decides what to keep (resolve/limits.h,
+ * limits_core_held): with the filter it gets the registers and the notes,
+ * not the memory.  Set here, before the view and Landlock, after which the
+ * command cannot open the file for writing to raise it again.  Best
+ * effort (a /proc without it: no report claims it). */
+static void no_memory_in_cores(void)
+{
+	int fd = open("/proc/self/coredump_filter", O_WRONLY | O_CLOEXEC);
+
+	if (fd < 0)
+		return;
+	if (write(fd, "0", 1) != 1) {
+		/* left as it was: RLIMIT_CORE 0 still holds for a file */
+	}
+	close(fd);
+}
+
 /* pid 1 of the new pid namespace.  When it exits the kernel kills every
  * process left in the namespace, double-forked daemons included; it is
  * itself killed (PR_SET_PDEATHSIG) when moat dies, even by SIGKILL. */
@@ -623,6 +643,7 @@ _Noreturn void child_main(const struct child_args *a)
 
 	if (a->plan->status == MOAT_STATUS_OFF)
 		exec_bare(a);
+	no_memory_in_cores();
 	if (!np) {
 		/* plan.c never launches a plan that compiled nothing; a sandbox
 		 * is never left out silently. */

@@ -28,6 +28,10 @@ static const char *const names[LIM__COUNT] = {
 	"run moat as root, with user namespaces enabled, or in a cgroup it may write: `systemd-run --user " \
 	"--scope -p Delegate=yes moat run ...`"
 #define HINT_NATIVE "use --backend native (or bwrap), which run the tree in moat's own cgroup"
+#define HINT_CORE_PIPE                                                                                                 \
+	"set kernel.core_pattern to a file name (`sudo sysctl -w kernel.core_pattern=core`, which RLIMIT_CORE 0 "     \
+	"turns off) or to systemd-coredump, which honours the limit; apport keeps out of the sandbox's crashes where "  \
+	"the sandbox has a mount namespace of its own (user namespaces: `moat probe`)"
 #define HINT_EXPORT "run the command with moat run, which holds the tree in a cgroup of its own and sets the rlimits"
 #define HINT_CGROUP_OPEN                                                                                     \
 	"with seccomp (it refuses clone3) and either user namespaces or Landlock, moat keeps the command away from " \
@@ -341,6 +345,56 @@ static void decide_tree(const struct moat_host *h, const struct moat_cgroup_info
 	}
 }
 
+/* The program a pipe pattern runs ("|/usr/share/apport/apport -p%p ..."),
+ * and its last path component. */
+static void core_pipe_program(const char *pattern, char *prog, size_t len, const char **base)
+{
+	const char *p = pattern + 1;
+	size_t n;
+
+	p += strspn(p, " \t");
+	n = strcspn(p, " \t");
+	snprintf(prog, len, "%.*s", (int)n, p);
+	*base = strrchr(prog, '/') ? strrchr(prog, '/') + 1 : prog;
+}
+
+bool limits_core_held(const char *pattern, bool own_mount_ns, char *text, size_t len)
+{
+	char prog[192];
+	const char *base;
+
+	text[0] = '\0';
+	if (pattern[0] != '|')
+		return true;
+	core_pipe_program(pattern, prog, sizeof(prog), &base);
+	if (strcmp(base, "systemd-coredump") == 0) {
+		snprintf(text, len, "core_pattern: systemd-coredump, which keeps nothing at that limit");
+		return true;
+	}
+	if (strcmp(base, "false") == 0 || strcmp(base, "true") == 0) {
+		snprintf(text, len, "core_pattern: %s, which keeps nothing", base);
+		return true;
+	}
+	/* apport compares namespaces only when the kernel gives it the global
+	 * pid (%P); without it, it takes the crash as the host's. */
+	if (strcmp(base, "apport") == 0 && own_mount_ns && strstr(pattern, "%P")) {
+		snprintf(text, len, "core_pattern: apport, which ignores another mount namespace's crash");
+		return true;
+	}
+	if (strcmp(base, "apport") == 0)
+		snprintf(text, len,
+			 "kernel.core_pattern pipes a crash to %s, which the kernel runs as root outside the sandbox "
+			 "whatever RLIMIT_CORE says; without a mount namespace of the sandbox's, apport keeps a report "
+			 "with the core of a packaged program (/var/crash) whatever the limit",
+			 prog);
+	else
+		snprintf(text, len,
+			 "kernel.core_pattern pipes a crash to %s, which the kernel runs as root outside the sandbox "
+			 "and hands the whole dump whatever RLIMIT_CORE says: what it keeps, moat cannot tell",
+			 prog[0] ? prog : "a program");
+	return false;
+}
+
 void limits_decide(const struct moat_policy *p, const struct moat_host *h, struct moat_cgroup_info *cache,
 		   const struct limit_caps *caps, struct limits_plan *o)
 {
@@ -371,6 +425,7 @@ void limits_decide(const struct moat_policy *p, const struct moat_host *h, struc
 	}
 	memset(o, 0, sizeof(*o));
 	o->core0 = caps->rlimits;
+	o->core_held = limits_core_held(h->core_pattern, caps->own_mount_ns, o->core_text, sizeof(o->core_text));
 	o->runtime = caps->runtime;
 	o->exported = caps->exported;
 	for (k = 0; k < LIM__COUNT; k++) {
@@ -491,6 +546,10 @@ void limits_verdicts(const struct limits_plan *lp, struct moat_verdict *res, str
 			verdict_missing(res, HINT_NATIVE, "%s does not apply rlimits: core dumps stay on", lp->runtime);
 		return;
 	}
+	if (!lp->core_held) {
+		verdict_missing(res, HINT_CORE_PIPE, "%s", lp->core_text);
+		return;
+	}
 	for (k = 0; k < LIM__COUNT; k++)
 		if (lp->lim[k].declared && !lp->lim[k].enforced && n_missing++ == 0)
 			first = k;
@@ -499,7 +558,8 @@ void limits_verdicts(const struct limits_plan *lp, struct moat_verdict *res, str
 				limit_name((enum limit_kind)first), lp->lim[first].reason);
 		return;
 	}
-	used = (size_t)snprintf(mech, sizeof(mech), "core 0");
+	used = (size_t)snprintf(mech, sizeof(mech), "core 0%s%s%s", lp->core_text[0] ? " (" : "", lp->core_text,
+				lp->core_text[0] ? ")" : "");
 	for (k = 0; k < LIM__COUNT && used < sizeof(mech); k++)
 		if (lp->lim[k].declared)
 			used += (size_t)snprintf(mech + used, sizeof(mech) - used, ", %s", limit_name((enum limit_kind)k));

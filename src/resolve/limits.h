@@ -36,6 +36,8 @@ enum limit_inet {
 /* What a backend offers for limits (filled by its compile step). */
 struct limit_caps {
 	bool rlimits;        /* the per-process limits and core 0 are applied */
+	bool own_mount_ns;   /* the tree runs in a mount namespace of its own (apport
+			      * then ignores its crashes: limits_core_held) */
 	bool in_cgroup;      /* the first process (command or tool) can be put in moat's
 			      * cgroup, and nothing moves the tree out of it */
 	bool oci_resources;  /* memory and pids go to the runtime's linux.resources */
@@ -86,7 +88,9 @@ enum cg_tree_kill { CG_KILL_NONE, CG_KILL_V2, CG_KILL_V2_FREEZE, CG_KILL_V1_FREE
 
 struct limits_plan {
 	struct limit_verdict lim[LIM__COUNT];
-	bool core0;              /* core dumps off (the backend applies rlimits) */
+	bool core0;              /* RLIMIT_CORE 0 (the backend applies rlimits) */
+	bool core_held;          /* and no host program keeps a crash (limits_core_held) */
+	char core_text[384];     /* what holds it (for the mechanism), or why not */
 	const char *runtime;     /* the backend's tool, for messages */
 	bool exported;           /* decided for an export (limit_caps.exported) */
 	/* The cgroup moat makes for the tree, in these hierarchies. */
@@ -115,6 +119,19 @@ struct limits_plan {
 /* Decide every limit's mechanism.  `cache` holds the host's cgroups: read
  * on first use, only when a tree limit is declared or the backend has no
  * pid namespace for the tree (reading them costs ~0.1 ms); NULL: none. */
+/* What a crash of the tree becomes with RLIMIT_CORE 0 under the host's
+ * kernel.core_pattern `pattern`.  A file name: nothing is written (the
+ * limit).  A pipe: the kernel runs its program as root outside the sandbox
+ * and writes the whole dump into it whatever RLIMIT_CORE says; the program
+ * decides.  systemd-coredump stores nothing for a limit below a page (it is
+ * given the limit, %c); apport ignores a crash from another mount namespace
+ * (it forwards it to a container's own apport, which the sandbox has not),
+ * but otherwise keeps a report with the core of a packaged program whatever
+ * the limit; `false` and `true` keep nothing.  Any other program cannot be
+ * vouched for.  true: nothing is kept, and `text` says by what ("" for a
+ * file pattern); false: `text` says which program may keep it. */
+bool limits_core_held(const char *pattern, bool own_mount_ns, char *text, size_t len);
+
 void limits_decide(const struct moat_policy *p, const struct moat_host *h, struct moat_cgroup_info *cache,
 		   const struct limit_caps *caps, struct limits_plan *out);
 

@@ -538,6 +538,43 @@ out=$(ulimit -S -c unlimited 2>/dev/null || ulimit -S -c 4096 2>/dev/null; "$HEL
 unlike "$out" "^core=0$" "res.limits control: the caller's RLIMIT_CORE, that moat was started with, is not 0 ($out)"
 out=$(M "${S[@]}" -- /bin/sh -c 'grep "Max core file size" /proc/self/limits')
 like "$out" "Max core file size +0 +0" "res.limits: /proc/self/limits inside shows core 0 0"
+# A pipe core_pattern gets the whole dump whatever RLIMIT_CORE says, and its
+# host program decides what to keep (apport keeps a packaged program's core
+# in /var/crash): the tree's coredump_filter is 0, so no memory is in it,
+# and the command cannot raise it again.  Control: unsandboxed, the
+# caller's filter.  (This host's core_pattern is not changed.)
+out=$(M "${S[@]}" -- /bin/sh -c 'cat /proc/self/coredump_filter; echo 0x33 2>/dev/null >/proc/self/coredump_filter && echo raised')
+is "$out" "00000000" "res.limits: coredump_filter 0 inside (no memory in a dump a core_pattern pipe gets), not raised again"
+filter_of() { # filter_of MOAT_ARGS...: the filter of the command's process, read from outside
+	local f=$SCRATCH/pid.$RANDOM
+	"$@" -- /bin/sh -c 'echo $$ >"$0"; exec sleep 1' "$f" 2>/dev/null &
+	for _ in $(seq 50); do [ -s "$f" ] && break; sleep 0.05; done
+	cat "/proc/$(cat "$f" 2>/dev/null)/coredump_filter" 2>/dev/null
+	wait
+}
+is "$(filter_of env MOAT_HOST_LIMIT=$LL_ONLY "$MOAT" run --mode prefer "${S[@]}" --write "$SCRATCH")" "00000000" \
+	"res.limits, no namespaces: the command's coredump_filter is 0 (read from outside)"
+unlike "$(filter_of "$MOAT" run "${OFF[@]}" --write "$SCRATCH")" "^00000000$" "  control: unsandboxed it is the caller's"
+# A crash leaves no core where this host's core_pattern ($(cat /proc/sys/kernel/core_pattern)) puts it.
+crash_in() { # crash_in DIR MOAT_ARGS...: a shell in DIR kills itself with SIGSEGV; the core files left in DIR
+	local d=$1
+	shift
+	rm -f "$d"/core*
+	(cd "$d" && ulimit -S -c unlimited 2>/dev/null; "$@" -- /bin/sh -c 'kill -SEGV $$' >/dev/null 2>&1)
+	ls "$d" | grep -c '^core'
+}
+CRASH=$SCRATCH/crash
+mkdir -p "$CRASH"
+is "$(crash_in "$CRASH" env MOAT_HOST_LIMIT=$LL_ONLY "$MOAT" run --mode prefer "${S[@]}" --write "$CRASH")" 0 \
+	"res.limits, no namespaces: a crash in a write grant leaves no core file there"
+is "$(crash_in "$CRASH" "$MOAT" run "${S[@]}" --write "$CRASH")" 0 "res.limits: with namespaces neither"
+if [ "$(cut -c1 /proc/sys/kernel/core_pattern)" != "|" ] && [ "$(ulimit -H -c)" != 0 ]; then
+	n=$(crash_in "$CRASH" "$MOAT" run "${OFF[@]}" --write "$CRASH")
+	ok "$([ "$n" -ge 1 ]; echo $?)" "  control: unsandboxed the same crash leaves a core file ($n)"
+	rm -f "$CRASH"/core*
+else
+	skip "  control: core_pattern is a pipe or the hard RLIMIT_CORE is 0 here: no core file to see"
+fi
 
 # --- env.curated, fd.clean ----------------------------------------------------
 cover env.curated

@@ -32,12 +32,13 @@ static bool parse_row(enum sysv_kind kind, const char *line, struct sysv_row *r)
 	r->cpid = r->nattch = -1;
 	switch (kind) {
 	case SYSV_SHM:
-		if (sscanf(line, "%d %d %lo %llu %ld %ld %ld %lu %lu %lu", &r->key, &r->id, &perms, &size, &r->cpid,
-			   &a, &r->nattch, &uid, &gid, &r->cuid) != 10)
+		if (sscanf(line, "%d %d %lo %llu %ld %ld %ld %lu %lu %lu", &r->key, &r->id, &perms, &size, &r->cpid, &a,
+			   &r->nattch, &uid, &gid, &r->cuid) != 10)
 			return false;
 		return true;
 	case SYSV_SEM:
-		return sscanf(line, "%d %d %lo %ld %lu %lu %lu", &r->key, &r->id, &perms, &a, &uid, &gid, &r->cuid) == 7;
+		return sscanf(line, "%d %d %lo %ld %lu %lu %lu", &r->key, &r->id, &perms, &a, &uid, &gid, &r->cuid) ==
+		       7;
 	case SYSV_MSG:
 		return sscanf(line, "%d %d %lo %ld %ld %ld %ld %lu %lu %lu", &r->key, &r->id, &perms, &a, &b, &c, &d,
 			      &uid, &gid, &r->cuid) == 10;
@@ -142,7 +143,8 @@ static void sweep_row(void *ctx, const struct sysv_row *r)
 	bool removed = false;
 
 	if (r->cuid != (unsigned long)s->uid ||
-	    bsearch(&r->id, s->before->ids[s->kind], s->before->n[s->kind], sizeof(int), cmp_int))
+	    (s->before->n[s->kind] &&
+	     bsearch(&r->id, s->before->ids[s->kind], s->before->n[s->kind], sizeof(int), cmp_int)))
 		return;
 	/* The creator pid: the command's own process made it.  That pid was
 	 * moat's child until moat reaped it, moments ago, so no other process

@@ -8,8 +8,7 @@
 #include "resolve/limits.h"
 #include "tap.h"
 
-static const char *const apport =
-    "|/usr/share/apport/apport -p%p -s%s -c%c -d%d -P%P -u%u -g%g -F%F -- %E";
+static const char *const apport = "|/usr/share/apport/apport -p%p -s%s -c%c -d%d -P%P -u%u -g%g -F%F -- %E";
 
 int main(void)
 {
@@ -29,8 +28,8 @@ int main(void)
 	   "apport without a mount namespace: missing, it keeps a packaged program's core (%s)", t);
 	ok(!limits_core_held("|/usr/share/apport/apport %p %s %c %d", true, t, sizeof(t)),
 	   "apport without %%P (no namespace check of its own): missing even with a mount namespace");
-	ok(!limits_core_held("|/wsl-capture-crash %t %E %p %s", true, t, sizeof(t)) && strstr(t, "/wsl-capture-crash") &&
-	       strstr(t, "cannot tell"),
+	ok(!limits_core_held("|/wsl-capture-crash %t %E %p %s", true, t, sizeof(t)) &&
+	       strstr(t, "/wsl-capture-crash") && strstr(t, "cannot tell"),
 	   "another program: missing, named (%s)", t);
 	ok(!limits_core_held("|  /usr/libexec/abrt-hook-ccpp %s %c %p", true, t, sizeof(t)) &&
 	       strstr(t, "/usr/libexec/abrt-hook-ccpp"),

@@ -569,8 +569,10 @@ is "$(crash_in "$CRASH" env MOAT_HOST_LIMIT=$LL_ONLY "$MOAT" run --mode prefer "
 	"res.limits, no namespaces: a crash in a write grant leaves no core file there"
 is "$(crash_in "$CRASH" "$MOAT" run "${S[@]}" --write "$CRASH")" 0 "res.limits: with namespaces neither"
 if [ "$(cut -c1 /proc/sys/kernel/core_pattern)" != "|" ] && [ "$(ulimit -H -c)" != 0 ]; then
-	n=$(crash_in "$CRASH" "$MOAT" run "${OFF[@]}" --write "$CRASH")
-	ok "$([ "$n" -ge 1 ]; echo $?)" "  control: unsandboxed the same crash leaves a core file ($n)"
+	# (Directly, as above: the sanitizer build of moat turns core dumps
+	# off for itself and its children.)
+	n=$(crash_in "$CRASH" env)
+	ok "$([ "$n" -ge 1 ]; echo $?)" "  control: without moat the same crash leaves a core file ($n)"
 	rm -f "$CRASH"/core*
 else
 	skip "  control: core_pattern is a pipe or the hard RLIMIT_CORE is 0 here: no core file to see"

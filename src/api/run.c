@@ -153,11 +153,12 @@ static void note_expanded_writes(const struct moat_plan *plan)
 	}
 }
 
-/* A grant bound to the object a check read (a CA bundle named in moat's
- * environment, moat_path_rule.bound) whose name led elsewhere when the
- * plan resolved it: dropped (fsplan.c), and the report says `granted:
- * false`; this says it where the user looks, since the command's TLS then
- * fails for no reason it can see.  Said before the run. */
+/* A grant bound to the object a check judged (a CA bundle named in moat's
+ * environment, an interpreter's installation: moat_path_rule.bound) whose
+ * name led elsewhere when the plan resolved it: dropped (fsplan.c), and the
+ * report says `granted: false`; this says it where the user looks, since
+ * the command's TLS, or its interpreter, then fails for no reason it can
+ * see.  Said before the run. */
 static void note_dropped_bound(const struct moat_plan *plan)
 {
 	const struct fs_plan *fp = &plan->fs;
@@ -167,13 +168,14 @@ static void note_dropped_bound(const struct moat_plan *plan)
 	for (size_t i = 0; i < fp->n; i++) {
 		const struct fs_obj *o = &fp->obj[i];
 
-		if (!o->dropped || !o->rule || !o->rule->bound)
+		if (!o->swapped || !o->rule)
 			continue;
 		cleanup_free char *shown = moat_text_shown(o->rule->path);
 		cleanup_free char *line = moat_xasprintf(
-		    "note: %s (%s) is no longer the file moat checked: it changed between the check and the plan, "
+		    "note: %s (%s) is no longer the %s moat checked: it changed between the check and the plan, "
 		    "so it is not granted; run again, and look at who may write where it lies",
-		    shown, o->rule->origin.source ? o->rule->origin.source : "a checked grant");
+		    shown, o->rule->origin.source ? o->rule->origin.source : "a checked grant",
+		    o->rule->bound_dir ? "directory" : "file");
 		moat_say("moat: ", line);
 	}
 }

@@ -123,14 +123,10 @@ static bool der_cert(const unsigned char *b, size_t len)
  * start. */
 static bool shown_by_profiles(int fd)
 {
-	char link[64], real[PATH_MAX];
-	ssize_t n;
+	char real[PATH_MAX];
 
-	snprintf(link, sizeof(link), "/proc/self/fd/%d", fd);
-	n = readlink(link, real, sizeof(real) - 1);
-	if (n <= 0)
+	if (!path_of_fd(fd, real, sizeof(real)))
 		return false;
-	real[n] = '\0';
 	return (path_within(real, "/etc") && strcmp(real, "/etc") != 0) ||
 	       (path_within(real, "/usr") && strcmp(real, "/usr") != 0);
 }
@@ -167,6 +163,7 @@ static bool seen_as(int fd, struct ca_bundle_seen *seen)
 		return false;
 	seen->dev = st.st_dev;
 	seen->ino = st.st_ino;
+	seen->dir = S_ISDIR(st.st_mode);
 	return true;
 }
 

@@ -15,6 +15,7 @@
 struct ca_bundle_seen {
 	dev_t dev;
 	ino_t ino;
+	bool dir;
 };
 
 /* A regular file of at most CA_BUNDLE_MAX bytes holding PEM certificates

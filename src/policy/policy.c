@@ -4,6 +4,7 @@
 
 #include <stdio.h>
 #include <stdlib.h>
+#include <sys/stat.h>
 
 #include "policy/netdest.h"
 #include "policy/properties.h"
@@ -144,6 +145,14 @@ void policy_add_path(struct moat_policy *p, const char *abs_path, enum moat_acce
 	r->access = access;
 	r->optional = optional;
 	r->origin = origin;
+}
+
+void policy_path_bind(struct moat_path_rule *r, const struct stat *st)
+{
+	r->bound = true;
+	r->bound_dir = S_ISDIR(st->st_mode);
+	r->bound_dev = st->st_dev;
+	r->bound_ino = st->st_ino;
 }
 
 void policy_add_unprotect(struct moat_policy *p, const char *abs_path, struct moat_origin origin)

@@ -70,8 +70,10 @@ struct moat_path_rule {
 			     * below this directory, as its descriptor resolves
 			     * (static); dropped otherwise.  NULL: anywhere */
 	bool bound; /* a grant of the object a check looked at (a CA
-		     * bundle): dropped when the path resolves to another
-		     * when planned (a swap between the look and the plan) */
+		     * bundle, an interpreter's installation): dropped when
+		     * the path resolves to another when planned (a swap
+		     * between the look and the plan) */
+	bool bound_dir; /* that object was a directory (for the note) */
 	dev_t bound_dev;
 	ino_t bound_ino;
 	struct moat_origin origin;
@@ -265,6 +267,10 @@ void policy_free(struct moat_policy *p);
 /* Adders copy their string arguments. */
 void policy_add_path(struct moat_policy *p, const char *abs_path, enum moat_access access, bool optional,
 		     struct moat_origin origin);
+/* Bind the grant `r` to the object `st` describes, the one a check
+ * judged (moat_path_rule.bound). */
+struct stat;
+void policy_path_bind(struct moat_path_rule *r, const struct stat *st);
 void policy_add_unprotect(struct moat_policy *p, const char *abs_path, struct moat_origin origin);
 void policy_add_env(struct moat_policy *p, const char *name, const char *value, struct moat_origin origin);
 void policy_add_keep_fd(struct moat_policy *p, int fd);

@@ -2,6 +2,7 @@
 
 #include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -559,12 +560,32 @@ static bool homebrew_prefix(const char *prefix)
 	return stat(cellar, &st) == 0 && S_ISDIR(st.st_mode) && stat(opt, &st) == 0 && S_ISDIR(st.st_mode);
 }
 
-static void add_homebrew_parts(struct moat_policy *p, const char *prefix, const char *why)
+/* Grant `path`, read-only, as the object `rel` below `at` is now, and
+ * bound to it (moat_path_rule.bound): judged by that object's real path
+ * (never HOME, a directory containing it, nor the root), and dropped by
+ * the plan if the name leads to another object by then -- a directory on
+ * the way swapped for a link by someone who may write there.  False when
+ * it is not a directory or is too broad. */
+static bool add_bound_dir(struct moat_policy *p, int at, const char *rel, const char *path, const char *home,
+			  const char *why)
+{
+	cleanup_close int fd = openat(at, rel, O_PATH | O_DIRECTORY | O_CLOEXEC);
+	char real[PATH_MAX];
+	struct stat st;
+
+	if (fd < 0 || fstat(fd, &st) != 0 || !path_of_fd(fd, real, sizeof(real)) || too_broad(real, home))
+		return false;
+	add(p, path, MOAT_ACCESS_READ, false, why);
+	policy_path_bind(&p->paths[p->n_paths - 1], &st);
+	return true;
+}
+
+static void add_homebrew_parts(struct moat_policy *p, const char *prefix, const char *home, const char *why)
 {
 	for (size_t i = 0; i < ARRAY_LEN(homebrew_parts); i++) {
 		cleanup_free char *dir = moat_xasprintf("%s/%s", prefix, homebrew_parts[i]);
 
-		add(p, dir, MOAT_ACCESS_READ, true, why);
+		(void)add_bound_dir(p, AT_FDCWD, dir, dir, home, why);
 	}
 }
 
@@ -580,49 +601,61 @@ static void add_homebrew(struct moat_policy *p, const char *prog, const char *ho
 		return;
 	prefix = moat_xstrndup(prog, (size_t)(at - prog));
 	if (!too_broad(prefix, home) && homebrew_prefix(prefix))
-		add_homebrew_parts(p, prefix, why);
+		add_homebrew_parts(p, prefix, home, why);
 }
 
 /* An installation directory that is a Homebrew prefix itself (an
  * interpreter named by PREFIX/bin/python3, through its link): its software,
  * not its var/.  Looked at only by its name (.linuxbrew, homebrew), so that
  * other installations cost no lookup. */
-static bool add_homebrew_whole(struct moat_policy *p, const char *dir, const char *why)
+static bool add_homebrew_whole(struct moat_policy *p, const char *dir, const char *home, const char *why)
 {
 	const char *base = strrchr(dir, '/');
 
 	base = base ? base + 1 : dir;
 	if ((strcmp(base, ".linuxbrew") != 0 && strcmp(base, "homebrew") != 0) || !homebrew_prefix(dir))
 		return false;
-	add_homebrew_parts(p, dir, why);
+	add_homebrew_parts(p, dir, home, why);
 	return true;
 }
 
-void profile_grant_install(struct moat_policy *p, const char *dir, const char *prog, const char *home,
+bool profile_grant_install(struct moat_policy *p, int dir_fd, const char *dir, const char *prog, const char *home,
 			   const char *home_real, const char *why)
 {
 	static const char *const libs[] = {"lib", "lib64"};
+	cleanup_close int own_fd = -1;
 	cleanup_free char *own = NULL;
-	struct stat st;
+	char real[PATH_MAX];
+	bool granted;
 
+	/* The object judged: the caller's, else the one `dir` is now. */
+	if (dir_fd < 0 && (dir_fd = own_fd = open(dir, O_PATH | O_DIRECTORY | O_CLOEXEC)) < 0)
+		return false;
 	add_homebrew(p, prog, home, why);
-	if (add_homebrew_whole(p, dir, why))
-		return;
-	if (!home_shared_tree(dir, home, home_real) || needs_whole_tree(dir, prog)) {
-		add(p, dir, MOAT_ACCESS_READ, false, why);
-		return;
-	}
+	if (add_homebrew_whole(p, dir, home, why))
+		return true;
+	if (!path_of_fd(dir_fd, real, sizeof(real)))
+		return false;
+	/* HOME's shared trees by the name and by the object. */
+	if ((!home_shared_tree(dir, home, home_real) && !home_shared_tree(real, home, home_real)) ||
+	    needs_whole_tree(dir, prog))
+		return add_bound_dir(p, dir_fd, ".", dir, home, why);
 	own = moat_xstrdup(prog);
+	granted = false;
 	if (strrchr(own, '/') && strrchr(own, '/') != own) {
 		*strrchr(own, '/') = '\0';
-		add(p, own, MOAT_ACCESS_READ, false, why);
+		/* Through the judged object when it lies in it, as it does. */
+		if (path_within(own, dir) && strcmp(own, dir) != 0)
+			granted = add_bound_dir(p, dir_fd, own + strlen(dir) + (strcmp(dir, "/") != 0), own, home, why);
+		else
+			granted = add_bound_dir(p, AT_FDCWD, own, own, home, why);
 	}
 	for (size_t i = 0; i < ARRAY_LEN(libs); i++) {
 		cleanup_free char *lib = moat_xasprintf("%s/%s", dir, libs[i]);
 
-		if (stat(lib, &st) == 0 && S_ISDIR(st.st_mode))
-			add(p, lib, MOAT_ACCESS_READ, false, why);
+		(void)add_bound_dir(p, dir_fd, libs[i], lib, home, why);
 	}
+	return granted;
 }
 
 /* A file inside an npm tree (/p/node_modules/pkg/dist/index.js, or a
@@ -679,29 +712,31 @@ static const char *const interpreters[] = {
 	"php", "lua", "luajit", "tclsh", "wish", "Rscript", "julia",
 };
 
+/* Is `path`'s last component named as an interpreter is?  python*,
+ * lua5.4, perl5.36, ... count. */
+bool profile_interpreter_named(const char *path)
+{
+	const char *b = strrchr(path, '/') ? strrchr(path, '/') + 1 : path;
+
+	if (strncmp(b, "python", 6) == 0 || strncmp(b, "pypy", 4) == 0)
+		return true;
+	for (size_t i = 0; i < ARRAY_LEN(interpreters); i++) {
+		size_t n = strlen(interpreters[i]);
+		/* ruby3.1, perl5.36, lua5.4: a version after the name */
+		if (strncmp(b, interpreters[i], n) == 0 &&
+		    (b[n] == '\0' || (b[n] >= '0' && b[n] <= '9') || (b[n] == '-' && b[n + 1] >= '0' && b[n + 1] <= '9')))
+			return true;
+	}
+	return false;
+}
+
 /* Is the resolved executable (following links: /usr/bin/python3 ->
- * python3.11) an interpreter?  python*, lua5.4, perl5.36, ... count. */
+ * python3.11) an interpreter? */
 bool profile_is_interpreter(const char *exe)
 {
 	char real[PATH_MAX];
-	const char *names[2];
-	size_t i, k;
 
-	names[0] = strrchr(exe, '/') ? strrchr(exe, '/') + 1 : exe;
-	names[1] = realpath(exe, real) ? (strrchr(real, '/') ? strrchr(real, '/') + 1 : real) : names[0];
-	for (k = 0; k < 2; k++) {
-		const char *b = names[k];
-		if (strncmp(b, "python", 6) == 0 || strncmp(b, "pypy", 4) == 0)
-			return true;
-		for (i = 0; i < ARRAY_LEN(interpreters); i++) {
-			size_t n = strlen(interpreters[i]);
-			/* ruby3.1, perl5.36, lua5.4: a version after the name */
-			if (strncmp(b, interpreters[i], n) == 0 &&
-			    (b[n] == '\0' || (b[n] >= '0' && b[n] <= '9') || (b[n] == '-' && b[n + 1] >= '0' && b[n + 1] <= '9')))
-				return true;
-		}
-	}
-	return false;
+	return profile_interpreter_named(exe) || (realpath(exe, real) && profile_interpreter_named(real));
 }
 
 bool profile_exe_named(const char *exe, const char *name)
@@ -953,9 +988,9 @@ bool profile_grant_program(struct moat_policy *p, const struct profile_context *
 	cleanup_free char *dir = profile_install_dir(exe);
 	char real[PATH_MAX];
 
-	if (!dir || too_broad(dir, ctx->home) || !realpath(exe, real))
+	if (!dir || too_broad(dir, ctx->home) || !realpath(exe, real) ||
+	    !profile_grant_install(p, -1, dir, real, ctx->home, NULL, why))
 		return false;
-	profile_grant_install(p, dir, real, ctx->home, NULL, why);
 	add_rustup_home(p, ctx, real, rustup_why);
 	add_user_site(p, ctx, exe, real);
 	return true;
@@ -1051,6 +1086,7 @@ static void add_ca_bundles(struct moat_policy *p)
 			p->paths[p->n_paths - 1].bound = true;
 			p->paths[p->n_paths - 1].bound_dev = seen[parts].dev;
 			p->paths[p->n_paths - 1].bound_ino = seen[parts].ino;
+			p->paths[p->n_paths - 1].bound_dir = seen[parts].dir;
 		}
 	}
 }

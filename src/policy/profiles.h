@@ -43,6 +43,11 @@ void profile_add_secrets(struct moat_policy *p, const char *home, bool account_t
  * script's directory granted as the command's own. */
 bool profile_is_interpreter(const char *exe);
 
+/* Is `path` named as an interpreter is, by its last component alone (no
+ * link followed: a check of an object it opened names it by its real
+ * path)? */
+bool profile_interpreter_named(const char *path);
+
 /* The word of argv that names the program the command runs as its code: an
  * interpreter's script (`node /x/s.js`, `python3 -u /x/s.py`, `node
  * --no-warnings /x/s.js`, `deno run -A /x/s.ts`, `bun run /x/s.ts`) or
@@ -69,8 +74,16 @@ char *profile_install_dir(const char *exe);
  * tools -- ~/.local, ~/.local/share, ~/.local/state, ~/.config, ~/.cache,
  * GOPATH's ~/go but for the go and gofmt of a toolchain unpacked there,
  * and ~/.cargo but for rustup's proxies -- only `prog`'s own directory and
- * the tree's lib/ and lib64/ are granted. */
-void profile_grant_install(struct moat_policy *p, const char *dir, const char *prog, const char *home,
+ * the tree's lib/ and lib64/ are granted.
+ *
+ * Each grant is bound to the object judged (moat_path_rule.bound): `dir_fd`
+ * is `dir` as the caller opened and judged it (-1: opened here), its own
+ * directory and lib/ are opened through it, and each is judged by its
+ * object's real path (never HOME, a directory containing it, nor the
+ * root).  A name swapped between this and the plan's walk of it leads to
+ * another object, and the plan drops the grant (said on stderr).  False
+ * when `dir` (or, in a shared tree, `prog`'s directory) is not granted. */
+bool profile_grant_install(struct moat_policy *p, int dir_fd, const char *dir, const char *prog, const char *home,
 			   const char *home_real, const char *why);
 
 /* Grant the program `exe` (resolved on this host) read-only as the

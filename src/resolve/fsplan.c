@@ -1218,10 +1218,12 @@ static int resolve_rule(struct fs_plan *fp, const struct moat_policy *p, const s
 		o->dropped = true;
 		return 0;
 	}
-	/* A grant bound to the object a check read (a CA bundle): a name
-	 * swapped since then leads to a file nobody looked at. */
+	/* A grant bound to the object a check judged (a CA bundle, an
+	 * interpreter's installation): a name swapped since then leads to an
+	 * object nobody judged. */
 	if (role != FS_DENY && o->present && r->bound && (o->dev != r->bound_dev || o->ino != r->bound_ino)) {
 		o->dropped = true;
+		o->swapped = true;
 		return 0;
 	}
 	if (role == FS_WRITE && o->present && o->via_symlink && !fixed_links) {

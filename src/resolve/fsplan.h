@@ -65,6 +65,9 @@ struct fs_obj {
 			   * it, expanded in turn (no rule of its own) */
 	bool dropped;     /* grants: a profile grant a deny overrides, or an
 			   * optional one that is absent: not granted */
+	bool swapped;     /* dropped: a bound grant (moat_path_rule.bound)
+			   * whose name leads to another object than the
+			   * one its check judged */
 	/* FS_PROTECT */
 	const char *protect_name; /* the list entry: ".git/hooks" */
 	bool placeholder;         /* absent: moat makes `real` for the run */

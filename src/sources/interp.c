@@ -181,6 +181,14 @@ static bool too_broad(const struct walker *w, const char *dir)
 	       (w->home_real && path_within(w->home_real, dir));
 }
 
+/* For a message: `dir` too broad as named, or where its links lead now. */
+static bool too_broad_shown(const struct walker *w, const char *dir)
+{
+	char real[PATH_MAX];
+
+	return too_broad(w, dir) || (realpath(dir, real) && too_broad(w, real));
+}
+
 /* The directory a program is installed in, by its name: /x/bin/prog gives
  * /x (its lib/ comes along), anything else its own directory. */
 static char *install_dir(const char *name)
@@ -205,12 +213,12 @@ static char *suggest_dir(const struct walker *w, const char *name)
 {
 	char *d = install_dir(name);
 
-	if (!too_broad(w, d) && !private_dir(w->p, d))
+	if (!too_broad_shown(w, d) && !private_dir(w->p, d))
 		return d;
 	free(d);
 	d = moat_xstrdup(name);
 	*strrchr(d, '/') = '\0';
-	if (*d && !too_broad(w, d) && !private_dir(w->p, d))
+	if (*d && !too_broad_shown(w, d) && !private_dir(w->p, d))
 		return d;
 	free(d);
 	return moat_xstrdup(name);
@@ -238,6 +246,9 @@ static const char *why_not_granted(const struct walker *w, const char *name, con
 	else if (too_broad(w, dir))
 		snprintf(buf, len, "its %s would be %s, which moat never grants on its own", dir_word,
 			 w->home && strcmp(dir, w->home) == 0 ? "HOME" : "a directory that contains HOME");
+	else if (too_broad_shown(w, dir))
+		snprintf(buf, len, "its %s %s leads to HOME or a directory that contains it, which moat never "
+			 "grants on its own", dir_word, dir);
 	else
 		return "no grant covers it";
 	return buf;
@@ -329,17 +340,42 @@ enum interp_judgement {
 	INTERP_GRANTABLE,
 };
 
-static enum interp_judgement interp_judge(struct walker *w, const char *name, const char *dir)
+/* `name` below its installation `dir` (install_dir's: a prefix of it). */
+static const char *below_dir(const char *name, const char *dir)
 {
-	char real[PATH_MAX];
+	return strcmp(dir, "/") == 0 ? name + 1 : name + strlen(dir) + 1;
+}
+
+/* Judge the installation `dir` of the interpreter `name` by the objects
+ * they are now, not by their names: `dir` opened once, and the interpreter
+ * reached through that descriptor, each judged by its real path.  The grant
+ * is then bound to that object (profile_grant_install), so a directory on
+ * the way swapped for a link before the plan walks the name again (by
+ * whoever may write there: a shared directory, a link of another user's)
+ * grants nothing, rather than the directory the link leads to, unjudged.
+ * *dir_fd (when not NULL) takes the descriptor of a grantable one. */
+static enum interp_judgement interp_judge(struct walker *w, const char *name, const char *dir, int *dir_fd)
+{
+	cleanup_close int dfd = open(dir, O_PATH | O_DIRECTORY | O_CLOEXEC);
+	cleanup_close int ffd = -1;
+	char real_dir[PATH_MAX], real[PATH_MAX], exe[64];
 	struct stat st;
 
-	if (!realpath(name, real) || stat(real, &st) != 0)
+	if (dfd < 0 || !path_of_fd(dfd, real_dir, sizeof(real_dir)))
 		return INTERP_GONE;
-	if (!S_ISREG(st.st_mode) || access(real, X_OK) != 0 || !profile_is_interpreter(name))
+	ffd = openat(dfd, below_dir(name, dir), O_PATH | O_CLOEXEC);
+	if (ffd < 0 || fstat(ffd, &st) != 0 || !path_of_fd(ffd, real, sizeof(real)))
+		return INTERP_GONE;
+	/* access(2) through the descriptor's link: this object's mode. */
+	snprintf(exe, sizeof(exe), "/proc/self/fd/%d", ffd);
+	if (!S_ISREG(st.st_mode) || access(exe, X_OK) != 0 ||
+	    !(profile_interpreter_named(name) || profile_interpreter_named(real)))
 		return INTERP_NOT_ONE;
-	if (denied_by(w, name) || denied_by(w, real) || too_broad(w, dir) || in_private_dir(w->p, dir))
+	if (denied_by(w, name) || denied_by(w, real) || denied_by(w, real_dir) || too_broad(w, dir) ||
+	    too_broad(w, real_dir) || in_private_dir(w->p, dir))
 		return INTERP_HELD_BACK;
+	if (dir_fd)
+		*dir_fd = steal_fd(&dfd);
 	return INTERP_GRANTABLE;
 }
 
@@ -348,7 +384,7 @@ static bool interp_grantable(struct walker *w, const char *name)
 {
 	cleanup_free char *dir = install_dir(name);
 
-	return interp_judge(w, name, dir) == INTERP_GRANTABLE;
+	return interp_judge(w, name, dir, NULL) == INTERP_GRANTABLE;
 }
 
 /* Grant the installation of the interpreter `name` (not visible) that the
@@ -356,9 +392,10 @@ static bool interp_grantable(struct walker *w, const char *name)
 static int grant_interp(struct walker *w, const char *name, const char *pointer, const char *how)
 {
 	cleanup_free char *dir = install_dir(name);
+	cleanup_close int dir_fd = -1;
 	char why[160];
 
-	switch (interp_judge(w, name, dir)) {
+	switch (interp_judge(w, name, dir, &dir_fd)) {
 	case INTERP_GONE:
 		return 0;
 	case INTERP_NOT_ONE:
@@ -374,7 +411,7 @@ static int grant_interp(struct walker *w, const char *name, const char *pointer,
 	{
 		cleanup_free char *text = moat_xasprintf("the interpreter %s points at (%s)", pointer, how);
 
-		profile_grant_install(w->p, dir, name, w->home, w->home_real, config_intern(text));
+		(void)profile_grant_install(w->p, dir_fd, dir, name, w->home, w->home_real, config_intern(text));
 	}
 	if (!visible(w, name))
 		return refuse_interp(w, name, pointer, how,
@@ -648,6 +685,25 @@ static char *venv_of(const char *python)
 	return steal_ptr(&dir);
 }
 
+/* Grant the virtualenv `venv` of the command's python, read-only, judged
+ * by the object it is now (its real path, by its descriptor: not HOME or
+ * above it, nor in a denied path) and bound to that object, as an
+ * interpreter's installation is (grant_interp). */
+static void grant_venv(struct walker *w, const char *venv)
+{
+	cleanup_close int fd = open(venv, O_PATH | O_DIRECTORY | O_CLOEXEC);
+	struct moat_origin o = {.source = "the command's virtualenv"};
+	char real[PATH_MAX];
+	struct stat st;
+
+	if (fd < 0 || fstat(fd, &st) != 0 || !path_of_fd(fd, real, sizeof(real)) || too_broad(w, venv) ||
+	    too_broad(w, real) || denied_by(w, venv) || denied_by(w, real) || in_sandbox_made(w->p, venv))
+		return;
+	policy_add_path(w->p, venv, MOAT_ACCESS_READ, false, o);
+	w->p->paths[w->p->n_paths - 1].from_profile = true;
+	policy_path_bind(&w->p->paths[w->p->n_paths - 1], &st);
+}
+
 /* The command reached through a link outside every grant -- a directory
  * link (fnm's /run/user/UID/fnm_multishells/ID/bin/node, SDKMAN's
  * candidates/java/current/bin/java, /srv/tool -> /opt/tool-1.2) or the file
@@ -675,11 +731,7 @@ static void exe_by_real_path(struct walker *w)
 	 * granted read-only (the walk then follows the link, granting the
 	 * base python), never HOME or above it, nor inside a denied path. */
 	if ((venv = venv_of(p->exe)) != NULL) {
-		if (!too_broad(w, venv) && !denied_by(w, venv) && !in_sandbox_made(p, venv)) {
-			struct moat_origin o = {.source = "the command's virtualenv"};
-			policy_add_path(p, venv, MOAT_ACCESS_READ, false, o);
-			p->paths[p->n_paths - 1].from_profile = true;
-		}
+		grant_venv(w, venv);
 		return;
 	}
 	if (!realpath(p->exe, real) || strcmp(real, p->exe) == 0 || in_sandbox_made(p, real) || !visible(w, real))

@@ -1,8 +1,10 @@
 #include "util/path.h"
 
 #include <limits.h>
+#include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include <stdlib.h>
 
@@ -228,4 +230,17 @@ char *path_join(const char *dir, const char *name)
 	out[dlen] = '/';
 	memcpy(out + dlen + 1, name, nlen + 1);
 	return out;
+}
+
+bool path_of_fd(int fd, char *buf, size_t len)
+{
+	char link[64];
+	ssize_t n;
+
+	snprintf(link, sizeof(link), "/proc/self/fd/%d", fd);
+	n = readlink(link, buf, len - 1);
+	if (n <= 0 || (size_t)n >= len - 1 || buf[0] != '/')
+		return false;
+	buf[n] = '\0';
+	return true;
 }

@@ -65,4 +65,10 @@ bool path_within(const char *inner, const char *outer);
  * All three normalised. */
 char *path_rebase(const char *path, const char *from, const char *to) __attribute__((returns_nonnull));
 
+/* Where the object open at `fd` is, every link resolved (its
+ * /proc/self/fd link), in `buf`: a check that judges this judges the
+ * object, not a name that may lead elsewhere by the time it is walked
+ * again.  False when it cannot be read (no /proc, too long). */
+bool path_of_fd(int fd, char *buf, size_t len);
+
 #endif

@@ -167,6 +167,73 @@ is "$(cd "$BASE/other" && herr run --profile strict -- sh "$H/x.sh")" "125:moat:
 moat: hint: grant it: --read ~/x.sh" "sh ~/x.sh under strict: the script is refused, with the grant"
 is "$(cd "$BASE/other" && hm run --profile strict --read "$H/x.sh" -- sh "$H/x.sh" 2>&1)" "hi" "  granted, it runs"
 
+# An interpreter's installation is judged by the object it is, not by its
+# name, and the grant is bound to that object.  A virtualenv's home (or a
+# #! line) names a directory through a link: judged by the name, a link to
+# HOME passed (HOME itself is never granted on its own), and the plan walked
+# the name again, so whoever may write where the link lies (a shared
+# directory, another user's link) could flip it between moat's look and its
+# plan: a look at a real installation, a grant of HOME.
+SHR=$BASE/shared
+H2=$BASE/home2
+mkdir -p "$SHR" "$BASE/fakepy/bin" "$BASE/fakepy/lib" "$BASE/raceproj/.venv/bin" "$BASE/linkproj/.venv/bin" "$H2/bin"
+printf '#!/bin/sh\necho fake python\n' >"$BASE/fakepy/bin/python3"
+cp "$BASE/fakepy/bin/python3" "$H2/bin/python3"
+echo fakepy-stdlib >"$BASE/fakepy/lib/marker"
+printf 'export TOKEN=moat-canary-%s\n' "$$" | tee "$H/notes" >"$H2/notes"
+# A venv's own python is a program (no #! line): the walk goes on to its
+# pyvenv.cfg's home.
+for v in raceproj linkproj; do
+	printf 'ELF\n' >"$BASE/$v/.venv/bin/python"
+	chmod 0755 "$BASE/$v/.venv/bin/python"
+done
+printf 'home = %s/py/bin\n' "$SHR" >"$BASE/raceproj/.venv/pyvenv.cfg"
+printf 'home = %s/lnk/bin\n' "$SHR" >"$BASE/linkproj/.venv/pyvenv.cfg"
+chmod 0755 "$BASE/fakepy/bin/python3" "$H2/bin/python3"
+ln -s "$H2" "$SHR/lnk"
+chmod -R a+rX "$SHR" "$BASE/fakepy" "$BASE/raceproj" "$BASE/linkproj" "$H2" "$H/notes"
+readboth='cat "$1" 2>/dev/null; cat "$2" 2>/dev/null'
+out=$(cd "$BASE/linkproj" && env HOME="$H2" "$MOAT" run -- /bin/sh -c "$readboth" sh "$H2/notes" "$H2/bin/python3" 2>"$SCRATCH/lnk.err")
+unlike "$out" "moat-canary" "a venv's home through a link to HOME (which holds bin/python3): HOME is not granted"
+like "$(cat "$SCRATCH/lnk.err")" "note: $BASE/linkproj/.venv/pyvenv.cfg points at $SHR/lnk/bin/python3 \\(pyvenv.cfg's home\\), which no grant covers \\(its installation $SHR/lnk leads to HOME" \
+	"  a note says why the interpreter is not granted"
+rm "$SHR/lnk" && ln -s ../fakepy "$SHR/lnk"
+like "$(cd "$BASE/linkproj" && env HOME="$H2" "$MOAT" run -- /bin/cat "$BASE/fakepy/lib/marker" 2>&1)" "fakepy-stdlib" \
+	"  control: the link to a real installation is granted, its lib/ read"
+# The race: a swapper flips $SHR/py between a real installation and HOME as
+# fast as it can while moat starts, 40 runs or 20 s.  HOME must never be
+# read; the installation is granted in some runs, and a run whose grant
+# was swapped after the look says so.
+ln -s ../fakepy "$SHR/py"
+/usr/bin/python3 - "$SHR" "$H" <<'PY' &
+import os, sys, time
+d, home = sys.argv[1], sys.argv[2]
+end = time.time() + 25
+i = 0
+while time.time() < end and os.path.exists(d):
+    t = "%s/.t%d" % (d, i % 2)
+    try:
+        os.symlink(home if i % 2 else "../fakepy", t)
+        os.replace(t, d + "/py")
+    except OSError:
+        pass
+    i += 1
+PY
+swapper=$!
+reads=0 granted=0 dropped=0 runs=0 t0=$SECONDS
+while [ "$runs" -lt 40 ] && [ $((SECONDS - t0)) -lt 20 ]; do
+	runs=$((runs + 1))
+	out=$(cd "$BASE/raceproj" && env HOME="$H" "$MOAT" run -- /bin/sh -c "$readboth" sh "$H/notes" \
+		"$BASE/fakepy/lib/marker" 2>"$SCRATCH/race.err")
+	case $out in *moat-canary*) reads=$((reads + 1)) ;; esac
+	case $out in *fakepy-stdlib*) granted=$((granted + 1)) ;; esac
+	grep -q "is no longer the directory moat checked" "$SCRATCH/race.err" && dropped=$((dropped + 1))
+done
+kill "$swapper" 2>/dev/null
+wait "$swapper" 2>/dev/null
+is "$reads" 0 "a venv's home flipped between an installation and HOME while moat starts: HOME is never granted ($runs runs)"
+ok "$([ "$granted" -gt 0 ] && echo 0 || echo 1)" "  control: the installation itself was granted in some of them ($granted; dropped after a swap, said: $dropped)"
+
 # rustup's proxies: ~/.cargo/bin/cargo a link to rustup (or a hard link of
 # it), which runs the toolchain kept in ~/.rustup.  The fake rustup runs
 # what ~/.rustup holds for the name it was called by, as rustup does.

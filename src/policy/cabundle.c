@@ -35,12 +35,62 @@ static bool rule_line(const char *s, size_t n)
 	return true;
 }
 
+static bool starts(const char *s, size_t n, const char *with)
+{
+	size_t w = strlen(with);
+
+	return n >= w && memcmp(s, with, w) == 0;
+}
+
+static bool token_char(char c)
+{
+	return isalnum((unsigned char)c) || c == '+' || c == '/' || c == '=' || c == '_' || c == '-';
+}
+
+/* A secret's shape: a run of CA_TOKEN_MIN or more characters of base64,
+ * base64url or a token's alphabet with letters and digits mixed
+ * (ghp_..., an AWS key, a JWT's parts, a key's base64).  What real bundles
+ * write outside their certificates has none: names of CAs and words, a
+ * serial's digits, fingerprints' hex pairs between ':', a URL's parts
+ * between '.'.  A run of hex digits alone after "SHA256: " or "SHA1: "
+ * (curl's header: "## SHA256: 456ff0...", the digest of certdata.txt) is
+ * a digest, allowed. */
+static bool token_in(const char *s, size_t n)
+{
+	for (size_t i = 0; i < n;) {
+		size_t j = i, hex = 0;
+		bool alpha = false, digit = false;
+
+		while (j < n && token_char(s[j])) {
+			alpha = alpha || isalpha((unsigned char)s[j]);
+			digit = digit || isdigit((unsigned char)s[j]);
+			hex += isxdigit((unsigned char)s[j]) != 0;
+			j++;
+		}
+		if (j - i >= CA_TOKEN_MIN && alpha && digit &&
+		    !(hex == j - i && (j - i == 40 || j - i == 64) &&
+		      ((i >= 8 && memcmp(s + i - 8, "SHA256: ", 8) == 0) || (i >= 6 && memcmp(s + i - 6, "SHA1: ", 6) == 0))))
+			return true;
+		i = j + 1;
+	}
+	return false;
+}
+
 /* Blank, or a '#' comment (Mozilla's, certifi's "# Issuer: ...", RHEL's
- * "# LABEL"). */
+ * "# LABEL", curl's "## ..." header) that carries no token. */
 static bool comment_line(const char *s, size_t n)
 {
 	trim(&s, &n);
-	return !n || s[0] == '#';
+	return !n || (s[0] == '#' && !token_in(s, n));
+}
+
+/* A CA's name above its underline in curl's bundle ("GlobalSign Root CA"):
+ * words, not a setting's '=' or ':', not a token, not a long line. */
+static bool title_line(const char *s, size_t n)
+{
+	trim(&s, &n);
+	return n && n <= CA_TITLE_MAX && s[0] != '#' && s[0] != '-' && !memchr(s, '=', n) && !memchr(s, ':', n) &&
+	       !token_in(s, n);
 }
 
 /* A line of a certificate's body: base64 alone.  A token or a key's text
@@ -54,24 +104,57 @@ static bool base64_line(const char *s, size_t n)
 	return true;
 }
 
-static bool starts(const char *s, size_t n, const char *with)
+static bool begin_line(const char *s, size_t n)
 {
-	size_t w = strlen(with);
+	return starts(s, n, "-----BEGIN CERTIFICATE-----") || starts(s, n, "-----BEGIN TRUSTED CERTIFICATE-----");
+}
 
-	return n >= w && memcmp(s, with, w) == 0;
+static bool end_line(const char *s, size_t n)
+{
+	return starts(s, n, "-----END CERTIFICATE-----") || starts(s, n, "-----END TRUSTED CERTIFICATE-----");
+}
+
+/* Where the reading of a PEM bundle is: what the next line may be. */
+enum pem_state {
+	PEM_OUTSIDE, /* blank lines, comments, a title, a BEGIN */
+	PEM_TITLED,  /* after a title: its underline */
+	PEM_RULED,   /* after the underline: the BEGIN it names */
+	PEM_IN_CERT, /* base64 to the END */
+};
+
+/* The state after the line `s`, or -1: the file is no bundle. */
+static int pem_next(enum pem_state st, const char *s, size_t n)
+{
+	switch (st) {
+	case PEM_TITLED:
+		return rule_line(s, n) ? PEM_RULED : -1;
+	case PEM_RULED:
+		return begin_line(s, n) ? PEM_IN_CERT : -1;
+	case PEM_IN_CERT:
+		return end_line(s, n) ? PEM_OUTSIDE : base64_line(s, n) ? PEM_IN_CERT : -1;
+	case PEM_OUTSIDE:
+		break;
+	}
+	if (begin_line(s, n))
+		return PEM_IN_CERT;
+	if (comment_line(s, n))
+		return PEM_OUTSIDE;
+	return title_line(s, n) ? PEM_TITLED : -1;
 }
 
 /* PEM: the lines between BEGIN CERTIFICATE (or TRUSTED CERTIFICATE) and
  * its END are the certificate's, base64; outside them a bundle has blank
- * lines, '#' comments, underlines, and a title ("GlobalSign Root CA") only
- * directly above its underline, as curl's cacert.pem writes them.  A title
- * was once any line without '=' or ':': a certificate and a bare token, an
- * age key or another PEM block (its BEGIN line and base64 passed as
- * titles) was granted as a bundle. */
+ * lines, '#' comments without a token, and a title ("GlobalSign Root CA")
+ * only as curl's cacert.pem writes one: its underline on the next line,
+ * and the BEGIN of the certificate it names on the line after.  A title was
+ * once any line without '=' or ':' (a certificate and a bare token, an age
+ * key or another PEM block passed), then any such line above an underline
+ * (a token underlined, or a fake title and underline with anything after,
+ * passed). */
 static bool pem_bundle(const char *buf, size_t len)
 {
 	const char *p = buf, *end = buf + len;
-	bool in_cert = false, title = false;
+	enum pem_state st = PEM_OUTSIDE;
 	size_t certs = 0;
 
 	if (memmem(buf, len, "PRIVATE KEY", 11))
@@ -79,32 +162,15 @@ static bool pem_bundle(const char *buf, size_t len)
 	while (p < end) {
 		const char *nl = memchr(p, '\n', (size_t)(end - p));
 		size_t n = nl ? (size_t)(nl - p) : (size_t)(end - p);
+		int next;
 
-		if (memchr(p, '\0', n))
+		if (memchr(p, '\0', n) || (next = pem_next(st, p, n)) < 0)
 			return false;
-		if (title) { /* the line after a title must underline it */
-			if (!rule_line(p, n))
-				return false;
-			title = false;
-		} else if (!in_cert && (starts(p, n, "-----BEGIN CERTIFICATE-----") ||
-					starts(p, n, "-----BEGIN TRUSTED CERTIFICATE-----"))) {
-			in_cert = true;
-		} else if (in_cert && (starts(p, n, "-----END CERTIFICATE-----") ||
-				       starts(p, n, "-----END TRUSTED CERTIFICATE-----"))) {
-			in_cert = false;
-			certs++;
-		} else if (in_cert) {
-			if (!base64_line(p, n))
-				return false;
-		} else if (!comment_line(p, n) && !rule_line(p, n)) {
-			/* A title: no '=' or ':' (a setting's, a token's). */
-			if (memchr(p, '=', n) || memchr(p, ':', n))
-				return false;
-			title = true;
-		}
+		certs += st == PEM_IN_CERT && next == PEM_OUTSIDE;
+		st = (enum pem_state)next;
 		p = nl ? nl + 1 : end;
 	}
-	return certs > 0 && !in_cert && !title;
+	return certs > 0 && st == PEM_OUTSIDE;
 }
 
 /* One DER certificate: a SEQUENCE whose two-byte length is the file's,

@@ -20,9 +20,12 @@ struct ca_bundle_seen {
 
 /* A regular file of at most CA_BUNDLE_MAX bytes holding PEM certificates
  * (at least one; no private key; their bodies base64; outside them only
- * blank lines, '#' comments, underlines of '=' or '-', and a title without
- * '=' or ':' directly above its underline, as curl's bundle has) or one
- * DER certificate; or
+ * blank lines, '#' comments, and a title as curl's bundle has one -- a
+ * CA's name without '=' or ':', its underline of '=' or '-' on the next
+ * line, the BEGIN of its certificate on the one after -- and nothing of a
+ * token's shape in a comment or a title, CA_TOKEN_MIN characters of a
+ * token's alphabet with letters and digits, but for curl's "SHA256: "
+ * digest) or one DER certificate; or
  * one below /etc or /usr, which the profiles show already. */
 bool ca_bundle_file_ok(const char *path, struct ca_bundle_seen *seen);
 
@@ -42,6 +45,10 @@ bool ca_bundle_file_ok(const char *path, struct ca_bundle_seen *seen);
 bool ca_bundle_dir_ok(const char *path, struct ca_bundle_seen *seen);
 
 #define CA_BUNDLE_MAX	   (8u << 20)
+/* A title's length at most (curl's CA names: under 70). */
+#define CA_TITLE_MAX 128
+/* A token: this many characters of its alphabet, letters and digits. */
+#define CA_TOKEN_MIN 20
 #define CA_DIR_MAX_ENTRIES 4096
 /* SSL_CERT_DIR: at most this many directories (more: not granted). */
 #define CA_BUNDLE_MAX_PARTS 64

@@ -294,7 +294,7 @@ mkdir -p "$CA/dir" "$CA/hashed"
 PEM='-----BEGIN CERTIFICATE-----
 MIIBszCCAVmgAwIBAgIUZmFrZS1jZXJ0aWZpY2F0ZS1mb3ItbW9hdDAKBggqhkjOPQQDAjAS
 -----END CERTIFICATE-----'
-printf '##\n## Bundle of CA Root Certificates\n##\n\nmoat test CA %s\n====================\n%s\n' "$UNIQ" "$PEM" >"$CA/bundle.pem"
+printf '##\n## Bundle of CA Root Certificates\n##\n## https://hg.mozilla.org/releases/mozilla-release/raw-file/default/security/nss/lib/ckfw/builtins/certdata.txt\n## SHA256: 456ff095dde6dd73354c5c28c73d9c06f53b61a803963414cb91a1d92945cdd3\n##\n\nmoat test CA %s\n====================\n%s\n' "$UNIQ" "$PEM" >"$CA/bundle.pem"
 printf 'API_TOKEN=moat-canary-%s\n%s\n' "$UNIQ" "$PEM" >"$CA/tokens.env"
 printf '%s\n-----BEGIN PRIVATE KEY-----\nmoat-canary-%s\n-----END PRIVATE KEY-----\n' "$PEM" "$UNIQ" >"$CA/with-key.pem"
 printf '%s\n' "$PEM" >"$CA/hashed/1a2b3c4d.0"
@@ -307,6 +307,18 @@ printf 'AGE-SECRET-KEY-1moat-canary-%s\n%s\n' "$UNIQ" "$PEM" >"$CA/age.pem"
 printf -- '-----BEGIN CERTIFICATE-----\nmoat-canary-%s\n-----END CERTIFICATE-----\n' "$UNIQ" >"$CA/in-block.pem"
 printf '%s\n-----BEGIN OPENSSH PRIVATE KEY-----\nmoat-canary-%s\n-----END OPENSSH PRIVATE KEY-----\n' "$PEM" "$UNIQ" >"$CA/openssh.pem"
 printf -- '-----BEGIN RSA PRIVATE KEY-----\nmoat-canary-%s\n-----END RSA PRIVATE KEY-----\n%s\n' "$UNIQ" "$PEM" >"$CA/rsa.pem"
+# Titles as curl writes them, faked: a title and its underline passed
+# whatever the title said and whatever followed, so a secret behind a fake
+# title+underline pair (itself underlined), a token as the title, and a
+# token in a '#' comment passed.  A title now stands, underlined, directly
+# above the BEGIN of its certificate, and nothing outside the certificates
+# has a token's shape.
+printf '%s\n\nMy tokens\n=========\nghp_moat-canary-%s\n-----\n' "$PEM" "$UNIQ" >"$CA/fake-title.pem"
+printf 'ghp_moat-canary-%s-a1b2c3d4e5\n===============\n%s\n' "$UNIQ" "$PEM" >"$CA/token-title.pem"
+printf '# token ghp_moat-canary-%s-a1b2c3d4e5\n%s\n' "$UNIQ" "$PEM" >"$CA/token-comment.pem"
+printf '%s\n=====\nmoat-canary-%s\n' "$PEM" "$UNIQ" >"$CA/bare-rule.pem"
+# Its control: curl's own layout, each title underlined above its BEGIN.
+printf 'moat test CA %s\n====================\n%s\n\nSecond CA\n=========\n%s\n' "$UNIQ" "$PEM" "$PEM" >"$CA/curl2.pem"
 # The bundles that must pass: certifi's '# Issuer:' comments, RHEL's
 # '# LABEL' lines, Debian's bare concatenation with CRLF line ends.
 printf '\n# Issuer: CN=moat test CA %s O=moat\n# Subject: CN=moat test CA O=moat\n# Label: "moat"\n# Serial: 1\n# MD5 Fingerprint: 00:11\n%s\n' \
@@ -336,15 +348,17 @@ for c in "SSL_CERT_DIR=$CA/dir:$CA/dir/secret.txt" "SSL_CERT_DIR=/:$CA/dir/secre
 	"SSL_CERT_DIR=$FH:$FH/.control" "SSL_CERT_DIR=$CA/keydir:$CA/keydir/server.pem" \
 	"NODE_EXTRA_CA_CERTS=$CA/key.der:$CA/key.der" "SSL_CERT_FILE=$CA/token-line.pem:$CA/token-line.pem" \
 	"SSL_CERT_FILE=$CA/age.pem:$CA/age.pem" "SSL_CERT_FILE=$CA/in-block.pem:$CA/in-block.pem" \
-	"REQUESTS_CA_BUNDLE=$CA/openssh.pem:$CA/openssh.pem" "REQUESTS_CA_BUNDLE=$CA/rsa.pem:$CA/rsa.pem"; do
+	"REQUESTS_CA_BUNDLE=$CA/openssh.pem:$CA/openssh.pem" "REQUESTS_CA_BUNDLE=$CA/rsa.pem:$CA/rsa.pem" \
+	"SSL_CERT_FILE=$CA/fake-title.pem:$CA/fake-title.pem" "SSL_CERT_FILE=$CA/token-title.pem:$CA/token-title.pem" \
+	"SSL_CERT_FILE=$CA/token-comment.pem:$CA/token-comment.pem" "SSL_CERT_FILE=$CA/bare-rule.pem:$CA/bare-rule.pem"; do
 	v=${c%:*}
 	out=$(ca "$v" "${c##*:}")
 	unlike "$out" "moat-canary-$UNIQ|moat-control-$UNIQ" "$v: not granted, ${c##*:} is not read"
 	like "$(cat "$SCRATCH/err")" "note: ${v%%=*} names ${v#*=}, which does not look like a CA bundle" "  and a note says why"
 done
 like "$(ca "NODE_EXTRA_CA_CERTS=$CA/bundle.pem" "$CA/bundle.pem")" "moat test CA $UNIQ" \
-	"control: a bundle with Mozilla's comments and titles is granted and read"
-for b in certifi.pem rhel.pem debian.crt; do
+	"control: a bundle with curl's header (its URL, its SHA256 digest) and titles is granted and read"
+for b in certifi.pem rhel.pem debian.crt curl2.pem; do
 	like "$(ca "REQUESTS_CA_BUNDLE=$CA/$b" "$CA/$b")" "moat test CA $UNIQ" "control: a bundle as $b is written is granted and read"
 done
 like "$(ca "SSL_CERT_DIR=$CA/hashed" "$CA/hashed/1a2b3c4d.0")" "BEGIN CERTIFICATE" \

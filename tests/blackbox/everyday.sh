@@ -201,9 +201,10 @@ rm "$SHR/lnk" && ln -s ../fakepy "$SHR/lnk"
 like "$(cd "$BASE/linkproj" && env HOME="$H2" "$MOAT" run -- /bin/cat "$BASE/fakepy/lib/marker" 2>&1)" "fakepy-stdlib" \
 	"  control: the link to a real installation is granted, its lib/ read"
 # The race: a swapper flips $SHR/py between a real installation and HOME as
-# fast as it can while moat starts, 40 runs or 20 s.  HOME must never be
-# read; the installation is granted in some runs, and a run whose grant
-# was swapped after the look says so.
+# fast as it can while moat starts, 100 runs or 20 s.  HOME must never be
+# read (before the fix 5-6 runs of 100 read it here); the installation is
+# granted in some runs, and a run whose grant was swapped after the look
+# says so.
 ln -s ../fakepy "$SHR/py"
 /usr/bin/python3 - "$SHR" "$H" <<'PY' &
 import os, sys, time
@@ -221,7 +222,7 @@ while time.time() < end and os.path.exists(d):
 PY
 swapper=$!
 reads=0 granted=0 dropped=0 runs=0 t0=$SECONDS
-while [ "$runs" -lt 40 ] && [ $((SECONDS - t0)) -lt 20 ]; do
+while [ "$runs" -lt 100 ] && [ $((SECONDS - t0)) -lt 20 ]; do
 	runs=$((runs + 1))
 	out=$(cd "$BASE/raceproj" && env HOME="$H" "$MOAT" run -- /bin/sh -c "$readboth" sh "$H/notes" \
 		"$BASE/fakepy/lib/marker" 2>"$SCRATCH/race.err")

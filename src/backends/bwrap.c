@@ -183,6 +183,11 @@ static char *set_rlimits(const struct backend_ctx *ctx, const struct backend_pla
 
 			if (letters[k].resource != rl[i].resource)
 				continue;
+			/* bash counts -c in KiB: it cannot say the 1 byte a run
+			 * sets (resolve/limits.h, core_pinned), so no core file
+			 * (0) is what run.sh can hold. */
+			if (rl[i].resource == RLIMIT_CORE)
+				soft = hard = 0;
 			text = moat_xgrow(text, cap, *len + 320, 1);
 			if (soft == hard)
 				*len += (size_t)snprintf(text + *len, *cap - *len, "\tulimit -S -H -%c %llu", letters[k].letter,

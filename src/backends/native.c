@@ -51,6 +51,7 @@ static void native_caps(const struct moat_policy *p, const struct native_plan *n
 	c->tmp_size = np->mounts.enabled;
 	c->pid_tree = np->pid_init;
 	c->own_mount_ns = (np->clone_flags & CLONE_NEWNS) != 0;
+	c->core_pinned = np->use_seccomp;
 	/* Without a mount namespace and without Landlock the command sees
 	 * the host's /sys/fs/cgroup writable, and moat's cgroup is its uid's.
 	 * Without a mount namespace and without seccomp (which refuses clone3)

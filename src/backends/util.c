@@ -336,7 +336,9 @@ size_t backend_rlimits(const struct moat_policy *p, const struct limits_plan *lp
 {
 	size_t n = 0;
 
-	out[n++] = (struct backend_rlimit){RLIMIT_CORE, 0, 0, "RLIMIT_CORE"};
+	/* 1, not 0: at 1 the kernel aborts a dump to a pipe core_pattern too
+	 * (kernel/seccomp.c, add_rlimit_rules, which keeps it there). */
+	out[n++] = (struct backend_rlimit){RLIMIT_CORE, 1, 1, "RLIMIT_CORE"};
 	if (lp->lim[LIM_ADDRESS_SPACE].declared && lp->lim[LIM_ADDRESS_SPACE].enforced) {
 		unsigned long long as = (unsigned long long)p->limits.address_space_bytes;
 		out[n++] = (struct backend_rlimit){RLIMIT_AS, as, as, "RLIMIT_AS"};

@@ -57,6 +57,7 @@
 #include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <sys/prctl.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
@@ -190,7 +191,7 @@ struct deny_row {
 
 static const struct deny_row deny_rows[] = {MOAT_SECCOMP_DENY(DENY_ROW)};
 static const char *const blocked_names[] = {MOAT_SECCOMP_DENY(DENY_NAME)};
-static const char *const filtered_names[] = {"clone", "ioctl", "personality", "socket", "socketpair"};
+static const char *const filtered_names[] = {"clone", "ioctl", "personality", "prlimit64", "setrlimit", "socket", "socketpair"};
 
 const char *const *moat_seccomp_blocked_names(size_t *n)
 {
@@ -399,6 +400,34 @@ static int add_personality_rules(const struct rule_sink *s, struct moat_error *e
 	return 0;
 }
 
+/* Core dumps stay off.  The tree's RLIMIT_CORE is 1 (backend_rlimits):
+ * below a page no core file is written, and at exactly 1 the kernel
+ * aborts a dump to a pipe core_pattern too (its guard against a crashing
+ * core helper: "RLIMIT_CORE is set to 1, aborting core"), where 0 still
+ * hands the whole dump to that program, which runs as root outside the
+ * sandbox.  The command may lower a limit, and at 0 the pipe gets its
+ * dumps again: so a change of RLIMIT_CORE is refused here.  Refused by a
+ * success that changes nothing (errno 0) where the call returns nothing
+ * else: a program that lowers it to keep its secrets out of cores
+ * (ssh-agent, gpg-agent) exits when that fails, and 1 keeps more out than
+ * the 0 it asks for.  prlimit64 that also reads the old limit gets EPERM:
+ * a faked success would leave its buffer unwritten.  Arguments are ints
+ * (resource) and pointers: the resource compared on its low word. */
+static int add_rlimit_rules(const struct rule_sink *s, struct moat_error *err)
+{
+	struct scmp_arg_cmp set[] = {SCMP_A0_64(SCMP_CMP_MASKED_EQ, LOW32, RLIMIT_CORE)};
+	struct scmp_arg_cmp set_only[] = {SCMP_A1_64(SCMP_CMP_MASKED_EQ, LOW32, RLIMIT_CORE), SCMP_A2_64(SCMP_CMP_NE, 0, 0),
+					  SCMP_A3_64(SCMP_CMP_EQ, 0, 0)};
+	struct scmp_arg_cmp set_get[] = {SCMP_A1_64(SCMP_CMP_MASKED_EQ, LOW32, RLIMIT_CORE), SCMP_A2_64(SCMP_CMP_NE, 0, 0),
+					 SCMP_A3_64(SCMP_CMP_NE, 0, 0)};
+
+	if (emit(s, "setrlimit", SCMP_SYS(setrlimit), 0, 1, set, err) < 0 ||
+	    emit(s, "prlimit64", SCMP_SYS(prlimit64), 0, 3, set_only, err) < 0 ||
+	    emit(s, "prlimit64", SCMP_SYS(prlimit64), EPERM, 3, set_get, err) < 0)
+		return -1;
+	return 0;
+}
+
 /* The network policy the filter is built for.  Net allow gets the filter of
  * net none -- inet sockets refused -- for a backend without the fence; the
  * native backend with the fence asks for the loopback filter instead
@@ -594,14 +623,14 @@ static int walk_rules(const struct moat_seccomp_opts *o, const struct rule_sink 
 {
 	if (add_deny_rules(s, o, err) < 0 || add_clone_rules(s, err) < 0 || add_ioctl_rules(s, err) < 0 || add_fcntl_rules(s, err) < 0 ||
 	    add_setid_rules(s, err) < 0 || add_devnode_rules(s, err) < 0 || add_personality_rules(s, err) < 0 ||
-	    add_socket_rules(s, o, err) < 0)
+	    add_rlimit_rules(s, err) < 0 || add_socket_rules(s, o, err) < 0)
 		return -1;
 	return 0;
 }
 
 static int libseccomp_sink(void *arg, const struct moat_seccomp_rule *r, struct moat_error *err)
 {
-	struct scmp_arg_cmp cmp[2];
+	struct scmp_arg_cmp cmp[ARRAY_LEN(r->args)];
 	int rc;
 
 	for (unsigned i = 0; i < r->n_args; i++)

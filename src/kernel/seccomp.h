@@ -97,7 +97,7 @@ struct moat_seccomp_rule {
 	int nr;
 	int errnum;
 	unsigned n_args;
-	struct moat_seccomp_arg args[2];
+	struct moat_seccomp_arg args[3];
 };
 typedef int (*moat_seccomp_sink)(void *arg, const struct moat_seccomp_rule *r, struct moat_error *err);
 

@@ -358,7 +358,7 @@ static void core_pipe_program(const char *pattern, char *prog, size_t len, const
 	*base = strrchr(prog, '/') ? strrchr(prog, '/') + 1 : prog;
 }
 
-bool limits_core_held(const char *pattern, bool own_mount_ns, char *text, size_t len)
+bool limits_core_held(const char *pattern, bool own_mount_ns, bool pinned, char *text, size_t len)
 {
 	char prog[192];
 	const char *base;
@@ -367,6 +367,18 @@ bool limits_core_held(const char *pattern, bool own_mount_ns, char *text, size_t
 	if (pattern[0] != '|')
 		return true;
 	core_pipe_program(pattern, prog, sizeof(prog), &base);
+	/* At RLIMIT_CORE 1 the kernel aborts a dump to a pipe before it runs
+	 * the program; pinned, the command cannot lower it to 0, where the
+	 * program gets its dumps again (kernel/seccomp.c, add_rlimit_rules). */
+	if (pinned) {
+		snprintf(text, len,
+			 "core_pattern pipes to %s: at RLIMIT_CORE 1 the kernel aborts the dump, and seccomp keeps "
+			 "the limit there",
+			 prog[0] ? prog : "a program");
+		return true;
+	}
+	/* Not pinned: what the program does at a limit of 0, to which the
+	 * command may lower it. */
 	if (strcmp(base, "systemd-coredump") == 0) {
 		snprintf(text, len, "core_pattern: systemd-coredump, which keeps nothing at that limit");
 		return true;
@@ -425,7 +437,8 @@ void limits_decide(const struct moat_policy *p, const struct moat_host *h, struc
 	}
 	memset(o, 0, sizeof(*o));
 	o->core0 = caps->rlimits;
-	o->core_held = limits_core_held(h->core_pattern, caps->own_mount_ns, o->core_text, sizeof(o->core_text));
+	o->core_held = limits_core_held(h->core_pattern, caps->own_mount_ns, caps->core_pinned, o->core_text,
+					sizeof(o->core_text));
 	o->runtime = caps->runtime;
 	o->exported = caps->exported;
 	for (k = 0; k < LIM__COUNT; k++) {
@@ -558,7 +571,7 @@ void limits_verdicts(const struct limits_plan *lp, struct moat_verdict *res, str
 				limit_name((enum limit_kind)first), lp->lim[first].reason);
 		return;
 	}
-	used = (size_t)snprintf(mech, sizeof(mech), "core 0%s%s%s", lp->core_text[0] ? " (" : "", lp->core_text,
+	used = (size_t)snprintf(mech, sizeof(mech), "core off%s%s%s", lp->core_text[0] ? " (" : "", lp->core_text,
 				lp->core_text[0] ? ")" : "");
 	for (k = 0; k < LIM__COUNT && used < sizeof(mech); k++)
 		if (lp->lim[k].declared)

@@ -36,6 +36,8 @@ enum limit_inet {
 /* What a backend offers for limits (filled by its compile step). */
 struct limit_caps {
 	bool rlimits;        /* the per-process limits and core 0 are applied */
+	bool core_pinned;    /* moat's seccomp filter holds the tree's RLIMIT_CORE at
+			      * 1 (kernel/seccomp.c, add_rlimit_rules) */
 	bool own_mount_ns;   /* the tree runs in a mount namespace of its own (apport
 			      * then ignores its crashes: limits_core_held) */
 	bool in_cgroup;      /* the first process (command or tool) can be put in moat's
@@ -88,7 +90,7 @@ enum cg_tree_kill { CG_KILL_NONE, CG_KILL_V2, CG_KILL_V2_FREEZE, CG_KILL_V1_FREE
 
 struct limits_plan {
 	struct limit_verdict lim[LIM__COUNT];
-	bool core0;              /* RLIMIT_CORE 0 (the backend applies rlimits) */
+	bool core0;              /* RLIMIT_CORE 1 (the backend applies rlimits): no core file */
 	bool core_held;          /* and no host program keeps a crash (limits_core_held) */
 	char core_text[384];     /* what holds it (for the mechanism), or why not */
 	const char *runtime;     /* the backend's tool, for messages */
@@ -130,7 +132,7 @@ struct limits_plan {
  * the limit; `false` and `true` keep nothing.  Any other program cannot be
  * vouched for.  true: nothing is kept, and `text` says by what ("" for a
  * file pattern); false: `text` says which program may keep it. */
-bool limits_core_held(const char *pattern, bool own_mount_ns, char *text, size_t len);
+bool limits_core_held(const char *pattern, bool own_mount_ns, bool pinned, char *text, size_t len);
 
 void limits_decide(const struct moat_policy *p, const struct moat_host *h, struct moat_cgroup_info *cache,
 		   const struct limit_caps *caps, struct limits_plan *out);

@@ -261,7 +261,7 @@ suite() { # suite BACKEND (LABEL)
 		res.limits)
 			is "$(M "$b" "${SP[@]}" --files 40 -- "$HELPER" rlimit nofile)" "nofile=40" \
 				"$label res.limits: --files 40 reaches the command"
-			is "$(M "$b" "${SP[@]}" -- "$HELPER" rlimit core)" "core=0" "$label res.limits: core dumps off" ;;
+			is "$(M "$b" "${SP[@]}" -- "$HELPER" rlimit core)" "core=1" "$label res.limits: core dumps off (RLIMIT_CORE 1)" ;;
 		esac
 	done
 

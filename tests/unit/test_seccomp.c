@@ -32,6 +32,7 @@
 #include <sys/ioctl.h>
 #include <sys/personality.h>
 #include <sys/prctl.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
@@ -83,6 +84,8 @@ enum action {
 	A_FORK,	   /* glibc fork() */
 	A_THREAD,  /* pthread_create (glibc tries clone3 first) */
 	A_SPAWN,   /* posix_spawn /bin/true */
+	A_CORE_SET, /* RLIMIT_CORE to a[0] (glibc's setrlimit, which is
+		     * prlimit64; a[1]: the setrlimit system call), read back */
 };
 
 enum expect {
@@ -178,6 +181,18 @@ static void perform(const struct row *r, struct outcome *o)
 			pthread_join(t, NULL);
 		o->ret = rc == 0 ? 0 : -1;
 		o->err = rc;
+		return;
+	}
+	case A_CORE_SET: {
+		struct rlimit want = {(rlim_t)a[0], (rlim_t)a[0]}, now;
+
+		o->ret = a[1] ? syscall(SYS_setrlimit, RLIMIT_CORE, &want) : setrlimit(RLIMIT_CORE, &want);
+		o->err = errno;
+		/* "Succeeded" and changed nothing: the filter's answer. */
+		if (o->ret == 0 && getrlimit(RLIMIT_CORE, &now) == 0 && now.rlim_cur != want.rlim_cur) {
+			o->ret = -1;
+			o->err = EALREADY;
+		}
 		return;
 	}
 	case A_SPAWN: {
@@ -339,7 +354,19 @@ static void check_row(const struct row *r, const struct moat_bpf *bpf)
 static void test_rows(const struct moat_bpf bpf[F__COUNT])
 {
 	const unsigned long bad_unshare = CLONE_PARENT_SETTID; /* not an unshare flag: EINVAL */
+	static struct rlimit core_new = {0, 0}, core_old;
+	const unsigned long new_lim = (unsigned long)&core_new, old_lim = (unsigned long)&core_old;
 	const struct row rows[] = {
+	    /* RLIMIT_CORE held where moat sets it (1: a pipe core_pattern
+	     * gets no dump): a change is a success that changes nothing, or
+	     * EPERM where the old limit is asked for too; reading it, and
+	     * other limits, are untouched. */
+	    {"setrlimit(RLIMIT_CORE, 4096)", F_NONE, A_CORE_SET, 0, {4096}, E_ERRNO, EALREADY},
+	    {"SYS_setrlimit(RLIMIT_CORE, 4096)", F_NONE, A_CORE_SET, 0, {4096, 1}, E_ERRNO, EALREADY},
+	    {"prlimit64(0, RLIMIT_CORE, &new, &old)", F_NONE, A_RAW, SYS_prlimit64, {0, RLIMIT_CORE, new_lim, old_lim}, E_ERRNO, EPERM},
+	    {"prlimit64(0, RLIMIT_CORE | 1 << 32, &new, &old)", F_NONE, A_RAW, SYS_prlimit64, {0, RLIMIT_CORE | (1UL << 32), new_lim, old_lim}, E_ERRNO, EPERM},
+	    {"prlimit64(0, RLIMIT_CORE, NULL, &old)", F_NONE, A_RAW, SYS_prlimit64, {0, RLIMIT_CORE, 0, old_lim}, E_SAME, 0},
+	    {"prlimit64(0, RLIMIT_NOFILE, NULL, &old)", F_NONE, A_RAW, SYS_prlimit64, {0, RLIMIT_NOFILE, 0, old_lim}, E_SAME, 0},
 	    /* io_uring: ENOSYS so runtimes fall back to epoll / threads. */
 	    {"io_uring_setup(1, NULL)", F_NONE, A_RAW, SYS_io_uring_setup, {1, 0}, E_ERRNO, ENOSYS},
 	    {"io_uring_enter(-1)", F_NONE, A_RAW, SYS_io_uring_enter, {-1UL, 0, 0, 0, 0, 0}, E_ERRNO, ENOSYS},
@@ -781,7 +808,8 @@ static void test_compile(struct moat_bpf bpf[F__COUNT])
 	       !has_name(names, n, "clone"),
 	   "blocked names: %zu, include io_uring_setup, bpf, clone3, unshare, ptrace; not clone", n);
 	names = moat_seccomp_filtered_names(&n);
-	ok(n == 5 && has_name(names, n, "clone") && has_name(names, n, "ioctl") && has_name(names, n, "socket"),
+	ok(n == 7 && has_name(names, n, "clone") && has_name(names, n, "ioctl") && has_name(names, n, "socket") &&
+	       has_name(names, n, "prlimit64"),
 	   "argument-filtered names: %zu", n);
 }
 

@@ -771,7 +771,7 @@ static bool as_rule(const struct filter *f, struct moat_seccomp_rule *r)
 	}
 	if (e && (n >= 8 || !leaf(e, &rev[n++])))
 		return false;
-	if (n > 2)
+	if (n > sizeof(r->args) / sizeof(r->args[0]))
 		return false;
 	for (unsigned i = 0; i < n; i++)
 		r->args[i] = rev[n - 1 - i];

@@ -484,6 +484,9 @@ void backend_verdict_kept_dirs(const struct moat_policy *p, const struct backend
  * backend's own verdicts. */
 void backend_verdict_kept_sockets(const struct moat_policy *p, const struct backend_plan *bp,
 				  struct moat_verdict *props);
+/* A hard-link farm in a write grant (fs_plan.farms): fs.write missing,
+ * naming it. */
+void backend_verdict_link_farms(const struct fs_plan *fp, struct moat_verdict *props);
 /* A protected file with another hard link (fs_obj.hard_linked) can be
  * written through that name, wherever it lies: fs.write missing, naming
  * it.  Every backend's, after its own verdicts. */

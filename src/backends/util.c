@@ -4,6 +4,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <stdarg.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -21,6 +22,7 @@
 #include "host/hints.h"
 #include "kernel/seccomp.h"
 #include "policy/verdict.h"
+#include "resolve/linkfarm.h"
 #include "resolve/linkscan.h"
 #include "resolve/sharedlock.h"
 #include "resolve/view.h"
@@ -945,6 +947,25 @@ void backend_verdict_linked_protected(const struct fs_plan *fp, struct moat_verd
 				"%s%s has another hard link: the file can be written through that name, whatever holds "
 				"this one read-only",
 				first, n > 1 ? " (and other protected files)" : "");
+}
+
+/* A hard-link farm in a write grant (fs_plan.farms, resolve/linkfarm.h):
+ * its files are also files outside the grants (a package store, another
+ * clone), which a write through the grant's name changes: the rules and
+ * the view hold names, not files.  fs.write missing, naming the farm,
+ * what it shares its files with, and how to make it of copies. */
+void backend_verdict_link_farms(const struct fs_plan *fp, struct moat_verdict *props)
+{
+	const struct fs_farm *f = fp->n_farms ? &fp->farms[0] : NULL;
+	const struct link_farm *lf = f ? link_farm_get(f->kind) : NULL;
+
+	if (!lf || !props[MOAT_P_FS_WRITE].enforced)
+		return;
+	verdict_missing(&props[MOAT_P_FS_WRITE], lf->hint,
+			"%s is a farm of hard links (%s has %ju names): a write through the grant's name changes the same "
+			"file outside the write grants, in %s%s",
+			f->dir, f->file, (uintmax_t)f->nlink, lf->shares,
+			fp->n_farms > 1 ? " (and other hard-link farms in the write grants)" : "");
 }
 
 /* A denied file with another hard link (fs_obj.linked_secret) is readable

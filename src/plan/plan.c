@@ -157,6 +157,7 @@ static int candidate_compile(struct candidate *c, const char *name, const struct
 		backend_verdict_kept_dirs(p, c->compiled, c->props);
 		backend_verdict_kept_sockets(p, c->compiled, c->props);
 		backend_verdict_linked_protected(&plan->fs, c->props);
+		backend_verdict_link_farms(&plan->fs, c->props);
 		backend_verdict_linked_secret(&plan->fs, c->props);
 	}
 	/* The cgroup verdicts were decided from files moat could not open:

@@ -7,7 +7,8 @@ static const struct {
 	const char *meaning;
 } table[MOAT_P__COUNT] = {
 	[MOAT_P_FS_READ] = {"fs.read", "reads only inside the allowed paths"},
-	[MOAT_P_FS_WRITE] = {"fs.write", "writes only inside the allowed writable paths"},
+	[MOAT_P_FS_WRITE] = {"fs.write", "writes only inside the allowed writable paths (by name: a file there "
+					 "hard-linked from outside is that file)"},
 	[MOAT_P_FS_SECRETS] = {"fs.secrets", "credential paths unreadable even when a parent is allowed"},
 	[MOAT_P_FS_TMP] = {"fs.tmp", "a private writable /tmp, discarded afterwards"},
 	[MOAT_P_NET_NONE] = {"net.none", "no network sockets"},

@@ -18,6 +18,7 @@
 #include <unistd.h>
 
 #include "resolve/gitcode.h"
+#include "resolve/linkfarm.h"
 #include "resolve/linkscan.h"
 #include "resolve/sharedlock.h"
 #include "util/cleanup.h"
@@ -91,6 +92,11 @@ void fs_plan_free(struct fs_plan *fp)
 	for (i = 0; i < fp->n_names; i++)
 		free(fp->names[i]);
 	free(fp->names);
+	for (i = 0; i < fp->n_farms; i++) {
+		free(fp->farms[i].dir);
+		free(fp->farms[i].file);
+	}
+	free(fp->farms);
 	free(fp->by_real);
 	memset(fp, 0, sizeof(*fp));
 }
@@ -2741,6 +2747,35 @@ static int protect_repo(struct fs_plan *fp, const struct moat_policy *p, size_t 
 	return 0;
 }
 
+/* The hard-link farms (resolve/linkfarm.h) of the directory `prefix`
+ * below write grant `grant` (its root: ""; a repository one level below:
+ * "NAME/"; `bare`: a bare one), each found recorded in fp->farms.  A farm
+ * the policy denies is out of the command's reach. */
+static void find_link_farms(struct fs_plan *fp, size_t grant, const char *prefix, bool bare)
+{
+	const struct fs_obj *g = &fp->obj[grant];
+	cleanup_free char *top = path_join(g->real, prefix);
+	size_t k, len = strlen(top);
+
+	if (len > 1 && top[len - 1] == '/')
+		top[len - 1] = '\0';
+	for (k = 0; k < link_farm_count(); k++) {
+		const char *dir = link_farm_dir_below(k, top, bare);
+		cleanup_free char *rel = NULL, *real = NULL, *file = NULL;
+		nlink_t nlink;
+
+		if (!dir)
+			continue;
+		rel = moat_xasprintf("%s%s", prefix, dir);
+		real = path_join(g->real, rel);
+		if (fs_is_excluded(fp, real) || !link_farm_sample(g->fd, k, rel, &file, &nlink))
+			continue;
+		fp->farms = moat_xgrow(fp->farms, &fp->cap_farms, fp->n_farms, sizeof(*fp->farms));
+		fp->farms[fp->n_farms++] =
+		    (struct fs_farm){.kind = k, .dir = steal_ptr(&real), .file = path_join(g->real, file), .nlink = nlink};
+	}
+}
+
 /* A grant root this uid may not list: moat cannot tell what it holds.
  * Its own, the command could chmod it and write there; another's, it may
  * still write there by a name it knows. */
@@ -2788,6 +2823,7 @@ static int protect_repos(struct fs_plan *fp, const struct moat_policy *p, size_t
 	}
 	if (protect_repo(fp, p, grant, "", root_kind, used, err) < 0)
 		return -1;
+	find_link_farms(fp, grant, "", root_kind == REPO_BARE);
 	for (errno = 0; (e = readdir(d)); errno = 0) {
 		cleanup_free char *prefix = NULL, *path = NULL;
 		struct stat st;
@@ -2851,6 +2887,7 @@ static int protect_repos(struct fs_plan *fp, const struct moat_policy *p, size_t
 			continue;
 		found = true;
 		prefix = moat_xasprintf("%s/", e->d_name);
+		find_link_farms(fp, grant, prefix, kind == REPO_BARE);
 		if (protect_repo(fp, p, grant, plan_name(fp, steal_ptr(&prefix)), kind, used, err) < 0)
 			return -1;
 	}

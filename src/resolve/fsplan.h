@@ -122,6 +122,15 @@ struct fs_link {
 			* leads where the view shows HOME */
 };
 
+/* A hard-link farm found in a write grant (resolve/linkfarm.h): `dir`
+ * (real path) holds `file`, a regular file with `nlink` names, sampled. */
+struct fs_farm {
+	size_t kind; /* link_farm_get(kind) */
+	char *dir;
+	char *file;
+	nlink_t nlink;
+};
+
 struct fs_plan {
 	struct fs_obj *obj;
 	size_t n, cap;
@@ -147,6 +156,11 @@ struct fs_plan {
 			  * entry below a grant, what a repository's config
 			  * names): freed with it */
 	size_t n_names, cap_names;
+	/* The hard-link farms found at the write grants' roots and in the
+	 * repositories one level below them: written through, they change
+	 * files outside the grants (fs.write missing). */
+	struct fs_farm *farms;
+	size_t n_farms, cap_farms;
 	/* The objects are held open until the run: moat raised its own soft
 	 * RLIMIT_NOFILE for them (a granted HOME can have thousands of
 	 * entries), and the command gets this, the caller's, back.  0: not

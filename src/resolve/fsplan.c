@@ -2766,8 +2766,10 @@ static void find_link_farms(struct fs_plan *fp, size_t grant, const char *prefix
 
 		if (!dir)
 			continue;
-		rel = moat_xasprintf("%s%s", prefix, dir);
-		real = path_join(g->real, rel);
+		/* "." (the grant is the farm's first component): the top. */
+		rel = strcmp(dir, ".") ? moat_xasprintf("%s%s", prefix, dir)
+				       : prefix[0] ? moat_xstrndup(prefix, strlen(prefix) - 1) : moat_xstrdup(".");
+		real = strcmp(rel, ".") ? path_join(g->real, rel) : moat_xstrdup(g->real);
 		if (fs_is_excluded(fp, real) || !link_farm_sample(g->fd, k, rel, &file, &nlink))
 			continue;
 		fp->farms = moat_xgrow(fp->farms, &fp->cap_farms, fp->n_farms, sizeof(*fp->farms));

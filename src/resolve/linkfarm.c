@@ -4,26 +4,39 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include "util/cleanup.h"
+#include "util/mem.h"
 #include "util/openat2.h"
 #include "util/path.h"
 
 static const struct link_farm farms[] = {
     /* .pnpm/node_modules, pnpm's hoisted names, holds only links. */
-    {"node_modules/.pnpm", NULL, "node_modules",
+    {"node_modules/.pnpm", NULL, {"node_modules"}, 1,
      "pnpm's content-addressed store (package-import-method hardlink), and every project installed from it",
      "reinstall it with copies: rm -rf node_modules && pnpm install --package-import-method=copy (or "
      "package-import-method=copy in .npmrc; clone-or-copy where the file system can clone)"},
-    {".venv/lib", NULL, NULL,
+    /* The packages themselves (bun's, pnpm's with node-linker=hoisted);
+     * .pnpm is the farm above, .bin holds links, .cache what tools write.
+     * Any package manager's node_modules, npm's too: two files of links
+     * needed, since a package may link its own files to one another
+     * (pnpm's npm package links its binary to @pnpm/exe's), while a
+     * farm's every file is a link. */
+    {"node_modules", NULL, {".pnpm", ".bin", ".cache"}, 2,
+     "the package manager's cache it was installed from (bun's hardlink backend, its default on Linux: "
+     "~/.bun/install/cache; pnpm's store with node-linker=hoisted), and every project installed from it",
+     "reinstall it with copies: rm -rf node_modules && bun install --backend=copyfile (pnpm: "
+     "--package-import-method=copy)"},
+    {".venv/lib", NULL, {NULL}, 1,
      "uv's cache (link-mode hardlink, uv's default on Linux), and every environment installed from it",
      "reinstall it with copies: UV_LINK_MODE=copy uv sync --reinstall (or link-mode = \"copy\" in uv.toml)"},
     /* The packs say the most: a clone used since has new loose objects
      * of its own, but its packs are still the source's. */
-    {".git/objects", "pack", NULL,
+    {".git/objects", "pack", {NULL}, 1,
      "the repository it was cloned from or into (git clone of a local path links .git/objects)",
      "clone it again with git clone --no-hardlinks, or break the links in place (git repack -a -d rewrites the "
      "packs; find DIR -type f -links +1 lists the rest)"},
@@ -33,7 +46,16 @@ static const struct link_farm farms[] = {
  * written by whoever imports, never linked. */
 static bool passed_over(const struct link_farm *f, const char *name, unsigned depth)
 {
-	return (depth == 0 && f->skip && strcmp(name, f->skip) == 0) || strcmp(name, "__pycache__") == 0;
+	for (size_t i = 0; depth == 0 && i < sizeof(f->skip) / sizeof(f->skip[0]) && f->skip[i]; i++)
+		if (strcmp(name, f->skip[i]) == 0)
+			return true;
+	return strcmp(name, "__pycache__") == 0;
+}
+
+/* `rel`/`name`, where `rel` "." is the top itself. */
+static char *rel_join(const char *rel, const char *name)
+{
+	return strcmp(rel, ".") == 0 ? moat_xstrdup(name) : path_join(rel, name);
 }
 
 size_t link_farm_count(void)
@@ -50,21 +72,24 @@ const char *link_farm_dir_below(size_t kind, const char *top, bool bare)
 {
 	const char *dir = farms[kind].dir, *slash = strchr(dir, '/');
 	const char *base = strrchr(top, '/');
-	size_t first = (size_t)(slash - dir);
+	size_t first = slash ? (size_t)(slash - dir) : strlen(dir);
 
 	if (bare)
 		return strcmp(dir, ".git/objects") == 0 ? "objects" : NULL;
 	base = base ? base + 1 : top;
 	if (strlen(base) == first && strncmp(base, dir, first) == 0)
-		return slash + 1;
+		return slash ? slash + 1 : ".";
 	return dir;
 }
 
 struct sample {
 	const struct link_farm *farm;
 	unsigned files, dirs; /* left to stat, to list */
-	char *file;           /* found: relative to the top */
+	unsigned n_linked;    /* files seen with another link, each its own */
+	char *file;           /* the first of them: relative to the top */
 	nlink_t nlink;
+	dev_t dev;
+	ino_t ino;
 };
 
 static bool sample_dir(struct sample *s, int fd, const char *rel, unsigned depth);
@@ -85,14 +110,19 @@ static bool sample_entry(struct sample *s, int dfd, const char *rel, const char 
 	if (type == DT_REG && *files < LINK_FARM_PER_DIR && s->files) {
 		++*files;
 		s->files--;
-		if (fstatat(dfd, name, &st, AT_SYMLINK_NOFOLLOW) != 0 || !S_ISREG(st.st_mode) || st.st_nlink < 2)
+		if (fstatat(dfd, name, &st, AT_SYMLINK_NOFOLLOW) != 0 || !S_ISREG(st.st_mode) || st.st_nlink < 2 ||
+		    (s->n_linked && st.st_dev == s->dev && st.st_ino == s->ino))
 			return false;
-		s->file = path_join(rel, name);
-		s->nlink = st.st_nlink;
-		return true;
+		if (!s->n_linked++) {
+			s->file = rel_join(rel, name);
+			s->nlink = st.st_nlink;
+			s->dev = st.st_dev;
+			s->ino = st.st_ino;
+		}
+		return s->n_linked >= s->farm->linked_files;
 	}
 	if (type == DT_DIR && *dirs < LINK_FARM_PER_DIR && s->dirs && depth + 1 < LINK_FARM_DEPTH) {
-		cleanup_free char *sub_rel = path_join(rel, name);
+		cleanup_free char *sub_rel = rel_join(rel, name);
 		int sub = openat(dfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 
 		++*dirs;
@@ -147,8 +177,10 @@ bool link_farm_sample(int top_fd, size_t kind, const char *rel, char **file, nli
 
 	if (fd < 0 && errno == ENOSYS) /* before Linux 5.6: the last name not followed */
 		fd = openat(top_fd, rel, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-	if (fd < 0 || !sample_dir(&s, fd, rel, 0))
+	if (fd < 0 || !sample_dir(&s, fd, rel, 0)) {
+		free(s.file);
 		return false;
+	}
 	*file = s.file;
 	*nlink = s.nlink;
 	return true;

@@ -12,9 +12,10 @@
  * But a few tools make such links by the thousand, by design, in places
  * of their own: pnpm links node_modules/.pnpm from its content-addressed
  * store (package-import-method hardlink, its default where the store shares
- * the file system), uv links a .venv from its cache (link-mode hardlink, its
- * default on Linux), and `git clone` of a local path links .git/objects
- * from the source repository.  A write there changes the store's file,
+ * the file system), bun links node_modules from its cache (its hardlink
+ * backend, the default on Linux), uv links a .venv from its cache
+ * (link-mode hardlink, its default on Linux), and `git clone` of a local
+ * path links .git/objects from the source repository.  A write there changes the store's file,
  * which every other project installed from it runs later, outside any
  * sandbox.  These farms are all links or none, so a few files sampled from
  * each tell which: a bounded walk (LINK_FARM_FILES files, LINK_FARM_DIRS
@@ -36,7 +37,9 @@
 struct link_farm {
 	const char *dir;    /* relative to a project: "node_modules/.pnpm" */
 	const char *first;  /* an entry of `dir` sampled before the rest, or NULL */
-	const char *skip;   /* an entry of `dir` passed over, or NULL */
+	const char *skip[3]; /* entries of `dir` passed over (NULL: none more) */
+	unsigned linked_files; /* how many files with another link, each a
+				* different one, make it a farm of links */
 	const char *shares; /* what the files' other names are */
 	const char *hint;   /* how to make the farm of copies instead */
 };
@@ -46,9 +49,10 @@ const struct link_farm *link_farm_get(size_t kind);
 
 /* The directory of farm `kind` below a directory whose real path is `top`:
  * its `dir`, or, when `top` is the farm's own first component (a grant of
- * node_modules, .venv or .git itself), the rest of it; a bare repository
- * (`bare`) has its objects at its top.  NULL when the farm does not apply
- * there.  Static text or a suffix of the table's. */
+ * node_modules, .venv or .git itself), the rest of it ("." for the whole
+ * of `dir`); a bare repository (`bare`) has its objects at its top.  NULL
+ * when the farm does not apply there.  Static text or a suffix of the
+ * table's. */
 const char *link_farm_dir_below(size_t kind, const char *top, bool bare);
 
 /* Samples farm `kind`, whose directory is `rel` below the directory open

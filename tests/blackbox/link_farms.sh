@@ -3,14 +3,15 @@
 # Write grants hold names, not files: a file in the project that is a hard
 # link of a file outside the grants is written through its inside name and
 # the outside file changes (one inode), while the report said fs.write
-# enforced.  pnpm (node_modules/.pnpm, from its store), uv (.venv, from its
-# cache) and `git clone` of a local path (.git/objects) make such links by
+# enforced.  pnpm (node_modules/.pnpm, from its store), bun (node_modules,
+# from its cache), uv (.venv, from its cache) and `git clone` of a local path (.git/objects) make such links by
 # design; moat samples a few files of each such directory and reports
 # fs.write missing, naming it, when they have other names.
 #
 #   1. pnpm-like farm: copies (control: enforced, the store untouched);
 #      links (the write lands in the store: fs.write missing, naming
 #      node_modules/.pnpm and pnpm's store; require refuses, nothing runs);
+#      bun's (packages directly in node_modules) the same;
 #   2. uv-like .venv: the same, naming .venv/lib and uv's cache;
 #   3. git clone of a local path (links .git/objects) against
 #      --no-hardlinks (control);
@@ -58,6 +59,19 @@ make_pnpm() { # make_pnpm DIR HOW
 	ln -s .pnpm/a@1.0.0/node_modules/a "$1/node_modules/a"
 	$2 "$STORE/package-json" "$pkg/package.json"
 	$2 "$STORE/index-js" "$pkg/index.js"
+}
+# bun's layout (its hardlink backend, the default on Linux; pnpm's with
+# node-linker=hoisted alike): the packages directly in node_modules, .bin
+# links, .cache what tools write there.
+make_bun() { # make_bun DIR HOW
+	rm -rf "$1/node_modules"
+	mkdir -p "$1/node_modules/a" "$1/node_modules/.bin" "$1/node_modules/.cache/tool"
+	echo '{"name":"p"}' >"$1/package.json"
+	echo '{"lockfileVersion": 1}' >"$1/bun.lock"
+	ln -s ../a/index.js "$1/node_modules/.bin/a"
+	echo cached >"$1/node_modules/.cache/tool/x"
+	$2 "$STORE/package-json" "$1/node_modules/a/package.json"
+	$2 "$STORE/index-js" "$1/node_modules/a/index.js"
 }
 # uv's layout: .venv/lib/python3.12/site-packages with uv's own
 # _virtualenv.py/.pth (written, not linked), a package and its dist-info.
@@ -128,6 +142,13 @@ for lim in "" userns=0,root=0; do
 	is "$?/$(grep -c poisoned "$STORE/index-js")" 125/0 "pnpm$tag: under --mode require the run is refused, the store untouched"
 	rm -rf "$P"
 
+	# ------------------------------------------------------------- 1b. bun
+	B=$BASE/bun-proj
+	farm_pair bun "$B" make_bun node_modules/a/index.js "$STORE/index-js"
+	[ -n "$lim" ] || like "$(fw reason)/$(fw hint)" "^$B/node_modules is a farm of hard links \($B/node_modules/a/[a-z.]+ has 2 names\).*bun's hardlink backend.*/.*--backend=copyfile" \
+		"bun$tag: the reason names node_modules and bun's cache, the hint --backend=copyfile"
+	rm -rf "$B"
+
 	# -------------------------------------------------------------- 2. uv
 	U=$BASE/uv-proj
 	farm_pair uv "$U" make_uv "$UV_PY" "$STORE/init-py"
@@ -183,6 +204,31 @@ make_pnpm "$P" ln
 farm_run "" prefer "$P/node_modules" true
 like "$(fw_status)/$(fw reason)" "^missing/$P/node_modules/\.pnpm is a farm of hard links" \
 	"a grant of node_modules itself: its .pnpm is the farm: fs.write missing"
+B=$BASE/bun-proj
+mkdir -p "$B"
+make_bun "$B" ln
+farm_run "" prefer "$B/node_modules" true
+like "$(fw_status)/$(fw reason)" "^missing/$B/node_modules is a farm of hard links \($B/node_modules/a/" \
+	"a grant of bun's node_modules itself: the grant is the farm: fs.write missing, naming it"
+rm -rf "$B"
+# A package that links its own files to one another (pnpm's npm package
+# links its binary as pn, pnpm, pnpx, pnx and @pnpm/exe's pnpm) in an npm
+# node_modules of copies: one file of links is no farm (a farm's every file
+# is a link), fs.write enforced.
+N=$BASE/npm-proj
+mkdir -p "$N/node_modules/pnpm" "$N/node_modules/@pnpm/exe"
+echo '{"name":"pnpm"}' >"$N/node_modules/pnpm/package.json"
+echo 'readme' >"$N/node_modules/pnpm/README.md"
+echo 'binary' >"$N/node_modules/@pnpm/exe/pnpm"
+for b in pn pnpm pnpx pnx; do ln "$N/node_modules/@pnpm/exe/pnpm" "$N/node_modules/pnpm/$b"; done
+farm_run "" prefer "$N" true
+is "$(fw_status)" enforced "a package linking its binary under several names, in a node_modules of copies: no farm, enforced"
+ln "$STORE/index-js" "$N/node_modules/pnpm/index.js"
+ln "$STORE/package-json" "$N/node_modules/@pnpm/exe/package.json"
+farm_run "" prefer "$N" true
+like "$(fw_status)/$(fw reason)" "^missing/$N/node_modules is a farm of hard links" \
+	"  the same with two more files linked from the store: a farm, missing"
+rm -rf "$N"
 # A farm reached through a link is not followed (it lies elsewhere, where
 # a grant of its own would look at it).
 rm -rf "$P/node_modules.real" && mv "$P/node_modules" "$P/node_modules.real" && ln -s node_modules.real "$P/node_modules"

@@ -444,10 +444,14 @@ settled() {
 PROJ5=$BASE/p5
 mkdir -p "$PROJ5"
 for b in $BACKENDS; do
+	# firejail's view replaces /var/tmp, where PROJ5 lies, and moat then
+	# refuses to start the command elsewhere: from /usr, which it shows.
+	cwd5=$PROJ5
+	[ "$b" = firejail ] && cwd5=/usr
 	for prof in strict mcp exec; do
 		for s in "${SOCK_PATHS[@]}"; do
 			n=$(settled "$s")
-			out=$(cd "$PROJ5" && M "$b" --profile "$prof" --report "$REPORTS/r5.json" -- "$HELPER" unix "$s")
+			out=$(cd "$cwd5" && M "$b" --profile "$prof" --report "$REPORTS/r5.json" -- "$HELPER" unix "$s")
 			if [ "$(settled "$s")" = "$n" ]; then o=blocked; else o=done; fi
 			held "$o" ipc.unix "$REPORTS/r5.json" "5 [$b/$prof]: the host socket $s is unreachable ($out)"
 		done
@@ -455,11 +459,11 @@ for b in $BACKENDS; do
 	# Its directory granted: still unreachable (no unix socket of its own).
 	s=${SOCK_PATHS[0]}
 	n=$(settled "$s")
-	out=$(M "$b" --profile strict --read "$(dirname "$s")" --report "$REPORTS/r5g.json" -- "$HELPER" unix "$s")
+	out=$(cd "$cwd5" && M "$b" --profile strict --read "$(dirname "$s")" --report "$REPORTS/r5g.json" -- "$HELPER" unix "$s")
 	if [ "$(settled "$s")" = "$n" ]; then o=blocked; else o=done; fi
 	held "$o" ipc.unix "$REPORTS/r5g.json" "5 [$b]: a host socket inside a granted directory is unreachable too ($out)"
 	# /proc/net lists no host socket path.
-	M "$b" --profile strict -- /bin/cat /proc/net/unix >"$SCRATCH/o5" 2>/dev/null
+	(cd "$cwd5" && M "$b" --profile strict -- /bin/cat /proc/net/unix) >"$SCRATCH/o5" 2>/dev/null
 	if ! grep -q "moat-fs-sock.$UNIQ" "$SCRATCH/o5"; then o=blocked; else o=done; fi
 	held "$o" ipc.unix "$REPORTS/r5.json" "5 [$b]: /proc/net/unix inside lists none of the host's socket paths"
 done

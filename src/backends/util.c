@@ -991,9 +991,8 @@ void backend_verdict_linked_secret(const struct fs_plan *fp, struct moat_verdict
 
 		memcpy(was, props[MOAT_P_FS_SECRETS].mechanism, sizeof(was));
 		verdict_enforce(&props[MOAT_P_FS_SECRETS],
-				"%s; other hard links not looked for below %s%s (the walk stops at %d entries, %d levels)",
-				was, unchecked, n_unchecked > 1 ? " and other denied directories" : "", LINK_SCAN_ENTRIES,
-				LINK_SCAN_DEPTH);
+				"%s; hard links not looked for below %s%s (walk bound)", was, unchecked,
+				n_unchecked > 1 ? " and more" : "");
 	}
 	if (n && props[MOAT_P_FS_SECRETS].enforced)
 		verdict_missing(&props[MOAT_P_FS_SECRETS],

@@ -12,8 +12,7 @@
 struct moat_verdict {
 	bool requested;        /* the policy asks for it */
 	bool enforced;         /* the backend will apply it */
-	char mechanism[512];   /* what enforces it, when enforced (the longest
-				* ends with the hard-link walk's bound: ~300) */
+	char mechanism[256];   /* what enforces it, when enforced */
 	char reason[512];      /* why not, when missing */
 	char hint[512];        /* how to get it, when known (the longest, host/hints.h, is ~460) */
 };

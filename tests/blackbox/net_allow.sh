@@ -17,7 +17,9 @@ scratch
 unset MOAT_HOST_LIMIT MOAT_OCI_RUNTIME
 PY=/usr/bin/python3
 HELPER_DIR=$(dirname "$HELPER")
-cd "$SCRATCH"
+# From /usr: SCRATCH lies in /tmp, which firejail's view replaces, and
+# moat refuses to start the command where its view lacks the directory.
+cd /usr
 j() { json_get "$@" 2>/dev/null; }
 jx() { json_eval "$@" 2>/dev/null; }
 installed() { command -v "$1" >/dev/null 2>&1 || [ -x "/usr/bin/$1" ] || [ -x "/usr/sbin/$1" ]; }

@@ -255,7 +255,7 @@ fi
 # --- core dumps off, no_new_privs
 out=$(run -- /bin/sh -c 'grep -E "^(NoNewPrivs|Seccomp):" /proc/self/status; grep "core file" /proc/self/limits' | tr -s ' ')
 like "$out" "NoNewPrivs:.1" "no_new_privs is set"
-like "$out" "Max core file size 0 0" "core dumps are off"
+like "$out" "Max core file size 1 1" "core dumps are off (RLIMIT_CORE 1: no core file, and a pipe core_pattern gets no dump)"
 
 # --- bad input: each exits 125 with one line naming the problem
 bad() { # bad DESCRIPTION REGEX ARGS...

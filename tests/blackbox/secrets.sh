@@ -560,7 +560,7 @@ import sys
 for i in range(1100): open("%s/f%d" % (sys.argv[1], i), "w").close()' "$HL/home/.mozilla/profile/storage"
 hl_run "" prefer >/dev/null
 like "$(hl_secrets)/$(json_get "$REPORTS/hl.json" '["properties"]["fs.secrets"]["mechanism"]')" \
-	"^enforced/.*other hard links not looked for below $HL/home/.mozilla/profile/storage" \
+	"^enforced/.*; hard links not looked for below $HL/home/.mozilla/profile/storage \\(walk bound\\)" \
 	"hard links: a denied directory past the walk's bound: enforced, the mechanism says where it was not looked"
 for f in .ssh/id_rsa .mozilla/profile/key4.db .thunderbird/logins.json; do
 	[ -e "$HL/home/$f" ] || echo "moat-canary-$UNIQ" >"$HL/home/$f"

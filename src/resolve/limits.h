@@ -130,7 +130,8 @@ struct limits_plan {
  * (it forwards it to a container's own apport, which the sandbox has not),
  * but otherwise keeps a report with the core of a packaged program whatever
  * the limit; `false` and `true` keep nothing.  Any other program cannot be
- * vouched for.  true: nothing is kept, and `text` says by what ("" for a
+ * vouched for, nor can a socket ('@', Linux 6.16), whose dump the kernel
+ * sends whatever RLIMIT_CORE is.  true: nothing is kept, and `text` says by what ("" for a
  * file pattern); false: `text` says which program may keep it. */
 bool limits_core_held(const char *pattern, bool own_mount_ns, bool pinned, char *text, size_t len);
 

@@ -42,5 +42,10 @@ int main(void)
 	   "pinned at 1 (moat's filter): any program held, the kernel aborts the dump (%s)", t);
 	ok(limits_core_held(apport, false, true, t, sizeof(t)), "pinned: apport without a mount namespace held too");
 	ok(limits_core_held("core", false, true, t, sizeof(t)) && t[0] == '\0', "pinned, a file pattern: nothing to add");
+	ok(!limits_core_held("@/run/systemd/coredump", false, true, t, sizeof(t)) &&
+	       strstr(t, "/run/systemd/coredump") && strstr(t, "socket"),
+	   "a socket pattern (Linux 6.16): missing even pinned, the kernel checks no limit there (%s)", t);
+	ok(!limits_core_held("@@/run/cores.sock", true, true, t, sizeof(t)) && strstr(t, " /run/cores.sock"),
+	   "the socket request protocol ('@@'): missing, the socket named (%s)", t);
 	return tap_done();
 }

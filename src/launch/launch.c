@@ -793,8 +793,11 @@ int launch_run(const struct moat_policy *p, struct moat_plan *plan, struct term 
 		if (typed & TERM_DO_STOP)
 			tree_job_stop(&route, raw_term, SIGTSTP);
 		/* `stty tostop` and output due from the background: the job
-		 * stops, the tree first (signals.c: SIGTTOU is held). */
-		if ((typed & TERM_DO_TTOU) && !tree_job_stop(&route, raw_term, SIGTTOU))
+		 * stops, the tree first (signals.c: SIGTTOU is held); where
+		 * the caller ignored or blocked SIGTTOU the kernel lets such a
+		 * write through, and so does moat. */
+		if ((typed & TERM_DO_TTOU) &&
+		    (signals_caller_exempt(SIGTTOU) || !tree_job_stop(&route, raw_term, SIGTTOU)))
 			term_bg_output_ok(term);
 
 		if (pfd[1].revents) {

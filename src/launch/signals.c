@@ -47,6 +47,9 @@ void signals_capture_caller(void)
 	for (i = 0; i < ARRAY_LEN(forwarded); i++)
 		if (was_ignored(forwarded[i]))
 			sigaddset(&caller_ignored, forwarded[i]);
+	for (i = 0; i < ARRAY_LEN(tty_stops); i++)
+		if (was_ignored(tty_stops[i]))
+			sigaddset(&caller_ignored, tty_stops[i]);
 	for (i = 0; i < ARRAY_LEN(restored); i++) {
 		if (was_ignored(restored[i]))
 			sigaddset(&caller_ignored, restored[i]);
@@ -133,6 +136,11 @@ void signals_caller_mask(sigset_t *mask)
 bool signals_caller_ignores(int sig)
 {
 	return captured && sigismember(&caller_ignored, sig) == 1;
+}
+
+bool signals_caller_exempt(int sig)
+{
+	return signals_caller_ignores(sig) || (captured && sigismember(&caller_mask, sig) == 1);
 }
 
 void signals_forwarded_set(sigset_t *set)

@@ -38,6 +38,11 @@ void signals_caller_mask(sigset_t *mask);
 /* The caller had sig ignored when moat started. */
 bool signals_caller_ignores(int sig);
 
+/* The caller had sig ignored or blocked when moat started: for SIGTTOU
+ * and SIGTTIN, the kernel would not have stopped moat (a background write
+ * under `stty tostop` goes through), so moat does not stop itself either. */
+bool signals_caller_exempt(int sig);
+
 /* SIGTERM, SIGINT, SIGHUP, SIGQUIT, SIGUSR1, SIGUSR2, SIGWINCH, SIGTSTP,
  * SIGCONT, less those the caller ignores: those stay ignored, in moat and in
  * the command. */

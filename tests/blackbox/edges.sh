@@ -116,6 +116,11 @@ tap_relay 7 "native, no namespaces: stty tostop" < <(MOAT_HOST_LIMIT=$NONS timeo
 	"$PY" "$ROOT/tests/lib/jobctl.py" tostop "$MOAT" native "$W" "native, no namespaces" 2>&1)
 tap_relay 7 "native: stty -tostop (control)" < <(timeout 60 \
 	"$PY" "$ROOT/tests/lib/jobctl.py" tostop "$MOAT" native "$W" "native, -tostop" off 2>&1)
+# A caller that ignores SIGTTOU (`trap '' TTOU`): the kernel lets its
+# background writes through, and moat, holding SIGTTOU, stopped the job
+# itself anyway.  Now it writes, as the kernel would.
+tap_relay 7 "native: stty tostop, SIGTTOU ignored" < <(timeout 60 \
+	"$PY" "$ROOT/tests/lib/jobctl.py" tostop "$MOAT" native "$W" "native, TTOU ignored" ignored 2>&1)
 
 # --- the command's end is the run's end, with the command's status ---------------------
 # A process the command leaves behind (`daemon &`) ends with it, on every

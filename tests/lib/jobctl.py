@@ -15,7 +15,9 @@
       terminal from the background stops the job, the tree with moat (moat
       alone was stopped by the kernel's SIGTTOU, the tree ran on
       unsupervised); fg continues both.  With "off" (the control, `stty
-      -tostop`) the job runs on in the background and its output is shown.
+      -tostop`) the job runs on in the background and its output is shown;
+      with "ignored" (`trap '' TTOU`: the caller ignores SIGTTOU, so the
+      kernel lets a background write through) as well.
 
 The command writes a counter to DIR/tick every 50 ms.  Each check prints
 one "ok"/"not ok" line (TAP without numbers: the caller numbers them).
@@ -39,6 +41,7 @@ def counter(path, stop=None):
 
 loop = counter(tick)
 tostop_off = mode == "tostop" and len(sys.argv) > 6 and sys.argv[6] == "off"
+ttou_ignored = mode == "tostop" and len(sys.argv) > 6 and sys.argv[6] == "ignored"
 if mode == "tostop":
     # Each tick also on stdout: output for the terminal, relayed by moat.
     loop = loop.replace("mv -f %s.new %s; " % (tick, tick), "mv -f %s.new %s; echo tick$i; " % (tick, tick))
@@ -222,6 +225,9 @@ def by_tostop():
         expect(b"PROMPT$ ", 5)
         sh.typed(b"stty %s\n" % (b"-tostop" if tostop_off else b"tostop"))
         expect(b"PROMPT$ ", 5)
+        if ttou_ignored:
+            sh.typed(b"trap '' TTOU\n")
+            expect(b"PROMPT$ ", 5)
         del out[:]
         cmd = " ".join("'%s'" % a.replace("'", "'\\''") for a in argv)
         sh.typed(cmd.encode() + b" &\n")
@@ -230,12 +236,13 @@ def by_tostop():
         del out[:]
         sh.typed(b"jobs\n")
         expect(b"PROMPT$ ", 3)
-        if tostop_off:
-            say(b"Running" in out, "%s: control, -tostop: the job runs on in the background (%r)"
-                % (label, bytes(out[-120:])))
-            say(advancing(0.6), "%s: control, -tostop: the command runs on" % label)
+        if tostop_off or ttou_ignored:
+            how = "control, -tostop" if tostop_off else "SIGTTOU ignored by the caller"
+            say(b"Running" in out, "%s: %s: the job runs on in the background (%r)"
+                % (label, how, bytes(out[-120:])))
+            say(advancing(0.6), "%s: %s: the command runs on" % (label, how))
             drain(0.3)
-            say(re.search(rb"tick[0-9]", out), "%s: control, -tostop: its output is shown" % label)
+            say(re.search(rb"tick[0-9]", out), "%s: %s: its output is shown" % (label, how))
         else:
             say(b"Stopped" in out, "%s: tostop: output due from the background stops the job (%r)"
                 % (label, bytes(out[-120:])))

@@ -2747,6 +2747,16 @@ static int protect_repo(struct fs_plan *fp, const struct moat_policy *p, size_t 
 	return 0;
 }
 
+/* Is `dir` a farm found already (a grant in node_modules/.pnpm lies in
+ * two farms' directories: it is named once)? */
+static bool farm_named(const struct fs_plan *fp, const char *dir)
+{
+	for (size_t i = 0; i < fp->n_farms; i++)
+		if (strcmp(fp->farms[i].dir, dir) == 0)
+			return true;
+	return false;
+}
+
 /* The hard-link farms (resolve/linkfarm.h) of the directory `prefix`
  * below write grant `grant` (its root: ""; a repository one level below:
  * "NAME/"; `bare`: a bare one), each found recorded in fp->farms.  A farm
@@ -2770,7 +2780,7 @@ static void find_link_farms(struct fs_plan *fp, size_t grant, const char *prefix
 		rel = strcmp(dir, ".") ? moat_xasprintf("%s%s", prefix, dir)
 				       : prefix[0] ? moat_xstrndup(prefix, strlen(prefix) - 1) : moat_xstrdup(".");
 		real = strcmp(rel, ".") ? path_join(g->real, rel) : moat_xstrdup(g->real);
-		if (fs_is_excluded(fp, real) || !link_farm_sample(g->fd, k, rel, &file, &nlink))
+		if (fs_is_excluded(fp, real) || farm_named(fp, real) || !link_farm_sample(g->fd, k, rel, &file, &nlink))
 			continue;
 		fp->farms = moat_xgrow(fp->farms, &fp->cap_farms, fp->n_farms, sizeof(*fp->farms));
 		fp->farms[fp->n_farms++] =

@@ -68,12 +68,28 @@ const struct link_farm *link_farm_get(size_t kind)
 	return kind < link_farm_count() ? &farms[kind] : NULL;
 }
 
+/* Does `top` lie in a directory named `dir` ("/x/node_modules/a",
+ * "/x/.venv/lib/python3.12": "/DIR/" in it, or at its end)? */
+static bool within_farm(const char *dir, const char *top)
+{
+	size_t n = strlen(dir);
+
+	for (const char *at = strstr(top, dir); at; at = strstr(at + 1, dir))
+		if (at > top && at[-1] == '/' && (at[n] == '/' || at[n] == '\0'))
+			return true;
+	return false;
+}
+
 const char *link_farm_dir_below(size_t kind, const char *top, bool bare)
 {
 	const char *dir = farms[kind].dir, *slash = strchr(dir, '/');
 	const char *base = strrchr(top, '/');
 	size_t first = slash ? (size_t)(slash - dir) : strlen(dir);
 
+	/* A grant inside the farm (--write node_modules/a, a package of
+	 * bun's; node_modules/.pnpm): its own files are the farm's. */
+	if (within_farm(dir, top))
+		return ".";
 	if (bare)
 		return strcmp(dir, ".git/objects") == 0 ? "objects" : NULL;
 	base = base ? base + 1 : top;

@@ -50,7 +50,9 @@ const struct link_farm *link_farm_get(size_t kind);
 /* The directory of farm `kind` below a directory whose real path is `top`:
  * its `dir`, or, when `top` is the farm's own first component (a grant of
  * node_modules, .venv or .git itself), the rest of it ("." for the whole
- * of `dir`); a bare repository (`bare`) has its objects at its top.  NULL
+ * of `dir`), or "." when `top` lies in the farm (a grant of
+ * node_modules/a, of .venv/lib/python3.12); a bare repository (`bare`)
+ * has its objects at its top.  NULL
  * when the farm does not apply there.  Static text or a suffix of the
  * table's. */
 const char *link_farm_dir_below(size_t kind, const char *top, bool bare);

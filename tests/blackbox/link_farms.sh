@@ -16,7 +16,8 @@
 #   3. git clone of a local path (links .git/objects) against
 #      --no-hardlinks (control);
 #   4. where it looks: a repository one level below a grant (--write
-#      ~/src), a grant of node_modules itself; a farm one level below that
+#      ~/src), a grant of node_modules itself, a grant inside a farm (a
+#      package of it); a farm one level below that
 #      is no repository is not looked for (documented);
 #   5. the general limit, as documented: one `ln` of an outside file
 #      elsewhere in the project is not found (as a copy would not be).
@@ -211,6 +212,31 @@ farm_run "" prefer "$B/node_modules" true
 like "$(fw_status)/$(fw reason)" "^missing/$B/node_modules is a farm of hard links \($B/node_modules/a/" \
 	"a grant of bun's node_modules itself: the grant is the farm: fs.write missing, naming it"
 rm -rf "$B"
+# A grant inside a farm (a package of it: --write node_modules/a, to patch
+# it): the grant's own files are the farm's, written through to the
+# store, and fs.write was enforced (the farms were looked for below the
+# grant only).  Control: a farm of copies, enforced, the store untouched.
+B=$BASE/bun-proj
+mkdir -p "$B"
+for how in cp ln; do
+	printf 'orig\n' >"$STORE/index-js"
+	make_bun "$B" $how
+	farm_run "" prefer "$B/node_modules/a" "echo poisoned >>index.js"
+	if [ $how = cp ]; then
+		is "$(grep -c poisoned "$STORE/index-js")/$(fw_status)" 0/enforced \
+			"control: a grant of a package in a node_modules of copies: the store untouched, enforced"
+	else
+		is "$(grep -c poisoned "$STORE/index-js")/$(fw_status)" 1/missing \
+			"a grant of a package in bun's node_modules of links: the write lands in the store, fs.write missing"
+		like "$(fw reason)" "^$B/node_modules/a is a farm of hard links" "  naming the grant as the farm"
+	fi
+done
+rm -rf "$B"
+make_pnpm "$P" ln
+farm_run "" prefer "$P/node_modules/.pnpm/a@1.0.0/node_modules/a" true
+like "$(fw_status)/$(fw reason)" "^missing/$P/node_modules/\.pnpm/a@1\.0\.0/node_modules/a is a farm of hard links" \
+	"a grant of a package inside node_modules/.pnpm: fs.write missing, the farm named once"
+unlike "$(fw reason)" "other hard-link farms" "  once, though it lies in two farms' directories (no 'and other farms')"
 # A package that links its own files to one another (pnpm's npm package
 # links its binary as pn, pnpm, pnpx, pnx and @pnpm/exe's pnpm) in an npm
 # node_modules of copies: one file of links is no farm (a farm's every file

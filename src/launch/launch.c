@@ -610,6 +610,13 @@ int launch_run(const struct moat_policy *p, struct moat_plan *plan, struct term 
 	signals_forwarded_set(&fwd);
 	sigaddset(&fwd, SIGCHLD);
 	sigprocmask(SIG_BLOCK, &fwd, &saved);
+	/* --mode off: the command stays in moat's process group at moat's
+	 * terminal (no setsid: child.c, exec_bare) and no relay writes for
+	 * it.  A background read or a write under `stty tostop` makes the
+	 * kernel stop that group: held here, moat ran on while the command
+	 * sat stopped, and the shell showed the job Running. */
+	if (plan->status == MOAT_STATUS_OFF)
+		signals_tty_stops_release();
 	sfd = signalfd(-1, &fwd, SFD_CLOEXEC | SFD_NONBLOCK);
 	if (sfd < 0)
 		return moat_error_set(err, MOAT_E_SYSTEM, errno, "signalfd");

@@ -70,6 +70,18 @@ void signals_hold(void)
 	sigprocmask(SIG_BLOCK, &set, NULL);
 }
 
+void signals_tty_stops_release(void)
+{
+	sigset_t set;
+	size_t i;
+
+	sigemptyset(&set);
+	for (i = 0; i < ARRAY_LEN(tty_stops); i++)
+		if (!captured || sigismember(&caller_mask, tty_stops[i]) != 1)
+			sigaddset(&set, tty_stops[i]);
+	sigprocmask(SIG_UNBLOCK, &set, NULL);
+}
+
 /* A SIGTTOU or SIGTTIN someone sent moat while they were held: the run it
  * would have stopped has ended; it does not stop moat now. */
 static void drop_held_tty_stops(void)

@@ -29,6 +29,10 @@ void signals_capture_caller(void);
  * mask.  Before it (parsing, probing, planning, which can block on a hung
  * mount) they act as on any program: the command never starts. */
 void signals_hold(void);
+/* SIGTTOU and SIGTTIN as the caller had them (unblocked unless it blocked
+ * them), for a run whose command shares moat's process group and terminal
+ * (--mode off): the kernel then stops the whole job, moat with it. */
+void signals_tty_stops_release(void);
 /* Puts back the caller's mask and its SIGPIPE and SIGCHLD handling. */
 void signals_release(void);
 

@@ -121,6 +121,11 @@ tap_relay 7 "native: stty -tostop (control)" < <(timeout 60 \
 # itself anyway.  Now it writes, as the kernel would.
 tap_relay 7 "native: stty tostop, SIGTTOU ignored" < <(timeout 60 \
 	"$PY" "$ROOT/tests/lib/jobctl.py" tostop "$MOAT" native "$W" "native, TTOU ignored" ignored 2>&1)
+# --mode off: the command shares moat's process group and terminal; its
+# background read stops the job, moat with it (moat, holding SIGTTIN, ran
+# on while cat sat stopped, and the shell said Running).
+tap_relay 4 "--mode off: a background read" < <(timeout 60 \
+	"$PY" "$ROOT/tests/lib/jobctl.py" offread "$MOAT" native "$W" "native, --mode off" 2>&1)
 
 # --- the command's end is the run's end, with the command's status ---------------------
 # A process the command leaves behind (`daemon &`) ends with it, on every

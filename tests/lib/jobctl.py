@@ -18,6 +18,12 @@
       -tostop`) the job runs on in the background and its output is shown;
       with "ignored" (`trap '' TTOU`: the caller ignores SIGTTOU, so the
       kernel lets a background write through) as well.
+  jobctl.py offread MOAT BACKEND DIR   the same bash, `moat run --mode off --
+      cat &`: without a sandbox the command stays in moat's process group
+      at the terminal, and its background read stops the job, moat with it
+      (the shell says Stopped; moat held SIGTTIN and ran on while cat sat
+      stopped: the shell said Running); fg then gives cat the terminal.
+      Control: `cat </dev/null &` reads no terminal and is Done.
 
 The command writes a counter to DIR/tick every 50 ms.  Each check prints
 one "ok"/"not ok" line (TAP without numbers: the caller numbers them).
@@ -163,6 +169,15 @@ class Shell:
     def typed(self, text):
         os.write(self.fd, text)
 
+    def ends_with(self, key, rc, what):
+        """`key` typed ends the job: its status, as the shell has it, is rc."""
+        self.typed(key)
+        self.expect(b"PROMPT$ ", 5)
+        del self.out[:]
+        self.typed(b"echo rc=$?\n")
+        say(self.expect(b"rc=%d" % rc, 5), what)
+        self.typed(b"exit\n")
+
     def end(self):
         """bash and every job of its session (moat; its sandbox ends with it)."""
         for d in os.listdir("/proc"):
@@ -253,14 +268,46 @@ def by_tostop():
         sh.typed(b"fg\n")
         say(wait_for(lambda: advancing(0.3), 3), "%s: tostop: fg: the command runs in the foreground" % label)
         say(expect(b"tick", 3) and re.search(rb"tick[0-9]", out), "%s: tostop: fg: its output is shown" % label)
-        sh.typed(b"\x03")  # Ctrl-C
-        expect(b"PROMPT$ ", 5)
-        del out[:]
-        sh.typed(b"echo rc=$?\n")
-        say(expect(b"rc=130", 5), "%s: tostop: Ctrl-C ends it: exit 130" % label)
-        sh.typed(b"exit\n")
+        sh.ends_with(b"\x03", 130, "%s: tostop: Ctrl-C ends it: exit 130" % label)
     finally:
         sh.end()
 
 
-{"signals": by_signals, "terminal": by_terminal, "tostop": by_tostop}[mode]()
+def by_offread():
+    sh = Shell()
+    out, expect = sh.out, sh.expect
+    run = "'%s' run --mode off -- /bin/cat" % moat.replace("'", "'\\''")
+
+    def jobs_after(line):
+        """`line &` typed, then `jobs` a second later: what the shell said."""
+        sh.typed(line + b" &\n")
+        expect(b"PROMPT$ ", 5)
+        expect(b"\0never\0", 1.0)
+        del out[:]
+        sh.typed(b"jobs\n")
+        expect(b"PROMPT$ ", 3)
+
+    try:
+        expect(b"PROMPT$ ", 5)
+        sh.typed(b"stty -tostop\n")
+        expect(b"PROMPT$ ", 5)
+        jobs_after(run.encode() + b" </dev/null")
+        sh.typed(b"\n")
+        expect(b"Done", 2)
+        say(b"Stopped" not in out and b"Done" in out,
+            "%s: control: --mode off cat </dev/null in the background reads no terminal, Done (%r)"
+            % (label, bytes(out[-160:])))
+        jobs_after(run.encode())
+        say(b"Stopped" in out, "%s: --mode off cat in the background: its read stops the job, moat with it (%r)"
+            % (label, bytes(out[-160:])))
+        del out[:]
+        sh.typed(b"fg\n")
+        expect(b"\0never\0", 0.5)
+        sh.typed(b"hello-cat\n")
+        say(expect(b"hello-cat\r\nhello-cat", 3), "%s: fg: cat reads the terminal" % label)
+        sh.ends_with(b"\x04", 0, "%s: end of input (Ctrl-D): cat exits 0" % label)
+    finally:
+        sh.end()
+
+
+{"signals": by_signals, "terminal": by_terminal, "tostop": by_tostop, "offread": by_offread}[mode]()

@@ -198,7 +198,7 @@ static char *set_rlimits(const struct backend_ctx *ctx, const struct backend_pla
 			*len += (size_t)snprintf(text + *len, *cap - *len,
 						 " || { echo \"run.sh: cannot set %s to %llu, which the export's report "
 						 "counts on\" >&2; return 125; }\n",
-						 rl[i].oci_name, rl[i].value);
+						 rl[i].oci_name, soft * letters[k].unit);
 		}
 	return text;
 }

@@ -37,8 +37,9 @@ MOAT_EXPORT const char *moat_version(void);
  * The caller's own children, started before the call, are left alone: moat
  * neither kills nor reaps them (their statuses stay the caller's), only
  * what the command leaves behind.  The caller's signal mask, its umask
- * (the command's too), its SIGPIPE and SIGCHLD dispositions and its
- * PR_SET_CHILD_SUBREAPER flag are as they were when it returns; a SIGCHLD for the caller's own child that arrives
+ * (the command's too), its SIGPIPE and SIGCHLD dispositions, its
+ * PR_SET_CHILD_SUBREAPER flag and its soft RLIMIT_NOFILE (raised while
+ * planning, the command's too) are as they were when it returns; a SIGCHLD for the caller's own child that arrives
  * during the run is held, and raised again when it returns (one for any
  * number), so the caller's handler hears of it then. */
 MOAT_EXPORT int moat_run_main(int argc, char **argv);

@@ -9,6 +9,7 @@
 #include <string.h>
 #include <strings.h>
 #include <sys/prctl.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <unistd.h>
@@ -573,6 +574,21 @@ static const char *script_line_problem(const char *exe)
 	return NULL;
 }
 
+/* Planning raises this process's soft RLIMIT_NOFILE to hold every object
+ * open (resolve/fsplan.c, raise_nofile).  An embedder gets its own back
+ * when moat_run_main returns: left raised, its later select(2) calls could
+ * meet descriptors past FD_SETSIZE, and its next call's command got the
+ * raised limit instead of the caller's (tests/blackbox/library.sh). */
+static void nofile_give_back(const struct rlimit *caller, bool known)
+{
+	struct rlimit now;
+
+	if (known && getrlimit(RLIMIT_NOFILE, &now) == 0 && now.rlim_cur != caller->rlim_cur) {
+		now.rlim_cur = caller->rlim_cur;
+		(void)setrlimit(RLIMIT_NOFILE, &now);
+	}
+}
+
 static int run_main(int argc, char **argv, bool exiting)
 {
 	long long start_ns = moat_now_ns();
@@ -591,6 +607,8 @@ static int run_main(int argc, char **argv, bool exiting)
 	int code = 125, ran;
 	bool have_plan = false;
 	int was_dumpable;
+	struct rlimit caller_nofile;
+	bool nofile_known = getrlimit(RLIMIT_NOFILE, &caller_nofile) == 0;
 
 	/* Before anything is opened or any disposition changed (util/stdfds.h,
 	 * launch/signals.h). */
@@ -840,6 +858,7 @@ out:
 	if (was_dumpable > 0)
 		prctl(PR_SET_DUMPABLE, was_dumpable, 0, 0, 0);
 	umask_give_back();
+	nofile_give_back(&caller_nofile, nofile_known);
 	signals_release();
 	moat_timeline_mark("done");
 	return code;

@@ -76,6 +76,17 @@ elif how == "umask":  # the caller's umask: the command's, and the caller's agai
     rc2 = call()
     after2 = os.umask(0o077)
     print("rc=%d/%d umask-after=%03o/%03o" % (rc, rc2, after, after2))
+elif how == "nofile":  # the caller's soft RLIMIT_NOFILE: the command's, and the caller's again after
+    import resource
+    hard = resource.getrlimit(resource.RLIMIT_NOFILE)[1]
+    soft = 64 if hard > 64 else hard
+    resource.setrlimit(resource.RLIMIT_NOFILE, (soft, hard))
+    rc = call()
+    after = resource.getrlimit(resource.RLIMIT_NOFILE)[0]
+    rc2 = call()
+    after2 = resource.getrlimit(resource.RLIMIT_NOFILE)[0]
+    print("rc=%d/%d nofile-after=%s/%s (the caller's %s, hard %s)"
+          % (rc, rc2, after, after2, soft, hard))
 PY
 embed() { LIBMOAT=$lib PYTHONDONTWRITEBYTECODE=1 /usr/bin/python3 "$SCRATCH/embed.py" "$@"; }
 
@@ -132,6 +143,17 @@ for m in "--mode off" "--profile strict"; do
 	is "$out" "0077 0077 rc=0/0 umask-after=077/077 " \
 		"libmoat ($m): the caller's umask 077 is each command's, and the caller's again after the call"
 done
+# And its soft RLIMIT_NOFILE, which planning raises to hold every object
+# open: left raised, the embedder's select(2) could meet descriptors past
+# FD_SETSIZE, and the next call's command got the raised limit.
+for m in "--profile strict" "--mode off"; do
+	out=$(embed nofile $m -- /bin/sh -c 'ulimit -Sn' 2>/dev/null | tr '\n' ' ')
+	like "$out" "^64 64 rc=0/0 nofile-after=64/64 \\(the caller's 64, hard [0-9]+\\) \$" \
+		"libmoat ($m): the caller's soft RLIMIT_NOFILE 64 is each command's, and the caller's again after the call"
+done
+# Control: the moat program itself raises it for planning (its command still gets the caller's).
+is "$(sh -c 'ulimit -Sn 64; exec "$1" run -- /bin/sh -c "ulimit -Sn"' sh "$MOAT" 2>/dev/null)" 64 \
+	"control: the moat program gives its command the caller's soft RLIMIT_NOFILE 64"
 # The same for a shell that starts a background job, then execs moat.
 for lim in "" "userns=0,root=0"; do
 	mode=off; [ -n "$lim" ] && mode=prefer

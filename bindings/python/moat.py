@@ -28,7 +28,9 @@ Nothing here is moat's own logic: the verdicts are the report's.  The module
 only never pretends: no report means an error, never a pass.
 """
 
+import fcntl
 import json
+import math
 import os
 import re
 import shutil
@@ -97,12 +99,22 @@ def _started_moat(exc, exe):
 
 
 def _strs(name, values):
+    """The strings of `values` (one str, bytes or path, or an iterable of
+    them); MoatError naming `name` for anything else, never a bare
+    TypeError from deep inside."""
     if values is None:
         return []
     if isinstance(values, (str, bytes, os.PathLike)):
         values = [values]
+    try:
+        values = list(values)
+    except TypeError:
+        raise MoatError("%s: expected a string, a path or a list of them, not %s"
+                        % (name, type(values).__name__)) from None
     out = []
-    for v in values:
+    for i, v in enumerate(values):
+        if not isinstance(v, (str, bytes, os.PathLike)):
+            raise MoatError("%s[%d]: expected a string or a path, not %s %r" % (name, i, type(v).__name__, v))
         v = os.fspath(v)
         if isinstance(v, bytes):
             v = os.fsdecode(v)
@@ -110,6 +122,41 @@ def _strs(name, values):
             raise MoatError("%s: empty or NUL-containing value %r" % (name, v))
         out.append(v)
     return out
+
+
+def _env_value(name, value):
+    """A --env value as a string: str, bytes (file-system encoding) or a
+    number.  None and other objects are refused: str() made None the
+    five letters "None" in the command's environment."""
+    if isinstance(value, bytes):
+        value = os.fsdecode(value)
+    elif isinstance(value, (int, float)) and not isinstance(value, bool):
+        value = str(value)
+    elif not isinstance(value, str):
+        raise MoatError("env: the value of %s must be a string, not %s %r" % (name, type(value).__name__, value))
+    if "\0" in value:
+        raise MoatError("env: the value of %s contains NUL" % name)
+    return value
+
+
+def _fd_number(name, fd):
+    """A descriptor number: an int (not a bool, not a string of digits)."""
+    if isinstance(fd, bool) or not isinstance(fd, int):
+        raise MoatError("%s: expected a descriptor number (int), not %s %r" % (name, type(fd).__name__, fd))
+    return fd
+
+
+def _above_stdio(fd):
+    """fd itself, or a close-on-exec copy above 2 (fd closed).  A process
+    that runs with 0, 1 or 2 closed (a daemon) gets them back from
+    os.pipe(): the report pipe's write end at 1 or 2 was refused as stdio,
+    so such a process could run nothing.  On failure fd stays open (the
+    caller closes it)."""
+    if fd > 2:
+        return fd
+    high = fcntl.fcntl(fd, fcntl.F_DUPFD_CLOEXEC, 3)
+    os.close(fd)
+    return high
 
 
 def moat_argv(command, profile=None, read=(), write=(), deny=(), net=None, env=None, env_pass=(),
@@ -131,7 +178,9 @@ def moat_argv(command, profile=None, read=(), write=(), deny=(), net=None, env=N
     if isinstance(command, (str, bytes)):
         raise MoatError("command must be a list (program and arguments), not a string: "
                         "moat runs no shell")
-    cmd = _strs("command", list(command))
+    if isinstance(command, (os.PathLike, dict)) or command is None:
+        raise MoatError("command must be a list (program and arguments), not %s" % type(command).__name__)
+    cmd = _strs("command", command)
     if not cmd:
         raise MoatError("command is empty")
     argv = [find_moat(moat), "run"]
@@ -144,13 +193,12 @@ def moat_argv(command, profile=None, read=(), write=(), deny=(), net=None, env=N
         if net not in NETS:
             raise MoatError("net must be one of %s, not %r" % (", ".join(NETS), net))
         argv += ["--net", net]
+    if env is not None and not hasattr(env, "items"):
+        raise MoatError("env: expected a dict NAME -> VALUE, not %s" % type(env).__name__)
     for name, value in (env or {}).items():
-        if not _ENV_NAME.match(name):
-            raise MoatError("env: %r is not a valid variable name" % name)
-        value = str(value)
-        if "\0" in value:
-            raise MoatError("env: the value of %s contains NUL" % name)
-        argv += ["--env", "%s=%s" % (name, value)]
+        if not isinstance(name, str) or not _ENV_NAME.match(name):
+            raise MoatError("env: %r is not a valid variable name" % (name,))
+        argv += ["--env", "%s=%s" % (name, _env_value(name, value))]
     for name in _strs("env_pass", env_pass):
         if not _ENV_NAME.match(name):
             raise MoatError("env_pass: %r is not a valid variable name" % name)
@@ -158,7 +206,7 @@ def moat_argv(command, profile=None, read=(), write=(), deny=(), net=None, env=N
     if cwd is not None:
         argv += ["--cwd", _strs("cwd", cwd)[0]]
     if timeout is not None:
-        if isinstance(timeout, bool) or not isinstance(timeout, (int, float)) or not timeout > 0:
+        if isinstance(timeout, bool) or not isinstance(timeout, (int, float)) or not 0 < timeout < math.inf:
             raise MoatError("timeout must be a positive number of seconds, not %r" % (timeout,))
         argv += ["--timeout", repr(float(timeout)) if isinstance(timeout, float) else str(timeout)]
     for opt, value in (("--memory", memory), ("--pids", pids), ("--files", files), ("--cpu", cpu)):
@@ -176,12 +224,17 @@ def moat_argv(command, profile=None, read=(), write=(), deny=(), net=None, env=N
         argv += ["--require", ",".join(req)]
     if backend is not None:
         argv += ["--backend", str(backend)]
+    if isinstance(keep_fds, (str, bytes)):
+        raise MoatError("keep_fds: expected a list of descriptor numbers, not %s %r"
+                        % (type(keep_fds).__name__, keep_fds))
+    if isinstance(keep_fds, int) and not isinstance(keep_fds, bool):
+        keep_fds = [keep_fds]
     for fd in keep_fds or ():
-        argv += ["--keep-fd", str(int(fd))]
+        argv += ["--keep-fd", str(_fd_number("keep_fds", fd))]
     if report is not None:
         argv += ["--report", _strs("report", report)[0]]
     if report_fd is not None:
-        if int(report_fd) <= 2:
+        if _fd_number("report_fd", report_fd) <= 2:
             raise MoatError("report_fd must be above 2: stdio belongs to the command")
         argv += ["--report-fd", str(int(report_fd))]
     if dry_run:
@@ -326,6 +379,8 @@ class MoatPopen(subprocess.Popen):
             raise MoatError("MoatPopen delivers the report itself; use moat_argv() for report/report_fd/dry_run")
         rfd, wfd = os.pipe()
         try:
+            rfd = _above_stdio(rfd)
+            wfd = _above_stdio(wfd)
             argv = moat_argv(command, env=policy_env, report_fd=wfd, moat=moat, **kw)
             self._report_chunks = []
             self._reader = threading.Thread(target=self._read_report, args=(rfd,), daemon=True)

@@ -134,6 +134,30 @@ class TestArgv(unittest.TestCase):
         with self.assertRaises(moat.MoatError):
             moat.moat_argv([], moat="/m")
 
+    def test_rejects_bad_types_with_moat_error(self):
+        # Each once got a bare TypeError or AttributeError from deep inside,
+        # or worse, went through changed: env={"A": None} gave the command
+        # A=None, keep_fds="35" kept fds 3 and 5, keep_fds=[True] fd 1.
+        for args, kw in (((None,), {}), (([None],), {}), ((["echo", 5],), {}), (({"true": 1},), {}),
+                         ((["true"],), {"env": {"A": None}}), ((["true"],), {"env": {"A": object()}}),
+                         ((["true"],), {"env": {5: "x"}}), ((["true"],), {"env": ["A=1"]}),
+                         ((["true"],), {"keep_fds": "35"}), ((["true"],), {"keep_fds": [True]}),
+                         ((["true"],), {"keep_fds": ["3"]}), ((["true"],), {"report_fd": "9"}),
+                         ((["true"],), {"timeout": float("inf")}), ((["true"],), {"read": 5}),
+                         ((["true"],), {"read": [None]}), ((["true"],), {"require": [None]}),
+                         ((["true"],), {"cwd": 3})):
+            with self.assertRaises(moat.MoatError, msg=repr((args, kw))):
+                moat.moat_argv(*args, moat="/m", **kw)
+
+    def test_good_types_still_pass(self):
+        # Control: what the checks above must not refuse.
+        argv = moat.moat_argv((w for w in ["echo", b"hi"]), moat="/m", env={"A": b"x", "N": 5, "F": 0.5},
+                              keep_fds=3, report_fd=9)
+        self.assertEqual(argv, ["/m", "run", "--env", "A=x", "--env", "N=5", "--env", "F=0.5", "--keep-fd", "3",
+                                "--report-fd", "9", "--", "echo", "hi"])
+        self.assertEqual(moat.moat_argv(["true"], moat="/m", keep_fds=[3, 4])[2:6],
+                         ["--keep-fd", "3", "--keep-fd", "4"])
+
     def test_paths_accept_pathlike(self):
         import pathlib
         argv = moat.moat_argv([pathlib.Path("/bin/true")], moat="/m", read=pathlib.Path("/srv"))
@@ -403,6 +427,37 @@ class TestRun(BinaryTest):
         self.check_schema(rep)
         self.assertIn("policy", rep)
         self.assertNotIn("run", rep)
+
+    def stdio_closed_run(self, closed):
+        # A daemon-like caller: `closed` of its fds 0-2 closed before
+        # moat.run(); the outcome comes back on a pipe of its own.
+        script = textwrap.dedent("""\
+            import os, sys
+            sys.path.insert(0, sys.argv[1])
+            import moat
+            out = os.dup(2)
+            for fd in sys.argv[3:]:
+                os.close(int(fd))
+            try:
+                r = moat.run(["/bin/true"], moat=sys.argv[2], capture_output=True, wait_timeout=60)
+                msg = "rc=%s status=%s" % (r.returncode, r.status)
+            except Exception as e:
+                msg = "%s: %s" % (type(e).__name__, e)
+            os.write(out, msg.encode())
+            """)
+        cp = subprocess.run([PY, "-c", script, HERE, MOAT] + [str(fd) for fd in closed], cwd=self.dir,
+                            env=moat_env(), stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                            stderr=subprocess.PIPE, timeout=90)
+        return cp.stderr.decode()
+
+    def test_runs_with_stdio_closed(self):
+        # os.pipe() gave the report pipe fds 0 and 1, and the write end was
+        # refused as stdio ("report_fd must be above 2"): nothing could run.
+        self.assertEqual(self.stdio_closed_run([0, 1]), "rc=0 status=enforced")
+        self.assertEqual(self.stdio_closed_run([0, 1, 2]), "rc=0 status=enforced")
+        self.assertEqual(self.stdio_closed_run([1, 2]), "rc=0 status=enforced")
+        # Control: with stdio open, the same call.
+        self.assertEqual(self.stdio_closed_run([]), "rc=0 status=enforced")
 
     def test_stdio_passes_through_by_default(self):
         # The command writes to the caller's own stdout (a file here): moat

@@ -24,6 +24,9 @@ MOAT_EXPORT const char *moat_version(void);
  * signalfd, so another thread could take the command's SIGCHLD (the run
  * would wait forever) or a signal meant for the command.  From a process
  * with more than one thread it returns 125 at once, saying so on stderr.
+ * moat's own threads do not count: a name lookup of --allow-net (a thread
+ * named "moat-helper", every signal blocked) can outlive the call that
+ * started it, until its resolver's timeout.
  * It blocks them once its plan is made: while it parses and plans (which
  * can block on a hung mount) they act as the caller's dispositions say,
  * and nothing has run yet.

@@ -35,6 +35,7 @@
 #include "util/timeline.h"
 #include "util/cleanup.h"
 #include "util/file.h"
+#include "util/helperthread.h"
 #include "util/mem.h"
 #include "util/path.h"
 #include "util/mkdirs.h"
@@ -535,13 +536,15 @@ static long thread_count(void)
 /* moat_run_main needs the process to itself: it blocks the signals it
  * forwards and SIGCHLD in the calling thread only and reads them from a
  * signalfd, so another thread would take the command's SIGCHLD (the run
- * then waits forever) or die of a SIGTERM meant for the command.  true:
- * refused, said on stderr. */
+ * then waits forever) or die of a SIGTERM meant for the command.  moat's
+ * own helper threads, which an earlier call may have left (a name lookup
+ * still waiting for its resolver), block every signal and do not count
+ * (util/helperthread.h).  true: refused, said on stderr. */
 static bool refuse_threads(void)
 {
 	long n = thread_count();
 
-	if ((pid_t)syscall(SYS_gettid) == getpid() && n <= 1)
+	if ((pid_t)syscall(SYS_gettid) == getpid() && (n <= 1 || helper_threads_foreign() == 0))
 		return false;
 	fprintf(stderr,
 		"moat: moat_run_main must be called from the process's only thread (this process has %ld threads%s)\n"

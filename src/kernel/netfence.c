@@ -55,6 +55,7 @@
 #include <unistd.h>
 
 #include "util/cleanup.h"
+#include "util/helperthread.h"
 #include "util/clock.h"
 #include "util/mem.h"
 
@@ -1049,9 +1050,6 @@ static void *local_connect_thread(void *arg)
 static int connect_local(struct netfence *nf, struct call *c, const struct sockaddr *sa, socklen_t len)
 {
 	struct local_connect *lc;
-	pthread_attr_t attr;
-	pthread_t t;
-	sigset_t all, saved;
 	int rc;
 
 	nf->st.local++;
@@ -1074,17 +1072,8 @@ static int connect_local(struct netfence *nf, struct call *c, const struct socka
 		goto fail;
 	}
 	lc->sock = steal_fd(&c->sock);
-	sigfillset(&all);
-	pthread_sigmask(SIG_SETMASK, &all, &saved);
-	rc = pthread_attr_init(&attr);
-	if (rc == 0) {
-		/* A small stack: the thread only connects and answers. */
-		(void)pthread_attr_setstacksize(&attr, 64 * 1024);
-		(void)pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
-		rc = pthread_create(&t, &attr, local_connect_thread, lc);
-		pthread_attr_destroy(&attr);
-	}
-	pthread_sigmask(SIG_SETMASK, &saved, NULL);
+	/* A small stack: the thread only connects and answers. */
+	rc = helper_thread_start(local_connect_thread, lc, 64 * 1024);
 	if (rc == 0)
 		return R_ANSWERED;
 	c->sock = steal_fd(&lc->sock);

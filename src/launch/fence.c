@@ -15,6 +15,7 @@
 
 #include "policy/netdest.h"
 #include "util/cleanup.h"
+#include "util/helperthread.h"
 #include "util/mem.h"
 #include "util/nss.h"
 
@@ -160,10 +161,6 @@ static void *lookup_thread(void *arg)
 static bool lookup_spawn(struct fence_rules *fr, struct fence_name *n)
 {
 	struct lookup *l;
-	pthread_attr_t attr;
-	pthread_t t;
-	sigset_t all, saved;
-	int rc;
 
 	if (fr->running >= FENCE_LOOKUPS)
 		return false;
@@ -175,16 +172,7 @@ static bool lookup_spawn(struct fence_rules *fr, struct fence_name *n)
 	fr->ch->refs++;
 	pthread_mutex_unlock(&fr->ch->lock);
 	/* Signals stay moat's main thread's (its signalfd). */
-	sigfillset(&all);
-	pthread_sigmask(SIG_SETMASK, &all, &saved);
-	rc = pthread_attr_init(&attr);
-	if (rc == 0) {
-		(void)pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
-		rc = pthread_create(&t, &attr, lookup_thread, l);
-		pthread_attr_destroy(&attr);
-	}
-	pthread_sigmask(SIG_SETMASK, &saved, NULL);
-	if (rc != 0) {
+	if (helper_thread_start(lookup_thread, l, 0) != 0) {
 		channel_put(fr->ch);
 		free(l);
 		return false;

@@ -76,6 +76,11 @@ elif how == "umask":  # the caller's umask: the command's, and the caller's agai
     rc2 = call()
     after2 = os.umask(0o077)
     print("rc=%d/%d umask-after=%03o/%03o" % (rc, rc2, after, after2))
+elif how == "again":  # a call, then another: the first may leave moat's helper threads behind
+    rc = call()
+    threads = int([l.split()[1] for l in open("/proc/self/status") if l.startswith("Threads:")][0])
+    args = [b"run", b"--mode", b"off", b"--", b"/bin/true"]
+    print("rc=%d/%d threads-between=%d" % (rc, call(), threads))
 elif how == "nofile":  # the caller's soft RLIMIT_NOFILE: the command's, and the caller's again after
     import resource
     hard = resource.getrlimit(resource.RLIMIT_NOFILE)[1]
@@ -126,6 +131,45 @@ is "$(echo "$out" | tail -1)" "rc 125" "with exit 125, not a hang"
 out=$(timeout 30 env LIBMOAT=$lib /usr/bin/python3 "$SCRATCH/embed.py" busy --mode off -- /bin/true 2>&1)
 is "$(echo "$out" | tail -1)" "rc 125" "from the main thread while another thread runs: refused (exit 125)"
 is "$(embed main --mode off -- /bin/true 2>&1 | tail -1)" "rc 0" "control: the only thread runs it"
+
+# moat's own threads (a name lookup of --allow-net, util/helperthread.h)
+# can outlive the run: a getaddrinfo the command stopped waiting for goes on
+# to its resolver's timeout.  The next call counted it as the caller's and
+# refused.  A resolver that never answers, on the loopback of a network
+# namespace made here (with a user namespace: root or not).
+cat >"$SCRATCH/silent_dns.py" <<'PY'
+import socket, sys, time
+s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+s.bind(("127.0.0.1", 53))
+open(sys.argv[1], "w").close()
+time.sleep(20)
+PY
+echo "nameserver 127.0.0.1" >"$SCRATCH/resolv.silent"
+silent_ns() {
+	unshare -Urmn sh -c 'ip link set lo up && mount --bind "$1/resolv.silent" /etc/resolv.conf || exit 9
+		/usr/bin/python3 "$1/silent_dns.py" "$1/dns.up" & dns=$!
+		for _ in $(seq 100); do [ -e "$1/dns.up" ] && break; sleep 0.05; done
+		shift; "$@"; rc=$?; kill $dns; rm -f "$1/dns.up"; exit $rc' _ "$SCRATCH" "$@"
+}
+if feature_present netfence && unshare -Urmn true 2>/dev/null && command -v ip >/dev/null; then
+	out=$(silent_ns env LIBMOAT=$lib PYTHONDONTWRITEBYTECODE=1 timeout 60 /usr/bin/python3 "$SCRATCH/embed.py" again \
+		--allow-net api.github.com --timeout 1 -- /usr/bin/python3 -c 'import socket; socket.getaddrinfo("api.github.com", 443)' 2>&1)
+	is "$(echo "$out" | tail -1)" "rc=124/0 threads-between=2" \
+		"libmoat: a lookup left running by a run (its thread still there) does not make the next call refuse"
+	# moat looks an allowed name up itself at the start: the same after a command that asked nothing.
+	out=$(silent_ns env LIBMOAT=$lib PYTHONDONTWRITEBYTECODE=1 timeout 60 /usr/bin/python3 "$SCRATCH/embed.py" again \
+		--allow-net api.github.com -- /bin/true 2>&1)
+	is "$(echo "$out" | tail -1)" "rc=0/0 threads-between=2" \
+		"libmoat: the lookup of an allowed name, left running after /bin/true, does not make the next call refuse"
+	# Control: an address, no name: nothing is left between the calls.
+	out=$(silent_ns env LIBMOAT=$lib PYTHONDONTWRITEBYTECODE=1 timeout 60 /usr/bin/python3 "$SCRATCH/embed.py" again \
+		--allow-net 127.0.0.1:9 -- /bin/true 2>&1)
+	is "$(echo "$out" | tail -1)" "rc=0/0 threads-between=1" "control: with no name to look up, no thread is left between the calls"
+else
+	skip_feature netfence "net allow's fence, user and network namespaces (unshare -Urmn) and ip"
+	skip_feature netfence "control: net allow's fence, user and network namespaces (unshare -Urmn) and ip"
+	skip_feature netfence "net allow's fence, user and network namespaces (unshare -Urmn) and ip"
+fi
 
 # The caller's children are not moat's: moat neither kills nor reaps them,
 # and gives back the caller's subreaper flag, signal mask and dispositions.

@@ -55,7 +55,9 @@ MOAT_EXPORT int moat_run_main(int argc, char **argv);
  *
  * It forks (a user namespace, a fresh /proc and each tool's `--version`
  * are tried in children, bounded by a 2 s timeout per tool) and waits for
- * exactly those children; call it where forking is safe.
+ * exactly those children, with SIGCHLD at its default meanwhile (the
+ * caller's handling, SIG_IGN or a handler, is back when it returns); call
+ * it where forking is safe.
  *
  * flags: none are defined yet; pass 0 (anything else: NULL, errno EINVAL).
  *

@@ -29,6 +29,7 @@
 #include "host/host.h"
 #include "host/trials.h"
 #include "launch/launch.h"
+#include "launch/signals.h"
 #include "moat/moat.h"
 #include "plan/plan.h"
 #include "policy/properties.h"
@@ -697,7 +698,15 @@ char *moat_probe_json(int flags)
 		errno = EINVAL;
 		return NULL;
 	}
+	/* The trials fork and wait for their children: under an embedder's
+	 * SIGCHLD at SIG_IGN the kernel reaped them first, and its handler
+	 * that reaps with waitpid(-1) took them, and the wait's ECHILD read
+	 * as "no user namespaces", "no fresh /proc".  SIGCHLD at its default
+	 * meanwhile, and the caller's handling back after (launch/signals.h:
+	 * a SIGCHLD for the caller's own child is raised again). */
+	signals_capture_caller();
 	j = probe_document(&err);
+	signals_release();
 	if (!j) {
 		moat_error_print(&err);
 		errno = EINVAL;

@@ -81,6 +81,17 @@ elif how == "again":  # a call, then another: the first may leave moat's helper 
     threads = int([l.split()[1] for l in open("/proc/self/status") if l.startswith("Threads:")][0])
     args = [b"run", b"--mode", b"off", b"--", b"/bin/true"]
     print("rc=%d/%d threads-between=%d" % (rc, call(), threads))
+elif how == "probe":  # moat_probe_json under the caller's SIGCHLD handling (sys.argv[2])
+    import json
+    if sys.argv[2] == "ignored":
+        signal.signal(signal.SIGCHLD, signal.SIG_IGN)
+    lib.moat_probe_json.restype = ctypes.c_void_p
+    p = lib.moat_probe_json(0)
+    doc = json.loads(ctypes.string_at(p).decode())
+    lib.moat_free(ctypes.c_void_p(p))
+    found = sorted(k for k, v in doc["features"].items() if isinstance(v, dict) and v.get("available"))
+    print("userns=%s available=%s sigchld-ignored-after=%d"
+          % (doc["userns"], ",".join(found), status_bit("SigIgn", signal.SIGCHLD)))
 elif how == "nofile":  # the caller's soft RLIMIT_NOFILE: the command's, and the caller's again after
     import resource
     hard = resource.getrlimit(resource.RLIMIT_NOFILE)[1]
@@ -187,6 +198,14 @@ for m in "--mode off" "--profile strict"; do
 	is "$out" "0077 0077 rc=0/0 umask-after=077/077 " \
 		"libmoat ($m): the caller's umask 077 is each command's, and the caller's again after the call"
 done
+# moat_probe_json forks its trials (a user namespace, a fresh /proc) and
+# waits for them: under the caller's SIGCHLD at SIG_IGN the kernel reaped
+# them first, and ECHILD read as "no user namespaces".  The document must
+# not depend on it, and the caller's SIG_IGN is back after.
+want=$(embed probe default 2>/dev/null)
+like "$want" "^userns=(True|False) available=[a-z0-9_.,]+ sigchld-ignored-after=0\$" "control: moat_probe_json, SIGCHLD at its default"
+is "$(embed probe ignored 2>/dev/null)" "${want%=0}=1" \
+	"moat_probe_json with the caller's SIGCHLD ignored: the same document, and SIGCHLD ignored again after"
 # And its soft RLIMIT_NOFILE, which planning raises to hold every object
 # open: left raised, the embedder's select(2) could meet descriptors past
 # FD_SETSIZE, and the next call's command got the raised limit.

@@ -433,6 +433,15 @@ class MoatPopen(subprocess.Popen):
         return Result(self.moat_argv, self.returncode, rep, stdout, stderr, self.report_error)
 
 
+def _no_bare_env(policy):
+    """run() and spawn_mcp() take two environments, so a bare `env=` names
+    neither: it met process_env's own `env=` in MoatPopen (a TypeError,
+    "multiple values for keyword argument 'env'")."""
+    if "env" in policy:
+        raise MoatError("env= is ambiguous here: policy_env= gives the command variables (--env), "
+                        "process_env= is moat's own environment")
+
+
 def run(command, *, input=None, capture_output=False, stdin=None, stdout=None, stderr=None, text=False,
         cwd=None, process_env=None, policy_env=None, moat=None, wait_timeout=None, **policy):
     """Run `command` under moat and wait; return a Result.
@@ -446,6 +455,7 @@ def run(command, *, input=None, capture_output=False, stdin=None, stdout=None, s
     wait_timeout bounds the wait on the Python side (moat's own `timeout=`
     is the one that kills the command and says so in the report).
     """
+    _no_bare_env(policy)
     if capture_output:
         if stdout is not None or stderr is not None:
             raise MoatError("capture_output cannot be combined with stdout or stderr")
@@ -479,6 +489,7 @@ def spawn_mcp(command, *, stderr=None, cwd=None, process_env=None, policy_env=No
     .report holds the report and classify(proc.result()) the outcome.  The
     default profile is "mcp".
     """
+    _no_bare_env(policy)
     policy.setdefault("profile", "mcp")
     return MoatPopen(command, policy_env=policy_env, moat=moat, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                      stderr=stderr, cwd=cwd, env=process_env, bufsize=0, **policy)

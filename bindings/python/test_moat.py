@@ -450,6 +450,16 @@ class TestRun(BinaryTest):
                             stderr=subprocess.PIPE, timeout=90)
         return cp.stderr.decode()
 
+    def test_bare_env_is_a_clear_error(self):
+        # run(cmd, env={...}) met process_env's env= inside: a TypeError
+        # about MoatPopen's keywords.  Now MoatError naming both.
+        for start in (moat.run, moat.spawn_mcp):
+            with self.assertRaisesRegex(moat.MoatError, "policy_env= .* process_env=", msg=start.__name__):
+                start(["true"], moat=MOAT, env={"A": "1"})
+        # Control: policy_env is the command's.
+        r = self.run_moat(["sh", "-c", 'printf %s "$A"'], capture_output=True, policy_env={"A": "1"})
+        self.assertEqual(r.stdout, b"1")
+
     def test_runs_with_stdio_closed(self):
         # os.pipe() gave the report pipe fds 0 and 1, and the write end was
         # refused as stdio ("report_fd must be above 2"): nothing could run.

@@ -14,7 +14,8 @@ extern "C" {
 /* The version string, e.g. "0.1.0". */
 MOAT_EXPORT const char *moat_version(void);
 
-/* `moat run ARGS...`: argv[0] is "run".  Builds the policy, the plan and the
+/* `moat run ARGS...`: argv[0] is "run"; argv holds argc strings (a NULL
+ * among them is refused: 125, naming its index).  Builds the policy, the plan and the
  * sandbox, runs the command and returns what `moat` would exit with (the
  * command's status, 124, 125, 126, 127 or 128+N; see README.md).
  * Diagnostics go to stderr; stdout belongs to the command.

@@ -867,12 +867,32 @@ out:
 	return code;
 }
 
+/* An embedder's argv: argc words, none of them NULL (a ctypes array made
+ * from a list holding None, a vector counted one too far).  The parser
+ * reads argv[i] for i < argc and crashed on a NULL there. */
+static int check_embedder_argv(int argc, char **argv, struct moat_error *err)
+{
+	int i;
+
+	if (argc > 0 && !argv) {
+		moat_error_set(err, MOAT_E_USAGE, 0, "moat_run_main: argv is NULL but argc is %d", argc);
+		return moat_error_hint(err, "pass argc words in argv, argv[0] \"run\"");
+	}
+	for (i = 0; i < argc; i++)
+		if (!argv[i]) {
+			moat_error_set(err, MOAT_E_USAGE, 0, "moat_run_main: argv[%d] is NULL (argc %d)", i, argc);
+			return moat_error_hint(err, "every one of the argc words must be a string; argv[argc] is the "
+						    "NULL that ends them");
+		}
+	return 0;
+}
+
 int moat_run_main(int argc, char **argv)
 {
 	struct moat_error err = {0};
 
 	/* Here, in a small frame: run_main's is the deep one. */
-	if (stack_limit_check(&err) < 0)
+	if (check_embedder_argv(argc, argv, &err) < 0 || stack_limit_check(&err) < 0)
 		return moat_error_print(&err);
 	return run_main(argc, argv, false);
 }

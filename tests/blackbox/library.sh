@@ -92,6 +92,9 @@ elif how == "probe":  # moat_probe_json under the caller's SIGCHLD handling (sys
     found = sorted(k for k, v in doc["features"].items() if isinstance(v, dict) and v.get("available"))
     print("userns=%s available=%s sigchld-ignored-after=%d"
           % (doc["userns"], ",".join(found), status_bit("SigIgn", signal.SIGCHLD)))
+elif how == "nullarg":  # a NULL among the argc words (a ctypes array from a list holding None)
+    args = [None if a == b"NULL" else a for a in args]
+    print("rc", call())
 elif how == "nofile":  # the caller's soft RLIMIT_NOFILE: the command's, and the caller's again after
     import resource
     hard = resource.getrlimit(resource.RLIMIT_NOFILE)[1]
@@ -132,6 +135,13 @@ else
 	ok 0 "# SKIP control: bwrap does not run here"
 fi
 cd "$ROOT"
+
+# A NULL among argv's argc words (ctypes makes one of None): the parser
+# read it and the embedder died of SIGSEGV.  Refused, with the index.
+out=$(embed nullarg --mode off -- /bin/echo NULL 2>&1)
+like "$out" "moat_run_main: argv\[5\] is NULL \(argc 6\)" "libmoat: a NULL among argv's words is refused, naming it"
+is "$(echo "$out" | tail -1)" "rc 125" "with exit 125, not a crash"
+is "$(embed nullarg --mode off -- /bin/echo notnull 2>/dev/null | tr '\n' ' ')" "notnull rc 0 " "control: the same argv without the NULL runs"
 
 # moat_run_main from a worker thread, or with another thread alive: another
 # thread could take the command's SIGCHLD (the run hung forever) or a

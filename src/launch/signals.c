@@ -22,6 +22,12 @@ static const int restored[] = {SIGPIPE, SIGCHLD};
 static const int tty_stops[] = {SIGTTOU, SIGTTIN};
 
 static sigset_t caller_ignored, caller_mask;
+/* The forwarded signals pending, blocked by the caller, when it called:
+ * they arrived before the run and are the caller's (an embedder that
+ * blocks SIGTERM to take it from a signalfd of its own).  moat's signalfd
+ * read them, and the caller's was gone after the call; left out of the
+ * forwarded set, they stay pending for the caller. */
+static sigset_t caller_pending;
 /* The caller's SIGPIPE and SIGCHLD handling, put back by signals_release:
  * an embedder's process goes on after moat_run_main. */
 static struct sigaction caller_actions[ARRAY_LEN(restored)];
@@ -37,16 +43,23 @@ static bool was_ignored(int sig)
 void signals_capture_caller(void)
 {
 	struct sigaction ign = {.sa_handler = SIG_IGN}, dfl = {.sa_handler = SIG_DFL};
+	sigset_t pending;
 	size_t i;
 
 	/* Every call: an embedder may change its mask or dispositions between
 	 * two runs. */
 	captured = true;
 	sigprocmask(SIG_BLOCK, NULL, &caller_mask);
+	if (sigpending(&pending) != 0)
+		sigemptyset(&pending);
 	sigemptyset(&caller_ignored);
-	for (i = 0; i < ARRAY_LEN(forwarded); i++)
+	sigemptyset(&caller_pending);
+	for (i = 0; i < ARRAY_LEN(forwarded); i++) {
 		if (was_ignored(forwarded[i]))
 			sigaddset(&caller_ignored, forwarded[i]);
+		if (sigismember(&caller_mask, forwarded[i]) == 1 && sigismember(&pending, forwarded[i]) == 1)
+			sigaddset(&caller_pending, forwarded[i]);
+	}
 	for (i = 0; i < ARRAY_LEN(tty_stops); i++)
 		if (was_ignored(tty_stops[i]))
 			sigaddset(&caller_ignored, tty_stops[i]);
@@ -161,7 +174,7 @@ void signals_forwarded_set(sigset_t *set)
 
 	sigemptyset(set);
 	for (i = 0; i < ARRAY_LEN(forwarded); i++)
-		if (!signals_caller_ignores(forwarded[i]))
+		if (!signals_caller_ignores(forwarded[i]) && !(captured && sigismember(&caller_pending, forwarded[i]) == 1))
 			sigaddset(set, forwarded[i]);
 }
 

@@ -49,7 +49,8 @@ bool signals_caller_exempt(int sig);
 
 /* SIGTERM, SIGINT, SIGHUP, SIGQUIT, SIGUSR1, SIGUSR2, SIGWINCH, SIGTSTP,
  * SIGCONT, less those the caller ignores: those stay ignored, in moat and in
- * the command. */
+ * the command; and less those pending, blocked by the caller, when it
+ * called: those stay pending for it (an embedder's, sent before the run). */
 void signals_forwarded_set(sigset_t *set);
 
 /* The dispositions the command gets: what the caller had for the forwarded

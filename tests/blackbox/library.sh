@@ -95,6 +95,14 @@ elif how == "probe":  # moat_probe_json under the caller's SIGCHLD handling (sys
 elif how == "nullarg":  # a NULL among the argc words (a ctypes array from a list holding None)
     args = [None if a == b"NULL" else a for a in args]
     print("rc", call())
+elif how == "pending":  # the caller's blocked SIGTERM and SIGUSR1, pending before the call (or not)
+    signal.pthread_sigmask(signal.SIG_BLOCK, [signal.SIGTERM, signal.SIGUSR1])
+    if sys.argv[2] == "--pending":
+        args = [b"run"] + [a.encode() for a in sys.argv[3:]]
+        os.kill(os.getpid(), signal.SIGTERM)
+        os.kill(os.getpid(), signal.SIGUSR1)
+    rc = call()
+    print("rc=%d pending-after=%s" % (rc, ",".join(sorted(s.name for s in signal.sigpending())) or "none"))
 elif how == "nofile":  # the caller's soft RLIMIT_NOFILE: the command's, and the caller's again after
     import resource
     hard = resource.getrlimit(resource.RLIMIT_NOFILE)[1]
@@ -216,6 +224,14 @@ want=$(embed probe default 2>/dev/null)
 like "$want" "^userns=(True|False) available=[a-z0-9_.,]+ sigchld-ignored-after=0\$" "control: moat_probe_json, SIGCHLD at its default"
 is "$(embed probe ignored 2>/dev/null)" "${want%=0}=1" \
 	"moat_probe_json with the caller's SIGCHLD ignored: the same document, and SIGCHLD ignored again after"
+# A signal the caller blocks and has pending when it calls (an embedder
+# that takes SIGTERM from a signalfd of its own) arrived before the run: it
+# is the caller's.  moat's signalfd read it, and the caller's was gone.
+for m in "--mode off" "--profile strict"; do
+	is "$(embed pending --pending $m -- /bin/true 2>/dev/null)" "rc=0 pending-after=SIGTERM,SIGUSR1" \
+		"libmoat ($m): the caller's pending, blocked SIGTERM and SIGUSR1 are still pending after the call"
+done
+is "$(embed pending --mode off -- /bin/true 2>/dev/null)" "rc=0 pending-after=none" "control: none pending, none after"
 # And its soft RLIMIT_NOFILE, which planning raises to hold every object
 # open: left raised, the embedder's select(2) could meet descriptors past
 # FD_SETSIZE, and the next call's command got the raised limit.

@@ -357,7 +357,64 @@ static void say_upstream_refused(const struct moat_launch_result *r)
  * plan refuses a write grant through one, but only after this, and a link
  * an earlier run planted in its grant (`ln -s /etc build`) would have had
  * moat make `--write ./build/out` wherever it leads. */
-static int make_write_dirs(struct moat_policy *p, bool dry_run, struct moat_error *err)
+/* What --mkdir made, to take back when the command never runs (a require
+ * refusal, a backend that cannot run here): each grant's path and the
+ * length of the part of it that existed before. */
+struct made_dirs {
+	char **path;
+	size_t *existed;
+	size_t n;
+};
+
+/* The length of `path`'s longest prefix that exists (lstat), at a '/'. */
+static size_t existing_prefix(const char *path)
+{
+	cleanup_free char *p = moat_xstrdup(path);
+	struct stat st;
+	char *slash;
+
+	while ((slash = strrchr(p, '/')) != NULL && slash != p) {
+		*slash = '\0';
+		if (lstat(p, &st) == 0)
+			return strlen(p);
+	}
+	return 1; /* "/" */
+}
+
+/* The directories --mkdir made, deepest first, each only if still empty
+ * (rmdir): nothing the user or another process put there is lost.  Said
+ * on stderr, as their making was. */
+static void unmake_write_dirs(struct made_dirs *m)
+{
+	for (size_t i = 0; i < m->n; i++) {
+		cleanup_free char *p = moat_xstrdup(m->path[i]);
+		cleanup_free char *shown = moat_text_shown(m->path[i]);
+		bool all = true;
+		char *slash;
+
+		while (strlen(p) > m->existed[i]) {
+			if (rmdir(p) != 0) {
+				all = false;
+				break;
+			}
+			if (!(slash = strrchr(p, '/')))
+				break;
+			*slash = '\0';
+		}
+		fprintf(stderr, "moat: --mkdir: %s %s (the command did not run)\n", all ? "removed" : "left", shown);
+	}
+}
+
+static void made_dirs_free(struct made_dirs *m)
+{
+	for (size_t i = 0; i < m->n; i++)
+		free(m->path[i]);
+	free(m->path);
+	free(m->existed);
+	*m = (struct made_dirs){0};
+}
+
+static int make_write_dirs(struct moat_policy *p, bool dry_run, struct made_dirs *made, struct moat_error *err)
 {
 	for (size_t i = 0; i < p->n_paths; i++) {
 		struct moat_path_rule *r = &p->paths[i];
@@ -377,12 +434,17 @@ static int make_write_dirs(struct moat_policy *p, bool dry_run, struct moat_erro
 		}
 		/* The caller's directories, made as mkdir -p would under the
 		 * caller's umask (util/umask.h). */
+		size_t existed = existing_prefix(r->path);
 		mode_t own = umask(umask_caller());
 		int rc = mkdirs(r->path, 0777, "--mkdir --write", err);
 		umask(own);
 		if (rc < 0)
 			return moat_error_wrap(err, "--mkdir");
 		fprintf(stderr, "moat: --mkdir: made %s\n", shown);
+		made->path = moat_xrealloc(made->path, (made->n + 1) * sizeof(*made->path));
+		made->existed = moat_xrealloc(made->existed, (made->n + 1) * sizeof(*made->existed));
+		made->path[made->n] = moat_xstrdup(r->path);
+		made->existed[made->n++] = existed;
 	}
 	return 0;
 }
@@ -600,6 +662,7 @@ static int run_main(int argc, char **argv, bool exiting)
 	struct moat_host host;
 	struct moat_plan plan;
 	struct moat_launch_result result = {0};
+	struct made_dirs made = {0};
 	struct moat_error err = {0};
 	struct moat_server_meta meta = {0};
 	struct runner_run rr = {0};
@@ -666,7 +729,7 @@ static int run_main(int argc, char **argv, bool exiting)
 	/* A package manager under a closed network fails at once rather than
 	 * retry for a minute (sources/runners.h). */
 	runner_fail_fast_env(&policy);
-	if (opts.mkdir && make_write_dirs(&policy, opts.dry_run, &err) < 0) {
+	if (opts.mkdir && make_write_dirs(&policy, opts.dry_run, &made, &err) < 0) {
 		code = stop(&opts, &err);
 		goto out;
 	}
@@ -852,6 +915,10 @@ out:
 		else
 			plan_free(&plan);
 	}
+	/* After the plan's cleanup, which takes its placeholders out of them. */
+	if (made.n && !result.executed)
+		unmake_write_dirs(&made);
+	made_dirs_free(&made);
 	report_dest_free(&dest); /* the caller's --report-fd stays open */
 	if (!exiting || FREE_AT_EXIT)
 		policy_free(&policy);

@@ -228,6 +228,21 @@ mkdir "$P/build"
 M native --profile strict --mkdir --write "$P/build/out/deeper" -- /bin/sh -c "echo hi > '$P/build/out/deeper/f'"
 is "$?/$(cat "$P/build/out/deeper/f" 2>/dev/null)/$(cat "$SCRATCH/last.err")" "0/hi/moat: --mkdir: made $P/build/out/deeper" \
 	"1m control: with a real directory there, --mkdir makes out/deeper, granted and written"
+# A run refused after --mkdir made its directories (require, and a host
+# without Landlock nor namespaces: fs.* missing) takes them back: nothing
+# ran in them.  What existed before (build) stays.
+rm -rf "$P/build/out"
+out=$(MOAT_HOST_LIMIT=landlock=0,userns=0,root=0 "$MOAT" run --backend native --profile strict --mkdir \
+	--write "$P/build/out/deeper" -- /bin/true 2>&1)
+is "$?/$([ -e "$P/build/out" ] && echo left)/$([ -d "$P/build" ] && echo build)" "125//build" \
+	"1m: refused under require after --mkdir made out/deeper: both taken back, build (there before) kept"
+like "$out" "moat: --mkdir: removed $P/build/out/deeper \(the command did not run\)" "  and said"
+mkdir -p "$P/build/out/deeper" && touch "$P/build/out/keep"
+MOAT_HOST_LIMIT=landlock=0,userns=0,root=0 "$MOAT" run --backend native --profile strict --mkdir \
+	--write "$P/build/out/deeper/more" -- /bin/true >/dev/null 2>&1
+is "$?/$([ -e "$P/build/out/deeper/more" ] && echo left)/$(ls "$P/build/out" | xargs)" "125//deeper keep" \
+	"  only what it made: out/deeper/more removed, out/deeper and out/keep (there before) kept"
+rm -rf "$P/build/out"
 
 # A read grant that resolves into a denied path is refused.
 ln -s "$HOMED/.ssh" "$BASE/ssh-link"

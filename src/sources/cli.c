@@ -473,7 +473,9 @@ static const struct option_def options[] = {
      "start from a profile: built-in or from --config (default " MOAT_DEFAULT_PROFILE ")"},
     {"--read", true, opt_path, "PATH", "allow reading PATH (and executing below it)"},
     {"--write", true, opt_path, "PATH", "allow reading and writing PATH"},
-    {"--mkdir", false, opt_flag, NULL, "make a --write directory that does not exist yet (mkdir -p) before the run"},
+    {"--mkdir", false, opt_flag, NULL,
+     "make a --write directory that does not exist yet (mkdir -p) before the run; removed again if the command does "
+     "not run"},
     {"--deny", true, opt_path, "PATH", "deny PATH even inside an allowed parent"},
     {"--unprotect", true, opt_path, "PATH",
      "let the command write a protected entry of a write grant (.git/hooks, .mcp.json, ...)"},

@@ -175,10 +175,16 @@ time.sleep(20)
 PY
 echo "nameserver 127.0.0.1" >"$SCRATCH/resolv.silent"
 silent_ns() {
+	# The marker is removed before the resolver starts: one left by the
+	# previous call let this one start the command before the resolver was
+	# bound (the lookup was refused at once, no thread left to count).
+	rm -f "$SCRATCH/dns.up"
 	unshare -Urmn sh -c 'ip link set lo up && mount --bind "$1/resolv.silent" /etc/resolv.conf || exit 9
-		/usr/bin/python3 "$1/silent_dns.py" "$1/dns.up" & dns=$!
-		for _ in $(seq 100); do [ -e "$1/dns.up" ] && break; sleep 0.05; done
-		shift; "$@"; rc=$?; kill $dns; rm -f "$1/dns.up"; exit $rc' _ "$SCRATCH" "$@"
+		dir=$1; shift
+		/usr/bin/python3 "$dir/silent_dns.py" "$dir/dns.up" & dns=$!
+		for _ in $(seq 200); do [ -e "$dir/dns.up" ] && break; sleep 0.05; done
+		[ -e "$dir/dns.up" ] || { kill $dns; exit 9; }
+		"$@"; rc=$?; kill $dns; rm -f "$dir/dns.up"; exit $rc' _ "$SCRATCH" "$@"
 }
 if feature_present netfence && unshare -Urmn true 2>/dev/null && command -v ip >/dev/null; then
 	out=$(silent_ns env LIBMOAT=$lib PYTHONDONTWRITEBYTECODE=1 timeout 60 /usr/bin/python3 "$SCRATCH/embed.py" again \

@@ -977,22 +977,26 @@ void backend_verdict_linked_secret(const struct fs_plan *fp, struct moat_verdict
 {
 	size_t i, n = 0, n_unchecked = 0;
 	const char *first = NULL, *unchecked = NULL;
+	bool unlistable = false;
 
 	for (i = 0; i < fp->n; i++) {
 		if (fp->obj[i].role != FS_DENY)
 			continue;
 		if (fp->obj[i].linked_secret && !n++)
 			first = fp->obj[i].linked_secret;
-		if (fp->obj[i].link_unchecked && !n_unchecked++)
+		if (fp->obj[i].link_unchecked && !n_unchecked++) {
 			unchecked = fp->obj[i].link_unchecked;
+			unlistable = fp->obj[i].link_unlistable;
+		}
 	}
 	if (!n && n_unchecked && props[MOAT_P_FS_SECRETS].enforced) {
 		char was[sizeof(props->mechanism)];
 
 		memcpy(was, props[MOAT_P_FS_SECRETS].mechanism, sizeof(was));
 		verdict_enforce(&props[MOAT_P_FS_SECRETS],
-				"%s; hard links not looked for below %s%s (walk bound)", was, unchecked,
-				n_unchecked > 1 ? " and more" : "");
+				"%s; hard links not looked for below %s%s (%s)", was, unchecked,
+				n_unchecked > 1 ? " and more" : "",
+				unlistable ? "not listable by this uid" : "walk bound");
 	}
 	if (n && props[MOAT_P_FS_SECRETS].enforced)
 		verdict_missing(&props[MOAT_P_FS_SECRETS],

@@ -108,6 +108,8 @@ struct fs_obj {
 	char *link_unchecked;     /* FS_DENY directories: the first directory
 				   * below it the bounded walk left out, or
 				   * NULL (resolve/linkscan.h) */
+	bool link_unlistable;     /* link_unchecked was left out because this
+				   * uid may not list it (not the bound) */
 };
 
 /* A symlink that resolving a grant passed through: the view shows it at

@@ -99,6 +99,26 @@ static void unchecked(struct link_scan *ls, size_t deny, const char *path)
 		o->link_unchecked = moat_xstrdup(path);
 }
 
+/* A directory open(2) refused with EACCES: its files are not listed, so a
+ * second name of one is not looked for, and that is said, as the bound is.
+ * A directory this uid owns (a ~/.ssh/keys made mode 0311 or 0000: a link
+ * to a file in it made before) or may search (0711: its files are opened
+ * by name) is said.  One of another user's that this uid may not even
+ * search (/etc/ssl/private, 0710 root:ssl-cert) is not: its files could not
+ * be reached by this uid to link them, and a name elsewhere leads to a file
+ * whose own mode still applies. */
+static void unlistable(struct link_scan *ls, size_t deny, int dirfd, const char *name, const char *path)
+{
+	struct stat st;
+
+	if (fstatat(dirfd, name, &st, AT_SYMLINK_NOFOLLOW) != 0 ||
+	    (st.st_uid != geteuid() && faccessat(dirfd, name, X_OK, AT_EACCESS) != 0))
+		return;
+	if (!ls->fp->obj[deny].link_unchecked)
+		ls->fp->obj[deny].link_unlistable = true;
+	unchecked(ls, deny, path);
+}
+
 static void enqueue(struct link_scan *ls, int fd, char *path, size_t deny, unsigned depth)
 {
 	ls->queue = moat_xgrow(ls->queue, &ls->cap_queue, ls->n_queue, sizeof(*ls->queue));
@@ -117,10 +137,6 @@ static bool walk_one(struct link_scan *ls, struct pending_dir *pd)
 		close(pd->fd);
 		return true;
 	}
-	/* A directory this uid cannot list (EACCES from getdents) ends the
-	 * loop like its end: its files are not listed by the command, the same
-	 * uid, either; a link made to one while it was readable is the case
-	 * this leaves out (docs/filesystem.md). */
 	while ((e = readdir(d)) != NULL) {
 		struct stat st;
 		int sub;
@@ -153,10 +169,11 @@ static bool walk_one(struct link_scan *ls, struct pending_dir *pd)
 		if (sub >= 0) {
 			enqueue(ls, sub, subpath, pd->deny, pd->depth + 1);
 			subpath = NULL;
-		} else if (errno != ENOENT && errno != ELOOP && errno != ENOTDIR && errno != EACCES)
+		} else if (errno == EACCES)
+			unlistable(ls, pd->deny, dirfd(d), e->d_name, subpath);
+		else if (errno != ENOENT && errno != ELOOP && errno != ENOTDIR)
 			unchecked(ls, pd->deny, subpath); /* EMFILE, ENOMEM, EIO: not walked */
-		/* else gone, replaced by a link since the listing, or unlistable
-		 * as above */
+		/* else gone, or replaced by a link since the listing */
 	}
 	return true;
 }
@@ -260,6 +277,10 @@ void fs_find_linked_denies(struct fs_plan *fp)
 
 			if (fd >= 0)
 				enqueue(&ls, fd, moat_xstrdup(o->real), i, 0);
+			else if (errno == EACCES)
+				unlistable(&ls, i, o->fd, ".", o->real);
+			else
+				unchecked(&ls, i, o->real);
 		}
 	}
 	walk_queue(&ls);

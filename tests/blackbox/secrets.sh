@@ -575,4 +575,42 @@ hl_run "" prefer >/dev/null
 unlike "$(json_get "$REPORTS/hl.json" '["properties"]["fs.secrets"]["mechanism"]')" "not looked for" \
 	"  control: without it, nothing is said left out"
 
+# A directory below a denied one that moat cannot list (mode 0311: its
+# files opened by name, not listed; 0000: the user's own, a link made
+# before the chmod): a second name of a file in it is not looked for.  It
+# was skipped as if checked (fs.secrets enforced, nothing said); now the
+# mechanism says so, as for the bound.  moat run without the capabilities
+# that let root list anything (as any other uid runs it); with them (root)
+# the walk lists it and finds the link.
+mkdir -p "$HL/home/.ssh/keys"
+echo "moat-canary-$UNIQ deep" >"$HL/home/.ssh/keys/id_ed25519"
+ln "$HL/home/.ssh/keys/id_ed25519" "$HL/proj/key"
+NOCAPS=
+[ "$(id -u)" = 0 ] && NOCAPS="setpriv --bounding-set=-dac_read_search,-dac_override --inh-caps=-dac_read_search,-dac_override"
+for m in 0311 0000; do
+	chmod "$m" "$HL/home/.ssh/keys"
+	(cd "$HL/proj" && env HOME="$HL/home" $NOCAPS "$MOAT" run --mode prefer --backend native --profile strict --read "$HL/proj" \
+		--report-fd 3 -- /bin/true 3>"$REPORTS/hl.json" 2>"$SCRATCH/hl.err")
+	like "$(hl_secrets)/$(json_get "$REPORTS/hl.json" '["properties"]["fs.secrets"]["mechanism"]')" \
+		"^enforced/.*; hard links not looked for below $HL/home/.ssh/keys \\(not listable by this uid\\)" \
+		"hard links: a directory in ~/.ssh moat cannot list (mode $m): the mechanism says it was not looked below"
+	if [ "$(id -u)" = 0 ]; then
+		hl_run "" prefer >/dev/null
+		like "$(hl_secrets)/$(json_get "$REPORTS/hl.json" '["properties"]["fs.secrets"]["reason"]')" \
+			"^missing/$HL/home/.ssh/keys/id_ed25519 has another hard link" "  as root (mode $m, listed): the link is found, missing"
+	fi
+done
+chmod 0755 "$HL/home/.ssh/keys"
+hl_run "" prefer >/dev/null
+like "$(hl_secrets)/$(json_get "$REPORTS/hl.json" '["properties"]["fs.secrets"]["reason"]')" \
+	"^missing/$HL/home/.ssh/keys/id_ed25519 has another hard link" "  control: listable, the link is found: missing"
+rm -f "$HL/proj/key"
+chmod 0311 "$HL/home/.ssh/keys"
+(cd "$HL/proj" && env HOME="$HL/home" $NOCAPS "$MOAT" run --mode prefer --backend native --profile strict --read "$HL/proj" \
+	--report-fd 3 -- /bin/true 3>"$REPORTS/hl.json" 2>"$SCRATCH/hl.err")
+like "$(json_get "$REPORTS/hl.json" '["properties"]["fs.secrets"]["mechanism"]')" "not listable by this uid" \
+	"  the note stays without the link (moat cannot tell)"
+chmod 0755 "$HL/home/.ssh/keys"
+rm -rf "$HL/home/.ssh/keys"
+
 done_testing

@@ -506,7 +506,7 @@ cover res.limits
 M "${S[@]}" --mode prefer --pids 20 --report "$REPORTS/pids.json" -- "$HELPER" exit 0 >/dev/null
 pids_status=$(prop_status "$REPORTS/pids.json" res.limits)
 if [ "$pids_status" = enforced ]; then
-	out=$(M "${S[@]}" --pids 20 -- "$HELPER" forkbomb 200)
+	out=$(forkbomb_tries M "${S[@]}" --pids 20 -- "$HELPER" forkbomb 200)
 	n=$(echo "$out" | sed -n 's/^forked //p')
 	[ -n "$n" ] && [ "$n" -lt 25 ]
 	ok $? "res.limits: --pids 20 (enforced as uid $UID_NOW: $(json_get "$REPORTS/pids.json" '["limits"]["pids"]["mechanism"]')) bounds a fork bomb ($out)"

@@ -37,6 +37,11 @@ wait_for() { # wait_for FILE: until it exists (5 s at most)
 	for _ in $(seq 100); do [ -e "$1" ] && return 0; sleep 0.05; done
 	return 1
 }
+# until_go FILE: a shell line for the command: wait until the test makes
+# FILE (20 s at most).  The host's move during the run comes before the
+# command ends, however late a loaded machine runs it: a fixed sleep there
+# (0.5 or 1 s) let moat write its report first.
+until_go() { printf "i=0; while [ ! -e '%s' ] && [ \$i -lt 400 ]; do sleep 0.05; i=\$((i + 1)); done" "$1"; }
 # A report a command would put where the caller reads it: a clean pass.
 FORGED='{"schema": "moat.report/1", "status": "enforced", "run": {"executed": true, "exit_code": 0, "exit_status": 0}}'
 
@@ -64,11 +69,12 @@ rm -f "$W/marker"
 # ======================================== 2. the command replacing the report
 # Its attempts: rename a file of its own over the report, write into it;
 # each one that works (in its own view) is noted in the grant's `attempt`.
-# Then it waits (the test looks at the host's file meanwhile) and exits 7.
+# Then it waits until the test has looked at the host's file (GRANT/go),
+# and exits 7.
 attack() { # attack GRANT REPORT
 	printf '%s' "cp '$1/forged.json' '$1/f1'; mv -f '$1/f1' '$2' 2>/dev/null && echo mv >>'$1/attempt';
 		{ cat '$1/forged.json' >'$2'; } 2>/dev/null && echo write >>'$1/attempt';
-		touch '$1/tried'; sleep 0.5; exit 7"
+		touch '$1/tried'; $(until_go "$1/go"); exit 7"
 }
 # In /var/tmp (outside the sandbox's private /tmp, as a project is) and in
 # /tmp (which the sandbox replaces with its own).
@@ -80,11 +86,12 @@ for base in "$VT" "$REPORTS"; do
 	mkdir -p "$G"
 	printf '%s\n' "$FORGED" >"$G/forged.json"
 	echo stale >"$OUT" # a file already at the name
-	rm -f "$G/attempt" "$G/tried"
+	rm -f "$G/attempt" "$G/tried" "$G/go"
 	R --write "$G" --report "$OUT" -- /bin/sh -c "$(attack "$G" "$OUT")" &
 	pid=$!
 	wait_for "$G/tried"
 	during=$(cat "$OUT")
+	touch "$G/go"
 	wait "$pid"
 	rc=$?
 	is "$rc" 7 "2 [${base%%/moat-*}]: the command's exit status passes through (7)"
@@ -101,6 +108,7 @@ done
 # Control: the same attempts, unsandboxed, against a throwaway copy.
 cp "$VT/r2.json" "$VT/r2c.json"
 rm -f "$VT/grant2/attempt"
+touch "$VT/grant2/go"
 /bin/sh -c "$(attack "$VT/grant2" "$VT/r2c.json")"
 is "$(tr '\n' ' ' <"$VT/grant2/attempt" 2>/dev/null)/$(json_get "$VT/r2c.json" '["run"]["exit_code"]')" "mv write /0" \
 	"2 control: unsandboxed, both attempts work and the file claims exit 0"
@@ -180,11 +188,12 @@ if [ "$IS_ROOT" = 1 ]; then
 	is "$(stat -c %U "$ST/r.json")/$([ -L "$ST/r.json" ] && echo link)" "$(id -un 65534)/link" \
 		"4:   the other user's link is left alone"
 	# Planted while the command runs: found when the report is written.
-	rm -f "$W/started4"
-	R --report "$ST/r2.json" --write "$W" -- /bin/sh -c "touch '$W/started4'; sleep 1; exit 0" &
+	rm -f "$W/started4" "$W/go4"
+	R --report "$ST/r2.json" --write "$W" -- /bin/sh -c "touch '$W/started4'; $(until_go "$W/go4"); exit 0" &
 	pid=$!
 	wait_for "$W/started4"
 	as_nobody ln -s "$V4" "$ST/r2.json"
+	touch "$W/go4"
 	wait "$pid"
 	is $? 125 "4: a link planted during the run: the command exited 0, moat exits 125"
 	like "$(cat "$ERR")" "--report $ST/r2\.json: a symlink there belongs to uid 65534" "4:   and says why"
@@ -423,11 +432,12 @@ LATE=$REPORTS/late
 mkdir -m 0755 "$LATE"
 echo old >"$LATE/r.json"
 for code in 0 3; do
-	rm -f "$W/started9"
-	R --write "$W" --report "$LATE/r.json" -- /bin/sh -c "touch '$W/started9'; sleep 1; exit $code" &
+	rm -f "$W/started9" "$W/go9"
+	R --write "$W" --report "$LATE/r.json" -- /bin/sh -c "touch '$W/started9'; $(until_go "$W/go9"); exit $code" &
 	pid=$!
 	wait_for "$W/started9"
 	chmod 0777 "$LATE"
+	touch "$W/go9"
 	wait "$pid"
 	rc=$?
 	chmod 0755 "$LATE"

@@ -311,7 +311,9 @@ fi
 for b in $BACKENDS; do
 	rep=$REPORTS/cpu-$b.json
 	t0=$(date +%s%N)
-	R "$b" "$rep" --cpu 1 -- "$HELPER" cpuburn 8 6 >/dev/null
+	# Each process would use 30 s of CPU (testhelper cpuburn): 240 s in
+	# all, 30 s of wall time on eight CPUs or fewer.
+	R "$b" "$rep" --cpu 1 -- "$HELPER" cpuburn 8 30 >/dev/null
 	rc=$?
 	t1=$(date +%s%N)
 	st=$(lim "$rep" cpu status)
@@ -320,13 +322,16 @@ for b in $BACKENDS; do
 		is "$(runf "$rep" limit_exceeded)" cpu "$b --cpu 1 with 8 busy processes: the report says the limit ended the tree"
 		"$PY" -c "import sys; sys.exit(0 if float(sys.argv[1]) < 1.5 else 1)" "${used:-99}"
 		ok $? "  the tree used ${used:-?} s of CPU ($(lim "$rep" cpu mechanism | head -c 90))"
-		[ $(((t1 - t0) / 1000000)) -lt 5000 ]
-		ok $? "  and ended after $(((t1 - t0) / 1000000)) ms of wall time, not the 6 s the processes wanted (exit $rc)"
+		# Within 15 s: at the rate the control below once got beside CI's
+		# other lanes (1.137 s of CPU in 5 s), 1 s takes 4.4 s.
+		[ $(((t1 - t0) / 1000000)) -lt 15000 ]
+		ok $? "  and ended after $(((t1 - t0) / 1000000)) ms of wall time, not the 30 s or more the processes wanted (exit $rc)"
 		schema_ok "$rep"
-		# More than the 1 s the limit allowed, on a machine shared with
-		# other work: 5 s of wall time on at least one CPU (3 s gave
-		# 1.198 s once, with CI's lanes side by side on two CPUs).
-		R "$b" "$REPORTS/cpu0-$b.json" --cpu 100 -- "$HELPER" cpuburn 8 5 >/dev/null
+		# More than the 1 s the limit allowed: two processes that each
+		# use 1 s of CPU, however long a loaded machine takes to give it
+		# (8 spinning for 5 s of wall time got 1.137 s once, with CI's
+		# lanes side by side on two CPUs).
+		R "$b" "$REPORTS/cpu0-$b.json" --cpu 100 -- "$HELPER" cpuburn 2 1 >/dev/null
 		used=$(runf "$REPORTS/cpu0-$b.json" cpu_seconds)
 		"$PY" -c "import sys; sys.exit(0 if float(sys.argv[1]) > 1.2 else 1)" "${used:-0}"
 		ok $? "$b control: under --cpu 100 the same processes use ${used:-?} s, more than the 1 s"

@@ -29,7 +29,6 @@ import os
 import socket
 import subprocess
 import sys
-import threading
 
 # Fd 5 is held from the start, so that no socket of this script's gets it
 # (dup2 onto it below would close that one under its owner).
@@ -115,23 +114,17 @@ else:
         kept = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
         kept.connect("\0" + tag + "-a")
         pipe_peer, _ = a.accept()
-    else:  # unix-listening: the host connects once the command runs
+    else:  # unix-listening: the host's client, queued before the command runs
         kept = listener(socket.AF_UNIX, socket.SOCK_STREAM, "\0" + tag + "-l")
-
-        def client():
-            c = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-            c.settimeout(8)
-            try:
-                c.connect("\0" + tag + "-l")
-                pipe_got.append(c.recv(200))
-            except OSError:
-                pass
+        # Connected here, before moat starts: the connection waits in the
+        # backlog for the command's accept.  A thread that connected once
+        # the command ran could come after the command's shutdown(2) of
+        # the socket (refused: "pipe: nothing") on a loaded machine.
+        host_client = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        host_client.connect("\0" + tag + "-l")
 
 os.dup2(kept.fileno(), 5)
 os.set_inheritable(5, True)
-if kind == "unix-listening":
-    th = threading.Thread(target=client, daemon=True)
-    th.start()
 cmd = [moat, "run", *args, "--keep-fd", "5", "--report", report, "--",
        "/usr/bin/python3", "-c", INNER, mark, where]
 try:
@@ -146,14 +139,12 @@ for line in err.splitlines()[:3]:
 print("moat rc", rc)
 got = received(target, stream=kind != "udp")
 print("target:", "GOT " + got.decode(errors="replace") if got else "nothing")
-if kind == "unix-connected":
-    pipe_peer.settimeout(2)
+if kind in ("unix-connected", "unix-listening"):
+    peer = pipe_peer if kind == "unix-connected" else host_client
+    peer.settimeout(2)
     try:
-        pipe_got.append(pipe_peer.recv(200))
+        pipe_got.append(peer.recv(200))
     except OSError:
         pass
-if kind in ("unix-connected", "unix-listening"):
-    if kind == "unix-listening":
-        th.join(3)
     g = b"".join(pipe_got)
     print("pipe:", "GOT " + g.decode(errors="replace") if g else "nothing")

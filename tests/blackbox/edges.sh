@@ -422,9 +422,13 @@ fi
 if [ ${#NSA[@]} -gt 0 ]; then
 	S=$SCRATCH/ns8
 	mkdir -p "$S" && chmod 0777 "$S"
+	rm -f "$S/go"
+	# A's command waits for the test's go (20 s at most), not a fixed time:
+	# its 3 s sleep ended before the second moat's sweep on a loaded
+	# machine, and A, done, had removed its tmp itself.
 	# shellcheck disable=SC2016
 	MOAT_HOST_LIMIT=userns=0,root=0 "${NSA[@]}" sh -c 'echo $(($1 - 1)) >/proc/sys/kernel/ns_last_pid &&
-		"$2" run --backend native --mode prefer --write "$3" -- /bin/sh -c "echo data >\$TMPDIR/f; echo \$TMPDIR >$3/tmpdir; sleep 3; cat \$TMPDIR/f" >"$3/a.out" 2>"$3/a.err"' \
+		"$2" run --backend native --mode prefer --write "$3" -- /bin/sh -c "echo data >\$TMPDIR/f; echo \$TMPDIR >$3/tmpdir; i=0; while [ ! -e $3/go ] && [ \$i -lt 400 ]; do sleep 0.05; i=\$((i + 1)); done; cat \$TMPDIR/f" >"$3/a.out" 2>"$3/a.err"' \
 		sh "$dead" "$MOAT" "$S" &
 	nsa=$!
 	for _ in $(seq 100); do [ -s "$S/tmpdir" ] && break; sleep 0.05; done
@@ -434,6 +438,7 @@ if [ ${#NSA[@]} -gt 0 ]; then
 	MOAT_HOST_LIMIT=userns=0,root=0 "$MOAT" run --backend native --mode prefer -- /bin/sleep 1 2>/dev/null
 	[ -n "$atmp" ] && [ -e "$atmp/f" ]
 	ok $? "  a second moat's sweep leaves A's live tmp alone (A holds its lock)"
+	touch "$S/go"
 	wait "$nsa"
 	is "$(cat "$S/a.out")" data "  A reads its file at its end"
 	[ -n "$atmp" ] && [ ! -e "$atmp" ]

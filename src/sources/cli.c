@@ -630,6 +630,26 @@ static void suggest_option(const char *arg, struct moat_error *err)
 		moat_error_hint(err, "did you mean %s? See `moat run --help`", s);
 }
 
+/* `--allow-net --dry-run -- cmd`: the value was forgotten, and taking the
+ * next option for it would drop that option unseen: a deny of
+ * "./--dry-run" is accepted (a denied path need not exist), and the
+ * command ran instead of the dry run asked for.  A word that is one of
+ * run's options is refused as a value; a value that truly is such a word
+ * is given as --OPT=VALUE.  0, or -1 with
+ * err set. */
+static int value_is_option(const struct option_def *def, const char *next, struct moat_error *err)
+{
+	const char *inline_val;
+	const struct option_def *other = find_option(next, &inline_val);
+
+	if (!other)
+		return 0;
+	moat_error_set(err, MOAT_E_USAGE, 0, "%s needs a value (%s), and the word after it, '%s', is an option", def->name,
+		       def->metavar, next);
+	return moat_error_hint(err, "write %s %s, then %s; a value that starts with '-' is written %s=VALUE", def->name,
+			       def->metavar, other->name, def->name);
+}
+
 const char *cli_run_config_file(int argc, char *const *argv)
 {
 	int i;
@@ -936,6 +956,8 @@ int cli_parse_run_meta(int argc, char **argv, char *const *environ_in, struct mo
 				usage_error(err, "%s needs a value (%s)", def->name, def->metavar);
 				goto out;
 			}
+			if (value_is_option(def, argv[i + 1], err) < 0)
+				goto out;
 			val = argv[++i];
 		} else if (!def->takes_value && val) {
 			usage_error(err, "%s takes no value%s", def->name, "");

@@ -303,6 +303,24 @@ ok $([ ! -e "$SCRATCH/dry-created" ] && echo 0 || echo 1) "--dry-run runs nothin
 like "$(json_get "$SCRATCH/dry.json" '["policy"]["paths"]')" "\"$SCRATCH\"" "--dry-run shows the effective policy"
 is "$(json_get "$SCRATCH/dry.json" '["schema"]')" "moat.report/1" "--dry-run has the report's shape"
 
+# --- an option whose value was forgotten does not take the next option for it:
+# `--deny --dry-run` denied a path "./--dry-run" and ran the command (no dry
+# run), `--allow-net --dry-run` allowed a host "--dry-run" and ran it.
+for opt in --deny --allow-net --read; do
+	rm -f "$SCRATCH/forgot"
+	out=$(run $opt --dry-run -- "$HELPER" write "$SCRATCH/forgot" 2>&1 >/dev/null); rc=$?
+	is "$rc" 125 "$opt --dry-run (the value forgotten): refused, 125"
+	ok $([ ! -e "$SCRATCH/forgot" ]; echo $?) "  and the command did not run"
+	is "$(printf '%s\n' "$out" | head -n1)" "moat: $opt needs a value ($(case $opt in --allow-net) echo DEST ;; *) echo PATH ;; esac)), and the word after it, '--dry-run', is an option" \
+		"  naming the option and the word it would have taken"
+done
+like "$(run --deny --dry-run -- true 2>&1 | tail -n1)" "hint: write --deny PATH, then --dry-run; a value that starts with '-' is written --deny=VALUE" \
+	"  with the hint"
+run --deny "$SCRATCH/none" --dry-run -- "$HELPER" write "$SCRATCH/forgot" >/dev/null; rc=$?
+ok $([ "$rc" = 0 ] && [ ! -e "$SCRATCH/forgot" ]; echo $?) "control: --deny PATH --dry-run is the dry run (0, nothing ran)"
+out=$(run --deny=--dry-run -- "$HELPER" exit 7 2>&1); rc=$?
+is "$rc:$out" "7:" "control: --deny=--dry-run is a deny of that name, and the command runs (its exit 7)"
+
 # --- --cwd
 out=$(run --cwd "$SCRATCH" -- /bin/pwd)
 is "$out" "$SCRATCH" "--cwd sets the command's directory"

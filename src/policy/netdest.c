@@ -218,6 +218,19 @@ static bool inside_loopback(int family, const unsigned char *addr, unsigned pref
 
 /* ---- names ---- */
 
+/* The label of `len` characters that ends at name[end] starts or ends
+ * with '-': no host has such a name (RFC 952, 1123), resolvers refuse it,
+ * and an entry naming it would allow nothing.  "-foo.com" is most often an
+ * option where the value was forgotten.  true with e set. */
+static bool hyphen_ends_label(const char *name, size_t end, size_t len, struct net_parse_error *e)
+{
+	if (name[end - len] != '-' && name[end - 1] != '-')
+		return false;
+	refuse(e, "a label of a host name starts and ends with a letter or a digit",
+	       "a label of the host name %s with '-'", name[end - len] == '-' ? "starts" : "ends");
+	return true;
+}
+
 char *net_name_normalise(const char *name, struct net_parse_error *e)
 {
 	size_t len = strlen(name), i, label = 0;
@@ -243,6 +256,8 @@ char *net_name_normalise(const char *name, struct net_parse_error *e)
 				refuse(e, "remove the doubled dot", "empty label in the host name");
 				return NULL;
 			}
+			if (hyphen_ends_label(name, i, label, e))
+				return NULL;
 			label = 0;
 			continue;
 		}
@@ -267,6 +282,8 @@ char *net_name_normalise(const char *name, struct net_parse_error *e)
 		refuse(e, "remove the doubled dot", "empty label in the host name");
 		return NULL;
 	}
+	if (hyphen_ends_label(name, len, label, e))
+		return NULL;
 	/* "1.2.3" or "10.0.0.256" is no host name, and resolvers would take
 	 * some of them for addresses (inet_aton's "1.2.3" is 1.2.0.3). */
 	last = memrchr(name, '.', len);
@@ -429,6 +446,22 @@ static const char *proxy_only_body(const char *text)
 	return *b && !*c ? NULL : b;
 }
 
+/* A URL given as a destination: the hint names its host and port, the
+ * part an entry holds (the scheme's default port is among 443 and 80). */
+static int refuse_url(const char *text, struct net_parse_error *e)
+{
+	const char *host = strstr(text, "://") + 3;
+	int n = (int)strcspn(host, "/?#");
+
+	refuse(e, NULL, "a URL, not a destination");
+	if (n == 0)
+		snprintf(e->hint, sizeof(e->hint), "give the host, e.g. api.example.com (api.example.com:8443 for another "
+						   "port than 443 and 80)");
+	else
+		snprintf(e->hint, sizeof(e->hint), "write it as %.*s (ports 443 and 80 when it names none)", n, host);
+	return -1;
+}
+
 int net_dest_parse(const char *text, struct moat_net_dest *out, struct net_parse_error *e)
 {
 	struct moat_net_dest d = {0};
@@ -449,6 +482,10 @@ int net_dest_parse(const char *text, struct moat_net_dest *out, struct net_parse
 	len = strlen(text);
 	if (len == 0)
 		return refuse(e, FORMS, "empty destination");
+	/* "https://api.example.com" was read as host "https" and port
+	 * "//api.example.com". */
+	if (strstr(text, "://"))
+		return refuse_url(text, e);
 	if (len > MAX_TEXT)
 		return refuse(e, NULL, "destination of %zu characters; at most %d", len, MAX_TEXT);
 	memcpy(buf, text, len + 1);

@@ -118,6 +118,22 @@ is "$?" 125 "--net none --allow-net: refused too (125)"
 is "$?" 125 "a malformed destination: refused (125)"
 like "$(cat "$SCRATCH/e3")" "^moat: --allow-net exa_mple.com:99: character '_' not allowed in a host name" \
 	"  the message names the flag and the value"
+# A label that starts or ends with '-' names no host (RFC 1123): "-foo.com"
+# was allowed, an entry that allows nothing; a URL was read as host "https"
+# and port "//host".
+for d in -foo.com foo-.example a.-b.example; do
+	"$MOAT" run "--allow-net=$d" --dry-run -- "$HELPER" exit 0 >/dev/null 2>"$SCRATCH/e5"
+	is "$?" 125 "--allow-net=$d: refused (125)"
+	like "$(head -n1 "$SCRATCH/e5")" "^moat: --allow-net $d: a label of the host name (starts|ends) with '-'" \
+		"  naming the value and what is wrong"
+done
+"$MOAT" run --allow-net https://api.example.com:8443/v1 --dry-run -- "$HELPER" exit 0 >/dev/null 2>"$SCRATCH/e6"
+is "$?" 125 "--allow-net URL: refused (125)"
+is "$(cat "$SCRATCH/e6")" "moat: --allow-net https://api.example.com:8443/v1: a URL, not a destination
+moat: hint: write it as api.example.com:8443 (ports 443 and 80 when it names none)" "  with the host:port to give"
+"$MOAT" run --mode prefer --allow-net xn--bcher-kva.example --allow-net a-b.example:8443 --dry-run -- "$HELPER" exit 0 >"$SCRATCH/dry2.json"
+is "$?/$(jx "$SCRATCH/dry2.json" '[a["name"] for a in d["policy"]["net_allow"]]')" '0/["xn--bcher-kva.example", "a-b.example"]' \
+	"control: a '-' inside a label is a host name (the dry run lists both)"
 printf '[sandbox]\nnetwork.allow = ["10.1.2.3/8"]\n' >"$SCRATCH/bad.toml"
 "$MOAT" run --config "$SCRATCH/bad.toml" -- "$HELPER" exit 0 2>"$SCRATCH/e4"
 is "$?" 125 "a malformed network.allow entry in a config: refused (125)"

@@ -54,6 +54,7 @@ static const struct {
     {"Example.COM.", "name example.com 443,80"},
     {"api.example.com:8443", "name api.example.com 8443"},
     {"a-b.c-d.example:1", "name a-b.c-d.example 1"},
+    {"xn--bcher-kva.example", "name xn--bcher-kva.example 443,80"}, /* "--" inside a label: punycode */
     {"example.com:65535", "name example.com 65535"},
     {"example.com:*", "name example.com *"},
     {"intranet", "name intranet 443,80"},
@@ -131,6 +132,22 @@ static const struct {
     {".example.com", "error: empty label in the host name / remove the doubled dot"},
     {"example.com..", "error: empty label in the host name / remove the doubled dot"},
     {".", "error: empty host name"},
+    {"-foo.com", "error: a label of the host name starts with '-' / a label of a host name starts and ends with a "
+		 "letter or a digit"},
+    {"foo-.com", "error: a label of the host name ends with '-' / a label of a host name starts and ends with a "
+		 "letter or a digit"},
+    {"a.-b.com:8443", "error: a label of the host name starts with '-' / a label of a host name starts and ends "
+		      "with a letter or a digit"},
+    {"*.com-", "error: a label of the host name ends with '-' / a label of a host name starts and ends with a "
+	       "letter or a digit"},
+    {"--dry-run", "error: a label of the host name starts with '-' / a label of a host name starts and ends with a "
+		  "letter or a digit"},
+    {"https://api.example.com/v1", "error: a URL, not a destination / write it as api.example.com (ports 443 and 80 "
+				   "when it names none)"},
+    {"socks5://[::1]:1080", "error: a URL, not a destination / write it as [::1]:1080 (ports 443 and 80 when it "
+			    "names none)"},
+    {"https://", "error: a URL, not a destination / give the host, e.g. api.example.com (api.example.com:8443 for "
+		 "another port than 443 and 80)"},
     {"*", "error: '*' alone is not a destination / --net all opens the whole network; *.example.com allows the "
 	  "subdomains of example.com"},
     {"*:443", "error: '*' alone is not a destination / --net all opens the whole network; *.example.com allows "

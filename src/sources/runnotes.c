@@ -108,6 +108,12 @@ static void note_container(const struct moat_policy *p, struct netset_notes *not
 	netset_notes_add(notes, line);
 }
 
+/* The sandbox's own /tmp or /dev/shm holds `path`. */
+static bool in_private_tmp(const struct moat_policy *p, const char *path)
+{
+	return p->private_tmp && (path_within(path, "/tmp") || path_within(path, "/dev/shm"));
+}
+
 /* Is `path` in the sandbox: within a grant, or in what the sandbox makes
  * of its own (/tmp, /dev, /proc, /run)?  *deny: the denied path that
  * hides it, when one does. */
@@ -120,7 +126,7 @@ static bool path_shown(const struct moat_policy *p, const char *path, const stru
 	for (size_t i = 0; i < ARRAY_LEN(own); i++)
 		if (path_within(path, own[i]))
 			return true;
-	if (p->private_tmp && (path_within(path, "/tmp") || path_within(path, "/dev/shm")))
+	if (in_private_tmp(p, path))
 		return true;
 	/* A deny wins over every grant (policy.md: a denied path is never
 	 * granted); else any grant shows it. */
@@ -134,6 +140,73 @@ static bool path_shown(const struct moat_policy *p, const char *path, const stru
 		shown = true;
 	}
 	return shown;
+}
+
+/* A grant below the private /tmp shows the host's directory there (one
+ * of /tmp itself is not bound). */
+static bool granted_in_private_tmp(const struct moat_policy *p, const char *path)
+{
+	for (size_t i = 0; i < p->n_paths; i++) {
+		const struct moat_path_rule *r = &p->paths[i];
+
+		if (r->access != MOAT_ACCESS_DENY && in_private_tmp(p, r->path) && strcmp(r->path, "/tmp") != 0 &&
+		    strcmp(r->path, "/dev/shm") != 0 && path_within(path, r->path))
+			return true;
+	}
+	return false;
+}
+
+/* A grant lies below `dir`: the view shows part of it (`sh -c '...' sh
+ * REPO` with REPO/.git granted). */
+static bool grant_below(const struct moat_policy *p, const char *dir)
+{
+	for (size_t i = 0; i < p->n_paths; i++)
+		if (p->paths[i].access != MOAT_ACCESS_DENY && strcmp(p->paths[i].path, dir) != 0 &&
+		    path_within(p->paths[i].path, dir))
+			return true;
+	return false;
+}
+
+/* An argument of the command that is a directory of the host the sandbox
+ * does not show: `npx -y @modelcontextprotocol/server-filesystem ~/proj`
+ * under the mcp profile (or a wrapped entry with no grant of it) stops on
+ * "None of the specified directories are accessible", with no word of
+ * moat's.  Only an absolute path, as the argument is whole, that is a
+ * directory here: a file argument is as often data the command is meant
+ * not to reach (`cat ~/.ssh/id_rsa`), and a denied one is named as such;
+ * one that a grant below shows in part is left alone. */
+static void note_arg_dirs(const struct moat_policy *p, struct netset_notes *notes)
+{
+	for (size_t i = 1; p->argv && i < p->argc; i++) {
+		const char *a = p->argv[i];
+		const struct moat_path_rule *deny = NULL;
+		cleanup_free char *path = NULL, *line = NULL;
+		struct stat st;
+
+		if (a[0] != '/' || !(path = path_resolve_lexical(a, "/", NULL)) || stat(path, &st) != 0 ||
+		    !S_ISDIR(st.st_mode) || grant_below(p, path))
+			continue;
+		if (in_private_tmp(p, path)) {
+			if (!granted_in_private_tmp(p, path))
+				line = moat_xasprintf("note: the command's argument %s lies in the sandbox's private /tmp, "
+						      "which starts empty: the command sees none of the host's files "
+						      "there; grant it (--read or --write) if the command uses it",
+						      path);
+		} else if (path_shown(p, path, &deny)) {
+			continue;
+		} else if (deny) {
+			line = moat_xasprintf("note: the command's argument %s lies in the denied %s (%s): the command "
+					      "sees nothing of it",
+					      path, deny->path, deny->origin.source);
+		} else {
+			line = moat_xasprintf("note: the command's argument %s is a directory outside every grant: the "
+					      "command sees nothing of it; grant it (--read or --write, or read or write in "
+					      "the config's profile) if the command uses it",
+					      path);
+		}
+		if (line)
+			netset_notes_add(notes, line);
+	}
 }
 
 /* Does some directory of `path` below `/`, or the path, exist on the
@@ -266,6 +339,7 @@ void run_notes_add(const struct moat_policy *p, char *const *environ_in, struct 
 	note_git_dir_readonly(p, notes);
 	note_container(p, notes);
 	note_env_paths(p, environ_in, notes);
+	note_arg_dirs(p, notes);
 	note_ca_not_granted(p, environ_in, notes);
 	note_deny_blank(p, notes);
 	note_gvisor_memory(p, notes);

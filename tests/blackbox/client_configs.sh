@@ -190,4 +190,22 @@ is "$(printf '%s\n' "$out" | sed -E 's/(syntax.toml:4:1: ).*/\1/')" "moat: $CFG/
 moat: $CFG/syntax.toml: the reading stops at a syntax error: nothing after it was checked" \
 	"a syntax error ends the reading, and config check says so (the misspelt command after it is not named)"
 
+# --- a server's directory argument the sandbox does not show: the
+# filesystem server given ~/proj under the mcp profile stopped on "None of
+# the specified directories are accessible", with no word of moat's.  A
+# note names the argument, and why; granted, there is none.
+mkdir -p "$SCRATCH/proj" && echo hello >"$SCRATCH/proj/file.txt" && chmod -R a+rX "$SCRATCH/proj"
+printf '{"mcpServers": {"fs": {"command": "/bin/ls", "args": ["%s", "/var/lib", "%s"]}}}\n' "$SCRATCH/proj" "$SCRATCH/proj/file.txt" \
+	>"$CFG/fsdirs.json"
+out=$(cd / && "$MOAT" run --config "$CFG/fsdirs.json" --server fs --profile mcp 2>"$SCRATCH/dirs.err")
+unlike "$out" "file.txt" "a directory argument in the private /tmp: the server does not see it"
+like "$(cat "$SCRATCH/dirs.err")" "^moat: note: the command's argument $SCRATCH/proj lies in the sandbox's private /tmp, which starts empty" \
+	"  and a note names it before the server's own error"
+like "$(cat "$SCRATCH/dirs.err")" "moat: note: the command's argument /var/lib is a directory outside every grant: the command sees nothing of it; grant it \\(--read or --write" \
+	"  so does one outside every grant (/var/lib under mcp)"
+unlike "$(cat "$SCRATCH/dirs.err")" "argument $SCRATCH/proj/file\\.txt" "  a file argument is not noted (it is as often data kept from the command)"
+out=$(cd / && "$MOAT" run --config "$CFG/fsdirs.json" --server fs --profile mcp --read "$SCRATCH/proj" --read /var/lib 2>"$SCRATCH/dirs.err")
+like "$out" "file.txt" "control: granted, the server lists it"
+unlike "$(cat "$SCRATCH/dirs.err")" "note: the command's argument" "  and no note"
+
 done_testing

@@ -2,6 +2,7 @@
 
 #include <errno.h>
 #include <limits.h>
+#include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -22,6 +23,32 @@ static int check_exec(const char *path)
 	if (!S_ISREG(st.st_mode) || access(path, X_OK) != 0)
 		return EACCES;
 	return 0;
+}
+
+/* A regular file without an execute bit (a script just written, a file
+ * copied off a zip): "Permission denied" names no fix.  The hint gives the
+ * chmod, or the interpreter its #! line names. */
+static void hint_not_executable(const char *abs, const char *cmd, struct moat_error *err)
+{
+	cleanup_fclose FILE *f = NULL;
+	struct stat st;
+	char line[256];
+
+	if (stat(abs, &st) != 0 || !S_ISREG(st.st_mode) || (st.st_mode & (S_IXUSR | S_IXGRP | S_IXOTH)))
+		return;
+	if ((f = fopen(abs, "re")) && fgets(line, sizeof(line), f) && strncmp(line, "#!", 2) == 0) {
+		char *interp = line + 2 + strspn(line + 2, " \t");
+
+		interp[strcspn(interp, " \t\r\n")] = '\0';
+		if (*interp) {
+			moat_error_hint(err, "it has no execute bit (mode %04o): chmod +x %s, or run it with the "
+					     "interpreter its #! line names: moat run -- %s %s",
+					(unsigned)(st.st_mode & 07777), cmd, interp, cmd);
+			return;
+		}
+	}
+	moat_error_hint(err, "it has no execute bit (mode %04o): chmod +x %s, if it is a program",
+			(unsigned)(st.st_mode & 07777), cmd);
 }
 
 char *resolve_command(const char *cmd, const char *path_env, const char *cwd, struct moat_error *err)
@@ -46,6 +73,8 @@ char *resolve_command(const char *cmd, const char *path_env, const char *cwd, st
 		if (e == 0)
 			return abs;
 		moat_error_set(err, e == ENOENT || e == ENOTDIR ? MOAT_E_NOTFOUND : MOAT_E_NOEXEC, e, "%s", abs);
+		if (e == EACCES)
+			hint_not_executable(abs, cmd, err);
 		free(abs);
 		return NULL;
 	}

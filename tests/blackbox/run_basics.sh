@@ -31,7 +31,17 @@ run -- "$HELPER" killself 9; is $? 137 "killed by SIGKILL gives 137"
 run -- no-such-command-xyz 2>"$SCRATCH/err"; is $? 127 "command not found gives 127"
 like "$(cat "$SCRATCH/err")" "no-such-command-xyz" "  and names the command"
 printf '#!/bin/sh\necho hi\n' >"$SCRATCH/noexec.sh"; chmod 0644 "$SCRATCH/noexec.sh"
-run -- "$SCRATCH/noexec.sh" 2>/dev/null; is $? 126 "not executable gives 126"
+run -- "$SCRATCH/noexec.sh" 2>"$SCRATCH/err"; is $? 126 "not executable gives 126"
+# "Permission denied" alone named no fix: the hint gives the chmod, or the
+# interpreter of the #! line.
+is "$(cat "$SCRATCH/err")" "moat: $SCRATCH/noexec.sh: Permission denied
+moat: hint: it has no execute bit (mode 0644): chmod +x $SCRATCH/noexec.sh, or run it with the interpreter its #! line names: moat run -- /bin/sh $SCRATCH/noexec.sh" \
+	"  and the hint says how to run it"
+printf 'data\n' >"$SCRATCH/plain.txt"; chmod 0640 "$SCRATCH/plain.txt"
+run -- "$SCRATCH/plain.txt" 2>"$SCRATCH/err"; is $? 126 "a file without #! and execute bit: 126"
+like "$(cat "$SCRATCH/err")" "hint: it has no execute bit \\(mode 0640\\): chmod \\+x $SCRATCH/plain\\.txt, if it is a program\$" "  the hint gives the chmod"
+run -- /bin/sh "$SCRATCH/noexec.sh" >"$SCRATCH/out" 2>&1
+is "$?:$(cat "$SCRATCH/out")" "0:hi" "  control: the hint's command runs it"
 run -- "$SCRATCH" 2>/dev/null; is $? 126 "a directory gives 126"
 # Executable files the kernel does not run: moat does not guess an
 # interpreter, and its hint says what is wrong and how to run the file.

@@ -1,6 +1,8 @@
 /* moat's command line: a thin front end over libmoat.  It is the only place
  * where an error becomes output on stderr and an exit status. */
+#include <stdbool.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "api/run.h"
@@ -9,6 +11,8 @@
 #include "moat/moat.h"
 #include "policy/profiles.h"
 #include "sources/cli.h"
+#include "sources/config_common.h"
+#include "sources/resolve.h"
 #include "util/cleanup.h"
 #include "util/moatbin.h"
 #include "util/stacklimit.h"
@@ -19,6 +23,38 @@
 #ifndef MOAT_REVISION
 #define MOAT_REVISION "unknown"
 #endif
+
+/* One of run's options, as written or --OPT=VALUE. */
+static bool is_run_option(const char *word)
+{
+	const char *name, *metavar, *help;
+	size_t n = strcspn(word, "=");
+
+	for (size_t i = 0; (name = cli_run_option_doc(i, &metavar, &help)); i++)
+		if (strlen(name) == n && strncmp(word, name, n) == 0)
+			return true;
+	return false;
+}
+
+/* `moat --profile strict -- ls` and `moat node server.js` forgot `run`;
+ * `moat rn` mistyped a command (a program of PATH is not taken for one:
+ * `moat ocr` is no typo of oci).  The hint says which (`shown`: the word
+ * as moat prints it). */
+static void unknown_command_hint(const char *word, const char *shown)
+{
+	static const char *const commands[] = {"run", "profiles", "probe", "config", "export", "oci", "mcp", "help",
+					       "version", NULL};
+	const char *near = config_suggest(word, commands);
+	struct moat_error err = {0};
+	cleanup_free char *program = word[0] != '-' ? resolve_command(word, getenv("PATH"), ".", &err) : NULL;
+
+	if (is_run_option(word))
+		fprintf(stderr, "moat: hint: %s is an option of moat run: moat run %s ...\n", shown, shown);
+	else if (near && !program)
+		fprintf(stderr, "moat: hint: did you mean '%s'?\n", near);
+	else if (word[0] != '-')
+		fprintf(stderr, "moat: hint: to run %s in a sandbox: moat run [OPTIONS] -- %s ...\n", shown, shown);
+}
 
 int main(int argc, char **argv)
 {
@@ -87,6 +123,7 @@ int main(int argc, char **argv)
 	cleanup_free char *shown = moat_text_shown(argv[1]);
 
 	fprintf(stderr, "moat: unknown command '%s'\n", shown);
+	unknown_command_hint(argv[1], shown);
 	cli_usage(stderr);
 	return 125;
 }

@@ -283,6 +283,18 @@ is "$out" "moat: unknown option '--wirte'
 moat: hint: did you mean --write? See \`moat run --help\`" "a mistyped option: the one meant, as a config's mistyped key gets"
 is "$("$MOAT" run --allow-nett=example.com -- true 2>&1 | tail -n1)" "moat: hint: did you mean --allow-net? See \`moat run --help\`" \
 	"  --NAME=VALUE too"
+# `run` forgotten, or a command mistyped: the usage alone said neither.
+is "$("$MOAT" rn -- true 2>&1 | head -n2)" "moat: unknown command 'rn'
+moat: hint: did you mean 'run'?" "moat rn: unknown command, and the hint names run"
+is "$("$MOAT" --profile strict -- true 2>&1 | head -n2)" "moat: unknown command '--profile'
+moat: hint: --profile is an option of moat run: moat run --profile ..." "moat --profile ...: the hint says it is run's option"
+"$MOAT" sh -c "echo ran >$SCRATCH/ran" >/dev/null 2>"$SCRATCH/err"; rc=$?
+ok $([ "$rc" = 125 ] && [ ! -e "$SCRATCH/ran" ]; echo $?) "moat sh -c ...: 125, and nothing ran"
+is "$(sed -n 2p "$SCRATCH/err")" "moat: hint: to run sh in a sandbox: moat run [OPTIONS] -- sh ..." \
+	"  the hint gives the moat run line (a program of PATH is not taken for a typo)"
+"$MOAT" run --profile strict --write "$SCRATCH" -- sh -c "echo ran >$SCRATCH/ran" 2>/dev/null
+is "$?:$(cat "$SCRATCH/ran" 2>/dev/null)" "0:ran" "  control: with run, it runs"
+rm -f "$SCRATCH/ran"
 # --- the first word that is not an option starts the command; `--` stays accepted
 out=$("$MOAT" run --profile strict echo hi --profile x -- y 2>&1)
 is "$out" "hi --profile x -- y" "the first non-option word starts the command; every word after it is the command's"

@@ -1357,9 +1357,10 @@ static int check_conflicts(struct fs_plan *fp, struct moat_error *err)
 			}
 			if ((lex_equal || lex_inside) && d->rule->from_profile) {
 				moat_error_set(err, MOAT_E_USAGE, 0,
-					       "%s: --%s %s: %s %s, which moat always denies "
+					       "%s: %s%s %s: %s %s, which moat always denies "
 					       "(%s)",
-					       where(g->rule, a, sizeof(a)), moat_access_name(g->rule->access), g->path,
+					       where(g->rule, a, sizeof(a)), from_command_line(g->rule) ? "--" : "",
+					       moat_access_name(g->rule->access), g->path,
 					       lex_equal ? "it is" : "it lies inside", d->path,
 					       d->rule->origin.source ? d->rule->origin.source : "built-in secrets");
 				return moat_error_hint(err,
@@ -1367,8 +1368,9 @@ static int check_conflicts(struct fs_plan *fp, struct moat_error *err)
 						       "what it needs (in the project, say)");
 			}
 			if (lex_equal) {
-				moat_error_set(err, MOAT_E_USAGE, 0, "%s: %s is both granted (--%s) and denied (%s)",
-					       where(g->rule, a, sizeof(a)), g->path, moat_access_name(g->rule->access),
+				moat_error_set(err, MOAT_E_USAGE, 0, "%s: %s is both granted (%s%s) and denied (%s)",
+					       where(g->rule, a, sizeof(a)), g->path, from_command_line(g->rule) ? "--" : "",
+					       moat_access_name(g->rule->access),
 					       where(d->rule, b, sizeof(b)));
 				return moat_error_hint(err, "remove it from one of the two lists");
 			}

@@ -59,7 +59,7 @@ static void read_task(struct child_set *s, int task_dir, const char *tid)
 		child_set_add(s, (pid_t)pid);
 }
 
-void child_set_read(struct child_set *s)
+bool child_set_read(struct child_set *s)
 {
 	cleanup_close int dir = open("/proc/self/task", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	char buf[4096] __attribute__((aligned(8)));
@@ -67,7 +67,7 @@ void child_set_read(struct child_set *s)
 
 	s->n = 0;
 	if (dir < 0)
-		return;
+		return false;
 	while ((n = syscall(SYS_getdents64, dir, buf, sizeof(buf))) > 0)
 		for (long off = 0; off < n;) {
 			struct dirent64 *e = (struct dirent64 *)(void *)(buf + off);
@@ -76,6 +76,7 @@ void child_set_read(struct child_set *s)
 				read_task(s, dir, e->d_name);
 			off += e->d_reclen;
 		}
+	return true;
 }
 
 bool child_set_has(const struct child_set *s, pid_t pid)

@@ -15,9 +15,11 @@ struct child_set {
 	size_t n, cap;
 };
 
-/* Replaces *s with the children there are now (empty when /proc cannot
- * be read). */
-void child_set_read(struct child_set *s);
+/* Replaces *s with the children there are now.  false (errno set, *s
+ * empty) when /proc/self/task cannot be read (no /proc, out of
+ * descriptors): the set is then not known, and an empty one would take the
+ * caller's children for none. */
+bool child_set_read(struct child_set *s);
 bool child_set_has(const struct child_set *s, pid_t pid);
 void child_set_free(struct child_set *s);
 #define cleanup_child_set __attribute__((cleanup(child_set_free)))

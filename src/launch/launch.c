@@ -67,21 +67,25 @@ static void reap_orphans(pid_t spare, const struct child_set *before)
 
 /* Reap what of moat's children has ended, but those in `before`: the
  * command (its status into *child_status, *child_done set) and the orphans
- * re-parented to moat. */
+ * re-parented to moat.  The command is waited for by its pid, not found in
+ * the list of children: a list that could not be read (out of descriptors)
+ * left it a zombie and moat polling forever. */
 static void reap_ended(pid_t child, const struct child_set *before, struct child_set *now, bool *child_done,
 		       int *child_status)
 {
 	size_t i;
 	int status;
 
+	if (!*child_done && waitpid(child, &status, WNOHANG) == child) {
+		*child_done = true;
+		*child_status = status;
+	}
 	child_set_read(now);
 	for (i = 0; i < now->n; i++) {
 		pid_t pid = now->pids[i];
 
-		if (child_set_has(before, pid) || waitpid(pid, &status, WNOHANG) != pid || pid != child)
-			continue;
-		*child_done = true;
-		*child_status = status;
+		if (pid != child && !child_set_has(before, pid))
+			waitpid(pid, &status, WNOHANG);
 	}
 }
 
@@ -620,7 +624,10 @@ int launch_run(const struct moat_policy *p, struct moat_plan *plan, struct term 
 	sfd = signalfd(-1, &fwd, SFD_CLOEXEC | SFD_NONBLOCK);
 	if (sfd < 0)
 		return moat_error_set(err, MOAT_E_SYSTEM, errno, "signalfd");
-	child_set_read(&before);
+	/* Unknown, the caller's own children would be taken for the tree's
+	 * (killed and reaped at its end). */
+	if (!child_set_read(&before))
+		return moat_error_set(err, MOAT_E_SYSTEM, errno, "reading moat's children (/proc/self/task)");
 	if (!pid_init && prctl(PR_GET_CHILD_SUBREAPER, &was_subreaper, 0, 0, 0) == 0 && !was_subreaper)
 		prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0);
 	else

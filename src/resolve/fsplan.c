@@ -2231,7 +2231,8 @@ static int protect_git_code(struct fs_plan *fp, const struct moat_policy *p, int
 	int rc;
 
 	git_code_paths(top_fd, top, fp->home_real, &gc);
-	rc = protect_code_list(fp, p, &gc, used, err);
+	rc = gc.failed ? moat_error_set(err, MOAT_E_SYSTEM, gc.failed, "reading %s/.git's configuration", top)
+		       : protect_code_list(fp, p, &gc, used, err);
 	git_code_free(&gc);
 	return rc;
 }
@@ -2428,7 +2429,9 @@ static int repo_kind(int dirfd, const char *name, enum repo_kind *kind)
 }
 
 /* The git directory a gitfile `top/.git` names ("gitdir: PATH", relative
- * to `top`), lexically normalised; NULL when it names none. */
+ * to `top`), lexically normalised; NULL when it names none, or (errno
+ * EMFILE, ENFILE, ENOMEM; else 0) when moat ran out of descriptors or
+ * memory opening it: the git directory it names would go unprotected. */
 static char *gitfile_target(int top_fd, const char *top)
 {
 	char buf[PATH_MAX + 16];
@@ -2436,8 +2439,13 @@ static char *gitfile_target(int top_fd, const char *top)
 	ssize_t n;
 	char *nl;
 
-	if (fd < 0 || (n = read(fd, buf, sizeof(buf) - 1)) <= 0)
+	if (fd < 0 && (moat_errno_is_fd_exhaustion(errno) || errno == ENOMEM))
 		return NULL;
+	errno = 0;
+	if (fd < 0 || (n = read(fd, buf, sizeof(buf) - 1)) <= 0) {
+		errno = 0;
+		return NULL;
+	}
 	buf[n] = '\0';
 	if (strncmp(buf, "gitdir: ", 8) != 0)
 		return NULL;
@@ -2508,7 +2516,8 @@ static int protect_in_gitdir(struct fs_plan *fp, const struct moat_policy *p, co
 	if (rc < 0)
 		return -1;
 	git_code_paths_gitdir(top, gitdir, fp->home_real, &gc);
-	rc = protect_code_list(fp, p, &gc, used, err);
+	rc = gc.failed ? moat_error_set(err, MOAT_E_SYSTEM, gc.failed, "reading %s's configuration", gitdir)
+		       : protect_code_list(fp, p, &gc, used, err);
 	git_code_free(&gc);
 	if (rc == 0 && follow_common) {
 		cleanup_free char *path = moat_xasprintf("%s/commondir", gitdir);
@@ -2517,6 +2526,8 @@ static int protect_in_gitdir(struct fs_plan *fp, const struct moat_policy *p, co
 		char buf[PATH_MAX];
 		ssize_t n;
 
+		if (fd < 0 && (moat_errno_is_fd_exhaustion(errno) || errno == ENOMEM))
+			return moat_error_set(err, MOAT_E_SYSTEM, errno, "reading %s", path);
 		if (fd >= 0 && (n = read(fd, buf, sizeof(buf) - 1)) > 0) {
 			buf[n] = '\0';
 			buf[strcspn(buf, "\r\n")] = '\0';
@@ -2745,6 +2756,8 @@ static int protect_repo(struct fs_plan *fp, const struct moat_policy *p, size_t 
 		cleanup_free char *gitdir = gitfile_target(top_fd, top);
 		if (gitdir)
 			return protect_in_gitdir(fp, p, top, gitdir, true, used, err);
+		if (errno)
+			return moat_error_set(err, MOAT_E_SYSTEM, errno, "reading %s/.git (a gitfile)", top);
 	}
 	return 0;
 }
@@ -2762,8 +2775,9 @@ static bool farm_named(const struct fs_plan *fp, const char *dir)
 /* The hard-link farms (resolve/linkfarm.h) of the directory `prefix`
  * below write grant `grant` (its root: ""; a repository one level below:
  * "NAME/"; `bare`: a bare one), each found recorded in fp->farms.  A farm
- * the policy denies is out of the command's reach. */
-static void find_link_farms(struct fs_plan *fp, size_t grant, const char *prefix, bool bare)
+ * the policy denies is out of the command's reach.  -1 (err set) when moat
+ * ran out of descriptors or memory sampling one. */
+static int find_link_farms(struct fs_plan *fp, size_t grant, const char *prefix, bool bare, struct moat_error *err)
 {
 	const struct fs_obj *g = &fp->obj[grant];
 	cleanup_free char *top = path_join(g->real, prefix);
@@ -2775,6 +2789,7 @@ static void find_link_farms(struct fs_plan *fp, size_t grant, const char *prefix
 		const char *dir = link_farm_dir_below(k, top, bare);
 		cleanup_free char *rel = NULL, *real = NULL, *file = NULL;
 		nlink_t nlink;
+		int found;
 
 		if (!dir)
 			continue;
@@ -2782,12 +2797,18 @@ static void find_link_farms(struct fs_plan *fp, size_t grant, const char *prefix
 		rel = strcmp(dir, ".") ? moat_xasprintf("%s%s", prefix, dir)
 				       : prefix[0] ? moat_xstrndup(prefix, strlen(prefix) - 1) : moat_xstrdup(".");
 		real = strcmp(rel, ".") ? path_join(g->real, rel) : moat_xstrdup(g->real);
-		if (fs_is_excluded(fp, real) || farm_named(fp, real) || !link_farm_sample(g->fd, k, rel, &file, &nlink))
+		if (fs_is_excluded(fp, real) || farm_named(fp, real))
+			continue;
+		found = link_farm_sample(g->fd, k, rel, &file, &nlink);
+		if (found < 0)
+			return moat_error_set(err, MOAT_E_SYSTEM, errno, "looking for a farm of hard links in %s", real);
+		if (!found)
 			continue;
 		fp->farms = moat_xgrow(fp->farms, &fp->cap_farms, fp->n_farms, sizeof(*fp->farms));
 		fp->farms[fp->n_farms++] =
 		    (struct fs_farm){.kind = k, .dir = steal_ptr(&real), .file = path_join(g->real, file), .nlink = nlink};
 	}
+	return 0;
 }
 
 /* A grant root this uid may not list: moat cannot tell what it holds.
@@ -2837,7 +2858,8 @@ static int protect_repos(struct fs_plan *fp, const struct moat_policy *p, size_t
 	}
 	if (protect_repo(fp, p, grant, "", root_kind, used, err) < 0)
 		return -1;
-	find_link_farms(fp, grant, "", root_kind == REPO_BARE);
+	if (find_link_farms(fp, grant, "", root_kind == REPO_BARE, err) < 0)
+		return -1;
 	for (errno = 0; (e = readdir(d)); errno = 0) {
 		cleanup_free char *prefix = NULL, *path = NULL;
 		struct stat st;
@@ -2901,7 +2923,8 @@ static int protect_repos(struct fs_plan *fp, const struct moat_policy *p, size_t
 			continue;
 		found = true;
 		prefix = moat_xasprintf("%s/", e->d_name);
-		find_link_farms(fp, grant, prefix, kind == REPO_BARE);
+		if (find_link_farms(fp, grant, prefix, kind == REPO_BARE, err) < 0)
+			return -1;
 		if (protect_repo(fp, p, grant, plan_name(fp, steal_ptr(&prefix)), kind, used, err) < 0)
 			return -1;
 	}
@@ -3066,7 +3089,10 @@ int fs_plan_build(const struct moat_policy *p, const char *home, struct fs_plan 
 		if (resolve_rule(fp, p, &p->terminal[i], &dt, err) < 0)
 			goto fail;
 	deny_tree_free(&dt);
-	fs_find_linked_denies(fp);
+	if (fs_find_linked_denies(fp, err) < 0) {
+		fs_plan_free(fp); /* dt freed above */
+		return -1;
+	}
 	moat_timeline_mark("fs.rules");
 	/* Links a deny was reached through are excluded too: replacing one
 	 * would move the denied name somewhere else. */

@@ -3,6 +3,7 @@
 
 #include <ctype.h>
 #include <dirent.h>
+#include <errno.h>
 #include <fcntl.h>
 #include <string.h>
 #include <strings.h>
@@ -10,6 +11,7 @@
 #include <unistd.h>
 
 #include "util/cleanup.h"
+#include "util/err.h"
 #include "util/gitcfg.h"
 #include "util/mem.h"
 #include "util/path.h"
@@ -43,6 +45,16 @@ static void add(struct git_code *gc, char *path, bool dir, bool gitfile)
 
 static void read_config(struct reader *r, int fd);
 
+/* An open that failed: out of descriptors or memory is recorded (what the
+ * file names is then not known); any other failure is the file's own (git
+ * cannot read it either).  Returns fd. */
+static int opened(struct git_code *gc, int fd)
+{
+	if (fd < 0 && !gc->failed && (moat_errno_is_fd_exhaustion(errno) || errno == ENOMEM))
+		gc->failed = errno;
+	return fd;
+}
+
 /* A path value as git takes it: "~/" from HOME, relative to `base`. */
 static char *value_path(const struct reader *r, const char *value, const char *base)
 {
@@ -60,7 +72,7 @@ static void include(struct reader *r, const char *path)
 
 	if (r->depth >= GIT_INCLUDE_DEPTH || r->files >= GIT_MAX_FILES)
 		return;
-	fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+	fd = opened(r->out, open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC));
 	if (fd < 0)
 		return;
 	dir = moat_xstrdup(path);
@@ -199,7 +211,7 @@ static void read_config(struct reader *r, int fd)
 /* A linked work tree's gitfile: .git/worktrees/ID/gitdir names it. */
 static void linked_worktrees(struct reader *r, int top_fd)
 {
-	int dfd = openat(top_fd, ".git/worktrees", O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	int dfd = opened(r->out, openat(top_fd, ".git/worktrees", O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
 	cleanup_closedir DIR *d = NULL;
 	struct dirent *de;
 	size_t seen = 0;
@@ -207,6 +219,7 @@ static void linked_worktrees(struct reader *r, int top_fd)
 	if (dfd < 0)
 		return;
 	if (!(d = fdopendir(dfd))) {
+		opened(r->out, -1); /* ENOMEM */
 		close(dfd);
 		return;
 	}
@@ -219,7 +232,7 @@ static void linked_worktrees(struct reader *r, int top_fd)
 		if (de->d_name[0] == '.')
 			continue;
 		rel = moat_xasprintf("%s/gitdir", de->d_name);
-		fd = openat(dirfd(d), rel, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+		fd = opened(r->out, openat(dirfd(d), rel, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC));
 		if (fd < 0 || (got = read(fd, text, sizeof(text) - 1)) <= 0)
 			continue;
 		text[got] = '\0';
@@ -233,7 +246,7 @@ void git_code_paths(int top_fd, const char *top, const char *home, struct git_co
 {
 	cleanup_free char *gitdir = moat_xasprintf("%s/.git", top);
 	struct reader r = {.top = top, .home = home, .out = out, .dir = gitdir};
-	cleanup_close int fd = openat(top_fd, ".git/config", O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+	cleanup_close int fd = opened(out, openat(top_fd, ".git/config", O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC));
 	cleanup_close int mfd = -1;
 
 	if (fd < 0)
@@ -241,7 +254,7 @@ void git_code_paths(int top_fd, const char *top, const char *home, struct git_co
 	read_config(&r, fd);
 	if (r.worktree_config)
 		add(out, moat_xasprintf("%s/config.worktree", gitdir), false, false);
-	mfd = openat(top_fd, ".gitmodules", O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+	mfd = opened(out, openat(top_fd, ".gitmodules", O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC));
 	if (mfd >= 0) {
 		r.modules = true;
 		r.dir = top;
@@ -255,7 +268,7 @@ void git_code_paths_gitdir(const char *top, const char *gitdir, const char *home
 	struct reader r = {.top = top, .home = home, .out = out, .dir = gitdir};
 	cleanup_free char *config = moat_xasprintf("%s/config", gitdir);
 	cleanup_free char *wt_top = NULL;
-	cleanup_close int fd = open(config, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+	cleanup_close int fd = opened(out, open(config, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC));
 
 	if (fd < 0)
 		return;

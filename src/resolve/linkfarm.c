@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "util/cleanup.h"
+#include "util/err.h"
 #include "util/mem.h"
 #include "util/openat2.h"
 #include "util/path.h"
@@ -106,7 +107,20 @@ struct sample {
 	nlink_t nlink;
 	dev_t dev;
 	ino_t ino;
+	int failed; /* out of descriptors or memory: the errno */
 };
+
+/* Out of descriptors or memory, a directory not opened says nothing of the
+ * farm: the sample stops, and the plan fails naming the cause, rather
+ * than take the farm for absent and claim fs.write.  true when `e` is such
+ * an errno (recorded). */
+static bool out_of_resources(struct sample *s, int e)
+{
+	if (!moat_errno_is_fd_exhaustion(e) && e != ENOMEM)
+		return false;
+	s->failed = e;
+	return true;
+}
 
 static bool sample_dir(struct sample *s, int fd, const char *rel, unsigned depth);
 
@@ -142,7 +156,9 @@ static bool sample_entry(struct sample *s, int dfd, const char *rel, const char 
 		int sub = openat(dfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 
 		++*dirs;
-		return sub >= 0 && sample_dir(s, sub, sub_rel, depth + 1);
+		if (sub < 0)
+			return out_of_resources(s, errno);
+		return sample_dir(s, sub, sub_rel, depth + 1);
 	}
 	return false;
 }
@@ -185,7 +201,7 @@ static bool sample_dir(struct sample *s, int fd, const char *rel, unsigned depth
 	return false;
 }
 
-bool link_farm_sample(int top_fd, size_t kind, const char *rel, char **file, nlink_t *nlink)
+int link_farm_sample(int top_fd, size_t kind, const char *rel, char **file, nlink_t *nlink)
 {
 	struct sample s = {.farm = &farms[kind], .files = LINK_FARM_FILES, .dirs = LINK_FARM_DIRS};
 	int fd = moat_openat2(top_fd, rel, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC,
@@ -193,11 +209,14 @@ bool link_farm_sample(int top_fd, size_t kind, const char *rel, char **file, nli
 
 	if (fd < 0 && errno == ENOSYS) /* before Linux 5.6: the last name not followed */
 		fd = openat(top_fd, rel, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-	if (fd < 0 || !sample_dir(&s, fd, rel, 0)) {
+	if (fd < 0 && out_of_resources(&s, errno))
+		return -1;
+	if (fd < 0 || !sample_dir(&s, fd, rel, 0) || s.failed) {
 		free(s.file);
-		return false;
+		errno = s.failed;
+		return s.failed ? -1 : 0;
 	}
 	*file = s.file;
 	*nlink = s.nlink;
-	return true;
+	return 1;
 }

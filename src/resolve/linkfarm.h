@@ -58,11 +58,12 @@ const struct link_farm *link_farm_get(size_t kind);
 const char *link_farm_dir_below(size_t kind, const char *top, bool bare);
 
 /* Samples farm `kind`, whose directory is `rel` below the directory open
- * at `top_fd` (no link followed on the way or in it).  True when a sampled regular
+ * at `top_fd` (no link followed on the way or in it).  1 when a sampled regular
  * file has more than one link: *file is its path relative to `top_fd`
- * (malloc'd) and *nlink its link count.  False when the farm is absent,
+ * (malloc'd) and *nlink its link count.  0 when the farm is absent,
  * cannot be read (nor then by the command, the same uid) or no sampled
- * file has another link. */
-bool link_farm_sample(int top_fd, size_t kind, const char *rel, char **file, nlink_t *nlink);
+ * file has another link.  -1 (errno set) when moat ran out of descriptors
+ * or memory: whether it is a farm is not known. */
+int link_farm_sample(int top_fd, size_t kind, const char *rel, char **file, nlink_t *nlink);
 
 #endif

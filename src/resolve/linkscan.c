@@ -11,6 +11,7 @@
 
 #include "util/cleanup.h"
 #include "util/mem.h"
+#include "util/err.h"
 #include "util/path.h"
 
 /* One name of a file with a link count above one, seen inside the denied
@@ -52,7 +53,24 @@ struct link_scan {
 	struct pending_dir *queue;
 	size_t head, n_queue, cap_queue;
 	size_t entries;      /* entries looked at, against LINK_SCAN_ENTRIES */
+	int failed;          /* out of descriptors or memory: the errno */
+	char *failed_at;     /* the directory it happened at */
 };
+
+/* Out of descriptors or memory, a directory not walked says nothing about
+ * what it holds, and the bound's note would pass it off as a choice: the
+ * plan fails instead, naming the cause (docs/errors.md).  true when `e`
+ * is such an errno (recorded, the walk stops). */
+static bool out_of_resources(struct link_scan *ls, int e, const char *path)
+{
+	if (!moat_errno_is_fd_exhaustion(e) && e != ENOMEM)
+		return false;
+	if (!ls->failed) {
+		ls->failed = e;
+		ls->failed_at = moat_xstrdup(path);
+	}
+	return true;
+}
 
 /* Files a second name can lead to: a regular file's content, a socket's
  * listener (a gpg-agent or ssh-agent socket kept in the denied directory),
@@ -133,9 +151,15 @@ static bool walk_one(struct link_scan *ls, struct pending_dir *pd)
 	struct stat dst;
 	struct dirent *e;
 
-	if (fstat(pd->fd, &dst) != 0 || !first_visit(ls, &dst) || !(d = fdopendir(pd->fd))) {
+	if (fstat(pd->fd, &dst) != 0 || !first_visit(ls, &dst)) {
 		close(pd->fd);
 		return true;
+	}
+	if (!(d = fdopendir(pd->fd))) {
+		int e0 = errno;
+
+		close(pd->fd);
+		return !out_of_resources(ls, e0, pd->path);
 	}
 	while ((e = readdir(d)) != NULL) {
 		struct stat st;
@@ -169,10 +193,12 @@ static bool walk_one(struct link_scan *ls, struct pending_dir *pd)
 		if (sub >= 0) {
 			enqueue(ls, sub, subpath, pd->deny, pd->depth + 1);
 			subpath = NULL;
-		} else if (errno == EACCES)
+		} else if (out_of_resources(ls, errno, subpath))
+			return false;
+		else if (errno == EACCES)
 			unlistable(ls, pd->deny, dirfd(d), e->d_name, subpath);
 		else if (errno != ENOENT && errno != ELOOP && errno != ENOTDIR)
-			unchecked(ls, pd->deny, subpath); /* EMFILE, ENOMEM, EIO: not walked */
+			unchecked(ls, pd->deny, subpath); /* EIO, ...: not walked */
 		/* else gone, or replaced by a link since the listing */
 	}
 	return true;
@@ -187,7 +213,7 @@ static void walk_queue(struct link_scan *ls)
 	for (; ls->head < ls->n_queue; ls->head++) {
 		struct pending_dir pd = ls->queue[ls->head]; /* a copy: walking grows the queue */
 
-		if (more)
+		if (more && !ls->failed)
 			more = walk_one(ls, &pd);
 		else {
 			unchecked(ls, pd.deny, pd.path);
@@ -260,10 +286,11 @@ static void judge(struct link_scan *ls)
 	}
 }
 
-void fs_find_linked_denies(struct fs_plan *fp)
+int fs_find_linked_denies(struct fs_plan *fp, struct moat_error *err)
 {
 	struct link_scan ls = { .fp = fp };
 	size_t i;
+	int rc = 0;
 
 	for (i = 0; i < fp->n; i++) {
 		struct fs_obj *o = &fp->obj[i];
@@ -277,6 +304,8 @@ void fs_find_linked_denies(struct fs_plan *fp)
 
 			if (fd >= 0)
 				enqueue(&ls, fd, moat_xstrdup(o->real), i, 0);
+			else if (out_of_resources(&ls, errno, o->real))
+				break;
 			else if (errno == EACCES)
 				unlistable(&ls, i, o->fd, ".", o->real);
 			else
@@ -284,7 +313,12 @@ void fs_find_linked_denies(struct fs_plan *fp)
 		}
 	}
 	walk_queue(&ls);
-	judge(&ls);
+	if (ls.failed)
+		rc = moat_error_set(err, MOAT_E_SYSTEM, ls.failed, "looking for other hard links of the denied files below %s",
+				    ls.failed_at);
+	else
+		judge(&ls);
+	free(ls.failed_at);
 	for (i = 0; i < ls.n_names; i++) {
 		free(ls.names[i].base);
 		free(ls.names[i].path);
@@ -292,4 +326,5 @@ void fs_find_linked_denies(struct fs_plan *fp)
 	free(ls.names);
 	free(ls.dirs);
 	free(ls.queue);
+	return rc;
 }

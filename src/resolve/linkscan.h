@@ -31,7 +31,9 @@
 /* Sets fs_obj.linked_secret on each present deny with a file that has a
  * name outside the denied paths, and fs_obj.link_unchecked on each denied
  * directory the bound left partly unwalked.  Uses the denies' descriptors,
- * never their names: a rename after planning changes nothing here. */
-void fs_find_linked_denies(struct fs_plan *fp);
+ * never their names: a rename after planning changes nothing here.  -1
+ * (err set) when moat ran out of descriptors or memory on the way: what
+ * was not walked is not known. */
+int fs_find_linked_denies(struct fs_plan *fp, struct moat_error *err);
 
 #endif

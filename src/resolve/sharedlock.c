@@ -85,8 +85,8 @@ int shared_remove_placeholder(int dirfd, const char *name, dev_t dev, ino_t ino,
 	struct stat st;
 	int tries, lk;
 
-	if (fd < 0 && errno == EACCES)
-		return -EACCES; /* ours, chmodded (000) by the command */
+	if (fd < 0 && (errno == EACCES || errno == EMFILE || errno == ENFILE || errno == ENOMEM))
+		return -errno; /* ours, chmodded (000) by the command; or not known: said left, not taken for gone */
 	if (fd < 0 || fstat(fd, &st) != 0 || st.st_dev != dev || st.st_ino != ino)
 		return 0; /* gone, or replaced by the host meanwhile: not ours */
 	/* Our own lock is converted (a second open file description of this

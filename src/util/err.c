@@ -3,6 +3,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <poll.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -228,18 +229,33 @@ int moat_error_hint_nproc(struct moat_error *err)
  * only on the error path (one fcntl each, up to the soft limit). */
 static size_t inherited_fds(void)
 {
+	struct pollfd batch[256];
 	struct rlimit rl;
 	size_t n = 0;
-	int fd, max;
+	int base, max, i, cnt;
 
 	if (getrlimit(RLIMIT_NOFILE, &rl) != 0)
 		return 0;
 	max = rl.rlim_cur > (1 << 20) ? (1 << 20) : (int)rl.rlim_cur;
-	for (fd = 3; fd < max; fd++) {
-		int flags = fcntl(fd, F_GETFD);
+	/* Out of descriptors, none can be opened to list /proc/self/fd: which
+	 * numbers are open, poll(2) says 256 at a time (POLLNVAL: closed).
+	 * An fcntl on each of the up to 2^20 numbers took 1.5 s under strace,
+	 * ~0.3 s without. */
+	for (base = 3; base < max; base += cnt) {
+		cnt = max - base < 256 ? max - base : 256;
+		for (i = 0; i < cnt; i++)
+			batch[i] = (struct pollfd){.fd = base + i};
+		if (poll(batch, (nfds_t)cnt, 0) < 0)
+			break;
+		for (i = 0; i < cnt; i++) {
+			int flags;
 
-		if (flags >= 0 && !(flags & FD_CLOEXEC))
-			n++;
+			if (batch[i].revents & POLLNVAL)
+				continue;
+			flags = fcntl(base + i, F_GETFD);
+			if (flags >= 0 && !(flags & FD_CLOEXEC))
+				n++;
+		}
 	}
 	return n;
 }

@@ -203,35 +203,51 @@ like "$?:$(cat "$SCRATCH/e4")" "^125:.*descriptor of (its|their) own" "--events-
 # --- names below a wildcard, looked up by the host's resolver in moat's threads -
 # moat asks the host's own resolver, so the test gives moat one of its own: a
 # private mount namespace (root only) with an /etc/hosts naming a.wild.test
-# and a resolv.conf naming a DNS server of the test's on 127.0.0.53, which
-# answers slow.wild.test after 1.5 s.  While that lookup runs, a.wild.test
-# must resolve and connect at once: moat's loop does not wait for it.  The
-# address entry 127.0.0.2:P2 lets the names have 127.0.0.2 on that port
-# (the rebinding rule: a private address needs an entry on the port;
+# and a resolv.conf naming a DNS server of the test's on 127.0.0.53.  It
+# holds its answer for slow.wild.test until it is asked release.wild.test
+# (20 s at most); asked.wild.test it answers once slow.wild.test has been
+# asked.  While slow.wild.test is held, a.wild.test must resolve and connect:
+# moat's loop does not wait for a lookup.  By order, not by time: the command
+# asks slow.wild.test in a thread, waits for asked.wild.test (so the slow
+# lookup is at the server), fetches a.wild.test three times, each while the
+# slow lookup is still running, then asks release.wild.test.  A loop that
+# waits for the slow lookup answers asked.wild.test only after the 20 s, and
+# then the slow lookup is over before the fetches (the old form allowed each
+# fetch 0.5 s beside a 1.5 s lookup, which a loaded machine could miss).  The
+# address entry 127.0.0.2:P2 lets the names have 127.0.0.2 on that port (the
+# rebinding rule: a private address needs an entry on the port;
 # net_rebind.sh).
 if [ "$(id -u)" = 0 ] && command -v unshare >/dev/null; then
 	printf '127.0.0.1 localhost\n127.0.0.2 a.wild.test\n' >"$SCRATCH/hosts"
-	printf 'nameserver 127.0.0.53\noptions timeout:3 attempts:1\n' >"$SCRATCH/resolv"
+	# glibc's longest wait for an answer (30 s): the server holds one 20 s.
+	printf 'nameserver 127.0.0.53\noptions timeout:30 attempts:1\n' >"$SCRATCH/resolv"
+	rm -f "$SCRATCH/dns.up"
 	"$PY" - "$SCRATCH" <<'PY' &
 import socket, struct, sys, threading, time, os
 s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
 s.bind(("127.0.0.53", 53)); s.settimeout(0.5)
 open(sys.argv[1] + "/dns.up", "w").close()
+asked, released = threading.Event(), threading.Event()
 def answer(q, src):
     name, i = [], 12
     while q[i]:
         name.append(q[i + 1:i + 1 + q[i]].decode()); i += 1 + q[i]
     qtype = struct.unpack(">H", q[i + 1:i + 3])[0]
     name = ".".join(name).lower()
-    slow = name == "slow.wild.test"
-    if slow:
-        time.sleep(1.5)
-    hdr = q[:2] + struct.pack(">HHHHH", 0x8180 if slow else 0x8183, 1, 1 if slow and qtype == 1 else 0, 0, 0)
+    known = name in ("slow.wild.test", "asked.wild.test", "release.wild.test")
+    if name == "slow.wild.test":
+        asked.set()
+        released.wait(20)
+    elif name == "asked.wild.test":
+        asked.wait(20)
+    elif name == "release.wild.test":
+        released.set()
+    hdr = q[:2] + struct.pack(">HHHHH", 0x8180 if known else 0x8183, 1, 1 if known and qtype == 1 else 0, 0, 0)
     r = hdr + q[12:i + 5]
-    if slow and qtype == 1:
+    if known and qtype == 1:
         r += struct.pack(">HHHIH", 0xC00C, 1, 1, 60, 4) + socket.inet_aton("127.0.0.2")
     s.sendto(r, src)
-end = time.time() + 60
+end = time.time() + 300
 while time.time() < end and os.path.exists(sys.argv[1] + "/dns.up"):
     try:
         q, src = s.recvfrom(512)
@@ -240,30 +256,33 @@ while time.time() < end and os.path.exists(sys.argv[1] + "/dns.up"):
     threading.Thread(target=answer, args=(q, src), daemon=True).start()
 PY
 	dnspid=$!
-	for _ in $(seq 100); do [ -e "$SCRATCH/dns.up" ] && break; sleep 0.05; done
-	out=$(unshare -m sh -c 'mount --bind "$1/hosts" /etc/hosts && mount --bind "$1/resolv" /etc/resolv.conf && shift && exec "$@"' _ "$SCRATCH" \
-		"$MOAT" run --profile strict --allow-net "*.wild.test:$P2" --allow-net "127.0.0.2:$P2" -- "$PY" -c "
-import socket, threading, time, urllib.request
+	if wait_ready 30 "the test's DNS server on 127.0.0.53 (dns.up)" test -e "$SCRATCH/dns.up"; then
+		out=$(unshare -m sh -c 'mount --bind "$1/hosts" /etc/hosts && mount --bind "$1/resolv" /etc/resolv.conf && shift && exec "$@"' _ "$SCRATCH" \
+			"$MOAT" run --profile strict --allow-net "*.wild.test:$P2" --allow-net "127.0.0.2:$P2" -- "$PY" -c "
+import socket, threading, urllib.request
 slow = {}
 def resolve_slow():
-    t = time.monotonic()
     try: slow['addr'] = socket.getaddrinfo('slow.wild.test', $P2, socket.AF_INET)[0][4][0]
     except OSError as e: slow['addr'] = repr(e)
-    slow['s'] = time.monotonic() - t
+def lookup(name):
+    try: return socket.getaddrinfo(name, $P2, socket.AF_INET)[0][4][0]
+    except OSError as e: return repr(e)
 th = threading.Thread(target=resolve_slow); th.start()
-time.sleep(0.2)
-worst = 0
+gate = lookup('asked.wild.test')
+held = []
 for i in range(3):
-    t = time.monotonic()
-    body = urllib.request.urlopen('http://a.wild.test:$P2/', timeout=5).read().decode().strip()
-    worst = max(worst, time.monotonic() - t)
+    try: body = urllib.request.urlopen('http://a.wild.test:$P2/', timeout=20).read().decode().strip()
+    except Exception as e: body = repr(e)
+    held.append(th.is_alive())
+lookup('release.wild.test')
 th.join()
-print(body, '|', 'fast' if worst < 0.5 else 'slow %.2f s' % worst, '|', slow['addr'], 'after %s' % ('>= 1 s' if slow['s'] >= 1 else '%.2f s' % slow['s']))
+print(body, '|', 'asked', gate, '|', 'during the slow lookup' if all(held) else 'fetches while held: %s' % held, '|', slow['addr'])
 " 2>&1)
+		is "$out" "hello from 127.0.0.2 | asked 127.0.0.2 | during the slow lookup | 127.0.0.2" \
+			"a name below a wildcard is looked up by the host's resolver; while a slow one is looked up (held by the server), another resolves and connects"
+	fi
 	rm -f "$SCRATCH/dns.up"
 	wait "$dnspid" 2>/dev/null
-	is "$out" "hello from 127.0.0.2 | fast | 127.0.0.2 after >= 1 s" \
-		"a name below a wildcard is looked up by the host's resolver; while a slow one (1.5 s) is looked up, another resolves and connects at once"
 else
 	skip "the wildcard lookup test gives moat a resolver of its own in a private mount namespace: root only"
 fi

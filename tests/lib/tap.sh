@@ -95,6 +95,26 @@ unlike() {
 
 diag() { printf '# %s\n' "$*"; }
 
+# wait_ready SECONDS WHAT CMD...: wait (SECONDS at most) until CMD succeeds,
+# asking every 0.05 s.  One that never does is a failing test naming WHAT,
+# and status 1: the caller does not go on as if it were ready (a server not
+# listening, a marker never written), whose checks would then fail, or
+# pass, for that reason and not for moat's.  The bound is generous: a
+# loaded machine (three lanes on two CPUs) starts a process in seconds, and
+# a ready thing ends the wait at once.
+wait_ready() {
+	local seconds=$1 what=$2 end
+	shift 2
+	end=$((SECONDS + seconds))
+	until "$@" 2>/dev/null; do
+		if [ "$SECONDS" -ge "$end" ]; then
+			ok 1 "$what never became ready (waited $seconds s)"
+			return 1
+		fi
+		sleep 0.05
+	done
+}
+
 # skip REASON: one check that cannot run here (not a pass, not a failure).
 skip() { TAP_N=$((TAP_N + 1)); echo "ok $TAP_N # SKIP $*"; }
 

@@ -171,6 +171,47 @@ static int cmd_signals(const char *out)
 	return 0;
 }
 
+/* term-stamp FILE SECONDS: on SIGTERM, write the wall-clock time in
+ * microseconds to FILE and exit 0 (a command that honours SIGTERM); else
+ * sleep SECONDS.  The time is taken in the handler, so that a test can
+ * measure what moat did after the SIGTERM, without the sandbox's start-up
+ * before it (run_basics.sh --timeout). */
+static int term_stamp_fd = -1;
+
+static void on_term_stamp(int s)
+{
+	char buf[32];
+	struct timespec ts;
+	unsigned long long us;
+	int i = (int)sizeof(buf);
+
+	(void)s;
+	clock_gettime(CLOCK_REALTIME, &ts);
+	us = (unsigned long long)ts.tv_sec * 1000000ULL + (unsigned long long)ts.tv_nsec / 1000ULL;
+	buf[--i] = '\n';
+	do {
+		buf[--i] = (char)('0' + us % 10);
+		us /= 10;
+	} while (us && i > 0);
+	if (write(term_stamp_fd, buf + i, sizeof(buf) - (size_t)i) < 0)
+		_exit(1);
+	_exit(0);
+}
+
+static int cmd_term_stamp(const char *file, const char *seconds)
+{
+	struct sigaction sa = {.sa_handler = on_term_stamp};
+
+	term_stamp_fd = open(file, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	if (term_stamp_fd < 0)
+		return result(-1);
+	sigemptyset(&sa.sa_mask);
+	if (sigaction(SIGTERM, &sa, NULL) != 0)
+		return result(-1);
+	sleep((unsigned)atoi(seconds));
+	return 0;
+}
+
 static int cmd_daemon(const char *marker)
 {
 	pid_t p = fork();
@@ -1095,6 +1136,8 @@ int main(int argc, char **argv)
 		sleep((unsigned)atoi(argv[2]));
 		return 0;
 	}
+	if (!strcmp(c, "term-stamp") && argc > 3)
+		return cmd_term_stamp(argv[2], argv[3]);
 	if (!strcmp(c, "ignore-term") && argc > 2) {
 		signal(SIGTERM, SIG_IGN);
 		sleep((unsigned)atoi(argv[2]));

@@ -111,7 +111,7 @@ ABS_NAME="moat-test-abstract-$UNIQ"
 	</dev/null >/dev/null 2>"$SCRATCH/listen.err" &
 BG_PIDS="$BG_PIDS $!"
 disown $!
-for _ in $(seq 100); do [ -s "$SCRATCH/ports" ] && break; sleep 0.05; done
+need_ready 30 "the test listener (listen.py: its ports file)" test -s "$SCRATCH/ports"
 read -r TCP_PORT <"$SCRATCH/ports" 2>/dev/null
 : >>"$SCRATCH/listen.log"
 count() { grep -c "^$1 " "$SCRATCH/listen.log"; }

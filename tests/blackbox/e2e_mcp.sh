@@ -319,10 +319,7 @@ BG_PIDS+=($!)
 bash -c 'trap "echo USR1 >>\"$1\"" USR1; for _ in $(seq 3000); do sleep 0.1; done' _ "$SCRATCH/canary.log" &
 CANARY_PID=$!
 BG_PIDS+=($CANARY_PID)
-wait_ready 30 "the loopback listener (tests/e2e/listener.mjs: its port file)" test -s "$SCRATCH/port" || {
-	done_testing
-	exit 1
-}
+need_ready 30 "the loopback listener (tests/e2e/listener.mjs: its port file)" test -s "$SCRATCH/port"
 PORT=$(cat "$SCRATCH/port")
 ok 0 "the loopback listener runs (port $PORT)"
 HOSTILE_ENV=(HOSTILE_PORT="$PORT" HOSTILE_MARKER="$MARKER" HOSTILE_CANARY_PID="$CANARY_PID"

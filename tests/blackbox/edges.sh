@@ -435,7 +435,7 @@ if [ ${#NSA[@]} -gt 0 ]; then
 		"$2" run --backend native --mode prefer --write "$3" -- /bin/sh -c "echo data >\$TMPDIR/f; echo \$TMPDIR >$3/tmpdir; i=0; while [ ! -e $3/go ] && [ \$i -lt 400 ]; do sleep 0.05; i=\$((i + 1)); done; cat \$TMPDIR/f" >"$3/a.out" 2>"$3/a.err"' \
 		sh "$dead" "$MOAT" "$S" &
 	nsa=$!
-	for _ in $(seq 100); do [ -s "$S/tmpdir" ] && break; sleep 0.05; done
+	wait_ready 30 "moat A's command (its tmpdir file)" test -s "$S/tmpdir"
 	atmp=$(cat "$S/tmpdir" 2>/dev/null)
 	like "$atmp" "^/tmp/moat-tmp\.$dead\." "without namespaces, in another pid namespace: moat A's tmp carries its pid there ($dead), free out here"
 	# (sleep 1: the sweep lasts as long as the command, and must reach A's)
@@ -454,7 +454,7 @@ if [ ${#NSA[@]} -gt 0 ]; then
 	MOAT_HOST_LIMIT=userns=0,root=0 "$MOAT" run --backend native --mode prefer --write "$S" -- /bin/sh -c \
 		"sleep 20 </dev/null >/dev/null 2>&1 & echo \$! >$S/daemon; echo \$TMPDIR >$S/tmpdir; sleep 20" 2>/dev/null &
 	mc=$!
-	for _ in $(seq 100); do [ -s "$S/tmpdir" ] && [ -s "$S/daemon" ] && break; sleep 0.05; done
+	wait_ready 30 "moat C's command (its tmpdir and daemon files)" test -s "$S/tmpdir" -a -s "$S/daemon"
 	ctmp=$(cat "$S/tmpdir" 2>/dev/null)
 	for c in $(cat /proc/$mc/task/*/children 2>/dev/null); do
 		[ "$(cat /proc/$c/comm 2>/dev/null)" = moat-guard ] && kill -9 "$c"

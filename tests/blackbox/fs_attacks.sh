@@ -440,7 +440,7 @@ for d in /var/tmp /srv /run; do
 done
 "$PY" "$SCRATCH/listen.py" "$SCRATCH/sock.log" "${SOCK_PATHS[@]}" </dev/null >/dev/null 2>"$SCRATCH/listen.err" &
 BG_PIDS="$BG_PIDS $!"
-for _ in $(seq 100); do [ -e "$SCRATCH/sock.log.ready" ] && break; sleep 0.05; done
+need_ready 30 "the unix socket listener (sock.log.ready)" test -e "$SCRATCH/sock.log.ready"
 : >>"$SCRATCH/sock.log"
 # settled SOCK: the probes' connections to SOCK so far, once the listener has
 # taken every one made before: a sentinel connection to the same socket

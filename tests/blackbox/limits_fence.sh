@@ -57,7 +57,7 @@ cleanup() {
 	rm -rf "$SCRATCH" "$REPORTS"
 }
 trap cleanup EXIT
-for _ in $(seq 100); do [ -s "$port_file" ] && break; sleep 0.05; done
+need_ready 30 "the test listener (its port file)" test -s "$port_file"
 port=$(cat "$port_file" 2>/dev/null)
 ALLOW=(--allow-net "127.0.0.1:$port")
 

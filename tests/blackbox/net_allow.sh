@@ -41,7 +41,7 @@ while time.time() < end:
         break' "$port_file" &
 lpid=$!
 trap 'kill "$lpid" 2>/dev/null; rm -rf "$SCRATCH" "$REPORTS"' EXIT
-for _ in $(seq 100); do [ -s "$port_file" ] && break; sleep 0.05; done
+need_ready 30 "the test listener (its port file)" test -s "$port_file"
 port=$(cat "$port_file" 2>/dev/null)
 "$HELPER" tcp 127.0.0.1 "$port" >"$SCRATCH/control" 2>&1
 is "$(cat "$SCRATCH/control")" "OK" "control: the helper connects to the test's listener on 127.0.0.1:$port"

@@ -397,7 +397,7 @@ try:
 except OSError:
     pass' >"$UDPLOG" &
 UDPPID=$!
-for _ in $(seq 50); do [ -s "$UDPLOG" ] && break; sleep 0.1; done
+wait_ready 30 "the UDP listener on 127.0.0.1 (its port in udp.log)" test -s "$UDPLOG"
 UPORT=$(head -1 "$UDPLOG")
 MOAT_HOST_LIMIT=userns=0,seccomp=0,root=0 "$MOAT" run --backend native --mode prefer "${A[@]}" \
 	--report "$REPORTS/ns.json" -- /usr/bin/python3 -c "import socket; socket.socket(socket.AF_INET, socket.SOCK_DGRAM).sendto(b'udp-out', ('127.0.0.1', $UPORT))" \

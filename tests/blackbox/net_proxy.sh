@@ -47,7 +47,7 @@ TLS_ARGS=()
 	"svc.test=127.0.0.2,far.test=127.0.0.2,pin.test=127.0.0.3,evil.wild.test=127.0.0.3,127.0.0.9=deny" "${TLS_ARGS[@]}" &
 PROXYSERVERS_PID=$!
 trap 'rm -f "$SCRATCH/proxyports"; kill "$PROXYSERVERS_PID" 2>/dev/null; netservers_stop; rm -rf "$SCRATCH" "$REPORTS"' EXIT
-for _ in $(seq 200); do [ -s "$SCRATCH/proxyports" ] && break; sleep 0.05; done
+need_ready 30 "the proxy test servers (tests/lib/proxyservers.py: proxyports)" test -s "$SCRATCH/proxyports"
 read -r UP TLS SOCKS SOCKS4 <"$SCRATCH/proxyports"
 touch "$SCRATCH/upstream.log"
 j() { json_get "$@" 2>/dev/null; }

@@ -32,10 +32,8 @@ no_temp_left() { # no_temp_left DIR DESC: no ".NAME.XXXXXX" of moat's is left in
 	left=$(find "$1" -maxdepth 1 -name '.*.??????' | tr '\n' ' ')
 	is "$left" "" "$2"
 }
-wait_for() { # wait_for FILE: until it exists (5 s at most)
-	local _
-	for _ in $(seq 100); do [ -e "$1" ] && return 0; sleep 0.05; done
-	return 1
+wait_for() { # wait_for FILE: until it exists (30 s at most; a failing test naming it if not)
+	wait_ready 30 "the command's start marker $(basename "$1")" test -e "$1"
 }
 # until_go FILE: a shell line for the command: wait until the test makes
 # FILE (20 s at most).  The host's move during the run comes before the

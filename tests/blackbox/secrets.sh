@@ -544,7 +544,7 @@ except OSError:
     pass
 PY
 	agent=$!
-	for _ in $(seq 100); do [ -e "$HL/proj/agent.ready" ] && break; sleep 0.05; done
+	wait_ready 30 "the agent socket's listener (agent.ready)" test -e "$HL/proj/agent.ready"
 	out=$(cd "$HL/proj" && env HOME="$HL/home" MOAT_HOST_LIMIT="$lim" "$MOAT" run --mode prefer --backend native --profile strict \
 		--unix-sockets --read "$HL/proj" --report-fd 3 -- /usr/bin/python3 -c '
 import socket

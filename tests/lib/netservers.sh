@@ -81,7 +81,7 @@ while time.time() < end and os.path.exists(d + "/lo.port"):
     c.close()
 PY
 	LOPID=$!
-	for _ in $(seq 100); do [ -s "$SCRATCH/lo.port" ] && break; sleep 0.05; done
+	need_ready 30 "the server on the host's 127.0.0.1 (start_loserver: lo.port)" test -s "$SCRATCH/lo.port"
 	# shellcheck disable=SC2034 # the sourcing test uses it
 	read -r PL <"$SCRATCH/lo.port"
 }
@@ -97,7 +97,7 @@ start_netservers() {
 	/usr/bin/python3 "$ROOT/tests/lib/netservers.py" "$SCRATCH" "$@" &
 	NETSERVERS_PID=$!
 	trap 'netservers_stop; rm -rf "$SCRATCH" "$REPORTS"' EXIT
-	for _ in $(seq 200); do [ -s "$SCRATCH/ports" ] && break; sleep 0.05; done
+	need_ready 30 "the servers of tests/lib/netservers.py (their ports file)" test -s "$SCRATCH/ports"
 	# shellcheck disable=SC2034 # the sourcing test uses them
 	read -r P2 P3 PU PC <"$SCRATCH/ports"
 }

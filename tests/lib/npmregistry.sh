@@ -73,7 +73,7 @@ start_npm_registry() {
 	/usr/bin/python3 "$ROOT/tests/lib/npmregistry.py" "$SCRATCH" "$1" &
 	NPM_REGISTRY_PID=$!
 	trap 'npm_registry_stop; rm -rf "$SCRATCH" "$REPORTS"' EXIT
-	for _ in $(seq 200); do [ -s "$SCRATCH/ports" ] && break; sleep 0.05; done
+	need_ready 30 "the test registry (tests/lib/npmregistry.py: its ports file)" test -s "$SCRATCH/ports"
 	# shellcheck disable=SC2034 # for the sourcing test
 	read -r PR PO PC <"$SCRATCH/ports"
 }
@@ -82,7 +82,7 @@ start_other_registry() {
 	mkdir -p "$SCRATCH/r2"
 	/usr/bin/python3 "$ROOT/tests/lib/npmregistry.py" "$SCRATCH/r2" "$1" &
 	NPM_REGISTRY2_PID=$!
-	for _ in $(seq 200); do [ -s "$SCRATCH/r2/ports" ] && break; sleep 0.05; done
+	need_ready 30 "the second test registry (r2/ports)" test -s "$SCRATCH/r2/ports"
 	# shellcheck disable=SC2034 # for the sourcing test
 	read -r PR2 _ _ <"$SCRATCH/r2/ports"
 }

@@ -115,6 +115,15 @@ wait_ready() {
 	done
 }
 
+# need_ready SECONDS WHAT CMD...: wait_ready, and the end of the test file
+# when it fails: what comes after needs it (the servers every check talks
+# to).
+need_ready() {
+	wait_ready "$@" && return 0
+	done_testing
+	exit 1
+}
+
 # skip REASON: one check that cannot run here (not a pass, not a failure).
 skip() { TAP_N=$((TAP_N + 1)); echo "ok $TAP_N # SKIP $*"; }
 

@@ -18,7 +18,7 @@
 # script (pnpm runs the top-level package's; bun with --trust) cannot read
 # a project canary nor a HOME file, write the project, or reach another
 # loopback port (control: the same script outside moat does all four); an
-# unreachable registry fails within 20 s saying so; a package that does not
+# unreachable registry fails within 10 s saying so; a package that does not
 # exist is 127; the dry run makes nothing.  Traffic only to 127.0.0.2.  As
 # root, as uid 65534 and with ASan (HOME: a fake one).
 set -u

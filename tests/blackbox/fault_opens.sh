@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Every open of moat's run refused once, for want of descriptors (EMFILE,
-# injected by strace at the K-th openat and the K-th openat2, K = 1, 2, ...
-# up to as many as a run makes): the run must then be refused naming the
+# injected by strace at the K-th openat and the K-th openat2 of each of
+# its processes -- moat, the sandbox's set-up, the command -- K = 1, 2, ...
+# up to as many as one makes): the run must then be refused naming the
 # cause, or run with claims that hold.  A check that takes "could not
 # open" for "nothing there" turns running out of descriptors into a false
 # `enforced`:
@@ -101,7 +102,7 @@ run_at() {
 	local k=$1 home=$2 proj=$3 inject=()
 	rm -f "$REPORTS/f.json"
 	[ "$k" = 0 ] || inject=(-e "inject=openat,openat2:error=EMFILE:when=$k")
-	(cd "$proj" && env HOME="$home" "$NOLSAN" timeout -k 5 60 strace -qq -o "$SCRATCH/trace" -e trace=openat,openat2 "${inject[@]}" \
+	(cd "$proj" && env HOME="$home" "$NOLSAN" timeout -k 5 60 strace -f -qq -o "$SCRATCH/trace" -e trace=openat,openat2 "${inject[@]}" \
 		"$MOAT" run --mode prefer --profile strict --report "$REPORTS/f.json" --write "$proj" --read "$F/ro" --read "$F/attack.sh" \
 		-- "$F/attack.sh" "$home" >"$SCRATCH/out" 2>"$SCRATCH/err")
 }
@@ -112,11 +113,12 @@ claims() {
 p = json.load(open(sys.argv[1]))["properties"]
 print(p["fs.write"]["status"] + "/" + p["fs.secrets"]["status"])' "$REPORTS/f.json"
 }
-opens() { # how many openat and openat2 calls the last run made, the larger
-	awk '/^openat\(/ { a++ } /^openat2\(/ { b++ } END { print (a > b ? a : b) + 0 }' "$SCRATCH/trace"
+opens() { # the most openat or openat2 calls one process of the last run made
+	awk '$2 ~ /^openat\(/ { a[$1]++ } $2 ~ /^openat2\(/ { b[$1]++ }
+		END { m = 0; for (p in a) if (a[p] > m) m = a[p]; for (p in b) if (b[p] > m) m = b[p]; print m }' "$SCRATCH/trace"
 }
 injected() { # the calls the last run had refused, shortened
-	grep INJECTED "$SCRATCH/trace" | head -2 | sed -E 's/^(openat2?\([^,]*, "[^"]*").*/\1)/' | tr '\n' ' '
+	grep INJECTED "$SCRATCH/trace" | head -3 | sed -E 's/^([0-9]+) (openat2?\([^,]*, "[^"]*").*/\2) in \1/' | tr '\n' ' '
 }
 
 # --- the runs without faults: what each policy claims, and the control

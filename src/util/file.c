@@ -25,6 +25,11 @@ int file_read_at(int dirfd, const char *name, const char *shown, size_t max, boo
 	cleanup_free char *buf = NULL;
 	size_t got = 0;
 
+	if (fd < 0 && errno == ENOENT) {
+		moat_error_set(err, MOAT_E_CONFIG, ENOENT, "%s", shown);
+		return moat_error_hint(err, "check the name: there is no file there%s",
+				       shown[0] == '/' ? "" : " (a relative name is taken from the current directory)");
+	}
 	if (fd < 0)
 		return moat_error_set(err, MOAT_E_CONFIG, errno, "%s", shown);
 	if (fstat(fd, st) != 0)

@@ -366,8 +366,14 @@ moat: hint: known servers: reader, env, net" "  the hint lists the known servers
 out=$("$MOAT" run --config unknown.toml --server scorecard 2>&1); rc=$?
 is "$rc" 125 "run with a bad config: exit 125"
 like "$out" "unknown.toml:2:1: " "  with file:line:col"
-"$MOAT" run --config "$SCRATCH/no-such.toml" --server x 2>/dev/null; rc=$?
+out=$("$MOAT" run --config "$SCRATCH/no-such.toml" --server x 2>&1); rc=$?
 is "$rc" 125 "a config file that does not exist: exit 125"
+is "$out" "moat: $SCRATCH/no-such.toml: No such file or directory
+moat: hint: check the name: there is no file there" "  naming it, with a hint (there was none)"
+out=$("$MOAT" config check no-such.toml 2>&1)
+is "$out" "moat: no-such.toml: No such file or directory
+moat: hint: check the name: there is no file there (a relative name is taken from the current directory)" \
+	"  moat config check of a relative name: the hint says where it was looked for"
 "$MOAT" run --server reader 2>/dev/null; rc=$?
 is "$rc" 125 "--server without --config: exit 125"
 printf '[mcp_servers.gone]\ncommand = "no-such-server-moat"\ninstall_hint = "pip install gone"\n' >gone.toml

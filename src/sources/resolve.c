@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include "util/cleanup.h"
+#include "util/file.h"
 #include "util/mem.h"
 #include "util/path.h"
 
@@ -36,7 +37,8 @@ static void hint_not_executable(const char *abs, const char *cmd, struct moat_er
 
 	if (stat(abs, &st) != 0 || !S_ISREG(st.st_mode) || (st.st_mode & (S_IXUSR | S_IXGRP | S_IXOTH)))
 		return;
-	if ((f = fopen(abs, "re")) && fgets(line, sizeof(line), f) && strncmp(line, "#!", 2) == 0) {
+	/* Not fopen: a FIFO put there since the stat would wait for a writer. */
+	if ((f = file_open_regular(abs, 1 << 20)) && fgets(line, sizeof(line), f) && strncmp(line, "#!", 2) == 0) {
 		char *interp = line + 2 + strspn(line + 2, " \t");
 
 		interp[strcspn(interp, " \t\r\n")] = '\0';

@@ -134,7 +134,7 @@ struct backend_plan {
 	int stderr_to;
 	bool no_new_privs;  /* moat may set PR_SET_NO_NEW_PRIVS before the
 			     * tool's execve (false for setuid tools) */
-	bool apply_rlimits; /* moat applies the policy's rlimits (and core 0)
+	bool apply_rlimits; /* moat applies the policy's rlimits (and core 1)
 			     * to the tool: the command inherits them.  false
 			     * when the tool applies them itself (OCI
 			     * process.rlimits), because e.g. RLIMIT_AS on a Go
@@ -338,7 +338,7 @@ void backend_argv_add_command(struct backend_plan *bp, const struct moat_policy 
  * return them: compile() calls it when what it writes depends on them (an
  * OCI config's resources); backend_verdict_moat_owned() calls it again. */
 const struct limits_plan *backend_limits(const struct backend_ctx *ctx, struct backend_plan *bp);
-/* The per-process limits moat or the tool applies, core 0 first: RLIMIT_AS,
+/* The per-process limits moat or the tool applies, core 1 first: RLIMIT_AS,
  * RLIMIT_NOFILE, RLIMIT_CPU (each process's share of --cpu: SIGXCPU at
  * the limit, which names the cause, SIGKILL a second later) and
  * RLIMIT_NPROC when the limits chose it for --pids.  Returns how many. */

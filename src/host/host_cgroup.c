@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "util/cleanup.h"
+#include "util/err.h"
 #include "util/mountinfo.h"
 
 static const char *const v1_names[CGV1__COUNT] = {"memory", "pids", "cpuacct", "freezer"};
@@ -43,7 +44,7 @@ static FILE *cg_fopen(struct moat_cgroup_info *c, const char *path)
 {
 	FILE *f = fopen(path, "re");
 
-	if (!f && (errno == EMFILE || errno == ENFILE || errno == ENOMEM) && !c->open_errno) {
+	if (!f && moat_errno_out_of_resources(errno) && !c->open_errno) {
 		c->open_errno = errno;
 		snprintf(c->open_errno_at, sizeof(c->open_errno_at), "%s", path);
 	}

@@ -559,7 +559,7 @@ static _Noreturn void exec_bare(const struct child_args *a)
 }
 
 /* No memory in a core dump of the tree: coredump_filter 0, which fork and
- * execve keep (core(5)).  RLIMIT_CORE 0 (step 7) keeps a core file from
+ * execve keep (core(5)).  RLIMIT_CORE 1 (step 7) keeps a core file from
  * being written, but a pipe core_pattern gets the whole dump whatever the
  * limit, and its program decides what to keep (resolve/limits.h,
  * limits_core_held): with the filter it gets the registers and the notes,
@@ -573,7 +573,7 @@ static void no_memory_in_cores(void)
 	if (fd < 0)
 		return;
 	if (write(fd, "0", 1) != 1) {
-		/* left as it was: RLIMIT_CORE 0 still holds for a file */
+		/* left as it was: RLIMIT_CORE 1 still holds for a file */
 	}
 	close(fd);
 }

@@ -2439,7 +2439,7 @@ static char *gitfile_target(int top_fd, const char *top)
 	ssize_t n;
 	char *nl;
 
-	if (fd < 0 && (moat_errno_is_fd_exhaustion(errno) || errno == ENOMEM))
+	if (fd < 0 && moat_errno_out_of_resources(errno))
 		return NULL;
 	errno = 0;
 	if (fd < 0 || (n = read(fd, buf, sizeof(buf) - 1)) <= 0) {
@@ -2526,7 +2526,7 @@ static int protect_in_gitdir(struct fs_plan *fp, const struct moat_policy *p, co
 		char buf[PATH_MAX];
 		ssize_t n;
 
-		if (fd < 0 && (moat_errno_is_fd_exhaustion(errno) || errno == ENOMEM))
+		if (fd < 0 && moat_errno_out_of_resources(errno))
 			return moat_error_set(err, MOAT_E_SYSTEM, errno, "reading %s", path);
 		if (fd >= 0 && (n = read(fd, buf, sizeof(buf) - 1)) > 0) {
 			buf[n] = '\0';
@@ -3042,7 +3042,7 @@ static int resolve_home(struct fs_plan *fp, const char *home, struct moat_error 
 	if (!norm || strcmp(norm, "/") == 0)
 		return 0;
 	if (walk(fp, norm, false, &w, &why) < 0) {
-		if (!moat_errno_is_fd_exhaustion(why.errnum) && why.errnum != ENOMEM)
+		if (!moat_errno_out_of_resources(why.errnum))
 			return 0;
 		*err = why;
 		return moat_error_wrap(err, "HOME");

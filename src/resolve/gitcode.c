@@ -50,7 +50,7 @@ static void read_config(struct reader *r, int fd);
  * cannot read it either).  Returns fd. */
 static int opened(struct git_code *gc, int fd)
 {
-	if (fd < 0 && !gc->failed && (moat_errno_is_fd_exhaustion(errno) || errno == ENOMEM))
+	if (fd < 0 && !gc->failed && moat_errno_out_of_resources(errno))
 		gc->failed = errno;
 	return fd;
 }

@@ -29,8 +29,8 @@ static const char *const names[LIM__COUNT] = {
 	"--scope -p Delegate=yes moat run ...`"
 #define HINT_NATIVE "use --backend native (or bwrap), which run the tree in moat's own cgroup"
 #define HINT_CORE_PIPE                                                                                                 \
-	"set kernel.core_pattern to a file name (`sudo sysctl -w kernel.core_pattern=core`, which RLIMIT_CORE 0 "     \
-	"turns off) or to systemd-coredump, which honours the limit; apport keeps out of the sandbox's crashes where "  \
+	"set kernel.core_pattern to a file name (`sudo sysctl -w kernel.core_pattern=core`, which moat's core "     \
+	"limit turns off) or to systemd-coredump, which honours the limit; apport keeps out of the sandbox's crashes where "  \
 	"the sandbox has a mount namespace of its own (user namespaces: `moat probe`)"
 #define HINT_EXPORT "run the command with moat run, which holds the tree in a cgroup of its own and sets the rlimits"
 #define HINT_CGROUP_OPEN                                                                                     \

@@ -35,7 +35,7 @@ enum limit_inet {
 
 /* What a backend offers for limits (filled by its compile step). */
 struct limit_caps {
-	bool rlimits;        /* the per-process limits and core 0 are applied */
+	bool rlimits;        /* the per-process limits and core 1 are applied */
 	bool core_pinned;    /* moat's seccomp filter holds the tree's RLIMIT_CORE at
 			      * 1 (kernel/seccomp.c, add_rlimit_rules) */
 	bool own_mount_ns;   /* the tree runs in a mount namespace of its own (apport

@@ -116,7 +116,7 @@ struct sample {
  * an errno (recorded). */
 static bool out_of_resources(struct sample *s, int e)
 {
-	if (!moat_errno_is_fd_exhaustion(e) && e != ENOMEM)
+	if (!moat_errno_out_of_resources(e))
 		return false;
 	s->failed = e;
 	return true;

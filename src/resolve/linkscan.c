@@ -63,7 +63,7 @@ struct link_scan {
  * is such an errno (recorded, the walk stops). */
 static bool out_of_resources(struct link_scan *ls, int e, const char *path)
 {
-	if (!moat_errno_is_fd_exhaustion(e) && e != ENOMEM)
+	if (!moat_errno_out_of_resources(e))
 		return false;
 	if (!ls->failed) {
 		ls->failed = e;

@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "util/cleanup.h"
+#include "util/err.h"
 #include "util/pause.h"
 
 int shared_lock_take(int obj)
@@ -85,7 +86,7 @@ int shared_remove_placeholder(int dirfd, const char *name, dev_t dev, ino_t ino,
 	struct stat st;
 	int tries, lk;
 
-	if (fd < 0 && (errno == EACCES || errno == EMFILE || errno == ENFILE || errno == ENOMEM))
+	if (fd < 0 && (errno == EACCES || moat_errno_out_of_resources(errno)))
 		return -errno; /* ours, chmodded (000) by the command; or not known: said left, not taken for gone */
 	if (fd < 0 || fstat(fd, &st) != 0 || st.st_dev != dev || st.st_ino != ino)
 		return 0; /* gone, or replaced by the host meanwhile: not ours */

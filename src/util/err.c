@@ -40,6 +40,11 @@ bool moat_errno_is_fd_exhaustion(int errnum)
 	return errnum == EMFILE || errnum == ENFILE;
 }
 
+bool moat_errno_out_of_resources(int errnum)
+{
+	return moat_errno_is_fd_exhaustion(errnum) || errnum == ENOMEM;
+}
+
 bool moat_errno_cannot_make(int errnum)
 {
 	return errnum == EROFS || errnum == EACCES || errnum == EPERM || errnum == ENOSPC || errnum == EDQUOT ||

@@ -82,6 +82,11 @@ int moat_error_wrap(struct moat_error *err, const char *fmt, ...) __attribute__(
 /* EMFILE or ENFILE: the process or the system is out of descriptors. */
 bool moat_errno_is_fd_exhaustion(int errnum);
 
+/* Out of descriptors or memory (EMFILE, ENFILE, ENOMEM): a failure that
+ * says nothing about what was being opened.  A check that decides a verdict
+ * must not take it for "nothing there" (docs/errors.md). */
+bool moat_errno_out_of_resources(int errnum);
+
 /* An errno of mkdir(2) that says nothing can be made there (a read-only or
  * full file system, no permission, no parent), as opposed to something
  * made there already: for what moat makes as a convenience, and goes on

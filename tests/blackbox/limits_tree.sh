@@ -577,19 +577,25 @@ for b in oci gvisor; do
 	# found as soon as moat starts, moat was no sign of the container, and
 	# under the sanitizer build's slower start the work directory was not
 	# made yet when it was looked for.  gVisor's processes are its own
-	# kernel's, not the host's: there its work directory is the sign.  The
+	# kernel's, not the host's: there runsc's sandbox process, named after
+	# the work directory, is the sign -- not the work directory alone, nor
+	# a process with the mark (moat's own): moat makes the work directory
+	# while it plans, before it starts its guard, and a SIGKILL in between
+	# leaves it to the next run's sweep (util/stale.h; edges.sh), not to a
+	# guard (a CI run killed moat there, and the directory stayed).  The
 	# work directory is named after its moat (/tmp/moat-NAME.PID.XXXXXX):
 	# another run's, beside this one, is never taken for it.
 	running() {
 		if [ "$b" = gvisor ]; then
-			pgrep -f "$mark" >/dev/null
+			[ -n "$work" ] && pgrep -f "^runsc-sandbox .*$(basename "$work")" >/dev/null
 		else
 			pgrep -f "^[^ ]*testhelper sleep 30 $mark" >/dev/null
 		fi
 	}
 	work=
 	for _ in $(seq 100); do
-		running && work=$(ls -d /tmp/moat-"$b"."$mpid".* 2>/dev/null | head -1) && [ -n "$work" ] && break
+		[ -n "$work" ] || work=$(ls -d /tmp/moat-"$b"."$mpid".* 2>/dev/null | head -1)
+		running && break
 		sleep 0.1
 	done
 	running && [ -n "$work" ]

@@ -839,8 +839,11 @@ static int run_main(int argc, char **argv, bool exiting)
 	}
 
 	/* From here on moat changes the host (a dry run or a refusal above
-	 * touches nothing): the guard first, which undoes those changes if moat
-	 * dies without doing it itself (launch/guard.h); then the placeholders
+	 * touches nothing but the backend's work directory, which planning
+	 * made, which moat removes on its way out, and which a moat killed
+	 * before this point leaves to the next run's sweep: util/stale.h):
+	 * the guard first, which undoes those changes if moat dies without
+	 * doing it itself (launch/guard.h); then the placeholders
 	 * for absent protected entries of the write grants, removed after the
 	 * run; then the tree's cgroup and the run (launch_run). */
 	if (guard_start(&guard, &plan, &err) < 0 ||

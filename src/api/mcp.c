@@ -38,6 +38,7 @@
 #include "sources/mcp_clients.h"
 #include "sources/mcp_policies.h"
 #include "sources/resolve.h"
+#include "sources/runnotes.h"
 #include "util/jsontext.h"
 #include "util/cleanup.h"
 #include "util/file.h"
@@ -509,6 +510,38 @@ static json_t *value_json(const struct toml_value *v)
 	}
 }
 
+/* The directories among the server's arguments that its sandbox does not
+ * show, which `moat run` notes on the server's stderr, where only the
+ * client's log has it: `notes[]`, each with the `path` and the `note`
+ * (the hint, which depends on how the entry runs, is the caller's). */
+static json_t *hidden_args_json(const struct moat_policy *p)
+{
+	struct hidden_arg *v;
+	size_t n = run_hidden_args(p, &v);
+	json_t *j = json_array();
+
+	for (size_t i = 0; i < n; i++) {
+		cleanup_free char *note = NULL;
+
+		if (v[i].why == HIDDEN_PRIVATE_TMP)
+			note = moat_xasprintf("its argument %s lies in the sandbox's private /tmp, which starts empty: "
+					      "the server sees none of the host's files there",
+					      v[i].path);
+		else if (v[i].why == HIDDEN_DENIED)
+			note = moat_xasprintf("its argument %s lies in the denied %s (%s): the server sees nothing of it",
+					      v[i].path, v[i].deny, v[i].deny_source);
+		else
+			note = moat_xasprintf("its argument %s is a directory outside every grant: the server sees "
+					      "nothing of it",
+					      v[i].path);
+		json_array_append_new(j, json_pack("{s:o, s:s, s:o}", "path", json_text(v[i].path), "why",
+						   v[i].why == HIDDEN_DENIED ? "denied" : "not granted", "note",
+						   json_text(note)));
+	}
+	hidden_args_free(v, n);
+	return j;
+}
+
 /* A dry run of `moat ARGS...` on this host: the status, and what is
  * missing.  The command not being installed here is said, not an error. */
 static json_t *verdict(const struct moat_host *host, char **argv, size_t argc)
@@ -543,6 +576,7 @@ static json_t *verdict(const struct moat_host *host, char **argv, size_t argc)
 							 json_text(v->reason), "hint", json_text(v->hint)));
 	}
 	json_object_set_new(j, "missing", missing);
+	json_object_set_new(j, "notes", hidden_args_json(&p));
 	if (o.exe_err.kind != MOAT_E_NONE)
 		json_object_set_new(j, "command", json_text(o.exe_err.message));
 	host_cleanup(&plan, getpid(), false);
@@ -788,6 +822,39 @@ static char *carried_stale(const struct ctx *c, struct loaded *l, const struct m
 			      l->src.shown, e->name, e->profile, e->name);
 }
 
+/* How to grant each directory the notes name, as the entry runs: wrap's
+ * --write for one not wrapped (or wrapped anew), its profile's write for a
+ * wrapped one, the entry's own moat run for one by hand.  A denied one is
+ * left to the user: moat does not suggest undoing a deny. */
+static void hint_notes(const struct ctx *c, const char *server, bool if_wrapped, const char *profile,
+		       const char *policies, json_t *notes)
+{
+	size_t i;
+	json_t *n;
+
+	json_array_foreach(notes, i, n)
+	{
+		const char *path = json_string_value(json_object_get(n, "path"));
+		cleanup_free char *hint = NULL;
+
+		if (strcmp(json_string_value(json_object_get(n, "why")), "denied") == 0)
+			continue;
+		if (if_wrapped)
+			hint = moat_xasprintf("wrap it with the grant: moat mcp wrap%s%s --server %s --write %s (or "
+					      "--read %s)",
+					      c->r->config ? " --config " : "", c->r->config ? c->r->config : "",
+					      server, path, path);
+		else if (profile)
+			hint = moat_xasprintf("grant it in the server's profile %s of %s: write = [\"%s\"] (or read); "
+					      "the server's next start uses it",
+					      profile, policies, path);
+		else
+			hint = moat_xasprintf("grant it in the entry's moat run: --write %s (or --read %s)", path,
+					      path);
+		json_object_set_new(n, "hint", json_text(hint));
+	}
+}
+
 static json_t *entry_json(const struct ctx *c, struct loaded *l, const struct mcp_entry *e,
 			  const struct moat_host *host, struct policy_cache *pc)
 {
@@ -884,6 +951,9 @@ static json_t *entry_json(const struct ctx *c, struct loaded *l, const struct mc
 		json_t *v = verdict(host, argv, argc);
 
 		json_object_set_new(v, "if_wrapped", json_boolean(e->state == MCP_UNWRAPPED || unvouched));
+		hint_notes(c, e->name, e->state == MCP_UNWRAPPED || unvouched,
+			   e->state == MCP_WRAPPED && !unvouched ? e->profile : NULL, e->policies,
+			   json_object_get(v, "notes"));
 		json_object_set_new(j, "verdict", v);
 	} else {
 		json_object_set_new(
@@ -1177,12 +1247,13 @@ struct plan_entry {
 	char *const *cmd;
 	size_t n_cmd;
 	struct mcp_splice s;
+	json_t *notes; /* directories among its arguments the new profile does not show */
 };
 
 /* The new policy file must load, and each new profile build and plan for
  * its server as `moat run --config FILE --profile ID -- COMMAND` will
  * (a command not installed here is no reason to refuse). */
-static int check_policies(const char *path, const char *text, size_t len, const struct plan_entry *pe, size_t n,
+static int check_policies(const char *path, const char *text, size_t len, struct plan_entry *pe, size_t n,
 			  const char *home, struct moat_error *err)
 {
 	struct moat_config *cfg = NULL;
@@ -1207,6 +1278,8 @@ static int check_policies(const char *path, const char *text, size_t len, const 
 			rc = policy_validate(&p, err);
 		if (rc == 0)
 			rc = plan_check(&p, err);
+		if (rc == 0)
+			pe[i].notes = hidden_args_json(&p);
 		if (rc < 0)
 			moat_error_wrap(err, "the policy for %s", pe[i].e->name);
 		policy_free(&p);
@@ -1237,13 +1310,14 @@ static const char *wrap_skip(const struct mcp_entry *e, bool unvouched, bool *re
 
 /* What wrap says of an entry, in its report: and when its policy is not
  * one moat vouches for, that. */
-static void say_wrap(json_t *fj, const struct mcp_entry *e, const char *action, const char *profile, const char *why,
-		     const char *unvouched)
+static json_t *say_wrap(json_t *fj, const struct mcp_entry *e, const char *action, const char *profile,
+			const char *why, const char *unvouched)
 {
 	json_t *s = say(fj, e, action, profile, why);
 
 	if (unvouched)
 		json_object_set_new(s, "unvouched", json_text(unvouched));
+	return s;
 }
 
 static int wrap_file(struct ctx *c, struct loaded *l, struct policies *pol, struct policy_cache *pc, json_t *fj,
@@ -1395,19 +1469,26 @@ said:
 	for (k = 0, i = 0; k < l->f->n_entries; k++) {
 		const struct mcp_entry *e = &l->f->entries[k];
 
-		if (i < n && pe[i].e == e)
-			say_wrap(fj, e, "wrapped", pe[i++].id,
-				 uvs[k] ? "wrapped anew from the server's own command line (after its --); unwrap "
-					  "puts the entry back as it was"
-					: NULL,
-				 uvs[k]);
-		else if (whys[k])
+		if (i < n && pe[i].e == e) {
+			json_t *s = say_wrap(fj, e, "wrapped", pe[i].id,
+					     uvs[k] ? "wrapped anew from the server's own command line (after its --); "
+						      "unwrap puts the entry back as it was"
+						    : NULL,
+					     uvs[k]);
+
+			if (json_array_size(pe[i].notes) > 0) {
+				hint_notes(c, e->name, false, pe[i].id, pol->src.shown, pe[i].notes);
+				json_object_set(s, "notes", pe[i].notes);
+			}
+			i++;
+		} else if (whys[k])
 			say_wrap(fj, e, e->state == MCP_WRAPPED ? "unchanged" : "skipped",
 				 e->state == MCP_WRAPPED ? e->profile : NULL, whys[k], uvs[k]);
 	}
 out:
 	for (i = 0; i < l->f->n_entries; i++) {
 		free(pe[i].id);
+		json_decref(pe[i].notes);
 		mcp_splice_free(&pe[i].s);
 		free(uvs[i]);
 	}

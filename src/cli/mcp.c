@@ -201,6 +201,21 @@ static char *verdict_text(const json_t *s)
 	return buf;
 }
 
+/* What the server's sandbox hides from it that its arguments name, below
+ * its row (the verdict stays short): a note, and how to grant it. */
+static void put_notes(const json_t *notes, int indent)
+{
+	const json_t *n;
+	size_t i;
+
+	json_array_foreach(notes, i, n)
+	{
+		printf("%*snote: %s\n", indent, "", str(n, "note"));
+		if (json_is_string(json_object_get(n, "hint")))
+			printf("%*shint: %s\n", indent, "", str(n, "hint"));
+	}
+}
+
 static void print_table(const json_t *doc)
 {
 	const json_t *files = json_object_get(doc, "files"), *fj, *s;
@@ -250,6 +265,7 @@ static void print_table(const json_t *doc)
 			snprintf(where, sizeof(where), ":%d", (int)json_integer_value(json_object_get(s, "line")));
 			printf("  %-*s %-*s %-8s %-*s %-*s %s\n", wn, str(s, "name"), wk, where, str(s, "kind"), ws,
 			       json_is_string(json_object_get(s, "skip")) ? "-" : str(s, "state"), wp, p, v);
+			put_notes(json_object_get(json_object_get(s, "verdict"), "notes"), wn + 3);
 		}
 	}
 }
@@ -276,9 +292,11 @@ static void print_edits(const json_t *doc, const char *verb, bool failed)
 			const char *action = str(s, "action"), *why = str(s, "why");
 			const json_t *alone = json_object_get(s, "policies_left_alone");
 
-			if (strcmp(action, "wrapped") == 0)
+			if (strcmp(action, "wrapped") == 0) {
 				printf("%s: wrapped %s (profile %s in %s)%s%s\n", file, str(s, "name"), str(s, "profile"),
 				       str(doc, "policies"), *why ? ": " : "", why);
+				put_notes(json_object_get(s, "notes"), 2);
+			}
 			else if (strcmp(action, "unwrapped") == 0 && !*why)
 				printf("%s: unwrapped %s: its bytes are as they were before wrap\n", file,
 				       str(s, "name"));

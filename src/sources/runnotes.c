@@ -167,46 +167,88 @@ static bool grant_below(const struct moat_policy *p, const char *dir)
 	return false;
 }
 
-/* An argument of the command that is a directory of the host the sandbox
- * does not show: `npx -y @modelcontextprotocol/server-filesystem ~/proj`
- * under the mcp profile (or a wrapped entry with no grant of it) stops on
- * "None of the specified directories are accessible", with no word of
- * moat's.  Only an absolute path, as the argument is whole, that is a
- * directory here: a file argument is as often data the command is meant
- * not to reach (`cat ~/.ssh/id_rsa`), and a denied one is named as such;
- * one that a grant below shows in part is left alone. */
-static void note_arg_dirs(const struct moat_policy *p, struct netset_notes *notes)
+/* The arguments of the command that are directories of the host the
+ * sandbox does not show: `npx -y @modelcontextprotocol/server-filesystem
+ * ~/proj` under the mcp profile (or a wrapped entry with no grant of it)
+ * stops on "None of the specified directories are accessible", with no
+ * word of moat's.  Only an absolute path, as the argument is whole, that
+ * is a directory here: a file argument is as often data the command is
+ * meant not to reach (`cat ~/.ssh/id_rsa`), and a denied one is named as
+ * such; one that a grant below shows in part is left alone. */
+size_t run_hidden_args(const struct moat_policy *p, struct hidden_arg **out)
 {
+	struct hidden_arg *v = NULL;
+	size_t n = 0, cap = 0;
+
+	*out = NULL;
+	/* A sandbox that is off hides nothing. */
+	if (p->mode == MOAT_MODE_OFF || strcmp(p->backend, "none") == 0)
+		return 0;
 	for (size_t i = 1; p->argv && i < p->argc; i++) {
 		const char *a = p->argv[i];
 		const struct moat_path_rule *deny = NULL;
-		cleanup_free char *path = NULL, *line = NULL;
+		cleanup_free char *path = NULL;
+		enum hidden_why why;
 		struct stat st;
 
 		if (a[0] != '/' || !(path = path_resolve_lexical(a, "/", NULL)) || stat(path, &st) != 0 ||
 		    !S_ISDIR(st.st_mode) || grant_below(p, path))
 			continue;
 		if (in_private_tmp(p, path)) {
-			if (!granted_in_private_tmp(p, path))
-				line = moat_xasprintf("note: the command's argument %s lies in the sandbox's private /tmp, "
-						      "which starts empty: the command sees none of the host's files "
-						      "there; grant it (--read or --write) if the command uses it",
-						      path);
+			if (granted_in_private_tmp(p, path))
+				continue;
+			why = HIDDEN_PRIVATE_TMP;
 		} else if (path_shown(p, path, &deny)) {
 			continue;
-		} else if (deny) {
+		} else {
+			why = deny ? HIDDEN_DENIED : HIDDEN_OUTSIDE;
+		}
+		v = moat_xgrow(v, &cap, n, sizeof(*v));
+		v[n++] = (struct hidden_arg){.path = steal_ptr(&path),
+					     .why = why,
+					     .deny = deny ? moat_xstrdup(deny->path) : NULL,
+					     .deny_source = deny ? moat_xstrdup(deny->origin.source) : NULL};
+	}
+	*out = v;
+	return n;
+}
+
+void hidden_args_free(struct hidden_arg *v, size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		free(v[i].path);
+		free(v[i].deny);
+		free(v[i].deny_source);
+	}
+	free(v);
+}
+
+/* Each such argument, noted before the run with the grant to add. */
+static void note_arg_dirs(const struct moat_policy *p, struct netset_notes *notes)
+{
+	struct hidden_arg *v;
+	size_t n = run_hidden_args(p, &v);
+
+	for (size_t i = 0; i < n; i++) {
+		cleanup_free char *line = NULL;
+
+		if (v[i].why == HIDDEN_PRIVATE_TMP)
+			line = moat_xasprintf("note: the command's argument %s lies in the sandbox's private /tmp, "
+					      "which starts empty: the command sees none of the host's files "
+					      "there; grant it (--read or --write) if the command uses it",
+					      v[i].path);
+		else if (v[i].why == HIDDEN_DENIED)
 			line = moat_xasprintf("note: the command's argument %s lies in the denied %s (%s): the command "
 					      "sees nothing of it",
-					      path, deny->path, deny->origin.source);
-		} else {
+					      v[i].path, v[i].deny, v[i].deny_source);
+		else
 			line = moat_xasprintf("note: the command's argument %s is a directory outside every grant: the "
 					      "command sees nothing of it; grant it (--read or --write, or read or write in "
 					      "the config's profile) if the command uses it",
-					      path);
-		}
-		if (line)
-			netset_notes_add(notes, line);
+					      v[i].path);
+		netset_notes_add(notes, line);
 	}
+	hidden_args_free(v, n);
 }
 
 /* Does some directory of `path` below `/`, or the path, exist on the

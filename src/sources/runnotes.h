@@ -16,4 +16,23 @@
  * variables that pass take. */
 void run_notes_add(const struct moat_policy *p, char *const *environ_in, struct netset_notes *notes);
 
+/* An argument of the command that is a directory of the host the sandbox
+ * does not show (a run notes it; `moat mcp list` and `wrap` show it with
+ * the server, whose client logs what the run says where no one looks). */
+enum hidden_why {
+	HIDDEN_OUTSIDE,	    /* outside every grant */
+	HIDDEN_PRIVATE_TMP, /* in the sandbox's private /tmp, which starts empty */
+	HIDDEN_DENIED,	    /* in a denied path: deny, from deny_source */
+};
+struct hidden_arg {
+	char *path; /* absolute, resolved lexically */
+	enum hidden_why why;
+	char *deny, *deny_source; /* HIDDEN_DENIED's; else NULL */
+};
+
+/* Those of the finished policy `p`'s command, in order, into *out (freed
+ * with hidden_args_free); how many. */
+size_t run_hidden_args(const struct moat_policy *p, struct hidden_arg **out);
+void hidden_args_free(struct hidden_arg *v, size_t n);
+
 #endif

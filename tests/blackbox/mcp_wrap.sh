@@ -615,4 +615,39 @@ ok "$(cmp -s "$h/$CD" "$h/orig" && echo 0 || echo 1)" "  byte for byte"
 printf '%s\n' "{\"mcpServers\":{\"fs\":{\"command\":\"/bin/other\",\"args\":[\"run\",\"--config\",\"$h/.config/moat/servers.toml\",\"--profile\",\"claude-desktop.fs\",\"--\",\"/bin/cat\"]}}}" >"$h/$CD"
 like "$(moat_in "$h/work" "$h" mcp list)" "fs +:1 +local +unwrapped" "control: wrap's form without wrap's record stays unwrapped"
 
+# A server whose argument is a directory its sandbox does not show: moat
+# run notes it on the server's stderr, which only the client's log has;
+# list said "enforced" and wrap "wrapped" with no word of it (the
+# filesystem server then stops on "None of the specified directories are
+# accessible"). Now both name it, with the grant to add; granted, no note.
+h=$BASE/argdir
+mkdir -p "$h/.config" "$h/work" "$BASE/argdir-data" "$BASE/argdir-granted"
+printf '%s\n' "{\"mcpServers\":{\"fs\":{\"command\":\"/bin/ls\",\"args\":[\"$BASE/argdir-data\"]},\"file\":{\"command\":\"/bin/cat\",\"args\":[\"$FIX/mcp.json\"]}}}" >"$h/c.json"
+out=$(moat_in "$h/work" "$h" mcp list --config "$h/c.json")
+like_lines "$out" "fs +:1 +local +unwrapped .*enforced
+ +note: its argument $BASE/argdir-data is a directory outside every grant: the server sees nothing of it
+ +hint: wrap it with the grant: moat mcp wrap --config $h/c.json --server fs --write $BASE/argdir-data" \
+	"list: a directory argument the sandbox does not show is noted below the server, with the grant ($out)"
+unlike "$out" "argument $FIX" "  a file argument is not noted"
+moat_in "$h/work" "$h" mcp list --config "$h/c.json" --json >"$SCRATCH/argdir.json"
+is "$(json_eval "$SCRATCH/argdir.json" '[n["path"] for n in d["files"][0]["servers"][0]["verdict"]["notes"]]')" \
+	"[\"$BASE/argdir-data\"]" "  --json: verdict.notes[] names it"
+is "$(json_eval "$SCRATCH/argdir.json" 'd["files"][0]["servers"][1]["verdict"]["notes"]')" "[]" "  and none for the file argument"
+cp "$h/c.json" "$h/c0.json"
+out=$(moat_in "$h/work" "$h" mcp wrap --config "$h/c.json" --server fs)
+like_lines "$out" "wrapped fs \\(profile file.fs in $h/.config/moat/servers.toml\\)
+  note: its argument $BASE/argdir-data is a directory outside every grant
+  hint: grant it in the server's profile file.fs of $h/.config/moat/servers.toml: write = \\[\"$BASE/argdir-data\"\\]" \
+	"wrap: the same note, with the profile to grant it in ($out)"
+out=$(moat_in "$h/work" "$h" mcp list --config "$h/c.json")
+like_lines "$out" "fs +:1 +local +wrapped .*
+ +note: its argument $BASE/argdir-data is a directory outside every grant" "  list after wrap: still noted"
+moat_in "$h/work" "$h" mcp unwrap --config "$h/c.json" >/dev/null
+# Control: granted at wrap, no note, in wrap or list.
+out=$(moat_in "$h/work" "$h" mcp wrap --config "$h/c.json" --server fs --read "$BASE/argdir-data")
+unlike "$out" "note:" "control: wrap --read DIR: no note ($out)"
+out=$(moat_in "$h/work" "$h" mcp list --config "$h/c.json")
+like "$out" "fs +:1 +local +wrapped .*enforced" "  list: wrapped, enforced"
+unlike "$out" "note:" "  and no note"
+
 done_testing

@@ -963,6 +963,66 @@ static json_t *entry_json(const struct ctx *c, struct loaded *l, const struct mc
 	return j;
 }
 
+/* The names of the servers of the files read, "a, b", each once; and how
+ * many files could not be read. */
+static char *server_names(const struct ctx *c, size_t *unread)
+{
+	cleanup_free const char **seen = NULL;
+	size_t cap = 0, n = 0, len = 0, i, k, j;
+	char *buf = NULL;
+	FILE *f = open_memstream(&buf, &len);
+
+	*unread = 0;
+	if (!f)
+		return moat_xstrdup("?");
+	for (i = 0; i < c->n_files; i++) {
+		const struct mcp_file *mf = c->files[i].f;
+
+		*unread += !mf;
+		for (k = 0; mf && k < mf->n_entries; k++) {
+			for (j = 0; j < n && strcmp(seen[j], mf->entries[k].name) != 0; j++)
+				;
+			if (j < n)
+				continue;
+			seen = moat_xgrow(seen, &cap, n, sizeof(*seen));
+			seen[n] = mf->entries[k].name;
+			fprintf(f, "%s%s", n++ ? ", " : "", mf->entries[k].name);
+		}
+	}
+	fclose(f);
+	return buf;
+}
+
+/* The entries the request names: all, or --server NAME's, which must be
+ * in some file: one that is in none is an error naming those there are
+ * (list showed an empty listing, and exited 0). */
+static int check_named(const struct ctx *c, struct moat_error *err)
+{
+	cleanup_free char *names = NULL;
+	size_t i, k, unread;
+
+	if (!c->r->server)
+		return 0;
+	for (i = 0; i < c->n_files; i++)
+		for (k = 0; c->files[i].f && k < c->files[i].f->n_entries; k++)
+			if (strcmp(c->files[i].f->entries[k].name, c->r->server) == 0)
+				return 0;
+	if (c->r->config)
+		moat_error_set(err, MOAT_E_USAGE, 0, "%s: no server named %s", c->r->config, c->r->server);
+	else
+		moat_error_set(err, MOAT_E_USAGE, 0, "no server named %s in the clients' files of %s and %s",
+			       c->r->server, c->home ? c->home : "(no HOME)", c->cwd);
+	names = server_names(c, &unread);
+	if (unread)
+		return moat_error_hint(err, "%zu of the files could not be read (moat mcp list says why)%s%s", unread,
+				       *names ? "; the servers of the others: " : "", names);
+	if (c->n_files == 0)
+		return moat_error_hint(err, "moat found no MCP client's file there; name one with --config FILE");
+	if (!*names)
+		return moat_error_hint(err, "%s no servers", c->r->config ? "it has" : "they have");
+	return moat_error_hint(err, "the servers there: %s", names);
+}
+
 int api_mcp_list(const struct api_mcp_request *r, json_t **out, struct moat_error *err)
 {
 	struct ctx c;
@@ -974,7 +1034,7 @@ int api_mcp_list(const struct api_mcp_request *r, json_t **out, struct moat_erro
 
 	if (ctx_init(&c, r, err) < 0)
 		return -1;
-	if (load_files(&c, err) < 0 || host_probe(&host, err) < 0)
+	if (load_files(&c, err) < 0 || check_named(&c, err) < 0 || host_probe(&host, err) < 0)
 		goto out;
 	doc = json_pack("{s:s, s:o, s:o}", "schema", "moat.mcp-list/1", "moat", json_text(r->moat), "project",
 			json_text(c.cwd));
@@ -1066,26 +1126,6 @@ static json_t *say(json_t *fj, const struct mcp_entry *e, const char *action, co
 		json_object_set_new(s, "why", json_text(why));
 	json_array_append_new(json_object_get(fj, "servers"), s);
 	return s;
-}
-
-/* The entries the request names: all, or --server NAME's (which must be
- * in some file). */
-static int check_named(const struct ctx *c, struct moat_error *err)
-{
-	size_t i, k;
-
-	if (!c->r->server)
-		return 0;
-	for (i = 0; i < c->n_files; i++)
-		for (k = 0; c->files[i].f && k < c->files[i].f->n_entries; k++)
-			if (strcmp(c->files[i].f->entries[k].name, c->r->server) == 0)
-				return 0;
-	if (c->r->config)
-		moat_error_set(err, MOAT_E_USAGE, 0, "%s: no server named %s", c->r->config, c->r->server);
-	else
-		moat_error_set(err, MOAT_E_USAGE, 0, "no server named %s in the clients' files of %s and %s",
-			       c->r->server, c->home ? c->home : "(no HOME)", c->cwd);
-	return moat_error_hint(err, "`moat mcp list` shows the servers and their files");
 }
 
 static bool selected(const struct ctx *c, const struct mcp_entry *e)

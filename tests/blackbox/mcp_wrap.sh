@@ -650,4 +650,22 @@ out=$(moat_in "$h/work" "$h" mcp list --config "$h/c.json")
 like "$out" "fs +:1 +local +wrapped .*enforced" "  list: wrapped, enforced"
 unlike "$out" "note:" "  and no note"
 
+# --server NAME that no file has: list said "no servers" (or listed the
+# other servers' files) and exited 0; wrap and unwrap named no server.
+# Now each says none is called that, names those there are, and exits 125.
+for verb in list wrap unwrap; do
+	out=$(moat_in "$h/work" "$h" mcp $verb --config "$h/c0.json" --server nope)
+	rc=$?
+	is "$rc" 125 "$verb --server nope: exit 125"
+	like_lines "$out" "moat: $h/c0.json: no server named nope
+moat: hint: the servers there: fs, file" "  names the servers there ($out)"
+done
+out=$(moat_in "$h/work" "$h" mcp list --server nope)
+is "$?" 125 "list --server nope without --config: exit 125"
+like "$out" "no server named nope in the clients' files of $h and $h/work" "  says where it looked ($out)"
+out=$(moat_in "$h/work" "$h" mcp list --config "$h/c0.json" --server fs)
+is "$?" 0 "control: list --server fs: exit 0"
+like "$out" "fs +:1" "  and lists it"
+unlike "$out" "file +:1" "  alone"
+
 done_testing

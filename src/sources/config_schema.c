@@ -481,6 +481,33 @@ static int get_array(const struct loader *L, const struct toml_value *v, const c
 	return 0;
 }
 
+/* `read = "."` where a list is expected: the one value, written as the
+ * list it should be, in the file's own syntax.  `what` is "an array of
+ * paths (strings)", or "strings". */
+static int hint_one_item_list(const struct loader *L, const struct toml_value *v, const char *key, const char *what)
+{
+	const char *leaf = strrchr(key, '.'), *noun = what, *cut;
+	const char *q = L->c->json ? "\"" : "";
+	cleanup_free char *value = NULL;
+	char *o;
+
+	leaf = leaf ? leaf + 1 : key;
+	if (strncmp(noun, "an array of ", 12) == 0)
+		noun += 12;
+	cut = strstr(noun, " (");
+	/* Quoted as TOML's basic string and JSON's string are: \ and ". */
+	value = o = moat_xmalloc(2 * strlen(v->u.str.ptr) + 1);
+	for (const char *p = v->u.str.ptr; *p; p++) {
+		if (*p == '"' || *p == '\\')
+			*o++ = '\\';
+		*o++ = *p;
+	}
+	*o = '\0';
+	return moat_error_hint(L->err, "%s%s%s takes a list of %.*s, even of one: %s%s%s%s [\"%s\"]", q, leaf, q,
+			       (int)(cut ? (size_t)(cut - noun) : strlen(noun)), noun, q, leaf, q,
+			       L->c->json ? ":" : " =", value);
+}
+
 /* A path with a form moat does not expand (~root, $HOME, ${VAR}, %VAR%)
  * is refused: taken literally, under the file's directory, it names
  * nothing, and a deny of it would deny nothing while the report says
@@ -523,8 +550,11 @@ static int load_items(const struct loader *L, const struct toml_value *v, const 
 	size_t i;
 	int rc = 0;
 
-	if (get_array(L, v, key, what) < 0)
+	if (get_array(L, v, key, what) < 0) {
+		if (v->type == TOML_STRING)
+			hint_one_item_list(L, v, key, what);
 		return -1;
+	}
 	for (i = 0; i < toml_array_len(v); i++) {
 		const struct toml_value *item = toml_array_at(v, i);
 
@@ -1789,6 +1819,29 @@ static void note_project_servers(const struct loader *L, const struct toml_value
 	}
 }
 
+/* A key of moat's sandbox table written at the top of the file (`read =
+ * ["."]`, `deny = [...]`, `net = "none"` above every table) is no
+ * client's: ignored as one, it would drop a grant, a deny or the network
+ * fence without a word.  An error, with where it goes.  A client's own
+ * key of that name (Codex's `profile`) is the client's. */
+static void misplaced_sandbox_key(const struct loader *L, const struct toml_keyval *kv)
+{
+	cleanup_free char *kp = NULL;
+
+	if (!key_in(kv, sandbox_keys) || key_in(kv, codex_keys))
+		return;
+	kp = config_keypath(NULL, kv->key, kv->key_len);
+	fail(L, kv->pos, kp, "a key of moat's sandbox table, at the top of the file, where moat reads no policy: it "
+			     "would be ignored");
+	if (L->c->json)
+		moat_error_hint(L->err, "move it into \"sandbox\": {...} (every server of the file) or a server's "
+					"\"sandbox\"");
+	else
+		moat_error_hint(L->err, "move it under [sandbox] (every server and command of the file), a server's "
+					"sandbox, or a [profiles.NAME]");
+	keep(L);
+}
+
 /* The top of the file: moat's keys are read; the rest is the client's
  * (check_client_keys: silently, a client's settings file holds dozens). */
 static void load_tree(struct loader *L, const struct toml_value *root)
@@ -1800,6 +1853,7 @@ static void load_tree(struct loader *L, const struct toml_value *root)
 		const struct toml_keyval *kv = toml_table_at(root, i);
 		int rc = 0;
 
+		misplaced_sandbox_key(L, kv);
 		if (!key_in(kv, top_keys))
 			continue;
 		if (strcmp(kv->key, "sandbox") == 0) {

@@ -133,7 +133,30 @@ bad unknown.toml $'[mcp_servers.scorecard]\ncomand = ["x"]' \
 	"^moat: $SCRATCH/proj/unknown.toml:2:1: mcp_servers.scorecard.comand: unknown key; expected one of command, .*
 moat: hint: did you mean 'command'\\?"
 bad type.toml $'[mcp_servers.s]\ncommand = "sh"\nsandbox = { read = "." }' \
-	":3:20: mcp_servers.s.sandbox.read: expected an array of paths \\(strings\\), got a string"
+	":3:20: mcp_servers.s.sandbox.read: expected an array of paths \\(strings\\), got a string
+^moat: hint: read takes a list of paths, even of one: read = \\[\".\"\\]"
+# A string where a list is expected got no hint of the list it should be;
+# now the one value is written as that list, in the file's own syntax.
+bad type-profile.toml $'[profiles.p]\nextends = "mcp"\nwrite = "/srv/a\\"b"' \
+	":3:9: profiles.p.write: expected an array of paths \\(strings\\), got a string
+^moat: hint: write takes a list of paths, even of one: write = \\[\"/srv/a\\\\\"b\"\\]"
+bad type.json '{"mcpServers": {"s": {"command": "sh", "sandbox": {"deny": "./.env"}}}}' \
+	":1:60: mcpServers.s.sandbox.deny: expected an array of paths \\(strings\\), got a string
+^moat: hint: \"deny\" takes a list of paths, even of one: \"deny\": \\[\"./.env\"\\]"
+# One of moat's sandbox keys at the top of a file, above every table: taken
+# for a client's key, it was ignored without a word (`deny` and `net =
+# "none"` dropped, `config check` "ok").  An error, with where it goes.
+bad top-read.toml $'read = ["."]\ndeny = ["./.env"]\n[mcp_servers.s]\ncommand = "sh"' \
+	"top-read.toml:1:1: read: a key of moat's sandbox table, at the top of the file, where moat reads no policy: it would be ignored
+^moat: hint: move it under \\[sandbox\\] \\(every server and command of the file\\), a server's sandbox, or a \\[profiles.NAME\\]
+top-read.toml:2:1: deny: a key of moat's sandbox table"
+bad top-net.json '{"net": "none", "mcpServers": {"s": {"command": "sh"}}}' \
+	"top-net.json:1:2: net: a key of moat's sandbox table, at the top of the file
+^moat: hint: move it into \"sandbox\": \\{...\\} \\(every server of the file\\) or a server's \"sandbox\""
+printf '%s\n' 'profile = "work"' '[sandbox]' 'read = ["."]' '[profiles.p]' 'extends = "mcp"' 'write = ["."]' \
+	'[mcp_servers.s]' 'command = "sh"' >"$SCRATCH/proj/top-ok.toml"
+out=$("$MOAT" config check "$SCRATCH/proj/top-ok.toml" 2>&1); rc=$?
+is "$rc" 0 "control: read in [sandbox] and a profile as lists, Codex's top-level profile: accepted ($out)"
 bad net.toml $'[mcp_servers.scorecard]\ncommand = "sh"\n[mcp_servers.scorecard.sandbox]\nnet = "internet"' \
 	":4:7: mcp_servers.scorecard.sandbox.net: expected \"none\", \"loopback\", \"all\" or \"allow\", got \"internet\""
 bad dup.toml $'[mcp_servers.s]\ncommand = "sh"\n[mcpServers.s]\ncommand = "sh"' \

@@ -69,8 +69,12 @@ void cli_help_properties(FILE *out)
 }
 
 /* Text for roff: backslashes doubled, hyphens as \- (so --read stays two
- * ASCII hyphens when rendered and searchable), a leading . or ' neutralised. */
-static void roff(FILE *out, const char *s)
+ * ASCII hyphens when rendered and searchable), a leading . or ' neutralised;
+ * with `paths`, a break point (\:, zero width) after each '/', for filled
+ * text of long paths: troff breaks a line only at a space, and one path
+ * longer than the room left ("can't break line") overran the page's right
+ * margin. */
+static void roff_text(FILE *out, const char *s, bool paths)
 {
 	if (*s == '.' || *s == '\'')
 		fputs("\\&", out);
@@ -79,6 +83,8 @@ static void roff(FILE *out, const char *s)
 			fputs("\\e", out);
 		else if (*s == '-')
 			fputs("\\-", out);
+		else if (*s == '/' && paths)
+			fputs("/\\:", out);
 		else if (*s == '\n') {
 			fputc('\n', out);
 			if (s[1] == '.' || s[1] == '\'')
@@ -86,6 +92,11 @@ static void roff(FILE *out, const char *s)
 		} else
 			fputc(*s, out);
 	}
+}
+
+static void roff(FILE *out, const char *s)
+{
+	roff_text(out, s, false);
 }
 
 static void roff_line(FILE *out, const char *s)
@@ -122,7 +133,8 @@ static void man_profiles(FILE *out)
 		/* An indented line continues its list, on a line of its own. */
 		if (!table)
 			fputs(line[0] == ' ' ? ".br\n" : ".PP\n", out);
-		roff_line(out, line);
+		roff_text(out, line, !table);
+		fputc('\n', out);
 	}
 	if (table)
 		fputs(".fi\n", out);

@@ -2,6 +2,7 @@
 
 #include <ctype.h>
 #include <dirent.h>
+#include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
 #include <stdio.h>
@@ -11,7 +12,9 @@
 #include <unistd.h>
 
 #include "util/cleanup.h"
+#include "util/err.h"
 #include "util/file.h"
+#include "util/mem.h"
 #include "util/path.h"
 
 /* The line without its leading and trailing blanks (a CR included). */
@@ -197,24 +200,39 @@ static bool shown_by_profiles(int fd)
 	       (path_within(real, "/usr") && strcmp(real, "/usr") != 0);
 }
 
-/* The file open at `fd`, read whole: a bundle? */
-static bool fd_is_bundle(int fd)
+/* Out of descriptors or memory (`e`, an errno), a look says nothing of
+ * what `path` holds: not "no bundle", with its misleading note, but an
+ * error naming the cause (docs/errors.md).  -1 when it is one (err set);
+ * else 0: the path's own failure, no bundle. */
+static int look_failed(int e, const char *path, struct moat_error *err)
+{
+	if (!moat_errno_out_of_resources(e))
+		return 0;
+	return moat_error_set(err, MOAT_E_SYSTEM, e, "checking the CA bundle %s", path);
+}
+
+/* The file open at `fd` (`path`), read whole: a bundle?  1 or 0, or -1
+ * out of descriptors or memory (err set). */
+static int fd_is_bundle(int fd, const char *path, struct moat_error *err)
 {
 	cleanup_free char *buf = NULL;
 	struct stat st;
 	size_t got = 0;
 
-	if (fd < 0 || fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) || st.st_size <= 0 ||
-	    (unsigned long long)st.st_size > CA_BUNDLE_MAX)
-		return false;
+	if (fd < 0 || fstat(fd, &st) != 0)
+		return look_failed(errno, path, err);
+	if (!S_ISREG(st.st_mode) || st.st_size <= 0 || (unsigned long long)st.st_size > CA_BUNDLE_MAX)
+		return 0;
 	buf = malloc((size_t)st.st_size);
 	if (!buf)
-		return false;
+		return look_failed(ENOMEM, path, err);
 	while (got < (size_t)st.st_size) {
 		ssize_t r = read(fd, buf + got, (size_t)st.st_size - got);
 
-		if (r <= 0)
-			return false;
+		if (r < 0)
+			return look_failed(errno, path, err);
+		if (r == 0)
+			return 0;
 		got += (size_t)r;
 	}
 	return der_cert((const unsigned char *)buf, got) || pem_bundle(buf, got);
@@ -233,12 +251,14 @@ static bool seen_as(int fd, struct ca_bundle_seen *seen)
 	return true;
 }
 
-bool ca_bundle_file_ok(const char *path, struct ca_bundle_seen *seen)
+int ca_bundle_file_ok(const char *path, struct ca_bundle_seen *seen, struct moat_error *err)
 {
 	/* O_NONBLOCK: a FIFO named there does not hang moat's start. */
 	cleanup_close int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
 
-	return fd >= 0 && seen_as(fd, seen) && (shown_by_profiles(fd) || fd_is_bundle(fd));
+	if (fd < 0 || !seen_as(fd, seen))
+		return look_failed(errno, path, err);
+	return shown_by_profiles(fd) ? 1 : fd_is_bundle(fd, path, err);
 }
 
 /* NAME.pem, .crt, .cer, .der; HHHHHHHH.N or HHHHHHHH.rN (c_rehash). */
@@ -268,7 +288,7 @@ static bool cert_name(const char *name)
 	return true;
 }
 
-bool ca_bundle_dir_ok(const char *path, struct ca_bundle_seen *seen)
+int ca_bundle_dir_ok(const char *path, struct ca_bundle_seen *seen, struct moat_error *err)
 {
 	cleanup_closedir DIR *d = file_opendir_at(AT_FDCWD, path);
 	struct dirent *e;
@@ -276,23 +296,27 @@ bool ca_bundle_dir_ok(const char *path, struct ca_bundle_seen *seen)
 	int fd = d ? dirfd(d) : -1;
 
 	if (!d || !seen_as(fd, seen))
-		return false;
+		return look_failed(errno, path, err);
 	if (shown_by_profiles(fd))
-		return true;
-	while ((e = readdir(d))) {
+		return 1;
+	for (errno = 0; (e = readdir(d)); errno = 0) {
 		cleanup_close int efd = -1;
+		cleanup_free char *entry = NULL;
+		int is;
 
 		if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0)
 			continue;
 		if (++n > CA_DIR_MAX_ENTRIES || !cert_name(e->d_name) || e->d_type == DT_DIR)
-			return false;
+			return 0;
 		/* Each by its content too: a private key named server.pem is
 		 * no certificate.  A link is followed, as a tool follows it:
 		 * to a key elsewhere, it fails here (a directory fails
 		 * fd_is_bundle's regular-file test). */
+		entry = moat_xasprintf("%s/%s", path, e->d_name);
 		efd = openat(fd, e->d_name, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
-		if (!fd_is_bundle(efd))
-			return false;
+		if ((is = fd_is_bundle(efd, entry, err)) <= 0)
+			return is;
 	}
-	return true;
+	/* A listing cut short has not shown every entry: not one. */
+	return errno ? look_failed(errno, path, err) : 1;
 }

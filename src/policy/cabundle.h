@@ -11,6 +11,8 @@
 #include <stdbool.h>
 #include <sys/types.h>
 
+#include "util/err.h"
+
 /* The object a check looked at, to bind the grant to (device, inode). */
 struct ca_bundle_seen {
 	dev_t dev;
@@ -27,7 +29,7 @@ struct ca_bundle_seen {
  * token's alphabet with letters and digits, but for curl's "SHA256: "
  * digest) or one DER certificate; or
  * one below /etc or /usr, which the profiles show already. */
-bool ca_bundle_file_ok(const char *path, struct ca_bundle_seen *seen);
+int ca_bundle_file_ok(const char *path, struct ca_bundle_seen *seen, struct moat_error *err);
 
 /* A directory (SSL_CERT_DIR, GIT_SSL_CAPATH) that is not "/" and holds
  * only certificates, by their names (NAME.pem, .crt, .cer, .der, and
@@ -41,8 +43,14 @@ bool ca_bundle_file_ok(const char *path, struct ca_bundle_seen *seen);
  * the grant is bound to it (moat_path_rule.bound), so a file swapped in
  * between the look and the grant's own walk of the path is not granted.
  * A directory's entries stay live, as any granted directory's: what its
- * writers add later is shown.  Said in docs/policy.md. */
-bool ca_bundle_dir_ok(const char *path, struct ca_bundle_seen *seen);
+ * writers add later is shown.  Said in docs/policy.md.
+ *
+ * Each returns 1 (one: granted), 0 (no bundle, or nothing that can be
+ * opened there), or -1 when moat ran out of descriptors or memory looking
+ * (EMFILE, ENFILE, ENOMEM: err set, naming the path): that says nothing
+ * of the file, and taken for "no bundle" it passed the variable ungranted
+ * with a note blaming the file. */
+int ca_bundle_dir_ok(const char *path, struct ca_bundle_seen *seen, struct moat_error *err);
 
 #define CA_BUNDLE_MAX	   (8u << 20)
 /* A title's length at most (curl's CA names: under 70). */

@@ -1042,8 +1042,10 @@ static bool ca_bundle_granted(const struct moat_policy *p, size_t from, const ch
  * the tool says what it cannot read.  A bundle inside a denied path
  * (~/.ssh, ...) is not granted either (fsplan drops a profile's grant
  * there).  The variables mostly name one file: it is granted once (each
- * grant is a descriptor, a stat and a Landlock rule at every start). */
-static void add_ca_bundles(struct moat_policy *p)
+ * grant is a descriptor, a stat and a Landlock rule at every start).
+ * Out of descriptors or memory while looking, an error naming the
+ * variable: what the file is was not seen. */
+static int add_ca_bundles(struct moat_policy *p, struct moat_error *err)
 {
 	size_t first = p->n_paths;
 
@@ -1054,6 +1056,7 @@ static void add_ca_bundles(struct moat_policy *p)
 		cleanup_free char *copy = v && *v ? moat_xstrdup(v) : NULL;
 		char *save = NULL, *part;
 		size_t present = 0, parts = 0, like = 0;
+		int looks;
 		struct ca_bundle_seen seen[CA_BUNDLE_MAX_PARTS];
 		struct stat st;
 
@@ -1064,9 +1067,15 @@ static void add_ca_bundles(struct moat_policy *p)
 			present++;
 			/* Most hosts name one bundle in many variables: looked at
 			 * once.  The grant is bound to the object looked at. */
-			like += ca_bundle_granted(p, first, part) ||
-				(S_ISREG(st.st_mode) ? ca_bundle_file_ok(part, &seen[parts - 1])
-						     : ca_bundle_dir_ok(part, &seen[parts - 1]));
+			if (ca_bundle_granted(p, first, part)) {
+				like++;
+				continue;
+			}
+			looks = S_ISREG(st.st_mode) ? ca_bundle_file_ok(part, &seen[parts - 1], err)
+						    : ca_bundle_dir_ok(part, &seen[parts - 1], err);
+			if (looks < 0)
+				return moat_error_wrap(err, "%s in moat's environment", name);
+			like += (size_t)looks;
 		}
 		if (!parts || present != parts || (parts > 1 && strcmp(name, "SSL_CERT_DIR") != 0))
 			continue;
@@ -1089,6 +1098,7 @@ static void add_ca_bundles(struct moat_policy *p)
 			p->paths[p->n_paths - 1].bound_dir = seen[parts].dir;
 		}
 	}
+	return 0;
 }
 
 /* Nix's store and profiles (nix_read), and the per-user profile,
@@ -1119,7 +1129,7 @@ static void add_nix(struct moat_policy *p, const struct profile_context *ctx)
 	p->paths[p->n_paths - 1].within = "/nix/store";
 }
 
-static void add_strict(struct moat_policy *p, const struct profile_context *ctx)
+static int add_strict(struct moat_policy *p, const struct profile_context *ctx, struct moat_error *err)
 {
 	size_t i;
 
@@ -1133,7 +1143,7 @@ static void add_strict(struct moat_policy *p, const struct profile_context *ctx)
 	p->secrets_masked = true;
 	p->net = MOAT_NET_NONE;
 	env_add_safe_set(p);
-	add_ca_bundles(p);
+	return add_ca_bundles(p, err);
 }
 
 /* The first line of a `.git` file, "gitdir: PATH": the git directory of a
@@ -1253,8 +1263,7 @@ int profile_apply(struct moat_policy *p, const char *name, const struct profile_
 	size_t i;
 
 	if (profile_is_builtin(name)) {
-		add_strict(p, ctx);
-		if (add_command_dirs(p, ctx, err) < 0)
+		if (add_strict(p, ctx, err) < 0 || add_command_dirs(p, ctx, err) < 0)
 			return -1;
 	} else {
 		moat_error_set(err, MOAT_E_USAGE, 0, "unknown profile '%s'", name);

@@ -374,6 +374,47 @@ is "$(ca "NODE_EXTRA_CA_CERTS=$CA/cert.der" "$CA/cert.der" | wc -c)" 308 "contro
 like "$(ca "SSL_CERT_DIR=$CA/dir" "$CA/dir/secret.txt" 2>/dev/null; env HOME="$FH" SSL_CERT_DIR="$CA/dir" "$MOAT" run --profile strict --read "$CA/dir" -- /bin/cat "$CA/dir/secret.txt" 2>/dev/null)" \
 	"moat-canary-$UNIQ" "control: granted with --read, the directory is read (the reading works)"
 
+# Out of descriptors or memory while moat looks at a bundle, the look says
+# nothing of the file: it was taken for "does not look like a CA bundle",
+# with a note blaming the file, and the run went on with it ungranted.  Now
+# a refusal naming the cause, the variable and the path (docs/errors.md).
+# strace refuses the open of the bundle alone (-P: the path, or for a
+# directory's entry the directory its openat is relative to).  It reads
+# the paths of moat's calls only as root: moat makes itself non-dumpable,
+# and without CAP_SYS_PTRACE strace cannot read its memory, so -P matches
+# none of them.  tests/unit/test_cabundle.c runs the same out of
+# descriptors as any user.
+# ca_fault VAR=VALUE PATH K ERRNO: the K-th openat of PATH fails with ERRNO.
+ca_fault() {
+	env HOME="$FH" "$1" strace -f -qq -o /dev/null -P "$2" -e trace=openat -e inject=openat:error="$4":when="$3" \
+		"$MOAT" run --profile strict -- /bin/cat "$CA/bundle.pem" 2>&1
+}
+if ! command -v strace >/dev/null; then
+	skip "strace is not installed (scripts/ensure-deps test installs it)"
+elif [ "$(id -u)" != 0 ]; then
+	skip "strace -P reads a non-dumpable moat's paths only as root (test_cabundle covers the look as any user)"
+else
+	for e in EMFILE ENFILE ENOMEM; do
+		out=$(ca_fault "SSL_CERT_FILE=$CA/bundle.pem" "$CA/bundle.pem" 1 $e); rc=$?
+		is "$rc" 125 "SSL_CERT_FILE's bundle not opened for $e: refused"
+		like "$out" "^moat: .*SSL_CERT_FILE in moat's environment: checking the CA bundle $CA/bundle.pem" "  naming the variable and the path"
+		unlike "$out" "does not look like a CA bundle|moat test CA" "  no note blaming the file, nothing run"
+	done
+	like "$(ca_fault "SSL_CERT_FILE=$CA/bundle.pem" "$CA/bundle.pem" 1 EMFILE)" "^moat: moat ran out of file descriptors" \
+		"  the cause first"
+	out=$(ca_fault "SSL_CERT_DIR=$CA/hashed" "$CA/hashed" 2 EMFILE); rc=$?
+	is "$rc" 125 "SSL_CERT_DIR's certificate not opened for EMFILE: refused"
+	like "$out" "checking the CA bundle $CA/hashed/1a2b3c4d.0" "  naming the file in the directory"
+	out=$(ca_fault "SSL_CERT_DIR=$CA/hashed" "$CA/hashed" 1 ENOMEM); rc=$?
+	is "$rc" 125 "SSL_CERT_DIR's directory not opened for ENOMEM: refused ($out)"
+	# Control: a failure that is the file's own is still a note, and the
+	# run goes on (the command then cannot read it either).
+	out=$(ca_fault "SSL_CERT_FILE=$CA/bundle.pem" "$CA/bundle.pem" 1 EACCES); rc=$?
+	like "$out" "note: SSL_CERT_FILE names $CA/bundle.pem, which does not look like a CA bundle" \
+		"control: not opened for EACCES, the file's own: the note, as before"
+	unlike "$out" "checking the CA bundle" "  no refusal"
+fi
+
 # ----------------------- 5b. a CA bundle swapped between its look and its grant
 # moat reads what a CA variable names, then resolves the name again to grant
 # it.  Whoever may write where it lies (the bundle's directory, a link on

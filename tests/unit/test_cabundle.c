@@ -4,14 +4,19 @@
  * LABEL' lines, curl's header and underlined titles); a certificate beside
  * text of a secret's shape, or text not part of a title+underline pair
  * directly above a BEGIN line, does not. */
+#include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "policy/cabundle.h"
 #include "tap.h"
+
+#define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
 
 static char dir[] = "/var/tmp/moat-test-cabundle.XXXXXX";
 
@@ -25,6 +30,7 @@ static bool bundle(const char *text)
 {
 	char path[128];
 	struct ca_bundle_seen seen;
+	struct moat_error err = {0};
 	FILE *f;
 	bool ok;
 
@@ -34,9 +40,69 @@ static bool bundle(const char *text)
 		return false;
 	fputs(text, f);
 	fclose(f);
-	ok = ca_bundle_file_ok(path, &seen);
+	ok = ca_bundle_file_ok(path, &seen, &err) > 0;
 	unlink(path);
 	return ok;
+}
+
+/* The look at `path` (a directory's with `is_dir`) with every descriptor but
+ * `spare` taken (dups of stdin), as a process that ran out of them: it
+ * fails for the process's want, not the file's. */
+static int look_without_fds(const char *path, bool is_dir, int spare, struct moat_error *err)
+{
+	static int held[1 << 16];
+	struct ca_bundle_seen seen;
+	int n = 0, fd, rc;
+
+	memset(err, 0, sizeof(*err));
+	while (n < (int)ARRAY_SIZE(held) && (fd = dup(0)) >= 0)
+		held[n++] = fd;
+	for (; spare > 0 && n > 0; spare--)
+		close(held[--n]);
+	rc = is_dir ? ca_bundle_dir_ok(path, &seen, err) : ca_bundle_file_ok(path, &seen, err);
+	while (n > 0)
+		close(held[--n]);
+	return rc;
+}
+
+/* Out of descriptors, a look says nothing of the file: -1 with EMFILE and
+ * the path, never 0 ("no bundle", which passed the variable ungranted with
+ * a note blaming the file). */
+static void out_of_descriptors(void)
+{
+	char file[128], sub[128];
+	struct ca_bundle_seen seen;
+	struct moat_error err = {0};
+	struct rlimit rl = {64, 64}, was;
+	FILE *f;
+	int rc;
+
+	snprintf(sub, sizeof(sub), "%s/certs", dir);
+	snprintf(file, sizeof(file), "%s/certs/1a2b3c4d.0", dir);
+	if (mkdir(sub, 0755) != 0 || !(f = fopen(file, "w")))
+		return;
+	fputs(PEM, f);
+	fclose(f);
+	getrlimit(RLIMIT_NOFILE, &was);
+	if (rl.rlim_max > was.rlim_max)
+		rl = (struct rlimit){was.rlim_max, was.rlim_max};
+	setrlimit(RLIMIT_NOFILE, &rl);
+	ok(ca_bundle_file_ok(file, &seen, &err) == 1 && ca_bundle_dir_ok(sub, &seen, &err) == 1,
+	   "control: with descriptors free, the file and the directory are bundles");
+	rc = look_without_fds(file, false, 0, &err);
+	ok(rc == -1 && err.errnum == EMFILE && strstr(err.message, file),
+	   "no descriptor left: the file's look is an error naming it (%d: %s)", rc, err.message);
+	rc = look_without_fds(sub, true, 0, &err);
+	ok(rc == -1 && err.errnum == EMFILE && strstr(err.message, sub),
+	   "no descriptor left: the directory's look is an error naming it (%d: %s)", rc, err.message);
+	/* One left: the directory opens, its certificate does not. */
+	rc = look_without_fds(sub, true, 1, &err);
+	ok(rc == -1 && err.errnum == EMFILE && strstr(err.message, file),
+	   "one descriptor left: the certificate's look in the directory is an error naming it (%d: %s)", rc,
+	   err.message);
+	setrlimit(RLIMIT_NOFILE, &was);
+	unlink(file);
+	rmdir(sub);
 }
 
 int main(void)
@@ -79,6 +145,7 @@ int main(void)
 	ok(!bundle("A title that is far too long to be the name of any certificate authority that curl's "
 		   "mk-ca-bundle ever wrote into a bundle file, yes\n=====\n" PEM),
 	   "a title longer than a CA's name: no bundle");
+	out_of_descriptors();
 	rmdir(dir);
 	return tap_done();
 }

@@ -272,6 +272,19 @@ bool netfence_addr_is_loopback(const struct netfence_addr *a)
 	return a->family == AF_INET6 && (IN6_IS_ADDR_LOOPBACK(&a->v6) || IN6_IS_ADDR_UNSPECIFIED(&a->v6));
 }
 
+bool netfence_name_is_number(const char *name, struct in_addr *out)
+{
+	struct in_addr a;
+
+	/* inet_aton also takes what follows a space; a name has none, and
+	 * glibc's getaddrinfo reads the whole string (inet_aton_exact). */
+	if (name[strcspn(name, " \t\n\v\f\r")] != '\0' || inet_aton(name, &a) == 0)
+		return false;
+	if (out)
+		*out = a;
+	return true;
+}
+
 static bool addr_eq(const struct netfence_addr *a, const struct netfence_addr *b)
 {
 	if (a->family != b->family)
@@ -1740,7 +1753,10 @@ static size_t dns_reply(struct netfence *nf, const unsigned char *q, size_t n, u
 
 	if (qclass != 1) /* IN only */
 		rcode = RC_REFUSED;
-	else if (odd || nlen == 0) {
+	else if (odd || nlen == 0 || netfence_name_is_number(name, NULL)) {
+		/* "127.1" or "0x7f.1" is no host name (no top-level domain
+		 * looks so) and the rules' resolver would read it as the
+		 * address: NXDOMAIN, as DNS itself answers it. */
 		rcode = RC_NXDOMAIN;
 	} else {
 		struct netfence_addr *addrs = answer_addrs;

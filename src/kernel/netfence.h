@@ -184,7 +184,9 @@ struct netfence_event {
 struct netfence_rules {
 	void *ctx;
 	/* A DNS query for `name` (lower case, no final dot, only [a-z0-9_-]
-	 * and dots; names with other bytes are NXDOMAIN without asking).
+	 * and dots; names with other bytes, and names that are IPv4 addresses
+	 * in inet_aton's forms (netfence_name_is_number), are NXDOMAIN
+	 * without asking).
 	 * For A and AAAA, fill up to `max` addresses of that family and
 	 * return how many (0: the name is allowed but has none: NODATA).
 	 * For any other qtype, out is NULL and max 0: only the verdict is
@@ -213,6 +215,14 @@ struct netfence_rules {
 
 /* 127.0.0.0/8, 0.0.0.0 (which connect treats as a local address), ::1, ::. */
 bool netfence_addr_is_loopback(const struct netfence_addr *a) __attribute__((nonnull));
+
+/* Is `name` (a host name's characters, [a-z0-9_-] and dots) an IPv4
+ * address in one of the forms inet_aton reads ("127.1", "0x7f.0.0.1",
+ * "017.0.0.1", "2130706433", "1.2.3.4")?  The host's resolver
+ * (getaddrinfo) takes such a "name" for that address without asking DNS,
+ * so it is no name an allowlist of names can judge.  The address into
+ * *out when out is not NULL. */
+bool netfence_name_is_number(const char *name, struct in_addr *out) __attribute__((nonnull(1)));
 
 struct netfence;
 

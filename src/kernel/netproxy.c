@@ -130,6 +130,25 @@ static bool addr_text(const char *s, size_t len, int family, struct netproxy_tar
 	return true;
 }
 
+/* A host written as a name (s[0..len)) into t: a name, or, when the host's
+ * resolver would read it as an IPv4 address ("127.1", "2130706433",
+ * "1.2.3.4." -- netfence_name_is_number), that address: what would be
+ * reached is what the rules judge (addr_ok), never a name they allow. */
+static bool host_name(const unsigned char *s, size_t len, struct netproxy_target *t)
+{
+	struct in_addr v4;
+
+	if (!name_check(s, len, t->host))
+		return false;
+	if (netfence_name_is_number(t->host, &v4)) {
+		t->is_addr = true;
+		t->addr.family = AF_INET;
+		t->addr.v4 = v4;
+		inet_ntop(AF_INET, &v4, t->host, sizeof(t->host));
+	}
+	return true;
+}
+
 int netproxy_parse_authority(const char *s, size_t len, uint16_t port_default, struct netproxy_target *t)
 {
 	struct netproxy_target out;
@@ -181,7 +200,7 @@ int netproxy_parse_authority(const char *s, size_t len, uint16_t port_default, s
 		if (!addr_text(host, hlen, AF_INET6, &out))
 			return -1;
 	} else if (!addr_text(host, hlen, AF_INET, &out)) {
-		if (!name_check((const unsigned char *)host, hlen, out.host))
+		if (!host_name((const unsigned char *)host, hlen, &out))
 			return -1;
 	}
 	*t = out;
@@ -365,7 +384,7 @@ int netproxy_parse_socks_request(const unsigned char *b, size_t n, struct netpro
 	} else if (!addr_text((const char *)b + 5, b[4], AF_INET, &out) &&
 		   !addr_text((const char *)b + 5, b[4], AF_INET6, &out)) {
 		/* A domain name (an address written as one is the address). */
-		if (!name_check(b + 5, b[4], out.host))
+		if (!host_name(b + 5, b[4], &out))
 			return -4;
 	}
 	*t = out;

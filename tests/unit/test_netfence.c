@@ -96,7 +96,9 @@ static int t_resolve(void *ctx, const char *name, int qtype, struct netfence_add
 			slow_asked_ns = mono_ns();
 		return NETFENCE_RESOLVE_PENDING;
 	}
-	if (strcmp(name, "allowed.test") == 0)
+	/* "127.2" as a policy could allow a name: the host's resolver reads
+	 * it as an address, here as there. */
+	if (strcmp(name, "allowed.test") == 0 || strcmp(name, "127.2") == 0 || strcmp(name, "2130706434") == 0)
 		addr = 0x7f000002;
 	else if (slow_name)
 		addr = 0x7f000005;
@@ -379,6 +381,17 @@ static void dns_checks(void)
 	got = dns_ask(false, q, n, r, sizeof(r));
 	check(got >= 12 && rcode(r) == 3 && ancount(r) == 0, "a denied name is NXDOMAIN (rcode %d)",
 	      got >= 12 ? rcode(r) : -1);
+	/* A name the host's resolver reads as an IPv4 address (inet_aton's
+	 * forms) is no name: NXDOMAIN, without asking the rules (which here
+	 * would answer 127.0.0.2, as getaddrinfo would). */
+	static const char *const numbers[] = {"127.2", "2130706434"};
+	for (size_t i = 0; i < ARRAY_LEN(numbers); i++) {
+		n = dns_query(q, (uint16_t)(40 + i), numbers[i], 1);
+		got = dns_ask(false, q, n, r, sizeof(r));
+		check(got >= 12 && rcode(r) == 3 && ancount(r) == 0,
+		      "a query for %s (an address to getaddrinfo) is NXDOMAIN (rcode %d, %d answers)", numbers[i],
+		      got >= 12 ? (int)rcode(r) : -1, got >= 12 ? (int)ancount(r) : -1);
+	}
 	n = dns_query(q, 9, "allowed.test", 16 /* TXT */);
 	got = dns_ask(false, q, n, r, sizeof(r));
 	check(got >= 12 && rcode(r) == 0 && ancount(r) == 0, "a TXT query for an allowed name gets no answer (NODATA)");

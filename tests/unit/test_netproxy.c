@@ -130,6 +130,26 @@ static void parse_http_checks(void)
 	ok(rc > 0 && r.t.is_addr && r.t.addr.family == AF_INET6, "CONNECT to [2001:db8::1]:443: an IPv6 address");
 	rc = http("CONNECT 10.1.2.3:22 HTTP/1.1\r\n\r\n", &r);
 	ok(rc > 0 && r.t.is_addr && r.t.port == 22, "CONNECT to an IPv4 address");
+	/* What the host's resolver (getaddrinfo, inet_aton's forms) reads as
+	 * an IPv4 address is that address, judged as one: never a name the
+	 * allowlist could allow while the connection goes to the address. */
+	static const struct {
+		const char *req, *addr;
+	} numbers[] = {
+	    {"CONNECT 127.1:443 HTTP/1.1\r\n\r\n", "127.0.0.1"},
+	    {"CONNECT 2130706433:443 HTTP/1.1\r\n\r\n", "127.0.0.1"},
+	    {"CONNECT 0x7F.0.0.1:443 HTTP/1.1\r\n\r\n", "127.0.0.1"},
+	    {"CONNECT 10.1.2.3.:443 HTTP/1.1\r\n\r\n", "10.1.2.3"},
+	    {"GET http://017.1/x HTTP/1.1\r\n\r\n", "15.0.0.1"},
+	};
+	for (size_t i = 0; i < ARRAY_LEN(numbers); i++) {
+		rc = http(numbers[i].req, &r);
+		ok(rc > 0 && r.t.is_addr && r.t.addr.family == AF_INET && strcmp(r.t.host, numbers[i].addr) == 0,
+		   "a host the resolver reads as %s is that address (%.*s)", numbers[i].addr,
+		   (int)strcspn(numbers[i].req, "\r"), numbers[i].req);
+	}
+	rc = http("CONNECT 1.example:443 HTTP/1.1\r\n\r\n", &r);
+	ok(rc > 0 && !r.t.is_addr && strcmp(r.t.host, "1.example") == 0, "  control: 1.example stays a name");
 
 	const char *g = "POST http://a.test:8080/p/q?x=1 HTTP/1.1\r\nHost: evil.test\r\nContent-Length: 3\r\n\r\nabc";
 	rc = http(g, &r);
@@ -241,6 +261,10 @@ static void parse_socks_checks(void)
 	unsigned char iptext[] = {5, 1, 0, 3, 9, '1', '2', '7', '.', '0', '.', '0', '.', '3', 0, 80};
 	ok(netproxy_parse_socks_request(iptext, sizeof(iptext), &t) > 0 && t.is_addr,
 	   "an address written as a name is the address");
+	unsigned char short4[] = {5, 1, 0, 3, 5, '1', '2', '7', '.', '1', 0, 80};
+	ok(netproxy_parse_socks_request(short4, sizeof(short4), &t) > 0 && t.is_addr &&
+	       strcmp(t.host, "127.0.0.1") == 0,
+	   "  so is one in a form the resolver reads (127.1: %s)", t.host);
 	unsigned char bind[] = {5, 2, 0, 1, 127, 0, 0, 2, 0, 80};
 	ok(netproxy_parse_socks_request(bind, sizeof(bind), &t) == -7, "BIND: command not supported (7)");
 	unsigned char udp[] = {5, 3, 0, 1, 127, 0, 0, 2, 0, 80};

@@ -297,6 +297,17 @@ char *net_name_normalise(const char *name, struct net_parse_error *e)
 		return NULL;
 	}
 	out = moat_xstrndup(name, len);
+	/* Nor is "0x7f000001" or "1.0x1": the host's resolver reads them as
+	 * the address (inet_aton's hexadecimal forms), and the fence and the
+	 * proxy mode take them so (kernel/netfence.h, netfence_name_is_number):
+	 * as a name the entry would never match. */
+	struct in_addr v4;
+	if (inet_aton(out, &v4)) {
+		refuse(e, NULL, "\"%s\" is an IPv4 address in a short form, not a host name", out);
+		snprintf(e->hint, sizeof(e->hint), "write it as %s", inet_ntoa(v4));
+		free(out);
+		return NULL;
+	}
 	for (i = 0; i < len; i++)
 		out[i] = (char)tolower((unsigned char)out[i]);
 	return out;

@@ -163,6 +163,10 @@ static const struct {
 	      "write an IPv4 address as four numbers 0-255 (10.0.0.1)"},
     {"10.0.0.256", "error: neither an IPv4 address nor a host name (a host name's last label is not all digits) / "
 		   "write an IPv4 address as four numbers 0-255 (10.0.0.1)"},
+    {"0x7f000001", "error: \"0x7f000001\" is an IPv4 address in a short form, not a host name / write it as "
+		   "127.0.0.1"},
+    {"1.0X1:22", "error: \"1.0X1\" is an IPv4 address in a short form, not a host name / write it as 1.0.0.1"},
+    {"0x1.example", "name 0x1.example 443,80"}, /* control: a name */
     {"10.0.0.0/33", "error: prefix /33 is longer than the 32 bits of an IPv4 address"},
     {"2001:db8::/129", "error: prefix /129 is longer than the 128 bits of an IPv6 address"},
     {"10.0.0.0/", "error: empty prefix after '/' / a CIDR is written ADDRESS/PREFIX, e.g. 10.0.0.0/8"},

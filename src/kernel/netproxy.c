@@ -440,6 +440,13 @@ static enum netproxy_sni hello_sni(const unsigned char *h, size_t n, char *name,
 
 enum netproxy_sni netproxy_parse_sni(const unsigned char *b, size_t n, char *name, size_t cap)
 {
+	size_t used;
+
+	return netproxy_parse_hello(b, n, name, cap, &used);
+}
+
+enum netproxy_sni netproxy_parse_hello(const unsigned char *b, size_t n, char *name, size_t cap, size_t *used)
+{
 	unsigned char hs[NETPROXY_HELLO_MAX + 4];
 	size_t off = 0, hn = 0, need = 0;
 
@@ -478,7 +485,30 @@ enum netproxy_sni netproxy_parse_sni(const unsigned char *b, size_t n, char *nam
 		if (hn >= need)
 			break;
 	}
+	/* More handshake bytes in the hello's last record: a second hello
+	 * there would reach the server with the first, unread. */
+	if (hn > need)
+		return NETPROXY_SNI_BAD;
+	*used = off;
 	return hello_sni(hs + 4, need - 4, name, cap);
+}
+
+int netproxy_server_hello_retry(const unsigned char *b, size_t n)
+{
+	/* RFC 8446 4.1.3: a ServerHello whose random is SHA-256("HelloRetryRequest"). */
+	static const unsigned char hrr[32] = {0xcf, 0x21, 0xad, 0x74, 0xe5, 0x9a, 0x61, 0x11, 0xbe, 0x1d, 0x8c,
+					      0x02, 0x1e, 0x65, 0xb8, 0x91, 0xc2, 0xa2, 0x11, 0x16, 0x7a, 0xbb,
+					      0x8c, 0x5e, 0x07, 0x9e, 0x09, 0xe2, 0xc8, 0xa8, 0x33, 0x9c};
+
+	/* A handshake record, the message a ServerHello (2), version and
+	 * random, in its first record: servers send it in one (a ServerHello
+	 * split into records of a few bytes would read as no retry, and the
+	 * server is the destination the rules allowed, not the client). */
+	if ((n > 0 && b[0] != 0x16) || (n > 1 && b[1] != 3) || (n > 5 && b[5] != 2))
+		return 0;
+	if (n < 5 + 4 + 2 + 32)
+		return -1;
+	return memcmp(b + 5 + 4 + 2, hrr, sizeof(hrr)) == 0;
 }
 
 /* ------------------------------------------------------------------ */
@@ -492,7 +522,11 @@ enum netproxy_sni netproxy_parse_sni(const unsigned char *b, size_t n, char *nam
 #define CONNECT_NS (10 * 1000000000LL) /* each address (or the upstream's handshake) */
 #define TOTAL_NS   (30 * 1000000000LL) /* every address together */
 
-enum conn_state { ST_HEAD, ST_RESOLVE, ST_CONNECT, ST_SNI, ST_RELAY };
+/* ST_SNI: the client's bytes wait until they are a ClientHello judged (the
+ * server's flow); ST_SERVER_HELLO: the hello goes, the client's bytes after
+ * it wait, and so do the server's, until its first message says whether it
+ * asks for another hello (ST_SNI again, second_hello) or not (ST_RELAY). */
+enum conn_state { ST_HEAD, ST_RESOLVE, ST_CONNECT, ST_SNI, ST_SERVER_HELLO, ST_RELAY };
 enum listener_kind { L_HTTP, L_SOCKS };
 
 /* One direction of a relay: bytes in buf[off, off+len) go first (what was
@@ -528,6 +562,8 @@ struct conn {
 	int last_err;
 	int64_t deadline, total_deadline;
 	struct dir c2u, u2c;
+	size_t hello_left; /* ST_SERVER_HELLO: bytes of the judged hello still to send */
+	bool second_hello; /* ST_SNI: the hello that answers a HelloRetryRequest */
 	short crev, urev;
 	size_t head_len;
 	unsigned char head[NETPROXY_HEAD_MAX];
@@ -1130,6 +1166,12 @@ static bool dir_room(const struct netproxy *np, const struct dir *d)
 	return np->splice ? d->in_pipe < d->pipe_cap : d->off + d->len < BUF_SIZE;
 }
 
+/* Room in d's buffer (the states before the relay read into it only). */
+static bool buf_room(const struct dir *d)
+{
+	return d->off + d->len < BUF_SIZE && !d->eof;
+}
+
 static bool dir_pending(const struct dir *d)
 {
 	return d->len > 0 || d->in_pipe > 0;
@@ -1197,12 +1239,35 @@ static int dir_flush(struct dir *d, int dst, unsigned long long *count)
 	return 0;
 }
 
+/* The change_cipher_spec and application_data (early data) records a
+ * client may send before its second hello: their length, whole ones only;
+ * *partial when one is not whole yet. */
+static size_t records_before_hello(const unsigned char *b, size_t n, bool *partial)
+{
+	size_t off = 0;
+
+	*partial = false;
+	while (off < n && (b[off] == 0x14 || b[off] == 0x17)) {
+		if (off + 5 > n || off + 5 + get16(b + off + 3) > n) {
+			*partial = true;
+			break;
+		}
+		off += 5 + get16(b + off + 3);
+	}
+	return off;
+}
+
 /* A tunnel before its first bytes were judged: they must be a ClientHello
- * for the host asked for (or not TLS at all). */
+ * for the host asked for (or not TLS at all).  After a HelloRetryRequest,
+ * the second hello is judged alike, and must be one. */
 static bool sni_judge(struct netproxy *np, struct conn *c)
 {
 	char name[NETFENCE_NAME_MAX + 1];
-	enum netproxy_sni s = netproxy_parse_sni(c->c2u.buf + c->c2u.off, c->c2u.len, name, sizeof(name));
+	const unsigned char *b = c->c2u.buf + c->c2u.off;
+	bool partial = false;
+	size_t skip = c->second_hello ? records_before_hello(b, c->c2u.len, &partial) : 0, used = 0;
+	enum netproxy_sni s =
+	    partial ? NETPROXY_SNI_MORE : netproxy_parse_hello(b + skip, c->c2u.len - skip, name, sizeof(name), &used);
 
 	if (s == NETPROXY_SNI_MORE) {
 		if (c->c2u.off + c->c2u.len < BUF_SIZE && !c->c2u.eof)
@@ -1211,19 +1276,62 @@ static bool sni_judge(struct netproxy *np, struct conn *c)
 		 * reads a server's banner) sent no TLS. */
 		s = c->c2u.len ? NETPROXY_SNI_BAD : NETPROXY_SNI_NOT_TLS;
 	}
+	/* A client that answers a HelloRetryRequest with anything but a
+	 * hello is no TLS client: nothing of it goes. */
+	if (c->second_hello && s == NETPROXY_SNI_NOT_TLS && c->c2u.len)
+		s = NETPROXY_SNI_BAD;
 	if (s == NETPROXY_SNI_BAD || (s == NETPROXY_SNI_NAME && (c->t.is_addr || strcmp(name, c->t.host) != 0))) {
 		np->st.sni_refused++;
 		proxy_event(np, c, NETPROXY_EV_SNI_REFUSED);
 		conn_free(np, conn_index(np, c));
 		return false;
 	}
+	if (!c->second_hello && s != NETPROXY_SNI_NOT_TLS) {
+		c->st = ST_SERVER_HELLO;
+		c->hello_left = used;
+		return true;
+	}
 	c->st = ST_RELAY;
 	return true;
 }
 
+/* ST_SERVER_HELLO: send the judged hello (the client's bytes after it
+ * wait).  0, or -1 on an error. */
+static int hello_send(struct netproxy *np, struct conn *c)
+{
+	while (c->hello_left > 0) {
+		ssize_t n = send(c->ufd, c->c2u.buf + c->c2u.off, c->hello_left, MSG_NOSIGNAL | MSG_DONTWAIT);
+		if (n < 0)
+			return errno == EAGAIN || errno == EINTR ? 0 : -1;
+		c->c2u.off += (size_t)n;
+		c->c2u.len -= (size_t)n;
+		c->hello_left -= (size_t)n;
+		np->st.bytes_up += (unsigned long long)n;
+	}
+	return 0;
+}
+
+/* ST_SERVER_HELLO, the hello sent: the server's first bytes (held in u2c)
+ * say whether a second hello is to be judged. */
+static void server_hello_judge(struct conn *c)
+{
+	int r = netproxy_server_hello_retry(c->u2c.buf + c->u2c.off, c->u2c.len);
+
+	if (r < 0 && !c->u2c.eof && c->u2c.off + c->u2c.len < BUF_SIZE)
+		return; /* not yet */
+	if (r == 1) {
+		c->st = ST_SNI;
+		c->second_hello = true;
+	} else {
+		c->st = ST_RELAY;
+	}
+}
+
 static void relay_step(struct netproxy *np, struct conn *c, short crev, short urev)
 {
-	bool sni = c->st == ST_SNI;
+	/* Until the hellos are judged, both directions go through the buffers
+	 * (the pipes only after: a buffer's bytes go before a pipe's). */
+	bool held = c->st != ST_RELAY;
 
 	/* An end that failed, or hung up with nothing more to come from it:
 	 * nothing can move any more. */
@@ -1232,11 +1340,23 @@ static void relay_step(struct netproxy *np, struct conn *c, short crev, short ur
 		goto end;
 
 	/* Until the hello is judged, the client's bytes stay in the buffer
-	 * (and nothing of them goes out); the far end's flow freely. */
-	if (dir_fill(np, &c->c2u, c->cfd, sni) < 0 || dir_fill(np, &c->u2c, c->ufd, false) < 0)
+	 * (and nothing of them goes out); the far end's flow freely, save
+	 * its first message, read first. */
+	if (dir_fill(np, &c->c2u, c->cfd, held) < 0 || dir_fill(np, &c->u2c, c->ufd, held) < 0)
 		goto end;
-	if (sni && !sni_judge(np, c))
+	if (c->st == ST_SNI && !sni_judge(np, c))
 		return;
+	if (c->st == ST_SERVER_HELLO) {
+		if (hello_send(np, c) < 0)
+			goto end;
+		if (c->hello_left == 0)
+			server_hello_judge(c);
+		if (c->st == ST_SERVER_HELLO)
+			return;
+		/* The second hello may be there already. */
+		if (c->st == ST_SNI && !sni_judge(np, c))
+			return;
+	}
 	if (c->st == ST_SNI) {
 		if (dir_flush(&c->u2c, c->cfd, &np->st.bytes_down) < 0)
 			goto end;
@@ -1312,13 +1432,18 @@ size_t netproxy_pollfds(struct netproxy *np, struct pollfd *fds, size_t max)
 				ADD(SLOT_UP, i, c->gen, c->ufd, POLLOUT);
 			break;
 		case ST_SNI:
+		case ST_SERVER_HELLO:
 		case ST_RELAY: {
-			bool sni = c->st == ST_SNI;
-			bool c_room = sni ? c->c2u.off + c->c2u.len < BUF_SIZE && !c->c2u.eof : dir_room(np, &c->c2u);
+			/* Before the relay, buffers only (relay_step); in
+			 * ST_SERVER_HELLO only the hello goes out, and the
+			 * server's bytes wait to be read. */
+			bool held = c->st != ST_RELAY, sh = c->st == ST_SERVER_HELLO;
+			bool c_room = held ? buf_room(&c->c2u) : dir_room(np, &c->c2u);
+			bool u_room = held ? buf_room(&c->u2c) : dir_room(np, &c->u2c);
+			bool up_out = sh ? c->hello_left > 0 : !held && dir_pending(&c->c2u);
 			ADD(SLOT_CLIENT, i, c->gen, c->cfd,
-			    (c_room ? POLLIN : 0) | (dir_pending(&c->u2c) ? POLLOUT : 0));
-			ADD(SLOT_UP, i, c->gen, c->ufd,
-			    (dir_room(np, &c->u2c) ? POLLIN : 0) | (!sni && dir_pending(&c->c2u) ? POLLOUT : 0));
+			    (c_room ? POLLIN : 0) | (!sh && dir_pending(&c->u2c) ? POLLOUT : 0));
+			ADD(SLOT_UP, i, c->gen, c->ufd, (u_room ? POLLIN : 0) | (up_out ? POLLOUT : 0));
 			break;
 		}
 		}
@@ -1355,6 +1480,7 @@ static void step(struct netproxy *np, struct conn *c)
 			connect_progress(np, c);
 		break;
 	case ST_SNI:
+	case ST_SERVER_HELLO:
 	case ST_RELAY:
 		relay_step(np, c, crev, urev);
 		break;

@@ -49,7 +49,12 @@
  *      NETPROXY_HELLO_MAX bytes) and closes the tunnel when its
  *      server_name is not the host the tunnel was asked for (or names one
  *      at all when the target was an address): domain fronting.  What is
- *      not TLS passes; a hello with no server_name passes;
+ *      not TLS passes; a hello with no server_name passes.  The client's
+ *      bytes after the hello then wait for the server's first message: a
+ *      HelloRetryRequest is answered by a second ClientHello (after
+ *      change_cipher_spec and early-data records, skipped), judged as the
+ *      first, and anything else there closes the tunnel (a TLS 1.3 server
+ *      such as OpenSSL's takes the second hello's server_name);
  *   6. relays bytes both ways (a buffer copy, or splice(2) through a pipe
  *      pair), half-closes as the ends do, until both are done. */
 #ifndef MOAT_KERNEL_NETPROXY_H
@@ -230,5 +235,15 @@ enum netproxy_sni {
  * of handshake), lower case, without a final dot, into name (cap bytes:
  * NETFENCE_NAME_MAX + 1). */
 enum netproxy_sni netproxy_parse_sni(const unsigned char *b, size_t n, char *name, size_t cap) __attribute__((nonnull));
+/* The same, and, for NAME and NONE, *used: the bytes of the records that
+ * carried the hello (what follows them is the client's next message). */
+enum netproxy_sni netproxy_parse_hello(const unsigned char *b, size_t n, char *name, size_t cap, size_t *used)
+    __attribute__((nonnull));
+
+/* The server's first bytes b[0..n) of a tunnel whose ClientHello passed:
+ * 1 a HelloRetryRequest (TLS 1.3: the client answers it with a second
+ * ClientHello, which step 5 judges too), 0 anything else, -1 not known
+ * yet (a ServerHello's first 43 bytes hold its random). */
+int netproxy_server_hello_retry(const unsigned char *b, size_t n) __attribute__((nonnull));
 
 #endif

@@ -178,6 +178,28 @@ is "$out" "200 closed 200 answered" \
 	"a tunnel to cdn.test:$P2 (not 443) with a ClientHello for other.test is closed at the hello; one for cdn.test (the control) passes"
 is "$(jx "$REPORTS/sni-any.json" 'd["network"]["proxy"]["sni_refused"]')" 1 "  the report counts the one refused"
 
+# --- a HelloRetryRequest: a TLS 1.3 server that asks for a second hello ----------
+# openssl s_server on 127.0.0.6 takes P-256 only, and s_client's first hello
+# has a key share for X25519 alone: the server answers it with a
+# HelloRetryRequest, and the second hello (for svc.test again) must pass the
+# proxy as the first did (test_netproxy refuses one for another host).
+if [ "$HAVE_CA" = 1 ]; then
+	openssl s_server -accept 127.0.0.6:0 -cert "$TLSD/srv.pem" -key "$TLSD/srv.key" -tls1_3 -groups P-256 -www \
+		>"$SCRATCH/hrr.log" 2>&1 &
+	HRR_PID=$!
+	need_ready 10 "openssl s_server for the HelloRetryRequest" grep -q '^ACCEPT' "$SCRATCH/hrr.log"
+	HP=$(sed -n 's/^ACCEPT 127.0.0.6://p' "$SCRATCH/hrr.log")
+	out=$("$MOAT" run --profile strict --read "$HELPER_DIR" --read "$TLSD" --allow-net "svc.test:$HP" \
+		--resolve svc.test=127.0.0.6 -- /bin/sh -c "echo | timeout 20 openssl s_client -proxy 127.0.0.1:3128 -connect svc.test:$HP \
+		-servername svc.test -groups X25519:P-256 -CAfile $TLSD/ca.pem -msg 2>&1" 2>>"$SCRATCH/stderr")
+	is "$(grep -c 'Handshake .*ClientHello' <<<"$out") $(grep -c 'Verify return code: 0 ' <<<"$out")" "2 1" \
+		"TLS 1.3 through the proxy with a HelloRetryRequest: two ClientHellos for svc.test, and the handshake completes"
+	kill "$HRR_PID" 2>/dev/null
+	wait "$HRR_PID" 2>/dev/null
+else
+	skip "a HelloRetryRequest through the proxy needs openssl"
+fi
+
 # --- the host's own proxy (HTTPS_PROXY in moat's environment) ----------------------
 # via_host_proxy VAR=URL REPORT CMDS: CMDS (then env) in the sandbox with VAR=URL in
 # moat's environment; out: their output, " | ", the connections the server saw;

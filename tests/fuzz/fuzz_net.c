@@ -320,6 +320,24 @@ static void fuzz_sni(const uint8_t *d, size_t n)
 			must(strcmp(pname, name) == 0);
 		free(pname);
 	}
+	/* The hello's records: what the server gets before the client's next
+	 * bytes wait; they alone are judged as the whole was. */
+	size_t used = 0;
+	char hname[NETFENCE_NAME_MAX + 1];
+	must(netproxy_parse_hello(b, n, hname, sizeof(hname), &used) == s);
+	if (s == NETPROXY_SNI_NAME || s == NETPROXY_SNI_NONE) {
+		must(used >= 5 && used <= n);
+		must(sni_of(b, used, &pname) == s && (s != NETPROXY_SNI_NAME || strcmp(pname, name) == 0));
+		free(pname);
+	}
+	/* The same bytes as a server's first ones: a retry or not, never
+	 * both, whatever part of them has come. */
+	int r = netproxy_server_hello_retry(b, n);
+	must(r >= -1 && r <= 1 && (r != -1 || n < 43));
+	for (size_t k = 0; k < n; k += 1 + n / 8) {
+		int rk = netproxy_server_hello_retry(b, k);
+		must(rk == -1 || rk == r);
+	}
 	free(name);
 	free(b);
 }

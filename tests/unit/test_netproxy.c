@@ -59,6 +59,7 @@
 #define IP6 0x7f000006 /* nothing listens there */
 #define IP7 0x7f000007 /* up.test's address: the upstream connects it to 127.0.0.2 */
 #define IP8 0x7f000008 /* up-refused.test's: the upstream refuses it */
+#define IP9 0x7f000009 /* hrr.test's: a server that asks for a second ClientHello */
 
 static uint16_t port_p, port_q, port_u;
 static size_t bulk_bytes = 64u << 20;
@@ -319,6 +320,30 @@ static size_t hello(unsigned char *out, size_t cap, const char *sni, size_t frag
 	return n;
 }
 
+/* A HelloRetryRequest as a server sends it: a ServerHello record whose
+ * random is RFC 8446's constant (retry 0: an ordinary ServerHello). */
+static size_t server_hello(unsigned char *out, bool retry)
+{
+	static const unsigned char hrr[32] = {0xcf, 0x21, 0xad, 0x74, 0xe5, 0x9a, 0x61, 0x11, 0xbe, 0x1d, 0x8c,
+					      0x02, 0x1e, 0x65, 0xb8, 0x91, 0xc2, 0xa2, 0x11, 0x16, 0x7a, 0xbb,
+					      0x8c, 0x5e, 0x07, 0x9e, 0x09, 0xe2, 0xc8, 0xa8, 0x33, 0x9c};
+	size_t o = 0;
+
+	out[o++] = 0x16, out[o++] = 3, out[o++] = 3, out[o++] = 0, out[o++] = 44;
+	out[o++] = 2, out[o++] = 0, out[o++] = 0, out[o++] = 40;
+	out[o++] = 3, out[o++] = 3;
+	if (retry)
+		memcpy(out + o, hrr, 32);
+	else
+		memset(out + o, 0x42, 32);
+	o += 32;
+	out[o++] = 0;			  /* session id */
+	out[o++] = 0x13, out[o++] = 0x01; /* the cipher suite */
+	out[o++] = 0;			  /* compression */
+	out[o++] = 0, out[o++] = 0;	  /* extensions */
+	return o;
+}
+
 static void parse_sni_checks(void)
 {
 	unsigned char b[1200];
@@ -334,6 +359,26 @@ static void parse_sni_checks(void)
 	n = hello(b, sizeof(b), "other.test", 7);
 	ok(netproxy_parse_sni(b, n, name, sizeof(name)) == NETPROXY_SNI_NAME && strcmp(name, "other.test") == 0,
 	   "the hello split into records of 7 bytes: the name is still found");
+	size_t used = 0;
+	memcpy(b + n, "\x14\x03\x03\x00\x01\x01", 6);
+	ok(netproxy_parse_hello(b, n + 6, name, sizeof(name), &used) == NETPROXY_SNI_NAME && used == n,
+	   "  the records that carried it (%zu bytes of %zu), not what follows them", used, n + 6);
+	n = hello(b, sizeof(b), "a.test", 0);
+	b[4]++, b[n++] = 1; /* one more handshake byte in the record: a second message begins */
+	ok(netproxy_parse_sni(b, n, name, sizeof(name)) == NETPROXY_SNI_BAD,
+	   "a hello whose record goes on with more handshake bytes: bad (a second hello would go unread)");
+	unsigned char sh[64];
+	size_t shn = server_hello(sh, true);
+	bool unknown = true;
+	for (size_t k = 0; k < 43; k++)
+		unknown = unknown && netproxy_server_hello_retry(sh, k) == -1;
+	ok(netproxy_server_hello_retry(sh, shn) == 1 && unknown,
+	   "a HelloRetryRequest is one from its 43rd byte on (not known before)");
+	shn = server_hello(sh, false);
+	ok(netproxy_server_hello_retry(sh, shn) == 0, "  an ordinary ServerHello is not");
+	ok(netproxy_server_hello_retry((const unsigned char *)"\x15\x03\x03\x00\x02\x02\x28", 7) == 0 &&
+	       netproxy_server_hello_retry((const unsigned char *)"SSH-2.0", 7) == 0,
+	   "  nor an alert, nor what is not TLS, from its first bytes");
 	n = hello(b, sizeof(b), NULL, 0);
 	ok(netproxy_parse_sni(b, n, name, sizeof(name)) == NETPROXY_SNI_NONE, "a hello without server_name");
 	ok(netproxy_parse_sni((const unsigned char *)"GET / HTTP/1.1\r\n", 16, name, sizeof(name)) ==
@@ -577,14 +622,15 @@ static void mutation_checks(void)
 
 /* ---- the host side: servers in threads ---- */
 
-enum srv_mode { SRV_ECHO, SRV_SOURCE };
+/* SRV_HRR: as SRV_ECHO, with a HelloRetryRequest before the first echo. */
+enum srv_mode { SRV_ECHO, SRV_SOURCE, SRV_HRR };
 struct server {
 	int fd;
 	enum srv_mode mode;
 	atomic_int conns;
 	atomic_long bytes; /* received */
 };
-static struct server srv_a, srv_b, srv_tls, srv_bulk;
+static struct server srv_a, srv_b, srv_tls, srv_bulk, srv_hrr;
 
 struct served {
 	struct server *s;
@@ -608,6 +654,7 @@ static void *serve_conn(void *arg)
 		}
 	} else {
 		struct pollfd p = {.fd = sv.fd, .events = POLLIN};
+		bool retry = sv.s->mode == SRV_HRR;
 		while (!stop_all && poll(&p, 1, 200) >= 0) {
 			if (!p.revents)
 				continue;
@@ -615,6 +662,13 @@ static void *serve_conn(void *arg)
 			if (n <= 0)
 				break;
 			atomic_fetch_add(&sv.s->bytes, n);
+			if (retry) {
+				unsigned char sh[64];
+				size_t shn = server_hello(sh, true);
+				retry = false;
+				if (send(sv.fd, sh, shn, MSG_NOSIGNAL) != (ssize_t)shn)
+					break;
+			}
 			if (send(sv.fd, buf, (size_t)n, MSG_NOSIGNAL) != n)
 				break;
 		}
@@ -683,7 +737,7 @@ static bool r_name_ok(void *ctx, const char *name, uint16_t port)
 {
 	static const char *const names[] = {"allowed.test", "slow.test",  "nx.test",   "tls.test",
 					    "up.test",	    "up-refused.test", "multi.test", "bulk.test",
-					    "upnx.test",    "uprebind.test"};
+					    "upnx.test",    "uprebind.test", "hrr.test"};
 	(void)ctx;
 	for (size_t i = 0; i < ARRAY_LEN(names); i++)
 		if (strcmp(name, names[i]) == 0)
@@ -723,7 +777,7 @@ static int r_resolve(void *ctx, const char *name, uint16_t port, struct netfence
 		out[1] = v4(IP2);
 		return 2;
 	}
-	out[0] = v4(strcmp(name, "tls.test") == 0 ? IP5 : IP2);
+	out[0] = v4(strcmp(name, "tls.test") == 0 ? IP5 : strcmp(name, "hrr.test") == 0 ? IP9 : IP2);
 	return 1;
 }
 
@@ -1019,6 +1073,74 @@ static void sni_checks(void)
 		close(fd);
 }
 
+/* Exactly n bytes within 3 s. */
+static bool read_n(int fd, unsigned char *buf, size_t n)
+{
+	size_t got = 0;
+	struct pollfd p = {.fd = fd, .events = POLLIN};
+
+	while (got < n && poll(&p, 1, 3000) == 1) {
+		ssize_t k = recv(fd, buf + got, n - got, 0);
+		if (k <= 0)
+			return false;
+		got += (size_t)k;
+	}
+	return got == n;
+}
+
+/* A TLS 1.3 server may answer the ClientHello with a HelloRetryRequest,
+ * and then takes the second hello's server_name (OpenSSL's does): the
+ * second one is judged as the first.  hrr.test's server sends one, then
+ * echoes; `then` goes after change_cipher_spec, once the hello went
+ * through and the retry came back (or with the hello, `pipelined`). */
+static bool after_retry(const char *hp, const void *then, size_t tn, bool pipelined, size_t *echoed)
+{
+	unsigned char h1[800], msg[1600], sh[64], got[2048];
+	size_t n1 = hello(h1, sizeof(h1), "hrr.test", 0), shn = server_hello(sh, true), mn = 0;
+	int fd = -1;
+	bool ok_so_far;
+
+	*echoed = 0;
+	memcpy(msg, "\x14\x03\x03\x00\x01\x01", 6), mn = 6;
+	memcpy(msg + mn, then, tn), mn += tn;
+	ok_so_far = connect_to(NETPROXY_HTTP_PORT, hp, &fd) == 200;
+	if (ok_so_far && pipelined) {
+		memmove(msg + n1, msg, mn);
+		memcpy(msg, h1, n1);
+		ok_so_far = send(fd, msg, n1 + mn, MSG_NOSIGNAL) == (ssize_t)(n1 + mn);
+	} else if (ok_so_far) {
+		ok_so_far = send(fd, h1, n1, MSG_NOSIGNAL) == (ssize_t)n1 && read_n(fd, got, shn + n1) &&
+			    memcmp(got, sh, shn) == 0 && send(fd, msg, mn, MSG_NOSIGNAL) == (ssize_t)mn;
+	}
+	if (ok_so_far)
+		*echoed = read_all(fd, (char *)got, sizeof(got));
+	if (fd >= 0)
+		close(fd);
+	return ok_so_far;
+}
+
+static void hrr_checks(void)
+{
+	char hp[300];
+	unsigned char h2[800];
+	size_t n2, echoed;
+	bool went;
+
+	snprintf(hp, sizeof(hp), "hrr.test:%u", port_p);
+	n2 = hello(h2, sizeof(h2), "hrr.test", 0);
+	went = after_retry(hp, h2, n2, false, &echoed);
+	check(went && echoed == 6 + n2,
+	      "after a HelloRetryRequest, a second hello naming the host goes through (%zu bytes echoed)", echoed);
+	n2 = hello(h2, sizeof(h2), "evil.test", 0);
+	went = after_retry(hp, h2, n2, false, &echoed);
+	check(went && echoed == 0, "  one naming another host: the tunnel is closed, nothing of it echoed (%zu)",
+	      echoed);
+	went = after_retry(hp, h2, n2, true, &echoed);
+	check(went && echoed == 0, "  and sent with the first hello, before the retry came: the same (%zu)", echoed);
+	went = after_retry(hp, "GET / HTTP/1.1\r\n\r\n", 18, false, &echoed);
+	check(went && echoed == 0, "  a client that answers the retry with no hello: closed (%zu)", echoed);
+}
+
 /* An absolute-form request through the HTTP proxy on 3128: what came
  * back (the echo server echoes the head it got; the upstream's GET
  * handler answers with the head it got). */
@@ -1198,6 +1320,7 @@ static _Noreturn void sandbox(int sp, uid_t uid, gid_t gid)
 	http_checks();
 	socks_checks();
 	sni_checks();
+	hrr_checks();
 	upstream_checks();
 	limit_checks();
 	bulk_checks();
@@ -1288,20 +1411,24 @@ static void kernel_checks(void)
 		srv_a.fd = listen_on(IP2, &port_p);
 		srv_b.fd = srv_a.fd >= 0 ? listen_on(IP3, &port_p) : -1;
 		srv_tls.fd = srv_b.fd >= 0 ? listen_on(IP5, &port_p) : -1;
-		if (srv_tls.fd >= 0)
+		srv_hrr.fd = srv_tls.fd >= 0 ? listen_on(IP9, &port_p) : -1;
+		if (srv_hrr.fd >= 0)
 			break;
 		if (srv_a.fd >= 0)
 			close(srv_a.fd);
 		if (srv_b.fd >= 0)
 			close(srv_b.fd);
+		if (srv_tls.fd >= 0)
+			close(srv_tls.fd);
 	}
 	port_q = port_u = 0;
 	srv_bulk.fd = listen_on(IP2, &port_q);
 	srv_bulk.mode = SRV_SOURCE;
 	up_fd = listen_on(IP4, &port_u);
 	up_map = up_target;
-	if (srv_a.fd < 0 || srv_b.fd < 0 || srv_tls.fd < 0 || srv_bulk.fd < 0 || up_fd < 0) {
-		ok(0, "servers on 127.0.0.2-5");
+	srv_hrr.mode = SRV_HRR;
+	if (srv_a.fd < 0 || srv_b.fd < 0 || srv_tls.fd < 0 || srv_hrr.fd < 0 || srv_bulk.fd < 0 || up_fd < 0) {
+		ok(0, "servers on 127.0.0.2-5 and .9");
 		return;
 	}
 	struct sockaddr_in *ua = (struct sockaddr_in *)&up.addr;
@@ -1345,6 +1472,7 @@ static void kernel_checks(void)
 	spawn(server_loop, &srv_a);
 	spawn(server_loop, &srv_b);
 	spawn(server_loop, &srv_tls);
+	spawn(server_loop, &srv_hrr);
 	spawn(server_loop, &srv_bulk);
 	spawn(up_loop, NULL);
 	/* Control: the server that must see nothing of the sandbox answers
@@ -1394,6 +1522,12 @@ static void kernel_checks(void)
 	ok(atomic_load(&srv_tls.bytes) == want,
 	   "the tls.test server got only the two hellos that passed (%ld bytes of %ld): nothing of the refused ones",
 	   atomic_load(&srv_tls.bytes), want);
+	/* hrr.test: the four first hellos, and of the second ones only the
+	 * one naming the host (after its change_cipher_spec). */
+	long want_hrr = (long)(5 * hello(h1, sizeof(h1), "hrr.test", 0) + 6);
+	ok(atomic_load(&srv_hrr.bytes) == want_hrr,
+	   "the hrr.test server got the first hellos and the one second hello that passed (%ld bytes of %ld)",
+	   atomic_load(&srv_hrr.bytes), want_hrr);
 	ok(atomic_load(&up_requests) == 7, "the upstream proxy got the 7 requests sent its way (%d), none for uprebind.test",
 	   atomic_load(&up_requests));
 	ok(have, "the supervisor reported its counts");
@@ -1402,9 +1536,9 @@ static void kernel_checks(void)
 		       "(by name %lu) up %llu down %llu\n",
 		       st[0].accepted, st[0].tunnels, st[0].refused, st[0].sni_refused, st[0].failed, st[0].bad,
 		       st[0].via_upstream, st[0].via_upstream_by_name, st[0].bytes_up, st[0].bytes_down);
-		ok(st[0].refused == 7 && st[0].sni_refused == 3 && st[0].via_upstream == 6 &&
+		ok(st[0].refused == 7 && st[0].sni_refused == 6 && st[0].via_upstream == 6 &&
 		       st[0].via_upstream_by_name == 3 && st[0].failed == 3,
-		   "the counts: 7 refused, 3 by SNI, 6 tunnels through the upstream (3 by name), 3 failed");
+		   "the counts: 7 refused, 6 by SNI, 6 tunnels through the upstream (3 by name), 3 failed");
 		ok(st[0].bad >= 5, "  and the malformed ones, and the one past the limit (%lu)", st[0].bad);
 		ok(st[1].bytes_down == bulk_bytes && st[1].tunnels == 1, "the splice relay carried the bulk (%llu)",
 		   st[1].bytes_down);

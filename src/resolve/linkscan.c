@@ -151,7 +151,16 @@ static bool walk_one(struct link_scan *ls, struct pending_dir *pd)
 	struct stat dst;
 	struct dirent *e;
 
-	if (fstat(pd->fd, &dst) != 0 || !first_visit(ls, &dst)) {
+	if (fstat(pd->fd, &dst) != 0) {
+		int e0 = errno;
+
+		close(pd->fd);
+		if (out_of_resources(ls, e0, pd->path))
+			return false;
+		unchecked(ls, pd->deny, pd->path); /* EIO, ...: not walked */
+		return true;
+	}
+	if (!first_visit(ls, &dst)) {
 		close(pd->fd);
 		return true;
 	}
@@ -161,7 +170,10 @@ static bool walk_one(struct link_scan *ls, struct pending_dir *pd)
 		close(pd->fd);
 		return !out_of_resources(ls, e0, pd->path);
 	}
-	while ((e = readdir(d)) != NULL) {
+	/* readdir's NULL is the end of the listing only with errno left 0: a
+	 * getdents64 that failed (ENOMEM, EIO) ends it part-way, and the
+	 * names not listed may be a denied file's second ones. */
+	for (errno = 0; (e = readdir(d)) != NULL; errno = 0) {
 		struct stat st;
 		int sub;
 
@@ -174,8 +186,13 @@ static bool walk_one(struct link_scan *ls, struct pending_dir *pd)
 		if (e->d_type == DT_LNK || e->d_type == DT_CHR || e->d_type == DT_BLK)
 			continue;
 		if (e->d_type != DT_DIR) {
-			if (fstatat(dirfd(d), e->d_name, &st, AT_SYMLINK_NOFOLLOW) != 0)
-				continue; /* gone since the listing */
+			if (fstatat(dirfd(d), e->d_name, &st, AT_SYMLINK_NOFOLLOW) != 0) {
+				if (out_of_resources(ls, errno, pd->path))
+					return false;
+				if (errno != ENOENT)
+					unchecked(ls, pd->deny, pd->path); /* EIO, ...: not looked at */
+				continue; /* else gone since the listing */
+			}
 			if (linkable(st.st_mode) && st.st_nlink > 1)
 				add_name(ls, &st, dst.st_dev, dst.st_ino, e->d_name, path_join(pd->path, e->d_name),
 					 pd->deny);
@@ -200,6 +217,11 @@ static bool walk_one(struct link_scan *ls, struct pending_dir *pd)
 		else if (errno != ENOENT && errno != ELOOP && errno != ENOTDIR)
 			unchecked(ls, pd->deny, subpath); /* EIO, ...: not walked */
 		/* else gone, or replaced by a link since the listing */
+	}
+	if (errno != 0) {
+		if (out_of_resources(ls, errno, pd->path))
+			return false;
+		unchecked(ls, pd->deny, pd->path); /* listed part-way */
 	}
 	return true;
 }

@@ -1,0 +1,50 @@
+#!/usr/bin/env bash
+# The system calls of moat's set-up other than opens (fault_opens.sh's),
+# each refused once: strace -f injects an error at the K-th call of every
+# process of the run (moat, the sandbox's set-up in its child and init,
+# the command), one group of calls at a time, against the three policies
+# of tests/lib/fault_fixture.sh (found, held, home).  The run must be
+# refused naming the cause (125), or run with a report whose `enforced`
+# claims hold on the host; none may hang, crash (a signal, a sanitizer's
+# report) or end without a report and without refusing.  Twice: with the
+# native backend's namespaces, and in its fallback without them
+# (MOAT_HOST_LIMIT=userns=0,root=0: Landlock and seccomp alone).
+# K: every one of 1..FULL, then SPREAD more spread evenly up to the most
+# one process made (the test output says which); a group whose most is
+# at most FULL+SPREAD is run at every K.
+set -u
+. "$(dirname "$0")/../lib/tap.sh"
+scratch
+FAULT_TRACE=getdents64,readlinkat,read,flock
+. "$(dirname "$0")/../lib/fault_fixture.sh"
+
+# --- the faults that broke a claim, each at the call that did (strace -P:
+# only calls on that path), so that their check does not depend on a K
+# the sampling may pass over
+# at PATH CALL ERRNO K POLICY: the K-th CALL on PATH refused
+at() {
+	local home=$F/homeB proj=$F/projB
+	[ "$5" = found ] && home=$F/homeA proj=$F/projA
+	FAULT_STRACE=(-P "$1")
+	fault_run "$2:error=$3:when=$4" "$home" "$proj"
+	rc=$?
+	FAULT_STRACE=()
+}
+# strace -P finds a call's path through the process's descriptors, which
+# a non-root strace cannot read once moat is not dumpable (as a user,
+# moat makes itself so): there no fault below would be injected.
+FAULT_STRACE=(-P "$F/projB/.git/config")
+FAULT_TRACE=openat,read fault_run "" "$F/homeB" "$F/projB"
+FAULT_STRACE=()
+if ! grep -q 'read(' "$SCRATCH/trace"; then
+	skip "strace as uid $(id -u) cannot see which file a call of a non-dumpable moat is on (-P): the faults at one path run as root"
+else
+	# A denied directory's listing cut short (getdents64 failing) was taken
+	# for its end: its files past that point were not looked for elsewhere,
+	# and fs.secrets said enforced over the key's second name in the project.
+	at "$F/homeA/.ssh" getdents64 ENOMEM 1 found
+	is "$rc/$(claims)" 125// "the listing of a denied directory fails (ENOMEM): the run is refused, not fs.secrets enforced"
+	like "$(cat "$SCRATCH/err")" "hard links of the denied files below $F/homeA/.ssh: Cannot allocate memory" "  naming the cause"
+fi
+
+done_testing

@@ -107,7 +107,8 @@ struct sample {
 	nlink_t nlink;
 	dev_t dev;
 	ino_t ino;
-	int failed; /* out of descriptors or memory: the errno */
+	int failed; /* out of descriptors or memory, or a listing cut short:
+		     * the errno */
 };
 
 /* Out of descriptors or memory, a directory not opened says nothing of the
@@ -134,13 +135,15 @@ static bool sample_entry(struct sample *s, int dfd, const char *rel, const char 
 
 	if (type == DT_UNKNOWN) {
 		if (fstatat(dfd, name, &st, AT_SYMLINK_NOFOLLOW) != 0)
-			return false;
+			return out_of_resources(s, errno);
 		type = S_ISREG(st.st_mode) ? DT_REG : S_ISDIR(st.st_mode) ? DT_DIR : DT_UNKNOWN;
 	}
 	if (type == DT_REG && *files < LINK_FARM_PER_DIR && s->files) {
 		++*files;
 		s->files--;
-		if (fstatat(dfd, name, &st, AT_SYMLINK_NOFOLLOW) != 0 || !S_ISREG(st.st_mode) || st.st_nlink < 2 ||
+		if (fstatat(dfd, name, &st, AT_SYMLINK_NOFOLLOW) != 0)
+			return out_of_resources(s, errno); /* else gone since the listing */
+		if (!S_ISREG(st.st_mode) || st.st_nlink < 2 ||
 		    (s->n_linked && st.st_dev == s->dev && st.st_ino == s->ino))
 			return false;
 		if (!s->n_linked++) {
@@ -184,7 +187,21 @@ static bool sample_dir(struct sample *s, int fd, const char *rel, unsigned depth
 	s->dirs--;
 	if (first && sample_entry(s, dfd, rel, first, DT_DIR, depth, &files, &dirs))
 		return true;
-	while ((got = getdents64(dfd, buf, sizeof(buf))) > 0) {
+	for (;;) {
+		got = getdents64(dfd, buf, sizeof(buf));
+		if (got == 0)
+			break;
+		/* A listing cut short (ENOMEM, EIO) is not its end: the
+		 * names past it unsampled, the farm unknown.  EACCES: this
+		 * uid cannot list it, nor can the command. */
+		if (got < 0) {
+			if (errno == EINTR)
+				continue;
+			if (errno == EACCES || errno == ENOENT)
+				break;
+			s->failed = errno;
+			return true;
+		}
 		for (ssize_t at = 0; at < got;) {
 			const struct dirent64 *e = (const struct dirent64 *)(const void *)(buf + at);
 

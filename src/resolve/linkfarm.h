@@ -63,7 +63,8 @@ const char *link_farm_dir_below(size_t kind, const char *top, bool bare);
  * (malloc'd) and *nlink its link count.  0 when the farm is absent,
  * cannot be read (nor then by the command, the same uid) or no sampled
  * file has another link.  -1 (errno set) when moat ran out of descriptors
- * or memory: whether it is a farm is not known. */
+ * or memory, or a listing failed part-way (EIO): whether it is a farm is
+ * not known. */
 int link_farm_sample(int top_fd, size_t kind, const char *rel, char **file, nlink_t *nlink);
 
 #endif

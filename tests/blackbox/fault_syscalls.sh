@@ -45,6 +45,12 @@ else
 	at "$F/homeA/.ssh" getdents64 ENOMEM 1 found
 	is "$rc/$(claims)" 125// "the listing of a denied directory fails (ENOMEM): the run is refused, not fs.secrets enforced"
 	like "$(cat "$SCRATCH/err")" "hard links of the denied files below $F/homeA/.ssh: Cannot allocate memory" "  naming the cause"
+	# A farm's listing cut short (getdents64 failing) was taken for its end:
+	# no linked file sampled, no farm, and fs.write said enforced over the
+	# store's files.
+	at "$F/projA/node_modules/.pnpm" getdents64 ENOMEM 1 found
+	is "$rc/$(claims)" 125// "the listing of a hard-link farm fails (ENOMEM): the run is refused, not fs.write enforced"
+	like "$(cat "$SCRATCH/err")" "looking for a farm of hard links in $F/projA/node_modules/.pnpm: Cannot allocate memory" "  naming the cause"
 fi
 
 done_testing

@@ -152,7 +152,8 @@ void say_placeholders_left(const char *first, size_t n)
 {
 	cleanup_free char *text =
 	    moat_xasprintf("%s%s, which moat made for the run as a placeholder of a protected entry, could not be "
-			   "removed: something was made in it, or its mode changed; look at what it holds before "
+			   "removed: something was made in it, its mode changed, or moat ran out of locks, descriptors or "
+			   "memory removing it; look at what it holds before "
 			   "running git or an editor there",
 			   first, n > 1 ? " (and other placeholders)" : "");
 	moat_say("moat: warning: ", text);

@@ -94,7 +94,12 @@ int shared_remove_placeholder(int dirfd, const char *name, dev_t dev, ino_t ino,
 	 * process would conflict with it); without one, ours is a new one. */
 	lk = lock_fd >= 0 ? lock_fd : fd;
 	for (tries = 0; flock(lk, LOCK_EX | LOCK_NB) != 0; tries++) {
-		if (lock_fd >= 0 || (errno != EWOULDBLOCK && errno != EINTR) || tries >= 40)
+		/* Only EWOULDBLOCK says another run holds it; a lock refused
+		 * for another cause (ENOLCK: the kernel out of lock memory)
+		 * says nothing of that, and the placeholder is ours, left. */
+		if (errno != EWOULDBLOCK && errno != EINTR)
+			return -errno;
+		if (lock_fd >= 0 || tries >= 40)
 			return 0; /* another run holds it: it is that run's now */
 		moat_pause_ms(5);
 	}

@@ -53,7 +53,8 @@ void shared_mark_placeholder(int fd);
  * ms).  Returns 1 when removed; 0 when it is not there, not that object, or
  * another run holds it (then it is that run's to remove); -errno when it
  * is ours but could not be removed (ENOTEMPTY: something was made in it;
- * EACCES: its mode was changed). */
+ * EACCES: its mode was changed; ENOLCK, EMFILE, ENOMEM: it could not be
+ * locked or opened to know). */
 int shared_remove_placeholder(int dirfd, const char *name, dev_t dev, ino_t ino, int lock_fd);
 
 #endif

@@ -51,6 +51,17 @@ else
 	at "$F/projA/node_modules/.pnpm" getdents64 ENOMEM 1 found
 	is "$rc/$(claims)" 125// "the listing of a hard-link farm fails (ENOMEM): the run is refused, not fs.write enforced"
 	like "$(cat "$SCRATCH/err")" "looking for a farm of hard links in $F/projA/node_modules/.pnpm: Cannot allocate memory" "  naming the cause"
+	# A placeholder whose lock at the end was refused (ENOLCK) was taken for
+	# another run's: left on the host, said nowhere.
+	at "$F/projB/.envrc" flock ENOLCK 1 held
+	BAD_HELD=
+	judge_held "flock"
+	is "$rc/$(json_eval "$REPORTS/f.json" '[e["path"] for e in d["run"].get("left_on_host", [])]')/$BAD_HELD" \
+		"0/[\"$F/projB/.envrc\"]/" "the placeholder's lock refused at the end (ENOLCK): said left on the host (run.left_on_host)"
+	like "$(cat "$SCRATCH/err")" "projB/.envrc, which moat made for the run as a placeholder.*could not be removed" "  and in a warning"
+	fault_run "" "$F/homeB" "$F/projB"
+	is "$([ -e "$F/projB/.envrc" ] && echo left || echo removed)/$(json_eval "$REPORTS/f.json" 'd["run"].get("left_on_host")')" \
+		removed/null "  control: without the fault it is removed, and none said left"
 fi
 
 done_testing

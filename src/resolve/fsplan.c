@@ -2430,8 +2430,9 @@ static int repo_kind(int dirfd, const char *name, enum repo_kind *kind)
 
 /* The git directory a gitfile `top/.git` names ("gitdir: PATH", relative
  * to `top`), lexically normalised; NULL when it names none, or (errno
- * EMFILE, ENFILE, ENOMEM; else 0) when moat ran out of descriptors or
- * memory opening it: the git directory it names would go unprotected. */
+ * EMFILE, ENFILE, ENOMEM, or read's EIO; else 0) when moat ran out of
+ * descriptors or memory opening it or could not read it: the git
+ * directory it names would go unprotected. */
 static char *gitfile_target(int top_fd, const char *top)
 {
 	char buf[PATH_MAX + 16];
@@ -2442,8 +2443,16 @@ static char *gitfile_target(int top_fd, const char *top)
 	if (fd < 0 && moat_errno_out_of_resources(errno))
 		return NULL;
 	errno = 0;
-	if (fd < 0 || (n = read(fd, buf, sizeof(buf) - 1)) <= 0) {
+	if (fd < 0) {
 		errno = 0;
+		return NULL;
+	}
+	/* A read that failed (EIO) is not an empty gitfile: errno kept. */
+	while ((n = read(fd, buf, sizeof(buf) - 1)) < 0 && errno == EINTR)
+		;
+	if (n <= 0) {
+		if (n == 0)
+			errno = 0;
 		return NULL;
 	}
 	buf[n] = '\0';
@@ -2528,7 +2537,11 @@ static int protect_in_gitdir(struct fs_plan *fp, const struct moat_policy *p, co
 
 		if (fd < 0 && moat_errno_out_of_resources(errno))
 			return moat_error_set(err, MOAT_E_SYSTEM, errno, "reading %s", path);
-		if (fd >= 0 && (n = read(fd, buf, sizeof(buf) - 1)) > 0) {
+		/* A read that failed (EIO): the common directory, and what
+		 * git runs from it, unknown. */
+		if (fd >= 0 && (n = read(fd, buf, sizeof(buf) - 1)) < 0)
+			return moat_error_set(err, MOAT_E_SYSTEM, errno, "reading %s", path);
+		if (fd >= 0 && n > 0) {
 			buf[n] = '\0';
 			buf[strcspn(buf, "\r\n")] = '\0';
 			if (buf[0] && (common = path_resolve_lexical(buf, gitdir, NULL)) && strlen(common) < PATH_MAX - 64)

@@ -55,6 +55,14 @@ static int opened(struct git_code *gc, int fd)
 	return fd;
 }
 
+/* A file opened but not read whole (fstat, read or a listing failed: EIO,
+ * ENOMEM): what it names is unknown, as for one not opened. */
+static void failed(struct git_code *gc, int e)
+{
+	if (!gc->failed)
+		gc->failed = e ? e : EIO;
+}
+
 /* A path value as git takes it: "~/" from HOME, relative to `base`. */
 static char *value_path(const struct reader *r, const char *value, const char *base)
 {
@@ -195,11 +203,24 @@ static void read_config(struct reader *r, int fd)
 	size_t n = 0;
 
 	r->files++;
-	if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) || st.st_size > GIT_MAX_SIZE)
+	if (fstat(fd, &st) != 0) {
+		failed(r->out, errno);
+		return;
+	}
+	if (!S_ISREG(st.st_mode) || st.st_size > GIT_MAX_SIZE)
 		return;
 	buf = moat_xmalloc((size_t)st.st_size + 1);
-	while (n < (size_t)st.st_size && (got = read(fd, buf + n, (size_t)st.st_size - n)) > 0)
+	while (n < (size_t)st.st_size && (got = read(fd, buf + n, (size_t)st.st_size - n)) != 0) {
+		/* A read that failed (EIO) is not the file's end: what the
+		 * rest names (core.hooksPath) would go unprotected. */
+		if (got < 0) {
+			if (errno == EINTR)
+				continue;
+			failed(r->out, errno);
+			return;
+		}
 		n += (size_t)got;
+	}
 	{
 		char bad[256];
 		/* What git refuses it reads nothing of (and runs nothing);
@@ -223,7 +244,7 @@ static void linked_worktrees(struct reader *r, int top_fd)
 		close(dfd);
 		return;
 	}
-	while ((de = readdir(d)) != NULL && seen++ < GIT_MAX_WORKTREES) {
+	for (errno = 0; (de = readdir(d)) != NULL && seen++ < GIT_MAX_WORKTREES; errno = 0) {
 		cleanup_free char *rel = NULL;
 		cleanup_close int fd = -1;
 		char text[4096];
@@ -233,13 +254,20 @@ static void linked_worktrees(struct reader *r, int top_fd)
 			continue;
 		rel = moat_xasprintf("%s/gitdir", de->d_name);
 		fd = opened(r->out, openat(dirfd(d), rel, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC));
-		if (fd < 0 || (got = read(fd, text, sizeof(text) - 1)) <= 0)
+		if (fd < 0)
 			continue;
+		if ((got = read(fd, text, sizeof(text) - 1)) < 0) {
+			failed(r->out, errno);
+			return;
+		}
 		text[got] = '\0';
 		text[strcspn(text, "\r\n")] = '\0';
 		if (text[0] == '/')
 			add(r->out, path_resolve_lexical(text, "/", NULL), false, true);
 	}
+	/* A listing cut short: the work trees past that point unknown. */
+	if (!de && errno)
+		failed(r->out, errno);
 }
 
 void git_code_paths(int top_fd, const char *top, const char *home, struct git_code *out)

@@ -25,15 +25,17 @@ struct git_code {
 	struct git_code_path *p;
 	size_t n, cap;
 	int failed; /* EMFILE, ENFILE, ENOMEM: a file not opened for want of
-		     * them, so the list may lack what it names (the caller
-		     * fails the plan); else 0 */
+		     * them; or a file opened and not read whole (EIO from
+		     * read, a listing cut short): the list may lack what it
+		     * names (the caller fails the plan); else 0 */
 };
 
 /* The code paths of the repository whose work tree is `top` (its .git a
  * directory there), read through `top_fd` (a descriptor of `top`).  `home`
  * expands "~/"; NULL: such values are skipped.  Unreadable files add
  * nothing (git reads none of them either); one moat could not open for
- * want of descriptors or memory sets `out->failed`. */
+ * want of descriptors or memory, or could not read whole, sets
+ * `out->failed`. */
 void git_code_paths(int top_fd, const char *top, const char *home, struct git_code *out);
 /* The same for a git directory that is not `top`/.git: the one a gitfile
  * names (`git init --separate-git-dir`, a linked work tree's, with its

@@ -62,6 +62,13 @@ else
 	fault_run "" "$F/homeB" "$F/projB"
 	is "$([ -e "$F/projB/.envrc" ] && echo left || echo removed)/$(json_eval "$REPORTS/f.json" 'd["run"].get("left_on_host")')" \
 		removed/null "  control: without the fault it is removed, and none said left"
+	# A repository's .git/config that could not be read (EIO) was taken for
+	# an empty one: the directory its core.hooksPath names went unprotected.
+	at "$F/projB/.git/config" read EIO 1 held
+	BAD_HELD=
+	judge_held "read"
+	is "$rc/$BAD_HELD" 125/ "the read of .git/config fails (EIO): the run is refused, not core.hooksPath's directory left writable"
+	like "$(cat "$SCRATCH/err")" "reading $F/projB/.git's configuration: Input/output error" "  naming the file and the cause"
 fi
 
 done_testing

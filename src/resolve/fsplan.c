@@ -89,6 +89,7 @@ void fs_plan_free(struct fs_plan *fp)
 		free(fp->excluded[i]);
 	free(fp->excluded);
 	free(fp->home_real);
+	free(fp->unread_path);
 	for (i = 0; i < fp->n_names; i++)
 		free(fp->names[i]);
 	free(fp->names);
@@ -1878,6 +1879,16 @@ static void hold_pinned(struct fs_obj *o, int lock_fd)
 		o->dirfd = openat(o->fd, "..", O_PATH | O_DIRECTORY | O_CLOEXEC);
 }
 
+/* A link or listing `path` not read for `e`: recorded (the first), and
+ * the plan fails in protect_links rather than leave its target open. */
+static void unread(struct fs_plan *fp, int e, const char *path)
+{
+	if (fp->unread_errno)
+		return;
+	fp->unread_errno = e ? e : EIO;
+	fp->unread_path = moat_xstrdup(path);
+}
+
 /* A protected name that is a link but excluded (a deny went through it):
  * no entry of its own, but its target is followed (protect_links). */
 static void follow_add(struct fs_plan *fp, int link_fd, const char *real)
@@ -1886,6 +1897,9 @@ static void follow_add(struct fs_plan *fp, int link_fd, const char *real)
 	ssize_t n = readlinkat(link_fd, "", text, sizeof(text) - 1);
 	size_t i;
 
+	/* EINVAL: not a link (a hooks directory's DT_UNKNOWN file). */
+	if (n < 0 && errno != EINVAL)
+		unread(fp, errno, real);
 	if (n <= 0)
 		return;
 	text[n] = '\0';
@@ -2077,6 +2091,10 @@ static int protect_one_try(struct fs_plan *fp, const struct moat_policy *p, size
 			if (n >= 0) {
 				text[n] = '\0';
 				o->link_text = moat_xstrdup(text);
+			} else {
+				/* Its target, which the shell reads for
+				 * it, would go unprotected. */
+				unread(fp, errno, o->real);
 			}
 		}
 	} else if ((absent == PROTECTED_ABSENT_WATCH || absent == PROTECTED_ABSENT_WATCH_DEEP) && !is_dir) {
@@ -2374,6 +2392,9 @@ static int protect_links(struct fs_plan *fp, const struct moat_policy *p, bool *
 {
 	size_t i = 0, j = 0, followed = 0;
 
+	if (fp->unread_errno)
+		return moat_error_set(err, MOAT_E_SYSTEM, fp->unread_errno,
+				      "reading %s (a protected link, or a hooks directory's links)", fp->unread_path);
 	/* fp->n and fp->n_follow grow as targets are protected: the new
 	 * links are followed in turn. */
 	while (i < fp->n || j < fp->n_follow) {
@@ -2974,13 +2995,20 @@ static void follow_hook_links(struct fs_plan *fp)
 		 * links in that target followed here. */
 		rd = S_ISLNK(o->mode) ? open(o->real, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
 				      : openat(o->fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-		if (rd < 0)
+		/* Not there, or not a directory (a link to nothing): no
+		 * links to follow.  Out of descriptors or memory, or EIO:
+		 * its links unknown. */
+		if (rd < 0) {
+			if (errno != ENOENT && errno != ENOTDIR && errno != ELOOP && errno != EACCES)
+				unread(fp, errno, o->real);
 			continue;
+		}
 		if (!(dir_real = fd_real(rd)) || !(d = fdopendir(rd))) {
+			unread(fp, errno, o->real);
 			close(rd);
 			continue;
 		}
-		while ((e = readdir(d))) {
+		for (errno = 0; (e = readdir(d)); errno = 0) {
 			cleanup_close int lfd = -1;
 			cleanup_free char *real = NULL;
 
@@ -2990,7 +3018,11 @@ static void follow_hook_links(struct fs_plan *fp)
 			real = path_join(dir_real, e->d_name);
 			if (lfd >= 0)
 				follow_add(fp, lfd, real);
+			else if (errno != ENOENT)
+				unread(fp, errno, real);
 		}
+		if (errno)
+			unread(fp, errno, o->real); /* listed part-way */
 	}
 }
 

@@ -144,6 +144,11 @@ struct fs_plan {
 	 * protected (protect_links). */
 	struct fs_link *follow;
 	size_t n_follow, cap_follow;
+	/* A protected link, or a protected hooks directory's listing, moat
+	 * could not read (ENOMEM, EIO): where it leads is unknown, and the
+	 * plan fails (protect_links) naming the first; else 0. */
+	int unread_errno;
+	char *unread_path;
 	/* While record_dotdot: the directories a walk left by `..` (the
 	 * kernel's `..` follows whatever stands at that name then). */
 	char **dotdot;

@@ -69,6 +69,29 @@ else
 	judge_held "read"
 	is "$rc/$BAD_HELD" 125/ "the read of .git/config fails (EIO): the run is refused, not core.hooksPath's directory left writable"
 	like "$(cat "$SCRATCH/err")" "reading $F/projB/.git's configuration: Input/output error" "  naming the file and the cause"
+	# A protected name that is a link (~/.bashrc -> dotfiles/bashrc, HOME the
+	# write grant) whose link could not be read (ENOMEM) left its target
+	# unprotected: fs.write enforced, and the command wrote the target.  Each
+	# of the first readlinkat calls on it refused in turn.
+	D=$SCRATCH/homeD
+	mkdir -p "$D/dotfiles" && echo "# the user's" >"$D/dotfiles/bashrc" && ln -s dotfiles/bashrc "$D/.bashrc" && chmod -R a+rX "$D"
+	broke= outcomes=
+	for k in 0 1 2 3; do
+		inject=()
+		[ "$k" = 0 ] || inject=(-e "inject=readlinkat:error=ENOMEM:when=$k")
+		rm -f "$REPORTS/f.json"
+		(cd "$D" && env HOME="$D" "$NOLSAN" timeout -k 5 60 strace -f -qq --seccomp-bpf -o /dev/null -P "$D/.bashrc" -e trace=readlinkat "${inject[@]}" \
+			"$MOAT" run --mode prefer --profile strict --report "$REPORTS/f.json" --write "$D" -- sh -c 'echo "# moat-fault" >>"$HOME/.bashrc"' \
+			>/dev/null 2>"$SCRATCH/err")
+		rc=$?
+		c=$([ -f "$REPORTS/f.json" ] && json_get "$REPORTS/f.json" '["properties"]["fs.write"]["status"]')
+		grep -q moat-fault "$D/dotfiles/bashrc" && [ "$c" = enforced ] && broke="$broke $k"
+		outcomes="$outcomes $k:$rc/${c:-none}"
+		echo "# the user's" >"$D/dotfiles/bashrc"
+	done
+	[ -z "$broke" ]
+	ok $? "a protected link's readlinkat refused (ENOMEM, K = 1..3): never fs.write enforced with its target written (${outcomes# })${broke:+; written at K =$broke}"
+	like "$outcomes" "^ 0:[0-9]+/enforced .*:125/none" "  control: without the fault it is enforced (the target held); with one, refused"
 fi
 
 done_testing

@@ -2426,9 +2426,16 @@ static int protect_links(struct fs_plan *fp, const struct moat_policy *p, bool *
  * (HEAD, objects/, refs/: what git's is_git_directory checks). */
 enum repo_kind { REPO_NONE, REPO_GITDIR, REPO_GITFILE, REPO_GITLINK, REPO_BARE };
 
+/* A stat's errno that says nothing of what is there (out of memory or
+ * descriptors, an I/O error), as ENOENT or ELOOP do. */
+static bool stat_unknown(int e)
+{
+	return moat_errno_out_of_resources(e) || e == EIO;
+}
+
 /* The kind of the repository at `name` in `dirfd` ("." for the directory
  * itself).  -1 with errno when that cannot be told: EACCES, a directory
- * this uid may not search. */
+ * this uid may not search; ENOMEM, EIO. */
 static int repo_kind(int dirfd, const char *name, enum repo_kind *kind)
 {
 	cleanup_free char *git = moat_xasprintf("%s/.git", name);
@@ -2443,8 +2450,15 @@ static int repo_kind(int dirfd, const char *name, enum repo_kind *kind)
 	}
 	if (errno != ENOENT && errno != ENOTDIR)
 		return -1;
-	if (fstatat(dirfd, head, &st, AT_SYMLINK_NOFOLLOW) == 0 && (S_ISREG(st.st_mode) || S_ISLNK(st.st_mode)) &&
-	    fstatat(dirfd, objects, &st, 0) == 0 && S_ISDIR(st.st_mode))
+	/* A stat refused for want of memory, or EIO, says nothing of a bare
+	 * repository there: -1, not REPO_NONE. */
+	if (fstatat(dirfd, head, &st, AT_SYMLINK_NOFOLLOW) != 0)
+		return stat_unknown(errno) ? -1 : 0;
+	if (!S_ISREG(st.st_mode) && !S_ISLNK(st.st_mode))
+		return 0;
+	if (fstatat(dirfd, objects, &st, 0) != 0)
+		return stat_unknown(errno) ? -1 : 0;
+	if (S_ISDIR(st.st_mode))
 		*kind = REPO_BARE;
 	return 0;
 }
@@ -2904,8 +2918,13 @@ static int protect_repos(struct fs_plan *fp, const struct moat_policy *p, size_t
 		    (e->d_type != DT_DIR && e->d_type != DT_LNK && e->d_type != DT_UNKNOWN))
 			continue;
 		path = path_join(fp->obj[grant].real, e->d_name);
-		if (fstatat(dirfd(d), e->d_name, &st, AT_SYMLINK_NOFOLLOW) != 0)
-			continue; /* gone since the listing */
+		/* A folder not looked at (ENOMEM, EIO) may hold a repository
+		 * whose hooks would go unprotected: the plan fails. */
+		if (fstatat(dirfd(d), e->d_name, &st, AT_SYMLINK_NOFOLLOW) != 0) {
+			if (errno == ENOENT)
+				continue; /* gone since the listing */
+			return moat_error_set(err, MOAT_E_SYSTEM, errno, "looking for a repository in %s", path);
+		}
 		if (S_ISLNK(st.st_mode)) {
 			/* A project folder that is a link: held when it leads
 			 * to a repository, which is protected where it lies. */
@@ -2913,8 +2932,21 @@ static int protect_repos(struct fs_plan *fp, const struct moat_policy *p, size_t
 			size_t k, n_grants = fp->n;
 			int rc = 0;
 
-			if (fstatat(dirfd(d), e->d_name, &st, 0) != 0 || !S_ISDIR(st.st_mode) ||
-			    repo_kind(dirfd(d), e->d_name, &kind) < 0 || kind == REPO_NONE)
+			if (fstatat(dirfd(d), e->d_name, &st, 0) != 0) {
+				if (stat_unknown(errno))
+					return moat_error_set(err, MOAT_E_SYSTEM, errno, "looking for a repository in %s",
+							      path);
+				continue; /* leads nowhere (ENOENT, ELOOP, EACCES) */
+			}
+			if (!S_ISDIR(st.st_mode))
+				continue;
+			if (repo_kind(dirfd(d), e->d_name, &kind) < 0) {
+				if (errno != EACCES)
+					return moat_error_set(err, MOAT_E_SYSTEM, errno, "looking for a repository in %s",
+							      path);
+				continue;
+			}
+			if (kind == REPO_NONE)
 				continue;
 			found = true;
 			if (protect_one(fp, p, grant, plan_name(fp, moat_xstrdup(e->d_name)), PROTECTED_ABSENT_IGNORED,
@@ -2942,6 +2974,8 @@ static int protect_repos(struct fs_plan *fp, const struct moat_policy *p, size_t
 		if (!S_ISDIR(st.st_mode) || fs_is_excluded(fp, path))
 			continue; /* a denied one is out of the command's reach */
 		if (repo_kind(dirfd(d), e->d_name, &kind) < 0) {
+			if (errno != EACCES)
+				return moat_error_set(err, MOAT_E_SYSTEM, errno, "looking for a repository in %s", path);
 			/* A folder of this uid's own it may not search
 			 * (mode 644): what it holds is unknown, and the
 			 * command could chmod it -- held read-only whole,

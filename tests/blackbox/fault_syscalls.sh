@@ -21,12 +21,13 @@ FAULT_TRACE=getdents64,readlinkat,read,flock
 # --- the faults that broke a claim, each at the call that did (strace -P:
 # only calls on that path), so that their check does not depend on a K
 # the sampling may pass over
-# at PATH CALL ERRNO K POLICY: the K-th CALL on PATH refused
+# at PATH CALL ERRNO K POLICY: the K-th CALL on PATH refused (CALL alone
+# traced: with --seccomp-bpf, a call not traced never stops to be refused)
 at() {
 	local home=$F/homeB proj=$F/projB
 	[ "$5" = found ] && home=$F/homeA proj=$F/projA
 	FAULT_STRACE=(-P "$1")
-	fault_run "$2:error=$3:when=$4" "$home" "$proj"
+	FAULT_TRACE=$2 fault_run "$2:error=$3:when=$4" "$home" "$proj"
 	rc=$?
 	FAULT_STRACE=()
 }
@@ -69,6 +70,28 @@ else
 	judge_held "read"
 	is "$rc/$BAD_HELD" 125/ "the read of .git/config fails (EIO): the run is refused, not core.hooksPath's directory left writable"
 	like "$(cat "$SCRATCH/err")" "reading $F/projB/.git's configuration: Input/output error" "  naming the file and the cause"
+	# A folder of a write grant whose stat failed (ENOMEM) was taken for one
+	# gone since the listing, and one whose .git's stat failed for no
+	# repository: a repository below the grant left unprotected, fs.write
+	# enforced, and the command wrote repo2/.git/config and its hooks.  K:
+	# the calls on those names, counted in a run without faults, and one
+	# either side (strace's count of the calls on a path and its trace's
+	# may differ by one).
+	FAULT_STRACE=(-P "$F/projB")
+	FAULT_TRACE=newfstatat fault_run "" "$F/homeB" "$F/projB"
+	FAULT_STRACE=()
+	k1=$(awk '{ n[$1]++ } index($0, "\"repo2\",") { print n[$1]; exit }' "$SCRATCH/trace")
+	k2=$(awk '{ n[$1]++ } index($0, "\"repo2/.git\",") { print n[$1]; exit }' "$SCRATCH/trace")
+	BAD_HELD= named=0 outcomes=
+	for k in $(seq $((${k1:-1} - 1)) $((${k2:-0} + 1))); do
+		at "$F/projB" newfstatat ENOMEM "$k" held
+		judge_held "newfstatat:$k"
+		outcomes="$outcomes $k:$rc"
+		grep -q "looking for a repository in $F/projB/repo2: Cannot allocate memory" "$SCRATCH/err" && named=$((named + 1))
+	done
+	is "${k1:+found}/${k2:+found}/$BAD_HELD" found/found/ "the stat of repo2 or of repo2/.git in a write grant fails (ENOMEM; K =$outcomes): never the repository left unprotected"
+	[ "$named" -ge 2 ]
+	ok $? "  refused, naming the folder and the cause ($named runs)"
 	# A protected name that is a link (~/.bashrc -> dotfiles/bashrc, HOME the
 	# write grant) whose link could not be read (ENOMEM) left its target
 	# unprotected: fs.write enforced, and the command wrote the target.  Each

@@ -11,12 +11,98 @@
 # (MOAT_HOST_LIMIT=userns=0,root=0: Landlock and seccomp alone).
 # K: every one of 1..FULL, then SPREAD more spread evenly up to the most
 # one process made (the test output says which); a group whose most is
-# at most FULL+SPREAD is run at every K.
+# at most FULL+SPREAD is run at every K (MOAT_FAULT_FULL, _SPREAD).
+# First, each fault that once broke a claim, at the call on its path
+# (strace -P: as root; a non-root strace cannot see a non-dumpable moat's
+# descriptors), so that its check does not hang on a K the sampling may
+# pass over.
 set -u
 . "$(dirname "$0")/../lib/tap.sh"
 scratch
-FAULT_TRACE=getdents64,readlinkat,read,flock
+# The groups, one a line: CALLS:ERRNO (the errno the kernel gives for want
+# of a resource where the call has one; an I/O error for read, a full disk
+# for write), and "walk" for the calls that the checks finding a hard-link
+# farm or a key's second name make: the found policy, whose claims are
+# missing whatever else fails, is run with those alone.  One group per
+# run: calls of two groups refused at the same K, the one met first hides
+# the other (getdents64's 9th call behind readlink's 9th).
+CALL_GROUPS="getdents64:ENOMEM:walk
+fstat,newfstatat,statx:ENOMEM:walk
+readlink,readlinkat:ENOMEM:walk
+read:EIO:walk
+pipe2,socketpair,dup,dup2,dup3,fcntl:EMFILE
+clone,clone3,fork,vfork:EAGAIN
+mount,umount2,pivot_root,move_mount,open_tree,fsopen,fsconfig,fsmount,mount_setattr:ENOMEM
+unshare,setns,prctl,seccomp:ENOMEM
+landlock_create_ruleset,landlock_add_rule,landlock_restrict_self:ENOMEM
+flock:ENOLCK
+memfd_create:EMFILE
+write,pwrite64,writev:ENOSPC"
+FAULT_TRACE=$(echo "$CALL_GROUPS" | sed 's/:.*//' | tr '\n' ',' | sed 's/,$//')
 . "$(dirname "$0")/../lib/fault_fixture.sh"
+FULL=${MOAT_FAULT_FULL:-10} SPREAD=${MOAT_FAULT_SPREAD:-5}
+
+# ks MOST: the K to try for a group whose busiest process made MOST calls
+ks() {
+	local most=$1 i
+	if [ "$most" -le $((FULL + SPREAD)) ]; then seq 1 "$most"; return; fi
+	seq 1 "$FULL"
+	for i in $(seq 1 "$SPREAD"); do echo $((FULL + (most - FULL) * i / SPREAD)); done
+}
+# most CALLS TRACE: the most calls of any of CALLS one process made
+most() {
+	cp "$2" "$SCRATCH/trace"
+	fault_counts | awk -v calls=",$1," 'index(calls, "," $1 ",") && $2 > m { m = $2 } END { print m + 0 }'
+}
+# judge_exit RC LABEL: a run that neither refused nor left a report, one
+# refused without a word, or a crash
+BAD_EXIT=
+judge_exit() {
+	local why=
+	if grep -qE 'ERROR: [A-Za-z]*Sanitizer|runtime error:' "$SCRATCH/err"; then
+		why="a sanitizer's report: $(grep -m1 -E 'ERROR: [A-Za-z]*Sanitizer|runtime error:' "$SCRATCH/err" | head -c 160)"
+	elif grep -qE '^[^ ]*: error while loading shared libraries|LeakSanitizer has encountered a fatal error' "$SCRATCH/err"; then
+		# The dynamic loader's refusal (a library's stat refused) before
+		# any of moat's code; or the sanitizer runtime's own: its read
+		# of /proc/self/environ at start refused, it lost ASAN_OPTIONS'
+		# detect_leaks=0, and LeakSanitizer cannot run under ptrace.
+		:
+	elif [ "$1" -gt 128 ] && [ "$1" != 124 ] && [ "$1" != 137 ]; then
+		why="exit $1 (a signal)"
+	elif [ "$1" = 125 ]; then
+		grep -q '^moat: ' "$SCRATCH/err" || why="refused (125) without saying why"
+	elif [ "$1" != 124 ] && [ ! -f "$REPORTS/f.json" ]; then
+		why="exit $1 without a report: $(head -c 160 "$SCRATCH/err")"
+	fi
+	[ -n "$why" ] && BAD_EXIT="$BAD_EXIT $2($why; $(injected))"
+}
+
+# variant LABEL HELD POLICIES: every group against each of POLICIES
+variant() {
+	local label=$1 held=$2 policies=$3 group calls err walk name policy home proj k rc most sampled=
+	fault_baselines "$label" "$held"
+	while IFS=: read -r calls err walk; do
+		name=${calls%%,*}
+		for policy in $policies; do
+			case $policy in
+			found) home=$F/homeA proj=$F/projA ;;
+			held) home=$F/homeB proj=$F/projB ;;
+			home) home=$F/homeC proj=$F/homeC ;;
+			esac
+			[ "$policy" = found ] && [ -z "$walk" ] && continue
+			most=$(most "$calls" "$SCRATCH/trace.$policy")
+			[ "$most" -gt $((FULL + SPREAD)) ] && sampled="$sampled $name/$policy:$most"
+			for k in $(ks "$most"); do
+				fault_run "$calls:error=$err:when=$k" "$home" "$proj"
+				rc=$?
+				fault_tally "$rc" "$label/$policy/$name:$k"
+				judge_exit "$rc" "$label/$policy/$name:$k"
+				if [ "$policy" = found ]; then judge_found "$label/$name:$k"; else judge_held "$label/$policy/$name:$k"; fi
+			done
+		done
+	done <<<"$CALL_GROUPS"
+	diag "$label: K = 1..$FULL and $SPREAD more spread up to the most of (calls/policy:most):${sampled:- (none: every K)}"
+}
 
 # --- the faults that broke a claim, each at the call that did (strace -P:
 # only calls on that path), so that their check does not depend on a K
@@ -116,5 +202,24 @@ else
 	ok $? "a protected link's readlinkat refused (ENOMEM, K = 1..3): never fs.write enforced with its target written (${outcomes# })${broke:+; written at K =$broke}"
 	like "$outcomes" "^ 0:[0-9]+/enforced .*:125/none" "  control: without the fault it is enforced (the target held); with one, refused"
 fi
+BAD_HELD= REFUSED=0 RAN=0 HUNG=
+
+T0=$SECONDS
+variant native enforced/enforced "found held home"
+NATIVE=$((REFUSED + RAN))
+diag "native: $REFUSED runs refused (125), $RAN ran, in $((SECONDS - T0)) s"
+fault_verdicts "native: "
+[ -z "$BAD_EXIT" ]
+ok $? "native: every run refused saying why, or ran with a report; none crashed${BAD_EXIT:+; not at$BAD_EXIT}"
+
+BAD_FOUND= BAD_HELD= HUNG= BAD_EXIT= REFUSED=0 RAN=0 T0=$SECONDS
+FAULT_ENV=(MOAT_HOST_LIMIT=userns=0,root=0)
+# Without namespaces fs.write is missing under held and home alike (no
+# protected names in a write grant): held alone, for fs.secrets.
+variant "no namespaces" missing/enforced "found held"
+diag "no namespaces: $REFUSED runs refused (125), $RAN ran, in $((SECONDS - T0)) s"
+fault_verdicts "no namespaces: "
+[ -z "$BAD_EXIT" ]
+ok $? "no namespaces: every run refused saying why, or ran with a report; none crashed${BAD_EXIT:+; not at$BAD_EXIT}"
 
 done_testing

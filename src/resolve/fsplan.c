@@ -2661,6 +2661,17 @@ static int protect_admin_of(struct fs_plan *fp, const struct moat_policy *p, siz
 	return with_worktrees ? protect_admin_dir(fp, p, grant, wts, true, depth + 1, used, err) : 0;
 }
 
+/* Whether `name` (HEAD, config) is there in `dirfd`: 1, 0 (ENOENT,
+ * ENOTDIR), or -1 with errno when that cannot be told. */
+static int admin_probe(int dirfd, const char *name)
+{
+	struct stat st;
+
+	if (fstatat(dirfd, name, &st, AT_SYMLINK_NOFOLLOW) == 0)
+		return 1;
+	return errno == ENOENT || errno == ENOTDIR ? 0 : -1;
+}
+
 static int protect_admin_dir(struct fs_plan *fp, const struct moat_policy *p, size_t grant, const char *rel,
 			     bool worktrees, int depth, bool *used, struct moat_error *err)
 {
@@ -2676,12 +2687,21 @@ static int protect_admin_dir(struct fs_plan *fp, const struct moat_policy *p, si
 		fd = openat(fp->obj[grant].fd, rel, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 	if (fd < 0) {
 		struct stat st;
-		/* Absent: nothing git would use.  Something else there (a
-		 * link, a file): held as it is. */
-		if (fstatat(fp->obj[grant].fd, rel, &st, AT_SYMLINK_NOFOLLOW) == 0 && !S_ISDIR(st.st_mode))
-			return protect_one(fp, p, grant, plan_name(fp, moat_xstrdup(rel)), PROTECTED_ABSENT_IGNORED, used,
-					   err);
-		return 0;
+		int e0 = errno;
+
+		/* Out of descriptors or memory: what it holds is unknown. */
+		if (moat_errno_out_of_resources(e0))
+			return moat_error_set(err, MOAT_E_SYSTEM, e0, "listing %s/%s", fp->obj[grant].real, rel);
+		/* Absent: nothing git would use. */
+		if (fstatat(fp->obj[grant].fd, rel, &st, AT_SYMLINK_NOFOLLOW) != 0) {
+			if (errno == ENOENT || errno == ENOTDIR)
+				return 0;
+			return moat_error_set(err, MOAT_E_SYSTEM, errno, "looking at %s/%s", fp->obj[grant].real, rel);
+		}
+		/* Something else there (a link, a file), or a directory moat
+		 * could not open (EACCES: this uid's own, mode 0, which the
+		 * command could chmod and fill; EIO): held as it is, whole. */
+		return protect_one(fp, p, grant, plan_name(fp, moat_xstrdup(rel)), PROTECTED_ABSENT_IGNORED, used, err);
 	}
 	if (!(d = fdopendir(fd))) {
 		close(fd);
@@ -2691,10 +2711,18 @@ static int protect_admin_dir(struct fs_plan *fp, const struct moat_policy *p, si
 		cleanup_free char *sub = NULL;
 		struct stat st;
 
-		if ((e->d_name[0] == '.' && (!e->d_name[1] || (e->d_name[1] == '.' && !e->d_name[2]))) ||
-		    fstatat(dirfd(d), e->d_name, &st, AT_SYMLINK_NOFOLLOW) != 0)
+		if (e->d_name[0] == '.' && (!e->d_name[1] || (e->d_name[1] == '.' && !e->d_name[2])))
 			continue;
 		sub = moat_xasprintf("%s/%s", rel, e->d_name);
+		/* Not looked at (ENOMEM, EIO): a submodule's git directory,
+		 * its hooks, would go unprotected.  Gone since the listing:
+		 * nothing there. */
+		if (fstatat(dirfd(d), e->d_name, &st, AT_SYMLINK_NOFOLLOW) != 0) {
+			if (errno == ENOENT)
+				continue;
+			rc = moat_error_set(err, MOAT_E_SYSTEM, errno, "looking at %s/%s", fp->obj[grant].real, sub);
+			break;
+		}
 		if (!S_ISDIR(st.st_mode)) {
 			/* A link or file where an admin directory would be:
 			 * held as it is. */
@@ -2712,8 +2740,21 @@ static int protect_admin_dir(struct fs_plan *fp, const struct moat_policy *p, si
 		} else {
 			cleanup_free char *probe = moat_xasprintf("%s/HEAD", e->d_name);
 			cleanup_free char *probe2 = moat_xasprintf("%s/config", e->d_name);
-			if (fstatat(dirfd(d), probe, &st, AT_SYMLINK_NOFOLLOW) == 0 ||
-			    fstatat(dirfd(d), probe2, &st, AT_SYMLINK_NOFOLLOW) == 0) {
+			int gitdir_like = admin_probe(dirfd(d), probe);
+
+			if (gitdir_like == 0)
+				gitdir_like = admin_probe(dirfd(d), probe2);
+			if (gitdir_like < 0 && errno == EACCES) {
+				/* Not searchable by this uid, whose own it may
+				 * be (the command could chmod it): held whole. */
+				rc = protect_one(fp, p, grant, plan_name(fp, steal_ptr(&sub)), PROTECTED_ABSENT_IGNORED, used,
+						 err);
+			} else if (gitdir_like < 0) {
+				/* HEAD or config not looked at (ENOMEM, EIO):
+				 * whether this is a git directory, whose hooks
+				 * git runs, is unknown. */
+				rc = moat_error_set(err, MOAT_E_SYSTEM, errno, "looking at %s/%s", fp->obj[grant].real, sub);
+			} else if (gitdir_like) {
 				/* A submodule's git directory. */
 				cleanup_free char *gitdir = path_join(fp->obj[grant].real, sub);
 				rc = protect_in_gitdir(fp, p, NULL, gitdir, false, used, err);

@@ -201,6 +201,65 @@ else
 	[ -z "$broke" ]
 	ok $? "a protected link's readlinkat refused (ENOMEM, K = 1..3): never fs.write enforced with its target written (${outcomes# })${broke:+; written at K =$broke}"
 	like "$outcomes" "^ 0:[0-9]+/enforced .*:125/none" "  control: without the fault it is enforced (the target held); with one, refused"
+	# A submodule's git directory (.git/modules/sub), no work tree's gitfile
+	# naming it (git submodule deinit): its hooks and config are held.  .git/modules not opened (EMFILE: out of descriptors) was
+	# taken for nothing there, and sub/HEAD not stat'ed (ENOMEM) for no git
+	# directory: the command added a hook git runs, under fs.write
+	# enforced.  Now the first is refused; EACCES (a directory of this
+	# uid's it may not read, which the command could chmod) holds it whole.
+	S=$SCRATCH/projS
+	(mkdir -p "$S" && cd "$S" && G init -q . && mkdir .git/modules && G init -q --separate-git-dir="$S/.git/modules/sub" subwt &&
+		rm -r subwt)
+	ok $? "the submodule fixture is made (git init --separate-git-dir=.git/modules/sub; its work tree gone, as after git submodule deinit: no gitfile leads there)"
+	chmod -R a+rX "$S"
+	# sub_run K CALL ERRNO AT: the K-th CALL on AT (a path: -P) refused
+	# (K=0: none); the attack's outcome in $SCRATCH/out (W: a write that
+	# went through)
+	sub_run() {
+		local inject=()
+		[ "$1" = 0 ] || inject=(-e "inject=$2:error=$3:when=$1")
+		rm -f "$REPORTS/f.json" "$S/.git/modules/sub/hooks/post-checkout"
+		sed -i '/^# moat-fault$/d' "$S/.git/modules/sub/config"
+		(cd "$S" && env HOME="$F/homeB" "$NOLSAN" timeout -k 5 60 strace -f -qq --seccomp-bpf -o "$SCRATCH/trace" -P "$4" -e trace="$2" "${inject[@]}" \
+			"$MOAT" run --mode prefer --profile strict --report "$REPORTS/f.json" --write "$S" -- sh -c '
+				(printf "#!/bin/sh\n" >.git/modules/sub/hooks/post-checkout) 2>/dev/null && echo W:hook
+				(echo "# moat-fault" >>.git/modules/sub/config) 2>/dev/null && echo W:config
+				exit 0' >"$SCRATCH/out" 2>"$SCRATCH/err")
+		rc=$?
+		c=$([ -f "$REPORTS/f.json" ] && json_get "$REPORTS/f.json" '["properties"]["fs.write"]["status"]')
+	}
+	# sub_ks CALL NAME AT: the Ks of the CALLs on AT naming NAME in a run
+	# without faults, and one either side (strace's count and its trace's
+	# may differ by one)
+	sub_ks() {
+		sub_run 0 "$1" x "$3"
+		awk -v name="\"$2\"" '{ n[$1]++ } index($0, name) { print n[$1] - 1; print n[$1]; print n[$1] + 1; exit }' "$SCRATCH/trace"
+	}
+	sub_run 0 openat2 x "$S"
+	is "$rc/$c/$(grep -c '^W:' "$SCRATCH/out")" 0/enforced/0 "a submodule's git directory, no fault: its hooks and config held, fs.write enforced"
+	for spec in "openat2 .git/modules EMFILE $S" "newfstatat sub/HEAD ENOMEM $S/.git/modules" \
+		"openat2 .git/modules EACCES $S"; do
+		set -- $spec
+		broke= outcomes= named=0 ks=$(sub_ks "$1" "$2" "$4")
+		for k in $ks; do
+			[ "$k" -ge 1 ] || continue
+			sub_run "$k" "$1" "$3" "$4"
+			outcomes="$outcomes $k:$rc/${c:-none}"
+			[ "$c" = enforced ] && grep -q '^W:' "$SCRATCH/out" && broke="$broke $k($(grep '^W:' "$SCRATCH/out" | tr '\n' ' '))"
+			[ "$rc" = 125 ] && grep -q "$S/.git/modules" "$SCRATCH/err" && named=$((named + 1))
+		done
+		[ -n "$ks" ] && [ -z "$broke" ]
+		ok $? "the $1 of $2 refused ($3; K =$outcomes): never the submodule's hooks or config written under fs.write enforced${broke:+; written at$broke}$([ -n "$ks" ] || echo '; no such call seen')"
+		case $3 in
+		EACCES) like "$outcomes" ":0/enforced" "  held whole: the run goes on, enforced" ;;
+		*) like "$outcomes" ":125/none" "  refused" && [ "$named" -ge 1 ]; ok $? "  naming the path and the cause ($named runs)" ;;
+		esac
+	done
+	# Control: without protection (fs.write off by --mode off), the attack writes both.
+	(cd "$S" && "$MOAT" run --mode off -- sh -c '(printf "#!/bin/sh\n" >.git/modules/sub/hooks/post-checkout) 2>/dev/null && echo W:hook
+		(echo "# moat-fault" >>.git/modules/sub/config) 2>/dev/null && echo W:config' >"$SCRATCH/out" 2>/dev/null)
+	is "$(grep -c '^W:' "$SCRATCH/out")" 2 "  control: unsandboxed, the attack writes the submodule's hook and config"
+	rm -f "$S/.git/modules/sub/hooks/post-checkout"
 fi
 BAD_HELD= REFUSED=0 RAN=0 HUNG=
 

@@ -28,8 +28,11 @@ static void child_set_add(struct child_set *s, pid_t pid)
 
 /* One thread's children: a child belongs to the thread that forked it,
  * and an orphan re-parented to a subreaper to any live thread of it.  The
- * file is pids separated by spaces; a number may straddle two reads. */
-static void read_task(struct child_set *s, int task_dir, const char *tid)
+ * file is pids separated by spaces; a number may straddle two reads.
+ * false (errno set) when the file could not be read whole (out of
+ * descriptors or memory, EIO): its children unknown.  A thread gone
+ * since the listing has none. */
+static bool read_task(struct child_set *s, int task_dir, const char *tid)
 {
 	char path[300], buf[4096];
 	cleanup_close int fd = -1;
@@ -40,7 +43,7 @@ static void read_task(struct child_set *s, int task_dir, const char *tid)
 	snprintf(path, sizeof(path), "%s/children", tid);
 	fd = openat(task_dir, path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
-		return;
+		return errno == ENOENT || errno == ESRCH;
 	while ((n = read(fd, buf, sizeof(buf))) > 0 || (n < 0 && errno == EINTR))
 		for (ssize_t i = 0; i < n; i++) {
 			if (buf[i] >= '0' && buf[i] <= '9') {
@@ -55,8 +58,11 @@ static void read_task(struct child_set *s, int task_dir, const char *tid)
 			pid = 0;
 			in_number = false;
 		}
+	if (n < 0 && errno != ESRCH)
+		return false;
 	if (in_number)
 		child_set_add(s, (pid_t)pid);
+	return true;
 }
 
 bool child_set_read(struct child_set *s)
@@ -72,10 +78,17 @@ bool child_set_read(struct child_set *s)
 		for (long off = 0; off < n;) {
 			struct dirent64 *e = (struct dirent64 *)(void *)(buf + off);
 
-			if (e->d_name[0] != '.')
-				read_task(s, dir, e->d_name);
+			if (e->d_name[0] != '.' && !read_task(s, dir, e->d_name)) {
+				s->n = 0;
+				return false;
+			}
 			off += e->d_reclen;
 		}
+	/* A listing cut short (ENOMEM): the threads past it unknown. */
+	if (n < 0) {
+		s->n = 0;
+		return false;
+	}
 	return true;
 }
 

@@ -16,8 +16,9 @@ struct child_set {
 };
 
 /* Replaces *s with the children there are now.  false (errno set, *s
- * empty) when /proc/self/task cannot be read (no /proc, out of
- * descriptors): the set is then not known, and an empty one would take the
+ * empty) when /proc/self/task cannot be read, or not whole (no /proc, out
+ * of descriptors or memory, a listing or a thread's file cut short): the
+ * set is then not known, and an empty or partial one would take the
  * caller's children for none. */
 bool child_set_read(struct child_set *s);
 bool child_set_has(const struct child_set *s, pid_t pid);

@@ -261,6 +261,41 @@ else
 	is "$(grep -c '^W:' "$SCRATCH/out")" 2 "  control: unsandboxed, the attack writes the submodule's hook and config"
 	rm -f "$S/.git/modules/sub/hooks/post-checkout"
 fi
+
+# --- moat's children before the command (a shell's background job that then
+# exec'd moat, an embedder's own): never the tree's, never killed.  The
+# listing of /proc/self/task cut short (getdents64 failing with ENOMEM) was
+# taken for its end: no child before, and the job was killed with the
+# tree's leftovers at the end of the run.  Each of moat's first listings
+# refused in turn: the job lives, and a run refused says why.
+# The shell waits on a FIFO for strace to attach to it (after its job
+# started: the job is not traced, and strace ends with moat).
+jobs_outcomes= killed= said=0
+for k in 1 2 3; do
+	rm -f "$SCRATCH/go" "$SCRATCH/bg" "$SCRATCH/rc" && mkfifo "$SCRATCH/go"
+	(sh -c 'sleep 20 </dev/null >/dev/null 2>&1 & echo $! >"$1/bg"; read -r _ <"$1/go"; exec env "$2" "$3" run --mode off -- /bin/true' \
+		sh "$SCRATCH" "$NOLSAN" "$MOAT" >/dev/null 2>"$SCRATCH/err"; echo $? >"$SCRATCH/rc") &
+	shpid=$!
+	wait_ready 10 "the shell's background job" test -s "$SCRATCH/bg"
+	# the shell itself, not the subshell around it
+	sh1=$(pgrep -P "$shpid" -x sh | head -1)
+	strace -f -qq --seccomp-bpf -o /dev/null -e trace=getdents64 -e "inject=getdents64:error=ENOMEM:when=$k" -p "${sh1:-0}" 2>/dev/null &
+	tpid=$!
+	sleep 0.5
+	echo go >"$SCRATCH/go"
+	wait "$shpid" "$tpid"
+	rc=$(cat "$SCRATCH/rc")
+	bg=$(cat "$SCRATCH/bg")
+	sleep 0.2
+	kill -0 "$bg" 2>/dev/null || killed="$killed $k"
+	[ "$rc" = 125 ] && grep -q "reading moat's children" "$SCRATCH/err" && said=$((said + 1))
+	jobs_outcomes="$jobs_outcomes $k:$rc"
+	kill "$bg" 2>/dev/null
+done
+[ -z "$killed" ]
+ok $? "the listing of moat's children refused (ENOMEM, K = 1..3:$jobs_outcomes): the shell's background job is never taken for the tree's${killed:+; killed at K =$killed}"
+[ "$said" -ge 1 ]
+ok $? "  a run refused for it says why ($said of 3)"
 BAD_HELD= REFUSED=0 RAN=0 HUNG=
 
 T0=$SECONDS

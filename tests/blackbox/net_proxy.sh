@@ -192,7 +192,10 @@ if [ "$HAVE_CA" = 1 ]; then
 	out=$("$MOAT" run --profile strict --read "$HELPER_DIR" --read "$TLSD" --allow-net "svc.test:$HP" \
 		--resolve svc.test=127.0.0.6 -- /bin/sh -c "echo | timeout 20 openssl s_client -proxy 127.0.0.1:3128 -connect svc.test:$HP \
 		-servername svc.test -groups X25519:P-256 -CAfile $TLSD/ca.pem -msg 2>&1" 2>>"$SCRATCH/stderr")
-	is "$(grep -c 'Handshake .*ClientHello' <<<"$out") $(grep -c 'Verify return code: 0 ' <<<"$out")" "2 1" \
+	# s_client says "Verify return code: 0" once at the end of the
+	# handshake, and again for each session ticket that arrives before
+	# it quits (1 to 3 times, by timing): once at least.
+	is "$(grep -c 'Handshake .*ClientHello' <<<"$out") $(grep -q 'Verify return code: 0 ' <<<"$out" && echo verified)" "2 verified" \
 		"TLS 1.3 through the proxy with a HelloRetryRequest: two ClientHellos for svc.test, and the handshake completes"
 	kill "$HRR_PID" 2>/dev/null
 	wait "$HRR_PID" 2>/dev/null

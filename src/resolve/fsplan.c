@@ -2692,9 +2692,12 @@ static int protect_admin_dir(struct fs_plan *fp, const struct moat_policy *p, si
 		/* Out of descriptors or memory: what it holds is unknown. */
 		if (moat_errno_out_of_resources(e0))
 			return moat_error_set(err, MOAT_E_SYSTEM, e0, "listing %s/%s", fp->obj[grant].real, rel);
-		/* Absent: nothing git would use. */
+		/* Absent: nothing git would use.  Behind a directory this uid
+		 * may not search (an earlier run's chmod 000 .git): that
+		 * directory is what the protected entries' walk pins, read-only
+		 * whole (protect_one_try's writable_only_after_chmod). */
 		if (fstatat(fp->obj[grant].fd, rel, &st, AT_SYMLINK_NOFOLLOW) != 0) {
-			if (errno == ENOENT || errno == ENOTDIR)
+			if (errno == ENOENT || errno == ENOTDIR || errno == EACCES)
 				return 0;
 			return moat_error_set(err, MOAT_E_SYSTEM, errno, "looking at %s/%s", fp->obj[grant].real, rel);
 		}
@@ -3384,7 +3387,14 @@ size_t fs_placeholders_remove(struct fs_plan *fp, pid_t pid, fs_leftover_fn each
 		 * last run that holds it (resolve/sharedlock.h). */
 		if (o->adopted) {
 			o->adopted = false;
-			(void)shared_remove_placeholder(o->dirfd, strrchr(o->real, '/') + 1, o->dev, o->ino, o->lock_fd);
+			/* The last run to hold it, which could not remove it
+			 * (the command filled it: ENOTEMPTY): left, and said,
+			 * as this run's own would be. */
+			if (shared_remove_placeholder(o->dirfd, strrchr(o->real, '/') + 1, o->dev, o->ino, o->lock_fd) < 0) {
+				left++;
+				if (each)
+					each(ctx, o->real, NULL);
+			}
 			continue;
 		}
 		if (!o->placeholder)

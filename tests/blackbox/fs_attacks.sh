@@ -681,6 +681,34 @@ ok "$([ -e "$R/.vscode/tasks.json" ] && echo 0 || echo 1)" "  (it is there)"
 is "$(json_eval "$REPORTS/6f.json" '[(e["path"], e["what"], e["state"]) for e in d["run"]["left_on_host"]]')" \
 	"[[\"$R/.vscode\", \"placeholder\", \"left\"]]" "6:   and so does the report (run.left_on_host)"
 valid_report "$REPORTS/6f.json" "6:   the report"
+# The same for a placeholder another run made: a second run on the project
+# holds the first's (.vscode), the first ends and leaves it to the second,
+# whose command fills it; the second, the last to hold it, cannot remove
+# it, and said nothing.
+R=$BASE/p6a
+mkdir -p "$R"
+rm -f "$SCRATCH/o6a"
+env HOME="$HOMED" MOAT_HOST_LIMIT=userns=0,root=0 "$MOAT" run --backend native --mode prefer --profile strict --write "$R" -- \
+	/bin/sh -c "echo started; for i in \$(seq 150); do [ -e '$R/second-started' ] && break; sleep 0.1; done" \
+	>"$SCRATCH/o6a" 2>/dev/null &
+first=$!
+started "$SCRATCH/o6a"
+# Each command waits for the other run's step, which the test marks in
+# the project (a signal to the other moat is not the command's to send).
+env HOME="$HOMED" MOAT_HOST_LIMIT=userns=0,root=0 "$MOAT" run --backend native --mode prefer --profile strict --write "$R" --report "$REPORTS/6a.json" -- \
+	/bin/sh -c "echo started; for i in \$(seq 150); do [ -e '$R/first-done' ] && break; sleep 0.1; done
+		chmod 755 '$R/.vscode' && echo '{}' > '$R/.vscode/tasks.json'" >"$SCRATCH/o6a2" 2>"$SCRATCH/6a.err" &
+second=$!
+started "$SCRATCH/o6a2"
+touch "$R/second-started"
+wait "$first"
+touch "$R/first-done"
+wait "$second"
+ok "$([ -e "$R/.vscode/tasks.json" ] && echo 0 || echo 1)" "6: without namespaces, a second run's command fills the placeholder the first run made (it is there)"
+like "$(cat "$SCRATCH/6a.err")" "^moat: warning: $R/\\.vscode, which moat made for the run as a placeholder of a protected entry, could not be removed" \
+	"  the second run, the last to hold it, says it stays"
+is "$(json_eval "$REPORTS/6a.json" '[(e["path"], e["what"], e["state"]) for e in d["run"].get("left_on_host", [])]')" \
+	"[[\"$R/.vscode\", \"placeholder\", \"left\"]]" "  and so does its report (run.left_on_host)"
 
 # The same in a granted HOME (shell start-up files, git's config).
 before=$(sha256sum "$HOMED/.bashrc")

@@ -70,6 +70,7 @@ bool child_set_read(struct child_set *s)
 	cleanup_close int dir = open("/proc/self/task", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	char buf[4096] __attribute__((aligned(8)));
 	long n;
+	int failed = 0;
 
 	s->n = 0;
 	if (dir < 0)
@@ -78,15 +79,15 @@ bool child_set_read(struct child_set *s)
 		for (long off = 0; off < n;) {
 			struct dirent64 *e = (struct dirent64 *)(void *)(buf + off);
 
-			if (e->d_name[0] != '.' && !read_task(s, dir, e->d_name)) {
-				s->n = 0;
-				return false;
-			}
+			if (e->d_name[0] != '.' && !read_task(s, dir, e->d_name) && !failed)
+				failed = errno;
 			off += e->d_reclen;
 		}
 	/* A listing cut short (ENOMEM): the threads past it unknown. */
-	if (n < 0) {
-		s->n = 0;
+	if (n < 0 && !failed)
+		failed = errno;
+	if (failed) {
+		errno = failed;
 		return false;
 	}
 	return true;

@@ -15,11 +15,12 @@ struct child_set {
 	size_t n, cap;
 };
 
-/* Replaces *s with the children there are now.  false (errno set, *s
- * empty) when /proc/self/task cannot be read, or not whole (no /proc, out
- * of descriptors or memory, a listing or a thread's file cut short): the
- * set is then not known, and an empty or partial one would take the
- * caller's children for none. */
+/* Replaces *s with the children there are now.  false (errno set) when
+ * /proc/self/task cannot be read, or not whole (no /proc, out of
+ * descriptors or memory, a listing or a thread's file cut short): *s then
+ * holds the children that were read, which are children (a reap can end
+ * them), but not all of them -- a set of the caller's own children read
+ * so would take the ones it lacks for none. */
 bool child_set_read(struct child_set *s);
 bool child_set_has(const struct child_set *s, pid_t pid);
 void child_set_free(struct child_set *s);

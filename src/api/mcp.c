@@ -521,19 +521,8 @@ static json_t *hidden_args_json(const struct moat_policy *p)
 	json_t *j = json_array();
 
 	for (size_t i = 0; i < n; i++) {
-		cleanup_free char *note = NULL;
+		cleanup_free char *note = hidden_arg_text(&v[i], "its", "the server");
 
-		if (v[i].why == HIDDEN_PRIVATE_TMP)
-			note = moat_xasprintf("its argument %s lies in the sandbox's private /tmp, which starts empty: "
-					      "the server sees none of the host's files there",
-					      v[i].path);
-		else if (v[i].why == HIDDEN_DENIED)
-			note = moat_xasprintf("its argument %s lies in the denied %s (%s): the server sees nothing of it",
-					      v[i].path, v[i].deny, v[i].deny_source);
-		else
-			note = moat_xasprintf("its argument %s is a directory outside every grant: the server sees "
-					      "nothing of it",
-					      v[i].path);
 		json_array_append_new(j, json_pack("{s:o, s:s, s:o}", "path", json_text(v[i].path), "why",
 						   v[i].why == HIDDEN_DENIED ? "denied" : "not granted", "note",
 						   json_text(note)));

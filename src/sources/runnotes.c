@@ -223,6 +223,19 @@ void hidden_args_free(struct hidden_arg *v, size_t n)
 	free(v);
 }
 
+char *hidden_arg_text(const struct hidden_arg *a, const char *whose, const char *who)
+{
+	if (a->why == HIDDEN_PRIVATE_TMP)
+		return moat_xasprintf("%s argument %s lies in the sandbox's private /tmp, which starts empty: %s sees "
+				      "none of the host's files there",
+				      whose, a->path, who);
+	if (a->why == HIDDEN_DENIED)
+		return moat_xasprintf("%s argument %s lies in the denied %s (%s): %s sees nothing of it", whose, a->path,
+				      a->deny, a->deny_source, who);
+	return moat_xasprintf("%s argument %s is a directory outside every grant: %s sees nothing of it", whose,
+			      a->path, who);
+}
+
 /* Each such argument, noted before the run with the grant to add. */
 static void note_arg_dirs(const struct moat_policy *p, struct netset_notes *notes)
 {
@@ -230,22 +243,15 @@ static void note_arg_dirs(const struct moat_policy *p, struct netset_notes *note
 	size_t n = run_hidden_args(p, &v);
 
 	for (size_t i = 0; i < n; i++) {
-		cleanup_free char *line = NULL;
+		cleanup_free char *text = hidden_arg_text(&v[i], "the command's", "the command");
+		const char *grant =
+		    v[i].why == HIDDEN_DENIED	    ? ""
+		    : v[i].why == HIDDEN_PRIVATE_TMP ? "; grant it (--read or --write) if the command uses it"
+						     : "; grant it (--read or --write, or read or write in the config's "
+						       "profile) if the command uses it";
 
-		if (v[i].why == HIDDEN_PRIVATE_TMP)
-			line = moat_xasprintf("note: the command's argument %s lies in the sandbox's private /tmp, "
-					      "which starts empty: the command sees none of the host's files "
-					      "there; grant it (--read or --write) if the command uses it",
-					      v[i].path);
-		else if (v[i].why == HIDDEN_DENIED)
-			line = moat_xasprintf("note: the command's argument %s lies in the denied %s (%s): the command "
-					      "sees nothing of it",
-					      v[i].path, v[i].deny, v[i].deny_source);
-		else
-			line = moat_xasprintf("note: the command's argument %s is a directory outside every grant: the "
-					      "command sees nothing of it; grant it (--read or --write, or read or write in "
-					      "the config's profile) if the command uses it",
-					      v[i].path);
+		cleanup_free char *line = moat_xasprintf("note: %s%s", text, grant);
+
 		netset_notes_add(notes, line);
 	}
 	hidden_args_free(v, n);

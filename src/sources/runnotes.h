@@ -34,5 +34,9 @@ struct hidden_arg {
  * with hidden_args_free); how many. */
 size_t run_hidden_args(const struct moat_policy *p, struct hidden_arg **out);
 void hidden_args_free(struct hidden_arg *v, size_t n);
+/* What is hidden, said of `a` ("WHOSE argument PATH ...: WHO sees nothing
+ * of it"; malloc'd): "the command's", "the command" for a run's note,
+ * "its", "the server" for a server of `moat mcp list`. */
+char *hidden_arg_text(const struct hidden_arg *a, const char *whose, const char *who);
 
 #endif

@@ -231,6 +231,22 @@ def startup_targets(g):
     return rows
 
 
+def libc_floor_text(g, cpuid):
+    """What the C library costs every program before main, from the fast
+    group's two exit-at-once lines (bench/exit_at_once.c), or None."""
+    if "libc_exit" not in g or "nolibc_exit" not in g:
+        return None
+    d = paired(g, "libc_exit", "nolibc_exit", lambda x, y: x - y)
+    txt = (f"a static glibc program that exits at once takes {g['libc_exit']['median'] * 1000:.2f} ms, one with no "
+           f"libc {g['nolibc_exit']['median'] * 1000:.2f} ms: glibc's start-up costs every program "
+           f"{d * 1000:.2f} ms here (rounds' median) before main")
+    if cpuid and cpuid.get("cpuid_us"):
+        txt += (f", mostly its CPU-feature and cache probe: one cpuid instruction takes {cpuid['cpuid_us']:.1f} µs "
+                "on this machine (a VM exit), and the probe makes dozens")
+    return txt + (". /bin/true, moat, bwrap and unshare each pay it once, so a launcher pays it once more than "
+                  "bare exec")
+
+
 def startup_lines(g, title):
     """One group's table, plain text (bench/run startup's summary)."""
     out = []
@@ -256,6 +272,14 @@ if len(sys.argv) == 3 and sys.argv[1] == "--startup-summary":
     fast_ = alt_load(os.path.join(sys.argv[2], "startup.json"))
     slow_ = alt_load(os.path.join(sys.argv[2], "startup-slow.json"))
     lines = startup_lines(fast_, "fast commands") + startup_lines(slow_, "slow commands")
+    try:
+        with open(os.path.join(sys.argv[2], "cpuid.json")) as f_:
+            cpuid_ = json.load(f_)
+    except (OSError, ValueError):
+        cpuid_ = None
+    floor_ = libc_floor_text(fast_, cpuid_)
+    if floor_:
+        lines.append(f"floor: {floor_}")
     for fig, tgt, got, ok in startup_targets(fast_):
         lines.append(f"target: {fig}: {tgt}: {got}: {'met' if ok else 'not met' if ok is not None else '-'}")
     print("\n".join(lines))
@@ -563,6 +587,9 @@ w("")
 labels = {
     "bare": "`/bin/true`",
     "unshare_floor": "the kernel's namespace floor: `unshare -Urpmiun --fork /bin/true` (no mounts, Landlock or seccomp)",
+    "nolibc_exit": "a static program with no libc that exits at once (`bench/exit_at_once.c`, `-nostdlib`): the "
+                   "kernel's exec alone",
+    "libc_exit": "the same with glibc, static: exec plus glibc's start-up",
     "moat_off": "`moat run --profile strict --mode off -- /bin/true` (moat as a bare launcher)",
     "moat_strict": "moat native `strict`: `moat run --profile strict -- /bin/true`",
     "moat_mcp": "moat native `mcp`: `moat run --profile mcp -- /bin/true`",
@@ -630,6 +657,11 @@ w("What \"equal isolation\" means here: the bwrap line gives a read-only root, p
   "and /dev, and moat __init (the command's environment and moat's own filter, and the end of what the command "
   "leaves, which firejail's --deterministic-shutdown would do 100 ms later on every run).")
 w("")
+libc_floor = libc_floor_text(S, load("cpuid.json"))
+if libc_floor:
+    w(f"The floor under all of these: {libc_floor}. In a VM that is a large part of every line above, and the same "
+      "part of bwrap's, unshare's and moat's; it is why `/bin/true` costs what it does here.")
+    w("")
 for n in notes:
     if n.startswith("start-up:") or n.startswith("runsc"):
         w(f"* {n}")
@@ -1486,8 +1518,10 @@ if startup_short:
                     "bwrap's median).")
     sugg.append(f"{lead_txt} For scale: on this VM moat with the sandbox off already "
                 f"costs {fmt(off_over, 2)} ms over `/bin/true`, and util-linux `unshare` with the same namespaces "
-                f"and nothing else costs {fmt(uns, 2)} ms over it. The items below are what moat's own work costs "
-                "(largest first, roughly):")
+                f"and nothing else costs {fmt(uns, 2)} ms over it"
+                + (f"; under both lies the C library's start-up, which moat pays as every program does: "
+                   f"{libc_floor} (§1)" if libc_floor else "")
+                + ". The items below are what moat's own work costs (largest first, roughly):")
     rb_files = src_find("report = report_build(&policy, &host, &plan, &result);")
     # Built only when asked for since the run skips it without a destination.
     if rb and rb_files and not src_find("no report asked for: do not build one"):

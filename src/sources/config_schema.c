@@ -508,6 +508,38 @@ static int hint_one_item_list(const struct loader *L, const struct toml_value *v
 			       L->c->json ? ":" : " =", value);
 }
 
+/* `args = "-l --all"`: a client's args are one string each, and a string
+ * where the list goes is most often the command line as a shell would
+ * split it.  The hint writes it so when that split is plain (words
+ * between spaces, nothing a shell would read differently); otherwise it
+ * is the one value as a list of one, as for every other list. */
+static int hint_args_list(const struct loader *L, const struct toml_value *v, const char *key)
+{
+	const char *s = v->u.str.ptr, *q = L->c->json ? "\"" : "";
+	cleanup_free char *words = NULL;
+	char *o;
+
+	if (!s[0])
+		return moat_error_hint(L->err, "%sargs%s takes a list of strings; none: %sargs%s%s []", q, q, q, q,
+				       L->c->json ? ":" : " =");
+	if (strpbrk(s, "\"'\\$`;&|<>()*?[]{}~#\t\n\r") || !strchr(s, ' '))
+		return hint_one_item_list(L, v, key, "an array of strings");
+	words = o = moat_xmalloc(4 * strlen(s) + 1);
+	for (const char *p = s; *p;) {
+		size_t n;
+
+		while (*p == ' ')
+			p++;
+		if (!*p)
+			break;
+		n = strcspn(p, " ");
+		o += sprintf(o, "%s\"%.*s\"", o == words ? "" : ", ", (int)n, p);
+		p += n;
+	}
+	return moat_error_hint(L->err, "%sargs%s takes a list of strings, one for each argument: %sargs%s%s [%s]", q, q, q,
+			       q, L->c->json ? ":" : " =", words);
+}
+
 /* A path with a form moat does not expand (~root, $HOME, ${VAR}, %VAR%)
  * is refused: taken literally, under the file's directory, it names
  * nothing, and a deny of it would deny nothing while the report says
@@ -1162,6 +1194,8 @@ static int load_command(const struct loader *L, struct config_server *srv, const
 		else if (get_array(L, kv->value, ka, "an array of strings") == 0 &&
 			 load_items(L, kv->value, ka, "strings", arg_item, srv) == 0)
 			return 0;
+		else if (kv->value->type == TOML_STRING)
+			hint_args_list(L, kv->value, ka);
 		keep(L);
 		rc = -1;
 	}

@@ -140,6 +140,19 @@ bad type.toml $'[mcp_servers.s]\ncommand = "sh"\nsandbox = { read = "." }' \
 bad type-profile.toml $'[profiles.p]\nextends = "mcp"\nwrite = "/srv/a\\"b"' \
 	":3:9: profiles.p.write: expected an array of paths \\(strings\\), got a string
 ^moat: hint: write takes a list of paths, even of one: write = \\[\"/srv/a\\\\\"b\"\\]"
+# A server's args as one string: the hint is the list it should be, split
+# at spaces when a shell would split it so, else the one value as a list.
+bad args-one.toml $'[mcp_servers.s]\ncommand = "ls"\nargs = "-l"' \
+	":3:8: mcp_servers.s.args: expected an array of strings, got a string
+^moat: hint: args takes a list of strings, even of one: args = \\[\"-l\"\\]"
+bad args-words.toml $'[mcp_servers.s]\ncommand = "ls"\nargs = "-l  --all"' \
+	"^moat: hint: args takes a list of strings, one for each argument: args = \\[\"-l\", \"--all\"\\]"
+bad args-quoted.toml $'[mcp_servers.s]\ncommand = "ls"\nargs = "-l \'x y\'"' \
+	"^moat: hint: args takes a list of strings, even of one: args = \\[\"-l 'x y'\"\\]"
+bad args-empty.toml $'[mcp_servers.s]\ncommand = "ls"\nargs = ""' \
+	"^moat: hint: args takes a list of strings; none: args = \\[\\]"
+bad args.json '{"mcpServers": {"s": {"command": "ls", "args": "-l -a"}}}' \
+	"^moat: hint: \"args\" takes a list of strings, one for each argument: \"args\": \\[\"-l\", \"-a\"\\]"
 bad type.json '{"mcpServers": {"s": {"command": "sh", "sandbox": {"deny": "./.env"}}}}' \
 	":1:60: mcpServers.s.sandbox.deny: expected an array of paths \\(strings\\), got a string
 ^moat: hint: \"deny\" takes a list of paths, even of one: \"deny\": \\[\"./.env\"\\]"

@@ -25,18 +25,110 @@
 #include "util/cleanup.h"
 #include "util/jsontext.h"
 #include "util/mem.h"
+#include "util/mkdirs.h"
 
 extern char **environ;
 
+/* One directory from -o DIR up to the root (`name` says which).  moat
+ * writes what will run there (run.sh, config.json, the seccomp program) by
+ * name, as root too.  Another user who owns DIR or a directory above it,
+ * or may write DIR, can put a FIFO at a name first (the write blocks for
+ * ever), replace run.sh after the export (the caller then runs theirs), or
+ * swap DIR for a link, through which moat would truncate and write
+ * whatever it leads to.  So DIR must be moat's user's and writable by
+ * nobody else, sticky or not (`-o /tmp`: any user makes names there
+ * first), and those above it moat's user's or root's.  (A directory above
+ * that others may write without a sticky bit is not refused, as --report
+ * does: the test suites export below a 0777 scratch directory.) */
+struct export_walk {
+	const char *dir; /* -o as given */
+	char *name;	 /* the directory reached, for messages */
+	bool top;	 /* DIR itself */
+	struct moat_error *err;
+};
+
+static int export_dir_visit(const struct stat *st, void *arg)
+{
+	struct export_walk *w = arg;
+
+	if (st->st_uid != geteuid() && (w->top || st->st_uid != 0)) {
+		moat_error_set(w->err, MOAT_E_USAGE, 0,
+			       "-o %s: the directory %s belongs to uid %u, not to moat's user (uid %u): they could "
+			       "replace what moat writes there",
+			       w->dir, w->name, (unsigned)st->st_uid, (unsigned)geteuid());
+		return 1;
+	}
+	if (w->top && (st->st_mode & (S_IWGRP | S_IWOTH))) {
+		moat_error_set(w->err, MOAT_E_USAGE, 0,
+			       "-o %s: the directory %s is writable by %s: they could replace what moat writes there",
+			       w->dir, w->name, (st->st_mode & S_IWOTH) ? "every user" : "its group");
+		return 1;
+	}
+	w->top = false;
+	dir_parent_name(w->name);
+	return 0;
+}
+
+static int export_dir_link(const char *dir, size_t stop, struct moat_error *err)
+{
+	moat_error_set(err, MOAT_E_USAGE, 0, "-o %s: %.*s is a symbolic link: moat writes an export only through real "
+					     "directories",
+		       dir, (int)stop, dir);
+	return moat_error_hint(err, "name the real directory, or export into a new one");
+}
+
+/* The directories from `fd` up, checked (`top`: fd is DIR itself). */
+static int export_dir_check(const char *dir, int fd, bool top, struct moat_error *err)
+{
+	cleanup_free char *real = NULL, *name = NULL;
+	struct export_walk w = {.dir = dir, .top = top, .err = err};
+	int rc;
+
+	real = realpath(dir, NULL); /* for messages only */
+	name = moat_xstrdup(real ? real : dir);
+	if (!top)
+		dir_parent_name(name);
+	w.name = name;
+	rc = dir_walk_up(fd, export_dir_visit, &w);
+	if (rc > 0)
+		return moat_error_hint(err, "export into a directory only you can write, below directories only you "
+					    "or root own (mkdir -m 700 ~/export; -o ~/export)");
+	if (rc < 0)
+		return moat_error_set(err, MOAT_E_SYSTEM, -rc, "-o %s: walking up from it (at %s)", dir, w.name);
+	return 0;
+}
+
+/* -o DIR, reached without following a symlink (one planted at a name on the
+ * way could be swapped during the export) and checked by export_dir_visit
+ * up to the root; made when it is missing (not its parents), only after its
+ * parent passed those checks, so nothing is made in another user's place. */
 static int make_dir(const char *dir, struct moat_error *err)
 {
-	struct stat st;
+	cleanup_close int fd = -1, parent = -1;
+	cleanup_free char *up = NULL;
+	size_t stop, base;
 
-	if (mkdir(dir, 0755) == 0)
-		return 0;
-	if (errno == EEXIST && stat(dir, &st) == 0 && S_ISDIR(st.st_mode))
-		return 0;
-	return moat_error_set(err, MOAT_E_USAGE, errno, "-o %s", dir);
+	fd = dir_walk_nofollow(dir, false, 0, &stop);
+	if (fd < 0 && errno == ENOENT && dir[stop + strspn(dir + stop, "/")] == '\0') {
+		for (base = stop; base > 0 && dir[base - 1] != '/'; base--)
+			;
+		up = moat_xstrndup(dir, base);
+		parent = base ? dir_walk_nofollow(up, false, 0, &stop) : open(".", O_PATH | O_DIRECTORY | O_CLOEXEC);
+		if (parent < 0 && errno == ELOOP)
+			return export_dir_link(dir, stop, err);
+		if (parent < 0)
+			return moat_error_set(err, MOAT_E_USAGE, errno, "-o %s", dir);
+		if (export_dir_check(dir, parent, false, err) < 0)
+			return -1;
+		if (mkdirat(parent, dir + base, 0755) != 0 && errno != EEXIST)
+			return moat_error_set(err, MOAT_E_USAGE, errno, "-o %s", dir);
+		fd = dir_walk_nofollow(dir, false, 0, &stop);
+	}
+	if (fd < 0 && errno == ELOOP)
+		return export_dir_link(dir, stop, err);
+	if (fd < 0)
+		return moat_error_set(err, MOAT_E_USAGE, errno, "-o %s", dir);
+	return export_dir_check(dir, fd, true, err);
 }
 
 /* Every export writes these; its backend's own files besides them are

@@ -296,48 +296,6 @@ static int check_dir(const struct report_dest *d, const char *name, const struct
 			       name);
 }
 
-/* "/a/b" -> "/a", "/a" -> "/": the name of the directory ".." reached. */
-static void parent_name(char *name)
-{
-	char *slash = strrchr(name, '/');
-
-	if (slash == name)
-		name[1] = '\0';
-	else if (slash)
-		*slash = '\0';
-}
-
-/* From the directory `start` up to the root by "..", each compared as an
- * object (its stat): `visit` is called for each, and a nonzero return
- * stops the walk with that value.  0 at the root (whose ".." is itself),
- * -errno when a step fails. */
-static int walk_up(int start, int (*visit)(const struct stat *st, void *arg), void *arg)
-{
-	cleanup_close int cur = fcntl(start, F_DUPFD_CLOEXEC, 3);
-	struct stat st, up_st;
-	int depth, rc;
-
-	if (cur < 0 || fstat(cur, &st) < 0)
-		return -errno;
-	for (depth = 0; depth < PATH_MAX / 2; depth++) {
-		int up;
-
-		if ((rc = visit(&st, arg)) != 0)
-			return rc;
-		up = openat(cur, "..", O_PATH | O_DIRECTORY | O_CLOEXEC);
-		if (up < 0)
-			return -errno;
-		close(cur);
-		cur = up;
-		if (fstat(cur, &up_st) < 0)
-			return -errno;
-		if (up_st.st_dev == st.st_dev && up_st.st_ino == st.st_ino)
-			return 0;
-		st = up_st;
-	}
-	return -ELOOP;
-}
-
 struct ancestry_walk {
 	const struct report_dest *d;
 	const struct fs_plan *fp;
@@ -351,7 +309,7 @@ static int ancestry_visit(const struct stat *st, void *arg)
 
 	if (check_dir(w->d, w->name, st, w->fp, w->err) < 0)
 		return 1;
-	parent_name(w->name);
+	dir_parent_name(w->name);
 	return 0;
 }
 
@@ -364,7 +322,7 @@ static int check_ancestry(const struct report_dest *d, const struct fs_plan *fp,
 	cleanup_free char *real = realpath(d->dir, NULL); /* for messages only */
 	cleanup_free char *name = moat_xstrdup(real ? real : d->dir);
 	struct ancestry_walk w = {.d = d, .fp = fp, .err = err, .name = name};
-	int rc = walk_up(d->dirfd, ancestry_visit, &w);
+	int rc = dir_walk_up(d->dirfd, ancestry_visit, &w);
 
 	if (rc > 0)
 		return -1; /* check_dir said why */
@@ -420,7 +378,7 @@ int report_fd_check_grants(int fd, const char *opt, const struct moat_plan *plan
 	    at.st_ino != st.st_ino)
 		return 0; /* moved, removed, or another one at the name */
 	/* A step up that fails leaves nothing to say: best effort. */
-	if (walk_up(dir, grant_visit, &w) <= 0)
+	if (dir_walk_up(dir, grant_visit, &w) <= 0)
 		return 0;
 	moat_error_set(err, MOAT_E_USAGE, 0, "%s %d: %s lies in the write grant %s: the command could %s", opt, fd,
 		       path, w.found->path,

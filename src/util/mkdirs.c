@@ -102,3 +102,40 @@ int mkdirs(const char *path, mode_t mode, const char *opt, struct moat_error *er
 	return moat_error_set(err, errno == ENOTDIR ? MOAT_E_USAGE : MOAT_E_SYSTEM, errno, "making the directory %.*s",
 			      (int)stop, path);
 }
+
+void dir_parent_name(char *name)
+{
+	char *slash = strrchr(name, '/');
+
+	if (slash == name)
+		name[1] = '\0';
+	else if (slash)
+		*slash = '\0';
+}
+
+int dir_walk_up(int start, int (*visit)(const struct stat *st, void *arg), void *arg)
+{
+	cleanup_close int cur = fcntl(start, F_DUPFD_CLOEXEC, 3);
+	struct stat st, up_st;
+	int depth, rc;
+
+	if (cur < 0 || fstat(cur, &st) < 0)
+		return -errno;
+	for (depth = 0; depth < PATH_MAX / 2; depth++) {
+		int up;
+
+		if ((rc = visit(&st, arg)) != 0)
+			return rc;
+		up = openat(cur, "..", O_PATH | O_DIRECTORY | O_CLOEXEC);
+		if (up < 0)
+			return -errno;
+		close(cur);
+		cur = up;
+		if (fstat(cur, &up_st) < 0)
+			return -errno;
+		if (up_st.st_dev == st.st_dev && up_st.st_ino == st.st_ino)
+			return 0;
+		st = up_st;
+	}
+	return -ELOOP;
+}

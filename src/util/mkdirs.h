@@ -9,6 +9,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <sys/stat.h>
 #include <sys/types.h>
 
 #include "util/err.h"
@@ -30,5 +31,14 @@ int dir_walk_nofollow(const char *path, bool make, mode_t mode, size_t *stop);
  * is not a directory fails with ENOTDIR, naming it.  `opt` prefixes the
  * hint's option ("--mkdir --write"). */
 int mkdirs(const char *path, mode_t mode, const char *opt, struct moat_error *err);
+
+/* "/a/b" -> "/a", "/a" -> "/": the name of the directory ".." reached. */
+void dir_parent_name(char *name);
+
+/* From the directory `start` up to the root by "..", each compared as an
+ * object (its stat): `visit` is called for each, and a nonzero return
+ * stops the walk with that value.  0 at the root (whose ".." is itself),
+ * -errno when a step fails. */
+int dir_walk_up(int start, int (*visit)(const struct stat *st, void *arg), void *arg);
 
 #endif

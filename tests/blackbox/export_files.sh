@@ -22,6 +22,15 @@
 #      "hello"]), so argv.json's argv was not run.sh's.  Now the export is
 #      refused, naming it, with nothing runnable left in DIR.  Control: the
 #      same export of a UTF-8 argument writes it.
+#   3. moat writes what will run (run.sh, config.json) into -o DIR by name,
+#      as root too.  A DIR another user owns, or that others may write, or
+#      reached through a symlink, was taken: root's export went into
+#      uid 65534's 0777 directory (which could then swap run.sh, or the
+#      directory for a link to /etc, or put a FIFO at a name); and a link
+#      planted at the name led root's export wherever it pointed.  Now each
+#      is refused (exit 125, naming the directory) with nothing written, and
+#      nothing is made below a directory another user owns.  Controls: a new
+#      DIR of moat's user, and an existing 0755 one, are exported into.
 #
 # Runs as root and as an unprivileged user.
 set -u
@@ -117,5 +126,42 @@ ok "$([ ! -e "$D/run.sh" ] && [ ! -e "$D/argv.json" ] && [ ! -e "$D/report.json"
 (cd "$SCRATCH" && "$MOAT" export --backend bwrap -o "$D" -- /bin/echo "$(printf 'a\xc3\xa9b')" hello >/dev/null 2>&1)
 is "$($PY -c 'import json, sys; print(json.load(open(sys.argv[1]))[-3:])' "$D/argv.json" 2>&1)" "['/bin/echo', 'aéb', 'hello']" \
 	"control: a UTF-8 argument is in argv.json"
+
+# --- 3. a DIR others control
+V=$SCRATCH/victim
+mkdir -p "$V" && chmod 755 "$V"
+rm -rf "$SCRATCH/shared" "$SCRATCH/link" "$SCRATCH/own"
+mkdir "$SCRATCH/shared" && chmod 777 "$SCRATCH/shared"
+out=$(cd "$SCRATCH" && "$MOAT" export --backend bwrap -o "$SCRATCH/shared" -- /bin/true 2>&1)
+is "$?" 125 "-o a directory every user can write: refused"
+like "$out" "shared is writable by every user" "  naming it"
+is "$(ls -A "$SCRATCH/shared")" "" "  nothing written there"
+chmod 1777 "$SCRATCH/shared"
+out=$(cd "$SCRATCH" && "$MOAT" export --backend oci -o "$SCRATCH/shared" -- /bin/true 2>&1)
+is "$?" 125 "-o a sticky directory every user can write (as /tmp): refused too"
+ln -s "$V" "$SCRATCH/link"
+out=$(cd "$SCRATCH" && "$MOAT" export --backend bwrap -o "$SCRATCH/link" -- /bin/true 2>&1)
+is "$?" 125 "-o a symlink (to another directory): refused"
+like "$out" "link is a symbolic link" "  naming the link"
+out=$(cd "$SCRATCH" && "$MOAT" export --format k8s --image x.example/i:1 -o "$SCRATCH/link/sub" -- /bin/true 2>&1)
+is "$?" 125 "-o a directory below a symlink (k8s): refused"
+is "$(ls -A "$V")" "" "  nothing written or made where the links lead"
+if [ "$(id -u)" = 0 ]; then
+	rm -rf "$SCRATCH/theirs"
+	mkdir -m 755 "$SCRATCH/theirs" && chown 65534:65534 "$SCRATCH/theirs"
+	out=$(cd "$SCRATCH" && "$MOAT" export --backend bwrap -o "$SCRATCH/theirs" -- /bin/true 2>&1)
+	is "$?" 125 "root: -o another user's 0755 directory: refused"
+	like "$out" "theirs belongs to uid 65534, not to moat's user" "  naming its owner"
+	out=$(cd "$SCRATCH" && "$MOAT" export --backend bwrap -o "$SCRATCH/theirs/out" -- /bin/true 2>&1)
+	is "$?" 125 "root: -o a new directory in another user's: refused"
+	is "$(ls -A "$SCRATCH/theirs")" "" "  nothing written or made in theirs"
+else
+	for i in 1 2 3 4; do skip "another user's directory needs root to make (uid $(id -u))"; done
+fi
+out=$(cd "$SCRATCH" && "$MOAT" export --backend bwrap -o "$SCRATCH/own" -- /bin/true 2>&1)
+is "$?" 0 "control: a new directory of moat's user: exported $out"
+ok "$([ -f "$SCRATCH/own/run.sh" ] && echo 0 || echo 1)" "  run.sh there"
+(cd "$SCRATCH" && "$MOAT" export --backend bwrap -o own -- /bin/true >/dev/null 2>&1)
+is "$?" 0 "control: the same, existing and 0755, named relatively"
 
 done_testing

@@ -25,6 +25,7 @@
 #include "util/cleanup.h"
 #include "util/file.h"
 #include "util/mem.h"
+#include "util/mkdirs.h"
 #include "util/ownfile.h"
 #include "util/path.h"
 #include "util/sha256.h"
@@ -71,12 +72,20 @@ char *runner_cache_root(char *const *env)
 {
 	const char *x = config_getenv(env, "XDG_CACHE_HOME"), *home = config_getenv(env, "HOME");
 	cleanup_free char *lexical = NULL;
+	uid_t owner;
 
 	if (x && x[0] == '/')
 		lexical = moat_xasprintf("%s/moat", x);
 	else if (home && home[0] == '/')
 		lexical = moat_xasprintf("%s/.cache/moat", strcmp(home, "/") == 0 ? "" : home);
-	return lexical ? resolve_existing(lexical) : NULL;
+	if (!lexical)
+		return NULL;
+	/* Another user's HOME (root's moat from `su` keeps the user's) or a
+	 * link of theirs on the way: not followed, so that runner_cache_open
+	 * finds it and refuses it. */
+	if (path_foreign_on_way(lexical, &owner))
+		return steal_ptr(&lexical);
+	return resolve_existing(lexical);
 }
 
 int runner_cache_open(const char *root, struct moat_error *err)
@@ -84,7 +93,19 @@ int runner_cache_open(const char *root, struct moat_error *err)
 	cleanup_free char *parent = moat_xstrdup(root);
 	cleanup_close int pfd = -1;
 	char *slash = strrchr(parent, '/');
+	uid_t owner;
+	size_t bad = path_foreign_on_way(root, &owner);
 
+	/* Another user who owns a directory on the way (their HOME, given to
+	 * root's moat) or a link there (their ~/.cache -> /etc) would choose
+	 * where moat makes its cache, as root, and grants it writable: not
+	 * used (EACCES: the package caches then take /tmp/moat-pkg-UID). */
+	if (bad) {
+		moat_error_set(err, MOAT_E_USAGE, EACCES,
+			       "%s: %.*s belongs to uid %u, neither moat's user (uid %u) nor root", root, (int)bad,
+			       root, (unsigned)owner, (unsigned)geteuid());
+		return moat_error_hint(err, "set XDG_CACHE_HOME (or HOME) to a directory of yours");
+	}
 	if (slash == parent)
 		slash[1] = '\0';
 	else

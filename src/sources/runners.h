@@ -147,7 +147,10 @@ char *runner_cache_root(char *const *env);
  * there is the user's choice), `root` itself moat's (util/ownfile.h's
  * own_dir_at: 0700, this uid's, no link).  -1 with err; err->errnum
  * ENOENT, EACCES, EROFS or EPERM when there is no directory of the user's
- * to make it in (uid 65534's HOME=/nonexistent). */
+ * to make it in (uid 65534's HOME=/nonexistent); EACCES too when an entry
+ * on the way belongs to another user than moat's and root (another user's
+ * HOME given to root's moat, a link of theirs), which runner_cache_root
+ * then leaves unresolved: moat makes nothing where they choose. */
 int runner_cache_open(const char *root, struct moat_error *err);
 
 #endif

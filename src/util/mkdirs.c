@@ -3,6 +3,8 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <stdbool.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -138,4 +140,55 @@ int dir_walk_up(int start, int (*visit)(const struct stat *st, void *arg), void 
 		st = up_st;
 	}
 	return -ELOOP;
+}
+
+/* Is `uid` the kernel's overflow uid of a user namespace that is not the
+ * host's (`unshare -Ur`, a rootless container)?  There every uid the
+ * namespace does not map, root's among them, shows as it: not known to be
+ * another user's.  On the host it is a user like any (nobody, 65534). */
+static bool uid_unmapped(uid_t uid)
+{
+	cleanup_fclose FILE *map = fopen("/proc/self/uid_map", "re");
+	cleanup_fclose FILE *of = NULL;
+	unsigned long inner, outer, count;
+	unsigned overflow;
+
+	if (!map || fscanf(map, "%lu %lu %lu", &inner, &outer, &count) != 3 ||
+	    (inner == 0 && outer == 0 && count == 4294967295UL))
+		return false;
+	of = fopen("/proc/sys/kernel/overflowuid", "re");
+	return of && fscanf(of, "%u", &overflow) == 1 && uid == (uid_t)overflow;
+}
+
+static bool foreign_owner(const struct stat *st)
+{
+	return st->st_uid != geteuid() && st->st_uid != 0 && !uid_unmapped(st->st_uid);
+}
+
+/* The first entry on the way to `path` (each leading part, lstat'ed, up to
+ * the first that does not exist) that belongs to neither moat's user nor
+ * root: its length, its owner in *owner; 0 when there is none. */
+size_t path_foreign_on_way(const char *path, uid_t *owner)
+{
+	cleanup_free char *head = moat_xstrdup(path);
+	struct stat st;
+
+	for (char *slash = head; slash; slash = strchr(slash + 1, '/')) {
+		size_t len = slash == head ? 1 : (size_t)(slash - head);
+		char keep = head[len];
+
+		head[len] = '\0';
+		if (lstat(head, &st) != 0)
+			return 0;
+		head[len] = keep;
+		if (foreign_owner(&st)) {
+			*owner = st.st_uid;
+			return len;
+		}
+	}
+	if (lstat(head, &st) == 0 && foreign_owner(&st)) {
+		*owner = st.st_uid;
+		return strlen(head);
+	}
+	return 0;
 }

@@ -41,4 +41,12 @@ void dir_parent_name(char *name);
  * -errno when a step fails. */
 int dir_walk_up(int start, int (*visit)(const struct stat *st, void *arg), void *arg);
 
+/* The first entry on the way to `path` (each leading part, lstat'ed, up to
+ * the first that does not exist, and `path` itself) that belongs to neither
+ * the effective uid nor root: its length, its owner in *owner; 0 when there
+ * is none.  Such an owner can swap an entry there for a link at any time.
+ * In a user namespace that is not the host's, the overflow uid (every
+ * unmapped owner, root's among them) is not taken for another user. */
+size_t path_foreign_on_way(const char *path, uid_t *owner);
+
 #endif

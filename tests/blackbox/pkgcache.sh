@@ -18,7 +18,14 @@
 #     never followed, and a mode open to others too; the run works again
 #     once it is gone (the control); npx's cache (~/.cache/moat/npx) alike;
 #   - without a usable HOME (uid 65534's HOME=/nonexistent) the caches are
-#     /tmp/moat-pkg-UID/TOOL, 0700, said in a note, and npm installs there.
+#     /tmp/moat-pkg-UID/TOOL, 0700, said in a note, and npm installs there;
+#   - another user's HOME given to root's moat (`su` keeps it), with their
+#     ~/.cache a link to a directory of root's: root's moat followed it and
+#     made its caches there, root's, granted writable (and npx's cache).
+#     Now nothing is made through another user's directory or link: the
+#     caches are /tmp/moat-pkg-0, said in a note, and npx is refused, naming
+#     the directory.  Control: a HOME of root's gets its caches.  (Root
+#     only: uid 65534 cannot make another user's directory.)
 #
 # Runs as root, as uid 65534 and with the sanitizer moat (tests/run-all).
 set -u
@@ -221,4 +228,23 @@ HOME=/nonexistent "$MOAT" run --profile network --write . -- npm install --no-au
 ok $? "  npm install works there"
 [ -f "$P/node_modules/local-pkg/index.js" ]
 ok $? "  and installed the package"
+# ------------------------------------------- another user's HOME, for root's moat
+if [ "$(id -u)" = 0 ]; then
+	AH=$BASE/alice
+	AT=$BASE/target
+	mkdir -p "$AH" "$AT" && chown 65534:65534 "$AH"
+	setpriv --reuid=65534 --regid=65534 --clear-groups ln -s "$AT" "$AH/.cache"
+	out=$(HOME=$AH "$MOAT" run --profile network --write . -- /bin/sh -c 'echo "$npm_config_cache"' 2>"$SCRATCH/err")
+	is "$out" "/tmp/moat-pkg-0/$PK/npm" "root, another user's HOME whose ~/.cache is their link: caches in /tmp/moat-pkg-0"
+	like "$(cat "$SCRATCH/err")" "there is no cache directory of yours to make $AH/.cache/moat in" "  said in a note"
+	out=$(HOME=$AH "$MOAT" run --profile mcp --env npm_config_registry=http://127.0.0.1:9/ -- npx -y left-pad 2>&1 >/dev/null)
+	is "$?" 125 "  npx there: refused"
+	like "$out" "$AH belongs to uid 65534, neither moat's user \\(uid 0\\) nor root" "  naming the directory"
+	is "$(find "$AT" -mindepth 1 | wc -l)" 0 "  nothing made where the link leads"
+	rm "$AH/.cache" && chown 0:0 "$AH"
+	out=$(HOME=$AH "$MOAT" run --profile network --write . -- /bin/sh -c 'echo "$npm_config_cache"' 2>/dev/null)
+	is "$out" "$AH/.cache/moat/pkg/$PK/npm" "control: the same HOME, root's, gets its caches"
+else
+	for i in 1 2 3 4 5 6; do skip "another user's HOME needs root to make (uid $(id -u))"; done
+fi
 done_testing

@@ -43,6 +43,7 @@
 #include "util/cleanup.h"
 #include "util/file.h"
 #include "util/mem.h"
+#include "util/mkdirs.h"
 #include "util/path.h"
 
 extern char **environ;
@@ -123,6 +124,46 @@ static int source_read(const char *path, bool need_dir, struct source *s, struct
 		return 0;
 	free(steal_ptr(&s->text));
 	return file_read_at(s->dirfd, s->name, s->shown, TOML_MAX_INPUT, false, &s->text, &s->len, &s->st, err);
+}
+
+/* Another user who owns a directory on the way to a file moat writes (the
+ * client's file, the policy file), or a link there, could swap an entry for
+ * a link to any file of moat's user's between the read and the write: root's
+ * `moat mcp wrap` with another user's HOME followed their ~/.config link and
+ * wrote moat/servers.toml where it led.  Checked on the path as named and as
+ * it resolves, on the directories only: the file itself is replaced by a
+ * rename, keeping its owner (util/file.h). */
+static int foreign_check(const char *shown, const char *path, struct moat_error *err)
+{
+	cleanup_free char *dir = moat_xstrdup(path);
+	char *slash = strrchr(dir, '/');
+	struct stat st;
+	uid_t owner;
+	size_t bad;
+
+	if (slash)
+		slash[slash == dir] = '\0';
+	bad = path_foreign_on_way(dir, &owner);
+	/* A link at the file's own name is followed once (docs/clients.md):
+	 * only one of moat's user's or root's. */
+	if (!bad && lstat(path, &st) == 0 && S_ISLNK(st.st_mode) && st.st_uid != geteuid() && st.st_uid != 0) {
+		bad = strlen(path);
+		owner = st.st_uid;
+	}
+	if (!bad)
+		return 0;
+	moat_error_set(err, MOAT_E_CONFIG, 0,
+		       "%s: %.*s belongs to uid %u, neither moat's user (uid %u) nor root: they could swap it for a "
+		       "link, and moat would write where it leads",
+		       shown, (int)bad, path, (unsigned)owner, (unsigned)geteuid());
+	return moat_error_hint(err, "run moat mcp as that user; nothing was written");
+}
+
+static int source_foreign_check(const struct source *s, struct moat_error *err)
+{
+	if (foreign_check(s->shown, s->shown, err) < 0)
+		return -1;
+	return s->real ? foreign_check(s->shown, s->real, err) : 0;
 }
 
 /* mkdir -p, new directories 0700 (the policy file's: whoever can write it
@@ -1159,6 +1200,9 @@ static int write_client(const struct loaded *l, const char *text, size_t len, js
 	cleanup_free char *backup = moat_xasprintf("%s" BACKUP_SUFFIX, l->src.name);
 	cleanup_free char *shown = moat_xasprintf("%s" BACKUP_SUFFIX, l->src.real);
 
+	if (source_foreign_check(&l->src, err) < 0)
+		return -1;
+
 	if (file_replace_at(l->src.dirfd, backup, shown, l->f->text, l->f->len, l->src.st.st_mode, NULL, true, err) < 0)
 		return moat_error_wrap(err, "keeping a copy of %s before changing it", l->src.shown);
 	if (file_replace_at(l->src.dirfd, l->src.name, l->src.shown, text, len, l->src.st.st_mode, &l->src.st, false,
@@ -1173,6 +1217,8 @@ static int write_policies(struct policies *p, const char *text, size_t len, stru
 {
 	mode_t mode = p->src.exists ? p->src.st.st_mode : 0600;
 
+	if (source_foreign_check(&p->src, err) < 0)
+		return -1;
 	if (p->src.dirfd < 0) {
 		cleanup_free char *dir = moat_xstrdup(p->src.real ? p->src.real : p->src.shown);
 
@@ -1462,7 +1508,8 @@ static int wrap_file(struct ctx *c, struct loaded *l, struct policies *pol, stru
 		goto said;
 	}
 	/* Everything checked before a byte is written. */
-	if (check_policies(pol->src.shown, ptext, plen, pe, n, c->home, err) < 0)
+	if (check_policies(pol->src.shown, ptext, plen, pe, n, c->home, err) < 0 ||
+	    source_foreign_check(&pol->src, err) < 0 || source_foreign_check(&l->src, err) < 0)
 		goto out;
 	qsort(splices, n, sizeof(*splices), cmp_splice);
 	ctext = mcp_splices_apply(l->f->text, l->f->len, splices, n, &clen);

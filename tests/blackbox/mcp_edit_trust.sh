@@ -48,6 +48,15 @@
 #      is refused, named, exit 125, that file byte-identical.  Controls: the
 #      same file named with --config is wrapped; a link inside the project
 #      is followed as before.
+#   6. root's wrap with another user's HOME (`su` keeps it) whose
+#      ~/.config is their link to a directory of root's: moat followed it and
+#      wrote moat/servers.toml there, root's own, and edited their
+#      .claude.json beside a root-owned backup.  Now a directory or link on
+#      the way to a file moat writes that belongs to neither moat's user nor
+#      root is refused, exit 125, naming it, nothing written.  Controls: the
+#      same HOME owned by root (the file itself another user's: its owner is
+#      kept) is wrapped.  (Root only: uid 65534 cannot make another user's
+#      directory.)
 #
 # Runs as root and as an unprivileged user.
 set -u
@@ -372,5 +381,29 @@ ok "$([ $? = 0 ] && grep -q '"--config"' "$P/sub/mcp.json" && echo 0 || echo 1)"
 	"control: a link inside the project is followed and wrapped ($(printf '%s' "$out" | head -c 160))"
 is "$(launch "$P/sub/mcp.json" in)" "inside" "  it runs under moat"
 m mcp unwrap >/dev/null 2>&1
+
+# --- 6. root, another user's HOME
+if [ "$(id -u)" = 0 ]; then
+	AH=$BASE/alice
+	RC=$BASE/rootcfg
+	mkdir -p "$AH" "$RC" && chmod 700 "$RC"
+	printf '{"mcpServers":{"a":{"command":"echo","args":["alice"]}}}\n' >"$AH/.claude.json"
+	cp "$AH/.claude.json" "$BASE/alice.orig"
+	ln -s "$RC" "$AH/.config"
+	chown -h -R 65534:65534 "$AH"
+	out=$(cd "$P" && env HOME="$AH" "$MOAT" mcp wrap 2>&1)
+	is "$?" 125 "root, another user's HOME whose ~/.config links to root's directory: wrap refused"
+	like "$out" "$AH belongs to uid 65534, neither moat's user \\(uid 0\\) nor root" "  naming it"
+	is "$(find "$RC" -mindepth 1 | wc -l)" 0 "  nothing written where the link leads"
+	ok "$(cmp -s "$BASE/alice.orig" "$AH/.claude.json" && [ ! -e "$AH/.claude.json.moat-backup" ] && echo 0 || echo 1)" \
+		"  their file byte-identical, no backup made"
+	rm "$AH/.config" && chown 0:0 "$AH"
+	out=$(cd "$P" && env HOME="$AH" "$MOAT" mcp wrap 2>&1)
+	ok "$([ $? = 0 ] && grep -q '"--config"' "$AH/.claude.json" && echo 0 || echo 1)" \
+		"control: the same HOME, root's, is wrapped ($(printf '%s' "$out" | head -c 160))"
+	is "$(stat -c %u "$AH/.claude.json")" 65534 "  the file keeps its owner"
+else
+	for i in 1 2 3 4 5 6; do skip "another user's HOME needs root to make (uid $(id -u))"; done
+fi
 
 done_testing

@@ -16,6 +16,7 @@
 
 #include "api/run.h"
 #include "api/runner.h"
+#include "backends/native.h"
 #include "launch/launch.h"
 #include "moat/moat.h"
 #include "host/host.h"
@@ -241,6 +242,33 @@ static void remove_placeholders_now(struct moat_plan *plan, struct moat_launch_r
 	left = fs_placeholders_remove(&plan->fs, getpid(), add_leftover, &c);
 	if (left)
 		say_placeholders_left(r->left[before].path, left);
+}
+
+/* The per-run TMPDIR (no mount namespace) goes before the report too: its
+ * removal once came after the report was written, and one that failed (a
+ * tree of more entries than moat removes in one go, util/rmtree.h) was said
+ * on stderr alone, with fs.tmp "per-run TMPDIR, removed afterwards" and no
+ * run.left_on_host in the report. */
+static void remove_private_tmp_now(struct moat_plan *plan, struct moat_launch_result *r)
+{
+	struct native_plan *np = plan->compiled.in_child;
+	struct moat_verdict *v = &plan->props[MOAT_P_FS_TMP];
+	struct leftover_ctx c = {r, "tmpdir"};
+	int rc;
+
+	if (plan->status == MOAT_STATUS_OFF || !np || !np->private_tmp_dir)
+		return;
+	rc = native_remove_tmp(np);
+	if (rc == 0)
+		return;
+	add_leftover(&c, np->private_tmp_dir, NULL);
+	if (!v->enforced)
+		return;
+	verdict_missing(v, "look at what the command left there, and remove it (rm -rf)",
+			"the per-run TMPDIR %s is left on the host: it could not be removed after the run (%s)",
+			np->private_tmp_dir, rc == -E2BIG ? "more entries than moat removes in one go" : strerror(-rc));
+	if (plan->status == MOAT_STATUS_ENFORCED)
+		plan->status = MOAT_STATUS_DEGRADED;
 }
 
 /* A watched entry (.git/commondir, a repository's top's HEAD: nothing can
@@ -858,6 +886,7 @@ static int run_main(int argc, char **argv, bool exiting)
 		snprintf(result.failure, sizeof(result.failure), "%s", err.message);
 		not_made(&plan, &err);
 		remove_placeholders_now(&plan, &result);
+		remove_private_tmp_now(&plan, &result);
 		report = report_build(&policy, &host, &plan, &result);
 		add_server(report, &meta);
 		goto write_report;
@@ -891,6 +920,7 @@ static int run_main(int argc, char **argv, bool exiting)
 	note_made_watched(&plan, &result);
 	say_ipc_left(&result);
 	remove_placeholders_now(&plan, &result);
+	remove_private_tmp_now(&plan, &result);
 	if (!report_dest_wanted(&dest))
 		goto out; /* no report asked for: do not build one (~0.3 ms) */
 	report = report_build(&policy, &host, &plan, &result);

@@ -41,6 +41,7 @@ struct native_plan {
 	int private_tmp_fd;    /* its descriptor, for the Landlock rule */
 	int private_tmp_lock;  /* its lock, held by moat and its guard until it
 				* is removed (util/stale.h), or -1 */
+	bool private_tmp_tried; /* native_remove_tmp ran: not again */
 };
 
 /* The per-run TMPDIR's prefix (util/stale.h): moat's guard sweeps those of
@@ -59,5 +60,12 @@ void native_plan_free(struct native_plan *np);
 
 /* After the run: remove what the run created on the host (the per-run tmp). */
 void native_cleanup(struct native_plan *np);
+
+/* The per-run TMPDIR removed once the tree has ended, before the report is
+ * written (native_cleanup then leaves it): 0, or -errno (-E2BIG: too many
+ * entries, util/rmtree.h) when it is left on the host, said on stderr.  Its
+ * verdict says "removed afterwards": the caller says in the report that it
+ * was not. */
+int native_remove_tmp(struct native_plan *np);
 
 #endif

@@ -35,13 +35,26 @@ void native_plan_free(struct native_plan *np)
 	np->private_tmp_lock = -1;
 }
 
+int native_remove_tmp(struct native_plan *np)
+{
+	int rc;
+
+	if (!np->private_tmp_dir || np->private_tmp_tried)
+		return 0;
+	np->private_tmp_tried = true;
+	rc = rmtree(np->private_tmp_dir);
+	rmtree_warn("the per-run TMPDIR", np->private_tmp_dir, rc);
+	return rc;
+}
+
 void native_cleanup(struct native_plan *np)
 {
 	/* By descriptors: the tree may still run here (no pid namespace),
-	 * and swap a directory of its tmp for a link (util/rmtree.h).  The
-	 * report says "removed afterwards": what is left is said. */
-	if (np->private_tmp_dir)
-		rmtree_warn("the per-run TMPDIR", np->private_tmp_dir, rmtree(np->private_tmp_dir));
+	 * and swap a directory of its tmp for a link (util/rmtree.h).  A run
+	 * removed it before its report (native_remove_tmp); this is for the
+	 * other ends (a refusal, moat's guard after moat died). */
+	if (np->private_tmp_dir && !np->private_tmp_tried)
+		(void)native_remove_tmp(np);
 	/* Gone: a sweep may pass where it was. */
 	moat_closep(&np->private_tmp_lock);
 	np->private_tmp_lock = -1;

@@ -91,8 +91,8 @@ static int export_dir_check(const char *dir, int fd, bool top, struct moat_error
 	w.name = name;
 	rc = dir_walk_up(fd, export_dir_visit, &w);
 	if (rc > 0)
-		return moat_error_hint(err, "export into a directory only you can write, below directories only you "
-					    "or root own (mkdir -m 700 ~/export; -o ~/export)");
+		return moat_error_hint(err, "export into a directory only you can write (chmod go-w it), below "
+					    "directories only you or root own (mkdir -m 700 ~/export; -o ~/export)");
 	if (rc < 0)
 		return moat_error_set(err, MOAT_E_SYSTEM, -rc, "-o %s: walking up from it (at %s)", dir, w.name);
 	return 0;

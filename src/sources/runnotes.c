@@ -167,14 +167,30 @@ static bool grant_below(const struct moat_policy *p, const char *dir)
 	return false;
 }
 
+/* An argument written as a relative path: `.`, `..`, `./x`, `../x`, or
+ * one with a `/` inside that is not an option or a scoped package
+ * (`@scope/name`).  A bare word (`stdio`, a package name) is not taken
+ * for one, whatever the current directory holds. */
+static bool relative_path_arg(const char *a)
+{
+	if (a[0] == '/' || a[0] == '-' || a[0] == '@' || !a[0])
+		return false;
+	return strcmp(a, ".") == 0 || strcmp(a, "..") == 0 || strncmp(a, "./", 2) == 0 || strncmp(a, "../", 3) == 0 ||
+	       strchr(a, '/') != NULL;
+}
+
 /* The arguments of the command that are directories of the host the
  * sandbox does not show: `npx -y @modelcontextprotocol/server-filesystem
  * ~/proj` under the mcp profile (or a wrapped entry with no grant of it)
  * stops on "None of the specified directories are accessible", with no
- * word of moat's.  Only an absolute path, as the argument is whole, that
- * is a directory here: a file argument is as often data the command is
- * meant not to reach (`cat ~/.ssh/id_rsa`), and a denied one is named as
- * such; one that a grant below shows in part is left alone. */
+ * word of moat's.  An absolute path, as the argument is whole, or a
+ * relative one (relative_path_arg) taken against the command's working
+ * directory: a project's `.mcp.json` gives the filesystem server `.`,
+ * which its client starts in the project, and the mcp profile grants none
+ * of it -- the server then lists an empty directory, silently.  Only one
+ * that is a directory here: a file argument is as often data the command
+ * is meant not to reach (`cat ~/.ssh/id_rsa`), and a denied one is named
+ * as such; one that a grant below shows in part is left alone. */
 size_t run_hidden_args(const struct moat_policy *p, struct hidden_arg **out)
 {
 	struct hidden_arg *v = NULL;
@@ -191,8 +207,10 @@ size_t run_hidden_args(const struct moat_policy *p, struct hidden_arg **out)
 		enum hidden_why why;
 		struct stat st;
 
-		if (a[0] != '/' || !(path = path_resolve_lexical(a, "/", NULL)) || stat(path, &st) != 0 ||
-		    !S_ISDIR(st.st_mode) || grant_below(p, path))
+		bool relative = relative_path_arg(a) && p->cwd && p->cwd[0] == '/';
+
+		if ((a[0] != '/' && !relative) || !(path = path_resolve_lexical(a, relative ? p->cwd : "/", NULL)) ||
+		    stat(path, &st) != 0 || !S_ISDIR(st.st_mode) || grant_below(p, path))
 			continue;
 		if (in_private_tmp(p, path)) {
 			if (granted_in_private_tmp(p, path))
@@ -205,6 +223,7 @@ size_t run_hidden_args(const struct moat_policy *p, struct hidden_arg **out)
 		}
 		v = moat_xgrow(v, &cap, n, sizeof(*v));
 		v[n++] = (struct hidden_arg){.path = steal_ptr(&path),
+					     .relative = relative ? moat_xstrdup(a) : NULL,
 					     .why = why,
 					     .deny = deny ? moat_xstrdup(deny->path) : NULL,
 					     .deny_source = deny ? moat_xstrdup(deny->origin.source) : NULL};
@@ -217,6 +236,7 @@ void hidden_args_free(struct hidden_arg *v, size_t n)
 {
 	for (size_t i = 0; i < n; i++) {
 		free(v[i].path);
+		free(v[i].relative);
 		free(v[i].deny);
 		free(v[i].deny_source);
 	}
@@ -225,15 +245,18 @@ void hidden_args_free(struct hidden_arg *v, size_t n)
 
 char *hidden_arg_text(const struct hidden_arg *a, const char *whose, const char *who)
 {
+	/* A relative one with what it names there: `.` alone says nothing. */
+	cleanup_free char *arg = a->relative ? moat_xasprintf("%s (%s)", a->relative, a->path) : moat_xstrdup(a->path);
+
 	if (a->why == HIDDEN_PRIVATE_TMP)
 		return moat_xasprintf("%s argument %s lies in the sandbox's private /tmp, which starts empty: %s sees "
 				      "none of the host's files there",
-				      whose, a->path, who);
+				      whose, arg, who);
 	if (a->why == HIDDEN_DENIED)
-		return moat_xasprintf("%s argument %s lies in the denied %s (%s): %s sees nothing of it", whose, a->path,
+		return moat_xasprintf("%s argument %s lies in the denied %s (%s): %s sees nothing of it", whose, arg,
 				      a->deny, a->deny_source, who);
-	return moat_xasprintf("%s argument %s is a directory outside every grant: %s sees nothing of it", whose,
-			      a->path, who);
+	return moat_xasprintf("%s argument %s is a directory outside every grant: %s sees nothing of it", whose, arg,
+			      who);
 }
 
 /* Each such argument, noted before the run with the grant to add. */

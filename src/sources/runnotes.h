@@ -25,7 +25,8 @@ enum hidden_why {
 	HIDDEN_DENIED,	    /* in a denied path: deny, from deny_source */
 };
 struct hidden_arg {
-	char *path; /* absolute, resolved lexically */
+	char *path;	/* absolute, resolved lexically */
+	char *relative; /* the argument as written, when relative (against the command's cwd); else NULL */
 	enum hidden_why why;
 	char *deny, *deny_source; /* HIDDEN_DENIED's; else NULL */
 };

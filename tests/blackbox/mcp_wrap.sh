@@ -421,8 +421,11 @@ echo TOPSECRET >"$W2/secrets/key"
 echo visible >"$W2/open"
 m2() { (cd "$H2" && env HOME="$H2" XDG_CONFIG_HOME="$H2/.config" CODEX_HOME="$H2/.codex" "$MOAT" "$@"); }
 # The command line the client runs for SERVER of a wrapped FILE, run.
-client_run() { # client_run FILE SERVER
-	(cd "$H2" && env HOME="$H2" XDG_CONFIG_HOME="$H2/.config" $PY -c '
+client_run() { client_run_in "$H2" "$H2" "$@"; } # client_run FILE SERVER
+client_run_in() { # client_run_in DIR HOME FILE SERVER: the entry, started in DIR as its client does
+	local dir=$1 h=$2
+	shift 2
+	(cd "$dir" && env HOME="$h" XDG_CONFIG_HOME="$h/.config" $PY -c '
 import json, subprocess, sys, tomllib
 f, s = sys.argv[1], sys.argv[2]
 d = json.load(open(f)) if f.endswith(".json") else tomllib.load(open(f, "rb"))
@@ -649,6 +652,36 @@ unlike "$out" "note:" "control: wrap --read DIR: no note ($out)"
 out=$(moat_in "$h/work" "$h" mcp list --config "$h/c.json")
 like "$out" "fs +:1 +local +wrapped .*enforced" "  list: wrapped, enforced"
 unlike "$out" "note:" "  and no note"
+
+# A relative directory argument: a project's .mcp.json gives the
+# filesystem server ".", and Claude Code starts it in the project, which the
+# mcp profile does not grant. The server saw an empty directory, and list,
+# wrap and the run said nothing (only an absolute argument was noted). Now
+# the argument is taken against the directory the server starts in: noted
+# with what it names, and the hint, followed, makes it work. A bare word
+# ("stdio", a package's name) is never taken for a path.
+rh=$BASE/relarg
+P=$rh/proj
+mkdir -p "$rh/.config" "$P/stdio"
+echo hello >"$P/readme.txt"
+printf '%s\n' '{"mcpServers":{"fs":{"command":"/bin/ls","args":["stdio","."]}}}' >"$P/.mcp.json"
+out=$(moat_in "$P" "$rh" mcp list)
+like_lines "$out" "fs +:1 +local +unwrapped .*enforced
+ +note: its argument \\. \\($P\\) is a directory outside every grant: the server sees nothing of it
+ +hint: wrap it with the grant: moat mcp wrap --server fs --write $P \\(or --read $P\\)" \
+	"list: a relative directory argument (.) is noted with what it names in the project, and the grant ($out)"
+unlike "$out" "argument stdio" "  a bare word is not taken for a path (stdio is a directory here)"
+out=$(moat_in "$P" "$rh" run --profile mcp -- /bin/ls stdio .)
+like "$out" "^moat: note: the command's argument \\. \\($P\\) is a directory outside every grant" \
+	"moat run: the same note on stderr"
+unlike "$out" "readme" "  where the command lists an empty directory"
+out=$(moat_in "$P" "$rh" mcp wrap --server fs --write "$P")
+is "$?" 0 "the hint followed: wrap --server fs --write DIR ($out)"
+unlike "$out" "note:" "  no note"
+out=$(client_run_in "$P" "$rh" "$P/.mcp.json" fs)
+like "$out" "readme\.txt" "  the wrapped server, started in the project as its client does, lists it"
+unlike "$out" "note:" "  and no note on its stderr"
+unlike "$(moat_in "$P" "$rh" mcp list)" "note:" "  list: none either"
 
 # --server NAME that no file has: list said "no servers" (or listed the
 # other servers' files) and exited 0; wrap and unwrap named no server.

@@ -551,30 +551,63 @@ static json_t *value_json(const struct toml_value *v)
 	}
 }
 
-/* The directories among the server's arguments that its sandbox does not
- * show, which `moat run` notes on the server's stderr, where only the
- * client's log has it: `notes[]`, each with the `path` and the `note`
- * (the hint, which depends on how the entry runs, is the caller's). */
-static json_t *hidden_args_json(const struct moat_policy *p)
+/* Where a note's hint grants: the directory a variable names, or the one
+ * its file is in (MEMORY_FILE_PATH's memory.jsonl, made at the first
+ * write); an argument's own directory. */
+static char *note_grant(const struct hidden_arg *a)
 {
-	struct hidden_arg *v;
-	size_t n = run_hidden_args(p, &v);
-	json_t *j = json_array();
+	struct stat st;
+	char *slash;
+	char *dir = moat_xstrdup(a->path);
 
+	if (!a->variable || (stat(dir, &st) == 0 && S_ISDIR(st.st_mode)))
+		return dir;
+	slash = strrchr(dir, '/');
+	if (slash && slash != dir)
+		*slash = '\0';
+	return dir;
+}
+
+static void notes_append(json_t *j, const struct hidden_arg *v, size_t n)
+{
 	for (size_t i = 0; i < n; i++) {
 		cleanup_free char *note = hidden_arg_text(&v[i], "its", "the server");
+		cleanup_free char *grant = note_grant(&v[i]);
+		json_t *o = json_pack("{s:o, s:s, s:o, s:o}", "path", json_text(v[i].path), "why",
+				      v[i].why == HIDDEN_DENIED ? "denied" : "not granted", "note", json_text(note),
+				      "grant", json_text(grant));
 
-		json_array_append_new(j, json_pack("{s:o, s:s, s:o}", "path", json_text(v[i].path), "why",
-						   v[i].why == HIDDEN_DENIED ? "denied" : "not granted", "note",
-						   json_text(note)));
+		if (v[i].variable)
+			json_object_set_new(o, "variable", json_text(v[i].variable));
+		json_array_append_new(j, o);
 	}
+}
+
+/* What the server's sandbox hides from it that its entry names -- the
+ * directories among its arguments, the paths its variables (`env`, with
+ * their values from `env_in`) give -- which `moat run` notes on the
+ * server's stderr, where only the client's log has it: `notes[]`, each
+ * with the `path`, the `variable` for one a variable names, the `note`
+ * and the directory to `grant` (the hint, which depends on how the entry
+ * runs, is the caller's). */
+static json_t *hidden_notes_json(const struct moat_policy *p, char *const *env_in)
+{
+	struct hidden_arg *v;
+	size_t n;
+	json_t *j = json_array();
+
+	n = run_hidden_env(p, env_in, &v);
+	notes_append(j, v, n);
+	hidden_args_free(v, n);
+	n = run_hidden_args(p, &v);
+	notes_append(j, v, n);
 	hidden_args_free(v, n);
 	return j;
 }
 
 /* A dry run of `moat ARGS...` on this host: the status, and what is
  * missing.  The command not being installed here is said, not an error. */
-static json_t *verdict(const struct moat_host *host, char **argv, size_t argc)
+static json_t *verdict(const struct moat_host *host, char **argv, size_t argc, char *const *env)
 {
 	struct moat_policy p;
 	struct moat_run_options o;
@@ -586,7 +619,7 @@ static json_t *verdict(const struct moat_host *host, char **argv, size_t argc)
 	policy_init(&p);
 	run_options_init(&o);
 	o.defer_exe_err = true;
-	if (cli_parse_run((int)argc, argv, environ, &p, &o, &err) < 0 || plan_build(&p, host, &plan, &err) < 0) {
+	if (cli_parse_run((int)argc, argv, env, &p, &o, &err) < 0 || plan_build(&p, host, &plan, &err) < 0) {
 		json_object_set_new(j, "status", json_text("error"));
 		json_object_set_new(j, "error", json_text(err.message));
 		if (err.hint[0])
@@ -606,7 +639,7 @@ static json_t *verdict(const struct moat_host *host, char **argv, size_t argc)
 							 json_text(v->reason), "hint", json_text(v->hint)));
 	}
 	json_object_set_new(j, "missing", missing);
-	json_object_set_new(j, "notes", hidden_args_json(&p));
+	json_object_set_new(j, "notes", hidden_notes_json(&p, env));
 	if (o.exe_err.kind != MOAT_E_NONE)
 		json_object_set_new(j, "command", json_text(o.exe_err.message));
 	host_cleanup(&plan, getpid(), false);
@@ -864,23 +897,28 @@ static void hint_notes(const struct ctx *c, const char *server, bool if_wrapped,
 
 	json_array_foreach(notes, i, n)
 	{
-		const char *path = json_string_value(json_object_get(n, "path"));
-		cleanup_free char *hint = NULL;
+		const char *path = json_string_value(json_object_get(n, "grant"));
+		cleanup_free char *hint = NULL, *make_dir = NULL;
+		struct stat st;
 
 		if (strcmp(json_string_value(json_object_get(n, "why")), "denied") == 0)
 			continue;
+		/* A variable's file in a directory not made yet: a grant must
+		 * exist (and wrap has no --mkdir). */
+		if (lstat(path, &st) != 0)
+			make_dir = moat_xasprintf("mkdir -p %s, then ", path);
 		if (if_wrapped)
-			hint = moat_xasprintf("wrap it with the grant: moat mcp wrap%s%s --server %s --write %s (or "
+			hint = moat_xasprintf("%swrap it with the grant: moat mcp wrap%s%s --server %s --write %s (or "
 					      "--read %s)",
-					      c->r->config ? " --config " : "", c->r->config ? c->r->config : "",
-					      server, path, path);
+					      make_dir ? make_dir : "", c->r->config ? " --config " : "",
+					      c->r->config ? c->r->config : "", server, path, path);
 		else if (profile)
-			hint = moat_xasprintf("grant it in the server's profile %s of %s: write = [\"%s\"] (or read); "
+			hint = moat_xasprintf("%sgrant it in the server's profile %s of %s: write = [\"%s\"] (or read); "
 					      "the server's next start uses it",
-					      profile, policies, path);
+					      make_dir ? make_dir : "", profile, policies, path);
 		else
-			hint = moat_xasprintf("grant it in the entry's moat run: --write %s (or --read %s)", path,
-					      path);
+			hint = moat_xasprintf("%sgrant it in the entry's moat run: --write %s (or --read %s)",
+					      make_dir ? make_dir : "", path, path);
 		json_object_set_new(n, "hint", json_text(hint));
 	}
 }
@@ -962,11 +1000,20 @@ static json_t *entry_json(const struct ctx *c, struct loaded *l, const struct mc
 	/* What the client starts, as a dry run: the entry's own moat
 	 * arguments, or for one not under moat (or under a policy moat does
 	 * not vouch for) what wrap would give it. */
-	argv = moat_xcalloc(e->argc + 6, sizeof(*argv));
+	argv = moat_xcalloc(e->argc + 2 * e->n_env + 6, sizeof(*argv));
 	if (e->state == MCP_UNWRAPPED || unvouched) {
 		argv[argc++] = (char *)"run";
 		argv[argc++] = (char *)"--profile";
 		argv[argc++] = (char *)MOAT_SERVER_DEFAULT_PROFILE;
+		/* What the client sets, wrap passes on (its profile's env_pass),
+		 * for the notes of the paths they name.  A name that is none
+		 * is wrap's to refuse, as before. */
+		for (i = 0; i < e->n_env; i++) {
+			if (!env_name_valid(e->env_names[i]))
+				continue;
+			argv[argc++] = (char *)"--env-pass";
+			argv[argc++] = e->env_names[i];
+		}
 		argv[argc++] = (char *)"--";
 		for (i = 0; i < n_cmd; i++)
 			argv[argc++] = cmd[i];
@@ -978,7 +1025,10 @@ static json_t *entry_json(const struct ctx *c, struct loaded *l, const struct mc
 			argv[argc++] = e->argv[i];
 	}
 	if (argc > 0 && strcmp(argv[0], "run") == 0) {
-		json_t *v = verdict(host, argv, argc);
+		char **env = mcp_entry_environ(e, environ);
+		json_t *v = verdict(host, argv, argc, env);
+
+		mcp_environ_free(env);
 
 		json_object_set_new(v, "if_wrapped", json_boolean(e->state == MCP_UNWRAPPED || unvouched));
 		hint_notes(c, e->name, e->state == MCP_UNWRAPPED || unvouched,
@@ -1280,6 +1330,18 @@ static int plan_check(const struct moat_policy *p, struct moat_error *err)
 	return 0;
 }
 
+/* The plan's hint for a write grant that does not exist offers moat run's
+ * --mkdir, which wrap does not take ("unknown option", followed): wrap's
+ * says the mkdir alone. */
+static void drop_mkdir_hint(struct moat_error *err)
+{
+	static const char offer[] = " (or give --mkdir, and moat creates it)";
+	char *at = strstr(err->hint, offer);
+
+	if (at)
+		memmove(at, at + strlen(offer), strlen(at + strlen(offer)) + 1);
+}
+
 /* moat run's own check of the policy options, before anything is written. */
 static int check_flags(const struct api_mcp_request *r, struct moat_error *err)
 {
@@ -1310,6 +1372,8 @@ static int check_flags(const struct api_mcp_request *r, struct moat_error *err)
 		rc = plan_check(&p, err);
 	policy_free(&p);
 	run_options_free(&o);
+	if (rc < 0)
+		drop_mkdir_hint(err);
 	return rc;
 }
 
@@ -1340,11 +1404,12 @@ static int check_policies(const char *path, const char *text, size_t len, struct
 	for (i = 0; i < n && rc == 0; i++) {
 		struct moat_policy p;
 		struct moat_error exe = {0};
+		char **env = mcp_entry_environ(pe[i].e, environ);
 		struct config_request req = {.argv = (char **)pe[i].cmd,
 					     .argc = pe[i].n_cmd,
 					     .profile = pe[i].id,
 					     .mode = -1,
-					     .env = environ,
+					     .env = env,
 					     .exe_err = &exe};
 
 		policy_init(&p);
@@ -1354,10 +1419,11 @@ static int check_policies(const char *path, const char *text, size_t len, struct
 		if (rc == 0)
 			rc = plan_check(&p, err);
 		if (rc == 0)
-			pe[i].notes = hidden_args_json(&p);
+			pe[i].notes = hidden_notes_json(&p, env);
 		if (rc < 0)
 			moat_error_wrap(err, "the policy for %s", pe[i].e->name);
 		policy_free(&p);
+		mcp_environ_free(env);
 	}
 	config_free(cfg);
 	return rc;

@@ -339,6 +339,34 @@ static void push_env(struct mcp_entry *e, const char *name)
 	e->env_names[e->n_env++] = moat_xstrdup(name);
 }
 
+char **mcp_entry_environ(const struct mcp_entry *e, char *const *base)
+{
+	const struct toml_value *env = e->table ? toml_table_get(e->table, "env") : NULL;
+	size_t n_env = env && env->type == TOML_TABLE ? toml_table_len(env) : 0, n_base = 0, n = 0;
+	char **out;
+
+	while (base && base[n_base])
+		n_base++;
+	out = moat_xcalloc(n_env + n_base + 1, sizeof(*out));
+	for (size_t i = 0; i < n_env; i++) {
+		const struct toml_keyval *kv = toml_table_at(env, i);
+
+		if (plain_string(kv->value) && !strchr(kv->key, '='))
+			out[n++] = moat_xasprintf("%s=%s", kv->key, kv->value->u.str.ptr);
+	}
+	/* The entry's value wins: config_getenv takes the first. */
+	for (size_t i = 0; i < n_base; i++)
+		out[n++] = moat_xstrdup(base[i]);
+	return out;
+}
+
+void mcp_environ_free(char **env)
+{
+	for (size_t i = 0; env && env[i]; i++)
+		free(env[i]);
+	free(env);
+}
+
 static bool is_true(const struct toml_value *v)
 {
 	return v && v->type == TOML_BOOL && v->u.boolean;

@@ -128,6 +128,13 @@ void mcp_entry_wrapped(struct mcp_entry *e, const char *self);
  * new namespaces the sandbox refuses. */
 const char *mcp_container_engine(char *const *argv, size_t argc);
 
+/* The environment the client starts the entry's command with: `base` (the
+ * client's own, here moat's) with the entry's `env` values over it, as
+ * "NAME=VALUE" strings, NULL-terminated (mcp_environ_free).  A value that
+ * is not a plain string is left out. */
+char **mcp_entry_environ(const struct mcp_entry *e, char *const *base);
+void mcp_environ_free(char **env);
+
 /* Replace [off, end) of a file with text. */
 struct mcp_splice {
 	size_t off, end;

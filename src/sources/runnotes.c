@@ -237,6 +237,7 @@ void hidden_args_free(struct hidden_arg *v, size_t n)
 	for (size_t i = 0; i < n; i++) {
 		free(v[i].path);
 		free(v[i].relative);
+		free(v[i].variable);
 		free(v[i].deny);
 		free(v[i].deny_source);
 	}
@@ -247,6 +248,17 @@ char *hidden_arg_text(const struct hidden_arg *a, const char *whose, const char 
 {
 	/* A relative one with what it names there: `.` alone says nothing. */
 	cleanup_free char *arg = a->relative ? moat_xasprintf("%s (%s)", a->relative, a->path) : moat_xstrdup(a->path);
+
+	/* A variable's: "WHOSE MEM names PATH" ("" for a run's note). */
+	if (a->variable) {
+		const char *own = whose;
+
+		if (a->why == HIDDEN_DENIED)
+			return moat_xasprintf("%s%s%s names %s, in the denied %s (%s): %s cannot read it", own,
+					      *own ? " " : "", a->variable, a->path, a->deny, a->deny_source, who);
+		return moat_xasprintf("%s%s%s names %s, outside every grant: %s can neither read nor write it", own,
+				      *own ? " " : "", a->variable, a->path, who);
+	}
 
 	if (a->why == HIDDEN_PRIVATE_TMP)
 		return moat_xasprintf("%s argument %s lies in the sandbox's private /tmp, which starts empty: %s sees "
@@ -305,13 +317,19 @@ static bool exists_in_part(const char *path)
  * that is one path of which some directory below `/` exists (not
  * BASE_PATH=/api, nor a list with ':'); moat's own variables (the safe
  * set, the caches, GOCACHE) are left out, by their origin. */
-static void note_env_paths(const struct moat_policy *p, char *const *environ_in, struct netset_notes *notes)
+size_t run_hidden_env(const struct moat_policy *p, char *const *environ_in, struct hidden_arg **out)
 {
+	struct hidden_arg *v = NULL;
+	size_t n = 0, cap = 0;
+
+	*out = NULL;
+	if (p->mode == MOAT_MODE_OFF || strcmp(p->backend, "none") == 0)
+		return 0;
 	for (size_t i = 0; i < p->n_env; i++) {
 		const struct moat_env_rule *r = &p->env[i];
 		const char *value = r->value ? r->value : config_getenv(environ_in, r->name);
 		const struct moat_path_rule *deny = NULL;
-		cleanup_free char *path = NULL, *line = NULL;
+		cleanup_free char *path = NULL;
 		bool later = false;
 
 		if (r->origin.line <= 0 && !moat_origin_is_command_line(&r->origin))
@@ -322,16 +340,33 @@ static void note_env_paths(const struct moat_policy *p, char *const *environ_in,
 		    !(path = path_resolve_lexical(value, "/", NULL)) || path_shown(p, path, &deny) ||
 		    !exists_in_part(path))
 			continue;
-		if (deny)
-			line = moat_xasprintf("note: %s names %s, in the denied %s (%s): the command cannot read it",
-					      r->name, path, deny->path, deny->origin.source);
-		else
-			line = moat_xasprintf("note: %s names %s, outside every grant: the command can neither read "
-					      "nor write it; grant it or its directory (--read or --write, or read or "
-					      "write in the config's profile) if the command uses it",
-					      r->name, path);
+		v = moat_xgrow(v, &cap, n, sizeof(*v));
+		v[n++] = (struct hidden_arg){.path = steal_ptr(&path),
+					     .variable = moat_xstrdup(r->name),
+					     .why = deny ? HIDDEN_DENIED : HIDDEN_OUTSIDE,
+					     .deny = deny ? moat_xstrdup(deny->path) : NULL,
+					     .deny_source = deny ? moat_xstrdup(deny->origin.source) : NULL};
+	}
+	*out = v;
+	return n;
+}
+
+static void note_env_paths(const struct moat_policy *p, char *const *environ_in, struct netset_notes *notes)
+{
+	struct hidden_arg *v;
+	size_t n = run_hidden_env(p, environ_in, &v);
+
+	for (size_t i = 0; i < n; i++) {
+		cleanup_free char *text = hidden_arg_text(&v[i], "", "the command");
+		cleanup_free char *line = moat_xasprintf(
+		    "note: %s%s", text,
+		    v[i].why == HIDDEN_DENIED ? ""
+					      : "; grant it or its directory (--read or --write, or read or write in the "
+						"config's profile) if the command uses it");
+
 		netset_notes_add(notes, line);
 	}
+	hidden_args_free(v, n);
 }
 
 /* A deny of the user's (a flag, a file) that names nothing, where the same

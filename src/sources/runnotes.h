@@ -27,6 +27,7 @@ enum hidden_why {
 struct hidden_arg {
 	char *path;	/* absolute, resolved lexically */
 	char *relative; /* the argument as written, when relative (against the command's cwd); else NULL */
+	char *variable; /* run_hidden_env's: the variable whose value it is */
 	enum hidden_why why;
 	char *deny, *deny_source; /* HIDDEN_DENIED's; else NULL */
 };
@@ -34,9 +35,15 @@ struct hidden_arg {
 /* Those of the finished policy `p`'s command, in order, into *out (freed
  * with hidden_args_free); how many. */
 size_t run_hidden_args(const struct moat_policy *p, struct hidden_arg **out);
+/* The paths the declared variables of `p` name that the sandbox does not
+ * show (MEMORY_FILE_PATH of a client's entry), their values from the
+ * policy or else `environ_in`; .variable set, .why HIDDEN_OUTSIDE or
+ * HIDDEN_DENIED. */
+size_t run_hidden_env(const struct moat_policy *p, char *const *environ_in, struct hidden_arg **out);
 void hidden_args_free(struct hidden_arg *v, size_t n);
 /* What is hidden, said of `a` ("WHOSE argument PATH ...: WHO sees nothing
- * of it"; malloc'd): "the command's", "the command" for a run's note,
+ * of it", or for a variable's "WHOSE NAME names PATH ..."; malloc'd):
+ * "the command's" (a variable's: ""), "the command" for a run's note,
  * "its", "the server" for a server of `moat mcp list`. */
 char *hidden_arg_text(const struct hidden_arg *a, const char *whose, const char *who);
 

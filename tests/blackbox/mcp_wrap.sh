@@ -426,11 +426,12 @@ client_run_in() { # client_run_in DIR HOME FILE SERVER: the entry, started in DI
 	local dir=$1 h=$2
 	shift 2
 	(cd "$dir" && env HOME="$h" XDG_CONFIG_HOME="$h/.config" $PY -c '
-import json, subprocess, sys, tomllib
+import json, os, subprocess, sys, tomllib
 f, s = sys.argv[1], sys.argv[2]
 d = json.load(open(f)) if f.endswith(".json") else tomllib.load(open(f, "rb"))
 e = (d.get("mcp_servers") or d.get("mcpServers"))[s]
-sys.exit(subprocess.run([e["command"]] + e.get("args", [])).returncode)' "$1" "$2" 2>&1)
+env = dict(os.environ, **e.get("env", {}))
+sys.exit(subprocess.run([e["command"]] + e.get("args", []), env=env).returncode)' "$1" "$2" 2>&1)
 }
 # The wrapped server of FILE's SERVER, as its client starts it, fails to
 # read the secret.
@@ -682,6 +683,48 @@ out=$(client_run_in "$P" "$rh" "$P/.mcp.json" fs)
 like "$out" "readme\.txt" "  the wrapped server, started in the project as its client does, lists it"
 unlike "$out" "note:" "  and no note on its stderr"
 unlike "$(moat_in "$P" "$rh" mcp list)" "note:" "  list: none either"
+
+# A path the entry's env gives the server (the memory server's
+# MEMORY_FILE_PATH, docs/clients.md's own example), outside every grant:
+# moat run noted it on the server's stderr, which only the client's log
+# has, while list said "enforced" and wrap "wrapped" with no word of it;
+# the server then failed at its first write (ENOENT). Now list and wrap
+# note it with the directory to grant, and the hint, followed, works.
+eh=$BASE/envpath
+mkdir -p "$eh/.config" "$eh/work" "$BASE/envdata"
+printf '%s\n' "{\"mcpServers\":{\"mem\":{\"command\":\"/bin/sh\",\"args\":[\"-c\",\"echo stored >>\\\"\$MEMORY_FILE_PATH\\\" && cat \\\"\$MEMORY_FILE_PATH\\\"\"],\"env\":{\"MEMORY_FILE_PATH\":\"$BASE/envdata/memory.jsonl\"}},\"later\":{\"command\":\"/bin/true\",\"env\":{\"DB\":\"$BASE/envdata-new/db.sqlite\"}}}}" >"$eh/c.json"
+out=$(moat_in "$eh/work" "$eh" mcp list --config "$eh/c.json")
+like_lines "$out" "mem +:1 +local +unwrapped .*enforced
+ +note: its MEMORY_FILE_PATH names $BASE/envdata/memory\\.jsonl, outside every grant: the server can neither read nor write it
+ +hint: wrap it with the grant: moat mcp wrap --config $eh/c\\.json --server mem --write $BASE/envdata \\(or --read $BASE/envdata\\)" \
+	"list: a path the entry's env names outside every grant is noted, with its directory to grant ($out)"
+like "$out" "hint: mkdir -p $BASE/envdata-new, then wrap it with the grant: .*--server later --write $BASE/envdata-new " \
+	"  one in a directory not made yet: the hint makes it first (a grant must exist)"
+moat_in "$eh/work" "$eh" mcp list --config "$eh/c.json" --json >"$SCRATCH/envpath.json"
+is "$(json_eval "$SCRATCH/envpath.json" '[(n["variable"], n["path"], n["grant"]) for n in d["files"][0]["servers"][0]["verdict"]["notes"]]')" \
+	"[[\"MEMORY_FILE_PATH\", \"$BASE/envdata/memory.jsonl\", \"$BASE/envdata\"]]" "  --json: verdict.notes[] names the variable, the path and the grant"
+out=$(moat_in "$eh/work" "$eh" mcp wrap --config "$eh/c.json" --server mem)
+like_lines "$out" "wrapped mem
+  note: its MEMORY_FILE_PATH names $BASE/envdata/memory\\.jsonl, outside every grant
+  hint: grant it in the server's profile file\\.mem of $eh/\\.config/moat/servers\\.toml: write = \\[\"$BASE/envdata\\\"\\]" \
+	"wrap: the same note, with the profile to grant it in ($out)"
+out=$(client_run_in "$eh/work" "$eh" "$eh/c.json" mem)
+ok "$([ ! -e "$BASE/envdata/memory.jsonl" ] && ! grep -q '^stored' <<<"$out" && echo 0 || echo 1)" \
+	"  wrapped so, the server, started as its client starts it, cannot write it ($(head -c 200 <<<"$out"))"
+moat_in "$eh/work" "$eh" mcp unwrap --config "$eh/c.json" >/dev/null
+out=$(moat_in "$eh/work" "$eh" mcp wrap --config "$eh/c.json" --server mem --write "$BASE/envdata")
+unlike "$out" "note:" "control: the hint followed (wrap --write DIR): no note ($out)"
+is "$(client_run_in "$eh/work" "$eh" "$eh/c.json" mem)" stored "  and the wrapped server writes its file there"
+unlike "$(moat_in "$eh/work" "$eh" mcp list --config "$eh/c.json")" "note: its MEMORY_FILE_PATH" "  list: no note"
+moat_in "$eh/work" "$eh" mcp unwrap --config "$eh/c.json" >/dev/null
+# wrap --write of a directory not made yet: moat run's hint offered
+# --mkdir, which wrap does not take ("unknown option" when followed).
+out=$(moat_in "$eh/work" "$eh" mcp wrap --config "$eh/c.json" --server later --write "$BASE/envdata-new")
+like "$out" "hint: create it first: \`mkdir -p $BASE/envdata-new\`; or drop the grant" \
+	"wrap --write DIR not made: the hint says mkdir ($out)"
+unlike "$out" "--mkdir" "  and not --mkdir, which wrap does not take"
+out=$(moat_in "$eh/work" "$eh" mcp wrap --config "$eh/c.json" --server later --mkdir)
+like "$out" "unknown option '--mkdir'" "  (control: wrap refuses --mkdir)"
 
 # --server NAME that no file has: list said "no servers" (or listed the
 # other servers' files) and exited 0; wrap and unwrap named no server.

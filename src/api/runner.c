@@ -1,6 +1,7 @@
 /* The fetch phase of a package runner (api/runner.h). */
 #include "api/runner.h"
 
+#include <arpa/inet.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -12,6 +13,7 @@
 
 #include "launch/guard.h"
 #include "policy/env.h"
+#include "policy/netdest.h"
 #include "report/report.h"
 #include "util/cleanup.h"
 #include "util/jsontext.h"
@@ -129,6 +131,79 @@ static int fetch_failed(struct moat_launch_result *result, int code, const char 
 	return 1;
 }
 
+/* How to do without the fetch phase: install PKG in a directory where the
+ * network is open, and run it from there. */
+static void say_install_hint(const struct runner_run *rr)
+{
+	const struct runner_call *rc = &rr->call;
+	/* The package's name and the command come from a server's config. */
+	cleanup_free char *pkg = moat_text_shown(rc->packages[0]);
+	cleanup_free char *cmd = moat_text_shown(rr->argv[0]);
+
+	if (rc->kind == RUNNER_KIND_PIPX)
+		fprintf(stderr,
+			"moat: hint: install it where the network is open, then run it from there: `python3 -m venv DIR "
+			"&& DIR/bin/pip install %s`, and `moat run --read DIR ... -- DIR/bin/COMMAND ...`\n",
+			pkg);
+	else if (rc->kind == RUNNER_KIND_NPM)
+		fprintf(stderr,
+			"moat: hint: install it where the network is open, then run it from there: `npm install "
+			"--prefix DIR %s`, and `moat run --cwd DIR --read DIR ... -- %s ...`\n",
+			pkg, cmd);
+	else /* pnpm dlx and bunx install afresh: the command itself */
+		fprintf(stderr,
+			"moat: hint: install it where the network is open, then run it from there: `npm install "
+			"--prefix DIR %s`, and `moat run --read DIR ... -- DIR/node_modules/.bin/COMMAND ...`\n",
+			pkg);
+}
+
+/* One refused destination more in "a, b, c": the first few shown. */
+#define REFUSALS_SHOWN 3
+static void refusal_add(char *buf, size_t len, size_t *n, const char *text)
+{
+	size_t at = strlen(buf);
+
+	if ((*n)++ < REFUSALS_SHOWN && at < len)
+		snprintf(buf + at, len - at, "%s%s", at ? ", " : "", text);
+}
+
+/* The destinations of the fetch that its fence did not let through --
+ * names it denied, connections it refused or kept on the sandbox's own
+ * loopback (nothing of the host's listens there), requests its proxy
+ * refused -- "a, b and N more" into buf; how many.  Only the registry is
+ * let through, and a package whose install script downloads from elsewhere
+ * (puppeteer's browser, a prebuilt binary) fails on that, while npm says
+ * nothing of it. */
+static size_t fetch_refusals(const struct netlog *l, char *buf, size_t len)
+{
+	char addr[INET6_ADDRSTRLEN], text[INET6_ADDRSTRLEN + 300];
+	size_t n = 0, at;
+
+	buf[0] = '\0';
+	for (size_t i = 0; i < l->n_names; i++)
+		if (l->names[i].denied)
+			refusal_add(buf, len, &n, l->names[i].name);
+	for (size_t i = 0; i < l->n_conns; i++) {
+		const struct netlog_conn *c = &l->conns[i];
+
+		if (!c->refused && !c->local)
+			continue;
+		net_addr_text(c->addr.family, c->addr.family == AF_INET ? (const void *)&c->addr.v4 : (const void *)&c->addr.v6,
+			      addr, sizeof(addr));
+		snprintf(text, sizeof(text), "%s:%u", addr, c->port);
+		refusal_add(buf, len, &n, text);
+	}
+	for (size_t i = 0; i < l->n_proxied; i++)
+		if (l->proxied[i].refused || l->proxied[i].sni_refused) {
+			snprintf(text, sizeof(text), "%.256s:%u", l->proxied[i].host, l->proxied[i].port);
+			refusal_add(buf, len, &n, text);
+		}
+	at = strlen(buf);
+	if (n > REFUSALS_SHOWN && at < len)
+		snprintf(buf + at, len - at, " and %zu more", n - REFUSALS_SHOWN);
+	return n;
+}
+
 /* The fetch phase is refused on this host (mode require, something its
  * policy asks for is missing: the network fence, usually). */
 static int fetch_refused(const struct runner_run *rr, const struct moat_plan *fplan, struct moat_launch_result *result)
@@ -147,24 +222,7 @@ static int fetch_refused(const struct runner_run *rr, const struct moat_plan *fp
 		}
 	}
 	fetch_failed(result, 125, msg);
-	/* The package's name and the command come from a server's config. */
-	cleanup_free char *pkg = moat_text_shown(rc->packages[0]);
-	cleanup_free char *cmd = moat_text_shown(rr->argv[0]);
-	if (rc->kind == RUNNER_KIND_PIPX)
-		fprintf(stderr,
-			"moat: hint: install it where the network is open, then run it from there: `python3 -m venv DIR "
-			"&& DIR/bin/pip install %s`, and `moat run --read DIR ... -- DIR/bin/COMMAND ...`\n",
-			pkg);
-	else if (rc->kind == RUNNER_KIND_NPM)
-		fprintf(stderr,
-			"moat: hint: install it where the network is open, then run it from there: `npm install "
-			"--prefix DIR %s`, and `moat run --cwd DIR --read DIR ... -- %s ...`\n",
-			pkg, cmd);
-	else /* pnpm dlx and bunx install afresh: the command itself */
-		fprintf(stderr,
-			"moat: hint: install it where the network is open, then run it from there: `npm install "
-			"--prefix DIR %s`, and `moat run --read DIR ... -- DIR/node_modules/.bin/COMMAND ...`\n",
-			pkg);
+	say_install_hint(rr);
 	return 1;
 }
 
@@ -198,6 +256,7 @@ __attribute__((noinline)) static int do_fetch(struct moat_policy *p, const struc
 	struct moat_policy fp;
 	struct moat_plan fplan;
 	struct moat_launch_result fres = {0};
+	char refused[512];
 	struct netset_notes notes = {0};
 	cleanup_free char *output = NULL;
 	const char *reg;
@@ -296,6 +355,15 @@ __attribute__((noinline)) static int do_fetch(struct moat_policy *p, const struc
 			snprintf(msg, sizeof(msg), "%s ended well but %s has no command %s in moat's cache (%s)",
 				 rc->tool, rc->packages[0], rc->cmd ? rc->cmd : "of its own", rc->cache);
 		ret = fetch_failed(result, fres.executed && fres.exit_code != 0 ? rc_code : 125, msg);
+		if (fres.executed && fres.exit_code != 0 && fetch_refusals(&fres.netlog, refused, sizeof(refused))) {
+			cleanup_free char *line = moat_xasprintf(
+			    "the fetch's network is the registry alone, and the install reached for %s, which it does "
+			    "not let through: an install script that downloads from elsewhere fails so",
+			    refused);
+
+			moat_say("moat: ", line); /* names the command asked for */
+			say_install_hint(rr);
+		}
 		goto out;
 	}
 	rr->outcome = "fetched";

@@ -679,8 +679,17 @@ int runner_fetch_failure(const struct runner_call *rc, const char *output, const
 	if (rc->kind != RUNNER_KIND_NPM)
 		return dlx_fetch_failure(rc, output, registry, msg, len);
 	if (!npm_error_code(output, code, sizeof(code))) {
-		snprintf(msg, len, "npm could not fetch %s from %s (see npm's output above)", rc->packages[0],
-			 registry);
+		/* `npm exec` says nothing of an install script that failed
+		 * (a dependency's postinstall that downloads a browser):
+		 * "above" would point at nothing.  Its log says which. */
+		if (!output[strspn(output, " \t\r\n")])
+			snprintf(msg, len,
+				 "npm could not fetch %s from %s, and printed nothing (an install script that failed, "
+				 "npm's log in %s/_logs says which)",
+				 rc->packages[0], registry, rc->cache);
+		else
+			snprintf(msg, len, "npm could not fetch %s from %s (see npm's output above)", rc->packages[0],
+				 registry);
 		return 125;
 	}
 	if (strcmp(code, "E404") == 0) {

@@ -115,6 +115,27 @@ rc=$?
 ms=$((($(date +%s%N) - t0) / 1000000))
 is "$rc" 127 "a package the registry does not have: exit 127 (the command is not found), in $ms ms"
 like "$out" "^moat: the fetch phase: the registry $REG has no package moat-nothing-here \(npm: E404\)$" "  saying so"
+# An install script that downloads from elsewhere than the registry fails
+# in the fetch phase, whose network is the registry alone -- and `npm exec`
+# prints nothing of it: moat said "see npm's output above", above nothing
+# (a real server: @wonderwhy-er/desktop-commander, whose puppeteer
+# downloads a browser). Now it says npm printed nothing, where npm's log
+# is, what the fence refused, and how to install it instead.
+out=$(m run -- npx -y moat-download 2>&1)
+is "$?" 125 "npx -y moat-download (an install script that downloads from port $PO): the fetch fails, 125"
+unlike "$out" "see npm's output above" "  not pointing at npm's output, which is empty"
+like "$out" "moat: the fetch phase: npm could not fetch moat-download from $REG, and printed nothing \\(an install script that failed, npm's log in $H/\\.cache/moat/npx/[0-9a-f]{16}/_logs says which\\)" \
+	"  it says npm printed nothing, and where npm's log is"
+ls "$H"/.cache/moat/npx/*/_logs/*.log >/dev/null 2>&1
+ok $? "  (npm's log is there)"
+like "$out" "moat: the fetch's network is the registry alone, and the install reached for 127\\.0\\.0\\.2:$PO, which it does not let through: an install script" \
+	"  and what the fetch's fence did not let through"
+like "$out" "moat: hint: install it where the network is open, then run it from there: \`npm install --prefix DIR moat-download\`" \
+	"  with the way to install it instead"
+mkdir -p "$SCRATCH/dl"
+out=$(cd "$SCRATCH/dl" && HOME=$H npm_config_registry=$REG npm_config_cache="$SCRATCH/dl/cache" \
+	npm exec --yes --package=moat-download -- moat-download 2>&1)
+is "$out" "moat-download ran" "control: outside moat, where port $PO is reached, the same install works"
 out=$(m run -- npx -y moat-hello@9.9.9 2>&1)
 is "$?" 127 "a version it does not have: 127"
 like "$out" "has no version of moat-hello@9.9.9 that matches \(npm: ETARGET\)" "  saying so"

@@ -26,7 +26,9 @@
 #                                      moat-hello and @moat/scoped (print
 #                                      their arguments),
 #                                      moat-probe (tries the network and its
-#                                      own directory) and moat-evil (an
+#                                      own directory), moat-download (an
+#                                      install script that fails unless it
+#                                      reaches port PO) and moat-evil (an
 #                                      install script that tries to read
 #                                      PROJ/canary.txt and HOMEF, write
 #                                      PROJ/pwned.txt and reach port PO; its
@@ -147,12 +149,24 @@ s.on('connect', () => { seen.net = 'connected'; s.destroy(); out(); });
 s.on('error', (e) => { seen.net = e.code; out(); });
 function out() { console.log(JSON.stringify(seen)); }
 """ % int(os.environ["PRPORT"])
+# An install script that downloads from another host than the registry
+# (puppeteer's browser, a prebuilt binary), and fails without it.
+download = """
+const s = require('net').connect(%d, '127.0.0.2');
+s.setTimeout(3000, () => process.exit(1));
+s.on('connect', () => { s.destroy(); process.exit(0); });
+s.on('error', (e) => { console.error('could not download: ' + e.code); process.exit(1); });
+""" % int(os.environ["PORT"])
 pkgs = [
     {"name": "moat-hello", "version": "1.0.0", "bin": {"moat-hello": "cli.js"},
      "files": {"cli.js": "#!/usr/bin/env node\nconsole.log(['moat-hello ran'].concat(process.argv.slice(2)).join(' '));\n"}},
     {"name": "moat-probe", "version": "1.0.0", "bin": {"moat-probe": "cli.js"}, "files": {"cli.js": probe}},
     {"name": "@moat/scoped", "version": "2.0.0", "bin": {"moat-scoped": "cli.js"},
      "files": {"cli.js": "#!/usr/bin/env node\nconsole.log(['moat-scoped ran'].concat(process.argv.slice(2)).join(' '));\n"}},
+    {"name": "moat-download", "version": "1.0.0", "bin": {"moat-download": "cli.js"},
+     "scripts": {"postinstall": "node download.js"},
+     "files": {"download.js": download,
+               "cli.js": "#!/usr/bin/env node\nconsole.log('moat-download ran');\n"}},
     {"name": "moat-evil", "version": "1.0.0", "bin": {"moat-evil": "cli.js"},
      "scripts": {"postinstall": "node install.js"},
      "files": {"install.js": tries,

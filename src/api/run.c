@@ -22,6 +22,7 @@
 #include "host/host.h"
 #include "plan/plan.h"
 #include "policy/policy.h"
+#include "policy/protected.h"
 #include "report/dest.h"
 #include "report/report.h"
 #include "sources/cli.h"
@@ -154,6 +155,57 @@ static void note_expanded_writes(const struct moat_plan *plan)
 		    g->real, first, n > 1 ? " and other denied paths" : "", n > 1 ? "" : "s", g->real);
 		moat_say("moat: ", line);
 	}
+}
+
+/* An absent start-up file of a granted HOME (~/.bash_profile, ~/.gitconfig)
+ * is held by a placeholder, an empty read-only directory, for the whole run
+ * (docs/filesystem.md, section 6): the host sees it too.  A login shell
+ * then stops on "~/.bash_profile: is a directory" and skips ~/.profile, and
+ * git on "unable to access ~/.gitconfig" -- for as long as an MCP server
+ * given --write ~ runs, with no word of why.  Said before the run. */
+static bool home_file_name(const char *name)
+{
+	size_t n;
+	const char *const *names = policy_protected_home_names(&n);
+
+	for (size_t i = 0; i < n; i++)
+		if (strcmp(names[i], name) == 0)
+			return true;
+	return false;
+}
+
+static void note_home_placeholders(const struct moat_plan *plan)
+{
+	const struct fs_plan *fp = &plan->fs;
+	char shown[256] = "";
+	size_t n = 0, at = 0, hl;
+
+	if (plan->status == MOAT_STATUS_OFF || !fp->home_real)
+		return;
+	hl = strlen(fp->home_real);
+	for (size_t i = 0; i < fp->n; i++) {
+		const struct fs_obj *o = &fp->obj[i];
+		const char *name;
+
+		if (o->role != FS_PROTECT || !o->placeholder || o->present || !o->placeholder_dir || !o->protect_name ||
+		    o->protect_name[strlen(o->protect_name) - 1] == '/' || strncmp(o->real, fp->home_real, hl) != 0 ||
+		    o->real[hl] != '/' || strchr(o->real + hl + 1, '/'))
+			continue;
+		name = o->real + hl + 1;
+		if (!home_file_name(name))
+			continue; /* a project's (.mcp.json, .envrc): no program of the host reads HOME's */
+		if (n++ < 3 && at < sizeof(shown))
+			at += (size_t)snprintf(shown + at, sizeof(shown) - at, "%s~/%s", at ? ", " : "", name);
+	}
+	if (!n)
+		return;
+	cleanup_free char *more = n > 3 ? moat_xasprintf(" and %zu more", n - 3) : moat_xstrdup("");
+	cleanup_free char *line = moat_xasprintf(
+	    "note: while the command runs, the host sees %s%s as empty read-only directories (placeholders: the "
+	    "command must not create them), where the host's own programs that read them (a login shell, git, an "
+	    "editor) find a directory instead of no file, until it ends; grant a directory below HOME instead",
+	    shown, more);
+	moat_say("moat: ", line);
 }
 
 /* A grant bound to the object a check judged (a CA bundle named in moat's
@@ -782,6 +834,7 @@ static int run_main(int argc, char **argv, bool exiting)
 	signals_hold();
 	moat_timeline_mark("planned");
 	note_expanded_writes(&plan);
+	note_home_placeholders(&plan);
 	note_dropped_bound(&plan);
 
 	if (opts.dry_run) {

@@ -739,6 +739,28 @@ got=""
 for f in $RC_FILES $RC_NEW; do got="$got$(cat "$HOMED/$f" 2>/dev/null)/"; done
 is "$got" "planted/planted/planted/planted/planted/planted/planted/planted/planted/planted/planted/" \
 	"6 control: without moat each of them is written"
+# While a run with HOME granted lasts, the absent start-up files stand as
+# empty read-only directories on the host (the placeholders above), where a
+# login shell stops ("~/.bash_profile: is a directory", and skips
+# ~/.profile) and git ("unable to access ~/.gitconfig"): an MCP server
+# given --write ~ kept them so for as long as its client ran, with no word
+# of why. A note says so before the run; a grant below HOME makes none.
+rm -f "$SCRATCH/o6h" "$HOMED/.config/app/seen"
+env HOME="$HOMED" "$MOAT" run --profile strict --write "$HOMED" -- /bin/sh -c \
+	"echo started; for i in \$(seq 100); do [ -e '$HOMED/.config/app/seen' ] && break; sleep 0.1; done" \
+	>"$SCRATCH/o6h" 2>"$SCRATCH/6h.err" &
+pid=$!
+started "$SCRATCH/o6h"
+held=$([ -d "$HOMED/.bash_profile" ] && echo dir)
+touch "$HOMED/.config/app/seen"
+wait "$pid"
+is "$held" dir "6: while a run with HOME granted lasts, an absent ~/.bash_profile stands as a directory on the host"
+like "$(cat "$SCRATCH/6h.err")" "^moat: note: while the command runs, the host sees ~/\\.bash_profile, .* as empty read-only directories \\(placeholders: .*grant a directory below HOME instead$" \
+	"  and a note says so before the run"
+ok "$([ ! -e "$HOMED/.bash_profile" ] && echo 0 || echo 1)" "  (gone after it)"
+env HOME="$HOMED" "$MOAT" run --profile strict --write "$HOMED/.config/app" -- /bin/true 2>"$SCRATCH/6h.err"
+unlike "$(cat "$SCRATCH/6h.err")" "the host sees" "6 control: a grant below HOME holds no start-up file, and there is no note"
+rm -f "$HOMED/.config/app/seen"
 # A dotfile manager's HOME: the start-up files are links into a tree the
 # grant holds -- ~/.bashrc -> dotfiles/bashrc, ~/.profile -> an absolute
 # path through another link (dotlinks -> real), ~/.zshrc -> a file not

@@ -201,6 +201,23 @@ worked "$SCRATCH/fs2.json" move "  move_file in the project works"
 is "$(cat "$PROJ/sub/dir/moved.txt" 2>/dev/null)" "new file" "    and the file is on disk where it was moved"
 is "$(sha "$FAKEHOME/.ssh/id_ed25519")" "$canary_sum" "  the canary is still unchanged"
 
+# The server's root given as "." -- as a project's .mcp.json gives it, its
+# client starting the server in the project -- under the mcp profile, which
+# grants none of it: the server listed an empty project, and moat said
+# nothing (only an absolute argument was noted). A note names it with what
+# it names; with the grant the note suggests, the server lists the project.
+errs=$(wc -l <"$SCRATCH/clients.err")
+(cd "$PROJ" && run_client fs "$SCRATCH/fsdot.json" "${fsvars[@]}" -- moat run --profile mcp -- node "$SRV_FS" .)
+unlike "$(jg "$SCRATCH/fsdot.json" '["list"]["text"]')" 'hello\.txt' "filesystem server with root . in the project, not granted: it sees none of it"
+like "$(tail -n +$((errs + 1)) "$SCRATCH/clients.err")" "moat: note: the command's argument \\. \\($PROJ\\) (is a directory outside every grant|lies in the sandbox's private /tmp)" \
+	"  and moat's note, on the stderr the client logs, names it"
+errs=$(wc -l <"$SCRATCH/clients.err")
+(cd "$PROJ" && run_client fs "$SCRATCH/fsdot2.json" "${fsvars[@]}" -- moat run --profile mcp --write "$PROJ" -- node "$SRV_FS" .)
+like "$(jg "$SCRATCH/fsdot2.json" '["list"]["text"]')" 'hello\.txt' "control: granted as the note says, it lists the project"
+unlike "$(tail -n +$((errs + 1)) "$SCRATCH/clients.err")" "note: the command's argument" "  and there is no note"
+rm -rf "$PROJ/sub/dir" "$PROJ/created-by-server.txt"
+printf 'old notes\n' >"$PROJ/notes.txt"
+
 # Control: the same client, unsandboxed.  The test must be able to fail.
 run_client fs "$SCRATCH/fs0.json" "${fsvars[@]}" -- \
 	moat run --mode off --write "$PROJ" -- node "$SRV_FS" /

@@ -80,6 +80,7 @@ void policy_free(struct moat_policy *p)
 		free(p->terminal[i].path);
 	free(p->git_work_tree);
 	free(p->git_dir_outside);
+	free(p->git_dir_unlinked);
 	git_config_free(p->git_config);
 	for (i = 0; i < p->n_pkg_caches; i++) {
 		free(p->pkg_caches[i].tool);

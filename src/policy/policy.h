@@ -246,6 +246,12 @@ struct moat_policy {
 	 * tree's common directory, a submodule's), granted read-only with it;
 	 * NULL when none. */
 	char *git_dir_outside;
+	/* A git directory outside it that its `.git` file names but that does
+	 * not name the work tree back (no linked work tree's `gitdir`, no
+	 * submodule's core.worktree): not granted, since a cloned
+	 * repository's `.git` file could name any of the user's; a note says
+	 * how to grant it (sources/runnotes.c).  NULL when none. */
+	char *git_dir_unlinked;
 	/* Its user's git configuration, sanitized, when git gets it there
 	 * (sources/gitconfig.h: the grant of the file and GIT_CONFIG_GLOBAL
 	 * are in `paths` and `env`); NULL otherwise. */

@@ -15,6 +15,7 @@
 #include "util/account.h"
 #include "util/cleanup.h"
 #include "util/file.h"
+#include "util/gitcfg.h"
 #include "util/mem.h"
 #include "util/path.h"
 
@@ -1161,17 +1162,90 @@ static char *read_gitdir(const char *dir)
 	return path_resolve_lexical(line + 7 + strspn(line + 7, " \t"), dir, NULL);
 }
 
-/* The directory git needs besides the work tree of a `.git` file: a linked
- * work tree's common directory (its gitdir's `commondir`, "../.." for
- * MAIN/.git/worktrees/NAME: MAIN/.git), else the gitdir itself (a
+/* Does `text`, a path git wrote into a file of a git directory (relative
+ * to `base`), lead to the same object as `want`? */
+static bool leads_to(const char *text, const char *base, const char *want)
+{
+	cleanup_free char *path = path_resolve_lexical(text, base, NULL);
+	struct stat a, b;
+
+	return path && stat(path, &a) == 0 && stat(want, &b) == 0 && a.st_dev == b.st_dev && a.st_ino == b.st_ino;
+}
+
+/* A repository's config, as resolve/gitcode.c bounds one. */
+#define GIT_CONFIG_MAX (1 << 20)
+
+struct worktree_key {
+	char *value; /* the last core.worktree, as git takes the last */
+};
+
+static void on_worktree_key(void *ctx, const char *sec, const char *sub, const char *key, const char *value)
+{
+	struct worktree_key *w = ctx;
+
+	if (!sub && strcmp(sec, "core") == 0 && strcmp(key, "worktree") == 0 && value) {
+		free(w->value);
+		w->value = moat_xstrdup(value);
+	}
+}
+
+/* The git directory `real` names the work tree `wt` back, as git writes
+ * it when it makes the pair: a linked work tree's `gitdir` file (in
+ * COMMON/worktrees/ID) names WT/.git; a submodule's core.worktree (in
+ * SUPER/.git/modules/NAME/config) names WT.  Both lie in the other
+ * repository, which a cloned one cannot write: its own `.git` file alone
+ * could name any git directory of the user's (a dotfiles ~/.git, another
+ * project's), and it would be granted. */
+static bool names_back(const char *real, const char *common, const char *wt)
+{
+	cleanup_free char *dotgit = moat_xasprintf("%s/.git", wt);
+
+	if (common) {
+		cleanup_free char *admin = moat_xasprintf("%s/worktrees", common), *file = NULL;
+		cleanup_fclose FILE *f = NULL;
+		char line[PATH_MAX];
+		const char *slash = strrchr(real, '/');
+
+		if (!slash || (size_t)(slash - real) != strlen(admin) || strncmp(real, admin, strlen(admin)) != 0)
+			return false;
+		file = moat_xasprintf("%s/gitdir", real);
+		f = file_open_regular(file, FILE_SMALL_MAX);
+		if (!f || !fgets(line, sizeof(line), f))
+			return false;
+		line[strcspn(line, "\r\n")] = '\0';
+		return leads_to(line, real, dotgit);
+	}
+	cleanup_free char *config = moat_xasprintf("%s/config", real), *text = NULL;
+	struct worktree_key w = {0};
+	struct moat_error ignored = {0};
+	struct stat st;
+	char bad[256];
+	size_t len;
+	bool back;
+
+	if (file_read_at(AT_FDCWD, config, config, GIT_CONFIG_MAX, true, &text, &len, &st, &ignored) < 0 ||
+	    gitcfg_parse(text, len, config, on_worktree_key, &w, bad, sizeof(bad)) < 0 || !w.value) {
+		free(w.value);
+		return false;
+	}
+	back = leads_to(w.value, real, wt);
+	free(w.value);
+	return back;
+}
+
+/* The directory git needs besides the work tree `wt` of a `.git` file: a
+ * linked work tree's common directory (its gitdir's `commondir`, "../.."
+ * for MAIN/.git/worktrees/NAME: MAIN/.git), else the gitdir itself (a
  * submodule's SUPER/.git/modules/NAME).  Only a git directory is taken --
  * it has a HEAD and is a .git directory (or a bare NAME.git), or lies in
- * one's modules/ -- so a planted `.git` file cannot name any directory. */
-static char *git_common_dir(const char *gitdir)
+ * one's modules/ -- and only one that names `wt` back (names_back), so a
+ * planted `.git` file cannot name any directory.  NULL when it is not one;
+ * *unlinked then holds a git directory that does not name `wt` back. */
+static char *git_common_dir(const char *gitdir, const char *wt, char **unlinked)
 {
 	cleanup_free char *cfile = moat_xasprintf("%s/commondir", gitdir);
 	cleanup_fclose FILE *f = file_open_regular(cfile, FILE_SMALL_MAX);
-	char line[PATH_MAX], real[PATH_MAX];
+	char line[PATH_MAX], real[PATH_MAX], gitdir_real[PATH_MAX];
 	cleanup_free char *dir = NULL, *head = NULL;
 	struct stat st;
 	size_t n;
@@ -1182,27 +1256,34 @@ static char *git_common_dir(const char *gitdir)
 	} else {
 		dir = moat_xstrdup(gitdir);
 	}
-	if (!dir || !realpath(dir, real))
+	if (!dir || !realpath(dir, real) || !realpath(gitdir, gitdir_real))
 		return NULL;
 	head = moat_xasprintf("%s/HEAD", real);
 	if (stat(head, &st) != 0 || !S_ISREG(st.st_mode))
 		return NULL;
 	n = strlen(real);
-	if ((n >= 4 && strcmp(real + n - 4, ".git") == 0) || strstr(real, "/.git/modules/"))
-		return moat_xstrdup(real);
-	return NULL;
+	if (!(n >= 4 && strcmp(real + n - 4, ".git") == 0) && !strstr(real, "/.git/modules/"))
+		return NULL;
+	if (!names_back(gitdir_real, f ? real : NULL, wt)) {
+		*unlinked = moat_xstrdup(real);
+		return NULL;
+	}
+	return moat_xstrdup(real);
 }
 
 /* The git work tree around `cwd`: the nearest directory upwards holding a
  * `.git` entry, as git looks, and like git not across a file system
  * boundary.  *gitdir: what a `.git` file names that lies outside it
- * (NULL when none).  NULL when cwd is in no work tree. */
-static char *git_work_tree(const char *cwd, char **gitdir)
+ * (NULL when none); *unlinked: a git directory outside it that the `.git`
+ * file names but that does not name the work tree back (not granted).
+ * NULL when cwd is in no work tree. */
+static char *git_work_tree(const char *cwd, char **gitdir, char **unlinked)
 {
 	cleanup_free char *dir = moat_xstrdup(cwd);
 	struct stat st, here;
 
 	*gitdir = NULL;
+	*unlinked = NULL;
 	if (stat(cwd, &here) != 0)
 		return NULL;
 	for (;;) {
@@ -1212,12 +1293,16 @@ static char *git_work_tree(const char *cwd, char **gitdir)
 		if (stat(dotgit, &st) == 0 && (S_ISDIR(st.st_mode) || S_ISREG(st.st_mode))) {
 			if (S_ISREG(st.st_mode)) {
 				cleanup_free char *gd = read_gitdir(dir);
-				char *common = gd ? git_common_dir(gd) : NULL;
+				char *common = gd ? git_common_dir(gd, dir, unlinked) : NULL;
 
 				if (common && !path_within(common, dir))
 					*gitdir = common;
 				else
 					free(common);
+				if (*unlinked && path_within(*unlinked, dir)) {
+					free(*unlinked);
+					*unlinked = NULL;
+				}
 			}
 			return steal_ptr(&dir);
 		}
@@ -1240,8 +1325,8 @@ static char *git_work_tree(const char *cwd, char **gitdir)
  * (a dotfiles repository in HOME stays ungranted). */
 static void add_exec_dirs(struct moat_policy *p, const struct profile_context *ctx)
 {
-	cleanup_free char *gitdir = NULL;
-	cleanup_free char *root = git_work_tree(ctx->cwd, &gitdir);
+	cleanup_free char *gitdir = NULL, *unlinked = NULL;
+	cleanup_free char *root = git_work_tree(ctx->cwd, &gitdir, &unlinked);
 
 	add(p, ctx->cwd, MOAT_ACCESS_READ, false, "profile exec: current directory");
 	if (!root || too_broad(root, ctx->home))
@@ -1255,6 +1340,10 @@ static void add_exec_dirs(struct moat_policy *p, const struct profile_context *c
 		    "profile exec: the git directory of that work tree (its .git file)");
 		free(p->git_dir_outside);
 		p->git_dir_outside = moat_xstrdup(gitdir);
+	}
+	if (unlinked) {
+		free(p->git_dir_unlinked);
+		p->git_dir_unlinked = steal_ptr(&unlinked);
 	}
 }
 

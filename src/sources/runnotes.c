@@ -88,6 +88,29 @@ static void note_git_dir_readonly(const struct moat_policy *p, struct netset_not
 	netset_notes_add(notes, line);
 }
 
+/* The work tree's `.git` file names a git directory elsewhere that does
+ * not name it back (profiles.c, names_back): a cloned repository's planted
+ * file, or a `git init --separate-git-dir`, which writes no link back.  It
+ * is not granted, and git inside says only "not a git repository"; the
+ * note names it and the grant for a repository that is the user's. */
+static void note_git_dir_unlinked(const struct moat_policy *p, struct netset_notes *notes)
+{
+	cleanup_free char *line = NULL;
+
+	if (!p->git_dir_unlinked || !p->git_work_tree)
+		return;
+	for (size_t i = 0; i < p->n_paths; i++)
+		if (p->paths[i].access != MOAT_ACCESS_DENY && path_within(p->git_dir_unlinked, p->paths[i].path))
+			return; /* granted by the user */
+	line = moat_xasprintf("note: %s/.git names the git directory %s, which does not name this work tree back "
+			      "(no linked work tree's gitdir file, no submodule's core.worktree): not granted, so a "
+			      "cloned repository cannot show the command another one of yours; git inside fails (not a "
+			      "git repository); if it is this work tree's own (git init --separate-git-dir), add --read "
+			      "%s",
+			      p->git_work_tree, p->git_dir_unlinked, p->git_dir_unlinked);
+	netset_notes_add(notes, line);
+}
+
 /* The command runs a container (`docker run`): the sandbox holds the
  * engine's client, which cannot reach what starts the container.  Said
  * before the engine's own "Cannot connect to the Docker daemon". */
@@ -443,6 +466,7 @@ void run_notes_add(const struct moat_policy *p, char *const *environ_in, struct 
 	note_private_tmp(p, notes);
 	note_cwd_denied(p, notes);
 	note_git_dir_readonly(p, notes);
+	note_git_dir_unlinked(p, notes);
 	note_container(p, notes);
 	note_env_paths(p, environ_in, notes);
 	note_arg_dirs(p, notes);

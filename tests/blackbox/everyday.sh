@@ -724,6 +724,38 @@ rc=128" "  --write . in a linked work tree: the note names its read-only .git an
 	is "$out" "committed
 hooks-read-only" "  with --write REPO/.git: no note, git commits, and the repository's hooks stay read-only"
 	is "$(git -C "$BASE/wt" log --format=%s -1 2>/dev/null)" "b" "  (the commit is in the repository)"
+	# A `.git` file is the work tree's word, and a directory that is not a
+	# git clone (an archive, a package) can bring one: it must not grant
+	# another repository of the user's.  Only a git directory that names
+	# the work tree back is granted: a linked work tree's gitdir file (the
+	# one above), a submodule's core.worktree.
+	D=$H/dots
+	g init "$D" && echo "aws_secret=canary-dotfiles" >"$D/creds" && g -C "$D" add creds && g -C "$D" commit -qm d
+	mkdir -p "$BASE/planted"
+	echo "gitdir: $D/.git" >"$BASE/planted/.git"
+	chmod -R a+rX "$BASE"
+	out=$(cd "$BASE/planted" && hm run -- sh -c 'git show HEAD:creds 2>&1; ls "$1/.git" 2>&1' sh "$D" 2>&1)
+	like_lines "$out" "^moat: note: $BASE/planted/.git names the git directory $D/.git, which does not name this work tree back .*: not granted, .*add --read $D/.git$
+^fatal: not a git repository: $D/.git$
+^ls: cannot access '$D/.git': No such file or directory$" \
+		"a planted .git file naming another repository's .git (in HOME): not granted, a note says why"
+	unlike "$out" "canary-dotfiles" "  (the other repository's files stay out)"
+	# The same with a commondir: an in-tree gitdir whose gitdir file names
+	# the work tree back, and whose commondir leads to the other repository.
+	mkdir -p "$BASE/planted2/gd" && echo "gitdir: $BASE/planted2/gd" >"$BASE/planted2/.git"
+	echo "$BASE/planted2/.git" >"$BASE/planted2/gd/gitdir" && echo "$D/.git" >"$BASE/planted2/gd/commondir"
+	cp "$D/.git/HEAD" "$BASE/planted2/gd/HEAD" && chmod -R a+rX "$BASE/planted2"
+	out=$(cd "$BASE/planted2" && hm run -- sh -c 'git show HEAD:creds' 2>&1)
+	like "$out" "^moat: note: $BASE/planted2/.git names the git directory $D/.git, which does not name" \
+		"  a planted gitdir whose commondir leads to it: not granted either"
+	unlike "$out" "canary-dotfiles" "  (its files stay out)"
+	# Controls: a submodule's git directory names it back (core.worktree),
+	# and is granted; so is the dotfiles repository when the user grants it.
+	g -C "$R" -c protocol.file.allow=always submodule add "$D" dots-sub && chmod -R a+rX "$R"
+	is "$(cd "$R/dots-sub" && hm run -- git show HEAD:creds 2>&1)" "aws_secret=canary-dotfiles" \
+		"  control: a submodule (SUPER/.git/modules/NAME names it back): git works in it"
+	is "$(cd "$BASE/planted" && hm run --read "$D/.git" -- git show HEAD:creds 2>&1)" "aws_secret=canary-dotfiles" \
+		"  control: with the note's --read, git reads the repository the .git file names"
 	is "$(cd "$R/src" && hm run --profile strict --dry-run -- git status 2>/dev/null | json_eval /dev/stdin '"git_config" in d["policy"]')" \
 		"false" "under strict: no work tree, no git configuration"
 else

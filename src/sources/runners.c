@@ -141,6 +141,33 @@ static char *npm_project_dir(const char *cwd)
 	}
 }
 
+/* The project `dir` names, when it is one: not "/", HOME or above it (a
+ * package.json in HOME makes HOME npm's project, and nvm's npx lies there). */
+static bool a_project(const char *dir, const char *home)
+{
+	return dir && strcmp(dir, "/") != 0 && !(home && home[0] == '/' && path_within(home, dir));
+}
+
+/* Does the runner that was named lie in the project it runs in: its
+ * node_modules/.bin, found first on PATH as direnv's `layout node` puts it
+ * there, or a .venv's pipx?  Then the tool the fetch phase would run (the
+ * npm beside that npx, that pnpm, that pipx) is the repository's own
+ * code, and the cache it fills is shared by every project of the user:
+ * a later `npx -y PKG` anywhere would run what it put there as cached.
+ * Judged by the path as named and where its links lead. */
+static bool runner_in_project(const struct moat_policy *p, const char *home)
+{
+	cleanup_free char *npm_project = npm_project_dir(p->cwd);
+	const char *dirs[] = {p->cwd, p->git_work_tree, npm_project};
+	char real[PATH_MAX];
+	bool resolved = realpath(p->exe, real) != NULL;
+
+	for (size_t i = 0; i < ARRAY_LEN(dirs); i++)
+		if (a_project(dirs[i], home) && (path_within(p->exe, dirs[i]) || (resolved && path_within(real, dirs[i]))))
+			return true;
+	return false;
+}
+
 /* The global node_modules of the npm that runs: npm's own package sits in
  * it (/usr/lib/node_modules/npm/bin/npx-cli.js). */
 static char *npm_global_dir(const char *exe)
@@ -361,6 +388,13 @@ int runner_detect(const struct moat_policy *p, char *const *env, struct runner_c
 	rc->kind = def->kind;
 	rc->tool = def->tool;
 	rc->opts_at = first;
+	if (def->kind != RUNNER_KIND_OTHER && runner_in_project(p, config_getenv(env, "HOME"))) {
+		runner_as_written(rc, true,
+				  "%s is the project's own (%s): the fetch would run the project's code to fill the "
+				  "package cache every project shares; %s runs as written, in one sandbox",
+				  rc->name, p->exe, rc->name);
+		return 0;
+	}
 	if (def->kind == RUNNER_KIND_PIPX)
 		return pipx_detect(p, first, env, rc, err);
 	if (def->kind == RUNNER_KIND_OTHER) {

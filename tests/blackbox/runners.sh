@@ -373,6 +373,36 @@ rm -f "$P/own.sh"
 out=$(m run --dry-run -- npx -y --foo moat-hello 2>&1 >/dev/null)
 like "$out" "^moat: npx: moat does not know the option --foo" "an npx option moat does not know: as written, and said on stderr"
 
+# --- a project's own npx (direnv's `layout node` puts node_modules/.bin first on
+# PATH): a link to a project's node_modules/npm/bin/npx-cli.js is npm's npx by
+# its path, and the fetch ran the npm beside it -- the repository's code --
+# with the cache every project shares writable.  It filled the cache of
+# moat-hello@1.0.0 with its own install, which a later `npx -y
+# moat-hello@1.0.0` from any other project ran as cached.  Now such an npx
+# runs as written, in one sandbox, and the cache stays the registry's.
+mkdir -p "$P/node_modules/npm/bin" "$P/node_modules/.bin" "$SCRATCH/other"
+printf '#!/usr/bin/env node\nconsole.log("project npx ran")\n' >"$P/node_modules/npm/bin/npx-cli.js"
+cat >"$P/node_modules/npm/bin/npm" <<'EOF2'
+#!/bin/sh
+d="$npm_config_cache/_npx/0123456789abcdef"
+mkdir -p "$d/node_modules/moat-hello" "$d/node_modules/.bin"
+echo '{"_npx": {"packages": ["moat-hello@1.0.0"]}}' >"$d/package.json"
+echo '{"name": "moat-hello", "version": "1.0.0", "bin": {"moat-hello": "x.sh"}}' >"$d/node_modules/moat-hello/package.json"
+printf '#!/bin/sh\necho POISONED\n' >"$d/node_modules/moat-hello/x.sh"
+chmod 0755 "$d/node_modules/moat-hello/x.sh"
+ln -sf ../moat-hello/x.sh "$d/node_modules/.bin/moat-hello"
+EOF2
+chmod 0755 "$P/node_modules/npm/bin/npx-cli.js" "$P/node_modules/npm/bin/npm"
+ln -s ../npm/bin/npx-cli.js "$P/node_modules/.bin/npx"
+ln -s ../npm/bin/npm "$P/node_modules/.bin/npm"
+chmod -R a+rX "$P/node_modules" "$SCRATCH/other"
+out=$(PATH="$P/node_modules/.bin:$PATH" m run -- npx -y moat-hello@1.0.0 a 2>&1)
+is "$out" "moat: npx is the project's own ($P/node_modules/.bin/npx): the fetch would run the project's code to fill the package cache every project shares; npx runs as written, in one sandbox
+project npx ran" "a project's own npx (node_modules/.bin first on PATH): as written, saying why; no fetch phase"
+out=$(cd "$SCRATCH/other" && m run -- npx -y moat-hello@1.0.0 b 2>/dev/null)
+is "$?/$out" "0/moat-hello ran b" "  control: npx -y moat-hello@1.0.0 from another directory runs the registry's package, not one the project put in the cache"
+rm -rf "$P/node_modules" "$SCRATCH/other"
+
 # --- --write of a path that does not exist --------------------------------------
 out=$(m run --write ./data -- /bin/true 2>&1)
 is "$?" 125 "--write ./data that does not exist: 125"

@@ -79,13 +79,18 @@ static const char *str(const json_t *o, const char *key)
 	return shown;
 }
 
-/* A value as a person reads it: a string bare, anything else as JSON. */
+/* A value as a person reads it: a string bare, anything else as JSON.  A
+ * string escaped as str() escapes one: a profile's path can be a
+ * directory a repository named (`--write "REPO/\e]0;...\a"`, the grant
+ * list's own hint gives). */
 static void put_value(FILE *f, const json_t *v)
 {
 	char *t;
 
 	if (json_is_string(v)) {
-		fprintf(f, "%s", json_string_value(v));
+		cleanup_free char *shown = moat_text_shown(json_string_value(v));
+
+		fprintf(f, "%s", shown);
 		return;
 	}
 	t = json_dumps(v, JSON_ENCODE_ANY);
@@ -98,6 +103,7 @@ static void put_value(FILE *f, const json_t *v)
 static void put_keys(FILE *f, const char *prefix, const json_t *obj, const char **sep)
 {
 	const char *key;
+	char *shown_key;
 	json_t *v, *item;
 	size_t i;
 
@@ -106,7 +112,9 @@ static void put_keys(FILE *f, const char *prefix, const json_t *obj, const char 
 		if (json_is_object(v)) {
 			char sub[256];
 
-			snprintf(sub, sizeof(sub), "%s%s.", prefix, key);
+			shown_key = moat_text_shown(key);
+			snprintf(sub, sizeof(sub), "%s%s.", prefix, shown_key);
+			free(shown_key);
 			put_keys(f, sub, v, sep);
 			continue;
 		}
@@ -116,7 +124,9 @@ static void put_keys(FILE *f, const char *prefix, const json_t *obj, const char 
 			put_value(f, v);
 			continue;
 		}
-		fprintf(f, "%s%s", prefix, key);
+		shown_key = moat_text_shown(key);
+		fprintf(f, "%s%s", prefix, shown_key);
+		free(shown_key);
 		if (!json_is_array(v)) {
 			fputc(' ', f);
 			put_value(f, v);

@@ -266,6 +266,20 @@ like "$(cat "$SCRATCH/esc.out")" 'wrapped a\\x1b\[2J\\x09b\\x0ac ' "  wrap: the 
 m mcp unwrap --config "$ESCCFG" >"$SCRATCH/esc.out" 2>&1
 ok "$(LC_ALL=C grep -c "$(printf '[\033\t]')" "$SCRATCH/esc.out")" "  and unwrapped, its output without one either"
 
+# A profile's path can be a directory a repository named (list's own hint
+# says `--write DIR` for a directory among the server's arguments): list
+# shows the profile's values escaped too.
+ESCDIR="$BASE/d$(printf '\033')]0;PWNED$(printf '\007')x"
+mkdir -p "$ESCDIR"
+printf '{"mcpServers": {"plain": {"command": "npx", "args": ["pkg"]}}}\n' >"$ESCCFG"
+m mcp wrap --config "$ESCCFG" --write "$ESCDIR" >"$SCRATCH/esc.out" 2>&1
+m mcp list --config "$ESCCFG" >>"$SCRATCH/esc.out" 2>&1
+ok "$(LC_ALL=C grep -c "$(printf '[\033\007]')" "$SCRATCH/esc.out")" "a profile granting a directory named with an escape sequence: no escape byte in list's output"
+[ "$(LC_ALL=C grep -c "$(printf '[\033\007]')" "$SCRATCH/esc.out")" = 0 ] || diag "$(cat -A "$SCRATCH/esc.out")"
+like "$(cat "$SCRATCH/esc.out")" 'wrapped .*\(mcp; write .*/d\\x1b\]0;PWNED\\x07x\)' "  the path shown escaped in the POLICY column"
+m mcp unwrap --config "$ESCCFG" >/dev/null 2>&1
+rm -rf "$ESCDIR"
+
 # A server that runs a container: the sandbox would hold docker's client,
 # which cannot reach the daemon that starts the container (nor should it).
 CONT=$BASE/containers.json

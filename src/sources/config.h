@@ -50,6 +50,15 @@
  * started from a client's cwd (HOME or /), which `exec` refuses to grant. */
 #define MOAT_SERVER_DEFAULT_PROFILE "mcp"
 
+/* The most servers and profiles one file defines.  A client's file holds a
+ * few servers and wrap's policy file one profile each; `moat mcp list`
+ * plans every server of every client file it finds (~3 ms each), a cloned
+ * repository's `.mcp.json` among them, and the loader compares each name
+ * with those before it: 500000 servers in the 16 MiB a file may hold kept
+ * list and `moat run --config` busy for tens of minutes. */
+#define CONFIG_MAX_SERVERS 1000
+#define CONFIG_MAX_PROFILES 4096
+
 /* A read, write or deny rule, resolved at load time. */
 struct config_path {
 	char *path; /* absolute, normalised */

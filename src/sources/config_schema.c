@@ -1610,6 +1610,12 @@ static int load_servers(const struct loader *L, const struct toml_keyval *top)
 			keep(L);
 			continue;
 		}
+		if (L->c->n_servers == CONFIG_MAX_SERVERS) {
+			fail(L, kv->pos, kp, "more than %d servers: the most moat reads in one file", CONFIG_MAX_SERVERS);
+			moat_error_hint(L->err, "a client's file holds a few; split the rest into files of their own");
+			keep(L);
+			return 0;
+		}
 		L->c->servers = moat_xrealloc(L->c->servers, (L->c->n_servers + 1) * sizeof(*L->c->servers));
 		srv = &L->c->servers[L->c->n_servers++];
 		memset(srv, 0, sizeof(*srv));
@@ -1678,6 +1684,13 @@ static int load_profiles(const struct loader *L, const struct toml_keyval *top)
 			     kv->key, kv->key);
 			keep(L);
 			continue;
+		}
+		if (L->c->n_profiles == CONFIG_MAX_PROFILES) {
+			fail(L, kv->pos, kp, "more than %d profiles: the most moat reads in one file",
+			     CONFIG_MAX_PROFILES);
+			moat_error_hint(L->err, "split them into files of their own");
+			keep(L);
+			return 0;
 		}
 		L->c->profiles = moat_xrealloc(L->c->profiles, (L->c->n_profiles + 1) * sizeof(*L->c->profiles));
 		pr = &L->c->profiles[L->c->n_profiles++];

@@ -481,16 +481,26 @@ bad:
 		e->skip = "its command and args are not a list of strings moat can read";
 }
 
-static void read_servers(struct mcp_file *f, const struct toml_value *servers, const char *parent, const char *self)
+/* -1 (err set) past CONFIG_MAX_SERVERS: each entry is planned for list's
+ * verdict, and a cloned repository's `.mcp.json` is read unasked. */
+static int read_servers(struct mcp_file *f, const struct toml_value *servers, const char *parent, const char *self,
+			struct moat_error *err)
 {
 	size_t i;
 
 	if (!servers || servers->type != TOML_TABLE)
-		return;
+		return 0;
 	for (i = 0; i < toml_table_len(servers); i++) {
 		const struct toml_keyval *kv = toml_table_at(servers, i);
 		struct mcp_entry *e;
 
+		if (f->n_entries == CONFIG_MAX_SERVERS) {
+			cleanup_free char *kp = config_keypath(parent, kv->key, kv->key_len);
+
+			moat_error_set(err, MOAT_E_CONFIG, 0, "%s:%d:%d: %s: more than %d servers: the most moat reads "
+				       "in one file", f->path, kv->pos.line, kv->pos.col, kp, CONFIG_MAX_SERVERS);
+			return moat_error_hint(err, "a client's file holds a few servers: moat reads none of this one's");
+		}
 		f->entries = moat_xrealloc(f->entries, (f->n_entries + 1) * sizeof(*f->entries));
 		e = &f->entries[f->n_entries++];
 		memset(e, 0, sizeof(*e));
@@ -503,6 +513,7 @@ static void read_servers(struct mcp_file *f, const struct toml_value *servers, c
 		}
 		read_entry(e, kv->value, f->client, self);
 	}
+	return 0;
 }
 
 int mcp_file_parse(const char *path, enum mcp_client client, char *text, size_t len, const char *project,
@@ -546,8 +557,8 @@ int mcp_file_parse(const char *path, enum mcp_client client, char *text, size_t 
 	for (i = 0; i < toml_table_len(f->root); i++) {
 		const struct toml_keyval *kv = toml_table_at(f->root, i);
 
-		if (in_list(kv->key, containers))
-			read_servers(f, kv->value, kv->key, self);
+		if (in_list(kv->key, containers) && read_servers(f, kv->value, kv->key, self, err) < 0)
+			goto fail;
 	}
 	/* Claude Code keeps a project's own servers (its "local" scope) in
 	 * ~/.claude.json under the project's path. */
@@ -556,7 +567,8 @@ int mcp_file_parse(const char *path, enum mcp_client client, char *text, size_t 
 		cleanup_free char *kp = config_keypath("projects", project, strlen(project));
 		cleanup_free char *servers = config_keypath(kp, "mcpServers", 10);
 
-		read_servers(f, toml_table_get(p, "mcpServers"), servers, self);
+		if (read_servers(f, toml_table_get(p, "mcpServers"), servers, self, err) < 0)
+			goto fail;
 	}
 	*out = f;
 	return 0;

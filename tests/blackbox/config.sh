@@ -260,6 +260,31 @@ done
 out=$(timeout 20 "$MOAT" config check "$SCRATCH/proj/enough.json" 2>&1); rc=$?
 is "$rc" 0 "control: 900,000 values are read ($(echo "$out" | head -c 100))"
 rm -f "$SCRATCH/proj/many.json" "$SCRATCH/proj/many.toml" "$SCRATCH/proj/enough.json"
+# Within those values, 500000 servers: the loader compared each name with
+# those before it, and `moat mcp list` plans each one for its verdict, in a
+# cloned repository's .mcp.json too (100000 took 49 s to load, and list 3
+# minutes).  At most 1000 servers and 4096 profiles in a file.
+/usr/bin/python3 -c 'import json, sys
+d = sys.argv[1]
+json.dump({"mcpServers": {"s%d" % i: {"command": "sh"} for i in range(300000)}}, open(d + "/servers.json", "w"))
+json.dump({"mcpServers": {"s%d" % i: {"command": "sh"} for i in range(1000)}}, open(d + "/servers1000.json", "w"))
+open(d + "/profiles.toml", "w").write("".join("[profiles.p%d]\nextends = \"mcp\"\n" % i for i in range(40000)))
+open(d + "/profiles4096.toml", "w").write("".join("[profiles.p%d]\nextends = \"mcp\"\n" % i for i in range(4096)))' "$SCRATCH/proj"
+out=$(timeout 20 "$MOAT" config check "$SCRATCH/proj/servers.json" 2>&1); rc=$?
+is "$rc" 125 "300000 servers in a file: refused (within 20 s)"
+like "$out" "servers.json:1:[0-9]+: mcpServers.s1000: more than 1000 servers: the most moat reads in one file" "  naming the first one past the bound"
+out=$(timeout 20 "$MOAT" config check "$SCRATCH/proj/profiles.toml" 2>&1); rc=$?
+is "$rc" 125 "40000 profiles in a file: refused (within 20 s)"
+like "$out" "profiles.toml:8193:[0-9]+: profiles.p4096: more than 4096 profiles: the most moat reads in one file" "  naming the first one past the bound"
+mkdir -p "$SCRATCH/bigproj" && mv "$SCRATCH/proj/servers.json" "$SCRATCH/bigproj/.mcp.json"
+out=$(cd "$SCRATCH/bigproj" && HOME="$SCRATCH/bigproj" timeout 20 "$MOAT" mcp list 2>&1); rc=$?
+is "$rc" 125 "  moat mcp list in a project whose .mcp.json holds them: the file is not read (exit 125, within 20 s)"
+like "$out" "cannot read it: .*/.mcp.json:1:[0-9]+: mcpServers.s1000: more than 1000 servers" "  and says why"
+out=$(timeout 60 "$MOAT" config check "$SCRATCH/proj/servers1000.json" 2>&1); rc=$?
+is "$rc:$out" "0:$SCRATCH/proj/servers1000.json: ok (1000 servers)" "control: 1000 servers are read"
+out=$(timeout 60 "$MOAT" config check "$SCRATCH/proj/profiles4096.toml" 2>&1); rc=$?
+is "$rc:$out" "0:$SCRATCH/proj/profiles4096.toml: ok (0 servers)" "control: 4096 profiles are read"
+rm -rf "$SCRATCH/bigproj" "$SCRATCH/proj/servers1000.json" "$SCRATCH/proj/profiles.toml" "$SCRATCH/proj/profiles4096.toml"
 # json.dumps writes a float 64.0: said as such, not "got a number".
 bad pids-float.json '{"mcpServers": {"s": {"command": "sh", "sandbox": {"pids": 64.0}}}}' \
 	"mcpServers.s.sandbox.pids: expected a positive whole number, got 64.0, a number written with a point; write 64"

@@ -827,8 +827,17 @@ static char *entry_unvouched(const struct ctx *c, const struct loaded *l, const 
 		at = mcp_moat_index(e->argv, e->argc, c->r->moat);
 		if (at >= 0 && (size_t)at + 1 < e->argc && strcmp(e->argv[at + 1], "run") == 0)
 			*path = cli_run_config_file((int)(e->argc - (size_t)at - 1), e->argv + at + 1);
-		if (*path && !policy_file_given(c, *path))
+		if (*path && !policy_file_given(c, *path)) {
 			why = not_given(c);
+		} else if (!*path && strcmp(l->scope, "project") == 0) {
+			/* Its options are the policy, and a cloned repository
+			 * wrote them (`moat run --write ~ --net all -- srv`):
+			 * a dry run of them would show the project's choice as
+			 * the server's sandbox, "enforced". */
+			*path = l->src.shown;
+			why = moat_xstrdup("the options of its moat run are the project's own words, which a cloned "
+					   "repository chooses: --write ~, --net all, --mode off");
+		}
 	}
 	if (!why)
 		return NULL;

@@ -405,5 +405,33 @@ if [ "$(id -u)" = 0 ]; then
 else
 	for i in 1 2 3 4 5 6; do skip "another user's HOME needs root to make (uid $(id -u))"; done
 fi
+# --- 7. moat by hand in a project's file, its options the project's words
+# `moat run --write HOME --net all -- srv` in a cloned .mcp.json was listed
+# "by-hand ... enforced": the dry run of the project's own options, shown
+# as the server's sandbox.  Now not vouched for, as a --config of the
+# project's is.  Control: the same entry in the user's own file keeps its
+# verdict.
+rm -rf "$P/.mcp.json" "$P/sub"
+BYHAND="{\"mcpServers\":{\"wide\":{\"command\":\"$MOAT\",\"args\":[\"run\",\"--write\",\"$H\",\"--net\",\"all\",\"--\",\"/bin/cat\",\"$H/canary\"]}}}"
+printf '%s\n' "$BYHAND" >"$P/.mcp.json"
+like "$(launch "$P/.mcp.json" wide)" "a secret in HOME" "control: the project's by-hand entry runs its server with HOME granted: it reads HOME"
+out=$(m mcp list 2>&1)
+like "$out" "^  wide .* by-hand +by hand +runs moat with a policy file moat's wrap did not write for it: $P/.mcp.json -- not vouched for \\(the options of its moat run are the project's own words" \
+	"list: moat by hand with the project's own options (--write HOME --net all): not vouched for"
+unlike "$out" "^  wide .* enforced\$" "  no verdict of the project's options given as the server's"
+is "$(m mcp list --json 2>/dev/null | $PY -c 'import json, sys
+for f in json.load(sys.stdin)["files"]:
+    for s in f["servers"]:
+        if s["name"] == "wide": print(f["scope"], s["state"], s["verdict"]["status"])')" "project by-hand unvouched" \
+	"  list --json: state by-hand, verdict unvouched"
+rm -f "$P/.mcp.json"
+cp "$H/.claude.json" "$BASE/claude.orig" 2>/dev/null
+printf '%s\n' "$BYHAND" >"$H/.claude.json"
+is "$(m mcp list --json 2>/dev/null | $PY -c 'import json, sys
+for f in json.load(sys.stdin)["files"]:
+    for s in f["servers"]:
+        if s["name"] == "wide": print(f["scope"], s["state"], s["verdict"]["status"])')" "user by-hand enforced" \
+	"control: the same entry in the user's own ~/.claude.json: by-hand, its verdict enforced"
+if [ -e "$BASE/claude.orig" ]; then mv "$BASE/claude.orig" "$H/.claude.json"; else rm -f "$H/.claude.json"; fi
 
 done_testing

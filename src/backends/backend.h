@@ -318,8 +318,10 @@ int backend_work_dir(const struct moat_backend *b, struct backend_plan *bp, stru
 /* --- helpers for compile() (backends/util.c) ----------------------------- */
 
 /* The first of b->tools found in PATH (then /usr/bin, /usr/sbin, /bin,
- * /sbin), as a new absolute path, or NULL.  `which` (may be NULL) receives
- * the tool's name. */
+ * /sbin), as a new absolute path, or NULL; PATH's entries in the project
+ * around the current directory are passed over (a repository's
+ * node_modules/.bin/bwrap would run as the sandbox).  `which` (may be
+ * NULL) receives the tool's name. */
 char *backend_find_tool(const struct moat_backend *b, const char **which);
 
 void backend_plan_init(struct backend_plan *bp);

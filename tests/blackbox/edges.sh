@@ -294,12 +294,14 @@ if case " $BACKENDS " in *" bwrap "*) true ;; *) false ;; esac; then
 	is $? 1 "control: bwrap running a command that exits 1 gives 1"
 	# oci: moat __init says when it starts the command; runc failing before
 	# that (a stand-in runc first on PATH) is a set-up failure, not exit 1.
+	# The stand-ins lie outside the current directory: a tool on PATH
+	# in the project around it is passed over (project_tools.sh).
 	if "$MOAT" run --backend oci --dry-run -- /bin/true 2>/dev/null | grep -q '"status": "enforced"'; then
-		mkdir -p "$SCRATCH/fakerunc"
-		printf '#!/bin/sh\necho "runc run failed: stand-in" >&2\nexit 1\n' >"$SCRATCH/fakerunc/runc"
-		chmod 755 "$SCRATCH/fakerunc/runc"
+		mkdir -p "$REPORTS/fakerunc"
+		printf '#!/bin/sh\necho "runc run failed: stand-in" >&2\nexit 1\n' >"$REPORTS/fakerunc/runc"
+		chmod 755 "$REPORTS/fakerunc/runc"
 		rm -f "$REPORTS/fakerunc.json"
-		PATH="$SCRATCH/fakerunc:$PATH" "$MOAT" run --backend oci --report "$REPORTS/fakerunc.json" -- /bin/true \
+		PATH="$REPORTS/fakerunc:$PATH" "$MOAT" run --backend oci --report "$REPORTS/fakerunc.json" -- /bin/true \
 			2>/dev/null
 		is "$?/$(runf "$REPORTS/fakerunc.json" executed)" "125/False" "oci: runc failing in its set-up: exit 125, executed false"
 		like "$(runf "$REPORTS/fakerunc.json" failure)" "runc run failed: stand-in" \
@@ -312,11 +314,11 @@ if case " $BACKENDS " in *" bwrap "*) true ;; *) false ;; esac; then
 	# The tool's own words reach the report: bwrap speaks into a pipe of
 	# moat's until moat __init puts the caller's stderr back for the
 	# command.  A stand-in bwrap first PATH that fails as bwrap does.
-	mkdir -p "$SCRATCH/fakebw"
-	printf '#!/bin/sh\necho "bwrap: Creating new namespace failed: stand-in" >&2\nexit 1\n' >"$SCRATCH/fakebw/bwrap"
-	chmod 755 "$SCRATCH/fakebw/bwrap"
+	mkdir -p "$REPORTS/fakebw"
+	printf '#!/bin/sh\necho "bwrap: Creating new namespace failed: stand-in" >&2\nexit 1\n' >"$REPORTS/fakebw/bwrap"
+	chmod 755 "$REPORTS/fakebw/bwrap"
 	rm -f "$REPORTS/fakebw.json"
-	PATH="$SCRATCH/fakebw:$PATH" "$MOAT" run --backend bwrap --report "$REPORTS/fakebw.json" -- /bin/true \
+	PATH="$REPORTS/fakebw:$PATH" "$MOAT" run --backend bwrap --report "$REPORTS/fakebw.json" -- /bin/true \
 		2>"$SCRATCH/fakebw.err"
 	is $? 125 "bwrap failing in its set-up: exit 125"
 	like "$(runf "$REPORTS/fakebw.json" failure)" "failed to set up the sandbox.*: bwrap: Creating new namespace failed: stand-in" \

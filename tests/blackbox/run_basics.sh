@@ -240,6 +240,19 @@ out=$(env -i PATH=/usr/bin:/bin HOME=/nonexistent-home LANG=C.UTF-8 LC_ALL=C XDG
 	"$MOAT" run --profile strict --env A=1 --env-pass FOO -- /usr/bin/env 2>/dev/null | sort | tr '\n' ' ')
 is "$out" "A=1 COLORTERM=truecolor FOO=passed HOME=/nonexistent-home LANG=C.UTF-8 LANGUAGE=de LC_ALL=C NO_COLOR=1 PATH=/usr/bin:/bin SSL_CERT_FILE=/etc/ssl/certs/ca-certificates.crt TERM=xterm-256color TZ=Asia/Tokyo XDG_DATA_HOME=/x " \
 	"the child's environment is exactly the safe set plus --env and --env-pass"
+# A name passes whole, never as the start of a longer one: --env-pass FOO
+# and the safe set's PATH, HOME, TERM and TZ name those variables only
+# (TERMINFO and TZDIR name directories terminfo and tzdata are read from,
+# which do not pass: policy/env.c).  The control names the longer ones and
+# sees them arrive, so the probe would have seen a leak.
+long_env=(env -i PATH=/usr/bin:/bin HOME=/nonexistent-home TERM=xterm TZ=UTC FOO=passed FOOBAR=leak
+	TERMINFO=/leak TZDIR=/leak PATHX=leak HOMEX=leak)
+out=$("${long_env[@]}" "$MOAT" run --profile strict --env-pass FOO -- /usr/bin/env 2>/dev/null | sort | tr '\n' ' ')
+is "$out" "FOO=passed HOME=/nonexistent-home PATH=/usr/bin:/bin TERM=xterm TZ=UTC " \
+	"env.curated: a variable whose name begins with a passed one (FOOBAR, TERMINFO, TZDIR, PATHX, HOMEX) does not pass"
+out=$("${long_env[@]}" "$MOAT" run --profile strict --env-pass FOO --env-pass FOOBAR --env-pass TERMINFO \
+	-- /usr/bin/env 2>/dev/null | grep -cE '^(FOOBAR|TERMINFO)=')
+is "$out" 2 "  control: named with --env-pass, FOOBAR and TERMINFO do pass"
 # The zone set only in TZ (a container's /etc/localtime is UTC): the
 # command tells the time as the host's programs do.
 is "$(TZ=Asia/Tokyo "$MOAT" run --profile strict -- date -d @0 +%H 2>/dev/null)" "09" \

@@ -158,6 +158,20 @@ is "$(run -- "$HELPER" tfo svc.test "$P2")" "ERR EOPNOTSUPP" \
 is "$(run -- curl --tcp-fastopen -sS -m 10 "http://svc.test:$P2/")" "hello from 127.0.0.2" \
 	"  curl --tcp-fastopen (TCP_FASTOPEN_CONNECT, then connect) reaches the allowed name"
 
+# --- a host socket swapped under a CONTINUE'd connect (kernel/netfence.c, top) -------
+# A connect with a non-INET address on a socket of the sandbox is CONTINUE'd:
+# the kernel runs it again, reading the number and the address afresh.  A
+# second thread swaps, under the number and in the address, the host socket a
+# failed allowed connect left (svc.test:$PC) and AF_INET 127.0.0.3:$P3.  Only
+# Landlock (no TCP connect right in the sandbox) refuses the kernel's re-run
+# on the host socket: each race won is EACCES, which nothing else on this
+# path answers.  At least one must be counted (else the run showed nothing:
+# the control), and the server must see nothing.  Without Landlock's TCP
+# rule (a mutation of kernel/landlock.c) it escaped within a few hundred tries.
+is "$(seen 127.0.0.3 "$P3" run -- "$HELPER" swaprace 127.0.0.3 "$P3" svc.test "$PC" 20000 |
+	sed -E 's/^HELD EACCES [1-9][0-9]* of/HELD EACCES n of/')" "HELD EACCES n of 20000 | 0" \
+	"a host socket swapped under a CONTINUE'd connect: the kernel's re-run is refused by Landlock (EACCES, races won > 0), nothing reached"
+
 # --- AF_UNSPEC, then a connect elsewhere; a socket dup'd before connect ------------
 is "$(seen 127.0.0.3 "$P3" run -- "$HELPER" unspec svc.test "$P2" 127.0.0.3 "$P3")" "ERR EISCONN | 0" \
 	"connected to the allowed name, AF_UNSPEC, connect to an address not on the list: EISCONN (the AF_UNSPEC is refused), nothing reached"

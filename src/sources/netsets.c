@@ -480,10 +480,18 @@ struct npm_scope {
 	struct setting v;
 };
 
+/* The most scoped registries (`@scope:registry=URL`) moat reads from one
+ * layer.  A project's .npmrc is the repository's words: each new scope is
+ * compared with those before it, here and again as a destination of the
+ * set, and 28000 scope lines in a 1 MiB file kept moat busy for 10 s
+ * before the command started. */
+#define NPM_MAX_SCOPES 1000
+
 struct npm_layer {
 	struct setting keys[NK__COUNT];
 	struct npm_scope *scopes;
 	size_t n_scopes, cap_scopes;
+	char *too_many; /* "FILE:LINE" of the first scope past NPM_MAX_SCOPES */
 	char *file;   /* the file read, or NULL */
 	bool project; /* a file the project chose: its .npmrc, or one that file
 		       * names (userconfig, globalconfig, prefix) */
@@ -513,6 +521,7 @@ static void npm_layers_free(struct npm_layer *l)
 		}
 		free(l[i].scopes);
 		free(l[i].file);
+		free(l[i].too_many);
 	}
 }
 
@@ -540,6 +549,11 @@ static void npm_set(struct npm_layer *l, const char *key, const char *value, con
 			setting_set(&l->scopes[i].v, value, where);
 			return;
 		}
+	if (l->n_scopes == NPM_MAX_SCOPES) {
+		if (!l->too_many)
+			l->too_many = moat_xstrdup(where);
+		return;
+	}
 	l->scopes = moat_xgrow(l->scopes, &l->cap_scopes, l->n_scopes, sizeof(*l->scopes));
 	memset(&l->scopes[l->n_scopes], 0, sizeof(*l->scopes));
 	l->scopes[l->n_scopes].key = moat_xstrdup(key);
@@ -772,6 +786,17 @@ static void npm_read_layer(struct expand *x, struct npm_layer *l, const char *fi
 	}
 }
 
+/* -1 with the error when the layer named more scopes than moat reads. */
+static int npm_layer_bounded(struct expand *x, const struct npm_layer *l)
+{
+	if (!l->too_many)
+		return 0;
+	moat_error_set(x->err, MOAT_E_CONFIG, 0, "%s: more than %d scoped registries (@scope:registry): the most moat "
+		       "reads from one npmrc or environment", l->too_many, NPM_MAX_SCOPES);
+	return moat_error_hint(x->err, "keep the scopes the command needs, or allow the registries with --allow-net "
+				       "HOST:PORT instead of %s", x->set);
+}
+
 static int npm_load_file(struct expand *x, struct npm_layer *l, const char *file)
 {
 	cleanup_free char *text = NULL;
@@ -781,7 +806,7 @@ static int npm_load_file(struct expand *x, struct npm_layer *l, const char *file
 	l->file = moat_xstrdup(file);
 	if (text)
 		npm_read_layer(x, l, file, text);
-	return 0;
+	return npm_layer_bounded(x, l);
 }
 
 /* npm_config_* variables, any case: the key after the prefix, lowercased,
@@ -941,6 +966,8 @@ static int expand_npm(struct expand *x)
 	 * name the user file), user (which may name the global one or the
 	 * prefix), global. */
 	npm_env_layer(x, &l[NPM_ENV]);
+	if (npm_layer_bounded(x, &l[NPM_ENV]) < 0)
+		goto out;
 	if ((builtin = npm_builtin(x)) && npm_load_file(x, &l[NPM_BUILTIN], builtin) < 0)
 		goto out;
 	g = npm_get(l, NPM_ENV, NPM__LAYERS, NK_GLOBAL, NULL);

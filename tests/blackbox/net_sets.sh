@@ -102,6 +102,25 @@ cp "$SCRATCH/npmrc.good" "$H/.npmrc"
 m run "${BASE[@]}" --dry-run --allow-net @npm -- /bin/true >/dev/null 2>&1
 is "$?" 0 "  control: the npmrc without that line is accepted"
 
+# --- a project's .npmrc with thousands of scoped registries ---------------------
+# Each new scope was compared with every one before it (and again as a
+# destination): 28000 lines of a cloned repository's .npmrc, within the
+# 1 MiB a file may hold, kept moat busy 10 s before the command started.
+# More than 1000 in one npmrc: refused at the first one past, at once.
+MS=$SCRATCH/manyscopes
+mkdir -p "$MS"
+seq 1 28000 | sed "s|.*|@s&:registry=http://r.t:$P1/|" >"$MS/.npmrc"
+t0=$(date +%s%N)
+(cd "$MS" && m run "${BASE[@]}" --dry-run --allow-net @npm -- /bin/true >/dev/null 2>"$SCRATCH/e5")
+rc=$? t1=$(date +%s%N)
+is "$rc" 125 "a project's .npmrc with 28000 scoped registries: refused (125)"
+is "$(head -1 "$SCRATCH/e5")" "moat: --allow-net @npm: $MS/.npmrc:1001: more than 1000 scoped registries (@scope:registry): the most moat reads from one npmrc or environment" \
+	"  naming the file and the line of the first one past"
+ok "$([ $(((t1 - t0) / 1000000)) -lt 3000 ] && echo 0 || echo 1)" "  within 3 s ($(((t1 - t0) / 1000000)) ms)"
+sed -i '1001,$d' "$MS/.npmrc"
+(cd "$MS" && m run "${BASE[@]}" --dry-run --allow-net @npm -- /bin/true >/dev/null 2>&1)
+is "$?" 0 "  control: 1000 of them are read"
+
 # --- a registry a project's .npmrc names in a private range --------------------
 # A cloned repository's .npmrc chooses npm's registries, not what on the
 # user's host or network @npm opens: a registry it names on the host's

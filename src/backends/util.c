@@ -49,6 +49,7 @@ HINT_FITS(HOST_HINT_CGROUP2);
 #include "util/rmtree.h"
 #include "util/mem.h"
 #include "util/path.h"
+#include "util/projpath.h"
 
 void backend_plan_init(struct backend_plan *bp)
 {
@@ -60,67 +61,10 @@ void backend_plan_init(struct backend_plan *bp)
 	bp->stderr_to = -1;
 }
 
-/* The project around the current directory, whose PATH entries are not
- * searched for a sandbox tool: the directory itself and the nearest one
- * above it holding a `.git` or a `package.json` (direnv's `layout node`
- * and `PATH_add bin` put the project's node_modules/.bin and bin/ first on
- * PATH, and a cloned repository's `bwrap` there would run as the sandbox,
- * outside it).  Never "/", HOME or above it: where the user keeps his own
- * tools (~/.local/bin). */
-struct tool_search {
-	char *roots[3];
-};
-
-static bool a_project_root(const char *dir, const char *home)
-{
-	return strcmp(dir, "/") != 0 && !(home && home[0] == '/' && path_within(home, dir));
-}
-
-static void tool_search_init(struct tool_search *ts)
-{
-	const char *home = getenv("HOME");
-	char cwd[4096];
-	size_t n = 0;
-
-	memset(ts, 0, sizeof(*ts));
-	if (!getcwd(cwd, sizeof(cwd)) || !a_project_root(cwd, home))
-		return;
-	ts->roots[n++] = moat_xstrdup(cwd);
-	for (size_t k = 0; k < 2; k++) {
-		cleanup_free char *d = moat_xstrdup(cwd);
-
-		for (;;) {
-			cleanup_free char *marker = moat_xasprintf("%s/%s", d, k == 0 ? ".git" : "package.json");
-			char *slash = strrchr(d, '/');
-
-			if (!a_project_root(d, home))
-				break;
-			if (access(marker, F_OK) == 0) {
-				ts->roots[n++] = steal_ptr(&d);
-				break;
-			}
-			if (!slash || slash == d)
-				break;
-			*slash = '\0';
-		}
-	}
-}
-
-static void tool_search_free(struct tool_search *ts)
-{
-	for (size_t i = 0; i < ARRAY_LEN(ts->roots); i++)
-		free(ts->roots[i]);
-}
-
-static bool in_project(const struct tool_search *ts, const char *dir)
-{
-	for (size_t i = 0; ts && i < ARRAY_LEN(ts->roots); i++)
-		if (ts->roots[i] && path_within(dir, ts->roots[i]))
-			return true;
-	return false;
-}
-
-static char *find_in(const char *dirs, const char *tool, const struct tool_search *ts)
+/* A sandbox tool is not looked up on PATH in the project around the
+ * current directory (util/projpath.h): a cloned repository's `bwrap` there
+ * would run as the sandbox, outside it. */
+static char *find_in(const char *dirs, const char *tool, const struct project_roots *pr)
 {
 	const char *d = dirs;
 
@@ -133,7 +77,7 @@ static char *find_in(const char *dirs, const char *tool, const struct tool_searc
 			cleanup_free char *dir = moat_xstrndup(d, len);
 
 			snprintf(path, sizeof(path), "%.*s/%s", (int)len, d, tool);
-			if (!in_project(ts, dir) && stat(path, &st) == 0 && S_ISREG(st.st_mode) && access(path, X_OK) == 0)
+			if (!project_roots_hold(pr, dir) && stat(path, &st) == 0 && S_ISREG(st.st_mode) && access(path, X_OK) == 0)
 				return moat_xstrdup(path);
 		}
 		d = end ? end + 1 : NULL;
@@ -144,22 +88,23 @@ static char *find_in(const char *dirs, const char *tool, const struct tool_searc
 char *backend_find_tool(const struct moat_backend *b, const char **which)
 {
 	const char *path_env = getenv("PATH");
-	struct tool_search ts;
+	struct project_roots pr;
+	char cwd[4096];
 	size_t i;
 
-	tool_search_init(&ts);
+	project_roots_init(&pr, getcwd(cwd, sizeof(cwd)), getenv("HOME"));
 	for (i = 0; i < ARRAY_LEN(b->tools) && b->tools[i]; i++) {
-		char *found = find_in(path_env, b->tools[i], &ts);
+		char *found = find_in(path_env, b->tools[i], &pr);
 		if (!found)
 			found = find_in("/usr/bin:/usr/sbin:/bin:/sbin", b->tools[i], NULL);
 		if (found) {
 			if (which)
 				*which = b->tools[i];
-			tool_search_free(&ts);
+			project_roots_free(&pr);
 			return found;
 		}
 	}
-	tool_search_free(&ts);
+	project_roots_free(&pr);
 	return NULL;
 }
 

@@ -303,7 +303,7 @@ int dlx_fetch_policy(const struct runner_call *rc, const struct moat_policy *ser
 	if (runner_fetch_sandbox(rc, server, home, out, err) < 0)
 		return -1;
 	/* Install scripts run with the node on PATH. */
-	runner_grant_node(out, NULL, path_env, home && home[0] == '/' ? home : NULL);
+	runner_grant_node(out, NULL, path_env, server->cwd, home && home[0] == '/' ? home : NULL);
 	if (runner_npm_network(rc, server, env, out, notes, err) < 0)
 		return -1;
 	/* The runner inside reads neither ~/.npmrc (a built-in secret) nor the

@@ -23,6 +23,7 @@
 #include "sources/config_common.h"
 #include "sources/resolve.h"
 #include "util/cleanup.h"
+#include "util/projpath.h"
 #include "util/file.h"
 #include "util/mem.h"
 #include "util/mkdirs.h"
@@ -575,10 +576,19 @@ bool runner_read_manifest(const char *file, const char *name, size_t name_len, c
 	return ok;
 }
 
+char *runner_lookup(const char *name, const char *path_env, const char *cwd, const char *home,
+		    struct moat_error *err)
+{
+	cleanup_free char *outside = path_outside_project(path_env, cwd, home);
+
+	return resolve_command(name, outside, "/", err);
+}
+
 /* The node beside `beside` (npm's own directory; NULL: none), else the one
  * on PATH (npm's `#!/usr/bin/env node`; what install scripts run with):
  * its installation read-only (an nvm node under HOME). */
-void runner_grant_node(struct moat_policy *p, const char *beside, const char *path_env, const char *home)
+void runner_grant_node(struct moat_policy *p, const char *beside, const char *path_env, const char *cwd,
+		       const char *home)
 {
 	cleanup_free char *dir = moat_xstrdup(beside ? beside : ""), *node = NULL;
 	struct moat_error ignored = {0};
@@ -589,7 +599,7 @@ void runner_grant_node(struct moat_policy *p, const char *beside, const char *pa
 	node = moat_xasprintf("%s/node", dir);
 	if (!beside || access(node, X_OK) != 0) {
 		free(node);
-		node = resolve_command("node", path_env, "/", &ignored);
+		node = runner_lookup("node", path_env, cwd, home, &ignored);
 	}
 	runner_grant_install(p, node, home, "package runner: the node that runs the package manager");
 }

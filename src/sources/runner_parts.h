@@ -136,9 +136,20 @@ struct json_t *runner_json_load(const char *file);
 bool runner_read_manifest(const char *file, const char *name, size_t name_len, const char *cmd, char **version,
 			  char **bin);
 
-/* The node beside `beside` (or NULL), else on PATH: its installation
- * read-only, for the fetch's install scripts. */
-void runner_grant_node(struct moat_policy *p, const char *beside, const char *path_env, const char *home);
+/* The node beside `beside` (or NULL), else on PATH outside the project
+ * around `cwd` (runner_lookup): its installation read-only, for the
+ * fetch's install scripts. */
+void runner_grant_node(struct moat_policy *p, const char *beside, const char *path_env, const char *cwd,
+		       const char *home);
+
+/* `name` on `path_env` with the entries in the project around `cwd`
+ * passed over (util/projpath.h): the tool a fetch phase runs, or the
+ * interpreter it grants, is never the repository's own (direnv puts its
+ * node_modules/.bin, .venv's bin, bin/ first on PATH); it would run with
+ * the fetch's network and the cache every project shares writable.  A new
+ * absolute path, or NULL with `err` set. */
+char *runner_lookup(const char *name, const char *path_env, const char *cwd, const char *home,
+		    struct moat_error *err);
 
 /* The fetch phase's network for an npm package: @npm (the registries npm
  * uses here) into out's allowlist, and rc->fetch_registry when something

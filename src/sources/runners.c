@@ -565,7 +565,8 @@ int runner_fetch_policy(const struct runner_call *rc, const struct moat_policy *
 		return pipx_fetch_policy(rc, server, env, out, notes, err);
 	if (rc->kind != RUNNER_KIND_NPM)
 		return dlx_fetch_policy(rc, server, env, out, notes, err);
-	/* The npm beside the npx that was named, else the one on PATH. */
+	/* The npm beside the npx that was named, else the one on PATH outside
+	 * the project. */
 	dir = moat_xstrdup(server->exe);
 	s = strrchr(dir, '/');
 	if (s)
@@ -573,7 +574,7 @@ int runner_fetch_policy(const struct runner_call *rc, const struct moat_policy *
 	npm = moat_xasprintf("%s/npm", dir);
 	if (access(npm, X_OK) != 0) {
 		free(npm);
-		npm = resolve_command("npm", path_env, server->cwd, err);
+		npm = runner_lookup("npm", path_env, server->cwd, home, err);
 		if (!npm)
 			return moat_error_wrap(err, "%s: fetching %s needs npm", rc->name, rc->packages[0]);
 	}
@@ -590,7 +591,7 @@ int runner_fetch_policy(const struct runner_call *rc, const struct moat_policy *
 	out->exe = moat_xstrdup(npm);
 	if (runner_fetch_sandbox(rc, server, home, out, err) < 0)
 		return -1;
-	runner_grant_node(out, npm, path_env, home && home[0] == '/' ? home : NULL);
+	runner_grant_node(out, npm, path_env, server->cwd, home && home[0] == '/' ? home : NULL);
 	if (runner_npm_network(rc, server, env, out, notes, err) < 0)
 		return -1;
 

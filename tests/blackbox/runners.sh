@@ -403,6 +403,46 @@ out=$(cd "$SCRATCH/other" && m run -- npx -y moat-hello@1.0.0 b 2>/dev/null)
 is "$?/$out" "0/moat-hello ran b" "  control: npx -y moat-hello@1.0.0 from another directory runs the registry's package, not one the project put in the cache"
 rm -rf "$P/node_modules" "$SCRATCH/other"
 
+# An npx with no npm beside it (a link to npm's npx-cli.js alone in a
+# directory of the user's tools, granted so that it runs as named) had its
+# fetch phase run the npm first on PATH: the project's node_modules/.bin/npm
+# under direnv's layout node, with the network to the registry, the cache
+# every project shares writable and the project's node_modules granted as
+# npm's installation.  And with no node beside the npm, the node granted to
+# the fetch was the one first on PATH, the project's, which npm's
+# `#!/usr/bin/env node` then ran in the fetch.  Both are now looked up on
+# PATH without the project's entries.
+mkdir -p "$P/node_modules/.bin" "$SCRATCH/tools" "$SCRATCH/tools2" "$SCRATCH/usertools"
+ln -s "$(readlink -f "$(command -v npx)")" "$SCRATCH/tools/npx"
+ln -s "$(readlink -f "$(command -v npx)")" "$SCRATCH/tools2/npx"
+printf '#!/bin/sh\nexec %s "$@"\n' "$(command -v npm)" >"$SCRATCH/tools2/npm"
+# The project's npm never runs; its node runs the package in the server
+# phase (as npx would), and says so when it runs in the fetch (its cwd).
+printf '#!/bin/sh\necho "project npm ran: $(cat %s 2>&1)" >&2\nexit 3\n' "$P/canary.txt" >"$P/node_modules/.bin/npm"
+printf '#!/bin/sh\ncase "$(pwd)" in */.cache/moat/*) echo "project node ran in the fetch: $(cat %s 2>&1)" >&2 ;; esac\nexec %s "$@"\n' \
+	"$P/canary.txt" "$(command -v node)" >"$P/node_modules/.bin/node"
+chmod 0755 "$P/node_modules/.bin/npm" "$P/node_modules/.bin/node" "$SCRATCH/tools2/npm"
+chmod -R a+rX "$P/node_modules" "$SCRATCH/tools" "$SCRATCH/tools2"
+for t in tools tools2; do
+	what=npm
+	[ "$t" = tools2 ] && what=node
+	# A HOME of its own: an empty cache, so the fetch phase runs.
+	mkdir -p "$SCRATCH/home-$t" && chmod 0755 "$SCRATCH/home-$t"
+	out=$(PATH="$P/node_modules/.bin:$SCRATCH/$t:$PATH" H=$SCRATCH/home-$t m run --read "$SCRATCH/$t" --report "$REPORTS/$t.json" -- npx -y moat-hello@1.0.0 c 2>"$SCRATCH/$t.err")
+	is "$?/$out" "0/moat-hello ran c" "the project's $what first on PATH, none beside npx's npm: the fetch takes the user's, and the package runs"
+	unlike "$(cat "$SCRATCH/$t.err")" "project (npm|node) ran" "  the project's npm and node did not run in the fetch"
+	is "$(jx "$REPORTS/$t.json" '[p["path"] for p in d["fetch"]["filesystem"]["paths"] if p["path"].startswith("'"$P"'")]')" "[]" \
+		"  nothing of the project is granted to the fetch"
+done
+# Control: the lookup is still PATH's, outside the project.
+printf '#!/bin/sh\necho "user npm ran" >&2\nexec %s "$@"\n' "$(command -v npm)" >"$SCRATCH/usertools/npm"
+chmod 0755 "$SCRATCH/usertools/npm"
+chmod -R a+rX "$SCRATCH/usertools"
+mkdir -p "$SCRATCH/home-user" && chmod 0755 "$SCRATCH/home-user"
+out=$(PATH="$P/node_modules/.bin:$SCRATCH/usertools:$SCRATCH/tools:$PATH" H=$SCRATCH/home-user m run --read "$SCRATCH/tools" -- npx -y moat-hello@1.0.0 d 2>&1)
+like "$out" "user npm ran" "  control: an npm of the user's on PATH, outside the project, is the one the fetch runs"
+rm -rf "$P/node_modules" "$SCRATCH/tools" "$SCRATCH/tools2" "$SCRATCH/usertools" "$SCRATCH"/home-*
+
 # --- --write of a path that does not exist --------------------------------------
 out=$(m run --write ./data -- /bin/true 2>&1)
 is "$?" 125 "--write ./data that does not exist: 125"

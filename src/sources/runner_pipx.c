@@ -354,11 +354,13 @@ static const char pipx_index_probe[] =
 
 /* The python pipx would make its venvs with: PIPX_DEFAULT_PYTHON, else the
  * one pipx runs on (its #! line: /usr/bin/python3 for Debian's pipx), else
- * python3 on PATH. */
+ * python3 on PATH outside the project (a `#!/usr/bin/env python3` pipx
+ * under direnv's `layout python` would find the project's). */
 static char *pipx_python(const struct moat_policy *server, char *const *env, const char *path_env)
 {
 	const struct moat_env_rule *r = policy_find_env(server, "PIPX_DEFAULT_PYTHON");
-	const char *v = r && r->value ? r->value : config_getenv(env, "PIPX_DEFAULT_PYTHON");
+	const char *v = r && r->value ? r->value : config_getenv(env, "PIPX_DEFAULT_PYTHON"),
+		   *home = config_getenv(env, "HOME");
 	cleanup_fclose FILE *f = NULL;
 	struct moat_error ignored = {0};
 	char line[PATH_MAX + 3];
@@ -366,7 +368,7 @@ static char *pipx_python(const struct moat_policy *server, char *const *env, con
 	if (v && v[0] == '/' && access(v, X_OK) == 0)
 		return moat_xstrdup(v);
 	if (v && *v && !strchr(v, '/'))
-		return resolve_command(v, path_env, "/", &ignored);
+		return runner_lookup(v, path_env, server->cwd, home, &ignored);
 	f = file_open_regular(server->exe, INT64_MAX); /* only its first line is read */
 	if (f && fgets(line, sizeof(line), f) && strncmp(line, "#!", 2) == 0) {
 		char *s = line + 2 + strspn(line + 2, " \t");
@@ -376,7 +378,7 @@ static char *pipx_python(const struct moat_policy *server, char *const *env, con
 		if (s[0] == '/' && !strstr(s, "/env") && access(s, X_OK) == 0)
 			return moat_xstrdup(s);
 	}
-	return resolve_command("python3", path_env, "/", &ignored);
+	return runner_lookup("python3", path_env, server->cwd, home, &ignored);
 }
 
 /* The index pip is told when nothing names one: its own default. */

@@ -324,6 +324,29 @@ is "$(jx "$SCRATCH/dry.json" '[d["runner"]["outcome"], d["fetch"]["policy"]["net
 valid_report "$SCRATCH/dry.json" "  and fits the schema"
 ok "$([ ! -e "$(cache_of "$SCRATCH/dry.json")" ] && echo 0 || echo 1)" "  and makes nothing (no cache directory)"
 
+# --- the python of a pipx with no #! of its own ---------------------------------
+# A pipx whose #! names no python (`#!/usr/bin/env python3`, as pip installs
+# it into a venv's bin or a user's tools) had the fetch make its venv with
+# the python3 first on PATH: the project's bin/python3 under direnv's
+# PATH_add bin, run with the index's network and the cache writable, and
+# its installation -- the whole project -- granted to the fetch.  Now
+# python3 is looked up on PATH without the project's entries.
+mkdir -p "$P/bin" "$SCRATCH/ptools" "$SCRATCH/home-py" "$SCRATCH/home-pyu" "$SCRATCH/upy"
+{ echo '#!/usr/bin/env python3'; tail -n +2 "$(command -v pipx)"; } >"$SCRATCH/ptools/pipx"
+printf '#!/bin/sh\ncase "$(pwd)" in */.cache/moat/*) echo "project python ran in the fetch: $(cat %s 2>&1)" >&2 ;; esac\nexec %s "$@"\n' \
+	"$P/canary.txt" "$PY" >"$P/bin/python3"
+printf '#!/bin/sh\ncase "$(pwd)" in */.cache/moat/*) echo "user python ran in the fetch" >&2 ;; esac\nexec %s "$@"\n' "$PY" >"$SCRATCH/upy/python3"
+chmod 0755 "$SCRATCH/ptools/pipx" "$P/bin/python3" "$SCRATCH/upy/python3" "$SCRATCH/home-py" "$SCRATCH/home-pyu"
+chmod -R a+rX "$P/bin" "$SCRATCH/ptools" "$SCRATCH/upy"
+out=$(PATH="$P/bin:$SCRATCH/ptools:$PATH" H=$SCRATCH/home-py m run --report "$REPORTS/pyproj.json" -- pipx run moat-pyhello e 2>"$SCRATCH/pyproj.err" </dev/null)
+is "$?/${out%%$'\n'*}" "0/moat-pyhello ran e" "a pipx without a python in its #!, the project's python3 first on PATH: fetched and run"
+unlike "$(cat "$SCRATCH/pyproj.err")" "project python ran" "  the project's python3 did not run in the fetch"
+is "$(jx "$REPORTS/pyproj.json" '[p["path"] for p in d["fetch"]["filesystem"]["paths"] if p["path"].startswith("'"$P"'")]')" "[]" \
+	"  nothing of the project is granted to the fetch"
+out=$(PATH="$P/bin:$SCRATCH/upy:$SCRATCH/ptools:$PATH" H=$SCRATCH/home-pyu m run -- pipx run moat-pyhello f 2>&1 </dev/null)
+like "$out" "user python ran in the fetch" "  control: a python3 of the user's on PATH, outside the project, is the one the fetch runs"
+rm -rf "$P/bin" "$SCRATCH/ptools" "$SCRATCH/upy" "$SCRATCH"/home-py*
+
 # --- one phase ------------------------------------------------------------------
 m run --dry-run -- pipx run --python python3 moat-pyhello >"$REPORTS/py.json" 2>"$SCRATCH/py.err"
 is "$(jx "$REPORTS/py.json" '[d["runner"]["phases"], d["runner"]["outcome"]]')" '[1, "as written"]' \

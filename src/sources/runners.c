@@ -24,6 +24,7 @@
 #include "util/mem.h"
 #include "util/ownfile.h"
 #include "util/path.h"
+#include "util/projpath.h"
 #include "util/sha256.h"
 
 /* Each runner moat knows: the executable's name, the subcommand words that
@@ -141,20 +142,15 @@ static char *npm_project_dir(const char *cwd)
 	}
 }
 
-/* The project `dir` names, when it is one: not "/", HOME or above it (a
- * package.json in HOME makes HOME npm's project, and nvm's npx lies there). */
-static bool a_project(const char *dir, const char *home)
-{
-	return dir && strcmp(dir, "/") != 0 && !(home && home[0] == '/' && path_within(home, dir));
-}
-
 /* Does the runner that was named lie in the project it runs in: its
  * node_modules/.bin, found first on PATH as direnv's `layout node` puts it
  * there, or a .venv's pipx?  Then the tool the fetch phase would run (the
  * npm beside that npx, that pnpm, that pipx) is the repository's own
  * code, and the cache it fills is shared by every project of the user:
  * a later `npx -y PKG` anywhere would run what it put there as cached.
- * Judged by the path as named and where its links lead. */
+ * Judged by the path as named and where its links lead; never a project
+ * of "/" or HOME (a package.json in HOME makes HOME npm's project, and
+ * nvm's npx lies there: util/projpath.h). */
 static bool runner_in_project(const struct moat_policy *p, const char *home)
 {
 	cleanup_free char *npm_project = npm_project_dir(p->cwd);
@@ -163,7 +159,7 @@ static bool runner_in_project(const struct moat_policy *p, const char *home)
 	bool resolved = realpath(p->exe, real) != NULL;
 
 	for (size_t i = 0; i < ARRAY_LEN(dirs); i++)
-		if (a_project(dirs[i], home) && (path_within(p->exe, dirs[i]) || (resolved && path_within(real, dirs[i]))))
+		if (project_root_candidate(dirs[i], home) && (path_within(p->exe, dirs[i]) || (resolved && path_within(real, dirs[i]))))
 			return true;
 	return false;
 }

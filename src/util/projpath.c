@@ -7,9 +7,9 @@
 #include "util/mem.h"
 #include "util/path.h"
 
-static bool a_project_root(const char *dir, const char *home)
+bool project_root_candidate(const char *dir, const char *home)
 {
-	return strcmp(dir, "/") != 0 && !(home && home[0] == '/' && path_within(home, dir));
+	return dir && strcmp(dir, "/") != 0 && !(home && home[0] == '/' && path_within(home, dir));
 }
 
 /* The nearest directory from `cwd` up holding `marker`, short of "/" and
@@ -22,7 +22,7 @@ static char *root_marked(const char *cwd, const char *home, const char *marker)
 		cleanup_free char *m = moat_xasprintf("%s/%s", d, marker);
 		char *slash = strrchr(d, '/');
 
-		if (!a_project_root(d, home))
+		if (!project_root_candidate(d, home))
 			return NULL;
 		if (access(m, F_OK) == 0)
 			return steal_ptr(&d);
@@ -35,7 +35,7 @@ static char *root_marked(const char *cwd, const char *home, const char *marker)
 void project_roots_init(struct project_roots *pr, const char *cwd, const char *home)
 {
 	memset(pr, 0, sizeof(*pr));
-	if (!cwd || cwd[0] != '/' || !a_project_root(cwd, home))
+	if (!cwd || cwd[0] != '/' || !project_root_candidate(cwd, home))
 		return;
 	pr->roots[0] = moat_xstrdup(cwd);
 	pr->roots[1] = root_marked(cwd, home, ".git");

@@ -17,6 +17,10 @@ struct project_roots {
 	char *roots[3];
 };
 
+/* Can `dir` be a project's root: not NULL, "/", HOME or a directory above
+ * HOME (`home` NULL or relative: no HOME)? */
+bool project_root_candidate(const char *dir, const char *home);
+
 /* The project around `cwd` (absolute; NULL: none), HOME being `home`
  * (NULL or relative: none). */
 void project_roots_init(struct project_roots *pr, const char *cwd, const char *home);

@@ -30,8 +30,10 @@ WARN = -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes -Wmissing-prototypes \
 # less of the static binary's text resident in the supervisor
 # (docs/performance.md, memory).
 CFLAGS ?= -Os -g
+# -ffunction-sections: each function its own input section, so the link can
+# place the code a run touches together (src/link/hot.ld, below).
 ALL_CFLAGS = -std=c11 -D_GNU_SOURCE $(WARN) $(CFLAGS) $(SANFLAGS) -fvisibility=hidden \
-             -fPIC -fstack-protector-strong -D_FORTIFY_SOURCE=2 -Isrc -Iinclude $(PKG_CFLAGS) -MMD -MP
+             -ffunction-sections -fPIC -fstack-protector-strong -D_FORTIFY_SOURCE=2 -Isrc -Iinclude $(PKG_CFLAGS) -MMD -MP
 ALL_LDFLAGS = $(LDFLAGS) $(SANFLAGS) -Wl,-z,relro,-z,now
 
 LIB_SRC  := $(sort $(wildcard src/*/*.c))
@@ -102,10 +104,19 @@ $(BUILD)/libmoat.so: $(LIB_OBJ)
 # PIE applies to itself at start were an 80 KB segment read on every run,
 # resident for the whole run; packed they are 700 bytes
 # (docs/performance.md, section 4).
+#
+# The code and read-only data a run touches are placed first
+# (src/link/hot.ld, written by scripts/hot-text, added to the default
+# script with INSERT): the kernel maps a binary's cached pages 64 KiB
+# around each one touched, and with that code spread over the whole text
+# nearly all of it was resident (docs/performance.md, section 4).  HOT_LD=
+# links without it.
+, := ,
 STATIC ?= 1
+HOT_LD ?= src/link/hot.ld
 MOAT_LINK := $(PKG_LIBS)
 ifeq ($(STATIC)$(SAN),10)
-MOAT_LINK := -static-pie -Wl,-z,pack-relative-relocs $(PKG_DYNLIBS)
+MOAT_LINK := -static-pie -Wl,-z,pack-relative-relocs $(if $(HOT_LD),-Wl$(,)-T$(,)$(HOT_LD)) $(PKG_DYNLIBS)
 endif
 NSS_WARNING := in statically linked applications requires at runtime the shared libraries
 # The link's libraries as a stamp, as the objects' flags are (below): make
@@ -115,7 +126,7 @@ $(LINK_STAMP): FORCE
 	@mkdir -p $(@D)
 	@echo '$(MOAT_LINK)' | cmp -s - $@ 2>/dev/null || echo '$(MOAT_LINK)' >$@
 
-$(BUILD)/moat: $(CLI_OBJ) $(BUILD)/libmoat.a $(LINK_STAMP)
+$(BUILD)/moat: $(CLI_OBJ) $(BUILD)/libmoat.a $(LINK_STAMP) $(HOT_LD)
 	@$(if $(findstring s,$(firstword -$(MAKEFLAGS))),:,echo) "$(CC) $(ALL_LDFLAGS) -o $@ $(CLI_OBJ) $(BUILD)/libmoat.a $(MOAT_LINK)"; \
 	$(CC) $(ALL_LDFLAGS) -o $@ $(CLI_OBJ) $(BUILD)/libmoat.a $(MOAT_LINK) 2>$@.ld; rc=$$?; \
 	awk -v w='$(NSS_WARNING)' 'index($$0, w) { held = ""; next } \

@@ -323,13 +323,13 @@ static void remove_private_tmp_now(struct moat_plan *plan, struct moat_launch_re
 		plan->status = MOAT_STATUS_DEGRADED;
 }
 
-/* A watched entry (.git/commondir, a repository's top's HEAD: nothing can
- * stand in for an absent one without breaking git or a project's tools)
- * exists after the run: made during it, by the command or the host, and
- * moved aside by fs_plan_made_watched (kept, not deleted: it can be the
- * user's own, made by an `npm install`).  While it was there, git on the
- * host could take config and hooks from where the command chose: fs.write
- * was not held for the whole run. */
+/* A watched entry (.git/commondir, a repository's top's HEAD, .yarnrc.yml,
+ * a hook manager's config: nothing can stand in for an absent one without
+ * breaking git or a project's tools) exists after the run: made during it,
+ * by the command or the host, and moved aside by fs_plan_made_watched
+ * (kept, not deleted: it can be the user's own, made by an `npm install`).
+ * While it was there, git or the tool that reads it on the host could run
+ * what the command chose: fs.write was not held for the whole run. */
 static void note_made_watched(struct moat_plan *plan, struct moat_launch_result *r)
 {
 	struct moat_verdict *v = &plan->props[MOAT_P_FS_WRITE];
@@ -351,20 +351,23 @@ static void note_made_watched(struct moat_plan *plan, struct moat_launch_result 
 					 first->kept_as)
 			: moat_xstrdup("removed");
 		cleanup_free char *text = moat_xasprintf(
-		    "%s%s was made during the run (with it git could take config and hooks from where the command "
-		    "chose): %s",
+		    "%s%s was made during the run (with it git, or the tool that reads it, could run what the "
+		    "command chose): %s",
 		    first->path, n > 1 ? " (and other watched entries)" : "",
 		    n_left == n ? "left in place (a directory, or moat could not move it): look at it before running "
-				  "git beside it"
+				  "git or the tool that reads it there"
 		    : n_left    ? "files moved aside, directories and what moat could not move left in place"
 				: moved);
 		moat_say("moat: ", text);
 	}
 	if (!v->enforced)
 		return;
-	verdict_missing(v, "do not run git in that repository while a sandbox writes there, or lift it with --unprotect",
+	verdict_missing(v,
+			"do not run git, or the tool that reads it, in that project while a sandbox writes there, or lift it "
+			"with --unprotect",
 			"%s%s was made during the run: absent, it could not be held (nothing stands in for it without "
-			"breaking git or a project's tools), and git on the host could read it until the run ended%s",
+			"breaking git or a project's tools), and git or the tool that reads it on the host could read it "
+			"until the run ended%s",
 			r->left[before].path, n > 1 ? " (and other watched entries)" : "",
 			n_left ? ", and what was made there is still there" : " (moat moved it aside then)");
 	say_write_not_held(plan);

@@ -29,7 +29,77 @@ static const char *const protected_names[] = {
 	 * when extensions.worktreeConfig is set), and the git directories of
 	 * the submodules and of the linked work trees. */
 	".git/commondir", ".git/config.worktree", ".git/modules/", ".git/worktrees/",
+	/* Package managers' project configs, read by every run of the tool
+	 * there: npm's and pnpm's .npmrc names the shell of every script
+	 * (script-shell), what every node they start preloads (node-options),
+	 * the git and node-gyp they run, and overrides the user's own
+	 * ignore-scripts; yarn runs yarnPath (.yarnrc.yml; yarn-path in
+	 * .yarnrc) for every command, `yarn --version` included, and loads
+	 * its plugins, usually .yarn/releases and .yarn/plugins, which those
+	 * files name; pnpm runs .pnpmfile.cjs at every install, with
+	 * --ignore-scripts too, and takes scriptShell and pnpmfile from
+	 * pnpm-workspace.yaml as from .npmrc. */
+	".npmrc", ".yarnrc", ".yarnrc.yml", ".yarn/releases/", ".yarn/plugins/", ".pnpmfile.cjs", "pnpm-workspace.yaml",
+	/* Hook managers: the hook in .git/hooks runs what these name at the
+	 * user's next `git commit` (pre-commit's `repo: local` entries,
+	 * lefthook's commands and its `lefthook` setting), every name the
+	 * manager reads its config from, lefthook's -local ones (merged in)
+	 * and its script directories included. */
+	".pre-commit-config.yaml",
+	"lefthook.yml", "lefthook.yaml", "lefthook.toml", "lefthook.json", "lefthook.jsonc",
+	".lefthook.yml", ".lefthook.yaml", ".lefthook.toml", ".lefthook.json", ".lefthook.jsonc",
+	".config/lefthook.yml", ".config/lefthook.yaml", ".config/lefthook.toml", ".config/lefthook.json",
+	".config/lefthook.jsonc",
+	"lefthook-local.yml", "lefthook-local.yaml", "lefthook-local.toml", "lefthook-local.json", "lefthook-local.jsonc",
+	".lefthook-local.yml", ".lefthook-local.yaml", ".lefthook-local.toml", ".lefthook-local.json",
+	".lefthook-local.jsonc", ".config/lefthook-local.yml", ".config/lefthook-local.yaml",
+	".config/lefthook-local.toml", ".config/lefthook-local.json", ".config/lefthook-local.jsonc", ".lefthook/",
+	".lefthook-local/",
+	/* Version managers: with `mise activate` in the shell, mise runs a
+	 * config's [hooks] and sources its [env] _.source on cd and at every
+	 * prompt (a file the user trusted once stays trusted by its path);
+	 * asdf's shims and mise run the `path:` version .tool-versions names
+	 * for `node`, `python`, ... typed in the project, a prompt's `node
+	 * --version` included. */
+	"mise.toml", ".mise.toml", "mise.local.toml", ".mise.local.toml", ".config/mise.toml", ".config/mise.local.toml",
+	".rtx.toml", ".rtx.local.toml", ".config/mise/", ".mise/", ".tool-versions",
 };
+
+/* Where a directory standing in for an absent entry would break the tool
+ * that reads it, there and on the host while the run lasts: yarn 1 stops
+ * on a directory at .yarnrc (EISDIR) and yarn 4 at .yarnrc.yml ("Parse
+ * error"), pnpm on one at .pnpmfile.cjs, and so on.  An empty file would
+ * be taken up by `git add -A`.  So they are watched (made during the run:
+ * moved aside after it, fs.write missing); those in a directory that may
+ * not exist yet (.config) watched there too, as no placeholder directory
+ * may stand on the way.  npm and pnpm ignore a directory at .npmrc, and
+ * pre-commit stops without a config file anyway: they get placeholders. */
+static const char *const watched_names[] = {
+	".yarnrc", ".yarnrc.yml", ".pnpmfile.cjs", "pnpm-workspace.yaml", "lefthook.yml", "lefthook.yaml",
+	"lefthook.toml", "lefthook.json", "lefthook.jsonc", ".lefthook.yml", ".lefthook.yaml", ".lefthook.toml",
+	".lefthook.json", ".lefthook.jsonc", "lefthook-local.yml", "lefthook-local.yaml", "lefthook-local.toml",
+	"lefthook-local.json", "lefthook-local.jsonc", ".lefthook-local.yml", ".lefthook-local.yaml",
+	".lefthook-local.toml", ".lefthook-local.json", ".lefthook-local.jsonc", "mise.toml", ".mise.toml",
+	"mise.local.toml", ".mise.local.toml", ".rtx.toml", ".rtx.local.toml", ".tool-versions",
+};
+
+/* Directories that matter only through a file above that names them (the
+ * pinned yarnrc's yarnPath and plugins, a hook manager's pinned config's
+ * scripts) or, for mise's, only once the user trusts a file in them: held
+ * when present, nothing made for them when absent. */
+static const char *const ignored_when_absent[] = {
+	".yarn/releases/", ".yarn/plugins/", ".lefthook/", ".lefthook-local/", ".config/mise/", ".mise/",
+};
+
+static bool listed(const char *name, const char *const *names, size_t n)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		if (strcmp(name, names[i]) == 0)
+			return true;
+	return false;
+}
 
 /* And in a granted HOME: what a login shell, git, the desktop session and
  * the user's own PATH run from there (Debian's and Ubuntu's ~/.bashrc
@@ -105,6 +175,15 @@ enum protected_absent policy_protected_when_absent(const char *name)
 	 * make `git submodule add` and `git worktree add` fail inside. */
 	if (strcmp(name, ".git/modules/") == 0 || strcmp(name, ".git/worktrees/") == 0)
 		return PROTECTED_ABSENT_IGNORED;
+	if (listed(name, ignored_when_absent, ARRAY_LEN(ignored_when_absent)))
+		return PROTECTED_ABSENT_IGNORED;
+	if (listed(name, watched_names, ARRAY_LEN(watched_names)))
+		return PROTECTED_ABSENT_WATCH;
+	/* .config/lefthook*.yml, .config/mise.toml: watched below a .config
+	 * not made yet, where a placeholder .config would hold the project's
+	 * whole .config read-only. */
+	if (strncmp(name, ".config/", 8) == 0 && name[strlen(name) - 1] != '/')
+		return PROTECTED_ABSENT_WATCH_DEEP;
 	return PROTECTED_ABSENT_PLACEHOLDER;
 }
 

@@ -81,6 +81,12 @@ static const char *const watched_names[] = {
 	"lefthook-local.json", "lefthook-local.jsonc", ".lefthook-local.yml", ".lefthook-local.yaml",
 	".lefthook-local.toml", ".lefthook-local.json", ".lefthook-local.jsonc", "mise.toml", ".mise.toml",
 	"mise.local.toml", ".mise.local.toml", ".rtx.toml", ".rtx.local.toml", ".tool-versions",
+	/* Watched also below a .config not made yet, where a placeholder
+	 * .config would hold the project's whole .config read-only. */
+	".config/lefthook.yml", ".config/lefthook.yaml", ".config/lefthook.toml", ".config/lefthook.json",
+	".config/lefthook.jsonc", ".config/lefthook-local.yml", ".config/lefthook-local.yaml",
+	".config/lefthook-local.toml", ".config/lefthook-local.json", ".config/lefthook-local.jsonc",
+	".config/mise.toml", ".config/mise.local.toml",
 };
 
 /* Directories that matter only through a file above that names them (the
@@ -155,6 +161,14 @@ static const char *const protected_home_names[] = {
     ".config/Code - Insiders/User/",
     ".codeium/windsurf/",
     ".config/zed/",
+    /* The user's own configs of the package and version managers above:
+     * yarn 1's rc file (yarn-path), asdf's default .tool-versions and
+     * mise's global config, which mise runs without asking for trust.
+     * (~/.npmrc, ~/.yarnrc.yml and ~/.config/pnpm/rc hold tokens: built-in
+     * secrets, neither read nor written.) */
+    ".yarnrc",
+    ".tool-versions",
+    ".config/mise/",
 };
 
 enum protected_absent policy_protected_when_absent(const char *name)
@@ -178,12 +192,16 @@ enum protected_absent policy_protected_when_absent(const char *name)
 	if (listed(name, ignored_when_absent, ARRAY_LEN(ignored_when_absent)))
 		return PROTECTED_ABSENT_IGNORED;
 	if (listed(name, watched_names, ARRAY_LEN(watched_names)))
+		return strchr(name, '/') ? PROTECTED_ABSENT_WATCH_DEEP : PROTECTED_ABSENT_WATCH;
+	return PROTECTED_ABSENT_PLACEHOLDER;
+}
+
+enum protected_absent policy_protected_home_when_absent(const char *name)
+{
+	/* HOME's .config/mise, unlike a project's, is read without trust:
+	 * a placeholder, as for the other directories of HOME. */
+	if (listed(name, watched_names, ARRAY_LEN(watched_names)))
 		return PROTECTED_ABSENT_WATCH;
-	/* .config/lefthook*.yml, .config/mise.toml: watched below a .config
-	 * not made yet, where a placeholder .config would hold the project's
-	 * whole .config read-only. */
-	if (strncmp(name, ".config/", 8) == 0 && name[strlen(name) - 1] != '/')
-		return PROTECTED_ABSENT_WATCH_DEEP;
 	return PROTECTED_ABSENT_PLACEHOLDER;
 }
 

@@ -27,6 +27,8 @@ enum protected_absent {
 	PROTECTED_ABSENT_IGNORED,     /* harmless while absent */
 };
 enum protected_absent policy_protected_when_absent(const char *name);
+/* The same for protected_home_names. */
+enum protected_absent policy_protected_home_when_absent(const char *name);
 /* A directory of git's admin directories (.git/modules/, .git/worktrees/):
  * held entry by entry -- what in each makes git run code -- not whole, so
  * that git can work in them (a commit in a linked work tree writes its

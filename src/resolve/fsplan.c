@@ -2183,11 +2183,12 @@ static int protect_home(struct fs_plan *fp, const struct moat_policy *p, size_t 
 		size_t len = strlen(home_names[j]);
 		bool dir = home_names[j][len - 1] == '/';
 		cleanup_free char *real = moat_xasprintf("%s/%.*s", fp->home_real, (int)(len - dir), home_names[j]);
+		enum protected_absent absent = policy_protected_home_when_absent(home_names[j]);
 
 		if (strcmp(fp->obj[grant].real, fp->home_real) == 0) {
-			if (protect_one(fp, p, grant, home_names[j], PROTECTED_ABSENT_PLACEHOLDER, used, err) < 0)
+			if (protect_one(fp, p, grant, home_names[j], absent, used, err) < 0)
 				return -1;
-		} else if (protect_at(fp, p, grant, real, dir, PROTECTED_ABSENT_PLACEHOLDER, used, err) < 0) {
+		} else if (protect_at(fp, p, grant, real, dir, absent, used, err) < 0) {
 			return -1;
 		}
 	}

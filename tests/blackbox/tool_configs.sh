@@ -23,6 +23,8 @@
 #   3. the report lists each entry, with its state
 #   4. npm on the host obeys a planted .npmrc (the control), not under moat
 #   5. npm install inside, with and without a project .npmrc
+#   6. HOME's own: ~/.yarnrc, ~/.tool-versions, ~/.config/mise, under
+#      --write ~ and --write of HOME's parent
 #
 # Runs as root and as uid 65534; the projects are under /var/tmp (the
 # sandbox's /tmp is private).
@@ -204,5 +206,42 @@ else
 		skip "5 [.npmrc $rc]: no npm here"
 	done
 fi
+
+# --- 6. HOME's own ----------------------------------------------------------
+# What yarn 1, asdf and mise read from HOME for every project; mise runs
+# its global config without asking for trust.  (~/.npmrc, ~/.yarnrc.yml
+# and ~/.config/pnpm/rc are built-in secrets.)
+HOMES=$BASE/homes
+H=$HOMES/u
+HOME_FILES=".yarnrc .tool-versions .config/mise/config.toml"
+home_fixture() {
+	local f
+	rm -rf "$HOMES"
+	mkdir -p "$H/.config/app"
+	for f in $HOME_FILES; do mkdir -p "$(dirname "$H/$f")" && echo orig >"$H/$f"; done
+	chmod -R a+rwX "$HOMES"
+}
+HOME_ATTACK='for f in '$(echo $HOME_FILES)'; do echo planted >>"$f"; done; echo ok >.config/app/x'
+home_planted() { (cd "$H" && grep -l planted $HOME_FILES 2>/dev/null | tr '\n' ' '); }
+HM() { # HM REPORT ARGS...: moat in HOME, strict (exec refuses HOME as its project)
+	local rep=$1
+	shift
+	(cd "$H" && env HOME="$H" "$MOAT" run --backend native --mode prefer --profile strict --report-fd 3 "$@" \
+		>/dev/null 2>>"$SCRATCH/all.err" 3>"$rep")
+}
+# (Not an absent ~/.config/mise: with a grant of HOME moat shows ~/.config
+# entry by entry around its secrets, and nothing new can be made there.)
+for g in home parent; do
+	[ "$g" = home ] && grant=$H || grant=$HOMES
+	home_fixture
+	HM "$REPORTS/6-$g.json" --write "$grant" -- /bin/sh -c "$HOME_ATTACK"
+	is "$(home_planted)/$(cat "$H/.config/app/x" 2>/dev/null)/$(fsw "$REPORTS/6-$g.json")" "/ok/enforced" \
+		"6 [--write $g]: ~/.yarnrc, ~/.tool-versions and mise's global config are not written; the rest is"
+done
+home_fixture
+HM "$REPORTS/6c.json" --write "$HOMES" --unprotect "$H/.yarnrc" --unprotect "$H/.tool-versions" --unprotect "$H/.config/mise" \
+	-- /bin/sh -c "$HOME_ATTACK"
+is "$(home_planted)" ".yarnrc .tool-versions .config/mise/config.toml " \
+	"6 control: lifted, the command writes them"
 
 done_testing

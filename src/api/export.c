@@ -37,9 +37,16 @@ extern char **environ;
  * swap DIR for a link, through which moat would truncate and write
  * whatever it leads to.  So DIR must be moat's user's and writable by
  * nobody else, sticky or not (`-o /tmp`: any user makes names there
- * first), and those above it moat's user's or root's.  (A directory above
- * that others may write without a sticky bit is not refused, as --report
- * does: the test suites export below a 0777 scratch directory.) */
+ * first), and those above it moat's user's or root's and writable by no
+ * one else either unless sticky, as ssh and sudo check a secure path: in a
+ * 0777 directory above DIR without the sticky bit any user can rename the
+ * directory below it away and put their own in its place between this check
+ * and the writes.  In a sticky one only the owner of the entry below (moat's
+ * user or root, checked the step before) can.  With every directory on the
+ * way so, no one but moat's user and root can change what the path names
+ * after the check, so the backends' files written by name under DIR land
+ * where the check was made.  (The test suites export below a sticky scratch
+ * directory.) */
 struct export_walk {
 	const char *dir; /* -o as given */
 	char *name;	 /* the directory reached, for messages */
@@ -61,6 +68,13 @@ static int export_dir_visit(const struct stat *st, void *arg)
 	if (w->top && (st->st_mode & (S_IWGRP | S_IWOTH))) {
 		moat_error_set(w->err, MOAT_E_USAGE, 0,
 			       "-o %s: the directory %s is writable by %s: they could replace what moat writes there",
+			       w->dir, w->name, (st->st_mode & S_IWOTH) ? "every user" : "its group");
+		return 1;
+	}
+	if (!w->top && (st->st_mode & (S_IWGRP | S_IWOTH)) && !(st->st_mode & S_ISVTX)) {
+		moat_error_set(w->err, MOAT_E_USAGE, 0,
+			       "-o %s: the directory %s above it is writable by %s and not sticky: they could rename "
+			       "what is below it away and put their own directory in its place",
 			       w->dir, w->name, (st->st_mode & S_IWOTH) ? "every user" : "its group");
 		return 1;
 	}
@@ -92,7 +106,8 @@ static int export_dir_check(const char *dir, int fd, bool top, struct moat_error
 	rc = dir_walk_up(fd, export_dir_visit, &w);
 	if (rc > 0)
 		return moat_error_hint(err, "export into a directory only you can write (chmod go-w it), below "
-					    "directories only you or root own (mkdir -m 700 ~/export; -o ~/export)");
+					    "directories only you or root own and no one else can write unless sticky "
+					    "(mkdir -m 700 ~/export; -o ~/export)");
 	if (rc < 0)
 		return moat_error_set(err, MOAT_E_SYSTEM, -rc, "-o %s: walking up from it (at %s)", dir, w.name);
 	return 0;

@@ -29,9 +29,9 @@ static void export_usage(FILE *out)
 		     "profile (seccomp/moat/NAME.json) and moat/report.json, whose table says which property\n"
 		     "the manifests enforce, which needs a cluster feature and which Kubernetes cannot\n"
 		     "express (docs/platforms.md).  Run options as for `moat run` (see moat help run).\n"
-		     "DIR must be yours and writable by no one else, under directories yours or root's, with\n"
-		     "no symbolic link on the way (what runs from it later is written there); a missing DIR\n"
-		     "is made, not its parents.\n");
+		     "DIR must be yours and writable by no one else, under directories yours or root's that\n"
+		     "no one else can write unless sticky, with no symbolic link on the way (what runs from\n"
+		     "it later is written there); a missing DIR is made, not its parents.\n");
 }
 
 /* The export's table on stderr: one line a property.  Each line through

@@ -16,7 +16,7 @@
 # Runs as root, as uid 65534 and with the sanitizer moat (tests/run-all).
 set -u
 . "$(dirname "$0")/../lib/tap.sh"
-scratch
+scratch_sticky
 unset MOAT_HOST_LIMIT MOAT_OCI_RUNTIME
 PY=/usr/bin/python3
 UID_NOW=$(id -u)

@@ -35,7 +35,7 @@
 # Runs as root and as an unprivileged user.
 set -u
 . "$(dirname "$0")/../lib/tap.sh"
-scratch
+scratch_sticky
 PY=/usr/bin/python3
 D=$SCRATCH/out
 
@@ -163,5 +163,36 @@ is "$?" 0 "control: a new directory of moat's user: exported $out"
 ok "$([ -f "$SCRATCH/own/run.sh" ] && echo 0 || echo 1)" "  run.sh there"
 (cd "$SCRATCH" && "$MOAT" export --backend bwrap -o own -- /bin/true >/dev/null 2>&1)
 is "$?" 0 "control: the same, existing and 0755, named relatively"
+
+# --- 3b. a directory above DIR others can write, without the sticky bit: any
+# user may rename DIR's parent away between moat's check and its writes and
+# put a directory of their own in its place, where run.sh would then be
+# theirs to change.  Refused as ssh and sudo refuse such a path; sticky
+# (as /tmp) it is not.
+DROP=$SCRATCH/drop
+rm -rf "$DROP" && mkdir -m 0777 "$DROP" && chmod 0777 "$DROP" && mkdir -m 0755 "$DROP/me"
+if [ "$(id -u)" = 0 ]; then
+	# What the rule stops: another user swaps the user's directory for theirs.
+	setpriv --reuid=65534 --regid=65534 --clear-groups sh -c \
+		"mv '$DROP/me' '$DROP/gone' && mkdir '$DROP/me' && rmdir '$DROP/me' && mv '$DROP/gone' '$DROP/me'"
+	is "$?" 0 "3b control: uid 65534 can rename root's directory away in a 0777 directory above it"
+else
+	skip "renaming another user's directory needs a second user (uid $(id -u))"
+fi
+out=$(cd "$SCRATCH" && "$MOAT" export --backend bwrap -o "$DROP/me/out" -- /bin/true 2>&1)
+is "$?" 125 "3b: -o DIR below a 0777 directory without the sticky bit: refused"
+like "$out" "the directory $DROP above it is writable by every user and not sticky" "3b:   naming that directory"
+like "$out" "hint: .*no one else can write unless sticky" "3b:   with a hint"
+is "$(ls -A "$DROP/me")" "" "3b:   nothing made or written below it"
+out=$(cd "$SCRATCH" && "$MOAT" export --backend bwrap -o "$DROP/me" -- /bin/true 2>&1)
+is "$?" 125 "3b: -o an existing DIR whose parent is such a directory: refused too"
+chmod 0775 "$DROP"
+out=$(cd "$SCRATCH" && "$MOAT" export --format k8s --image x.example/i:1 -o "$DROP/me/out" -- /bin/true 2>&1)
+is "$?" 125 "3b: (k8s) below a directory its group can write, not sticky: refused"
+like "$out" "$DROP above it is writable by its group and not sticky" "3b:   naming the group"
+chmod 1777 "$DROP"
+out=$(cd "$SCRATCH" && "$MOAT" export --backend bwrap -o "$DROP/me/out" -- /bin/true 2>&1)
+is "$?" 0 "3b control: the same directory with the sticky bit (1777): exported $out"
+ok "$([ -f "$DROP/me/out/run.sh" ] && echo 0 || echo 1)" "3b control:   run.sh there"
 
 done_testing

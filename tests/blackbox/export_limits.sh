@@ -21,7 +21,7 @@
 # Runs as root and as an unprivileged user.
 set -u
 . "$(dirname "$0")/../lib/tap.sh"
-scratch
+scratch_sticky
 PY=/usr/bin/python3
 LIMITS=(--files 64 --cpu 5 --memory 100M --pids 50)
 

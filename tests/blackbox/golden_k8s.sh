@@ -17,7 +17,7 @@
 #   MOAT_GOLDEN_UPDATE=1 bash tests/blackbox/golden_k8s.sh
 set -u
 . "$(dirname "$0")/../lib/tap.sh"
-scratch
+scratch_sticky
 GOLDEN=$ROOT/tests/golden/k8s
 PY=/usr/bin/python3
 . "$ROOT/tests/lib/k8s_cases.sh"

@@ -14,7 +14,7 @@
 #   MOAT_GOLDEN_UPDATE=1 bash tests/blackbox/golden_nono_seatbelt.sh
 set -u
 . "$(dirname "$0")/../lib/tap.sh"
-scratch
+scratch_sticky
 GOLDEN=$ROOT/tests/golden
 T=$SCRATCH/t
 mkdir -p "$T/home/.ssh" "$T/home/.aws" "$T/proj/sub" "$T/out" "$T/data" "$T/out/ro"

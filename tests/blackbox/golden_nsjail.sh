@@ -24,7 +24,7 @@
 #   MOAT_GOLDEN_UPDATE=1 bash tests/blackbox/golden_nsjail.sh
 set -u
 . "$(dirname "$0")/../lib/tap.sh"
-scratch
+scratch_sticky
 MOAT_SYSTEM_DENY=$("$MOAT" profiles | sed -n '/^denied in every profile/,/^[^ ]/s/^  [^:]*: \(\/.*\)/\1/p' |
 	sed 's/, /\n/g' | sed 's#/$##')
 export MOAT_SYSTEM_DENY

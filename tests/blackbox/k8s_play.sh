@@ -33,7 +33,7 @@ command -v podman >/dev/null || skip_all "podman is not installed (scripts/ensur
 command -v runc >/dev/null || skip_all "runc is not installed: podman kube play has no runtime that runs here"
 /usr/bin/python3 -c 'import yaml' 2>/dev/null || skip_all "python3-yaml is not installed: the manifest cannot be adapted for podman"
 [ "$(id -u)" = 0 ] || skip_all "podman kube play runs as root only here (rootless podman needs a writable HOME and subuid ranges)"
-scratch
+scratch_sticky
 P=$SCRATCH/podman
 mkdir -p "$P/root" "$P/run" "$P/img/bin" "$P/empty-seccomp"
 printf '[containers]\ndefault_ulimits = ["nofile=1024:1024", "nproc=1024:1024"]\n' >"$P/containers.conf"

@@ -11,7 +11,7 @@
 # (backend_verdict_kept_sockets, docs/backends.md "Declared descriptors".)
 set -u
 . "$(dirname "$0")/../lib/tap.sh"
-scratch
+scratch_sticky
 unset MOAT_HOST_LIMIT
 PY=/usr/bin/python3
 KS=$ROOT/tests/lib/keptsock.py

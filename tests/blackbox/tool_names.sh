@@ -45,7 +45,7 @@
 # Runs as root and as an unprivileged user.
 set -u
 . "$(dirname "$0")/../lib/tap.sh"
-scratch
+scratch_sticky
 UID_NOW=$(id -u)
 unset MOAT_OCI_RUNTIME MOAT_HOST_LIMIT
 cd /

@@ -222,6 +222,14 @@ scratch() {
 	REPORTS=$(mktemp -d /tmp/moat-reports.XXXXXX)
 	trap 'rm -rf "$SCRATCH" "$REPORTS"' EXIT
 }
+# The same, sticky (as /tmp): `moat export -o DIR` refuses a DIR below a
+# directory others can write without the sticky bit, where any user could
+# rename the directory below away and put their own in its place
+# (docs/backends.md).
+scratch_sticky() {
+	scratch
+	chmod 1777 "$SCRATCH"
+}
 
 # Report field: what python3 prints for eval("d" + EXPR) over the document
 # d.  $BUILD/helpers/jsonget answers a chain of subscripts without a Python

@@ -16,11 +16,13 @@
 
 #include "api/run.h"
 #include "api/runner.h"
+#include "backends/backend.h"
 #include "backends/native.h"
 #include "launch/launch.h"
 #include "moat/moat.h"
 #include "host/host.h"
 #include "plan/plan.h"
+#include "resolve/limits.h"
 #include "policy/policy.h"
 #include "policy/protected.h"
 #include "report/dest.h"
@@ -28,6 +30,7 @@
 #include "sources/cli.h"
 #include "sources/config.h"
 #include "sources/size.h"
+#include "launch/cgroup.h"
 #include "launch/guard.h"
 #include "launch/signals.h"
 #include "launch/term.h"
@@ -40,6 +43,7 @@
 #include "util/helperthread.h"
 #include "util/mem.h"
 #include "util/path.h"
+#include "util/rmtree.h"
 #include "util/mkdirs.h"
 
 #ifndef MOAT_VERSION
@@ -321,6 +325,37 @@ static void remove_private_tmp_now(struct moat_plan *plan, struct moat_launch_re
 			np->private_tmp_dir, rc == -E2BIG ? "more entries than moat removes in one go" : strerror(-rc));
 	if (plan->status == MOAT_STATUS_ENFORCED)
 		plan->status = MOAT_STATUS_DEGRADED;
+}
+
+/* The tree's cgroups and the backend's work directory go before the report
+ * too: one that could not be removed was said after the report was written,
+ * on stderr alone (the work directory) or nowhere (a cgroup, left busy or
+ * refused), so the report an embedder reads did not say what the run left
+ * on the host.  host_cleanup tries the cgroups again (what is gone is
+ * skipped) and finds the work directory no longer the plan's. */
+static void add_cgroup_left(void *ctx, const char *path, int errnum)
+{
+	add_leftover(ctx, path, NULL);
+	rmtree_warn("the run's cgroup", path, -errnum);
+}
+
+static void remove_run_dirs_now(struct moat_plan *plan, struct moat_launch_result *r)
+{
+	struct leftover_ctx cgroup = {r, "cgroup"}, work_dir = {r, "workdir"};
+
+	if (limits_uses_cgroup(&plan->limits))
+		(void)tree_cgroup_destroy(&plan->limits, add_cgroup_left, &cgroup);
+	if (backend_remove_work_dir(&plan->compiled) < 0)
+		add_leftover(&work_dir, plan->compiled.work_dir, NULL);
+}
+
+/* What the run made on the host, removed before the report is built so that
+ * what is left is in it. */
+static void remove_now(struct moat_plan *plan, struct moat_launch_result *r)
+{
+	remove_placeholders_now(plan, r);
+	remove_private_tmp_now(plan, r);
+	remove_run_dirs_now(plan, r);
 }
 
 /* A watched entry (.git/commondir, a repository's top's HEAD, .yarnrc.yml,
@@ -941,8 +976,7 @@ static int run_main(int argc, char **argv, bool exiting)
 		result.exit_code = code;
 		snprintf(result.failure, sizeof(result.failure), "%s", err.message);
 		not_made(&plan, &err);
-		remove_placeholders_now(&plan, &result);
-		remove_private_tmp_now(&plan, &result);
+		remove_now(&plan, &result);
 		report = report_build(&policy, &host, &plan, &result);
 		add_server(report, &meta);
 		goto write_report;
@@ -975,8 +1009,7 @@ static int run_main(int argc, char **argv, bool exiting)
 	note_changed_pins(&plan);
 	note_made_watched(&plan, &result);
 	say_ipc_left(&result);
-	remove_placeholders_now(&plan, &result);
-	remove_private_tmp_now(&plan, &result);
+	remove_now(&plan, &result);
 	if (!report_dest_wanted(&dest))
 		goto out; /* no report asked for: do not build one (~0.3 ms) */
 	report = report_build(&policy, &host, &plan, &result);

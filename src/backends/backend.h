@@ -330,6 +330,10 @@ void backend_plan_free(struct backend_plan *bp);
  * owns it, the in-child program's private tmp (also done by
  * backend_plan_free); safe to call twice. */
 void backend_plan_cleanup(struct backend_plan *bp);
+/* The work directory alone, when the plan owns it (once: the plan owns it
+ * no more after): 0, or rmtree's -errno when it is left on the host (said
+ * on stderr too). */
+int backend_remove_work_dir(struct backend_plan *bp);
 /* Append a copy of each string (printf-style for the one-argument form). */
 void backend_argv_add(struct backend_plan *bp, const char *arg);
 void backend_argv_addf(struct backend_plan *bp, const char *fmt, ...) __attribute__((format(printf, 2, 3)));

@@ -172,13 +172,23 @@ static void shared_dirs_cleanup(struct backend_plan *bp)
 	}
 }
 
-void backend_plan_cleanup(struct backend_plan *bp)
+int backend_remove_work_dir(struct backend_plan *bp)
 {
+	int rc = 0;
+
 	/* By descriptors: never follow a link or enter a mount that the tool
 	 * or the sandbox left in the work dir (util/rmtree.h). */
-	if (bp->owns_work_dir && bp->work_dir)
-		rmtree_warn("the backend's work directory", bp->work_dir, rmtree(bp->work_dir));
+	if (bp->owns_work_dir && bp->work_dir) {
+		rc = rmtree(bp->work_dir);
+		rmtree_warn("the backend's work directory", bp->work_dir, rc);
+	}
 	bp->owns_work_dir = false;
+	return rc;
+}
+
+void backend_plan_cleanup(struct backend_plan *bp)
+{
+	(void)backend_remove_work_dir(bp);
 	moat_closep(&bp->work_dir_lock); /* gone: a sweep may pass there */
 	bp->work_dir_lock = -1;
 	shared_dirs_cleanup(bp);

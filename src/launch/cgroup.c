@@ -201,10 +201,10 @@ int tree_cgroup_create(struct limits_plan *lp, const struct moat_limits *l, stru
 		} else if (rc <= -3) {
 			struct limits_plan mine = *lp;
 			forget_paths(&mine, (size_t)(-3 - rc));
-			tree_cgroup_destroy(&mine);
+			tree_cgroup_destroy(&mine, NULL, NULL);
 			forget_paths(lp, 0);
 		} else {
-			tree_cgroup_destroy(lp); /* what this run made of it */
+			tree_cgroup_destroy(lp, NULL, NULL); /* what this run made of it */
 		}
 		return moat_error_hint(err, "moat needs its own cgroup for the declared limits; `moat probe` shows "
 					    "what the host offers");
@@ -367,24 +367,35 @@ int64_t tree_cgroup_pids_refused(const struct limits_plan *lp)
 	return -1;
 }
 
-void tree_cgroup_destroy(const struct limits_plan *lp)
+size_t tree_cgroup_destroy(const struct limits_plan *lp, void (*left)(void *ctx, const char *path, int errnum),
+			   void *ctx)
 {
 	const char *paths[CGV1__COUNT + 2];
 	const char *const *p;
-	int round;
+	size_t n_left = 0;
+	int round, why;
 
 	tree_cgroup_kill(lp);
 	for (p = all_paths(lp, paths); *p; p++) {
 		if (lp->cg_path_v1[CGV1_FREEZER][0] && strcmp(*p, lp->cg_path_v1[CGV1_FREEZER]) == 0)
 			write_at(*p, "freezer.state", "THAWED");
 		/* The kernel frees the cgroup once its last task is reaped. */
-		for (round = 0; round < 500; round++) {
-			if (rmdir(*p) == 0 || errno == ENOENT)
+		for (round = 0, why = EBUSY; round < 500 && why == EBUSY; round++) {
+			if (rmdir(*p) == 0 || errno == ENOENT) {
+				why = 0;
 				break;
-			if (errno != EBUSY)
-				break;
-			kill_listed(*p);
-			pause_ms(2);
+			}
+			why = errno;
+			if (why == EBUSY) {
+				kill_listed(*p);
+				pause_ms(2);
+			}
+		}
+		if (why) {
+			n_left++;
+			if (left)
+				left(ctx, *p, why);
 		}
 	}
+	return n_left;
 }

@@ -52,7 +52,10 @@ void tree_cgroup_memory_stats(const struct limits_plan *lp, int64_t *peak, int64
 int64_t tree_cgroup_pids_refused(const struct limits_plan *lp);
 
 /* Kill what is left and remove the cgroups (what does not exist is
- * skipped: safe to call twice, and from the guard). */
-void tree_cgroup_destroy(const struct limits_plan *lp);
+ * skipped: safe to call twice, and from the guard).  `left` (or NULL) is
+ * called with each cgroup directory that could not be removed and the
+ * errno of its last rmdir; the number of those is returned. */
+size_t tree_cgroup_destroy(const struct limits_plan *lp, void (*left)(void *ctx, const char *path, int errnum),
+			   void *ctx);
 
 #endif

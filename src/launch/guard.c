@@ -172,7 +172,7 @@ static void keep_first_path(void *ctx, const char *path, const char *kept_as)
 void host_cleanup(struct moat_plan *plan, pid_t moat_pid, bool moat_died)
 {
 	if (limits_uses_cgroup(&plan->limits))
-		tree_cgroup_destroy(&plan->limits);
+		tree_cgroup_destroy(&plan->limits, NULL, NULL);
 	/* After a normal run the runtime removed its container itself (runc
 	 * run); after moat died, the runtime was killed before it could. */
 	if (moat_died && plan->compiled.cleanup_argv) {

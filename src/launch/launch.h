@@ -26,7 +26,8 @@ struct moat_leftover {
 	char *path;
 	char *kept_as;	  /* the new name it was moved aside to, "" when it
 			   * was removed, NULL when it is left in place */
-	const char *what; /* "placeholder", "watched", "tmpdir", or a SysV IPC object of the
+	const char *what; /* "placeholder", "watched", "tmpdir", "cgroup" (the tree's), "workdir"
+			   * (the backend's), or a SysV IPC object of the
 			   * host's (launch/sysvipc.h): "sysv_shm", "sysv_sem",
 			   * "sysv_msg", whose path is its /proc/sysvipc table */
 	bool ipc;	  /* a SysV IPC object: */

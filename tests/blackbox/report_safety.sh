@@ -523,4 +523,48 @@ else
 	for i in 1 2 3 4 5 6 7; do skip "12: strace injects faults into a non-dumpable moat only as root (uid $(id -u))"; done
 fi
 
+# ================= 13. a backend's work directory, a cgroup, left on the host
+# The oci backend's work directory and the tree's cgroup (--memory) were
+# removed after the report was written: one that could not be removed was
+# said on stderr alone (the work directory) or nowhere (the cgroup), and the
+# report had no run.left_on_host.  Now both are removed before it and the
+# report names what is left.  strace (moat's own process, not -f: the
+# runtime's calls are left alone) refuses moat's unlinkat (the work
+# directory's files) and rmdir (the cgroup).  Controls: without the fault,
+# nothing is left and the report says nothing.  (Root only, as 12.)
+if [ "$IS_ROOT" = 1 ] && command -v strace >/dev/null; then
+	if command -v runc >/dev/null || command -v crun >/dev/null; then
+		strace -qq -o /dev/null -e trace=unlinkat -e inject=unlinkat:error=EBUSY \
+			"$MOAT" run --backend oci --report "$REPORTS/wd13.json" -- /bin/true 2>"$SCRATCH/err13"
+		is "$?/$(json_get "$REPORTS/wd13.json" '["backend"]')" "0/oci" "13: an oci run whose work directory's removal is refused"
+		W13=$(json_eval "$REPORTS/wd13.json" '" ".join(e["path"] for e in d["run"].get("left_on_host", []) if e["what"] == "workdir" and e["state"] == "left")' | tr -d '"')
+		ok "$([ -n "$W13" ] && [ -d "$W13" ] && echo 0 || echo 1)" "13:   run.left_on_host names the work directory, which is there ($W13)"
+		like "$(cat "$SCRATCH/err13")" "warning: the backend's work directory $W13 is left on the host" "13:   said on stderr too"
+		valid_report "$REPORTS/wd13.json" "13:  "
+		[ -n "$W13" ] && rm -rf "$W13"
+		"$MOAT" run --backend oci --report "$REPORTS/wd13c.json" -- /bin/true 2>/dev/null
+		is "$?/$(json_eval "$REPORTS/wd13c.json" 'd["run"].get("left_on_host")')" "0/null" \
+			"13 control: without the fault, nothing left on the host"
+	else
+		for i in 1 2 3 4 5; do skip "13: the oci backend needs runc or crun, not installed"; done
+	fi
+	if "$MOAT" run --memory 64M --report "$REPORTS/cg13p.json" -- /bin/true 2>/dev/null &&
+		[ "$(json_eval "$REPORTS/cg13p.json" 'd["limits"]["memory"]["mechanism"].startswith("moat")' 2>/dev/null)" = true ]; then
+		strace -qq -o /dev/null -e trace=rmdir -e inject=rmdir:error=EBUSY \
+			"$MOAT" run --memory 64M --report "$REPORTS/cg13.json" -- /bin/true 2>"$SCRATCH/err13c"
+		is "$?" 0 "13: a run under --memory (moat's cgroup) whose cgroup's removal is refused"
+		C13=$(json_eval "$REPORTS/cg13.json" '" ".join(e["path"] for e in d["run"].get("left_on_host", []) if e["what"] == "cgroup" and e["state"] == "left")' | tr -d '"')
+		ok "$([ -n "$C13" ] && [ -d "$C13" ] && echo 0 || echo 1)" "13:   run.left_on_host names the cgroup, which is there ($C13)"
+		like "$(cat "$SCRATCH/err13c")" "warning: the run's cgroup ${C13%% *} is left on the host" "13:   said on stderr too"
+		valid_report "$REPORTS/cg13.json" "13:  "
+		for c in $C13; do rmdir "$c"; done
+		is "$(json_eval "$REPORTS/cg13p.json" 'd["run"].get("left_on_host")')" "null" \
+			"13 control: without the fault, no cgroup left on the host"
+	else
+		for i in 1 2 3 4 5; do skip "13: --memory is held by no cgroup of moat's on this host (moat probe)"; done
+	fi
+else
+	for i in 1 2 3 4 5 6 7 8 9 10; do skip "13: strace injects faults into a non-dumpable moat only as root (uid $(id -u))"; done
+fi
+
 done_testing

@@ -41,6 +41,7 @@
 #include "util/cleanup.h"
 #include "util/file.h"
 #include "util/helperthread.h"
+#include "util/jsontext.h"
 #include "util/mem.h"
 #include "util/path.h"
 #include "util/rmtree.h"
@@ -54,10 +55,20 @@ extern char **environ;
 
 /* The selected server's metadata from the config (name, install hint, ...),
  * when the command came from one. */
-static void add_server(json_t *report, const struct moat_server_meta *meta)
+/* The server's own words, and what moat said on stderr before the run
+ * (`notes`: a project's config loosening the default, a destination set's
+ * gaps, ...): an embedder reads the report, not moat's stderr. */
+static void add_server(json_t *report, const struct moat_server_meta *meta, const struct netset_notes *notes)
 {
 	if (meta->name)
 		json_object_set_new(report, "server", config_server_meta_json(meta));
+	if (report && notes->n) {
+		json_t *a = json_array();
+
+		for (size_t i = 0; i < notes->n; i++)
+			json_array_append_new(a, json_text(notes->v[i]));
+		json_object_set_new(report, "notes", a);
+	}
 }
 
 const char *moat_version(void)
@@ -883,7 +894,7 @@ static int run_main(int argc, char **argv, bool exiting)
 			goto out;
 		}
 		report = report_build(&policy, &host, &plan, NULL);
-		add_server(report, &meta);
+		add_server(report, &meta, &opts.notes);
 		runner_report_add(report, &rr);
 		if (report_write_fd(report, STDOUT_FILENO, &err) < 0)
 			code = moat_error_print(&err);
@@ -902,7 +913,7 @@ static int run_main(int argc, char **argv, bool exiting)
 	if (opts.exe_err.kind != MOAT_E_NONE) {
 		code = moat_error_print(&opts.exe_err);
 		report = report_not_started(&policy, &host, &plan, &opts, &result, code);
-		add_server(report, &meta);
+		add_server(report, &meta, &opts.notes);
 		goto write_report;
 	}
 	/* A package runner that needs its package: the fetch phase runs now,
@@ -918,7 +929,7 @@ static int run_main(int argc, char **argv, bool exiting)
 		}
 		code = result.exit_code;
 		report = report_build(&policy, &host, &plan, &result);
-		add_server(report, &meta);
+		add_server(report, &meta, &opts.notes);
 		goto write_report;
 	}
 	if (plan_backend_absent(&plan)) {
@@ -930,7 +941,7 @@ static int run_main(int argc, char **argv, bool exiting)
 		result.exit_code = 125;
 		snprintf(result.failure, sizeof(result.failure), "backend %s cannot run on this host", plan.backend);
 		report = report_build(&policy, &host, &plan, &result);
-		add_server(report, &meta);
+		add_server(report, &meta, &opts.notes);
 		code = 125;
 		goto write_report;
 	}
@@ -945,7 +956,7 @@ static int run_main(int argc, char **argv, bool exiting)
 		result.exit_code = 125;
 		snprintf(result.failure, sizeof(result.failure), "required protections unavailable");
 		report = report_build(&policy, &host, &plan, &result);
-		add_server(report, &meta);
+		add_server(report, &meta, &opts.notes);
 		code = 125;
 		goto write_report;
 	}
@@ -978,7 +989,7 @@ static int run_main(int argc, char **argv, bool exiting)
 		not_made(&plan, &err);
 		remove_now(&plan, &result);
 		report = report_build(&policy, &host, &plan, &result);
-		add_server(report, &meta);
+		add_server(report, &meta, &opts.notes);
 		goto write_report;
 	}
 	if (!result.executed) {
@@ -1013,7 +1024,7 @@ static int run_main(int argc, char **argv, bool exiting)
 	if (!report_dest_wanted(&dest))
 		goto out; /* no report asked for: do not build one (~0.3 ms) */
 	report = report_build(&policy, &host, &plan, &result);
-	add_server(report, &meta);
+	add_server(report, &meta, &opts.notes);
 write_report:
 	runner_report_add(report, &rr);
 	/* A caller that asked for a report reads the run from it: without one,

@@ -834,6 +834,8 @@ static int build_from_config(struct cli_state *s, char **cmd, size_t n_cmd, char
 	    .notes = &s->o->notes,
 	    .exe_err = s->o->defer_exe_err ? &s->o->exe_err : NULL,
 	    .other_host = other_host(s),
+	    .project_check = true,
+	    .backend_given = s->backend != NULL,
 	};
 	int rc;
 

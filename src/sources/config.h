@@ -100,10 +100,13 @@ struct config_layer {
 	char *key;
 	struct moat_origin origin;
 	char *backend;
+	struct moat_origin backend_origin;
 	bool has_mode;
 	enum moat_mode mode;
+	struct moat_origin mode_origin;
 	bool has_net;
 	enum moat_net net;
+	struct moat_origin net_origin;
 	char *profile; /* `profile` in sandbox tables, `extends` in profiles */
 	struct moat_origin profile_origin;
 	struct config_path *paths;
@@ -247,6 +250,13 @@ struct config_request {
 	bool disabled_ok;    /* `config check`: build a disabled server too */
 	bool other_host;     /* profile_context.other_host */
 	struct netset_notes *notes; /* what a destination set left out, or NULL */
+	/* `moat run --config FILE` (and export): a FILE that is not among the
+	 * user's own (a project's) may not lower the mode nor pick backend
+	 * none unless the command line says so (`mode` above, backend_given),
+	 * and what else of it weakens the default goes to `notes`
+	 * (sources/config_project.c). */
+	bool project_check;
+	bool backend_given; /* --backend on the command line */
 	/* Non-NULL: a command that is not found (or not executable) is not an
 	 * error of the build, which goes on with argv[0] as p->exe; the error
 	 * is put here instead (kind MOAT_E_NONE: the command was found), for
@@ -270,6 +280,20 @@ const char *config_server_profile(const struct moat_config *c, const struct conf
 int config_collect_layers(const struct moat_config *c, const struct config_server *srv, const char *profile,
 			  const struct config_layer **layers, size_t *n, const char **builtin,
 			  struct moat_error *err);
+
+/* Is `file` one of the user's own (in a dot-directory of HOME, HOME
+ * itself, $XDG_CONFIG_HOME, ~/Library or /etc), not a project's?  `env`
+ * gives HOME and XDG_CONFIG_HOME. */
+bool config_file_is_users(const char *file, char *const *env);
+
+/* With r->project_check and a file not the user's own: the layers (and the
+ * server's env) judged -- a mode below require or backend none the command
+ * line does not give is an error naming FILE:LINE:COL; what else loosens
+ * the default (net all, a grant past the project, an unprotect, the host's
+ * variables, another built-in profile) goes to r->notes.  0 otherwise. */
+int config_project_judge(const struct moat_config *c, const struct config_server *srv,
+			 const struct config_layer *const *layers, size_t n, const char *builtin,
+			 const struct config_request *r, struct moat_error *err);
 
 /* `moat config check`: config_build() and policy_validate() for every
  * server moat can run and every user profile (with a placeholder command),

@@ -335,7 +335,8 @@ int config_build(const struct moat_config *c, const struct config_request *r, st
 		return -1;
 
 	profile = r->profile ? r->profile : config_server_profile(c, srv);
-	if (config_collect_layers(c, srv, profile, layers, &n_layers, &builtin, err) < 0)
+	if (config_collect_layers(c, srv, profile, layers, &n_layers, &builtin, err) < 0 ||
+	    config_project_judge(c, srv, layers, n_layers, builtin, r, err) < 0)
 		return -1;
 
 	/* The mode is known before any path is added: it decides whether a

@@ -925,17 +925,21 @@ static int load_layer(const struct loader *L, struct config_layer *layer, const 
 		if (!key_in(kv, known)) {
 			continue;
 		} else if (strcmp(k, "backend") == 0) {
-			if ((rc = get_enum(L, v, kp, policy_backend_names(), &idx)) == 0)
+			if ((rc = get_enum(L, v, kp, policy_backend_names(), &idx)) == 0) {
 				layer->backend = moat_xstrdup(policy_backend_names()[idx]);
+				layer->backend_origin = at(L, v->pos);
+			}
 		} else if (strcmp(k, "mode") == 0) {
 			if ((rc = get_enum(L, v, kp, mode_names, &idx)) == 0) {
 				layer->has_mode = true;
 				moat_mode_parse(mode_names[idx], &layer->mode);
+				layer->mode_origin = at(L, v->pos);
 			}
 		} else if (strcmp(k, "net") == 0) {
 			if ((rc = get_enum(L, v, kp, net_names, &idx)) == 0) {
 				layer->has_net = true;
 				moat_net_parse(net_names[idx], &layer->net);
+				layer->net_origin = at(L, v->pos);
 			}
 		} else if (strcmp(k, "network") == 0) {
 			rc = load_network(L, layer, v, kp);
@@ -1448,6 +1452,7 @@ static void load_server(const struct loader *L, struct config_server *srv, const
 				bad = -1;
 			} else {
 				srv->sandbox.backend = moat_xstrdup(policy_backend_names()[idx]);
+				srv->sandbox.backend_origin = srv->sandbox.origin;
 			}
 		} else if (v->type == TOML_TABLE) {
 			if (load_layer(L, &srv->sandbox, v, kp, false) < 0)

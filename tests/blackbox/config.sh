@@ -557,4 +557,58 @@ like "$out" "\"z\" is a server of the project /home/you/app \(Claude Code's loca
 like "$out" "hint: in that project, .moat mcp wrap --server z." "  and what runs it under moat"
 out=$("$MOAT" run --config "$SCRATCH/cc/claude.json" --server nope 2>&1)
 like "$out" 'no server named "nope"' "  control: a name in no scope is still unknown"
+# --- a project's file: what it loosens (docs/config.md, "Whose file it is")
+# `moat run --config ./.mcp.json --server x` applied a project's sandbox keys
+# wholesale and said nothing: mode = "off", a grant of ~, net = "all", an
+# env value expanding $GITHUB_TOKEN.  Now what turns the sandbox off or
+# lowers it is refused unless the command line says the same, and the rest
+# is said before the run (stderr and the report's notes), FILE:LINE:COL.
+# Controls: the flag given; the same file among the user's own (HOME's
+# ~/.config/moat) is applied without a word.
+PH=$SCRATCH/phome
+PJ=$SCRATCH/pjrepo
+mkdir -p "$PH/.config/moat" "$PJ" "$SCRATCH/pwrite"
+echo "from HOME" >"$PH/note.txt"
+pj_mcp() { # pj_mcp FILE SANDBOX-JSON
+	printf '{"mcpServers": {"x": {"command": "/bin/cat", "args": ["%s"],\n  "sandbox": %s}}}\n' "$PH/note.txt" "$2" >"$1"
+}
+prun() { (cd "$PJ" && HOME=$PH GITHUB_TOKEN=tok-1234 "$MOAT" run "$@"); }
+for m in off prefer; do
+	pj_mcp "$PJ/.mcp.json" "{\"mode\": \"$m\", \"read\": [\"~\"]}"
+	out=$(prun --config ./.mcp.json --server x 2>"$SCRATCH/perr"); rc=$?
+	is "$rc/$out" "125/" "a project's .mcp.json with mode = \"$m\": refused, nothing ran"
+	like "$(cat "$SCRATCH/perr")" "^moat: \./\.mcp\.json:2:23: mcpServers\.x\.sandbox\.mode: mode = \"$m\" .*in a project's file \(not one of your own\): refused unless the command line says the same" \
+		"  naming file:line:col and the key"
+	like "$(cat "$SCRATCH/perr")" "hint: give --mode $m on the command line" "  the hint gives the flag"
+	out=$(prun --config ./.mcp.json --server x --mode "$m" 2>/dev/null); rc=$?
+	is "$rc/$out" "0/from HOME" "  control: with --mode $m on the command line it runs"
+	cp "$PJ/.mcp.json" "$PH/.config/moat/mine.json"
+	out=$(prun --config "$PH/.config/moat/mine.json" --server x 2>"$SCRATCH/perr"); rc=$?
+	is "$rc/$out" "0/from HOME" "  control: the same file among the user's own (~/.config/moat) runs as written"
+	unlike "$(cat "$SCRATCH/perr")" "project's file" "  and is not called a project's"
+done
+pj_mcp "$PJ/.mcp.json" '{"backend": "none"}'
+prun --config ./.mcp.json --server x >/dev/null 2>"$SCRATCH/perr"
+is "$?" 125 "a project's .mcp.json with backend = \"none\": refused"
+like "$(cat "$SCRATCH/perr")" "mcpServers\.x\.sandbox\.backend: backend \"none\" runs the command unsandboxed" "  naming it"
+out=$(prun --config ./.mcp.json --server x --backend none 2>/dev/null)
+is "$?/$out" "0/from HOME" "  control: with --backend none on the command line it runs"
+# What loosens the default without turning it off: said, and run.
+printf '{"mcpServers": {"x": {"command": "/bin/cat", "args": ["%s"],\n  "env": {"T": "$GITHUB_TOKEN"},\n  "sandbox": {"read": ["~"],\n    "write": ["%s"],\n    "net": "all"}}}}\n' \
+	"$PH/note.txt" "$SCRATCH/pwrite" >"$PJ/.mcp.json"
+out=$(prun --config ./.mcp.json --server x --report "$REPORTS/pnotes.json" 2>"$SCRATCH/perr"); rc=$?
+is "$rc/$out" "0/from HOME" "a project's .mcp.json that grants ~, writes outside, opens the network, takes \$GITHUB_TOKEN: runs"
+for w in "\./\.mcp\.json:3:24: mcpServers\.x\.sandbox\.read: grants reading $PH, outside the project" \
+	"\./\.mcp\.json:4:15: mcpServers\.x\.sandbox\.write: grants writing $SCRATCH/pwrite, outside the project" \
+	"\./\.mcp\.json:5:12: mcpServers\.x\.sandbox\.net: net = \"all\" opens the whole network" \
+	"\./\.mcp\.json:2:16: mcpServers\.x\.env\.T: sets T from the host's environment \(\\\$GITHUB_TOKEN\)"; do
+	like "$(cat "$SCRATCH/perr")" "moat: note: $w \(a project's file, not one of yours\)" "  said on stderr: ${w%%:*}...${w##*: }"
+done
+is "$(get "$REPORTS/pnotes.json" 'len([n for n in d["notes"] if "a project" in n])')" 4 "  and the same four in the report's notes"
+out=$("$PY" "$VALIDATOR" "$SCHEMA" "$REPORTS/pnotes.json" 2>&1)
+ok $? "  (the report is valid against docs/report.schema.json) $out"
+cp "$PJ/.mcp.json" "$PH/.config/moat/mine.json"
+prun --config "$PH/.config/moat/mine.json" --server x --report "$REPORTS/pnotes2.json" >/dev/null 2>"$SCRATCH/perr"
+is "$?/$(grep -c "project's file" "$SCRATCH/perr")/$(get "$REPORTS/pnotes2.json" 'd.get("notes")')" "0/0/None" \
+	"  control: the same file among the user's own: no note"
 done_testing

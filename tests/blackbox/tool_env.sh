@@ -107,7 +107,7 @@ cfg_case claude.json "{\"mcpServers\": {\"x\": {
 # Control: the same server without the hook runs (so the refusal is the hook's).
 printf '%s\n' "{\"mcpServers\": {\"x\": {\"command\": \"/usr/bin/touch\", \"args\": [\"$SCRATCH/ran\"], \"sandbox\": \"none\", \"env\": {\"A\": \"1\"}}}}" >"$SCRATCH/cfg/ok.json"
 rm -f "$SCRATCH/ran"
-"$MOAT" run --config "$SCRATCH/cfg/ok.json" --server x >/dev/null 2>&1
+"$MOAT" run --config "$SCRATCH/cfg/ok.json" --server x --backend none >/dev/null 2>&1
 [ -e "$SCRATCH/ran" ]
 ok $? "control: the same server without the hook runs"
 
@@ -221,7 +221,7 @@ for b in bwrap oci gvisor firejail nsjail; do
 	# (moat's own argv, which the scan leaves out) and a config file's env.
 	printf '[mcp_servers.x]\ncommand = ["%s", "sleep", "2"]\nenv = { CFG_SECRET = "%s" }\n[mcp_servers.x.sandbox]\nbackend = "%s"\nmode = "prefer"\nprofile = "strict"\nenv_pass = ["PASS_SECRET"]\n' \
 		"$HELPER" "$CFG_MARK" "$b" >"$SCRATCH/cfg/argv-$b.toml"
-	PASS_SECRET=$PASS_MARK "$MOAT" run --config "$SCRATCH/cfg/argv-$b.toml" --server x --env ENV_SECRET="$ENV_MARK" \
+	PASS_SECRET=$PASS_MARK "$MOAT" run --config "$SCRATCH/cfg/argv-$b.toml" --server x --mode prefer --env ENV_SECRET="$ENV_MARK" \
 		>/dev/null 2>"$SCRATCH/argv-$b.err" &
 	mpid=$!
 	out=$(SCAN_ANY="$PASS_MARK $CFG_MARK" SCAN_OWN=$ENV_MARK "$PY" "$SCRATCH/scan.py" "$mpid" "$mpid")

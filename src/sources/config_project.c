@@ -12,7 +12,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "policy/profiles.h"
 #include "sources/config.h"
 #include "sources/config_common.h"
 #include "sources/netsets.h"
@@ -158,7 +157,13 @@ int config_project_judge(const struct moat_config *c, const struct config_server
 			 const struct config_request *r, struct moat_error *err)
 {
 	cleanup_free char *home = path_home_for_rules(config_getenv(r->env, "HOME"));
-	const char *dflt = srv ? MOAT_SERVER_DEFAULT_PROFILE : MOAT_DEFAULT_PROFILE;
+	/* Only a built-in profile that gives more than the default (strict
+	 * gives less): network opens the whole network, exec the working
+	 * directory to write where a server's default (mcp) does not. */
+	const char *looser = !builtin || r->profile		? NULL
+			     : strcmp(builtin, "network") == 0	? "opens the whole network"
+			     : srv && strcmp(builtin, "exec") == 0 ? "grants the working directory writable"
+								: NULL;
 	struct judge j = {.r = r, .home = home};
 	int rc = 0;
 
@@ -167,9 +172,8 @@ int config_project_judge(const struct moat_config *c, const struct config_server
 	project_roots_init(&j.roots, c->dir, home);
 	for (size_t i = 0; i < n && rc == 0; i++)
 		rc = judge_layer(&j, layers[i], err);
-	if (rc == 0 && builtin && strcmp(builtin, dflt) != 0 && !r->profile) {
-		cleanup_free char *what =
-		    moat_xasprintf("starts from the built-in profile %s instead of %s", builtin, dflt);
+	if (rc == 0 && looser) {
+		cleanup_free char *what = moat_xasprintf("starts from the built-in profile %s, which %s", builtin, looser);
 		for (size_t i = 0; i < n; i++)
 			if (layers[i]->profile) {
 				say(&j, &layers[i]->profile_origin, layers[i]->key, what);

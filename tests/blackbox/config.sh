@@ -611,4 +611,11 @@ cp "$PJ/.mcp.json" "$PH/.config/moat/mine.json"
 prun --config "$PH/.config/moat/mine.json" --server x --report "$REPORTS/pnotes2.json" >/dev/null 2>"$SCRATCH/perr"
 is "$?/$(grep -c "project's file" "$SCRATCH/perr")/$(get "$REPORTS/pnotes2.json" 'd.get("notes")')" "0/0/None" \
 	"  control: the same file among the user's own: no note"
+pj_mcp "$PJ/.mcp.json" '{"profile": "network", "read": ["~"]}'
+prun --config ./.mcp.json --server x >/dev/null 2>"$SCRATCH/perr"
+like "$(cat "$SCRATCH/perr")" "note: \./\.mcp\.json:2:26: mcpServers\.x\.sandbox: starts from the built-in profile network, which opens the whole network" \
+	"a project's server on the built-in profile network: said"
+pj_mcp "$PJ/.mcp.json" '{"profile": "strict", "read": ["."]}'
+prun --config ./.mcp.json --server x >/dev/null 2>"$SCRATCH/perr"
+is "$(grep -c 'note:' "$SCRATCH/perr")" "0" "  control: on strict, which gives less than the default, reading the project: no note"
 done_testing

@@ -25,6 +25,7 @@
 #include "util/cleanup.h"
 #include "util/mem.h"
 #include "util/path.h"
+#include "util/strmap.h"
 
 enum { SET_NPM, SET_PYPI, SET_CRATES, SET_GO, SET__COUNT };
 
@@ -240,7 +241,24 @@ struct expand {
 	struct netset_notes *notes;
 	struct moat_error *err;
 	struct netset_urls *urls; /* or NULL: the URLs themselves, for netset_npm_urls */
+	/* This set's entries in p->net_allow by text (the first of each), for
+	 * add_entry's dedupe; made at its first call (expand_done frees). */
+	struct strmap dests;
+	bool dests_ready;
 };
+
+static void expand_done(struct expand *x)
+{
+	strmap_free(&x->dests);
+}
+
+/* Is `o` an entry of this set (its `from` "@set (WHERE)")? */
+static bool of_this_set(const struct expand *x, const struct moat_net_dest *o)
+{
+	size_t n = strlen(x->set);
+
+	return o->from && strncmp(o->from, x->set, n) == 0 && o->from[n] == ' ';
+}
 
 static void note(struct expand *x, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 static void note(struct expand *x, const char *fmt, ...)
@@ -321,7 +339,7 @@ static int add_entry(struct expand *x, const char *url, const char *where, const
 {
 	struct moat_net_dest d;
 	struct net_parse_error pe;
-	size_t n = strlen(x->set), i;
+	size_t i;
 	int rc = netset_url_dest(url, &d, &pe);
 
 	if (name)
@@ -340,18 +358,23 @@ static int add_entry(struct expand *x, const char *url, const char *where, const
 	if (x->urls)
 		netset_urls_add(x->urls, key ? key : "registry", url);
 	/* The same set named twice (or pypi.org by pip and by uv): once; the
-	 * user's own setting of it makes it his, whichever came first. */
-	for (i = 0; i < x->p->n_net_allow; i++) {
+	 * user's own setting of it makes it his, whichever came first.  By
+	 * text through a map: a project's file can name tens of thousands. */
+	if (!x->dests_ready) {
+		for (i = 0; i < x->p->n_net_allow; i++)
+			if (of_this_set(x, &x->p->net_allow[i]))
+				(void)strmap_seen(&x->dests, x->p->net_allow[i].text, i);
+		x->dests_ready = true;
+	}
+	if (strmap_get(&x->dests, d.text, &i)) {
 		struct moat_net_dest *o = &x->p->net_allow[i];
 
-		if (o->from && strncmp(o->from, x->set, n) == 0 && o->from[n] == ' ' && strcmp(o->text, d.text) == 0) {
-			if (!project && o->project) {
-				free(o->project);
-				o->project = NULL;
-			}
-			net_dest_free(&d);
-			return 0;
+		if (!project && o->project) {
+			free(o->project);
+			o->project = NULL;
 		}
+		net_dest_free(&d);
+		return 0;
 	}
 	d.origin = x->origin;
 	d.from = moat_xasprintf("%s (%s)", x->set, where);
@@ -359,6 +382,7 @@ static int add_entry(struct expand *x, const char *url, const char *where, const
 		cleanup_free char *bare = url_without_user(url);
 		d.project = moat_xasprintf("%s: %s=%s", where, key ? key : "registry", bare);
 	}
+	strmap_put(&x->dests, d.text, x->p->n_net_allow);
 	policy_add_net_dest(x->p, &d);
 	return 0;
 }
@@ -491,6 +515,7 @@ struct npm_layer {
 	struct setting keys[NK__COUNT];
 	struct npm_scope *scopes;
 	size_t n_scopes, cap_scopes;
+	struct strmap scope_index; /* each scope's key: its index in scopes */
 	char *too_many; /* "FILE:LINE" of the first scope past NPM_MAX_SCOPES */
 	char *file;   /* the file read, or NULL */
 	bool project; /* a file the project chose: its .npmrc, or one that file
@@ -520,6 +545,7 @@ static void npm_layers_free(struct npm_layer *l)
 			free(l[i].scopes[k].v.where);
 		}
 		free(l[i].scopes);
+		strmap_free(&l[i].scope_index);
 		free(l[i].file);
 		free(l[i].too_many);
 	}
@@ -544,11 +570,10 @@ static void npm_set(struct npm_layer *l, const char *key, const char *value, con
 		}
 	if (!is_scope_key(key))
 		return; /* every other key, auth lines included, is never kept */
-	for (i = 0; i < l->n_scopes; i++)
-		if (strcmp(l->scopes[i].key, key) == 0) {
-			setting_set(&l->scopes[i].v, value, where);
-			return;
-		}
+	if (strmap_get(&l->scope_index, key, &i)) {
+		setting_set(&l->scopes[i].v, value, where);
+		return;
+	}
 	if (l->n_scopes == NPM_MAX_SCOPES) {
 		if (!l->too_many)
 			l->too_many = moat_xstrdup(where);
@@ -558,6 +583,7 @@ static void npm_set(struct npm_layer *l, const char *key, const char *value, con
 	memset(&l->scopes[l->n_scopes], 0, sizeof(*l->scopes));
 	l->scopes[l->n_scopes].key = moat_xstrdup(key);
 	setting_set(&l->scopes[l->n_scopes].v, value, where);
+	strmap_put(&l->scope_index, key, l->n_scopes);
 	l->n_scopes++;
 }
 
@@ -1015,12 +1041,11 @@ static int expand_npm(struct expand *x)
 	for (i = 0; i < NPM__LAYERS; i++)
 		for (k = 0; k < l[i].n_scopes; k++) {
 			const struct npm_scope *s = &l[i].scopes[k];
-			size_t j, m;
+			size_t j;
 			bool higher = false;
 
 			for (j = 0; j < i && !higher; j++)
-				for (m = 0; m < l[j].n_scopes && !higher; m++)
-					higher = strcmp(l[j].scopes[m].key, s->key) == 0;
+				higher = strmap_get(&l[j].scope_index, s->key, NULL);
 			if (higher)
 				continue;
 			if (add_entry(x, s->v.value, s->v.where, s->key, NULL, 0, l[i].project) < 0)
@@ -1094,20 +1119,6 @@ static int pip_fail(struct expand *x, const char *file, int line, const char *wh
 			       x->set);
 }
 
-/* Has this file already given section.key (configparser's strict mode
- * refuses a repeat)? */
-static bool seen_before(char ***seen, size_t *n, size_t *cap, const char *item)
-{
-	size_t i;
-
-	for (i = 0; i < *n; i++)
-		if (strcmp((*seen)[i], item) == 0)
-			return true;
-	*seen = moat_xgrow(*seen, cap, *n, sizeof(**seen));
-	(*seen)[(*n)++] = moat_xstrdup(item);
-	return false;
-}
-
 /* One pip.conf as Python's configparser (RawConfigParser, as pip makes it)
  * reads it: "[section]"; "key = value" or "key: value"; a line indented
  * deeper than its key continues the value; whole-line comments start with
@@ -1117,8 +1128,8 @@ static bool seen_before(char ***seen, size_t *n, size_t *cap, const char *item)
 static int pip_read(struct expand *x, struct pip_conf *c, const char *file, const char *text)
 {
 	const char *line = text;
-	char **seen = NULL;
-	size_t n_seen = 0, cap_seen = 0, i, indent_level = 0;
+	struct strmap seen = {0}; /* section.key given (configparser's strict mode refuses a repeat) */
+	size_t i, indent_level = 0;
 	cleanup_free char *section = NULL;
 	struct setting *cur = NULL; /* the value being continued, if kept */
 	bool in_value = false;
@@ -1160,7 +1171,7 @@ static int pip_read(struct expand *x, struct pip_conf *c, const char *file, cons
 			free(section);
 			section = moat_xstrndup(line + s + 1, (size_t)(close - line) - s - 1);
 			item = moat_xasprintf("[%s]", section);
-			if (seen_before(&seen, &n_seen, &cap_seen, item)) {
+			if (strmap_seen(&seen, item, 0)) {
 				pip_fail(x, file, lineno, "a section given twice");
 				goto out;
 			}
@@ -1188,7 +1199,7 @@ static int pip_read(struct expand *x, struct pip_conf *c, const char *file, cons
 			for (i = 0; key[i]; i++)
 				key[i] = (char)tolower((unsigned char)key[i]);
 			item = moat_xasprintf("%s.%s", section, key);
-			if (seen_before(&seen, &n_seen, &cap_seen, item)) {
+			if (strmap_seen(&seen, item, 0)) {
 				pip_fail(x, file, lineno, "a key given twice in its section");
 				goto out;
 			}
@@ -1206,9 +1217,7 @@ static int pip_read(struct expand *x, struct pip_conf *c, const char *file, cons
 	}
 	rc = 0;
 out:
-	for (i = 0; i < n_seen; i++)
-		free(seen[i]);
-	free(seen);
+	strmap_free(&seen);
 	return rc;
 }
 
@@ -1654,6 +1663,7 @@ int netset_npm_urls(const struct netset_host *h, struct netset_urls *out, struct
 
 	policy_init(&scratch);
 	rc = expand_npm(&x);
+	expand_done(&x);
 	policy_free(&scratch);
 	if (rc < 0) {
 		netset_urls_free(&u);
@@ -1667,16 +1677,22 @@ int netset_npm_urls(const struct netset_host *h, struct netset_urls *out, struct
 static char *url_list_without_users(const char *list)
 {
 	cleanup_free char *copy = moat_xstrdup(list);
-	char *save = NULL, *tok, *out = NULL;
+	char *save = NULL, *tok, *out = moat_xstrdup("");
+	size_t len = 0, cap = 1;
 
+	/* Appended in place: a new string for each URL copied the whole list
+	 * again, tens of thousands of times for a project's pip.conf. */
 	for (tok = strtok_r(copy, " \t\n\r", &save); tok; tok = strtok_r(NULL, " \t\n\r", &save)) {
 		cleanup_free char *bare = url_without_user(tok);
-		char *next = out ? moat_xasprintf("%s %s", out, bare) : moat_xstrdup(bare);
+		size_t n = strlen(bare);
 
-		free(out);
-		out = next;
+		out = moat_xgrow_uninit(out, &cap, len + n + 2, 1);
+		if (len)
+			out[len++] = ' ';
+		memcpy(out + len, bare, n + 1);
+		len += n;
 	}
-	return out ? out : moat_xstrdup("");
+	return out;
 }
 
 int netset_pip_expand(const struct netset_host *h, struct moat_origin origin, struct moat_policy *p,
@@ -1710,6 +1726,7 @@ int netset_pip_expand(const struct netset_host *h, struct moat_origin origin, st
 	*out = u;
 	rc = 0;
 out:
+	expand_done(&x);
 	pip_conf_free(&c);
 	return rc;
 }
@@ -1729,7 +1746,10 @@ int netset_expand(unsigned mask, const struct netset_host *h, struct moat_origin
 				   .notes = notes,
 				   .err = err};
 
-		if ((mask & (1u << i)) && expanders[i](&x) < 0)
+		int rc = (mask & (1u << i)) ? expanders[i](&x) : 0;
+
+		expand_done(&x);
+		if (rc < 0)
 			return -1;
 	}
 	return 0;

@@ -121,6 +121,44 @@ sed -i '1001,$d' "$MS/.npmrc"
 (cd "$MS" && m run "${BASE[@]}" --dry-run --allow-net @npm -- /bin/true >/dev/null 2>&1)
 is "$?" 0 "  control: 1000 of them are read"
 
+# --- a project's pip.conf with tens of thousands of entries -------------------
+# A virtualenv's pip.conf ($VIRTUAL_ENV/pip.conf: a project's .venv) naming
+# 40000 index URLs (700 KB, within the 1 MiB a file may hold) kept moat
+# busy 8 s of CPU before the command started: each new destination of a set
+# was compared with every one before it (add_entry's dedupe, npm's too),
+# each section.key of the file with every one before it (90000 keys: 10 s).  Now by a map
+# (util/strmap.h).  Measured as CPU time, not wall: a loaded CI machine
+# waits without working.  The bound is generous (about 1 s here).
+PV=$SCRATCH/pipproj/.venv
+mkdir -p "$PV"
+cpu_ms() { # cpu_ms OUT ERR CMD...: run CMD, its CPU time (user+sys) in ms on stdout; its status is the function's
+	local out=$1 err=$2 t rc
+	shift 2
+	t=$( { TIMEFORMAT='%3U %3S'; time "$@" >"$out" 2>"$err"; } 2>&1 )
+	rc=$?
+	awk '{printf "%d\n", ($1 + $2) * 1000}' <<<"$t"
+	return "$rc"
+}
+$PY -c 'print("[global]\nextra-index-url = " + " ".join("http://i%d.t/" % i for i in range(40000)))' >"$PV/pip.conf"
+ms=$(cd "$SCRATCH/pipproj" && VIRTUAL_ENV=$PV cpu_ms "$SCRATCH/pip40k.json" "$SCRATCH/pip40k.err" \
+	m run "${BASE[@]}" --dry-run --allow-net @pypi -- /bin/true)
+is "$?/$(jx "$SCRATCH/pip40k.json" 'len([e for e in d["policy"]["net_allow"] if e.get("from", "").startswith("@pypi (")])')" "0/40002" \
+	"a project's pip.conf naming 40000 index URLs: read, each an entry (and pypi.org with its files host)"
+ok "$([ "$ms" -lt 3000 ] && echo 0 || echo 1)" "  within 3 s of CPU ($ms ms)"
+$PY -c 'print("[global]\n" + "\n".join("k%d = v" % i for i in range(90000)) + "\n[global]")' >"$PV/pip.conf"
+ms=$(cd "$SCRATCH/pipproj" && VIRTUAL_ENV=$PV cpu_ms /dev/null "$SCRATCH/pipkeys.err" \
+	m run "${BASE[@]}" --dry-run --allow-net @pypi -- /bin/true)
+is "$?/$(head -1 "$SCRATCH/pipkeys.err")" "125/moat: --allow-net @pypi: $PV/pip.conf:90002: a section given twice" \
+	"a project's pip.conf of 90000 keys (980 KB) and a repeated section: refused at the repeat, as pip refuses it"
+ok "$([ "$ms" -lt 3000 ] && echo 0 || echo 1)" "  within 3 s of CPU ($ms ms)"
+# npm's scopes: at most 1000 (above), each line a lookup: 30000 lines
+# (900 KB) naming them over and over.
+seq 0 29999 | awk '{printf "@s%d:registry=http://r%d.t/\n", $1 % 1000, $1 % 1000}' >"$MS/.npmrc"
+ms=$(cd "$MS" && cpu_ms "$SCRATCH/npm40k.json" /dev/null m run "${BASE[@]}" --dry-run --allow-net @npm -- /bin/true)
+is "$?/$(jx "$SCRATCH/npm40k.json" 'len([e for e in d["policy"]["net_allow"] if e.get("from", "").startswith("@npm (")])')" "0/1001" \
+	"a project's .npmrc of 30000 lines over 1000 scopes: read, each scope once (and the user's registry)"
+ok "$([ "$ms" -lt 3000 ] && echo 0 || echo 1)" "  within 3 s of CPU ($ms ms)"
+
 # --- a registry a project's .npmrc names in a private range --------------------
 # A cloned repository's .npmrc chooses npm's registries, not what on the
 # user's host or network @npm opens: a registry it names on the host's

@@ -600,22 +600,28 @@ static void not_made(struct moat_plan *plan, const struct moat_error *err)
 			plan->props[i].enforced = false; /* not asked for, and not there either */
 }
 
-/* --memory: the kernel's OOM killer ended processes of the tree.  Said
- * when the command itself ended by SIGKILL (or, under a tool such as runsc,
- * the tool reported it as 137), so a 137 is not a mystery; the report has
- * the count and the peak (run.oom_kills, memory_peak_bytes). */
+/* --memory: the kernel's OOM killer ended processes of the tree.  When it
+ * ended the command itself (SIGKILL, or under a tool such as runsc the
+ * tool's 137), so the 137 is not a mystery; when it ended another process
+ * of the tree (a worker, a child of a shell), so the command's own failure,
+ * or a success with part of its work gone, is not one either.  The report
+ * has the count and the peak (limits.memory.hits, run.oom_kills,
+ * memory_peak_bytes). */
 static void say_memory_hit(const struct moat_policy *p, const struct moat_launch_result *r)
 {
 	char limit[32];
+	bool command_killed = r->signal == SIGKILL || (r->signal == 0 && r->exit_code == 128 + SIGKILL);
 
-	if (p->limits.memory_bytes == MOAT_LIMIT_UNSET || r->oom_kills < 1 || r->limit_hit || r->timed_out ||
-	    !(r->signal == SIGKILL || (r->signal == 0 && r->exit_code == 128 + SIGKILL)))
+	if (p->limits.memory_bytes == MOAT_LIMIT_UNSET || r->oom_kills < 1 ||
+	    (r->limit_hit && command_killed))
 		return;
 	moat_size_text(limit, sizeof(limit), p->limits.memory_bytes);
-	fprintf(stderr,
-		"moat: memory limit reached (--memory %s): the OOM killer ended %lld process%s of the tree; the "
-		"command was killed by SIGKILL (exit %d)\n",
-		limit, (long long)r->oom_kills, r->oom_kills == 1 ? "" : "es", r->exit_code);
+	fprintf(stderr, "moat: memory limit reached (--memory %s): the OOM killer ended %lld process%s of the tree",
+		limit, (long long)r->oom_kills, r->oom_kills == 1 ? "" : "es");
+	if (command_killed && !r->timed_out)
+		fprintf(stderr, "; the command was killed by SIGKILL (exit %d)\n", r->exit_code);
+	else
+		fprintf(stderr, " (the command's exit: %d)\n", r->exit_code);
 	fprintf(stderr, "moat: hint: give the tree more memory with a higher --memory%s\n",
 		strcmp(p->backend, "gvisor") == 0 ? " (under gvisor it covers gVisor's own kernel too, ~55 MiB)" : "");
 }
@@ -633,7 +639,25 @@ static void say_pids_hit(const struct moat_policy *p, const struct moat_launch_r
 	fprintf(stderr, "moat: hint: give the tree more processes and threads with a higher --pids\n");
 }
 
-static void say_limit_hit(const struct moat_policy *p, const struct moat_launch_result *r)
+/* --pids as RLIMIT_NPROC (no cgroup of moat's): the kernel refuses forks
+ * past it but counts none of them for moat to read.  A command that failed
+ * is told the limit may be why, rather than nothing. */
+static void say_nproc_maybe(const struct moat_policy *p, const struct moat_plan *plan,
+			    const struct moat_launch_result *r)
+{
+	if (p->limits.pids == MOAT_LIMIT_UNSET || !plan->limits.nproc_rlimit ||
+	    !plan->limits.lim[LIM_PIDS].enforced || r->exit_code == 0 || !r->executed)
+		return;
+	fprintf(stderr,
+		"moat: note: --pids %lld is held by RLIMIT_NPROC here (no cgroup of moat's), which counts nothing moat "
+		"can read: if the command failed to start a process or thread (EAGAIN, \"Resource temporarily "
+		"unavailable\"), that limit may be why\n",
+		(long long)p->limits.pids);
+	fprintf(stderr, "moat: hint: give it a higher --pids, or run moat in a cgroup of its own (docs/limits.md)\n");
+}
+
+static void say_limit_hit(const struct moat_policy *p, const struct moat_plan *plan,
+			  const struct moat_launch_result *r)
 {
 	char used[64] = "";
 
@@ -646,6 +670,7 @@ static void say_limit_hit(const struct moat_policy *p, const struct moat_launch_
 			p->limits.timeout_s, MOAT_TIMEOUT_GRACE_MS / 1000, r->exit_code);
 	say_memory_hit(p, r);
 	say_pids_hit(p, r);
+	say_nproc_maybe(p, plan, r);
 	if (!r->limit_hit || strcmp(r->limit_hit, "cpu") != 0)
 		return;
 	if (r->cpu_usec >= 0)
@@ -1015,7 +1040,7 @@ static int run_main(int argc, char **argv, bool exiting)
 	}
 	moat_timeline_mark("ran");
 	code = result.exit_code;
-	say_limit_hit(&policy, &result);
+	say_limit_hit(&policy, &plan, &result);
 	say_upstream_refused(&result);
 	note_changed_pins(&plan);
 	note_made_watched(&plan, &result);

@@ -56,30 +56,44 @@ static int read_at(const char *dir, const char *file, char *out, size_t len)
 	return 0;
 }
 
-static int64_t read_number_at(const char *dir, const char *file)
+/* A file that holds one number, or -1. */
+static int64_t number_in(const char *text)
 {
-	char text[64], *end;
+	char *end;
 	long long v;
 
-	if (read_at(dir, file, text, sizeof(text)) < 0)
-		return -1;
 	errno = 0;
 	v = strtoll(text, &end, 10);
 	return errno || end == text ? -1 : v;
 }
 
-/* "key value" lines (cpu.stat, memory.events, memory.oom_control). */
-static int64_t read_key_at(const char *dir, const char *file, const char *key)
+static int64_t read_number_at(const char *dir, const char *file)
 {
-	char text[2048], *line, *save = NULL;
+	char text[64];
+
+	return read_at(dir, file, text, sizeof(text)) < 0 ? -1 : number_in(text);
+}
+
+/* The value of `key` in "key value" lines (cpu.stat, cgroup.events,
+ * memory.events, memory.oom_control, pids.events), or -1. */
+static int64_t key_in(char *text, const char *key)
+{
+	char *line, *save = NULL;
 	size_t n = strlen(key);
 
-	if (read_at(dir, file, text, sizeof(text)) < 0)
-		return -1;
 	for (line = strtok_r(text, "\n", &save); line; line = strtok_r(NULL, "\n", &save))
 		if (strncmp(line, key, n) == 0 && line[n] == ' ')
 			return strtoll(line + n + 1, NULL, 10);
 	return -1;
+}
+
+static int64_t read_key_at(const char *dir, const char *file, const char *key)
+{
+	char text[2048];
+
+	if (read_at(dir, file, text, sizeof(text)) < 0)
+		return -1;
+	return key_in(text, key);
 }
 
 /* Write a limit and read it back: the kernel must hold what moat claims.
@@ -344,27 +358,89 @@ int tree_cgroup_kill(const struct limits_plan *lp)
 	return is_empty(dir) ? 0 : -1;
 }
 
-void tree_cgroup_memory_stats(const struct limits_plan *lp, int64_t *peak, int64_t *oom_kills)
+/* `file` in the cgroup directory `dir`, opened through a descriptor of the
+ * directory itself: a link put in its place is not followed. */
+static int open_counter(const char *dir, const char *file)
+{
+	cleanup_close int dfd = -1;
+
+	if (!dir[0])
+		return -1;
+	dfd = open(dir, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (dfd < 0)
+		return -1;
+	return openat(dfd, file, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+}
+
+static void open_memory_counters(const struct limits_plan *lp, struct tree_counters *c)
 {
 	const char *v1m = lp->cg_path_v1[CGV1_MEMORY];
 
-	*peak = *oom_kills = -1;
 	if (lp->v2_memory) {
-		*peak = read_number_at(lp->cg_path_v2, "memory.peak");
-		*oom_kills = read_key_at(lp->cg_path_v2, "memory.events", "oom_kill");
+		c->memory_events = open_counter(lp->cg_path_v2, "memory.events");
+		c->memory_peak = open_counter(lp->cg_path_v2, "memory.peak");
 	} else if (v1m[0]) {
-		*peak = read_number_at(v1m, "memory.max_usage_in_bytes");
-		*oom_kills = read_key_at(v1m, "memory.oom_control", "oom_kill");
+		c->memory_events = open_counter(v1m, "memory.oom_control");
+		c->memory_peak = open_counter(v1m, "memory.max_usage_in_bytes");
 	}
 }
 
-int64_t tree_cgroup_pids_refused(const struct limits_plan *lp)
+void tree_counters_open(const struct limits_plan *lp, struct tree_counters *c)
 {
-	if (lp->v2_pids)
-		return read_key_at(lp->cg_path_v2, "pids.events", "max");
-	if (lp->cg_path_v1[CGV1_PIDS][0])
-		return read_key_at(lp->cg_path_v1[CGV1_PIDS], "pids.events", "max");
-	return -1;
+	*c = (struct tree_counters)TREE_COUNTERS_NONE;
+	if (lp->lim[LIM_MEMORY].declared)
+		open_memory_counters(lp, c);
+	if (!lp->lim[LIM_PIDS].declared)
+		return;
+	if (lp->v2_pids) {
+		c->pids_events = open_counter(lp->cg_path_v2, "pids.events");
+		c->pids_notify = c->pids_events >= 0;
+	} else {
+		c->pids_events = open_counter(lp->cg_path_v1[CGV1_PIDS], "pids.events");
+	}
+}
+
+void tree_counters_close(struct tree_counters *c)
+{
+	moat_closep(&c->pids_events);
+	moat_closep(&c->memory_events);
+	moat_closep(&c->memory_peak);
+	*c = (struct tree_counters)TREE_COUNTERS_NONE;
+}
+
+/* The whole file from its start (a kernfs file is made again at each read
+ * from offset 0; reading it also rearms its poll). */
+static int read_fd(int fd, char *out, size_t len)
+{
+	ssize_t n;
+
+	if (fd < 0)
+		return -1;
+	n = pread(fd, out, len - 1, 0);
+	if (n < 0)
+		return -1;
+	out[n] = '\0';
+	return 0;
+}
+
+static int64_t read_key_fd(int fd, const char *key)
+{
+	char text[2048];
+
+	return read_fd(fd, text, sizeof(text)) < 0 ? -1 : key_in(text, key);
+}
+
+void tree_cgroup_memory_stats(const struct tree_counters *c, int64_t *peak, int64_t *oom_kills)
+{
+	char text[64];
+
+	*oom_kills = read_key_fd(c->memory_events, "oom_kill");
+	*peak = read_fd(c->memory_peak, text, sizeof(text)) < 0 ? -1 : number_in(text);
+}
+
+int64_t tree_cgroup_pids_refused(const struct tree_counters *c)
+{
+	return read_key_fd(c->pids_events, "max");
 }
 
 size_t tree_cgroup_destroy(const struct limits_plan *lp, void (*left)(void *ctx, const char *path, int errnum),

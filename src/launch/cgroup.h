@@ -44,12 +44,32 @@ int tree_cgroup_kill(const struct limits_plan *lp);
  * plan has no cgroup for the tree or the freeze did not take. */
 int tree_cgroup_freeze(const struct limits_plan *lp, bool on);
 
+/* The counters of the tree's cgroup that say a limit was reached, opened
+ * right after tree_cgroup_create, before anything of the command runs,
+ * from descriptors of the directories moat made (O_NOFOLLOW): read through
+ * them, never by a path the tree could swap later.  -1 where no cgroup of
+ * moat's holds that limit. */
+struct tree_counters {
+	int pids_events;   /* pids.events ("max": forks and threads refused) */
+	int memory_events; /* v2 memory.events, or v1 memory.oom_control ("oom_kill") */
+	int memory_peak;   /* v2 memory.peak, or v1 memory.max_usage_in_bytes */
+	/* pids.events is a v2 file: the kernel wakes a poll for POLLPRI when
+	 * it changes.  v1's is never notified (measured here, Linux 6.18): it
+	 * is read at intervals instead. */
+	bool pids_notify;
+};
+#define TREE_COUNTERS_NONE {.pids_events = -1, .memory_events = -1, .memory_peak = -1}
+
+void tree_counters_open(const struct limits_plan *lp, struct tree_counters *c);
+void tree_counters_close(struct tree_counters *c);
+
 /* After the run: the memory cgroup's peak usage and how many processes the
  * kernel's OOM killer ended there (-1: no memory cgroup of moat's). */
-void tree_cgroup_memory_stats(const struct limits_plan *lp, int64_t *peak, int64_t *oom_kills);
-/* How many forks (and threads) the tree's pids.max refused (pids.events
- * "max"), or -1 where no cgroup holds --pids. */
-int64_t tree_cgroup_pids_refused(const struct limits_plan *lp);
+void tree_cgroup_memory_stats(const struct tree_counters *c, int64_t *peak, int64_t *oom_kills);
+/* How many forks (and threads) the tree's pids.max refused so far
+ * (pids.events "max"), or -1 where no cgroup of moat's holds --pids.
+ * Also rearms the POLLPRI of a v2 pids.events. */
+int64_t tree_cgroup_pids_refused(const struct tree_counters *c);
 
 /* Kill what is left and remove the cgroups (what does not exist is
  * skipped: safe to call twice, and from the guard).  `left` (or NULL) is

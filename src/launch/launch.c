@@ -212,6 +212,56 @@ static void tool_setup_failed(const struct moat_plan *plan, int status, const st
  * limit by this much wall time per CPU. */
 #define CPU_POLL_MS 50
 
+/* --pids held by moat's cgroup: the first fork or thread it refuses is said
+ * while the run goes on, not only at its end.  A runtime that cannot start
+ * a thread may wait forever (node under --pids 5 sat in futex_wait until
+ * killed), and a message at the end came only once someone killed it.  A
+ * v2 pids.events wakes moat's poll (POLLPRI); a v1 one notifies nothing
+ * and is read this often instead, only while the limit was not reached. */
+#define PIDS_POLL_MS 1000
+
+struct pids_watch {
+	const struct tree_counters *c;
+	bool said;
+	long long next_ns; /* v1: the next read */
+};
+
+static bool pids_watching(const struct pids_watch *w, bool child_done)
+{
+	return w->c->pids_events >= 0 && !w->said && !child_done;
+}
+
+/* The poll timeout, lowered to the next v1 read. */
+static void pids_watch_timeout(const struct pids_watch *w, long long now, int *timeout_ms)
+{
+	int ms;
+
+	if (w->c->pids_notify)
+		return;
+	ms = w->next_ns > now ? (int)((w->next_ns - now) / 1000000LL) + 1 : 0;
+	if (*timeout_ms < 0 || *timeout_ms > ms)
+		*timeout_ms = ms;
+}
+
+static void pids_watch_check(struct pids_watch *w, const struct moat_policy *p, short revents, bool raw)
+{
+	long long now = moat_now_ns();
+	int64_t refused;
+
+	if (w->c->pids_notify ? !revents : now < w->next_ns)
+		return;
+	w->next_ns = now + PIDS_POLL_MS * 1000000LL;
+	if ((refused = tree_cgroup_pids_refused(w->c)) < 1)
+		return;
+	w->said = true;
+	/* In raw mode the caller's terminal does not return the carriage. */
+	fprintf(stderr,
+		"%smoat: warning: process limit reached (--pids %lld): the tree's cgroup refused a fork or thread; "
+		"the command runs on, but may fail or wait forever (a runtime such as node that cannot start its "
+		"threads hangs); a higher --pids gives it more%s",
+		raw ? "\r\n" : "", (long long)p->limits.pids, raw ? "\r\n" : "\n");
+}
+
 /* How a signal of moat's reaches the tree (launch_run's loop). */
 struct tree_route {
 	const struct moat_plan *plan;
@@ -470,7 +520,7 @@ static void term_restore_p(struct term **t)
 
 /* moat's loop's own slots, before the relay's, the fence's and the
  * proxy's. */
-#define LOOP_SLOTS 5
+#define LOOP_SLOTS 6
 
 /* clone3's arguments (linux/sched.h), declared here as landlock.c does its
  * structs: the installed headers may predate the cgroup field. */
@@ -544,6 +594,8 @@ int launch_run(const struct moat_policy *p, struct moat_plan *plan, struct term 
 	pid_t command_pid = -1;
 	cleanup_close int sfd = -1;
 	cleanup_close int cg_fd = -1;
+	__attribute__((cleanup(tree_counters_close))) struct tree_counters counters = TREE_COUNTERS_NONE;
+	struct pids_watch pids_w = {.c = &counters};
 	bool in_cgroup = false;
 	sigset_t fwd;
 	__attribute__((cleanup(restore_mask))) sigset_t saved;
@@ -582,6 +634,9 @@ int launch_run(const struct moat_policy *p, struct moat_plan *plan, struct term 
 		(void)!hostproxy_text(&hp, (enum hostproxy_var)i, r->upstream[i], sizeof(r->upstream[i]));
 	if (cgroup && tree_cgroup_create(&plan->limits, &p->limits, err) < 0)
 		return -1;
+	/* Now, while nothing of the command runs: launch/cgroup.h. */
+	if (cgroup)
+		tree_counters_open(lp, &counters);
 	/* What moat __init checks the tool's binds against, now that the
 	 * placeholders exist (backend.h, bound_file). */
 	if (sandboxed && backend_bound_write(bp, &plan->fs, err) < 0)
@@ -709,7 +764,9 @@ int launch_run(const struct moat_policy *p, struct moat_plan *plan, struct term 
 		    {.fd = err_eof ? -1 : errp[0], .events = POLLIN},
 		    {.fd = toolerr[0], .events = POLLIN},
 		    {.fd = fencep[0], .events = POLLIN},
-		    {.fd = fenced ? fence_rules_fd(&fence_rules) : -1, .events = POLLIN}};
+		    {.fd = fenced ? fence_rules_fd(&fence_rules) : -1, .events = POLLIN},
+		    {.fd = pids_watching(&pids_w, child_done) && counters.pids_notify ? counters.pids_events : -1,
+		     .events = POLLPRI}};
 		size_t n_fence, n_proxy;
 		int timeout_ms = -1, fence_ms;
 		long long now = moat_now_ns();
@@ -772,12 +829,16 @@ int launch_run(const struct moat_policy *p, struct moat_plan *plan, struct term 
 		if (sv.proxy && (fence_ms = netproxy_timeout_ms(sv.proxy)) >= 0 &&
 		    (timeout_ms < 0 || fence_ms < timeout_ms))
 			timeout_ms = fence_ms;
+		if (pids_watching(&pids_w, child_done))
+			pids_watch_timeout(&pids_w, now, &timeout_ms);
 		if (drain_ns && (timeout_ms < 0 || timeout_ms > 10))
 			timeout_ms = 10;
 		if (poll(pfd, FIRST + n_fence + n_proxy, timeout_ms) < 0 && errno != EINTR) {
 			moat_error_set(err, MOAT_E_SYSTEM, errno, "poll");
 			goto fail_fence;
 		}
+		if (pids_watching(&pids_w, child_done))
+			pids_watch_check(&pids_w, p, pfd[5].revents, raw_term && raw_term->raw);
 		if (pfd[2].revents && tool_words_read(&tool_said, toolerr[0]) <= 0)
 			close_end(&toolerr[0]);
 		if (pfd[3].revents && fence_take(&sv, &fence_rules, &fencep[0], err) < 0)
@@ -909,9 +970,9 @@ int launch_run(const struct moat_policy *p, struct moat_plan *plan, struct term 
 	if (host_ipc)
 		sysv_sweep(&ipc_before, command_pid, add_ipc_leftover, r);
 	if (cgroup) {
-		tree_cgroup_memory_stats(lp, &r->memory_peak, &r->oom_kills);
+		tree_cgroup_memory_stats(&counters, &r->memory_peak, &r->oom_kills);
 		if (p->limits.pids != MOAT_LIMIT_UNSET)
-			r->pids_refused = tree_cgroup_pids_refused(lp);
+			r->pids_refused = tree_cgroup_pids_refused(&counters);
 		r->cpu_usec = tree_cgroup_cpu_usec(lp);
 	}
 

@@ -301,6 +301,31 @@ static json_t *limits_json(const struct limits_plan *lp)
 	return o;
 }
 
+/* How many times each enforced limit was reached during the run, where its
+ * mechanism counts it: forks and threads pids.max refused, processes the
+ * OOM killer ended at the memory limit, the tree ended at --cpu.  null
+ * where it counts nothing moat can read (an rlimit, RLIMIT_NPROC among
+ * them; runc's own cgroup). */
+static void limits_add_hits(json_t *o, const struct limits_plan *lp, const struct moat_launch_result *run)
+{
+	int k;
+
+	for (k = 0; k < LIM__COUNT; k++) {
+		json_t *e = json_object_get(o, limit_name((enum limit_kind)k));
+		int64_t n = -1;
+
+		if (!e || !lp->lim[k].enforced)
+			continue;
+		if (k == LIM_PIDS)
+			n = run->pids_refused;
+		else if (k == LIM_MEMORY)
+			n = run->oom_kills;
+		else if (k == LIM_CPU && run->cpu_usec >= 0)
+			n = run->limit_hit && strcmp(run->limit_hit, "cpu") == 0;
+		json_object_set_new(e, "hits", n >= 0 ? json_integer(n) : json_null());
+	}
+}
+
 static const char *role_name(enum fs_role r)
 {
 	return r == FS_READ ? "read" : r == FS_WRITE ? "write" : "deny";
@@ -425,7 +450,11 @@ json_t *report_build(const struct moat_policy *p, const struct moat_host *h, con
 	}
 	if (plan->status != MOAT_STATUS_OFF) {
 		json_object_set_new(j, "filesystem", filesystem_json(&plan->fs));
-		json_object_set_new(j, "limits", limits_json(&plan->limits));
+		json_t *limits = limits_json(&plan->limits);
+
+		if (run)
+			limits_add_hits(limits, &plan->limits, run);
+		json_object_set_new(j, "limits", limits);
 	}
 	json_object_set_new(j, "missing", missing);
 	json_object_set_new(j, "policy_digest", json_sprintf("sha256:%s", digest));

@@ -47,15 +47,7 @@ lim() { json_get "$1" "[\"limits\"][\"$2\"][\"$3\"]" 2>/dev/null; }
 runf() { json_get "$1" "[\"run\"][\"$2\"]" 2>/dev/null; }
 prop() { json_get "$1" "[\"properties\"][\"$2\"][\"status\"]" 2>/dev/null; }
 # Backends that can run a command here (as this user), besides native.
-runnable() { # runnable BACKEND: its dry-run is not unavailable for lack of the tool
-	local r=$SCRATCH/dry-$1.json
-	"$MOAT" run --backend "$1" --mode prefer --dry-run -- /bin/true >"$r" 2>/dev/null
-	[ "$(json_get "$r" '["status"]')" != unavailable ]
-}
-BACKENDS="native"
-for b in bwrap oci gvisor firejail; do
-	runnable "$b" && BACKENDS="$BACKENDS $b"
-done
+BACKENDS=$(backends_here)
 diag "backends that run here as uid $UID_NOW: $BACKENDS"
 # prefer: other properties a backend lacks (firejail's fs.secrets, gVisor's
 # tty.inject) must not stop the limit being tested; the limit's own verdict

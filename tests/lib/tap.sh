@@ -192,6 +192,19 @@ chain_alive() {
 	[ "$a" != "$b" ]
 }
 
+# backends_here: native, and each of bwrap, oci, gvisor and firejail whose
+# dry run is not unavailable for lack of its tool (as this user): the
+# backends a limit is tried under.
+backends_here() {
+	local b r out=native
+	for b in bwrap oci gvisor firejail; do
+		r=$SCRATCH/dry-$b.json
+		"$MOAT" run --backend "$b" --mode prefer --dry-run -- /bin/true >"$r" 2>/dev/null
+		[ "$(json_get "$r" '["status"]')" != unavailable ] && out="$out $b"
+	done
+	echo "$out"
+}
+
 # forkbomb_tries CMD...: CMD's output (a `testhelper forkbomb` under a
 # limit), run again at most 5 more times, 2 s apart, while it printed
 # nothing.  Where --pids is RLIMIT_NPROC, every task of this uid on the host

@@ -639,21 +639,50 @@ static void say_pids_hit(const struct moat_policy *p, const struct moat_launch_r
 	fprintf(stderr, "moat: hint: give the tree more processes and threads with a higher --pids\n");
 }
 
-/* --pids as RLIMIT_NPROC (no cgroup of moat's): the kernel refuses forks
- * past it but counts none of them for moat to read.  A command that failed
- * is told the limit may be why, rather than nothing. */
-static void say_nproc_maybe(const struct moat_policy *p, const struct moat_plan *plan,
-			    const struct moat_launch_result *r)
+/* What holds an enforced --pids or --memory whose counter moat cannot read
+ * (the report's hits is null), for the note below. */
+static const char *uncounted_holder(const struct limits_plan *lp, enum limit_kind k, char *buf, size_t len)
 {
-	if (p->limits.pids == MOAT_LIMIT_UNSET || !plan->limits.nproc_rlimit ||
-	    !plan->limits.lim[LIM_PIDS].enforced || r->exit_code == 0 || !r->executed)
+	if (k == LIM_PIDS && lp->nproc_rlimit)
+		return "RLIMIT_NPROC (no cgroup of moat's)";
+	if ((k == LIM_PIDS && lp->oci_pids) || (k == LIM_MEMORY && lp->oci_memory)) {
+		snprintf(buf, len, "%s's own cgroup", lp->runtime ? lp->runtime : "the runtime");
+		return buf;
+	}
+	return "a cgroup that is not moat's own";
+}
+
+/* --pids or --memory held by a mechanism that counts nothing moat can read
+ * (RLIMIT_NPROC; runc's cgroup, gone with the container; the cgroup holding
+ * moat): the kernel refuses forks or OOM-kills past it, but moat cannot tell.
+ * A command that failed is told the limit may be why, rather than nothing. */
+static void say_uncounted_maybe(const struct moat_policy *p, const struct moat_plan *plan,
+				const struct moat_launch_result *r)
+{
+	const struct limits_plan *lp = &plan->limits;
+	char holder[64];
+
+	if (r->exit_code == 0 || !r->executed)
 		return;
-	fprintf(stderr,
-		"moat: note: --pids %lld is held by RLIMIT_NPROC here (no cgroup of moat's), which counts nothing moat "
-		"can read: if the command failed to start a process or thread (EAGAIN, \"Resource temporarily "
-		"unavailable\"), that limit may be why\n",
-		(long long)p->limits.pids);
-	fprintf(stderr, "moat: hint: give it a higher --pids, or run moat in a cgroup of its own (docs/limits.md)\n");
+	if (p->limits.pids != MOAT_LIMIT_UNSET && lp->lim[LIM_PIDS].enforced && r->pids_refused < 0) {
+		fprintf(stderr,
+			"moat: note: --pids %lld is held by %s, which counts nothing moat can read: if the command "
+			"failed to start a process or thread (EAGAIN, \"Resource temporarily unavailable\"), that limit "
+			"may be why\n",
+			(long long)p->limits.pids, uncounted_holder(lp, LIM_PIDS, holder, sizeof(holder)));
+		fprintf(stderr, "moat: hint: give it a higher --pids, or run moat in a cgroup of its own (docs/limits.md)\n");
+	}
+	if (p->limits.memory_bytes != MOAT_LIMIT_UNSET && lp->lim[LIM_MEMORY].enforced && r->oom_kills < 0 &&
+	    (r->signal == SIGKILL || r->exit_code == 128 + SIGKILL)) {
+		char limit[32];
+
+		moat_size_text(limit, sizeof(limit), p->limits.memory_bytes);
+		fprintf(stderr,
+			"moat: note: --memory %s is held by %s, which moat cannot read: the SIGKILL may be its OOM "
+			"killer\n",
+			limit, uncounted_holder(lp, LIM_MEMORY, holder, sizeof(holder)));
+		fprintf(stderr, "moat: hint: give it a higher --memory\n");
+	}
 }
 
 static void say_limit_hit(const struct moat_policy *p, const struct moat_plan *plan,
@@ -670,7 +699,7 @@ static void say_limit_hit(const struct moat_policy *p, const struct moat_plan *p
 			p->limits.timeout_s, MOAT_TIMEOUT_GRACE_MS / 1000, r->exit_code);
 	say_memory_hit(p, r);
 	say_pids_hit(p, r);
-	say_nproc_maybe(p, plan, r);
+	say_uncounted_maybe(p, plan, r);
 	if (!r->limit_hit || strcmp(r->limit_hit, "cpu") != 0)
 		return;
 	if (r->cpu_usec >= 0)

@@ -30,7 +30,8 @@ static unsigned long long unit_of(char c)
 	}
 }
 
-/* -1 not a size, -2 an unknown unit, -3 more than INT64_MAX bytes. */
+/* -1 not a size, -2 an unknown unit, -3 more than INT64_MAX bytes, -4 a
+ * fraction ("1.5G" read as an unknown unit ".5G" said nothing useful). */
 static int parse(const char *s, int64_t *out)
 {
 	char *end;
@@ -42,6 +43,8 @@ static int parse(const char *s, int64_t *out)
 	v = strtoull(s, &end, 10);
 	if (end == s)
 		return -1;
+	if ((*end == '.' || *end == ',') && end[1] >= '0' && end[1] <= '9')
+		return -4;
 	mul = unit_of(*end);
 	if (!mul)
 		return *end >= '0' && *end <= '9' ? -1 : -2;
@@ -74,6 +77,10 @@ int moat_parse_size_min(const char *s, int64_t *out, struct size_problem *pb)
 		return -1;
 	case -2:
 		*pb = (struct size_problem){"unknown unit", "write the number, then K, M, G or T (e.g. 512M, 2G)"};
+		return -1;
+	case -4:
+		*pb = (struct size_problem){"a fraction: a size is a whole number of its unit",
+					    "write it in a smaller unit (1536M, not 1.5G)"};
 		return -1;
 	case -3:
 		*pb = (struct size_problem){"too large: the largest size is 8388607T (2^63 - 1 bytes)",

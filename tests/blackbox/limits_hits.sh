@@ -203,7 +203,7 @@ edge() { # edge ARGS...: moat's exit and stderr, the command /bin/true
 }
 like "$(edge --pids 0)" "--pids 0: expected a positive whole number.*rc=125" "--pids 0: refused, naming the flag"
 like "$(edge --memory 1)" "--memory 1: less than 1M.*rc=125" "--memory 1: refused, with the least it takes"
-like "$(edge --memory 1.5G)" "--memory 1.5G: .*rc=125" "--memory 1.5G: refused, not read as 1G"
+like "$(edge --memory 1.5G)" "--memory 1.5G: a fraction.*1536M.*rc=125" "--memory 1.5G: refused as a fraction, with the size to write instead"
 like "$(edge --memory 64MiB --report-fd 3 3>"$REPORTS/mib.json")" "ran" "--memory 64MiB: a unit with iB is taken"
 [ "$(lim "$REPORTS/mib.json" memory status)" = enforced ] &&
 	is "$(lim "$REPORTS/mib.json" memory value)" 67108864 "  as 64 MiB"

@@ -933,6 +933,16 @@ static void test_helpers(void)
 
 	ok(moat_parse_size("512M", &v) == 0 && v == 512 << 20, "512M");
 	ok(moat_parse_size("2GiB", &v) == 0 && v == (int64_t)2 << 30, "2GiB");
+	{
+		struct size_problem pb = {0};
+
+		ok(moat_parse_size_min("1.5G", &v, &pb) < 0 && pb.why && strstr(pb.why, "fraction") &&
+			   strstr(pb.fix, "1536M"),
+		   "1.5G: refused as a fraction, with the size in a smaller unit");
+		pb = (struct size_problem){0};
+		ok(moat_parse_size_min("1Q", &v, &pb) < 0 && pb.why && strstr(pb.why, "unknown unit"),
+		   "control: 1Q is an unknown unit");
+	}
 	ok(moat_parse_size("-1", &v) < 0 && moat_parse_size("1X", &v) < 0 && moat_parse_size("", &v) < 0,
 	   "bad sizes are refused");
 	{

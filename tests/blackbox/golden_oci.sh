@@ -12,7 +12,7 @@
 #   MOAT_GOLDEN_UPDATE=1 bash tests/blackbox/golden_oci.sh
 set -u
 . "$(dirname "$0")/../lib/tap.sh"
-scratch
+scratch_sticky
 # The system's denied paths, as moat lists them ("  TOOL: PATH, PATH" lines,
 # a directory with a trailing /), for collapse-expanded.py.
 MOAT_SYSTEM_DENY=$("$MOAT" profiles | sed -n '/^denied in every profile/,/^[^ ]/s/^  [^:]*: \(\/.*\)/\1/p' |

@@ -21,7 +21,7 @@ K8S=$ROOT/tests/k8s
 command -v node >/dev/null && command -v npm >/dev/null || skip_all "node and npm are not installed"
 /usr/bin/python3 -c 'import yaml' 2>/dev/null ||
 	skip_all "python3-yaml is not installed: the YAML 1.1 reading cannot be compared"
-scratch
+scratch_sticky
 
 . "$ROOT/tests/lib/npm_pinned.sh"
 npm_pinned "$K8S" k8s

@@ -17,7 +17,9 @@
 #     command's end, nor --timeout, nor a SIGKILLed moat, without a pid
 #     namespace either (the cgroup; MOAT_HOST_LIMIT takes the namespaces
 #     away); control: without namespaces and cgroups it outlives moat, and
-#     the report says proc.tree is missing.
+#     the report says proc.tree is missing.  Without a pid namespace the
+#     cgroup is killed whole when the command ends: a 300-deep chain's
+#     deepest never outlives its level 20; control: without a cgroup it does.
 #   oci and gvisor: SIGKILL of moat takes the container, its work directory,
 #     the runtime's state and its cgroups with it; under runc also in its
 #     first 200 ms, before runc wrote its state (root only); control: with
@@ -497,6 +499,33 @@ is "$(deep_left "$NONS,cgroup=0")" alive "native, no namespaces, cgroup=0: a 300
 like "$(json_get "$SCRATCH/deep.json" '["properties"]["proc.tree"]["reason"]')" \
 	"outlives a SIGKILLed moat, and a chain of processes too deep" "  and proc.tree's reason says so"
 is "$(deep_left "")" dead "native: control: with a pid namespace nothing of it is left"
+# Without a pid namespace, the tree's cgroup is killed whole when the
+# command ends: the same chain's deepest process, watching level 20, never
+# sees that level die and itself go on (it says so 20 ms after).  moat's
+# subreaper kill alone takes the chain a level a round from the top, and
+# the rest of it lived on until the clean-up after the report (a mutant
+# without the kill at the command's end passed every test before this).
+# Control: without a cgroup (cgroup=0) the deepest outlives level 20.
+deep_outlived() { # deep_outlived LIMIT: ran, outlived or killed
+	local hb=$PROJ/deepw-$N
+	N=$((N + 1))
+	MOAT_HOST_LIMIT=$1 "$MOAT" run --mode prefer --write "$PROJ" -- "$HELPER" deepchain "$hb" 300 20 \
+		>/dev/null 2>>"$SCRATCH/moat.err"
+	sleep 0.1 # what the deepest does 20 ms after level 20's end
+	if [ ! -s "$hb" ]; then echo "never ran"; elif grep -q o "$hb"; then echo outlived; else echo killed; fi
+	rm -f "$hb"
+}
+for variant in "" ",cgroupv2=0"; do
+	MOAT_HOST_LIMIT="$NONS$variant" "$MOAT" run --mode prefer --write "$PROJ" --dry-run -- /bin/true >"$SCRATCH/p.json" 2>/dev/null
+	if [ "$(prop "$SCRATCH/p.json" proc.tree)" = enforced ]; then
+		is "$(deep_outlived "$NONS$variant")" killed \
+			"native, no namespaces$variant: the 300-deep chain is killed whole at the command's end (its cgroup)"
+	elif [ -z "$variant" ]; then
+		skip_feature cgroup_tree "no cgroup for the tree: the chain's end is proc.tree's missing above"
+	fi
+done
+is "$(deep_outlived "$NONS,cgroup=0")" outlived \
+	"native, no namespaces, cgroup=0: control: the chain's deepest outlives its level 20 (killed a level at a time)"
 
 # The command's process is in moat's cgroup (moat-MOATPID-N) while it runs:
 # v2 through clone3's CLONE_INTO_CGROUP (started there, no migration), v1

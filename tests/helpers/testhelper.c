@@ -620,15 +620,49 @@ static int cmd_forkchain(const char *heartbeat, int interval_us, int chains)
  * its one child; the deepest appends a byte to `heartbeat` every 100 ms.
  * The command (the first) exits after 0.5 s.  A killer that only sees its
  * own children (a subreaper) finds one level per round.  Ends when the
- * file is removed, or by itself after 30 s. */
-static int cmd_deepchain(const char *heartbeat, int depth)
+ * file is removed, or by itself after 30 s.
+ * With `watch` (> 0): the deepest also watches the chain's level `watch`
+ * (a pipe whose only writer it is) and, 20 ms after that level died,
+ * appends 'o': it outlived its ancestor.  A tree killed whole (a cgroup's
+ * kill) never lets it; one killed a level at a time from the top does. */
+static void deepchain_tail(int hb, int watched)
 {
-	int i, hb = open(heartbeat, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0644);
+	int i;
+
+	for (i = 0; i < 300; i++) {
+		struct stat st;
+		struct pollfd pf = {.fd = watched, .events = POLLIN};
+		char c;
+
+		if (write(hb, "x", 1) < 0 || fstat(hb, &st) != 0 || st.st_nlink == 0)
+			break;
+		if (watched < 0) {
+			usleep(100000);
+			continue;
+		}
+		if (poll(&pf, 1, 100) == 1 && read(watched, &c, 1) == 0) {
+			usleep(20000);
+			if (write(hb, "o", 1) < 0)
+				break;
+			break;
+		}
+	}
+	_exit(0);
+}
+
+static int cmd_deepchain(const char *heartbeat, int depth, int watch)
+{
+	int i, hb = open(heartbeat, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0644), watched = -1;
 
 	if (hb < 0)
 		return result(-1);
 	for (i = 0; i < depth; i++) {
-		pid_t p = fork();
+		int pp[2] = {-1, -1};
+		pid_t p;
+
+		if (watch > 0 && i == watch && pipe(pp) < 0)
+			_exit(1);
+		p = fork();
 		if (p < 0)
 			_exit(1);
 		if (p > 0 && i == 0) {
@@ -637,17 +671,18 @@ static int cmd_deepchain(const char *heartbeat, int depth)
 			return 0;
 		}
 		if (p > 0) {
+			if (pp[0] >= 0)
+				close(pp[0]); /* the write end stays open until this level dies */
 			waitpid(p, NULL, 0);
 			_exit(0);
 		}
+		if (pp[1] >= 0) {
+			close(pp[1]);
+			watched = pp[0];
+		}
 	}
-	for (i = 0; i < 300; i++) {
-		struct stat st;
-		if (write(hb, "x", 1) < 0 || fstat(hb, &st) != 0 || st.st_nlink == 0)
-			break;
-		usleep(100000);
-	}
-	_exit(0);
+	deepchain_tail(hb, watched);
+	return 0;
 }
 
 /* A burner's bound in wall time, whatever CPU time it got by then. */
@@ -1268,7 +1303,7 @@ int main(int argc, char **argv)
 	if (!strcmp(c, "forkchain") && argc > 3)
 		return cmd_forkchain(argv[2], atoi(argv[3]), argc > 4 ? atoi(argv[4]) : 1);
 	if (!strcmp(c, "deepchain") && argc > 3)
-		return cmd_deepchain(argv[2], atoi(argv[3]));
+		return cmd_deepchain(argv[2], atoi(argv[3]), argc > 4 ? atoi(argv[4]) : 0);
 	if (!strcmp(c, "cpuburn") && argc > 3)
 		return cmd_cpuburn(atoi(argv[2]), atoi(argv[3]), argc > 4 ? atoi(argv[4]) : 0);
 	if (!strcmp(c, "fill") && argc > 2)

@@ -407,4 +407,22 @@ like "$(j "$REPORTS/ns.json" '["properties"]["net.allow"]["status"]')/$(j "$REPO
 	"^missing/.*nor is the network closed without seccomp: .*UDP and other protocols reach the host's network$" \
 	"without user namespaces and seccomp: net.allow missing, and the reason says UDP is not closed"
 is "$(sed -n 2p "$UDPLOG")" udp-out "  which is true: a datagram from the sandbox reaches a host listener"
+# --- the fenced resolver files are read-only, metadata too ----------------------
+# /etc/resolv.conf, /etc/hosts and /etc/nsswitch.conf are files of moat's
+# own bound over the host's (child.c, fence_bind_file), remounted read-only:
+# Landlock refuses writing their contents, not changing their times or mode,
+# which fs.write (enforced) says no file outside the write grants allows.
+# Without the remount, touch and chmod changed them.  Control: the same
+# calls change a file of a write grant.
+mkdir -p "$SCRATCH/meta" && chmod 0777 "$SCRATCH/meta" && : >"$SCRATCH/meta/f" && chmod 0666 "$SCRATCH/meta/f"
+META='for f in /etc/resolv.conf /etc/hosts /etc/nsswitch.conf "$1"; do
+	if [ ! -e "$f" ]; then echo "$f:absent"
+	elif touch -d 2001-01-01 "$f" 2>/dev/null || chmod 0600 "$f" 2>/dev/null; then echo "$f:changed"
+	else echo "$f:held"; fi
+done'
+out=$(run --write "$SCRATCH/meta" -- /bin/sh -c "$META" sh "$SCRATCH/meta/f" | tr '\n' ' ')
+like "$out" "^/etc/resolv.conf:held /etc/hosts:(held|absent) /etc/nsswitch.conf:(held|absent) " \
+	"the fenced resolver files: touch and chmod fail inside ($out)"
+like "$out" " $SCRATCH/meta/f:changed $" "  control: the same calls change a file of the write grant"
+
 done_testing

@@ -55,8 +55,10 @@
 #      the way to a file moat writes that belongs to neither moat's user nor
 #      root is refused, exit 125, naming it, nothing written.  Controls: the
 #      same HOME owned by root (the file itself another user's: its owner is
-#      kept) is wrapped.  (Root only: uid 65534 cannot make another user's
-#      directory.)
+#      kept) is wrapped.  So is a link at the client file's own name that is
+#      theirs, in a HOME of root's, leading to a root file (control: the
+#      same link, root's, is followed).  (Root only: uid 65534 cannot make
+#      another user's directory or link.)
 #
 # Runs as root and as an unprivileged user.
 set -u
@@ -402,8 +404,25 @@ if [ "$(id -u)" = 0 ]; then
 	ok "$([ $? = 0 ] && grep -q '"--config"' "$AH/.claude.json" && echo 0 || echo 1)" \
 		"control: the same HOME, root's, is wrapped ($(printf '%s' "$out" | head -c 160))"
 	is "$(stat -c %u "$AH/.claude.json")" 65534 "  the file keeps its owner"
+	# A link at the client file's own name, theirs, in a HOME of root's:
+	# moat follows such a link once (docs/clients.md), and without the
+	# check of its owner root's wrap rewrote the root file it leads to.
+	# Control: the same link, root's, is followed and wrapped.
+	AH2=$BASE/alice2
+	mkdir -p "$AH2" && chmod 755 "$AH2"
+	printf '{"mcpServers":{"a":{"command":"echo","args":["alice2"]}}}\n' >"$RC/target.json"
+	chmod 600 "$RC/target.json" && cp "$RC/target.json" "$BASE/target.orig"
+	ln -s "$RC/target.json" "$AH2/.claude.json" && chown -h 65534:65534 "$AH2/.claude.json"
+	out=$(cd "$P" && env HOME="$AH2" "$MOAT" mcp wrap 2>&1)
+	is "$?" 125 "root, a HOME of root's whose .claude.json is another user's link to a root file: wrap refused"
+	like "$out" "$AH2/.claude.json belongs to uid 65534, neither moat's user \\(uid 0\\) nor root" "  naming the link"
+	ok "$(cmp -s "$BASE/target.orig" "$RC/target.json" && echo 0 || echo 1)" "  the root file it leads to byte-identical"
+	chown -h 0:0 "$AH2/.claude.json"
+	out=$(cd "$P" && env HOME="$AH2" "$MOAT" mcp wrap 2>&1)
+	ok "$([ $? = 0 ] && grep -q '"--config"' "$RC/target.json" && echo 0 || echo 1)" \
+		"control: the same link, root's, is followed and its file wrapped ($(printf '%s' "$out" | head -c 160))"
 else
-	for i in 1 2 3 4 5 6; do skip "another user's HOME needs root to make (uid $(id -u))"; done
+	for i in 1 2 3 4 5 6 7 8 9 10; do skip "another user's HOME and links need root to make (uid $(id -u))"; done
 fi
 # --- 7. moat by hand in a project's file, its options the project's words
 # `moat run --write HOME --net all -- srv` in a cloned .mcp.json was listed

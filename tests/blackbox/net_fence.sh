@@ -407,6 +407,24 @@ like "$(j "$REPORTS/ns.json" '["properties"]["net.allow"]["status"]')/$(j "$REPO
 	"^missing/.*nor is the network closed without seccomp: .*UDP and other protocols reach the host's network$" \
 	"without user namespaces and seccomp: net.allow missing, and the reason says UDP is not closed"
 is "$(sed -n 2p "$UDPLOG")" udp-out "  which is true: a datagram from the sandbox reaches a host listener"
+# --- an allowed name on another port --------------------------------------------
+# An entry is a name and a port: svc3.test:$P2 (pinned to 127.0.0.3) does not
+# open 127.0.0.3:$P3, where a server listens, to a connect by that name.  (The
+# refusals above try ports where nothing listens: a mutant of the fence that
+# judged the name on any port passed them.)  Control: with svc3.test:$P3 the
+# same connect reaches the server.
+CONN='import socket, sys
+try:
+    socket.create_connection(("svc3.test", int(sys.argv[1])), timeout=10)
+    print("OK")
+except OSError as e:
+    print("ERR", e.__class__.__name__)'
+out=$(seen 127.0.0.3 "$P3" "$MOAT" run --profile strict --allow-net "svc3.test:$P2" --resolve svc3.test=127.0.0.3 -- \
+	"$PY" -c "$CONN" "$P3" 2>>"$SCRATCH/stderr")
+like "$out" "^ERR [A-Za-z]+ \| 0$" "an allowed name on a port not on its entry: the connect is refused, the server saw nothing ($out)"
+out=$(seen 127.0.0.3 "$P3" "$MOAT" run --profile strict --allow-net "svc3.test:$P3" --resolve svc3.test=127.0.0.3 -- \
+	"$PY" -c "$CONN" "$P3" 2>>"$SCRATCH/stderr")
+is "$out" "OK | 1" "  control: with the port on the entry the same connect reaches it"
 # --- the fenced resolver files are read-only, metadata too ----------------------
 # /etc/resolv.conf, /etc/hosts and /etc/nsswitch.conf are files of moat's
 # own bound over the host's (child.c, fence_bind_file), remounted read-only:

@@ -962,6 +962,20 @@ static int cmd_syscalls(void)
 	TRY("ptrace_traceme_bad", syscall(SYS_ptrace, -1L, 0, NULL, NULL));
 	TRY("process_vm_readv", syscall(SYS_process_vm_readv, 0, NULL, 0, NULL, 0, 0));
 	TRY("kcmp", syscall(SYS_kcmp, -1, -1, -1, 0, 0));
+	/* Arguments the kernel refuses with an errno of its own (EBADF,
+	 * EINVAL, EFAULT), for uid 65534 as for root: only the filter says
+	 * EPERM (or EOPNOTSUPP, name_to_handle_at) for them. */
+	TRY("process_vm_writev", syscall(SYS_process_vm_writev, 0, NULL, 0, NULL, 0, 0));
+	TRY("pidfd_getfd", syscall(SYS_pidfd_getfd, -1, -1, 0));
+	TRY("process_madvise", syscall(SYS_process_madvise, -1, NULL, 0, 0, 0));
+	/* FAN_REPORT_FID (an unprivileged group), no valid event flags. */
+	TRY("fanotify_init", syscall(SYS_fanotify_init, 0x200U, 0xffffffffU));
+	TRY("name_to_handle_at", syscall(SYS_name_to_handle_at, -1, NULL, NULL, NULL, 0));
+	TRY("quotactl_fd", syscall(SYS_quotactl_fd, -1, 0, 0, NULL));
+	TRY("clock_adjtime", syscall(SYS_clock_adjtime, -1, NULL));
+	TRY("adjtimex", syscall(SYS_adjtimex, NULL));
+	TRY("mount_setattr", syscall(SYS_mount_setattr, -1, NULL, 0, NULL, 0));
+	TRY("fsconfig", syscall(SYS_fsconfig, -1, 0, NULL, NULL, 0));
 	TRY("init_module", syscall(SYS_init_module, NULL, 0, NULL));
 	TRY("finit_module", syscall(SYS_finit_module, -1, NULL, 0));
 	TRY("kexec_load", syscall(SYS_kexec_load, 0, 0, NULL, 0xffffffffUL));
@@ -1161,6 +1175,22 @@ static int cmd_rlimit(const char *which)
 	return 2;
 }
 
+/* RLIMIT_CORE to 0 through setrlimit(2) itself, the system call glibc's
+ * setrlimit no longer makes (it calls prlimit64): "rc=0 core=CUR/MAX" after
+ * the call, or "rc=ERRNO ...". */
+static int cmd_raw_core0(void)
+{
+	struct rlimit zero = {0, 0}, rl;
+	long rc = syscall(SYS_setrlimit, RLIMIT_CORE, &zero);
+	int e = errno;
+
+	if (getrlimit(RLIMIT_CORE, &rl) < 0)
+		return result(-1);
+	printf("rc=%s core=%llu/%llu\n", rc == 0 ? "0" : errname(e), (unsigned long long)rl.rlim_cur,
+	       (unsigned long long)rl.rlim_max);
+	return 0;
+}
+
 /* A System V shared memory segment, semaphore set and message queue made
  * by this process itself (their creator pid is the command's): "shm=ID
  * sem=ID msg=ID", -1 for one refused. */
@@ -1332,6 +1362,8 @@ int main(int argc, char **argv)
 		return cmd_sysv_make();
 	if (!strcmp(c, "shmat") && argc > 2)
 		return cmd_shmat(argv[2]);
+	if (!strcmp(c, "raw-core0"))
+		return cmd_raw_core0();
 	if (!strcmp(c, "rlimit") && argc > 2)
 		return cmd_rlimit(argv[2]);
 	if (!strcmp(c, "truncate") && argc > 2)

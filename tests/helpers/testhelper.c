@@ -618,9 +618,10 @@ static int cmd_forkchain(const char *heartbeat, int interval_us, int chains)
 
 /* A chain `depth` processes deep, none of which forks fast: each waits for
  * its one child; the deepest appends a byte to `heartbeat` every 100 ms.
- * The command (the first) exits after 0.5 s.  A killer that only sees its
- * own children (a subreaper) finds one level per round.  Ends when the
- * file is removed, or by itself after 30 s.
+ * The command (the first) exits once the deepest has written (0.5 s at
+ * least).  A killer that only sees its own children (a subreaper) finds
+ * one level per round.  Ends when the file is removed, or by itself after
+ * 30 s.
  * With `watch` (> 0): the deepest also watches the chain's level `watch`
  * (a pipe whose only writer it is) and, 20 ms after that level died,
  * appends 'o': it outlived its ancestor.  A tree killed whole (a cgroup's
@@ -650,6 +651,21 @@ static void deepchain_tail(int hb, int watched)
 	_exit(0);
 }
 
+/* The command ends once the deepest process has written its first byte
+ * (at most 20 s: on a loaded machine 300 forks took longer than the 0.5 s
+ * the command used to wait, and the chain was killed half made), and
+ * 0.5 s at least. */
+static void deepchain_wait_ready(int hb)
+{
+	struct stat st;
+	int i;
+
+	for (i = 0; i < 2000 && (fstat(hb, &st) != 0 || st.st_size == 0); i++)
+		usleep(10000);
+	if (i < 50)
+		usleep((useconds_t)(50 - i) * 10000);
+}
+
 static int cmd_deepchain(const char *heartbeat, int depth, int watch)
 {
 	int i, hb = open(heartbeat, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0644), watched = -1;
@@ -666,7 +682,7 @@ static int cmd_deepchain(const char *heartbeat, int depth, int watch)
 		if (p < 0)
 			_exit(1);
 		if (p > 0 && i == 0) {
-			usleep(500000);
+			deepchain_wait_ready(hb);
 			printf("OK deep %d\n", depth);
 			return 0;
 		}

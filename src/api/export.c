@@ -116,8 +116,10 @@ static int export_dir_check(const char *dir, int fd, bool top, struct moat_error
 /* -o DIR, reached without following a symlink (one planted at a name on the
  * way could be swapped during the export) and checked by export_dir_visit
  * up to the root; made when it is missing (not its parents), only after its
- * parent passed those checks, so nothing is made in another user's place. */
-static int make_dir(const char *dir, struct moat_error *err)
+ * parent passed those checks, so nothing is made in another user's place.
+ * `*made` says it was made here: a failed export removes it again
+ * (unmake_dir). */
+static int make_dir(const char *dir, bool *made, struct moat_error *err)
 {
 	cleanup_close int fd = -1, parent = -1;
 	cleanup_free char *up = NULL;
@@ -135,7 +137,9 @@ static int make_dir(const char *dir, struct moat_error *err)
 			return moat_error_set(err, MOAT_E_USAGE, errno, "-o %s", dir);
 		if (export_dir_check(dir, parent, false, err) < 0)
 			return -1;
-		if (mkdirat(parent, dir + base, 0755) != 0 && errno != EEXIST)
+		if (mkdirat(parent, dir + base, 0755) == 0)
+			*made = true;
+		else if (errno != EEXIST)
 			return moat_error_set(err, MOAT_E_USAGE, errno, "-o %s", dir);
 		fd = dir_walk_nofollow(dir, false, 0, &stop);
 	}
@@ -144,6 +148,16 @@ static int make_dir(const char *dir, struct moat_error *err)
 	if (fd < 0)
 		return moat_error_set(err, MOAT_E_USAGE, errno, "-o %s", dir);
 	return export_dir_check(dir, fd, true, err);
+}
+
+/* A failed export leaves no -o DIR it made: `moat export -o ~/export -- cmd`
+ * refused for a missing --backend once left an empty ~/export behind an
+ * exit 125.  rmdir removes only an empty directory, and not through a link
+ * at its name. */
+static void unmake_dir(const char *dir, bool made)
+{
+	if (made)
+		(void)rmdir(dir);
 }
 
 /* Every export writes these; its backend's own files besides them are
@@ -292,14 +306,14 @@ int api_export(int n, char **args, const char *dir, struct api_export_result *ou
 	struct moat_server_meta meta = {0};
 	struct moat_host host;
 	struct moat_plan plan;
-	bool have_plan = false, prepared = false;
+	bool have_plan = false, prepared = false, made = false;
 	json_t *argv = NULL, *report = NULL;
 	cleanup_close int dfd = -1;
 	int rc = -1;
 
 	policy_init(&policy);
 	run_options_init(&opts);
-	if (cli_parse_run_meta(n, args, environ, &policy, &opts, &meta, err) < 0 || make_dir(dir, err) < 0 ||
+	if (cli_parse_run_meta(n, args, environ, &policy, &opts, &meta, err) < 0 || make_dir(dir, &made, err) < 0 ||
 	    host_probe(&host, err) < 0)
 		goto out;
 	if ((dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC)) < 0) {
@@ -325,6 +339,8 @@ out:
 	 * report.  What is at its names it wrote (prepare_export_dir). */
 	if (rc < 0 && prepared)
 		remove_export_files(dfd, policy.backend);
+	if (rc < 0)
+		unmake_dir(dir, made);
 	json_decref(argv);
 	json_decref(report);
 	if (have_plan)
@@ -342,6 +358,7 @@ int api_export_k8s(int n, char **args, const char *dir, struct k8s_options *opts
 	struct moat_run_options run_opts;
 	struct moat_server_meta meta = {0};
 	char **envp = NULL, **names = NULL;
+	bool made = false;
 	int rc = -1;
 
 	policy_init(&policy);
@@ -350,7 +367,7 @@ int api_export_k8s(int n, char **args, const char *dir, struct k8s_options *opts
 	/* The image is checked first: without it nothing can be written. */
 	if (k8s_options_check(opts, err) < 0 ||
 	    cli_parse_run_meta(n, args, environ, &policy, &run_opts, &meta, err) < 0 ||
-	    env_build(&policy, environ, &envp, &names, err) < 0 || make_dir(dir, err) < 0)
+	    env_build(&policy, environ, &envp, &names, err) < 0 || make_dir(dir, &made, err) < 0)
 		goto out;
 	if (policy.mode == MOAT_MODE_OFF) {
 		moat_error_set(err, MOAT_E_USAGE, 0, "--format k8s: the policy asks for no sandbox (mode off): there is "
@@ -362,6 +379,8 @@ int api_export_k8s(int n, char **args, const char *dir, struct k8s_options *opts
 	rc = k8s_export(&policy, envp, opts, dir, report_out, err);
 	opts->server = NULL;
 out:
+	if (rc < 0)
+		unmake_dir(dir, made);
 	env_strv_free(envp);
 	env_strv_free(names);
 	policy_free(&policy);

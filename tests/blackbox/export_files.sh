@@ -31,6 +31,11 @@
 #      is refused (exit 125, naming the directory) with nothing written, and
 #      nothing is made below a directory another user owns.  Controls: a new
 #      DIR of moat's user, and an existing 0755 one, are exported into.
+#   4. A refused export left the -o DIR it had made: `moat export -o
+#      ~/export -- cmd` (no --backend: refused, exit 125) left an empty
+#      ~/export, as did a k8s export of mode off.  Now a DIR the export made
+#      is removed again when it fails; one that was there stays.  Controls:
+#      the same exports with --backend bwrap, or without --mode off, make it.
 #
 # Runs as root and as an unprivileged user.
 set -u
@@ -194,5 +199,24 @@ chmod 1777 "$DROP"
 out=$(cd "$SCRATCH" && "$MOAT" export --backend bwrap -o "$DROP/me/out" -- /bin/true 2>&1)
 is "$?" 0 "3b control: the same directory with the sticky bit (1777): exported $out"
 ok "$([ -f "$DROP/me/out/run.sh" ] && echo 0 || echo 1)" "3b control:   run.sh there"
+
+# --- 4. a refused export leaves no directory it made
+NEW=$SCRATCH/new-export
+rm -rf "$NEW"
+out=$(cd "$SCRATCH" && "$MOAT" export -o "$NEW" -- /bin/true 2>&1)
+is "$?" 125 "4: export without --backend: refused ($out)"
+ok "$([ ! -e "$NEW" ] && echo 0 || echo 1)" "4:   and the -o DIR it made is gone ($(ls -ld "$NEW" 2>&1))"
+out=$(cd "$SCRATCH" && "$MOAT" export --format k8s --image x.example/i:1 --mode off -o "$NEW" -- /bin/true 2>&1)
+is "$?" 125 "4: k8s export of mode off: refused ($out)"
+ok "$([ ! -e "$NEW" ] && echo 0 || echo 1)" "4:   and the -o DIR it made is gone"
+mkdir "$NEW"
+(cd "$SCRATCH" && "$MOAT" export -o "$NEW" -- /bin/true >/dev/null 2>&1)
+ok "$([ -d "$NEW" ] && echo 0 || echo 1)" "4 control: a -o DIR that was there stays when the export is refused"
+rmdir "$NEW"
+(cd "$SCRATCH" && "$MOAT" export --backend bwrap -o "$NEW" -- /bin/true >/dev/null 2>&1)
+ok "$([ -f "$NEW/run.sh" ] && echo 0 || echo 1)" "4 control: with --backend bwrap it is made, run.sh there"
+rm -rf "$NEW"
+(cd "$SCRATCH" && "$MOAT" export --format k8s --image x.example/i:1 -o "$NEW" -- /bin/true >/dev/null 2>&1)
+ok "$([ -d "$NEW" ] && [ -n "$(ls -A "$NEW")" ] && echo 0 || echo 1)" "4 control: a k8s export without --mode off writes it"
 
 done_testing

@@ -376,6 +376,43 @@ static void remove_now(struct moat_plan *plan, struct moat_launch_result *r)
  * (kept, not deleted: it can be the user's own, made by an `npm install`).
  * While it was there, git or the tool that reads it on the host could run
  * what the command chose: fs.write was not held for the whole run. */
+/* Each watched entry made during the run, what became of it: "PATH (moved
+ * aside to NAME)", "PATH (left in place)", "PATH (removed)", the first
+ * WATCHED_SHOWN of them.  The note once named the first alone, "(and other
+ * watched entries)": which others the user could not know, nor where they
+ * went. */
+#define WATCHED_SHOWN 8
+static char *watched_made_list(const struct moat_launch_result *r, size_t from, size_t n)
+{
+	char *list = moat_xstrdup("");
+
+	for (size_t i = 0; i < n && i < WATCHED_SHOWN; i++) {
+		const struct moat_leftover *l = &r->left[from + i];
+		cleanup_free char *fate = !l->kept_as	   ? moat_xstrdup("left in place")
+					  : l->kept_as[0] ? moat_xasprintf("moved aside to %s beside it", l->kept_as)
+							  : moat_xstrdup("removed");
+		char *longer = moat_xasprintf("%s%s%s (%s)", list, i ? ", " : "", l->path, fate);
+
+		free(list);
+		list = longer;
+	}
+	if (n > WATCHED_SHOWN) {
+		char *longer = moat_xasprintf("%s, and %zu more (the report's run.left_on_host lists them)", list,
+					      n - WATCHED_SHOWN);
+
+		free(list);
+		list = longer;
+	}
+	return list;
+}
+
+/* A watched entry (.git/commondir, a repository's top's HEAD, .yarnrc.yml,
+ * a hook manager's config: nothing can stand in for an absent one without
+ * breaking git or a project's tools) exists after the run: made during it,
+ * by the command or the host, and moved aside by fs_plan_made_watched
+ * (kept, not deleted: it can be the user's own, made by an `npm install`).
+ * While it was there, git or the tool that reads it on the host could run
+ * what the command chose: fs.write was not held for the whole run. */
 static void note_made_watched(struct moat_plan *plan, struct moat_launch_result *r)
 {
 	struct moat_verdict *v = &plan->props[MOAT_P_FS_WRITE];
@@ -387,9 +424,9 @@ static void note_made_watched(struct moat_plan *plan, struct moat_launch_result 
 	n = fs_plan_made_watched(&plan->fs, add_leftover, &c, &n_left);
 	if (!n)
 		return;
-	{
+	/* The names are the command's to choose: moat_say escapes them. */
+	if (n == 1) {
 		const struct moat_leftover *first = &r->left[before];
-		/* The names are the command's to choose: moat_say escapes them. */
 		cleanup_free char *moved =
 		    first->kept_as && first->kept_as[0]
 			? moat_xasprintf("moved aside to %s beside it (kept for you to look at; rename it back if it "
@@ -397,24 +434,35 @@ static void note_made_watched(struct moat_plan *plan, struct moat_launch_result 
 					 first->kept_as)
 			: moat_xstrdup("removed");
 		cleanup_free char *text = moat_xasprintf(
-		    "%s%s was made during the run (with it git, or the tool that reads it, could run what the "
+		    "%s was made during the run (with it git, or the tool that reads it, could run what the "
 		    "command chose): %s",
-		    first->path, n > 1 ? " (and other watched entries)" : "",
-		    n_left == n ? "left in place (a directory, or moat could not move it): look at it before running "
-				  "git or the tool that reads it there"
-		    : n_left    ? "files moved aside, directories and what moat could not move left in place"
-				: moved);
+		    first->path,
+		    n_left ? "left in place (a directory, or moat could not move it): look at it before running "
+			     "git or the tool that reads it there"
+			   : moved);
+		moat_say("moat: ", text);
+	} else {
+		cleanup_free char *list = watched_made_list(r, before, n);
+		cleanup_free char *text = moat_xasprintf(
+		    "%zu watched entries were made during the run (with them git, or the tools that read them, could "
+		    "run what the command chose): %s; %s",
+		    n, list,
+		    n_left ? "look at what is left in place before running git or the tool that reads it there"
+			   : "kept for you to look at: rename one back if it is yours");
 		moat_say("moat: ", text);
 	}
 	if (!v->enforced)
 		return;
+	cleanup_free char *others =
+	    n > 1 ? moat_xasprintf(" (and %zu other watched entries: the report's run.left_on_host lists them)", n - 1)
+		  : moat_xstrdup("");
 	verdict_missing(v,
 			"do not run git, or the tool that reads it, in that project while a sandbox writes there, or lift it "
 			"with --unprotect",
 			"%s%s was made during the run: absent, it could not be held (nothing stands in for it without "
 			"breaking git or a project's tools), and git or the tool that reads it on the host could read it "
 			"until the run ended%s",
-			r->left[before].path, n > 1 ? " (and other watched entries)" : "",
+			r->left[before].path, others,
 			n_left ? ", and what was made there is still there" : " (moat moved it aside then)");
 	say_write_not_held(plan);
 }

@@ -128,8 +128,14 @@ for prof in exec strict; do
 	n=$(json_eval "$REPORTS/2-$prof.json" 'len([e for e in d["run"].get("left_on_host", []) if e["state"]=="moved_aside"])')
 	is "$n/$(ls -A "$R" "$R/.config" | grep -c 'moat-set-aside-')" "$(echo $WATCHED | wc -w)/$(echo $WATCHED | wc -w)" \
 		"2 [$prof]:   each watched one made is moved aside, kept, and listed in run.left_on_host"
-	like "$(cat "$SCRATCH/all.err")" "was made during the run \(with it git, or the tool that reads it, could run" \
+	like "$(cat "$SCRATCH/all.err")" "$(echo $WATCHED | wc -w) watched entries were made during the run \(with them git, or the tools that read them, could run" \
 		"2 [$prof]:   and moat says so on stderr"
+	# It names each (the first 8) and where it went: it once named the
+	# first alone, "(and other watched entries)".
+	is "$(grep -o "$R/[^ ]* (moved aside to [^ ]*\.moat-set-aside-[0-9a-f]* beside it)" "$SCRATCH/all.err" | wc -l)" 8 \
+		"2 [$prof]:   naming the first 8 with the name each was moved aside to"
+	like "$(cat "$SCRATCH/all.err")" ", and $(($(echo $WATCHED | wc -w) - 8)) more \(the report's run.left_on_host lists them\)" \
+		"2 [$prof]:   and how many more, where they are listed"
 	# The placeholders refused the creation, and are gone after the run.
 	is "$(ls -A "$R" | grep -v 'moat-set-aside-' | tr '\n' ' ')" ".config package.json src " \
 		"2 [$prof]:   .npmrc and .pre-commit-config.yaml could not be created; no placeholder is left"
@@ -142,6 +148,18 @@ for f in $PLACEHELD $WATCHED; do lift+=(--unprotect "$f"); done
 M "$R" "$REPORTS/2c.json" --write . "${lift[@]}" -- /bin/sh -c "$CREATE" >/dev/null 2>&1
 is "$(planted_at "$R" | wc -w)/$(fsw "$REPORTS/2c.json")" "$(echo $PLACEHELD $WATCHED | wc -w)/enforced" \
 	"2 control: lifted, the command creates every one, and they stay"
+# Three made: each named, with the name it was moved aside to.
+R=$BASE/p2-three
+mkdir -p "$R" && echo '{}' >"$R/package.json" && chmod -R a+rwX "$R"
+: >"$SCRATCH/all.err"
+M "$R" "$REPORTS/2t.json" --write . -- /bin/sh -c 'for f in mise.toml lefthook.yml .tool-versions; do echo planted >$f; done' \
+	>/dev/null 2>&1
+for f in mise.toml lefthook.yml .tool-versions; do
+	kept=$(cd "$R" && ls -A | grep -F "$f.moat-set-aside-")
+	like "$(cat "$SCRATCH/all.err")" "$R/$f \(moved aside to $kept beside it\)" "2 three: stderr names $f and where it is ($kept)"
+done
+unlike "$(cat "$SCRATCH/all.err")" "other watched entries\)" "2 three:   no entry hidden behind 'other watched entries'"
+: >"$SCRATCH/all.err"
 
 # --- 3. the report lists them -----------------------------------------------
 R=$BASE/p1-exec

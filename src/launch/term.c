@@ -235,6 +235,45 @@ void term_child_has_it(struct term *t)
 
 /* --- modes and size ------------------------------------------------------ */
 
+static bool is_line_end(const struct termios *ti, cc_t c)
+{
+	return c == '\n' || (c != _POSIX_VDISABLE && (c == ti->c_cc[VEOL] || c == ti->c_cc[VEOL2]));
+}
+
+/* Before the caller's terminal goes raw, what its line discipline holds
+ * ready in canonical mode is taken as typed: whole lines, and the end of
+ * file a Ctrl-D makes.  Left there, an end of file became a NUL byte once
+ * the terminal was raw (the kernel keeps it as one, ending the line), and
+ * the command read "\0" instead of its end of file: `script -qc "moat run
+ * -- cat" </dev/null` hung, where script's Ctrl-D came before moat was
+ * raw.  A line a Ctrl-D ended (no newline), and an empty one (a read of 0),
+ * give the pty a VEOF after it, as the same keys typed once raw would.
+ * What is ready is known without blocking: poll's POLLIN in canonical mode
+ * means a whole line or an end of file; a hang-up stops it. */
+static void take_cooked_input(struct term *t)
+{
+	cc_t eof = t->saved.c_cc[VEOF];
+
+	if (!(t->saved.c_lflag & ICANON))
+		return;
+	while (t->ilen + 1 < TERM_IN_MAX) {
+		struct pollfd pfd = {.fd = t->outer, .events = POLLIN};
+		size_t room = TERM_IN_MAX - 1 - t->ilen;
+		ssize_t n;
+
+		if (poll(&pfd, 1, 0) != 1 || (pfd.revents & (POLLHUP | POLLERR | POLLNVAL)) || !(pfd.revents & POLLIN))
+			return;
+		n = read(t->outer, t->ibuf + t->ilen, room);
+		if (n < 0)
+			return;
+		t->ilen += (size_t)n;
+		/* A whole line read ends in its end-of-line character. */
+		if ((size_t)n < room && eof != _POSIX_VDISABLE &&
+		    (n == 0 || !is_line_end(&t->saved, (cc_t)t->ibuf[t->ilen - 1])))
+			t->ibuf[t->ilen++] = (char)eof;
+	}
+}
+
 void term_raw(struct term *t)
 {
 	struct termios raw;
@@ -246,6 +285,7 @@ void term_raw(struct term *t)
 	 * foreground job once more (fg: SIGCONT, launch.c). */
 	if (in_background(t->outer))
 		return;
+	take_cooked_input(t);
 	raw = t->saved;
 	cfmakeraw(&raw);
 	crash_arm(t);

@@ -54,6 +54,60 @@ else
 	skip "  (control)"
 fi
 
+# --- typed before moat's terminal is raw: lines and Ctrl-D -------------------------
+# What the caller's terminal held in canonical mode when moat made it raw
+# (typed, or written by script(1), before moat started) came through raw:
+# a Ctrl-D's end of file as a NUL byte.  The command read "\0" and no end
+# of file: `script -qc "moat run -- cat" </dev/null` hung.  Here the bytes
+# are in the terminal before moat starts; `od -c` must end, reading what
+# the same keys give a command at a terminal unsandboxed (the control).
+cat >"$SCRATCH/early.py" <<'EOF'
+import os, re, select, sys, time, fcntl, termios
+typed = sys.argv[1].encode().decode("unicode_escape").encode("latin-1")
+master, slave = os.openpty()
+os.write(master, typed)  # canonical mode: held by the line discipline
+pid = os.fork()
+if pid == 0:
+    os.close(master)
+    os.setsid()
+    fcntl.ioctl(slave, termios.TIOCSCTTY, 0)
+    for fd in (0, 1, 2):
+        os.dup2(slave, fd)
+    os.execvp(sys.argv[2], sys.argv[2:])
+os.close(slave)
+out, end, status = b"", time.time() + 10, None
+while time.time() < end:
+    r, _, _ = select.select([master], [], [], 0.2)
+    if r:
+        try:
+            d = os.read(master, 4096)
+        except OSError:
+            d = b""
+        out += d
+    p, st = os.waitpid(pid, os.WNOHANG)
+    if p:
+        status = os.waitstatus_to_exitcode(st)
+        break
+if status is None:
+    os.kill(pid, 9)
+    os.waitpid(pid, 0)
+# od's lines (the terminal's echo of what was typed may come first)
+lines = re.findall(r"0000[0-7]{3}[^\n]*", out.decode("latin-1").replace("\r", ""))
+print("exit %s: %s" % ("hung" if status is None else status, " | ".join(" ".join(l.split()) for l in lines)))
+EOF
+early() { # early TYPED [moat]: what od -c read, and how it ended
+	if [ "${2:-}" = moat ]; then
+		timeout 30 "$PY" "$SCRATCH/early.py" "$1" "$MOAT" run -- od -c 2>&1
+	else
+		timeout 30 "$PY" "$SCRATCH/early.py" "$1" od -c 2>&1
+	fi
+}
+for typed in '\x04' 'abc\x04\x04' 'hello\nworld\n\x04'; do
+	want=$(early "$typed")
+	like "$want" "^exit 0: 0000000" "control: od -c at a terminal, $typed typed before it starts, ends ($want)"
+	is "$(early "$typed" moat)" "$want" "  under moat too, reading the same"
+done
+
 # --- no terminal: the caller's stdio as it is, no relay ----------------------------
 tap_relay 6 "no terminal" < <(timeout 120 "$PY" "$H" plain "$MOAT" "$W" 2>&1)
 

@@ -61,8 +61,15 @@ int api_config_show(const char *file, const char *server, json_t **report, bool 
 		size_t i, n = config_local_servers(cfg);
 
 		if (n != 1) {
+			char list[1024];
+
+			/* The hint names them: "name one" once left the user to
+			 * find the names in the file. */
+			config_known_servers(cfg, list, sizeof(list));
 			moat_error_set(err, MOAT_E_USAGE, 0, "%s defines %zu servers%s; name one with --server NAME",
 				       file, n, n < cfg->n_servers ? " moat can run" : "");
+			if (n > 1)
+				moat_error_hint(err, "its servers: %s", list);
 			goto out;
 		}
 		for (i = 0; cfg->servers[i].skip; i++)

@@ -985,7 +985,15 @@ int cli_parse_run_meta(int argc, char **argv, char *const *environ_in, struct mo
 		if (cmd_start < 0 || n_cmd == 0) {
 			moat_error_set(err, MOAT_E_USAGE, 0, "no command to run%s",
 				       cmd_start < 0 ? "" : ": nothing after `--`");
-			moat_error_hint(err, "name it after the options: moat run [OPTIONS] [--] COMMAND [ARGS...]");
+			/* With --config a server is the likely intent: `moat run
+			 * --config .mcp.json` once got only the hint for a command. */
+			if (s.config)
+				moat_error_hint(err, "name a server of %s with --server NAME (moat config show %s says "
+						     "which), or a command after the options: moat run --config FILE "
+						     "[OPTIONS] [--] COMMAND [ARGS...]",
+						s.config, s.config);
+			else
+				moat_error_hint(err, "name it after the options: moat run [OPTIONS] [--] COMMAND [ARGS...]");
 			goto out;
 		}
 		if (cmd[0][0] == '\0') {

@@ -305,6 +305,10 @@ int config_check(struct moat_config *c, char *const *env, struct moat_error *err
 /* The servers moat can run (not skipped; disabled ones count). */
 size_t config_local_servers(const struct moat_config *c);
 
+/* The names of the file's servers, ", "-separated, into buf (for a hint):
+ * "none: ..." when it defines none. */
+void config_known_servers(const struct moat_config *c, char *buf, size_t len);
+
 void config_server_meta_free(struct moat_server_meta *m);
 /* {"name", "config", "optional", "install_hint", "trusted_publisher"}, for the report. */
 json_t *config_server_meta_json(const struct moat_server_meta *m);

@@ -22,7 +22,7 @@
 #include "util/path.h"
 
 
-static void known_servers(const struct moat_config *c, char *buf, size_t len)
+void config_known_servers(const struct moat_config *c, char *buf, size_t len)
 {
 	size_t i, o = 0;
 
@@ -37,7 +37,7 @@ static int unknown_server(const struct moat_config *c, const char *name, struct 
 {
 	char list[1024];
 
-	known_servers(c, list, sizeof(list));
+	config_known_servers(c, list, sizeof(list));
 	for (size_t i = 0; i < c->n_project_servers; i++)
 		if (strcmp(c->project_servers[2 * i], name) == 0) {
 			moat_error_set(err, MOAT_E_CONFIG, 0,

@@ -120,6 +120,16 @@ fi
 "$MOAT" config show servers.toml >/dev/null 2>"$SCRATCH/err"; rc=$?
 is "$rc" 125 "config show of a file with several servers needs --server"
 like "$(cat "$SCRATCH/err")" "defines 3 servers; name one with --server NAME" "  and says so"
+# The hints name the servers: "name one" once left the user to find them
+# in the file, and `moat run --config FILE` without --server got only the
+# hint for a command.
+like "$(cat "$SCRATCH/err")" "hint: its servers: reader, env, net$" "  with a hint naming them"
+out=$("$MOAT" run --config servers.toml 2>&1); rc=$?
+is "$rc" 125 "moat run --config FILE with neither --server nor a command: refused"
+like "$out" "hint: name a server of servers.toml with --server NAME \(moat config show servers.toml says which\)" \
+	"  the hint names --server, and where the names are"
+like "$("$MOAT" run --read /tmp 2>&1)" "hint: name it after the options: moat run \[OPTIONS\]" \
+	"  control: without --config, the hint for a command alone"
 
 # --- errors: exit 125 with file:line:col, key path, what was expected
 bad() { # bad NAME TEXT REGEX [ARGS]: `moat config check` of TEXT must fail with REGEX

@@ -262,4 +262,44 @@ HM "$REPORTS/6c.json" --write "$HOMES" --unprotect "$H/.yarnrc" --unprotect "$H/
 is "$(home_planted)" ".yarnrc .tool-versions .config/mise/config.toml " \
 	"6 control: lifted, the command writes them"
 
+# --- 7. a grant's root listed once ------------------------------------------
+# The ~100 names are looked up against one listing of the grant's root
+# (src/resolve/fsplan.c, "a write grant's top directory, listed once"): an
+# absent one costs no lookup of its own, neither while moat plans nor in
+# the two looks after the run.  Where the root has more entries than a
+# listing is worth, every name is walked as before: the same states, the
+# same refusals.  (A root moat cannot list is refused: protect_repos.)
+rel_states() { # rel_states REPORT ROOT: each protected entry below ROOT, with its state
+	json_eval "$1" "sorted((e['path'][len('$2')+1:], e['state']) for e in d['filesystem']['protected'] if e['path'].startswith('$2/'))"
+}
+R7=$BASE/p7-small
+R7B=$BASE/p7-big
+mkdir -p "$R7" "$R7B/src"
+(cd "$R7B" && seq -f 'f%04g' 1 2100 | xargs touch)
+chmod -R a+rwX "$R7" "$R7B"
+if ! command -v strace >/dev/null; then
+	skip "7: strace is not installed (scripts/ensure-deps test installs it)"
+	skip "7 control: strace is not installed"
+elif [ "$(id -u)" != 0 ]; then
+	# moat makes itself non-dumpable: strace reads its paths only as root.
+	skip "7: strace reads a non-dumpable moat's paths only as root (the root pass runs it)"
+	skip "7 control: strace reads a non-dumpable moat's paths only as root"
+else
+	lookups() { # lookups DIR: moat's system calls naming lefthook's 30 names, none present
+		(cd "$1" && env HOME="$HOMED" strace -f -qq -o "$SCRATCH/7.trace" "$MOAT" run --backend native --mode prefer \
+			--write . -- /bin/true >/dev/null 2>&1)
+		grep -c lefthook "$SCRATCH/7.trace"
+	}
+	is "$(lookups "$R7")" 0 "7: absent names cost no lookup of their own, before or after the run (the root's listing answers)"
+	n=$(lookups "$R7B")
+	ok "$([ "$n" -ge 30 ] && echo 0 || echo 1)" "7 control: a root of 2100 entries is not listed: each name looked up ($n calls)"
+fi
+M "$R7" /dev/null --dry-run --write . -- /bin/true >"$REPORTS/7s.json"
+M "$R7B" /dev/null --dry-run --write . -- /bin/true >"$REPORTS/7b.json"
+small=$(rel_states "$REPORTS/7s.json" "$R7")
+is "$(rel_states "$REPORTS/7b.json" "$R7B")" "$small" "7: walked name by name (a root too large to list), the same states"
+M "$R7B" "$REPORTS/7r.json" --write . -- /bin/sh -c "$CREATE" >/dev/null 2>&1
+is "$(planted_at "$R7B")/$(fsw "$REPORTS/7r.json")/$(cat "$R7B/src/ok" 2>/dev/null)" "/missing/ok" \
+	"7 [a root too large to list]: none is left made after the run, fs.write missing, the rest written"
+
 done_testing

@@ -1934,9 +1934,10 @@ static void follow_add(struct fs_plan *fp, int link_fd, const char *real)
  * planning is pinned as what it is (fs_placeholders_make); a watched name
  * is looked at after the run either way; an ignored one gets nothing
  * either way.  A name removed after the listing is walked and found
- * absent, as before.  A root that cannot be listed (not readable, a
- * listing that fails part-way) or is too large to be worth it is walked
- * name by name, as before. */
+ * absent, as before.  A name the listing holds in another case is walked
+ * (name_casecmp).  A root that cannot be listed (not readable, a listing
+ * that fails part-way), is too large to be worth it, or holds a name not
+ * in ASCII is walked name by name, as before. */
 
 /* Past this many entries a listing costs more than walking the names: it
  * costs about a fifth of a system call an entry (ext4 reads its index for
@@ -1947,7 +1948,7 @@ static void follow_add(struct fs_plan *fp, int link_fd, const char *real)
 struct grant_listing {
 	bool tried;  /* listed or not, once (after the run: look_again_watched) */
 	bool listed; /* else every name is walked */
-	char **names; /* the root's names, sorted */
+	char **names; /* the root's names, sorted ignoring case (name_casecmp) */
 	size_t n, cap;
 };
 
@@ -1959,6 +1960,33 @@ static void grant_listing_free(struct grant_listing *l)
 		free(l->names[i]);
 	free(l->names);
 	memset(l, 0, sizeof(*l));
+}
+
+/* Names compared as a file system that ignores case would: a project on a
+ * case-insensitive one (vfat, exFAT, SMB, ext4's casefold, a Mac's APFS
+ * shared into a VM) holding `.YARNRC` has the kernel's lookup of `.yarnrc`
+ * find it, and so must the listing, or the name would go unpinned and its
+ * watch would miss it.  ASCII letters only: a listing with any other byte
+ * (where Unicode case folding or normalisation could make two names one)
+ * is not used (grant_list). */
+static int name_casecmp(const void *a, const void *b)
+{
+	const unsigned char *x = *(const unsigned char *const *)a, *y = *(const unsigned char *const *)b;
+
+	for (;; x++, y++) {
+		int cx = *x >= 'A' && *x <= 'Z' ? *x + 32 : *x, cy = *y >= 'A' && *y <= 'Z' ? *y + 32 : *y;
+
+		if (cx != cy || !cx)
+			return cx - cy;
+	}
+}
+
+static bool ascii_name(const char *name)
+{
+	for (; *name; name++)
+		if ((unsigned char)*name >= 0x80)
+			return false;
+	return true;
 }
 
 /* List the directory `dir_fd` (the grant's, O_PATH) into `l`: listed, or
@@ -1979,17 +2007,17 @@ static void grant_list(struct grant_listing *l, int dir_fd)
 	for (errno = 0; (e = readdir(d)) != NULL; errno = 0) {
 		if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0)
 			continue;
-		if (l->n >= GRANT_LIST_MAX)
+		if (l->n >= GRANT_LIST_MAX || !ascii_name(e->d_name))
 			break;
 		l->names = moat_xgrow(l->names, &l->cap, l->n, sizeof(char *));
 		l->names[l->n++] = moat_xstrdup(e->d_name);
 	}
 	if (errno != 0 || e != NULL) {
-		grant_listing_free(l); /* failed part-way, or too large */
+		grant_listing_free(l); /* failed part-way, too large, or not ASCII */
 		return;
 	}
 	if (l->n)
-		qsort(l->names, l->n, sizeof(char *), name_cmp);
+		qsort(l->names, l->n, sizeof(char *), name_casecmp);
 	l->listed = true;
 }
 
@@ -2004,7 +2032,7 @@ static bool listing_lacks(const struct grant_listing *l, const char *rel)
 		return false;
 	comp = moat_xstrndup(rel, len);
 	key = comp;
-	return !l->n || !bsearch(&key, l->names, l->n, sizeof(char *), name_cmp);
+	return !l->n || !bsearch(&key, l->names, l->n, sizeof(char *), name_casecmp);
 }
 
 /* `rel` (below the grant `g`) is absent by the grant's listing: *w filled

@@ -913,7 +913,7 @@ fi
 # readOnlyRootFilesystem) moat used to stop at planning, exit 125 with no
 # report even under --mode prefer; now fs.tmp is missing, with the cause.
 # A user and mount namespace of the test's own makes /tmp read-only.
-rotmp() { unshare -Urm sh -c 'mount --bind /tmp /tmp && mount -o remount,ro,bind /tmp && exec "$@"' rotmp "$@"; }
+rotmp() { unshare -Urm sh -c 'mount --rbind /tmp /tmp && mount -o remount,ro,bind /tmp && exec "$@"' rotmp "$@"; }
 if ! unshare -Urm true 2>/dev/null; then
 	skip_feature userns "unshare -Urm: no user namespace for the test's read-only /tmp"
 else

@@ -773,6 +773,33 @@ static int walk(struct fs_plan *fp, const char *path, bool for_deny, struct walk
  * tries the names in /etc (~150 entries, 19 names). */
 #define LIST_MIN_NAMES 24
 
+/* Names compared as a file system that ignores case would: a project on a
+ * case-insensitive one (vfat, exFAT, SMB, ext4's casefold, a Mac's APFS
+ * shared into a VM) holding `.YARNRC` has the kernel's lookup of `.yarnrc`
+ * find it, and so must the listing, or the name would go unpinned and its
+ * watch would miss it.  ASCII letters only: a listing with any other byte
+ * (where Unicode case folding or normalisation could make two names one)
+ * is not used (grant_list, dnode_open). */
+static int name_casecmp(const void *a, const void *b)
+{
+	const unsigned char *x = *(const unsigned char *const *)a, *y = *(const unsigned char *const *)b;
+
+	for (;; x++, y++) {
+		int cx = *x >= 'A' && *x <= 'Z' ? *x + 32 : *x, cy = *y >= 'A' && *y <= 'Z' ? *y + 32 : *y;
+
+		if (cx != cy || !cx)
+			return cx - cy;
+	}
+}
+
+static bool ascii_name(const char *name)
+{
+	for (; *name; name++)
+		if ((unsigned char)*name >= 0x80)
+			return false;
+	return true;
+}
+
 enum { NODE_NOT_YET = -1, NODE_NONE = -2, NODE_ABSENT = -3, NODE_UNSEARCHABLE = -4 };
 
 struct dnode {
@@ -885,6 +912,13 @@ static int dnode_open(struct deny_tree *t, const char *path)
 		for (errno = 0; (e = readdir(dir)) != NULL; errno = 0) {
 			if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0)
 				continue;
+			/* A name not in ASCII: on a file system that folds
+			 * case, Unicode folding could make it one of the
+			 * denied names, which only a lookup tells. */
+			if (!ascii_name(e->d_name)) {
+				errno = EILSEQ;
+				break;
+			}
 			d.names = moat_xgrow(d.names, &d.cap, d.n, sizeof(char *));
 			d.names[d.n++] = moat_xstrdup(e->d_name);
 		}
@@ -894,13 +928,18 @@ static int dnode_open(struct deny_tree *t, const char *path)
 			for (i = 0; i < d.n; i++)
 				free(d.names[i]);
 			free(d.names);
-			return NODE_NONE;
+			if (read_err != EILSEQ)
+				return NODE_NONE;
+			/* Its names are tried one by one, as in a directory
+			 * with few denied names. */
+			memset(&d, 0, sizeof(d));
+		} else {
+			if (d.n) /* an empty directory has no names array at all */
+				qsort(d.names, d.n, sizeof(char *), name_casecmp);
+			d.sub = moat_xcalloc(d.n + 1, sizeof(int));
+			for (i = 0; i < d.n; i++)
+				d.sub[i] = NODE_NOT_YET;
 		}
-		if (d.n) /* an empty directory has no names array at all */
-			qsort(d.names, d.n, sizeof(char *), name_cmp);
-		d.sub = moat_xcalloc(d.n + 1, sizeof(int));
-		for (i = 0; i < d.n; i++)
-			d.sub[i] = NODE_NOT_YET;
 	} else {
 		close(fd);
 	}
@@ -911,16 +950,28 @@ static int dnode_open(struct deny_tree *t, const char *path)
 }
 
 /* The slot of `name` in `d`: found in its listing, or added to the names
- * tried (NODE_NOT_YET); -1 when a listing lacks it. */
+ * tried (NODE_NOT_YET); -1 when a listing lacks it, even ignoring case;
+ * -2 when it holds it only in another case (`.SSH` for `.ssh`): on a file
+ * system that folds case (ext4's casefold, vfat, SMB, ciopfs) the lookup of
+ * `.ssh` finds `.SSH`, on another it does not: only the walk tells. */
 static ssize_t dnode_slot(struct dnode *d, const char *name)
 {
 	const char *key = name;
 	char *const *hit;
-	size_t i;
+	size_t i, lo, hi;
 
 	if (d->listed) {
-		hit = d->n ? bsearch(&key, d->names, d->n, sizeof(char *), name_cmp) : NULL;
-		return hit ? hit - d->names : -1;
+		hit = d->n ? bsearch(&key, d->names, d->n, sizeof(char *), name_casecmp) : NULL;
+		if (!hit)
+			return -1;
+		/* The run of names equal to it ignoring case (`.ssh` and
+		 * `.SSH` both there on a file system that keeps case). */
+		for (lo = (size_t)(hit - d->names); lo > 0 && name_casecmp(&d->names[lo - 1], &key) == 0; lo--)
+			;
+		for (hi = lo; hi < d->n && name_casecmp(&d->names[hi], &key) == 0; hi++)
+			if (strcmp(d->names[hi], name) == 0)
+				return (ssize_t)hi;
+		return -2;
 	}
 	for (i = 0; i < d->n; i++)
 		if (strcmp(d->names[i], name) == 0)
@@ -985,6 +1036,8 @@ static int deny_by_tree(struct deny_tree *t, const char *path, struct walk_out *
 			return 1;
 		}
 		slot = dnode_slot(&t->node[cur], name);
+		if (slot == -2)
+			return 0;
 		if (slot < 0) {
 			absent_at(w, path, t->node[cur].path, name);
 			return 1;
@@ -1556,6 +1609,49 @@ static int exclude_other_mounts(struct fs_plan *fp, struct moat_error *err)
 
 /* --- expansion ----------------------------------------------------------- */
 
+/* Is the entry `name` of `dir` (its object `st`) one of the excluded
+ * names directly below `real` under another spelling?  On a file system
+ * that folds case (ext4's casefold, vfat, exFAT, SMB, ciopfs) the denied
+ * `~/.ssh` is the listed `.SSH`: compared by name it would be granted, the
+ * key readable under `.ssh`'s deny.  An excluded name equal to it ignoring
+ * ASCII case, or any when either is not ASCII (Unicode folding), is looked
+ * up in `dir`: the same object is the excluded one.  1 with *alias set (a
+ * pointer into fp->excluded, borrowed) to the excluded path below `real`
+ * whose next name it is; 0 when none; -1 with `err` set when a lookup
+ * failed otherwise than by absence. */
+static int excluded_alias_of(const struct fs_plan *fp, int dir, const char *real, const char *name,
+			     const struct stat *st, const char **alias, struct moat_error *err)
+{
+	size_t len = strcmp(real, "/") == 0 ? 0 : strlen(real), i;
+	bool ascii = ascii_name(name);
+
+	for (i = excluded_lower(fp, real, len); i < fp->n_excluded && strncmp(fp->excluded[i], real, len) == 0;
+	     i++) {
+		const char *next = fp->excluded[i] + len;
+		cleanup_free char *comp = NULL;
+		const char *key;
+		struct stat cs;
+
+		if (next[0] != '/' || next[1] == '\0')
+			continue;
+		comp = moat_xstrndup(next + 1, strcspn(next + 1, "/"));
+		key = comp;
+		if (strcmp(comp, name) == 0 || (ascii && ascii_name(comp) && name_casecmp(&key, &name) != 0))
+			continue;
+		if (fstatat(dir, comp, &cs, AT_SYMLINK_NOFOLLOW) != 0) {
+			if (errno == ENOENT || errno == ENOTDIR)
+				continue;
+			return moat_error_set(err, MOAT_E_SYSTEM, errno, "%s/%s (is it %s/%s under another case?)",
+					      real, comp, real, name);
+		}
+		if (cs.st_dev == st->st_dev && cs.st_ino == st->st_ino) {
+			*alias = fp->excluded[i];
+			return 1;
+		}
+	}
+	return 0;
+}
+
 /* Give the grant's rules to each entry of `dir` (the descriptor of a
  * directory at `real`) instead of to the directory, leaving out what is
  * excluded and expanding again each entry with an excluded path below it.
@@ -1596,7 +1692,8 @@ static int expand(struct fs_plan *fp, size_t grant, int dir, const char *real, i
 		cleanup_free char *child = NULL;
 		struct stat st;
 		struct fs_obj *o;
-		int efd;
+		const char *alias = NULL;
+		int efd, alias_rc;
 
 		if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0)
 			continue;
@@ -1620,6 +1717,23 @@ static int expand(struct fs_plan *fp, size_t grant, int dir, const char *real, i
 			rc = moat_error_set(err, MOAT_E_SYSTEM, errno, "%s", child);
 			close(efd);
 			break;
+		}
+		alias_rc = excluded_alias_of(fp, dirfd(d), real, e->d_name, &st, &alias, err);
+		if (alias_rc != 0) {
+			size_t rlen = strcmp(real, "/") == 0 ? 0 : strlen(real);
+
+			if (alias_rc < 0 || excluded_has(fp, alias, rlen + 1 + strcspn(alias + rlen + 1, "/"))) {
+				close(efd); /* the excluded object itself: not granted */
+				rc = alias_rc < 0 ? -1 : 0;
+				if (rc < 0)
+					break;
+				continue;
+			}
+			/* A directory above an excluded path: expanded under
+			 * the excluded spelling, which its lookups share, so
+			 * the names below compare as the excluded ones. */
+			free(child);
+			child = moat_xstrndup(alias, rlen + 1 + strcspn(alias + rlen + 1, "/"));
 		}
 		o = obj_add(fp, S_ISLNK(st.st_mode) ? FS_LINK : role, child);
 		o->parent = (int)grant;
@@ -1960,33 +2074,6 @@ static void grant_listing_free(struct grant_listing *l)
 		free(l->names[i]);
 	free(l->names);
 	memset(l, 0, sizeof(*l));
-}
-
-/* Names compared as a file system that ignores case would: a project on a
- * case-insensitive one (vfat, exFAT, SMB, ext4's casefold, a Mac's APFS
- * shared into a VM) holding `.YARNRC` has the kernel's lookup of `.yarnrc`
- * find it, and so must the listing, or the name would go unpinned and its
- * watch would miss it.  ASCII letters only: a listing with any other byte
- * (where Unicode case folding or normalisation could make two names one)
- * is not used (grant_list). */
-static int name_casecmp(const void *a, const void *b)
-{
-	const unsigned char *x = *(const unsigned char *const *)a, *y = *(const unsigned char *const *)b;
-
-	for (;; x++, y++) {
-		int cx = *x >= 'A' && *x <= 'Z' ? *x + 32 : *x, cy = *y >= 'A' && *y <= 'Z' ? *y + 32 : *y;
-
-		if (cx != cy || !cx)
-			return cx - cy;
-	}
-}
-
-static bool ascii_name(const char *name)
-{
-	for (; *name; name++)
-		if ((unsigned char)*name >= 0x80)
-			return false;
-	return true;
 }
 
 /* List the directory `dir_fd` (the grant's, O_PATH) into `l`: listed, or

@@ -11,7 +11,9 @@
 #      (`.SSH`, `.AWS`, `.CONFIG/GH/hosts.yml` below a directory on the way)
 #      is read, files beside them are (controls: `.CONFIG/other/settings`
 #      too, so the directory on the way is granted around the key, not
-#      hidden), and the report says fs.secrets enforced;
+#      hidden), and the report says fs.secrets enforced, with ~/.ssh and
+#      ~/.aws present (the listing of HOME, which holds `.SSH`, did not
+#      answer them absent);
 #   3. control: the same tree as HOME on a directory that keeps case, where
 #      `.SSH` is just another directory: read under --read HOME.
 #
@@ -83,6 +85,11 @@ for grant in --read --write; do
 	is "$(json_get "$REPORTS/r.json" '["properties"]["fs.secrets"]["status"]')" enforced \
 		"$grant HOME: the report says fs.secrets enforced"
 	[ -n "$out" ] || sed 's/^/#   /' "$SCRATCH/err" | head -5
+	# The deny tree's listing of HOME holds .SSH, not .ssh: the walk, not
+	# the listing, answers, and finds the key's directory.
+	is "$(json_eval "$REPORTS/r.json" "[(e['path'], e.get('present')) for e in d['filesystem']['paths'] \
+		if e['path'] in ('$H/.ssh', '$H/.aws')]")" "[[\"$H/.ssh\", true], [\"$H/.aws\", true]]" \
+		"$grant HOME: the report has ~/.ssh and ~/.aws present (found under .SSH, .AWS), not absent"
 done
 valid_report "$REPORTS/r.json" "the report"
 

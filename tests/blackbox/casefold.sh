@@ -8,7 +8,8 @@
 #
 #   1. the mount folds case (`.ssh` opens `.SSH`): else nothing is shown;
 #   2. under --read HOME and --write HOME, neither spelling of the keys
-#      (`.SSH`, `.AWS`, `.CONFIG/GH/hosts.yml` below a directory on the way)
+#      (`.SSH`, `.AWS`, `.CONFIG/GH/hosts.yml` below a directory on the way,
+#      `.\u212Aube/config` whose Kelvin sign Unicode folds to k)
 #      is read, files beside them are (controls: `.CONFIG/other/settings`
 #      too, so the directory on the way is granted around the key, not
 #      hidden), and the report says fs.secrets enforced, with ~/.ssh and
@@ -43,6 +44,10 @@ echo CANARY-SSH >"$B/.SSH/id_rsa"
 echo CANARY-AWS >"$B/.AWS/credentials"
 echo CANARY-GH >"$B/.CONFIG/GH/hosts.yml"
 echo control-config >"$B/.CONFIG/other/settings"
+# U+212A KELVIN SIGN, which Unicode's case folding makes k: ~/.kube.
+KELVIN=$(printf '\342\204\252')
+mkdir -p "$B/.${KELVIN}ube"
+echo CANARY-KUBE >"$B/.${KELVIN}ube/config"
 echo control-read >"$B/proj/notes"
 
 if ! feature_present fuse_casefold; then
@@ -68,18 +73,19 @@ if ! mountpoint -q "$H"; then
 fi
 
 # -------------------------------------------------------- 1. the mount folds
-is "$(cat "$H/.ssh/id_rsa" 2>&1)/$(ls -A "$H" | tr '\n' ' ')" "CANARY-SSH/.AWS .CONFIG .SSH proj " \
+is "$(cat "$H/.ssh/id_rsa" 2>&1)/$(ls -A "$H" | LC_ALL=C sort | tr '\n' ' ')" "CANARY-SSH/.AWS .CONFIG .SSH .${KELVIN}ube proj " \
 	"the mount folds case: ~/.ssh/id_rsa opens ~/.SSH/id_rsa, the listing says .SSH"
 is "$(cat "$H/.config/gh/hosts.yml" 2>&1)" CANARY-GH "the mount folds case below: ~/.config/gh/hosts.yml opens ~/.CONFIG/GH"
+is "$(cat "$H/.kube/config" 2>&1)" CANARY-KUBE "the mount folds Unicode case: ~/.kube/config opens ~/.\\u212Aube/config"
 
 # ------------------------------------------ 2. neither spelling read under HOME
 READ='for f in "$@"; do cat "$f" 2>/dev/null; done; exit 0'
 FILES=("$H/.SSH/id_rsa" "$H/.ssh/id_rsa" "$H/.AWS/credentials" "$H/.aws/credentials" "$H/.CONFIG/GH/hosts.yml" "$H/.config/gh/hosts.yml"
-	"$H/.CONFIG/other/settings" "$H/proj/notes")
+	"$H/.${KELVIN}ube/config" "$H/.kube/config" "$H/.CONFIG/other/settings" "$H/proj/notes")
 for grant in --read --write; do
 	out=$(env HOME="$H" "$MOAT" run --profile strict $grant "$H" --report-fd 3 -- /bin/sh -c "$READ" sh \
 		"${FILES[@]}" 3>"$REPORTS/r.json" 2>"$SCRATCH/err")
-	unlike "$out" 'CANARY' "$grant HOME on a case-folding file system: no key read through .SSH, .ssh, .AWS, .aws, .CONFIG/GH or .config/gh"
+	unlike "$out" 'CANARY' "$grant HOME on a case-folding file system: no key read through .SSH, .ssh, .AWS, .aws, .CONFIG/GH, .config/gh, .\\u212Aube or .kube"
 	like "$out" 'control-read' "$grant HOME: the file beside them is read (control)"
 	like "$out" 'control-config' "$grant HOME: a file beside .CONFIG/GH is read (control: .CONFIG expanded, not hidden)"
 	is "$(json_get "$REPORTS/r.json" '["properties"]["fs.secrets"]["status"]')" enforced \

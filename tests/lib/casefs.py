@@ -1,6 +1,7 @@
 #!/usr/bin/python3
 """A case-insensitive FUSE file system for casefold.sh: BACKING seen at
-MOUNTPOINT, each name looked up ignoring ASCII case (the exact name first),
+MOUNTPOINT, each name looked up ignoring case (the exact name first; Python's
+str.lower, so Unicode's too: U+212A KELVIN SIGN is k),
 listings giving the names as stored -- what ext4/f2fs casefold, vfat, exfat,
 CIFS and ciopfs do.  Read-only is enough for the tests.
 

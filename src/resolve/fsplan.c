@@ -800,6 +800,43 @@ static bool ascii_name(const char *name)
 	return true;
 }
 
+/* The names of the open directory `dir` (not . and ..), sorted ignoring
+ * ASCII case (name_casecmp), into *names, *n and *cap (the caller's to
+ * free): 0, or an errno with nothing kept -- the read failed, EILSEQ for
+ * a name not in ASCII (on a file system that folds case, Unicode folding
+ * could make it one of the names looked up, which only a lookup tells),
+ * E2BIG past `max` names (0: no bound).  The deny tree's listings and the
+ * write grants' (protected entries) are both read so. */
+static int list_names_ascii(DIR *dir, size_t max, char ***names, size_t *n, size_t *cap)
+{
+	struct dirent *e;
+	int rc;
+	size_t i;
+
+	for (errno = 0; (e = readdir(dir)) != NULL; errno = 0) {
+		if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0)
+			continue;
+		if (!ascii_name(e->d_name) || (max && *n >= max)) {
+			errno = ascii_name(e->d_name) ? E2BIG : EILSEQ;
+			break;
+		}
+		*names = moat_xgrow(*names, cap, *n, sizeof(char *));
+		(*names)[(*n)++] = moat_xstrdup(e->d_name);
+	}
+	rc = errno;
+	if (rc != 0) {
+		for (i = 0; i < *n; i++)
+			free((*names)[i]);
+		free(*names);
+		*names = NULL;
+		*n = *cap = 0;
+		return rc;
+	}
+	if (*n) /* an empty directory has no names array at all */
+		qsort(*names, *n, sizeof(char *), name_casecmp);
+	return 0;
+}
+
 enum { NODE_NOT_YET = -1, NODE_NONE = -2, NODE_ABSENT = -3, NODE_UNSEARCHABLE = -4 };
 
 struct dnode {
@@ -885,7 +922,6 @@ static int dnode_open(struct deny_tree *t, const char *path)
 {
 	bool list = names_below(t, path) >= LIST_MIN_NAMES;
 	struct dnode d = {.listed = list};
-	struct dirent *e;
 	DIR *dir;
 	size_t i;
 	int fd = moat_openat2(AT_FDCWD, path, (list ? O_RDONLY : O_PATH) | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC,
@@ -909,33 +945,15 @@ static int dnode_open(struct deny_tree *t, const char *path)
 			close(fd);
 			return NODE_NONE;
 		}
-		for (errno = 0; (e = readdir(dir)) != NULL; errno = 0) {
-			if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0)
-				continue;
-			/* A name not in ASCII: on a file system that folds
-			 * case, Unicode folding could make it one of the
-			 * denied names, which only a lookup tells. */
-			if (!ascii_name(e->d_name)) {
-				errno = EILSEQ;
-				break;
-			}
-			d.names = moat_xgrow(d.names, &d.cap, d.n, sizeof(char *));
-			d.names[d.n++] = moat_xstrdup(e->d_name);
-		}
-		read_err = errno;
+		read_err = list_names_ascii(dir, 0, &d.names, &d.n, &d.cap);
 		closedir(dir);
-		if (read_err != 0) {
-			for (i = 0; i < d.n; i++)
-				free(d.names[i]);
-			free(d.names);
-			if (read_err != EILSEQ)
-				return NODE_NONE;
+		if (read_err == EILSEQ) {
 			/* Its names are tried one by one, as in a directory
 			 * with few denied names. */
 			memset(&d, 0, sizeof(d));
+		} else if (read_err != 0) {
+			return NODE_NONE;
 		} else {
-			if (d.n) /* an empty directory has no names array at all */
-				qsort(d.names, d.n, sizeof(char *), name_casecmp);
 			d.sub = moat_xcalloc(d.n + 1, sizeof(int));
 			for (i = 0; i < d.n; i++)
 				d.sub[i] = NODE_NOT_YET;
@@ -2082,7 +2100,6 @@ static void grant_list(struct grant_listing *l, int dir_fd)
 {
 	int fd = openat(dir_fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	cleanup_closedir DIR *d = NULL;
-	struct dirent *e;
 
 	memset(l, 0, sizeof(*l));
 	if (fd < 0)
@@ -2091,21 +2108,8 @@ static void grant_list(struct grant_listing *l, int dir_fd)
 		close(fd);
 		return;
 	}
-	for (errno = 0; (e = readdir(d)) != NULL; errno = 0) {
-		if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0)
-			continue;
-		if (l->n >= GRANT_LIST_MAX || !ascii_name(e->d_name))
-			break;
-		l->names = moat_xgrow(l->names, &l->cap, l->n, sizeof(char *));
-		l->names[l->n++] = moat_xstrdup(e->d_name);
-	}
-	if (errno != 0 || e != NULL) {
-		grant_listing_free(l); /* failed part-way, too large, or not ASCII */
-		return;
-	}
-	if (l->n)
-		qsort(l->names, l->n, sizeof(char *), name_casecmp);
-	l->listed = true;
+	/* Failed part-way, too large, or not ASCII: the names are walked. */
+	l->listed = list_names_ascii(d, GRANT_LIST_MAX, &l->names, &l->n, &l->cap) == 0;
 }
 
 /* Does the listing `l` (or NULL) lack the first component of `rel`? */
